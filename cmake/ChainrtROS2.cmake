@@ -1,0 +1,205 @@
+# ChainrtROS2.cmake: finds ROS 2 (rcl + an rmw + std_msgs) for the chainrt runtime, once, for
+# every target that needs it. Owned by the runtime (issue 4); no paper section: build plumbing.
+#
+# Two sources of ROS 2 are supported:
+#   sourced  a user's installation: AMENT_PREFIX_PATH lists a prefix holding include/rcl/rcl/
+#            and lib/librcl.so (the standard "include/<pkg>/<pkg>/..." layout of Humble+).
+#   wheels   the ros-kilted-* PyPI wheels installed in the project's virtualenv (CHAINRT_VENV,
+#            default <repo>/.venv). Their shared libraries carry RPATHs that do not resolve
+#            from <venv>/lib, their rosidl_generator_py libraries need libpython, and their
+#            vendored dependencies live in site-packages/ros_*.libs. We link with DT_RPATH
+#            (not RUNPATH) so that these folders also serve the libraries' own dependencies.
+# A sourced installation wins; env CHAINRT_ROS=wheels forces the wheels.
+#
+# CHAINRT_WITH_ROS2: AUTO (skip the runtime with a message when none is found), ON (fail).
+#
+# Results:
+#   CHAINRT_HAVE_ROS2      ON when found
+#   chainrt::ros2          INTERFACE target: include dirs, libraries, link and run paths
+#   CHAINRT_ROS2_KIND      sourced | wheels
+#   CHAINRT_ROS2_PREFIX    the prefix that holds rcl
+#   CHAINRT_ROS2_ENV       list of VAR=value for running a program that uses ROS 2
+#                          (AMENT_PREFIX_PATH, RMW_IMPLEMENTATION)
+#   CHAINRT_ROS2_LIBRARY_PATH  the library folders, ':'-separated; NOT needed by our binaries
+#                          (the RPATH is enough), only a note for foreign programs
+#   chainrt_ros2_test_environment(<out-var> <test-name>)
+#                          CHAINRT_ROS2_ENV plus a ROS_DOMAIN_ID unique to the test and
+#                          ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (for ctest ENVIRONMENT)
+#   <build>/chainrt_ros2_env.sh    `source`-able file with the same run-time environment
+#   <build>/chainrt_ros2_env.json  the same as JSON (read by python/chainrt/runtime.py)
+
+set(CHAINRT_HAVE_ROS2 OFF)
+set(CHAINRT_VENV "${PROJECT_SOURCE_DIR}/.venv" CACHE PATH "virtualenv with the ros-kilted wheels")
+
+function(_chainrt_ros2_is_prefix prefix out)
+  if(EXISTS "${prefix}/include/rcl/rcl/rcl.h" AND EXISTS "${prefix}/lib/librcl.so")
+    set(${out} ON PARENT_SCOPE)
+  else()
+    set(${out} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(_ros_prefix "")
+set(_ros_kind "")
+set(_ros_all_prefixes "")
+if(NOT "$ENV{CHAINRT_ROS}" STREQUAL "wheels" AND DEFINED ENV{AMENT_PREFIX_PATH})
+  string(REPLACE ":" ";" _ament "$ENV{AMENT_PREFIX_PATH}")
+  foreach(p ${_ament})
+    _chainrt_ros2_is_prefix("${p}" _ok)
+    if(_ok AND NOT _ros_prefix)
+      set(_ros_prefix "${p}")
+      set(_ros_kind sourced)
+    endif()
+  endforeach()
+  if(_ros_prefix)
+    set(_ros_all_prefixes ${_ament})
+  endif()
+endif()
+if(_ros_prefix)
+  # AMENT_PREFIX_PATH may point at a virtualenv with the wheels (e.g. after sourcing
+  # chainrt_ros2_env.sh): that prefix needs the wheels' treatment.
+  file(GLOB _wheel_marker LIST_DIRECTORIES true "${_ros_prefix}/lib/python3*/site-packages/ros_rcl.libs")
+  if(_wheel_marker)
+    set(_ros_kind wheels)
+  endif()
+endif()
+if(NOT _ros_prefix)
+  _chainrt_ros2_is_prefix("${CHAINRT_VENV}" _ok)
+  if(_ok)
+    set(_ros_prefix "${CHAINRT_VENV}")
+    set(_ros_kind wheels)
+    set(_ros_all_prefixes "${CHAINRT_VENV}")
+  endif()
+endif()
+
+if(NOT _ros_prefix)
+  set(_why "no ROS 2 found: neither AMENT_PREFIX_PATH ($ENV{AMENT_PREFIX_PATH}) nor CHAINRT_VENV (${CHAINRT_VENV}) holds include/rcl/rcl/rcl.h and lib/librcl.so")
+  if(CHAINRT_WITH_ROS2 STREQUAL "ON")
+    message(FATAL_ERROR "chainrt: CHAINRT_WITH_ROS2=ON but ${_why}. Run scripts/setup (wheels) or source your ROS 2 installation.")
+  endif()
+  message(STATUS "chainrt: ${_why}; the rcl runtime (runtime/, tests/cpp/runtime) is SKIPPED. Run scripts/setup or source ROS 2 to build it.")
+  return()
+endif()
+
+# Include folders: every include/<pkg> of every prefix (the Humble+ layout).
+set(_ros_includes "")
+set(_ros_libdirs "")
+foreach(p ${_ros_all_prefixes})
+  if(IS_DIRECTORY "${p}/include")
+    file(GLOB _pkgs LIST_DIRECTORIES true "${p}/include/*")
+    foreach(d ${_pkgs})
+      if(IS_DIRECTORY "${d}")
+        list(APPEND _ros_includes "${d}")
+      endif()
+    endforeach()
+  endif()
+  if(IS_DIRECTORY "${p}/lib")
+    list(APPEND _ros_libdirs "${p}/lib")
+  endif()
+endforeach()
+
+# Libraries the runtime uses directly (rcl, its C utilities, C++ message type support).
+set(_ros_libnames rcl rcutils rmw rcl_yaml_param_parser rosidl_runtime_c rosidl_typesupport_cpp
+    rosidl_typesupport_c std_msgs__rosidl_typesupport_cpp std_msgs__rosidl_typesupport_c
+    std_msgs__rosidl_generator_c builtin_interfaces__rosidl_generator_c)
+set(_ros_libs "")
+foreach(n ${_ros_libnames})
+  unset(_lib CACHE)
+  find_library(_lib NAMES ${n} PATHS ${_ros_libdirs} NO_DEFAULT_PATH)
+  if(NOT _lib)
+    if(CHAINRT_WITH_ROS2 STREQUAL "ON")
+      message(FATAL_ERROR "chainrt: ROS 2 at ${_ros_prefix} lacks lib${n}.so (is std_msgs installed?)")
+    endif()
+    message(STATUS "chainrt: ROS 2 at ${_ros_prefix} lacks lib${n}.so; the rcl runtime is SKIPPED")
+    unset(_lib CACHE)
+    return()
+  endif()
+  list(APPEND _ros_libs "${_lib}")
+  unset(_lib CACHE)
+endforeach()
+
+set(_ros_rpath ${_ros_libdirs})
+set(_ros_link_options "")
+if(_ros_kind STREQUAL "wheels")
+  # Vendored dependencies of the wheels (tinyxml2, ssl, lttng, yaml, ...).
+  file(GLOB _wheel_libs LIST_DIRECTORIES true "${_ros_prefix}/lib/python3*/site-packages/ros_*.libs")
+  list(APPEND _ros_rpath ${_wheel_libs})
+  # The rosidl_generator_py libraries reference libpython symbols without a NEEDED entry.
+  set(_venv_py "${_ros_prefix}/bin/python")
+  execute_process(COMMAND "${_venv_py}" -c
+      "import sysconfig; print(sysconfig.get_config_var('LIBDIR') or ''); print(sysconfig.get_config_var('LDVERSION') or '')"
+    OUTPUT_VARIABLE _pyinfo OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _pyrc)
+  if(_pyrc EQUAL 0)
+    string(REPLACE "\n" ";" _pyinfo "${_pyinfo}")
+    list(GET _pyinfo 0 _pylibdir)
+    list(GET _pyinfo 1 _pyver)
+    list(APPEND _ros_rpath "${_pylibdir}")
+    list(APPEND _ros_link_options "-L${_pylibdir}")
+    set(_pylib "-lpython${_pyver}")
+  else()
+    set(_pylib "-lpython3.11")
+  endif()
+  list(APPEND _ros_link_options "LINKER:--no-as-needed" "${_pylib}" "LINKER:--as-needed")
+endif()
+list(APPEND _ros_link_options "LINKER:--allow-shlib-undefined" "LINKER:--disable-new-dtags")
+foreach(d ${_ros_rpath})
+  list(APPEND _ros_link_options "LINKER:-rpath,${d}")
+  list(APPEND _ros_link_options "-L${d}")
+endforeach()
+
+add_library(chainrt_ros2 INTERFACE)
+add_library(chainrt::ros2 ALIAS chainrt_ros2)
+target_include_directories(chainrt_ros2 SYSTEM INTERFACE ${_ros_includes})
+target_link_libraries(chainrt_ros2 INTERFACE ${_ros_libs} Threads::Threads)
+target_link_options(chainrt_ros2 INTERFACE ${_ros_link_options})
+
+set(CHAINRT_HAVE_ROS2 ON)
+set(CHAINRT_ROS2_KIND ${_ros_kind})
+set(CHAINRT_ROS2_PREFIX "${_ros_prefix}")
+string(REPLACE ";" ":" _ament_value "${_ros_all_prefixes}")
+string(REPLACE ";" ":" _ldpath_value "${_ros_rpath}")
+set(_rmw "$ENV{RMW_IMPLEMENTATION}")
+if(NOT _rmw OR _ros_kind STREQUAL "wheels")
+  set(_rmw rmw_fastrtps_cpp)  # the wheels' rcl is linked to Fast DDS directly
+endif()
+set(CHAINRT_ROS2_ENV
+  "AMENT_PREFIX_PATH=${_ament_value}"
+  "RMW_IMPLEMENTATION=${_rmw}")
+# Not needed by binaries linked to chainrt::ros2 (their DT_RPATH has these folders); for other
+# programs (e.g. a Python process loading the wheels' libraries through ctypes).
+set(CHAINRT_ROS2_LIBRARY_PATH "${_ldpath_value}")
+message(STATUS "chainrt: ROS 2 (${_ros_kind}) at ${_ros_prefix}, rmw ${_rmw}")
+
+# ctest ENVIRONMENT for a ROS test: a domain id of its own (so that concurrent test programs
+# and other engineers' runs do not discover each other) and discovery limited to this host.
+set_property(GLOBAL PROPERTY CHAINRT_ROS2_NEXT_DOMAIN 40)
+function(chainrt_ros2_test_environment out name)
+  get_property(d GLOBAL PROPERTY CHAINRT_ROS2_NEXT_DOMAIN)
+  math(EXPR next "${d} + 1")
+  if(next GREATER 200)
+    set(next 40)
+  endif()
+  set_property(GLOBAL PROPERTY CHAINRT_ROS2_NEXT_DOMAIN ${next})
+  set(${out} ${CHAINRT_ROS2_ENV} "ROS_DOMAIN_ID=${d}" "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
+      "RCUTILS_LOGGING_BUFFERED_STREAM=1" "CHAINRT_TEST_NAME=${name}" PARENT_SCOPE)
+endfunction()
+
+# The same environment for shells and for the Python package.
+set(_sh "# generated by cmake/ChainrtROS2.cmake: run-time environment of the chainrt runtime\n")
+set(_json "{\n  \"kind\": \"${_ros_kind}\",\n  \"prefix\": \"${_ros_prefix}\",")
+set(_sep "")
+string(APPEND _sh "# LD_LIBRARY_PATH is not needed by chainrt binaries (RPATH); for other programs:\n")
+string(APPEND _sh "# export LD_LIBRARY_PATH=\"${CHAINRT_ROS2_LIBRARY_PATH}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\"\n")
+string(APPEND _json "\n  \"library_path\": \"${CHAINRT_ROS2_LIBRARY_PATH}\",\n  \"env\": {")
+foreach(kv ${CHAINRT_ROS2_ENV})
+  string(FIND "${kv}" "=" _eq)
+  string(SUBSTRING "${kv}" 0 ${_eq} _k)
+  math(EXPR _vs "${_eq} + 1")
+  string(SUBSTRING "${kv}" ${_vs} -1 _v)
+  string(APPEND _sh "export ${_k}=\"${_v}\"\n")
+  string(APPEND _json "${_sep}\n    \"${_k}\": \"${_v}\"")
+  set(_sep ",")
+endforeach()
+string(APPEND _json "\n  }\n}\n")
+file(WRITE "${CMAKE_BINARY_DIR}/chainrt_ros2_env.sh" "${_sh}")
+file(WRITE "${CMAKE_BINARY_DIR}/chainrt_ros2_env.json" "${_json}")
