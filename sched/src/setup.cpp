@@ -1,0 +1,84 @@
+// chainrt sched: model -> ReadyQueue inputs for one executor (registration order = file order
+// of the executor's callbacks; LaME thread classes and affinity, Sec. 4.1; PiCAS/LaME callback
+// priority rule for callbacks without an explicit priority).
+#include "chainrt/sched/setup.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace chainrt::sched {
+
+CallbackId ExecutorSetup::id_of(std::size_t model_callback) const noexcept {
+  for (std::size_t i = 0; i < callbacks.size(); ++i)
+    if (callbacks[i] == model_callback) return static_cast<CallbackId>(i);
+  return kNoCallback;
+}
+
+std::optional<int> effective_priority(const Model& model, std::size_t callback) {
+  const Callback& cb = model.callbacks[callback];
+  if (cb.priority) return cb.priority;
+  std::optional<int> best;
+  for (const Chain& ch : model.chains) {
+    if (!ch.priority) continue;
+    for (std::size_t pos = 0; pos < ch.callbacks.size(); ++pos) {
+      if (ch.callbacks[pos] != cb.name) continue;
+      const int p = *ch.priority * 1024 + static_cast<int>(pos);
+      if (!best || p > *best) best = p;
+    }
+  }
+  return best;
+}
+
+ExecutorSetup make_setup(const Model& model, std::size_t executor, std::optional<Policy> policy,
+                         std::optional<int> threads) {
+  const Executor& ex = model.executors.at(executor);
+  ExecutorSetup s;
+  s.executor = executor;
+  s.policy = policy.value_or(ex.policy);
+
+  if (threads) {
+    if (*threads < 1 || *threads > static_cast<int>(kMaxThreads))
+      throw std::invalid_argument("threads must be 1..64");
+    for (int t = 0; t < *threads; ++t) { ThreadSpec ts; ts.name = ex.name + "/t" + std::to_string(t); s.threads.push_back(std::move(ts)); }
+  } else {
+    for (const Thread& th : ex.threads) {
+      ThreadSpec ts{th.name, CriticalityClass::RealTime, th.cores, th.fifo_priority, th.reservation,
+                    th.thread_class};
+      for (const ThreadClass& tc : ex.thread_classes)
+        if (tc.name == th.thread_class) ts.role = tc.kind;
+      s.threads.push_back(std::move(ts));
+    }
+    if (s.threads.empty()) { ThreadSpec ts; ts.name = ex.name + "/t0"; s.threads.push_back(std::move(ts)); }
+    if (s.threads.size() > kMaxThreads) throw std::invalid_argument("executor " + ex.name + ": more than 64 threads");
+  }
+
+  std::unordered_map<std::string, GroupId> gid;
+  for (std::size_t c = 0; c < model.callbacks.size(); ++c) {
+    const Callback& cb = model.callbacks[c];
+    if (model.node(cb.node).executor != ex.name) continue;
+    auto [it, fresh] = gid.try_emplace(cb.group, static_cast<GroupId>(s.groups.size()));
+    if (fresh) {
+      s.group_names.push_back(cb.group);
+      s.groups.push_back(GroupSpec{model.group(cb.group).type});
+    }
+    CallbackSpec spec;
+    spec.kind = cb.kind;
+    spec.group = it->second;
+    spec.priority = effective_priority(model, c);
+    if (!threads && !cb.affinity.empty()) {
+      AffinityMask mask = 0;
+      for (const std::string& name : cb.affinity)
+        for (std::size_t t = 0; t < s.threads.size(); ++t)
+          if (s.threads[t].name == name || s.threads[t].thread_class == name) mask |= AffinityMask{1} << t;
+      if (mask == 0)
+        throw std::invalid_argument("callback " + cb.name + ": affinity names no thread of executor " + ex.name);
+      spec.affinity = mask;
+    }
+    s.callbacks.push_back(c);
+    s.specs.push_back(spec);
+  }
+  return s;
+}
+
+}  // namespace chainrt::sched
