@@ -1,0 +1,55 @@
+// chainrt analysis interface: one `analyze(model) -> result` shape for every response-time
+// analysis, and a registry of analyses by name (`edf-mt`, `fp-mt`, `picas-st`, `cros-rt`,
+// `ros-default-st`). Results never modify the model; all times are integer nanoseconds and no
+// verdict depends on floating point.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+
+namespace chainrt {
+
+struct ChainBound {
+  std::string chain;
+  bool bounded = false;                  // false: no finite bound; `reason` says why
+  Duration wcrt_bound = 0;               // valid when bounded
+  std::optional<Duration> bcrt_bound;    // where the analysis gives a best case
+  Duration deadline = 0;
+  Duration slack = 0;                    // deadline - wcrt_bound (negative when late)
+  bool schedulable = false;              // bounded && wcrt_bound <= deadline
+  std::string reason;                    // empty when schedulable
+};
+
+struct AnalysisResult {
+  std::string analysis;
+  bool schedulable = false;              // every analysed chain schedulable
+  std::vector<ChainBound> chains;        // in model order
+  const ChainBound* find(const std::string& chain) const {
+    for (const auto& c : chains)
+      if (c.chain == chain) return &c;
+    return nullptr;
+  }
+};
+
+class ResponseTimeAnalysis {
+ public:
+  virtual ~ResponseTimeAnalysis() = default;
+  virtual std::string name() const = 0;         // registry key, e.g. "edf-mt"
+  virtual std::string summary() const = 0;      // one line: paper, section, theorem
+  // The executor policy whose behaviour this analysis bounds (what the simulator must run to
+  // check it for soundness).
+  virtual Policy policy() const = 0;
+  // Whether the analysis applies to this model's configuration; `why` says what does not fit.
+  virtual bool applicable(const Model& model, std::string* why) const = 0;
+  virtual AnalysisResult analyze(const Model& model) const = 0;
+};
+
+// Registry of the shipped analyses.
+std::vector<const ResponseTimeAnalysis*> analyses();
+const ResponseTimeAnalysis* find_analysis(const std::string& name);  // nullptr when unknown
+
+}  // namespace chainrt

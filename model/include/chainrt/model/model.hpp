@@ -1,0 +1,242 @@
+// chainrt model: the one description of a ROS 2 system that analysis, simulation and the
+// runtime all read. Owns the data types of hosts, executors (threads, thread classes,
+// reservations), nodes, callback groups, topics, callbacks and processing chains.
+//
+// Concepts follow the papers in shared/papers:
+//  - chains of callbacks τ_i = (V_i, Λ_i, T_i, D_i, π_i) with intra-process / same-host /
+//    remote communication (CROS-RT, "Target system" and "Communication categories");
+//  - callback groups (mutually exclusive, reentrant) and the multi-threaded executor with a
+//    readyQueue (EDF ready-queue paper, Sec. III);
+//  - chain criticality classes (RT with a level, BE), thread classes with SCHED_DEADLINE
+//    budgets, callback affinity, Fusion input/trigger callbacks (LaME, Sec. 4.1 and 5);
+//  - callback and executor priorities (PiCAS).
+//
+// Units: every duration is an integer number of nanoseconds (Duration); sizes are bytes.
+// Priorities: a larger number is more important (as SCHED_FIFO and the PiCAS paper).
+// The format on disk is documented in docs/model.md; parsing lives in yaml_io.hpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace chainrt {
+
+using Duration = std::int64_t;  // nanoseconds
+using Bytes = std::int64_t;
+
+enum class CallbackKind {
+  Timer,          // released periodically by the executor's clock
+  Subscription,   // released by a message on its topic
+  Service,
+  Client,
+  FusionInput,    // LaME: subscription that only caches its input
+  FusionTrigger,  // LaME: subscription that works and publishes once every fused input is cached
+};
+
+enum class GroupType { MutuallyExclusive, Reentrant };
+
+// CROS-RT's three disjoint communication categories Λ^I, Λ^L, Λ^R.
+enum class CommKind { IntraProcess, SameHost, Remote };
+
+// Executor policies; the names are the same everywhere in chainrt (CLI, JSON, files).
+enum class Policy { RosDefault, Picas, FixedPriority, Edf, Mixed, Lame };
+
+enum class CriticalityClass { RealTime, BestEffort };
+
+struct Reservation {  // SCHED_DEADLINE runtime Q every period P
+  Duration budget = 0;
+  Duration period = 0;
+  bool operator==(const Reservation&) const = default;
+};
+
+struct Host {
+  std::string name;
+  int cores = 1;
+  bool operator==(const Host&) const = default;
+};
+
+// LaME thread class: one thread per listed core, identical scheduling parameters.
+struct ThreadClass {
+  std::string name;
+  CriticalityClass kind = CriticalityClass::RealTime;  // RT threads pick the highest priority,
+                                                        // BE threads the first eligible callback
+  std::vector<int> cores;
+  std::optional<int> fifo_priority;
+  std::optional<Reservation> reservation;
+  bool operator==(const ThreadClass&) const = default;
+};
+
+struct Thread {
+  std::string name;
+  std::vector<int> cores;             // CPU pinning; empty = any core of the host
+  std::optional<int> fifo_priority;   // SCHED_FIFO priority 1..99
+  std::optional<Reservation> reservation;
+  std::string thread_class;           // set when the thread was created by a thread class
+  bool operator==(const Thread&) const = default;
+};
+
+struct Executor {
+  std::string name;
+  std::string host;
+  std::string process;                // executors sharing a process talk intra-process
+  Policy policy = Policy::RosDefault;
+  std::optional<int> priority;        // PiCAS executor priority (larger = more important)
+  std::vector<Thread> threads;        // explicit threads followed by thread-class threads
+  std::vector<ThreadClass> thread_classes;
+  bool operator==(const Executor&) const = default;
+};
+
+struct Node {
+  std::string name;
+  std::string executor;
+  bool operator==(const Node&) const = default;
+};
+
+struct CallbackGroup {
+  std::string name;
+  GroupType type = GroupType::MutuallyExclusive;
+  std::string node;
+  bool operator==(const CallbackGroup&) const = default;
+};
+
+struct Topic {
+  std::string name;
+  Bytes size = 64;                    // message size in bytes
+  bool operator==(const Topic&) const = default;
+};
+
+struct Callback {
+  std::string name;
+  CallbackKind kind = CallbackKind::Subscription;
+  std::string node;
+  std::string group;                  // never empty after loading: "<node>/default" otherwise
+  Duration wcet = 0;
+  std::optional<Duration> bcet;       // best case; defaults to wcet where an analysis needs one
+  std::optional<int> priority;        // fixed callback priority (PiCAS / fp / mixed)
+  std::vector<std::string> affinity;  // thread or thread-class names; empty = any thread
+  // timers
+  Duration period = 0;
+  Duration offset = 0;
+  Duration jitter = 0;
+  // subscriptions (and fusion callbacks)
+  std::string topic;
+  int queue_depth = 1;
+  std::vector<std::string> fuses;     // FusionTrigger: the FusionInput callbacks it waits for
+  // what it publishes when it completes
+  std::vector<std::string> publishes;
+
+  Duration best_case() const { return bcet.value_or(wcet); }
+  bool is_timer() const { return kind == CallbackKind::Timer; }
+  bool operator==(const Callback&) const = default;
+};
+
+// One edge Λ of a chain: the message from `from` to `to` on `topic`.
+struct Hop {
+  std::string from;
+  std::string to;
+  std::string topic;
+  CommKind comm = CommKind::IntraProcess;  // derived from placement unless the file overrides it
+  Bytes message_size = 0;
+  bool operator==(const Hop&) const = default;
+};
+
+struct Chain {
+  std::string name;
+  std::vector<std::string> callbacks;  // distinct callbacks, topological order, [0] is the source
+  std::vector<Hop> hops;               // a path for linear chains, a DAG for branching ones
+  Duration period = 0;                 // T_i
+  Duration deadline = 0;               // D_i
+  CriticalityClass criticality_class = CriticalityClass::RealTime;
+  int criticality = 0;                 // RT level; larger = more critical
+  std::optional<int> priority;         // chain priority π_i; larger = more important
+
+  bool is_linear() const;
+  // Root-to-leaf paths of the chain graph (one path for a linear chain).
+  std::vector<std::vector<std::string>> paths() const;
+  bool operator==(const Chain&) const = default;
+};
+
+// Linear per-message cost model c(size) = fixed + per_kib * size / 1024 (CROS-RT: each term
+// of C^I, C^L, C^R is proportional to the message size and fitted by linear regression).
+struct CommCost {
+  Duration fixed = 0;
+  Duration per_kib = 0;
+  Duration cost(Bytes size) const { return fixed + (per_kib * size + 1023) / 1024; }
+  bool operator==(const CommCost&) const = default;
+};
+
+struct CommMeasurement {  // one measured latency of a message of `size` bytes
+  CommKind kind = CommKind::SameHost;
+  Bytes size = 0;
+  Duration latency = 0;
+  bool operator==(const CommMeasurement&) const = default;
+};
+
+struct Communication {
+  CommCost intra_process;
+  CommCost same_host;
+  CommCost remote;
+  std::vector<CommMeasurement> measurements;
+  const CommCost& cost_of(CommKind k) const {
+    return k == CommKind::IntraProcess ? intra_process : k == CommKind::SameHost ? same_host : remote;
+  }
+  bool operator==(const Communication&) const = default;
+};
+
+class Model {
+ public:
+  std::string name;
+  bool constrained_deadlines = true;   // reject D > T for real-time chains when set
+  std::vector<Host> hosts;
+  std::vector<Executor> executors;
+  std::vector<Node> nodes;
+  std::vector<CallbackGroup> groups;
+  std::vector<Topic> topics;
+  std::vector<Callback> callbacks;
+  std::vector<Chain> chains;
+  Communication communication;
+
+  // Name lookups (built by reindex(), which the loader calls; call it after editing names).
+  void reindex();
+  const Callback& callback(const std::string& name) const;
+  const Chain& chain(const std::string& name) const;
+  const Node& node(const std::string& name) const;
+  const Executor& executor(const std::string& name) const;
+  const CallbackGroup& group(const std::string& name) const;
+  const Topic* topic(const std::string& name) const;
+  const Host* host(const std::string& name) const;
+  std::size_t callback_index(const std::string& name) const;
+  std::size_t executor_index(const std::string& name) const;
+  const Executor& executor_of(const Callback& cb) const { return executor(node(cb.node).executor); }
+
+  // Subscribers of a topic, in registration (file) order.
+  std::vector<std::size_t> subscribers(const std::string& topic) const;
+  // Communication kind between two callbacks from their placement (CROS-RT categories).
+  CommKind placement_comm(const Callback& from, const Callback& to) const;
+
+  // U_i = Σ_j e_{i,j} / T_i (WCET sum of the chain's distinct callbacks over its period).
+  double chain_utilisation(const Chain& c) const;
+  Duration chain_wcet(const Chain& c) const;  // E_i
+
+  bool operator==(const Model& o) const;
+
+ private:
+  std::unordered_map<std::string, std::size_t> callback_ix_, chain_ix_, node_ix_, executor_ix_,
+      group_ix_, topic_ix_, host_ix_;
+};
+
+const char* to_string(CallbackKind k);
+const char* to_string(GroupType t);
+const char* to_string(CommKind k);
+const char* to_string(Policy p);
+const char* to_string(CriticalityClass c);
+std::optional<CallbackKind> callback_kind_from(const std::string& s);
+std::optional<GroupType> group_type_from(const std::string& s);
+std::optional<CommKind> comm_kind_from(const std::string& s);
+std::optional<Policy> policy_from(const std::string& s);
+std::optional<CriticalityClass> criticality_class_from(const std::string& s);
+
+}  // namespace chainrt

@@ -1,0 +1,329 @@
+// Validation of a typed model: cross-references, value ranges, defaults and derived data.
+// Defaults (documented in docs/model.md): one host and one single-threaded ros-default
+// executor when none are given; nodes and topics implied by callbacks when their sections are
+// absent; every node's default callback group "<node>/default" is mutually exclusive (as in
+// ROS 2); a chain's period is its timer's; its deadline its period. Derived: the hops Λ_i of
+// each chain with their topic, message size and communication kind (CROS-RT categories).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "chainrt/model/units.hpp"
+#include "source_map.hpp"
+
+namespace chainrt::detail {
+namespace {
+
+std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+template <class T>
+void check_unique(const std::vector<T>& items, const std::string& section, const char* what, Diagnostics& d) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name.empty()) continue;
+    auto [it, fresh] = first.emplace(items[i].name, i);
+    if (!fresh)
+      d.error(at(section, i) + ".name", std::string("duplicate ") + what + " name " + quote(items[i].name) +
+                                            " (first defined as " + at(section, it->second) + ")");
+  }
+}
+
+template <class T>
+bool contains(const std::vector<T>& items, const std::string& name) {
+  return std::any_of(items.begin(), items.end(), [&](const T& x) { return x.name == name; });
+}
+
+void fill_infrastructure(Model& m, Diagnostics& d) {
+  if (m.hosts.empty()) m.hosts.push_back(Host{"localhost", 1});
+  check_unique(m.hosts, "hosts", "host", d);
+  if (m.executors.empty()) m.executors.push_back(Executor{"executor"});
+  check_unique(m.executors, "executors", "executor", d);
+  for (std::size_t i = 0; i < m.executors.size(); ++i) {
+    Executor& e = m.executors[i];
+    std::string p = at("executors", i);
+    if (e.host.empty()) e.host = m.hosts.front().name;
+    if (e.process.empty()) e.process = e.name;
+    const Host* host = nullptr;
+    for (const auto& h : m.hosts)
+      if (h.name == e.host) host = &h;
+    if (!host) d.error(p + ".host", "unknown host " + quote(e.host));
+    // Thread classes expand to one thread per core (LaME Sec. 4.1); drop earlier expansions so
+    // that validating twice is idempotent.
+    e.threads.erase(std::remove_if(e.threads.begin(), e.threads.end(),
+                                   [](const Thread& t) { return !t.thread_class.empty(); }),
+                    e.threads.end());
+    for (const auto& tc : e.thread_classes) {
+      if (tc.cores.empty()) {
+        e.threads.push_back(Thread{tc.name, {}, tc.fifo_priority, tc.reservation, tc.name});
+      } else {
+        for (int c : tc.cores)
+          e.threads.push_back(Thread{tc.name + "/" + std::to_string(c), {c}, tc.fifo_priority, tc.reservation, tc.name});
+      }
+    }
+    if (e.threads.empty()) e.threads.push_back(Thread{"t0"});
+    std::set<std::string> names;
+    for (const auto& tc : e.thread_classes) names.insert(tc.name);
+    auto check_sched = [&](const std::string& q, const std::vector<int>& cores, const std::optional<int>& prio,
+                           const std::optional<Reservation>& res) {
+      for (std::size_t k = 0; k < cores.size(); ++k)
+        if (host && cores[k] >= host->cores)
+          d.error(at(q + ".cores", k), "core " + std::to_string(cores[k]) + " does not exist on host " +
+                                           quote(host->name) + " (" + std::to_string(host->cores) + " cores)");
+      if (prio && (*prio < 1 || *prio > 99)) d.error(q + ".priority", "SCHED_FIFO priority must be 1..99");
+      if (prio && res) d.error(q, "a thread has either a SCHED_FIFO priority or a SCHED_DEADLINE reservation, not both");
+      if (res && res->budget > res->period)
+        d.error(q + ".reservation.budget", "budget " + format_duration(res->budget) + " exceeds the period " +
+                                               format_duration(res->period));
+    };
+    for (std::size_t t = 0; t < e.threads.size(); ++t) {
+      const Thread& th = e.threads[t];
+      if (!th.thread_class.empty()) continue;
+      std::string q = at(p + ".threads", t);
+      if (!names.insert(th.name).second) d.error(q + ".name", "duplicate thread name " + quote(th.name));
+      check_sched(q, th.cores, th.fifo_priority, th.reservation);
+    }
+    for (std::size_t t = 0; t < e.thread_classes.size(); ++t) {
+      const ThreadClass& tc = e.thread_classes[t];
+      std::string q = at(p + ".thread_classes", t);
+      if (std::count_if(e.thread_classes.begin(), e.thread_classes.end(),
+                        [&](const ThreadClass& o) { return o.name == tc.name; }) > 1)
+        d.error(q + ".name", "duplicate thread class name " + quote(tc.name));
+      check_sched(q, tc.cores, tc.fifo_priority, tc.reservation);
+    }
+    if (e.priority && (*e.priority < 0 || *e.priority > 99)) d.error(p + ".priority", "executor priority must be 0..99");
+  }
+}
+
+void fill_nodes_groups_topics(Model& m, Diagnostics& d) {
+  const bool nodes_implied = m.nodes.empty();
+  if (nodes_implied) {
+    for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
+      const Callback& cb = m.callbacks[i];
+      if (cb.node.empty()) d.error(at("callbacks", i), "missing field 'node' of a callback");
+      else if (!contains(m.nodes, cb.node)) m.nodes.push_back(Node{cb.node, ""});
+    }
+  }
+  check_unique(m.nodes, "nodes", "node", d);
+  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+    Node& n = m.nodes[i];
+    if (n.executor.empty()) {
+      if (m.executors.size() == 1) n.executor = m.executors.front().name;
+      else
+        d.error(nodes_implied ? std::string("nodes") : at("nodes", i),
+                "node " + quote(n.name) + " needs an 'executor' (the model has several executors)");
+    } else if (!contains(m.executors, n.executor)) {
+      d.error(at("nodes", i) + ".executor", "unknown executor " + quote(n.executor));
+    }
+  }
+  // Groups declared in the file, then each node's default group where a callback needs it.
+  check_unique(m.groups, "callback_groups", "callback group", d);
+  for (std::size_t i = 0; i < m.groups.size(); ++i)
+    if (!contains(m.nodes, m.groups[i].node))
+      d.error(at("callback_groups", i) + ".node", "unknown node " + quote(m.groups[i].node));
+  for (auto& cb : m.callbacks) {
+    if (!cb.group.empty() || cb.node.empty()) continue;
+    cb.group = cb.node + "/default";
+    if (!contains(m.groups, cb.group)) m.groups.push_back(CallbackGroup{cb.group, GroupType::MutuallyExclusive, cb.node});
+  }
+  const bool topics_implied = m.topics.empty();
+  if (topics_implied) {
+    for (const auto& cb : m.callbacks) {
+      std::vector<std::string> used = cb.publishes;
+      if (!cb.topic.empty()) used.push_back(cb.topic);
+      for (const auto& t : used)
+        if (!contains(m.topics, t)) m.topics.push_back(Topic{t});
+    }
+  }
+  check_unique(m.topics, "topics", "topic", d);
+}
+
+void check_callbacks(Model& m, Diagnostics& d) {
+  check_unique(m.callbacks, "callbacks", "callback", d);
+  for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
+    Callback& cb = m.callbacks[i];
+    std::string p = at("callbacks", i);
+    std::string who = "callback " + quote(cb.name);
+    if (cb.wcet <= 0) d.error(p + ".wcet", "wcet must be positive");
+    if (cb.bcet && *cb.bcet <= 0) d.error(p + ".bcet", "bcet must be positive");
+    if (cb.bcet && *cb.bcet > cb.wcet)
+      d.error(p + ".bcet", "bcet " + format_duration(*cb.bcet) + " exceeds wcet " + format_duration(cb.wcet));
+    if (!cb.node.empty() && !contains(m.nodes, cb.node)) d.error(p + ".node", "unknown node " + quote(cb.node));
+    if (!cb.group.empty()) {
+      auto g = std::find_if(m.groups.begin(), m.groups.end(), [&](const CallbackGroup& x) { return x.name == cb.group; });
+      if (g == m.groups.end()) d.error(p + ".group", "unknown callback group " + quote(cb.group));
+      else if (g->node != cb.node)
+        d.error(p + ".group", "callback group " + quote(cb.group) + " belongs to node " + quote(g->node) + ", not to " +
+                                  quote(cb.node) + " (ROS 2 groups are per node)");
+    }
+    const bool timer = cb.kind == CallbackKind::Timer;
+    if (timer) {
+      if (cb.period <= 0) d.error(p, who + " is a timer and needs a positive 'period'");
+      if (!cb.topic.empty()) d.error(p + ".topic", "a timer takes no topic");
+      if (cb.period > 0 && cb.jitter >= cb.period) d.error(p + ".jitter", "jitter must be smaller than the period");
+      if (cb.period > 0 && cb.offset >= cb.period) d.error(p + ".offset", "offset must be smaller than the period");
+    } else {
+      if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0)
+        d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : ".jitter"),
+                "only timers have period, offset and jitter (" + who + " is a " + to_string(cb.kind) + ")");
+      if (cb.topic.empty()) d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'topic'");
+      else if (!contains(m.topics, cb.topic)) d.error(p + ".topic", "unknown topic " + quote(cb.topic));
+    }
+    for (std::size_t k = 0; k < cb.publishes.size(); ++k)
+      if (!contains(m.topics, cb.publishes[k]))
+        d.error(at(p + ".publishes", k), "unknown topic " + quote(cb.publishes[k]));
+    if (!cb.fuses.empty() && cb.kind != CallbackKind::FusionTrigger)
+      d.error(p + ".fuses", "only a fusion_trigger callback fuses inputs");
+    for (std::size_t k = 0; k < cb.fuses.size(); ++k) {
+      auto in = std::find_if(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) { return x.name == cb.fuses[k]; });
+      if (in == m.callbacks.end()) d.error(at(p + ".fuses", k), "unknown callback " + quote(cb.fuses[k]));
+      else if (in->kind != CallbackKind::FusionInput)
+        d.error(at(p + ".fuses", k), quote(cb.fuses[k]) + " is not a fusion_input callback");
+      else if (in->node != cb.node)
+        d.error(at(p + ".fuses", k), "fusion input " + quote(cb.fuses[k]) + " is in another node");
+    }
+    if (!cb.affinity.empty() && contains(m.nodes, cb.node)) {
+      const Node& node = *std::find_if(m.nodes.begin(), m.nodes.end(), [&](const Node& n) { return n.name == cb.node; });
+      auto e = std::find_if(m.executors.begin(), m.executors.end(), [&](const Executor& x) { return x.name == node.executor; });
+      for (std::size_t k = 0; e != m.executors.end() && k < cb.affinity.size(); ++k) {
+        const auto& a = cb.affinity[k];
+        if (!contains(e->threads, a) && !contains(e->thread_classes, a))
+          d.error(at(p + ".affinity", k), "no thread or thread class " + quote(a) + " in executor " + quote(e->name));
+      }
+    }
+  }
+}
+
+// Kahn's topological order of a chain graph, ties by first appearance; false on a cycle.
+bool topological(const std::vector<std::string>& order, const std::vector<Hop>& hops, std::vector<std::string>& out) {
+  std::map<std::string, int> indeg;
+  for (const auto& n : order) indeg[n] = 0;
+  for (const auto& h : hops) indeg[h.to]++;
+  std::vector<std::string> ready;
+  out.clear();
+  std::set<std::string> done;
+  while (out.size() < order.size()) {
+    bool progressed = false;
+    for (const auto& n : order) {
+      if (done.count(n) || indeg[n] != 0) continue;
+      out.push_back(n);
+      done.insert(n);
+      for (const auto& h : hops)
+        if (h.from == n) indeg[h.to]--;
+      progressed = true;
+      break;
+    }
+    if (!progressed) return false;
+  }
+  return true;
+}
+
+void check_chains(Model& m, Diagnostics& d) {
+  check_unique(m.chains, "chains", "chain", d);
+  std::map<std::string, const Callback*> by_name;
+  for (const auto& cb : m.callbacks) by_name.emplace(cb.name, &cb);
+  for (std::size_t i = 0; i < m.chains.size(); ++i) {
+    Chain& c = m.chains[i];
+    std::string p = at("chains", i);
+    std::string who = "chain " + quote(c.name);
+    const bool linear_form = c.hops.empty();
+    std::string list = p + (linear_form ? ".callbacks" : ".paths");
+    bool known = !c.callbacks.empty();
+    for (std::size_t k = 0; k < c.callbacks.size(); ++k) {
+      if (!by_name.count(c.callbacks[k])) {
+        d.error(linear_form ? at(list, k) : list, "unknown callback " + quote(c.callbacks[k]) + " in " + who);
+        known = false;
+      }
+    }
+    if (linear_form) {
+      std::set<std::string> seen;
+      for (std::size_t k = 0; k < c.callbacks.size(); ++k) {
+        if (!seen.insert(c.callbacks[k]).second) {
+          d.error(at(list, k), who + " has a cycle: " + quote(c.callbacks[k]) + " appears twice");
+          known = false;
+        }
+      }
+      if (known)
+        for (std::size_t k = 1; k < c.callbacks.size(); ++k) c.hops.push_back(Hop{c.callbacks[k - 1], c.callbacks[k]});
+    } else if (known) {
+      std::vector<std::string> order;
+      if (!topological(c.callbacks, c.hops, order)) {
+        d.error(list, who + " has a cycle in its paths");
+        known = false;
+      } else {
+        std::set<std::string> sources;
+        for (const auto& n : order)
+          if (std::none_of(c.hops.begin(), c.hops.end(), [&](const Hop& h) { return h.to == n; })) sources.insert(n);
+        if (sources.size() != 1) {
+          d.error(list, who + " must have one first callback; its paths start at " + std::to_string(sources.size()) +
+                            " different callbacks");
+          known = false;
+        }
+        c.callbacks = order;
+      }
+    }
+    // Derive each hop's topic, size and communication kind; report hops that do not connect.
+    for (std::size_t k = 0; known && k < c.hops.size(); ++k) {
+      Hop& h = c.hops[k];
+      const Callback& a = *by_name[h.from];
+      const Callback& b = *by_name[h.to];
+      auto t = std::find(a.publishes.begin(), a.publishes.end(), b.topic);
+      std::string where = linear_form ? at(list, k + 1) : list;
+      if (b.topic.empty() || t == a.publishes.end()) {
+        std::string pubs;
+        for (const auto& x : a.publishes) pubs += (pubs.empty() ? "" : ", ") + x;
+        d.error(where, who + ": hop " + quote(h.from) + " -> " + quote(h.to) + " does not connect: " + quote(h.from) +
+                           " publishes [" + pubs + "] but " + quote(h.to) +
+                           (b.topic.empty() ? std::string(" takes no topic") : " takes " + quote(b.topic)));
+        continue;
+      }
+      h.topic = b.topic;
+      auto topic = std::find_if(m.topics.begin(), m.topics.end(), [&](const Topic& x) { return x.name == h.topic; });
+      h.message_size = topic != m.topics.end() ? topic->size : 0;
+    }
+    if (!known) continue;
+    const Callback& first = *by_name[c.callbacks.front()];
+    if (first.kind == CallbackKind::Timer) {
+      if (c.period == 0) c.period = first.period;
+      else if (first.period > 0 && c.period != first.period)
+        d.error(p + ".period", who + " has period " + format_duration(c.period) + " but its timer " + quote(first.name) +
+                                   " fires every " + format_duration(first.period));
+    } else if (c.period == 0) {
+      d.error(p, who + " starts with the " + std::string(to_string(first.kind)) + " " + quote(first.name) +
+                     " and needs a 'period' (minimum inter-arrival time)");
+    }
+    if (c.deadline == 0) c.deadline = c.period;
+    if (m.constrained_deadlines && c.criticality_class == CriticalityClass::RealTime && c.period > 0 &&
+        c.deadline > c.period)
+      d.error(p + ".deadline", who + " has deadline " + format_duration(c.deadline) + " > period " +
+                                   format_duration(c.period) +
+                                   " but the model requires constrained deadlines (set 'deadlines: arbitrary' to allow)");
+  }
+}
+
+// Communication kinds need the placement, which needs a clean node/executor map.
+void derive_comm(Model& m) {
+  m.reindex();
+  for (auto& c : m.chains)
+    for (auto& h : c.hops) h.comm = m.placement_comm(m.callback(h.from), m.callback(h.to));
+}
+
+}  // namespace
+
+void validate_model(Model& m, Diagnostics& d) {
+  // Validation may run on an already validated model (e.g. after an edit): derived hops are
+  // recomputed from the chain's structure, so they are cleared for linear chains.
+  for (auto& c : m.chains)
+    if (c.is_linear()) c.hops.clear();
+  fill_infrastructure(m, d);
+  fill_nodes_groups_topics(m, d);
+  check_callbacks(m, d);
+  check_chains(m, d);
+  if (!m.communication.measurements.empty())
+    for (std::size_t i = 0; i < m.communication.measurements.size(); ++i)
+      if (m.communication.measurements[i].size <= 0 || m.communication.measurements[i].latency <= 0)
+        d.error(at("communication.measurements", i), "a measurement needs a positive size and latency");
+  if (d.empty()) derive_comm(m);
+}
+
+}  // namespace chainrt::detail

@@ -1,0 +1,684 @@
+// The model's YAML format (docs/model.md): the one parser and writer. Parsing is structural
+// (types, units, known fields); cross-references and derived data (default groups, chain hops,
+// communication kinds) are done by validate.cpp on the typed model, which points back into the
+// file through a SourceMap recorded here.
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "chainrt/model/units.hpp"
+#include "chainrt/model/yaml_io.hpp"
+#include "source_map.hpp"
+
+namespace chainrt {
+
+std::string Diagnostic::str() const {
+  std::ostringstream os;
+  os << file;
+  if (line > 0) os << ':' << line << ':' << column;
+  os << ": ";
+  if (!field.empty()) os << field << ": ";
+  os << message;
+  return os.str();
+}
+
+namespace {
+std::string join_diags(const std::vector<Diagnostic>& d) {
+  std::string s;
+  for (const auto& x : d) s += (s.empty() ? "" : "\n") + x.str();
+  return s;
+}
+}  // namespace
+
+ModelError::ModelError(std::vector<Diagnostic> diags)
+    : std::runtime_error(join_diags(diags)), diags_(std::move(diags)) {}
+
+namespace {
+
+using detail::Diagnostics;
+using detail::Place;
+using detail::SourceMap;
+
+Place place_of(const YAML::Node& n) {
+  auto m = n.Mark();
+  if (m.line < 0) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+// Records the place of every node by field path ("chains[1].callbacks[2]").
+void record_places(const YAML::Node& n, const std::string& path, SourceMap& map) {
+  map.set(path, place_of(n));
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      std::string key = kv.first.Scalar();
+      record_places(kv.second, path.empty() ? key : path + "." + key, map);
+    }
+  } else if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) record_places(n[i], path + "[" + std::to_string(i) + "]", map);
+  }
+}
+
+std::string sub(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+struct Reader {
+  Diagnostics& d;
+
+  bool is_map(const YAML::Node& n, const std::string& path, const char* what) {
+    if (n.IsMap()) return true;
+    d.error(path, std::string("expected ") + what + " (a mapping of fields)");
+    return false;
+  }
+
+  // Reports unknown and duplicate keys; returns false when the node is not a map.
+  bool keys(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed,
+            const char* what) {
+    if (!is_map(n, path, what)) return false;
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) {
+        d.error_at(place_of(kv.first), sub(path, key), "field given twice");
+        continue;
+      }
+      bool ok = false;
+      for (const char* a : allowed) ok = ok || key == a;
+      if (!ok) {
+        std::string list;
+        for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+        d.error_at(place_of(kv.first), sub(path, key), "unknown field '" + key + "' in " + what + " (known: " + list + ")");
+      }
+    }
+    return true;
+  }
+
+  std::optional<std::string> scalar(const YAML::Node& map, const char* key, const std::string& path,
+                                    bool required, const char* what) {
+    YAML::Node v = map[key];
+    if (!v) {
+      if (required) d.error(path, std::string("missing required field '") + key + "' of " + what);
+      return std::nullopt;
+    }
+    if (!v.IsScalar()) {
+      d.error(sub(path, key), "expected a single value, not a list or mapping");
+      return std::nullopt;
+    }
+    return v.Scalar();
+  }
+
+  std::optional<std::string> name(const YAML::Node& map, const std::string& path, const char* what) {
+    auto s = scalar(map, "name", path, true, what);
+    if (s && s->empty()) {
+      d.error(sub(path, "name"), "name must not be empty");
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  std::optional<long long> integer(const YAML::Node& map, const char* key, const std::string& path,
+                                   bool required, const char* what) {
+    auto s = scalar(map, key, path, required, what);
+    if (!s) return std::nullopt;
+    long long v = 0;
+    auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+    if (ec != std::errc() || p != s->data() + s->size()) {
+      d.error(sub(path, key), "expected an integer, got '" + *s + "'");
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // A duration with a unit; zero or negative values are rejected unless allow_zero.
+  std::optional<Duration> duration(const YAML::Node& map, const char* key, const std::string& path,
+                                   bool required, const char* what, bool allow_zero = false) {
+    auto s = scalar(map, key, path, required, what);
+    if (!s) return std::nullopt;
+    std::string why;
+    auto v = parse_duration(*s, &why);
+    if (!v) {
+      d.error(sub(path, key), why);
+      return std::nullopt;
+    }
+    if (*v < 0 || (*v == 0 && !allow_zero)) {
+      d.error(sub(path, key), std::string(key) + " must be " + (allow_zero ? "zero or positive" : "positive") +
+                                  ", got '" + *s + "'");
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<Bytes> size(const YAML::Node& map, const char* key, const std::string& path, const char* what) {
+    auto s = scalar(map, key, path, false, what);
+    if (!s) return std::nullopt;
+    std::string why;
+    auto v = parse_size(*s, &why);
+    if (!v) {
+      d.error(sub(path, key), why);
+      return std::nullopt;
+    }
+    if (*v <= 0) {
+      d.error(sub(path, key), "size must be positive, got '" + *s + "'");
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // A list of names; a single scalar is accepted as a one-element list.
+  std::vector<std::string> names(const YAML::Node& map, const char* key, const std::string& path) {
+    std::vector<std::string> out;
+    YAML::Node v = map[key];
+    if (!v) return out;
+    if (v.IsScalar()) {
+      out.push_back(v.Scalar());
+      return out;
+    }
+    if (!v.IsSequence()) {
+      d.error(sub(path, key), "expected a list of names");
+      return out;
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].IsScalar()) {
+        d.error(at(sub(path, key), i), "expected a name");
+        continue;
+      }
+      out.push_back(v[i].Scalar());
+    }
+    return out;
+  }
+
+  std::vector<int> cores(const YAML::Node& map, const std::string& path) {
+    std::vector<int> out;
+    YAML::Node v = map["cores"];
+    if (!v) return out;
+    auto one = [&](const YAML::Node& n, const std::string& p) {
+      int c = 0;
+      const std::string& s = n.Scalar();
+      auto [q, ec] = std::from_chars(s.data(), s.data() + s.size(), c);
+      if (!n.IsScalar() || ec != std::errc() || q != s.data() + s.size() || c < 0)
+        d.error(p, "expected a core number (0, 1, ...)");
+      else
+        out.push_back(c);
+    };
+    if (v.IsScalar()) one(v, sub(path, "cores"));
+    else if (v.IsSequence())
+      for (std::size_t i = 0; i < v.size(); ++i) one(v[i], at(sub(path, "cores"), i));
+    else
+      d.error(sub(path, "cores"), "expected a core number or a list of them");
+    return out;
+  }
+
+  template <class F>
+  void each(const YAML::Node& root, const char* key, F&& f) {
+    YAML::Node list = root[key];
+    if (!list) return;
+    if (!list.IsSequence()) {
+      d.error(key, std::string("expected a list of ") + key);
+      return;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) f(list[i], at(key, i));
+  }
+
+  std::optional<Reservation> reservation(const YAML::Node& map, const std::string& path) {
+    YAML::Node r = map["reservation"];
+    if (!r) return std::nullopt;
+    std::string p = sub(path, "reservation");
+    if (!keys(r, p, {"budget", "period"}, "a reservation")) return std::nullopt;
+    auto budget = duration(r, "budget", p, true, "a reservation");
+    auto period = duration(r, "period", p, true, "a reservation");
+    if (!budget || !period) return std::nullopt;
+    return Reservation{*budget, *period};
+  }
+};
+
+void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
+  r.each(root, "hosts", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "cores"}, "a host")) return;
+    Host h;
+    h.name = r.name(n, p, "a host").value_or("");
+    if (auto c = r.integer(n, "cores", p, false, "a host")) {
+      if (*c <= 0) r.d.error(sub(p, "cores"), "a host needs at least one core");
+      h.cores = static_cast<int>(*c);
+    }
+    m.hosts.push_back(h);
+  });
+}
+
+void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
+  r.each(root, "executors", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "host", "process", "policy", "priority", "threads", "thread_classes"}, "an executor"))
+      return;
+    Executor e;
+    e.name = r.name(n, p, "an executor").value_or("");
+    e.host = r.scalar(n, "host", p, false, "an executor").value_or("");
+    e.process = r.scalar(n, "process", p, false, "an executor").value_or("");
+    if (auto pol = r.scalar(n, "policy", p, false, "an executor")) {
+      if (auto v = policy_from(*pol)) e.policy = *v;
+      else r.d.error(sub(p, "policy"), "unknown policy '" + *pol + "' (ros-default, picas, fp, edf, mixed, lame)");
+    }
+    if (auto pr = r.integer(n, "priority", p, false, "an executor")) e.priority = static_cast<int>(*pr);
+    YAML::Node threads = n["threads"];
+    std::string tp = sub(p, "threads");
+    if (threads && threads.IsScalar()) {
+      if (auto count = r.integer(n, "threads", p, false, "an executor")) {
+        if (*count <= 0) r.d.error(tp, "an executor needs at least one thread");
+        for (long long i = 0; i < *count && i < 1024; ++i) e.threads.push_back(Thread{"t" + std::to_string(i)});
+      }
+    } else if (threads && threads.IsSequence()) {
+      for (std::size_t i = 0; i < threads.size(); ++i) {
+        const YAML::Node& t = threads[i];
+        std::string q = at(tp, i);
+        if (!r.keys(t, q, {"name", "cores", "priority", "reservation"}, "a thread")) continue;
+        Thread th;
+        th.name = r.name(t, q, "a thread").value_or("");
+        th.cores = r.cores(t, q);
+        if (auto pr = r.integer(t, "priority", q, false, "a thread")) th.fifo_priority = static_cast<int>(*pr);
+        th.reservation = r.reservation(t, q);
+        e.threads.push_back(th);
+      }
+    } else if (threads) {
+      r.d.error(tp, "expected a thread count or a list of threads");
+    }
+    YAML::Node classes = n["thread_classes"];
+    std::string cp = sub(p, "thread_classes");
+    if (classes && !classes.IsSequence()) r.d.error(cp, "expected a list of thread classes");
+    for (std::size_t i = 0; classes && classes.IsSequence() && i < classes.size(); ++i) {
+      const YAML::Node& c = classes[i];
+      std::string q = at(cp, i);
+      if (!r.keys(c, q, {"name", "kind", "cores", "priority", "reservation"}, "a thread class")) continue;
+      ThreadClass tc;
+      tc.name = r.name(c, q, "a thread class").value_or("");
+      if (auto k = r.scalar(c, "kind", q, false, "a thread class")) {
+        if (auto v = criticality_class_from(*k)) tc.kind = *v;
+        else r.d.error(sub(q, "kind"), "unknown thread class kind '" + *k + "' (rt or be)");
+      }
+      tc.cores = r.cores(c, q);
+      if (auto pr = r.integer(c, "priority", q, false, "a thread class")) tc.fifo_priority = static_cast<int>(*pr);
+      tc.reservation = r.reservation(c, q);
+      e.thread_classes.push_back(tc);
+    }
+    m.executors.push_back(e);
+  });
+}
+
+void parse_nodes_groups_topics(Reader& r, const YAML::Node& root, Model& m) {
+  r.each(root, "nodes", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "executor"}, "a node")) return;
+    Node node;
+    node.name = r.name(n, p, "a node").value_or("");
+    node.executor = r.scalar(n, "executor", p, false, "a node").value_or("");
+    m.nodes.push_back(node);
+  });
+  r.each(root, "callback_groups", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "type", "node"}, "a callback group")) return;
+    CallbackGroup g;
+    g.name = r.name(n, p, "a callback group").value_or("");
+    if (auto t = r.scalar(n, "type", p, true, "a callback group")) {
+      if (auto v = group_type_from(*t)) g.type = *v;
+      else r.d.error(sub(p, "type"), "unknown callback group type '" + *t + "' (mutually_exclusive or reentrant)");
+    }
+    g.node = r.scalar(n, "node", p, true, "a callback group").value_or("");
+    m.groups.push_back(g);
+  });
+  r.each(root, "topics", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "size"}, "a topic")) return;
+    Topic t;
+    t.name = r.name(n, p, "a topic").value_or("");
+    if (auto s = r.size(n, "size", p, "a topic")) t.size = *s;
+    m.topics.push_back(t);
+  });
+}
+
+void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
+  r.each(root, "callbacks", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p,
+                {"name", "kind", "node", "group", "wcet", "bcet", "priority", "affinity", "period", "offset",
+                 "jitter", "topic", "queue_depth", "fuses", "publishes"},
+                "a callback"))
+      return;
+    Callback cb;
+    cb.name = r.name(n, p, "a callback").value_or("");
+    if (auto k = r.scalar(n, "kind", p, true, "a callback")) {
+      if (auto v = callback_kind_from(*k)) cb.kind = *v;
+      else
+        r.d.error(sub(p, "kind"), "unknown callback kind '" + *k +
+                                      "' (timer, subscription, service, client, fusion_input, fusion_trigger)");
+    }
+    cb.node = r.scalar(n, "node", p, false, "a callback").value_or("");
+    cb.group = r.scalar(n, "group", p, false, "a callback").value_or("");
+    cb.wcet = r.duration(n, "wcet", p, true, "a callback").value_or(0);
+    cb.bcet = r.duration(n, "bcet", p, false, "a callback");
+    if (auto pr = r.integer(n, "priority", p, false, "a callback")) cb.priority = static_cast<int>(*pr);
+    cb.affinity = r.names(n, "affinity", p);
+    cb.period = r.duration(n, "period", p, false, "a callback").value_or(0);
+    cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
+    cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
+    cb.topic = r.scalar(n, "topic", p, false, "a callback").value_or("");
+    if (auto q = r.integer(n, "queue_depth", p, false, "a callback")) {
+      if (*q <= 0) r.d.error(sub(p, "queue_depth"), "queue_depth must be at least 1");
+      cb.queue_depth = static_cast<int>(*q);
+    }
+    cb.fuses = r.names(n, "fuses", p);
+    cb.publishes = r.names(n, "publishes", p);
+    m.callbacks.push_back(cb);
+  });
+}
+
+void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
+  r.each(root, "chains", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "callbacks", "paths", "period", "deadline", "priority", "class", "criticality"},
+                "a chain"))
+      return;
+    Chain c;
+    c.name = r.name(n, p, "a chain").value_or("");
+    bool has_list = static_cast<bool>(n["callbacks"]), has_paths = static_cast<bool>(n["paths"]);
+    if (has_list == has_paths) {
+      r.d.error(p, has_list ? "give either 'callbacks' (a linear chain) or 'paths' (a branching chain), not both"
+                            : "missing required field 'callbacks' (or 'paths' for a branching chain) of a chain");
+    } else if (has_list) {
+      c.callbacks = r.names(n, "callbacks", p);
+      if (c.callbacks.empty()) r.d.error(sub(p, "callbacks"), "a chain needs at least one callback");
+    } else {
+      YAML::Node paths = n["paths"];
+      std::string pp = sub(p, "paths");
+      if (!paths.IsSequence() || paths.size() == 0) {
+        r.d.error(pp, "expected a non-empty list of paths (each a list of callbacks)");
+      } else {
+        for (std::size_t i = 0; i < paths.size(); ++i) {
+          if (!paths[i].IsSequence() || paths[i].size() == 0) {
+            r.d.error(at(pp, i), "expected a non-empty list of callbacks");
+            continue;
+          }
+          for (std::size_t j = 0; j < paths[i].size(); ++j) {
+            std::string name = paths[i][j].Scalar();
+            if (std::find(c.callbacks.begin(), c.callbacks.end(), name) == c.callbacks.end())
+              c.callbacks.push_back(name);
+            if (j > 0) {
+              Hop h{paths[i][j - 1].Scalar(), name};
+              if (std::find(c.hops.begin(), c.hops.end(), h) == c.hops.end()) c.hops.push_back(h);
+            }
+          }
+        }
+      }
+    }
+    c.period = r.duration(n, "period", p, false, "a chain").value_or(0);
+    c.deadline = r.duration(n, "deadline", p, false, "a chain").value_or(0);
+    if (auto pr = r.integer(n, "priority", p, false, "a chain")) c.priority = static_cast<int>(*pr);
+    if (auto k = r.scalar(n, "class", p, false, "a chain")) {
+      if (auto v = criticality_class_from(*k)) c.criticality_class = *v;
+      else r.d.error(sub(p, "class"), "unknown chain class '" + *k + "' (rt or be)");
+    }
+    if (auto cr = r.integer(n, "criticality", p, false, "a chain")) {
+      if (*cr < 0) r.d.error(sub(p, "criticality"), "criticality must be zero or positive");
+      c.criticality = static_cast<int>(*cr);
+    }
+    m.chains.push_back(c);
+  });
+}
+
+void parse_communication(Reader& r, const YAML::Node& root, Model& m) {
+  YAML::Node n = root["communication"];
+  if (!n) return;
+  const std::string p = "communication";
+  if (!r.keys(n, p, {"intra_process", "same_host", "remote", "measurements"}, "the communication section")) return;
+  auto cost = [&](const char* key, CommCost& out) {
+    YAML::Node c = n[key];
+    if (!c) return;
+    std::string q = sub(p, key);
+    if (!r.keys(c, q, {"fixed", "per_kib"}, "a communication cost")) return;
+    out.fixed = r.duration(c, "fixed", q, false, "a communication cost", true).value_or(0);
+    out.per_kib = r.duration(c, "per_kib", q, false, "a communication cost", true).value_or(0);
+  };
+  cost("intra_process", m.communication.intra_process);
+  cost("same_host", m.communication.same_host);
+  cost("remote", m.communication.remote);
+  YAML::Node ms = n["measurements"];
+  std::string mp = sub(p, "measurements");
+  if (ms && !ms.IsSequence()) r.d.error(mp, "expected a list of measurements");
+  for (std::size_t i = 0; ms && ms.IsSequence() && i < ms.size(); ++i) {
+    std::string q = at(mp, i);
+    if (!r.keys(ms[i], q, {"kind", "size", "latency"}, "a measurement")) continue;
+    CommMeasurement cm;
+    if (auto k = r.scalar(ms[i], "kind", q, true, "a measurement")) {
+      if (auto v = comm_kind_from(*k)) cm.kind = *v;
+      else r.d.error(sub(q, "kind"), "unknown communication kind '" + *k + "' (intra_process, same_host, remote)");
+    }
+    if (!ms[i]["size"]) r.d.error(q, "missing required field 'size' of a measurement");
+    cm.size = r.size(ms[i], "size", q, "a measurement").value_or(0);
+    cm.latency = r.duration(ms[i], "latency", q, true, "a measurement").value_or(0);
+    m.communication.measurements.push_back(cm);
+  }
+}
+
+Model parse(const std::string& text, const std::string& file) {
+  SourceMap places;
+  Diagnostics diags(file, &places);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    diags.error_at({e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
+    throw ModelError(diags.list());
+  }
+  Model m;
+  if (!root || root.IsNull()) {
+    diags.error("", "the file is empty (expected a model: name, callbacks, chains, ...)");
+    throw ModelError(diags.list());
+  }
+  record_places(root, "", places);
+  Reader r{diags};
+  if (!r.keys(root, "",
+              {"chainrt", "name", "deadlines", "hosts", "executors", "nodes", "callback_groups", "topics",
+               "callbacks", "chains", "communication"},
+              "a model")) {
+    throw ModelError(diags.list());
+  }
+  if (auto v = r.integer(root, "chainrt", "", false, "a model"); v && *v != 1)
+    diags.error("chainrt", "unsupported format version " + std::to_string(*v) + " (this chainrt reads version 1)");
+  m.name = r.scalar(root, "name", "", false, "a model").value_or("");
+  if (auto d = r.scalar(root, "deadlines", "", false, "a model")) {
+    if (*d == "constrained") m.constrained_deadlines = true;
+    else if (*d == "arbitrary") m.constrained_deadlines = false;
+    else diags.error("deadlines", "unknown deadline model '" + *d + "' (constrained or arbitrary)");
+  }
+  for (const char* section : {"callbacks", "chains"})
+    if (!root[section]) diags.error("", std::string("missing required section '") + section + "'");
+  parse_hosts(r, root, m);
+  parse_executors(r, root, m);
+  parse_nodes_groups_topics(r, root, m);
+  parse_callbacks(r, root, m);
+  parse_chains(r, root, m);
+  parse_communication(r, root, m);
+  if (!diags.empty()) throw ModelError(diags.list());
+  detail::validate_model(m, diags);
+  if (!diags.empty()) throw ModelError(diags.list());
+  return m;
+}
+
+// ---- writer --------------------------------------------------------------------------------
+
+void emit_names(YAML::Emitter& out, const char* key, const std::vector<std::string>& names) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& n : names) out << n;
+  out << YAML::EndSeq;
+}
+
+void emit_cores(YAML::Emitter& out, const std::vector<int>& cores) {
+  if (cores.empty()) return;
+  out << YAML::Key << "cores" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (int c : cores) out << c;
+  out << YAML::EndSeq;
+}
+
+void emit_sched(YAML::Emitter& out, const std::optional<int>& prio, const std::optional<Reservation>& res) {
+  if (prio) out << YAML::Key << "priority" << YAML::Value << *prio;
+  if (res) {
+    out << YAML::Key << "reservation" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "budget"
+        << YAML::Value << format_duration(res->budget) << YAML::Key << "period" << YAML::Value
+        << format_duration(res->period) << YAML::EndMap;
+  }
+}
+
+void emit_cost(YAML::Emitter& out, const char* key, const CommCost& c) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "fixed" << YAML::Value
+      << format_duration(c.fixed) << YAML::Key << "per_kib" << YAML::Value << format_duration(c.per_kib)
+      << YAML::EndMap;
+}
+
+}  // namespace
+
+Model load_model_from_string(const std::string& yaml, const std::string& file_name) { return parse(yaml, file_name); }
+
+Model load_model(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ModelError({Diagnostic{path, 0, 0, "", "cannot open the file"}});
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+void validate(Model& model, const std::string& file_name) {
+  detail::Diagnostics diags(file_name, nullptr);
+  detail::validate_model(model, diags);
+  if (!diags.empty()) throw ModelError(diags.list());
+}
+
+std::string save_model_to_string(const Model& m) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "chainrt" << YAML::Value << 1;
+  if (!m.name.empty()) out << YAML::Key << "name" << YAML::Value << m.name;
+  out << YAML::Key << "deadlines" << YAML::Value << (m.constrained_deadlines ? "constrained" : "arbitrary");
+
+  out << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq;
+  for (const auto& h : m.hosts)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << h.name << YAML::Key << "cores"
+        << YAML::Value << h.cores << YAML::EndMap;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "executors" << YAML::Value << YAML::BeginSeq;
+  for (const auto& e : m.executors) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << e.name << YAML::Key << "host" << YAML::Value
+        << e.host << YAML::Key << "process" << YAML::Value << e.process << YAML::Key << "policy" << YAML::Value
+        << to_string(e.policy);
+    if (e.priority) out << YAML::Key << "priority" << YAML::Value << *e.priority;
+    std::vector<const Thread*> own;
+    for (const auto& t : e.threads)
+      if (t.thread_class.empty()) own.push_back(&t);
+    if (!own.empty()) {
+      out << YAML::Key << "threads" << YAML::Value << YAML::BeginSeq;
+      for (const Thread* t : own) {
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t->name;
+        emit_cores(out, t->cores);
+        emit_sched(out, t->fifo_priority, t->reservation);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    if (!e.thread_classes.empty()) {
+      out << YAML::Key << "thread_classes" << YAML::Value << YAML::BeginSeq;
+      for (const auto& tc : e.thread_classes) {
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << tc.name << YAML::Key << "kind"
+            << YAML::Value << to_string(tc.kind);
+        emit_cores(out, tc.cores);
+        emit_sched(out, tc.fifo_priority, tc.reservation);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
+  for (const auto& n : m.nodes)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "executor"
+        << YAML::Value << n.executor << YAML::EndMap;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "callback_groups" << YAML::Value << YAML::BeginSeq;
+  for (const auto& g : m.groups)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << g.name << YAML::Key << "type"
+        << YAML::Value << to_string(g.type) << YAML::Key << "node" << YAML::Value << g.node << YAML::EndMap;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "topics" << YAML::Value << YAML::BeginSeq;
+  for (const auto& t : m.topics)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "size"
+        << YAML::Value << format_size(t.size) << YAML::EndMap;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "callbacks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : m.callbacks) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name << YAML::Key << "kind" << YAML::Value
+        << to_string(c.kind) << YAML::Key << "node" << YAML::Value << c.node << YAML::Key << "group" << YAML::Value
+        << c.group << YAML::Key << "wcet" << YAML::Value << format_duration(c.wcet);
+    if (c.bcet) out << YAML::Key << "bcet" << YAML::Value << format_duration(*c.bcet);
+    if (c.priority) out << YAML::Key << "priority" << YAML::Value << *c.priority;
+    if (!c.affinity.empty()) emit_names(out, "affinity", c.affinity);
+    if (c.kind == CallbackKind::Timer) {
+      out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
+      if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
+      if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
+    }
+    if (!c.topic.empty()) out << YAML::Key << "topic" << YAML::Value << c.topic;
+    if (c.queue_depth != 1) out << YAML::Key << "queue_depth" << YAML::Value << c.queue_depth;
+    if (!c.fuses.empty()) emit_names(out, "fuses", c.fuses);
+    if (!c.publishes.empty()) emit_names(out, "publishes", c.publishes);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "chains" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : m.chains) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name;
+    if (c.is_linear()) {
+      emit_names(out, "callbacks", c.callbacks);
+    } else {
+      out << YAML::Key << "paths" << YAML::Value << YAML::BeginSeq;
+      for (const auto& path : c.paths()) {
+        out << YAML::Flow << YAML::BeginSeq;
+        for (const auto& n : path) out << n;
+        out << YAML::EndSeq;
+      }
+      out << YAML::EndSeq;
+    }
+    out << YAML::Key << "period" << YAML::Value << format_duration(c.period) << YAML::Key << "deadline"
+        << YAML::Value << format_duration(c.deadline);
+    if (c.priority) out << YAML::Key << "priority" << YAML::Value << *c.priority;
+    out << YAML::Key << "class" << YAML::Value << to_string(c.criticality_class);
+    if (c.criticality) out << YAML::Key << "criticality" << YAML::Value << c.criticality;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  const Communication& cm = m.communication;
+  if (!(cm == Communication{})) {
+    out << YAML::Key << "communication" << YAML::Value << YAML::BeginMap;
+    emit_cost(out, "intra_process", cm.intra_process);
+    emit_cost(out, "same_host", cm.same_host);
+    emit_cost(out, "remote", cm.remote);
+    if (!cm.measurements.empty()) {
+      out << YAML::Key << "measurements" << YAML::Value << YAML::BeginSeq;
+      for (const auto& x : cm.measurements)
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << to_string(x.kind) << YAML::Key
+            << "size" << YAML::Value << format_size(x.size) << YAML::Key << "latency" << YAML::Value
+            << format_duration(x.latency) << YAML::EndMap;
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+void save_model(const Model& model, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw ModelError({Diagnostic{path, 0, 0, "", "cannot write the file"}});
+  out << save_model_to_string(model);
+  if (!out) throw ModelError({Diagnostic{path, 0, 0, "", "write failed"}});
+}
+
+}  // namespace chainrt

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``chainrt`` CLI, one module each (see chainrt.cli)."""

@@ -1,0 +1,43 @@
+"""Loading and saving chainrt models (the format is documented in docs/model.md).
+
+The parser and validator are the C++ core's (``chainrt._core``); this module turns their
+diagnostics into a Python exception that names file, line, column and field.
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._core import Model  # noqa: F401
+
+
+class ModelError(ValueError):
+    """A model file (or a model built in code) is invalid.
+
+    ``diagnostics`` is a list of dicts with ``file``, ``line``, ``column``, ``field``,
+    ``message`` and ``text`` (the one-line ``file:line:col: field: message`` form).
+    """
+
+    def __init__(self, diagnostics: list[dict]):
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(d["text"] for d in diagnostics))
+
+
+def load_model(path: str) -> Model:
+    model, diags = _core._load_model(str(path))
+    if diags:
+        raise ModelError(diags)
+    return model
+
+
+def load_model_from_string(text: str, file_name: str = "<string>") -> Model:
+    model, diags = _core._load_model_from_string(text, file_name)
+    if diags:
+        raise ModelError(diags)
+    return model
+
+
+def validate(model: Model, file_name: str = "<model>") -> None:
+    """Validates (and completes) a model built in code; raises ModelError."""
+    diags = model._validate(file_name)
+    if diags:
+        raise ModelError(diags)
