@@ -1,0 +1,167 @@
+// Model semantics: defaults filled by validation, derived chain hops and communication kinds
+// (CROS-RT categories), branching chains, lookups and utilisation.
+#include <gtest/gtest.h>
+
+#include "chainrt/model/yaml_io.hpp"
+
+using namespace chainrt;
+
+namespace {
+const char* kMinimal = R"(
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, publishes: [t1]}
+  - {name: b, kind: subscription, node: n, topic: t1, wcet: 2ms}
+chains:
+  - {name: c, callbacks: [a, b]}
+)";
+}
+
+TEST(Model, MinimalFileGetsDocumentedDefaults) {
+  Model m = load_model_from_string(kMinimal, "minimal.yaml");
+  ASSERT_EQ(m.hosts.size(), 1u);
+  ASSERT_EQ(m.executors.size(), 1u);
+  EXPECT_EQ(m.executors[0].policy, Policy::RosDefault);
+  ASSERT_EQ(m.executors[0].threads.size(), 1u);
+  EXPECT_EQ(m.executors[0].process, m.executors[0].name);
+  ASSERT_EQ(m.nodes.size(), 1u);
+  EXPECT_EQ(m.nodes[0].executor, m.executors[0].name);
+  // ROS 2: a node's default callback group is mutually exclusive.
+  EXPECT_EQ(m.callback("a").group, "n/default");
+  EXPECT_EQ(m.group("n/default").type, GroupType::MutuallyExclusive);
+  const Chain& c = m.chain("c");
+  EXPECT_EQ(c.period, 10'000'000);
+  EXPECT_EQ(c.deadline, 10'000'000);  // implicit deadline
+  ASSERT_EQ(c.hops.size(), 1u);
+  EXPECT_EQ(c.hops[0].topic, "t1");
+  EXPECT_EQ(c.hops[0].comm, CommKind::IntraProcess);
+  EXPECT_EQ(c.hops[0].message_size, 64);
+  EXPECT_TRUE(c.is_linear());
+  EXPECT_EQ(m.chain_wcet(c), 3'000'000);
+  EXPECT_DOUBLE_EQ(m.chain_utilisation(c), 0.3);
+}
+
+TEST(Model, CommunicationKindFollowsPlacement) {
+  Model m = load_model_from_string(R"(
+hosts: [{name: h0, cores: 2}, {name: h1, cores: 1}]
+executors:
+  - {name: e0, host: h0, process: p}
+  - {name: e1, host: h0, process: p}
+  - {name: e2, host: h0}
+  - {name: e3, host: h1}
+nodes: [{name: n0, executor: e0}, {name: n1, executor: e1}, {name: n2, executor: e2}, {name: n3, executor: e3}]
+topics: [{name: t0, size: 4KiB}, {name: t1}, {name: t2, size: 64KB}]
+callbacks:
+  - {name: a, kind: timer, node: n0, period: 10ms, wcet: 1ms, publishes: [t0]}
+  - {name: b, kind: subscription, node: n1, topic: t0, wcet: 1ms, publishes: [t1]}
+  - {name: c, kind: subscription, node: n2, topic: t1, wcet: 1ms, publishes: [t2]}
+  - {name: d, kind: subscription, node: n3, topic: t2, wcet: 1ms}
+chains:
+  - {name: x, callbacks: [a, b, c, d]}
+)");
+  const Chain& x = m.chain("x");
+  ASSERT_EQ(x.hops.size(), 3u);
+  EXPECT_EQ(x.hops[0].comm, CommKind::IntraProcess);  // different executors, same process
+  EXPECT_EQ(x.hops[1].comm, CommKind::SameHost);
+  EXPECT_EQ(x.hops[2].comm, CommKind::Remote);
+  EXPECT_EQ(x.hops[0].message_size, 4096);
+  EXPECT_EQ(x.hops[2].message_size, 64000);
+}
+
+TEST(Model, BranchingChainKeepsItsPaths) {
+  Model m = load_model_from_string(R"(
+callbacks:
+  - {name: src, kind: timer, node: n, period: 50ms, wcet: 1ms, publishes: [t]}
+  - {name: left, kind: subscription, node: n, topic: t, wcet: 1ms, publishes: [u]}
+  - {name: right, kind: subscription, node: n, topic: t, wcet: 1ms}
+  - {name: end, kind: subscription, node: n, topic: u, wcet: 1ms}
+chains:
+  - name: fork
+    paths:
+      - [src, left, end]
+      - [src, right]
+)");
+  const Chain& f = m.chain("fork");
+  EXPECT_FALSE(f.is_linear());
+  EXPECT_EQ(f.callbacks.front(), "src");
+  EXPECT_EQ(f.hops.size(), 3u);
+  auto paths = f.paths();
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[0], (std::vector<std::string>{"src", "left", "end"}));
+  EXPECT_EQ(paths[1], (std::vector<std::string>{"src", "right"}));
+}
+
+TEST(Model, ThreadClassesExpandToOneThreadPerCore) {
+  Model m = load_model_from_string(R"(
+hosts: [{name: h, cores: 2}]
+executors:
+  - name: e
+    policy: lame
+    thread_classes:
+      - {name: rt, kind: rt, cores: [0, 1], reservation: {budget: 6ms, period: 10ms}}
+      - {name: be, kind: be, cores: [1]}
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, affinity: [rt]}
+chains:
+  - {name: c, callbacks: [a]}
+)");
+  const Executor& e = m.executor("e");
+  ASSERT_EQ(e.threads.size(), 3u);
+  EXPECT_EQ(e.threads[0].name, "rt/0");
+  EXPECT_EQ(e.threads[0].thread_class, "rt");
+  ASSERT_TRUE(e.threads[1].reservation.has_value());
+  EXPECT_EQ(e.threads[1].reservation->budget, 6'000'000);
+  EXPECT_EQ(e.threads[2].cores, std::vector<int>{1});
+}
+
+TEST(Model, ArbitraryDeadlinesAllowDeadlineBeyondPeriod) {
+  std::string text = std::string("deadlines: arbitrary\n") + kMinimal;
+  text.replace(text.find("callbacks: [a, b]}"), 18, "callbacks: [a, b], deadline: 25ms}");
+  Model m = load_model_from_string(text);
+  EXPECT_EQ(m.chain("c").deadline, 25'000'000);
+  // Best-effort chains may always have D > T.
+  std::string be = kMinimal;
+  be.replace(be.find("callbacks: [a, b]}"), 18, "callbacks: [a, b], deadline: 25ms, class: be}");
+  EXPECT_NO_THROW(load_model_from_string(be));
+}
+
+TEST(Model, ReportsEveryProblemNotJustTheFirst) {
+  try {
+    load_model_from_string(R"(
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 0ms}
+  - {name: b, kind: subscription, node: n, topic: t1, wcet: 5}
+chains:
+  - {name: c, callbacks: [a, b]}
+)",
+                           "many.yaml");
+    FAIL() << "accepted";
+  } catch (const ModelError& e) {
+    EXPECT_GE(e.diagnostics().size(), 2u);
+    EXPECT_NE(std::string(e.what()).find("many.yaml:3:"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("many.yaml:4:"), std::string::npos);
+  }
+}
+
+TEST(Model, ValidateReportsModelsBuiltInCode) {
+  Model m;
+  Callback cb;
+  cb.name = "x";
+  cb.kind = CallbackKind::Timer;
+  cb.node = "n";
+  cb.wcet = 1;
+  m.callbacks.push_back(cb);  // no period
+  m.chains.push_back(Chain{"c", {"x"}});
+  EXPECT_THROW(validate(m, "generated"), ModelError);
+  m.callbacks[0].period = 100;
+  EXPECT_NO_THROW(validate(m, "generated"));
+  EXPECT_EQ(m.chain("c").period, 100);
+}
+
+TEST(Model, MissingFileIsAClearError) {
+  try {
+    load_model("/nonexistent/model.yaml");
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/model.yaml: cannot open"), std::string::npos);
+  }
+}
