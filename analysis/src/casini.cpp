@@ -1,0 +1,113 @@
+// ros-default-st: the default single-threaded executor, Casini, Biondi, Nelissen, Buttazzo,
+// "Response-Time Analysis of ROS 2 Processing Chains under Reservation-Based Scheduling",
+// ECRTS 2019 (the chain-segment form quoted in shared/reference/response-time-analyses.md):
+//   busy window     L* = min{L : sbf(L) >= Σ_all rbf(L)}
+//   per offset A    F(A) = min{F : sbf(F) >= rbf_e(A + ε) + rbf_p(F − C_e + ε) + Σ_other rbf(F − C_e + ε)}
+//   segment bound   R = max_{A < L*} (F(A) − A)
+// with e the segment's last callback, p its earlier ones, rbf_x(Δ) = ⌈(Δ + J_x)/T_x⌉·C_x.
+// How we evaluate it (integer ns, ε = 1): the start of e is found first, as the least s with
+// sbf(s) > [work released in [0, s) other than e itself] (the executor is busy from the start
+// of the busy window until e starts), and then F = s − 1 + sbf⁻¹(C_e): once started, e runs
+// non-preemptively on the reservation. With a dedicated core this is exactly the equation
+// above; with a reservation it does not assume that the last C_e units arrive back to back.
+// The candidates for A are the instants where rbf_e(A + ε) steps: A_n = max(0, (n−1)T − J).
+// Deliberate simplifications, all on the safe side: the polling-point order is not used (any
+// work released before e starts may run before it, as in Casini's rbf_other), so timers get no
+// special treatment; release jitter of callbacks of other chains is J_x = R_i − C_x (they run
+// inside their chain's response window); a segment with an intra-executor hop cost is split
+// into one segment per callback (a suspension would break the busy-window argument).
+#include <algorithm>
+
+#include "chain_rta.hpp"
+
+namespace chainrt::detail {
+
+namespace {
+
+struct Rbf {
+  Duration C = 0, T = 1, J = 0;
+  Duration at(Duration d) const { return d <= 0 ? 0 : ((d + J + T - 1) / T) * C; }
+};
+
+std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>& cbs, int X,
+                                   const std::vector<Duration>& R, Duration offset, Duration limit) {
+  const Task& tk = v.tasks[k];
+  if (v.supply[X].size() != 1) return std::nullopt;
+  const Supply& sup = v.supply[X][0];
+  std::vector<Rbf> others;
+  for (std::size_t i = 0; i < v.tasks.size(); ++i) {
+    const Task& ti = v.tasks[i];
+    for (int c : ti.work) {
+      if (v.cbs[c].executor != X) continue;
+      if (static_cast<int>(i) == k && std::find(cbs.begin(), cbs.end(), c) != cbs.end()) continue;
+      if (R[i] == kUnbounded) return std::nullopt;
+      others.push_back(Rbf{v.cbs[c].wcet, ti.T, std::max<Duration>(0, R[i] - v.cbs[c].wcet)});
+    }
+  }
+  Duration Cp = 0;
+  for (std::size_t j = 0; j + 1 < cbs.size(); ++j) Cp += v.cbs[cbs[j]].wcet;
+  const Duration Ce = v.cbs[cbs.back()].wcet;
+  const Rbf p{Cp, tk.T, offset}, e{Ce, tk.T, offset};
+  auto other = [&](Duration d) {
+    Duration s = 0;
+    for (const auto& o : others) s += o.at(d);
+    return s;
+  };
+  // Busy window.
+  const Duration horizon = std::max<Duration>(limit, tk.T) * 64;
+  SupplySet one{{sup}};
+  Duration L = 1;
+  for (;;) {
+    Duration w = p.at(L) + e.at(L) + other(L);
+    auto Ln = one.first_at_least(w, L, horizon);
+    if (!Ln) return std::nullopt;
+    if (*Ln <= L) break;
+    L = *Ln;
+  }
+  const Duration ce_wall = sup.sbf_inverse(Ce);
+  if (ce_wall < 0) return std::nullopt;
+  Duration worst = 0;
+  for (Duration n = 1;; ++n) {
+    Duration A = std::max<Duration>(0, (n - 1) * tk.T - offset);
+    if (A >= L) break;
+    // Start of e: least s with sbf(s) > W(s), W(s) = work released in [0, s) except e itself.
+    Duration s = 1;
+    for (;;) {
+      Duration w = e.at(A + 1) - Ce + p.at(s) + other(s);
+      auto sn = one.first_at_least(w + 1, s, horizon);
+      if (!sn) return std::nullopt;
+      if (*sn <= s) break;
+      s = *sn;
+    }
+    Duration F = s - 1 + ce_wall;
+    worst = std::max(worst, F - A);
+    if (worst > limit) return std::nullopt;
+  }
+  return worst;
+}
+
+}  // namespace
+
+std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const std::vector<Duration>& R,
+                                             Duration offset, Duration limit) {
+  if (seg.intra_comm == 0) return casini_one(v, k, seg.cbs, seg.executor, R, offset, limit);
+  // Split at the hops (each hop's cost as a delay between the parts).
+  const Task& tk = v.tasks[k];
+  const Chain& ch = v.model->chains[tk.chain];
+  Duration total = 0;
+  for (std::size_t j = 0; j < seg.cbs.size(); ++j) {
+    if (j > 0) {
+      // Hop into seg.cbs[j]: find it among the chain's hops.
+      const std::string& to = v.model->callbacks[seg.cbs[j]].name;
+      for (const auto& h : ch.hops)
+        if (h.to == to) total += v.model->communication.cost_of(h.comm).cost(h.message_size);
+    }
+    auto b = casini_one(v, k, {seg.cbs[j]}, seg.executor, R, offset + total, limit - total);
+    if (!b) return std::nullopt;
+    total += *b;
+    if (total > limit) return std::nullopt;
+  }
+  return total;
+}
+
+}  // namespace chainrt::detail

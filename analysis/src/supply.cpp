@@ -1,0 +1,66 @@
+// Supply bound functions (supply.hpp): the periodic resource model of Shin & Lee and the
+// dedicated core; the formula is the one quoted in shared/reference/response-time-analyses.md.
+#include "chainrt/analysis/supply.hpp"
+
+#include <algorithm>
+
+namespace chainrt {
+
+Duration Supply::sbf(Duration d) const {
+  if (d <= 0) return 0;
+  if (!reservation) return d;
+  const Duration Q = reservation->budget, P = reservation->period;
+  if (Q >= P) return d;
+  if (Q <= 0) return 0;
+  const Duration gap = P - Q;
+  if (d < gap) return 0;
+  const Duration k = (d - gap) / P;
+  return k * Q + std::max<Duration>(0, d - 2 * gap - k * P);
+}
+
+Duration Supply::sbf_inverse(Duration x) const {
+  if (x <= 0) return 0;
+  if (!reservation || reservation->budget >= reservation->period) return x;
+  const Duration Q = reservation->budget, P = reservation->period;
+  if (Q <= 0) return -1;  // never
+  // x = k·Q + r with 0 < r <= Q: reached r units into the (k+1)-th supply slot, which starts
+  // at 2(P − Q) + k·P.
+  const Duration k = (x - 1) / Q;
+  const Duration r = x - k * Q;
+  return 2 * (P - Q) + k * P + r;
+}
+
+Duration Supply::lsbf(Duration d) const {
+  if (!reservation || reservation->budget >= reservation->period) return std::max<Duration>(0, d);
+  const Duration Q = reservation->budget, P = reservation->period;
+  const Duration x = d - 2 * (P - Q);
+  if (x <= 0) return 0;
+  return static_cast<Duration>((static_cast<__int128>(Q) * x) / P);
+}
+
+Duration SupplySet::sbf(Duration d) const {
+  Duration s = 0;
+  for (const auto& t : threads) s += t.sbf(d);
+  return s;
+}
+
+bool SupplySet::dedicated() const {
+  return std::all_of(threads.begin(), threads.end(), [](const Supply& s) {
+    return !s.reservation || s.reservation->budget >= s.reservation->period;
+  });
+}
+
+std::optional<Duration> SupplySet::first_at_least(Duration x, Duration from, Duration limit) const {
+  // sbf is non-decreasing: binary search on [from, limit].
+  if (sbf(from) >= x) return from;
+  if (sbf(limit) < x) return std::nullopt;
+  Duration lo = from, hi = limit;  // sbf(lo) < x <= sbf(hi)
+  while (hi - lo > 1) {
+    Duration mid = lo + (hi - lo) / 2;
+    if (sbf(mid) >= x) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+}  // namespace chainrt

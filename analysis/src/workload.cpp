@@ -1,0 +1,219 @@
+// Building the analyses' view of a model (workload.hpp).
+#include "workload.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace chainrt::detail {
+
+HopCost model_hop_cost(const Model& m) {
+  const Communication comm = m.communication;
+  return [comm](const Hop& h) { return comm.cost_of(h.comm).cost(h.message_size); };
+}
+
+int effective_priority(const Model& m, std::size_t callback) {
+  const Callback& cb = m.callbacks[callback];
+  if (cb.priority) return *cb.priority;
+  int best = kNoPriority;
+  for (const auto& c : m.chains) {
+    if (!c.priority) continue;
+    for (std::size_t pos = 0; pos < c.callbacks.size(); ++pos)
+      if (c.callbacks[pos] == cb.name) best = std::max(best, *c.priority * 1024 + static_cast<int>(pos));
+  }
+  return best;
+}
+
+namespace {
+
+std::uint64_t thread_mask(const Executor& e, const Callback& cb) {
+  const std::size_t n = std::min<std::size_t>(e.threads.size(), 64);
+  std::uint64_t all = n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1);
+  if (cb.affinity.empty()) return all;
+  std::uint64_t mask = 0;
+  for (std::size_t t = 0; t < n; ++t)
+    for (const auto& a : cb.affinity)
+      if (e.threads[t].name == a || e.threads[t].thread_class == a) mask |= std::uint64_t{1} << t;
+  return mask;
+}
+
+}  // namespace
+
+View build_view(const Model& m, const HopCost& cost) {
+  View v;
+  v.model = &m;
+  // Executors: supply of every thread. A thread is on a dedicated core when it is pinned to
+  // one core no other thread of its host is pinned to (or, unpinned, when the host has at
+  // least as many cores as threads); a reservation gives its periodic-resource supply.
+  std::map<std::string, int> host_ix;
+  for (std::size_t h = 0; h < m.hosts.size(); ++h) host_ix[m.hosts[h].name] = static_cast<int>(h);
+  std::map<std::pair<int, int>, int> pinned;  // (host, core) -> threads pinned there
+  std::vector<int> threads_on_host(m.hosts.size(), 0);
+  for (const auto& e : m.executors) {
+    int h = host_ix.count(e.host) ? host_ix[e.host] : 0;
+    for (const auto& t : e.threads) {
+      threads_on_host[h]++;
+      for (int c : t.cores) pinned[{h, c}]++;
+    }
+  }
+  v.supply.resize(m.executors.size());
+  v.thread_be.resize(m.executors.size());
+  v.shared_core.assign(m.executors.size(), false);
+  v.host_of.resize(m.executors.size());
+  for (std::size_t x = 0; x < m.executors.size(); ++x) {
+    const Executor& e = m.executors[x];
+    int h = host_ix.count(e.host) ? host_ix[e.host] : 0;
+    v.host_of[x] = h;
+    const int cores = m.hosts.empty() ? 1 : m.hosts[h].cores;
+    for (const auto& t : e.threads) {
+      Supply s;
+      bool be = false;
+      for (const auto& tc : e.thread_classes)
+        if (tc.name == t.thread_class && tc.kind == CriticalityClass::BestEffort) be = true;
+      if (t.reservation) {
+        s.reservation = t.reservation;
+      } else {
+        bool dedicated = t.cores.size() == 1 ? pinned[{h, t.cores[0]}] == 1 : threads_on_host[h] <= cores;
+        if (!dedicated) v.shared_core[x] = true;
+      }
+      v.supply[x].push_back(s);
+      v.thread_be[x].push_back(be);
+    }
+  }
+  // Callbacks.
+  std::map<std::string, int> group_ix;
+  for (std::size_t g = 0; g < m.groups.size(); ++g) group_ix[m.groups[g].name] = static_cast<int>(g);
+  v.cbs.resize(m.callbacks.size());
+  for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
+    const Callback& cb = m.callbacks[i];
+    CbInfo& c = v.cbs[i];
+    c.wcet = cb.wcet;
+    c.bcet = cb.best_case();
+    c.prio = effective_priority(m, i);
+    c.executor = static_cast<int>(m.executor_index(m.node(cb.node).executor));
+    auto g = group_ix.find(cb.group);
+    c.mutex_group = (g != group_ix.end() && m.groups[g->second].type == GroupType::MutuallyExclusive) ? g->second : -1;
+    c.threads = thread_mask(m.executors[c.executor], cb);
+  }
+  // Which callbacks a callback triggers when it publishes (every subscriber of every topic).
+  std::vector<std::vector<int>> triggers(m.callbacks.size());
+  for (std::size_t i = 0; i < m.callbacks.size(); ++i)
+    for (const auto& t : m.callbacks[i].publishes)
+      for (auto s : m.subscribers(t)) triggers[i].push_back(static_cast<int>(s));
+  std::vector<bool> on_chain(m.callbacks.size(), false);
+  std::vector<bool> triggered(m.callbacks.size(), false);
+
+  for (std::size_t ci = 0; ci < m.chains.size(); ++ci) {
+    const Chain& ch = m.chains[ci];
+    Task t;
+    t.name = ch.name;
+    t.chain = static_cast<int>(ci);
+    t.reported = true;
+    t.T = ch.period;
+    t.D = ch.deadline;
+    t.cls = ch.criticality_class;
+    t.linear = ch.is_linear();
+    for (const auto& n : ch.callbacks) t.path.push_back(static_cast<int>(m.callback_index(n)));
+    for (int c : t.path) on_chain[c] = true;
+    const Callback& first = m.callbacks[t.path.front()];
+    if (first.is_timer()) t.src_jitter = first.jitter;
+    // Work of one instance: the path plus everything its callbacks trigger (transitively).
+    std::set<int> work(t.path.begin(), t.path.end());
+    std::vector<int> stack(t.path.begin(), t.path.end());
+    while (!stack.empty()) {
+      int c = stack.back();
+      stack.pop_back();
+      for (int s : triggers[c]) {
+        triggered[s] = true;
+        if (work.insert(s).second) {
+          t.extras.push_back(s);
+          stack.push_back(s);
+        }
+      }
+    }
+    t.work = t.path;
+    t.work.insert(t.work.end(), t.extras.begin(), t.extras.end());
+    for (int c : t.path) t.path_wcet += v.cbs[c].wcet;
+    // Width: parallel branches of the chain graph plus extras.
+    if (t.linear) {
+      t.width = 1;
+    } else {
+      int leaves = static_cast<int>(ch.paths().size());
+      t.width = std::max(1, leaves);
+    }
+    t.width += static_cast<int>(t.extras.size());
+    // Best case: every path runs its callbacks one after the other.
+    for (const auto& p : ch.paths()) {
+      Duration b = 0;
+      for (const auto& n : p) b += v.cbs[m.callback_index(n)].bcet;
+      t.bcrt_lower = std::max(t.bcrt_lower, b);
+    }
+    // Segments of a linear chain: maximal runs on one executor.
+    if (t.linear) {
+      for (std::size_t j = 0; j < t.path.size(); ++j) {
+        int c = t.path[j];
+        Duration hc = j == 0 ? 0 : cost(ch.hops[j - 1]);
+        if (j == 0 || v.cbs[c].executor != t.segments.back().executor) {
+          Segment s;
+          s.executor = v.cbs[c].executor;
+          s.comm_before = hc;
+          t.segments.push_back(s);
+        } else {
+          t.segments.back().intra_comm += hc;
+        }
+        t.segments.back().cbs.push_back(c);
+      }
+    } else {
+      // A branching chain is one segment when it stays on one executor (callbacks in
+      // topological order, every hop's cost as suspension); otherwise it has none and the
+      // analyses say they do not apply.
+      bool one = std::all_of(t.path.begin(), t.path.end(),
+                             [&](int c) { return v.cbs[c].executor == v.cbs[t.path.front()].executor; });
+      if (one) {
+        Segment s;
+        s.executor = v.cbs[t.path.front()].executor;
+        s.cbs = t.path;
+        for (const auto& h : ch.hops) s.intra_comm += cost(h);
+        t.segments.push_back(s);
+      }
+    }
+    v.tasks.push_back(std::move(t));
+  }
+  // Pseudo-tasks: timers that start no chain, with whatever they trigger.
+  for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
+    const Callback& cb = m.callbacks[i];
+    if (on_chain[i] || !cb.is_timer()) continue;
+    Task t;
+    t.name = cb.name;
+    t.reported = false;
+    t.has_deadline = false;
+    t.T = cb.period;
+    t.D = cb.period;
+    t.src_jitter = cb.jitter;
+    t.path = {static_cast<int>(i)};
+    std::set<int> work{static_cast<int>(i)};
+    std::vector<int> stack{static_cast<int>(i)};
+    while (!stack.empty()) {
+      int c = stack.back();
+      stack.pop_back();
+      for (int s : triggers[c])
+        if (work.insert(s).second) {
+          t.extras.push_back(s);
+          stack.push_back(s);
+        }
+    }
+    t.work = t.path;
+    t.work.insert(t.work.end(), t.extras.begin(), t.extras.end());
+    t.width = 1 + static_cast<int>(t.extras.size());
+    t.path_wcet = cb.wcet;
+    t.bcrt_lower = cb.best_case();
+    Segment s;
+    s.executor = v.cbs[i].executor;
+    s.cbs = t.path;
+    t.segments.push_back(s);
+    v.tasks.push_back(std::move(t));
+  }
+  return v;
+}
+
+}  // namespace chainrt::detail

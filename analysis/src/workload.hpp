@@ -1,0 +1,100 @@
+// The analyses' view of a model (private to analysis/): callbacks as numbers (WCET, effective
+// priority, executor, mutually exclusive group, thread mask), chains as "tasks" with their
+// per-executor segments, hop costs and the work one instance triggers, and the supply of every
+// executor thread. Built once per analysis run; the model is never modified.
+//
+// Workload that is not a declared chain is still analysed as interference:
+//  - a timer that starts no chain becomes a pseudo-task (period = deadline = its period) that is
+//    not reported;
+//  - a subscription triggered by a chain callback but not on that chain (fan-out, or another
+//    chain's callback that also listens to the topic) counts as extra work of the triggering
+//    chain's every instance (it may run in parallel with the chain's path).
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "chainrt/analysis/supply.hpp"
+#include "chainrt/model/model.hpp"
+
+namespace chainrt::detail {
+
+inline constexpr int kNoPriority = INT_MIN;  // sorts after every fixed priority (sched tier 1)
+
+struct CbInfo {
+  Duration wcet = 0;
+  Duration bcet = 0;
+  int prio = kNoPriority;     // effective priority, larger = more important
+  int executor = 0;
+  int mutex_group = -1;       // index into model.groups when mutually exclusive, else -1
+  std::uint64_t threads = 0;  // mask of the executor's threads that may run it
+};
+
+struct Segment {
+  int executor = 0;
+  std::vector<int> cbs;       // consecutive path callbacks on this executor
+  Duration intra_comm = 0;    // Σ hop costs between them (self-suspension)
+  Duration comm_before = 0;   // cost of the hop that delivers the segment (0 for the first)
+};
+
+struct Task {
+  std::string name;
+  int chain = -1;             // index into model.chains; -1 for a pseudo-task
+  bool reported = false;
+  bool has_deadline = true;   // pseudo-tasks have none (EDF puts them last)
+  Duration T = 0, D = 0, src_jitter = 0;
+  CriticalityClass cls = CriticalityClass::RealTime;
+  std::vector<int> path;      // chain callbacks, topological order
+  bool linear = true;
+  std::vector<Segment> segments;
+  std::vector<int> work;      // every callback one instance runs (path + extras)
+  std::vector<int> extras;    // work not on the path
+  int width = 1;              // callbacks of one instance that may run at the same time
+  Duration bcrt_lower = 0;    // max over paths of Σ bcet
+  Duration path_wcet = 0;     // Σ wcet of path callbacks
+};
+
+struct View {
+  const Model* model = nullptr;
+  std::vector<CbInfo> cbs;                       // index = model callback index
+  std::vector<Task> tasks;                       // reported chains first, in model order
+  std::vector<std::vector<Supply>> supply;       // [executor][thread]
+  std::vector<std::vector<bool>> thread_be;      // [executor][thread]: LaME best-effort thread
+  std::vector<bool> shared_core;                 // [executor]: a thread shares its core unreserved
+  std::vector<int> host_of;                      // [executor] -> host index
+};
+
+using HopCost = std::function<Duration(const Hop&)>;
+// Hop cost from the model's communication costs (CommCost::cost of the hop's kind and size).
+HopCost model_hop_cost(const Model& m);
+View build_view(const Model& m, const HopCost& cost);
+
+// Effective fixed priority: the callback's own, else the PiCAS/LaME rule chain_priority * 1024
+// + position along the chain (highest over its chains), as sched::effective_priority does.
+int effective_priority(const Model& m, std::size_t callback);
+
+// Work of a chain instance whose C units lie inside [release, release + R]: the maximum
+// amount in any window of length x (Bertogna & Cirinei's carry-in workload):
+//   W(x) = N·C + min(C, x + R − C − N·T),  N = ⌊(x + R − C)/T⌋.
+inline Duration carry_in_workload(Duration x, Duration C, Duration R, Duration T) {
+  if (C <= 0 || x <= 0) return 0;
+  Duration span = x + R - C;
+  if (span < 0) return 0;
+  Duration N = span / T;
+  Duration rest = span - N * T;
+  return N * C + (rest < C ? rest : C);
+}
+
+// Number of instances of a task (period T, response bound R) that overlap a window of length
+// x: releases in (t − R, t + x).
+inline Duration overlapping_instances(Duration x, Duration R, Duration T) {
+  if (x <= 0) return 0;
+  return (x + R + T - 1) / T;
+}
+
+inline Duration ceil_div(Duration a, Duration b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+}  // namespace chainrt::detail
