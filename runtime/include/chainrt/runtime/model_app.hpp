@@ -1,0 +1,56 @@
+// chainrt runtime: run a chainrt model on real ROS 2. Builds, for the executors of one
+// process, rcl nodes, callback groups, timers and subscriptions from the model (sched::make_setup
+// numbers callbacks and derives priorities, affinities and threads exactly as the simulator
+// does); each callback burns its WCET as thread CPU time and then publishes, on each topic it
+// publishes, a std_msgs/UInt8MultiArray of the topic's size that carries the chain-instance
+// stamp in its first 32 bytes (ChainHeader). Executors with different `process` values are
+// meant to run as separate processes (one `chainrt-run --process P` each).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+#include "chainrt/runtime/monitor.hpp"
+
+namespace chainrt::runtime {
+
+// The chain-instance stamp carried by the model's messages (little-endian, 32 bytes).
+struct ChainHeader {
+  std::uint32_t magic = 0x43525431;  // "CRT1"
+  std::uint32_t chain = 0xffffffffu; // model chain index
+  std::uint64_t instance = 0;
+  std::int64_t release = 0;          // CLOCK_MONOTONIC ns (processes of one host share it)
+  std::int64_t deadline = 0;
+};
+static_assert(sizeof(ChainHeader) == 32);
+
+struct ModelRunOptions {
+  std::string process;               // run the executors of this process; "" = every executor
+  std::optional<Policy> policy;      // overrides every executor's policy
+  std::optional<int> threads;        // N plain threads per executor (affinity ignored)
+  Duration duration = 10'000'000'000;
+  Duration warmup = 500'000'000;     // instances released earlier are not measured
+  Duration discovery_timeout = 30'000'000'000;
+  std::string topic_prefix;          // prepended to every topic (isolates concurrent runs)
+  Duration stats_period = 0;         // /chainrt/chain_stats period; 0 = not published
+  bool thread_params = true;         // apply pinning / SCHED_FIFO / SCHED_DEADLINE
+};
+
+// Process name of an executor: its `process`, or its own name when it has none.
+std::string process_of(const chainrt::Executor& e);
+// Distinct processes of the model, in executor order.
+std::vector<std::string> model_processes(const Model& m);
+
+// Run the executors of options.process for options.duration; the merged report of those
+// executors (chains keep their samples for cross-process merging). Stops early on SIGINT or
+// SIGTERM (install_signal_handlers() is called).
+RunReport run_model(const Model& model, const ModelRunOptions& options);
+
+// Merge per-executor (or per-process) reports of the same chains: samples are concatenated,
+// extremes and counts combined, p99 recomputed.
+RunReport merge_reports(const std::vector<RunReport>& parts);
+
+}  // namespace chainrt::runtime

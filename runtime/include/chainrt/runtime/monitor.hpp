@@ -1,0 +1,97 @@
+// chainrt runtime: run-time monitoring. Per callback: instances, CPU time (thread CPU clock),
+// start/finish of each instance (the dispatch trace); per chain: end-to-end response time of
+// each instance (finish of its last callback minus the release of its first, EDF ready-queue
+// paper Sec. IV-B a_i^k), deadline misses and dropped inputs (inputs overwritten in a full
+// subscription queue, timer releases skipped by the overrun rule).
+// Storage is preallocated; recording never allocates (the sample ring overwrites its oldest
+// entry when full and the aggregates stay exact).
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+#include "chainrt/sched/ready_queue.hpp"
+
+namespace chainrt::runtime {
+
+// One dispatched callback instance.
+struct DispatchRecord {
+  sched::CallbackId callback = sched::kNoCallback;
+  sched::ThreadId thread = 0;
+  Duration start = 0;      // CLOCK_MONOTONIC ns
+  Duration finish = 0;
+  Duration cpu = 0;        // thread CPU time used
+  Duration deadline = 0;   // absolute deadline it was queued with (kNoDeadline: none)
+  Duration release = 0;    // release of its chain instance (0: none)
+};
+
+struct CallbackStats {
+  std::string name;
+  std::uint64_t instances = 0;
+  std::uint64_t exceptions = 0;
+  std::uint64_t drops = 0;        // subscription: overwritten inputs; timer: skipped releases
+  Duration cpu_total = 0;
+  Duration cpu_max = 0;
+  Duration wall_max = 0;          // finish - start
+};
+
+// Latency statistics of one chain (the simulator's JSON keys).
+struct ChainStats {
+  std::string name;
+  Duration period_ns = 0;
+  Duration deadline_ns = 0;
+  Duration wcrt_ns = 0;
+  Duration bcrt_ns = 0;
+  double mean_ns = 0;
+  Duration p99_ns = 0;
+  std::uint64_t instances = 0;
+  std::uint64_t deadline_misses = 0;
+  std::uint64_t drops = 0;
+  std::vector<Duration> samples;  // the retained response times (most recent, bounded)
+};
+
+// Fixed-capacity recorder of response times for one chain.
+class LatencyRecorder {
+ public:
+  void reserve(std::size_t capacity) { ring_.assign(capacity == 0 ? 1 : capacity, 0); }
+  void record(Duration r, Duration deadline) noexcept {
+    ring_[count_ % ring_.size()] = r;
+    ++count_;
+    sum_ += static_cast<double>(r);
+    if (count_ == 1 || r > max_) max_ = r;
+    if (count_ == 1 || r < min_) min_ = r;
+    if (deadline > 0 && r > deadline) ++misses_;
+  }
+  std::uint64_t count() const noexcept { return count_; }
+  // Fill the statistics fields of `out` (p99 over the retained samples, nearest rank).
+  void summarize(ChainStats& out, std::size_t max_samples = SIZE_MAX) const;
+
+ private:
+  std::vector<Duration> ring_{0};
+  std::uint64_t count_ = 0, misses_ = 0;
+  double sum_ = 0;
+  Duration max_ = 0, min_ = 0;
+};
+
+// p-quantile (0..1) by nearest rank of `v` (copied and sorted).
+Duration quantile(std::vector<Duration> v, double p);
+
+struct RunReport {
+  std::string policy;
+  std::size_t threads = 0;
+  Duration duration_ns = 0;
+  std::vector<ChainStats> chains;
+  std::vector<CallbackStats> callbacks;
+  std::vector<std::string> warnings;
+  std::uint64_t dispatches = 0;
+};
+
+// JSON of a report: {"policy", "threads", "duration_ns", "dispatches", "chains": {NAME: {...}},
+// "callbacks": {NAME: {...}}, "warnings": [...]}; with_samples adds "samples_ns" per chain.
+std::string to_json(const RunReport& r, bool with_samples = false);
+std::string json_escape(const std::string& s);
+
+}  // namespace chainrt::runtime

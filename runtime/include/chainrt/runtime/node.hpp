@@ -1,0 +1,269 @@
+// chainrt runtime: a small rclcpp-like node API on the rcl C API — Context, Node,
+// CallbackGroup, Publisher<T>, Subscription<T>, Timer — with C++ message types from the
+// installed interface packages (rosidl_typesupport_cpp). Messages travel through the real
+// middleware (rmw/DDS). The executor (executor.hpp) runs the callbacks.
+//
+// Chain instances (EDF ready-queue paper Sec. IV-B): every callback instance runs with a Stamp
+// {release a_i^k, absolute deadline d_i^k = a_i^k + D_i, chain}. A timer that starts a chain
+// creates it; a subscription gets it from its message (the `stamp_of` extractor of its options,
+// e.g. a header the publishing callback filled from current_stamp()). This is how the deadline
+// of a chain instance travels from its first to its last callback, across processes too.
+//
+// Timers are released by the executor's own monotonic clock (ROS time / sim time are not
+// supported); their overrun rule is sched::TimerClock (EDF paper Sec. IV-A).
+#pragma once
+
+#include <rcl/rcl.h>
+#include <rosidl_runtime_c/message_type_support_struct.h>
+#include <rosidl_typesupport_cpp/message_type_support.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+#include "chainrt/sched/ready_queue.hpp"
+
+namespace chainrt::runtime {
+
+// CLOCK_MONOTONIC in nanoseconds (the executor's clock; same on every process of a host).
+Duration now_ns() noexcept;
+// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in nanoseconds.
+Duration thread_cpu_ns() noexcept;
+// Burn `work` nanoseconds of the calling thread's CPU time (a callback's execution time).
+void burn_cpu(Duration work) noexcept;
+
+inline constexpr std::uint32_t kNoChain = 0xffffffffu;
+
+// The chain instance a callback instance belongs to.
+struct Stamp {
+  Duration release = 0;                      // a_i^k: release of the chain's first callback
+  Duration deadline = sched::kNoDeadline;    // d_i^k = a_i^k + D_i
+  std::uint32_t chain = kNoChain;            // index of the chain in the executor's chain list
+  std::uint64_t instance = 0;                // k
+};
+// The stamp of the callback instance running on this thread (a default Stamp outside one).
+const Stamp& current_stamp() noexcept;
+
+// rcl context (rcl_init .. rcl_shutdown). One per process is the usual case.
+class Context {
+ public:
+  explicit Context(int argc = 0, const char* const* argv = nullptr);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  rcl_context_t* get() noexcept { return &context_; }
+  bool ok() const noexcept;
+  std::uint64_t next_entity_sequence() noexcept { return entity_seq_++; }
+
+ private:
+  rcl_init_options_t options_;
+  rcl_context_t context_;
+  std::atomic<std::uint64_t> entity_seq_{0};
+};
+
+class CallbackGroup {
+ public:
+  CallbackGroup(std::string name, GroupType type) : name_(std::move(name)), type_(type) {}
+  const std::string& name() const noexcept { return name_; }
+  GroupType type() const noexcept { return type_; }
+
+ private:
+  std::string name_;
+  GroupType type_;
+};
+
+// Scheduling parameters of one callback (all optional).
+struct CallbackOptions {
+  std::string name;                              // default: node/topic or node/timer<N>
+  CallbackGroup* group = nullptr;                // default: the node's mutually exclusive group
+  std::optional<int> priority;                   // fixed priority (fp/picas/mixed/lame)
+  sched::AffinityMask affinity = sched::kAnyThread;  // executor threads allowed to run it
+};
+
+class Node;
+class Executor;
+
+// One source of callback instances (a timer or a subscription), as the executor sees it.
+class Entity {
+ public:
+  virtual ~Entity() = default;
+  const std::string& name() const noexcept { return options_.name; }
+  CallbackKind kind() const noexcept { return kind_; }
+  const CallbackOptions& options() const noexcept { return options_; }
+  Node& node() const noexcept { return *node_; }
+  std::uint64_t sequence() const noexcept { return seq_; }
+
+ protected:
+  Entity(Node& node, CallbackKind kind, CallbackOptions options);
+  Node* node_;
+  CallbackKind kind_;
+  CallbackOptions options_;
+  std::uint64_t seq_;
+};
+
+class PublisherBase {
+ public:
+  PublisherBase(Node& node, const rosidl_message_type_support_t* ts, const std::string& topic,
+                std::size_t depth);
+  virtual ~PublisherBase();
+  PublisherBase(const PublisherBase&) = delete;
+  PublisherBase& operator=(const PublisherBase&) = delete;
+  // Matched subscriptions (discovery done).
+  std::size_t subscription_count() const;
+  const std::string& topic() const noexcept { return topic_; }
+  rcl_publisher_t* get() noexcept { return &pub_; }
+
+ protected:
+  bool publish_raw(const void* msg) noexcept;  // false (and a counted error) on failure
+  Node* node_;
+  std::string topic_;
+  rcl_publisher_t pub_;
+  std::atomic<std::uint64_t> errors_{0};
+};
+
+template <class T>
+class Publisher : public PublisherBase {
+ public:
+  Publisher(Node& node, const std::string& topic, std::size_t depth)
+      : PublisherBase(node, rosidl_typesupport_cpp::get_message_type_support_handle<T>(), topic,
+                      depth) {}
+  bool publish(const T& msg) noexcept { return publish_raw(&msg); }
+};
+
+// Type-erased part of a subscription: the rcl subscription, the DDS "new message" listener and
+// a preallocated ring of taken messages (depth = QoS depth; overflow drops the oldest input).
+class SubscriptionBase : public Entity {
+ public:
+  ~SubscriptionBase() override;
+  rcl_subscription_t* get() noexcept { return &sub_; }
+  std::size_t depth() const noexcept { return depth_; }
+  const std::string& topic() const noexcept { return topic_; }
+
+  // --- used by the executor, under its lock; no allocation ---
+  void prepare_slots(std::size_t executor_threads);       // before start
+  void set_listener(void (*fn)(const void*, std::size_t), const void* user);
+  // Take every available message into the ring; returns how many were taken.
+  std::size_t take_available() noexcept;
+  bool has_input() const noexcept { return fifo_count_ > 0; }
+  const Stamp& head_stamp() const noexcept { return stamps_[fifo_[fifo_head_]]; }
+  int pop_input() noexcept;                 // slot of the oldest input; it is now executing
+  void release_slot(int slot) noexcept;     // the instance that used `slot` finished
+  const Stamp& stamp(int slot) const noexcept { return stamps_[slot]; }
+  std::uint64_t drops() const noexcept { return drops_; }
+  std::uint64_t taken() const noexcept { return taken_; }
+  virtual void invoke(int slot) = 0;       // run the user callback on the message in `slot`
+
+ protected:
+  SubscriptionBase(Node& node, const rosidl_message_type_support_t* ts, const std::string& topic,
+                   std::size_t depth, CallbackOptions options);
+  virtual void* slot_message(int slot) noexcept = 0;
+  virtual void resize_slots(std::size_t n) = 0;
+  virtual Stamp stamp_of_slot(int slot) noexcept = 0;
+
+  std::string topic_;
+  std::size_t depth_;
+  rcl_subscription_t sub_;
+  // ring of inputs: fifo_ holds slot indices (oldest first), free_ the unused slots
+  std::vector<int> fifo_;
+  std::size_t fifo_head_ = 0, fifo_count_ = 0;
+  std::vector<int> free_;
+  std::vector<Stamp> stamps_;
+  std::uint64_t drops_ = 0, taken_ = 0;
+};
+
+template <class T>
+class Subscription : public SubscriptionBase {
+ public:
+  using Callback = std::function<void(const T&)>;
+  using StampOf = std::function<Stamp(const T&)>;
+  Subscription(Node& node, const std::string& topic, std::size_t depth, Callback cb,
+               CallbackOptions options, StampOf stamp_of)
+      : SubscriptionBase(node, rosidl_typesupport_cpp::get_message_type_support_handle<T>(),
+                         topic, depth, std::move(options)),
+        cb_(std::move(cb)),
+        stamp_of_(std::move(stamp_of)) {}
+  void invoke(int slot) override { cb_(msgs_[slot]); }
+
+ protected:
+  void* slot_message(int slot) noexcept override { return &msgs_[slot]; }
+  void resize_slots(std::size_t n) override { msgs_.resize(n); }
+  Stamp stamp_of_slot(int slot) noexcept override {
+    if (!stamp_of_) return Stamp{};
+    try {
+      return stamp_of_(msgs_[slot]);
+    } catch (...) {
+      return Stamp{};
+    }
+  }
+
+ private:
+  Callback cb_;
+  StampOf stamp_of_;
+  std::vector<T> msgs_;
+};
+
+class Timer : public Entity {
+ public:
+  using Callback = std::function<void()>;
+  Timer(Node& node, Duration period, Duration offset, Callback cb, CallbackOptions options);
+  Duration period() const noexcept { return period_; }
+  Duration offset() const noexcept { return offset_; }
+  void invoke() { cb_(); }
+
+ private:
+  Duration period_, offset_;
+  Callback cb_;
+};
+
+// A ROS 2 node: owns its publishers, subscriptions, timers and callback groups.
+class Node {
+ public:
+  Node(Context& context, const std::string& name, const std::string& ns = "");
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const std::string& name() const noexcept { return name_; }
+  Context& context() noexcept { return *context_; }
+  rcl_node_t* get() noexcept { return &node_; }
+  CallbackGroup* default_group() noexcept { return groups_.front().get(); }
+
+  CallbackGroup* create_callback_group(GroupType type, const std::string& name = "");
+
+  template <class T>
+  std::shared_ptr<Publisher<T>> create_publisher(const std::string& topic, std::size_t depth) {
+    auto p = std::make_shared<Publisher<T>>(*this, topic, depth);
+    publishers_.push_back(p);
+    return p;
+  }
+  template <class T>
+  std::shared_ptr<Subscription<T>> create_subscription(
+      const std::string& topic, std::size_t depth, typename Subscription<T>::Callback cb,
+      CallbackOptions options = {}, typename Subscription<T>::StampOf stamp_of = nullptr) {
+    if (options.name.empty()) options.name = name_ + "/" + topic;
+    auto s = std::make_shared<Subscription<T>>(*this, topic, depth, std::move(cb),
+                                               std::move(options), std::move(stamp_of));
+    entities_.push_back(s);
+    return s;
+  }
+  // A timer released every `period` ns, first at start + `offset`.
+  std::shared_ptr<Timer> create_timer(Duration period, Timer::Callback cb,
+                                      CallbackOptions options = {}, Duration offset = 0);
+
+  const std::vector<std::shared_ptr<Entity>>& entities() const noexcept { return entities_; }
+
+ private:
+  Context* context_;
+  std::string name_;
+  rcl_node_t node_;
+  std::vector<std::unique_ptr<CallbackGroup>> groups_;
+  std::vector<std::shared_ptr<Entity>> entities_;
+  std::vector<std::shared_ptr<PublisherBase>> publishers_;
+};
+
+}  // namespace chainrt::runtime

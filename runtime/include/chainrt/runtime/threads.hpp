@@ -1,0 +1,48 @@
+// chainrt runtime: OS-level thread parameters of executor threads and the readyQueue lock.
+//  - SCHED_FIFO priority, CPU pinning, SCHED_DEADLINE reservation (runtime Q, period P) via
+//    the sched_setattr system call (LaME Sec. 4.1: thread classes with budgets);
+//  - PiMutex: a futex-based mutex with priority inheritance (PTHREAD_PRIO_INHERIT), the
+//    "RT mutex" LaME Sec. 4.1 puts around the executor's shared state so that a throttled or
+//    preempted lock holder inherits the priority of the threads waiting for it.
+// Without the privilege (EPERM) every request degrades to normal scheduling with a warning;
+// nothing here throws or aborts.
+#pragma once
+
+#include <pthread.h>
+
+#include <string>
+#include <vector>
+
+#include "chainrt/sched/setup.hpp"
+
+namespace chainrt::runtime {
+
+class PiMutex {
+ public:
+  PiMutex() noexcept;
+  ~PiMutex();
+  PiMutex(const PiMutex&) = delete;
+  PiMutex& operator=(const PiMutex&) = delete;
+  void lock() noexcept;
+  void unlock() noexcept;
+  bool try_lock() noexcept;
+  bool priority_inheritance() const noexcept { return pi_; }
+
+ private:
+  pthread_mutex_t m_;
+  bool pi_ = false;
+};
+
+// What applying a ThreadSpec to the calling thread achieved.
+struct ThreadSetupResult {
+  bool pinned = false;
+  bool fifo = false;
+  bool deadline = false;
+  std::vector<std::string> warnings;
+};
+
+// Apply `spec` (cores, SCHED_FIFO priority, SCHED_DEADLINE reservation) to the calling thread.
+// A reservation takes precedence over a FIFO priority (a thread has one scheduling class).
+ThreadSetupResult apply_thread_spec(const sched::ThreadSpec& spec) noexcept;
+
+}  // namespace chainrt::runtime

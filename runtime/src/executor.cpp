@@ -1,0 +1,588 @@
+// chainrt runtime: the executor (see executor.hpp for the design and the paper sections).
+#include "chainrt/runtime/executor.hpp"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <std_msgs/msg/string.hpp>
+
+namespace chainrt::runtime {
+
+void set_current_stamp(const Stamp& s) noexcept;  // node.cpp
+
+namespace {
+
+using sched::CallbackId;
+using sched::kNoCallback;
+using sched::kNoDeadline;
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Duration timeout) {
+  timespec ts{};
+  timespec* tp = nullptr;
+  if (timeout >= 0) {
+    ts.tv_sec = static_cast<time_t>(timeout / 1000000000);
+    ts.tv_nsec = static_cast<long>(timeout % 1000000000);
+    tp = &ts;
+  }
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, tp,
+          nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX,
+          nullptr, nullptr, 0);
+}
+
+// Registry of started executors for the signal handler (async-signal-safe: fixed array).
+constexpr int kMaxExecutors = 64;
+std::atomic<Executor*> g_executors[kMaxExecutors];
+std::atomic<int> g_signal{0};
+
+void register_executor(Executor* e) {
+  for (auto& s : g_executors) {
+    Executor* expected = nullptr;
+    if (s.compare_exchange_strong(expected, e)) return;
+  }
+}
+void unregister_executor(Executor* e) {
+  for (auto& s : g_executors) {
+    Executor* expected = e;
+    s.compare_exchange_strong(expected, nullptr);
+  }
+}
+
+void on_signal(int sig) {
+  if (g_signal.exchange(1) != 0) {  // second signal: default action
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  for (auto& s : g_executors) {
+    Executor* e = s.load();
+    if (e) e->request_stop();
+  }
+}
+
+}  // namespace
+
+void install_signal_handlers() {
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool signal_received() noexcept { return g_signal.load() != 0; }
+void clear_signal() noexcept { g_signal.store(0); }
+
+// Run-time state of one callback (CallbackId = index).
+struct Executor::Slot {
+  Executor* exec = nullptr;
+  CallbackId id = 0;
+  Entity* entity = nullptr;
+  Timer* timer = nullptr;
+  SubscriptionBase* sub = nullptr;
+  sched::TimerClock clock;
+  Duration timer_rel_deadline = kNoDeadline;  // D of the chains this timer starts
+  std::uint32_t timer_chain = kNoChain;
+  std::uint64_t timer_instance = 0;
+  bool pending = false;  // ROS default: ready but not in the readySet
+  std::vector<std::uint32_t> leaf_of;  // chains whose instance completes with this callback
+  CallbackStats stats;
+  // lock-free dirty list (DDS listener -> executor)
+  std::atomic<bool> enlisted{false};
+  Slot* next_dirty = nullptr;
+};
+
+struct Executor::ChainState {
+  std::uint32_t source = kNoCallback;  // CallbackId of the source timer (kNoCallback: elsewhere)
+  std::string source_name;
+  std::vector<CallbackId> members;
+  LatencyRecorder latency;
+};
+
+Executor::Executor(Context& context, ExecutorOptions options)
+    : context_(&context), options_(std::move(options)) {
+  threads_spec_ = options_.threads;
+  if (threads_spec_.empty()) threads_spec_.push_back(sched::ThreadSpec{});
+  if (threads_spec_.size() > sched::kMaxThreads)
+    throw std::invalid_argument("an executor has at most 64 threads");
+  for (std::size_t i = 0; i < threads_spec_.size(); ++i)
+    if (threads_spec_[i].name.empty()) threads_spec_[i].name = "t" + std::to_string(i);
+}
+
+Executor::~Executor() {
+  request_stop();
+  join();
+  for (auto& s : slots_)
+    if (s->sub) {
+      try {
+        s->sub->set_listener(nullptr, nullptr);
+      } catch (...) {
+      }
+    }
+  unregister_executor(this);
+}
+
+void Executor::add_node(Node& node) {
+  if (prepared_) throw std::logic_error("add_node after prepare()");
+  nodes_.push_back(&node);
+}
+
+void Executor::add_chain(ChainSpec chain) {
+  if (prepared_) throw std::logic_error("add_chain after prepare()");
+  chain_specs_.push_back(std::move(chain));
+}
+
+CallbackId Executor::id_of(const std::string& name) const noexcept {
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i]->entity->name() == name) return static_cast<CallbackId>(i);
+  return kNoCallback;
+}
+
+const std::string& Executor::name_of(CallbackId id) const noexcept {
+  return slots_[id]->entity->name();
+}
+
+void Executor::prepare() {
+  if (prepared_) return;
+  // Registration order = creation order of the entities (ties of the ready queue).
+  std::vector<Entity*> entities;
+  for (Node* n : nodes_)
+    for (auto& e : n->entities()) entities.push_back(e.get());
+  std::sort(entities.begin(), entities.end(),
+            [](Entity* a, Entity* b) { return a->sequence() < b->sequence(); });
+
+  std::vector<sched::CallbackSpec> specs;
+  std::vector<sched::GroupSpec> groups;
+  std::vector<const CallbackGroup*> group_ptrs;
+  for (Entity* e : entities) {
+    auto s = std::make_unique<Slot>();
+    s->exec = this;
+    s->id = static_cast<CallbackId>(slots_.size());
+    s->entity = e;
+    s->timer = dynamic_cast<Timer*>(e);
+    s->sub = dynamic_cast<SubscriptionBase*>(e);
+    s->stats.name = e->name();
+    sched::CallbackSpec spec;
+    spec.kind = e->kind();
+    spec.priority = e->options().priority;
+    spec.affinity = e->options().affinity;
+    const CallbackGroup* g = e->options().group;
+    auto it = std::find(group_ptrs.begin(), group_ptrs.end(), g);
+    if (it == group_ptrs.end()) {
+      group_ptrs.push_back(g);
+      groups.push_back(sched::GroupSpec{g->type()});
+      spec.group = static_cast<sched::GroupId>(groups.size() - 1);
+    } else {
+      spec.group = static_cast<sched::GroupId>(it - group_ptrs.begin());
+    }
+    // A callback whose affinity names no thread of this executor could never run.
+    const sched::AffinityMask all =
+        threads_spec_.size() >= 64 ? sched::kAnyThread
+                                   : ((sched::AffinityMask{1} << threads_spec_.size()) - 1);
+    if ((spec.affinity & all) == 0) {
+      warnings_.push_back("callback '" + e->name() +
+                          "': its affinity contains no thread of this executor; any thread "
+                          "may run it");
+      spec.affinity = sched::kAnyThread;
+    }
+    specs.push_back(spec);
+    slots_.push_back(std::move(s));
+  }
+  queue_ = std::make_unique<sched::ReadyQueue>(options_.policy, specs, groups,
+                                               threads_spec_.size());
+
+  // Chains: sources, leaves, members.
+  chains_.resize(chain_specs_.size());
+  for (std::size_t c = 0; c < chain_specs_.size(); ++c) {
+    const ChainSpec& cs = chain_specs_[c];
+    ChainState& st = chains_[c];
+    st.latency.reserve(options_.samples_per_chain);
+    for (const auto& n : cs.callbacks) {
+      CallbackId id = id_of(n);
+      if (id != kNoCallback) st.members.push_back(id);
+    }
+    if (!cs.callbacks.empty()) {
+      st.source_name = cs.callbacks.front();
+      st.source = id_of(cs.callbacks.front());
+    }
+    std::vector<std::string> leaves = cs.leaves;
+    if (leaves.empty() && !cs.callbacks.empty()) leaves.push_back(cs.callbacks.back());
+    for (const auto& n : leaves) {
+      CallbackId id = id_of(n);
+      if (id != kNoCallback) slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
+    }
+    if (st.source != kNoCallback) {
+      Slot& src = *slots_[st.source];
+      if (!src.timer) {
+        warnings_.push_back("chain '" + cs.name + "': its first callback '" + st.source_name +
+                            "' is not a timer; its instances are not stamped here");
+      } else if (cs.deadline > 0 && (src.timer_chain == kNoChain ||
+                                     cs.deadline < src.timer_rel_deadline)) {
+        src.timer_chain = static_cast<std::uint32_t>(c);
+        src.timer_rel_deadline = cs.deadline;
+      } else if (src.timer_chain == kNoChain) {
+        src.timer_chain = static_cast<std::uint32_t>(c);
+      }
+    }
+  }
+
+  scratch_.reserve(slots_.size());
+  pending_list_.reserve(slots_.size());
+  trace_.assign(std::max<std::size_t>(options_.trace_capacity, 1), DispatchRecord{});
+  for (auto& s : slots_)
+    if (s->sub) s->sub->prepare_slots(threads_spec_.size());
+
+  // Arm the timers: epoch = now.
+  const Duration epoch = now_ns();
+  next_timer_due_ = kNoDeadline;
+  for (auto& s : slots_)
+    if (s->timer) {
+      s->clock.period = s->timer->period();
+      s->clock.next = epoch + s->timer->offset();
+      next_timer_due_ = std::min(next_timer_due_, s->clock.next);
+    }
+  // DDS listeners; enlist every subscription once for inputs that arrived before.
+  for (auto& s : slots_)
+    if (s->sub) {
+      s->sub->set_listener(&Executor::on_new_message, s.get());
+      on_new_message(s.get(), 0);
+    }
+  prepared_ = true;
+}
+
+void Executor::on_new_message(const void* user, std::size_t) {
+  Slot* s = const_cast<Slot*>(static_cast<const Slot*>(user));
+  Executor* ex = s->exec;
+  if (!s->enlisted.exchange(true, std::memory_order_acq_rel)) {
+    Slot* head = ex->dirty_.load(std::memory_order_relaxed);
+    do {
+      s->next_dirty = head;
+    } while (!ex->dirty_.compare_exchange_weak(head, s, std::memory_order_release,
+                                               std::memory_order_relaxed));
+  }
+  ex->wake_.fetch_add(1, std::memory_order_seq_cst);
+  if (ex->sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake_all(&ex->wake_);
+}
+
+Duration Executor::ready_deadline(CallbackId id) const noexcept {
+  const Slot& s = *slots_[id];
+  if (s.timer) {
+    return s.timer_rel_deadline == kNoDeadline ? kNoDeadline
+                                               : s.clock.next + s.timer_rel_deadline;
+  }
+  return s.sub->has_input() ? s.sub->head_stamp().deadline : kNoDeadline;
+}
+
+void Executor::make_ready(CallbackId id) noexcept {
+  Slot& s = *slots_[id];
+  if (queue_->queued(id) || s.pending) return;
+  if (options_.policy == Policy::RosDefault) {
+    s.pending = true;  // waits for the next polling point
+    pending_list_.push_back(id);
+  } else {
+    queue_->push(id, ready_deadline(id));
+  }
+}
+
+// Algorithm 2 (readyQueue updating), incrementally: only subscriptions the DDS listener
+// enlisted since the last update, and timers only when one is due.
+void Executor::harvest(Duration now) noexcept {
+  Slot* s = dirty_.exchange(nullptr, std::memory_order_acquire);
+  while (s) {
+    Slot* next = s->next_dirty;
+    s->enlisted.store(false, std::memory_order_release);
+    s->sub->take_available();
+    if (s->sub->has_input()) make_ready(s->id);
+    s = next;
+  }
+  if (now < next_timer_due_) return;
+  Duration due = kNoDeadline;
+  for (auto& sp : slots_) {
+    Slot& t = *sp;
+    if (!t.timer || queue_->queued(t.id) || t.pending) continue;
+    if (t.clock.ready(now)) make_ready(t.id);
+    else due = std::min(due, t.clock.next);
+  }
+  next_timer_due_ = due;
+}
+
+// ROS default executor (EDF paper Sec. II): at a polling point the readySet is cleared and
+// refilled with every ready callback whose group can run at this instant; callbacks of running
+// mutually exclusive groups wait for the next polling point.
+bool Executor::polling_point() noexcept {
+  scratch_.clear();
+  queue_->ordered(scratch_);
+  for (CallbackId id : scratch_) {
+    queue_->remove(id);
+    if (!slots_[id]->pending) {
+      slots_[id]->pending = true;
+      pending_list_.push_back(id);
+    }
+  }
+  bool added = false;
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < pending_list_.size(); ++i) {
+    CallbackId id = pending_list_[i];
+    if (queue_->group_free(id)) {
+      slots_[id]->pending = false;
+      queue_->push(id, ready_deadline(id));
+      added = true;
+    } else {
+      pending_list_[keep++] = id;
+    }
+  }
+  pending_list_.resize(keep);
+  return added;
+}
+
+void Executor::wake_others() noexcept {
+  wake_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake_all(&wake_);
+}
+
+void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
+                        std::unique_lock<PiMutex>& lk) noexcept {
+  Slot& s = *slots_[id];
+  Stamp stamp;
+  int slot = -1;
+  const Duration queued_deadline = queue_->deadline(id);
+  if (s.timer) {
+    // rcl_timer_call: the overrun rule moves the next release past now (sched::TimerClock).
+    sched::TimerClock::Take tk = s.clock.take(now);
+    s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
+    stamp.release = tk.released;
+    stamp.deadline =
+        s.timer_rel_deadline == kNoDeadline ? kNoDeadline : tk.released + s.timer_rel_deadline;
+    stamp.chain = s.timer_chain;
+    stamp.instance = s.timer_instance++;
+    next_timer_due_ = std::min(next_timer_due_, s.clock.next);
+  } else {
+    slot = s.sub->pop_input();
+    if (slot >= 0) stamp = s.sub->stamp(slot);
+    if (s.sub->has_input()) make_ready(id);  // the next input is queued at once
+  }
+  if (s.timer || slot >= 0) {
+    lk.unlock();
+    set_current_stamp(stamp);
+    const Duration start = now_ns();
+    const Duration cpu0 = thread_cpu_ns();
+    bool threw = false;
+    try {
+      if (s.timer) s.timer->invoke();
+      else s.sub->invoke(slot);
+    } catch (const std::exception& e) {
+      threw = true;
+      if (options_.print_exceptions)
+        std::fprintf(stderr, "chainrt: callback '%s' threw: %s (the executor goes on)\n",
+                     s.stats.name.c_str(), e.what());
+    } catch (...) {
+      threw = true;
+      if (options_.print_exceptions)
+        std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception "
+                     "(the executor goes on)\n", s.stats.name.c_str());
+    }
+    const Duration cpu = thread_cpu_ns() - cpu0;
+    const Duration finish = now_ns();
+    set_current_stamp(Stamp{});
+    lk.lock();
+    // monitoring (preallocated, no allocation)
+    CallbackStats& cs = s.stats;
+    ++cs.instances;
+    if (threw) ++cs.exceptions;
+    cs.cpu_total += cpu;
+    cs.cpu_max = std::max(cs.cpu_max, cpu);
+    cs.wall_max = std::max(cs.wall_max, finish - start);
+    DispatchRecord& r = trace_[dispatches_ % trace_.size()];
+    r = DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release};
+    ++dispatches_;
+    if (stamp.chain != kNoChain && stamp.chain < chains_.size() &&
+        stamp.release >= options_.record_from) {
+      const std::uint32_t src = chains_[stamp.chain].source;
+      const std::string& src_name = chains_[stamp.chain].source_name;
+      for (std::uint32_t c : s.leaf_of) {
+        ChainState& ch = chains_[c];
+        // an instance of chain c: stamped by c itself or by a chain with the same source
+        if (c == stamp.chain || (src != kNoCallback && ch.source == src) ||
+            (src == kNoCallback && ch.source_name == src_name))
+          ch.latency.record(finish - stamp.release, chain_specs_[c].deadline);
+      }
+    }
+  }
+  queue_->complete(id);
+  if (slot >= 0) s.sub->release_slot(slot);
+  wake_others();  // its group is free again; another thread may take a callback of it
+}
+
+void Executor::thread_main(sched::ThreadId t) {
+  ThreadSetupResult setup = apply_thread_spec(threads_spec_[t]);
+  std::unique_lock<PiMutex> lk(mutex_);
+  for (auto& w : setup.warnings) warnings_.push_back(std::move(w));
+  const bool ros_default = options_.policy == Policy::RosDefault;
+  while (!stop_requested()) {
+    const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
+    const Duration now = now_ns();
+    harvest(now);
+    CallbackId id = queue_->select(t);
+    if (id == kNoCallback && ros_default && polling_point()) {
+      id = queue_->select(t);
+      if (!queue_->empty()) wake_others();
+    }
+    if (id != kNoCallback) {
+      if (!queue_->empty()) wake_others();  // more work for idle threads
+      dispatch(t, id, now, lk);
+      continue;
+    }
+    // Idle: sleep until a message, a completion, the next timer release or stop.
+    const Duration timeout = next_timer_due_ == kNoDeadline ? -1 : std::max<Duration>(
+                                                                       next_timer_due_ - now, 0);
+    if (timeout == 0) continue;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    lk.unlock();
+    futex_wait(&wake_, seq, timeout);
+    lk.lock();
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+std::size_t Executor::poll_ready() {
+  prepare();
+  std::unique_lock<PiMutex> lk(mutex_);
+  harvest(now_ns());
+  if (options_.policy == Policy::RosDefault) polling_point();
+  return queue_->size() + pending_list_.size();
+}
+
+void Executor::start() {
+  if (started_) return;
+  prepare();
+  started_ = true;
+  stop_.store(0);
+  started_at_ = now_ns();
+  register_executor(this);
+  if (signal_received()) stop_.store(1);
+  if (options_.stats_period > 0) {
+    static std::atomic<int> counter{0};
+    stats_node_ = std::make_unique<Node>(
+        *context_, "chainrt_monitor_" + std::to_string(getpid()) + "_" +
+                       std::to_string(counter.fetch_add(1)));
+    stats_pub_ = std::make_shared<Publisher<std_msgs::msg::String>>(*stats_node_,
+                                                                     options_.stats_topic, 10);
+    stats_thread_ = std::thread([this] { stats_main(); });
+  }
+  for (std::size_t t = 0; t < threads_spec_.size(); ++t)
+    threads_.emplace_back([this, t] { thread_main(static_cast<sched::ThreadId>(t)); });
+}
+
+void Executor::request_stop() noexcept {
+  stop_.store(1, std::memory_order_seq_cst);
+  wake_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(&wake_);
+  futex_wake_all(&stop_);
+}
+
+void Executor::join() {
+  for (auto& th : threads_)
+    if (th.joinable()) th.join();
+  if (stats_thread_.joinable()) stats_thread_.join();
+  if (started_ && stopped_at_ == 0) stopped_at_ = now_ns();
+  threads_.clear();
+  unregister_executor(this);
+}
+
+void Executor::spin_for(Duration d) {
+  start();
+  const Duration end = now_ns() + d;
+  for (;;) {
+    Duration left = end - now_ns();
+    if (left <= 0 || stop_requested()) break;
+    futex_wait(&stop_, 0, std::min<Duration>(left, 100000000));
+  }
+  request_stop();
+  join();
+}
+
+void Executor::spin() {
+  start();
+  while (!stop_requested()) futex_wait(&stop_, 0, 100000000);
+  join();
+}
+
+void Executor::stats_main() {
+  // Publishes the chain statistics as JSON on a std_msgs/String topic (documented in
+  // docs/runtime.md); off the dispatch path, so it may allocate.
+  auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(stats_pub_.get());
+  Duration next = now_ns() + options_.stats_period;
+  std_msgs::msg::String msg;
+  for (;;) {
+    bool stopping = stop_requested();
+    if (!stopping) {
+      Duration left = next - now_ns();
+      if (left > 0) {
+        futex_wait(&stop_, 0, std::min<Duration>(left, 100000000));
+        continue;
+      }
+      next += options_.stats_period;
+    }
+    msg.data = to_json(report(2048));
+    pub->publish(msg);
+    if (stopping) return;
+  }
+}
+
+RunReport Executor::report(std::size_t max_samples) const {
+  RunReport r;
+  r.policy = to_string(options_.policy);
+  r.threads = threads_spec_.size();
+  std::unique_lock<PiMutex> lk(mutex_);
+  r.duration_ns = started_at_ == 0 ? 0 : (stopped_at_ ? stopped_at_ : now_ns()) - started_at_;
+  r.dispatches = dispatches_;
+  r.warnings = warnings_;
+  for (auto& s : slots_) {
+    CallbackStats cs = s->stats;
+    if (s->sub) cs.drops += s->sub->drops();
+    r.callbacks.push_back(std::move(cs));
+  }
+  for (std::size_t c = 0; c < chains_.size(); ++c) {
+    ChainStats st;
+    st.name = chain_specs_[c].name;
+    st.period_ns = chain_specs_[c].period;
+    st.deadline_ns = chain_specs_[c].deadline;
+    chains_[c].latency.summarize(st, max_samples);
+    for (CallbackId id : chains_[c].members) st.drops += r.callbacks[id].drops;
+    r.chains.push_back(std::move(st));
+  }
+  return r;
+}
+
+std::vector<DispatchRecord> Executor::trace() const {
+  std::unique_lock<PiMutex> lk(mutex_);
+  std::vector<DispatchRecord> out;
+  const std::size_t cap = trace_.size();
+  const std::size_t n = std::min<std::uint64_t>(dispatches_, cap);
+  for (std::uint64_t i = dispatches_ - n; i < dispatches_; ++i) out.push_back(trace_[i % cap]);
+  return out;
+}
+
+std::vector<std::string> Executor::warnings() const {
+  std::unique_lock<PiMutex> lk(mutex_);
+  return warnings_;
+}
+
+std::uint64_t Executor::exceptions() const {
+  std::unique_lock<PiMutex> lk(mutex_);
+  std::uint64_t n = 0;
+  for (auto& s : slots_) n += s->stats.exceptions;
+  return n;
+}
+
+}  // namespace chainrt::runtime

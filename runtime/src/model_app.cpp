@@ -1,0 +1,267 @@
+// chainrt runtime: a chainrt model as real ROS 2 nodes (see model_app.hpp).
+#include "chainrt/runtime/model_app.hpp"
+
+#include <std_msgs/msg/u_int8_multi_array.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "chainrt/runtime/executor.hpp"
+#include "chainrt/sched/setup.hpp"
+
+namespace chainrt::runtime {
+
+using Msg = std_msgs::msg::UInt8MultiArray;
+
+std::string process_of(const chainrt::Executor& e) { return e.process.empty() ? e.name : e.process; }
+
+std::vector<std::string> model_processes(const Model& m) {
+  std::vector<std::string> out;
+  for (const auto& e : m.executors) {
+    std::string p = process_of(e);
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
+}
+
+namespace {
+
+// ROS names: letters, digits, underscores; must not start with a digit.
+std::string ros_name(const std::string& s) {
+  std::string o;
+  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  if (o.empty() || std::isdigit(static_cast<unsigned char>(o[0]))) o = "n" + o;
+  return o;
+}
+
+std::string topic_name(const std::string& prefix, const std::string& topic) {
+  std::string t;
+  for (char c : topic) t += (std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? c : '_');
+  while (!t.empty() && t.front() == '/') t.erase(t.begin());
+  std::string p = prefix;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return (p.empty() ? "/" : p + "/") + t;
+}
+
+void write_header(Msg& m, const Stamp& s) {
+  ChainHeader h;
+  h.chain = s.chain;
+  h.instance = s.instance;
+  h.release = s.release;
+  h.deadline = s.deadline;
+  std::memcpy(m.data.data(), &h, sizeof h);
+}
+
+Stamp read_header(const Msg& m) {
+  Stamp s;
+  if (m.data.size() < sizeof(ChainHeader)) return s;
+  ChainHeader h;
+  std::memcpy(&h, m.data.data(), sizeof h);
+  if (h.magic != ChainHeader{}.magic) return s;
+  s.chain = h.chain;
+  s.instance = h.instance;
+  s.release = h.release;
+  s.deadline = h.deadline;
+  return s;
+}
+
+// One publishing end of a callback: a publisher and its preallocated message.
+struct Output {
+  std::shared_ptr<Publisher<Msg>> pub;
+  Msg msg;
+  std::size_t expected_subscribers = 0;
+};
+
+}  // namespace
+
+RunReport merge_reports(const std::vector<RunReport>& parts) {
+  RunReport out;
+  if (parts.empty()) return out;
+  out.policy = parts.front().policy;
+  for (const auto& p : parts) {
+    out.threads += p.threads;
+    out.duration_ns = std::max(out.duration_ns, p.duration_ns);
+    out.dispatches += p.dispatches;
+    out.callbacks.insert(out.callbacks.end(), p.callbacks.begin(), p.callbacks.end());
+    out.warnings.insert(out.warnings.end(), p.warnings.begin(), p.warnings.end());
+    if (p.policy != out.policy) out.policy = "mixed-executors";
+  }
+  for (std::size_t c = 0; c < parts.front().chains.size(); ++c) {
+    ChainStats m = parts.front().chains[c];
+    m.samples.clear();
+    m.instances = m.deadline_misses = m.drops = 0;
+    m.wcrt_ns = m.bcrt_ns = 0;
+    double sum = 0;
+    for (const auto& p : parts) {
+      if (c >= p.chains.size()) continue;
+      const ChainStats& s = p.chains[c];
+      m.drops += s.drops;
+      if (s.instances == 0) continue;
+      m.wcrt_ns = m.instances ? std::max(m.wcrt_ns, s.wcrt_ns) : s.wcrt_ns;
+      m.bcrt_ns = m.instances ? std::min(m.bcrt_ns, s.bcrt_ns) : s.bcrt_ns;
+      m.instances += s.instances;
+      m.deadline_misses += s.deadline_misses;
+      sum += s.mean_ns * static_cast<double>(s.instances);
+      m.samples.insert(m.samples.end(), s.samples.begin(), s.samples.end());
+    }
+    m.mean_ns = m.instances ? sum / static_cast<double>(m.instances) : 0.0;
+    m.p99_ns = quantile(m.samples, 0.99);
+    out.chains.push_back(std::move(m));
+  }
+  return out;
+}
+
+RunReport run_model(const Model& model, const ModelRunOptions& opt) {
+  install_signal_handlers();
+  Context context;
+  std::vector<std::size_t> exec_ix;
+  for (std::size_t e = 0; e < model.executors.size(); ++e)
+    if (opt.process.empty() || process_of(model.executors[e]) == opt.process) exec_ix.push_back(e);
+  if (exec_ix.empty()) throw std::invalid_argument("no executor runs in process '" + opt.process + "'");
+
+  std::vector<std::string> warnings;
+  // Nodes and groups of this process.
+  std::map<std::string, std::unique_ptr<Node>> nodes;
+  std::map<std::string, CallbackGroup*> groups;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Output>> outputs;  // (node, topic)
+  std::vector<std::unique_ptr<Executor>> executors;
+
+  for (std::size_t e : exec_ix) {
+    const chainrt::Executor& me = model.executors[e];
+    sched::ExecutorSetup setup = sched::make_setup(model, e, opt.policy, opt.threads);
+    ExecutorOptions eo;
+    eo.policy = setup.policy;
+    eo.threads = setup.threads;
+    if (!opt.thread_params)
+      for (auto& t : eo.threads) {
+        t.cores.clear();
+        t.fifo_priority.reset();
+        t.reservation.reset();
+      }
+    eo.name = me.name;
+    eo.stats_period = opt.stats_period;
+    auto ex = std::make_unique<Executor>(context, eo);
+
+    for (sched::CallbackId id = 0; id < setup.callbacks.size(); ++id) {
+      const Callback& cb = model.callbacks[setup.callbacks[id]];
+      auto& node = nodes[cb.node];
+      if (!node) {
+        node = std::make_unique<Node>(context, ros_name(cb.node) + "_" + std::to_string(getpid()));
+        ex->add_node(*node);
+      }
+      CallbackGroup*& grp = groups[cb.group];
+      if (!grp) {
+        GroupType type = GroupType::MutuallyExclusive;
+        for (const auto& g : model.groups)
+          if (g.name == cb.group) type = g.type;
+        grp = node->create_callback_group(type, cb.group);
+      }
+      CallbackOptions co;
+      co.name = cb.name;
+      co.group = grp;
+      co.priority = setup.specs[id].priority;
+      co.affinity = opt.threads ? sched::kAnyThread : setup.specs[id].affinity;
+
+      // what it publishes
+      std::vector<std::shared_ptr<Output>> outs;
+      for (const auto& tname : cb.publishes) {
+        auto& out = outputs[{cb.node, tname}];
+        if (!out) {
+          out = std::make_shared<Output>();
+          const Topic* t = model.topic(tname);
+          std::size_t depth = 1;
+          for (std::size_t s : model.subscribers(tname)) {
+            depth = std::max<std::size_t>(depth, static_cast<std::size_t>(model.callbacks[s].queue_depth));
+            ++out->expected_subscribers;
+          }
+          out->pub = node->create_publisher<Msg>(topic_name(opt.topic_prefix, tname), depth);
+          const std::size_t size =
+              std::max<std::size_t>(sizeof(ChainHeader), t ? static_cast<std::size_t>(t->size) : 0);
+          out->msg.data.assign(size, 0);
+        }
+        outs.push_back(out);
+      }
+      const Duration wcet = cb.wcet;
+      auto work = [wcet, outs]() {
+        burn_cpu(wcet);
+        const Stamp& st = current_stamp();
+        for (const auto& o : outs) {
+          write_header(o->msg, st);
+          o->pub->publish(o->msg);
+        }
+      };
+      switch (cb.kind) {
+        case CallbackKind::Timer:
+          node->create_timer(cb.period, work, co, cb.offset);
+          break;
+        case CallbackKind::Subscription:
+        case CallbackKind::FusionInput:
+        case CallbackKind::FusionTrigger:
+          if (cb.kind != CallbackKind::Subscription)
+            warnings.push_back("callback '" + cb.name + "': fusion callbacks run as plain subscriptions here");
+          node->create_subscription<Msg>(topic_name(opt.topic_prefix, cb.topic),
+                                         static_cast<std::size_t>(std::max(1, cb.queue_depth)),
+                                         [work](const Msg&) { work(); }, co, &read_header);
+          break;
+        default:
+          warnings.push_back("callback '" + cb.name + "': " + to_string(cb.kind) +
+                             " callbacks are not run by chainrt-run (skipped)");
+          // keep the numbering of the setup: a timer that never fires would change it, so
+          // the callback is simply absent (the sched ids of later callbacks shift).
+          break;
+      }
+    }
+    // every chain of the model, in model order (the stamp's chain index is the model's)
+    for (const auto& c : model.chains) {
+      ChainSpec cs;
+      cs.name = c.name;
+      cs.callbacks = c.callbacks;
+      cs.period = c.period;
+      cs.deadline = c.deadline;
+      for (const auto& path : c.paths())
+        if (!path.empty() && std::find(cs.leaves.begin(), cs.leaves.end(), path.back()) == cs.leaves.end())
+          cs.leaves.push_back(path.back());
+      ex->add_chain(std::move(cs));
+    }
+    executors.push_back(std::move(ex));
+  }
+
+  // Discovery: wait until every publisher has matched the subscriptions the model gives it.
+  const Duration give_up = now_ns() + opt.discovery_timeout;
+  for (auto& [key, out] : outputs) {
+    while (out->pub->subscription_count() < out->expected_subscribers && now_ns() < give_up &&
+           !signal_received())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (out->pub->subscription_count() < out->expected_subscribers)
+      warnings.push_back("topic '" + key.second + "' of node '" + key.first + "': " +
+                         std::to_string(out->pub->subscription_count()) + " of " +
+                         std::to_string(out->expected_subscribers) +
+                         " subscriptions matched before the start (is every process running?)");
+  }
+  // Start all executors of the process together; measure after the warm-up.
+  const Duration start = now_ns();
+  for (auto& ex : executors) {
+    ex->measure_from(start + opt.warmup);
+    ex->prepare();
+  }
+  for (auto& ex : executors) ex->start();
+  const Duration end = start + opt.warmup + opt.duration;
+  while (now_ns() < end && !signal_received())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (auto& ex : executors) ex->request_stop();
+  std::vector<RunReport> parts;
+  for (auto& ex : executors) {
+    ex->join();
+    parts.push_back(ex->report());
+  }
+  RunReport r = merge_reports(parts);
+  r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
+  return r;
+}
+
+}  // namespace chainrt::runtime

@@ -1,0 +1,249 @@
+// chainrt runtime: the rcl-backed node API (see node.hpp): context, nodes, publishers,
+// subscriptions with their preallocated input rings, timers.
+#include "chainrt/runtime/node.hpp"
+
+#include <rcl/error_handling.h>
+#include <time.h>
+
+#include <stdexcept>
+
+namespace chainrt::runtime {
+
+namespace {
+thread_local Stamp t_stamp{};
+
+[[noreturn]] void fail(const std::string& what) {
+  std::string msg = what + ": " + rcl_get_error_string().str;
+  rcl_reset_error();
+  throw std::runtime_error(msg);
+}
+// Teardown calls: their failure is reported by rcl's error state, which is reset here.
+void done(rcl_ret_t) noexcept { rcl_reset_error(); }
+}  // namespace
+
+// Set by the executor around each callback.
+void set_current_stamp(const Stamp& s) noexcept { t_stamp = s; }
+const Stamp& current_stamp() noexcept { return t_stamp; }
+
+Duration now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+Duration thread_cpu_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void burn_cpu(Duration work) noexcept {
+  if (work <= 0) return;
+  const Duration end = thread_cpu_ns() + work;
+  volatile std::uint64_t sink = 0;
+  while (thread_cpu_ns() < end) {
+    for (int i = 0; i < 200; ++i) sink = sink + static_cast<std::uint64_t>(i);
+  }
+}
+
+// ---------------------------------------------------------------------------------- Context
+Context::Context(int argc, const char* const* argv) {
+  options_ = rcl_get_zero_initialized_init_options();
+  if (rcl_init_options_init(&options_, rcl_get_default_allocator()) != RCL_RET_OK)
+    fail("rcl_init_options_init");
+  context_ = rcl_get_zero_initialized_context();
+  if (rcl_init(argc, argv, &options_, &context_) != RCL_RET_OK) {
+    done(rcl_init_options_fini(&options_));
+    fail("rcl_init");
+  }
+}
+
+Context::~Context() {
+  if (rcl_context_is_valid(&context_)) done(rcl_shutdown(&context_));
+  done(rcl_context_fini(&context_));
+  done(rcl_init_options_fini(&options_));
+  rcl_reset_error();
+}
+
+bool Context::ok() const noexcept { return rcl_context_is_valid(&context_); }
+
+// ----------------------------------------------------------------------------------- Entity
+Entity::Entity(Node& node, CallbackKind kind, CallbackOptions options)
+    : node_(&node), kind_(kind), options_(std::move(options)) {
+  if (!options_.group) options_.group = node.default_group();
+  seq_ = node.context().next_entity_sequence();
+}
+
+// -------------------------------------------------------------------------------- Publisher
+PublisherBase::PublisherBase(Node& node, const rosidl_message_type_support_t* ts,
+                             const std::string& topic, std::size_t depth)
+    : node_(&node), topic_(topic) {
+  pub_ = rcl_get_zero_initialized_publisher();
+  rcl_publisher_options_t o = rcl_publisher_get_default_options();
+  o.qos.depth = depth == 0 ? 1 : depth;
+  if (rcl_publisher_init(&pub_, node.get(), ts, topic.c_str(), &o) != RCL_RET_OK)
+    fail("publisher on '" + topic + "'");
+}
+
+PublisherBase::~PublisherBase() {
+  done(rcl_publisher_fini(&pub_, node_->get()));
+  rcl_reset_error();
+}
+
+std::size_t PublisherBase::subscription_count() const {
+  size_t n = 0;
+  if (rcl_publisher_get_subscription_count(&pub_, &n) != RCL_RET_OK) {
+    rcl_reset_error();
+    return 0;
+  }
+  return n;
+}
+
+bool PublisherBase::publish_raw(const void* msg) noexcept {
+  if (rcl_publish(&pub_, msg, nullptr) == RCL_RET_OK) return true;
+  rcl_reset_error();
+  errors_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+// ----------------------------------------------------------------------------- Subscription
+SubscriptionBase::SubscriptionBase(Node& node, const rosidl_message_type_support_t* ts,
+                                   const std::string& topic, std::size_t depth,
+                                   CallbackOptions options)
+    : Entity(node, CallbackKind::Subscription, std::move(options)),
+      topic_(topic),
+      depth_(depth == 0 ? 1 : depth) {
+  sub_ = rcl_get_zero_initialized_subscription();
+  rcl_subscription_options_t o = rcl_subscription_get_default_options();
+  o.qos.depth = depth_;
+  if (rcl_subscription_init(&sub_, node.get(), ts, topic.c_str(), &o) != RCL_RET_OK)
+    fail("subscription on '" + topic + "'");
+}
+
+SubscriptionBase::~SubscriptionBase() {
+  done(rcl_subscription_set_on_new_message_callback(&sub_, nullptr, nullptr));
+  done(rcl_subscription_fini(&sub_, node_->get()));
+  rcl_reset_error();
+}
+
+void SubscriptionBase::prepare_slots(std::size_t executor_threads) {
+  // At most depth_ queued inputs plus one executing instance per thread.
+  const std::size_t n = depth_ + (executor_threads == 0 ? 1 : executor_threads);
+  resize_slots(n);
+  stamps_.assign(n, Stamp{});
+  fifo_.assign(depth_, -1);
+  fifo_head_ = fifo_count_ = 0;
+  free_.clear();
+  free_.reserve(n);
+  for (std::size_t i = n; i-- > 0;) free_.push_back(static_cast<int>(i));
+}
+
+void SubscriptionBase::set_listener(void (*fn)(const void*, std::size_t), const void* user) {
+  if (rcl_subscription_set_on_new_message_callback(&sub_, fn, user) != RCL_RET_OK)
+    fail("on_new_message callback of '" + topic_ + "'");
+}
+
+std::size_t SubscriptionBase::take_available() noexcept {
+  std::size_t n = 0;
+  for (;;) {
+    int slot;
+    bool dropped = false;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      // Ring full: the new input overwrites the oldest queued one (KEEP_LAST semantics).
+      if (fifo_count_ == 0) return n;  // every slot is executing (cannot happen when sized)
+      slot = fifo_[fifo_head_];
+      fifo_head_ = (fifo_head_ + 1) % depth_;
+      --fifo_count_;
+      dropped = true;
+    }
+    rmw_message_info_t info = rmw_get_zero_initialized_message_info();
+    rcl_ret_t rc;
+    try {
+      rc = rcl_take(&sub_, slot_message(slot), &info, nullptr);
+    } catch (...) {
+      rc = RCL_RET_ERROR;
+    }
+    if (rc != RCL_RET_OK) {
+      rcl_reset_error();
+      if (dropped) {  // put the oldest input back at the head: nothing was overwritten
+        fifo_head_ = (fifo_head_ + depth_ - 1) % depth_;
+        fifo_[fifo_head_] = slot;
+        ++fifo_count_;
+      } else {
+        free_.push_back(slot);
+      }
+      return n;
+    }
+    if (dropped) ++drops_;
+    ++taken_;
+    ++n;
+    stamps_[slot] = stamp_of_slot(slot);
+    if (fifo_count_ == depth_) {  // queue full although a slot was free: drop the oldest
+      int old = fifo_[fifo_head_];
+      fifo_head_ = (fifo_head_ + 1) % depth_;
+      --fifo_count_;
+      free_.push_back(old);
+      ++drops_;
+    }
+    fifo_[(fifo_head_ + fifo_count_) % depth_] = slot;
+    ++fifo_count_;
+  }
+}
+
+int SubscriptionBase::pop_input() noexcept {
+  if (fifo_count_ == 0) return -1;
+  int slot = fifo_[fifo_head_];
+  fifo_head_ = (fifo_head_ + 1) % depth_;
+  --fifo_count_;
+  return slot;
+}
+
+void SubscriptionBase::release_slot(int slot) noexcept {
+  if (slot >= 0) free_.push_back(slot);
+}
+
+// ------------------------------------------------------------------------------------ Timer
+Timer::Timer(Node& node, Duration period, Duration offset, Callback cb, CallbackOptions options)
+    : Entity(node, CallbackKind::Timer, std::move(options)),
+      period_(period),
+      offset_(offset),
+      cb_(std::move(cb)) {
+  if (period_ <= 0) throw std::invalid_argument("timer '" + name() + "': period must be > 0");
+}
+
+// ------------------------------------------------------------------------------------- Node
+Node::Node(Context& context, const std::string& name, const std::string& ns)
+    : context_(&context), name_(name) {
+  node_ = rcl_get_zero_initialized_node();
+  rcl_node_options_t o = rcl_node_get_default_options();
+  if (rcl_node_init(&node_, name.c_str(), ns.c_str(), context.get(), &o) != RCL_RET_OK)
+    fail("node '" + name + "'");
+  groups_.push_back(
+      std::make_unique<CallbackGroup>(name + "/default", GroupType::MutuallyExclusive));
+}
+
+Node::~Node() {
+  entities_.clear();  // subscriptions and publishers need the rcl node to finish
+  publishers_.clear();
+  done(rcl_node_fini(&node_));
+  rcl_reset_error();
+}
+
+CallbackGroup* Node::create_callback_group(GroupType type, const std::string& name) {
+  std::string n = name.empty() ? name_ + "/group" + std::to_string(groups_.size()) : name;
+  groups_.push_back(std::make_unique<CallbackGroup>(n, type));
+  return groups_.back().get();
+}
+
+std::shared_ptr<Timer> Node::create_timer(Duration period, Timer::Callback cb,
+                                          CallbackOptions options, Duration offset) {
+  if (options.name.empty()) options.name = name_ + "/timer" + std::to_string(entities_.size());
+  auto t = std::make_shared<Timer>(*this, period, offset, std::move(cb), std::move(options));
+  entities_.push_back(t);
+  return t;
+}
+
+}  // namespace chainrt::runtime
