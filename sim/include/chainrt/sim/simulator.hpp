@@ -1,0 +1,125 @@
+// chainrt sim: deterministic discrete-event simulator of ROS 2 executors running a chainrt
+// model. It drives the shared scheduling code (sched/: ReadyQueue, TimerClock, make_setup) and
+// adds what is executor SEMANTICS rather than policy:
+//  - ros-default: the readySet of the default executors (EDF ready-queue paper Sec. II/III):
+//    refilled only at polling points (when empty or when nothing in it is eligible), one
+//    instance per callback per polling window, timer ≻ subscription ≻ service ≻ client then
+//    registration order; at a polling point the set is CLEARED and refilled only with the
+//    pending callbacks whose group can be taken now (the multi-threaded clearing behaviour of
+//    Case Study 2 / Fig. 5, and the starvation it can cause, Teper et al. EMSOFT 2024).
+//    With one thread this is the single-threaded executor.
+//  - fp, edf, mixed, picas, lame: the readyQueue executor (Sec. IV-A): the queue is refreshed
+//    before every selection (pending callbacks enter at once), one queued instance per
+//    callback, Algorithm 1 selection; lame adds affinity masks and RT/BE thread classes
+//    (LaME Sec. 4.1), picas fixed priorities and executor priorities (PiCAS Sec. II).
+//  - timers: periodic with offset and jitter, the rcl overrun rule (sched::TimerClock);
+//    subscriptions: a FIFO of queue_depth messages, the oldest overwritten (a drop);
+//    fusion_input caches, fusion_trigger works once every fused input has been cached once.
+//  - threads on cores: a thread is pinned to its first listed core (unpinned threads are spread
+//    round-robin over the host's cores); per core, preemptive: SCHED_DEADLINE-like
+//    reservations (budget Q replenished every P, EDF among them) before SCHED_FIFO threads
+//    (by priority; an executor's `priority` is its threads' default) before other threads.
+//  - chains: a chain instance is released when its first callback is released and finishes
+//    when its last listed callback completes; messages carry the instance's release, and the
+//    EDF deadline d = a + D (Sec. IV-B) travels with them. Communication delay per hop from
+//    the model's CommCost of the hop kind (CROS-RT), or sampled from its measurements.
+// Zero overheads: selection, polling and publishing take no time. Time is integer ns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+
+namespace chainrt::sim {
+
+enum class ExecTime {
+  Wcet,     // every instance runs its WCET
+  Bcet,     // every instance runs its BCET
+  Uniform,  // uniform in [BCET, WCET] (seeded)
+  Mix,      // BCET or WCET, each with probability 1/2 (seeded): adversarial mixes
+};
+enum class CommDelay { Fixed, Sampled };
+
+struct SimOptions {
+  Duration duration = 10'000'000'000;  // 10 s
+  std::uint64_t seed = 1;
+  std::optional<Policy> policy;        // overrides every executor's policy
+  std::optional<int> threads;          // overrides every executor's thread list by N threads
+  ExecTime exec = ExecTime::Wcet;
+  CommDelay comm = CommDelay::Fixed;
+  bool random_jitter = true;           // timer release = nominal + U[0, jitter]; else + jitter
+  std::map<std::string, Duration> offsets;  // timer name -> offset overriding the model's
+  bool trace = false;                  // record every execution (start/finish per thread)
+  std::size_t trace_limit = 2'000'000;
+  bool keep_samples = true;            // keep response times (for p99 and histograms)
+};
+
+struct ChainStats {
+  std::string name;
+  Duration period = 0;
+  Duration deadline = 0;
+  Duration wcrt = 0;                   // observed maximum response time (0 if no instance)
+  Duration bcrt = 0;                   // observed minimum
+  double mean = 0;
+  Duration p99 = 0;
+  std::int64_t instances = 0;          // completed chain instances
+  std::int64_t released = 0;           // chain instances released at the first callback
+  std::int64_t deadline_misses = 0;    // completed late, or unfinished and older than D at the end
+  std::int64_t drops = 0;              // instances lost: message overwritten, timer overrun skip
+  std::vector<Duration> samples;       // response times in completion order (keep_samples)
+};
+
+struct CallbackStats {
+  std::string name;
+  std::int64_t executions = 0;
+  std::int64_t drops = 0;              // messages overwritten in its queue / timer releases skipped
+  Duration max_latency = 0;            // release of the instance -> its completion
+};
+
+struct ThreadInfo {
+  std::string executor;
+  std::string name;
+  std::string host;
+  int core = 0;
+};
+
+struct TraceEntry {
+  std::uint32_t thread = 0;            // index into SimResult::threads
+  std::uint32_t callback = 0;          // index into model.callbacks
+  Duration release = 0;                // when the instance became ready
+  Duration start = 0;
+  Duration finish = 0;
+};
+
+struct SimResult {
+  Duration duration = 0;
+  std::uint64_t executions = 0;        // callback instances completed
+  std::uint64_t events = 0;
+  std::vector<ChainStats> chains;      // model order
+  std::vector<CallbackStats> callbacks;  // model order
+  std::vector<ThreadInfo> threads;
+  std::vector<TraceEntry> trace;
+  bool trace_truncated = false;
+  const ChainStats* chain(const std::string& name) const {
+    for (const auto& c : chains)
+      if (c.name == name) return &c;
+    return nullptr;
+  }
+};
+
+// Runs the simulation. Throws std::invalid_argument when the model cannot be simulated (e.g.
+// a callback on more chains than a message can carry, affinity naming no thread).
+SimResult simulate(const Model& model, const SimOptions& options);
+
+// {"chains": {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances,
+//  deadline_misses, drops}}, "executions": N, "duration_ns": D}
+std::string result_to_json(const SimResult& result);
+// {"threads": [{executor, name, host, core}], "callbacks": [names],
+//  "events": [[thread, callback, release_ns, start_ns, finish_ns], ...], "truncated": bool}
+std::string trace_to_json(const Model& model, const SimResult& result);
+
+}  // namespace chainrt::sim

@@ -1,0 +1,704 @@
+// chainrt sim: the discrete-event core (see simulator.hpp for the semantics it models and the
+// paper sections behind them). One event heap; per executor a sched::ReadyQueue used either as
+// the readyQueue (fp/edf/mixed/picas/lame) or as the default executor's readySet (ros-default);
+// per core a preemptive thread scheduler with SCHED_DEADLINE-like reservations.
+#include "chainrt/sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "chainrt/sched/ready_queue.hpp"
+#include "chainrt/sched/setup.hpp"
+#include "chainrt/sched/timer.hpp"
+
+namespace chainrt::sim {
+namespace {
+
+using sched::CallbackId;
+using sched::kNoCallback;
+using sched::kNoDeadline;
+
+constexpr int kMaxStamps = 8;  // chain instances one message can carry
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct Stamp {
+  std::uint32_t chain;
+  Duration release;  // a_i^k of the chain instance
+};
+struct Message {
+  Duration arrival = 0;
+  std::uint32_t n = 0;
+  Stamp s[kMaxStamps];
+};
+
+// xoshiro256** seeded by splitmix64: fast and reproducible bit for bit.
+struct Rng {
+  std::uint64_t s[4];
+  explicit Rng(std::uint64_t seed) {
+    for (auto& x : s) {
+      seed += 0x9e3779b97f4a7c15ULL;
+      std::uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      x = z ^ (z >> 31);
+    }
+  }
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t next() {
+    const std::uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45);
+    return r;
+  }
+  Duration uniform(Duration lo, Duration hi) {  // inclusive
+    if (hi <= lo) return lo;
+    return lo + static_cast<Duration>(next() % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+};
+
+enum class Ev : std::uint8_t { TimerFire, Deliver, CoreDone, Replenish };
+struct Event {
+  Duration t;
+  std::uint64_t seq;
+  std::uint32_t a, b;
+  Ev kind;
+};
+struct EventLater {
+  bool operator()(const Event& x, const Event& y) const noexcept {
+    return x.t != y.t ? x.t > y.t : x.seq > y.seq;
+  }
+};
+
+struct ChainRef {
+  std::uint32_t chain;
+  bool source;
+  bool last;
+};
+
+struct Out {  // one (publisher, subscriber) pair
+  std::uint32_t sub;
+  CommKind comm;
+  Bytes size;
+  Duration fixed_delay;
+  std::vector<std::uint32_t> chains;  // chains whose hop goes publisher -> sub
+};
+
+struct CbState {
+  std::uint32_t exec = 0;
+  CallbackId local = 0;
+  CallbackKind kind{};
+  Duration wcet = 0, bcet = 0;
+  // timer
+  sched::TimerClock clock;
+  Duration jitter = 0, cur_jitter = 0;
+  bool timer_ready = false;
+  // message queue (ring in the shared pool)
+  std::uint32_t q_begin = 0, q_cap = 0, q_head = 0, q_count = 0;
+  // fusion
+  bool cached = false;
+  std::vector<std::uint32_t> fuses, fused_by;
+  std::vector<ChainRef> chains;
+  Duration source_rel_deadline = kNoDeadline;  // min D of the chains it starts
+  std::vector<Out> outs;
+};
+
+struct ThreadState {
+  std::uint32_t exec = 0;
+  sched::ThreadId local = 0;
+  std::uint32_t core = 0;
+  bool busy = false;
+  std::uint32_t cb = kNone;
+  Duration remaining = 0, start = 0, release = 0;
+  Message input;
+  // CPU scheduling class: 0 reservation (rank = server deadline), 1 FIFO (rank = -prio),
+  // 2 other (rank = thread index)
+  int cls = 2;
+  std::int64_t rank = 0;
+  bool has_res = false;
+  Duration Q = 0, P = 0, budget = 0;
+};
+
+struct Core {
+  std::vector<std::uint32_t> threads;
+  std::uint32_t running = kNone;
+  Duration since = 0;
+  std::uint32_t version = 0;
+  bool dirty = false;
+};
+
+struct ExecState {
+  sched::ExecutorSetup setup;
+  sched::ReadyQueue q;
+  bool default_mode;
+  std::vector<std::uint32_t> threads;  // global thread ids, local order
+  bool marked = false;                 // a dispatch is due at the end of this instant
+  std::uint32_t first = kNone;         // the thread that just completed (it polls first)
+  ExecState(sched::ExecutorSetup s)
+      : setup(std::move(s)), q(setup.make_queue()), default_mode(setup.policy == Policy::RosDefault) {}
+};
+
+class Simulator {
+ public:
+  Simulator(const Model& m, const SimOptions& o) : m_(m), o_(o), rng_(o.seed) { build(); }
+  SimResult run();
+
+ private:
+  void build();
+  void push_event(Duration t, Ev k, std::uint32_t a, std::uint32_t b = 0) {
+    heap_.push_back(Event{t, seq_++, a, b, k});
+    std::push_heap(heap_.begin(), heap_.end(), EventLater{});
+  }
+  bool pending(std::uint32_t c) const {
+    const CbState& s = cb_[c];
+    if (s.kind == CallbackKind::Timer) return s.timer_ready;
+    if (s.q_count == 0) return false;
+    if (s.kind == CallbackKind::FusionTrigger)
+      for (std::uint32_t in : s.fuses)
+        if (!cb_[in].cached) return false;
+    return true;
+  }
+  Duration pending_deadline(std::uint32_t c) const;
+  void on_release(std::uint32_t c);
+  void dispatch(ExecState& e, std::uint32_t first);
+  void mark_dispatch(std::uint32_t x, std::uint32_t first = kNone) {
+    ExecState& e = ex_[x];
+    if (first != kNone && e.first == kNone) e.first = first;
+    if (!e.marked) {
+      e.marked = true;
+      to_dispatch_.push_back(x);
+    }
+  }
+  void flush_dispatch() {
+    for (std::size_t i = 0; i < to_dispatch_.size(); ++i) {
+      ExecState& e = ex_[to_dispatch_[i]];
+      const std::uint32_t first = e.first;
+      e.marked = false;
+      e.first = kNone;
+      dispatch(e, first);
+    }
+    to_dispatch_.clear();
+  }
+  bool try_take(ExecState& e, std::uint32_t t);
+  void poll(ExecState& e);
+  void start_exec(std::uint32_t t, std::uint32_t c);
+  void complete_exec(std::uint32_t t);
+  void deliver(std::uint32_t sub, const Message& msg);
+  void charge(Core& k);
+  void resched(std::uint32_t core);
+  void mark(std::uint32_t core) {
+    if (!cores_[core].dirty) {
+      cores_[core].dirty = true;
+      dirty_.push_back(core);
+    }
+  }
+  Duration exec_time(const CbState& s) {
+    switch (o_.exec) {
+      case ExecTime::Wcet: return s.wcet;
+      case ExecTime::Bcet: return s.bcet;
+      case ExecTime::Uniform: return rng_.uniform(s.bcet, s.wcet);
+      case ExecTime::Mix: return (rng_.next() >> 11) & 1 ? s.wcet : s.bcet;
+    }
+    return s.wcet;
+  }
+  Duration jitter_sample(const CbState& s) {
+    if (s.jitter <= 0) return 0;
+    return o_.random_jitter ? rng_.uniform(0, s.jitter) : s.jitter;
+  }
+  Duration comm_delay(const Out& out);
+  void record(std::uint32_t chain, Duration release);
+
+  const Model& m_;
+  const SimOptions& o_;
+  Rng rng_;
+  Duration now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::vector<Event> heap_;
+  std::vector<CbState> cb_;
+  std::vector<Message> pool_;                 // subscription queues
+  std::vector<Message> flight_;               // messages in transit (slab)
+  std::vector<std::uint32_t> flight_free_;
+  std::vector<ThreadState> th_;
+  std::vector<Core> cores_;
+  std::vector<std::uint32_t> dirty_;
+  std::vector<std::uint32_t> to_dispatch_;
+  std::vector<ExecState> ex_;
+  std::vector<Duration> chain_deadline_;
+  SimResult r_;
+};
+
+void Simulator::build() {
+  const std::size_t n = m_.callbacks.size();
+  cb_.resize(n);
+  r_.callbacks.resize(n);
+  for (std::size_t c = 0; c < n; ++c) r_.callbacks[c].name = m_.callbacks[c].name;
+
+  // chains
+  r_.chains.resize(m_.chains.size());
+  chain_deadline_.resize(m_.chains.size());
+  for (std::uint32_t i = 0; i < m_.chains.size(); ++i) {
+    const Chain& ch = m_.chains[i];
+    ChainStats& st = r_.chains[i];
+    st.name = ch.name;
+    st.deadline = ch.deadline;
+    chain_deadline_[i] = ch.deadline;
+    st.period = ch.period;
+    if (ch.callbacks.empty()) continue;
+    const std::size_t src = m_.callback_index(ch.callbacks.front());
+    if (st.period == 0 && m_.callbacks[src].is_timer()) st.period = m_.callbacks[src].period;
+    for (std::size_t p = 0; p < ch.callbacks.size(); ++p) {
+      const std::size_t c = m_.callback_index(ch.callbacks[p]);
+      cb_[c].chains.push_back(ChainRef{i, p == 0, p + 1 == ch.callbacks.size()});
+      if (cb_[c].chains.size() > kMaxStamps)
+        throw std::invalid_argument("simulator: callback " + m_.callbacks[c].name + " is on more than 8 chains");
+    }
+    if (ch.deadline > 0)
+      cb_[src].source_rel_deadline = std::min(cb_[src].source_rel_deadline, ch.deadline);
+  }
+
+  // callbacks
+  std::uint32_t pool_size = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    const Callback& cb = m_.callbacks[c];
+    CbState& s = cb_[c];
+    s.kind = cb.kind;
+    s.wcet = cb.wcet;
+    s.bcet = std::min(cb.best_case(), cb.wcet);
+    if (cb.is_timer()) {
+      auto it = o_.offsets.find(cb.name);
+      const Duration off = it != o_.offsets.end() ? it->second : cb.offset;
+      s.clock = sched::TimerClock{cb.period, off};
+      s.jitter = cb.jitter;
+      if (cb.period <= 0) throw std::invalid_argument("simulator: timer " + cb.name + " has no period");
+    } else {
+      s.q_begin = pool_size;
+      s.q_cap = static_cast<std::uint32_t>(std::max(1, cb.queue_depth));
+      pool_size += s.q_cap;
+    }
+    for (const std::string& f : cb.fuses) {
+      const std::size_t in = m_.callback_index(f);
+      s.fuses.push_back(static_cast<std::uint32_t>(in));
+      cb_[in].fused_by.push_back(static_cast<std::uint32_t>(c));
+    }
+  }
+  pool_.resize(pool_size);
+
+  // publish -> subscribers, with the chains each hop belongs to
+  for (std::size_t c = 0; c < n; ++c) {
+    const Callback& cb = m_.callbacks[c];
+    for (const std::string& topic : cb.publishes) {
+      const Topic* tp = m_.topic(topic);
+      for (std::size_t sub : m_.subscribers(topic)) {
+        Out o;
+        o.sub = static_cast<std::uint32_t>(sub);
+        o.comm = m_.placement_comm(cb, m_.callbacks[sub]);
+        o.size = tp ? tp->size : 0;
+        for (std::uint32_t i = 0; i < m_.chains.size(); ++i)
+          for (const Hop& h : m_.chains[i].hops)
+            if (h.from == cb.name && h.to == m_.callbacks[sub].name) {
+              o.chains.push_back(i);
+              o.comm = h.comm;
+              if (h.message_size > 0) o.size = h.message_size;
+            }
+        o.fixed_delay = m_.communication.cost_of(o.comm).cost(o.size);
+        cb_[c].outs.push_back(std::move(o));
+      }
+    }
+  }
+
+  // executors, threads, cores
+  std::vector<std::uint32_t> host_core_base(m_.hosts.size() + 1, 0), host_rr(m_.hosts.size(), 0);
+  for (std::size_t h = 0; h < m_.hosts.size(); ++h)
+    host_core_base[h + 1] = host_core_base[h] + static_cast<std::uint32_t>(std::max(1, m_.hosts[h].cores));
+  cores_.resize(std::max<std::uint32_t>(1, host_core_base.back()));
+  ex_.reserve(m_.executors.size());
+  for (std::size_t x = 0; x < m_.executors.size(); ++x) {
+    const Executor& exd = m_.executors[x];
+    ex_.emplace_back(sched::make_setup(m_, x, o_.policy, o_.threads));
+    ExecState& e = ex_.back();
+    std::size_t h = 0;
+    for (; h < m_.hosts.size(); ++h)
+      if (m_.hosts[h].name == exd.host) break;
+    const std::uint32_t host_cores = h < m_.hosts.size() ? host_core_base[h + 1] - host_core_base[h] : 1;
+    const std::uint32_t base = h < m_.hosts.size() ? host_core_base[h] : 0;
+    for (std::size_t t = 0; t < e.setup.threads.size(); ++t) {
+      const sched::ThreadSpec& ts = e.setup.threads[t];
+      ThreadState st;
+      st.exec = static_cast<std::uint32_t>(x);
+      st.local = static_cast<sched::ThreadId>(t);
+      std::uint32_t core;
+      if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
+      else core = h < m_.hosts.size() ? host_rr[h]++ % host_cores : 0;
+      st.core = base + core;
+      const auto gid = static_cast<std::uint32_t>(th_.size());
+      if (ts.reservation && ts.reservation->budget > 0 && ts.reservation->period > 0) {
+        st.has_res = true;
+        st.cls = 0;
+        st.Q = ts.reservation->budget;
+        st.P = ts.reservation->period;
+      } else if (ts.fifo_priority || exd.priority) {
+        st.cls = 1;
+        st.rank = -static_cast<std::int64_t>(ts.fifo_priority.value_or(exd.priority.value_or(0)));
+      } else {
+        st.rank = gid;
+      }
+      th_.push_back(st);
+      cores_[st.core].threads.push_back(gid);
+      e.threads.push_back(gid);
+      r_.threads.push_back(ThreadInfo{exd.name, ts.name, exd.host, static_cast<int>(core)});
+    }
+    for (std::size_t lc = 0; lc < e.setup.callbacks.size(); ++lc) {
+      cb_[e.setup.callbacks[lc]].exec = static_cast<std::uint32_t>(x);
+      cb_[e.setup.callbacks[lc]].local = static_cast<CallbackId>(lc);
+    }
+  }
+  heap_.reserve(1024 + 4 * n + th_.size());
+}
+
+Duration Simulator::pending_deadline(std::uint32_t c) const {
+  const CbState& s = cb_[c];
+  Duration d = kNoDeadline;
+  if (s.kind == CallbackKind::Timer) {
+    if (s.source_rel_deadline != kNoDeadline) d = s.clock.next + s.cur_jitter + s.source_rel_deadline;
+    return d;
+  }
+  if (s.q_count == 0) return d;
+  const Message& msg = pool_[s.q_begin + s.q_head];
+  for (std::uint32_t k = 0; k < msg.n; ++k)
+    if (chain_deadline_[msg.s[k].chain] > 0) d = std::min(d, msg.s[k].release + chain_deadline_[msg.s[k].chain]);
+  if (s.source_rel_deadline != kNoDeadline) d = std::min(d, msg.arrival + s.source_rel_deadline);
+  return d;
+}
+
+void Simulator::on_release(std::uint32_t c) {
+  ExecState& e = ex_[cb_[c].exec];
+  if (!e.default_mode) {
+    if (!pending(c)) return;
+    if (!e.q.queued(cb_[c].local)) e.q.push(cb_[c].local, pending_deadline(c));
+  }
+  mark_dispatch(cb_[c].exec);
+}
+
+void Simulator::dispatch(ExecState& e, std::uint32_t first) {
+  if (first != kNone && !th_[first].busy && !try_take(e, first) && e.default_mode) return;
+  for (std::uint32_t t : e.threads) {
+    if (th_[t].busy || t == first) continue;
+    if (!try_take(e, t)) {
+      if (e.default_mode || e.q.empty()) return;
+    }
+  }
+}
+
+// The default executors' polling point: clear the readySet, refill it with one instance of
+// every pending callback whose group can be taken now (Sec. II; Case Study 2).
+void Simulator::poll(ExecState& e) {
+  e.q.clear();
+  for (CallbackId lc = 0; lc < e.setup.callbacks.size(); ++lc) {
+    const auto c = static_cast<std::uint32_t>(e.setup.callbacks[lc]);
+    if (pending(c) && e.q.group_free(lc)) e.q.push(lc, kNoDeadline);
+  }
+}
+
+bool Simulator::try_take(ExecState& e, std::uint32_t t) {
+  const sched::ThreadId lt = th_[t].local;
+  CallbackId lc = e.q.select(lt);
+  if (lc == kNoCallback && e.default_mode) {
+    poll(e);
+    lc = e.q.select(lt);
+  }
+  if (lc == kNoCallback) return false;
+  start_exec(t, static_cast<std::uint32_t>(e.setup.callbacks[lc]));
+  return true;
+}
+
+void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
+  ThreadState& th = th_[t];
+  CbState& s = cb_[c];
+  th.busy = true;
+  th.cb = c;
+  th.start = now_;
+  if (s.kind == CallbackKind::Timer) {
+    const auto tk = s.clock.take(now_);
+    th.release = tk.released + s.cur_jitter;
+    th.input.n = 0;
+    th.input.arrival = th.release;
+    s.timer_ready = false;
+    if (tk.skipped > 0) {
+      r_.callbacks[c].drops += tk.skipped;
+      for (const ChainRef& r : s.chains)
+        if (r.source) r_.chains[r.chain].drops += tk.skipped, r_.chains[r.chain].released += tk.skipped;
+    }
+    s.cur_jitter = jitter_sample(s);
+    push_event(s.clock.next + s.cur_jitter, Ev::TimerFire, c);
+  } else {
+    th.input = pool_[s.q_begin + s.q_head];
+    s.q_head = (s.q_head + 1) % s.q_cap;
+    --s.q_count;
+    th.release = th.input.arrival;
+    ExecState& e = ex_[s.exec];
+    if (!e.default_mode && pending(c) && !e.q.queued(s.local)) e.q.push(s.local, pending_deadline(c));
+  }
+  for (const ChainRef& r : s.chains)
+    if (r.source) ++r_.chains[r.chain].released;
+  th.remaining = exec_time(s);
+  mark(th.core);
+}
+
+void Simulator::record(std::uint32_t chain, Duration release) {
+  ChainStats& st = r_.chains[chain];
+  const Duration rt = now_ - release;
+  if (st.instances == 0 || rt > st.wcrt) st.wcrt = rt;
+  if (st.instances == 0 || rt < st.bcrt) st.bcrt = rt;
+  st.mean += static_cast<double>(rt);  // sum until finalised
+  ++st.instances;
+  if (st.deadline > 0 && rt > st.deadline) ++st.deadline_misses;
+  if (o_.keep_samples) st.samples.push_back(rt);
+}
+
+Duration Simulator::comm_delay(const Out& out) {
+  if (o_.comm == CommDelay::Sampled) {
+    const auto& ms = m_.communication.measurements;
+    Bytes best = -1;
+    for (const auto& mm : ms)
+      if (mm.kind == out.comm && (best < 0 || std::llabs(mm.size - out.size) < std::llabs(best - out.size))) best = mm.size;
+    if (best >= 0) {
+      std::uint32_t count = 0;
+      for (const auto& mm : ms)
+        if (mm.kind == out.comm && mm.size == best) ++count;
+      std::uint32_t pick = static_cast<std::uint32_t>(rng_.next() % count);
+      for (const auto& mm : ms)
+        if (mm.kind == out.comm && mm.size == best && pick-- == 0) return mm.latency;
+    }
+  }
+  return out.fixed_delay;
+}
+
+void Simulator::complete_exec(std::uint32_t t) {
+  ThreadState& th = th_[t];
+  const std::uint32_t c = th.cb;
+  CbState& s = cb_[c];
+  ExecState& e = ex_[s.exec];
+  CallbackStats& cs = r_.callbacks[c];
+  ++cs.executions;
+  ++r_.executions;
+  cs.max_latency = std::max(cs.max_latency, now_ - th.release);
+  if (o_.trace) {
+    if (r_.trace.size() < o_.trace_limit) r_.trace.push_back(TraceEntry{t, c, th.release, th.start, now_});
+    else r_.trace_truncated = true;
+  }
+  // chain instances: start, forward, or finish (Sec. III: R = finish of the last - release of the first)
+  Message out;
+  out.n = 0;
+  bool publish = true;
+  if (s.kind == CallbackKind::FusionTrigger)
+    for (std::uint32_t in : s.fuses) publish = publish && cb_[in].cached;
+  for (const ChainRef& r : s.chains) {
+    Duration rel = -1;
+    if (r.source) {
+      rel = th.release;
+    } else {
+      for (std::uint32_t k = 0; k < th.input.n; ++k)
+        if (th.input.s[k].chain == r.chain) rel = th.input.s[k].release;
+    }
+    if (rel < 0) continue;
+    if (r.last) record(r.chain, rel);
+    else if (out.n < kMaxStamps) out.s[out.n++] = Stamp{r.chain, rel};
+  }
+  if (s.kind == CallbackKind::FusionInput && !s.cached) {
+    s.cached = true;
+    for (std::uint32_t trig : s.fused_by)
+      if (pending(trig)) on_release(trig);
+  }
+  if (publish) {
+    for (const Out& o : s.outs) {
+      Message msg;
+      msg.n = 0;
+      for (std::uint32_t k = 0; k < out.n; ++k)
+        for (std::uint32_t ch : o.chains)
+          if (out.s[k].chain == ch) msg.s[msg.n++] = out.s[k];
+      const Duration d = comm_delay(o);
+      msg.arrival = now_ + d;
+      if (d == 0) {
+        deliver(o.sub, msg);
+      } else {
+        std::uint32_t slot;
+        if (flight_free_.empty()) {
+          slot = static_cast<std::uint32_t>(flight_.size());
+          flight_.push_back(msg);
+        } else {
+          slot = flight_free_.back();
+          flight_free_.pop_back();
+          flight_[slot] = msg;
+        }
+        push_event(msg.arrival, Ev::Deliver, o.sub, slot);
+      }
+    }
+  }
+  // Publishing happens inside the callback: idle threads react to the new messages while its
+  // group is still taken; only then does the callback return and free its group.
+  flush_dispatch();
+  e.q.complete(s.local);
+  th.busy = false;
+  th.cb = kNone;
+  mark_dispatch(s.exec, t);
+}
+
+void Simulator::deliver(std::uint32_t sub, const Message& msg) {
+  CbState& s = cb_[sub];
+  if (s.q_cap == 0) return;  // a timer subscribed to nothing
+  if (s.q_count == s.q_cap) {  // queue full: the oldest message is overwritten (a drop)
+    const Message& old = pool_[s.q_begin + s.q_head];
+    ++r_.callbacks[sub].drops;
+    for (std::uint32_t k = 0; k < old.n; ++k) ++r_.chains[old.s[k].chain].drops;
+    s.q_head = (s.q_head + 1) % s.q_cap;
+    --s.q_count;
+    ExecState& e = ex_[s.exec];
+    if (!e.default_mode && e.q.queued(s.local)) e.q.remove(s.local);  // re-keyed below
+  }
+  pool_[s.q_begin + (s.q_head + s.q_count) % s.q_cap] = msg;
+  ++s.q_count;
+  on_release(sub);
+}
+
+void Simulator::charge(Core& k) {
+  if (k.running != kNone) {
+    ThreadState& th = th_[k.running];
+    const Duration el = now_ - k.since;
+    th.remaining -= el;
+    if (th.has_res) th.budget -= el;
+  }
+  k.since = now_;
+}
+
+void Simulator::resched(std::uint32_t core) {
+  Core& k = cores_[core];
+  k.dirty = false;
+  charge(k);
+  std::uint32_t best = kNone;
+  for (std::uint32_t t : k.threads) {
+    const ThreadState& th = th_[t];
+    if (!th.busy || (th.has_res && th.budget <= 0)) continue;
+    if (best == kNone || th.cls < th_[best].cls || (th.cls == th_[best].cls && th.rank < th_[best].rank)) best = t;
+  }
+  if (best == k.running && best == kNone) return;
+  k.running = best;
+  ++k.version;
+  if (best != kNone) {
+    const ThreadState& th = th_[best];
+    Duration dt = th.remaining;
+    if (th.has_res) dt = std::min(dt, th.budget);
+    push_event(now_ + dt, Ev::CoreDone, core, k.version);
+  }
+}
+
+SimResult Simulator::run() {
+  for (std::uint32_t c = 0; c < cb_.size(); ++c) {
+    CbState& s = cb_[c];
+    if (s.kind != CallbackKind::Timer) continue;
+    s.cur_jitter = jitter_sample(s);
+    push_event(s.clock.next + s.cur_jitter, Ev::TimerFire, c);
+  }
+  for (std::uint32_t t = 0; t < th_.size(); ++t)
+    if (th_[t].has_res) push_event(0, Ev::Replenish, t);
+
+  const Duration end = o_.duration;
+  while (!heap_.empty() && heap_.front().t <= end) {
+    now_ = heap_.front().t;
+    // every event of this instant first (simultaneous releases are seen together), then the
+    // dispatch decisions, then the cores.
+    while (!heap_.empty() && heap_.front().t == now_) {
+    const Event ev = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), EventLater{});
+    heap_.pop_back();
+    ++r_.events;
+    switch (ev.kind) {
+      case Ev::TimerFire:
+        cb_[ev.a].timer_ready = true;
+        on_release(ev.a);
+        break;
+      case Ev::Deliver: {
+        const Message msg = flight_[ev.b];
+        flight_free_.push_back(ev.b);
+        deliver(ev.a, msg);
+        break;
+      }
+      case Ev::CoreDone: {
+        Core& k = cores_[ev.a];
+        if (ev.b != k.version || k.running == kNone) break;
+        charge(k);
+        const std::uint32_t t = k.running;
+        if (th_[t].remaining <= 0) {
+          k.running = kNone;
+          complete_exec(t);
+        }
+        mark(ev.a);
+        break;
+      }
+      case Ev::Replenish: {
+        ThreadState& th = th_[ev.a];
+        charge(cores_[th.core]);
+        th.budget = th.Q;
+        th.rank = now_ + th.P;  // server deadline
+        push_event(now_ + th.P, Ev::Replenish, ev.a);
+        mark(th.core);
+        break;
+      }
+    }
+    }
+    flush_dispatch();
+    while (!dirty_.empty()) {
+      const std::uint32_t core = dirty_.back();
+      dirty_.pop_back();
+      resched(core);
+    }
+  }
+  now_ = end;
+
+  // Unfinished instances older than their deadline at the end count as misses (a starved
+  // chain must not look fine because it never completes).
+  auto late = [&](const Message& msg) {
+    for (std::uint32_t k = 0; k < msg.n; ++k) {
+      const Duration D = chain_deadline_[msg.s[k].chain];
+      if (D > 0 && end - msg.s[k].release > D) ++r_.chains[msg.s[k].chain].deadline_misses;
+    }
+  };
+  for (std::uint32_t c = 0; c < cb_.size(); ++c) {
+    const CbState& s = cb_[c];
+    for (std::uint32_t i = 0; i < s.q_count; ++i) late(pool_[s.q_begin + (s.q_head + i) % s.q_cap]);
+    if (s.kind == CallbackKind::Timer && s.timer_ready)
+      for (const ChainRef& r : s.chains)
+        if (r.source && chain_deadline_[r.chain] > 0 && end - (s.clock.next + s.cur_jitter) > chain_deadline_[r.chain])
+          ++r_.chains[r.chain].deadline_misses;
+  }
+  for (const Event& ev : heap_)
+    if (ev.kind == Ev::Deliver) late(flight_[ev.b]);
+  for (const ThreadState& th : th_)
+    if (th.busy) {
+      Message in = th.input;
+      for (const ChainRef& r : cb_[th.cb].chains)
+        if (r.source && in.n < kMaxStamps) in.s[in.n++] = Stamp{r.chain, th.release};
+      late(in);
+    }
+
+  for (ChainStats& st : r_.chains) {
+    if (st.instances > 0) st.mean /= static_cast<double>(st.instances);
+    if (!st.samples.empty()) {
+      std::vector<Duration> v = st.samples;
+      const std::size_t k = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+      st.p99 = v[k];
+    }
+  }
+  r_.duration = end;
+  return std::move(r_);
+}
+
+}  // namespace
+
+SimResult simulate(const Model& model, const SimOptions& options) {
+  Simulator s(model, options);
+  return s.run();
+}
+
+}  // namespace chainrt::sim

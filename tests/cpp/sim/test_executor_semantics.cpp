@@ -1,0 +1,210 @@
+// Executor-semantics tests of the simulator: Case Study 2 of the EDF ready-queue paper
+// (Table III, Fig. 5), the default multi-threaded executor's starvation (Teper et al. EMSOFT
+// 2024; rclcpp PR #2360's scenario), the two-chain example of CROS-RT, and basic invariants
+// (determinism, drops, timer overruns, chains across executors with communication delay).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "chainrt/model/yaml_io.hpp"
+#include "chainrt/sim/simulator.hpp"
+
+using namespace chainrt;
+
+namespace {
+Model example(const std::string& name) { return load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/" + name); }
+
+sim::SimResult run(const Model& m, Policy p, int threads, Duration duration = 18'000'000'000) {
+  sim::SimOptions o;
+  o.duration = duration;
+  o.policy = p;
+  o.threads = threads;
+  return sim::simulate(m, o);
+}
+std::int64_t misses(const sim::SimResult& r) {
+  std::int64_t n = 0;
+  for (const auto& c : r.chains) n += c.deadline_misses;
+  return n;
+}
+constexpr Duration ms = 1'000'000;
+}  // namespace
+
+// Table III as published: the FP and EDF readyQueue executors meet every deadline and behave
+// the same with one and two threads (they refresh the queue before every selection and keep
+// R-blocked callbacks queued). The default executor does not: with two threads the readySet is
+// cleared whenever the idle thread finds nothing eligible, so C3 is displaced by every rebuild
+// (the paper's narrative) and its response time doubles.
+TEST(CaseStudy2, ReadyQueueExecutorsMeetDeadlinesWithOneAndTwoThreads) {
+  const Model m = example("case_study_2.yaml");
+  for (Policy p : {Policy::FixedPriority, Policy::Edf}) {
+    const auto one = run(m, p, 1), two = run(m, p, 2);
+    EXPECT_EQ(misses(one), 0) << to_string(p);
+    EXPECT_EQ(misses(two), 0) << to_string(p);
+    for (std::size_t i = 0; i < one.chains.size(); ++i) {
+      EXPECT_EQ(one.chains[i].wcrt, two.chains[i].wcrt) << to_string(p) << " " << one.chains[i].name;
+      EXPECT_EQ(one.chains[i].instances, two.chains[i].instances);
+    }
+  }
+}
+
+TEST(CaseStudy2, DefaultMultiThreadedClearingDisplacesC3) {
+  const Model m = example("case_study_2.yaml");
+  const auto st = run(m, Policy::RosDefault, 1), mt = run(m, Policy::RosDefault, 2);
+  EXPECT_EQ(st.chain("C3")->wcrt, 160 * ms);  // c3 runs in the first polling window
+  EXPECT_EQ(mt.chain("C3")->wcrt, 320 * ms);  // rebuilt behind c1/c2 until 270 ms
+  EXPECT_GT(mt.chain("C3")->wcrt, st.chain("C3")->wcrt);
+  // With Table III's WCETs and synchronous releases the single-threaded executor itself misses
+  // C1 (c3 runs 110-160 ms in the first window, so C1's second instance ends at 210 ms, as the
+  // paper's own narrative implies); see the next test for a set where only MT misses.
+  EXPECT_GT(st.chain("C1")->deadline_misses, 0);
+}
+
+// The Fig. 5 claim in a Table III-like set (three timers, one mutually exclusive group, T = D):
+// the default multi-threaded executor with two threads misses deadlines the single-threaded one
+// meets, and the FP and EDF readyQueue executors meet them with one and two threads.
+TEST(CaseStudy2, DefaultMultiThreadedMissesWhatSingleThreadedMeets) {
+  const Model m = load_model_from_string(R"(
+name: case_study_2_variant
+hosts: [{name: h, cores: 2}]
+executors: [{name: e, host: h, threads: [{name: t0, cores: [0]}, {name: t1, cores: [1]}]}]
+nodes: [{name: n, executor: e}]
+callback_groups: [{name: M1, type: mutually_exclusive, node: n}]
+callbacks:
+  - {name: c1, kind: timer, node: n, group: M1, period: 40ms, wcet: 20ms, priority: 3}
+  - {name: c2, kind: timer, node: n, group: M1, period: 180ms, wcet: 20ms, priority: 1}
+  - {name: c3, kind: timer, node: n, group: M1, period: 60ms, wcet: 5ms, priority: 2}
+chains:
+  - {name: C1, callbacks: [c1], deadline: 40ms}
+  - {name: C2, callbacks: [c2], deadline: 180ms}
+  - {name: C3, callbacks: [c3], deadline: 60ms}
+)");
+  EXPECT_EQ(misses(run(m, Policy::RosDefault, 1)), 0);
+  const auto mt = run(m, Policy::RosDefault, 2);
+  EXPECT_GT(mt.chain("C3")->deadline_misses, 0);
+  for (Policy p : {Policy::FixedPriority, Policy::Edf})
+    for (int threads : {1, 2}) EXPECT_EQ(misses(run(m, p, threads)), 0) << to_string(p) << " x" << threads;
+}
+
+// Starvation of the default multi-threaded executor (rclcpp PR #2360, Teper et al. 2024): two
+// timers in one mutually exclusive group, each running as long as its period. The
+// single-threaded executor alternates them (one instance each per polling window); the
+// multi-threaded one rebuilds its readySet whenever the group frees, finds the first timer
+// ready again, and never runs the second.
+TEST(Starvation, DefaultMultiThreadedStarvesSecondTimer) {
+  const Model m = load_model_from_string(R"(
+name: starvation
+hosts: [{name: h, cores: 2}]
+executors: [{name: e, host: h, threads: [{name: t0, cores: [0]}, {name: t1, cores: [1]}]}]
+nodes: [{name: n, executor: e}]
+callback_groups: [{name: M, type: mutually_exclusive, node: n}]
+callbacks:
+  - {name: a, kind: timer, node: n, group: M, period: 100ms, wcet: 100ms}
+  - {name: b, kind: timer, node: n, group: M, period: 100ms, wcet: 100ms}
+chains:
+  - {name: A, callbacks: [a], deadline: 100ms}
+  - {name: B, callbacks: [b], deadline: 100ms}
+)");
+  const auto mt = run(m, Policy::RosDefault, 2, 10'000 * ms);
+  EXPECT_EQ(mt.callbacks[1].executions, 0);
+  EXPECT_GE(mt.callbacks[0].executions, 99);
+  EXPECT_GT(mt.chain("B")->deadline_misses, 0);  // its pending instance is counted at the end
+  const auto st = run(m, Policy::RosDefault, 1, 10'000 * ms);
+  EXPECT_GE(st.callbacks[1].executions, 49);
+  EXPECT_LE(std::llabs(st.callbacks[0].executions - st.callbacks[1].executions), 1);
+  // The readyQueue executor keeps b queued while a runs; FIFO-by-deadline alternates them.
+  const auto edf = run(m, Policy::Edf, 2, 10'000 * ms);
+  EXPECT_GE(edf.callbacks[1].executions, 49);
+}
+
+// CROS-RT's two-chain example: the high-priority chain's response time is near its 5 ms of
+// work under FP and EDF (one non-preemptive low callback of blocking at most) and larger under
+// the ROS default order, where both timers go first.
+TEST(TwoChains, HighChainNearItsWorkUnderPriorities) {
+  const Model m = example("two_chains.yaml");
+  const auto def = run(m, Policy::RosDefault, 1, 10'000 * ms);
+  for (Policy p : {Policy::FixedPriority, Policy::Edf}) {
+    const auto r = run(m, p, 1, 10'000 * ms);
+    const auto* hi = r.chain("high");
+    EXPECT_EQ(hi->bcrt, 5 * ms) << to_string(p);
+    EXPECT_LE(hi->wcrt, 15 * ms) << to_string(p);  // 5 ms + one 10 ms low callback
+    EXPECT_LT(hi->mean, 6.0 * ms) << to_string(p);
+    EXPECT_GT(def.chain("high")->wcrt, hi->wcrt) << to_string(p);
+    EXPECT_EQ(hi->deadline_misses, 0);
+  }
+}
+
+TEST(Simulator, DeterministicForASeed) {
+  const Model m = example("autoware_lame.yaml");
+  sim::SimOptions o;
+  o.duration = 5'000 * ms;
+  o.exec = sim::ExecTime::Uniform;
+  o.seed = 42;
+  const auto a = sim::simulate(m, o), b = sim::simulate(m, o);
+  EXPECT_EQ(sim::result_to_json(a), sim::result_to_json(b));
+  EXPECT_GT(a.executions, 100u);
+  o.seed = 43;
+  const auto c = sim::simulate(m, o);
+  EXPECT_EQ(a.chains.size(), c.chains.size());
+}
+
+TEST(Simulator, QueueDepthOneOverwritesAndCountsDrops) {
+  // The subscriber is slower than its publisher: messages are overwritten in its depth-1 queue.
+  const Model m = load_model_from_string(R"(
+name: drops
+hosts: [{name: h, cores: 2}]
+executors: [{name: e, host: h, threads: 2}]
+nodes: [{name: n1, executor: e}, {name: n2, executor: e}]
+topics: [{name: t}]
+callbacks:
+  - {name: pub, kind: timer, node: n1, period: 10ms, wcet: 1ms, publishes: [t]}
+  - {name: sub, kind: subscription, node: n2, topic: t, wcet: 15ms}
+chains:
+  - {name: C, callbacks: [pub, sub], deadline: 10ms}
+)");
+  const auto r = run(m, Policy::FixedPriority, 2, 1'000 * ms);
+  const auto* c = r.chain("C");
+  EXPECT_GT(c->drops, 0);
+  EXPECT_EQ(r.callbacks[1].drops, c->drops);
+  EXPECT_GT(c->instances, 0);
+  // every released instance completed, was dropped, or is still in flight at the end
+  EXPECT_GE(c->released, c->instances + c->drops);
+  EXPECT_LE(c->released, c->instances + c->drops + 2);
+}
+
+TEST(Simulator, TimerOverrunSkipsReleases) {
+  const Model m = load_model_from_string(R"(
+name: overrun
+hosts: [{name: h, cores: 1}]
+executors: [{name: e, host: h, threads: 1}]
+nodes: [{name: n, executor: e}]
+callbacks:
+  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: 250ms, priority: 9}
+  - {name: tick, kind: timer, node: n, period: 100ms, wcet: 1ms, priority: 1}
+chains:
+  - {name: T, callbacks: [tick], deadline: 100ms}
+)");
+  const auto r = run(m, Policy::FixedPriority, 1, 999 * ms);
+  // tick released at 0 is blocked by hog until 250 ms: releases 100 and 200 are skipped.
+  EXPECT_EQ(r.callbacks[1].drops, 2);
+  EXPECT_EQ(r.chain("T")->wcrt, 251 * ms);
+}
+
+TEST(Simulator, CommunicationDelayAcrossHosts) {
+  const Model m = load_model_from_string(R"(
+name: remote
+hosts: [{name: a, cores: 1}, {name: b, cores: 1}]
+executors: [{name: ea, host: a, threads: 1}, {name: eb, host: b, threads: 1}]
+nodes: [{name: na, executor: ea}, {name: nb, executor: eb}]
+topics: [{name: t, size: 2KiB}]
+callbacks:
+  - {name: pub, kind: timer, node: na, period: 10ms, wcet: 1ms, publishes: [t]}
+  - {name: sub, kind: subscription, node: nb, topic: t, wcet: 2ms}
+chains:
+  - {name: C, callbacks: [pub, sub], deadline: 10ms}
+communication:
+  remote: {fixed: 500us, per_kib: 100us}
+)");
+  const auto r = run(m, Policy::FixedPriority, 1, 100 * ms);
+  EXPECT_EQ(r.chain("C")->wcrt, 1 * ms + 700'000 + 2 * ms);
+  EXPECT_EQ(r.chain("C")->bcrt, r.chain("C")->wcrt);
+}
