@@ -143,6 +143,9 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         t.fifo_priority.reset();
         t.reservation.reset();
       }
+    if (opt.fifo)
+      for (auto& t : eo.threads)
+        if (!t.fifo_priority && !t.reservation) t.fifo_priority = opt.fifo;
     eo.name = me.name;
     eo.stats_period = opt.stats_period;
     auto ex = std::make_unique<Executor>(context, eo);

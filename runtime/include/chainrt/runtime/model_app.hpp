@@ -37,6 +37,7 @@ struct ModelRunOptions {
   std::string topic_prefix;          // prepended to every topic (isolates concurrent runs)
   Duration stats_period = 0;         // /chainrt/chain_stats period; 0 = not published
   bool thread_params = true;         // apply pinning / SCHED_FIFO / SCHED_DEADLINE
+  std::optional<int> fifo;           // SCHED_FIFO priority for threads the model gives none
 };
 
 // Process name of an executor: its `process`, or its own name when it has none.

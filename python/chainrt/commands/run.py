@@ -1,0 +1,159 @@
+"""``chainrt run MODEL``: run a model on real ROS 2 under the chainrt executor.
+
+Every callback burns its WCET as thread CPU time and publishes a message of its topic's size to
+the next hop; one ``chainrt-run`` process per ``process`` of the model. Prints per chain the
+observed WCRT, BCRT, mean, p99, deadline misses and drops, next to the simulator's result and
+the analysis bound for the same model and policy when those are available in ``chainrt._core``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import runtime
+
+POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run a model on real ROS 2 (rcl + Fast DDS) under the chainrt executor")
+    p.add_argument("model", metavar="MODEL", help="model YAML file")
+    p.add_argument("--duration", default="30s", help="measured run time (default 30s)")
+    p.add_argument("--warmup", default="500ms", help="unmeasured start-up time (default 500ms)")
+    p.add_argument("--policy", choices=POLICIES, help="override every executor's policy")
+    p.add_argument("--threads", type=int, help="N plain threads per executor (ignores the model's threads)")
+    p.add_argument("--fifo", type=int, metavar="PRIO",
+                   help="SCHED_FIFO priority for executor threads the model gives none (needs privilege)")
+    p.add_argument("--no-thread-params", action="store_true",
+                   help="ignore the model's pinning, priorities and reservations")
+    p.add_argument("--stats-period", default=None, help="publish /chainrt/chain_stats every PERIOD")
+    p.add_argument("--no-compare", action="store_true", help="do not run the simulator and the analysis")
+    p.add_argument("--json", action="store_true", help="print JSON (the simulator's per-chain keys)")
+    p.set_defaults(func=run)
+
+
+def _duration(text: str) -> int:
+    from .._core import parse_duration
+    d = parse_duration(text)
+    if d is None:
+        raise ValueError(f"not a duration: {text!r}")
+    return int(d)
+
+
+def _simulate(model_path: str, policy: str | None, threads: int | None, duration_ns: int):
+    """The simulator's per-chain result for the same model and policy, or (None, note)."""
+    try:
+        from .. import _core
+    except ImportError as e:  # pragma: no cover
+        return None, f"simulator unavailable ({e})"
+    fn = getattr(_core, "simulate", None)
+    if fn is None:
+        return None, "simulator bindings (chainrt._core.simulate) not built"
+    try:
+        from ..model import load_model
+        model = load_model(model_path)
+        kwargs = {"duration": duration_ns}
+        if policy:
+            kwargs["policy"] = policy
+        if threads:
+            kwargs["threads"] = threads
+        res = fn(model, **kwargs)
+        if hasattr(res, "to_json"):
+            res = json.loads(res.to_json())
+        elif isinstance(res, str):
+            res = json.loads(res)
+        return res.get("chains", res), None
+    except Exception as e:  # the simulator's API may differ: report, do not fail the run
+        return None, f"simulator call failed: {e}"
+
+
+def _analyse(model_path: str, policy: str | None):
+    """The analysis bound for the model under `policy`, or (None, note)."""
+    try:
+        from .. import _core
+    except ImportError as e:  # pragma: no cover
+        return None, f"analysis unavailable ({e})"
+    fn = getattr(_core, "analyze", None) or getattr(_core, "analyse", None)
+    if fn is None:
+        return None, "analysis bindings (chainrt._core.analyze) not built"
+    try:
+        from ..model import load_model
+        model = load_model(model_path)
+        res = fn(model, policy=policy) if policy else fn(model)
+        if hasattr(res, "to_json"):
+            res = json.loads(res.to_json())
+        elif isinstance(res, str):
+            res = json.loads(res)
+        return res, None
+    except Exception as e:
+        return None, f"analysis call failed: {e}"
+
+
+def _ms(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.2f}"
+
+
+def run(args) -> int:
+    try:
+        duration = _duration(args.duration)
+        warmup = _duration(args.warmup)
+        stats = _duration(args.stats_period) if args.stats_period else 0
+    except ValueError as e:
+        print(f"chainrt run: {e}", file=sys.stderr)
+        return 1
+    try:
+        result = runtime.run_model(args.model, duration, policy=args.policy, threads=args.threads,
+                                   warmup_ns=warmup, fifo=args.fifo,
+                                   thread_params=not args.no_thread_params, stats_period_ns=stats)
+    except runtime.RuntimeNotFound as e:
+        print(f"chainrt run: {e}", file=sys.stderr)
+        return 1
+    except RuntimeError as e:
+        print(f"chainrt run: {e}", file=sys.stderr)
+        return 1
+
+    notes = []
+    sim = bound = None
+    if not args.no_compare:
+        sim, note = _simulate(args.model, args.policy, args.threads, duration + warmup)
+        if note:
+            notes.append(note)
+        bound, note = _analyse(args.model, args.policy or result.get("policy"))
+        if note:
+            notes.append(note)
+
+    if args.json:
+        out = {"model": args.model, "policy": result.get("policy"), "threads": result.get("threads"),
+               "duration_ns": result.get("duration_ns"), "processes": result.get("processes"),
+               "chains": result["chains"], "warnings": result.get("warnings", []), "notes": notes}
+        if sim is not None:
+            out["simulated"] = sim
+        if bound is not None:
+            out["analysis"] = bound
+        print(json.dumps(out, indent=2))
+        return 0
+
+    print(f"{args.model}: policy {result.get('policy')}, {result.get('threads')} thread(s), "
+          f"processes {', '.join(result.get('processes', []))}, {duration / 1e9:g} s on real ROS 2")
+    head = f"{'chain':<14} {'wcrt':>9} {'bcrt':>9} {'mean':>9} {'p99':>9} {'inst':>6} {'miss':>5} {'drop':>5}"
+    if sim is not None:
+        head += f" | {'sim wcrt':>9} {'sim miss':>8}"
+    if bound is not None:
+        head += f" | {'bound':>9}"
+    print(head + "   (ms)")
+    for name, c in result["chains"].items():
+        line = (f"{name:<14} {_ms(c['wcrt_ns']):>9} {_ms(c['bcrt_ns']):>9} {_ms(c['mean_ns']):>9} "
+                f"{_ms(c['p99_ns']):>9} {c['instances']:>6} {c['deadline_misses']:>5} {c['drops']:>5}")
+        if sim is not None:
+            s = sim.get(name, {}) if isinstance(sim, dict) else {}
+            line += f" | {_ms(s.get('wcrt_ns')):>9} {s.get('deadline_misses', '-'):>8}"
+        if bound is not None:
+            b = bound.get("chains", {}).get(name, {}) if isinstance(bound, dict) else {}
+            line += f" | {_ms(b.get('wcrt_bound_ns')):>9}"
+        print(line)
+    for w in result.get("warnings", []):
+        print(f"warning: {w}")
+    for n in notes:
+        print(f"note: {n}")
+    return 0
