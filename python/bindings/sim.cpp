@@ -1,0 +1,86 @@
+// chainrt._core, part "sim": the discrete-event simulator (sim/simulator.hpp). Results travel
+// as JSON text (the same rendering as the CLI's --json and --trace), parsed in Python.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <stdexcept>
+
+#include "chainrt/model/model.hpp"
+#include "chainrt/sim/simulator.hpp"
+#include "registry.hpp"
+
+namespace nb = nanobind;
+using namespace chainrt;
+
+namespace {
+sim::ExecTime exec_from(const std::string& s) {
+  if (s == "wcet") return sim::ExecTime::Wcet;
+  if (s == "bcet") return sim::ExecTime::Bcet;
+  if (s == "uniform") return sim::ExecTime::Uniform;
+  if (s == "mix") return sim::ExecTime::Mix;
+  throw std::invalid_argument("unknown execution-time mode '" + s + "' (wcet, bcet, uniform, mix)");
+}
+}  // namespace
+
+CHAINRT_BINDINGS(sim, 20) {
+  m.def(
+      "_simulate",
+      [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
+         std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
+         std::size_t trace_limit, std::map<std::string, Duration> offsets) {
+        sim::SimOptions o;
+        o.duration = duration;
+        o.seed = seed;
+        if (policy) {
+          auto p = policy_from(*policy);
+          if (!p) throw std::invalid_argument("unknown policy '" + *policy + "'");
+          o.policy = p;
+        }
+        o.threads = threads;
+        o.exec = exec_from(exec);
+        if (comm == "sampled") o.comm = sim::CommDelay::Sampled;
+        else if (comm != "fixed") throw std::invalid_argument("unknown comm mode '" + comm + "' (fixed, sampled)");
+        o.trace = trace;
+        o.trace_limit = trace_limit;
+        o.offsets = std::move(offsets);
+        sim::SimResult r;
+        {
+          nb::gil_scoped_release release;
+          r = sim::simulate(model, o);
+        }
+        return std::make_pair(sim::result_to_json(r), trace ? sim::trace_to_json(model, r) : std::string());
+      },
+      nb::arg("model"), nb::arg("duration_ns"), nb::arg("seed") = 1, nb::arg("policy") = nb::none(),
+      nb::arg("threads") = nb::none(), nb::arg("exec") = "wcet", nb::arg("comm") = "fixed",
+      nb::arg("trace") = false, nb::arg("trace_limit") = 2'000'000,
+      nb::arg("offsets") = std::map<std::string, Duration>{},
+      "Simulate the model; returns (summary JSON, trace JSON or '').");
+  m.def(
+      "simulate",
+      [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
+         std::optional<int> threads, const std::string& exec) {
+        sim::SimOptions o;
+        o.duration = duration;
+        o.seed = seed;
+        if (policy) {
+          auto p = policy_from(*policy);
+          if (!p) throw std::invalid_argument("unknown policy '" + *policy + "'");
+          o.policy = p;
+        }
+        o.threads = threads;
+        o.exec = exec_from(exec);
+        o.keep_samples = true;
+        sim::SimResult r;
+        {
+          nb::gil_scoped_release release;
+          r = sim::simulate(model, o);
+        }
+        return sim::result_to_json(r);
+      },
+      nb::arg("model"), nb::arg("duration") = Duration{10'000'000'000}, nb::arg("seed") = 1,
+      nb::arg("policy") = nb::none(), nb::arg("threads") = nb::none(), nb::arg("exec") = "wcet",
+      "Simulate the model for `duration` ns; returns the JSON {\"chains\": {NAME: {period_ns, ...}}}.");
+}

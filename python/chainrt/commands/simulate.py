@@ -1,0 +1,104 @@
+"""``chainrt simulate MODEL``: run the deterministic discrete-event simulator (sim/) on a model.
+
+Prints per chain the observed WCRT, BCRT, mean, p99, instances, deadline misses and drops
+(``--json``: ``{"chains": {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns,
+instances, deadline_misses, drops}}}``), optionally writes the dispatch trace (JSON) and a Gantt
+chart per thread (PNG). Without ``--policy``/``--threads`` the model's executors decide.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
+EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="simulate a model's executors deterministically and report per-chain response times")
+    p.add_argument("model", metavar="MODEL", help="model YAML file")
+    p.add_argument("--duration", default="10s", help="simulated time (default 10s)")
+    p.add_argument("--seed", type=int, default=1, help="seed of sampled execution times, jitter and delays")
+    p.add_argument("--policy", choices=POLICIES, help="override every executor's policy")
+    p.add_argument("--threads", type=int, help="N plain threads per executor (replaces the model's threads)")
+    p.add_argument("--exec", choices=EXEC_MODES, default="wcet",
+                   help="execution times: wcet (default), bcet, uniform in [bcet, wcet], mix of both")
+    p.add_argument("--comm", choices=["fixed", "sampled"], default="fixed",
+                   help="communication delay: the model's cost line, or sampled from its measurements")
+    p.add_argument("--trace", metavar="FILE", help="write every dispatch (thread, callback, release, start, finish) as JSON")
+    p.add_argument("--gantt", metavar="FILE", help="draw a Gantt chart per thread (PNG)")
+    p.add_argument("--gantt-window", default=None, metavar="DUR",
+                   help="time span drawn in the Gantt chart (default: the first 1s or the whole run)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=run)
+
+
+def _duration(text: str) -> int:
+    from .._core import parse_duration
+    d = parse_duration(text)
+    if d is None:
+        raise ValueError(f"not a duration: {text!r}")
+    return int(d)
+
+
+def simulate(model, duration_ns: int, seed: int = 1, policy: str | None = None, threads: int | None = None,
+             exec_mode: str = "wcet", comm: str = "fixed", trace: bool = False,
+             offsets: dict[str, int] | None = None) -> tuple[dict, dict | None]:
+    """Run the C++ simulator; returns (summary dict, trace dict or None)."""
+    from .. import _core
+    summary, trace_text = _core._simulate(model, duration_ns, seed, policy, threads, exec_mode, comm, trace,
+                                          2_000_000, offsets or {})
+    return json.loads(summary), (json.loads(trace_text) if trace else None)
+
+
+def format_table(result: dict) -> str:
+    from .._core import pretty_duration
+    rows = [("chain", "period", "deadline", "WCRT", "BCRT", "mean", "p99", "instances", "misses", "drops")]
+    for name, c in result["chains"].items():
+        rows.append((name, pretty_duration(c["period_ns"]), pretty_duration(c["deadline_ns"]),
+                     pretty_duration(c["wcrt_ns"]), pretty_duration(c["bcrt_ns"]), pretty_duration(c["mean_ns"]),
+                     pretty_duration(c["p99_ns"]), str(c["instances"]), str(c["deadline_misses"]), str(c["drops"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.append(f"{result['executions']} callback executions in {pretty_duration(result['duration_ns'])} simulated")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from ..model import ModelError, load_model
+    try:
+        model = load_model(args.model)
+    except ModelError as err:
+        for d in err.diagnostics:
+            print(d["text"], file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"chainrt simulate: {err}", file=sys.stderr)
+        return 1
+    try:
+        duration = _duration(args.duration)
+        if args.threads is not None and not 1 <= args.threads <= 64:
+            raise ValueError("--threads must be 1..64")
+        want_trace = bool(args.trace or args.gantt)
+        result, trace = simulate(model, duration, args.seed, args.policy, args.threads, args.exec, args.comm,
+                                 want_trace)
+    except (ValueError, RuntimeError) as err:
+        print(f"chainrt simulate: {err}", file=sys.stderr)
+        return 1
+    if args.trace:
+        with open(args.trace, "w") as f:
+            json.dump(trace, f)
+    if args.gantt:
+        from .. import gantt
+        window = _duration(args.gantt_window) if args.gantt_window else min(duration, 1_000_000_000)
+        gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(format_table(result))
+        if args.trace:
+            print(f"trace: {args.trace}")
+        if args.gantt:
+            print(f"gantt: {args.gantt}")
+    return 0
