@@ -1,0 +1,179 @@
+"""The executor configurations the benchmark compares, each as a variant of the reference
+model (so that the real run, the simulator and the analysis read the same system):
+
+============================ ========================================================================
+name                         executors
+============================ ========================================================================
+``ros-default-st``           one ROS default executor, one thread (upstream "single-threaded")
+``ros-default-mt``           one ROS default executor, two threads (upstream "multi-threaded")
+``ros-default-prioritized``  upstream's "prioritized": five single-threaded ROS default executors —
+                             front, rear, fusion (hot path; upstream SCHED_RR 1, here SCHED_FIFO 1),
+                             planner (BehaviorPlanner, priority 30), other (no RT priority)
+``picas-single``             one PiCAS executor, one thread, the reference page's callback priorities
+``picas-multi``              PiCAS with single-threaded executors per chain group: planner chain,
+                             hot path, the rest; executor priority = its most critical callback's
+                             rank, applied as SCHED_FIFO priorities 3 / 2 / 1 (PiCAS Sec. III)
+``edf-st``                   one EDF ready-queue executor, one thread (EDF paper, readyQueue)
+``edf-mt``                   one EDF ready-queue executor, two threads
+============================ ========================================================================
+
+Loads: ``default`` keeps the model's execution times (2 ms per working callback); ``stressed``
+scales the working callbacks so that the model's callbacks need ``STRESSED_DEMAND`` of one core.
+Timer phases: the model gives none (every timer starts at 0); the benchmark releases the
+BehaviorPlanner timer ``planner_phase`` (default 50 ms) after the LiDARs, so that the two
+100 ms chains do not start at the same instant in every period (upstream's phase is whatever
+node creation happened to give; a fixed one makes runs comparable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..model import load_model, load_model_from_string
+from . import topology
+
+STRESSED_DEMAND = 0.9
+DEFAULT_PLANNER_PHASE_NS = 50_000_000
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    policy: str
+    summary: str
+    layout: Callable  # (model, pin_core) -> list of (executor name, policy, threads, fifo, priority, nodes)
+
+
+def _chain_nodes(model, chain: str) -> list[str]:
+    by = {c.name: c for c in model.callbacks}
+    out: list[str] = []
+    for c in model.chain(chain).callbacks:
+        if by[c].node not in out:
+            out.append(by[c].node)
+    return out
+
+
+def _groups(model):
+    front = _chain_nodes(model, "hot_path_front")
+    rear = _chain_nodes(model, "hot_path_rear")
+    planner = _chain_nodes(model, "behavior_planner")
+    shared = [n for n in front if n in rear]
+    hot = front + [n for n in rear if n not in front]
+    other = [n.name for n in model.nodes if n.name not in hot and n.name not in planner]
+    return ([n for n in front if n not in shared], [n for n in rear if n not in shared], shared, planner,
+            other, hot)
+
+
+def _single(policy: str, threads: int):
+    def layout(model):
+        return [("main", policy, threads, None, None, [n.name for n in model.nodes])]
+    return layout
+
+
+def _prioritized(model):
+    front, rear, fusion, planner, other, _ = _groups(model)
+    # upstream: front/rear/fusion SCHED_RR priority 1, planner priority 30, other none
+    return [("front", "ros-default", 1, 1, None, front), ("rear", "ros-default", 1, 1, None, rear),
+            ("fusion", "ros-default", 1, 1, None, fusion), ("planner", "ros-default", 1, 30, None, planner),
+            ("other", "ros-default", 1, None, None, other)]
+
+
+def _picas_multi(model):
+    _, _, _, planner, other, hot = _groups(model)
+    groups = [("planner", planner), ("hot_path", hot), ("other", other)]
+    # PiCAS: an executor's priority is that of its most critical callback; ranks -> FIFO 3, 2, 1
+    def top(nodes):
+        return max((c.priority or 0) for c in model.callbacks if c.node in nodes)
+    ranked = sorted(groups, key=lambda g: -top(g[1]))
+    n = len(ranked)
+    return [(name, "picas", 1, n - i, top(nodes), nodes) for i, (name, nodes) in enumerate(ranked)]
+
+
+CONFIGS: dict[str, Config] = {c.name: c for c in [
+    Config("ros-default-st", "ros-default", "ROS 2 default executor, 1 thread", _single("ros-default", 1)),
+    Config("ros-default-mt", "ros-default", "ROS 2 default executor, 2 threads", _single("ros-default", 2)),
+    Config("ros-default-prioritized", "ros-default",
+           "upstream 'prioritized': 5 single-threaded default executors, hot path FIFO 1, planner FIFO 30",
+           _prioritized),
+    Config("picas-single", "picas", "PiCAS, one single-threaded executor", _single("picas", 1)),
+    Config("picas-multi", "picas", "PiCAS, 3 single-threaded executors (planner, hot path, other) with FIFO 3/2/1",
+           _picas_multi),
+    Config("edf-st", "edf", "EDF ready queue, 1 thread", _single("edf", 1)),
+    Config("edf-mt", "edf", "EDF ready queue, 2 threads", _single("edf", 2)),
+]}
+DEFAULT_CONFIGS = list(CONFIGS)
+
+
+def parse_configs(text: str | None) -> list[str]:
+    if not text:
+        return list(DEFAULT_CONFIGS)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        raise ValueError(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
+    return names
+
+
+def load_scale(model, load: str) -> float:
+    if load == "default":
+        return 1.0
+    if load == "stressed":
+        return topology.scale_for(model, STRESSED_DEMAND)
+    raise ValueError(f"unknown load {load!r} (default, stressed)")
+
+
+def scaled(model, scale: float):
+    """The model with every working callback's execution time multiplied by `scale`."""
+    if scale == 1.0:
+        return model
+    cbs = model.callbacks
+    work = {c.name for c in cbs if topology.working(model, c)}
+    for c in cbs:
+        if c.name in work:
+            c.wcet = int(round(c.wcet * scale))
+    model.callbacks = cbs
+    return model
+
+
+def variant(base_path: str, config: str, load: str = "default", pin_core: int | None = None,
+            planner_phase_ns: int = DEFAULT_PLANNER_PHASE_NS, scale: float | None = None):
+    """The model of one configuration: executors, threads, pinning, priorities, load, phases."""
+    cfg = CONFIGS[config]
+    model = load_model(base_path)
+    model = scaled(model, load_scale(model, load) if scale is None else scale)
+    cbs = model.callbacks
+    for c in cbs:
+        if c.name == "BehaviorPlanner/timer":
+            c.offset = planner_phase_ns
+    model.callbacks = cbs
+    layout = cfg.layout(model)
+    host = model.hosts[0].name
+    executors, placement = [], {}
+    template = model.executors[0]
+    for name, policy, threads, fifo, priority, nodes in layout:
+        e = type(template)()
+        e.name, e.host, e.process, e.policy = name, host, "reference_system", policy
+        e.priority = priority
+        ts = []
+        for i in range(threads):
+            t = type(template.threads[0])()
+            t.name = f"{name}_t{i}"
+            t.cores = [pin_core] if pin_core is not None else []
+            t.fifo_priority = fifo
+            ts.append(t)
+        e.threads = ts
+        executors.append(e)
+        for n in nodes:
+            placement[n] = name
+    missing = [n.name for n in model.nodes if n.name not in placement]
+    if missing:
+        raise ValueError(f"{config}: nodes without executor: {missing}")
+    model.executors = executors
+    nodes = model.nodes
+    for n in nodes:
+        n.executor = placement[n.name]
+    model.nodes = nodes
+    model.name = f"autoware_reference_{config}_{load}"
+    # round trip through the loader: validation and derived fields (hops, groups)
+    return load_model_from_string(model.to_yaml(), f"<{config}>")
