@@ -13,8 +13,8 @@
 // The candidates for A are the instants where rbf_e(A + ε) steps: A_n = max(0, (n−1)T − J).
 // Deliberate simplifications, all on the safe side: the polling-point order is not used (any
 // work released before e starts may run before it, as in Casini's rbf_other), so timers get no
-// special treatment; release jitter of callbacks of other chains is J_x = R_i − C_x (they run
-// inside their chain's response window); a segment with an intra-executor hop cost is split
+// special treatment; release jitter of a chain's first callback is its timer's jitter, that of
+// later callbacks J_x = R_i − C_x (they run inside their chain's response window); a segment with an intra-executor hop cost is split
 // into one segment per callback (a suspension would break the busy-window argument).
 #include <algorithm>
 
@@ -40,8 +40,11 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
     for (int c : ti.work) {
       if (v.cbs[c].executor != X) continue;
       if (static_cast<int>(i) == k && std::find(cbs.begin(), cbs.end(), c) != cbs.end()) continue;
-      if (R[i] == kUnbounded) return std::nullopt;
-      others.push_back(Rbf{v.cbs[c].wcet, ti.T, std::max<Duration>(0, R[i] - v.cbs[c].wcet)});
+      if (R[i] == kUnbounded && c != ti.path.front()) return std::nullopt;
+      // The first callback of a chain is released by its timer (jitter: the timer's); later
+      // ones anywhere inside the chain's response window.
+      Duration J = c == ti.path.front() ? ti.src_jitter : std::max<Duration>(0, R[i] - v.cbs[c].wcet);
+      others.push_back(Rbf{v.cbs[c].wcet, ti.T, J});
     }
   }
   Duration Cp = 0;

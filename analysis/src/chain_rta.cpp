@@ -99,45 +99,86 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
 
   int minprio = INT_MAX;
   for (int c : seg.cbs) minprio = std::min(minprio, v.cbs[c].prio);
+  // J's mutually exclusive groups, how many of its callbacks are in each, and the lowest
+  // priority among them.
   std::vector<int> groups;
-  for (int c : seg.cbs)
-    if (v.cbs[c].mutex_group >= 0 && std::find(groups.begin(), groups.end(), v.cbs[c].mutex_group) == groups.end())
-      groups.push_back(v.cbs[c].mutex_group);
-
-  // Other work on the threads of the segment.
-  std::vector<Other> others;
-  struct GroupLoad {
-    Duration C = 0, cnt = 0, R = 0, T = 1;
+  std::vector<Duration> qg;
+  std::vector<int> gminprio;
+  for (int c : seg.cbs) {
+    int g = v.cbs[c].mutex_group;
+    if (g < 0) continue;
+    auto it = std::find(groups.begin(), groups.end(), g);
+    if (it == groups.end()) {
+      groups.push_back(g);
+      qg.push_back(1);
+      gminprio.push_back(v.cbs[c].prio);
+    } else {
+      qg[it - groups.begin()]++;
+      gminprio[it - groups.begin()] = std::min(gminprio[it - groups.begin()], v.cbs[c].prio);
+    }
+  }
+  // All of the segment in one group g0: group-mates of g0 can only delay J through the group
+  // (time (3)), never while J's callback is eligible (time (4)).
+  const int g0 = (groups.size() == 1 && qg[0] == static_cast<Duration>(seg.cbs.size())) ? groups[0] : -1;
+  auto group_index = [&](int g) -> int {
+    if (g < 0) return -1;
+    auto it = std::find(groups.begin(), groups.end(), g);
+    return it == groups.end() ? -1 : static_cast<int>(it - groups.begin());
   };
-  std::vector<GroupLoad> gload;   // per (other task, group) with C > 0
-  Duration own_extra = 0, own_extra_n = 0, own_group_C = 0, own_group_cnt = 0;
+
+  // Group blocking (3), refined Lemma 5: when J's callback c of group g becomes ready, at most
+  // one group-mate is running (any priority: B_g = its largest WCET); after that the group is
+  // handed to the most urgent queued member, so only members that outrank c (FP: priority >=
+  // c's; EDF: deadline <= d_k) can run before c. When a member may run on threads the segment
+  // cannot use (affinity), the refinement is not used: all group-mates' work counts.
+  struct GroupWork {
+    Duration C = 0, cnt = 0, R = 0, T = 1, D = 0;
+    bool edf_limited = false;
+  };
+  const std::size_t ng = groups.size();
+  std::vector<Duration> Bg(ng, 0);
+  std::vector<bool> fallback(ng, false);
+  std::vector<std::vector<GroupWork>> ghp(ng), gall(ng);
+  std::vector<Duration> own_group_C(ng, 0);
+
+  std::vector<Other> others;
+  std::vector<std::vector<std::vector<Duration>>> gblockers;  // [other][group] sorted
+  Duration own_extra = 0, own_extra_n = 0;
   for (int c : tk.extras) {
     const CbInfo& cb = v.cbs[c];
     if (cb.executor == X && (cb.threads & mask)) {
       own_extra += cb.wcet;
       own_extra_n++;
     }
-    if (std::find(groups.begin(), groups.end(), cb.mutex_group) != groups.end() && cb.mutex_group >= 0) {
-      own_group_C += cb.wcet;
-      own_group_cnt++;
-    }
+    int gi = group_index(cb.mutex_group);
+    if (gi >= 0) own_group_C[gi] += cb.wcet;
   }
   for (std::size_t i = 0; i < v.tasks.size(); ++i) {
     if (static_cast<int>(i) == k) continue;
     const Task& ti = v.tasks[i];
     Other o;
     bool relevant = false;
-    std::vector<Duration> gC(groups.size(), 0), gN(groups.size(), 0);
+    std::vector<GroupWork> hpw(ng), allw(ng);
+    std::vector<std::vector<Duration>> gb(ng);
     bool in_group = false;
+    const bool edf_pair = order == Order::Edf && tk.has_deadline && ti.has_deadline;
     for (int c : ti.work) {
       const CbInfo& cb = v.cbs[c];
-      for (std::size_t g = 0; g < groups.size(); ++g)
-        if (cb.mutex_group == groups[g]) {
-          gC[g] += cb.wcet;
-          gN[g]++;
-          in_group = true;
+      int gi = group_index(cb.mutex_group);
+      if (gi >= 0) {
+        in_group = true;
+        Bg[gi] = std::max(Bg[gi], cb.wcet);
+        if (cb.threads != mask) fallback[gi] = true;
+        bool outranks = order == Order::FixedPriority ? cb.prio >= gminprio[gi] : (!tk.has_deadline || ti.has_deadline);
+        allw[gi].C += cb.wcet;
+        allw[gi].cnt++;
+        if (outranks) {
+          hpw[gi].C += cb.wcet;
+          hpw[gi].cnt++;
         }
+      }
       if (cb.executor != X || !(cb.threads & mask)) continue;
+      if (g0 >= 0 && cb.mutex_group == g0) continue;  // only ever time (3)
       relevant = true;
       bool hp;
       if (order == Order::FixedPriority) {
@@ -145,29 +186,67 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       } else {
         // EDF: chains without a deadline (pseudo-tasks) are queued last (sched tier 1).
         hp = !tk.has_deadline || ti.has_deadline;
-        if (tk.has_deadline && ti.has_deadline) o.edf_limited = true;
+        if (edf_pair) o.edf_limited = true;
       }
       if (hp) o.C_hp += cb.wcet;
-      if (!hp || o.edf_limited) o.blockers.push_back(cb.wcet);
+      if (!hp || o.edf_limited) {
+        if (gi >= 0) gb[gi].push_back(cb.wcet);
+        else o.blockers.push_back(cb.wcet);
+      }
     }
     if (!relevant && !in_group) continue;
-    if (R[i] == kUnbounded) return std::nullopt;
-    o.R = R[i];
-    o.T = ti.T;
-    o.D = ti.D;
-    o.width = ti.width;
-    std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
-    if (relevant) others.push_back(std::move(o));
-    for (std::size_t g = 0; g < groups.size(); ++g)
-      if (gC[g] > 0) gload.push_back(GroupLoad{gC[g], gN[g], R[i], ti.T});
+    // A chain without a bound (its instances may overlap) can still block: its callbacks
+    // count as up to m parallel blockers; its interference or group work cannot be bounded.
+    const bool unbounded = R[i] == kUnbounded;
+    if (unbounded) {
+      if (o.C_hp > 0) return std::nullopt;
+      for (std::size_t g = 0; g < ng; ++g)
+        if (hpw[g].C > 0 || (fallback[g] && allw[g].C > 0)) return std::nullopt;
+    }
+    for (std::size_t g = 0; g < ng; ++g) {
+      for (auto* w : {&hpw[g], &allw[g]}) {
+        w->R = R[i];
+        w->T = ti.T;
+        w->D = ti.D;
+        w->edf_limited = edf_pair;
+      }
+      allw[g].edf_limited = false;
+      if (hpw[g].C > 0) ghp[g].push_back(hpw[g]);
+      if (allw[g].C > 0) gall[g].push_back(allw[g]);
+    }
+    if (relevant) {
+      o.R = R[i];
+      o.T = ti.T;
+      o.D = ti.D;
+      o.width = unbounded ? static_cast<int>(m) : ti.width;
+      std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
+      for (auto& b : gb) std::sort(b.begin(), b.end(), std::greater<>());
+      others.push_back(std::move(o));
+      gblockers.push_back(std::move(gb));
+    }
   }
-  // Blocking per event is also bounded by the m largest first-blockers (m threads).
+  for (std::size_t g = 0; g < ng; ++g)
+    if (fallback[g]) {
+      Bg[g] = 0;
+      ghp[g] = gall[g];
+    }
+  // Blocking per event is also bounded by the m largest first-blockers (m threads); at a
+  // callback boundary without hop delay the thread that ran J's previous callback is free, so
+  // at most m − 1 lower-ranked callbacks can be running then.
   std::vector<Duration> firsts;
-  for (const auto& o : others)
-    for (int w = 0; w < std::min<Duration>(o.width, m) && !o.blockers.empty(); ++w) firsts.push_back(o.blockers[0]);
+  for (std::size_t j = 0; j < others.size(); ++j) {
+    Duration b = others[j].blockers.empty() ? 0 : others[j].blockers[0];
+    for (const auto& gbl : gblockers[j])
+      if (!gbl.empty()) b = std::max(b, gbl[0]);
+    if (b == 0) continue;
+    for (int w = 0; w < std::min<Duration>(others[j].width, m); ++w) firsts.push_back(b);
+  }
   std::sort(firsts.begin(), firsts.end(), std::greater<>());
-  Duration topm = 0;
-  for (std::size_t j = 0; j < firsts.size() && static_cast<Duration>(j) < m; ++j) topm += firsts[j];
+  Duration topm = 0, topm1 = 0;
+  for (std::size_t j = 0; j < firsts.size() && static_cast<Duration>(j) < m; ++j) {
+    topm += firsts[j];
+    if (static_cast<Duration>(j) < m - 1) topm1 += firsts[j];
+  }
 
   const std::size_t q = seg.cbs.size();
   const bool completion_mode = !tk.linear;
@@ -178,40 +257,85 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   const Duration S = seg.intra_comm;
 
-  auto group_terms = [&](Duration x, Duration& G, Duration& events) {
-    G = own_group_C;
-    events = static_cast<Duration>(q) + own_group_cnt;
-    for (const auto& gl : gload) {
-      Duration n = overlapping_instances(x, gl.R, gl.T);
-      G += n * gl.C;
-      events += n * gl.cnt;
-    }
-  };
-  auto interference = [&](const Other& o, Duration x) {
-    Duration w = carry_in_workload(x, o.C_hp, o.R, o.T);
-    if (o.edf_limited) w = std::min(w, edf_interference(o.C_hp, tk.D, o.T, o.D, o.R));
+  auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited) {
+    Duration w = carry_in_workload(x, C, Ri, Ti);
+    if (edf_limited) w = std::min(w, edf_interference(C, tk.D, Ti, Di, Ri));
     return w;
   };
+  // G(x): group time (3); events: eligibility events (release, callback boundaries, group
+  // hand-overs); hprel[g]: hand-overs of group g.
+  std::vector<Duration> hprel(ng, 0);
+  // Boundaries between J's callbacks without hop delay (linear chains only).
+  const Duration quiet_boundaries =
+      completion_mode ? 0 : std::max<Duration>(0, static_cast<Duration>(q) - 1 - seg.delayed_hops);
+  auto group_terms = [&](Duration x, Duration& G, Duration& events) {
+    G = 0;
+    events = static_cast<Duration>(q);
+    for (std::size_t g = 0; g < ng; ++g) {
+      G += qg[g] * Bg[g] + own_group_C[g];
+      hprel[g] = 0;
+      for (const auto& w : ghp[g]) {
+        G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited);
+        Duration n = overlapping_instances(x, w.R, w.T);
+        if (w.edf_limited) n = std::min(n, tk.D / w.T + 1);
+        hprel[g] += n * w.cnt;
+      }
+      events += hprel[g];
+    }
+  };
+  auto lp_total = [&](std::size_t j, Duration events) {
+    const Duration par = std::min<Duration>(others[j].width, m);  // blockers of one chain per event
+    Duration s = lp_of(others[j].blockers, events * par);
+    for (std::size_t g = 0; g < ng; ++g)
+      s += lp_of(gblockers[j][g], std::max<Duration>(0, events - qg[g] - hprel[g]) * par);
+    return s;
+  };
+  auto interference = [&](const Other& o, Duration x) { return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited); };
+
 
   if (dedicated) {
-    Duration x = E1 + S + 1;
-    for (int it = 0; it < 100000; ++it) {
+    // f(x) = E' + S + G(x) + ⌊Ψ(x)/m⌋ + 1; every x with f(x) <= x is a valid bound (the
+    // contrapositive above holds for each x on its own), the least fixed point is the best.
+    auto f = [&](Duration x) {
       const Duration cap = x - E1 - S;
       Duration G, events;
       group_terms(x, G, events);
       Duration psi = 0, lp = 0;
-      for (const auto& o : others) {
+      for (std::size_t j = 0; j < others.size(); ++j) {
+        const Other& o = others[j];
         psi += std::min(interference(o, x), o.width * cap);
-        lp += std::min(lp_of(o.blockers, events), o.width * cap);
+        lp += std::min(lp_total(j, events), o.width * cap);
       }
-      lp = std::min(lp, events * topm);
+      lp = std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
       psi += lp + std::min(own_extra, own_extra_n * cap);
-      Duration xn = E1 + S + G + psi / m + 1;
-      if (xn > limit + 1 - elast) return std::nullopt;
+      return E1 + S + G + psi / m + 1;
+    };
+    const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
+    Duration x = E1 + S + 1;
+    for (int it = 0; it < 48; ++it) {
+      Duration xn = f(x);
       if (xn <= x) return x - 1 + elast;
+      if (xn > xmax) return std::nullopt;
       x = xn;
     }
-    return std::nullopt;
+    // The capped terms can make the iteration creep; gallop to a point that satisfies the
+    // condition, then bisect (keeping `hi` valid).
+    Duration lo = x, step = std::max<Duration>(1, x / 16), hi = -1;
+    while (hi < 0) {
+      Duration y = std::min(xmax, lo + step);
+      if (f(y) <= y) hi = y;
+      else if (y == xmax) return std::nullopt;
+      else {
+        lo = y;
+        step *= 2;
+      }
+    }
+    while (hi - lo > 1) {
+      Duration mid = lo + (hi - lo) / 2;
+      if (f(mid) <= mid) hi = mid;
+      else lo = mid;
+    }
+    return hi - 1 + elast;
   }
   // Reserved threads: supply form.
   SupplySet pi;
@@ -240,11 +364,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     group_terms(x, G, events);
     Duration demand = m * (E1w + S + G) + own_extra;
     Duration lp = 0;
-    for (const auto& o : others) {
-      demand += interference(o, x);
-      lp += lp_of(o.blockers, events);
+    for (std::size_t j = 0; j < others.size(); ++j) {
+      demand += interference(others[j], x);
+      lp += lp_total(j, events);
     }
-    demand += std::min(lp, events * topm);
+    demand += std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
     auto xn = pi.first_at_least(demand + 1, x, limit + 1);
     if (!xn) return std::nullopt;
     if (*xn <= x) {
@@ -281,23 +405,11 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
       if (execs[b].count(x)) return true;
     return false;
   };
-  auto propagate = [&]() {
-    bool grew = true;
-    while (grew) {
-      grew = false;
-      for (std::size_t a = 0; a < n; ++a) {
-        if (failed[a].empty()) continue;
-        for (std::size_t b = 0; b < n; ++b) {
-          if (!failed[b].empty() || !share(a, b)) continue;
-          failed[b] = "depends on " + std::string(v.tasks[a].reported ? "chain '" : "callback '") + v.tasks[a].name +
-                      "', which has no bound";
-          R[b] = kUnbounded;
-          grew = true;
-        }
-      }
-    }
+  auto failing_neighbour = [&](std::size_t k) -> std::string {
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != k && R[i] == kUnbounded && share(i, k)) return v.tasks[i].name;
+    return "";
   };
-  propagate();
   for (int round = 0; round < opt.max_rounds; ++round) {
     bool changed = false;
     for (std::size_t k = 0; k < n; ++k) {
@@ -316,10 +428,12 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
         total += *b;
       }
       if (!ok || total > t.T) {
-        failed[k] = "no bound within the period " + std::to_string(t.T) +
-                    " ns (the analysis needs every instance to finish before the next is released)";
+        std::string dep = failing_neighbour(k);
+        failed[k] = dep.empty() ? "no bound within the period " + std::to_string(t.T) +
+                                      " ns (the analysis needs every instance to finish before the next is released)"
+                                : "no bound within the period: '" + dep +
+                                      "', which shares its executor, has no bound itself";
         R[k] = kUnbounded;
-        propagate();
         changed = true;
         continue;
       }

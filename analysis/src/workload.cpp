@@ -160,6 +160,7 @@ View build_view(const Model& m, const HopCost& cost) {
           t.segments.push_back(s);
         } else {
           t.segments.back().intra_comm += hc;
+          if (hc > 0) t.segments.back().delayed_hops++;
         }
         t.segments.back().cbs.push_back(c);
       }

@@ -38,6 +38,7 @@ struct Segment {
   std::vector<int> cbs;       // consecutive path callbacks on this executor
   Duration intra_comm = 0;    // Σ hop costs between them (self-suspension)
   Duration comm_before = 0;   // cost of the hop that delivers the segment (0 for the first)
+  int delayed_hops = 0;       // intra-segment hops with a non-zero cost
 };
 
 struct Task {

@@ -52,4 +52,9 @@ class ResponseTimeAnalysis {
 std::vector<const ResponseTimeAnalysis*> analyses();
 const ResponseTimeAnalysis* find_analysis(const std::string& name);  // nullptr when unknown
 
+// Added by the analysis module: the analysis that matches the model's executors' policy
+// (edf -> edf-mt, fp/lame -> fp-mt, picas -> picas-st (fp-mt when multi-threaded),
+// ros-default single-threaded -> ros-default-st); nullptr with `why` when none fits.
+const ResponseTimeAnalysis* default_analysis(const Model& model, std::string* why = nullptr);
+
 }  // namespace chainrt
