@@ -23,10 +23,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        if hasattr(module, "register"):
-            module.register(sub)
+        try:
+            module = importlib.import_module(f"{commands.__name__}.{info.name}")
+            if hasattr(module, "register"):
+                module.register(sub)
+        except Exception as err:  # one broken command must not take the others down
+            _register_broken(sub, info.name, err)
     return parser
+
+
+def _register_broken(sub, name: str, err: Exception) -> None:
+    reason = f"{type(err).__name__}: {err}"
+    p = sub.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def fail(_args) -> int:
+        print(f"chainrt {name}: this command failed to load ({reason}); "
+              "is the build up to date? (scripts/setup)", file=sys.stderr)
+        return 1
+
+    p.set_defaults(func=fail)
 
 
 def main(argv: list[str] | None = None) -> int:
