@@ -84,3 +84,34 @@ CHAINRT_BINDINGS(sim, 20) {
       nb::arg("policy") = nb::none(), nb::arg("threads") = nb::none(), nb::arg("exec") = "wcet",
       "Simulate the model for `duration` ns; returns the JSON {\"chains\": {NAME: {period_ns, ...}}}.");
 }
+
+#ifdef CHAINRT_SIM_SOUNDNESS
+#include "chainrt/sim/soundness.hpp"
+
+CHAINRT_BINDINGS(soundness, 21) {
+  m.def(
+      "_soundness",
+      [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
+         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max) {
+        sim::SoundnessOptions o;
+        o.analysis = analysis;
+        o.sets = sets;
+        o.seed = seed;
+        o.variants = variants;
+        o.jobs = jobs;
+        o.counterexample_dir = counterexample_dir;
+        o.horizon_periods = horizon_periods;
+        o.u_min = u_min;
+        o.u_max = u_max;
+        sim::SoundnessReport r;
+        {
+          nb::gil_scoped_release release;
+          r = sim::run_soundness(o);
+        }
+        return sim::report_to_json(r);
+      },
+      nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
+      nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
+      nb::arg("u_max") = 0.6, "Soundness harness for one analysis; returns the report as JSON.");
+}
+#endif

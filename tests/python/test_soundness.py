@@ -1,0 +1,50 @@
+"""The soundness harness from Python: chainrt.soundness.add_arguments/run (what
+`chainrt experiment soundness` calls) on a small number of systems per shipped analysis."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from chainrt import soundness
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    soundness.add_arguments(p)
+    return p.parse_args(list(argv))
+
+
+def test_every_shipped_analysis_survives_a_few_systems(tmp_path, capsys):
+    args = parse("--sets", "40", "--json", "--counterexamples", str(tmp_path / "cx"))
+    assert soundness.run(args) == 0
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["analysis"] for r in reports} == set(soundness.analysis_names())
+    for r in reports:
+        assert r["systems"] == 40
+        assert r["simulations"] > 0 and r["executions"] > 0
+        assert r["counterexamples"] == []
+    assert not (tmp_path / "cx").exists()
+
+
+def test_one_analysis_text_report(capsys):
+    assert soundness.run(parse("--analysis", "edf-mt", "--sets", "10", "--variants", "2")) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("edf-mt: 10 systems") and "counterexamples: 0" in out
+
+
+def test_unknown_analysis_is_an_error(capsys):
+    assert soundness.run(parse("--analysis", "nope", "--sets", "1")) == 1
+    assert "unknown analysis" in capsys.readouterr().err
+
+
+def test_experiment_command_when_present(capsys):
+    from chainrt.cli import main
+    try:
+        rc = main(["experiment", "soundness", "--analysis", "fp-mt", "--sets", "5", "--json"])
+    except SystemExit as e:  # the experiment command (analysis engineer's) is not there yet
+        pytest.skip(f"chainrt experiment soundness not available ({e})")
+    assert rc == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["analysis"] == "fp-mt"
