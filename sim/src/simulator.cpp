@@ -33,6 +33,12 @@ struct Message {
   std::uint32_t n = 0;
   Stamp s[kMaxStamps];
 };
+// Copies only the stamps in use (messages are copied on every hop).
+inline void copy_message(Message& dst, const Message& src) noexcept {
+  dst.arrival = src.arrival;
+  dst.n = src.n;
+  for (std::uint32_t k = 0; k < src.n; ++k) dst.s[k] = src.s[k];
+}
 
 // xoshiro256** seeded by splitmix64: fast and reproducible bit for bit.
 struct Rng {
@@ -432,7 +438,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     s.cur_jitter = jitter_sample(s);
     push_event(s.clock.next + s.cur_jitter, Ev::TimerFire, c);
   } else {
-    th.input = pool_[s.q_begin + s.q_head];
+    copy_message(th.input, pool_[s.q_begin + s.q_head]);
     s.q_head = (s.q_head + 1) % s.q_cap;
     --s.q_count;
     th.release = th.input.arrival;
@@ -525,11 +531,12 @@ void Simulator::complete_exec(std::uint32_t t) {
         std::uint32_t slot;
         if (flight_free_.empty()) {
           slot = static_cast<std::uint32_t>(flight_.size());
-          flight_.push_back(msg);
+          flight_.emplace_back();
+          copy_message(flight_.back(), msg);
         } else {
           slot = flight_free_.back();
           flight_free_.pop_back();
-          flight_[slot] = msg;
+          copy_message(flight_[slot], msg);
         }
         push_event(msg.arrival, Ev::Deliver, o.sub, slot);
       }
@@ -556,7 +563,7 @@ void Simulator::deliver(std::uint32_t sub, const Message& msg) {
     ExecState& e = ex_[s.exec];
     if (!e.default_mode && e.q.queued(s.local)) e.q.remove(s.local);  // re-keyed below
   }
-  pool_[s.q_begin + (s.q_head + s.q_count) % s.q_cap] = msg;
+  copy_message(pool_[s.q_begin + (s.q_head + s.q_count) % s.q_cap], msg);
   ++s.q_count;
   on_release(sub);
 }
@@ -618,9 +625,8 @@ SimResult Simulator::run() {
         on_release(ev.a);
         break;
       case Ev::Deliver: {
-        const Message msg = flight_[ev.b];
         flight_free_.push_back(ev.b);
-        deliver(ev.a, msg);
+        deliver(ev.a, flight_[ev.b]);  // the slot is reused only by a later publish
         break;
       }
       case Ev::CoreDone: {
