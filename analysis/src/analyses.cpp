@@ -31,8 +31,7 @@ using namespace detail;
 
 // Structural checks shared by the engine-based analyses. `single_threaded`: every executor
 // that runs work must have exactly one thread.
-bool structure_ok(const Model& m, bool single_threaded, bool linear_only, std::string* why) {
-  View v = build_view(m, model_hop_cost(m));
+bool structure_ok(const Model& m, const View& v, bool single_threaded, bool linear_only, std::string* why) {
   std::set<int> used;
   for (const auto& t : v.tasks)
     for (int c : t.work) used.insert(v.cbs[c].executor);
@@ -75,6 +74,10 @@ bool structure_ok(const Model& m, bool single_threaded, bool linear_only, std::s
   return true;
 }
 
+bool structure_ok(const Model& m, bool single_threaded, bool linear_only, std::string* why) {
+  return structure_ok(m, build_view(m, model_hop_cost(m)), single_threaded, linear_only, why);
+}
+
 class GlobalAnalysis : public ResponseTimeAnalysis {
  public:
   GlobalAnalysis(std::string name, std::string summary, Policy policy, Order order, bool single, bool deadlines)
@@ -86,8 +89,8 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   bool applicable(const Model& m, std::string* why) const override { return structure_ok(m, single_, false, why); }
   AnalysisResult analyze(const Model& m) const override {
     std::string why;
-    if (!structure_ok(m, single_, false, &why)) return not_applicable(m, why);
     View v = build_view(m, model_hop_cost(m));
+    if (!structure_ok(m, v, single_, false, &why)) return not_applicable(m, why, name_);
     HolisticOptions opt;
     opt.analysis = name_;
     opt.require_deadlines_met = deadlines_;
@@ -146,11 +149,8 @@ class RosDefaultSt : public ResponseTimeAnalysis {
   bool applicable(const Model& m, std::string* why) const override { return structure_ok(m, true, true, why); }
   AnalysisResult analyze(const Model& m) const override {
     std::string why;
-    if (!structure_ok(m, true, true, &why)) {
-      auto r = GlobalAnalysis::not_applicable(m, why, name());
-      return r;
-    }
     View v = build_view(m, model_hop_cost(m));
+    if (!structure_ok(m, v, true, true, &why)) return GlobalAnalysis::not_applicable(m, why, name());
     HolisticOptions opt;
     opt.analysis = name();
     return holistic(v, &casini_segment_bound, opt);

@@ -60,7 +60,16 @@ struct Other {
   std::vector<Duration> blockers;  // callbacks that can only block (sorted, largest first)
   Duration R = 0, T = 1, D = 0;
   int width = 1;
+  bool bounded = true;
 };
+
+// EDF: number of jobs of chain i with absolute deadline in (a_k, d_k] that can still run after
+// a_k (the earliest one only when its tail r − (D_i − R_i) is positive).
+Duration edf_jobs(Duration Dk, Duration Ti, Duration Di, Duration Ri) {
+  Duration q = Dk / Ti;
+  Duration r = Dk - q * Ti;
+  return q + (r - (Di - Ri) > 0 ? 1 : 0);
+}
 
 Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Duration Ri) {
   // Jobs of chain i with absolute deadline in (a_k, d_k]; the earliest of them has at most
@@ -219,6 +228,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       o.T = ti.T;
       o.D = ti.D;
       o.width = unbounded ? static_cast<int>(m) : ti.width;
+      o.bounded = !unbounded;
       std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
       for (auto& b : gb) std::sort(b.begin(), b.end(), std::greater<>());
       others.push_back(std::move(o));
@@ -277,17 +287,29 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (const auto& w : ghp[g]) {
         G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited);
         Duration n = overlapping_instances(x, w.R, w.T);
-        if (w.edf_limited) n = std::min(n, tk.D / w.T + 1);
+        if (w.edf_limited) n = std::min(n, edf_jobs(tk.D, w.T, w.D, w.R));
         hprel[g] += n * w.cnt;
       }
       events += hprel[g];
     }
   };
-  auto lp_total = [&](std::size_t j, Duration events) {
-    const Duration par = std::min<Duration>(others[j].width, m);  // blockers of one chain per event
-    Duration s = lp_of(others[j].blockers, events * par);
+  // Blocking work of chain j: one blocker per event (w_j in parallel), and never more than the
+  // lower-ranked jobs of j can hold: EDF — jobs with deadline > d_k released before a + x <= d_k,
+  // at most ⌈D_j/T_j⌉ of them; FP — the instances overlapping the window.
+  std::vector<Duration> blocker_sum(others.size(), 0);
+  for (std::size_t j = 0; j < others.size(); ++j) {
+    for (Duration b : others[j].blockers) blocker_sum[j] += b;
+    for (const auto& gbl : gblockers[j])
+      for (Duration b : gbl) blocker_sum[j] += b;
+  }
+  auto lp_total = [&](std::size_t j, Duration events, Duration x) {
+    const Other& o = others[j];
+    const Duration par = std::min<Duration>(o.width, m);
+    Duration s = lp_of(o.blockers, events * par);
     for (std::size_t g = 0; g < ng; ++g)
       s += lp_of(gblockers[j][g], std::max<Duration>(0, events - qg[g] - hprel[g]) * par);
+    if (o.edf_limited) s = std::min(s, ceil_div(o.D, o.T) * blocker_sum[j]);
+    else if (o.bounded) s = std::min(s, overlapping_instances(x, o.R, o.T) * blocker_sum[j]);
     return s;
   };
   auto interference = [&](const Other& o, Duration x) { return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited); };
@@ -300,14 +322,19 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Duration cap = x - E1 - S;
       Duration G, events;
       group_terms(x, G, events);
-      Duration psi = 0, lp = 0;
+      // A chain runs one callback at a time (w_i at most), so its interfering AND blocking
+      // work during (4) is at most w_i·|(4)|: psi_a caps the sum per chain; psi_b caps the
+      // interference per chain and bounds the blocking across chains per event.
+      Duration psi_a = 0, psi_b = 0, lp = 0;
       for (std::size_t j = 0; j < others.size(); ++j) {
         const Other& o = others[j];
-        psi += std::min(interference(o, x), o.width * cap);
-        lp += std::min(lp_total(j, events), o.width * cap);
+        const Duration I = interference(o, x), L = lp_total(j, events, x), c = o.width * cap;
+        psi_a += std::min(I + L, c);
+        psi_b += std::min(I, c);
+        lp += std::min(L, c);
       }
-      lp = std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
-      psi += lp + std::min(own_extra, own_extra_n * cap);
+      psi_b += std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
+      const Duration psi = std::min(psi_a, psi_b) + std::min(own_extra, own_extra_n * cap);
       return E1 + S + G + psi / m + 1;
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
@@ -366,7 +393,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     Duration lp = 0;
     for (std::size_t j = 0; j < others.size(); ++j) {
       demand += interference(others[j], x);
-      lp += lp_total(j, events);
+      lp += lp_total(j, events, x);
     }
     demand += std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
     auto xn = pi.first_at_least(demand + 1, x, limit + 1);
@@ -419,7 +446,8 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
       bool ok = true;
       for (const auto& s : t.segments) {
         total += s.comm_before;
-        Duration limit = t.T - total;
+        // EDF bounds are only used when every deadline is met: stop at the deadline.
+        Duration limit = (opt.require_deadlines_met && t.has_deadline ? std::min(t.T, t.D) : t.T) - total;
         auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
         if (!b) {
           ok = false;

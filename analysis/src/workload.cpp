@@ -89,11 +89,20 @@ View build_view(const Model& m, const HopCost& cost) {
     CbInfo& c = v.cbs[i];
     c.wcet = cb.wcet;
     c.bcet = cb.best_case();
-    c.prio = effective_priority(m, i);
+    c.prio = cb.priority ? *cb.priority : kNoPriority;
     c.executor = static_cast<int>(m.executor_index(m.node(cb.node).executor));
     auto g = group_ix.find(cb.group);
     c.mutex_group = (g != group_ix.end() && m.groups[g->second].type == GroupType::MutuallyExclusive) ? g->second : -1;
     c.threads = thread_mask(m.executors[c.executor], cb);
+  }
+  // Effective priorities without an explicit one: chain_priority * 1024 + position (highest).
+  for (const auto& ch : m.chains) {
+    if (!ch.priority) continue;
+    for (std::size_t pos = 0; pos < ch.callbacks.size(); ++pos) {
+      std::size_t i = m.callback_index(ch.callbacks[pos]);
+      if (m.callbacks[i].priority) continue;
+      v.cbs[i].prio = std::max(v.cbs[i].prio, *ch.priority * 1024 + static_cast<int>(pos));
+    }
   }
   // Which callbacks a callback triggers when it publishes (every subscriber of every topic).
   std::vector<std::vector<int>> triggers(m.callbacks.size());

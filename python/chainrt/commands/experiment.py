@@ -1,0 +1,133 @@
+"""``chainrt experiment {schedulability,predictability,soundness}``: the papers' experiments.
+
+- ``schedulability``: Fig. 7 of the EDF ready-queue paper (Sec. VI-C) — one CSV and one PNG
+  per panel (vary U_norm, n, b, g, α one at a time), 2000 systems per point by default.
+- ``predictability``: CROS-RT's WCRT − BCRT (bounds) of the highest-priority chain as the
+  number of UUniFast chains grows; CSV + PNG.
+- ``soundness``: the simulator-versus-analysis check (owned by the sim module,
+  ``chainrt.soundness``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+
+
+def register(sub) -> None:
+    p = sub.add_parser("experiment", help="run the papers' experiments (Fig. 7 schedulability, predictability, soundness)")
+    esub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
+
+    s = esub.add_parser("schedulability", help="Fig. 7 of the EDF ready-queue paper: schedulability ratio per analysis")
+    s.add_argument("--sets", type=int, default=2000, help="systems per data point (default 2000)")
+    s.add_argument("--panels", default="u_norm,n,b,g,alpha", help="comma-separated panels (u_norm,n,b,g,alpha)")
+    s.add_argument("--analyses", default=None, help="comma-separated analyses (default: all five)")
+    s.add_argument("--seed", type=int, default=1, help="base seed (default 1)")
+    s.add_argument("--threads", type=int, default=0, help="C++ worker threads (default: all cores)")
+    s.add_argument("--out", default="out/fig7", help="output folder for the CSV and PNGs (default out/fig7)")
+    s.add_argument("--no-plot", action="store_true", help="write only the CSV")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(exp_func=run_schedulability)
+
+    q = esub.add_parser("predictability", help="CROS-RT: WCRT-BCRT bound of the top chain vs. number of chains")
+    q.add_argument("--sets", type=int, default=200, help="systems per chain count (default 200)")
+    q.add_argument("--chains", default="2,3,4,5,6,7,8", help="comma-separated chain counts")
+    q.add_argument("--seed", type=int, default=1)
+    q.add_argument("--out", default="out/predictability", help="output folder")
+    q.add_argument("--quiet", action="store_true")
+    q.set_defaults(exp_func=run_predictability)
+
+    d = esub.add_parser("soundness", help="simulate generated systems and check every analysis bound (sim module)")
+    try:
+        mod = _soundness_module()
+        if mod is not None and hasattr(mod, "add_arguments"):
+            mod.add_arguments(d)
+    except Exception as e:  # a broken harness must not break the other sub-commands
+        d.set_defaults(soundness_error=f"{type(e).__name__}: {e}")
+    d.set_defaults(exp_func=run_soundness)
+
+    def dispatch(args) -> int:
+        fn = getattr(args, "exp_func", None)
+        if fn is None:
+            p.print_help()
+            return 1
+        return fn(args)
+
+    p.set_defaults(func=dispatch)
+
+
+def _soundness_module():
+    try:
+        return importlib.import_module("chainrt.soundness")
+    except ModuleNotFoundError as e:
+        if e.name in ("chainrt.soundness",):
+            return None
+        raise
+
+
+def run_soundness(args) -> int:
+    if getattr(args, "soundness_error", None):
+        print(f"chainrt experiment soundness: the harness failed to load: {args.soundness_error}", file=sys.stderr)
+        return 1
+    mod = _soundness_module()
+    if mod is None or not hasattr(mod, "run"):
+        print("chainrt experiment soundness: the soundness harness (chainrt.soundness, sim module) is not "
+              "available in this build", file=sys.stderr)
+        return 1
+    return int(mod.run(args) or 0)
+
+
+def run_schedulability(args) -> int:
+    from .. import _core
+    from ..experiments import schedulability as sch
+
+    panels = [x.strip() for x in args.panels.split(",") if x.strip()]
+    bad = [x for x in panels if x not in sch.PANELS]
+    if bad:
+        print(f"chainrt experiment schedulability: unknown panel(s) {', '.join(bad)} "
+              f"(known: {', '.join(sch.PANELS)})", file=sys.stderr)
+        return 1
+    known = [n for n, _, _ in _core.analysis_names()]
+    analyses = sch.ANALYSES if not args.analyses else [x.strip() for x in args.analyses.split(",") if x.strip()]
+    bad = [x for x in analyses if x not in known]
+    if bad:
+        print(f"chainrt experiment schedulability: unknown analysis {', '.join(bad)} (known: {', '.join(known)})",
+              file=sys.stderr)
+        return 1
+    if args.sets < 1:
+        print("chainrt experiment schedulability: --sets must be >= 1", file=sys.stderr)
+        return 1
+    os.makedirs(args.out, exist_ok=True)
+    t0 = time.monotonic()
+    points = sch.plan(panels, args.seed)
+    sch.run_points(points, args.sets, analyses, threads=args.threads, progress=not args.quiet)
+    elapsed = time.monotonic() - t0
+    csv_path = os.path.join(args.out, "fig7.csv")
+    sch.write_csv(points, csv_path)
+    print(f"{len(points)} points x {args.sets} systems x {len(analyses)} analyses in {elapsed:.1f} s -> {csv_path}")
+    if not args.no_plot:
+        for f in sch.plot(points, args.out):
+            print(f"  {f}")
+    return 0
+
+
+def run_predictability(args) -> int:
+    from ..experiments import predictability as pred
+
+    try:
+        counts = [int(x) for x in args.chains.split(",") if x.strip()]
+    except ValueError:
+        print("chainrt experiment predictability: --chains takes integers", file=sys.stderr)
+        return 1
+    if not counts or min(counts) < 1 or args.sets < 1:
+        print("chainrt experiment predictability: need chain counts >= 1 and --sets >= 1", file=sys.stderr)
+        return 1
+    os.makedirs(args.out, exist_ok=True)
+    result = pred.run(counts, args.sets, args.seed, progress=not args.quiet)
+    csv_path = os.path.join(args.out, "predictability.csv")
+    pred.write_csv(result, csv_path)
+    png = pred.plot(result, os.path.join(args.out, "predictability_cros_rt.png"))
+    print(f"{csv_path}\n  {png}")
+    return 0

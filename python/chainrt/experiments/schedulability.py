@@ -1,0 +1,123 @@
+"""Fig. 7 of the EDF ready-queue paper (Al Arafat et al., Sec. VI-C): the percentage of
+generated systems each analysis calls schedulable while ONE parameter varies and the others
+keep the paper's defaults (m = 4, n = 8, b = 5, U_norm = 0.3, g = 2, α = 0.2; 2000 systems per
+point). Systems come from the C++ generator (``chainrt.analysis`` generator.hpp); system i of a
+point has seed ``stream_seed(point_seed, i)``, so results do not depend on the chunking or on the
+number of threads. Multi-threaded analyses (edf-mt, fp-mt) see the m-thread executor; the
+single-threaded baselines (picas-st, ros-default-st, cros-rt) see the same chains partitioned
+over m single-threaded executors.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import zlib
+from dataclasses import dataclass, field
+
+from .. import _core
+from .progress import Progress
+
+DEFAULTS = {"m": 4, "n": 8, "b": 5, "u_norm": 0.3, "g": 2, "alpha": 0.2}
+
+PANELS: dict[str, list] = {
+    "u_norm": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+    "n": [2, 4, 6, 8, 10, 12, 14, 16],
+    "b": [2, 3, 4, 5, 6, 7, 8, 9, 10],
+    "g": [0, 1, 2, 3, 4, 5, 6],
+    "alpha": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+}
+
+LABELS = {"u_norm": "U_norm", "n": "n (max chains)", "b": "b (max callbacks per chain)",
+          "g": "g (max mutually exclusive groups)", "alpha": "α (share of callbacks in groups)"}
+
+ANALYSES = ["edf-mt", "fp-mt", "picas-st", "ros-default-st", "cros-rt"]
+
+
+@dataclass
+class Point:
+    panel: str
+    value: float
+    params: dict
+    seed: int
+    counts: dict = field(default_factory=dict)
+    sets: int = 0
+
+
+def point_seed(base: int, panel: str, value) -> int:
+    return (base * 1_000_003 + zlib.crc32(f"{panel}={value}".encode())) & 0xFFFFFFFFFFFFFFFF
+
+
+def plan(panels: list[str], base_seed: int, values: dict | None = None) -> list[Point]:
+    points = []
+    for panel in panels:
+        for v in (values or {}).get(panel, PANELS[panel]):
+            params = dict(DEFAULTS)
+            params[panel] = v
+            points.append(Point(panel, v, params, point_seed(base_seed, panel, v)))
+    return points
+
+
+def run_points(points: list[Point], sets: int, analyses: list[str], threads: int = 0,
+               chunk: int = 250, progress: bool = True) -> list[Point]:
+    bar = Progress(len(points) * sets, "schedulability") if progress else None
+    for p in points:
+        counts = [0] * len(analyses)
+        done = 0
+        while done < sets:
+            c = min(chunk, sets - done)
+            part = _core._schedulable_counts(int(p.params["m"]), int(p.params["n"]), int(p.params["b"]),
+                                             float(p.params["u_norm"]), int(p.params["g"]),
+                                             float(p.params["alpha"]), p.seed, done, c, analyses, threads)
+            counts = [a + b for a, b in zip(counts, part)]
+            done += c
+            if bar:
+                bar.advance(c, f"{p.panel}={p.value}")
+        p.counts = dict(zip(analyses, counts))
+        p.sets = sets
+    if bar:
+        bar.close()
+    return points
+
+
+def write_csv(points: list[Point], path: str) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "value", "analysis", "schedulable", "sets", "ratio"])
+        for p in points:
+            for a, c in p.counts.items():
+                w.writerow([p.panel, p.value, a, c, p.sets, f"{c / p.sets:.4f}"])
+
+
+def plot(points: list[Point], out_dir: str, prefix: str = "fig7_") -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    style = {"edf-mt": ("o", "-"), "fp-mt": ("s", "-"), "picas-st": ("^", "--"),
+             "ros-default-st": ("v", "--"), "cros-rt": ("x", ":")}
+    files = []
+    for letter, panel in zip("abcde", PANELS):
+        ps = [p for p in points if p.panel == panel]
+        if not ps:
+            continue
+        fig, ax = plt.subplots(figsize=(4.6, 3.4))
+        for a in ps[0].counts:
+            xs = [p.value for p in ps]
+            ys = [100.0 * p.counts[a] / p.sets for p in ps]
+            marker, line = style.get(a, ("d", "-"))
+            ax.plot(xs, ys, marker=marker, linestyle=line, label=a)
+        ax.set_xlabel(LABELS[panel])
+        ax.set_ylabel("schedulable systems (%)")
+        ax.set_ylim(-3, 103)
+        fixed = ", ".join(f"{k}={v}" for k, v in DEFAULTS.items() if k != panel)
+        ax.set_title(f"Fig. 7{letter}: vary {panel} ({ps[0].sets} sets/point)\n{fixed}", fontsize=8)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"{prefix}{letter}_{panel}.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        files.append(path)
+    return files
