@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -261,6 +262,21 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   for (auto& ex : executors) {
     ex->join();
     parts.push_back(ex->report());
+  }
+  if (!opt.trace_path.empty()) {
+    // one JSON object per dispatch; times in ns relative to the start of the run
+    std::ofstream f(opt.trace_path);
+    for (std::size_t e = 0; e < executors.size(); ++e)
+      for (const DispatchRecord& d : executors[e]->trace()) {
+        auto rel = [&](Duration t) { return t - start; };
+        f << "{\"executor\": \"" << json_escape(model.executors[exec_ix[e]].name)
+          << "\", \"callback\": \"" << json_escape(executors[e]->name_of(d.callback))
+          << "\", \"thread\": " << d.thread << ", \"release\": "
+          << (d.release ? rel(d.release) : -1) << ", \"start\": " << rel(d.start)
+          << ", \"finish\": " << rel(d.finish) << ", \"cpu\": " << d.cpu
+          << ", \"deadline\": " << (d.deadline == sched::kNoDeadline ? -1 : rel(d.deadline))
+          << "}\n";
+      }
   }
   RunReport r = merge_reports(parts);
   r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());

@@ -20,7 +20,8 @@ int usage() {
                "usage: chainrt-run MODEL [--process NAME] [--duration 10s] [--warmup 500ms]\n"
                "                   [--policy ros-default|picas|fp|edf|mixed|lame] [--threads N]\n"
                "                   [--json FILE|-] [--topic-prefix /ns] [--stats-period 1s]\n"
-               "                   [--no-thread-params] [--fifo PRIO] [--list-processes]\n");
+               "                   [--no-thread-params] [--fifo PRIO] [--trace FILE]\n"
+               "                   [--list-processes]\n");
   return 1;
 }
 Duration duration_arg(const char* flag, const std::string& v) {
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
       else if (a == "--topic-prefix") o.topic_prefix = next();
       else if (a == "--no-thread-params") o.thread_params = false;
       else if (a == "--fifo") o.fifo = std::stoi(next());
+      else if (a == "--trace") o.trace_path = next();
       else if (a == "--list-processes") list = true;
       else if (a == "-h" || a == "--help") return usage() - 1;
       else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown option " + a);

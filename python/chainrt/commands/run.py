@@ -44,27 +44,16 @@ def _duration(text: str) -> int:
 def _simulate(model_path: str, policy: str | None, threads: int | None, duration_ns: int):
     """The simulator's per-chain result for the same model and policy, or (None, note)."""
     try:
-        from .. import _core
-    except ImportError as e:  # pragma: no cover
-        return None, f"simulator unavailable ({e})"
-    fn = getattr(_core, "simulate", None)
-    if fn is None:
-        return None, "simulator bindings (chainrt._core.simulate) not built"
-    try:
         from ..model import load_model
-        model = load_model(model_path)
-        kwargs = {"duration": duration_ns}
-        if policy:
-            kwargs["policy"] = policy
-        if threads:
-            kwargs["threads"] = threads
-        res = fn(model, **kwargs)
-        if hasattr(res, "to_json"):
-            res = json.loads(res.to_json())
-        elif isinstance(res, str):
-            res = json.loads(res)
-        return res.get("chains", res), None
-    except Exception as e:  # the simulator's API may differ: report, do not fail the run
+        from .simulate import simulate
+    except ImportError as e:
+        return None, f"simulator unavailable ({e})"
+    try:
+        summary, _ = simulate(load_model(model_path), duration_ns, policy=policy, threads=threads)
+        return summary.get("chains", {}), None
+    except AttributeError as e:  # bindings not built into this chainrt._core
+        return None, f"simulator bindings not built ({e})"
+    except Exception as e:  # report, do not fail the run
         return None, f"simulator call failed: {e}"
 
 
@@ -138,7 +127,7 @@ def run(args) -> int:
           f"processes {', '.join(result.get('processes', []))}, {duration / 1e9:g} s on real ROS 2")
     head = f"{'chain':<14} {'wcrt':>9} {'bcrt':>9} {'mean':>9} {'p99':>9} {'inst':>6} {'miss':>5} {'drop':>5}"
     if sim is not None:
-        head += f" | {'sim wcrt':>9} {'sim miss':>8}"
+        head += f" | {'sim wcrt':>9} {'sim mean':>9} {'sim p99':>9} {'sim miss':>8}"
     if bound is not None:
         head += f" | {'bound':>9}"
     print(head + "   (ms)")
@@ -147,7 +136,8 @@ def run(args) -> int:
                 f"{_ms(c['p99_ns']):>9} {c['instances']:>6} {c['deadline_misses']:>5} {c['drops']:>5}")
         if sim is not None:
             s = sim.get(name, {}) if isinstance(sim, dict) else {}
-            line += f" | {_ms(s.get('wcrt_ns')):>9} {s.get('deadline_misses', '-'):>8}"
+            line += (f" | {_ms(s.get('wcrt_ns')):>9} {_ms(s.get('mean_ns')):>9} {_ms(s.get('p99_ns')):>9}"
+                     f" {s.get('deadline_misses', '-'):>8}")
         if bound is not None:
             b = bound.get("chains", {}).get(name, {}) if isinstance(bound, dict) else {}
             line += f" | {_ms(b.get('wcrt_bound_ns')):>9}"

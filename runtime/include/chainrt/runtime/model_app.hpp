@@ -38,6 +38,7 @@ struct ModelRunOptions {
   Duration stats_period = 0;         // /chainrt/chain_stats period; 0 = not published
   bool thread_params = true;         // apply pinning / SCHED_FIFO / SCHED_DEADLINE
   std::optional<int> fifo;           // SCHED_FIFO priority for threads the model gives none
+  std::string trace_path;            // write the dispatch trace (JSON lines) here when set
 };
 
 // Process name of an executor: its `process`, or its own name when it has none.
