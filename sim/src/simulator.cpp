@@ -139,10 +139,14 @@ struct ExecState {
   sched::ReadyQueue q;
   bool default_mode;
   std::vector<std::uint32_t> threads;  // global thread ids, local order
+  std::vector<std::uint8_t> pend;      // CallbackId -> has a pending instance (compact, for polls)
   bool marked = false;                 // a dispatch is due at the end of this instant
   std::uint32_t first = kNone;         // the thread that just completed (it polls first)
   ExecState(sched::ExecutorSetup s)
-      : setup(std::move(s)), q(setup.make_queue()), default_mode(setup.policy == Policy::RosDefault) {}
+      : setup(std::move(s)),
+        q(setup.make_queue()),
+        default_mode(setup.policy == Policy::RosDefault),
+        pend(setup.callbacks.size(), 0) {}
 };
 
 class Simulator {
@@ -166,6 +170,7 @@ class Simulator {
     return true;
   }
   Duration pending_deadline(std::uint32_t c) const;
+  void update_pending(std::uint32_t c) { ex_[cb_[c].exec].pend[cb_[c].local] = pending(c) ? 1 : 0; }
   void on_release(std::uint32_t c);
   void dispatch(ExecState& e, std::uint32_t first);
   void mark_dispatch(std::uint32_t x, std::uint32_t first = kNone) {
@@ -378,6 +383,7 @@ Duration Simulator::pending_deadline(std::uint32_t c) const {
 }
 
 void Simulator::on_release(std::uint32_t c) {
+  update_pending(c);
   ExecState& e = ex_[cb_[c].exec];
   if (!e.default_mode) {
     if (!pending(c)) return;
@@ -400,10 +406,9 @@ void Simulator::dispatch(ExecState& e, std::uint32_t first) {
 // every pending callback whose group can be taken now (Sec. II; Case Study 2).
 void Simulator::poll(ExecState& e) {
   e.q.clear();
-  for (CallbackId lc = 0; lc < e.setup.callbacks.size(); ++lc) {
-    const auto c = static_cast<std::uint32_t>(e.setup.callbacks[lc]);
-    if (pending(c) && e.q.group_free(lc)) e.q.push(lc, kNoDeadline);
-  }
+  const std::size_t n = e.pend.size();
+  for (CallbackId lc = 0; lc < n; ++lc)
+    if (e.pend[lc] && e.q.group_free(lc)) e.q.push(lc, kNoDeadline);
 }
 
 bool Simulator::try_take(ExecState& e, std::uint32_t t) {
@@ -430,6 +435,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     th.input.n = 0;
     th.input.arrival = th.release;
     s.timer_ready = false;
+    ex_[s.exec].pend[s.local] = 0;
     if (tk.skipped > 0) {
       r_.callbacks[c].drops += tk.skipped;
       for (const ChainRef& r : s.chains)
@@ -441,6 +447,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     copy_message(th.input, pool_[s.q_begin + s.q_head]);
     s.q_head = (s.q_head + 1) % s.q_cap;
     --s.q_count;
+    update_pending(c);
     th.release = th.input.arrival;
     ExecState& e = ex_[s.exec];
     if (!e.default_mode && pending(c) && !e.q.queued(s.local)) e.q.push(s.local, pending_deadline(c));

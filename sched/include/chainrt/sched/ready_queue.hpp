@@ -60,7 +60,7 @@ struct GroupSpec {
 
 // Rank of a callback kind in the ROS default order (EDF ready-queue paper Sec. II):
 // timer 0 ≻ subscription 1 (fusion callbacks are subscriptions) ≻ service 2 ≻ client 3.
-int ros_default_rank(CallbackKind k) noexcept;
+inline int ros_default_rank(CallbackKind k) noexcept;
 
 // The sort key of one queued instance; smaller is more urgent. Lexicographic on
 // (tier, value, rank, id). See key_of() for what each policy puts in it.
@@ -86,7 +86,7 @@ struct Key {
 //  lame:        (0, -priority (missing = 0, as LaME's BE callbacks), kind rank, id): RT
 //               threads get the highest priority; among the equal-priority BE callbacks this
 //               is the ROS default order, so a BE thread takes the "first eligible" one.
-Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept;
+inline Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept;
 
 class ReadyQueue {
  public:
@@ -186,5 +186,274 @@ class ReadyQueue {
   std::vector<std::uint32_t> group_lanes_begin_;  // lanes of the group (CSR)
   std::vector<LaneId> group_lanes_;
 };
+
+
+// ---- inline definitions: the dispatch path is hot in the simulator and the runtime ----------
+
+inline int ros_default_rank(CallbackKind k) noexcept {
+  switch (k) {
+    case CallbackKind::Timer: return 0;
+    case CallbackKind::Subscription:
+    case CallbackKind::FusionInput:
+    case CallbackKind::FusionTrigger: return 1;
+    case CallbackKind::Service: return 2;
+    case CallbackKind::Client: return 3;
+  }
+  return 4;
+}
+
+inline Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept {
+  Key k;
+  k.id = id;
+  const bool has_deadline = abs_deadline != kNoDeadline;
+  switch (policy) {
+    case Policy::RosDefault:
+      k.value = ros_default_rank(cb.kind);
+      break;
+    case Policy::FixedPriority:
+    case Policy::Picas:
+      if (cb.priority) k.value = -static_cast<std::int64_t>(*cb.priority);
+      else k.tier = 1;  // no scheduling parameter: last (footnote 3)
+      break;
+    case Policy::Edf:  // d_i^k = a_i^k + D_i (Sec. IV-B)
+      if (has_deadline) k.value = abs_deadline;
+      else k.tier = 1;
+      break;
+    case Policy::Mixed:  // deadline callbacks always take precedence (Sec. VI-A)
+      if (has_deadline) {
+        k.value = abs_deadline;
+      } else if (cb.priority) {
+        k.tier = 1;
+        k.value = -static_cast<std::int64_t>(*cb.priority);
+      } else {
+        k.tier = 2;
+        k.value = ros_default_rank(cb.kind);
+      }
+      break;
+    case Policy::Lame:  // RT: highest priority; BE (priority 0): first in default order
+      k.value = -static_cast<std::int64_t>(cb.priority.value_or(0));
+      k.rank = ros_default_rank(cb.kind);
+      break;
+  }
+  return k;
+}
+
+// ---- lane heaps (callbacks of one lane, by key) ----------------------------------------
+
+inline void ReadyQueue::cb_sift_up(LaneId l, std::uint32_t i) noexcept {
+  CallbackId* h = lane_heap_.data() + lane_begin_[l];
+  const CallbackId x = h[i];
+  while (i > 0) {
+    std::uint32_t p = (i - 1) / 2;
+    if (!(key_[x] < key_[h[p]])) break;
+    h[i] = h[p];
+    lane_pos_[h[i]] = i;
+    i = p;
+  }
+  h[i] = x;
+  lane_pos_[x] = i;
+}
+
+inline void ReadyQueue::cb_sift_down(LaneId l, std::uint32_t i) noexcept {
+  CallbackId* h = lane_heap_.data() + lane_begin_[l];
+  const std::uint32_t n = lane_size_[l];
+  const CallbackId x = h[i];
+  for (;;) {
+    std::uint32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && key_[h[c + 1]] < key_[h[c]]) ++c;
+    if (!(key_[h[c]] < key_[x])) break;
+    h[i] = h[c];
+    lane_pos_[h[i]] = i;
+    i = c;
+  }
+  h[i] = x;
+  lane_pos_[x] = i;
+}
+
+inline void ReadyQueue::cb_erase(LaneId l, std::uint32_t i) noexcept {
+  CallbackId* h = lane_heap_.data() + lane_begin_[l];
+  const CallbackId gone = h[i];
+  const std::uint32_t last = --lane_size_[l];
+  lane_pos_[gone] = kAbsent;
+  if (i != last) {
+    const CallbackId moved = h[last];
+    h[i] = moved;
+    lane_pos_[moved] = i;
+    cb_sift_up(l, i);
+    if (lane_pos_[moved] == i) cb_sift_down(l, i);
+  }
+}
+
+// ---- class heaps (active lanes of one affinity class, by head key) ----------------------
+
+inline bool ReadyQueue::lane_less(LaneId a, LaneId b) const noexcept {
+  return key_[lane_heap_[lane_begin_[a]]] < key_[lane_heap_[lane_begin_[b]]];
+}
+
+inline void ReadyQueue::class_sift_up(std::uint32_t c, std::uint32_t i) noexcept {
+  LaneId* h = class_heap_.data() + class_begin_[c];
+  const LaneId x = h[i];
+  while (i > 0) {
+    std::uint32_t p = (i - 1) / 2;
+    if (!lane_less(x, h[p])) break;
+    h[i] = h[p];
+    class_pos_[h[i]] = i;
+    i = p;
+  }
+  h[i] = x;
+  class_pos_[x] = i;
+}
+
+inline void ReadyQueue::class_sift_down(std::uint32_t c, std::uint32_t i) noexcept {
+  LaneId* h = class_heap_.data() + class_begin_[c];
+  const std::uint32_t n = class_size_[c];
+  const LaneId x = h[i];
+  for (;;) {
+    std::uint32_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && lane_less(h[k + 1], h[k])) ++k;
+    if (!lane_less(h[k], x)) break;
+    h[i] = h[k];
+    class_pos_[h[i]] = i;
+    i = k;
+  }
+  h[i] = x;
+  class_pos_[x] = i;
+}
+
+inline void ReadyQueue::class_insert(LaneId l) noexcept {
+  const std::uint32_t c = lane_class_[l];
+  const std::uint32_t i = class_size_[c]++;
+  class_heap_[class_begin_[c] + i] = l;
+  class_pos_[l] = i;
+  class_sift_up(c, i);
+}
+
+inline void ReadyQueue::class_erase(LaneId l) noexcept {
+  const std::uint32_t c = lane_class_[l];
+  LaneId* h = class_heap_.data() + class_begin_[c];
+  const std::uint32_t i = class_pos_[l];
+  const std::uint32_t last = --class_size_[c];
+  class_pos_[l] = kAbsent;
+  if (i != last) {
+    const LaneId moved = h[last];
+    h[i] = moved;
+    class_pos_[moved] = i;
+    class_sift_up(c, i);
+    if (class_pos_[moved] == i) class_sift_down(c, i);
+  }
+}
+
+inline void ReadyQueue::class_update(LaneId l) noexcept {
+  const std::uint32_t c = lane_class_[l];
+  class_sift_up(c, class_pos_[l]);
+  class_sift_down(c, class_pos_[l]);
+}
+
+inline bool ReadyQueue::lane_active(LaneId l) const noexcept {
+  if (lane_size_[l] == 0) return false;
+  const GroupId g = lane_group_[l];
+  return groups_[g].type == GroupType::Reentrant || running_[g] == 0;
+}
+
+inline void ReadyQueue::lane_changed(LaneId l) noexcept {
+  const bool active = lane_active(l);
+  const bool present = class_pos_[l] != kAbsent;
+  if (active && present) class_update(l);
+  else if (active) class_insert(l);
+  else if (present) class_erase(l);
+}
+
+// ---- the interface ---------------------------------------------------------------------
+
+inline bool ReadyQueue::push(CallbackId cb, Duration abs_deadline) noexcept {
+  if (lane_pos_[cb] != kAbsent) return false;  // one queued instance per callback
+  deadline_[cb] = abs_deadline;
+  key_[cb] = key_of(policy_, specs_[cb], cb, abs_deadline);
+  const LaneId l = lane_of_[cb];
+  const std::uint32_t i = lane_size_[l]++;
+  lane_heap_[lane_begin_[l] + i] = cb;
+  cb_sift_up(l, i);
+  ++size_;
+  lane_changed(l);
+  return true;
+}
+
+inline bool ReadyQueue::remove(CallbackId cb) noexcept {
+  if (lane_pos_[cb] == kAbsent) return false;
+  const LaneId l = lane_of_[cb];
+  cb_erase(l, lane_pos_[cb]);
+  --size_;
+  lane_changed(l);
+  return true;
+}
+
+inline void ReadyQueue::clear() noexcept {
+  // O(queued + lanes): only the lanes that hold callbacks are touched.
+  for (LaneId l = 0; l < lane_size_.size(); ++l) {
+    const CallbackId* h = lane_heap_.data() + lane_begin_[l];
+    for (std::uint32_t i = 0; i < lane_size_[l]; ++i) lane_pos_[h[i]] = kAbsent;
+    lane_size_[l] = 0;
+    class_pos_[l] = kAbsent;
+  }
+  for (auto& n : class_size_) n = 0;
+  size_ = 0;
+}
+
+inline CallbackId ReadyQueue::best_for(ThreadId t, LaneId* lane) const noexcept {
+  CallbackId best = kNoCallback;
+  LaneId best_lane = 0;
+  for (std::uint32_t k = thread_classes_begin_[t]; k < thread_classes_begin_[t + 1]; ++k) {
+    const std::uint32_t c = thread_classes_[k];
+    if (class_size_[c] == 0) continue;
+    const LaneId l = class_heap_[class_begin_[c]];
+    const CallbackId head = lane_heap_[lane_begin_[l]];
+    if (best == kNoCallback || key_[head] < key_[best]) {
+      best = head;
+      best_lane = l;
+    }
+  }
+  if (lane) *lane = best_lane;
+  return best;
+}
+
+inline CallbackId ReadyQueue::peek(ThreadId t) const noexcept {
+  if (t >= threads_) return kNoCallback;
+  return best_for(t, nullptr);
+}
+
+inline CallbackId ReadyQueue::select(ThreadId t) noexcept {
+  if (t >= threads_) return kNoCallback;
+  LaneId l;
+  const CallbackId cb = best_for(t, &l);
+  if (cb == kNoCallback) return kNoCallback;
+  cb_erase(l, 0);
+  --size_;
+  lane_changed(l);
+  start(cb);
+  return cb;
+}
+
+inline void ReadyQueue::start(CallbackId cb) noexcept {
+  const GroupId g = specs_[cb].group;
+  if (running_[g]++ != 0 || groups_[g].type != GroupType::MutuallyExclusive) return;
+  for (std::uint32_t k = group_lanes_begin_[g]; k < group_lanes_begin_[g + 1]; ++k) {
+    const LaneId l = group_lanes_[k];
+    if (class_pos_[l] != kAbsent) class_erase(l);
+  }
+}
+
+inline void ReadyQueue::complete(CallbackId cb) noexcept {
+  const GroupId g = specs_[cb].group;
+  if (running_[g] == 0) return;
+  if (--running_[g] != 0 || groups_[g].type != GroupType::MutuallyExclusive) return;
+  for (std::uint32_t k = group_lanes_begin_[g]; k < group_lanes_begin_[g + 1]; ++k) lane_changed(group_lanes_[k]);
+}
+
+inline bool ReadyQueue::group_free(CallbackId cb) const noexcept {
+  const GroupId g = specs_[cb].group;
+  return groups_[g].type == GroupType::Reentrant || running_[g] == 0;
+}
 
 }  // namespace chainrt::sched
