@@ -108,6 +108,9 @@ struct CbState {
   std::vector<ChainRef> chains;
   Duration source_rel_deadline = kNoDeadline;  // min D of the chains it starts
   std::vector<Out> outs;
+  std::uint32_t fset = kNone;                  // implicit fusion set (see build())
+  bool fresh = false;                          // fusion member: input cached since last publish
+  Message cache;                               // fusion member: stamps of that input
 };
 
 struct ThreadState {
@@ -118,6 +121,7 @@ struct ThreadState {
   std::uint32_t cb = kNone;
   Duration remaining = 0, start = 0, release = 0;
   Message input;
+  bool completes_pair = true;  // fusion member: the others were fresh when it started
   // CPU scheduling class: 0 reservation (rank = server deadline), 1 FIFO (rank = -prio),
   // 2 other (rank = thread index)
   int cls = 2;
@@ -235,6 +239,7 @@ class Simulator {
   std::vector<std::uint32_t> dirty_;
   std::vector<std::uint32_t> to_dispatch_;
   std::vector<ExecState> ex_;
+  std::vector<std::vector<std::uint32_t>> fsets_;  // implicit fusion sets (member callbacks)
   std::vector<Duration> chain_deadline_;
   SimResult r_;
 };
@@ -315,6 +320,32 @@ void Simulator::build() {
         o.fixed_delay = m_.communication.cost_of(o.comm).cost(o.size);
         cb_[c].outs.push_back(std::move(o));
       }
+    }
+  }
+
+  // Implicit fusion sets (the reference system's Fusion node): two or more plain subscriptions
+  // of one node that publish the same topics. Each caches its input; the one that completes
+  // the set (every other member fresh) works and publishes one message carrying the chain
+  // instances of all cached inputs; the others only cache and run their BCET.
+  {
+    std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::uint32_t>> by_output;
+    for (std::size_t c = 0; c < n; ++c) {
+      const Callback& cb = m_.callbacks[c];
+      if (cb.kind == CallbackKind::Subscription && !cb.publishes.empty())
+        by_output[{cb.node, cb.publishes}].push_back(static_cast<std::uint32_t>(c));
+    }
+    for (auto& [key, members] : by_output) {
+      if (members.size() < 2) continue;
+      for (std::uint32_t c : members) cb_[c].fset = static_cast<std::uint32_t>(fsets_.size());
+      // whichever member publishes forwards the chain instances of every member's hops
+      for (std::uint32_t c : members)
+        for (Out& out : cb_[c].outs)
+          for (std::uint32_t o : members)
+            for (const Out& other : cb_[o].outs)
+              if (other.sub == out.sub)
+                for (std::uint32_t ch : other.chains)
+                  if (std::find(out.chains.begin(), out.chains.end(), ch) == out.chains.end()) out.chains.push_back(ch);
+      fsets_.push_back(members);
     }
   }
 
@@ -454,7 +485,11 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   }
   for (const ChainRef& r : s.chains)
     if (r.source) ++r_.chains[r.chain].released;
-  th.remaining = exec_time(s);
+  th.completes_pair = true;
+  if (s.fset != kNone)
+    for (std::uint32_t o : fsets_[s.fset])
+      if (o != c && !cb_[o].fresh) th.completes_pair = false;
+  th.remaining = th.completes_pair ? exec_time(s) : s.bcet;  // a cache-only run
   mark(th.core);
 }
 
@@ -517,6 +552,19 @@ void Simulator::complete_exec(std::uint32_t t) {
     if (rel < 0) continue;
     if (r.last) record(r.chain, rel);
     else if (out.n < kMaxStamps) out.s[out.n++] = Stamp{r.chain, rel};
+  }
+  if (s.fset != kNone) {  // implicit fusion: cache, and publish once the set is complete
+    copy_message(s.cache, out);
+    s.fresh = true;
+    for (std::uint32_t o : fsets_[s.fset]) publish = publish && cb_[o].fresh;
+    if (publish) {
+      out.n = 0;
+      for (std::uint32_t o : fsets_[s.fset]) {
+        CbState& mem = cb_[o];
+        for (std::uint32_t k = 0; k < mem.cache.n && out.n < kMaxStamps; ++k) out.s[out.n++] = mem.cache.s[k];
+        mem.fresh = false;
+      }
+    }
   }
   if (s.kind == CallbackKind::FusionInput && !s.cached) {
     s.cached = true;
