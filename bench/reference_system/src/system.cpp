@@ -429,9 +429,14 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
   }
   for (auto& ex : executors) ex->request_stop();
   std::vector<runtime::RunReport> parts;
-  for (auto& ex : executors) {
+  for (std::size_t e = 0; e < executors.size(); ++e) {
+    auto& ex = executors[e];
     ex->join();
     parts.push_back(ex->report());
+    if (opt.trace)
+      for (const auto& d : ex->trace())
+        result.trace.push_back(TraceRecord{model.executors[e].name, ex->name_of(d.callback), d.thread, d.start,
+                                           d.finish, d.deadline, d.release});
   }
   result.stopped = now_ns();
   result.runtime = runtime::merge_reports(parts);
@@ -467,6 +472,12 @@ std::string to_json(const SystemResult& r) {
   std::vector<std::string> w = r.warnings;
   w.insert(w.end(), r.runtime.warnings.begin(), r.runtime.warnings.end());
   for (std::size_t i = 0; i < w.size(); ++i) o << (i ? ", " : "") << '"' << json_escape(w[i]) << '"';
+  o << "], \"trace\": [";
+  for (std::size_t i = 0; i < r.trace.size(); ++i) {
+    const auto& t = r.trace[i];
+    o << (i ? ", " : "") << "[\"" << json_escape(t.executor) << "\", \"" << json_escape(t.callback) << "\", "
+      << t.thread << ", " << t.start << ", " << t.finish << ", " << t.deadline << ", " << t.release << "]";
+  }
   o << "], \"runtime\": " << runtime::to_json(r.runtime, false) << "}";
   return o.str();
 }

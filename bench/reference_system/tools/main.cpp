@@ -23,7 +23,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: chainrt-reference-system MODEL [--duration 10s] [--warmup 1s] [--pin-core N]\n"
                "           [--workload cpu|primes] [--dump FILE] [--json FILE|-] [--topic-prefix /ns]\n"
-               "           [--no-thread-params] [--topology] [--discovery-timeout 30s]\n");
+               "           [--no-thread-params] [--topology] [--trace] [--discovery-timeout 30s]\n");
   return 1;
 }
 Duration duration_arg(const std::string& flag, const std::string& v) {
@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
       else if (a == "--topic-prefix") o.topic_prefix = next();
       else if (a == "--no-thread-params") o.thread_params = false;
       else if (a == "--topology") o.topology_only = true;
+      else if (a == "--trace") o.trace = true;
       else if (a == "-h" || a == "--help") return usage() - 1;
       else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown option " + a);
       else path = a;

@@ -72,8 +72,10 @@ def _single(policy: str, threads: int):
 
 
 def _prioritized(model):
-    front, rear, fusion, planner, other, _ = _groups(model)
-    # upstream: front/rear/fusion SCHED_RR priority 1, planner priority 30, other none
+    front, rear, fusion, _, _, _ = _groups(model)
+    # upstream: front/rear/fusion SCHED_RR priority 1, planner (BehaviorPlanner) 30, other none
+    planner = ["BehaviorPlanner"]
+    other = [n.name for n in model.nodes if n.name not in front + rear + fusion + planner]
     return [("front", "ros-default", 1, 1, None, front), ("rear", "ros-default", 1, 1, None, rear),
             ("fusion", "ros-default", 1, 1, None, fusion), ("planner", "ros-default", 1, 30, None, planner),
             ("other", "ros-default", 1, None, None, other)]
@@ -137,8 +139,12 @@ def scaled(model, scale: float):
 
 
 def variant(base_path: str, config: str, load: str = "default", pin_core: int | None = None,
-            planner_phase_ns: int = DEFAULT_PLANNER_PHASE_NS, scale: float | None = None):
-    """The model of one configuration: executors, threads, pinning, priorities, load, phases."""
+            planner_phase_ns: int = DEFAULT_PLANNER_PHASE_NS, scale: float | None = None,
+            rt_priority: int | None = None):
+    """The model of one configuration: executors, threads, pinning, priorities, load, phases.
+    ``rt_priority``: every executor thread runs SCHED_FIFO at this base priority (shields all
+    configurations alike from other processes); a configuration's own priorities are added
+    on top, so their order is kept."""
     cfg = CONFIGS[config]
     model = load_model(base_path)
     model = scaled(model, load_scale(model, load) if scale is None else scale)
@@ -160,7 +166,7 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
             t = type(template.threads[0])()
             t.name = f"{name}_t{i}"
             t.cores = [pin_core] if pin_core is not None else []
-            t.fifo_priority = fifo
+            t.fifo_priority = fifo if rt_priority is None else rt_priority + (fifo or 0)
             ts.append(t)
         e.threads = ts
         executors.append(e)

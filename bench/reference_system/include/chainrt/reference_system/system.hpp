@@ -42,6 +42,13 @@ struct SystemOptions {
   std::string dump_path;                    // sink records (see SinkRecord); "" = none
   bool thread_params = true;                // apply the model's pinning / SCHED_FIFO
   bool topology_only = false;               // build, discover, count, stop (no spinning)
+  bool trace = false;                       // keep the executors' dispatch records
+};
+
+struct TraceRecord {         // one dispatched callback instance (runtime::DispatchRecord)
+  std::string executor, callback;
+  std::size_t thread = 0;
+  Duration start = 0, finish = 0, deadline = 0, release = 0;
 };
 
 // One sample received by a sink, as written to the dump file (little-endian, 4112 bytes).
@@ -75,6 +82,7 @@ struct SystemResult {
   std::uint64_t records = 0, records_lost = 0;
   Duration started = 0, stopped = 0;                       // CLOCK_MONOTONIC ns
   std::vector<std::string> warnings;
+  std::vector<TraceRecord> trace;                          // with SystemOptions::trace
 };
 
 // Build the system of every executor of the model in this process, wait for discovery, run

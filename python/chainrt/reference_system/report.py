@@ -1,0 +1,287 @@
+"""Report of the reference-system benchmark: the KPI table (text), JSON, CSV, per KPI the
+summary plot upstream draws (one box per configuration: mean ± std as the box, min/max as
+whiskers; the per-run means as dots show the spread over runs), the hot-path latency CDF, CPU
+and memory over time, the measured chains next to the simulator and the analysis, and one HTML
+page that shows them all.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from pathlib import Path
+
+MS = 1e6
+
+
+def _ms(v, digits: int = 2) -> str:
+    return "-" if v is None else f"{v / MS:.{digits}f}"
+
+
+def has_measurements(result: dict) -> bool:
+    return any("hot_path_latency" in c for c in result["configs"].values())
+
+
+def format_table(result: dict) -> str:
+    """The KPI table printed by `chainrt bench reference-system` (times in ms)."""
+    lines = []
+    floor = result.get("hot_path_floor_ns")
+    lines.append(f"Autoware reference system, load {result['load']} (work x{result['work_scale']:.2f}, model demand "
+                 f"{result['demand'] * 100:.0f} % of one core), {result['duration_ns'] / 1e9:g} s x {result['repeat']} "
+                 f"run(s) per configuration" + (f", pinned to core {result['pin_core']}" if result.get('pin_core') is not None
+                                               else ", not pinned"))
+    lines.append(f"hot-path floor {_ms(floor)} ms (work after the later LiDAR sample {_ms(result.get('hot_path_floor_no_blocking_ns'))}"
+                 " ms + one blocking callback)")
+    if has_measurements(result):
+        rows = [("config", "hot-path mean", "±runs", "min", "max", "std", "p99", "/floor", "drops",
+                 "BP period", "BP std", "CPU %", "RSS MiB")]
+        for name, c in result["configs"].items():
+            if "hot_path_latency" not in c:
+                continue
+            lat, bp = c["hot_path_latency"], c["behavior_planner_period"]
+            sp = c["spread"]["hot_path_latency_mean_ns"]
+            rows.append((name, _ms(lat["mean_ns"]), _ms(sp["std"]), _ms(lat["min_ns"]), _ms(lat["max_ns"]),
+                         _ms(lat["std_ns"]), _ms(lat["p99_ns"]),
+                         "-" if c.get("latency_over_floor") is None else f"{c['latency_over_floor']:.2f}",
+                         str(c["hot_path_drops"]), _ms(bp["mean_ns"]), _ms(bp["std_ns"], 3),
+                         f"{c['cpu']['mean_percent']['mean']:.1f}",
+                         f"{c['memory']['rss_max_bytes']['mean'] / 2 ** 20:.1f}"))
+        lines.append(_columns(rows))
+        lines.append("(times in ms; '±runs' is the std of the per-run means; min/max/std/p99 over all samples of all runs)")
+    model_rows = [("config", "measured chain mean", "simulated mean", "simulated WCRT", "analysis", "bound")]
+    for name, c in result["configs"].items():
+        sim = c.get("simulated", {}).get("hot_path", {})
+        an = c.get("analysis", {})
+        meas = c.get("runtime_chains", {}).get("hot_path", {}).get("mean_ns", {})
+        model_rows.append((name, _ms(meas.get("mean")) if meas else "-", _ms(sim.get("mean_ns")), _ms(sim.get("wcrt_ns")),
+                           an.get("analysis") or "-", _ms(an.get("hot_path_bound_ns")) if an.get("analysis") else "-"))
+    lines.append("hot path, release of the LiDAR timer -> end of ObjectCollisionEstimator (ms):")
+    lines.append(_columns(model_rows))
+    if result.get("checks"):
+        lines.append("done-when figures (PiCAS / EDF):")
+        for name, ch in result["checks"].items():
+            parts = [f"latency/floor {ch['latency_over_floor']:.2f} (<= {ch['floor_limit']}: {'yes' if ch['within_floor'] else 'no'})"]
+            if "vs_ros_default_st" in ch:
+                parts.append(f"vs ros-default-st {ch['vs_ros_default_st']:.2f} (<= 0.5: "
+                             f"{'yes' if ch['at_most_half_of_ros_default_st'] else 'no'})")
+            parts.append(f"zero drops: {'yes' if ch['zero_drops'] else 'no'}")
+            parts.append(f"BP std < 0.1 ms: {'yes' if ch['planner_period_std_below_0.1ms'] else 'no'}")
+            lines.append(f"  {name}: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def _columns(rows) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
+                     for r in rows)
+
+
+def public_json(result: dict, with_samples: bool = False) -> dict:
+    """The result without the bulky sample lists (unless asked) and usage series."""
+    out = json.loads(json.dumps(result))
+    for c in out["configs"].values():
+        if not with_samples:
+            c.pop("samples", None)
+            c.pop("usage_series", None)
+    return out
+
+
+def write_csv(result: dict, path: Path) -> None:
+    fields = ["config", "run", "hot_path_latency_min_ns", "hot_path_latency_mean_ns", "hot_path_latency_max_ns",
+              "hot_path_latency_std_ns", "hot_path_latency_p99_ns", "hot_path_samples", "hot_path_drops",
+              "behavior_planner_period_mean_ns", "behavior_planner_period_std_ns", "behavior_planner_period_min_ns",
+              "behavior_planner_period_max_ns", "cpu_percent", "rss_max_bytes"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        for name, c in result["configs"].items():
+            rows = [(str(i + 1), r) for i, r in enumerate(c.get("runs", []))]
+            if "hot_path_latency" in c:
+                rows.append(("all", dict(c, cpu_percent=c["cpu"]["mean_percent"]["mean"],
+                                         rss_max_bytes=c["memory"]["rss_max_bytes"]["max"])))
+            for run, r in rows:
+                lat, bp = r["hot_path_latency"], r["behavior_planner_period"]
+                w.writerow([name, run, lat["min_ns"], f"{lat['mean_ns']:.0f}", lat["max_ns"], f"{lat['std_ns']:.0f}",
+                            lat["p99_ns"], lat["count"], r["hot_path_drops"], f"{bp['mean_ns']:.0f}",
+                            f"{bp['std_ns']:.0f}", bp["min_ns"], bp["max_ns"], f"{r['cpu_percent']:.2f}",
+                            int(r["rss_max_bytes"])])
+
+
+# ------------------------------------------------------------------------------------ plots
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _title(result: dict, what: str) -> str:
+    pin = f", core {result['pin_core']}" if result.get("pin_core") is not None else ""
+    return f"{what} — {result['load']} load, {result['duration_ns'] / 1e9:g} s x {result['repeat']} runs{pin}"
+
+
+def summary_plot(ax, names: list[str], stats: list[dict], run_means: list[list[float]], unit: float = MS) -> None:
+    """Upstream's summary plot: per configuration a box from mean - std to mean + std, a line
+    at the mean, whiskers from min to max; dots: the mean of each run."""
+    from matplotlib.patches import Rectangle
+    for i, (s, runs) in enumerate(zip(stats, run_means)):
+        mean, std = s["mean_ns"] / unit, s["std_ns"] / unit
+        lo, hi = s["min_ns"] / unit, s["max_ns"] / unit
+        ax.add_patch(Rectangle((i - 0.3, mean - std), 0.6, 2 * std, facecolor=f"C{i % 10}", alpha=0.35,
+                               edgecolor=f"C{i % 10}"))
+        ax.plot([i - 0.3, i + 0.3], [mean, mean], color=f"C{i % 10}", lw=2)
+        ax.plot([i, i], [lo, mean - std], color="k", lw=1)
+        ax.plot([i, i], [mean + std, hi], color="k", lw=1)
+        ax.plot([i - 0.12, i + 0.12], [lo, lo], color="k", lw=1)
+        ax.plot([i - 0.12, i + 0.12], [hi, hi], color="k", lw=1)
+        if runs:
+            ax.plot([i + 0.38] * len(runs), [r / unit for r in runs], "k.", ms=4)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=25, ha="right")
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot_all(result: dict, out_dir: Path) -> list[Path]:
+    plt = _plt()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    measured = {n: c for n, c in result["configs"].items() if "hot_path_latency" in c and c["hot_path_latency"]["count"]}
+    names = list(measured)
+    if names:
+        # hot-path latency summary
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        summary_plot(ax, names, [measured[n]["hot_path_latency"] for n in names],
+                     [[r["hot_path_latency"]["mean_ns"] for r in measured[n]["runs"]] for n in names])
+        floor = result.get("hot_path_floor_ns")
+        if floor:
+            ax.axhline(floor / MS, color="green", ls="--", lw=1, label=f"floor {floor / MS:.1f} ms")
+            limit = 1.3 if result["load"] == "stressed" else 1.15
+            ax.axhline(limit * floor / MS, color="green", ls=":", lw=1, label=f"{limit} x floor")
+            ax.legend(loc="upper right", fontsize=8)
+        ax.set_ylabel("hot-path latency [ms]")
+        ax.set_title(_title(result, "Hot-path latency (mean ± std, min/max, • run means)"), fontsize=9)
+        files.append(_save(fig, out_dir / "hot_path_latency.png", plt))
+        # latency CDF
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for i, n in enumerate(names):
+            xs = sorted(measured[n].get("samples", {}).get("hot_path_latency_ns", []))
+            if xs:
+                ax.step([x / MS for x in xs], [(k + 1) / len(xs) for k in range(len(xs))], where="post",
+                        label=n, color=f"C{i % 10}")
+        if floor:
+            ax.axvline(floor / MS, color="green", ls="--", lw=1, label="floor")
+        ax.set_xlabel("hot-path latency [ms]")
+        ax.set_ylabel("fraction of samples")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        ax.set_title(_title(result, "Hot-path latency CDF"), fontsize=9)
+        files.append(_save(fig, out_dir / "hot_path_latency_cdf.png", plt))
+        # behaviour planner period
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        summary_plot(ax, names, [measured[n]["behavior_planner_period"] for n in names],
+                     [[r["behavior_planner_period"]["mean_ns"] for r in measured[n]["runs"]] for n in names])
+        ax.axhline(100, color="green", ls="--", lw=1, label="100 ms")
+        ax.set_ylabel("behaviour-planner period [ms]")
+        ax.legend(fontsize=8)
+        ax.set_title(_title(result, "Behaviour-planner period (mean ± std, min/max, • run means)"), fontsize=9)
+        files.append(_save(fig, out_dir / "behavior_planner_period.png", plt))
+        # drops
+        fig, ax = plt.subplots(figsize=(8, 4))
+        for i, n in enumerate(names):
+            sp = measured[n]["spread"]["hot_path_drops"]
+            ax.bar(i, sp["mean"], yerr=sp["std"], color=f"C{i % 10}", alpha=0.7, capsize=4)
+            ax.plot([i] * len(measured[n]["runs"]), [r["hot_path_drops"] for r in measured[n]["runs"]], "k.", ms=4)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=25, ha="right")
+        ax.set_ylabel("hot-path drops per run")
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_title(_title(result, "Hot-path drops (mean ± std over runs, • each run)"), fontsize=9)
+        files.append(_save(fig, out_dir / "hot_path_drops.png", plt))
+        # CPU and memory over time (first run of each configuration)
+        fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+        for i, n in enumerate(names):
+            series = measured[n].get("usage_series", [])
+            if not series:
+                continue
+            t = [s["t_ns"] / 1e9 for s in series]
+            a1.plot(t, [s["cpu_percent"] for s in series], color=f"C{i % 10}", lw=0.8, label=n)
+            a2.plot(t, [s["rss_bytes"] / 2 ** 20 for s in series], color=f"C{i % 10}", lw=0.8, label=n)
+        a1.set_ylabel("process CPU [% of one core]")
+        a2.set_ylabel("resident memory [MiB]")
+        a2.set_xlabel("time since start [s]")
+        a1.grid(alpha=0.3)
+        a2.grid(alpha=0.3)
+        a1.legend(fontsize=7, ncol=2)
+        a1.set_title(_title(result, "CPU and memory of the process (first run)"), fontsize=9)
+        files.append(_save(fig, out_dir / "cpu_memory.png", plt))
+    # measured chains vs simulator vs analysis
+    allnames = list(result["configs"])
+    series = []
+    for n in allnames:
+        c = result["configs"][n]
+        meas = c.get("runtime_chains", {}).get("hot_path", {}).get("mean_ns", {})
+        series.append((meas.get("mean") if meas and meas.get("runs") else None,
+                       c.get("simulated", {}).get("hot_path", {}).get("mean_ns"),
+                       c.get("simulated", {}).get("hot_path", {}).get("wcrt_ns"),
+                       c.get("analysis", {}).get("hot_path_bound_ns")))
+    if any(v is not None for s in series for v in s):
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        labels = ["measured mean (runtime)", "simulated mean", "simulated WCRT", "analysis bound"]
+        w = 0.2
+        for k, lab in enumerate(labels):
+            xs = [i + (k - 1.5) * w for i in range(len(allnames))]
+            ys = [s[k] / MS if s[k] is not None else 0 for s in series]
+            ax.bar(xs, ys, w, label=lab, color=f"C{k}")
+            for x, s in zip(xs, series):
+                if s[k] is None:
+                    ax.text(x, 0.5, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
+        ax.set_xticks(range(len(allnames)))
+        ax.set_xticklabels(allnames, rotation=25, ha="right")
+        ax.set_ylabel("hot path, LiDAR release -> end [ms]")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+        ax.set_title(_title(result, "Hot path: real run vs simulator vs analysis"), fontsize=9)
+        files.append(_save(fig, out_dir / "model_vs_measured.png", plt))
+    return files
+
+
+def _save(fig, path: Path, plt) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_html(result: dict, out_dir: Path, images: list[Path], table: str) -> Path:
+    path = out_dir / "index.html"
+    imgs = "\n".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}"></figure>' for p in images)
+    page = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>chainrt: Autoware reference system</title>
+<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}} pre{{background:#f4f4f4;padding:1em;
+overflow-x:auto;font-size:12px}} img{{max-width:100%}}</style></head><body>
+<h1>Autoware reference system on chainrt</h1>
+<p>Configurations compared in one run (interleaved, {result['repeat']} run(s) each), KPIs as upstream computes
+them (ros-realtime/reference-system v1.1.0): hot-path latency = start of ObjectCollisionEstimator &minus; the later
+LiDAR sample; first 10 samples at the sink skipped. Raw data: <a href="result.json">result.json</a>,
+<a href="kpis.csv">kpis.csv</a>.</p>
+<pre>{html.escape(table)}</pre>
+{imgs}
+</body></html>
+"""
+    path.write_text(page)
+    return path
+
+
+def write_report(result: dict, out_dir: Path, plots: bool = True) -> dict:
+    """Everything into out_dir: result.json (with samples), kpis.csv, PNGs, index.html."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "result.json").write_text(json.dumps(public_json(result, with_samples=True)))
+    if has_measurements(result):
+        write_csv(result, out_dir / "kpis.csv")
+    table = format_table(result)
+    images = plot_all(result, out_dir) if plots else []
+    page = write_html(result, out_dir, images, table)
+    return {"json": out_dir / "result.json", "csv": out_dir / "kpis.csv", "html": page, "images": images,
+            "table": table}

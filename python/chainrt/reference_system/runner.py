@@ -1,0 +1,310 @@
+"""Orchestration of the reference-system benchmark: every configuration (a model variant,
+configs.py) runs on real ROS 2 (the C++ workload ``chainrt-reference-system`` from
+bench/reference_system/), repeated and interleaved (the order rotates every repetition so that
+no configuration always runs first or last); the sinks' samples give the upstream KPIs
+(kpi.py); the same model variants also go through the simulator and the analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import runtime as chainrt_runtime
+from . import configs, kpi, message, topology
+
+REPO = Path(__file__).resolve().parents[3]
+BINARY = "chainrt-reference-system"
+BASE_MODEL = REPO / "examples" / "autoware_reference.yaml"
+_PHASE = configs.DEFAULT_PLANNER_PHASE_NS
+_DEFAULT_CONFIGS = list(configs.DEFAULT_CONFIGS)
+
+
+class WorkloadNotFound(RuntimeError):
+    """The C++ workload was not built (no ROS 2 at build time, or no build yet)."""
+
+
+def find_binary() -> Path:
+    """``$CHAINRT_REFERENCE_SYSTEM_BIN``, else the newest build's, else PATH."""
+    env = os.environ.get("CHAINRT_REFERENCE_SYSTEM_BIN")
+    if env:
+        p = Path(env)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+        raise WorkloadNotFound(f"CHAINRT_REFERENCE_SYSTEM_BIN={env} is not an executable file")
+    found = [p for pattern in ("build/bench/reference_system/" + BINARY, "build/*/bench/reference_system/" + BINARY,
+                               "build*/bench/reference_system/" + BINARY)
+             for p in REPO.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
+    if found:
+        return max(found, key=lambda p: p.stat().st_mtime)
+    w = shutil.which(BINARY)
+    if w:
+        return Path(w)
+    raise WorkloadNotFound(f"{BINARY} is not built: run scripts/setup (it needs ROS 2: the ros-kilted wheels in "
+                           ".venv or a sourced ROS 2), or set CHAINRT_REFERENCE_SYSTEM_BIN")
+
+
+@dataclass
+class BenchOptions:
+    duration_ns: int = 10_000_000_000
+    warmup_ns: int = 1_000_000_000
+    load: str = "default"
+    configs: list[str] = field(default_factory=lambda: list(_DEFAULT_CONFIGS))
+    repeat: int = 3
+    pin_core: int | None = None
+    workload: str = "cpu"
+    out_dir: Path = Path("out/reference-system")
+    simulate: bool = True
+    analyze: bool = True
+    planner_phase_ns: int = _PHASE
+    base_model: Path = BASE_MODEL
+    real: bool = True
+    rt_priority: int | None = None
+
+
+class Progress:
+    """A one-line progress bar on stderr (only drawn on a terminal unless forced)."""
+
+    def __init__(self, total_s: float, stream=sys.stderr, enabled: bool | None = None):
+        self.total = max(total_s, 1e-9)
+        self.done = 0.0
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.t0 = time.monotonic()
+
+    def show(self, extra: float, label: str) -> None:
+        if not self.enabled:
+            return
+        frac = min(1.0, (self.done + extra) / self.total)
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        left = max(0.0, self.total - self.done - extra)
+        self.stream.write(f"\r[{bar}] {frac * 100:5.1f}%  {label:<40.40}  ~{left:4.0f}s left ")
+        self.stream.flush()
+
+    def advance(self, seconds: float) -> None:
+        self.done += seconds
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _environment(binary: Path) -> dict[str, str]:
+    env = chainrt_runtime.ros_environment(binary)
+    # a domain of its own: other ROS processes' discovery traffic stays out of the measurement
+    env.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 60))
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    return env
+
+
+def usage_summary(usage: list[list[int]], warmup_ns: int) -> dict:
+    """Process CPU (% of one core) and memory over the measured window, and the series."""
+    pts = [u for u in usage if u[0] >= warmup_ns] or usage
+    series = []
+    for a, b in zip(usage, usage[1:]):
+        if b[0] > a[0]:
+            series.append((b[0], 100.0 * (b[1] - a[1]) / (b[0] - a[0]), b[2]))
+    if len(pts) >= 2 and pts[-1][0] > pts[0][0]:
+        cpu = 100.0 * (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+    else:
+        cpu = 0.0
+    rss = [u[2] for u in pts]
+    return {"cpu_percent": cpu, "rss_max_bytes": max(rss) if rss else 0,
+            "rss_mean_bytes": (sum(rss) / len(rss)) if rss else 0.0,
+            "series": [{"t_ns": t, "cpu_percent": c, "rss_bytes": r} for t, c, r in series]}
+
+
+def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progress: Progress | None = None,
+             label: str = "") -> dict:
+    """One real run of one configuration; returns its KPIs, usage and the executor's chains."""
+    raw = opts.out_dir / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    dump, js = raw / f"{tag}.bin", raw / f"{tag}.json"
+    cmd = [str(binary), str(model_path), "--duration", f"{opts.duration_ns}ns", "--warmup", f"{opts.warmup_ns}ns",
+           "--workload", opts.workload, "--dump", str(dump), "--json", str(js),
+           "--topic-prefix", f"/rs_{os.getpid()}_{tag.replace('-', '_')}"]
+    if opts.pin_core is not None:
+        cmd += ["--pin-core", str(opts.pin_core)]
+    expected = (opts.duration_ns + opts.warmup_ns) / 1e9
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while proc.poll() is None:
+        if progress:
+            progress.show(min(time.monotonic() - t0, expected), label)
+        time.sleep(0.25)
+        if time.monotonic() - t0 > expected + 120:
+            proc.terminate()
+    _, err = proc.communicate()
+    if proc.returncode != 0 or not js.is_file():
+        raise RuntimeError(f"{BINARY} ({tag}) exited with {proc.returncode}: {err.strip()[-2000:]}")
+    summary = json.loads(js.read_text())
+    sinks = message.read_dump(dump, summary["sinks"])
+    samples = {s: [entries for _, entries in recs] for s, recs in sinks.items()}
+    k = kpi.run_kpis(samples)
+    return {"kpis": k, "usage": usage_summary(summary["usage"], opts.warmup_ns),
+            "runtime_chains": summary["runtime"]["chains"], "warnings": summary.get("warnings", []),
+            "records_lost": summary.get("records_lost", 0), "wall_s": time.monotonic() - t0,
+            "stderr": err.strip()[-2000:]}
+
+
+def _pooled_chain(chains: dict, names: list[str]) -> dict:
+    rows = [chains[n] for n in names if n in chains and chains[n].get("instances", 0) > 0]
+    n = sum(r["instances"] for r in rows)
+    return {"mean_ns": (sum(r["mean_ns"] * r["instances"] for r in rows) / n) if n else None,
+            "wcrt_ns": max((r["wcrt_ns"] for r in rows), default=None),
+            "instances": n}
+
+
+HOT_CHAINS = ["hot_path_front", "hot_path_rear"]
+
+
+def simulate_config(model, duration_ns: int) -> dict:
+    from ..commands.simulate import simulate
+    result, _ = simulate(model, duration_ns, seed=1)
+    ch = result["chains"]
+    return {"hot_path": _pooled_chain(ch, HOT_CHAINS), "behavior_planner": _pooled_chain(ch, ["behavior_planner"]),
+            "chains": ch}
+
+
+def analyze_config(model) -> dict:
+    from ..commands.analyze import analyze
+    try:
+        r = analyze(model)
+    except (ValueError, RuntimeError) as err:
+        return {"analysis": None, "reason": str(err)}
+    out = {"analysis": r["analysis"], "schedulable": r["schedulable"], "chains": r["chains"]}
+    hot = [r["chains"][c] for c in HOT_CHAINS if c in r["chains"]]
+    bounds = [c["wcrt_bound_ns"] for c in hot]
+    out["hot_path_bound_ns"] = max(bounds) if bounds and all(b is not None for b in bounds) else None
+    bp = r["chains"].get("behavior_planner", {})
+    out["behavior_planner_bound_ns"] = bp.get("wcrt_bound_ns")
+    reasons = [c.get("reason") for c in hot if c.get("reason")]
+    out["reason"] = reasons[0] if reasons else ""
+    return out
+
+
+def aggregate(name: str, runs: list[dict], floor_ns: int) -> dict:
+    """The figures of one configuration: pooled samples of all runs plus the spread of the
+    per-run figures (mean, std, min, max over runs)."""
+    cfg = configs.CONFIGS[name]
+    pooled = kpi.pooled([r["kpis"] for r in runs]).to_dict()
+    per_run = [dict(r["kpis"].to_dict(), cpu_percent=r["usage"]["cpu_percent"],
+                    rss_max_bytes=r["usage"]["rss_max_bytes"]) for r in runs]
+    runtime_hot = [_pooled_chain(r["runtime_chains"], HOT_CHAINS) for r in runs]
+    runtime_bp = [_pooled_chain(r["runtime_chains"], ["behavior_planner"]) for r in runs]
+    out = {
+        "policy": cfg.policy,
+        "summary": cfg.summary,
+        **pooled,
+        "cpu": {"mean_percent": kpi.spread([r["usage"]["cpu_percent"] for r in runs])},
+        "memory": {"rss_max_bytes": kpi.spread([r["usage"]["rss_max_bytes"] for r in runs])},
+        "spread": {
+            "hot_path_latency_mean_ns": kpi.spread([p["hot_path_latency"]["mean_ns"] for p in per_run]),
+            "hot_path_latency_max_ns": kpi.spread([p["hot_path_latency"]["max_ns"] for p in per_run]),
+            "hot_path_latency_p99_ns": kpi.spread([p["hot_path_latency"]["p99_ns"] for p in per_run]),
+            "hot_path_drops": kpi.spread([p["hot_path_drops"] for p in per_run]),
+            "behavior_planner_period_mean_ns": kpi.spread([p["behavior_planner_period"]["mean_ns"] for p in per_run]),
+            "behavior_planner_period_std_ns": kpi.spread([p["behavior_planner_period"]["std_ns"] for p in per_run]),
+        },
+        "latency_over_floor": (pooled["hot_path_latency"]["mean_ns"] / floor_ns) if floor_ns else None,
+        "runtime_chains": {
+            "hot_path": {"mean_ns": kpi.spread([h["mean_ns"] for h in runtime_hot if h["mean_ns"] is not None]),
+                         "wcrt_ns": max((h["wcrt_ns"] for h in runtime_hot if h["wcrt_ns"] is not None), default=None)},
+            "behavior_planner": {"mean_ns": kpi.spread([h["mean_ns"] for h in runtime_bp if h["mean_ns"] is not None]),
+                                 "wcrt_ns": max((h["wcrt_ns"] for h in runtime_bp if h["wcrt_ns"] is not None),
+                                                default=None)},
+        },
+        "runs": [{k: v for k, v in p.items() if k != "sink_samples"} | {"sink_samples": p["sink_samples"]}
+                 for p in per_run],
+        "samples": {"hot_path_latency_ns": kpi.pooled([r["kpis"] for r in runs]).hot_path_latencies,
+                    "behavior_planner_period_ns": kpi.pooled([r["kpis"] for r in runs]).behavior_planner_periods},
+        "usage_series": runs[0]["usage"]["series"] if runs else [],
+        "warnings": sorted({w for r in runs for w in r["warnings"]}),
+    }
+    return out
+
+
+def checks(result: dict) -> dict:
+    """The issue's done-when figures per PiCAS/EDF configuration (information, not a test):
+    mean latency over its floor (1.3x stressed, 1.15x default), at most half of
+    ros-default-st's mean, zero hot-path drops, planner period std below 0.1 ms."""
+    limit = 1.3 if result["load"] == "stressed" else 1.15
+    base = result["configs"].get("ros-default-st")
+    out = {}
+    for name, c in result["configs"].items():
+        if c["policy"] not in ("picas", "edf"):
+            continue
+        mean = c["hot_path_latency"]["mean_ns"]
+        row = {"latency_over_floor": c["latency_over_floor"], "floor_limit": limit,
+               "within_floor": c["latency_over_floor"] is not None and c["latency_over_floor"] <= limit,
+               "zero_drops": c["hot_path_drops"] == 0,
+               "planner_period_std_below_0.1ms": c["behavior_planner_period"]["std_ns"] < 100_000}
+        if base and base["hot_path_latency"]["mean_ns"]:
+            row["vs_ros_default_st"] = mean / base["hot_path_latency"]["mean_ns"]
+            row["at_most_half_of_ros_default_st"] = row["vs_ros_default_st"] <= 0.5
+        out[name] = row
+    return out
+
+
+def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | None = None,
+              log=lambda s: None) -> dict:
+    """Run the benchmark; returns the result dict (see docs/reference_system.md)."""
+    base = configs.load_model(str(opts.base_model))
+    scale = configs.load_scale(base, opts.load)
+    models_dir = opts.out_dir / "models"
+    models_dir.mkdir(parents=True, exist_ok=True)
+    variants = {}
+    for name in opts.configs:
+        m = configs.variant(str(opts.base_model), name, opts.load, opts.pin_core, opts.planner_phase_ns,
+                            rt_priority=opts.rt_priority)
+        path = models_dir / f"{name}.yaml"
+        m.save(str(path))
+        variants[name] = (m, path)
+    any_model = next(iter(variants.values()))[0]
+    floor_ns = topology.hot_path_floor(any_model)
+    result = {
+        "benchmark": "autoware-reference-system",
+        "load": opts.load, "work_scale": scale, "demand": topology.demand(any_model),
+        "duration_ns": opts.duration_ns, "warmup_ns": opts.warmup_ns, "repeat": opts.repeat,
+        "pin_core": opts.pin_core, "rt_priority": opts.rt_priority, "workload": opts.workload, "planner_phase_ns": opts.planner_phase_ns,
+        "hot_path_floor_ns": floor_ns, "hot_path_floor_no_blocking_ns": topology.hot_path_floor(any_model, False),
+        "configs": {}, "host": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
+    }
+    runs: dict[str, list[dict]] = {n: [] for n in opts.configs}
+    if opts.real:
+        binary = find_binary()
+        per_run = (opts.duration_ns + opts.warmup_ns) / 1e9 + 2.0
+        bar = Progress(per_run * opts.repeat * len(opts.configs), progress_stream, progress)
+        try:
+            for rep in range(opts.repeat):
+                order = opts.configs[rep % len(opts.configs):] + opts.configs[:rep % len(opts.configs)]
+                for name in order:
+                    label = f"{name} run {rep + 1}/{opts.repeat}"
+                    r = run_once(binary, variants[name][1], opts, f"{name}-r{rep + 1}", bar, label)
+                    runs[name].append(r)
+                    bar.advance(per_run)
+                    bar.show(0, label)
+                    log(f"{label}: hot-path mean {r['kpis'].to_dict()['hot_path_latency']['mean_ns'] / 1e6:.2f} ms")
+        finally:
+            bar.close()
+        result["host"]["load_average_after"] = list(os.getloadavg())
+    for name in opts.configs:
+        model = variants[name][0]
+        c = aggregate(name, runs[name], floor_ns) if runs[name] else {
+            "policy": configs.CONFIGS[name].policy, "summary": configs.CONFIGS[name].summary}
+        if opts.simulate:
+            c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
+        if opts.analyze:
+            c["analysis"] = analyze_config(model)
+        result["configs"][name] = c
+    if opts.real:
+        result["checks"] = checks(result)
+    return result

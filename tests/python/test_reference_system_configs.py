@@ -1,0 +1,201 @@
+"""Reference-system structure read from the model (node types, topology, floor, loads), the
+compared configurations as model variants, the report (table, JSON, CSV, plots, HTML) on
+synthetic KPIs, and the CLI; a short real run when the C++ workload is built."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+import chainrt
+from chainrt.cli import main
+from chainrt.reference_system import configs, kpi, report, runner, topology
+from chainrt.reference_system.message import Entry
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+REF = ROOT / "examples" / "autoware_reference.yaml"
+LAME = ROOT / "examples" / "autoware_lame.yaml"
+MS = 1_000_000
+
+UPSTREAM_TYPES = {
+    "FrontLidarDriver": "Sensor", "RearLidarDriver": "Sensor", "PointCloudMap": "Sensor", "Visualizer": "Sensor",
+    "Lanelet2Map": "Sensor", "EuclideanClusterSettings": "Sensor", "PointsTransformerFront": "Transform",
+    "PointsTransformerRear": "Transform", "PointCloudFusion": "Fusion", "RayGroundFilter": "Transform",
+    "VoxelGridDownsampler": "Transform", "PointCloudMapLoader": "Transform", "NDTLocalizer": "Fusion",
+    "EuclideanClusterDetector": "Intersection", "ObjectCollisionEstimator": "Transform",
+    "Lanelet2GlobalPlanner": "Fusion", "Lanelet2MapLoader": "Fusion", "ParkingPlanner": "Transform",
+    "LanePlanner": "Transform", "BehaviorPlanner": "Cyclic", "MPCController": "Transform",
+    "VehicleInterface": "Fusion", "VehicleDBWSystem": "Command", "IntersectionOutput": "Command"}
+UPSTREAM_INPUTS = {
+    "PointCloudFusion": ["PointsTransformerFront", "PointsTransformerRear"],
+    "NDTLocalizer": ["VoxelGridDownsampler", "PointCloudMapLoader"],
+    "EuclideanClusterDetector": ["RayGroundFilter", "EuclideanClusterSettings"],
+    "Lanelet2GlobalPlanner": ["Visualizer", "NDTLocalizer"],
+    "Lanelet2MapLoader": ["Lanelet2Map", "Lanelet2GlobalPlanner"],
+    "BehaviorPlanner": ["ObjectCollisionEstimator", "NDTLocalizer", "Lanelet2GlobalPlanner", "Lanelet2MapLoader",
+                        "ParkingPlanner", "LanePlanner"],
+    "VehicleInterface": ["MPCController", "BehaviorPlanner"]}
+
+
+@pytest.mark.parametrize("path", [REF, LAME], ids=["reference", "lame"])
+def test_node_types_and_inputs_match_upstream(path):
+    types = topology.node_types(chainrt.load_model(str(path)))
+    assert {n: t.type for n, t in types.items()} == UPSTREAM_TYPES
+    for node, inputs in UPSTREAM_INPUTS.items():
+        if path == REF:  # input order = merge order (input 0 first)
+            assert types[node].inputs == inputs
+        else:            # LaME lists the trigger callback after the input callback
+            assert sorted(types[node].inputs) == sorted(inputs)
+
+
+def test_topology_one_publisher_per_topic_and_upstream_subscribers():
+    g = topology.topic_graph(chainrt.load_model(str(REF)))
+    assert len(g) == 23
+    assert all(len(v["publishers"]) == 1 for v in g.values())
+    assert g["EuclideanIntersection"]["publishers"] == ["EuclideanClusterDetector"]
+    assert sorted(g["Lanelet2MapLoader"]["subscribers"]) == ["BehaviorPlanner", "LanePlanner", "ParkingPlanner"]
+    assert sorted(g["PointCloudFusion"]["subscribers"]) == ["RayGroundFilter", "VoxelGridDownsampler"]
+    assert g["VehicleInterface"]["subscribers"] == ["VehicleDBWSystem"]
+
+
+def test_rates_demand_floor_and_stressed_scale():
+    m = chainrt.load_model(str(REF))
+    r = topology.rates(m)
+    assert r["EuclideanClusterDetector/EuclideanClusterSettings"] == pytest.approx(40.0)
+    assert r["NDTLocalizer/PointCloudMapLoader"] == pytest.approx(1e9 / 120e6)
+    # working demand: 19 working runs of 2 ms per 100 ms-ish (hand count, see configs docs)
+    assert topology.demand(m, working_only=True) == pytest.approx(0.38, abs=1e-9)
+    assert 0.35 < topology.demand(m) < 0.45
+    assert topology.hot_path_floor(m) == 10 * MS          # PTR + fusion + RGF + ECD + one blocking
+    assert topology.hot_path_floor(m, blocking=False) == 8 * MS
+    s = configs.load_scale(m, "stressed")
+    stressed = configs.scaled(chainrt.load_model(str(REF)), s)
+    assert topology.demand(stressed) == pytest.approx(configs.STRESSED_DEMAND, abs=2e-3)
+    by = {c.name: c for c in stressed.callbacks}
+    assert by["RayGroundFilter/PointCloudFusion"].wcet == round(2 * MS * s)
+    assert by["FrontLidarDriver/timer"].wcet == 50_000                      # sensors are not scaled
+    assert by["BehaviorPlanner/ObjectCollisionEstimator"].wcet == 20_000   # caching is not scaled
+
+
+@pytest.mark.parametrize("name", list(configs.CONFIGS))
+def test_every_configuration_is_a_valid_variant(name):
+    m = configs.variant(str(REF), name, "default", pin_core=1, rt_priority=10)
+    assert name.startswith(configs.CONFIGS[name].policy)
+    assert {e.policy for e in m.executors} == {configs.CONFIGS[name].policy}
+    assert len(m.nodes) == 24
+    assert all(t.cores == [1] for e in m.executors for t in e.threads)
+    assert all(t.fifo_priority is not None and t.fifo_priority >= 10 for e in m.executors for t in e.threads)
+    assert m.callback("BehaviorPlanner/timer").offset == configs.DEFAULT_PLANNER_PHASE_NS
+    assert [c.name for c in m.chains] == ["hot_path_front", "hot_path_rear", "behavior_planner"]
+
+
+def test_prioritized_layout_is_upstreams():
+    m = configs.variant(str(REF), "ros-default-prioritized")
+    ex = {e.name: e for e in m.executors}
+    nodes = {e: sorted(n.name for n in m.nodes if n.executor == e) for e in ex}
+    assert nodes["front"] == ["FrontLidarDriver", "PointsTransformerFront"]
+    assert nodes["rear"] == ["PointsTransformerRear", "RearLidarDriver"]
+    assert nodes["fusion"] == ["EuclideanClusterDetector", "ObjectCollisionEstimator", "PointCloudFusion",
+                               "RayGroundFilter"]
+    assert nodes["planner"] == ["BehaviorPlanner"]
+    assert len(nodes["other"]) == 24 - 9
+    assert [ex[e].threads[0].fifo_priority for e in ("front", "rear", "fusion", "planner", "other")] == [1, 1, 1, 30, None]
+
+
+def test_picas_multi_executor_priorities_follow_their_most_critical_callback():
+    m = configs.variant(str(REF), "picas-multi")
+    ex = {e.name: e for e in m.executors}
+    assert ex["planner"].priority == 69 and ex["hot_path"].priority == 58 and ex["other"].priority == 49
+    assert ex["planner"].threads[0].fifo_priority > ex["hot_path"].threads[0].fifo_priority > \
+        ex["other"].threads[0].fifo_priority
+    assert {n.name for n in m.nodes if n.executor == "planner"} == {
+        "BehaviorPlanner", "MPCController", "VehicleInterface", "VehicleDBWSystem"}
+
+
+def test_unknown_configuration_is_rejected():
+    with pytest.raises(ValueError, match="unknown configuration"):
+        configs.parse_configs("picas-single,nope")
+    assert main(["bench", "reference-system", "--configs", "nope", "--model-only"]) == 1
+
+
+def _synthetic_runs(base_latency: int, seed: int, n_runs: int = 3) -> list[dict]:
+    import random
+    rng = random.Random(seed)
+    runs = []
+    for r in range(n_runs):
+        samples = []
+        for i in range(40):
+            lat = base_latency + rng.randrange(0, 3 * MS)
+            samples.append([Entry("FrontLidarDriver", i * 100 * MS, i), Entry("RearLidarDriver", i * 100 * MS + 50_000, i),
+                            Entry("ObjectCollisionEstimator", i * 100 * MS + 50_000 + lat, i, 1 if i == 20 else 0),
+                            Entry("BehaviorPlanner", i * 100 * MS + 50 * MS + rng.randrange(0, 200_000), i)])
+        runs.append({"kpis": kpi.run_kpis({"VehicleDBWSystem": samples, "IntersectionOutput": []}),
+                     "usage": {"cpu_percent": 40.0 + r, "rss_max_bytes": 30 * 2 ** 20,
+                               "series": [{"t_ns": k * 100 * MS, "cpu_percent": 40.0, "rss_bytes": 30 * 2 ** 20}
+                                          for k in range(10)]},
+                     "runtime_chains": {"hot_path_rear": {"instances": 40, "mean_ns": base_latency + 2 * MS,
+                                                          "wcrt_ns": base_latency + 5 * MS}},
+                     "warnings": []})
+    return runs
+
+
+def test_report_from_synthetic_runs(tmp_path):
+    result = {"benchmark": "autoware-reference-system", "load": "default", "work_scale": 1.0, "demand": 0.39,
+              "duration_ns": 4 * 10 ** 9, "warmup_ns": 10 ** 9, "repeat": 3, "pin_core": 1,
+              "hot_path_floor_ns": 10 * MS, "hot_path_floor_no_blocking_ns": 8 * MS, "configs": {}}
+    for name, base in (("ros-default-st", 30 * MS), ("picas-single", 10 * MS)):
+        result["configs"][name] = runner.aggregate(name, _synthetic_runs(base, len(name)), 10 * MS)
+    result["checks"] = runner.checks(result)
+    c = result["configs"]["picas-single"]
+    assert set(c["hot_path_latency"]) >= {"min_ns", "mean_ns", "max_ns", "std_ns", "p99_ns"}
+    assert c["hot_path_drops"] == 3  # one per run, after warm-up
+    assert set(c["behavior_planner_period"]) >= {"mean_ns", "std_ns"}
+    assert c["spread"]["hot_path_latency_mean_ns"]["runs"] == 3
+    assert result["checks"]["picas-single"]["at_most_half_of_ros_default_st"]
+    assert not result["checks"]["picas-single"]["zero_drops"]
+    out = report.write_report(result, tmp_path)
+    assert "picas-single" in out["table"] and "ros-default-st" in out["table"]
+    names = {p.name for p in out["images"]}
+    assert {"hot_path_latency.png", "hot_path_latency_cdf.png", "behavior_planner_period.png",
+            "hot_path_drops.png", "cpu_memory.png"} <= names
+    assert all(p.stat().st_size > 1000 for p in out["images"])
+    page = (tmp_path / "index.html").read_text()
+    assert all(p.name in page for p in out["images"])
+    rows = (tmp_path / "kpis.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * (3 + 1)
+    back = json.loads((tmp_path / "result.json").read_text())
+    assert back["configs"]["ros-default-st"]["hot_path_latency"]["count"] == 90
+
+
+def test_cli_model_only_json(tmp_path, capsys):
+    rc = main(["bench", "reference-system", "--model-only", "--no-plots", "--json", "--load", "stressed",
+               "--configs", "picas-single,edf-mt", "--out", str(tmp_path)])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    assert list(d["configs"]) == ["picas-single", "edf-mt"]
+    assert d["load"] == "stressed" and d["work_scale"] > 2
+    assert d["configs"]["edf-mt"]["simulated"]["hot_path"]["instances"] > 0
+    assert (tmp_path / "models" / "edf-mt.yaml").is_file()
+
+
+def _binary_or_skip():
+    try:
+        return runner.find_binary()
+    except runner.WorkloadNotFound as err:
+        pytest.skip(str(err))
+
+
+def test_short_real_run(tmp_path, capsys):
+    _binary_or_skip()
+    rc = main(["bench", "reference-system", "--duration", "2s", "--warmup", "500ms", "--repeat", "1",
+               "--configs", "picas-single", "--no-plots", "--no-analysis", "--json", "--out", str(tmp_path)])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    c = d["configs"]["picas-single"]
+    assert c["hot_path_latency"]["count"] > 0
+    assert c["hot_path_latency"]["min_ns"] > 0
+    assert c["behavior_planner_period"]["count"] > 0
+    assert c["cpu"]["mean_percent"]["mean"] > 0
+    assert (tmp_path / "kpis.csv").is_file()
