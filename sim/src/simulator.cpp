@@ -121,6 +121,8 @@ struct ThreadState {
   std::uint32_t cb = kNone;
   Duration remaining = 0, start = 0, release = 0;
   Message input;
+  Duration chain_release = 0;  // a_i^k of the chains this instance starts: a timer's NOMINAL
+                               // release (jitter counts in the response time), else the arrival
   bool completes_pair = true;  // fusion member: the others were fresh when it started
   // CPU scheduling class: 0 reservation (rank = server deadline), 1 FIFO (rank = -prio),
   // 2 other (rank = thread index)
@@ -402,7 +404,7 @@ Duration Simulator::pending_deadline(std::uint32_t c) const {
   const CbState& s = cb_[c];
   Duration d = kNoDeadline;
   if (s.kind == CallbackKind::Timer) {
-    if (s.source_rel_deadline != kNoDeadline) d = s.clock.next + s.cur_jitter + s.source_rel_deadline;
+    if (s.source_rel_deadline != kNoDeadline) d = s.clock.next + s.source_rel_deadline;  // d = a + D
     return d;
   }
   if (s.q_count == 0) return d;
@@ -463,6 +465,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   if (s.kind == CallbackKind::Timer) {
     const auto tk = s.clock.take(now_);
     th.release = tk.released + s.cur_jitter;
+    th.chain_release = tk.released;
     th.input.n = 0;
     th.input.arrival = th.release;
     s.timer_ready = false;
@@ -480,6 +483,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     --s.q_count;
     update_pending(c);
     th.release = th.input.arrival;
+    th.chain_release = th.release;
     ExecState& e = ex_[s.exec];
     if (!e.default_mode && pending(c) && !e.q.queued(s.local)) e.q.push(s.local, pending_deadline(c));
   }
@@ -544,7 +548,7 @@ void Simulator::complete_exec(std::uint32_t t) {
   for (const ChainRef& r : s.chains) {
     Duration rel = -1;
     if (r.source) {
-      rel = th.release;
+      rel = th.chain_release;
     } else {
       for (std::uint32_t k = 0; k < th.input.n; ++k)
         if (th.input.s[k].chain == r.chain) rel = th.input.s[k].release;
@@ -729,7 +733,7 @@ SimResult Simulator::run() {
     for (std::uint32_t i = 0; i < s.q_count; ++i) late(pool_[s.q_begin + (s.q_head + i) % s.q_cap]);
     if (s.kind == CallbackKind::Timer && s.timer_ready)
       for (const ChainRef& r : s.chains)
-        if (r.source && chain_deadline_[r.chain] > 0 && end - (s.clock.next + s.cur_jitter) > chain_deadline_[r.chain])
+        if (r.source && chain_deadline_[r.chain] > 0 && end - s.clock.next > chain_deadline_[r.chain])
           ++r_.chains[r.chain].deadline_misses;
   }
   for (const Event& ev : heap_)
@@ -738,7 +742,7 @@ SimResult Simulator::run() {
     if (th.busy) {
       Message in = th.input;
       for (const ChainRef& r : cb_[th.cb].chains)
-        if (r.source && in.n < kMaxStamps) in.s[in.n++] = Stamp{r.chain, th.release};
+        if (r.source && in.n < kMaxStamps) in.s[in.n++] = Stamp{r.chain, th.chain_release};
       late(in);
     }
 
