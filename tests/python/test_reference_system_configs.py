@@ -87,7 +87,8 @@ def test_every_configuration_is_a_valid_variant(name):
     assert len(m.nodes) == 24
     assert all(t.cores == [1] for e in m.executors for t in e.threads)
     assert all(t.fifo_priority is not None and t.fifo_priority >= 10 for e in m.executors for t in e.threads)
-    assert m.callback("BehaviorPlanner/timer").offset == configs.DEFAULT_PLANNER_PHASE_NS
+    assert m.callback("BehaviorPlanner/timer").offset == 0
+    assert configs.variant(str(REF), name, planner_phase_ns=50 * MS).callback("BehaviorPlanner/timer").offset == 50 * MS
     assert [c.name for c in m.chains] == ["hot_path_front", "hot_path_rear", "behavior_planner"]
 
 

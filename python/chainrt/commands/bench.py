@@ -32,7 +32,7 @@ def register(sub) -> None:
                    help="SCHED_FIFO base priority for every executor thread (configurations keep their own order)")
     r.add_argument("--workload", choices=["cpu", "primes"], default="cpu",
                    help="work per callback: calibrated thread CPU time (default) or upstream's prime count")
-    r.add_argument("--planner-phase", default="50ms", help="release offset of the BehaviorPlanner timer (default 50ms)")
+    r.add_argument("--planner-phase", default="0ms", help="release offset of the BehaviorPlanner timer (default 0: all timers together)")
     r.add_argument("--model", help="the reference model (default examples/autoware_reference.yaml)")
     r.add_argument("--out", default="out/reference-system", help="output folder (default out/reference-system)")
     r.add_argument("--json", action="store_true", help="print the result as JSON (no samples) instead of the table")
