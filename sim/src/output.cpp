@@ -37,6 +37,12 @@ std::string result_to_json(const SimResult& r) {
        << ", \"instances\": " << c.instances << ", \"deadline_misses\": " << c.deadline_misses
        << ", \"drops\": " << c.drops << "}";
   }
+  os << "}, \"callbacks\": {";
+  for (std::size_t i = 0; i < r.callbacks.size(); ++i) {
+    const CallbackStats& c = r.callbacks[i];
+    os << (i ? ", " : "") << quote(c.name) << ": {\"executions\": " << c.executions << ", \"drops\": " << c.drops
+       << ", \"max_latency_ns\": " << c.max_latency << "}";
+  }
   os << "}, \"executions\": " << r.executions << ", \"duration_ns\": " << r.duration << "}";
   return os.str();
 }

@@ -116,7 +116,8 @@ struct SimResult {
 SimResult simulate(const Model& model, const SimOptions& options);
 
 // {"chains": {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances,
-//  deadline_misses, drops}}, "executions": N, "duration_ns": D}
+//  deadline_misses, drops}}, "callbacks": {NAME: {executions, drops, max_latency_ns}},
+//  "executions": N, "duration_ns": D}
 std::string result_to_json(const SimResult& result);
 // {"threads": [{executor, name, host, core}], "callbacks": [names],
 //  "events": [[thread, callback, release_ns, start_ns, finish_ns], ...], "truncated": bool}
