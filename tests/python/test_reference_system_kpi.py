@@ -51,6 +51,9 @@ def test_drops_sum_hot_path_entries_only():
     s = hot_sample(0, 0, 0, 10 * MS, 1, drops={"PointCloudFusion": 2, "RayGroundFilter": 1, "BehaviorPlanner": 7},
                    bp=(50 * MS, 1))
     assert kpi.hot_path_drops(s) == 3
+    k = kpi.run_kpis({"VehicleDBWSystem": [s] * 12}).to_dict()
+    assert k["dropped_by_node"]["BehaviorPlanner"] == 14 and k["dropped_by_node"]["PointCloudFusion"] == 4
+    assert k["hot_path_drops"] == 6
 
 
 def test_warmup_skips_first_ten_samples_at_the_sink():

@@ -121,6 +121,7 @@ class RunKpis:
     hot_path_drops_per_sample: list[int] = field(default_factory=list)
     behavior_planner_periods: list[float] = field(default_factory=list)
     sink_samples: dict[str, int] = field(default_factory=dict)
+    dropped_by_node: dict[str, int] = field(default_factory=dict)  # over the measured samples
 
     def to_dict(self, nominal_period_ns: int = BEHAVIOR_PLANNER_PERIOD_NS) -> dict:
         lat = _stats(self.hot_path_latencies)
@@ -136,6 +137,7 @@ class RunKpis:
             "behavior_planner_jitter": {"mean_abs_ns": (sum(jit) / len(jit)) if jit else 0.0,
                                         "max_abs_ns": max(jit) if jit else 0.0},
             "sink_samples": dict(self.sink_samples),
+            "dropped_by_node": dict(self.dropped_by_node),
         }
 
 
@@ -152,6 +154,9 @@ def run_kpis(sinks: dict[str, list[Sample]], warmup: int = WARMUP_SAMPLES,
             k.hot_path_latencies.append(lat)
             k.hot_path_drops_per_sample.append(hot_path_drops(s))
     k.behavior_planner_periods = periods(measured)
+    for s in measured:
+        for e in s:
+            k.dropped_by_node[e.node] = k.dropped_by_node.get(e.node, 0) + e.dropped
     return k
 
 
@@ -164,6 +169,8 @@ def pooled(runs: list[RunKpis]) -> RunKpis:
         out.behavior_planner_periods += r.behavior_planner_periods
         for s, n in r.sink_samples.items():
             out.sink_samples[s] = out.sink_samples.get(s, 0) + n
+        for node, n in r.dropped_by_node.items():
+            out.dropped_by_node[node] = out.dropped_by_node.get(node, 0) + n
     return out
 
 

@@ -30,7 +30,14 @@ def format_table(result: dict) -> str:
     lines.append(f"Autoware reference system, load {result['load']} (work x{result['work_scale']:.2f}, model demand "
                  f"{result['demand'] * 100:.0f} % of one core), {result['duration_ns'] / 1e9:g} s x {result['repeat']} "
                  f"run(s) per configuration" + (f", pinned to core {result['pin_core']}" if result.get('pin_core') is not None
-                                               else ", not pinned"))
+                                               else ", not pinned")
+                 + (f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""))
+    if result.get("host"):
+        la = result["host"].get("load_average", [])
+        if la:
+            lines.append(f"host: {result['host'].get('cpus')} CPUs, load average before the runs {la[0]:.2f}"
+                         + (f", after {result['host']['load_average_after'][0]:.2f}"
+                            if result['host'].get('load_average_after') else ""))
     lines.append(f"hot-path floor {_ms(floor)} ms (work after the later LiDAR sample {_ms(result.get('hot_path_floor_no_blocking_ns'))}"
                  " ms + one blocking callback)")
     if has_measurements(result):
@@ -58,6 +65,11 @@ def format_table(result: dict) -> str:
                            an.get("analysis") or "-", _ms(an.get("hot_path_bound_ns")) if an.get("analysis") else "-"))
     lines.append("hot path, release of the LiDAR timer -> end of ObjectCollisionEstimator (ms):")
     lines.append(_columns(model_rows))
+    notes = [(n, c["analysis"]) for n, c in result["configs"].items()
+             if c.get("analysis") and c["analysis"].get("hot_path_bound_ns") is None and c["analysis"].get("reason")]
+    for n, an in notes:
+        why = an["reason"] if len(an["reason"]) <= 110 else an["reason"][:107] + "..."
+        lines.append(f"  no bound for {n}: {why}")
     if result.get("checks"):
         lines.append("done-when figures (PiCAS / EDF):")
         for name, ch in result["checks"].items():
