@@ -258,3 +258,31 @@ chains:
   const auto fp = run(m, Policy::FixedPriority, 1, 100 * ms);  // under FP the priority wins
   EXPECT_EQ(fp.chain("D")->wcrt, 7 * ms);
 }
+
+TEST(Simulator, SampledCommunicationDrawsMeasuredLatencies) {
+  const Model m = load_model_from_string(R"(
+name: remote_sampled
+hosts: [{name: a, cores: 1}, {name: b, cores: 1}]
+executors: [{name: ea, host: a, threads: 1}, {name: eb, host: b, threads: 1}]
+nodes: [{name: na, executor: ea}, {name: nb, executor: eb}]
+topics: [{name: t, size: 2KiB}]
+callbacks:
+  - {name: pub, kind: timer, node: na, period: 10ms, wcet: 1ms, publishes: [t]}
+  - {name: sub, kind: subscription, node: nb, topic: t, wcet: 2ms}
+chains:
+  - {name: C, callbacks: [pub, sub], deadline: 10ms}
+communication:
+  remote: {fixed: 500us, per_kib: 100us}
+  measurements:
+    - {kind: remote, size: 2KiB, latency: 400us}
+    - {kind: remote, size: 2KiB, latency: 900us}
+    - {kind: remote, size: 64KiB, latency: 5ms}
+)");
+  sim::SimOptions o;
+  o.duration = 1000 * ms;
+  o.policy = Policy::FixedPriority;
+  o.comm = sim::CommDelay::Sampled;
+  const auto r = sim::simulate(m, o);
+  EXPECT_EQ(r.chain("C")->bcrt, 3 * ms + 400'000);  // the nearest size's measurements only
+  EXPECT_EQ(r.chain("C")->wcrt, 3 * ms + 900'000);
+}
