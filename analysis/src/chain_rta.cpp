@@ -20,24 +20,33 @@
 // every instant of [a, s_last) (s_last: start of the segment's last callback) is one of
 //   (1) J executing one of its earlier callbacks        — at most E' = Σ_{j<q} e_j in total
 //   (2) J suspended in an intra-executor hop             — at most S = Σ hop costs
-//   (3) J's ready callback blocked by its mutually exclusive group: another callback of the
-//       group runs (readyQueue Case B; the group is freed only by a completion) — at most
-//       G(x) = Σ_g Σ_{i≠k} n_i(x)·C_{i,g}, n_i(x) = ⌈(x + R_i)/T_i⌉ instances overlapping
+//   (3) J's ready callback c blocked by its mutually exclusive group g (readyQueue Case B; the
+//       group is handed over only at a completion, to the most urgent queued member): at most
+//       one member of any rank is running when c becomes ready (B_g, its largest WCET — the
+//       refined Lemma 5), after that only members that outrank c (FP: priority >= c's; EDF:
+//       deadline <= d_k) run first — their full workload, NOT divided by m (see (1) above)
 //   (4) J's callback eligible but not running: then every thread that may run it is busy
 //       (the readyQueue is refreshed before every selection, so an idle thread would take it).
 // During (4) the threads run (a) work that outranks J (EDF: jobs with deadline <= d_k, at most
 // min(W_i(x), I^EDF_i) per chain; FP: callbacks with priority >= J's lowest; W_i is the
 // carry-in workload N·C + min(C, x + R_i − C − N·T) of a chain whose instance work lies in
 // [r, r + R_i]) or (b) lower-ranked callbacks that started before the current "eligibility
-// event" of J (its release, each callback boundary, each group release): one per other chain
-// per event (chains run one callback at a time), at most m per event.
-// Each chain's share of (4) is at most |(4)| (it runs on one thread at a time), so with
-// Bertogna & Cirinei's lemma (if Σ I^i >= m·X and every I^i <= X then Σ min(I^i, y) >= m·y for
-// y <= X) the last callback has started before a + x whenever
-//     E' + S + G(x) + ⌊(Σ_i min(I_i(x), w_i·(x − E' − S)) + LP(x)) / m⌋ + 1 <= x       (cf. Eq. 8/11)
+// event" of J. Events are J's release and the end of each hop delay ("full": up to m
+// lower-ranked callbacks may be running), and each callback boundary without delay and each
+// group hand-over ("charged": the thread that just finished is free, so J waits only if that
+// thread starts an outranking callback at that instant — so there are at most as many as
+// outranking executions in the window — and at most m − 1 lower-ranked callbacks are running).
+// A chain runs one callback at a time (w_i at most), and never more than its workload W_i(x):
+// its share e_i of (4) obeys e_i <= min(I_i + L_i, W_i(x), w_i·|(4)|), with L_i its blocking
+// (one blocker per event, at most the lower-ranked jobs it can have in the window); the
+// blocking of all chains together is at most the `slots` largest blocker executions.
+// With Bertogna & Cirinei's lemma (if Σ I^i >= m·X and every I^i <= X then Σ min(I^i, y) >= m·y
+// for y <= X) the last callback has started before a + x whenever
+//     E' + S + G(x) + ⌊Ψ(x) / m⌋ + 1 <= x                                               (cf. Eq. 8/11)
+//     Ψ(x) = Σ_i min(I_i, M_i) + min(LP_cross, Σ_i min(L_i, M_i − min(I_i, M_i))),  M_i = min(W_i(x), w_i·(x − E' − S))
 // and R_seg = x − 1 + e_last                                                          (Eq. 9/12).
 // On reserved threads (SCHED_DEADLINE) the per-chain caps are dropped and the supply form is
-// used: m·(E'_w + S + G(x)) + Σ_i I_i(x) + LP(x) < sbf_Π(x), R_seg = x − 1 + sbf⁻¹(e_last),
+// used: m·(E'_w + S + G(x)) + Ψ_∞(x) < sbf_Π(x), R_seg = x − 1 + sbf⁻¹(e_last),
 // with E'_w = Σ sbf⁻¹(e_j): any window of x time units carries >= sbf_Π(x) supply; supply
 // outside (4) is at most m per instant, inside (4) it is all spent on other work.
 // A branching chain on one executor is analysed to its completion (E' = all its work,
@@ -47,6 +56,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -55,7 +65,9 @@ namespace chainrt::detail {
 namespace {
 
 struct Other {
+  Duration C_all = 0;         // all its work that may run on the segment's threads
   Duration C_hp = 0;          // work that may interfere after an eligibility event
+  Duration n_hp = 0;          // number of those callbacks
   bool edf_limited = false;   // EDF: interference also limited by I^EDF
   std::vector<Duration> blockers;  // callbacks that can only block (sorted, largest first)
   Duration R = 0, T = 1, D = 0;
@@ -80,14 +92,6 @@ Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Dur
   return q * C + std::min(C, tail);
 }
 
-Duration lp_of(const std::vector<Duration>& b, Duration events) {
-  if (b.empty() || events <= 0) return 0;
-  Duration s = 0;
-  Duration n = std::min<Duration>(events, static_cast<Duration>(b.size()));
-  for (Duration j = 0; j < n; ++j) s += b[j];
-  if (events > n) s += (events - n) * b[0];
-  return s;
-}
 
 }  // namespace
 
@@ -189,6 +193,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       if (cb.executor != X || !(cb.threads & mask)) continue;
       if (g0 >= 0 && cb.mutex_group == g0) continue;  // only ever time (3)
       relevant = true;
+      o.C_all += cb.wcet;
       bool hp;
       if (order == Order::FixedPriority) {
         hp = cb.prio >= minprio;
@@ -197,7 +202,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         hp = !tk.has_deadline || ti.has_deadline;
         if (edf_pair) o.edf_limited = true;
       }
-      if (hp) o.C_hp += cb.wcet;
+      if (hp) {
+        o.C_hp += cb.wcet;
+        o.n_hp++;
+      }
       if (!hp || o.edf_limited) {
         if (gi >= 0) gb[gi].push_back(cb.wcet);
         else o.blockers.push_back(cb.wcet);
@@ -240,24 +248,6 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       Bg[g] = 0;
       ghp[g] = gall[g];
     }
-  // Blocking per event is also bounded by the m largest first-blockers (m threads); at a
-  // callback boundary without hop delay the thread that ran J's previous callback is free, so
-  // at most m − 1 lower-ranked callbacks can be running then.
-  std::vector<Duration> firsts;
-  for (std::size_t j = 0; j < others.size(); ++j) {
-    Duration b = others[j].blockers.empty() ? 0 : others[j].blockers[0];
-    for (const auto& gbl : gblockers[j])
-      if (!gbl.empty()) b = std::max(b, gbl[0]);
-    if (b == 0) continue;
-    for (int w = 0; w < std::min<Duration>(others[j].width, m); ++w) firsts.push_back(b);
-  }
-  std::sort(firsts.begin(), firsts.end(), std::greater<>());
-  Duration topm = 0, topm1 = 0;
-  for (std::size_t j = 0; j < firsts.size() && static_cast<Duration>(j) < m; ++j) {
-    topm += firsts[j];
-    if (static_cast<Duration>(j) < m - 1) topm1 += firsts[j];
-  }
-
   const std::size_t q = seg.cbs.size();
   const bool completion_mode = !tk.linear;
   Duration E1 = 0, elast = 0;
@@ -272,15 +262,24 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     if (edf_limited) w = std::min(w, edf_interference(C, tk.D, Ti, Di, Ri));
     return w;
   };
-  // G(x): group time (3); events: eligibility events (release, callback boundaries, group
-  // hand-overs); hprel[g]: hand-overs of group g.
-  std::vector<Duration> hprel(ng, 0);
-  // Boundaries between J's callbacks without hop delay (linear chains only).
+  auto interference = [&](const Other& o, Duration x) { return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited); };
+
+  // Eligibility events. "Full" events — J's release and the end of each hop delay — can find
+  // all m threads running lower-ranked callbacks. At a callback boundary without hop delay the
+  // thread that ran J's previous callback is free, and at a group hand-over the thread that ran
+  // the group-mate is free: J's callback is then delayed only if that thread starts a callback
+  // that outranks it at that instant, so these "charged" events number at most the executions
+  // of outranking callbacks in the window, and find at most m − 1 lower-ranked callbacks.
+  const Duration full_events = completion_mode ? static_cast<Duration>(q) : 1 + seg.delayed_hops;
   const Duration quiet_boundaries =
       completion_mode ? 0 : std::max<Duration>(0, static_cast<Duration>(q) - 1 - seg.delayed_hops);
-  auto group_terms = [&](Duration x, Duration& G, Duration& events) {
-    G = 0;
-    events = static_cast<Duration>(q);
+  std::vector<Duration> hprel(ng, 0);
+  Duration hprel_total = 0, hprel_fallback = 0;  // hand-overs of groups without the refinement are full events
+  // G(x): group time (3); hprel[g]: hand-overs of group g to members that outrank J's callback.
+  auto group_terms = [&](Duration x) {
+    Duration G = 0;
+    hprel_total = 0;
+    hprel_fallback = 0;
     for (std::size_t g = 0; g < ng; ++g) {
       G += qg[g] * Bg[g] + own_group_C[g];
       hprel[g] = 0;
@@ -290,51 +289,93 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         if (w.edf_limited) n = std::min(n, edf_jobs(tk.D, w.T, w.D, w.R));
         hprel[g] += n * w.cnt;
       }
-      events += hprel[g];
+      if (fallback[g]) hprel_fallback += hprel[g];
+      else hprel_total += hprel[g];
     }
+    return G;
   };
-  // Blocking work of chain j: one blocker per event (w_j in parallel), and never more than the
-  // lower-ranked jobs of j can hold: EDF — jobs with deadline > d_k released before a + x <= d_k,
-  // at most ⌈D_j/T_j⌉ of them; FP — the instances overlapping the window.
   std::vector<Duration> blocker_sum(others.size(), 0);
   for (std::size_t j = 0; j < others.size(); ++j) {
     for (Duration b : others[j].blockers) blocker_sum[j] += b;
     for (const auto& gbl : gblockers[j])
       for (Duration b : gbl) blocker_sum[j] += b;
   }
-  auto lp_total = [&](std::size_t j, Duration events, Duration x) {
-    const Other& o = others[j];
-    const Duration par = std::min<Duration>(o.width, m);
-    Duration s = lp_of(o.blockers, events * par);
-    for (std::size_t g = 0; g < ng; ++g)
-      s += lp_of(gblockers[j][g], std::max<Duration>(0, events - qg[g] - hprel[g]) * par);
-    if (o.edf_limited) s = std::min(s, ceil_div(o.D, o.T) * blocker_sum[j]);
-    else if (o.bounded) s = std::min(s, overlapping_instances(x, o.R, o.T) * blocker_sum[j]);
-    return s;
+  // Jobs of chain j whose outranking callbacks can run in the window.
+  auto hp_jobs = [&](const Other& o, Duration x) -> Duration {
+    if (o.edf_limited) return edf_jobs(tk.D, o.T, o.D, o.R);
+    return o.bounded ? overlapping_instances(x, o.R, o.T) : x;  // (unbounded chains have no HP work)
   };
-  auto interference = [&](const Other& o, Duration x) { return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited); };
-
+  struct Terms {
+    Duration I = 0, L = 0, W = 0;
+  };
+  std::vector<Terms> terms(others.size());
+  std::vector<Duration> items;
+  // Per-chain interference I, blocking L and workload W at window x, and the blocking bound
+  // across chains: the `slots` largest blocker executions (m per full event, m − 1 per charged
+  // one), each chain giving at most one per event (w_j in parallel).
+  auto evaluate = [&](Duration x, Duration& lp_cross) {
+    Duration hp_exec = own_extra_n;
+    for (std::size_t j = 0; j < others.size(); ++j) hp_exec += hp_jobs(others[j], x) * others[j].n_hp;
+    const Duration full = full_events + hprel_fallback;
+    const Duration charged = std::min(quiet_boundaries + hprel_total, hp_exec);
+    const Duration events = full + charged;
+    const Duration events_raw = full + quiet_boundaries + hprel_total;
+    const Duration slots = full * m + charged * (m - 1);
+    items.clear();
+    for (std::size_t j = 0; j < others.size(); ++j) {
+      const Other& o = others[j];
+      Terms& t = terms[j];
+      t.I = interference(o, x);
+      t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T) : kUnbounded;
+      const Duration par = std::min<Duration>(o.width, m);
+      // Blockers of J's own groups cannot block at the events of J's callbacks in that group
+      // or at that group's hand-overs.
+      const std::size_t before = items.size();
+      auto take = [&](const std::vector<Duration>& b, Duration n) {
+        for (Duration k = 0; k < n && !b.empty(); ++k) items.push_back(b[std::min<std::size_t>(k, b.size() - 1)]);
+      };
+      take(o.blockers, events * par);
+      for (std::size_t g = 0; g < ng; ++g)
+        take(gblockers[j][g], std::min(events, std::max<Duration>(0, events_raw - qg[g] - hprel[g])) * par);
+      Duration L = 0;
+      for (std::size_t k = before; k < items.size(); ++k) L += items[k];
+      // Never more than the lower-ranked jobs of j hold: EDF — jobs with deadline > d_k
+      // released before a + x <= d_k, at most ⌈D_j/T_j⌉; FP — the instances overlapping.
+      if (o.edf_limited) L = std::min(L, ceil_div(o.D, o.T) * blocker_sum[j]);
+      else if (o.bounded) L = std::min(L, overlapping_instances(x, o.R, o.T) * blocker_sum[j]);
+      t.L = L;
+    }
+    const std::size_t top = static_cast<std::size_t>(std::min<Duration>(slots, static_cast<Duration>(items.size())));
+    std::nth_element(items.begin(), items.begin() + top, items.end(), std::greater<>());
+    lp_cross = 0;
+    for (std::size_t k = 0; k < top; ++k) lp_cross += items[k];
+  };
+  // Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
+  // with M_j = min(W_j, cap_j): the interference fills each chain's room first, the blocking
+  // (bounded per chain and across chains) the rest.
+  auto combine = [&](Duration lp_cross, auto cap_of) {
+    Duration hp = 0, room = 0;
+    for (std::size_t j = 0; j < others.size(); ++j) {
+      const Terms& t = terms[j];
+      Duration M = cap_of(others[j]);
+      if (t.W != kUnbounded) M = std::min(M, t.W);
+      const Duration h = std::min(t.I, M);
+      hp += h;
+      room += std::min(t.L, M - h);
+    }
+    return hp + std::min(lp_cross, room);
+  };
 
   if (dedicated) {
     // f(x) = E' + S + G(x) + ⌊Ψ(x)/m⌋ + 1; every x with f(x) <= x is a valid bound (the
     // contrapositive above holds for each x on its own), the least fixed point is the best.
     auto f = [&](Duration x) {
       const Duration cap = x - E1 - S;
-      Duration G, events;
-      group_terms(x, G, events);
-      // A chain runs one callback at a time (w_i at most), so its interfering AND blocking
-      // work during (4) is at most w_i·|(4)|: psi_a caps the sum per chain; psi_b caps the
-      // interference per chain and bounds the blocking across chains per event.
-      Duration psi_a = 0, psi_b = 0, lp = 0;
-      for (std::size_t j = 0; j < others.size(); ++j) {
-        const Other& o = others[j];
-        const Duration I = interference(o, x), L = lp_total(j, events, x), c = o.width * cap;
-        psi_a += std::min(I + L, c);
-        psi_b += std::min(I, c);
-        lp += std::min(L, c);
-      }
-      psi_b += std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
-      const Duration psi = std::min(psi_a, psi_b) + std::min(own_extra, own_extra_n * cap);
+      const Duration G = group_terms(x);
+      Duration lp_cross;
+      evaluate(x, lp_cross);
+      const Duration psi = combine(lp_cross, [&](const Other& o) { return o.width * cap; }) +
+                           std::min(own_extra, own_extra_n * cap);
       return E1 + S + G + psi / m + 1;
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
@@ -387,15 +428,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   if (elastw == kUnbounded) return std::nullopt;
   Duration x = 1;
   for (int it = 0; it < 100000; ++it) {
-    Duration G, events;
-    group_terms(x, G, events);
-    Duration demand = m * (E1w + S + G) + own_extra;
-    Duration lp = 0;
-    for (std::size_t j = 0; j < others.size(); ++j) {
-      demand += interference(others[j], x);
-      lp += lp_total(j, events, x);
-    }
-    demand += std::min(lp, (events - quiet_boundaries) * topm + quiet_boundaries * topm1);
+    const Duration G = group_terms(x);
+    Duration lp_cross;
+    evaluate(x, lp_cross);
+    const Duration demand = m * (E1w + S + G) + own_extra +
+                            combine(lp_cross, [](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
     auto xn = pi.first_at_least(demand + 1, x, limit + 1);
     if (!xn) return std::nullopt;
     if (*xn <= x) {

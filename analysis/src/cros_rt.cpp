@@ -6,14 +6,16 @@
 //   B_i = |Λ_i^R| (N − i) max_{lp} e^sub_sel + σ_i T_i,  σ_i = 1[R_i > T_i]
 // Per-message costs come from the model's `communication` (fixed + per_kib·size), or, when
 // `communication.measurements` are given, from a least-squares fit raised to cover every
-// measurement (comm_fit.hpp).
+// measurement (comm_fit.hpp); a hop is never charged less than the declared cost or the
+// latency measured at the nearest size (workload.hpp, model_hop_cost).
 // Where we deviate, on the safe side, and why:
 //  - I_i uses ⌈(R + J_h)/T_h⌉ with release jitter J_h = R_h − C_h: a higher-priority chain
 //    whose callbacks are spread over executors can place two instances' work inside one
 //    window of length R; the slides' formula (J_h = 0) misses that.
-//  - hp(i) is every other chain of higher or equal priority that touches a host of chain i,
-//    plus any chain with an executor on such a host whose priority (executor priority or
-//    SCHED_FIFO priority) is >= one of chain i's executors there (it can run ahead of i).
+//  - hp(i) is every other chain of higher or equal priority that can run on a core chain i
+//    runs on (same host, intersecting thread pinning; unpinned threads may use every core),
+//    plus any such chain whose executor priority (executor priority or SCHED_FIFO priority)
+//    is >= one of chain i's executors there (it can run ahead of i).
 //  - callbacks of lower-priority chains inside chain i's own executor (when CROS-RT's P3, one
 //    chain per executor, is not respected) block non-preemptively: one max WCET each time the
 //    chain enters the executor or resumes there after a delayed hop.
@@ -38,11 +40,33 @@ int exec_priority(const Executor& e) {
   return p;
 }
 
+// Executors a and b can compete for a CPU: same host and their threads' core sets intersect
+// (a thread without pinning may run on any core of its host).
+bool share_cpu(const Model& m, const View& v, int a, int b) {
+  if (a == b) return true;
+  if (v.host_of[a] != v.host_of[b]) return false;
+  const int cores = m.hosts.empty() ? 1 : m.hosts[v.host_of[a]].cores;
+  auto core_set = [&](int x) {
+    std::set<int> s;
+    for (const auto& t : m.executors[x].threads) {
+      if (t.cores.empty())
+        for (int c = 0; c < cores; ++c) s.insert(c);
+      else
+        s.insert(t.cores.begin(), t.cores.end());
+    }
+    return s;
+  };
+  std::set<int> ca = core_set(a), cb = core_set(b);
+  for (int c : ca)
+    if (cb.count(c)) return true;
+  return false;
+}
+
 }  // namespace
 
 AnalysisResult cros_rt_analyze(const Model& m) {
   const Communication comm = fitted_communication(m.communication);
-  HopCost cost = [comm](const Hop& h) { return comm.cost_of(h.comm).cost(h.message_size); };
+  HopCost cost = model_hop_cost(m);  // the fit, never below the declared cost or a measurement
   View v = build_view(m, cost);
   const std::size_t n = v.tasks.size();
   std::vector<Duration> C(n, 0), B(n, 0), R(n, 0);
@@ -71,15 +95,16 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t h = 0; h < n; ++h) {
       if (h == i) continue;
-      bool common_host = false;
-      for (int x : hosts[h]) common_host |= hosts[i].count(x) > 0;
-      if (!common_host) continue;
+      // Chains interfere only where their executors can run on a common core of a host.
+      bool common_cpu = false;
+      for (int xh : execs[h])
+        for (int xi : execs[i]) common_cpu |= share_cpu(m, v, xh, xi);
+      if (!common_cpu) continue;
       bool higher = !v.tasks[i].has_deadline || !v.tasks[h].has_deadline || prio[h] >= prio[i];
       if (!higher)
         for (int xh : execs[h])
           for (int xi : execs[i])
-            if (v.host_of[xh] == v.host_of[xi] &&
-                exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]) && xh != xi)
+            if (share_cpu(m, v, xh, xi) && exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]) && xh != xi)
               higher = true;
       (higher ? hp[i] : lp[i]).push_back(h);
     }

@@ -3,13 +3,28 @@
 
 #include <algorithm>
 #include <map>
+#include <cstdlib>
 #include <set>
+
+#include "chainrt/analysis/comm_fit.hpp"
 
 namespace chainrt::detail {
 
 HopCost model_hop_cost(const Model& m) {
   const Communication comm = m.communication;
-  return [comm](const Hop& h) { return comm.cost_of(h.comm).cost(h.message_size); };
+  const Communication fit = fitted_communication(m.communication);
+  return [comm, fit](const Hop& h) {
+    Duration c = std::max(comm.cost_of(h.comm).cost(h.message_size), fit.cost_of(h.comm).cost(h.message_size));
+    // Nearest measured size (all samples at that size).
+    Bytes best = -1;
+    for (const auto& ms : comm.measurements)
+      if (ms.kind == h.comm && (best < 0 || std::llabs(ms.size - h.message_size) < std::llabs(best - h.message_size)))
+        best = ms.size;
+    for (const auto& ms : comm.measurements)
+      if (ms.kind == h.comm && (ms.size == best || std::llabs(ms.size - h.message_size) == std::llabs(best - h.message_size)))
+        c = std::max(c, ms.latency);
+    return c;
+  };
 }
 
 int effective_priority(const Model& m, std::size_t callback) {

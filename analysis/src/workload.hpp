@@ -69,7 +69,11 @@ struct View {
 };
 
 using HopCost = std::function<Duration(const Hop&)>;
-// Hop cost from the model's communication costs (CommCost::cost of the hop's kind and size).
+// Worst-case cost of a hop: the largest of the model's declared cost (fixed + per_kib·size),
+// the least-squares fit of `communication.measurements` raised over every sample (CROS-RT's
+// linear cost model, comm_fit.hpp) and the latency measured at the nearest measured size (a
+// simulator or runtime that replays measurements may use that one). Never below what any of
+// them could charge.
 HopCost model_hop_cost(const Model& m);
 View build_view(const Model& m, const HopCost& cost);
 

@@ -1,0 +1,111 @@
+"""Soundness of the analyses against the simulator on the cases the sim module's harness does
+not generate: non-zero hop costs (self-suspension), timer release jitter, SCHED_DEADLINE
+reservations (fp-mt's supply form), CROS-RT's multi-host chains with measured (sampled)
+communication latencies. Each simulated worst-case response time must stay within the bound
+of every chain the analysis bounds."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import chainrt
+from chainrt import _core
+
+MS = 1_000_000
+
+
+def simulate(model, policy, seed, exec_mode="wcet", comm="fixed", offsets=None, horizon_periods=20):
+    longest = max(c.period for c in model.chains)
+    summary, _ = _core._simulate(model, max(10**9, longest * horizon_periods), seed, policy, None, exec_mode, comm,
+                                 False, 0, offsets or {})
+    return json.loads(summary)["chains"]
+
+
+def check(model, analysis, policy, seed, modes=(("wcet", False), ("mix", True)), comm="fixed"):
+    bound = _core._analyze(model, analysis)["chains"]
+    checked = 0
+    for i, (exec_mode, random_offsets) in enumerate(modes):
+        offsets = {}
+        if random_offsets:
+            for k, cb in enumerate(model.callbacks):
+                if cb.kind == "timer":
+                    offsets[cb.name] = (seed * 7919 + k * 104729) % cb.period
+        sim = simulate(model, policy, seed + i, exec_mode, comm, offsets)
+        for name, b in bound.items():
+            if b["wcrt_bound_ns"] is None or sim[name]["instances"] == 0:
+                continue
+            checked += 1
+            assert sim[name]["wcrt_ns"] <= b["wcrt_bound_ns"], (analysis, name, sim[name]["wcrt_ns"], b, model.to_yaml())
+            assert sim[name]["bcrt_ns"] >= b["bcrt_bound_ns"], (analysis, name, sim[name]["bcrt_ns"], b)
+    return checked
+
+
+def with_comm_and_jitter(model, intra_us, jitter_ms):
+    for cb in model.callbacks:
+        if cb.kind == "timer":
+            cb.jitter = jitter_ms * MS
+    y = model.to_yaml()
+    y = y.replace("intra_process: {fixed: 0ns, per_kib: 0ns}", f"intra_process: {{fixed: {intra_us}us, per_kib: 0ns}}")
+    if "communication:" not in y:
+        y += f"communication:\n  intra_process: {{fixed: {intra_us}us, per_kib: 0ns}}\n"
+    return chainrt.load_model_from_string(y, "soundness.yaml")
+
+
+def with_bcet(model):
+    for cb in model.callbacks:
+        cb.bcet = max(1, cb.wcet // 3)
+    chainrt.validate(model)
+    return model
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_hop_costs_and_jitter(seed):
+    base = _core.edf_paper_system(m=3, n=5, b=4, u_norm=0.25, g=2, alpha=0.3, seed=1000 + seed)
+    multi = with_bcet(with_comm_and_jitter(base, 700, 2))
+    single = with_bcet(chainrt.load_model_from_string(
+        _core.partition_single_threaded(multi, "picas").to_yaml(), "p.yaml"))
+    checked = 0
+    checked += check(multi, "edf-mt", "edf", seed)
+    checked += check(multi, "fp-mt", "fp", seed)
+    checked += check(single, "picas-st", "picas", seed)
+    checked += check(single, "ros-default-st", "ros-default", seed)
+    checked += check(single, "cros-rt", "picas", seed)
+    assert checked > 0
+
+
+def reserved_system(seed, budget_ms):
+    y = _core.edf_paper_system(m=2, n=4, b=3, u_norm=0.15, g=1, alpha=0.3, seed=2000 + seed, policy="fp").to_yaml()
+    y = re.sub(r"- \{name: (t\d), cores: \[(\d)\]\}",
+               lambda m: f"- {{name: {m.group(1)}, cores: [{m.group(2)}], reservation: {{budget: {budget_ms}ms, period: 10ms}}}}",
+               y)
+    return with_bcet(chainrt.load_model_from_string(y, "res.yaml"))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_fp_mt_on_reservations(seed):
+    m = reserved_system(seed, 7)
+    assert "reservation" in m.to_yaml()
+    check(m, "fp-mt", "fp", seed)
+    check(m, "edf-mt", "edf", seed)
+
+
+def with_measurements(model):
+    y = model.to_yaml()
+    y += ("  measurements:\n"
+          "    - {kind: remote, size: 512B, latency: 380us}\n"
+          "    - {kind: remote, size: 1KiB, latency: 520us}\n"
+          "    - {kind: remote, size: 4KiB, latency: 900us}\n"
+          "    - {kind: remote, size: 1KiB, latency: 610us}\n"
+          "    - {kind: same_host, size: 1KiB, latency: 260us}\n")
+    return chainrt.load_model_from_string(y, "meas.yaml")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cros_rt_multi_host(seed):
+    m = _core.uunifast_chains_system(chains=3 + seed % 3, callbacks=3, hosts=2, total_u=0.3, seed=3000 + seed)
+    check(m, "cros-rt", "picas", seed)
+    mm = with_measurements(m)
+    check(mm, "cros-rt", "picas", seed, comm="sampled")
