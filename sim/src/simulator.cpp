@@ -146,13 +146,26 @@ struct ExecState {
   bool default_mode;
   std::vector<std::uint32_t> threads;  // global thread ids, local order
   std::vector<std::uint8_t> pend;      // CallbackId -> has a pending instance (compact, for polls)
+  // LaME (Sec. 4.1): RT threads refresh the wait set before every selection, BE threads only
+  // when it is empty; releases wait in `unrefreshed` until a refresh when BE threads exist.
+  bool lame_refresh = false;
+  std::vector<std::uint8_t> rt_thread;           // ThreadId -> RT role
+  std::vector<CallbackId> unrefreshed;
+  std::vector<std::uint8_t> in_unrefreshed;
   bool marked = false;                 // a dispatch is due at the end of this instant
   std::uint32_t first = kNone;         // the thread that just completed (it polls first)
   ExecState(sched::ExecutorSetup s)
       : setup(std::move(s)),
         q(setup.make_queue()),
         default_mode(setup.policy == Policy::RosDefault),
-        pend(setup.callbacks.size(), 0) {}
+        pend(setup.callbacks.size(), 0),
+        in_unrefreshed(setup.callbacks.size(), 0) {
+    for (const auto& t : setup.threads) {
+      rt_thread.push_back(t.role == CriticalityClass::RealTime);
+      if (setup.policy == Policy::Lame && t.role == CriticalityClass::BestEffort) lame_refresh = true;
+    }
+    unrefreshed.reserve(setup.callbacks.size());
+  }
 };
 
 class Simulator {
@@ -176,6 +189,23 @@ class Simulator {
     return true;
   }
   Duration pending_deadline(std::uint32_t c) const;
+  void enqueue(ExecState& e, std::uint32_t c) {  // a readyQueue executor sees a release
+    const CallbackId lc = cb_[c].local;
+    if (e.q.queued(lc)) return;
+    if (e.lame_refresh) {
+      if (!e.in_unrefreshed[lc]) e.in_unrefreshed[lc] = 1, e.unrefreshed.push_back(lc);
+      return;
+    }
+    e.q.push(lc, pending_deadline(c));
+  }
+  void refresh(ExecState& e) {
+    for (CallbackId lc : e.unrefreshed) {
+      e.in_unrefreshed[lc] = 0;
+      const auto c = static_cast<std::uint32_t>(e.setup.callbacks[lc]);
+      if (pending(c) && !e.q.queued(lc)) e.q.push(lc, pending_deadline(c));
+    }
+    e.unrefreshed.clear();
+  }
   void update_pending(std::uint32_t c) { ex_[cb_[c].exec].pend[cb_[c].local] = pending(c) ? 1 : 0; }
   void on_release(std::uint32_t c);
   void dispatch(ExecState& e, std::uint32_t first);
@@ -420,7 +450,7 @@ void Simulator::on_release(std::uint32_t c) {
   ExecState& e = ex_[cb_[c].exec];
   if (!e.default_mode) {
     if (!pending(c)) return;
-    if (!e.q.queued(cb_[c].local)) e.q.push(cb_[c].local, pending_deadline(c));
+    enqueue(e, c);
   }
   mark_dispatch(cb_[c].exec);
 }
@@ -446,6 +476,7 @@ void Simulator::poll(ExecState& e) {
 
 bool Simulator::try_take(ExecState& e, std::uint32_t t) {
   const sched::ThreadId lt = th_[t].local;
+  if (e.lame_refresh && (e.rt_thread[lt] || e.q.empty())) refresh(e);
   CallbackId lc = e.q.select(lt);
   if (lc == kNoCallback && e.default_mode) {
     poll(e);
@@ -485,7 +516,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     th.release = th.input.arrival;
     th.chain_release = th.release;
     ExecState& e = ex_[s.exec];
-    if (!e.default_mode && pending(c) && !e.q.queued(s.local)) e.q.push(s.local, pending_deadline(c));
+    if (!e.default_mode && pending(c)) enqueue(e, c);
   }
   for (const ChainRef& r : s.chains)
     if (r.source) ++r_.chains[r.chain].released;
@@ -620,7 +651,15 @@ void Simulator::deliver(std::uint32_t sub, const Message& msg) {
     s.q_head = (s.q_head + 1) % s.q_cap;
     --s.q_count;
     ExecState& e = ex_[s.exec];
-    if (!e.default_mode && e.q.queued(s.local)) e.q.remove(s.local);  // re-keyed below
+    if (!e.default_mode && e.q.queued(s.local)) {  // still visible, re-keyed by its new oldest message
+      e.q.remove(s.local);
+      copy_message(pool_[s.q_begin + (s.q_head + s.q_count) % s.q_cap], msg);
+      ++s.q_count;
+      update_pending(sub);
+      e.q.push(s.local, pending_deadline(sub));
+      on_release(sub);
+      return;
+    }
   }
   copy_message(pool_[s.q_begin + (s.q_head + s.q_count) % s.q_cap], msg);
   ++s.q_count;

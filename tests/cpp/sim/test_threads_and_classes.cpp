@@ -83,3 +83,35 @@ TEST(ReferenceSystem, FusionNodePublishesOnceItsInputsAreCached) {
     EXPECT_EQ(c->drops, 0) << name;
   }
 }
+
+// LaME Sec. 4.1: RT threads refresh the wait set before every selection, BE threads only when
+// it is empty. A BE release therefore stays invisible to an idle BE thread while the wait set
+// holds RT work it cannot take, until an RT thread refreshes.
+TEST(Lame, BestEffortThreadsRefreshOnlyWhenTheWaitSetIsEmpty) {
+  const std::string yaml = R"(
+name: lame_refresh
+hosts: [{name: h, cores: 2}]
+executors:
+  - name: e
+    host: h
+    policy: lame
+    thread_classes:
+      - {name: rt, kind: rt, cores: [0]}
+      - {name: be, kind: be, cores: [1]}
+nodes: [{name: n, executor: e}, {name: nb, executor: e}]
+callbacks:
+  - {name: r1, kind: timer, node: n, period: 20ms, wcet: 8ms, priority: 10, affinity: [rt]}
+  - {name: r2, kind: timer, node: n, period: 20ms, wcet: 2ms, priority: 5, affinity: [rt]}
+  - {name: b, kind: timer, node: nb, period: 20ms, offset: 1ms, wcet: 1ms, affinity: [be]}
+chains:
+  - {name: B, callbacks: [b], deadline: 20ms, class: be}
+)";
+  const Model m = load_model_from_string(yaml);
+  sim::SimOptions o;
+  o.duration = 200 * ms;
+  const auto lame = sim::simulate(m, o);
+  EXPECT_EQ(lame.chain("B")->wcrt, 8 * ms);  // seen only when r1 completes at 8 ms
+  o.policy = Policy::FixedPriority;          // same threads and affinity, no BE refresh rule
+  const auto fp = sim::simulate(m, o);
+  EXPECT_EQ(fp.chain("B")->wcrt, 1 * ms);
+}
