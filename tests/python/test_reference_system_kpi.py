@@ -154,3 +154,16 @@ def test_dump_reader(tmp_path):
     d = message.read_dump(f, ["VehicleDBWSystem", "IntersectionOutput"])
     assert [r for r, _ in d["VehicleDBWSystem"]] == [1000, 1002]
     assert d["IntersectionOutput"][0][1] == [Entry("A", 1, 1)]
+
+
+def test_usage_summary_cpu_share_over_the_measured_window():
+    from chainrt.reference_system.runner import usage_summary
+    # 100 ms samples; 40 ms CPU per 100 ms after a 1 s warm-up with 90 ms per 100 ms before
+    usage, cpu = [], 0
+    for k in range(31):
+        usage.append([k * 100 * MS, cpu, (30 + k) * 2 ** 20])
+        cpu += 90 * MS if k < 10 else 40 * MS
+    u = usage_summary(usage, warmup_ns=1000 * MS)
+    assert u["cpu_percent"] == pytest.approx(40.0)
+    assert u["rss_max_bytes"] == 60 * 2 ** 20
+    assert len(u["series"]) == 30 and u["series"][0]["cpu_percent"] == pytest.approx(90.0)

@@ -106,13 +106,14 @@ class SequenceTracker {
   std::uint32_t last_ = 0;
 };
 
-// Upstream's "number cruncher": count the primes below `limit` by trial division (the
-// prime-count workload option).
+// Upstream's "number cruncher": count the primes below `limit` by trial division by every
+// smaller number (no square-root cut-off, so that limit 4096 costs what upstream's does, about
+// 2 ms here). The prime-count workload option.
 inline std::int64_t count_primes(std::int64_t limit) noexcept {
   std::int64_t count = 0;
   for (std::int64_t n = 2; n < limit; ++n) {
     bool prime = true;
-    for (std::int64_t d = 2; d * d <= n; ++d)
+    for (std::int64_t d = 2; d < n; ++d)
       if (n % d == 0) {
         prime = false;
         break;
