@@ -1,5 +1,5 @@
 """Gantt chart of a simulator trace: one row per executor thread, one bar per callback
-execution (start to finish), coloured by callback; deadline-free, read from the trace JSON of
+execution (start to finish, preempted intervals included), coloured by callback; read from the trace JSON of
 ``chainrt simulate --trace`` ({"threads", "callbacks", "events": [[thread, callback, release,
 start, finish], ...]})."""
 
@@ -19,7 +19,7 @@ def draw(trace: dict, path: str, start_ns: int = 0, end_ns: int | None = None, t
     cmap = plt.get_cmap("tab20")
     used = sorted({e[1] for e in events if e[4] > start_ns and e[3] < end_ns})
     colour = {cb: cmap(i % 20) for i, cb in enumerate(used)}
-    fig_h = 1.0 + 0.45 * max(1, len(threads))
+    fig_h = max(1.0 + 0.45 * max(1, len(threads)), 0.8 + 0.2 * min(20, len(used)))  # room for the legend
     fig, ax = plt.subplots(figsize=(12, fig_h))
     scale = 1e6  # ns -> ms
     for th, cb, _rel, s, f in events:
