@@ -96,3 +96,16 @@ def test_console_entry_point():
     out = subprocess.run([str(exe), "simulate", str(EXAMPLES / "two_chains.yaml"), "--duration", "1s", "--json"],
                          capture_output=True, text=True, check=True, env={**os.environ}).stdout
     assert set(json.loads(out)["chains"]) == {"high", "low"}
+
+
+def test_execution_time_modes_order_the_response_times():
+    text = (EXAMPLES / "case_study_2.yaml").read_text().replace("wcet: 50ms,", "wcet: 50ms, bcet: 10ms,")
+    from chainrt import load_model_from_string
+    model = load_model_from_string(text)
+    res = {mode: simulate(model, 9_000_000_000, seed=3, policy="edf", exec_mode=mode)[0]["chains"]["C1"]
+           for mode in ("wcet", "bcet", "uniform", "mix")}
+    assert res["bcet"]["bcrt_ns"] == 10_000_000
+    assert res["wcet"]["bcrt_ns"] == 50_000_000
+    for mode in ("uniform", "mix"):
+        assert res["bcet"]["bcrt_ns"] <= res[mode]["bcrt_ns"] <= res[mode]["wcrt_ns"]
+    assert res["mix"]["bcrt_ns"] == 10_000_000  # some instance ran its BCET
