@@ -200,3 +200,22 @@ def test_short_real_run(tmp_path, capsys):
     assert c["behavior_planner_period"]["count"] > 0
     assert c["cpu"]["mean_percent"]["mean"] > 0
     assert (tmp_path / "kpis.csv").is_file()
+
+
+def test_gantt_from_executor_trace(tmp_path):
+    # [executor, callback, thread, start, finish, deadline, release]; a LiDAR release every 100 ms
+    recs = []
+    for k in range(40):
+        t = 10 ** 9 + k * 100 * MS
+        recs += [["main", "FrontLidarDriver/timer", 0, t + 3 * MS, t + 3 * MS + 50_000, 0, t],
+                 ["main", "PointsTransformerFront/FrontLidarDriver", 0, t + 4 * MS, t + 6 * MS, 0, t],
+                 ["main", "BehaviorPlanner/timer", 1, t + 1 * MS, t + 3 * MS, 0, t]]
+    g = runner.gantt_trace(recs, window_ns=250 * MS, skip_ns=2 * 10 ** 9)
+    assert g["events"][0][3] >= 0
+    lidar = [e for e in g["events"] if g["callbacks"][e[1]] == "FrontLidarDriver/timer"]
+    assert lidar[0][3] == 1 * MS + 3 * MS  # 1 ms before the nominal release, started 3 ms late
+    assert len(g["threads"]) == 2
+    plt = report._plt()
+    out = report.draw_gantt(g, tmp_path / "g.png", plt, "test")
+    assert out.stat().st_size > 1000
+    assert runner.gantt_trace([]) is None

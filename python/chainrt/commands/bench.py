@@ -40,6 +40,8 @@ def register(sub) -> None:
     r.add_argument("--no-sim", action="store_true", help="skip the simulator")
     r.add_argument("--no-analysis", action="store_true", help="skip the analysis")
     r.add_argument("--no-plots", action="store_true", help="skip the PNGs")
+    r.add_argument("--gantt", action="store_true",
+                   help="trace the first run of each configuration and draw its executor threads (Gantt PNG)")
     r.add_argument("--list", action="store_true", help="list the configurations and exit")
     r.set_defaults(func=run_reference_system)
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
@@ -64,7 +66,8 @@ def run_reference_system(args) -> int:
             duration_ns=_duration(args.duration), warmup_ns=_duration(args.warmup), load=args.load,
             configs=configs.parse_configs(args.configs), repeat=args.repeat, pin_core=args.pin_core,
             workload=args.workload, out_dir=Path(args.out), simulate=not args.no_sim, analyze=not args.no_analysis,
-            planner_phase_ns=_duration(args.planner_phase), real=not args.model_only, rt_priority=args.rt_priority)
+            planner_phase_ns=_duration(args.planner_phase), real=not args.model_only, rt_priority=args.rt_priority,
+            gantt=args.gantt)
         if args.model:
             opts.base_model = Path(args.model)
         if opts.repeat < 1:

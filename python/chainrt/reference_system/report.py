@@ -93,6 +93,7 @@ def public_json(result: dict, with_samples: bool = False) -> dict:
     """The result without the bulky sample lists (unless asked) and usage series."""
     out = json.loads(json.dumps(result))
     for c in out["configs"].values():
+        c.pop("gantt", None)
         if not with_samples:
             c.pop("samples", None)
             c.pop("usage_series", None)
@@ -228,6 +229,12 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
         a1.legend(fontsize=7, ncol=2)
         a1.set_title(_title(result, "CPU and memory of the process (first run)"), fontsize=9)
         files.append(_save(fig, out_dir / "cpu_memory.png", plt))
+    # executor traces: one Gantt chart per configuration (first run)
+    for n, c in result["configs"].items():
+        g = c.get("gantt")
+        if g and g["events"]:
+            files.append(draw_gantt(g, out_dir / f"gantt_{n}.png", plt,
+                                    f"{n}: executor threads from 1 ms before a LiDAR release ({result['load']} load)"))
     # measured chains vs simulator vs analysis
     allnames = list(result["configs"])
     series = []
@@ -257,6 +264,45 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
         ax.set_title(_title(result, "Hot path: real run vs simulator vs analysis"), fontsize=9)
         files.append(_save(fig, out_dir / "model_vs_measured.png", plt))
     return files
+
+
+HOT_PATH_CALLBACKS = ("PointsTransformerFront/", "PointsTransformerRear/", "PointCloudFusion/", "RayGroundFilter/",
+                      "EuclideanClusterDetector/RayGroundFilter", "ObjectCollisionEstimator/")
+PLANNER_CALLBACKS = ("BehaviorPlanner/timer", "MPCController/", "VehicleInterface/", "VehicleDBWSystem/")
+
+
+def _group(name: str) -> tuple[str, str]:
+    if name.endswith("/timer") and name.startswith(("FrontLidarDriver", "RearLidarDriver")):
+        return "LiDAR timers", "black"
+    if name.startswith(HOT_PATH_CALLBACKS):
+        return "hot path", "tab:red"
+    if name.startswith(PLANNER_CALLBACKS):
+        return "behaviour-planner chain", "tab:blue"
+    return "other callbacks", "0.7"
+
+
+def draw_gantt(g: dict, path: Path, plt, title: str) -> Path:
+    """One row per executor thread; bars coloured by chain (hot path red, planner chain blue,
+    LiDAR timers black ticks, the rest grey)."""
+    threads, names = g["threads"], g["callbacks"]
+    fig, ax = plt.subplots(figsize=(12, 1.4 + 0.5 * len(threads)))
+    seen = {}
+    for th, cb, _rel, s, f in g["events"]:
+        label, colour = _group(names[cb])
+        w = max(f - s, 300_000) / MS  # ticks for the short callbacks
+        bar = ax.broken_barh([(s / MS, w)], (th - 0.38, 0.76), facecolors=colour, edgecolors="white", linewidth=0.3)
+        seen.setdefault(label, bar)
+    ax.set_yticks(range(len(threads)))
+    ax.set_yticklabels([f"{t['executor']}/{t['name']}" for t in threads], fontsize=8)
+    ax.set_xlim(0, g["window_ns"] / MS)
+    ax.set_ylim(-0.6, len(threads) - 0.4)
+    ax.invert_yaxis()
+    ax.set_xlabel("time [ms]")
+    ax.set_title(title, fontsize=9)
+    order = ["LiDAR timers", "hot path", "behaviour-planner chain", "other callbacks"]
+    ax.legend([seen[k] for k in order if k in seen], [k for k in order if k in seen], fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+    return _save(fig, path, plt)
 
 
 def _save(fig, path: Path, plt) -> Path:

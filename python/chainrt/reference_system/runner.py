@@ -66,6 +66,7 @@ class BenchOptions:
     base_model: Path = BASE_MODEL
     real: bool = True
     rt_priority: int | None = None
+    gantt: bool = False                 # trace the first run of each configuration
 
 
 class Progress:
@@ -122,8 +123,27 @@ def usage_summary(usage: list[list[int]], warmup_ns: int) -> dict:
             "series": [{"t_ns": t, "cpu_percent": c, "rss_bytes": r} for t, c, r in series]}
 
 
+def gantt_trace(records: list, window_ns: int = 250_000_000, skip_ns: int = 2_000_000_000) -> dict | None:
+    """The executor trace of a run as chainrt.gantt draws it, shifted so that 0 is 1 ms before a
+    FrontLidarDriver release `skip_ns` into the trace; only the `window_ns` after it."""
+    if not records:
+        return None
+    first = min(r[3] for r in records)
+    # the nominal release of a FrontLidarDriver instance (its stamp's release), not its start
+    lidar = sorted(r[6] or r[3] for r in records if r[1] == "FrontLidarDriver/timer" and r[3] >= first + skip_ns)
+    if not lidar:
+        return None
+    t0 = lidar[0] - 1_000_000
+    threads = sorted({(r[0], r[2]) for r in records})
+    names = sorted({r[1] for r in records})
+    events = [[threads.index((r[0], r[2])), names.index(r[1]), max(0, r[6] - t0), r[3] - t0, r[4] - t0]
+              for r in records if t0 <= r[4] and r[3] <= t0 + window_ns]
+    return {"threads": [{"executor": e, "name": f"t{t}", "core": "-"} for e, t in threads],
+            "callbacks": names, "events": events, "window_ns": window_ns}
+
+
 def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progress: Progress | None = None,
-             label: str = "") -> dict:
+             label: str = "", trace: bool = False) -> dict:
     """One real run of one configuration; returns its KPIs, usage and the executor's chains."""
     raw = opts.out_dir / "raw"
     raw.mkdir(parents=True, exist_ok=True)
@@ -133,6 +153,8 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
            "--topic-prefix", f"/rs_{os.getpid()}_{tag.replace('-', '_')}"]
     if opts.pin_core is not None:
         cmd += ["--pin-core", str(opts.pin_core)]
+    if trace:
+        cmd += ["--trace"]
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -152,7 +174,7 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
     return {"kpis": k, "usage": usage_summary(summary["usage"], opts.warmup_ns),
             "runtime_chains": summary["runtime"]["chains"], "warnings": summary.get("warnings", []),
             "records_lost": summary.get("records_lost", 0), "wall_s": time.monotonic() - t0,
-            "stderr": err.strip()[-2000:]}
+            "stderr": err.strip()[-2000:], "gantt": gantt_trace(summary.get("trace", [])) if trace else None}
 
 
 def _pooled_chain(chains: dict, names: list[str]) -> dict:
@@ -227,6 +249,7 @@ def aggregate(name: str, runs: list[dict], floor_ns: int) -> dict:
         "samples": {"hot_path_latency_ns": kpi.pooled([r["kpis"] for r in runs]).hot_path_latencies,
                     "behavior_planner_period_ns": kpi.pooled([r["kpis"] for r in runs]).behavior_planner_periods},
         "usage_series": runs[0]["usage"]["series"] if runs else [],
+        "gantt": runs[0].get("gantt") if runs else None,
         "warnings": sorted({w for r in runs for w in r["warnings"]}),
     }
     return out
@@ -288,7 +311,8 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
                 order = opts.configs[rep % len(opts.configs):] + opts.configs[:rep % len(opts.configs)]
                 for name in order:
                     label = f"{name} run {rep + 1}/{opts.repeat}"
-                    r = run_once(binary, variants[name][1], opts, f"{name}-r{rep + 1}", bar, label)
+                    r = run_once(binary, variants[name][1], opts, f"{name}-r{rep + 1}", bar, label,
+                                 trace=opts.gantt and rep == 0)
                     runs[name].append(r)
                     bar.advance(per_run)
                     bar.show(0, label)
