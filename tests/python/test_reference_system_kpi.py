@@ -166,4 +166,6 @@ def test_usage_summary_cpu_share_over_the_measured_window():
     u = usage_summary(usage, warmup_ns=1000 * MS)
     assert u["cpu_percent"] == pytest.approx(40.0)
     assert u["rss_max_bytes"] == 60 * 2 ** 20
-    assert len(u["series"]) == 30 and u["series"][0]["cpu_percent"] == pytest.approx(90.0)
+    # series: the share over the last second at every sample from 1 s on
+    assert len(u["series"]) == 21 and u["series"][0]["cpu_percent"] == pytest.approx(90.0)
+    assert u["series"][-1]["cpu_percent"] == pytest.approx(40.0)

@@ -106,12 +106,18 @@ def _environment(binary: Path) -> dict[str, str]:
     return env
 
 
-def usage_summary(usage: list[list[int]], warmup_ns: int) -> dict:
-    """Process CPU (% of one core) and memory over the measured window, and the series."""
+def usage_summary(usage: list[list[int]], warmup_ns: int, window_ns: int = 1_000_000_000) -> dict:
+    """Process CPU (% of one core) and memory over the measured window, and their series: the
+    CPU share over the last `window_ns` at every sample (100 ms samples are too coarse for the
+    kernel's CPU-time accounting to give a smooth share)."""
     pts = [u for u in usage if u[0] >= warmup_ns] or usage
     series = []
-    for a, b in zip(usage, usage[1:]):
-        if b[0] > a[0]:
+    j = 0
+    for i, b in enumerate(usage):
+        while j < i and b[0] - usage[j + 1][0] >= window_ns:
+            j += 1
+        a = usage[j]
+        if b[0] - a[0] >= window_ns:
             series.append((b[0], 100.0 * (b[1] - a[1]) / (b[0] - a[0]), b[2]))
     if len(pts) >= 2 and pts[-1][0] > pts[0][0]:
         cpu = 100.0 * (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
