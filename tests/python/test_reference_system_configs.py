@@ -219,3 +219,30 @@ def test_gantt_from_executor_trace(tmp_path):
     out = report.draw_gantt(g, tmp_path / "g.png", plt, "test")
     assert out.stat().st_size > 1000
     assert runner.gantt_trace([]) is None
+
+
+def test_simulated_upstream_kpi_from_a_trace():
+    m = chainrt.load_model(str(REF))
+    names = [c.name for c in m.callbacks]
+    f, r, o = (names.index(n) for n in ("FrontLidarDriver/timer", "RearLidarDriver/timer",
+                                        "ObjectCollisionEstimator/EuclideanClusterDetector"))
+    events = []
+    for k in range(20):
+        t = k * 100 * MS
+        events += [[0, f, t, t + 1 * MS, t + 1 * MS + 50_000], [0, r, t, t + 3 * MS, t + 3 * MS + 50_000],
+                   [0, o, t + 12 * MS, t + 3 * MS + 9 * MS + k * 1000, t + 15 * MS]]
+    d = runner.simulated_kpi(m, {"callbacks": names, "events": events})
+    lat = d["hot_path_latency"]
+    assert lat["count"] == 20 - kpi.WARMUP_SAMPLES
+    assert lat["min_ns"] == 9 * MS + 10 * 1000 and lat["max_ns"] == 9 * MS + 19 * 1000
+
+
+def test_simulator_reproduces_the_single_threaded_kpi_order():
+    # the simulator on the configurations' models: PiCAS < EDF < ROS default (stressed, one core)
+    lat = {}
+    for name in ("ros-default-st", "picas-single", "edf-st"):
+        m = configs.variant(str(REF), name, "stressed", pin_core=0)
+        lat[name] = runner.simulate_config(m, 5 * 10 ** 9)["hot_path_latency"]["mean_ns"]
+    assert lat["picas-single"] < lat["edf-st"] < lat["ros-default-st"]
+    floor = topology.hot_path_floor(configs.variant(str(REF), "picas-single", "stressed"))
+    assert lat["picas-single"] <= floor and lat["edf-st"] <= 1.3 * floor

@@ -41,7 +41,7 @@ def format_table(result: dict) -> str:
     lines.append(f"hot-path floor {_ms(floor)} ms (work after the later LiDAR sample {_ms(result.get('hot_path_floor_no_blocking_ns'))}"
                  " ms + one blocking callback)")
     if has_measurements(result):
-        rows = [("config", "hot-path mean", "±runs", "min", "max", "std", "p99", "/floor", "drops",
+        rows = [("config", "hot-path mean", "±runs", "min", "max", "std", "p99", "/floor", "sim mean", "drops",
                  "BP period", "BP std", "CPU %", "RSS MiB")]
         for name, c in result["configs"].items():
             if "hot_path_latency" not in c:
@@ -51,11 +51,13 @@ def format_table(result: dict) -> str:
             rows.append((name, _ms(lat["mean_ns"]), _ms(sp["std"]), _ms(lat["min_ns"]), _ms(lat["max_ns"]),
                          _ms(lat["std_ns"]), _ms(lat["p99_ns"]),
                          "-" if c.get("latency_over_floor") is None else f"{c['latency_over_floor']:.2f}",
+                         _ms(c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")),
                          str(c["hot_path_drops"]), _ms(bp["mean_ns"]), _ms(bp["std_ns"], 3),
                          f"{c['cpu']['mean_percent']['mean']:.1f}",
                          f"{c['memory']['rss_max_bytes']['mean'] / 2 ** 20:.1f}"))
         lines.append(_columns(rows))
-        lines.append("(times in ms; '±runs' is the std of the per-run means; min/max/std/p99 over all samples of all runs)")
+        lines.append("(times in ms; '±runs' is the std of the per-run means; min/max/std/p99 over all samples of all runs;"
+                     " 'sim mean': the same KPI in the simulator)")
     model_rows = [("config", "measured chain mean", "simulated mean", "simulated WCRT", "analysis", "bound")]
     for name, c in result["configs"].items():
         sim = c.get("simulated", {}).get("hot_path", {})
