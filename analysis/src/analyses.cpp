@@ -87,13 +87,16 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
   bool applicable(const Model& m, std::string* why) const override { return structure_ok(m, single_, false, why); }
-  AnalysisResult analyze(const Model& m) const override {
+  AnalysisResult analyze(const Model& m) const override { return run(m, false); }
+
+  AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, single_, false, &why)) return not_applicable(m, why, name_);
     HolisticOptions opt;
     opt.analysis = name_;
     opt.require_deadlines_met = deadlines_;
+    opt.verdict_only = verdict_only;
     const Order order = order_;
     SegmentBound seg = [order](const View& vv, int k, const Segment& s, const std::vector<Duration>& R, Duration,
                                Duration limit) { return global_segment_bound(vv, order, k, s, R, limit); };
@@ -147,12 +150,15 @@ class RosDefaultSt : public ResponseTimeAnalysis {
   }
   Policy policy() const override { return Policy::RosDefault; }
   bool applicable(const Model& m, std::string* why) const override { return structure_ok(m, true, true, why); }
-  AnalysisResult analyze(const Model& m) const override {
+  AnalysisResult analyze(const Model& m) const override { return run(m, false); }
+
+  AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, true, true, &why)) return GlobalAnalysis::not_applicable(m, why, name());
     HolisticOptions opt;
     opt.analysis = name();
+    opt.verdict_only = verdict_only;
     return holistic(v, &casini_segment_bound, opt);
   }
 };
@@ -200,6 +206,15 @@ const std::vector<const ResponseTimeAnalysis*>& registry() {
 }
 
 }  // namespace
+
+namespace detail {
+// The verdict alone, faster (experiments): same answer as analyze(m).schedulable.
+bool schedulable_verdict(const ResponseTimeAnalysis& a, const Model& m) {
+  if (auto* g = dynamic_cast<const GlobalAnalysis*>(&a)) return g->run(m, true).schedulable;
+  if (auto* d = dynamic_cast<const RosDefaultSt*>(&a)) return d->run(m, true).schedulable;
+  return a.analyze(m).schedulable;
+}
+}  // namespace detail
 
 std::vector<const ResponseTimeAnalysis*> analyses() { return registry(); }
 

@@ -9,6 +9,10 @@
 
 namespace chainrt {
 
+namespace detail {
+bool schedulable_verdict(const ResponseTimeAnalysis& a, const Model& m);
+}
+
 namespace {
 bool single_threaded(const std::string& name) { return name == "picas-st" || name == "ros-default-st" || name == "cros-rt"; }
 }  // namespace
@@ -35,7 +39,7 @@ std::vector<std::int64_t> schedulable_counts(const gen::EdfPaperParams& params, 
         if (need_partition) part = gen::partition_single_threaded(multi, Policy::Picas);
         for (std::size_t k = 0; k < as.size(); ++k) {
           const Model& m = single_threaded(names[k]) ? part : multi;
-          if (as[k]->analyze(m).schedulable) local[t][k]++;
+          if (detail::schedulable_verdict(*as[k], m)) local[t][k]++;
         }
       }
     } catch (const std::exception& e) {

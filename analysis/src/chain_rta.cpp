@@ -294,12 +294,6 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     }
     return G;
   };
-  std::vector<Duration> blocker_sum(others.size(), 0);
-  for (std::size_t j = 0; j < others.size(); ++j) {
-    for (Duration b : others[j].blockers) blocker_sum[j] += b;
-    for (const auto& gbl : gblockers[j])
-      for (Duration b : gbl) blocker_sum[j] += b;
-  }
   // Jobs of chain j whose outranking callbacks can run in the window.
   auto hp_jobs = [&](const Other& o, Duration x) -> Duration {
     if (o.edf_limited) return edf_jobs(tk.D, o.T, o.D, o.R);
@@ -309,10 +303,36 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     Duration I = 0, L = 0, W = 0;
   };
   std::vector<Terms> terms(others.size());
-  std::vector<Duration> items;
   // Per-chain interference I, blocking L and workload W at window x, and the blocking bound
   // across chains: the `slots` largest blocker executions (m per full event, m − 1 per charged
   // one), each chain giving at most one per event (w_j in parallel).
+  // Blocker executions of one chain: its lower-ranked callbacks, largest first, each repeated
+  // once per lower-ranked job it can have in the window (EDF: jobs with deadline > d_k
+  // released before a + x <= d_k, at most ⌈D_j/T_j⌉; FP: the instances overlapping the
+  // window; a chain without a bound: any number), the first n of them.
+  struct Seq {
+    const std::vector<Duration>* b = nullptr;
+    const std::vector<Duration>* pre = nullptr;  // prefix sums of b
+    Duration mult = 1, n = 0;
+    Duration at(Duration k) const { return (*b)[static_cast<std::size_t>(k / mult)]; }
+    Duration sum() const {
+      const Duration g = n / mult, r = n % mult;
+      return mult * (*pre)[static_cast<std::size_t>(g)] + (r > 0 ? r * (*b)[static_cast<std::size_t>(g)] : 0);
+    }
+  };
+  auto prefix = [](const std::vector<Duration>& b) {
+    std::vector<Duration> p(b.size() + 1, 0);
+    for (std::size_t k = 0; k < b.size(); ++k) p[k + 1] = p[k] + b[k];
+    return p;
+  };
+  std::vector<std::vector<Duration>> pre_free(others.size());
+  std::vector<std::vector<std::vector<Duration>>> pre_group(others.size());
+  for (std::size_t j = 0; j < others.size(); ++j) {
+    pre_free[j] = prefix(others[j].blockers);
+    for (const auto& gbl : gblockers[j]) pre_group[j].push_back(prefix(gbl));
+  }
+  std::vector<Seq> seqs;
+  std::vector<Duration> heads;
   auto evaluate = [&](Duration x, Duration& lp_cross) {
     Duration hp_exec = own_extra_n;
     for (std::size_t j = 0; j < others.size(); ++j) hp_exec += hp_jobs(others[j], x) * others[j].n_hp;
@@ -321,34 +341,47 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     const Duration events = full + charged;
     const Duration events_raw = full + quiet_boundaries + hprel_total;
     const Duration slots = full * m + charged * (m - 1);
-    items.clear();
+    seqs.clear();
     for (std::size_t j = 0; j < others.size(); ++j) {
       const Other& o = others[j];
       Terms& t = terms[j];
       t.I = interference(o, x);
       t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T) : kUnbounded;
       const Duration par = std::min<Duration>(o.width, m);
+      Duration mult = o.edf_limited ? ceil_div(o.D, o.T) : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
+      Duration L = 0;
+      auto add = [&](const std::vector<Duration>& b, const std::vector<Duration>& pre, Duration n) {
+        if (b.empty() || n <= 0) return;
+        Seq q;
+        q.b = &b;
+        q.pre = &pre;
+        q.mult = mult > 0 ? mult : n;  // unbounded: the largest, again and again
+        q.n = std::min(n, q.mult * static_cast<Duration>(b.size()));
+        L += q.sum();
+        seqs.push_back(q);
+      };
+      add(o.blockers, pre_free[j], events * par);
       // Blockers of J's own groups cannot block at the events of J's callbacks in that group
       // or at that group's hand-overs.
-      const std::size_t before = items.size();
-      auto take = [&](const std::vector<Duration>& b, Duration n) {
-        for (Duration k = 0; k < n && !b.empty(); ++k) items.push_back(b[std::min<std::size_t>(k, b.size() - 1)]);
-      };
-      take(o.blockers, events * par);
       for (std::size_t g = 0; g < ng; ++g)
-        take(gblockers[j][g], std::min(events, std::max<Duration>(0, events_raw - qg[g] - hprel[g])) * par);
-      Duration L = 0;
-      for (std::size_t k = before; k < items.size(); ++k) L += items[k];
-      // Never more than the lower-ranked jobs of j hold: EDF — jobs with deadline > d_k
-      // released before a + x <= d_k, at most ⌈D_j/T_j⌉; FP — the instances overlapping.
-      if (o.edf_limited) L = std::min(L, ceil_div(o.D, o.T) * blocker_sum[j]);
-      else if (o.bounded) L = std::min(L, overlapping_instances(x, o.R, o.T) * blocker_sum[j]);
+        add(gblockers[j][g], pre_group[j][g], std::min(events, std::max<Duration>(0, events_raw - qg[g] - hprel[g])) * par);
       t.L = L;
     }
-    const std::size_t top = static_cast<std::size_t>(std::min<Duration>(slots, static_cast<Duration>(items.size())));
-    std::nth_element(items.begin(), items.begin() + top, items.end(), std::greater<>());
+    // Across chains: the `slots` largest blocker executions (merge of the sorted sequences).
     lp_cross = 0;
-    for (std::size_t k = 0; k < top; ++k) lp_cross += items[k];
+    heads.assign(seqs.size(), 0);
+    for (Duration k = 0; k < slots; ++k) {
+      Duration best = -1;
+      std::size_t which = 0;
+      for (std::size_t i = 0; i < seqs.size(); ++i)
+        if (heads[i] < seqs[i].n && seqs[i].at(heads[i]) > best) {
+          best = seqs[i].at(heads[i]);
+          which = i;
+        }
+      if (best < 0) break;
+      lp_cross += best;
+      heads[which]++;
+    }
   };
   // Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
   // with M_j = min(W_j, cap_j): the interference fills each chain's room first, the blocking
@@ -484,7 +517,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
       for (const auto& s : t.segments) {
         total += s.comm_before;
         // EDF bounds are only used when every deadline is met: stop at the deadline.
-        Duration limit = (opt.require_deadlines_met && t.has_deadline ? std::min(t.T, t.D) : t.T) - total;
+        Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, t.D) : t.T) - total;
         auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
         if (!b) {
           ok = false;
@@ -493,6 +526,12 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
         total += *b;
       }
       if (!ok || total > t.T) {
+        if (opt.verdict_only && t.reported) {
+          AnalysisResult quick;
+          quick.analysis = opt.analysis;
+          quick.schedulable = false;
+          return quick;
+        }
         std::string dep = failing_neighbour(k);
         failed[k] = dep.empty() ? "no bound within the period " + std::to_string(t.T) +
                                       " ns (the analysis needs every instance to finish before the next is released)"

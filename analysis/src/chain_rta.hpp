@@ -46,6 +46,9 @@ struct HolisticOptions {
   // <= their periods.
   bool require_deadlines_met = false;
   int max_rounds = 500;
+  // Only the verdict is wanted (batch experiments): bounds stop at the deadline and the first
+  // reported chain without one ends the analysis (schedulable = false, chains left empty).
+  bool verdict_only = false;
 };
 
 // Fixed point over all tasks: R_k = src_jitter + Σ_segments (comm_before + segment bound).

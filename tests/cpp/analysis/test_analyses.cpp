@@ -6,6 +6,7 @@
 
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
+#include "chainrt/analysis/generator.hpp"
 #include "chainrt/analysis/supply.hpp"
 #include "chainrt/model/yaml_io.hpp"
 
@@ -320,4 +321,26 @@ TEST(Results, DoNotModifyTheModelAndAreDeterministic) {
     }
   }
   EXPECT_TRUE(m == copy);
+}
+
+namespace chainrt::detail {
+bool schedulable_verdict(const ResponseTimeAnalysis& a, const Model& m);
+}
+
+// The experiments' fast verdict (bounds stop at the deadline, first miss ends the run) must
+// agree with the full analysis on every system.
+TEST(Results, FastVerdictAgreesWithTheFullAnalysis) {
+  gen::EdfPaperParams p;
+  int agree = 0;
+  for (std::uint64_t seed = 0; seed < 150; ++seed) {
+    p.u_norm = 0.1 + 0.1 * static_cast<double>(seed % 6);
+    Model multi = gen::edf_paper_system(p, seed);
+    Model part = gen::partition_single_threaded(multi, Policy::Picas);
+    for (const auto* a : analyses()) {
+      const Model& m = a->name() == "edf-mt" || a->name() == "fp-mt" ? multi : part;
+      EXPECT_EQ(detail::schedulable_verdict(*a, m), a->analyze(m).schedulable) << a->name() << " seed " << seed;
+      ++agree;
+    }
+  }
+  EXPECT_EQ(agree, 750);
 }
