@@ -15,6 +15,8 @@ name                         executors
                              rank, applied as SCHED_FIFO priorities 3 / 2 / 1 (PiCAS Sec. III)
 ``edf-st``                   one EDF ready-queue executor, one thread (EDF paper, readyQueue)
 ``edf-mt``                   one EDF ready-queue executor, two threads
+``edf-multi``                (extra) EDF inside picas-multi's three executors: EDF within an executor,
+                             the executors' fixed priorities across them
 ============================ ========================================================================
 
 Loads: ``default`` keeps the model's execution times (2 ms per working callback); ``stressed``
@@ -81,15 +83,17 @@ def _prioritized(model):
             ("other", "ros-default", 1, None, None, other)]
 
 
-def _picas_multi(model):
-    _, _, _, planner, other, hot = _groups(model)
-    groups = [("planner", planner), ("hot_path", hot), ("other", other)]
-    # PiCAS: an executor's priority is that of its most critical callback; ranks -> FIFO 3, 2, 1
-    def top(nodes):
-        return max((c.priority or 0) for c in model.callbacks if c.node in nodes)
-    ranked = sorted(groups, key=lambda g: -top(g[1]))
-    n = len(ranked)
-    return [(name, "picas", 1, n - i, top(nodes), nodes) for i, (name, nodes) in enumerate(ranked)]
+def _multi(policy: str):
+    def layout(model):
+        _, _, _, planner, other, hot = _groups(model)
+        groups = [("planner", planner), ("hot_path", hot), ("other", other)]
+        # PiCAS: an executor's priority is that of its most critical callback; ranks -> FIFO 3, 2, 1
+        def top(nodes):
+            return max((c.priority or 0) for c in model.callbacks if c.node in nodes)
+        ranked = sorted(groups, key=lambda g: -top(g[1]))
+        n = len(ranked)
+        return [(name, policy, 1, n - i, top(nodes), nodes) for i, (name, nodes) in enumerate(ranked)]
+    return layout
 
 
 CONFIGS: dict[str, Config] = {c.name: c for c in [
@@ -100,9 +104,11 @@ CONFIGS: dict[str, Config] = {c.name: c for c in [
            _prioritized),
     Config("picas-single", "picas", "PiCAS, one single-threaded executor", _single("picas", 1)),
     Config("picas-multi", "picas", "PiCAS, 3 single-threaded executors (planner, hot path, other) with FIFO 3/2/1",
-           _picas_multi),
+           _multi("picas")),
     Config("edf-st", "edf", "EDF ready queue, 1 thread", _single("edf", 1)),
     Config("edf-mt", "edf", "EDF ready queue, 2 threads", _single("edf", 2)),
+    Config("edf-multi", "edf", "EDF ready queue in picas-multi's 3 single-threaded executors (FIFO 3/2/1)",
+           _multi("edf")),
 ]}
 DEFAULT_CONFIGS = list(CONFIGS)
 
