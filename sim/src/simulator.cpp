@@ -460,7 +460,7 @@ void Simulator::dispatch(ExecState& e, std::uint32_t first) {
   for (std::uint32_t t : e.threads) {
     if (th_[t].busy || t == first) continue;
     if (!try_take(e, t)) {
-      if (e.default_mode || e.q.empty()) return;
+      if (e.default_mode || (e.q.empty() && e.unrefreshed.empty())) return;
     }
   }
 }
