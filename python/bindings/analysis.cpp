@@ -91,6 +91,33 @@ CHAINRT_BINDINGS(analysis, 10) {
         return to_dict(r);
       },
       nb::arg("model"), nb::arg("analysis"));
+  m.def(
+      "analyze",
+      [](const Model& model, std::optional<std::string> analysis, std::optional<std::string> policy) {
+        // The analysis named, else the one bounding `policy`, else the one of the executors' policy.
+        std::string why;
+        const ResponseTimeAnalysis* a = nullptr;
+        if (analysis) {
+          a = &named(*analysis);
+        } else if (policy) {
+          Model m2 = model;
+          for (auto& e : m2.executors) e.policy = policy_of(*policy);
+          a = default_analysis(m2, &why);
+        } else {
+          a = default_analysis(model, &why);
+        }
+        if (!a) throw std::invalid_argument("no analysis fits this model: " + why);
+        if (!a->applicable(model, &why)) throw std::invalid_argument("analysis " + a->name() + " does not apply: " + why);
+        AnalysisResult r;
+        {
+          nb::gil_scoped_release release;
+          r = a->analyze(model);
+        }
+        return to_dict(r);
+      },
+      nb::arg("model"), nb::arg("analysis") = nb::none(), nb::arg("policy") = nb::none(),
+      "Analyze `model` with the analysis named, or the one bounding `policy`, or the one matching the "
+      "executors' policy; returns the `chainrt analyze --json` dict. ValueError when none applies.");
   m.def("_applicable", [](const Model& model, const std::string& name) {
     std::string why;
     bool ok = named(name).applicable(model, &why);

@@ -190,3 +190,13 @@ def test_results_are_deterministic():
             assert _core._analyze(multi, a) == _core._analyze(multi, a)
         for a in SINGLE:
             assert _core._analyze(single, a) == _core._analyze(single, a)
+
+
+def test_analyze_entry_point_for_other_modules():
+    m = chainrt.load_model(str(TWO_CHAINS))
+    assert _core.analyze(m)["analysis"] == "fp-mt"
+    assert _core.analyze(m, policy="edf")["analysis"] == "edf-mt"
+    assert _core.analyze(m, policy="ros-default")["analysis"] == "ros-default-st"
+    assert _core.analyze(m, analysis="cros-rt")["chains"]["high"]["wcrt_bound_ns"] == 15 * MS
+    with pytest.raises(ValueError):
+        _core.analyze(chainrt.load_model(str(CASE2)))  # default multi-threaded executor: no analysis
