@@ -166,6 +166,8 @@ def test_report_from_synthetic_runs(tmp_path):
     assert all(p.name in page for p in out["images"])
     rows = (tmp_path / "kpis.csv").read_text().splitlines()
     assert len(rows) == 1 + 2 * (3 + 1)
+    md = (tmp_path / "summary.md").read_text()
+    assert "| `picas-single` |" in md and "± " in md
     back = json.loads((tmp_path / "result.json").read_text())
     assert back["configs"]["ros-default-st"]["hot_path_latency"]["count"] == 90
 

@@ -334,6 +334,35 @@ LiDAR sample; first 10 samples at the sink skipped. Raw data: <a href="result.js
     return path
 
 
+def markdown_summary(result: dict) -> str:
+    """A Markdown table of the KPIs with their spread over runs (for docs and READMEs)."""
+    if not has_measurements(result):
+        return ""
+    pin = f", pinned to core {result['pin_core']}" if result.get("pin_core") is not None else ""
+    rt = f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""
+    head = (f"Load **{result['load']}** (model demand {result['demand'] * 100:.0f} % of one core), "
+            f"{result['duration_ns'] / 1e9:g} s x {result['repeat']} runs per configuration{pin}{rt}; "
+            f"hot-path floor {_ms(result['hot_path_floor_ns'])} ms. Mean ± std over the runs' means; "
+            f"max and p99 over all samples.\n\n")
+    rows = ["| configuration | hot-path latency mean [ms] | max [ms] | p99 [ms] | mean / floor | simulated mean [ms] "
+            "| hot-path drops | planner period std [ms] | CPU [%] |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, c in result["configs"].items():
+        if "hot_path_latency" not in c:
+            continue
+        sp = c["spread"]
+        lat = c["hot_path_latency"]
+        bp = sp["behavior_planner_period_std_ns"]
+        cpu = c["cpu"]["mean_percent"]
+        sim = c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")
+        rows.append(f"| `{name}` | {_ms(sp['hot_path_latency_mean_ns']['mean'])} ± "
+                    f"{_ms(sp['hot_path_latency_mean_ns']['std'])} | {_ms(lat['max_ns'])} | {_ms(lat['p99_ns'])} | "
+                    f"{c['latency_over_floor']:.2f} | {_ms(sim)} | {sp['hot_path_drops']['mean']:.1f} ± "
+                    f"{sp['hot_path_drops']['std']:.1f} | {_ms(bp['mean'], 3)} ± {_ms(bp['std'], 3)} | "
+                    f"{cpu['mean']:.1f} ± {cpu['std']:.1f} |")
+    return head + "\n".join(rows) + "\n"
+
+
 def write_report(result: dict, out_dir: Path, plots: bool = True) -> dict:
     """Everything into out_dir: result.json (with samples), kpis.csv, PNGs, index.html."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -341,6 +370,9 @@ def write_report(result: dict, out_dir: Path, plots: bool = True) -> dict:
     if has_measurements(result):
         write_csv(result, out_dir / "kpis.csv")
     table = format_table(result)
+    md = markdown_summary(result)
+    if md:
+        (out_dir / "summary.md").write_text(md)
     images = plot_all(result, out_dir) if plots else []
     page = write_html(result, out_dir, images, table)
     return {"json": out_dir / "result.json", "csv": out_dir / "kpis.csv", "html": page, "images": images,
