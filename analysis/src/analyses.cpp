@@ -78,6 +78,54 @@ bool structure_ok(const Model& m, bool single_threaded, bool linear_only, std::s
   return structure_ok(m, build_view(m, model_hop_cost(m)), single_threaded, linear_only, why);
 }
 
+// LaME Sec. 4.2 Theorem 2 (Sobhani et al. 2023, standard executor, constrained deadlines) as a
+// best-effort check for a chain on BE threads — reported in the reason text only, never as a
+// bound (the standard-executor analysis was refuted by Teper et al. 2024; LaME cites an
+// amended version that is not in the specification). Theorem 3 (arbitrary deadlines) needs
+// the workload W* of Lemma 6 in Sobhani et al., which is not reprinted: not implemented.
+//   dbf(Δ) = |Π|·(E_c − e_last) + Σ_{x ∈ S − c} W_x(Δ, D_x − E_x),
+//   W_x(l, α) = ⌊(l + α)/T_x⌋·E_x + min(E_x, l + α − ⌊(l + α)/T_x⌋·T_x)  (reference page),
+//   R_c = Δ + sbf⁻¹(e_last − 1) for the least Δ with dbf(Δ) < sbf_Π(Δ).
+std::optional<Duration> lame_theorem2_check(const View& v, int k) {
+  const Task& tk = v.tasks[k];
+  if (tk.segments.size() != 1 || !tk.linear) return std::nullopt;
+  const Segment& seg = tk.segments[0];
+  const std::uint64_t mask = v.cbs[seg.cbs.front()].threads;
+  SupplySet pi;
+  for (std::size_t t = 0; t < v.supply[seg.executor].size() && t < 64; ++t)
+    if (mask >> t & 1) pi.threads.push_back(v.supply[seg.executor][t]);
+  if (pi.threads.empty()) return std::nullopt;
+  const Duration elast = v.cbs[seg.cbs.back()].wcet;
+  struct W {
+    Duration E, T, alpha;
+  };
+  std::vector<W> others;
+  for (std::size_t i = 0; i < v.tasks.size(); ++i) {
+    if (static_cast<int>(i) == k) continue;
+    Duration E = 0;
+    for (int c : v.tasks[i].work)
+      if (v.cbs[c].executor == seg.executor && (v.cbs[c].threads & mask)) E += v.cbs[c].wcet;
+    if (E > 0) others.push_back({E, v.tasks[i].T, std::max<Duration>(0, v.tasks[i].D - E)});
+  }
+  const Duration base = static_cast<Duration>(pi.size()) * (tk.path_wcet - elast);
+  for (Duration d = 1; d <= tk.T;) {
+    Duration dbf = base;
+    for (const auto& o : others) {
+      const Duration l = d + o.alpha, n = l / o.T;
+      dbf += n * o.E + std::min(o.E, l - n * o.T);
+    }
+    if (dbf < pi.sbf(d)) {
+      Duration inv = 0;
+      for (const auto& s : pi.threads) inv = std::max(inv, s.sbf_inverse(elast - 1));
+      return d + inv;
+    }
+    auto nd = pi.first_at_least(dbf + 1, d + 1, tk.T + 1);
+    if (!nd) return std::nullopt;
+    d = *nd;
+  }
+  return std::nullopt;
+}
+
 class GlobalAnalysis : public ResponseTimeAnalysis {
  public:
   GlobalAnalysis(std::string name, std::string summary, Policy policy, Order order, bool single, bool deadlines)
@@ -111,6 +159,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
             if ((mask >> t & 1) && v.thread_be[s.executor][t]) {
               *w = "runs on LaME best-effort threads: the default executor's polling points can starve callbacks "
                    "(Teper et al. 2024), so LaME's Theorems 2-3 are not used as a verdict";
+              if (auto r = lame_theorem2_check(v, k)) *w += "; LaME Thm 2 best-effort check (not a bound): " + std::to_string(*r) + " ns";
               return true;
             }
         }

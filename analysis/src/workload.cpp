@@ -57,20 +57,41 @@ std::uint64_t thread_mask(const Executor& e, const Callback& cb) {
 View build_view(const Model& m, const HopCost& cost) {
   View v;
   v.model = &m;
-  // Executors: supply of every thread. A thread is on a dedicated core when it is pinned to
-  // one core no other thread of its host is pinned to (or, unpinned, when the host has at
-  // least as many cores as threads); a reservation gives its periodic-resource supply.
+  // Executors: supply of every thread. A thread without a reservation is on a dedicated core
+  // when it is pinned to one core and every other thread that may run there (pinned to it, or
+  // unpinned on the host) has no reservation and a lower SCHED_FIFO priority (a thread without
+  // one is below every FIFO thread) — or when it is the only such thread; an unpinned thread
+  // when the host has at least as many cores as threads. A reservation gives its
+  // periodic-resource supply (SCHED_DEADLINE isolates it from the rest).
   std::map<std::string, int> host_ix;
   for (std::size_t h = 0; h < m.hosts.size(); ++h) host_ix[m.hosts[h].name] = static_cast<int>(h);
-  std::map<std::pair<int, int>, int> pinned;  // (host, core) -> threads pinned there
-  std::vector<int> threads_on_host(m.hosts.size(), 0);
+  struct ThreadRef {
+    int host;
+    const Thread* t;
+  };
+  std::vector<ThreadRef> all_threads;
+  std::vector<int> threads_on_host(std::max<std::size_t>(1, m.hosts.size()), 0);
   for (const auto& e : m.executors) {
     int h = host_ix.count(e.host) ? host_ix[e.host] : 0;
     for (const auto& t : e.threads) {
       threads_on_host[h]++;
-      for (int c : t.cores) pinned[{h, c}]++;
+      all_threads.push_back({h, &t});
     }
   }
+  auto may_run_on = [](const Thread& t, int core) {
+    return t.cores.empty() || std::find(t.cores.begin(), t.cores.end(), core) != t.cores.end();
+  };
+  auto dedicated_core = [&](int h, const Thread& t) {
+    if (t.cores.size() != 1) return false;
+    const int core = t.cores[0];
+    const int mine = t.fifo_priority.value_or(0);
+    for (const auto& o : all_threads) {
+      if (o.t == &t || o.host != h || !may_run_on(*o.t, core)) continue;
+      if (o.t->reservation) return false;
+      if (!t.fifo_priority || o.t->fifo_priority.value_or(0) >= mine) return false;
+    }
+    return true;
+  };
   v.supply.resize(m.executors.size());
   v.thread_be.resize(m.executors.size());
   v.shared_core.assign(m.executors.size(), false);
@@ -88,7 +109,7 @@ View build_view(const Model& m, const HopCost& cost) {
       if (t.reservation) {
         s.reservation = t.reservation;
       } else {
-        bool dedicated = t.cores.size() == 1 ? pinned[{h, t.cores[0]}] == 1 : threads_on_host[h] <= cores;
+        bool dedicated = t.cores.size() == 1 ? dedicated_core(h, t) : (t.cores.empty() && threads_on_host[h] <= cores);
         if (!dedicated) v.shared_core[x] = true;
       }
       v.supply[x].push_back(s);
