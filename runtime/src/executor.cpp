@@ -270,8 +270,7 @@ void Executor::on_new_message(const void* user, std::size_t) {
     } while (!ex->dirty_.compare_exchange_weak(head, s, std::memory_order_release,
                                                std::memory_order_relaxed));
   }
-  ex->wake_.fetch_add(1, std::memory_order_seq_cst);
-  if (ex->sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake_all(&ex->wake_);
+  ex->wake_others();
 }
 
 Duration Executor::ready_deadline(CallbackId id) const noexcept {
@@ -347,7 +346,9 @@ bool Executor::polling_point() noexcept {
 
 void Executor::wake_others() noexcept {
   wake_.fetch_add(1, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake_all(&wake_);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0 &&
+      !wake_pending_.exchange(true, std::memory_order_seq_cst))
+    futex_wake_all(&wake_);
 }
 
 void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
@@ -369,7 +370,10 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   } else {
     slot = s.sub->pop_input();
     if (slot >= 0) stamp = s.sub->stamp(slot);
-    if (s.sub->has_input()) make_ready(id);  // the next input is queued at once
+    if (s.sub->has_input()) {  // the next input is queued at once
+      make_ready(id);
+      if (queue_->queued(id)) wake_others();  // a reentrant group lets another thread take it
+    }
   }
   if (s.timer || slot >= 0) {
     lk.unlock();
@@ -420,7 +424,6 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   }
   queue_->complete(id);
   if (slot >= 0) s.sub->release_slot(slot);
-  wake_others();  // its group is free again; another thread may take a callback of it
 }
 
 void Executor::thread_main(sched::ThreadId t) {
@@ -428,18 +431,25 @@ void Executor::thread_main(sched::ThreadId t) {
   std::unique_lock<PiMutex> lk(mutex_);
   for (auto& w : setup.warnings) warnings_.push_back(std::move(w));
   const bool ros_default = options_.policy == Policy::RosDefault;
+  // Other threads are woken only when this thread changed the queue (new releases, a freed
+  // group) and work is left in it: no wake storms, and no two idle threads waking each other.
+  bool changed = true;
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = now_ns();
+    const std::size_t before = queue_->size();
     harvest(now);
+    if (queue_->size() > before) changed = true;
     CallbackId id = queue_->select(t);
     if (id == kNoCallback && ros_default && polling_point()) {
+      changed = true;
       id = queue_->select(t);
-      if (!queue_->empty()) wake_others();
     }
+    if (changed && !queue_->empty()) wake_others();
+    changed = false;
     if (id != kNoCallback) {
-      if (!queue_->empty()) wake_others();  // more work for idle threads
       dispatch(t, id, now, lk);
+      changed = true;  // its group is free again
       continue;
     }
     // Idle: sleep until a message, a completion, the next timer release or stop.
@@ -449,6 +459,7 @@ void Executor::thread_main(sched::ThreadId t) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     lk.unlock();
     futex_wait(&wake_, seq, timeout);
+    wake_pending_.store(false, std::memory_order_seq_cst);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   }

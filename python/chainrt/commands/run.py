@@ -57,25 +57,30 @@ def _simulate(model_path: str, policy: str | None, threads: int | None, duration
         return None, f"simulator call failed: {e}"
 
 
-def _analyse(model_path: str, policy: str | None):
-    """The analysis bound for the model under `policy`, or (None, note)."""
+def _analyse(model_path: str, policy: str | None, threads: int | None):
+    """The bound of the analysis matching `policy` (chainrt analyze), or (None, note)."""
     try:
         from .. import _core
-    except ImportError as e:  # pragma: no cover
-        return None, f"analysis unavailable ({e})"
-    fn = getattr(_core, "analyze", None) or getattr(_core, "analyse", None)
-    if fn is None:
-        return None, "analysis bindings (chainrt._core.analyze) not built"
-    try:
         from ..model import load_model
+        names = _core.analysis_names()
+    except (ImportError, AttributeError) as e:
+        return None, f"analysis bindings not built ({e})"
+    if threads:
+        return None, "no analysis bound shown with --threads (the model's threads differ)"
+    try:
         model = load_model(model_path)
-        res = fn(model, policy=policy) if policy else fn(model)
-        if hasattr(res, "to_json"):
-            res = json.loads(res.to_json())
-        elif isinstance(res, str):
-            res = json.loads(res)
-        return res, None
-    except Exception as e:
+        tried = []
+        for name, _summary, pol in names:
+            if policy and pol != policy:
+                continue
+            ok, why = _core._applicable(model, name)
+            if ok:
+                res = _core._analyze(model, name)
+                return (json.loads(res) if isinstance(res, str) else res), None
+            tried.append(f"{name}: {why}")
+        return None, f"no analysis for policy {policy} applies to this model" + (
+            f" ({'; '.join(tried)})" if tried else "")
+    except Exception as e:  # report, do not fail the run
         return None, f"analysis call failed: {e}"
 
 
@@ -108,7 +113,7 @@ def run(args) -> int:
         sim, note = _simulate(args.model, args.policy, args.threads, duration + warmup)
         if note:
             notes.append(note)
-        bound, note = _analyse(args.model, args.policy or result.get("policy"))
+        bound, note = _analyse(args.model, args.policy or result.get("policy"), args.threads)
         if note:
             notes.append(note)
 
@@ -130,6 +135,7 @@ def run(args) -> int:
         head += f" | {'sim wcrt':>9} {'sim mean':>9} {'sim p99':>9} {'sim miss':>8}"
     if bound is not None:
         head += f" | {'bound':>9}"
+        notes.insert(0, f"bound: analysis {bound.get('analysis')}")
     print(head + "   (ms)")
     for name, c in result["chains"].items():
         line = (f"{name:<14} {_ms(c['wcrt_ns']):>9} {_ms(c['bcrt_ns']):>9} {_ms(c['mean_ns']):>9} "

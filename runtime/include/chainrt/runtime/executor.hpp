@@ -142,6 +142,7 @@ class Executor {
   std::atomic<Slot*> dirty_{nullptr};
   std::atomic<std::uint32_t> wake_{0};
   std::atomic<std::uint32_t> sleepers_{0};
+  std::atomic<bool> wake_pending_{false};  // a wake-up is on its way to the sleepers
   std::atomic<std::uint32_t> stop_{0};
   Duration started_at_ = 0, stopped_at_ = 0;
 
