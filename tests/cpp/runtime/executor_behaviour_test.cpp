@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <std_msgs/msg/string.hpp>
@@ -231,6 +232,54 @@ TEST(Monitoring, ChainLatencyMissesAndStatsTopic) {
   EXPECT_NE(last_stats.find("\"chain\": {\"period_ns\": 4000000"), std::string::npos)
       << last_stats;
   EXPECT_NE(last_stats.find("\"wcrt_ns\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chainrt::runtime
+
+namespace chainrt::runtime {
+namespace {
+
+// Thread parameters: each request is either applied or reported as a warning; never a crash.
+// (Run in a helper thread: the test's own thread keeps its scheduling.)
+TEST(ThreadParams, AppliedOrWarnedNeverFatal) {
+  auto apply = [](const sched::ThreadSpec& spec) {
+    ThreadSetupResult r;
+    std::thread th([&] { r = apply_thread_spec(spec); });
+    th.join();
+    return r;
+  };
+  sched::ThreadSpec missing_core;
+  missing_core.name = "far";
+  missing_core.cores = {100000};
+  ThreadSetupResult r = apply(missing_core);
+  EXPECT_FALSE(r.pinned);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("far"), std::string::npos);
+
+  sched::ThreadSpec fifo;
+  fifo.name = "fifo";
+  fifo.cores = {0};
+  fifo.fifo_priority = 1;
+  r = apply(fifo);
+  EXPECT_TRUE(r.pinned);
+  EXPECT_TRUE(r.fifo || !r.warnings.empty());
+
+  sched::ThreadSpec dl;
+  dl.name = "reserved";
+  dl.reservation = Reservation{1'000'000, 10'000'000};
+  r = apply(dl);
+  EXPECT_TRUE(r.deadline || !r.warnings.empty());
+  if (!r.deadline) {
+    EXPECT_NE(r.warnings.back().find("SCHED_DEADLINE"), std::string::npos);
+  }
+
+  PiMutex m;
+  m.lock();
+  EXPECT_FALSE(m.try_lock());
+  m.unlock();
+  EXPECT_TRUE(m.try_lock());
+  m.unlock();
 }
 
 }  // namespace
