@@ -333,6 +333,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   std::vector<Seq> seqs;
   std::vector<Duration> heads;
+  Duration ev_full = 0, ev_charged = 0;
+  Duration rho_full = 0, rho_charged = 0;
+  std::vector<Duration> firsts;
   auto evaluate = [&](Duration x, Duration& lp_cross) {
     Duration hp_exec = own_extra_n;
     for (std::size_t j = 0; j < others.size(); ++j) hp_exec += hp_jobs(others[j], x) * others[j].n_hp;
@@ -341,24 +344,33 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     const Duration events = full + charged;
     const Duration events_raw = full + quiet_boundaries + hprel_total;
     const Duration slots = full * m + charged * (m - 1);
+    ev_full = full;
+    ev_charged = charged;
     seqs.clear();
+    firsts.clear();
     for (std::size_t j = 0; j < others.size(); ++j) {
       const Other& o = others[j];
       Terms& t = terms[j];
       t.I = interference(o, x);
       t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T) : kUnbounded;
       const Duration par = std::min<Duration>(o.width, m);
-      Duration mult = o.edf_limited ? ceil_div(o.D, o.T) : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
+      // Lower-ranked jobs of j that can start before J's last event: EDF — deadline > d_k, so
+      // released in (a + D_k − D_j, a + x): ⌈(x + D_j − D_k)/T_j⌉ (none when x <= D_k − D_j);
+      // FP — the instances overlapping the window; a chain without a bound — any number.
+      const bool unlimited = !o.edf_limited && !o.bounded;
+      const Duration mult = o.edf_limited ? ceil_div(x + o.D - tk.D, o.T)
+                                          : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
       Duration L = 0;
       auto add = [&](const std::vector<Duration>& b, const std::vector<Duration>& pre, Duration n) {
-        if (b.empty() || n <= 0) return;
+        if (b.empty() || n <= 0 || (!unlimited && mult <= 0)) return;
         Seq q;
         q.b = &b;
         q.pre = &pre;
-        q.mult = mult > 0 ? mult : n;  // unbounded: the largest, again and again
+        q.mult = unlimited ? n : mult;  // unbounded: the largest, again and again
         q.n = std::min(n, q.mult * static_cast<Duration>(b.size()));
         L += q.sum();
         seqs.push_back(q);
+        for (Duration w = 0; w < par; ++w) firsts.push_back(b[0]);
       };
       add(o.blockers, pre_free[j], events * par);
       // Blockers of J's own groups cannot block at the events of J's callbacks in that group
@@ -367,6 +379,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         add(gblockers[j][g], pre_group[j][g], std::min(events, std::max<Duration>(0, events_raw - qg[g] - hprel[g])) * par);
       t.L = L;
     }
+    // The m-th / (m − 1)-th largest first blocker (the phase argument in f below); a chain's
+    // free and group blockers both counted is a safe over-approximation.
+    std::sort(firsts.begin(), firsts.end(), std::greater<>());
+    rho_full = static_cast<Duration>(firsts.size()) >= m ? firsts[static_cast<std::size_t>(m - 1)] : 0;
+    rho_charged = m >= 2 && static_cast<Duration>(firsts.size()) >= m - 1 ? firsts[static_cast<std::size_t>(m - 2)] : 0;
     // Across chains: the `slots` largest blocker executions (merge of the sorted sequences).
     lp_cross = 0;
     heads.assign(seqs.size(), 0);
@@ -409,7 +426,20 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       evaluate(x, lp_cross);
       const Duration psi = combine(lp_cross, [&](const Other& o) { return o.width * cap; }) +
                            std::min(own_extra, own_extra_n * cap);
-      return E1 + S + G + psi / m + 1;
+      const Duration f1 = E1 + S + G + psi / m + 1;
+      // Phase argument (a second, independent sufficient condition): split (4) into maximal
+      // "phases", each starting at an eligibility event. During a phase all threads are busy;
+      // the thread whose running callback ends first must, if the phase goes on, start an
+      // outranking callback, and runs only such callbacks until the phase ends. So a phase
+      // lasts at most the remaining time of the lower-ranked callback that ends first — at
+      // most the m-th (full event) or (m − 1)-th (charged event) largest blocker — plus
+      // outranking work that starts in it: |(4)| <= ρ_sum + Σ_i min(I_i, W_i). Not divided by m,
+      // so it helps where little work outranks J (high-priority chains, short deadlines).
+      Duration hp = own_extra;
+      for (std::size_t j = 0; j < others.size(); ++j)
+        hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
+      const Duration f2 = E1 + S + G + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
+      return std::min(f1, f2);
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
     Duration x = E1 + S + 1;
