@@ -88,3 +88,26 @@ def test_run_two_chains_on_real_ros(policy, tmp_path):
     # every instance of a chain burns at least the WCETs of its callbacks (5 ms and 20 ms)
     assert res["chains"]["high"]["bcrt_ns"] >= 5_000_000
     assert res["chains"]["low"]["bcrt_ns"] >= 20_000_000
+
+
+def test_run_two_processes_chain_crosses_processes():
+    """Executors with different `process` values run as separate chainrt-run processes; the
+    chain from the timer in one process to the subscription in the other is measured through
+    the stamp carried by its messages."""
+    _binary_or_skip()
+    model = REPO / "tests/cpp/runtime/data/two_processes.yaml"
+    assert runtime.list_processes(str(model)) == ["sensing", "acting"]
+    env = dict(os.environ)
+    env.setdefault("ROS_DOMAIN_ID", str(100 + (os.getpid() % 50)))
+    cmd = [sys.executable, "-m", "chainrt.cli", "run", str(model), "--duration", "1s",
+           "--warmup", "300ms", "--json", "--no-compare"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["processes"] == ["sensing", "acting"]
+    across, local = res["chains"]["across"], res["chains"]["local"]
+    assert across["instances"] > 0 and local["instances"] > 0
+    # both callbacks' execution times are inside every measured instance
+    assert across["bcrt_ns"] >= 3_000_000
+    assert local["bcrt_ns"] >= 2_000_000
+    assert res["threads"] == 3
