@@ -383,7 +383,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     // free and group blockers both counted is a safe over-approximation.
     std::sort(firsts.begin(), firsts.end(), std::greater<>());
     rho_full = static_cast<Duration>(firsts.size()) >= m ? firsts[static_cast<std::size_t>(m - 1)] : 0;
-    rho_charged = m >= 2 && static_cast<Duration>(firsts.size()) >= m - 1 ? firsts[static_cast<std::size_t>(m - 2)] : 0;
+    // At a charged event the freed thread has just started an outranking callback, so the
+    // callback that ends first there is bounded by outranking work already counted: no ρ.
+    rho_charged = 0;
     // Across chains: the `slots` largest blocker executions (merge of the sorted sequences).
     lp_cross = 0;
     heads.assign(seqs.size(), 0);
@@ -429,12 +431,13 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Duration f1 = E1 + S + G + psi / m + 1;
       // Phase argument (a second, independent sufficient condition): split (4) into maximal
       // "phases", each starting at an eligibility event. During a phase all threads are busy;
-      // the thread whose running callback ends first must, if the phase goes on, start an
+      // the thread θ whose running callback ends first must, if the phase goes on, start an
       // outranking callback, and runs only such callbacks until the phase ends. So a phase
-      // lasts at most the remaining time of the lower-ranked callback that ends first — at
-      // most the m-th (full event) or (m − 1)-th (charged event) largest blocker — plus
-      // outranking work that starts in it: |(4)| <= ρ_sum + Σ_i min(I_i, W_i). Not divided by m,
-      // so it helps where little work outranks J (high-priority chains, short deadlines).
+      // lasts at most r_min + (outranking work on θ in the phase), where r_min is at most the
+      // outranking work another thread does in the phase when an outranking callback was
+      // running at the phase start (always the case at a charged event), else — all m running
+      // callbacks lower-ranked — at most the m-th largest blocker: |(4)| <= full·ρ + Σ_i
+      // min(I_i, W_i). Not divided by m, so it helps where little work outranks J.
       Duration hp = own_extra;
       for (std::size_t j = 0; j < others.size(); ++j)
         hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
