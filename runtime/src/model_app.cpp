@@ -131,6 +131,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   std::map<std::string, CallbackGroup*> groups;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Output>> outputs;  // (node, topic)
   std::vector<std::unique_ptr<Executor>> executors;
+  std::map<std::string, std::shared_ptr<std::atomic<bool>>> fusion_cached;  // input callback -> cached
 
   for (std::size_t e : exec_ix) {
     const chainrt::Executor& me = model.executors[e];
@@ -191,8 +192,26 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         outs.push_back(out);
       }
       const Duration wcet = cb.wcet;
-      auto work = [wcet, outs]() {
+      // LaME fusion (as the simulator): an input callback caches its message; the trigger
+      // publishes only once every input it fuses has cached at least once.
+      std::shared_ptr<std::atomic<bool>> cached;
+      std::vector<std::shared_ptr<std::atomic<bool>>> needs;
+      if (cb.kind == CallbackKind::FusionInput) {
+        auto& flag = fusion_cached[cb.name];
+        if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
+        cached = flag;
+      }
+      if (cb.kind == CallbackKind::FusionTrigger)
+        for (const auto& in : cb.fuses) {
+          auto& flag = fusion_cached[in];
+          if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
+          needs.push_back(flag);
+        }
+      auto work = [wcet, outs, cached, needs]() {
         burn_cpu(wcet);
+        if (cached) cached->store(true);
+        for (const auto& n : needs)
+          if (!n->load()) return;  // a fused input was never cached: nothing to publish yet
         const Stamp& st = current_stamp();
         for (const auto& o : outs) {
           write_header(o->msg, st);
@@ -206,8 +225,6 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         case CallbackKind::Subscription:
         case CallbackKind::FusionInput:
         case CallbackKind::FusionTrigger:
-          if (cb.kind != CallbackKind::Subscription)
-            warnings.push_back("callback '" + cb.name + "': fusion callbacks run as plain subscriptions here");
           node->create_subscription<Msg>(topic_name(opt.topic_prefix, cb.topic),
                                          static_cast<std::size_t>(std::max(1, cb.queue_depth)),
                                          [work](const Msg&) { work(); }, co, &read_header);

@@ -1,6 +1,7 @@
 // chainrt-run: run (one process of) a chainrt model on real ROS 2 under the chainrt executor and
 // print the observed per-chain latencies (WCRT, BCRT, mean, p99, misses, drops). The Python
 // command `chainrt run` starts one chainrt-run per process of the model and merges the results.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -81,10 +82,12 @@ int main(int argc, char** argv) {
         f << js << "\n";
       }
     } else {
-      std::printf("%-16s %10s %10s %10s %10s %9s %7s %6s\n", "chain", "wcrt", "bcrt", "mean",
+      int w = 16;
+      for (const auto& c : r.chains) w = std::max(w, static_cast<int>(c.name.size()));
+      std::printf("%-*s %10s %10s %10s %10s %9s %7s %6s\n", w, "chain", "wcrt", "bcrt", "mean",
                   "p99", "instances", "misses", "drops");
       for (const auto& c : r.chains)
-        std::printf("%-16s %10s %10s %10s %10s %9llu %7llu %6llu\n", c.name.c_str(),
+        std::printf("%-*s %10s %10s %10s %10s %9llu %7llu %6llu\n", w, c.name.c_str(),
                     pretty_duration(c.wcrt_ns).c_str(), pretty_duration(c.bcrt_ns).c_str(),
                     pretty_duration(static_cast<Duration>(c.mean_ns)).c_str(),
                     pretty_duration(c.p99_ns).c_str(),
