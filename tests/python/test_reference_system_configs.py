@@ -248,3 +248,18 @@ def test_simulator_reproduces_the_single_threaded_kpi_order():
     assert lat["picas-single"] < lat["edf-st"] < lat["ros-default-st"]
     floor = topology.hot_path_floor(configs.variant(str(REF), "picas-single", "stressed"))
     assert lat["picas-single"] <= floor and lat["edf-st"] <= 1.3 * floor
+
+
+def test_starved_runs_are_flagged_and_runs_without_samples_do_not_count():
+    runs = _synthetic_runs(10 * MS, 5)
+    runs[1]["usage"]["cpu_percent"] = 5.0
+    runs[2]["kpis"] = kpi.run_kpis({"VehicleDBWSystem": []})
+    c = runner.aggregate("picas-single", runs, 10 * MS, demand=0.39)
+    assert c["disturbed_runs"] == [{"run": 2, "cpu_percent": 5.0}]
+    assert c["spread"]["hot_path_latency_mean_ns"]["runs"] == 2
+    result = {"load": "default", "work_scale": 1.0, "demand": 0.39, "duration_ns": 10 ** 9, "repeat": 3,
+              "hot_path_floor_ns": 10 * MS, "configs": {"picas-single": c}}
+    assert "DISTURBED runs" in report.format_table(result)
+    empty = runner.aggregate("edf-st", [runs[2]], 10 * MS)
+    assert empty["latency_over_floor"] is None
+    assert runner.checks({"load": "default", "configs": {"edf-st": empty}})["edf-st"]["no_samples"]

@@ -178,6 +178,7 @@ def spread(values: list[float]) -> dict:
     """Spread of one figure over repeated runs: mean, std (population), min, max, runs."""
     w = Welford()
     for v in values:
-        w.add(v)
+        if v is not None:  # a run without the figure (e.g. no sample reached the sink)
+            w.add(v)
     return {"mean": w.mean, "std": w.std, "min": w.min if w.count else 0.0,
             "max": w.max if w.count else 0.0, "runs": w.count}

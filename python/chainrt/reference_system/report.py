@@ -58,6 +58,11 @@ def format_table(result: dict) -> str:
         lines.append(_columns(rows))
         lines.append("(times in ms; '±runs' is the std of the per-run means; min/max/std/p99 over all samples of all runs;"
                      " 'sim mean': the same KPI in the simulator)")
+        disturbed = [f"{n} run {d['run']} ({d['cpu_percent']:.0f} %)" for n, c in result["configs"].items()
+                     for d in c.get("disturbed_runs", [])]
+        if disturbed:
+            lines.append("DISTURBED runs (process CPU below 75 % of the model's demand: another load took the core; "
+                         "their figures are included): " + ", ".join(disturbed))
     model_rows = [("config", "measured chain mean", "simulated mean", "simulated WCRT", "analysis", "bound")]
     for name, c in result["configs"].items():
         sim = c.get("simulated", {}).get("hot_path", {})
@@ -75,6 +80,9 @@ def format_table(result: dict) -> str:
     if result.get("checks"):
         lines.append("done-when figures (PiCAS / EDF):")
         for name, ch in result["checks"].items():
+            if ch.get("no_samples"):
+                lines.append(f"  {name}: no hot-path sample reached the sink")
+                continue
             parts = [f"latency/floor {ch['latency_over_floor']:.2f} (<= {ch['floor_limit']}: {'yes' if ch['within_floor'] else 'no'})"]
             if "vs_ros_default_st" in ch:
                 parts.append(f"vs ros-default-st {ch['vs_ros_default_st']:.2f} (<= 0.5: "
@@ -168,7 +176,8 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
         # hot-path latency summary
         fig, ax = plt.subplots(figsize=(8, 4.5))
         summary_plot(ax, names, [measured[n]["hot_path_latency"] for n in names],
-                     [[r["hot_path_latency"]["mean_ns"] for r in measured[n]["runs"]] for n in names])
+                     [[r["hot_path_latency"]["mean_ns"] for r in measured[n]["runs"] if r["hot_path_latency"]["count"]]
+                      for n in names])
         floor = result.get("hot_path_floor_ns")
         if floor:
             ax.axhline(floor / MS, color="green", ls="--", lw=1, label=f"floor {floor / MS:.1f} ms")
@@ -196,7 +205,8 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
         # behaviour planner period
         fig, ax = plt.subplots(figsize=(8, 4.5))
         summary_plot(ax, names, [measured[n]["behavior_planner_period"] for n in names],
-                     [[r["behavior_planner_period"]["mean_ns"] for r in measured[n]["runs"]] for n in names])
+                     [[r["behavior_planner_period"]["mean_ns"] for r in measured[n]["runs"]
+                       if r["behavior_planner_period"]["count"]] for n in names])
         ax.axhline(100, color="green", ls="--", lw=1, label="100 ms")
         ax.set_ylabel("behaviour-planner period [ms]")
         ax.legend(fontsize=8)
@@ -357,7 +367,7 @@ def markdown_summary(result: dict) -> str:
         sim = c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")
         rows.append(f"| `{name}` | {_ms(sp['hot_path_latency_mean_ns']['mean'])} ± "
                     f"{_ms(sp['hot_path_latency_mean_ns']['std'])} | {_ms(lat['max_ns'])} | {_ms(lat['p99_ns'])} | "
-                    f"{c['latency_over_floor']:.2f} | {_ms(sim)} | {sp['hot_path_drops']['mean']:.1f} ± "
+                    f"{'-' if c['latency_over_floor'] is None else format(c['latency_over_floor'], '.2f')} | {_ms(sim)} | {sp['hot_path_drops']['mean']:.1f} ± "
                     f"{sp['hot_path_drops']['std']:.1f} | {_ms(bp['mean'], 3)} ± {_ms(bp['std'], 3)} | "
                     f"{cpu['mean']:.1f} ± {cpu['std']:.1f} |")
     return head + "\n".join(rows) + "\n"

@@ -252,7 +252,14 @@ def analyze_config(model) -> dict:
     return out
 
 
-def aggregate(name: str, runs: list[dict], floor_ns: int) -> dict:
+DISTURBED_SHARE = 0.75
+
+
+def _if_counted(stats: dict, key: str):
+    return stats[key] if stats.get("count") else None
+
+
+def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None = None) -> dict:
     """The figures of one configuration: pooled samples of all runs plus the spread of the
     per-run figures (mean, std, min, max over runs)."""
     cfg = configs.CONFIGS[name]
@@ -268,14 +275,20 @@ def aggregate(name: str, runs: list[dict], floor_ns: int) -> dict:
         "cpu": {"mean_percent": kpi.spread([r["usage"]["cpu_percent"] for r in runs])},
         "memory": {"rss_max_bytes": kpi.spread([r["usage"]["rss_max_bytes"] for r in runs])},
         "spread": {
-            "hot_path_latency_mean_ns": kpi.spread([p["hot_path_latency"]["mean_ns"] for p in per_run]),
-            "hot_path_latency_max_ns": kpi.spread([p["hot_path_latency"]["max_ns"] for p in per_run]),
-            "hot_path_latency_p99_ns": kpi.spread([p["hot_path_latency"]["p99_ns"] for p in per_run]),
+            "hot_path_latency_mean_ns": kpi.spread([_if_counted(p["hot_path_latency"], "mean_ns") for p in per_run]),
+            "hot_path_latency_max_ns": kpi.spread([_if_counted(p["hot_path_latency"], "max_ns") for p in per_run]),
+            "hot_path_latency_p99_ns": kpi.spread([_if_counted(p["hot_path_latency"], "p99_ns") for p in per_run]),
             "hot_path_drops": kpi.spread([p["hot_path_drops"] for p in per_run]),
-            "behavior_planner_period_mean_ns": kpi.spread([p["behavior_planner_period"]["mean_ns"] for p in per_run]),
-            "behavior_planner_period_std_ns": kpi.spread([p["behavior_planner_period"]["std_ns"] for p in per_run]),
+            "behavior_planner_period_mean_ns": kpi.spread([_if_counted(p["behavior_planner_period"], "mean_ns")
+                                                           for p in per_run]),
+            "behavior_planner_period_std_ns": kpi.spread([_if_counted(p["behavior_planner_period"], "std_ns")
+                                                          for p in per_run]),
         },
-        "latency_over_floor": (pooled["hot_path_latency"]["mean_ns"] / floor_ns) if floor_ns else None,
+        "latency_over_floor": (pooled["hot_path_latency"]["mean_ns"] / floor_ns)
+        if floor_ns and pooled["hot_path_latency"]["count"] else None,
+        # runs whose process got clearly less CPU than the model needs: another load took the core
+        "disturbed_runs": [{"run": i + 1, "cpu_percent": p["cpu_percent"]} for i, p in enumerate(per_run)
+                           if demand and p["cpu_percent"] < DISTURBED_SHARE * demand * 100],
         "runtime_chains": {
             "hot_path": {"mean_ns": kpi.spread([h["mean_ns"] for h in runtime_hot if h["mean_ns"] is not None]),
                          "wcrt_ns": max((h["wcrt_ns"] for h in runtime_hot if h["wcrt_ns"] is not None), default=None)},
@@ -305,6 +318,10 @@ def checks(result: dict) -> dict:
         if c["policy"] not in ("picas", "edf"):
             continue
         mean = c["hot_path_latency"]["mean_ns"]
+        if not c["hot_path_latency"]["count"]:
+            out[name] = {"latency_over_floor": None, "floor_limit": limit, "within_floor": False, "zero_drops": False,
+                         "planner_period_std_below_0.1ms": False, "no_samples": True}
+            continue
         row = {"latency_over_floor": c["latency_over_floor"], "floor_limit": limit,
                "within_floor": c["latency_over_floor"] is not None and c["latency_over_floor"] <= limit,
                "zero_drops": c["hot_path_drops"] == 0,
@@ -361,7 +378,7 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
         result["host"]["load_average_after"] = list(os.getloadavg())
     for name in opts.configs:
         model = variants[name][0]
-        c = aggregate(name, runs[name], floor_ns) if runs[name] else {
+        c = aggregate(name, runs[name], floor_ns, result["demand"]) if runs[name] else {
             "policy": configs.CONFIGS[name].policy, "summary": configs.CONFIGS[name].summary}
         if opts.simulate:
             c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
