@@ -304,6 +304,12 @@ def draw_gantt(g: dict, path: Path, plt, title: str) -> Path:
         w = max(f - s, 300_000) / MS  # ticks for the short callbacks
         bar = ax.broken_barh([(s / MS, w)], (th - 0.38, 0.76), facecolors=colour, edgecolors="white", linewidth=0.3)
         seen.setdefault(label, bar)
+    period = g.get("lidar_period_ns")
+    if period:  # the LiDARs' nominal releases (the window starts 1 ms before one)
+        k = 0
+        while MS + k * period <= g["window_ns"]:
+            ax.axvline((MS + k * period) / MS, color="black", ls=":", lw=0.8)
+            k += 1
     ax.set_yticks(range(len(threads)))
     ax.set_yticklabels([f"{t['executor']}/{t['name']}" for t in threads], fontsize=8)
     ax.set_xlim(0, g["window_ns"] / MS)

@@ -144,8 +144,10 @@ def gantt_trace(records: list, window_ns: int = 250_000_000, skip_ns: int = 2_00
     names = sorted({r[1] for r in records})
     events = [[threads.index((r[0], r[2])), names.index(r[1]), max(0, r[6] - t0), r[3] - t0, r[4] - t0]
               for r in records if t0 <= r[4] and r[3] <= t0 + window_ns]
+    releases = sorted({r[6] for r in records if r[1] == "FrontLidarDriver/timer" and r[6]})
+    period = min((b - a for a, b in zip(releases, releases[1:]) if b > a), default=None)
     return {"threads": [{"executor": e, "name": f"t{t}", "core": "-"} for e, t in threads],
-            "callbacks": names, "events": events, "window_ns": window_ns}
+            "callbacks": names, "events": events, "window_ns": window_ns, "lidar_period_ns": period}
 
 
 def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progress: Progress | None = None,
