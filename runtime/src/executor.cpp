@@ -304,6 +304,12 @@ void Executor::harvest(Duration now) noexcept {
     if (s->sub->has_input()) make_ready(s->id);
     s = next;
   }
+  if (options_.full_refresh)
+    for (auto& sp : slots_)
+      if (sp->sub && !queue_->queued(sp->id) && !sp->pending) {
+        sp->sub->take_available();
+        if (sp->sub->has_input()) make_ready(sp->id);
+      }
   if (now < next_timer_due_) return;
   Duration due = kNoDeadline;
   for (auto& sp : slots_) {

@@ -66,6 +66,10 @@ struct ExecutorOptions {
   std::string name = "chainrt_executor";
   bool print_exceptions = true;            // report user exceptions on stderr
   Duration record_from = 0;                // chain instances released earlier are not measured
+  // Baseline for the overhead benchmark only: before every selection, poll EVERY subscription
+  // (rcl_take) as the EDF paper's executor refreshes its whole wait set (Algorithm 2); O(n)
+  // per selection instead of the event-driven O(changed).
+  bool full_refresh = false;
 };
 
 class Executor {
