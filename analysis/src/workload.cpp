@@ -187,8 +187,12 @@ View build_view(const Model& m, const HopCost& cost) {
       t.width = std::max(1, leaves);
     }
     t.width += static_cast<int>(t.extras.size());
-    // Best case: every path runs its callbacks one after the other.
+    // Best case: a path runs its callbacks one after the other. Of a branching chain only the
+    // paths that end at its last callback in topological order count: an instance is over at
+    // the latest when every leaf is done, and at the earliest when that callback is (the
+    // simulator records the instance when the last-listed callback completes).
     for (const auto& p : ch.paths()) {
+      if (p.back() != ch.callbacks.back()) continue;
       Duration b = 0;
       for (const auto& n : p) b += v.cbs[m.callback_index(n)].bcet;
       t.bcrt_lower = std::max(t.bcrt_lower, b);

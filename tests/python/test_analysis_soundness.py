@@ -109,3 +109,39 @@ def test_cros_rt_multi_host(seed):
     check(m, "cros-rt", "picas", seed)
     mm = with_measurements(m)
     check(mm, "cros-rt", "picas", seed, comm="sampled")
+
+
+def branching_system(seed):
+    import random
+
+    rnd = random.Random(seed)
+    w = [rnd.randint(1, 9) for _ in range(7)]
+    return chainrt.load_model_from_string(f"""chainrt: 1
+name: dag{seed}
+hosts: [{{name: h, cores: 2}}]
+executors:
+  - name: e
+    host: h
+    policy: edf
+    threads: [{{name: t0, cores: [0]}}, {{name: t1, cores: [1]}}]
+nodes: [{{name: n, executor: e}}]
+callback_groups: [{{name: r, type: reentrant, node: n}}, {{name: g, type: mutually_exclusive, node: n}}]
+topics: [{{name: x}}, {{name: y}}, {{name: z}}]
+callbacks:
+  - {{name: a, kind: timer, node: n, group: r, period: 60ms, wcet: {w[0]}ms, publishes: [x], priority: 10}}
+  - {{name: b, kind: subscription, node: n, group: g, topic: x, wcet: {w[1]}ms, publishes: [z], priority: 11}}
+  - {{name: c, kind: subscription, node: n, group: r, topic: x, wcet: {w[2]}ms, priority: 12}}
+  - {{name: d, kind: subscription, node: n, group: r, topic: z, wcet: {w[3]}ms, priority: 13}}
+  - {{name: p, kind: timer, node: n, group: r, period: 45ms, wcet: {w[4]}ms, publishes: [y], priority: 20}}
+  - {{name: q, kind: subscription, node: n, group: g, topic: y, wcet: {w[5]}ms, priority: 21}}
+  - {{name: s, kind: timer, node: n, group: r, period: 80ms, wcet: {w[6]}ms, priority: 5}}
+chains:
+  - {{name: F, paths: [[a, b, d], [a, c]], priority: 2}}
+  - {{name: P, callbacks: [p, q], priority: 3}}
+""", "dag.yaml")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_branching_chain_and_orphan_timer(seed):
+    m = with_bcet(branching_system(seed))
+    assert check(m, "edf-mt", "edf", seed) + check(m, "fp-mt", "fp", seed) > 0

@@ -344,3 +344,33 @@ TEST(Results, FastVerdictAgreesWithTheFullAnalysis) {
   }
   EXPECT_EQ(agree, 750);
 }
+
+// A branching chain on one executor is analysed to its completion: a (5 ms) fans out to b
+// (10 ms) and c (20 ms) on two threads, alone. Completion mode: E' = 35 ms, e_last = 0,
+// x = E' + 1, R = 35 ms — at least the longest path (25 ms) and all the work when the branches
+// run one after the other. The best case is the path to the last callback in topological order
+// (c; BCET = WCET here): 25 ms.
+TEST(KnownAnswer, BranchingChainOnOneExecutor) {
+  std::string body = R"(nodes:
+  - {name: n, executor: e}
+callback_groups:
+  - {name: r, type: reentrant, node: n}
+topics:
+  - {name: x}
+callbacks:
+  - {name: a, kind: timer, node: n, group: r, period: 100ms, wcet: 5ms, publishes: [x]}
+  - {name: b, kind: subscription, node: n, group: r, topic: x, wcet: 10ms}
+  - {name: c, kind: subscription, node: n, group: r, topic: x, wcet: 20ms}
+chains:
+  - {name: F, paths: [[a, b], [a, c]]}
+)";
+  Model m = load(header("edf", 2) + body);
+  ASSERT_FALSE(m.chains[0].is_linear());
+  for (const char* a : {"edf-mt", "fp-mt"}) {
+    auto r = run(a, m);
+    EXPECT_EQ(bound(r, "F"), 35 * ms) << a;
+    EXPECT_EQ(*r.find("F")->bcrt_bound, 25 * ms) << a;
+  }
+  std::string why;
+  EXPECT_FALSE(find_analysis("ros-default-st")->applicable(m, &why));  // linear chains only
+}
