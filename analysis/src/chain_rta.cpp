@@ -247,6 +247,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     if (fallback[g]) {
       Bg[g] = 0;
       ghp[g] = gall[g];
+      // (a group-mate's chain without a bound has no workload bound)
+      for (const auto& w : ghp[g])
+        if (w.R == kUnbounded) return std::nullopt;
     }
   const std::size_t q = seg.cbs.size();
   const bool completion_mode = !tk.linear;
