@@ -126,6 +126,25 @@ std::optional<Duration> lame_theorem2_check(const View& v, int k) {
   return std::nullopt;
 }
 
+// EDF needs one absolute deadline per callback instance: a callback that two chains run (on
+// both paths, or on one path and triggered by the other chain) would be queued with whichever
+// chain's deadline reached the readyQueue first (one queued instance per callback).
+bool unique_deadlines(const Model& m, const View& v, std::string* why) {
+  std::vector<int> owner(v.cbs.size(), -1);
+  for (std::size_t k = 0; k < v.tasks.size(); ++k) {
+    if (!v.tasks[k].has_deadline) continue;
+    for (int c : v.tasks[k].work) {
+      if (owner[c] >= 0 && owner[c] != static_cast<int>(k)) {
+        if (why) *why = "callback '" + m.callbacks[c].name + "' runs for chains '" + v.tasks[owner[c]].name + "' and '" +
+                        v.tasks[k].name + "', so its EDF deadline is not unique";
+        return false;
+      }
+      owner[c] = static_cast<int>(k);
+    }
+  }
+  return true;
+}
+
 class GlobalAnalysis : public ResponseTimeAnalysis {
  public:
   GlobalAnalysis(std::string name, std::string summary, Policy policy, Order order, bool single, bool deadlines)
@@ -134,13 +153,17 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   std::string name() const override { return name_; }
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
-  bool applicable(const Model& m, std::string* why) const override { return structure_ok(m, single_, false, why); }
+  bool applicable(const Model& m, std::string* why) const override {
+    View v = build_view(m, model_hop_cost(m));
+    return structure_ok(m, v, single_, false, why) && (order_ != Order::Edf || unique_deadlines(m, v, why));
+  }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
-    if (!structure_ok(m, v, single_, false, &why)) return not_applicable(m, why, name_);
+    if (!structure_ok(m, v, single_, false, &why) || (order_ == Order::Edf && !unique_deadlines(m, v, &why)))
+      return not_applicable(m, why, name_);
     HolisticOptions opt;
     opt.analysis = name_;
     opt.require_deadlines_met = deadlines_;
