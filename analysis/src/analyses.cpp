@@ -31,7 +31,8 @@ using namespace detail;
 
 // Structural checks shared by the engine-based analyses. `single_threaded`: every executor
 // that runs work must have exactly one thread.
-bool structure_ok(const Model& m, const View& v, bool single_threaded, bool linear_only, std::string* why) {
+bool structure_ok(const Model& m, const View& v, bool single_threaded, bool linear_only, std::string* why,
+                  bool skip_be = false) {
   std::set<int> used;
   for (const auto& t : v.tasks)
     for (int c : t.work) used.insert(v.cbs[c].executor);
@@ -44,11 +45,6 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
     }
     if (e.threads.size() > 64) {
       if (why) *why = "executor '" + e.name + "' has more than 64 threads";
-      return false;
-    }
-    if (v.shared_core[x]) {
-      if (why) *why = "a thread of executor '" + e.name +
-                      "' shares its core with another thread and has no reservation (no supply bound)";
       return false;
     }
   }
@@ -67,6 +63,18 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
         if (v.cbs[c].threads != mask || mask == 0) {
           if (why) *why = "the callbacks of chain '" + t.name + "' on executor '" + m.executors[s.executor].name +
                           "' may run on different threads (affinity); analysed only when they share one thread set";
+          return false;
+        }
+      bool be = false;
+      for (std::size_t th = 0; th < v.thread_be[s.executor].size() && th < 64; ++th)
+        be |= (mask >> th & 1) && v.thread_be[s.executor][th];
+      if (be && skip_be) continue;  // reported without a bound by fp-mt (LaME BE threads)
+      for (std::size_t th = 0; th < v.thread_shared[s.executor].size() && th < 64; ++th)
+        if ((mask >> th & 1) && v.thread_shared[s.executor][th]) {
+          if (why) *why = "thread '" + m.executors[s.executor].threads[th].name + "' of executor '" +
+                          m.executors[s.executor].name +
+                          "' shares its core with another thread and has no reservation or dominating SCHED_FIFO "
+                          "priority (no supply bound)";
           return false;
         }
     }
@@ -155,14 +163,16 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   Policy policy() const override { return policy_; }
   bool applicable(const Model& m, std::string* why) const override {
     View v = build_view(m, model_hop_cost(m));
-    return structure_ok(m, v, single_, false, why) && (order_ != Order::Edf || unique_deadlines(m, v, why));
+    return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority) &&
+           (order_ != Order::Edf || unique_deadlines(m, v, why));
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
-    if (!structure_ok(m, v, single_, false, &why) || (order_ == Order::Edf && !unique_deadlines(m, v, &why)))
+    if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority) ||
+        (order_ == Order::Edf && !unique_deadlines(m, v, &why)))
       return not_applicable(m, why, name_);
     HolisticOptions opt;
     opt.analysis = name_;

@@ -106,7 +106,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     if (mask & (std::uint64_t{1} << t)) threads.push_back(&v.supply[X][t]);
   const Duration m = static_cast<Duration>(threads.size());
   if (m == 0) return std::nullopt;
-  bool dedicated = !v.shared_core[X];
+  bool dedicated = true;
+  for (std::size_t t = 0; t < v.supply[X].size() && t < 64; ++t)
+    if ((mask >> t & 1) && v.thread_shared[X][t]) return std::nullopt;  // no supply bound
   for (auto* s : threads)
     if (s->reservation && s->reservation->budget < s->reservation->period) dedicated = false;
 

@@ -94,7 +94,7 @@ View build_view(const Model& m, const HopCost& cost) {
   };
   v.supply.resize(m.executors.size());
   v.thread_be.resize(m.executors.size());
-  v.shared_core.assign(m.executors.size(), false);
+  v.thread_shared.resize(m.executors.size());
   v.host_of.resize(m.executors.size());
   for (std::size_t x = 0; x < m.executors.size(); ++x) {
     const Executor& e = m.executors[x];
@@ -110,8 +110,9 @@ View build_view(const Model& m, const HopCost& cost) {
         s.reservation = t.reservation;
       } else {
         bool dedicated = t.cores.size() == 1 ? dedicated_core(h, t) : (t.cores.empty() && threads_on_host[h] <= cores);
-        if (!dedicated) v.shared_core[x] = true;
+        v.thread_shared[x].push_back(!dedicated);
       }
+      if (t.reservation) v.thread_shared[x].push_back(false);
       v.supply[x].push_back(s);
       v.thread_be[x].push_back(be);
     }

@@ -64,7 +64,7 @@ struct View {
   std::vector<Task> tasks;                       // reported chains first, in model order
   std::vector<std::vector<Supply>> supply;       // [executor][thread]
   std::vector<std::vector<bool>> thread_be;      // [executor][thread]: LaME best-effort thread
-  std::vector<bool> shared_core;                 // [executor]: a thread shares its core unreserved
+  std::vector<std::vector<bool>> thread_shared;  // [executor][thread]: shares its core, no reservation
   std::vector<int> host_of;                      // [executor] -> host index
 };
 
