@@ -338,10 +338,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   std::vector<Seq> seqs;
   std::vector<Duration> heads;
-  Duration ev_full = 0, ev_charged = 0;
+  Duration ev_full = 0, ev_charged = 0, slots_now = 0;
   Duration rho_full = 0, rho_charged = 0;
   std::vector<Duration> firsts;
-  auto evaluate = [&](Duration x, Duration& lp_cross) {
+  auto evaluate = [&](Duration x) {
     Duration hp_exec = own_extra_n;
     for (std::size_t j = 0; j < others.size(); ++j) hp_exec += hp_jobs(others[j], x) * others[j].n_hp;
     const Duration full = full_events + hprel_fallback;
@@ -384,17 +384,25 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         add(gblockers[j][g], pre_group[j][g], std::min(events, std::max<Duration>(0, events_raw - qg[g] - hprel[g])) * par);
       t.L = L;
     }
-    // The m-th / (m − 1)-th largest first blocker (the phase argument in f below); a chain's
-    // free and group blockers both counted is a safe over-approximation.
-    std::sort(firsts.begin(), firsts.end(), std::greater<>());
-    rho_full = static_cast<Duration>(firsts.size()) >= m ? firsts[static_cast<std::size_t>(m - 1)] : 0;
+    // The m-th largest first blocker (the phase argument in f below); a chain's free and group
+    // blockers both counted is a safe over-approximation.
+    if (static_cast<Duration>(firsts.size()) >= m) {
+      std::nth_element(firsts.begin(), firsts.begin() + (m - 1), firsts.end(), std::greater<>());
+      rho_full = firsts[static_cast<std::size_t>(m - 1)];
+    } else {
+      rho_full = 0;
+    }
     // At a charged event the freed thread has just started an outranking callback, so the
     // callback that ends first there is bounded by outranking work already counted: no ρ.
     rho_charged = 0;
-    // Across chains: the `slots` largest blocker executions (merge of the sorted sequences).
-    lp_cross = 0;
+    slots_now = slots;
+  };
+  // Across chains: the sum of the `slots` largest blocker executions (merge of the sorted
+  // sequences), computed only as far as `enough` (the caller takes the minimum with it).
+  auto lp_cross_upto = [&](Duration enough) {
+    Duration sum = 0;
     heads.assign(seqs.size(), 0);
-    for (Duration k = 0; k < slots; ++k) {
+    for (Duration k = 0; k < slots_now && sum < enough; ++k) {
       Duration best = -1;
       std::size_t which = 0;
       for (std::size_t i = 0; i < seqs.size(); ++i)
@@ -403,14 +411,16 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
           which = i;
         }
       if (best < 0) break;
-      lp_cross += best;
+      sum += best;
       heads[which]++;
     }
+    return sum;
   };
+
   // Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
   // with M_j = min(W_j, cap_j): the interference fills each chain's room first, the blocking
   // (bounded per chain and across chains) the rest.
-  auto combine = [&](Duration lp_cross, auto cap_of) {
+  auto combine = [&](auto cap_of) {
     Duration hp = 0, room = 0;
     for (std::size_t j = 0; j < others.size(); ++j) {
       const Terms& t = terms[j];
@@ -420,7 +430,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       hp += h;
       room += std::min(t.L, M - h);
     }
-    return hp + std::min(lp_cross, room);
+    return hp + std::min(lp_cross_upto(room), room);
   };
 
   if (dedicated) {
@@ -429,9 +439,8 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     auto f = [&](Duration x) {
       const Duration cap = x - E1 - S;
       const Duration G = group_terms(x);
-      Duration lp_cross;
-      evaluate(x, lp_cross);
-      const Duration psi = combine(lp_cross, [&](const Other& o) { return o.width * cap; }) +
+      evaluate(x);
+      const Duration psi = combine([&](const Other& o) { return o.width * cap; }) +
                            std::min(own_extra, own_extra_n * cap);
       const Duration f1 = E1 + S + G + psi / m + 1;
       // Phase argument (a second, independent sufficient condition): split (4) into maximal
@@ -500,10 +509,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   Duration x = 1;
   for (int it = 0; it < 100000; ++it) {
     const Duration G = group_terms(x);
-    Duration lp_cross;
-    evaluate(x, lp_cross);
+    evaluate(x);
     const Duration demand = m * (E1w + S + G) + own_extra +
-                            combine(lp_cross, [](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
+                            combine([](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
     auto xn = pi.first_at_least(demand + 1, x, limit + 1);
     if (!xn) return std::nullopt;
     if (*xn <= x) {
