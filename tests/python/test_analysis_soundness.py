@@ -145,3 +145,48 @@ chains:
 def test_branching_chain_and_orphan_timer(seed):
     m = with_bcet(branching_system(seed))
     assert check(m, "edf-mt", "edf", seed) + check(m, "fp-mt", "fp", seed) > 0
+
+
+def spanning_system(seed):
+    """Chains that visit several single-threaded executors (one per core, separate processes,
+    so hops between them are same-host messages with a cost): end-to-end composition."""
+    import random
+
+    rnd = random.Random(seed)
+    lines = ["chainrt: 1", f"name: span{seed}", "hosts: [{name: h, cores: 3}]", "executors:"]
+    for e in range(3):
+        lines.append(f"  - {{name: e{e}, host: h, process: p{e}, policy: picas, threads: [{{name: t0, cores: [{e}]}}]}}")
+    lines.append("nodes:")
+    for e in range(3):
+        lines.append(f"  - {{name: n{e}, executor: e{e}}}")
+    lines.append("callbacks:")
+    chains = []
+    for c in range(4):
+        period = rnd.choice([40, 60, 100, 150])
+        names = []
+        for j in range(3):
+            node = f"n{rnd.randrange(3)}"
+            name = f"c{c}_{j}"
+            w = rnd.randint(1, max(1, period // 12))
+            pub = f", publishes: [t{c}_{j + 1}]" if j < 2 else ""
+            if j == 0:
+                lines.append(f"  - {{name: {name}, kind: timer, node: {node}, period: {period}ms, wcet: {w}ms{pub}, priority: {40 - c * 10 + j}}}")
+            else:
+                lines.append(f"  - {{name: {name}, kind: subscription, node: {node}, topic: t{c}_{j}, wcet: {w}ms{pub}, priority: {40 - c * 10 + j}}}")
+            names.append(name)
+        chains.append(f"  - {{name: C{c}, callbacks: [{', '.join(names)}], priority: {4 - c}}}")
+    lines.append("chains:")
+    lines.extend(chains)
+    lines.append("communication:")
+    lines.append("  same_host: {fixed: 400us, per_kib: 50us}")
+    return chainrt.load_model_from_string("\n".join(lines) + "\n", "span.yaml")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_chains_across_executors(seed):
+    m = with_bcet(spanning_system(seed))
+    n = 0
+    for a, p in (("picas-st", "picas"), ("cros-rt", "picas"), ("fp-mt", "fp"), ("edf-mt", "edf"),
+                 ("ros-default-st", "ros-default")):
+        n += check(m, a, p, seed)
+    assert n > 0
