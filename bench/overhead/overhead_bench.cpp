@@ -9,7 +9,7 @@
 // polled before every selection, ExecutorOptions::full_refresh): the baseline to beat.
 //
 // usage: chainrt-bench-overhead [--n 1,2,5,...] [--reps 3] [--instances 60] [--period 10ms]
-//                               [--policies ros-default,fp,...] [--json FILE]
+//                               [--policies ros-default,fp,...] [--fifo PRIO] [--json FILE]
 #include <rcl/error_handling.h>
 #include <rcl/rcl.h>
 
@@ -83,6 +83,8 @@ std::string topic_for(std::string what, int n, int rep) {
 }
 
 // One measurement under the chainrt executor.
+int g_fifo = 0;  // --fifo: SCHED_FIFO priority of the executor threads and of the rcl loop
+
 std::vector<Duration> run_chainrt(Context& ctx, Policy policy, int n, int instances,
                                   Duration period, int rep, bool full_refresh = false) {
   Node pub_node(ctx, "bench_timer");
@@ -119,6 +121,8 @@ std::vector<Duration> run_chainrt(Context& ctx, Policy policy, int n, int instan
   eo.policy = policy;
   eo.full_refresh = full_refresh;
   eo.threads.resize(2);
+  if (g_fifo > 0)
+    for (auto& t : eo.threads) t.fifo_priority = g_fifo;
   eo.trace_capacity = 16;
   eo.samples_per_chain = 16;
   Executor ex(ctx, eo);
@@ -169,6 +173,12 @@ std::vector<Duration> run_rcl_loop(Context& ctx, int n, int instances, Duration 
   Tracker tr(n, instances);
   long k = 0;
   Str msg, in;
+  // the loop runs in a thread with the executor threads' scheduling parameters
+  chainrt::sched::ThreadSpec spec;
+  spec.name = "rcl-loop";
+  if (g_fifo > 0) spec.fifo_priority = g_fifo;
+  std::thread loop_thread([&] {
+  apply_thread_spec(spec);
   while (tr.completed.load() < instances + tr.warmup) {
     RCL_OK(rcl_wait_set_clear(&ws));
     RCL_OK(rcl_wait_set_add_timer(&ws, &timer, nullptr));
@@ -192,6 +202,8 @@ std::vector<Duration> run_rcl_loop(Context& ctx, int n, int instances, Duration 
       rcl_reset_error();
     }
   }
+  });
+  loop_thread.join();
   rcl_reset_error();
   if (rcl_wait_set_fini(&ws) != RCL_RET_OK) rcl_reset_error();
   if (rcl_timer_fini(&timer) != RCL_RET_OK) rcl_reset_error();
@@ -237,9 +249,10 @@ int main(int argc, char** argv) {
     else if (a == "--instances") instances = std::stoi(next());
     else if (a == "--period") period = static_cast<Duration>(std::stod(next()) * 1e6);  // ms
     else if (a == "--json") json_path = next();
+    else if (a == "--fifo") g_fifo = std::stoi(next());
     else {
       std::fprintf(stderr, "usage: %s [--n 1,2,5] [--policies ros-default,edf,rcl-loop] [--reps 3] "
-                   "[--instances 60] [--period MS] [--json FILE]\n", argv[0]);
+                   "[--instances 60] [--period MS] [--fifo PRIO] [--json FILE]\n", argv[0]);
       return 1;
     }
   }
@@ -303,7 +316,38 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  js << "], \"worst_ratio\": " << worst_ratio << ", \"worst\": \"" << worst << "\"}";
+  // the same with medians (less sensitive to this machine's stalls)
+  std::printf("median end-to-end latency (us) and ratio to the ros-default median\n%5s", "N");
+  for (const auto& c : configs) std::printf(" %16s", c.c_str());
+  std::printf("\n");
+  double worst_p50 = 0;
+  std::string worst_p50_at;
+  for (int n : ns) {
+    auto median = [&](const std::string& c) {
+      std::vector<Duration> v;
+      for (auto& r : res[c][n]) v.insert(v.end(), r.begin(), r.end());
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : static_cast<double>(v[v.size() / 2]);
+    };
+    const double base = res.count("ros-default") ? median("ros-default") : 0;
+    std::printf("%5d", n);
+    for (const auto& c : configs) {
+      const double m = median(c), ratio = base > 0 ? m / base : 0;
+      char cell[48];
+      std::snprintf(cell, sizeof cell, "%.0f x%.2f", m / 1e3, ratio);
+      std::printf(" %16s", cell);
+      if (c != "ros-default" && c != "rcl-loop" && c != "edf-full-refresh" && ratio > worst_p50) {
+        worst_p50 = ratio;
+        worst_p50_at = c + " at N=" + std::to_string(n);
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("worst chainrt policy / ros-default median ratio: %.2f (%s)\n", worst_p50,
+              worst_p50_at.c_str());
+  js << "], \"worst_ratio\": " << worst_ratio << ", \"worst\": \"" << worst
+     << "\", \"worst_median_ratio\": " << worst_p50 << ", \"worst_median\": \"" << worst_p50_at
+     << "\"}";
   std::printf("worst chainrt policy / ros-default ratio: %.2f (%s)\n", worst_ratio, worst.c_str());
   if (!json_path.empty()) std::ofstream(json_path) << js.str() << "\n";
   return 0;

@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         ax.errorbar(xs, [p[1] for p in pts], yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
                     marker="o", ms=3, capsize=2, label=name, linestyle="--" if name == "rcl-loop" else "-")
     ax.set_xlabel("number of subscriber callbacks N")
-    ax.set_ylabel("end-to-end latency (us), mean; bars: min..max of repetitions")
+    ax.set_ylabel("end-to-end latency (us)\nmean; bars: min..max of repetitions")
     ax.set_title("Executor overhead: 1 timer -> N subscribers, no work, 2 threads")
     ax.grid(alpha=0.3)
     ax.legend()
