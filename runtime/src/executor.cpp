@@ -107,6 +107,14 @@ struct Executor::ChainState {
   std::string source_name;
   std::vector<CallbackId> members;
   LatencyRecorder latency;
+  // A branching chain's instance ends when every leaf (of this executor) has completed; the
+  // leaves completed so far per instance, in a ring indexed by the instance number.
+  std::uint32_t leaf_count = 0;
+  struct Pending {
+    std::uint64_t instance = ~std::uint64_t{0};
+    std::uint32_t done = 0;
+  };
+  std::vector<Pending> pending;
 };
 
 Executor::Executor(Context& context, ExecutorOptions options)
@@ -219,8 +227,12 @@ void Executor::prepare() {
     if (leaves.empty() && !cs.callbacks.empty()) leaves.push_back(cs.callbacks.back());
     for (const auto& n : leaves) {
       CallbackId id = id_of(n);
-      if (id != kNoCallback) slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
+      if (id != kNoCallback) {
+        slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
+        ++st.leaf_count;
+      }
     }
+    st.pending.assign(st.leaf_count > 1 ? 256 : 0, ChainState::Pending{});
     if (st.source != kNoCallback) {
       Slot& src = *slots_[st.source];
       if (!src.timer) {
@@ -422,9 +434,15 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
       for (std::uint32_t c : s.leaf_of) {
         ChainState& ch = chains_[c];
         // an instance of chain c: stamped by c itself or by a chain with the same source
-        if (c == stamp.chain || (src != kNoCallback && ch.source == src) ||
-            (src == kNoCallback && ch.source_name == src_name))
-          ch.latency.record(finish - stamp.release, chain_specs_[c].deadline);
+        if (!(c == stamp.chain || (src != kNoCallback && ch.source == src) ||
+              (src == kNoCallback && ch.source_name == src_name)))
+          continue;
+        if (ch.leaf_count > 1) {  // branching: wait for the other leaves of this instance
+          ChainState::Pending& p = ch.pending[stamp.instance % ch.pending.size()];
+          if (p.instance != stamp.instance) p = ChainState::Pending{stamp.instance, 0};
+          if (++p.done < ch.leaf_count) continue;
+        }
+        ch.latency.record(finish - stamp.release, chain_specs_[c].deadline);
       }
     }
   }

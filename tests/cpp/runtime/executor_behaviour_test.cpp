@@ -367,3 +367,77 @@ TEST(TimerOverrun, SkippedReleasesAreDropsNotBursts) {
 
 }  // namespace
 }  // namespace chainrt::runtime
+
+namespace chainrt::runtime {
+namespace {
+
+// A branching chain (timer -> two subscriptions) ends when BOTH leaves completed (EDF paper,
+// F1Tenth case study; docs/model.md): every response covers the slower leaf, and there is at
+// most one response per instance.
+TEST(Monitoring, BranchingChainEndsWhenEveryLeafCompleted) {
+  Context ctx;
+  Node src(ctx, "fork_src");
+  Node leaves(ctx, "fork_leaves");
+  const std::string topic = unique_topic("fork");
+  auto pub = src.create_publisher<Str>(topic, 10);
+  CallbackOptions to;
+  to.name = "fork";
+  std::atomic<int> fired{0}, fast_runs{0}, slow_runs{0};
+  src.create_timer(8'000'000, [&] {
+    burn_cpu(200'000);
+    const Stamp& s = current_stamp();
+    Str m;
+    m.data = std::to_string(s.release) + " " + std::to_string(s.deadline) + " " +
+             std::to_string(s.chain) + " " + std::to_string(s.instance);
+    pub->publish(m);
+    fired.fetch_add(1);
+  }, to);
+  auto stamp_of = [](const Str& m) {
+    Stamp s;
+    long long rel = 0, dl = 0;
+    unsigned chain = 0;
+    unsigned long long inst = 0;
+    std::sscanf(m.data.c_str(), "%lld %lld %u %llu", &rel, &dl, &chain, &inst);
+    s.release = rel;
+    s.deadline = dl;
+    s.chain = chain;
+    s.instance = inst;
+    return s;
+  };
+  CallbackGroup* re = leaves.create_callback_group(GroupType::Reentrant, "leaves");
+  CallbackOptions fo, so;
+  fo.name = "fast_leaf";
+  fo.group = re;
+  so.name = "slow_leaf";
+  so.group = re;
+  leaves.create_subscription<Str>(topic, 10, [&](const Str&) {
+    burn_cpu(500'000);
+    fast_runs.fetch_add(1);
+  }, fo, stamp_of);
+  leaves.create_subscription<Str>(topic, 10, [&](const Str&) {
+    burn_cpu(2'000'000);
+    slow_runs.fetch_add(1);
+  }, so, stamp_of);
+  ASSERT_TRUE(wait_matched(*pub, 2));
+  ExecutorOptions eo;
+  eo.policy = Policy::Edf;
+  eo.threads.resize(2);
+  Executor ex(ctx, eo);
+  ex.add_node(src);
+  ex.add_node(leaves);
+  ex.add_chain(ChainSpec{"fork", {"fork", "fast_leaf", "slow_leaf"}, {"fast_leaf", "slow_leaf"},
+                         8'000'000, 8'000'000});
+  ex.start();
+  EXPECT_TRUE(wait_until([&] { return slow_runs.load() >= 20; }));
+  ex.request_stop();
+  ex.join();
+  RunReport r = ex.report();
+  ASSERT_EQ(r.chains.size(), 1u);
+  const ChainStats& c = r.chains[0];
+  EXPECT_GE(c.instances, 15u);
+  EXPECT_LE(c.instances, static_cast<std::uint64_t>(std::min(fast_runs.load(), slow_runs.load())));
+  EXPECT_GE(c.bcrt_ns, 2'200'000);  // the timer's and the slow leaf's CPU time, at least
+}
+
+}  // namespace
+}  // namespace chainrt::runtime
