@@ -248,6 +248,9 @@ void Executor::prepare() {
     }
   }
 
+  if (!mutex_.priority_inheritance())
+    warnings_.push_back("the ready-queue lock has no priority inheritance on this system "
+                        "(PTHREAD_PRIO_INHERIT unsupported); a plain mutex is used");
   scratch_.reserve(slots_.size());
   pending_list_.reserve(slots_.size());
   trace_.assign(std::max<std::size_t>(options_.trace_capacity, 1), DispatchRecord{});
