@@ -1,0 +1,76 @@
+// The dispatch path allocates nothing after start (issue 4, item 3): global operator new is
+// replaced in this test binary by a counting one (per thread). Timer callbacks read their
+// thread's counter on entry; in the steady state the counter must not move between two
+// instances on the same executor thread, under a readyQueue policy (EDF with a chain) and under
+// the ROS default readySet (polling points). (Subscriptions are not part of this check: rmw's
+// take may allocate inside the middleware.)
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "chainrt/runtime/executor.hpp"
+#include "ros_test_util.hpp"
+
+namespace {
+thread_local std::uint64_t t_allocs = 0;
+}
+
+void* operator new(std::size_t n) {
+  ++t_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace chainrt::runtime {
+namespace {
+
+void check_no_allocation(Policy policy) {
+  Context ctx;
+  Node n(ctx, "alloc");
+  constexpr int kRuns = 400;
+  struct Entry {
+    std::uint64_t allocs;
+    std::thread::id thread;
+  };
+  static std::vector<Entry> seen;  // preallocated before start
+  seen.assign(kRuns * 3 + 64, Entry{});
+  std::atomic<int> idx{0};
+  for (int i = 0; i < 3; ++i) {
+    CallbackOptions o;
+    o.name = "t" + std::to_string(i);
+    o.priority = i;
+    n.create_timer(1'000'000 + 100'000 * i, [&] {
+      const int k = idx.fetch_add(1);
+      if (k < static_cast<int>(seen.size())) seen[k] = Entry{t_allocs, std::this_thread::get_id()};
+    }, o);
+  }
+  ExecutorOptions eo;
+  eo.policy = policy;
+  Executor ex(ctx, eo);
+  ex.add_node(n);
+  ex.add_chain(ChainSpec{"c0", {"t0"}, {}, 1'000'000, 1'000'000});
+  ex.start();
+  EXPECT_TRUE(testing::wait_until([&] { return idx.load() >= kRuns; }));
+  ex.request_stop();
+  ex.join();
+  const int total = std::min<int>(idx.load(), static_cast<int>(seen.size()));
+  int compared = 0;
+  for (int k = 100; k < total; ++k) {  // steady state: after the first 100 instances
+    ASSERT_EQ(seen[k].thread, seen[k - 1].thread);  // one executor thread
+    EXPECT_EQ(seen[k].allocs, seen[k - 1].allocs) << "allocation between instances " << k - 1
+                                                  << " and " << k;
+    ++compared;
+  }
+  EXPECT_GE(compared, kRuns - 100 - 1);
+}
+
+TEST(DispatchPath, NoAllocationAfterStartEdf) { check_no_allocation(Policy::Edf); }
+TEST(DispatchPath, NoAllocationAfterStartRosDefault) { check_no_allocation(Policy::RosDefault); }
+
+}  // namespace
+}  // namespace chainrt::runtime
