@@ -149,3 +149,19 @@ TEST(UUniFastChains, HostsAndPriorities) {
     for (const auto& h : c.hops) remote |= h.comm == CommKind::Remote;
   EXPECT_TRUE(remote);
 }
+
+#include "chainrt/analysis/batch.hpp"
+
+// The experiments' counts do not depend on the number of threads or on the chunking.
+TEST(Batch, CountsIndependentOfThreadsAndChunks) {
+  EdfPaperParams p;
+  p.u_norm = 0.4;
+  const std::vector<std::string> names{"edf-mt", "fp-mt", "picas-st", "ros-default-st", "cros-rt"};
+  auto one = schedulable_counts(p, 5, 0, 60, names, 1);
+  auto two = schedulable_counts(p, 5, 0, 60, names, 2);
+  auto a = schedulable_counts(p, 5, 0, 25, names, 2);
+  auto b = schedulable_counts(p, 5, 25, 35, names, 2);
+  EXPECT_EQ(one, two);
+  for (std::size_t k = 0; k < names.size(); ++k) EXPECT_EQ(one[k], a[k] + b[k]);
+  EXPECT_THROW(schedulable_counts(p, 5, 0, 1, {"jiang-mt"}, 1), std::invalid_argument);
+}
