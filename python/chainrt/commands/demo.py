@@ -78,9 +78,12 @@ def reference_system(duration: str) -> None:
     if " bench " not in out and "\n    bench" not in out:
         print("== 2. Autoware reference system: `chainrt bench` is not available in this build\n")
         return
-    print(f"== 2. Autoware reference system ({duration} per configuration)")
+    print(f"== 2. Autoware reference system ({duration} per configuration, one run each; "
+          "the benchmark's default repeats 3 times to show the noise)")
+    out_dir = ROOT / "out/demo"
     proc = subprocess.run([sys.executable, "-m", "chainrt.cli", "bench", "reference-system", "--duration", duration,
-                           "--out", str(ROOT / "out/demo")], text=True)
+                           "--repeat", "1", "--out", str(out_dir)], text=True)
+    print(f"   report: {out_dir / 'index.html'} (plots and tables; `chainrt bench reference-system --help` for more)")
     if proc.returncode != 0:
         print(f"   (bench exited with {proc.returncode})")
 
