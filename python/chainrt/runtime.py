@@ -13,6 +13,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -141,6 +142,18 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common += extra_args or []
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
+    def _raise_interrupt(signum, frame):
+        raise KeyboardInterrupt
+    # SIGTERM stops the run like Ctrl-C: the chainrt-run processes are stopped cleanly and
+    # the figures so far are returned
+    old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return _run_processes(binary, env, processes, common, timeout_s)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+
+
+def _run_processes(binary, env, processes, common, timeout_s) -> dict:
     with tempfile.TemporaryDirectory(prefix="chainrt-run-") as tmp:
         procs = []
         for i, proc in enumerate(processes):
@@ -149,6 +162,7 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
             procs.append((proc, out, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                                       stderr=subprocess.PIPE, text=True)))
         parts, errors = [], []
+        interrupted = False
         for proc, out, p in procs:
             try:
                 stdout, stderr = p.communicate(timeout=timeout_s)
@@ -156,12 +170,23 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
                 p.terminate()
                 stdout, stderr = p.communicate()
                 errors.append(f"process {proc}: timed out")
-            if p.returncode != 0 or not out.is_file():
+            except KeyboardInterrupt:
+                # Ctrl-C: every chainrt-run stops cleanly on SIGINT and still writes its report
+                interrupted = True
+                for _, _, q in procs:
+                    if q.poll() is None:
+                        q.send_signal(signal.SIGINT)
+                stdout, stderr = p.communicate()
+            # 130: stopped by a signal, the report covers the time run so far
+            if p.returncode not in (0, 130) or not out.is_file():
                 errors.append(f"process {proc}: exit {p.returncode}: {stderr.strip()}")
                 continue
+            interrupted = interrupted or p.returncode == 130
             parts.append(json.loads(out.read_text()))
         if errors:
             raise RuntimeError("; ".join(errors))
     result = merge(parts)
     result["processes"] = processes
+    if interrupted:
+        result["interrupted"] = True
     return result

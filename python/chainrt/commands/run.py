@@ -108,6 +108,8 @@ def run(args) -> int:
         return 1
 
     notes = []
+    if result.get("interrupted"):
+        notes.append("interrupted: the figures cover the time run until the signal")
     sim = bound = None
     if not args.no_compare:
         sim, note = _simulate(args.model, args.policy, args.threads, duration + warmup)
@@ -129,7 +131,8 @@ def run(args) -> int:
         return 0
 
     print(f"{args.model}: policy {result.get('policy')}, {result.get('threads')} thread(s), "
-          f"processes {', '.join(result.get('processes', []))}, {duration / 1e9:g} s on real ROS 2")
+          f"processes {', '.join(result.get('processes', []))}, "
+          f"{(result.get('duration_ns', 0) if result.get('interrupted') else duration) / 1e9:g} s on real ROS 2")
     head = f"{'chain':<14} {'wcrt':>9} {'bcrt':>9} {'mean':>9} {'p99':>9} {'inst':>6} {'miss':>5} {'drop':>5}"
     if sim is not None:
         head += f" | {'sim wcrt':>9} {'sim mean':>9} {'sim p99':>9} {'sim miss':>8}"
