@@ -484,9 +484,12 @@ void Executor::thread_main(sched::ThreadId t) {
                                                                        next_timer_due_ - now, 0);
     if (timeout == 0) continue;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    // Any wake-up from now on must reach the futex: a waker that changes wake_ before the
+    // futex_wait below makes it return at once (seq is older); one that changes it later sees
+    // this thread in sleepers_ and the flag clear, so it issues FUTEX_WAKE.
+    wake_pending_.store(false, std::memory_order_seq_cst);
     lk.unlock();
     futex_wait(&wake_, seq, timeout);
-    wake_pending_.store(false, std::memory_order_seq_cst);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   }
