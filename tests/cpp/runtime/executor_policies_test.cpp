@@ -95,7 +95,8 @@ std::vector<std::string> dispatch_order(Policy policy) {
   Node feeder(ctx, "feeder");
   // deadlines (ns, relative to a common base) and priorities per subscription
   const std::vector<Duration> deadline = {50, 10, 40, 20, 30};
-  const std::vector<int> priority = {1, 5, 2, 4, 3};
+  // a different order than the deadlines, so EDF and FP orders differ
+  const std::vector<int> priority = {3, 1, 5, 2, 4};
   std::vector<std::shared_ptr<Publisher<Str>>> pubs;
   for (int i = 0; i < 5; ++i) {
     const std::string topic = unique_topic("s" + std::to_string(i));
@@ -141,12 +142,30 @@ TEST(DispatchOrder, EdfFollowsChainDeadlines) {
 
 TEST(DispatchOrder, FixedPriorityFollowsPriorities) {
   EXPECT_EQ(dispatch_order(Policy::FixedPriority),
-            (std::vector<std::string>{"s1", "s3", "s4", "s2", "s0", "timer"}));
+            (std::vector<std::string>{"s2", "s4", "s0", "s3", "s1", "timer"}));
 }
 
 TEST(DispatchOrder, RosDefaultIsTimerFirstThenRegistrationOrder) {
   EXPECT_EQ(dispatch_order(Policy::RosDefault),
             (std::vector<std::string>{"timer", "s0", "s1", "s2", "s3", "s4"}));
+}
+
+}  // namespace
+}  // namespace chainrt::runtime
+
+namespace chainrt::runtime {
+namespace {
+
+// mixed: callbacks with a deadline first (here every subscription, by deadline), the timer
+// (neither deadline nor priority) last; lame: priority first (the timer has none = 0).
+TEST(DispatchOrder, MixedPutsDeadlineCallbacksFirst) {
+  EXPECT_EQ(dispatch_order(Policy::Mixed),
+            (std::vector<std::string>{"s1", "s3", "s4", "s2", "s0", "timer"}));
+}
+
+TEST(DispatchOrder, LameFollowsPrioritiesThenDefaultOrder) {
+  EXPECT_EQ(dispatch_order(Policy::Lame),
+            (std::vector<std::string>{"s2", "s4", "s0", "s3", "s1", "timer"}));
 }
 
 }  // namespace
