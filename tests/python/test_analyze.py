@@ -5,10 +5,11 @@ property tests of the analyses on generated systems (monotonicity, determinism).
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import chainrt
@@ -94,6 +95,9 @@ def le(a, b):
     return a <= b
 
 
+# CI runs few examples; for a long local run: CHAINRT_PROPERTY_EXAMPLES=2000 pytest ...
+EXAMPLES = int(os.environ.get("CHAINRT_PROPERTY_EXAMPLES", "40"))
+
 MULTI = ["edf-mt", "fp-mt"]
 SINGLE = ["picas-st", "ros-default-st", "cros-rt"]
 
@@ -103,9 +107,12 @@ def system(seed, u):
     return m, _core.partition_single_threaded(m, "picas")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(seed=st.integers(0, 10_000), u=st.sampled_from([0.1, 0.2, 0.3, 0.4]), pick=st.integers(0, 1000),
        grow=st.integers(1, 5))
+# CI, clean clone: fp-mt chain0 23000001 -> 23000000 ns (the fixed-point search returned a
+# non-least point; tests/cpp/analysis/test_sustainability.cpp has it by hand).
+@example(seed=631, u=0.3, pick=313, grow=1)
 def test_bound_never_decreases_when_a_wcet_grows(seed, u, pick, grow):
     multi, single = system(seed, u)
     for model, names in ((multi, MULTI), (single, SINGLE)):
@@ -119,7 +126,7 @@ def test_bound_never_decreases_when_a_wcet_grows(seed, u, pick, grow):
                 assert le(b, after[chain]), (a, chain, b, after[chain])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(seed=st.integers(0, 10_000), u=st.sampled_from([0.1, 0.2, 0.3]), pick=st.integers(0, 1000),
        shrink=st.integers(1, 20))
 def test_bound_never_decreases_when_a_period_shrinks(seed, u, pick, shrink):
