@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/analysis/reference.hpp"
 
 namespace chainrt {
 
@@ -22,6 +23,10 @@ std::vector<std::int64_t> schedulable_counts(const gen::EdfPaperParams& params, 
   std::vector<const ResponseTimeAnalysis*> as;
   bool need_partition = false;
   for (const auto& n : names) {
+    if (n == "jiang22") {  // reference curve, not a registry analysis (reference.hpp)
+      as.push_back(nullptr);
+      continue;
+    }
     const auto* a = find_analysis(n);
     if (!a) throw std::invalid_argument("unknown analysis '" + n + "'");
     as.push_back(a);
@@ -39,7 +44,8 @@ std::vector<std::int64_t> schedulable_counts(const gen::EdfPaperParams& params, 
         if (need_partition) part = gen::partition_single_threaded(multi, Policy::Picas);
         for (std::size_t k = 0; k < as.size(); ++k) {
           const Model& m = single_threaded(names[k]) ? part : multi;
-          if (detail::schedulable_verdict(*as[k], m)) local[t][k]++;
+          const bool ok = as[k] ? detail::schedulable_verdict(*as[k], m) : reference::jiang22(multi).schedulable;
+          if (ok) local[t][k]++;
         }
       }
     } catch (const std::exception& e) {

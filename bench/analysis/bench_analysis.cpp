@@ -1,8 +1,9 @@
 // Benchmark of the analysis module (issue 6): analyses per second per analysis on systems from
 // the EDF paper's generator (m = 4, n = 8, b = 5, U_norm = 0.3, g = 2, α = 0.2), one thread,
 // repeated to show the spread; then the wall time of the whole Fig. 7 computation (the same
-// points as `chainrt experiment schedulability`: 44 points x 2000 systems x 5 analyses,
-// generation included) on all hardware threads. Wall-clock numbers are printed, never asserted.
+// points as `chainrt experiment schedulability`: 44 points x 2000 systems x 5 analyses and the
+// jiang22 reference curve, generation included) on all hardware threads. Wall-clock numbers
+// are printed, never asserted.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/analysis/batch.hpp"
 #include "chainrt/analysis/generator.hpp"
+#include "chainrt/analysis/reference.hpp"
 
 using namespace chainrt;
 using Clock = std::chrono::steady_clock;
@@ -82,6 +84,20 @@ int main(int argc, char** argv) {
                 st.min, st.max, 100.0 * (st.max - st.min) / st.median, schedulable, systems,
                 single_threaded(a->name()) ? ", partitioned onto 4 single-threaded executors" : "");
   }
+  {  // the jiang22 reference curve (reference.hpp; refuted, not a registry analysis)
+    std::vector<double> rates;
+    int schedulable = 0;
+    for (int r = 0; r < repeat; ++r) {
+      auto t0 = Clock::now();
+      int s = 0;
+      for (const auto& m : multi) s += reference::jiang22(m).schedulable;
+      rates.push_back(static_cast<double>(multi.size()) / seconds_since(t0));
+      schedulable = s;
+    }
+    Stats st = stats(rates);
+    std::printf("  %-15s %9.0f /s  [%9.0f, %9.0f]  spread %4.1f%%  (%d/%d schedulable; reference curve, unsound)\n",
+                "(jiang22)", st.median, st.min, st.max, 100.0 * (st.max - st.min) / st.median, schedulable, systems);
+  }
   {
     std::vector<double> rates;
     for (int r = 0; r < repeat; ++r) {
@@ -108,6 +124,7 @@ int main(int argc, char** argv) {
                             {"alpha", {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}}};
   std::vector<std::string> names;
   for (const auto* a : analyses()) names.push_back(a->name());
+  names.push_back("jiang22");  // the reference curve the experiment also draws (reference.hpp)
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::size_t points = 0;
   auto t0 = Clock::now();
@@ -126,7 +143,7 @@ int main(int argc, char** argv) {
     }
   double wall = seconds_since(t0);
   double cpu = cpu_seconds() - c0;
-  std::printf("Fig. 7 computation: %zu points x %d systems x %zu analyses on %d threads: %.1f s wall, %.1f s CPU "
+  std::printf("Fig. 7 computation: %zu points x %d systems x %zu curves on %d threads: %.1f s wall, %.1f s CPU "
               "(%.0f systems/s; wall/CPU x threads = %.2f, 1.00 when the cores are not shared)\n",
               points, fig7_sets, names.size(), threads, wall, cpu, points * fig7_sets / wall, wall * threads / cpu);
   return 0;

@@ -13,6 +13,7 @@
 #include "chainrt/analysis/batch.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
 #include "chainrt/analysis/generator.hpp"
+#include "chainrt/analysis/reference.hpp"
 #include "chainrt/analysis/supply.hpp"
 #include "chainrt/model/model.hpp"
 #include "registry.hpp"
@@ -177,6 +178,20 @@ CHAINRT_BINDINGS(analysis, 10) {
       },
       nb::arg("m"), nb::arg("n"), nb::arg("b"), nb::arg("u_norm"), nb::arg("g"), nb::arg("alpha"), nb::arg("seed"),
       nb::arg("first"), nb::arg("count"), nb::arg("analyses"), nb::arg("threads") = 0);
+  // Reference curve only (reference.hpp): the refuted Jiang et al. 2022 analysis, for
+  // `chainrt experiment schedulability`; never a verdict of `chainrt analyze`.
+  m.def("_jiang22_reference", [](const Model& model) {
+    reference::Jiang22Result r = reference::jiang22(model);
+    nb::dict out, chains;
+    out["label"] = std::string(reference::kJiang22Label);
+    out["applicable"] = r.applicable;
+    out["why"] = r.why;
+    out["schedulable"] = r.schedulable;
+    for (std::size_t i = 0; i < model.chains.size() && i < r.wcrt.size(); ++i)
+      chains[nb::str(model.chains[i].name.c_str())] = r.wcrt[i] ? nb::cast(*r.wcrt[i]) : nb::none();
+    out["chains"] = chains;
+    return out;
+  });
   m.def("fitted_communication_costs", [](const Model& model) {
     Communication c = fitted_communication(model.communication);
     return std::make_tuple(std::make_pair(c.intra_process.fixed, c.intra_process.per_kib),

@@ -21,7 +21,7 @@ def test_small_run_writes_csv_and_one_png_per_panel(tmp_path, capsys):
     assert main(["experiment", "schedulability", "--sets", "20", "--out", str(out), "--quiet"]) == 0
     rows = read(out / "fig7.csv")
     assert {r["panel"] for r in rows} == set(sch.PANELS)
-    assert {r["analysis"] for r in rows} == set(sch.ANALYSES)
+    assert {r["analysis"] for r in rows} == set(sch.ANALYSES) | {"jiang22"}
     assert all(r["sets"] == "20" for r in rows)
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == ["fig7_a_u_norm.png", "fig7_b_n.png", "fig7_c_b.png", "fig7_d_g.png", "fig7_e_alpha.png"]
@@ -42,6 +42,28 @@ def test_fig7a_shape():
     edf = [p.counts["edf-mt"] for p in pts]
     assert edf[0] >= edf[1] >= edf[2]
     assert edf[0] >= 140
+
+
+def test_fig7a_edf_above_the_papers_baseline():
+    # The paper's Fig. 7a: EDF above the default multi-threaded executor's analysis (Jiang et al.
+    # 2022, the refuted reference curve) over most of the U_norm range.
+    pts = sch.run_points(sch.plan(["u_norm"], 5, {"u_norm": [0.3, 0.5, 0.7]}), 150,
+                         ["edf-mt", "jiang22"], progress=False)
+    for p in pts:
+        assert p.counts["edf-mt"] > p.counts["jiang22"], (p.value, p.counts)
+
+
+def test_jiang22_is_a_reference_curve_never_a_verdict(capsys):
+    two = pathlib.Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml"
+    import pytest
+
+    with pytest.raises(SystemExit) as e:  # not even a choice of `chainrt analyze --analysis`
+        main(["analyze", str(two), "--analysis", "jiang22"])
+    assert e.value.code != 0
+    assert "invalid choice: 'jiang22'" in capsys.readouterr().err
+    assert "jiang22" not in [n for n, _, _ in _core.analysis_names()]
+    r = _core._jiang22_reference(_core.edf_paper_system(seed=5))
+    assert "unsound" in r["label"] and r["applicable"]
 
 
 def test_unknown_panel_or_analysis_is_an_error(tmp_path, capsys):

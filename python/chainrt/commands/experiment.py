@@ -23,7 +23,8 @@ def register(sub) -> None:
     s = esub.add_parser("schedulability", help="Fig. 7 of the EDF ready-queue paper: schedulability ratio per analysis")
     s.add_argument("--sets", type=int, default=2000, help="systems per data point (default 2000)")
     s.add_argument("--panels", default="u_norm,n,b,g,alpha", help="comma-separated panels (u_norm,n,b,g,alpha)")
-    s.add_argument("--analyses", default=None, help="comma-separated analyses (default: all five)")
+    s.add_argument("--analyses", default=None, help="comma-separated analyses (default: all five, plus the jiang22 reference curve "
+                        "— published, refuted by Teper et al. 2024, never a verdict)")
     s.add_argument("--seed", type=int, default=1, help="base seed (default 1)")
     s.add_argument("--threads", type=int, default=0, help="C++ worker threads (default: all cores)")
     s.add_argument("--out", default="out/fig7", help="output folder for the CSV and PNGs (default out/fig7)")
@@ -89,8 +90,8 @@ def run_schedulability(args) -> int:
         print(f"chainrt experiment schedulability: unknown panel(s) {', '.join(bad)} "
               f"(known: {', '.join(sch.PANELS)})", file=sys.stderr)
         return 1
-    known = [n for n, _, _ in _core.analysis_names()]
-    analyses = sch.ANALYSES if not args.analyses else [x.strip() for x in args.analyses.split(",") if x.strip()]
+    known = [n for n, _, _ in _core.analysis_names()] + sch.REFERENCE
+    analyses = sch.ANALYSES + sch.REFERENCE if not args.analyses else [x.strip() for x in args.analyses.split(",") if x.strip()]
     bad = [x for x in analyses if x not in known]
     if bad:
         print(f"chainrt experiment schedulability: unknown analysis {', '.join(bad)} (known: {', '.join(known)})",

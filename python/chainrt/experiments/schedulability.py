@@ -6,6 +6,12 @@ point has seed ``stream_seed(point_seed, i)``, so results do not depend on the c
 number of threads. Multi-threaded analyses (edf-mt, fp-mt) see the m-thread executor; the
 single-threaded baselines (picas-st, ros-default-st, cros-rt) see the same chains partitioned
 over m single-threaded executors.
+
+Besides the shipped analyses, the default run draws one REFERENCE curve that is not an analysis
+chainrt ships: ``jiang22``, the default multi-threaded executor analysis of Jiang et al. (RTSS
+2022) that the paper compares against — refuted by Teper et al. (2024), so it is never a
+verdict (not in the registry, not in ``chainrt analyze``); see analysis/src/reference_jiang22.cpp
+for exactly what is computed.
 """
 
 from __future__ import annotations
@@ -32,6 +38,11 @@ LABELS = {"u_norm": "U_norm", "n": "n (max chains)", "b": "b (max callbacks per 
           "g": "g (max mutually exclusive groups)", "alpha": "α (share of callbacks in groups)"}
 
 ANALYSES = ["edf-mt", "fp-mt", "picas-st", "ros-default-st", "cros-rt"]
+# Reference curves: published analyses chainrt does not ship (analysis/include/chainrt/analysis/reference.hpp).
+REFERENCE = ["jiang22"]
+LEGEND = {"jiang22": "jiang22 (published, unsound:\nrefuted by Teper et al. 2024)",
+          "ros-default-st": "ros-default-st (partitioned)", "picas-st": "picas-st (partitioned)",
+          "cros-rt": "cros-rt (partitioned)"}
 
 
 @dataclass
@@ -95,29 +106,31 @@ def plot(points: list[Point], out_dir: str, prefix: str = "fig7_") -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    style = {"edf-mt": ("o", "-"), "fp-mt": ("s", "-"), "picas-st": ("^", "--"),
-             "ros-default-st": ("v", "--"), "cros-rt": ("x", ":")}
+    style = {"edf-mt": ("o", "-", "C0"), "fp-mt": ("s", "-", "C1"), "picas-st": ("^", "--", "C2"),
+             "ros-default-st": ("v", "--", "C3"), "cros-rt": ("x", ":", "C4"), "jiang22": ("D", "-.", "0.45")}
     files = []
     for letter, panel in zip("abcde", PANELS):
         ps = [p for p in points if p.panel == panel]
         if not ps:
             continue
-        fig, ax = plt.subplots(figsize=(4.6, 3.4))
+        fig, ax = plt.subplots(figsize=(5.6, 3.9))
         for a in ps[0].counts:
             xs = [p.value for p in ps]
             ys = [100.0 * p.counts[a] / p.sets for p in ps]
-            marker, line = style.get(a, ("d", "-"))
-            ax.plot(xs, ys, marker=marker, linestyle=line, label=a)
+            marker, line, color = style.get(a, ("d", "-", None))
+            ax.plot(xs, ys, marker=marker, markersize=4, linestyle=line, color=color, label=LEGEND.get(a, a))
+        if panel in ("n", "b", "g"):
+            ax.set_xticks([p.value for p in ps])
         ax.set_xlabel(LABELS[panel])
         ax.set_ylabel("schedulable systems (%)")
         ax.set_ylim(-3, 103)
         fixed = ", ".join(f"{k}={v}" for k, v in DEFAULTS.items() if k != panel)
         ax.set_title(f"Fig. 7{letter}: vary {panel} ({ps[0].sets} sets/point)\n{fixed}", fontsize=8)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         fig.tight_layout()
         path = os.path.join(out_dir, f"{prefix}{letter}_{panel}.png")
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
         plt.close(fig)
         files.append(path)
     return files

@@ -16,6 +16,8 @@ namespace chainrt {
 // Multi-threaded analyses (edf-mt, fp-mt) see the generated m-thread executor; single-threaded
 // ones (picas-st, ros-default-st, cros-rt) see the same chains partitioned over m
 // single-threaded executors (gen::partition_single_threaded). `threads` <= 0: hardware threads.
+// The name "jiang22" is also accepted: the refuted reference curve of reference.hpp (on the
+// m-thread executor), which is not a registry analysis.
 std::vector<std::int64_t> schedulable_counts(const gen::EdfPaperParams& params, std::uint64_t seed,
                                              std::int64_t first, std::int64_t count,
                                              const std::vector<std::string>& analyses, int threads);
