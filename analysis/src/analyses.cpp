@@ -259,6 +259,19 @@ class CrosRt : public ResponseTimeAnalysis {
                         std::to_string(e.threads.size()) + " threads";
         return false;
       }
+    // CROS-RT's recurrence (R = C + I(R) + B) assumes the executors run as SCHED_FIFO threads
+    // that get a core whenever nothing of higher priority runs; a SCHED_DEADLINE reservation
+    // supplies only `budget` per `period`, which the recurrence does not model (it would
+    // claim the dedicated-core bound on a 30 % reservation). The supply-aware analyses are
+    // fp-mt, picas-st and ros-default-st.
+    for (const auto& e : m.executors)
+      for (const auto& t : e.threads)
+        if (t.reservation) {
+          if (why) *why = "CROS-RT assumes SCHED_FIFO executors without reservations; thread '" + t.name +
+                          "' of '" + e.name + "' has a SCHED_DEADLINE reservation (use picas-st, fp-mt or "
+                          "ros-default-st, which use its supply bound function)";
+          return false;
+        }
     return true;
   }
   AnalysisResult analyze(const Model& m) const override {

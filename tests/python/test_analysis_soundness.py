@@ -92,6 +92,27 @@ def test_fp_mt_on_reservations(seed):
     check(m, "edf-mt", "edf", seed)
 
 
+def partitioned_reserved_system(seed, budget_ms):
+    y = _core.edf_paper_system(m=3, n=5, b=3, u_norm=0.15, g=1, alpha=0.3, seed=2500 + seed, policy="fp")
+    y = _core.partition_single_threaded(y, "picas").to_yaml()
+    y = re.sub(r"- \{name: (t\d), cores: \[(\d)\]\}",
+               lambda m: f"- {{name: {m.group(1)}, cores: [{m.group(2)}], reservation: {{budget: {budget_ms}ms, period: 10ms}}}}",
+               y)
+    return with_bcet(chainrt.load_model_from_string(y, "pres.yaml"))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_single_threaded_analyses_on_reservations(seed):
+    # picas-st and ros-default-st use the reservation's supply bound function; cros-rt's
+    # recurrence has none and must not apply (it claimed dedicated-core bounds on 30 %
+    # reservations that the simulator exceeded by a factor of 3-6).
+    m = partitioned_reserved_system(seed, 4 + seed % 6)
+    assert "reservation" in m.to_yaml()
+    n = check(m, "picas-st", "picas", seed) + check(m, "ros-default-st", "ros-default", seed)
+    assert n > 0
+    assert all(c["wcrt_bound_ns"] is None for c in _core._analyze(m, "cros-rt")["chains"].values())
+
+
 def with_measurements(model):
     y = model.to_yaml()
     y += ("  measurements:\n"

@@ -276,6 +276,26 @@ TEST(Supply, FpMtOnAReservation) {
   EXPECT_EQ(bound(r, "A"), 105 * ms);
 }
 
+// The same single-threaded chain on a 5 ms / 10 ms reservation: cros-rt's recurrence has no
+// supply term (it answered the dedicated-core 30 ms, but 30 ms of work takes at least 55 ms on
+// a 5 ms / 10 ms reservation), so it does not apply; the supply-aware picas-st and ros-default-st bound it (105 ms as fp-mt above:
+// one chain alone, the same start-time argument).
+TEST(Supply, CrosRtDoesNotApplyToReservations) {
+  std::string yaml = "chainrt: 1\nname: t\nhosts:\n  - {name: h, cores: 1}\nexecutors:\n  - name: e\n    host: h\n"
+                     "    policy: picas\n    threads:\n      - {name: t0, cores: [0], reservation: {budget: 5ms, period: 10ms}}\n";
+  std::string body = kOneChain;
+  body.replace(body.find("period: 100ms"), 13, "period: 200ms");
+  Model m = load(yaml + body);
+  std::string why;
+  EXPECT_FALSE(find_analysis("cros-rt")->applicable(m, &why));
+  EXPECT_NE(why.find("reservation"), std::string::npos) << why;
+  EXPECT_FALSE(run("cros-rt", m).find("A")->bounded);
+  EXPECT_EQ(bound(run("picas-st", m), "A"), 105 * ms);
+  // Without the reservation cros-rt applies again: C = 30 ms alone on its core.
+  Model d = load(header("picas", 1) + body);
+  EXPECT_EQ(bound(run("cros-rt", d), "A"), 30 * ms);
+}
+
 TEST(CommFit, LeastSquaresRaisedToCoverEverySample) {
   // latency = 100 us + 10 us/KiB exactly, plus one sample 5 us above the line.
   std::vector<CommMeasurement> ms_;
