@@ -508,7 +508,10 @@ void Executor::start() {
   prepare();
   started_ = true;
   stop_.store(0);
-  started_at_ = now_ns();
+  {
+    std::unique_lock<PiMutex> lk(mutex_);  // read by report() on other threads
+    started_at_ = now_ns();
+  }
   register_executor(this);
   if (signal_received()) stop_.store(1);
   if (options_.stats_period > 0) {
@@ -535,7 +538,12 @@ void Executor::join() {
   for (auto& th : threads_)
     if (th.joinable()) th.join();
   if (stats_thread_.joinable()) stats_thread_.join();
-  if (started_ && stopped_at_ == 0) stopped_at_ = now_ns();
+  {
+    // report() may run concurrently on another thread (a monitor); it reads stopped_at_ under
+    // the lock, so it is written under the lock too.
+    std::unique_lock<PiMutex> lk(mutex_);
+    if (started_ && stopped_at_ == 0) stopped_at_ = now_ns();
+  }
   threads_.clear();
   unregister_executor(this);
 }
