@@ -1,5 +1,6 @@
 // chainrt runtime: a chainrt model as real ROS 2 nodes (see model_app.hpp).
 #include "chainrt/runtime/model_app.hpp"
+#include "chainrt/runtime/names.hpp"
 
 #include <std_msgs/msg/u_int8_multi_array.hpp>
 #include <unistd.h>
@@ -32,22 +33,6 @@ std::vector<std::string> model_processes(const Model& m) {
 
 namespace {
 
-// ROS names: letters, digits, underscores; must not start with a digit.
-std::string ros_name(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  if (o.empty() || std::isdigit(static_cast<unsigned char>(o[0]))) o = "n" + o;
-  return o;
-}
-
-std::string topic_name(const std::string& prefix, const std::string& topic) {
-  std::string t;
-  for (char c : topic) t += (std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? c : '_');
-  while (!t.empty() && t.front() == '/') t.erase(t.begin());
-  std::string p = prefix;
-  while (!p.empty() && p.back() == '/') p.pop_back();
-  return (p.empty() ? "/" : p + "/") + t;
-}
 
 void write_header(Msg& m, const Stamp& s) {
   ChainHeader h;
@@ -184,7 +169,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
             depth = std::max<std::size_t>(depth, static_cast<std::size_t>(model.callbacks[s].queue_depth));
             ++out->expected_subscribers;
           }
-          out->pub = node->create_publisher<Msg>(topic_name(opt.topic_prefix, tname), depth);
+          out->pub = node->create_publisher<Msg>(ros_topic_name(opt.topic_prefix, tname), depth);
           const std::size_t size =
               std::max<std::size_t>(sizeof(ChainHeader), t ? static_cast<std::size_t>(t->size) : 0);
           out->msg.data.assign(size, 0);
@@ -225,7 +210,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         case CallbackKind::Subscription:
         case CallbackKind::FusionInput:
         case CallbackKind::FusionTrigger:
-          node->create_subscription<Msg>(topic_name(opt.topic_prefix, cb.topic),
+          node->create_subscription<Msg>(ros_topic_name(opt.topic_prefix, cb.topic),
                                          static_cast<std::size_t>(std::max(1, cb.queue_depth)),
                                          [work](const Msg&) { work(); }, co, &read_header);
           break;

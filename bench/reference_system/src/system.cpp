@@ -1,5 +1,6 @@
 // chainrt reference system: the workload on the chainrt runtime (see system.hpp).
 #include "chainrt/reference_system/system.hpp"
+#include "chainrt/runtime/names.hpp"
 
 #include <rcl/graph.h>
 #include <sys/resource.h>
@@ -31,21 +32,6 @@ using runtime::now_ns;
 
 namespace {
 
-std::string ros_name(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  if (o.empty() || std::isdigit(static_cast<unsigned char>(o[0]))) o = "n" + o;
-  return o;
-}
-
-std::string topic_name(const std::string& prefix, const std::string& topic) {
-  std::string t;
-  for (char c : topic) t += (std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? c : '_');
-  while (!t.empty() && t.front() == '/') t.erase(t.begin());
-  std::string p = prefix;
-  while (!p.empty() && p.back() == '/') p.pop_back();
-  return (p.empty() ? "/" : p + "/") + t;
-}
 
 // The sample inside a message (copied: the vector's storage has no alignment guarantee).
 void read_sample(const Msg& m, Sample& s) noexcept {
@@ -238,7 +224,7 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
       if (!rn) {
         rn = std::make_unique<RefNode>();
         rn->shape = *std::find_if(shapes.begin(), shapes.end(), [&](const NodeShape& s) { return s.name == cb.node; });
-        rn->node = std::make_unique<runtime::Node>(context, ros_name(cb.node));
+        rn->node = std::make_unique<runtime::Node>(context, runtime::ros_name(cb.node));
         ex->add_node(*rn->node);
         const std::size_t inputs = rn->shape.subscriptions.size();
         rn->trackers.resize(inputs);
@@ -248,7 +234,7 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
           auto o = std::make_shared<Output>();
           o->topic = t;
           o->expected_subscribers = model.subscribers(t).size();
-          o->pub = rn->node->create_publisher<Msg>(topic_name(opt.topic_prefix, t), 1);
+          o->pub = rn->node->create_publisher<Msg>(runtime::ros_topic_name(opt.topic_prefix, t), 1);
           o->msg.data.assign(kMessageSize, 0);
           rn->outputs[t] = o;
         }
@@ -359,7 +345,7 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
         case NodeType::Sensor:
           break;
       }
-      n->node->create_subscription<Msg>(topic_name(opt.topic_prefix, cb.topic),
+      n->node->create_subscription<Msg>(runtime::ros_topic_name(opt.topic_prefix, cb.topic),
                                         static_cast<std::size_t>(std::max(1, cb.queue_depth)), fn, co,
                                         stamp_of);
     }
@@ -398,7 +384,7 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
       for (const auto& s : shapes)
         if (std::find(s.outputs.begin(), s.outputs.end(), t.name) != s.outputs.end()) ++tc.expected_publishers;
       tc.expected_subscribers = model.subscribers(t.name).size();
-      const std::string full = topic_name(opt.topic_prefix, t.name);
+      const std::string full = runtime::ros_topic_name(opt.topic_prefix, t.name);
       for (int tries = 0; tries < 200; ++tries) {
         if (rcl_count_publishers(probe, full.c_str(), &tc.publishers) != RCL_RET_OK) tc.publishers = 0;
         if (rcl_count_subscribers(probe, full.c_str(), &tc.subscribers) != RCL_RET_OK) tc.subscribers = 0;
