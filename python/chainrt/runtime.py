@@ -27,25 +27,31 @@ class RuntimeNotFound(RuntimeError):
     """The runtime binary was not built (no ROS 2 at build time, or no build yet)."""
 
 
-def find_binary() -> Path:
-    """``$CHAINRT_RUN_BIN``, else the newest ``<repo>/build*/**/runtime/chainrt-run``, else PATH."""
-    env = os.environ.get("CHAINRT_RUN_BIN")
+def find_built_program(name: str, env_var: str, subdir: str, missing: type[Exception] = RuntimeNotFound) -> Path:
+    """A program of the C++ build: ``$<env_var>``, else the newest ``<repo>/build*/**/<subdir>/<name>``,
+    else PATH; raises ``missing`` with how to get it."""
+    env = os.environ.get(env_var)
     if env:
         p = Path(env)
         if p.is_file() and os.access(p, os.X_OK):
             return p
-        raise RuntimeNotFound(f"CHAINRT_RUN_BIN={env} is not an executable file")
+        raise missing(f"{env_var}={env} is not an executable file")
     candidates = []
-    for pattern in ("build/runtime/chainrt-run", "build/*/runtime/chainrt-run", "build*/runtime/chainrt-run"):
+    for pattern in (f"build/{subdir}/{name}", f"build/*/{subdir}/{name}", f"build*/{subdir}/{name}"):
         candidates += [p for p in REPO.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
     if candidates:
         return max(candidates, key=lambda p: p.stat().st_mtime)
-    found = shutil.which(BINARY)
+    found = shutil.which(name)
     if found:
         return Path(found)
-    raise RuntimeNotFound(
-        "chainrt-run is not built: run scripts/setup (it needs ROS 2: the ros-kilted wheels in .venv "
-        "or a sourced ROS 2 installation), or set CHAINRT_RUN_BIN")
+    raise missing(
+        f"{name} is not built: run scripts/setup (it needs ROS 2: the ros-kilted wheels in .venv "
+        f"or a sourced ROS 2 installation), or set {env_var}")
+
+
+def find_binary() -> Path:
+    """``$CHAINRT_RUN_BIN``, else the newest ``<repo>/build*/**/runtime/chainrt-run``, else PATH."""
+    return find_built_program(BINARY, "CHAINRT_RUN_BIN", "runtime")
 
 
 def ros_environment(binary: Path | None = None) -> dict[str, str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -32,22 +31,8 @@ class WorkloadNotFound(RuntimeError):
 
 def find_binary() -> Path:
     """``$CHAINRT_REFERENCE_SYSTEM_BIN``, else the newest build's, else PATH."""
-    env = os.environ.get("CHAINRT_REFERENCE_SYSTEM_BIN")
-    if env:
-        p = Path(env)
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-        raise WorkloadNotFound(f"CHAINRT_REFERENCE_SYSTEM_BIN={env} is not an executable file")
-    found = [p for pattern in ("build/bench/reference_system/" + BINARY, "build/*/bench/reference_system/" + BINARY,
-                               "build*/bench/reference_system/" + BINARY)
-             for p in REPO.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
-    if found:
-        return max(found, key=lambda p: p.stat().st_mtime)
-    w = shutil.which(BINARY)
-    if w:
-        return Path(w)
-    raise WorkloadNotFound(f"{BINARY} is not built: run scripts/setup (it needs ROS 2: the ros-kilted wheels in "
-                           ".venv or a sourced ROS 2), or set CHAINRT_REFERENCE_SYSTEM_BIN")
+    return chainrt_runtime.find_built_program(BINARY, "CHAINRT_REFERENCE_SYSTEM_BIN", "bench/reference_system",
+                                              WorkloadNotFound)
 
 
 @dataclass
