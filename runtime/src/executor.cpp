@@ -634,4 +634,16 @@ std::uint64_t Executor::exceptions() const {
   return n;
 }
 
+ChainSpec ChainSpec::of(const Chain& c) {
+  ChainSpec cs;
+  cs.name = c.name;
+  cs.callbacks = c.callbacks;
+  cs.period = c.period;
+  cs.deadline = c.deadline;
+  for (const auto& path : c.paths())
+    if (!path.empty() && std::find(cs.leaves.begin(), cs.leaves.end(), path.back()) == cs.leaves.end())
+      cs.leaves.push_back(path.back());
+  return cs;
+}
+
 }  // namespace chainrt::runtime

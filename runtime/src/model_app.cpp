@@ -224,15 +224,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
     }
     // every chain of the model, in model order (the stamp's chain index is the model's)
     for (const auto& c : model.chains) {
-      ChainSpec cs;
-      cs.name = c.name;
-      cs.callbacks = c.callbacks;
-      cs.period = c.period;
-      cs.deadline = c.deadline;
-      for (const auto& path : c.paths())
-        if (!path.empty() && std::find(cs.leaves.begin(), cs.leaves.end(), path.back()) == cs.leaves.end())
-          cs.leaves.push_back(path.back());
-      ex->add_chain(std::move(cs));
+      ex->add_chain(ChainSpec::of(c));
     }
     executors.push_back(std::move(ex));
   }

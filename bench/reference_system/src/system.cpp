@@ -350,15 +350,7 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
                                         stamp_of);
     }
     for (const auto& c : model.chains) {
-      runtime::ChainSpec cs;
-      cs.name = c.name;
-      cs.callbacks = c.callbacks;
-      cs.period = c.period;
-      cs.deadline = c.deadline;
-      for (const auto& path : c.paths())
-        if (!path.empty() && std::find(cs.leaves.begin(), cs.leaves.end(), path.back()) == cs.leaves.end())
-          cs.leaves.push_back(path.back());
-      ex->add_chain(std::move(cs));
+      ex->add_chain(runtime::ChainSpec::of(c));
     }
     executors.push_back(std::move(ex));
   }

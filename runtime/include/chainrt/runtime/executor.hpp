@@ -54,6 +54,10 @@ struct ChainSpec {
   std::vector<std::string> leaves;  // empty: {callbacks.back()}
   Duration period = 0;
   Duration deadline = 0;            // relative deadline D_i
+
+  // The monitored view of a model chain: its callbacks, and as leaves the last callback of
+  // every root-to-leaf path (a branching chain ends when all of them completed).
+  static ChainSpec of(const Chain& chain);
 };
 
 struct ExecutorOptions {
