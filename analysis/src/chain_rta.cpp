@@ -715,32 +715,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
                              : "chain '" + who + "' may miss its deadline, and this bound assumes every chain on the executor meets it";
     }
   }
-  AnalysisResult res;
-  res.analysis = opt.analysis;
-  res.schedulable = true;
-  for (std::size_t k = 0; k < n; ++k) {
-    const Task& t = v.tasks[k];
-    if (!t.reported) continue;
-    ChainBound b;
-    b.chain = t.name;
-    b.deadline = t.D;
-    b.bcrt_bound = t.bcrt_lower;
-    if (failed[k].empty()) {
-      b.bounded = true;
-      b.wcrt_bound = R[k];
-      b.slack = t.D - R[k];
-      b.schedulable = R[k] <= t.D;
-      if (!b.schedulable) b.reason = "bound exceeds the deadline by " + std::to_string(R[k] - t.D) + " ns";
-    } else {
-      b.bounded = false;
-      b.reason = failed[k];
-      b.slack = 0;
-      b.schedulable = false;
-    }
-    res.schedulable = res.schedulable && b.schedulable;
-    res.chains.push_back(std::move(b));
-  }
-  return res;
+  return collect_result(opt.analysis, v.tasks, R, failed);
 }
 
 }  // namespace chainrt::detail

@@ -175,29 +175,7 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     }
     if (!changed) break;
   }
-  AnalysisResult res;
-  res.analysis = "cros-rt";
-  res.schedulable = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Task& t = v.tasks[i];
-    if (!t.reported) continue;
-    ChainBound b;
-    b.chain = t.name;
-    b.deadline = t.D;
-    b.bcrt_bound = t.bcrt_lower;
-    if (failed[i].empty()) {
-      b.bounded = true;
-      b.wcrt_bound = R[i];
-      b.slack = t.D - R[i];
-      b.schedulable = R[i] <= t.D;
-      if (!b.schedulable) b.reason = "bound exceeds the deadline by " + std::to_string(R[i] - t.D) + " ns";
-    } else {
-      b.reason = failed[i];
-    }
-    res.schedulable = res.schedulable && b.schedulable;
-    res.chains.push_back(std::move(b));
-  }
-  return res;
+  return collect_result("cros-rt", v.tasks, R, failed);
 }
 
 }  // namespace chainrt::detail

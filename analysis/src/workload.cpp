@@ -267,4 +267,31 @@ View build_view(const Model& m, const HopCost& cost) {
   return v;
 }
 
+AnalysisResult collect_result(const std::string& analysis, const std::vector<Task>& tasks,
+                              const std::vector<Duration>& R, const std::vector<std::string>& failed) {
+  AnalysisResult res;
+  res.analysis = analysis;
+  res.schedulable = true;
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    const Task& t = tasks[k];
+    if (!t.reported) continue;
+    ChainBound b;
+    b.chain = t.name;
+    b.deadline = t.D;
+    b.bcrt_bound = t.bcrt_lower;
+    if (failed[k].empty()) {
+      b.bounded = true;
+      b.wcrt_bound = R[k];
+      b.slack = t.D - R[k];
+      b.schedulable = R[k] <= t.D;
+      if (!b.schedulable) b.reason = "bound exceeds the deadline by " + std::to_string(R[k] - t.D) + " ns";
+    } else {
+      b.reason = failed[k];  // unbounded: slack 0, not schedulable
+    }
+    res.schedulable = res.schedulable && b.schedulable;
+    res.chains.push_back(std::move(b));
+  }
+  return res;
+}
+
 }  // namespace chainrt::detail

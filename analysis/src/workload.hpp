@@ -11,6 +11,8 @@
 //    chain's every instance (it may run in parallel with the chain's path).
 #pragma once
 
+#include "chainrt/analysis/analysis.hpp"
+
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -101,5 +103,10 @@ inline Duration overlapping_instances(Duration x, Duration R, Duration T) {
 }
 
 inline Duration ceil_div(Duration a, Duration b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+// The result of an analysis from its per-task bounds: R[k] is task k's bound where failed[k] is
+// empty, else failed[k] says why it has none. Only reported tasks (declared chains) appear.
+AnalysisResult collect_result(const std::string& analysis, const std::vector<Task>& tasks,
+                              const std::vector<Duration>& R, const std::vector<std::string>& failed);
 
 }  // namespace chainrt::detail
