@@ -29,6 +29,21 @@ def load_model(path: str) -> Model:
     return model
 
 
+def load_model_or_report(path: str, command: str) -> Model | None:
+    """Loads a model for a CLI command: on failure prints every diagnostic (``file:line:col:
+    field: message``) or the OS error to stderr and returns None."""
+    import sys
+
+    try:
+        return load_model(path)
+    except ModelError as err:
+        for d in err.diagnostics:
+            print(d["text"], file=sys.stderr)
+    except OSError as err:
+        print(f"chainrt {command}: {err}", file=sys.stderr)
+    return None
+
+
 def load_model_from_string(text: str, file_name: str = "<string>") -> Model:
     model, diags = _core._load_model_from_string(text, file_name)
     if diags:

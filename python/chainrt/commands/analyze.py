@@ -14,7 +14,7 @@ import json
 import sys
 
 from .. import _core
-from ..model import ModelError, load_model
+from ..model import load_model_or_report
 
 
 def register(sub) -> None:
@@ -69,14 +69,8 @@ def run(args) -> int:
         for name, summary, policy in _core.analysis_names():
             print(f"{name:15s} policy {policy:11s} {summary}")
         return 0
-    try:
-        model = load_model(args.model)
-    except ModelError as e:
-        for d in e.diagnostics:
-            print(d["text"], file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"chainrt analyze: {e}", file=sys.stderr)
+    model = load_model_or_report(args.model, "analyze")
+    if model is None:
         return 1
     try:
         result = analyze(model, args.analysis)

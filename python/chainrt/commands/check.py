@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .._core import pretty_duration
-from ..model import ModelError, load_model
+from ..model import load_model_or_report
 
 
 def register(sub) -> None:
@@ -71,12 +71,9 @@ def summary(model) -> str:
 def run(args) -> int:
     failed = 0
     for path in args.models:
-        try:
-            model = load_model(path)
-        except ModelError as err:
+        model = load_model_or_report(path, "check")
+        if model is None:
             failed += 1
-            for d in err.diagnostics:
-                print(d["text"], file=sys.stderr)
             continue
         if not args.quiet:
             print(f"{path}: ok")

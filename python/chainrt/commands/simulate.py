@@ -66,15 +66,9 @@ def format_table(result: dict) -> str:
 
 
 def run(args) -> int:
-    from ..model import ModelError, load_model
-    try:
-        model = load_model(args.model)
-    except ModelError as err:
-        for d in err.diagnostics:
-            print(d["text"], file=sys.stderr)
-        return 1
-    except OSError as err:
-        print(f"chainrt simulate: {err}", file=sys.stderr)
+    from ..model import load_model_or_report
+    model = load_model_or_report(args.model, "simulate")
+    if model is None:
         return 1
     try:
         duration = _duration(args.duration)
