@@ -40,6 +40,17 @@ def register(sub) -> None:
     q.add_argument("--quiet", action="store_true")
     q.set_defaults(exp_func=run_predictability)
 
+    y = esub.add_parser("synthesis", help="PiCAS synthesis vs. the exhaustive optimum on random small systems")
+    y.add_argument("--sets", type=int, default=50, help="systems per data point (default 50)")
+    y.add_argument("--chains", default="3,4,5", help="comma-separated maximum chain counts (at most 6)")
+    y.add_argument("--u-norm", default="0.3,0.4,0.5,0.6,0.7", help="comma-separated normalised utilisations")
+    y.add_argument("--layout", choices=["per-core", "per-chain", "auto"], default="per-core",
+                   help="executor layout of both searches (default per-core)")
+    y.add_argument("--seed", type=int, default=1)
+    y.add_argument("--out", default="out/synthesis", help="output folder")
+    y.add_argument("--quiet", action="store_true")
+    y.set_defaults(exp_func=run_synthesis)
+
     d = esub.add_parser("soundness", help="simulate generated systems and check every analysis bound (sim module)")
     try:
         mod = _soundness_module()
@@ -130,5 +141,27 @@ def run_predictability(args) -> int:
     csv_path = os.path.join(args.out, "predictability.csv")
     pred.write_csv(result, csv_path)
     png = pred.plot(result, os.path.join(args.out, "predictability_cros_rt.png"))
+    print(f"{csv_path}\n  {png}")
+    return 0
+
+
+def run_synthesis(args) -> int:
+    from ..experiments import synthesis as syn
+
+    try:
+        counts = [int(x) for x in args.chains.split(",") if x.strip()]
+        us = [float(x) for x in args.u_norm.split(",") if x.strip()]
+    except ValueError:
+        print("chainrt experiment synthesis: --chains takes integers and --u-norm numbers", file=sys.stderr)
+        return 1
+    if not counts or min(counts) < 2 or max(counts) > 6 or not us or min(us) <= 0 or args.sets < 1:
+        print("chainrt experiment synthesis: need 2 <= chains <= 6, U_norm > 0 and --sets >= 1", file=sys.stderr)
+        return 1
+    os.makedirs(args.out, exist_ok=True)
+    rows = syn.run(counts, us, args.sets, args.seed, layout=args.layout, progress=not args.quiet)
+    csv_path = os.path.join(args.out, "synthesis.csv")
+    syn.write_csv(rows, csv_path)
+    png = syn.plot(rows, os.path.join(args.out, "synthesis.png"))
+    print(syn.format_table(rows))
     print(f"{csv_path}\n  {png}")
     return 0

@@ -1,0 +1,111 @@
+"""`chainrt synthesize` (PiCAS P1–P4) and `chainrt experiment synthesis`: the written model is
+valid and analysable, its bounds hold in the simulator, errors are one line, and the exhaustive
+baseline is never beaten by the heuristic."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import random
+
+import pytest
+
+from chainrt import _core
+from chainrt.cli import main
+from chainrt.model import load_model
+from chainrt.reference_system import configs
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+REF = ROOT / "examples" / "autoware_reference.yaml"
+
+
+def test_reference_system_on_two_cores(tmp_path, capsys):
+    out = tmp_path / "synth.yaml"
+    assert main(["synthesize", str(REF), "--cores", "2", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "chain order (P1" in text and "schedulable" in text and f"wrote {out}" in text
+    assert main(["check", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["analyze", str(out), "--json"]) == 0
+    synth = json.loads(capsys.readouterr().out)
+    # The hot path is bounded, and below the single-executor PiCAS layout's bound.
+    single = _core._analyze(configs.variant(str(REF), "picas-single"), "picas-st")
+    for chain in ("hot_path_front", "hot_path_rear"):
+        assert synth["chains"][chain]["wcrt_bound_ns"] is not None
+        assert synth["chains"][chain]["wcrt_bound_ns"] <= single["chains"][chain]["wcrt_bound_ns"]
+    m = load_model(str(out))
+    # P3: every executor single-threaded, pinned, SCHED_FIFO; P1 in the chain priorities.
+    assert all(len(e.threads) == 1 and e.threads[0].cores and e.threads[0].fifo_priority for e in m.executors)
+    prio = {c.name: c.priority for c in m.chains}
+    assert prio["behavior_planner"] > prio["hot_path_front"] > prio["hot_path_rear"]
+
+
+def test_json_report(capsys):
+    assert main(["synthesize", str(REF), "--cores", "2", "--layout", "per-core", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["layout"] == "per-core" and out["analysis"] == "picas-st" and out["schedulable"] is True
+    assert {e["core"] for e in out["executors"]} == {0, 1}
+    assert out["result"]["chains"]["hot_path_front"]["schedulable"] is True
+
+
+def test_exhaustive_is_never_worse_than_the_heuristic_on_the_reference(capsys):
+    assert main(["synthesize", str(REF), "--cores", "2", "--layout", "per-core", "--search", "exhaustive",
+                 "--json"]) == 0
+    x = json.loads(capsys.readouterr().out)
+    assert x["evaluated"] == 2 ** 3 * 6  # 3 chains: 2^3 core assignments x 3! orders
+    assert main(["synthesize", str(REF), "--cores", "2", "--layout", "per-core", "--json"]) == 0
+    h = json.loads(capsys.readouterr().out)
+    worst = lambda r: min(1 - c["wcrt_bound_ns"] / c["deadline_ns"] for c in r["chains"].values())  # noqa: E731
+    assert worst(x["result"]) >= worst(h["result"]) - 1e-12
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--cores", "-1"], "--cores must be at least 1"),
+    (["--fifo-base", "0"], "--fifo-base must be within 1..98"),
+    (["-o", "/nonexistent-folder/x.yaml"], "does not exist"),
+    (["--cores", "65"], "at most 64 cores"),
+])
+def test_bad_arguments_are_one_line_errors(argv, message, capsys):
+    assert main(["synthesize", str(REF), *argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_exhaustive_refuses_large_searches(capsys):
+    m = _core.edf_paper_system(m=2, n=8, b=3, u_norm=0.3, g=0, alpha=0.0, seed=5, policy="picas")
+    with pytest.raises(ValueError, match="exceeds"):
+        _core._synthesize(m, cores=4, search="exhaustive", max_configurations=10)
+
+
+def test_synthesized_bounds_hold_in_the_simulator():
+    """Soundness on synthesized layouts: random systems, the PiCAS synthesis on 2 cores, and
+    simulations with random timer phases and execution times; no chain above its bound."""
+    rng = random.Random(7)
+    checked = 0
+    for seed in range(40):
+        model = _core.edf_paper_system(m=2, n=5, b=4, u_norm=0.45, g=0, alpha=0.0, seed=seed, policy="picas")
+        s = _core._synthesize(model, cores=2, layout="per-core", analysis="picas-st")
+        if not s["applicable"]:
+            continue
+        r = _core._analyze(s["model"], "picas-st")
+        for trial in range(3):
+            offsets = {cb.name: rng.randrange(0, cb.period) for cb in s["model"].callbacks if cb.period > 0}
+            exec_mode = ("wcet", "uniform", "mix")[trial]
+            summary, _ = _core._simulate(s["model"], 2_000_000_000, seed=seed * 10 + trial, exec=exec_mode,
+                                         offsets=offsets)
+            for chain, sim in json.loads(summary)["chains"].items():
+                bound = r["chains"][chain]["wcrt_bound_ns"]
+                if bound is not None and sim["instances"]:
+                    assert sim["wcrt_ns"] <= bound, (seed, chain, sim["wcrt_ns"], bound)
+                    checked += 1
+    assert checked > 100
+
+
+def test_experiment_compares_heuristic_and_optimum(tmp_path, capsys):
+    out = tmp_path / "syn"
+    assert main(["experiment", "synthesis", "--sets", "3", "--chains", "3", "--u-norm", "0.5,0.8", "--quiet",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "PiCAS heuristic" in text and "exhaustive optimum" in text
+    rows = (out / "synthesis.csv").read_text().splitlines()
+    assert len(rows) == 3 and (out / "synthesis.png").stat().st_size > 0
