@@ -13,6 +13,8 @@ name                         executors
 ``picas-multi``              PiCAS with single-threaded executors per chain group: planner chain,
                              hot path, the rest; executor priority = its most critical callback's
                              rank, applied as SCHED_FIFO priorities 3 / 2 / 1 (PiCAS Sec. III)
+``picas-synth``              the layout ``chainrt synthesize`` derives for the host's cores (PiCAS P1-P4:
+                             priorities, chain-aware node allocation, pinned executors, SCHED_FIFO)
 ``edf-st``                   one EDF ready-queue executor, one thread (EDF paper, readyQueue)
 ``edf-mt``                   one EDF ready-queue executor, two threads
 ``edf-multi``                (extra) EDF inside picas-multi's three executors: EDF within an executor,
@@ -96,6 +98,24 @@ def _multi(policy: str):
     return layout
 
 
+def _synthesized(model):
+    """``chainrt synthesize`` on the host's cores (PiCAS P1-P4): its callback priorities are
+    written into ``model``; executors pinned to their cores (the 7th entry)."""
+    from ..commands.synthesize import synthesize
+
+    s = synthesize(model, cores=model.hosts[0].cores)["model"]
+    prio = {c.name: c.priority for c in s.callbacks}
+    cbs = model.callbacks
+    for c in cbs:
+        c.priority = prio[c.name]
+    model.callbacks = cbs
+    nodes: dict[str, list[str]] = {}
+    for n in s.nodes:
+        nodes.setdefault(n.executor, []).append(n.name)
+    return [(e.name, "picas", 1, e.threads[0].fifo_priority, e.priority, nodes[e.name], list(e.threads[0].cores))
+            for e in s.executors]
+
+
 CONFIGS: dict[str, Config] = {c.name: c for c in [
     Config("ros-default-st", "ros-default", "ROS 2 default executor, 1 thread", _single("ros-default", 1)),
     Config("ros-default-mt", "ros-default", "ROS 2 default executor, 2 threads", _single("ros-default", 2)),
@@ -105,6 +125,8 @@ CONFIGS: dict[str, Config] = {c.name: c for c in [
     Config("picas-single", "picas", "PiCAS, one single-threaded executor", _single("picas", 1)),
     Config("picas-multi", "picas", "PiCAS, 3 single-threaded executors (planner, hot path, other) with FIFO 3/2/1",
            _multi("picas")),
+    Config("picas-synth", "picas", "PiCAS layout from chainrt synthesize on the host's cores (executors pinned)",
+           _synthesized),
     Config("edf-st", "edf", "EDF ready queue, 1 thread", _single("edf", 1)),
     Config("edf-mt", "edf", "EDF ready queue, 2 threads", _single("edf", 2)),
     Config("edf-multi", "edf", "EDF ready queue in picas-multi's 3 single-threaded executors (FIFO 3/2/1)",
@@ -163,7 +185,7 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
     host = model.hosts[0].name
     executors, placement = [], {}
     template = model.executors[0]
-    for name, policy, threads, fifo, priority, nodes in layout:
+    for name, policy, threads, fifo, priority, nodes, *pinned in layout:
         e = type(template)()
         e.name, e.host, e.process, e.policy = name, host, "reference_system", policy
         e.priority = priority
@@ -171,7 +193,7 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
         for i in range(threads):
             t = type(template.threads[0])()
             t.name = f"{name}_t{i}"
-            t.cores = [pin_core] if pin_core is not None else []
+            t.cores = [pin_core] if pin_core is not None else (pinned[0] if pinned else [])
             t.fifo_priority = fifo if rt_priority is None else rt_priority + (fifo or 0)
             ts.append(t)
         e.threads = ts
