@@ -58,6 +58,9 @@ struct Task {
   int width = 1;              // callbacks of one instance that may run at the same time
   Duration bcrt_lower = 0;    // max over paths of Σ bcet
   Duration path_wcet = 0;     // Σ wcet of path callbacks
+  // Non-empty: no analysis bounds this chain, and this says why (decided in build_view, so every
+  // analysis refuses alike; see implicit_fusion_wait in workload.cpp).
+  std::string unsupported;
 };
 
 struct View {

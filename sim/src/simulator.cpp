@@ -359,15 +359,9 @@ void Simulator::build() {
   // of one node that publish the same topics. Each caches its input; the one that completes
   // the set (every other member fresh) works and publishes one message carrying the chain
   // instances of all cached inputs; the others only cache and run their BCET.
-  {
-    std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::uint32_t>> by_output;
-    for (std::size_t c = 0; c < n; ++c) {
-      const Callback& cb = m_.callbacks[c];
-      if (cb.kind == CallbackKind::Subscription && !cb.publishes.empty())
-        by_output[{cb.node, cb.publishes}].push_back(static_cast<std::uint32_t>(c));
-    }
-    for (auto& [key, members] : by_output) {
-      if (members.size() < 2) continue;
+  for (const auto& set : m_.implicit_fusion_sets()) {
+    std::vector<std::uint32_t> members(set.begin(), set.end());
+    {
       for (std::uint32_t c : members) cb_[c].fset = static_cast<std::uint32_t>(fsets_.size());
       // whichever member publishes forwards the chain instances of every member's hops
       for (std::uint32_t c : members)
