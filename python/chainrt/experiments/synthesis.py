@@ -68,11 +68,14 @@ def plot(rows: list[dict], path: str) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4))
-    for n in sorted({r["max_chains"] for r in rows}):
+    for i, n in enumerate(sorted({r["max_chains"] for r in rows})):
         pts = [r for r in rows if r["max_chains"] == n]
         us = [r["u_norm"] for r in pts]
-        ax.plot(us, [r["optimum_schedulable"] / r["systems"] for r in pts], "-o", label=f"exhaustive, ≤{n} chains")
-        ax.plot(us, [r["heuristic_schedulable"] / r["systems"] for r in pts], "--s", label=f"PiCAS, ≤{n} chains")
+        # one colour per system size: solid = the optimum, dashed = the heuristic
+        ax.plot(us, [r["optimum_schedulable"] / r["systems"] for r in pts], "-o", color=f"C{i}",
+                label=f"exhaustive, ≤{n} chains")
+        ax.plot(us, [r["heuristic_schedulable"] / r["systems"] for r in pts], "--s", color=f"C{i}",
+                label=f"PiCAS, ≤{n} chains")
     ax.set_xlabel("normalised utilisation U_norm (2 cores)")
     ax.set_ylabel("schedulability ratio")
     ax.set_ylim(-0.02, 1.02)
