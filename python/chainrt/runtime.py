@@ -125,6 +125,7 @@ def merge(parts: list[dict]) -> dict:
             "deadline_misses": sum(r["deadline_misses"] for r in rows),
             "drops": sum(r["drops"] for r in rows),
         }
+        out.setdefault("samples_ns", {})[name] = samples  # the retained response times (reports)
     return out
 
 

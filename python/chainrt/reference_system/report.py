@@ -8,7 +8,6 @@ page that shows them all.
 from __future__ import annotations
 
 import csv
-import html
 import json
 from pathlib import Path
 
@@ -331,22 +330,11 @@ def _save(fig, path: Path, plt) -> Path:
 
 
 def write_html(result: dict, out_dir: Path, images: list[Path], table: str) -> Path:
+    """index.html: the KPI tables (each with the one definition of the latency it shows), the
+    verdict, and every plot with a caption saying what to look at (chainrt.report.html)."""
+    from ..report import bench_page
     path = out_dir / "index.html"
-    imgs = "\n".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}"></figure>' for p in images)
-    page = f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>chainrt: Autoware reference system</title>
-<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}} pre{{background:#f4f4f4;padding:1em;
-overflow-x:auto;font-size:12px}} img{{max-width:100%}}</style></head><body>
-<h1>Autoware reference system on chainrt</h1>
-<p>Configurations compared in one run (interleaved, {result['repeat']} run(s) each), KPIs as upstream computes
-them (ros-realtime/reference-system v1.1.0): hot-path latency = start of ObjectCollisionEstimator &minus; the later
-LiDAR sample; first 10 samples at the sink skipped. Raw data: <a href="result.json">result.json</a>,
-<a href="kpis.csv">kpis.csv</a>.</p>
-<pre>{html.escape(table)}</pre>
-{imgs}
-</body></html>
-"""
-    path.write_text(page)
+    path.write_text(bench_page.render(result, images))
     return path
 
 
