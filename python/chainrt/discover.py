@@ -29,6 +29,7 @@ INFRA_TOPICS = {"/rosout", "/parameter_events"}
 MONITOR_SUFFIX = "/chainrt/chain_stats"
 RATE_MATCH = 0.15        # a published topic "follows" an input when the rates differ by < 15 %
 MAX_CHAINS = 64          # candidate chains listed at most (paths can multiply in dense graphs)
+WCET_MARK = "wcet: measure with `chainrt profile`"   # chainrt profile --write replaces it
 
 
 @dataclass
@@ -317,7 +318,7 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
     for cb, e in entries.items():
         if publishes_of.get(cb):
             e.fields["publishes"] = "[" + ", ".join(model_name(t) for t in publishes_of[cb]) + "]"
-        e.note = (e.note + "; " if e.note else "") + "wcet: measure with `chainrt profile`"
+        e.note = (e.note + "; " if e.note else "") + WCET_MARK
         sk.callbacks.append(e)
 
     # candidate chains: timer -> ... -> a callback whose outputs nobody takes

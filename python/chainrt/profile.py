@@ -37,10 +37,12 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from .discover import WCET_MARK  # the skeleton's remark that --write replaces
 from .runtime import merge as merge_chain_reports
 from .runtime import quantile
 
 STATS_SUFFIX = "/chainrt/chain_stats"
+PROFILED_MARK = "bcet, wcet: measured by chainrt profile"
 DEFAULT_MARGIN = 0.20
 PERCENTILES = (0.5, 0.9, 0.99)
 
@@ -434,6 +436,12 @@ def apply_changes(view: ModelView, changes: list[Change], measurements: list[dic
                 edits.append((v.start_mark.index, v.end_mark.index, c.new))
             else:
                 adds.append(f"{c.field}: {c.new}")
+        # the skeleton's "measure with chainrt profile" remark on the entry's line is now done
+        eol = text.find("\n", m.end_mark.index)
+        eol = len(text) if eol < 0 else eol
+        k = text.find(WCET_MARK, m.end_mark.index, eol)
+        if k >= 0:
+            edits.append((k, k + len(WCET_MARK), PROFILED_MARK))
         if not adds:
             continue
         if m.flow_style:

@@ -180,6 +180,9 @@ void Executor::prepare() {
     s->timer = dynamic_cast<Timer*>(e);
     s->sub = dynamic_cast<SubscriptionBase*>(e);
     s->stats.name = e->name();
+    s->stats.node = rcl_node_get_fully_qualified_name(e->node().get());
+    s->stats.kind = to_string(e->kind());
+    if (s->sub) s->stats.topic = s->sub->topic();
     sched::CallbackSpec spec;
     spec.kind = e->kind();
     spec.priority = e->options().priority;

@@ -89,7 +89,11 @@ std::string to_json(const RunReport& r, bool with_samples) {
   for (const auto& c : r.callbacks) {
     if (!first) o += ", ";
     first = false;
-    o += "\"" + json_escape(c.name) + "\": {\"instances\": " + std::to_string(c.instances) +
+    o += "\"" + json_escape(c.name) + "\": {";
+    if (!c.node.empty()) o += "\"node\": \"" + json_escape(c.node) + "\", ";
+    if (!c.kind.empty()) o += "\"kind\": \"" + json_escape(c.kind) + "\", ";
+    if (!c.topic.empty()) o += "\"topic\": \"" + json_escape(c.topic) + "\", ";
+    o += "\"instances\": " + std::to_string(c.instances) +
          ", \"cpu_total_ns\": " + std::to_string(c.cpu_total) +
          ", \"cpu_max_ns\": " + std::to_string(c.cpu_max) +
          ", \"cpu_min_ns\": " + std::to_string(c.cpu_min) +

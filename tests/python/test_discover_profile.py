@@ -80,6 +80,21 @@ def test_skeleton_marks_a_silent_timer_unknown():
     assert "unknown: period" in text
 
 
+def test_a_profiled_skeleton_is_a_valid_model(tmp_path):
+    path = tmp_path / "skeleton.yaml"
+    path.write_text(dc.to_yaml(dc.skeleton(_graph(), cores=2)))
+    view = pf.read_model(str(path))
+    col = pf.Collection()
+    col.add(_msg(cbs={name: {"instances": 4, "cpu_total_ns": 4_000_000, "cpu_max_ns": 1_500_000,
+                             "cpu_min_ns": 700_000, "wall_max_ns": 2_000_000} for name in view.callbacks}))
+    prof = pf.build_profile(view, col)
+    new = pf.apply_changes(view, pf.plan_changes(view, prof), None, "")
+    m = load_model_from_string(new, "profiled.yaml")
+    assert all(cb.wcet == 1_800_000 and cb.bcet == 700_000 for cb in m.callbacks)
+    assert dc.WCET_MARK not in new and new.count(pf.PROFILED_MARK) == 6
+    assert "inferred: a timer; period from the measured rate" in new
+
+
 def test_nice_period_rounding():
     assert dc.nice_period_ns(49.9) == 20_000_000
     assert dc.nice_period_ns(333.3) == 3_000_000

@@ -17,6 +17,8 @@ def register(sub) -> None:
     p.add_argument("--duration", default="10s", help="how long to listen / run (default 10s)")
     p.add_argument("--run", action="store_true",
                    help="run the model's nodes under the C++ runtime (chainrt run) while listening")
+    p.add_argument("--warmup", default="2s",
+                   help="with --run: unmeasured start-up time, also the time monitoring has to connect (default 2s)")
     p.add_argument("--namespace", help="listen on NS/chainrt/chain_stats (and run under NS with --run)")
     p.add_argument("--run-id", help="only use monitoring messages of this run")
     p.add_argument("--margin", default="20%",
@@ -56,6 +58,9 @@ def run(args) -> int:
         if duration is None or duration <= 0:
             raise ValueError(f"--duration: not a duration: {args.duration!r} (e.g. 10s)")
         margin = _margin(args.margin)
+        warmup = parse_duration(args.warmup)
+        if warmup is None or warmup < 0:
+            raise ValueError(f"--warmup: not a duration: {args.warmup!r} (e.g. 2s)")
         view = pf.read_model(args.model)
     except (ValueError, pf.ProfileError) as e:
         print(f"chainrt profile: {e}", file=sys.stderr)
@@ -76,7 +81,7 @@ def run(args) -> int:
             th = threading.Thread(target=listen, daemon=True)
             th.start()
             try:
-                result = runtime.run_model(args.model, duration, stats_period_ns=200_000_000,
+                result = runtime.run_model(args.model, duration, warmup_ns=warmup, stats_period_ns=200_000_000,
                                            namespace=args.namespace, run_id=run_id)
             finally:
                 done.set()

@@ -30,6 +30,8 @@ struct DispatchRecord {
 
 struct CallbackStats {
   std::string name;
+  std::string node, kind, topic;  // where it lives (fully qualified node, kind, topic); for
+                                  // tools that match callbacks by place (chainrt profile)
   std::uint64_t instances = 0;
   std::uint64_t exceptions = 0;
   std::uint64_t drops = 0;        // subscription: overwritten inputs; timer: skipped releases
