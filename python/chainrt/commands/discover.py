@@ -36,6 +36,9 @@ def run(args) -> int:
     if args.output and os.path.exists(args.output) and not args.force:
         print(f"chainrt discover: {args.output} exists (use --force to overwrite it)", file=sys.stderr)
         return 1
+    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
+        print(f"chainrt discover: {args.output}: no such directory", file=sys.stderr)
+        return 1
     try:
         from .. import discover
         graph = discover.observe(duration, settle, args.expect_nodes)

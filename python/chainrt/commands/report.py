@@ -22,7 +22,10 @@ def run(args) -> int:
     from .._core import parse_duration
     from ..model import load_model_or_report
     from ..report import model_report
-    d = parse_duration(args.duration)
+    try:
+        d = parse_duration(args.duration)
+    except ValueError:
+        d = None
     if d is None or d <= 0:
         print(f"chainrt report: --duration: not a duration: {args.duration!r} (e.g. 10s)", file=sys.stderr)
         return 1
