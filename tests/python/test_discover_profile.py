@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
+from rosutil import have_rclpy, runtime_built
 import yaml
 
 from chainrt import discover as dc
@@ -210,21 +211,12 @@ def _ros_env(domain: int) -> dict:
     return env
 
 
-def _have_rclpy() -> bool:
-    try:
-        import rclpy  # noqa: F401
-        import std_msgs.msg  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
 def _chainrt(args, env, timeout=180):
     return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True,
                           env=env, timeout=timeout)
 
 
-@pytest.mark.skipif(not _have_rclpy(), reason="rclpy is not installed")
+@pytest.mark.skipif(not have_rclpy(), reason="rclpy is not installed")
 def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
     env = _ros_env(71)
     procs = [subprocess.Popen([sys.executable, str(NODES), p, "--monitor"], env=env, stdout=subprocess.PIPE,
@@ -272,22 +264,13 @@ def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
     assert prof["callbacks"]["filter/on_scan"]["cpu_ns"]["mean"] >= 3_000_000
     assert _chainrt(["analyze", str(model)], env).returncode in (0, 2)
     assert _chainrt(["simulate", str(model), "--duration", "1s"], env).returncode == 0
-    if _runtime_built():
+    if runtime_built():
         r = _chainrt(["run", str(model), "--duration", "1s", "--no-compare", "--json"], env)
         assert r.returncode in (0, 2), r.stderr
         assert set(json.loads(r.stdout)["chains"]) == {c["name"] for c in data["chains"]}
 
 
-def _runtime_built() -> bool:
-    from chainrt import runtime
-    try:
-        runtime.find_binary()
-        return True
-    except runtime.RuntimeNotFound:
-        return False
-
-
-@pytest.mark.skipif(not (_have_rclpy() and _runtime_built()), reason="needs rclpy and the built runtime")
+@pytest.mark.skipif(not (have_rclpy() and runtime_built()), reason="needs rclpy and the built runtime")
 def test_profile_recovers_the_configured_work_of_two_chains(tmp_path):
     model = tmp_path / "two_chains.yaml"
     shutil.copy(REPO / "examples" / "two_chains.yaml", model)

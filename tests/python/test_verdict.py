@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rosutil import runtime_built
 
 from chainrt import verdict
 from chainrt.model import load_model_from_string
@@ -110,16 +111,7 @@ def test_machine_load_from_counters():
     assert load["psi_some"] == pytest.approx(0.25) and load["steal"] == 0
 
 
-def _runtime_built() -> bool:
-    from chainrt import runtime
-    try:
-        runtime.find_binary()
-        return True
-    except runtime.RuntimeNotFound:
-        return False
-
-
-@pytest.mark.skipif(not _runtime_built(), reason="the runtime is not built")
+@pytest.mark.skipif(not runtime_built(), reason="the runtime is not built")
 @pytest.mark.skipif((os.cpu_count() or 1) < 1 or not hasattr(os, "sched_setaffinity"), reason="no affinity")
 def test_a_run_that_exceeds_its_bound_is_flagged_and_fails_on_request(tmp_path):
     model = tmp_path / "loop.yaml"
