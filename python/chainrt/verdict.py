@@ -120,16 +120,21 @@ def model_asks_rt(model) -> bool:
     return False
 
 
-def start_warnings(model, fifo: int | None = None, thread_params: bool = True, probe=rt_available) -> list[str]:
-    """Warnings to show before a run about its real-time conditions."""
+def start_warnings(model, fifo: int | None = None, thread_params: bool = True, probe=rt_available,
+                   how: str = "--fifo PRIO") -> list[str]:
+    """Warnings to show before a run about its real-time conditions (``how``: the option that
+    gives the threads a priority)."""
     out = []
     ok, why = probe()
     wants = (thread_params and model is not None and model_asks_rt(model)) or bool(fifo)
     if not ok:
         out.append(f"real-time scheduling is not available: {why}; the executor threads will run under "
                    "SCHED_OTHER and measured response times can exceed the analysis bounds")
+    elif not wants and model is None:
+        out.append(f"no real-time priority asked for every executor thread ({how} sets one): threads "
+                   "without one share the CPU with other processes")
     elif not wants:
-        out.append("no executor thread has a real-time priority (the model gives none; --fifo PRIO sets one): "
+        out.append(f"no executor thread has a real-time priority (the model gives none; {how} sets one): "
                    "other processes can delay the chains")
     return out
 

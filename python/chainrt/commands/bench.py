@@ -76,6 +76,10 @@ def run_reference_system(args) -> int:
             raise ValueError("--repeat must be at least 1")
         if opts.duration_ns <= 0:
             raise ValueError("--duration must be positive")
+        if opts.real:
+            from .. import verdict
+            for w in verdict.start_warnings(None, fifo=args.rt_priority, how="--rt-priority PRIO"):
+                print(f"warning: {w}", file=sys.stderr)
         result = runner.run_bench(opts)
     except runner.WorkloadNotFound as err:
         print(f"chainrt bench: {err}\n(--model-only runs the simulator and the analysis without ROS 2)", file=sys.stderr)
