@@ -94,16 +94,25 @@ def observe(duration_s: float = 5.0, settle_s: float = 2.0, expect_nodes: int = 
         own = node.get_fully_qualified_name()
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
-        # discovery: wait until the graph stops growing (or the expected size is reached)
-        deadline = time.monotonic() + max(settle_s, 0.5)
-        last, stable_since = -1, time.monotonic()
-        while time.monotonic() < deadline:
+        # discovery: wait until the graph has not grown for `settle_s` (or the expected number of
+        # nodes is there and quiet for 0.5 s); an empty graph is given up to 5 x settle_s (at
+        # least 10 s: discovery on a loaded machine can take seconds)
+        start = time.monotonic()
+        give_up = start + max(10.0, 5 * settle_s)
+        last, stable_since = -1, start
+        while True:
             executor.spin_once(timeout_sec=0.1)
+            now = time.monotonic()
             names = [n for n in node.get_node_names_and_namespaces() if not _is_ignored_node(_fq(*n), own)]
             size = len(names) + len(node.get_topic_names_and_types())
             if size != last:
-                last, stable_since = size, time.monotonic()
-            if expect_nodes and len(names) >= expect_nodes and time.monotonic() - stable_since > 0.5:
+                last, stable_since = size, now
+            quiet = now - stable_since
+            if expect_nodes and len(names) >= expect_nodes and quiet > 0.5:
+                break
+            if names and not expect_nodes and quiet >= max(settle_s, 0.5):
+                break
+            if now >= give_up or (names and now - start >= max(10.0, 5 * settle_s)):
                 break
 
         g = Graph(domain=os.environ.get("ROS_DOMAIN_ID", "0"),

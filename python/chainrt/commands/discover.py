@@ -11,7 +11,9 @@ def register(sub) -> None:
                        "rates, sizes, candidate chains)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the model here (default: standard output)")
     p.add_argument("--duration", default="5s", help="how long to measure rates and sizes (default 5s)")
-    p.add_argument("--settle", default="2s", help="how long to wait for discovery first (default 2s)")
+    p.add_argument("--settle", default="2s",
+                   help="discovery is done when the graph has not grown for this long (default 2s; "
+                        "an empty graph is waited for up to 5 x as long, at least 10 s)")
     p.add_argument("--expect-nodes", type=int, default=0, metavar="N",
                    help="stop waiting for discovery once N application nodes are seen")
     p.add_argument("--name", default="discovered", help="the model's name (default: discovered)")
