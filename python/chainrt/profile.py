@@ -208,9 +208,20 @@ def _callback_info(view: ModelView) -> dict:
     for cb in view.data.get("callbacks") or []:
         if isinstance(cb, dict) and "name" in cb:
             out[str(cb["name"])] = {"node": str(cb.get("node", "")), "kind": str(cb.get("kind", "")),
-                                    "topic": str(cb.get("topic", "")),
+                                    "topic": str(cb.get("topic", "")), "period_ns": _period_ns(cb.get("period")),
                                     "publishes": [str(t) for t in cb.get("publishes") or []]}
     return out
+
+
+def _period_ns(text) -> int | None:
+    if text is None:
+        return None
+    try:
+        from ._core import parse_duration
+        d = parse_duration(str(text))
+        return int(d) if d else None
+    except (ValueError, ImportError):
+        return None
 
 
 def hop_kind(view: ModelView, a_node: str, b_node: str) -> str:
@@ -240,14 +251,21 @@ def dist(values: list[int]) -> dict:
     return out
 
 
-def _match(name: str, info: dict, monitor_cbs: dict) -> str | None:
+def _match(name: str, info: dict, monitor_cbs: dict, samples: dict | None = None) -> str | None:
     """The monitored callback that is the model's callback `name`: the same name, else the same
-    node, kind and topic (an executor that does not know the model's names)."""
+    node, kind and topic (an executor that does not know the model's names); of several timers
+    of one node, the one whose median inter-release time is the model's period (within 15 %)."""
     if name in monitor_cbs:
         return name
     cands = [m for m, c in monitor_cbs.items()
              if _ros(c.get("node", "")) == _ros(info["node"]) and c.get("kind") == info["kind"]
              and (info["kind"] == "timer" or _ros(c.get("topic", "")) == _ros(info["topic"]))]
+    if len(cands) > 1 and info["kind"] == "timer" and info.get("period_ns"):
+        def period_of(m):
+            rel = sorted(r for r in (samples or {}).get(m, {}).get("release_ns", []) if r > 0)
+            gaps = [b - a for a, b in zip(rel, rel[1:])]
+            return quantile(gaps, 0.5) if gaps else None
+        cands = [m for m in cands if period_of(m) and abs(period_of(m) - info["period_ns"]) <= 0.15 * info["period_ns"]]
     return cands[0] if len(cands) == 1 else None
 
 
@@ -285,7 +303,7 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
             samples[name] = cols
     cbs, missing, by_model = {}, [], {}
     for name, info in infos.items():
-        m = _match(name, info, monitor_cbs)
+        m = _match(name, info, monitor_cbs, samples)
         if m and m in samples:
             by_model[name] = samples[m]
         c = monitor_cbs.get(m) if m else None

@@ -178,6 +178,21 @@ def test_profile_from_monitoring_messages(tmp_path):
     assert again == new
 
 
+def test_two_timers_of_one_node_are_told_apart_by_their_period(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(dc.to_yaml(dc.skeleton(_graph(), cores=2)))
+    view = pf.read_model(str(path))
+    col = pf.Collection()
+    agg = {"instances": 4, "cpu_total_ns": 4_000_000, "cpu_max_ns": 1_000_000, "wall_max_ns": 1_000_000}
+    col.add(_msg(cbs={"fast": dict(agg, node="/sensor", kind="timer", cpu_max_ns=2_000_000),
+                      "slow": dict(agg, node="/sensor", kind="timer", cpu_max_ns=3_000_000)},
+                 samples={"fast": {"release_ns": [20_000_000 * k for k in range(1, 6)]},
+                          "slow": {"release_ns": [100_000_000 * k for k in range(1, 6)]}}))
+    prof = pf.build_profile(view, col, margin=0.0)
+    assert prof["callbacks"]["sensor/timer"]["monitored_as"] == "fast"      # period 20ms
+    assert prof["callbacks"]["sensor/timer_2"]["monitored_as"] == "slow"    # period 100ms
+
+
 def test_profile_errors_are_one_line(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text(SKELETON)
