@@ -319,9 +319,10 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
         inter = [b - a for a, b in zip(arrivals, arrivals[1:])]
         agg = {"cpu": {"n": n, "mean": c["cpu_total_ns"] / n, "max": int(c["cpu_max_ns"])},
                "wall": {"n": n, "max": int(c["wall_max_ns"])}}
-        if "cpu_min_ns" in c:
+        # a minimum of 0 is an executor that does not record minima (no instance takes 0 ns)
+        if int(c.get("cpu_min_ns", 0) or 0) > 0:
             agg["cpu"]["min"] = int(c["cpu_min_ns"])
-        if "wall_min_ns" in c:
+        if int(c.get("wall_min_ns", 0) or 0) > 0:
             agg["wall"]["min"] = int(c["wall_min_ns"])
         if "wall_total_ns" in c:
             agg["wall"]["mean"] = c["wall_total_ns"] / n
@@ -334,9 +335,10 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
             row["cpu_ns"].update({"n": n, "mean": agg["cpu"]["mean"], "max": agg["cpu"]["max"]})
         t = row["cpu_ns"] if time_kind == "cpu" else row["wall_ns"]
         hi = t["max"]
-        lo = t.get("min", min(cpu if time_kind == "cpu" else wall, default=None) or hi)
+        lo = t.get("min") or min(cpu if time_kind == "cpu" else wall, default=None)
         row["wcet_ns"] = _ceil_us(hi * (1.0 + margin))
-        row["bcet_ns"] = min(_floor_us(lo), row["wcet_ns"])
+        # no minimum reported and no samples: BCET is not known (the model's stays)
+        row["bcet_ns"] = min(_floor_us(lo), row["wcet_ns"]) if lo else None
         cbs[name] = row
     if not cbs:
         raise ProfileError("the monitoring messages name none of the model's callbacks (" +
@@ -424,6 +426,8 @@ def plan_changes(view: ModelView, prof: dict) -> list[Change]:
     for name, row in prof["callbacks"].items():
         fields = view.callbacks[name]["fields"] if name in view.callbacks else {}
         for key in ("wcet", "bcet"):
+            if row[f"{key}_ns"] is None:
+                continue
             new = fmt(row[f"{key}_ns"])
             old = fields[key][1].value if key in fields else None
             if old != new:

@@ -193,6 +193,19 @@ def test_two_timers_of_one_node_are_told_apart_by_their_period(tmp_path):
     assert prof["callbacks"]["sensor/timer_2"]["monitored_as"] == "slow"    # period 100ms
 
 
+def test_without_minimum_or_samples_bcet_is_left_alone(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(SKELETON)
+    view = pf.read_model(str(path))
+    col = pf.Collection()
+    col.add(_msg(cbs={"src": {"instances": 3, "cpu_total_ns": 3_000_000, "cpu_max_ns": 1_200_000,
+                              "cpu_min_ns": 0, "wall_max_ns": 1_500_000}}))
+    prof = pf.build_profile(view, col, margin=0.0)
+    assert prof["callbacks"]["src"]["bcet_ns"] is None and prof["callbacks"]["src"]["wcet_ns"] == 1_200_000
+    assert [(c.callback, c.field) for c in pf.plan_changes(view, prof)] == [("src", "wcet")]
+    assert prof["missing"] == ["dst"]
+
+
 def test_profile_errors_are_one_line(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text(SKELETON)
