@@ -37,6 +37,7 @@ class TopicStats:
     type: str = ""
     count: int = 0                 # messages received while observing
     rate_hz: float | None = None   # None: fewer than 3 messages seen
+    median_gap_s: float | None = None  # median inter-arrival time (robust to skipped releases)
     size_max: int | None = None    # serialized (CDR) bytes
     size_mean: float | None = None
     note: str = ""                 # why rate/size are missing
@@ -169,6 +170,8 @@ def observe(duration_s: float = 5.0, settle_s: float = 2.0, expect_nodes: int = 
                 st.size_max, st.size_mean = max(sizes), sum(sizes) / len(sizes)
             if len(seen) >= 3 and seen[-1][0] > seen[0][0]:
                 st.rate_hz = (len(seen) - 1) / (seen[-1][0] - seen[0][0])
+                gaps = sorted(b[0] - a[0] for a, b in zip(seen, seen[1:]))
+                st.median_gap_s = gaps[len(gaps) // 2]
             else:
                 st.note = f"{len(seen)} message(s) in {duration_s:g} s: rate not measured"
         executor.shutdown()
@@ -315,9 +318,12 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
             publishes_of[cb] = ts
             f = {"name": cb, "kind": "timer", "node": mnode}
             if r is not None:
-                f["period"] = fmt_duration(nice_period_ns(r))
-                note = (f"inferred: a timer; period from the measured rate of {', '.join(ts)} "
-                        f"({r:.2f}/s) -- the timer itself is not visible in the graph")
+                # the median gap, not the mean rate: a loaded system skips timer releases, which
+                # lowers the mean rate but leaves most gaps at the period
+                gap = g.topics[ts[0]].median_gap_s if ts[0] in g.topics else None
+                f["period"] = fmt_duration(nice_period_ns(1.0 / gap if gap else r))
+                note = (f"inferred: a timer; period from the median interval between messages on "
+                        f"{', '.join(ts)} ({r:.2f}/s on average) -- the timer itself is not visible in the graph")
             else:
                 note = (f"unknown: period (no messages on {', '.join(ts)} while observing) -- "
                         "add `period:` by hand")
