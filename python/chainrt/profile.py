@@ -501,8 +501,10 @@ def apply_changes(view: ModelView, changes: list[Change], measurements: list[dic
 
 
 def measurements_of(prof: dict) -> list[dict]:
+    """The hops' median latencies as CROS-RT measurements; a hop whose every instance was blocked
+    by another callback is left out (its figure would be blocking, not communication)."""
     return [{"kind": h["kind"], "size": h["size"], "latency": fmt(_ceil_us(h["latency_ns"]["p50"]))}
-            for h in prof["hops"]]
+            for h in prof["hops"] if h["unblocked"]]
 
 
 def unified_diff(path: str, old: str, new: str) -> str:

@@ -103,8 +103,8 @@ def run(args) -> int:
         return 1
 
     changes = pf.plan_changes(view, prof)
-    meas = None if args.no_measurements or not prof["hops"] else pf.measurements_of(prof)
-    note = (f"hop latencies measured by chainrt profile (median of {len(prof['hops'])} hop(s); "
+    meas = None if args.no_measurements else (pf.measurements_of(prof) or None)
+    note = (f"hop latencies measured by chainrt profile (medians of {len(meas or [])} hop(s); "
             "see the .profile.json file)")
     new_text = pf.apply_changes(view, changes, meas, note)
     side = Path(args.side) if args.side else Path(args.model).with_suffix(".profile.json")
@@ -128,7 +128,7 @@ def run(args) -> int:
         for h in prof["hops"]:
             print(f"hop {h['from']} -> {h['to']} ({h['kind']}, {h['size']}): latency median "
                   f"{_us(h['latency_ns']['p50'])} us over {h['latency_ns']['n']} instance(s)"
-                  + ("" if h["unblocked"] else " (all blocked by other callbacks)"))
+                  + ("" if h["unblocked"] else " (every instance blocked by another callback: not written)"))
         if prof["missing"]:
             print(f"not measured (no instance seen): {', '.join(prof['missing'])}", file=sys.stderr)
         if prof["samples_lost"]:
