@@ -5,6 +5,7 @@ a caption saying what to look at. Everything is escaped; no script, no external 
 from __future__ import annotations
 
 import html
+import re
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
@@ -51,11 +52,12 @@ def table(headers: list[str], rows: list[list], caption: str, definition: tuple[
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
+_NUMBER = re.compile(r"^(-|[-+]?\d[\d.,]*( ?(%|x))?( \(.*\))?)$")
+
+
 def _numeric(v) -> bool:
-    if isinstance(v, (int, float)):
-        return True
-    s = str(v).replace(".", "", 1).replace("-", "", 1).replace("x", "").replace("%", "").replace("±", "").strip()
-    return s == "" and str(v).strip() == "-" or s.replace(" ", "").isdigit()
+    """A number, a figure such as '1.10 (target <= 1.15)', or '-' (no figure): right-aligned."""
+    return isinstance(v, (int, float)) or bool(_NUMBER.match(str(v).strip()))
 
 
 def figure(src: str, caption: str, alt: str) -> str:
