@@ -317,7 +317,7 @@ def test_profile_recovers_the_configured_work_of_two_chains(tmp_path):
     prof = json.loads(r.stdout)
     for name, work in configured.items():
         row = prof["callbacks"][name]
-        assert row["instances"] >= 5
+        assert row["instances"] >= (5 if name.startswith("hi") else 1)   # the low chain: 5 Hz
         # thread CPU time: the configured work plus the publish; within 10 % on the mean
         assert row["cpu_ns"]["mean"] == pytest.approx(work, rel=0.10), name
         assert row["cpu_ns"]["min"] <= row["cpu_ns"]["p50"] <= row["cpu_ns"]["max"]
