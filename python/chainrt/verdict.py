@@ -300,6 +300,7 @@ def bench_findings(result: dict) -> list[str]:
                          ", ".join(f"{d['run']} got {d['cpu_percent']:.0f} % CPU" for d in dist) + ")") if dist else ""
                 if result.get("rt_priority") is None and not cause:
                     cause = "; likely cause: no real-time priority (--rt-priority sets one)"
+                cause = cause or "; cause not identified from the measurements"
                 lines.append(f"{name}: {chain} measured WCRT {_ms(meas)} ms exceeds " + " and ".join(over) + cause)
     return lines
 

@@ -101,7 +101,8 @@ def render(result: dict, images: list[Path]) -> str:
     reasons = [f"{n}: {c['analysis']['reason']}" for n, c in result["configs"].items()
                if c.get("analysis") and c["analysis"].get("hot_path_bound_ns") is None and c["analysis"].get("reason")]
     if reasons:
-        parts.append(H.para("Configurations without a bound: " + "; ".join(reasons)))
+        parts.append(H.para("Configurations without an analysis bound, and why:"))
+        parts.append(H.items(reasons))
     if result.get("checks"):
         crow = []
         for name, ch in result["checks"].items():
