@@ -10,7 +10,8 @@ A chain is flagged when its measured WCRT exceeds
 For each flagged chain the likely causes are given only when they were measured during the run:
 
 * the model understates execution times: a callback's measured CPU time per instance (the
-  executor's own records) exceeded its WCET in the model by more than 10 %;
+  executor's own records) exceeded its WCET in the model by more than 10 %, and the overruns add
+  up to at least a tenth of the chain's excess over the bound (or the simulation);
 * no real-time priority: the executor threads ran under SCHED_OTHER (the model and the command
   line gave them no SCHED_FIFO priority or SCHED_DEADLINE reservation), or setting it failed
   (the runtime's warnings);
@@ -36,6 +37,7 @@ PSI_SHARE = 0.10            # some task waited for a CPU > 10 % of the time
 STEAL_SHARE = 0.02          # the hypervisor took > 2 % of the CPU time
 PREEMPTED_RATIO = 1.5       # wall time > 1.5 x CPU time (and 1 ms more) for one instance
 OVERRUN_RATIO = 1.10        # CPU time per instance > 1.1 x the model's WCET: the model understates it
+EXPLAINS_SHARE = 0.10       # ... named as a cause when the overruns add up to >= 10 % of the excess
 
 
 # --------------------------------------------------------------------------- the machine
@@ -225,22 +227,26 @@ def judge(result: dict, bound: dict | None = None, simulated: dict | None = None
         f.exceeds_simulation = s is not None and s > 0 and f.measured_wcrt_ns > s
         if not (f.exceeds_bound or f.exceeds_simulation or f.deadline_misses):
             continue
-        f.causes = _causes(name, model, cbs, wcet, asked_rt, rt_failed, v.load)
+        ref = [x for x in (b if f.exceeds_bound else None, s if f.exceeds_simulation else None) if x]
+        excess = f.measured_wcrt_ns - min(ref) if ref else None
+        f.causes = _causes(name, model, cbs, wcet, asked_rt, rt_failed, v.load, excess)
         v.findings.append(f)
     return v
 
 
-def _causes(chain, model, cbs, wcet, asked_rt, rt_failed, load) -> list[str]:
+def _causes(chain, model, cbs, wcet, asked_rt, rt_failed, load, excess=None) -> list[str]:
     out = []
     members = _chain_callbacks(model, chain)
     # the callbacks of the chain first, then any other (blocking by a callback outside the chain)
-    over = []
+    over, extra = [], 0
     for cb in members + [n for n in cbs if n not in members]:
         st = cbs.get(cb)
         if st and cb in wcet and st.get("cpu_max_ns", 0) > OVERRUN_RATIO * wcet[cb]:
+            extra += st["cpu_max_ns"] - wcet[cb]
             over.append(f"{cb} used up to {_ms(st['cpu_max_ns'])} ms of CPU per instance, its WCET in the model "
                         f"is {_ms(wcet[cb])} ms")
-    if over:
+    # an overrun is a likely cause only when it accounts for a tenth of the excess or more
+    if over and (excess is None or extra >= EXPLAINS_SHARE * excess):
         out.append("the model understates execution times (" + "; ".join(over[:3]) +
                    (f"; and {len(over) - 3} more" if len(over) > 3 else "") + ")")
     if rt_failed:

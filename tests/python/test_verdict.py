@@ -69,6 +69,13 @@ def test_understated_wcet_is_named_with_figures():
     assert "no real-time priority" in text
 
 
+def test_a_small_overrun_does_not_explain_a_large_excess():
+    model = load_model_from_string(MODEL)
+    # 0.3 ms over the WCET cannot explain 90 ms over the bound
+    v = verdict.judge(_result(94_000_000, cpu_max=2_300_000), BOUND, SIM, model, load={})
+    assert not any("understates" in c for c in v.findings[0].causes)
+
+
 def test_busy_machine_and_failed_priority_are_measured_causes():
     model = load_model_from_string(MODEL)
     load = {"other": 0.6, "psi_some": 0.3, "steal": 0.0, "cpus": 2}
