@@ -83,6 +83,12 @@ def list_processes(model_path: str, binary: Path | None = None) -> list[str]:
     return [line for line in out.stdout.splitlines() if line.strip()]
 
 
+def new_run_id() -> str:
+    """A run id unique on this host: time and process id."""
+    import time
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+
+
 def quantile(samples: list[int], p: float) -> int:
     """Nearest-rank quantile (the same rule as the C++ monitor)."""
     if not samples:
@@ -119,22 +125,27 @@ def merge(parts: list[dict]) -> dict:
             "deadline_misses": sum(r["deadline_misses"] for r in rows),
             "drops": sum(r["drops"] for r in rows),
         }
+        out.setdefault("samples_ns", {})[name] = samples  # the retained response times (reports)
     return out
 
 
 def run_model(model_path: str, duration_ns: int, policy: str | None = None, threads: int | None = None,
               warmup_ns: int = 500_000_000, fifo: int | None = None, thread_params: bool = True,
               stats_period_ns: int = 0, extra_args: list[str] | None = None,
-              timeout_s: float | None = None) -> dict:
+              timeout_s: float | None = None, namespace: str | None = None,
+              run_id: str | None = None) -> dict:
     """Run every process of the model (one chainrt-run each, started together) and return the
     merged report: {"policy", "threads", "duration_ns", "chains": {NAME: {period_ns, deadline_ns,
     wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances, deadline_misses, drops}}, "callbacks", "warnings"}."""
     binary = find_binary()
     env = ros_environment(binary)
     processes = list_processes(model_path, binary)
-    prefix = f"/chainrt_run_{os.getpid()}"
+    # nodes and topics keep the model's names unless a namespace is asked for; the monitoring
+    # topic is <namespace>/chainrt/chain_stats and its messages carry the run id
     common = [str(model_path), "--duration", f"{int(duration_ns)}ns", "--warmup", f"{int(warmup_ns)}ns",
-              "--topic-prefix", prefix]
+              "--run-id", (run_id := run_id or new_run_id())]
+    if namespace:
+        common += ["--namespace", namespace]
     if policy:
         common += ["--policy", policy]
     if threads:
@@ -154,7 +165,9 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     # the figures so far are returned
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        return _run_processes(binary, env, processes, common, timeout_s)
+        result = _run_processes(binary, env, processes, common, timeout_s)
+        result["run_id"] = run_id
+        return result
     finally:
         signal.signal(signal.SIGTERM, old_term)
 

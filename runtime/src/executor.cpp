@@ -180,6 +180,9 @@ void Executor::prepare() {
     s->timer = dynamic_cast<Timer*>(e);
     s->sub = dynamic_cast<SubscriptionBase*>(e);
     s->stats.name = e->name();
+    s->stats.node = rcl_node_get_fully_qualified_name(e->node().get());
+    s->stats.kind = to_string(e->kind());
+    if (s->sub) s->stats.topic = s->sub->topic();
     sched::CallbackSpec spec;
     spec.kind = e->kind();
     spec.priority = e->options().priority;
@@ -426,7 +429,10 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     if (threw) ++cs.exceptions;
     cs.cpu_total += cpu;
     cs.cpu_max = std::max(cs.cpu_max, cpu);
+    cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
+    cs.wall_total += finish - start;
     cs.wall_max = std::max(cs.wall_max, finish - start);
+    cs.wall_min = cs.instances == 1 ? finish - start : std::min(cs.wall_min, finish - start);
     DispatchRecord& r = trace_[dispatches_ % trace_.size()];
     r = DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release};
     ++dispatches_;
@@ -572,6 +578,11 @@ void Executor::stats_main() {
   auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(stats_pub_.get());
   Duration next = now_ns() + options_.stats_period;
   std_msgs::msg::String msg;
+  // Each message also carries the dispatches since the previous one (measured ones only:
+  // started after the warm-up), for `chainrt profile`; "samples_lost" counts those the trace
+  // ring overwrote before they could be published.
+  std::uint64_t published = 0, seq = 0;
+  std::vector<std::string> names;
   for (;;) {
     bool stopping = stop_requested();
     if (!stopping) {
@@ -582,7 +593,29 @@ void Executor::stats_main() {
       }
       next += options_.stats_period;
     }
-    msg.data = to_json(report(2048));
+    RunReport r = report(2048);
+    r.run_id = options_.run_id;
+    r.executor = options_.name;
+    std::vector<DispatchRecord> recent;
+    std::uint64_t lost = 0;
+    {
+      std::unique_lock<PiMutex> lk(mutex_);
+      const std::uint64_t cap = trace_.size();
+      const std::uint64_t from = std::max<std::uint64_t>(published, dispatches_ > cap ? dispatches_ - cap : 0);
+      lost = from - published;
+      for (std::uint64_t i = from; i < dispatches_; ++i)
+        if (trace_[i % cap].start >= options_.record_from) recent.push_back(trace_[i % cap]);
+      published = dispatches_;
+    }
+    if (names.size() != slots_.size()) {
+      names.clear();
+      for (std::size_t i = 0; i < slots_.size(); ++i) names.push_back(name_of(static_cast<CallbackId>(i)));
+    }
+    std::string js = to_json(r, true);
+    js.pop_back();  // the closing brace
+    js += ", \"seq\": " + std::to_string(seq++) + ", \"samples_lost\": " + std::to_string(lost) +
+          ", \"samples\": " + records_json(recent, names) + "}";
+    msg.data = std::move(js);
     pub->publish(msg);
     if (stopping) return;
   }

@@ -135,13 +135,16 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         if (!t.fifo_priority && !t.reservation) t.fifo_priority = opt.fifo;
     eo.name = me.name;
     eo.stats_period = opt.stats_period;
+    eo.stats_topic = ros_topic_name(opt.topic_prefix, "chainrt/chain_stats");
+    eo.run_id = opt.run_id;
     auto ex = std::make_unique<Executor>(context, eo);
 
     for (sched::CallbackId id = 0; id < setup.callbacks.size(); ++id) {
       const Callback& cb = model.callbacks[setup.callbacks[id]];
       auto& node = nodes[cb.node];
       if (!node) {
-        node = std::make_unique<Node>(context, ros_name(cb.node) + "_" + std::to_string(getpid()));
+        // the model's own node name (under the run's namespace when one is given)
+        node = std::make_unique<Node>(context, ros_name(cb.node), opt.ns);
         ex->add_node(*node);
       }
       CallbackGroup*& grp = groups[cb.group];

@@ -54,7 +54,10 @@ std::string json_escape(const std::string& s) {
 }
 
 std::string to_json(const RunReport& r, bool with_samples) {
-  std::string o = "{\"policy\": \"" + json_escape(r.policy) + "\", \"threads\": " +
+  std::string o = "{";
+  if (!r.run_id.empty()) o += "\"run_id\": \"" + json_escape(r.run_id) + "\", ";
+  if (!r.executor.empty()) o += "\"executor\": \"" + json_escape(r.executor) + "\", ";
+  o += "\"policy\": \"" + json_escape(r.policy) + "\", \"threads\": " +
                   std::to_string(r.threads) + ", \"duration_ns\": " +
                   std::to_string(r.duration_ns) + ", \"dispatches\": " +
                   std::to_string(r.dispatches) + ", \"chains\": {";
@@ -86,10 +89,17 @@ std::string to_json(const RunReport& r, bool with_samples) {
   for (const auto& c : r.callbacks) {
     if (!first) o += ", ";
     first = false;
-    o += "\"" + json_escape(c.name) + "\": {\"instances\": " + std::to_string(c.instances) +
+    o += "\"" + json_escape(c.name) + "\": {";
+    if (!c.node.empty()) o += "\"node\": \"" + json_escape(c.node) + "\", ";
+    if (!c.kind.empty()) o += "\"kind\": \"" + json_escape(c.kind) + "\", ";
+    if (!c.topic.empty()) o += "\"topic\": \"" + json_escape(c.topic) + "\", ";
+    o += "\"instances\": " + std::to_string(c.instances) +
          ", \"cpu_total_ns\": " + std::to_string(c.cpu_total) +
          ", \"cpu_max_ns\": " + std::to_string(c.cpu_max) +
+         ", \"cpu_min_ns\": " + std::to_string(c.cpu_min) +
+         ", \"wall_total_ns\": " + std::to_string(c.wall_total) +
          ", \"wall_max_ns\": " + std::to_string(c.wall_max) +
+         ", \"wall_min_ns\": " + std::to_string(c.wall_min) +
          ", \"exceptions\": " + std::to_string(c.exceptions) +
          ", \"drops\": " + std::to_string(c.drops) + "}";
   }
@@ -100,6 +110,31 @@ std::string to_json(const RunReport& r, bool with_samples) {
   }
   o += "]}";
   return o;
+}
+
+std::string records_json(const std::vector<DispatchRecord>& records,
+                         const std::vector<std::string>& names) {
+  std::string o = "{";
+  bool first = true;
+  for (std::size_t id = 0; id < names.size(); ++id) {
+    std::string start, wall, cpu, rel, thr;
+    for (const DispatchRecord& d : records) {
+      if (d.callback != id) continue;
+      const char* sep = start.empty() ? "" : ",";
+      start += sep + std::to_string(d.start);
+      wall += sep + std::to_string(d.finish - d.start);
+      cpu += sep + std::to_string(d.cpu);
+      rel += sep + std::to_string(d.release);
+      thr += sep + std::to_string(d.thread);
+    }
+    if (start.empty()) continue;
+    if (!first) o += ", ";
+    first = false;
+    o += "\"" + json_escape(names[id]) + "\": {\"start_ns\": [" + start + "], \"wall_ns\": [" +
+         wall + "], \"cpu_ns\": [" + cpu + "], \"release_ns\": [" + rel + "], \"thread\": [" +
+         thr + "]}";
+  }
+  return o + "}";
 }
 
 }  // namespace chainrt::runtime

@@ -20,7 +20,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: chainrt-run MODEL [--process NAME] [--duration 10s] [--warmup 500ms]\n"
                "                   [--policy ros-default|picas|fp|edf|mixed|lame] [--threads N]\n"
-               "                   [--json FILE|-] [--topic-prefix /ns] [--stats-period 1s]\n"
+               "                   [--json FILE|-] [--namespace /ns] [--run-id ID]\n"
+               "                   [--topic-prefix /ns] [--stats-period 1s]\n"
                "                   [--no-thread-params] [--fifo PRIO] [--trace FILE]\n"
                "                   [--list-processes]\n");
   return 1;
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
       } else if (a == "--threads") o.threads = std::stoi(next());
       else if (a == "--json") json_out = next();
       else if (a == "--topic-prefix") o.topic_prefix = next();
+      else if (a == "--namespace") o.topic_prefix = o.ns = next();  // nodes and topics
+      else if (a == "--run-id") o.run_id = next();
       else if (a == "--no-thread-params") o.thread_params = false;
       else if (a == "--fifo") o.fifo = std::stoi(next());
       else if (a == "--trace") o.trace_path = next();

@@ -43,6 +43,8 @@ def register(sub) -> None:
     r.add_argument("--gantt", action="store_true",
                    help="trace the first run of each configuration and draw its executor threads (Gantt PNG)")
     r.add_argument("--list", action="store_true", help="list the configurations and exit")
+    r.add_argument("--fail-on-miss", action="store_true",
+                   help="exit 2 when a measured worst case exceeds its analysis bound")
     r.set_defaults(func=run_reference_system)
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
@@ -74,6 +76,10 @@ def run_reference_system(args) -> int:
             raise ValueError("--repeat must be at least 1")
         if opts.duration_ns <= 0:
             raise ValueError("--duration must be positive")
+        if opts.real:
+            from .. import verdict
+            for w in verdict.start_warnings(None, fifo=args.rt_priority, how="--rt-priority PRIO"):
+                print(f"warning: {w}", file=sys.stderr)
         result = runner.run_bench(opts)
     except runner.WorkloadNotFound as err:
         print(f"chainrt bench: {err}\n(--model-only runs the simulator and the analysis without ROS 2)", file=sys.stderr)
@@ -81,6 +87,8 @@ def run_reference_system(args) -> int:
     except (ValueError, RuntimeError, OSError) as err:
         print(f"chainrt bench: {err}", file=sys.stderr)
         return 1
+    from .. import verdict
+    result["verdict"] = verdict.bench_findings(result)
     written = report.write_report(result, opts.out_dir, plots=not args.no_plots)
     if args.json:
         print(json.dumps(report.public_json(result)))
@@ -88,4 +96,6 @@ def run_reference_system(args) -> int:
         print(written["table"])
         csv_note = f", CSV {written['csv']}" if written["csv"].is_file() else ""
         print(f"report: {written['html']}  (JSON {written['json']}{csv_note}, {len(written['images'])} plots)")
-    return 0
+    for line in result["verdict"]:
+        print(f"warning: {line}", file=sys.stderr)
+    return 2 if args.fail_on_miss and any("analysis bound" in x for x in result["verdict"]) else 0

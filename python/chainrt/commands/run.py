@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import runtime
+from .. import runtime, verdict
 
 POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 
@@ -30,6 +30,10 @@ def register(sub) -> None:
     p.add_argument("--stats-period", default=None, help="publish /chainrt/chain_stats every PERIOD")
     p.add_argument("--no-compare", action="store_true", help="do not run the simulator and the analysis")
     p.add_argument("--json", action="store_true", help="print JSON (the simulator's per-chain keys)")
+    p.add_argument("--fail-on-miss", action="store_true",
+                   help="exit 2 when a chain misses a deadline or exceeds its analysis bound")
+    p.add_argument("--namespace", metavar="NS",
+                   help="run nodes and topics under NS (default: the model's own names)")
     p.set_defaults(func=run)
 
 
@@ -96,10 +100,12 @@ def run(args) -> int:
     except ValueError as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
+    watch = verdict.RunWatch(args.model, args.fifo, not args.no_thread_params)
     try:
         result = runtime.run_model(args.model, duration, policy=args.policy, threads=args.threads,
                                    warmup_ns=warmup, fifo=args.fifo,
-                                   thread_params=not args.no_thread_params, stats_period_ns=stats)
+                                   thread_params=not args.no_thread_params, stats_period_ns=stats,
+                                   namespace=args.namespace)
     except runtime.RuntimeNotFound as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
@@ -119,6 +125,8 @@ def run(args) -> int:
         if note:
             notes.append(note)
 
+    judged = watch.finish(result, bound, sim)
+    code = 2 if args.fail_on_miss and judged.negative else 0
     if args.json:
         out = {"model": args.model, "policy": result.get("policy"), "threads": result.get("threads"),
                "duration_ns": result.get("duration_ns"), "processes": result.get("processes"),
@@ -127,8 +135,10 @@ def run(args) -> int:
             out["simulated"] = sim
         if bound is not None:
             out["analysis"] = bound
+        out["run_id"] = result.get("run_id")
+        out["verdict"] = judged.to_json()
         print(json.dumps(out, indent=2))
-        return 0
+        return code
 
     print(f"{args.model}: policy {result.get('policy')}, {result.get('threads')} thread(s), "
           f"processes {', '.join(result.get('processes', []))}, "
@@ -155,4 +165,6 @@ def run(args) -> int:
         print(f"warning: {w}")
     for n in notes:
         print(f"note: {n}")
-    return 0
+    for line in judged.lines():
+        print(f"warning: {line}")
+    return code

@@ -8,7 +8,6 @@ page that shows them all.
 from __future__ import annotations
 
 import csv
-import html
 import json
 from pathlib import Path
 
@@ -212,18 +211,19 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
         ax.legend(fontsize=8)
         ax.set_title(_title(result, "Behaviour-planner period (mean ± std, min/max, • run means)"), fontsize=9)
         files.append(_save(fig, out_dir / "behavior_planner_period.png", plt))
-        # drops
-        fig, ax = plt.subplots(figsize=(8, 4))
-        for i, n in enumerate(names):
-            sp = measured[n]["spread"]["hot_path_drops"]
-            ax.bar(i, sp["mean"], yerr=sp["std"], color=f"C{i % 10}", alpha=0.7, capsize=4)
-            ax.plot([i] * len(measured[n]["runs"]), [r["hot_path_drops"] for r in measured[n]["runs"]], "k.", ms=4)
-        ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names, rotation=25, ha="right")
-        ax.set_ylabel("hot-path drops per run")
-        ax.grid(axis="y", alpha=0.3)
-        ax.set_title(_title(result, "Hot-path drops (mean ± std over runs, • each run)"), fontsize=9)
-        files.append(_save(fig, out_dir / "hot_path_drops.png", plt))
+        # drops (no plot when no run dropped anything: an axis of zeros says less than the table)
+        if any(r["hot_path_drops"] for n in names for r in measured[n]["runs"]):
+            fig, ax = plt.subplots(figsize=(8, 4))
+            for i, n in enumerate(names):
+                sp = measured[n]["spread"]["hot_path_drops"]
+                ax.bar(i, sp["mean"], yerr=sp["std"], color=f"C{i % 10}", alpha=0.7, capsize=4)
+                ax.plot([i] * len(measured[n]["runs"]), [r["hot_path_drops"] for r in measured[n]["runs"]], "k.", ms=4)
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels(names, rotation=25, ha="right")
+            ax.set_ylabel("hot-path drops per run")
+            ax.grid(axis="y", alpha=0.3)
+            ax.set_title(_title(result, "Hot-path drops (mean ± std over runs, • each run)"), fontsize=9)
+            files.append(_save(fig, out_dir / "hot_path_drops.png", plt))
         # CPU and memory over time (first run of each configuration)
         fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
         for i, n in enumerate(names):
@@ -254,17 +254,22 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
         c = result["configs"][n]
         meas = c.get("runtime_chains", {}).get("hot_path", {}).get("mean_ns", {})
         series.append((meas.get("mean") if meas and meas.get("runs") else None,
+                       c.get("runtime_chains", {}).get("hot_path", {}).get("wcrt_ns"),
                        c.get("simulated", {}).get("hot_path", {}).get("mean_ns"),
                        c.get("simulated", {}).get("hot_path", {}).get("wcrt_ns"),
                        c.get("analysis", {}).get("hot_path_bound_ns")))
-    if any(v is not None for s in series for v in s):
+    labels = ["measured mean (runtime)", "measured worst", "simulated mean", "simulated WCRT", "analysis bound"]
+    # only the series that have a value somewhere (no bars of zeros)
+    keep = [k for k in range(len(labels)) if any(s[k] is not None for s in series)]
+    series = [tuple(s[k] for k in keep) for s in series]
+    labels = [labels[k] for k in keep]
+    if keep:
         fig, ax = plt.subplots(figsize=(9, 4.5))
-        labels = ["measured mean (runtime)", "simulated mean", "simulated WCRT", "analysis bound"]
-        w = 0.2
+        w = 0.8 / len(labels)
         for k, lab in enumerate(labels):
-            xs = [i + (k - 1.5) * w for i in range(len(allnames))]
+            xs = [i + (k - (len(labels) - 1) / 2) * w for i in range(len(allnames))]
             ys = [s[k] / MS if s[k] is not None else 0 for s in series]
-            ax.bar(xs, ys, w, label=lab, color=f"C{k}")
+            ax.bar(xs, ys, w, label=lab, color=f"C{keep[k]}")
             for x, s in zip(xs, series):
                 if s[k] is None:
                     ax.text(x, 0.5, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
@@ -331,22 +336,11 @@ def _save(fig, path: Path, plt) -> Path:
 
 
 def write_html(result: dict, out_dir: Path, images: list[Path], table: str) -> Path:
+    """index.html: the KPI tables (each with the one definition of the latency it shows), the
+    verdict, and every plot with a caption saying what to look at (chainrt.report.html)."""
+    from ..report import bench_page
     path = out_dir / "index.html"
-    imgs = "\n".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}"></figure>' for p in images)
-    page = f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>chainrt: Autoware reference system</title>
-<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}} pre{{background:#f4f4f4;padding:1em;
-overflow-x:auto;font-size:12px}} img{{max-width:100%}}</style></head><body>
-<h1>Autoware reference system on chainrt</h1>
-<p>Configurations compared in one run (interleaved, {result['repeat']} run(s) each), KPIs as upstream computes
-them (ros-realtime/reference-system v1.1.0): hot-path latency = start of ObjectCollisionEstimator &minus; the later
-LiDAR sample; first 10 samples at the sink skipped. Raw data: <a href="result.json">result.json</a>,
-<a href="kpis.csv">kpis.csv</a>.</p>
-<pre>{html.escape(table)}</pre>
-{imgs}
-</body></html>
-"""
-    path.write_text(page)
+    path.write_text(bench_page.render(result, images))
     return path
 
 

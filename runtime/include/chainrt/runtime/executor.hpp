@@ -67,6 +67,7 @@ struct ExecutorOptions {
   std::size_t samples_per_chain = 1 << 17; // response times kept per chain (a ring)
   Duration stats_period = 0;               // publish chain stats every ...; 0: never
   std::string stats_topic = "/chainrt/chain_stats";
+  std::string run_id;                      // carried by every monitoring message
   std::string name = "chainrt_executor";
   bool print_exceptions = true;            // report user exceptions on stderr
   Duration record_from = 0;                // chain instances released earlier are not measured

@@ -35,7 +35,9 @@ struct ModelRunOptions {
   Duration warmup = 500'000'000;     // instances released earlier are not measured
   Duration discovery_timeout = 30'000'000'000;
   std::string topic_prefix;          // prepended to every topic (isolates concurrent runs)
-  Duration stats_period = 0;         // /chainrt/chain_stats period; 0 = not published
+  std::string ns;                    // ROS namespace of the nodes ("": the model's own names)
+  std::string run_id;                // carried by the monitoring messages
+  Duration stats_period = 0;         // <topic_prefix>/chainrt/chain_stats period; 0 = not published
   bool thread_params = true;         // apply pinning / SCHED_FIFO / SCHED_DEADLINE
   std::optional<int> fifo;           // SCHED_FIFO priority for threads the model gives none
   std::string trace_path;            // write the dispatch trace (JSON lines) here when set

@@ -30,12 +30,17 @@ struct DispatchRecord {
 
 struct CallbackStats {
   std::string name;
+  std::string node, kind, topic;  // where it lives (fully qualified node, kind, topic); for
+                                  // tools that match callbacks by place (chainrt profile)
   std::uint64_t instances = 0;
   std::uint64_t exceptions = 0;
   std::uint64_t drops = 0;        // subscription: overwritten inputs; timer: skipped releases
   Duration cpu_total = 0;
   Duration cpu_max = 0;
+  Duration cpu_min = 0;           // smallest instance (0 before the first)
+  Duration wall_total = 0;
   Duration wall_max = 0;          // finish - start
+  Duration wall_min = 0;
 };
 
 // Latency statistics of one chain (the simulator's JSON keys).
@@ -87,11 +92,18 @@ struct RunReport {
   std::vector<CallbackStats> callbacks;
   std::vector<std::string> warnings;
   std::uint64_t dispatches = 0;
+  std::string run_id;      // the run this report belongs to (monitoring messages; may be empty)
+  std::string executor;    // the executor that wrote it (monitoring messages; may be empty)
 };
 
 // JSON of a report: {"policy", "threads", "duration_ns", "dispatches", "chains": {NAME: {...}},
 // "callbacks": {NAME: {...}}, "warnings": [...]}; with_samples adds "samples_ns" per chain.
 std::string to_json(const RunReport& r, bool with_samples = false);
+// The per-instance part of a monitoring message: the dispatches `records` (oldest first, the
+// newest not yet published), grouped by callback as {"NAME": {"start_ns": [...], "wall_ns":
+// [...], "cpu_ns": [...], "release_ns": [...], "thread": [...]}}; `names[id]` names callback id.
+std::string records_json(const std::vector<DispatchRecord>& records,
+                         const std::vector<std::string>& names);
 std::string json_escape(const std::string& s);
 
 }  // namespace chainrt::runtime

@@ -1,0 +1,157 @@
+"""``chainrt profile MODEL``: measure execution times, inter-arrival times, chain response times and
+hop latencies of nodes running under chainrt's executors and write them into the model
+(chainrt.profile; the method is in docs/workflow.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("profile", help="measure callback execution times (and more) from chainrt's executor "
+                       "monitoring and write BCET/WCET into the model")
+    p.add_argument("model", metavar="MODEL", help="model YAML file (e.g. written by chainrt discover)")
+    p.add_argument("--duration", default="10s", help="how long to listen / run (default 10s)")
+    p.add_argument("--run", action="store_true",
+                   help="run the model's nodes under the C++ runtime (chainrt run) while listening")
+    p.add_argument("--warmup", default="2s",
+                   help="with --run: unmeasured start-up time, also the time monitoring has to connect (default 2s)")
+    p.add_argument("--namespace", help="listen on NS/chainrt/chain_stats (and run under NS with --run)")
+    p.add_argument("--run-id", help="only use monitoring messages of this run")
+    p.add_argument("--margin", default="20%",
+                   help="WCET = observed maximum x (1 + margin) (default 20%%; e.g. 0%%, 50%%)")
+    p.add_argument("--time", choices=["cpu", "wall"], default="cpu",
+                   help="execution time as thread CPU time (default) or wall time")
+    p.add_argument("--no-measurements", action="store_true",
+                   help="do not write communication.measurements (hop latencies)")
+    p.add_argument("--write", action="store_true", help="write the changes into MODEL (otherwise: show the diff)")
+    p.add_argument("--side", metavar="FILE", help="percentiles file (default: MODEL with .profile.json)")
+    p.add_argument("--json", action="store_true", help="print the profile as JSON")
+    p.set_defaults(func=run)
+
+
+def _margin(text: str) -> float:
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100.0 if t.endswith("%") else float(t)
+    except ValueError:
+        raise ValueError(f"--margin: not a percentage: {text!r} (e.g. 20%)") from None
+    if not 0 <= v <= 10:
+        raise ValueError(f"--margin: {text} is out of range (0% .. 1000%)")
+    return v
+
+
+def _us(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.0f}"
+
+
+def run(args) -> int:
+    from .. import profile as pf
+    from .. import runtime
+
+    try:
+        from .._core import parse_duration
+        duration = parse_duration(args.duration)
+        if duration is None or duration <= 0:
+            raise ValueError(f"--duration: not a duration: {args.duration!r} (e.g. 10s)")
+        margin = _margin(args.margin)
+        warmup = parse_duration(args.warmup)
+        if warmup is None or warmup < 0:
+            raise ValueError(f"--warmup: not a duration: {args.warmup!r} (e.g. 2s)")
+        view = pf.read_model(args.model)
+    except (ValueError, pf.ProfileError) as e:
+        print(f"chainrt profile: {e}", file=sys.stderr)
+        return 1
+    topic = (args.namespace.rstrip("/") + pf.STATS_SUFFIX) if args.namespace else None
+    try:
+        if args.run:
+            run_id = args.run_id or runtime.new_run_id()
+            done = threading.Event()
+            box = {}
+
+            def listen():
+                try:
+                    box["col"] = pf.listen(duration / 1e9, topic=topic or pf.STATS_SUFFIX, run_id=run_id,
+                                           until=done.is_set, settle_s=1.5)
+                except Exception as e:  # reported below
+                    box["error"] = e
+            th = threading.Thread(target=listen, daemon=True)
+            th.start()
+            try:
+                result = runtime.run_model(args.model, duration, warmup_ns=warmup, stats_period_ns=200_000_000,
+                                           namespace=args.namespace, run_id=run_id)
+            finally:
+                done.set()
+                th.join()
+            if "error" in box:
+                raise box["error"]
+            col = box["col"]
+            for w in result.get("warnings", []):
+                print(f"warning: {w}", file=sys.stderr)
+        else:
+            col = pf.listen(duration / 1e9, topic=topic, run_id=args.run_id)
+        prof = pf.build_profile(view, col, margin=margin, time_kind=args.time)
+    except (runtime.RuntimeNotFound, pf.ProfileError, RuntimeError) as e:
+        print(f"chainrt profile: {e}", file=sys.stderr)
+        return 1
+    except ImportError as e:
+        print(f"chainrt profile: rclpy is not available ({e}); source ROS 2 or run scripts/setup",
+              file=sys.stderr)
+        return 1
+
+    changes = pf.plan_changes(view, prof)
+    meas = None if args.no_measurements else (pf.measurements_of(prof) or None)
+    note = (f"hop latencies measured by chainrt profile (medians of {len(meas or [])} hop(s); "
+            "see the .profile.json file)")
+    new_text = pf.apply_changes(view, changes, meas, note)
+    side = Path(args.side) if args.side else Path(args.model).with_suffix(".profile.json")
+
+    if args.json:
+        print(json.dumps({**prof, "changes": [c.__dict__ for c in changes]}, indent=2))
+    else:
+        print(f"{args.model}: {prof['messages']} monitoring message(s) from executor(s) "
+              f"{', '.join(e or '?' for e in prof['executors'])}; execution time = thread "
+              f"{'CPU' if args.time == 'cpu' else 'wall'} time, WCET = max x {1 + margin:g}")
+        print(f"{'callback':<24} {'n':>6} {'cpu mean':>9} {'cpu p99':>8} {'cpu max':>8} {'wall max':>9} "
+              f"{'inter-arr':>9} | {'bcet':>7} {'wcet':>7}   (us)")
+        for name, r in prof["callbacks"].items():
+            c, w, ia = r["cpu_ns"], r["wall_ns"], r["inter_arrival_ns"]
+            print(f"{name:<24} {r['instances']:>6} {_us(c.get('mean')):>9} {_us(c.get('p99')):>8} "
+                  f"{_us(c.get('max')):>8} {_us(w.get('max')):>9} {_us(ia.get('mean')):>9} | "
+                  f"{_us(r['bcet_ns']):>7} {_us(r['wcet_ns']):>7}")
+        for name, c in prof["chains"].items():
+            print(f"chain {name}: {c['instances']} instance(s), response time min {_us(c['bcrt_ns'])} / "
+                  f"mean {_us(c['mean_ns'])} / p99 {_us(c['p99_ns'])} / max {_us(c['wcrt_ns'])} us")
+        for h in prof["hops"]:
+            print(f"hop {h['from']} -> {h['to']} ({h['kind']}, {h['size']}): latency median "
+                  f"{_us(h['latency_ns']['p50'])} us over {h['latency_ns']['n']} instance(s)"
+                  + ("" if h["unblocked"] else " (every instance blocked by another callback: not written)"))
+        if prof["missing"]:
+            print(f"not measured (no instance seen): {', '.join(prof['missing'])}", file=sys.stderr)
+        if prof["samples_lost"]:
+            print(f"note: {prof['samples_lost']} dispatch sample(s) were lost (the percentiles are over "
+                  "the rest; extremes and means are exact)", file=sys.stderr)
+        hand = [c for c in changes if c.old is not None]
+        if hand:
+            print("changes to values already in the model: " + "; ".join(
+                f"{c.callback}.{c.field} {c.old} -> {c.new}" for c in hand))
+        if new_text != view.text and not args.write:
+            sys.stdout.write(pf.unified_diff(args.model, view.text, new_text))
+    if not args.write:
+        if new_text != view.text and not args.json:
+            print("(not written: add --write to change the model and write "
+                  f"{side.name})")
+        return 0
+    try:
+        if new_text != view.text:
+            Path(args.model).write_text(new_text)
+        side.write_text(json.dumps(prof, indent=2) + "\n")
+    except OSError as e:
+        print(f"chainrt profile: {e}", file=sys.stderr)
+        return 1
+    if not args.json:
+        print(f"wrote {args.model} ({len(changes)} value(s) changed) and {side}")
+    return 0

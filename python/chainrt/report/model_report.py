@@ -1,0 +1,266 @@
+"""``chainrt report MODEL``: the analysis, the simulation and a real run of the same model side by
+side on one HTML page (tables with the definition of the measure they show, plots with captions),
+plus the run's verdict (chainrt.verdict).
+
+Measures shown, each defined once where it is used:
+* chain response time: completion of the chain's last callback minus the release of its first
+  (the timer release), per chain instance -- analysis (bound), simulator, real run alike;
+* execution time: thread CPU time of one callback instance (real run), against the model's WCET.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from . import html as H
+
+RESPONSE_TIME = ("Chain response time", "completion of the chain's last callback minus the release of its "
+                 "first callback (the timer release), per chain instance. The analysis gives an upper bound, "
+                 "the simulator and the real run give observed values.")
+EXEC_TIME = ("Execution time", "thread CPU time used by one instance of a callback (the executor's own "
+             "measurement), compared with the WCET the model gives it.")
+
+
+def _ms(ns, digits=2) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.{digits}f}"
+
+
+def collect(model_path: str, duration_ns: int, run: bool = True, policy: str | None = None, log=None) -> dict:
+    """Analysis, simulation and (with ``run``) a real run of the model; each part records why it
+    is missing instead of failing the report."""
+    from ..commands.analyze import analyze
+    from ..commands.simulate import simulate
+    from ..model import load_model
+    model = load_model(model_path)
+    data = {"model": str(model_path), "name": getattr(model, "name", "") or Path(model_path).stem,
+            "duration_ns": duration_ns, "policy": policy, "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "host": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
+            "chains": [c.name for c in model.chains],
+            "model_chains": {c.name: {"period_ns": c.period, "deadline_ns": c.deadline,
+                                      "callbacks": list(c.callbacks)} for c in model.chains},
+            "wcet": {cb.name: cb.wcet for cb in model.callbacks}, "notes": []}
+    try:
+        data["analysis"] = analyze(model) if policy is None else _analysis_for(model, policy)
+    except (ValueError, RuntimeError) as e:
+        data["analysis"] = None
+        data["notes"].append(f"no analysis bound: {e}")
+    try:
+        data["simulation"], _ = simulate(model, duration_ns, policy=policy)
+    except Exception as e:  # shown on the page
+        data["simulation"] = None
+        data["notes"].append(f"simulation failed: {e}")
+    data["run"] = None
+    if run:
+        from .. import runtime, verdict
+        try:
+            watch = verdict.RunWatch(model_path, stream=open(os.devnull, "w"))
+            data["start_warnings"] = watch.warnings
+            r = runtime.run_model(model_path, duration_ns, policy=policy)
+            v = watch.finish(r, data["analysis"], (data["simulation"] or {}).get("chains"))
+            data["run"] = r
+            data["verdict"] = v.to_json()
+        except (runtime.RuntimeNotFound, RuntimeError) as e:
+            data["notes"].append(f"no real run: {e}")
+    return data
+
+
+def _analysis_for(model, policy):
+    from .. import _core
+    for name, _summary, pol in _core.analysis_names():
+        if pol == policy and _core._applicable(model, name)[0]:
+            return _core._analyze(model, name)
+    raise ValueError(f"no analysis for policy {policy} applies to this model")
+
+
+# --------------------------------------------------------------------------- plots
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_worst_cases(data: dict, path: Path):
+    """Per chain: bound, simulated and measured worst case as a fraction of the deadline."""
+    plt = _plt()
+    chains = data["chains"]
+    an = (data.get("analysis") or {}).get("chains", {})
+    sim = (data.get("simulation") or {}).get("chains", {})
+    run = (data.get("run") or {}).get("chains", {})
+    series = [("analysis bound", lambda c: (an.get(c) or {}).get("wcrt_bound_ns"), "#4c72b0"),
+              ("simulated worst case", lambda c: (sim.get(c) or {}).get("wcrt_ns"), "#55a868"),
+              ("measured worst case", lambda c: (run.get(c) or {}).get("wcrt_ns") if (run.get(c) or {}).get("instances")
+               else None, "#c44e52")]
+    series = [s for s in series if any(s[1](c) for c in chains)]
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.75 * len(chains) * max(1, len(series)) / 2))
+    h = 0.8 / len(series)
+    for i, (label, get, color) in enumerate(series):
+        ys = [k + (i - (len(series) - 1) / 2) * h for k in range(len(chains))]
+        xs = [(get(c) or 0) / data["model_chains"][c]["deadline_ns"] for c in chains]
+        ax.barh(ys, xs, height=h * 0.9, label=label, color=color)
+        for y, x, c in zip(ys, xs, chains):
+            v = get(c)
+            if v:
+                ax.text(x, y, f" {v / 1e6:.1f} ms", va="center", fontsize=8)
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.text(1.0, len(chains) - 0.45, " deadline", fontsize=8)
+    ax.set_yticks(range(len(chains)), chains)
+    ax.invert_yaxis()
+    ax.set_xlabel("worst-case chain response time / deadline")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlim(0, max(1.15, ax.get_xlim()[1] * 1.12))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_cdf(data: dict, path: Path):
+    """CDF of the measured response times of each chain, with the simulated worst case and the
+    bound marked; one panel per chain (their scales differ)."""
+    samples = (data.get("run") or {}).get("samples_ns", {})
+    chains = [c for c in data["chains"] if samples.get(c)]
+    if not chains:
+        return None
+    plt = _plt()
+    an = (data.get("analysis") or {}).get("chains", {})
+    sim = (data.get("simulation") or {}).get("chains", {})
+    cols = min(2, len(chains))
+    rows = (len(chains) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3 * rows), squeeze=False)
+    for ax, c in zip(axes.flat, chains):
+        s = sorted(samples[c])
+        ax.step([x / 1e6 for x in s], [(i + 1) / len(s) for i in range(len(s))], where="post", color="#c44e52",
+                label=f"measured ({len(s)} instances)")
+        b = (an.get(c) or {}).get("wcrt_bound_ns")
+        if b:
+            ax.axvline(b / 1e6, color="#4c72b0", linestyle="--", label=f"analysis bound {b / 1e6:.1f} ms")
+        w = (sim.get(c) or {}).get("wcrt_ns")
+        if w:
+            ax.axvline(w / 1e6, color="#55a868", linestyle=":", label=f"simulated worst {w / 1e6:.1f} ms")
+        d = data["model_chains"][c]["deadline_ns"]
+        ax.axvline(d / 1e6, color="black", linewidth=1, label=f"deadline {d / 1e6:.0f} ms")
+        ax.set_title(c, fontsize=10)
+        ax.set_xlabel("chain response time (ms)")
+        ax.set_ylabel("fraction of instances")
+        ax.set_ylim(0, 1.02)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in list(axes.flat)[len(chains):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_exec(data: dict, path: Path):
+    """Measured CPU time per callback (mean and max) relative to the model's WCET."""
+    cbs = (data.get("run") or {}).get("callbacks", {})
+    names = [n for n in data["wcet"] if n in cbs and cbs[n].get("instances")]
+    if not names:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.4 * len(names)))
+    mean = [cbs[n]["cpu_total_ns"] / cbs[n]["instances"] / data["wcet"][n] for n in names]
+    mx = [cbs[n]["cpu_max_ns"] / data["wcet"][n] for n in names]
+    ys = range(len(names))
+    ax.barh([y + 0.2 for y in ys], mean, height=0.38, label="mean", color="#8172b2")
+    ax.barh([y - 0.2 for y in ys], mx, height=0.38, label="max", color="#c44e52")
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.set_yticks(list(ys), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("measured CPU time per instance / WCET in the model")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------- the page
+
+def render(data: dict, images: dict) -> str:
+    an = (data.get("analysis") or {}).get("chains", {})
+    sim = (data.get("simulation") or {}).get("chains", {})
+    run = data.get("run") or {}
+    rc = run.get("chains", {})
+    rows, cls = [], []
+    for c in data["chains"]:
+        m = data["model_chains"][c]
+        b = (an.get(c) or {}).get("wcrt_bound_ns")
+        s = sim.get(c) or {}
+        r = rc.get(c) or {}
+        has = bool(r.get("instances"))
+        rows.append([c, _ms(m["deadline_ns"]), _ms(b), _ms(s.get("wcrt_ns")), _ms(s.get("mean_ns")),
+                     _ms(r.get("wcrt_ns")) if has else "-", _ms(r.get("mean_ns")) if has else "-",
+                     _ms(r.get("p99_ns")) if has else "-", r.get("instances", "-") if run else "-",
+                     r.get("deadline_misses", "-") if run else "-"])
+        over_b = has and b is not None and r["wcrt_ns"] > b
+        cls.append("bad" if over_b or (has and r.get("deadline_misses")) else
+                   ("warn" if has and s.get("wcrt_ns") and r["wcrt_ns"] > s["wcrt_ns"] else ""))
+    analysis_name = (data.get("analysis") or {}).get("analysis", "none")
+    parts = []
+    v = data.get("verdict") or {}
+    if run:
+        if v.get("findings"):
+            parts.append(H.section("Verdict: the run disagrees with the model",
+                                   H.para("Each chain whose measured worst case exceeds its analysis bound or its "
+                                          "simulated worst case, with the causes measured during the run:"),
+                                   H.items([f["text"] for f in v["findings"]])))
+        else:
+            parts.append(H.section("Verdict", H.para("Every chain's measured worst case is within its analysis "
+                                                     "bound and its simulated worst case.")))
+    parts.append(H.section(
+        "Chains: analysis, simulation and real run side by side",
+        H.table(["chain", "deadline", "analysis bound", "simulated worst", "simulated mean", "measured worst",
+                 "measured mean", "measured p99", "instances", "deadline misses"], rows,
+                f"Chain response times in ms (analysis {analysis_name}; simulation and run of "
+                f"{data['duration_ns'] / 1e9:g} s). Red: above the bound or a missed deadline; yellow: above "
+                "the simulated worst case.", RESPONSE_TIME, cls),
+        H.figure(images["worst"].name, "Worst-case response time of each chain as a fraction of its deadline. "
+                 "Look for a measured bar longer than the analysis bound (the model does not describe the run) "
+                 "and for any bar beyond the dashed line (a missed deadline).", "worst cases per chain")
+        if images.get("worst") else "",
+        H.figure(images["cdf"].name, "Distribution of the measured response times per chain. The steeper and "
+                 "further left the curve, the more predictable the chain; the dashed line is the bound it must "
+                 "stay left of.", "response time distributions") if images.get("cdf") else ""))
+    cbs = run.get("callbacks", {})
+    if cbs:
+        crow = []
+        for n, w in data["wcet"].items():
+            st = cbs.get(n)
+            if not st or not st.get("instances"):
+                continue
+            crow.append([n, _ms(w, 3), _ms(st["cpu_total_ns"] / st["instances"], 3), _ms(st["cpu_max_ns"], 3),
+                         _ms(st["wall_max_ns"], 3), st["instances"]])
+        parts.append(H.section(
+            "Callbacks: execution times",
+            H.table(["callback", "WCET in the model", "measured mean", "measured max", "wall-time max", "instances"],
+                    crow, "Execution time per callback instance in ms (real run).", EXEC_TIME),
+            H.figure(images["exec"].name, "Measured CPU time per instance relative to the model's WCET: bars "
+                     "beyond 1.0 mean the model understates the callback (run chainrt profile to measure it).",
+                     "execution times") if images.get("exec") else ""))
+    notes = list(data.get("notes", [])) + list(data.get("start_warnings", [])) + list(run.get("warnings", []))
+    if notes:
+        parts.append(H.section("Notes", H.items(notes)))
+    la = data["host"].get("load_average") or [0]
+    sub = (f"{data['model']} - {data['when']} - {data['host']['cpus']} CPUs, load average {la[0]:.2f} at the start"
+           + (f" - run id {run.get('run_id')}" if run.get("run_id") else ""))
+    return H.page(f"chainrt report: {data['name']}", "\n".join(parts), sub)
+
+
+def write(data: dict, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    images = {"worst": plot_worst_cases(data, out_dir / "worst_cases.png"),
+              "cdf": plot_cdf(data, out_dir / "response_cdf.png"),
+              "exec": plot_exec(data, out_dir / "execution_times.png")}
+    (out_dir / "report.json").write_text(json.dumps(data, indent=1, default=str))
+    page = out_dir / "index.html"
+    page.write_text(render(data, images))
+    return page

@@ -1,0 +1,51 @@
+// The monitoring message's parts that chainrt profile reads (monitor.hpp): the per-dispatch
+// samples grouped by callback, and the run id, executor and callback place in the report JSON.
+#include <gtest/gtest.h>
+
+#include "chainrt/runtime/monitor.hpp"
+
+using namespace chainrt::runtime;
+
+TEST(MonitorJson, RecordsAreGroupedPerCallbackInOrder) {
+  // callback, thread, start, finish, cpu, deadline, release
+  std::vector<DispatchRecord> r = {{0, 0, 100, 300, 150, 0, 50},
+                                   {1, 0, 400, 450, 40, 0, 0},
+                                   {0, 1, 500, 800, 250, 0, 450}};
+  EXPECT_EQ(records_json(r, {"a", "b\"q", "never"}),
+            "{\"a\": {\"start_ns\": [100,500], \"wall_ns\": [200,300], \"cpu_ns\": [150,250], "
+            "\"release_ns\": [50,450], \"thread\": [0,1]}, "
+            "\"b\\\"q\": {\"start_ns\": [400], \"wall_ns\": [50], \"cpu_ns\": [40], "
+            "\"release_ns\": [0], \"thread\": [0]}}");
+  EXPECT_EQ(records_json({}, {"a"}), "{}");
+}
+
+TEST(MonitorJson, ReportCarriesRunIdExecutorAndCallbackPlace) {
+  RunReport rep;
+  rep.policy = "fp";
+  rep.run_id = "r-1";
+  rep.executor = "main";
+  CallbackStats cs;
+  cs.name = "hi_sub";
+  cs.node = "/hi_control";
+  cs.kind = "subscription";
+  cs.topic = "/hi_data";
+  cs.instances = 2;
+  cs.cpu_total = 30;
+  cs.cpu_max = 20;
+  cs.cpu_min = 10;
+  cs.wall_total = 50;
+  cs.wall_max = 30;
+  cs.wall_min = 20;
+  rep.callbacks.push_back(cs);
+  const std::string js = to_json(rep);
+  EXPECT_EQ(js.rfind("{\"run_id\": \"r-1\", \"executor\": \"main\", \"policy\": \"fp\"", 0), 0u) << js;
+  EXPECT_NE(js.find("\"hi_sub\": {\"node\": \"/hi_control\", \"kind\": \"subscription\", \"topic\": "
+                    "\"/hi_data\", \"instances\": 2, \"cpu_total_ns\": 30, \"cpu_max_ns\": 20, "
+                    "\"cpu_min_ns\": 10, \"wall_total_ns\": 50, \"wall_max_ns\": 30, \"wall_min_ns\": 20"),
+            std::string::npos)
+      << js;
+  // without a run id or place (Executor::report() at the end of a run) the keys are absent
+  RunReport plain;
+  plain.policy = "edf";
+  EXPECT_EQ(to_json(plain).rfind("{\"policy\": \"edf\"", 0), 0u);
+}

@@ -1,0 +1,328 @@
+"""Tests of ``chainrt discover`` and ``chainrt profile``.
+
+The pure parts (graph -> skeleton, monitoring messages -> profile, text edits of the model) are
+tested without ROS 2. Two end-to-end tests need ROS 2 (rclpy, and the built runtime for the
+second) and skip otherwise:
+
+* a graph of plain rclpy nodes in two processes, started by the test (tests/python/ros_nodes/
+  graph.py), is discovered; the discovered topology must equal the started one; after
+  ``profile --write`` the model passes ``check`` and ``analyze``, ``simulate`` and ``run`` work on it;
+* ``profile --run`` on examples/two_chains.yaml recovers each callback's configured work (the WCET
+  the runtime burns as thread CPU time) within 10 % on the mean, with BCET <= WCET.
+
+No wall-clock figure is asserted: execution times are thread CPU time, compared with generous
+relative bounds; rates only with a 20 % tolerance on the period the graph's timers were given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rosutil import have_rclpy, runtime_built
+import yaml
+
+from chainrt import discover as dc
+from chainrt import profile as pf
+from chainrt.model import ModelError, load_model_from_string
+
+REPO = Path(__file__).resolve().parents[2]
+NODES = REPO / "tests" / "python" / "ros_nodes" / "graph.py"
+
+
+def _graph() -> dc.Graph:
+    g = dc.Graph(observed_s=3, domain="1", rmw="rmw_fastrtps_cpp")
+    g.nodes = {"/sensor": "p1", "/filter": "p1", "/control": "p2", "/logger": "p2"}
+    g.publishes = {"/sensor": ["/scan", "/status"], "/filter": ["/filtered"], "/control": ["/cmd"], "/logger": []}
+    g.subscribes = {"/sensor": [], "/filter": ["/scan"], "/control": ["/filtered"], "/logger": ["/cmd", "/status"]}
+    for t, r, s in (("/scan", 50.2, 1016), ("/filtered", 49.9, 1016), ("/cmd", 50.0, 80), ("/status", 10.0, 12)):
+        g.topics[t] = dc.TopicStats(type="std_msgs/msg/UInt8MultiArray", count=100, rate_hz=r, size_max=s,
+                                    size_mean=s)
+    return g
+
+
+def _callbacks(text: str) -> dict:
+    return {c["name"]: c for c in yaml.safe_load(text)["callbacks"]}
+
+
+def test_skeleton_infers_callbacks_timers_and_chains():
+    text = dc.to_yaml(dc.skeleton(_graph(), cores=2))
+    cbs = _callbacks(text)
+    assert set(cbs) == {"sensor/timer", "sensor/timer_2", "filter/on_scan", "control/on_filtered",
+                        "logger/on_cmd", "logger/on_status"}
+    assert cbs["sensor/timer"]["period"] == "20ms" and cbs["sensor/timer_2"]["period"] == "100ms"
+    assert cbs["filter/on_scan"]["publishes"] == ["filtered"]      # data-driven: the rates match
+    assert "publishes" not in cbs["logger/on_cmd"]
+    chains = {tuple(c["callbacks"]) for c in yaml.safe_load(text)["chains"]}
+    assert chains == {("sensor/timer", "filter/on_scan", "control/on_filtered", "logger/on_cmd"),
+                      ("sensor/timer_2", "logger/on_status")}
+    data = yaml.safe_load(text)
+    assert {e["name"] for e in data["executors"]} == {"control_exec", "filter_exec"}
+    assert {t["name"]: t["size"] for t in data["topics"]}["scan"] == "1016B"
+    assert "inferred: a timer; period from the median interval" in text
+    # without execution times the model is incomplete, and says so for every callback
+    with pytest.raises(ModelError) as e:
+        load_model_from_string(text, "skeleton.yaml")
+    assert all("wcet" in d["message"] for d in e.value.diagnostics)
+    assert len(e.value.diagnostics) == 6
+
+
+def test_skeleton_marks_a_silent_timer_unknown():
+    g = _graph()
+    g.topics["/status"] = dc.TopicStats(type="std_msgs/msg/String", note="0 message(s) in 3 s: rate not measured")
+    text = dc.to_yaml(dc.skeleton(g, cores=2))
+    assert "period" not in _callbacks(text)["sensor/timer_2"]
+    assert "unknown: period" in text
+
+
+def test_a_profiled_skeleton_is_a_valid_model(tmp_path):
+    path = tmp_path / "skeleton.yaml"
+    path.write_text(dc.to_yaml(dc.skeleton(_graph(), cores=2)))
+    view = pf.read_model(str(path))
+    col = pf.Collection()
+    col.add(_msg(cbs={name: {"instances": 4, "cpu_total_ns": 4_000_000, "cpu_max_ns": 1_500_000,
+                             "cpu_min_ns": 700_000, "wall_max_ns": 2_000_000} for name in view.callbacks}))
+    prof = pf.build_profile(view, col)
+    new = pf.apply_changes(view, pf.plan_changes(view, prof), None, "")
+    m = load_model_from_string(new, "profiled.yaml")
+    assert all(cb.wcet == 1_800_000 and cb.bcet == 700_000 for cb in m.callbacks)
+    assert dc.WCET_MARK not in new and new.count(pf.PROFILED_MARK) == 6
+    assert "inferred: a timer; period from the median interval" in new
+
+
+def test_timer_period_from_the_median_gap_not_the_mean_rate():
+    g = _graph()
+    # a loaded system skipped releases: 27.7 messages/s on average, most gaps still 20 ms
+    g.topics["/scan"].rate_hz, g.topics["/scan"].median_gap_s = 27.7, 0.0201
+    g.topics["/filtered"].rate_hz = g.topics["/cmd"].rate_hz = 27.6
+    assert _callbacks(dc.to_yaml(dc.skeleton(g, cores=2)))["sensor/timer"]["period"] == "20ms"
+
+
+def test_nice_period_rounding():
+    assert dc.nice_period_ns(49.9) == 20_000_000
+    assert dc.nice_period_ns(333.3) == 3_000_000
+    assert dc.nice_period_ns(1234.0) == 810_000
+
+
+def _msg(run="r1", ex="main", seq=0, cbs=None, samples=None, chains=None):
+    return json.dumps({"run_id": run, "executor": ex, "seq": seq, "callbacks": cbs or {},
+                       "samples": samples or {}, "chains": chains or {}})
+
+
+SKELETON = """# a comment that must survive
+chainrt: 1
+nodes:
+  - {name: a, executor: e}
+  - {name: b, executor: e}
+executors:
+  - {name: e, process: p}
+topics:
+  - {name: t, size: 1KiB}
+callbacks:
+  - {name: src, kind: timer, node: a, period: 10ms, publishes: [t]}   # inferred
+  - name: dst
+    kind: subscription
+    node: b
+    topic: t
+    wcet: 9ms   # hand-written
+chains:
+  - {name: c, callbacks: [src, dst]}
+"""
+
+
+def _collection():
+    col = pf.Collection()
+    cb = {"src": {"instances": 3, "cpu_total_ns": 3_000_000, "cpu_max_ns": 1_200_000, "cpu_min_ns": 800_000,
+                  "wall_max_ns": 1_500_000},
+          # matched by node, kind and topic: an executor that does not know the model's names
+          "cb7": {"instances": 3, "cpu_total_ns": 6_000_000, "cpu_max_ns": 2_500_000, "wall_max_ns": 3_000_000,
+                  "node": "/b", "kind": "subscription", "topic": "/t"}}
+    s = {"src": {"start_ns": [0, 10_000_000, 20_000_000], "wall_ns": [1_000_000] * 3,
+                 "cpu_ns": [800_000, 1_000_000, 1_200_000], "release_ns": [1, 10_000_001, 20_000_001]},
+         "cb7": {"start_ns": [1_100_000, 11_050_000, 21_200_000], "wall_ns": [2_000_000] * 3,
+                 "cpu_ns": [1_500_000, 2_000_000, 2_500_000], "release_ns": [1, 10_000_001, 20_000_001]}}
+    col.add(_msg(cbs=cb, samples=s))
+    col.add(_msg(cbs=cb, samples=s))             # a duplicate (same seq): ignored
+    col.add(_msg(run="other", cbs=cb), run_id="r1")  # another run: ignored
+    col.add("not json")
+    return col
+
+
+def test_profile_from_monitoring_messages(tmp_path):
+    col = _collection()
+    assert col.messages == 1 and col.ignored == 2
+    path = tmp_path / "m.yaml"
+    path.write_text(SKELETON)
+    view = pf.read_model(str(path))
+    prof = pf.build_profile(view, col, margin=0.5)
+    src, dst = prof["callbacks"]["src"], prof["callbacks"]["dst"]
+    assert src["bcet_ns"] == 800_000 and src["wcet_ns"] == 1_800_000        # max x 1.5
+    assert dst["monitored_as"] == "cb7" and dst["wcet_ns"] == 3_750_000
+    assert dst["bcet_ns"] == 1_500_000 <= dst["wcet_ns"]                    # min of the samples
+    assert src["inter_arrival_ns"]["mean"] == 10_000_000
+    (hop,) = prof["hops"]
+    assert hop["kind"] == "intra_process" and hop["size"] == "1KiB"
+    assert hop["latency_ns"]["min"] == 50_000 and hop["latency_ns"]["max"] == 200_000
+    changes = pf.plan_changes(view, prof)
+    assert {(c.callback, c.field, c.old) for c in changes} == {
+        ("src", "wcet", None), ("src", "bcet", None), ("dst", "wcet", "9ms"), ("dst", "bcet", None)}
+    new = pf.apply_changes(view, changes, pf.measurements_of(prof), "measured")
+    assert "# a comment that must survive" in new and "# hand-written" in new and "# inferred" in new
+    m = load_model_from_string(new, "profiled.yaml")
+    by = {c.name: c for c in m.callbacks}
+    assert by["src"].wcet == 1_800_000 and by["src"].bcet == 800_000
+    assert by["dst"].wcet == 3_750_000 and by["dst"].bcet == 1_500_000
+    assert "latency: 100us" in new          # the median hop latency
+    # a second profile replaces the measurements instead of adding a second section
+    path.write_text(new)
+    view2 = pf.read_model(str(path))
+    again = pf.apply_changes(view2, pf.plan_changes(view2, prof), pf.measurements_of(prof), "measured")
+    assert again == new
+
+
+def test_two_timers_of_one_node_are_told_apart_by_their_period(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(dc.to_yaml(dc.skeleton(_graph(), cores=2)))
+    view = pf.read_model(str(path))
+    col = pf.Collection()
+    agg = {"instances": 4, "cpu_total_ns": 4_000_000, "cpu_max_ns": 1_000_000, "wall_max_ns": 1_000_000}
+    col.add(_msg(cbs={"fast": dict(agg, node="/sensor", kind="timer", cpu_max_ns=2_000_000),
+                      "slow": dict(agg, node="/sensor", kind="timer", cpu_max_ns=3_000_000)},
+                 samples={"fast": {"release_ns": [20_000_000 * k for k in range(1, 6)]},
+                          "slow": {"release_ns": [100_000_000 * k for k in range(1, 6)]}}))
+    prof = pf.build_profile(view, col, margin=0.0)
+    assert prof["callbacks"]["sensor/timer"]["monitored_as"] == "fast"      # period 20ms
+    assert prof["callbacks"]["sensor/timer_2"]["monitored_as"] == "slow"    # period 100ms
+
+
+def test_without_minimum_or_samples_bcet_is_left_alone(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(SKELETON)
+    view = pf.read_model(str(path))
+    col = pf.Collection()
+    col.add(_msg(cbs={"src": {"instances": 3, "cpu_total_ns": 3_000_000, "cpu_max_ns": 1_200_000,
+                              "cpu_min_ns": 0, "wall_max_ns": 1_500_000}}))
+    prof = pf.build_profile(view, col, margin=0.0)
+    assert prof["callbacks"]["src"]["bcet_ns"] is None and prof["callbacks"]["src"]["wcet_ns"] == 1_200_000
+    assert [(c.callback, c.field) for c in pf.plan_changes(view, prof)] == [("src", "wcet")]
+    assert prof["missing"] == ["dst"]
+
+
+def test_profile_errors_are_one_line(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(SKELETON)
+    view = pf.read_model(str(path))
+    with pytest.raises(pf.ProfileError, match="no monitoring message"):
+        pf.build_profile(view, pf.Collection())
+    col = pf.Collection()
+    col.add(_msg(cbs={"zzz": {"instances": 1, "cpu_total_ns": 1, "cpu_max_ns": 1, "wall_max_ns": 1}}))
+    with pytest.raises(pf.ProfileError, match="none of the model's callbacks"):
+        pf.build_profile(view, col)
+    (tmp_path / "bad.yaml").write_text("callbacks: [\n")
+    with pytest.raises(pf.ProfileError, match="bad.yaml:"):
+        pf.read_model(str(tmp_path / "bad.yaml"))
+
+
+def test_profile_cli_rejects_bad_input(tmp_path):
+    env = dict(os.environ)
+    for args, msg in ((["profile", str(tmp_path / "missing.yaml")], "No such file"),
+                      (["profile", str(REPO / "examples" / "two_chains.yaml"), "--margin", "x"], "margin"),
+                      (["profile", str(tmp_path)], "Is a directory")):
+        r = subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True, env=env)
+        assert r.returncode == 1 and msg in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- with ROS 2
+
+def _ros_env(domain: int) -> dict:
+    env = dict(os.environ)
+    env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    return env
+
+
+def _chainrt(args, env, timeout=180):
+    return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+@pytest.mark.skipif(not have_rclpy(), reason="rclpy is not installed")
+def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
+    env = _ros_env(71)
+    procs = [subprocess.Popen([sys.executable, str(NODES), p, "--monitor"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) for p in ("front", "back")]
+    model = tmp_path / "discovered.yaml"
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        r = _chainrt(["discover", "--duration", "3s", "--settle", "10s", "--expect-nodes", "4",
+                      "-o", str(model)], env)
+        assert r.returncode == 0, r.stderr
+        data = yaml.safe_load(model.read_text())
+        # the discovered topology is the started one
+        assert {n["name"] for n in data["nodes"]} == {"sensor", "filter", "control", "logger"}
+        execs = {n["name"]: n["executor"] for n in data["nodes"]}
+        assert execs["sensor"] == execs["filter"] != execs["control"] == execs["logger"]
+        assert {t["name"] for t in data["topics"]} == {"scan", "filtered", "cmd", "status"}
+        cbs = {c["name"]: c for c in data["callbacks"]}
+        edges = {(c["node"], c.get("topic"), tuple(c.get("publishes", []))) for c in cbs.values()}
+        assert edges == {("sensor", None, ("scan",)), ("sensor", None, ("status",)),
+                         ("filter", "scan", ("filtered",)), ("control", "filtered", ("cmd",)),
+                         ("logger", "cmd", ()), ("logger", "status", ())}
+        periods = sorted(int(c["period"].rstrip("ms")) for c in cbs.values() if c["kind"] == "timer")
+        # measured from the rates: a timer never fires early, but a loaded machine delays it
+        assert 16 <= periods[0] < 60 and 80 <= periods[1] < 300, periods
+        sizes = {t["name"]: int(t["size"].rstrip("B")) for t in data["topics"]}
+        assert sizes["scan"] >= 1000 and sizes["status"] < 100
+        assert {tuple(c["callbacks"]) for c in data["chains"]} == {
+            ("sensor/timer", "filter/on_scan", "control/on_filtered", "logger/on_cmd"),
+            ("sensor/timer_2", "logger/on_status")}
+        assert _chainrt(["check", str(model)], env).returncode == 1   # execution times still missing
+        # profile from the nodes' monitoring (the test's stand-in for chainrt's rclpy executor)
+        r = _chainrt(["profile", str(model), "--duration", "3s", "--write"], env)
+        assert r.returncode == 0, r.stderr
+        assert model.with_suffix(".profile.json").is_file()
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=20)
+    r = _chainrt(["check", str(model)], env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    prof = json.loads(model.with_suffix(".profile.json").read_text())
+    for name, row in prof["callbacks"].items():
+        assert row["bcet_ns"] <= row["wcet_ns"]
+    # the graph's filter burns 3 ms of CPU per message: its measured mean is at least that
+    assert prof["callbacks"]["filter/on_scan"]["cpu_ns"]["mean"] >= 3_000_000
+    assert _chainrt(["analyze", str(model)], env).returncode in (0, 2)
+    assert _chainrt(["simulate", str(model), "--duration", "1s"], env).returncode == 0
+    if runtime_built():
+        r = _chainrt(["run", str(model), "--duration", "1s", "--no-compare", "--json"], env)
+        assert r.returncode in (0, 2), r.stderr
+        assert set(json.loads(r.stdout)["chains"]) == {c["name"] for c in data["chains"]}
+
+
+@pytest.mark.skipif(not (have_rclpy() and runtime_built()), reason="needs rclpy and the built runtime")
+def test_profile_recovers_the_configured_work_of_two_chains(tmp_path):
+    model = tmp_path / "two_chains.yaml"
+    shutil.copy(REPO / "examples" / "two_chains.yaml", model)
+    configured = {"hi_pub": 2_500_000, "hi_sub": 2_500_000, "lo_pub": 10_000_000, "lo_sub": 10_000_000}
+    r = _chainrt(["profile", str(model), "--run", "--duration", "3s", "--json"], _ros_env(72))
+    assert r.returncode == 0, r.stderr
+    prof = json.loads(r.stdout)
+    for name, work in configured.items():
+        row = prof["callbacks"][name]
+        assert row["instances"] >= (5 if name.startswith("hi") else 1)   # the low chain: 5 Hz
+        # thread CPU time: the configured work plus the publish; within 10 % on the mean
+        assert row["cpu_ns"]["mean"] == pytest.approx(work, rel=0.10), name
+        assert row["cpu_ns"]["min"] <= row["cpu_ns"]["p50"] <= row["cpu_ns"]["max"]
+        assert row["bcet_ns"] <= row["wcet_ns"]
+        assert row["wcet_ns"] >= row["cpu_ns"]["max"] * 1.2 - 1000   # the default margin
+    assert set(prof["chains"]) == {"high", "low"}
+    assert {(h["from"], h["to"]) for h in prof["hops"]} == {("hi_pub", "hi_sub"), ("lo_pub", "lo_sub")}
+    assert model.read_text() == (REPO / "examples" / "two_chains.yaml").read_text()  # no --write
