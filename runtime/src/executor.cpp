@@ -258,7 +258,7 @@ void Executor::prepare() {
     if (s->sub) s->sub->prepare_slots(threads_spec_.size());
 
   // Arm the timers: epoch = now.
-  const Duration epoch = now_ns();
+  const Duration epoch = clock_now();
   next_timer_due_ = kNoDeadline;
   for (auto& s : slots_)
     if (s->timer) {
@@ -399,7 +399,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   if (s.timer || slot >= 0) {
     lk.unlock();
     set_current_stamp(stamp);
-    const Duration start = now_ns();
+    const Duration start = clock_now();
     const Duration cpu0 = thread_cpu_ns();
     bool threw = false;
     try {
@@ -417,7 +417,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
     const Duration cpu = thread_cpu_ns() - cpu0;
-    const Duration finish = now_ns();
+    const Duration finish = clock_now();
     set_current_stamp(Stamp{});
     lk.lock();
     // monitoring (preallocated, no allocation)
@@ -463,7 +463,7 @@ void Executor::thread_main(sched::ThreadId t) {
   bool changed = true;
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
-    const Duration now = now_ns();
+    const Duration now = clock_now();
     const std::size_t before = queue_->size();
     harvest(now);
     if (queue_->size() > before) changed = true;
@@ -480,9 +480,10 @@ void Executor::thread_main(sched::ThreadId t) {
       continue;
     }
     // Idle: sleep until a message, a completion, the next timer release or stop.
-    const Duration timeout = next_timer_due_ == kNoDeadline ? -1 : std::max<Duration>(
-                                                                       next_timer_due_ - now, 0);
+    Duration timeout = next_timer_due_ == kNoDeadline ? -1 : std::max<Duration>(
+                                                                 next_timer_due_ - now, 0);
     if (timeout == 0) continue;
+    if (options_.clock && (timeout < 0 || timeout > 1'000'000)) timeout = 1'000'000;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     // Any wake-up from now on must reach the futex: a waker that changes wake_ before the
     // futex_wait below makes it return at once (seq is older); one that changes it later sees
@@ -498,7 +499,7 @@ void Executor::thread_main(sched::ThreadId t) {
 std::size_t Executor::poll_ready() {
   prepare();
   std::unique_lock<PiMutex> lk(mutex_);
-  harvest(now_ns());
+  harvest(clock_now());
   if (options_.policy == Policy::RosDefault) polling_point();
   return queue_->size() + pending_list_.size();
 }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
@@ -187,6 +189,40 @@ chains:
   // tick released at 0 is blocked by hog until 250 ms: releases 100 and 200 are skipped.
   EXPECT_EQ(r.callbacks[1].drops, 2);
   EXPECT_EQ(r.chain("T")->wcrt, 251 * ms);
+}
+
+// rcl's exact-grid rule (sched::TimerClock): hog blocks tick, released at 0, until exactly
+// 200 ms, a grid instant. rcl_timer_call moves tick's next call time to 100, still before now,
+// so on to the first grid instant at or after now: 200 itself. The release at 100 is skipped,
+// the one at 200 is ready at once and runs right after the late instance (chainrt used to skip
+// both and wait for 300 ms).
+TEST(Simulator, TimerTakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
+  const Model m = load_model_from_string(R"(
+name: exact_grid
+hosts: [{name: h, cores: 1}]
+executors: [{name: e, host: h, threads: 1}]
+nodes: [{name: n, executor: e}]
+callbacks:
+  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: 200ms, priority: 9}
+  - {name: tick, kind: timer, node: n, period: 100ms, wcet: 1ms, priority: 1}
+chains:
+  - {name: T, callbacks: [tick], deadline: 100ms}
+)");
+  for (Policy p : {Policy::FixedPriority, Policy::RosDefault}) {
+    sim::SimOptions o;
+    o.duration = 299 * ms;
+    o.policy = p;
+    o.threads = 1;
+    o.trace = true;
+    const auto r = sim::simulate(m, o);
+    std::vector<std::pair<Duration, Duration>> tick;  // (release, start)
+    for (const auto& e : r.trace)
+      if (e.callback == 1) tick.emplace_back(e.release, e.start);
+    ASSERT_EQ(tick.size(), 2u) << to_string(p);
+    EXPECT_EQ(tick[0], std::make_pair(Duration{0}, 200 * ms)) << to_string(p);  // blocked by hog
+    EXPECT_EQ(tick[1], std::make_pair(200 * ms, 201 * ms)) << to_string(p);     // grid 200: at once
+    EXPECT_EQ(r.callbacks[1].drops, 1) << to_string(p);                         // 100 skipped
+  }
 }
 
 TEST(Simulator, CommunicationDelayAcrossHosts) {

@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,6 +75,12 @@ struct ExecutorOptions {
   // (rcl_take) as the EDF paper's executor refreshes its whole wait set (Algorithm 2); O(n)
   // per selection instead of the event-driven O(changed).
   bool full_refresh = false;
+  // The executor's clock, in ns (empty: CLOCK_MONOTONIC). Timers are released on it and
+  // dispatches are stamped with it; deterministic scenarios (tests, simulated time) inject
+  // their own. Called on the dispatch path by executor threads: must be thread-safe and must
+  // neither allocate nor block. With an injected clock an idle thread re-reads it at least
+  // every millisecond (the clock may be advanced from outside).
+  std::function<Duration()> clock;
 };
 
 class Executor {
@@ -126,6 +133,7 @@ class Executor {
   void dispatch(sched::ThreadId t, sched::CallbackId id, Duration now,
                 std::unique_lock<PiMutex>& lk) noexcept;
   void wake_others() noexcept;
+  Duration clock_now() const noexcept { return options_.clock ? options_.clock() : now_ns(); }
   void stats_main();
   static void on_new_message(const void* user, std::size_t n);
 
