@@ -15,6 +15,13 @@ CallbackId ExecutorSetup::id_of(std::size_t model_callback) const noexcept {
   return kNoCallback;
 }
 
+std::vector<bool> ExecutorSetup::rt_threads() const {
+  std::vector<bool> rt;
+  rt.reserve(threads.size());
+  for (const ThreadSpec& t : threads) rt.push_back(t.role == CriticalityClass::RealTime);
+  return rt;
+}
+
 std::optional<int> effective_priority(const Model& model, std::size_t callback) {
   const Callback& cb = model.callbacks[callback];
   if (cb.priority) return cb.priority;

@@ -18,9 +18,10 @@
 //    counted as drops, the running instance keeps its release and deadline).
 //  - chain instances: a timer starting a chain stamps its instance with d = a + D (Sec. IV-B);
 //    subscriptions inherit the stamp of their input message (see node.hpp, Stamp).
-// ROS default policy: the readySet of the default executor (Sec. II): new work is only added
-// at polling points (no eligible queued callback for the thread), where the set is cleared and
-// refilled with the ready callbacks whose group can run at that instant.
+// Admission (sched::Admission, the rule the simulator uses too): ready work enters the queue at
+// once (readyQueue policies), at polling points (ROS default: the readySet of the default
+// executor, Sec. II, cleared and refilled with the ready callbacks whose group can run at that
+// instant) or, for LaME's best-effort threads, at a refresh (LaME Sec. 4.1).
 //
 // Threads: one per sched::ThreadSpec, with its SCHED_FIFO priority, pinning and SCHED_DEADLINE
 // reservation (threads.hpp); without privilege: a warning and normal scheduling.
@@ -41,6 +42,7 @@
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/node.hpp"
 #include "chainrt/runtime/threads.hpp"
+#include "chainrt/sched/admission.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
@@ -129,7 +131,6 @@ class Executor {
   void harvest(Duration now) noexcept;          // Algorithm 2, incrementally
   void make_ready(sched::CallbackId id) noexcept;
   Duration ready_deadline(sched::CallbackId id) const noexcept;
-  bool polling_point() noexcept;                // ROS default: refill the readySet
   void dispatch(sched::ThreadId t, sched::CallbackId id, Duration now,
                 std::unique_lock<PiMutex>& lk) noexcept;
   void wake_others() noexcept;
@@ -147,10 +148,10 @@ class Executor {
 
   mutable PiMutex mutex_;
   std::unique_ptr<sched::ReadyQueue> queue_;
+  std::unique_ptr<sched::Admission> admission_;  // when ready work enters queue_ (shared rule)
+  struct AdmissionSource;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<ChainState> chains_;
-  std::vector<sched::CallbackId> scratch_;       // preallocated (polling point)
-  std::vector<sched::CallbackId> pending_list_;  // ROS default: ready, not in the readySet
   Duration next_timer_due_ = 0;
   std::vector<DispatchRecord> trace_;
   std::uint64_t dispatches_ = 0;
