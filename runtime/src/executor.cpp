@@ -205,6 +205,8 @@ void Executor::prepare() {
     specs.push_back(spec);
     slots_.push_back(std::move(s));
   }
+  if (options_.wait_set_seed && options_.policy == Policy::RosDefault)
+    sched::wait_set_order(specs, *options_.wait_set_seed);
   queue_ = std::make_unique<sched::ReadyQueue>(options_.policy, specs, groups,
                                                threads_spec_.size());
   // When ready work enters the queue: the rule the simulator uses too (sched/admission.hpp).

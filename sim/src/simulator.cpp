@@ -373,7 +373,10 @@ void Simulator::build() {
   cores_.resize(std::max<std::uint32_t>(1, host_core_base.back()));
   for (std::size_t x = 0; x < m_.executors.size(); ++x) {
     const Executor& exd = m_.executors[x];
-    ex_.emplace_back(sched::make_setup(m_, x, o_.policy, o_.threads));
+    sched::ExecutorSetup setup = sched::make_setup(m_, x, o_.policy, o_.threads);
+    if (o_.wait_set_seed && setup.policy == Policy::RosDefault)
+      sched::wait_set_order(setup.specs, *o_.wait_set_seed + x);
+    ex_.emplace_back(std::move(setup));
     ExecState& e = ex_.back();
     std::size_t h = 0;
     for (; h < m_.hosts.size(); ++h)

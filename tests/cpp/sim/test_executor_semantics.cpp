@@ -4,6 +4,8 @@
 // (determinism, drops, timer overruns, chains across executors with communication delay).
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -322,3 +324,53 @@ communication:
   EXPECT_EQ(r.chain("C")->bcrt, 3 * ms + 400'000);  // the nearest size's measurements only
   EXPECT_EQ(r.chain("C")->wcrt, 3 * ms + 900'000);
 }
+
+namespace chainrt {
+namespace {
+
+// ros-default among ready callbacks of one kind: registration order (the published models),
+// or rclcpp >= 28's wait-set order, a fixed but unspecified permutation (SimOptions::
+// wait_set_seed, sched::wait_set_order). Either way every ready timer runs before any ready
+// subscription, and a seed always gives the same order.
+TEST(DefaultExecutor, WaitSetOrderPermutesWithinKindsOnly) {
+  const Model m = load_model_from_string(R"(
+name: wait_set
+hosts: [{name: h, cores: 1}]
+executors: [{name: e, host: h, threads: 1, policy: ros-default}]
+nodes: [{name: n, executor: e}]
+topics: [{name: x, size: 16B}]
+callbacks:
+  - {name: src, kind: timer, node: n, period: 100ms, wcet: 1ms, publishes: [x]}
+  - {name: s1, kind: subscription, node: n, topic: x, wcet: 1ms}
+  - {name: s2, kind: subscription, node: n, topic: x, wcet: 1ms}
+  - {name: s3, kind: subscription, node: n, topic: x, wcet: 1ms}
+  - {name: t1, kind: timer, node: n, period: 100ms, offset: 500us, wcet: 1ms}
+  - {name: t2, kind: timer, node: n, period: 100ms, offset: 500us, wcet: 1ms}
+  - {name: t3, kind: timer, node: n, period: 100ms, offset: 500us, wcet: 1ms}
+chains:
+  - {name: C, callbacks: [src, s1], deadline: 100ms}
+)");
+  auto order = [&](std::optional<std::uint64_t> seed) {
+    sim::SimOptions o;
+    o.duration = 50 * ms;
+    o.trace = true;
+    o.wait_set_seed = seed;
+    std::string s;
+    for (const auto& e : sim::simulate(m, o).trace) s += m.callbacks[e.callback].name + " ";
+    return s;
+  };
+  EXPECT_EQ(order(std::nullopt), "src t1 t2 t3 s1 s2 s3 ");
+  std::set<std::string> seen;
+  for (std::uint64_t seed = 0; seed < 16; ++seed) {
+    const std::string o = order(seed);
+    EXPECT_EQ(o, order(seed));  // deterministic per seed
+    ASSERT_EQ(o.size(), std::string("src t1 t2 t3 s1 s2 s3 ").size());
+    EXPECT_EQ(o.substr(0, 4), "src ");
+    for (const char* t : {"t1", "t2", "t3"}) EXPECT_LT(o.find(t), o.find(" s")) << o;  // timers first
+    seen.insert(o);
+  }
+  EXPECT_GT(seen.size(), 4u);  // different processes, different orders
+}
+
+}  // namespace
+}  // namespace chainrt

@@ -83,6 +83,10 @@ struct ExecutorOptions {
   // neither allocate nor block. With an injected clock an idle thread re-reads it at least
   // every millisecond (the clock may be advanced from outside).
   std::function<Duration()> clock;
+  // ros-default: the order among ready callbacks of one kind as rclcpp >= 28 has it (a fixed,
+  // unspecified permutation of the registration order; sched::wait_set_order) drawn from this
+  // seed; unset: registration order (the published models of the default executor).
+  std::optional<std::uint64_t> wait_set_seed;
 };
 
 class Executor {

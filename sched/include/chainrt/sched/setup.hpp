@@ -44,6 +44,16 @@ struct ExecutorSetup {
   CallbackId id_of(std::size_t model_callback) const noexcept;
 };
 
+// The default executor's order among ready callbacks of one kind as rclcpp >= 28 (Jazzy,
+// Kilted: rclcpp 29) has it: the executor's wait set is filled from hash maps keyed by the
+// entities' handle addresses (executor_entities_collection.hpp), so among ready timers (and
+// among ready subscriptions, ...) the order is a fixed but unspecified permutation of the
+// registration order, different from process to process (rclcpp#2532, open). This draws one
+// such permutation from `seed` into every spec's wait_set_position (the kinds keep their order:
+// timers, subscriptions, services, clients). Without it chainrt's ros-default keeps the
+// registration order of the published models. Only the ros-default ordering reads it.
+void wait_set_order(std::vector<CallbackSpec>& specs, std::uint64_t seed);
+
 // Effective fixed priority of a callback (larger = more important): its own `priority` when
 // set; otherwise, when a chain through it has a priority, the PiCAS/LaME rule (LaME Sec. 4.1):
 // chain priority first, and within a chain increasing along the path from first to last
