@@ -105,6 +105,24 @@ Trace measured(const Model& m, std::size_t dispatches) {
   return t;
 }
 
+// Two timers A and B (3 ms each) released together every 10 ms; A feeds a1 (2 ms, priority 5),
+// B feeds b1 (2 ms): 10 ms of work per period, so the thread never idles. `executors` gives
+// the one executor "e" on host "h".
+Model scenario(const std::string& executors) {
+  return load_model_from_string("name: order\nhosts: [{name: h, cores: 1}]\n" + executors + R"(
+nodes: [{name: na, executor: e}, {name: nb, executor: e}, {name: nc, executor: e}]
+topics: [{name: ta, size: 16B}, {name: tb, size: 16B}]
+callbacks:
+  - {name: A, kind: timer, node: na, period: 10ms, wcet: 3ms, publishes: [ta]}
+  - {name: B, kind: timer, node: nb, period: 10ms, wcet: 3ms, publishes: [tb]}
+  - {name: a1, kind: subscription, node: nc, topic: ta, wcet: 2ms, priority: 5}
+  - {name: b1, kind: subscription, node: nc, topic: tb, wcet: 2ms}
+chains:
+  - {name: CA, callbacks: [A, a1], deadline: 10ms}
+  - {name: CB, callbacks: [B, b1], deadline: 10ms}
+)");
+}
+
 std::string show(const Trace& t) {
   std::string s;
   for (const auto& [n, at] : t) s += n + "@" + std::to_string(at / ms) + "ms ";
@@ -117,25 +135,13 @@ std::string show(const Trace& t) {
 // queue would run a1 before B). The scenario keeps the thread busy without a gap (10 ms of work
 // per 10 ms period), so the next releases coincide with a completion, as in the simulator.
 TEST(SimVsRuntime, LameBestEffortThreadDispatchesAsTheSimulator) {
-  const Model m = load_model_from_string(R"(
-name: lame_be_order
-hosts: [{name: h, cores: 1}]
+  const Model m = scenario(R"(
 executors:
   - name: e
     host: h
     policy: lame
     thread_classes:
       - {name: be, kind: be, cores: [0]}
-nodes: [{name: na, executor: e}, {name: nb, executor: e}, {name: nc, executor: e}]
-topics: [{name: ta, size: 16B}, {name: tb, size: 16B}]
-callbacks:
-  - {name: A, kind: timer, node: na, period: 10ms, wcet: 3ms, publishes: [ta]}
-  - {name: B, kind: timer, node: nb, period: 10ms, wcet: 3ms, publishes: [tb]}
-  - {name: a1, kind: subscription, node: nc, topic: ta, wcet: 2ms, priority: 5}
-  - {name: b1, kind: subscription, node: nc, topic: tb, wcet: 2ms}
-chains:
-  - {name: CA, callbacks: [A, a1], deadline: 10ms}
-  - {name: CB, callbacks: [B, b1], deadline: 10ms}
 )");
   const Trace sim = simulated(m, 30 * ms);
   ASSERT_EQ(sim.size(), 12u) << show(sim);
@@ -149,21 +155,7 @@ chains:
 // fixed-priority queue: each rule gives its own order, and the runtime follows the simulator.
 TEST(SimVsRuntime, DefaultAndFixedPriorityDispatchAsTheSimulator) {
   for (const char* policy : {"ros-default", "fp"}) {
-    const Model m = load_model_from_string(std::string(R"(
-name: order
-hosts: [{name: h, cores: 1}]
-executors: [{name: e, host: h, threads: 1, policy: )") + policy + R"(}]
-nodes: [{name: na, executor: e}, {name: nb, executor: e}, {name: nc, executor: e}]
-topics: [{name: ta, size: 16B}, {name: tb, size: 16B}]
-callbacks:
-  - {name: A, kind: timer, node: na, period: 10ms, wcet: 3ms, publishes: [ta]}
-  - {name: B, kind: timer, node: nb, period: 10ms, wcet: 3ms, publishes: [tb]}
-  - {name: a1, kind: subscription, node: nc, topic: ta, wcet: 2ms, priority: 5}
-  - {name: b1, kind: subscription, node: nc, topic: tb, wcet: 2ms}
-chains:
-  - {name: CA, callbacks: [A, a1], deadline: 10ms}
-  - {name: CB, callbacks: [B, b1], deadline: 10ms}
-)");
+    const Model m = scenario(std::string("executors: [{name: e, host: h, threads: 1, policy: ") + policy + "}]\n");
     const Trace sim = simulated(m, 30 * ms);
     ASSERT_EQ(sim.size(), 12u) << policy << ": " << show(sim);
     const Trace real = measured(m, sim.size());
