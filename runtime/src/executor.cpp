@@ -307,7 +307,8 @@ struct Executor::AdmissionSource {
   const Executor* ex;
   bool ready(CallbackId id) const noexcept {
     const Slot& s = *ex->slots_[id];
-    return s.timer ? true : s.sub->has_input();
+    if (s.sub) return s.sub->has_input();
+    return true;  // a timer (or another entity kind) is ready once it was released
   }
   Duration deadline(CallbackId id) const noexcept { return ex->ready_deadline(id); }
 };
