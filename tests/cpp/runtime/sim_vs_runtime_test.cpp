@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,9 +36,11 @@ constexpr Duration ms = 1'000'000;
 
 using Trace = std::vector<std::pair<std::string, Duration>>;  // (callback, start) in order
 
-Trace simulated(const Model& m, Duration duration) {
+Trace simulated(const Model& m, Duration duration,
+                std::optional<std::uint64_t> wait_set_seed = std::nullopt) {
   sim::SimOptions o;
   o.duration = duration;
+  o.wait_set_seed = wait_set_seed;
   o.trace = true;
   const auto r = sim::simulate(m, o);
   Trace t;
@@ -46,7 +50,8 @@ Trace simulated(const Model& m, Duration duration) {
 
 // Builds executor 0 of `m` on real ROS 2 (one node per model node, callbacks in file order so
 // registration order matches the simulator's), runs it until `dispatches` callbacks ran.
-Trace measured(const Model& m, std::size_t dispatches) {
+Trace measured(const Model& m, std::size_t dispatches,
+               std::optional<std::uint64_t> wait_set_seed = std::nullopt) {
   const sched::ExecutorSetup setup = sched::make_setup(m, 0);
   Context ctx;
   std::map<std::string, std::unique_ptr<Node>> nodes;
@@ -93,6 +98,7 @@ Trace measured(const Model& m, std::size_t dispatches) {
   eo.threads = setup.threads;
   for (auto& t : eo.threads) t.cores.clear();  // no pinning needed for the order
   eo.clock = [&fake] { return fake.load(); };
+  eo.wait_set_seed = wait_set_seed;
   Executor ex(ctx, eo);
   for (auto& [name, n] : nodes) ex.add_node(*n);
   ex.start();
@@ -161,6 +167,21 @@ TEST(SimVsRuntime, DefaultAndFixedPriorityDispatchAsTheSimulator) {
     const Trace real = measured(m, sim.size());
     EXPECT_EQ(real, sim) << policy << "\nruntime:   " << show(real) << "\nsimulator: " << show(sim);
   }
+}
+
+// rclcpp >= 28's wait-set order (a fixed, unspecified permutation within each kind): the same
+// seed gives the simulator and the runtime the same order.
+TEST(SimVsRuntime, DefaultExecutorWaitSetOrderAsTheSimulator) {
+  const Model m = scenario("executors: [{name: e, host: h, threads: 1, policy: ros-default}]\n");
+  std::set<std::string> orders;
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
+    const Trace sim = simulated(m, 30 * ms, seed);
+    ASSERT_EQ(sim.size(), 12u) << show(sim);
+    const Trace real = measured(m, sim.size(), seed);
+    EXPECT_EQ(real, sim) << "seed " << seed << "\nruntime:   " << show(real) << "\nsimulator: " << show(sim);
+    orders.insert(show(sim));
+  }
+  EXPECT_GT(orders.size(), 1u);  // the seeds do draw different orders
 }
 
 }  // namespace
