@@ -175,18 +175,24 @@ chains:
   EXPECT_LE(c->released, c->instances + c->drops + 2);
 }
 
-TEST(Simulator, TimerOverrunSkipsReleases) {
-  const Model m = load_model_from_string(R"(
+// A 1000 ms timer `hog` (registered first, higher priority) that runs `hog_wcet` and blocks a
+// 100 ms timer `tick` (the chain T) released together with it.
+static Model hog_and_tick(const std::string& hog_wcet) {
+  return load_model_from_string(R"(
 name: overrun
 hosts: [{name: h, cores: 1}]
 executors: [{name: e, host: h, threads: 1}]
 nodes: [{name: n, executor: e}]
 callbacks:
-  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: 250ms, priority: 9}
+  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: )" + hog_wcet + R"(, priority: 9}
   - {name: tick, kind: timer, node: n, period: 100ms, wcet: 1ms, priority: 1}
 chains:
   - {name: T, callbacks: [tick], deadline: 100ms}
 )");
+}
+
+TEST(Simulator, TimerOverrunSkipsReleases) {
+  const Model m = hog_and_tick("250ms");
   const auto r = run(m, Policy::FixedPriority, 1, 999 * ms);
   // tick released at 0 is blocked by hog until 250 ms: releases 100 and 200 are skipped.
   EXPECT_EQ(r.callbacks[1].drops, 2);
@@ -199,17 +205,7 @@ chains:
 // the one at 200 is ready at once and runs right after the late instance (chainrt used to skip
 // both and wait for 300 ms).
 TEST(Simulator, TimerTakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
-  const Model m = load_model_from_string(R"(
-name: exact_grid
-hosts: [{name: h, cores: 1}]
-executors: [{name: e, host: h, threads: 1}]
-nodes: [{name: n, executor: e}]
-callbacks:
-  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: 200ms, priority: 9}
-  - {name: tick, kind: timer, node: n, period: 100ms, wcet: 1ms, priority: 1}
-chains:
-  - {name: T, callbacks: [tick], deadline: 100ms}
-)");
+  const Model m = hog_and_tick("200ms");
   for (Policy p : {Policy::FixedPriority, Policy::RosDefault}) {
     sim::SimOptions o;
     o.duration = 299 * ms;
