@@ -94,7 +94,6 @@ struct Executor::Slot {
   Duration timer_rel_deadline = kNoDeadline;  // D of the chains this timer starts
   std::uint32_t timer_chain = kNoChain;
   std::uint64_t timer_instance = 0;
-  bool pending = false;  // ROS default: ready but not in the readySet
   std::vector<std::uint32_t> leaf_of;  // chains whose instance completes with this callback
   CallbackStats stats;
   // lock-free dirty list (DDS listener -> executor)
@@ -209,8 +208,15 @@ void Executor::prepare() {
     specs.push_back(spec);
     slots_.push_back(std::move(s));
   }
+  if (options_.wait_set_seed && options_.policy == Policy::RosDefault)
+    sched::wait_set_order(specs, *options_.wait_set_seed);
   queue_ = std::make_unique<sched::ReadyQueue>(options_.policy, specs, groups,
                                                threads_spec_.size());
+  // When ready work enters the queue: the rule the simulator uses too (sched/admission.hpp).
+  std::vector<bool> rt;
+  for (const auto& t : threads_spec_) rt.push_back(t.role == CriticalityClass::RealTime);
+  admission_ = std::make_unique<sched::Admission>(
+      *queue_, sched::admission_rule(options_.policy, rt), rt);
 
   // Chains: sources, leaves, members.
   chains_.resize(chain_specs_.size());
@@ -254,14 +260,12 @@ void Executor::prepare() {
   if (!mutex_.priority_inheritance())
     warnings_.push_back("the ready-queue lock has no priority inheritance on this system "
                         "(PTHREAD_PRIO_INHERIT unsupported); a plain mutex is used");
-  scratch_.reserve(slots_.size());
-  pending_list_.reserve(slots_.size());
   trace_.assign(std::max<std::size_t>(options_.trace_capacity, 1), DispatchRecord{});
   for (auto& s : slots_)
     if (s->sub) s->sub->prepare_slots(threads_spec_.size());
 
   // Arm the timers: epoch = now.
-  const Duration epoch = now_ns();
+  const Duration epoch = clock_now();
   next_timer_due_ = kNoDeadline;
   for (auto& s : slots_)
     if (s->timer) {
@@ -300,15 +304,20 @@ Duration Executor::ready_deadline(CallbackId id) const noexcept {
   return s.sub->has_input() ? s.sub->head_stamp().deadline : kNoDeadline;
 }
 
-void Executor::make_ready(CallbackId id) noexcept {
-  Slot& s = *slots_[id];
-  if (queue_->queued(id) || s.pending) return;
-  if (options_.policy == Policy::RosDefault) {
-    s.pending = true;  // waits for the next polling point
-    pending_list_.push_back(id);
-  } else {
-    queue_->push(id, ready_deadline(id));
+// The admission rule's view of the callbacks (sched::Admission's Src): a subscription is ready
+// while it holds an input, a timer once it is harvested (it stays due until it is taken).
+struct Executor::AdmissionSource {
+  const Executor* ex;
+  bool ready(CallbackId id) const noexcept {
+    const Slot& s = *ex->slots_[id];
+    if (s.sub) return s.sub->has_input();
+    return true;  // a timer (or another entity kind) is ready once it was released
   }
+  Duration deadline(CallbackId id) const noexcept { return ex->ready_deadline(id); }
+};
+
+void Executor::make_ready(CallbackId id) noexcept {
+  admission_->released(id, AdmissionSource{this});
 }
 
 // Algorithm 2 (readyQueue updating), incrementally: only subscriptions the DDS listener
@@ -324,7 +333,7 @@ void Executor::harvest(Duration now) noexcept {
   }
   if (options_.full_refresh)
     for (auto& sp : slots_)
-      if (sp->sub && !queue_->queued(sp->id) && !sp->pending) {
+      if (sp->sub && !admission_->holds(sp->id)) {
         sp->sub->take_available();
         if (sp->sub->has_input()) make_ready(sp->id);
       }
@@ -332,40 +341,11 @@ void Executor::harvest(Duration now) noexcept {
   Duration due = kNoDeadline;
   for (auto& sp : slots_) {
     Slot& t = *sp;
-    if (!t.timer || queue_->queued(t.id) || t.pending) continue;
+    if (!t.timer || admission_->holds(t.id)) continue;
     if (t.clock.ready(now)) make_ready(t.id);
     else due = std::min(due, t.clock.next);
   }
   next_timer_due_ = due;
-}
-
-// ROS default executor (EDF paper Sec. II): at a polling point the readySet is cleared and
-// refilled with every ready callback whose group can run at this instant; callbacks of running
-// mutually exclusive groups wait for the next polling point.
-bool Executor::polling_point() noexcept {
-  scratch_.clear();
-  queue_->ordered(scratch_);
-  for (CallbackId id : scratch_) {
-    queue_->remove(id);
-    if (!slots_[id]->pending) {
-      slots_[id]->pending = true;
-      pending_list_.push_back(id);
-    }
-  }
-  bool added = false;
-  std::size_t keep = 0;
-  for (std::size_t i = 0; i < pending_list_.size(); ++i) {
-    CallbackId id = pending_list_[i];
-    if (queue_->group_free(id)) {
-      slots_[id]->pending = false;
-      queue_->push(id, ready_deadline(id));
-      added = true;
-    } else {
-      pending_list_[keep++] = id;
-    }
-  }
-  pending_list_.resize(keep);
-  return added;
 }
 
 void Executor::wake_others() noexcept {
@@ -402,7 +382,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   if (s.timer || slot >= 0) {
     lk.unlock();
     set_current_stamp(stamp);
-    const Duration start = now_ns();
+    const Duration start = clock_now();
     const Duration cpu0 = thread_cpu_ns();
     bool threw = false;
     try {
@@ -420,7 +400,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
     const Duration cpu = thread_cpu_ns() - cpu0;
-    const Duration finish = now_ns();
+    const Duration finish = clock_now();
     set_current_stamp(Stamp{});
     lk.lock();
     // monitoring (preallocated, no allocation)
@@ -463,21 +443,19 @@ void Executor::thread_main(sched::ThreadId t) {
   ThreadSetupResult setup = apply_thread_spec(threads_spec_[t]);
   std::unique_lock<PiMutex> lk(mutex_);
   for (auto& w : setup.warnings) warnings_.push_back(std::move(w));
-  const bool ros_default = options_.policy == Policy::RosDefault;
   // Other threads are woken only when this thread changed the queue (new releases, a freed
   // group) and work is left in it: no wake storms, and no two idle threads waking each other.
   bool changed = true;
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
-    const Duration now = now_ns();
+    const Duration now = clock_now();
     const std::size_t before = queue_->size();
     harvest(now);
     if (queue_->size() > before) changed = true;
-    CallbackId id = queue_->select(t);
-    if (id == kNoCallback && ros_default && polling_point()) {
-      changed = true;
-      id = queue_->select(t);
-    }
+    // Admission (a polling point of the default executor, LaME's best-effort refresh) and
+    // Algorithm 1, as in the simulator (sched::Admission::next).
+    CallbackId id = admission_->next(t, AdmissionSource{this});
+    if (admission_->admitted()) changed = true;
     if (changed && !queue_->empty()) wake_others();
     changed = false;
     if (id != kNoCallback) {
@@ -486,9 +464,10 @@ void Executor::thread_main(sched::ThreadId t) {
       continue;
     }
     // Idle: sleep until a message, a completion, the next timer release or stop.
-    const Duration timeout = next_timer_due_ == kNoDeadline ? -1 : std::max<Duration>(
-                                                                       next_timer_due_ - now, 0);
+    Duration timeout = next_timer_due_ == kNoDeadline ? -1 : std::max<Duration>(
+                                                                 next_timer_due_ - now, 0);
     if (timeout == 0) continue;
+    if (options_.clock && (timeout < 0 || timeout > 1'000'000)) timeout = 1'000'000;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     // Any wake-up from now on must reach the futex: a waker that changes wake_ before the
     // futex_wait below makes it return at once (seq is older); one that changes it later sees
@@ -504,9 +483,9 @@ void Executor::thread_main(sched::ThreadId t) {
 std::size_t Executor::poll_ready() {
   prepare();
   std::unique_lock<PiMutex> lk(mutex_);
-  harvest(now_ns());
-  if (options_.policy == Policy::RosDefault) polling_point();
-  return queue_->size() + pending_list_.size();
+  harvest(clock_now());
+  admission_->admit_all(AdmissionSource{this});
+  return queue_->size() + admission_->waiting();
 }
 
 void Executor::start() {

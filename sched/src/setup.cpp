@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 namespace chainrt::sched {
 
@@ -13,6 +14,29 @@ CallbackId ExecutorSetup::id_of(std::size_t model_callback) const noexcept {
   for (std::size_t i = 0; i < callbacks.size(); ++i)
     if (callbacks[i] == model_callback) return static_cast<CallbackId>(i);
   return kNoCallback;
+}
+
+std::vector<bool> ExecutorSetup::rt_threads() const {
+  std::vector<bool> rt;
+  rt.reserve(threads.size());
+  for (const ThreadSpec& t : threads) rt.push_back(t.role == CriticalityClass::RealTime);
+  return rt;
+}
+
+void wait_set_order(std::vector<CallbackSpec>& specs, std::uint64_t seed) {
+  // A seeded Fisher-Yates shuffle (splitmix64): the same seed gives the same order everywhere.
+  std::vector<std::uint32_t> pos(specs.size());
+  for (std::uint32_t i = 0; i < pos.size(); ++i) pos[i] = i;
+  std::uint64_t x = seed;
+  auto next = [&x] {
+    x += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (std::size_t i = pos.size(); i > 1; --i) std::swap(pos[i - 1], pos[next() % i]);
+  for (std::size_t i = 0; i < specs.size(); ++i) specs[i].wait_set_position = pos[i] + 1;
 }
 
 std::optional<int> effective_priority(const Model& model, std::size_t callback) {

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "chainrt/sched/admission.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
@@ -145,27 +147,19 @@ struct ExecState {
   sched::ReadyQueue q;
   bool default_mode;
   std::vector<std::uint32_t> threads;  // global thread ids, local order
-  std::vector<std::uint8_t> pend;      // CallbackId -> has a pending instance (compact, for polls)
-  // LaME (Sec. 4.1): RT threads refresh the wait set before every selection, BE threads only
-  // when it is empty; releases wait in `unrefreshed` until a refresh when BE threads exist.
-  bool lame_refresh = false;
-  std::vector<std::uint8_t> rt_thread;           // ThreadId -> RT role
-  std::vector<CallbackId> unrefreshed;
-  std::vector<std::uint8_t> in_unrefreshed;
+  // When released work enters q: the admission rule the runtime uses too (sched/admission.hpp:
+  // polling points for ros-default, LaME's best-effort refresh, at once otherwise). It points
+  // at q: ExecStates live in a deque and never move.
+  sched::Admission adm;
   bool marked = false;                 // a dispatch is due at the end of this instant
   std::uint32_t first = kNone;         // the thread that just completed (it polls first)
   ExecState(sched::ExecutorSetup s)
       : setup(std::move(s)),
         q(setup.make_queue()),
         default_mode(setup.policy == Policy::RosDefault),
-        pend(setup.callbacks.size(), 0),
-        in_unrefreshed(setup.callbacks.size(), 0) {
-    for (const auto& t : setup.threads) {
-      rt_thread.push_back(t.role == CriticalityClass::RealTime);
-      if (setup.policy == Policy::Lame && t.role == CriticalityClass::BestEffort) lame_refresh = true;
-    }
-    unrefreshed.reserve(setup.callbacks.size());
-  }
+        adm(setup.make_admission(q)) {}
+  ExecState(const ExecState&) = delete;
+  ExecState& operator=(const ExecState&) = delete;
 };
 
 class Simulator {
@@ -189,24 +183,16 @@ class Simulator {
     return true;
   }
   Duration pending_deadline(std::uint32_t c) const;
-  void enqueue(ExecState& e, std::uint32_t c) {  // a readyQueue executor sees a release
-    const CallbackId lc = cb_[c].local;
-    if (e.q.queued(lc)) return;
-    if (e.lame_refresh) {
-      if (!e.in_unrefreshed[lc]) e.in_unrefreshed[lc] = 1, e.unrefreshed.push_back(lc);
-      return;
+  // The admission rule's view of an executor's callbacks (sched::Admission's Src).
+  struct Src {
+    const Simulator* sim;
+    const ExecState* e;
+    bool ready(CallbackId lc) const { return sim->pending(static_cast<std::uint32_t>(e->setup.callbacks[lc])); }
+    Duration deadline(CallbackId lc) const {
+      return sim->pending_deadline(static_cast<std::uint32_t>(e->setup.callbacks[lc]));
     }
-    e.q.push(lc, pending_deadline(c));
-  }
-  void refresh(ExecState& e) {
-    for (CallbackId lc : e.unrefreshed) {
-      e.in_unrefreshed[lc] = 0;
-      const auto c = static_cast<std::uint32_t>(e.setup.callbacks[lc]);
-      if (pending(c) && !e.q.queued(lc)) e.q.push(lc, pending_deadline(c));
-    }
-    e.unrefreshed.clear();
-  }
-  void update_pending(std::uint32_t c) { ex_[cb_[c].exec].pend[cb_[c].local] = pending(c) ? 1 : 0; }
+  };
+  void admit(ExecState& e, std::uint32_t c) { e.adm.released(cb_[c].local, Src{this, &e}); }
   void on_release(std::uint32_t c);
   void dispatch(ExecState& e, std::uint32_t first);
   void mark_dispatch(std::uint32_t x, std::uint32_t first = kNone) {
@@ -228,7 +214,6 @@ class Simulator {
     to_dispatch_.clear();
   }
   bool try_take(ExecState& e, std::uint32_t t);
-  void poll(ExecState& e);
   void start_exec(std::uint32_t t, std::uint32_t c);
   void complete_exec(std::uint32_t t);
   void deliver(std::uint32_t sub, const Message& msg);
@@ -270,7 +255,7 @@ class Simulator {
   std::vector<Core> cores_;
   std::vector<std::uint32_t> dirty_;
   std::vector<std::uint32_t> to_dispatch_;
-  std::vector<ExecState> ex_;
+  std::deque<ExecState> ex_;  // never moves: each Admission points at its queue
   std::vector<std::vector<std::uint32_t>> fsets_;  // implicit fusion sets (member callbacks)
   std::vector<Duration> chain_deadline_;
   SimResult r_;
@@ -380,10 +365,12 @@ void Simulator::build() {
   for (std::size_t h = 0; h < m_.hosts.size(); ++h)
     host_core_base[h + 1] = host_core_base[h] + static_cast<std::uint32_t>(std::max(1, m_.hosts[h].cores));
   cores_.resize(std::max<std::uint32_t>(1, host_core_base.back()));
-  ex_.reserve(m_.executors.size());
   for (std::size_t x = 0; x < m_.executors.size(); ++x) {
     const Executor& exd = m_.executors[x];
-    ex_.emplace_back(sched::make_setup(m_, x, o_.policy, o_.threads));
+    sched::ExecutorSetup setup = sched::make_setup(m_, x, o_.policy, o_.threads);
+    if (o_.wait_set_seed && setup.policy == Policy::RosDefault)
+      sched::wait_set_order(setup.specs, *o_.wait_set_seed + x);
+    ex_.emplace_back(std::move(setup));
     ExecState& e = ex_.back();
     std::size_t h = 0;
     for (; h < m_.hosts.size(); ++h)
@@ -440,12 +427,9 @@ Duration Simulator::pending_deadline(std::uint32_t c) const {
 }
 
 void Simulator::on_release(std::uint32_t c) {
-  update_pending(c);
   ExecState& e = ex_[cb_[c].exec];
-  if (!e.default_mode) {
-    if (!pending(c)) return;
-    enqueue(e, c);
-  }
+  if (!pending(c)) return;
+  admit(e, c);
   mark_dispatch(cb_[c].exec);
 }
 
@@ -454,28 +438,15 @@ void Simulator::dispatch(ExecState& e, std::uint32_t first) {
   for (std::uint32_t t : e.threads) {
     if (th_[t].busy || t == first) continue;
     if (!try_take(e, t)) {
-      if (e.default_mode || (e.q.empty() && e.unrefreshed.empty())) return;
+      if (e.default_mode || (e.q.empty() && e.adm.waiting() == 0)) return;
     }
   }
 }
 
-// The default executors' polling point: clear the readySet, refill it with one instance of
-// every pending callback whose group can be taken now (Sec. II; Case Study 2).
-void Simulator::poll(ExecState& e) {
-  e.q.clear();
-  const std::size_t n = e.pend.size();
-  for (CallbackId lc = 0; lc < n; ++lc)
-    if (e.pend[lc] && e.q.group_free(lc)) e.q.push(lc, kNoDeadline);
-}
-
+// Selection under the executor's admission rule (sched::Admission: a polling point of the
+// default executors, LaME's best-effort refresh) and Algorithm 1 (sched::ReadyQueue).
 bool Simulator::try_take(ExecState& e, std::uint32_t t) {
-  const sched::ThreadId lt = th_[t].local;
-  if (e.lame_refresh && (e.rt_thread[lt] || e.q.empty())) refresh(e);
-  CallbackId lc = e.q.select(lt);
-  if (lc == kNoCallback && e.default_mode) {
-    poll(e);
-    lc = e.q.select(lt);
-  }
+  const CallbackId lc = e.adm.next(th_[t].local, Src{this, &e});
   if (lc == kNoCallback) return false;
   start_exec(t, static_cast<std::uint32_t>(e.setup.callbacks[lc]));
   return true;
@@ -494,7 +465,6 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     th.input.n = 0;
     th.input.arrival = th.release;
     s.timer_ready = false;
-    ex_[s.exec].pend[s.local] = 0;
     if (tk.skipped > 0) {
       r_.callbacks[c].drops += tk.skipped;
       for (const ChainRef& r : s.chains)
@@ -506,11 +476,9 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     copy_message(th.input, pool_[s.q_begin + s.q_head]);
     s.q_head = (s.q_head + 1) % s.q_cap;
     --s.q_count;
-    update_pending(c);
     th.release = th.input.arrival;
     th.chain_release = th.release;
-    ExecState& e = ex_[s.exec];
-    if (!e.default_mode && pending(c)) enqueue(e, c);
+    if (pending(c)) admit(ex_[s.exec], c);  // the next input: one instance at a time
   }
   for (const ChainRef& r : s.chains)
     if (r.source) ++r_.chains[r.chain].released;
@@ -649,7 +617,6 @@ void Simulator::deliver(std::uint32_t sub, const Message& msg) {
       e.q.remove(s.local);
       copy_message(pool_[s.q_begin + (s.q_head + s.q_count) % s.q_cap], msg);
       ++s.q_count;
-      update_pending(sub);
       e.q.push(s.local, pending_deadline(sub));
       on_release(sub);
       return;

@@ -92,6 +92,29 @@ def test_every_configuration_is_a_valid_variant(name):
     assert [c.name for c in m.chains] == ["hot_path_front", "hot_path_rear", "behavior_planner"]
 
 
+def test_creation_phases_follow_upstreams_node_order():
+    # rcl starts a timer's period at its creation; upstream creates the nodes in the model's order
+    m = configs.variant(str(REF), "ros-default-st", creation_step_ns=2 * MS)
+    order = [n.name for n in m.nodes]
+    for c in m.callbacks:
+        if c.period:
+            assert c.offset == (order.index(c.node) * 2 * MS) % c.period, c.name
+    assert m.callback("FrontLidarDriver/timer").offset == 0
+    assert m.callback("RearLidarDriver/timer").offset == 2 * MS
+    assert m.callback("BehaviorPlanner/timer").offset == order.index("BehaviorPlanner") * 2 * MS
+    # the planner phase adds to it, modulo the period
+    p = configs.variant(str(REF), "ros-default-st", creation_step_ns=2 * MS, planner_phase_ns=90 * MS)
+    assert p.callback("BehaviorPlanner/timer").offset == (order.index("BehaviorPlanner") * 2 + 90) * MS % (100 * MS)
+
+
+def test_simulated_default_executor_with_creation_phases_is_milder():
+    # all timers together is the harshest case for the single-threaded default executor
+    together = runner.simulate_config(configs.variant(str(REF), "ros-default-st", pin_core=1), 3_000_000_000)
+    staggered = runner.simulate_config(
+        configs.variant(str(REF), "ros-default-st", pin_core=1, creation_step_ns=2 * MS), 3_000_000_000)
+    assert staggered["hot_path_latency"]["mean_ns"] < 0.8 * together["hot_path_latency"]["mean_ns"]
+
+
 def test_prioritized_layout_is_upstreams():
     m = configs.variant(str(REF), "ros-default-prioritized")
     ex = {e.name: e for e in m.executors}

@@ -33,6 +33,8 @@ def register(sub) -> None:
     r.add_argument("--workload", choices=["cpu", "primes"], default="cpu",
                    help="work per callback: calibrated thread CPU time (default) or upstream's prime count")
     r.add_argument("--planner-phase", default="0ms", help="release offset of the BehaviorPlanner timer (default 0: all timers together)")
+    r.add_argument("--creation-step", help="timer phases as upstream's sequential node creation gives them: "
+                   "the timer of the k-th node starts at k x STEP (e.g. 1ms; default: all timers together)")
     r.add_argument("--model", help="the reference model (default examples/autoware_reference.yaml)")
     r.add_argument("--out", default="out/reference-system", help="output folder (default out/reference-system)")
     r.add_argument("--json", action="store_true", help="print the result as JSON (no samples) instead of the table")
@@ -69,7 +71,8 @@ def run_reference_system(args) -> int:
             configs=configs.parse_configs(args.configs), repeat=args.repeat, pin_core=args.pin_core,
             workload=args.workload, out_dir=Path(args.out), simulate=not args.no_sim, analyze=not args.no_analysis,
             planner_phase_ns=_duration(args.planner_phase), real=not args.model_only, rt_priority=args.rt_priority,
-            gantt=args.gantt)
+            gantt=args.gantt,
+            creation_step_ns=_duration(args.creation_step) if args.creation_step else None)
         if args.model:
             opts.base_model = Path(args.model)
         if opts.repeat < 1:

@@ -23,10 +23,13 @@ name                         executors
 
 Loads: ``default`` keeps the model's execution times (2 ms per working callback); ``stressed``
 scales the working callbacks so that the model's callbacks need ``STRESSED_DEMAND`` of one core.
-Timer phases: the model gives none, so every timer starts when the executors start, together
-(as upstream's timers, created with their nodes). ``planner_phase`` (default 0) releases the
-BehaviorPlanner timer later than the LiDARs: with 50 ms the two 100 ms chains never start at the
-same instant, which halves the ROS default executors' hot-path latency (docs/reference_system.md).
+Timer phases: the model gives none, so by default every timer starts when the executors start,
+together (the synchronous release, the analyses' critical instant). Upstream's timers are not
+together: rcl starts a timer's period when it is created, and upstream creates its nodes one
+after another; ``creation_step_ns`` gives the timer of the k-th node (in the model's node order,
+upstream's creation order) the offset k * step. ``planner_phase`` (default 0) releases the
+BehaviorPlanner timer later still: with 50 ms the two 100 ms chains never start at the same
+instant, which halves the ROS default executors' hot-path latency (docs/reference_system.md).
 """
 
 from __future__ import annotations
@@ -166,9 +169,18 @@ def scaled(model, scale: float):
     return model
 
 
+def creation_phases(model, step_ns: int) -> dict[str, int]:
+    """Timer name -> release offset as upstream's benchmark gives it: rcl starts a timer's period
+    when the timer is created (rcl_timer_init), upstream creates its nodes one after another in
+    the order of this model's node list, and each takes ``step_ns``; so the timer of the k-th
+    node is released at k * step_ns (modulo its period)."""
+    order = [n.name for n in model.nodes]
+    return {c.name: (order.index(c.node) * step_ns) % c.period for c in model.callbacks if c.period}
+
+
 def variant(base_path: str, config: str, load: str = "default", pin_core: int | None = None,
             planner_phase_ns: int = DEFAULT_PLANNER_PHASE_NS, scale: float | None = None,
-            rt_priority: int | None = None):
+            rt_priority: int | None = None, creation_step_ns: int | None = None):
     """The model of one configuration: executors, threads, pinning, priorities, load, phases.
     ``rt_priority``: every executor thread runs SCHED_FIFO at this base priority (shields all
     configurations alike from other processes); a configuration's own priorities are added
@@ -177,10 +189,12 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
     model = load_model(base_path)
     model = scaled(model, load_scale(model, load) if scale is None else scale)
     cbs = model.callbacks
+    phases = creation_phases(model, creation_step_ns) if creation_step_ns is not None else {}
     for c in cbs:
+        if c.name in phases:
+            c.offset = phases[c.name]
         if c.name == "BehaviorPlanner/timer":
-            c.offset = planner_phase_ns
-    model.callbacks = cbs
+            c.offset = (c.offset + planner_phase_ns) % c.period
     layout = cfg.layout(model)
     host = model.hosts[0].name
     executors, placement = [], {}

@@ -31,6 +31,10 @@ def format_table(result: dict) -> str:
                  f"run(s) per configuration" + (f", pinned to core {result['pin_core']}" if result.get('pin_core') is not None
                                                else ", not pinned")
                  + (f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""))
+    step, phase = result.get("creation_step_ns"), result.get("planner_phase_ns") or 0
+    lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
+                                     else "all timers together")
+                 + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
     if result.get("host"):
         la = result["host"].get("load_average", [])
         if la:

@@ -48,6 +48,7 @@ class BenchOptions:
     simulate: bool = True
     analyze: bool = True
     planner_phase_ns: int = _PHASE
+    creation_step_ns: int | None = None  # timer phases of sequential node creation (configs.creation_phases)
     base_model: Path = BASE_MODEL
     real: bool = True
     rt_priority: int | None = None
@@ -330,7 +331,7 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
     variants = {}
     for name in opts.configs:
         m = configs.variant(str(opts.base_model), name, opts.load, opts.pin_core, opts.planner_phase_ns,
-                            rt_priority=opts.rt_priority)
+                            rt_priority=opts.rt_priority, creation_step_ns=opts.creation_step_ns)
         path = models_dir / f"{name}.yaml"
         m.save(str(path))
         variants[name] = (m, path)
@@ -341,6 +342,7 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
         "load": opts.load, "work_scale": scale, "demand": topology.demand(any_model),
         "duration_ns": opts.duration_ns, "warmup_ns": opts.warmup_ns, "repeat": opts.repeat,
         "pin_core": opts.pin_core, "rt_priority": opts.rt_priority, "workload": opts.workload, "planner_phase_ns": opts.planner_phase_ns,
+        "creation_step_ns": opts.creation_step_ns,
         "hot_path_floor_ns": floor_ns, "hot_path_floor_no_blocking_ns": topology.hot_path_floor(any_model, False),
         "configs": {}, "host": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
     }

@@ -207,3 +207,25 @@ TEST(TimerClock, OverrunSkipsToNextFutureRelease) {
   EXPECT_EQ(c.skipped, 0);
   EXPECT_EQ(t.next, 400);
 }
+
+// rcl_timer_call moves the next call time forward only while it is strictly before now: a
+// timer taken exactly on a grid instant after an overrun is ready again at once.
+TEST(TimerClock, ExactGridAfterOverrunIsReadyAtOnceAsInRcl) {
+  TimerClock t{100, 0};
+  t.take(0);
+  auto b = t.take(200);  // one period late, exactly on the grid instant 200
+  EXPECT_EQ(b.released, 100);
+  EXPECT_EQ(b.skipped, 0);       // 200 is not skipped: it is the next release
+  EXPECT_EQ(t.next, 200);
+  EXPECT_TRUE(t.ready(200));     // ready at once
+  auto c = t.take(500);          // three periods late, on the grid: 300 and 400 are skipped
+  EXPECT_EQ(c.released, 200);
+  EXPECT_EQ(c.skipped, 2);
+  EXPECT_EQ(t.next, 500);
+  EXPECT_TRUE(t.ready(500));
+  auto d = t.take(501);          // one ns past the grid: 600 is the first instant at or after
+  EXPECT_EQ(d.released, 500);
+  EXPECT_EQ(d.skipped, 0);
+  EXPECT_EQ(t.next, 600);
+  EXPECT_FALSE(t.ready(599));
+}

@@ -4,7 +4,11 @@
 // (determinism, drops, timer overruns, chains across executors with communication delay).
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
@@ -171,22 +175,52 @@ chains:
   EXPECT_LE(c->released, c->instances + c->drops + 2);
 }
 
-TEST(Simulator, TimerOverrunSkipsReleases) {
-  const Model m = load_model_from_string(R"(
+// A 1000 ms timer `hog` (registered first, higher priority) that runs `hog_wcet` and blocks a
+// 100 ms timer `tick` (the chain T) released together with it.
+static Model hog_and_tick(const std::string& hog_wcet) {
+  return load_model_from_string(R"(
 name: overrun
 hosts: [{name: h, cores: 1}]
 executors: [{name: e, host: h, threads: 1}]
 nodes: [{name: n, executor: e}]
 callbacks:
-  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: 250ms, priority: 9}
+  - {name: hog, kind: timer, node: n, period: 1000ms, wcet: )" + hog_wcet + R"(, priority: 9}
   - {name: tick, kind: timer, node: n, period: 100ms, wcet: 1ms, priority: 1}
 chains:
   - {name: T, callbacks: [tick], deadline: 100ms}
 )");
+}
+
+TEST(Simulator, TimerOverrunSkipsReleases) {
+  const Model m = hog_and_tick("250ms");
   const auto r = run(m, Policy::FixedPriority, 1, 999 * ms);
   // tick released at 0 is blocked by hog until 250 ms: releases 100 and 200 are skipped.
   EXPECT_EQ(r.callbacks[1].drops, 2);
   EXPECT_EQ(r.chain("T")->wcrt, 251 * ms);
+}
+
+// rcl's exact-grid rule (sched::TimerClock): hog blocks tick, released at 0, until exactly
+// 200 ms, a grid instant. rcl_timer_call moves tick's next call time to 100, still before now,
+// so on to the first grid instant at or after now: 200 itself. The release at 100 is skipped,
+// the one at 200 is ready at once and runs right after the late instance (chainrt used to skip
+// both and wait for 300 ms).
+TEST(Simulator, TimerTakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
+  const Model m = hog_and_tick("200ms");
+  for (Policy p : {Policy::FixedPriority, Policy::RosDefault}) {
+    sim::SimOptions o;
+    o.duration = 299 * ms;
+    o.policy = p;
+    o.threads = 1;
+    o.trace = true;
+    const auto r = sim::simulate(m, o);
+    std::vector<std::pair<Duration, Duration>> tick;  // (release, start)
+    for (const auto& e : r.trace)
+      if (e.callback == 1) tick.emplace_back(e.release, e.start);
+    ASSERT_EQ(tick.size(), 2u) << to_string(p);
+    EXPECT_EQ(tick[0], std::make_pair(Duration{0}, 200 * ms)) << to_string(p);  // blocked by hog
+    EXPECT_EQ(tick[1], std::make_pair(200 * ms, 201 * ms)) << to_string(p);     // grid 200: at once
+    EXPECT_EQ(r.callbacks[1].drops, 1) << to_string(p);                         // 100 skipped
+  }
 }
 
 TEST(Simulator, CommunicationDelayAcrossHosts) {
@@ -286,3 +320,53 @@ communication:
   EXPECT_EQ(r.chain("C")->bcrt, 3 * ms + 400'000);  // the nearest size's measurements only
   EXPECT_EQ(r.chain("C")->wcrt, 3 * ms + 900'000);
 }
+
+namespace chainrt {
+namespace {
+
+// ros-default among ready callbacks of one kind: registration order (the published models),
+// or rclcpp >= 28's wait-set order, a fixed but unspecified permutation (SimOptions::
+// wait_set_seed, sched::wait_set_order). Either way every ready timer runs before any ready
+// subscription, and a seed always gives the same order.
+TEST(DefaultExecutor, WaitSetOrderPermutesWithinKindsOnly) {
+  const Model m = load_model_from_string(R"(
+name: wait_set
+hosts: [{name: h, cores: 1}]
+executors: [{name: e, host: h, threads: 1, policy: ros-default}]
+nodes: [{name: n, executor: e}]
+topics: [{name: x, size: 16B}]
+callbacks:
+  - {name: src, kind: timer, node: n, period: 100ms, wcet: 1ms, publishes: [x]}
+  - {name: s1, kind: subscription, node: n, topic: x, wcet: 1ms}
+  - {name: s2, kind: subscription, node: n, topic: x, wcet: 1ms}
+  - {name: s3, kind: subscription, node: n, topic: x, wcet: 1ms}
+  - {name: t1, kind: timer, node: n, period: 100ms, offset: 500us, wcet: 1ms}
+  - {name: t2, kind: timer, node: n, period: 100ms, offset: 500us, wcet: 1ms}
+  - {name: t3, kind: timer, node: n, period: 100ms, offset: 500us, wcet: 1ms}
+chains:
+  - {name: C, callbacks: [src, s1], deadline: 100ms}
+)");
+  auto order = [&](std::optional<std::uint64_t> seed) {
+    sim::SimOptions o;
+    o.duration = 50 * ms;
+    o.trace = true;
+    o.wait_set_seed = seed;
+    std::string s;
+    for (const auto& e : sim::simulate(m, o).trace) s += m.callbacks[e.callback].name + " ";
+    return s;
+  };
+  EXPECT_EQ(order(std::nullopt), "src t1 t2 t3 s1 s2 s3 ");
+  std::set<std::string> seen;
+  for (std::uint64_t seed = 0; seed < 16; ++seed) {
+    const std::string o = order(seed);
+    EXPECT_EQ(o, order(seed));  // deterministic per seed
+    ASSERT_EQ(o.size(), std::string("src t1 t2 t3 s1 s2 s3 ").size());
+    EXPECT_EQ(o.substr(0, 4), "src ");
+    for (const char* t : {"t1", "t2", "t3"}) EXPECT_LT(o.find(t), o.find(" s")) << o;  // timers first
+    seen.insert(o);
+  }
+  EXPECT_GT(seen.size(), 4u);  // different processes, different orders
+}
+
+}  // namespace
+}  // namespace chainrt

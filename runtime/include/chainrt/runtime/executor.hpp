@@ -18,9 +18,10 @@
 //    counted as drops, the running instance keeps its release and deadline).
 //  - chain instances: a timer starting a chain stamps its instance with d = a + D (Sec. IV-B);
 //    subscriptions inherit the stamp of their input message (see node.hpp, Stamp).
-// ROS default policy: the readySet of the default executor (Sec. II): new work is only added
-// at polling points (no eligible queued callback for the thread), where the set is cleared and
-// refilled with the ready callbacks whose group can run at that instant.
+// Admission (sched::Admission, the rule the simulator uses too): ready work enters the queue at
+// once (readyQueue policies), at polling points (ROS default: the readySet of the default
+// executor, Sec. II, cleared and refilled with the ready callbacks whose group can run at that
+// instant) or, for LaME's best-effort threads, at a refresh (LaME Sec. 4.1).
 //
 // Threads: one per sched::ThreadSpec, with its SCHED_FIFO priority, pinning and SCHED_DEADLINE
 // reservation (threads.hpp); without privilege: a warning and normal scheduling.
@@ -30,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +42,7 @@
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/node.hpp"
 #include "chainrt/runtime/threads.hpp"
+#include "chainrt/sched/admission.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
@@ -75,6 +78,16 @@ struct ExecutorOptions {
   // (rcl_take) as the EDF paper's executor refreshes its whole wait set (Algorithm 2); O(n)
   // per selection instead of the event-driven O(changed).
   bool full_refresh = false;
+  // The executor's clock, in ns (empty: CLOCK_MONOTONIC). Timers are released on it and
+  // dispatches are stamped with it; deterministic scenarios (tests, simulated time) inject
+  // their own. Called on the dispatch path by executor threads: must be thread-safe and must
+  // neither allocate nor block. With an injected clock an idle thread re-reads it at least
+  // every millisecond (the clock may be advanced from outside).
+  std::function<Duration()> clock;
+  // ros-default: the order among ready callbacks of one kind as rclcpp >= 28 has it (a fixed,
+  // unspecified permutation of the registration order; sched::wait_set_order) drawn from this
+  // seed; unset: registration order (the published models of the default executor).
+  std::optional<std::uint64_t> wait_set_seed;
 };
 
 class Executor {
@@ -123,10 +136,10 @@ class Executor {
   void harvest(Duration now) noexcept;          // Algorithm 2, incrementally
   void make_ready(sched::CallbackId id) noexcept;
   Duration ready_deadline(sched::CallbackId id) const noexcept;
-  bool polling_point() noexcept;                // ROS default: refill the readySet
   void dispatch(sched::ThreadId t, sched::CallbackId id, Duration now,
                 std::unique_lock<PiMutex>& lk) noexcept;
   void wake_others() noexcept;
+  Duration clock_now() const noexcept { return options_.clock ? options_.clock() : now_ns(); }
   void stats_main();
   static void on_new_message(const void* user, std::size_t n);
 
@@ -140,10 +153,10 @@ class Executor {
 
   mutable PiMutex mutex_;
   std::unique_ptr<sched::ReadyQueue> queue_;
+  std::unique_ptr<sched::Admission> admission_;  // when ready work enters queue_ (shared rule)
+  struct AdmissionSource;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<ChainState> chains_;
-  std::vector<sched::CallbackId> scratch_;       // preallocated (polling point)
-  std::vector<sched::CallbackId> pending_list_;  // ROS default: ready, not in the readySet
   Duration next_timer_due_ = 0;
   std::vector<DispatchRecord> trace_;
   std::uint64_t dispatches_ = 0;

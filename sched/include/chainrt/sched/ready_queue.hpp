@@ -52,6 +52,11 @@ struct CallbackSpec {
   GroupId group = 0;
   std::optional<int> priority;       // fixed priority, larger = more important
   AffinityMask affinity = kAnyThread;
+  // ros-default only: position among the callbacks of its kind in the executor's wait set, the
+  // tie-break before registration order. 0 for all (the default) = registration order, as the
+  // published models of the default executor assume (Casini et al. ECRTS 2019, Blass et al.
+  // RTSS 2021, Teper et al. RTAS 2022); wait_set_order() draws rclcpp >= 28's order instead.
+  std::uint32_t wait_set_position = 0;
 };
 
 struct GroupSpec {
@@ -78,7 +83,8 @@ struct Key {
 };
 
 // The orderings (one function, no class per paper):
-//  ros-default: (0, kind rank, 0, id)
+//  ros-default: (0, kind rank, wait-set position, id) — registration order unless positions
+//               are drawn (wait_set_order(), rclcpp >= 28)
 //  fp, picas:   (0, -priority, 0, id); callbacks without a priority last (tier 1)
 //  edf:         (0, absolute deadline, 0, id); callbacks without a deadline last (tier 1)
 //  mixed:       deadline callbacks first by deadline (tier 0), then fixed-priority ones by
@@ -209,6 +215,7 @@ inline Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration
   switch (policy) {
     case Policy::RosDefault:
       k.value = ros_default_rank(cb.kind);
+      k.rank = cb.wait_set_position;
       break;
     case Policy::FixedPriority:
     case Policy::Picas:

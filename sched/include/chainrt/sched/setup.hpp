@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/sched/admission.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 
 namespace chainrt::sched {
@@ -32,9 +33,26 @@ struct ExecutorSetup {
   std::vector<ThreadSpec> threads;         // ThreadId -> thread (at least one)
 
   ReadyQueue make_queue() const { return ReadyQueue(policy, specs, groups, threads.size()); }
+  // ThreadId -> a real-time thread (LaME thread classes; every plain thread is real-time).
+  std::vector<bool> rt_threads() const;
+  // The admission rule of this executor over `queue` (sched/admission.hpp).
+  Admission make_admission(ReadyQueue& queue) const {
+    const std::vector<bool> rt = rt_threads();
+    return Admission(queue, admission_rule(policy, rt), rt);
+  }
   // CallbackId of a model callback index, or kNoCallback when it is not on this executor.
   CallbackId id_of(std::size_t model_callback) const noexcept;
 };
+
+// The default executor's order among ready callbacks of one kind as rclcpp >= 28 (Jazzy,
+// Kilted: rclcpp 29) has it: the executor's wait set is filled from hash maps keyed by the
+// entities' handle addresses (executor_entities_collection.hpp), so among ready timers (and
+// among ready subscriptions, ...) the order is a fixed but unspecified permutation of the
+// registration order, different from process to process (rclcpp#2532, open). This draws one
+// such permutation from `seed` into every spec's wait_set_position (the kinds keep their order:
+// timers, subscriptions, services, clients). Without it chainrt's ros-default keeps the
+// registration order of the published models. Only the ros-default ordering reads it.
+void wait_set_order(std::vector<CallbackSpec>& specs, std::uint64_t seed);
 
 // Effective fixed priority of a callback (larger = more important): its own `priority` when
 // set; otherwise, when a chain through it has a priority, the PiCAS/LaME rule (LaME Sec. 4.1):

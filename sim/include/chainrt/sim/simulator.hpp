@@ -7,7 +7,10 @@
 //    registration order; at a polling point the set is CLEARED and refilled only with the
 //    pending callbacks whose group can be taken now (the multi-threaded clearing behaviour of
 //    Case Study 2 / Fig. 5, and the starvation it can cause, Teper et al. EMSOFT 2024).
-//    With one thread this is the single-threaded executor.
+//    With one thread this is the single-threaded executor. Among ready callbacks of one kind:
+//    registration order (the published models), or rclcpp >= 28's unspecified wait-set order
+//    drawn from SimOptions::wait_set_seed (sched::wait_set_order). The admission rule (when
+//    released work enters the queue) is sched::Admission, the runtime's too.
 //  - fp, edf, mixed, picas, lame: the readyQueue executor (Sec. IV-A): the queue is refreshed
 //    before every selection (pending callbacks enter at once), one queued instance per
 //    callback, Algorithm 1 selection; lame adds affinity masks and RT/BE thread classes
@@ -53,6 +56,10 @@ struct SimOptions {
   CommDelay comm = CommDelay::Fixed;
   bool random_jitter = true;           // timer release = nominal + U[0, jitter]; else + jitter
   std::map<std::string, Duration> offsets;  // timer name -> offset overriding the model's
+  // ros-default executors: draw the order among ready callbacks of one kind as rclcpp >= 28
+  // has it (a fixed, unspecified permutation; sched::wait_set_order) from this seed; unset:
+  // registration order (the published models of the default executor).
+  std::optional<std::uint64_t> wait_set_seed;
   bool trace = false;                  // record every execution (start/finish per thread)
   std::size_t trace_limit = 2'000'000;
   bool keep_samples = true;            // keep response times (for p99 and histograms)
