@@ -49,6 +49,9 @@ def register(sub) -> None:
         d.set_defaults(soundness_error=f"{type(e).__name__}: {e}")
     d.set_defaults(exp_func=run_soundness)
 
+    from ..experiments import lame_overload  # LaME Sec. 5.2 (lame-overload)
+    lame_overload.add_parser(esub)
+
     def dispatch(args) -> int:
         fn = getattr(args, "exp_func", None)
         if fn is None:
