@@ -10,6 +10,7 @@
 
 #include "chainrt/analysis/generator.hpp"
 #include "chainrt/analysis/supply.hpp"
+#include "chainrt/lame/controller.hpp"
 #include "chainrt/lame/lame.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
@@ -311,4 +312,53 @@ TEST(LameProperty, AcceptedAllocationsPassTheSimulator) {
   std::printf("property: %d systems accepted, %d chain bounds checked (%d BE under WCET)\n", accepted, checked, be_bounded);
   RecordProperty("accepted", accepted);
   RecordProperty("checked", checked);
+}
+
+// The controller (Sec. 4.3) on the paper's throttling scenario, in the simulator: the plan for
+// the Autoware variant holds with the model's times; after every execution time grows by
+// 2.3/1.4 (the paper's 2.3 -> 1.4 GHz) the old plan misses RT deadlines in the simulator, one
+// activation with the measured times re-plans, and the new plan has no RT miss and no RT chain
+// above its bound in the simulator with the grown times.
+TEST(LameController, ReplansAfterThrottlingAndTheNewPlanHolds) {
+  Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/autoware_lame.yaml");
+  lame::Controller ctl(m, lame::Options{});
+  ASSERT_EQ(ctl.log().size(), 1u);
+  std::vector<std::pair<std::string, Duration>> nominal, throttled;
+  for (const auto& cb : m.callbacks) {
+    nominal.emplace_back(cb.name, cb.wcet);
+    throttled.emplace_back(cb.name, cb.wcet * 23 / 14);
+  }
+  EXPECT_EQ(ctl.activate(nominal, false, 10).decision, "holds");
+  const Model before = ctl.plan().model;
+
+  auto slowed = [&](Model x) {
+    for (auto& cb : x.callbacks) cb.wcet = cb.wcet * 23 / 14;
+    x.reindex();
+    return x;
+  };
+  sim::SimOptions so;
+  so.duration = 20'000'000'000;
+  so.keep_samples = false;
+  auto old_run = sim::simulate(slowed(before), so);
+  std::int64_t old_misses = 0;
+  for (const char* c : {"c01_front_hot_path", "c03_behaviour_control", "c07_rear_lidar"})
+    old_misses += old_run.chain(c)->deadline_misses;
+  EXPECT_GT(old_misses, 0) << "the old plan should miss RT deadlines with throttled times";
+
+  const auto& ev = ctl.activate(throttled, old_misses > 0, 20);
+  EXPECT_EQ(ev.decision, "reallocated") << ev.why;
+  EXPECT_GT(ev.analyses, 0);
+  EXPECT_GT(ev.cpu_ms, 0.0);
+  auto new_run = sim::simulate(slowed(ctl.plan().model), so);
+  for (const auto& v : ctl.plan().verdicts) {
+    if (v.cls != CriticalityClass::RealTime) continue;
+    ASSERT_TRUE(v.bounded && v.meets_deadline) << v.chain;
+    const auto* cs = new_run.chain(v.chain);
+    ASSERT_TRUE(cs);
+    EXPECT_EQ(cs->deadline_misses, 0) << v.chain;
+    EXPECT_LE(cs->wcrt, v.bound) << v.chain;
+  }
+  std::printf("throttling: old plan %lld RT misses in 20 s; re-plan: %s (%s), %d analyses, %.2f ms CPU; %zu demoted\n",
+              static_cast<long long>(old_misses), ev.decision.c_str(), ev.why.c_str(), ev.analyses, ev.cpu_ms,
+              ctl.plan().demotions.size());
 }
