@@ -63,3 +63,22 @@ def test_bad_input_is_one_line_error(tmp_path, capsys):
     assert "Traceback" not in capsys.readouterr().err
     assert main(["lame", "allocate", str(AUTOWARE), "-o", str(tmp_path / "no/such/dir/x.yaml")]) == 1
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_overload_experiment_small(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["experiment", "lame-overload", "--duration", "3", "--runs", "1", "--no-plot", "--out", str(out)]) == 0
+    s = json.loads((out / "lame_overload.json").read_text())
+    assert s["lame"]["rt_deadline_misses"]["max"] == 0
+    assert s["default"]["rt_deadline_misses"]["min"] > 0
+    assert (out / "lame_overload.csv").exists()
+
+
+def test_throttle_experiment_small(tmp_path, capsys):
+    out = tmp_path / "t"
+    assert main(["experiment", "lame-throttle", "--duration", "20", "--throttle-at", "10", "--window", "5",
+                 "--runs", "1", "--warmup", "2", "--no-plot", "--out", str(out)]) == 0
+    s = json.loads((out / "lame_throttle.json").read_text())
+    assert s["default_rt_misses_after_switch_per_run"][0] > 0
+    assert s["lame_recovery_s"][0] <= 2 * s["controller_period_s"]
+    assert main(["experiment", "lame-throttle", "--window", "0"]) == 1
