@@ -109,7 +109,7 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
         class_problem[b] = "work of thread class '" + classes[k].name + "' (no budget) can hold the wait set";
         break;
       }
-      delta[b] += s;
+      delta[b] = std::min<Duration>(delta[b] + s, Duration{1} << 60);
     }
   }
 
@@ -184,23 +184,36 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
         }
         for (int c : members[b])
           if (!mine.count(c) && groups.count(plan.callbacks[c].group)) mates.push_back(c);
-        const Duration fixed = m * (Ew + static_cast<Duration>(mine.size()) * delta[b]);
+        const __int128 fixed128 = static_cast<__int128>(m) * (Ew + static_cast<__int128>(mine.size()) * delta[b]);
+        if (fixed128 > (static_cast<__int128>(1) << 62)) {
+          failed[j] = true;
+          why[j] = "no bound within the controller period on '" + B.name + "' (supply too small for its demand)";
+          R[j] = kNone;
+          changed = true;
+          continue;
+        }
+        const Duration fixed = static_cast<Duration>(fixed128);
         const Duration room = limit - up;
         bool ok = true;
+        // (accumulated in 128 bits: a hostile model's huge execution times or tiny periods
+        // give no bound instead of an overflow)
+        constexpr __int128 kCap = static_cast<__int128>(1) << 62;
         auto lhs = [&](Duration x) -> Duration {
-          Duration d = fixed;
+          __int128 d = fixed;
           for (int g : mates) {
             const Duration n = n_of(g, x);
             if (n == kNone) return kNone;
-            d += m * n * stretch(B, plan.callbacks[g].wcet);
+            d += static_cast<__int128>(m) * n * stretch(B, plan.callbacks[g].wcet);
+            if (d > kCap) return kNone;
           }
           for (int c : members[b]) {
             if (mine.count(c)) continue;
             const Duration n = n_of(c, x);
             if (n == kNone) return kNone;
-            d += n * plan.callbacks[c].wcet;
+            d += static_cast<__int128>(n) * plan.callbacks[c].wcet;
+            if (d > kCap) return kNone;
           }
-          return d;
+          return static_cast<Duration>(d);
         };
         Duration x = std::max<Duration>(1, Ew);
         for (;;) {

@@ -131,6 +131,9 @@ def run_allocate(args) -> int:
     except ValueError as err:
         print(f"chainrt lame: {err}", file=sys.stderr)
         return 1
+    if not hasattr(_core, "lame_allocate"):
+        print("chainrt lame: this build has no LaME module (built with CHAINRT_SKIP_MODULES=lame)", file=sys.stderr)
+        return 1
     model = load_model_or_report(args.model, "lame")
     if model is None:
         return 1
