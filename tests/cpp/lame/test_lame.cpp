@@ -362,3 +362,34 @@ TEST(LameController, ReplansAfterThrottlingAndTheNewPlanHolds) {
               static_cast<long long>(old_misses), ev.decision.c_str(), ev.why.c_str(), ev.analyses, ev.cpu_ms,
               ctl.plan().demotions.size());
 }
+
+// The BE check with a known answer: one BE chain (a 3 ms timer callback) alone on one core —
+// no RT class remains, so the BE class gets the whole core (a dedicated thread), nothing else
+// can hold the wait set (δ = 0) and no other work runs: the least x with 1·e < sbf(x) = x is
+// e + 1. With an RT chain next to it (1 ms every 10 ms), its callback can hold the wait set
+// once per BE callback and the BE class only gets the rest of the core: the bound grows.
+TEST(LameBeCheck, KnownAnswerAndRtInterference) {
+  Sys s;
+  s.cores = 1;
+  s.timer("b", 50, 3000, "tb");
+  s.chain("B", "b", 50, 0);
+  auto a = lame::allocate(s.model());
+  const auto* v = verdict(a, "B");
+  ASSERT_TRUE(v && v->bounded) << (v ? v->reason : "");
+  EXPECT_EQ(v->bound, 3'000'000 + 1);
+  EXPECT_TRUE(v->starvation_free);
+  EXPECT_TRUE(v->meets_deadline);
+
+  Sys t = s;
+  t.timer("r", 10, 1000, "tr");
+  t.chain("R", "r", 10, 1);
+  auto a2 = lame::allocate(t.model());
+  const auto* v2 = verdict(a2, "B");
+  ASSERT_TRUE(v2 && v2->bounded) << (v2 ? v2->reason : "");
+  EXPECT_GT(v2->bound, v->bound);
+  sim::SimOptions so;
+  so.duration = 5'000'000'000;
+  auto r = sim::simulate(a2.model, so);
+  EXPECT_LE(r.chain("B")->wcrt, v2->bound);
+  EXPECT_GT(r.chain("B")->instances, 0);
+}
