@@ -59,6 +59,14 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
     }
     for (const auto& s : t.segments) {
       std::uint64_t mask = v.cbs[s.cbs.front()].threads;
+      if (skip_be) {  // a segment on LaME best-effort threads is reported unbounded (also when split)
+        std::uint64_t any = 0;
+        for (int c : s.cbs) any |= v.cbs[c].threads;
+        bool on_be = false;
+        for (std::size_t th = 0; th < v.thread_be[s.executor].size() && th < 64; ++th)
+          on_be |= (any >> th & 1) && v.thread_be[s.executor][th];
+        if (on_be) continue;
+      }
       for (int c : s.cbs)
         if (v.cbs[c].threads != mask || mask == 0) {
           if (why) *why = "the callbacks of chain '" + t.name + "' on executor '" + m.executors[s.executor].name +

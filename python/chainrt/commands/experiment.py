@@ -60,6 +60,10 @@ def register(sub) -> None:
         d.set_defaults(soundness_error=f"{type(e).__name__}: {e}")
     d.set_defaults(exp_func=run_soundness)
 
+    from ..experiments import lame_overload, lame_throttle  # LaME Sec. 5.2 and 5.3
+    lame_overload.add_parser(esub)
+    lame_throttle.add_parser(esub)
+
     def dispatch(args) -> int:
         fn = getattr(args, "exp_func", None)
         if fn is None:

@@ -1,0 +1,459 @@
+// LaME Algorithm 2 (chain-to-threadclass allocation) and Algorithm 3 (least RT budget), Sec.
+// 4.3, with the shipped fp-mt analysis (LaME Theorem 1) as the schedulability test and the BE
+// check of be_check.cpp.
+//
+// Deviations from the paper, each for a reason:
+//  - RT linear chains that share callbacks (two RT branches of one nonlinear chain) are placed
+//    together as one unit: fp-mt bounds a chain only when all its callbacks run on one thread
+//    set, so the shared prefix and both branches must share a thread class.
+//  - A callback group (mutually exclusive) whose callbacks land in different thread classes is
+//    split into one group per class ("<group>@<class>"): otherwise an RT callback could wait
+//    for a best-effort group-mate without bound (fp-mt has no bound for BE work). The written
+//    model lists every split; the node's callbacks in different classes may then run in
+//    parallel (LaME's affinity API runs them on different threads too).
+//  - Algorithm 2 restores, on a demotion, the classes as they were before the merges done for
+//    that chain (the paper's P*_RT, P*_BE) — kept across the retries those merges cause.
+//  - Algorithm 3 merges an RT class left without chains into the busiest one (lines 5-7) only
+//    when the merged class stays schedulable at 100 %; otherwise the empty class is dropped
+//    and its core goes entirely to its BE counterpart.
+//  - Budgets are searched in per-mille steps of the period (step = 10 ‰ = the paper's 1 %).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "chainrt/lame/lame.hpp"
+
+namespace chainrt::lame {
+
+double ThreadClassPlan::utilisation() const { return util_; }
+
+namespace {
+
+struct Ctx {
+  const Model* model = nullptr;  // measured WCETs applied
+  std::string executor;
+  Linearised lin;
+  std::vector<double> util;     // per linear chain: Σ own WCET / T
+  const ResponseTimeAnalysis* fp = nullptr;
+  int analyses = 0;
+};
+
+void set_util(const Ctx& c, std::vector<ThreadClassPlan>& P) {
+  for (auto& p : P) {
+    double u = 0;
+    for (int i : p.chains) u += c.util[i];
+    p.util_ = p.cores.empty() ? 0 : u / static_cast<double>(p.cores.size());
+  }
+}
+
+int lowest_util(const Ctx& c, std::vector<ThreadClassPlan>& P, const std::set<int>& skip) {
+  set_util(c, P);
+  int best = -1;
+  for (std::size_t i = 0; i < P.size(); ++i) {
+    if (skip.count(static_cast<int>(i))) continue;
+    if (best < 0 || P[i].util_ < P[best].util_) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+// merge(Π1, Π2) of RT classes i < j and their BE counterparts (same index).
+void merge(std::vector<ThreadClassPlan>& rt, std::vector<ThreadClassPlan>& be, int i, int j) {
+  if (i > j) std::swap(i, j);
+  for (auto* P : {&rt, &be}) {
+    auto& a = (*P)[i];
+    auto& b = (*P)[j];
+    a.cores.insert(a.cores.end(), b.cores.begin(), b.cores.end());
+    std::sort(a.cores.begin(), a.cores.end());
+    a.chains.insert(a.chains.end(), b.chains.begin(), b.chains.end());
+    P->erase(P->begin() + j);
+  }
+}
+
+void rename(std::vector<ThreadClassPlan>& rt, std::vector<ThreadClassPlan>& be) {
+  for (std::size_t i = 0; i < rt.size(); ++i) {
+    rt[i].name = "rt" + std::to_string(i);
+    be[i].name = "be" + std::to_string(i);
+  }
+}
+
+// fp-mt bounds of the RT chains in `rt` (budget per class as set), one entry per linear chain
+// (-1: not analysed or unbounded).
+// `only`: analyse the chains of that class alone (classes share no threads and, after the
+// group split, no callback groups, so the other classes' chains cannot change its bounds).
+std::vector<Duration> rt_bounds(Ctx& c, const std::vector<ThreadClassPlan>& rt, const std::vector<ThreadClassPlan>& be,
+                                std::vector<std::string>* reasons = nullptr, int only = -1) {
+  std::vector<int> chains;
+  for (std::size_t k = 0; k < rt.size(); ++k)
+    if (only < 0 || static_cast<int>(k) == only) chains.insert(chains.end(), rt[k].chains.begin(), rt[k].chains.end());
+  Model am = analysis_model(*c.model, c.executor, c.lin, rt, be, chains, false);
+  AnalysisResult r = c.fp->analyze(am);
+  c.analyses++;
+  std::vector<Duration> out(c.lin.chains.size(), -1);
+  if (reasons) reasons->assign(c.lin.chains.size(), "");
+  for (int i : chains) {
+    const ChainBound* b = r.find(c.lin.chains[i].name);
+    if (b && b->bounded) out[i] = b->wcrt_bound;
+    else if (reasons) (*reasons)[i] = b ? b->reason : "not analysed";
+  }
+  return out;
+}
+
+bool class_schedulable(Ctx& c, const std::vector<ThreadClassPlan>& rt, const std::vector<ThreadClassPlan>& be,
+                       int k, std::string* why = nullptr) {
+  std::vector<std::string> reasons;
+  auto R = rt_bounds(c, rt, be, why ? &reasons : nullptr, k);
+  for (auto it = rt[k].chains.rbegin(); it != rt[k].chains.rend(); ++it) {  // the newest first
+    const int i = *it;
+    if (R[i] < 0 || R[i] > c.lin.chains[i].deadline) {
+      if (why) {
+        *why = "'" + c.lin.chains[i].name + "': " +
+               (R[i] < 0 ? (reasons[i].empty() ? "no bound" : reasons[i])
+                         : "bound " + std::to_string(R[i]) + " ns > deadline " +
+                               std::to_string(c.lin.chains[i].deadline) + " ns");
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Model analysis_model(const Model& base, const std::string& executor, const Linearised& lin,
+                     const std::vector<ThreadClassPlan>& rt, const std::vector<ThreadClassPlan>& be,
+                     const std::vector<int>& rt_chains, bool final_model) {
+  Model m = base;
+  Executor* e = nullptr;
+  for (auto& x : m.executors)
+    if (x.name == executor) e = &x;
+  if (!e) throw std::invalid_argument("no executor '" + executor + "'");
+  e->policy = Policy::Lame;
+  e->thread_classes.clear();
+  e->threads.clear();
+  std::map<std::string, std::string> cls_of;  // callback -> class name
+  auto add_class = [&](const ThreadClassPlan& p) {
+    ThreadClass tc;
+    tc.name = p.name;
+    tc.kind = p.kind;
+    tc.cores = p.cores;
+    if (p.budget > 0) tc.reservation = Reservation{std::min(p.budget, p.period), p.period};
+    e->thread_classes.push_back(tc);
+    for (int c : tc.cores) e->threads.push_back(Thread{tc.name + "/" + std::to_string(c), {c}, std::nullopt, tc.reservation, tc.name});
+  };
+  std::set<int> rt_set(rt_chains.begin(), rt_chains.end());
+  for (const auto& p : rt) {
+    if (p.chains.empty() && final_model) continue;
+    add_class(p);
+    for (int i : p.chains) {
+      if (!rt_set.count(i)) continue;
+      for (const auto& n : lin.chains[i].path) cls_of.emplace(n, p.name);
+    }
+  }
+  for (const auto& p : be) {
+    add_class(p);
+    for (int i : p.chains)
+      for (const auto& n : lin.chains[i].own()) cls_of.emplace(n, p.name);
+  }
+  // Work on no allocated chain runs on the first BE class.
+  const std::string fallback = be.empty() ? "" : be.front().name;
+  std::map<std::string, std::set<std::string>> group_classes;
+  for (auto& cb : m.callbacks) {
+    if (m.node(cb.node).executor != executor) continue;
+    auto it = cls_of.find(cb.name);
+    cb.affinity = {it != cls_of.end() ? it->second : fallback};
+    group_classes[cb.group].insert(cb.affinity.front());
+  }
+  // Split mutually exclusive groups that span thread classes (see the header comment).
+  for (auto& cb : m.callbacks) {
+    if (m.node(cb.node).executor != executor) continue;
+    auto gc = group_classes.find(cb.group);
+    if (gc == group_classes.end() || gc->second.size() < 2) continue;
+    const CallbackGroup& g = m.group(cb.group);
+    if (g.type != GroupType::MutuallyExclusive) continue;
+    const std::string name = g.name + "@" + cb.affinity.front();
+    if (std::none_of(m.groups.begin(), m.groups.end(), [&](const CallbackGroup& x) { return x.name == name; }))
+      m.groups.push_back(CallbackGroup{name, g.type, g.node});
+    cb.group = name;
+  }
+  if (!final_model) {
+    std::vector<Chain> chains;
+    for (int i : rt_chains) {
+      const LinearChain& l = lin.chains[i];
+      Chain c;
+      c.name = l.name;
+      c.callbacks = l.path;
+      c.hops = l.hops;
+      c.period = l.period;
+      c.deadline = l.deadline;
+      c.criticality_class = CriticalityClass::RealTime;
+      c.criticality = l.criticality;
+      const Chain& o = base.chain(l.origin);
+      c.priority = o.priority ? o.priority : std::optional<int>(l.criticality);
+      chains.push_back(std::move(c));
+    }
+    m.chains = std::move(chains);
+    // Only the analysed chains' callbacks: every other callback of the executor runs on BE
+    // threads (no RT thread runs it, and after the split no RT callback shares its group), so
+    // it cannot change an RT bound; leaving it out keeps the controller's analyses cheap.
+    std::set<std::string> keep;
+    for (const auto& c : m.chains) keep.insert(c.callbacks.begin(), c.callbacks.end());
+    std::vector<Callback> cbs;
+    cbs.reserve(keep.size());
+    for (auto& cb : m.callbacks)
+      if (keep.count(cb.name)) cbs.push_back(std::move(cb));
+    m.callbacks = std::move(cbs);
+  } else {
+    // Demoted chains become best-effort; RT chains without a priority get their criticality
+    // (criticality-as-priority, PiCAS order along the chain via effective_priority).
+    std::set<std::string> rt_origins;
+    for (int i : rt_chains) rt_origins.insert(lin.chains[i].origin);
+    for (auto& c : m.chains) {
+      if (c.criticality_class == CriticalityClass::RealTime && !rt_origins.count(c.name)) {
+        c.criticality_class = CriticalityClass::BestEffort;
+        c.criticality = 0;
+        c.priority.reset();
+      } else if (c.criticality_class == CriticalityClass::RealTime && !c.priority) {
+        c.priority = c.criticality;
+      }
+    }
+  }
+  m.reindex();
+  return m;
+}
+
+Allocation allocate(const Model& input, const Options& opt) {
+  if (opt.period <= 0) throw std::invalid_argument("the SCHED_DEADLINE period must be positive");
+  if (opt.step_permille <= 0 || opt.step_permille > 1000) throw std::invalid_argument("the budget step must be in (0, 100 %]");
+  Model model = input;
+  for (const auto& [name, w] : opt.measured_wcet) {
+    for (auto& cb : model.callbacks)
+      if (cb.name == name) cb.wcet = std::max<Duration>(w, 1);
+  }
+  model.reindex();
+  Allocation out;
+  Ctx c;
+  c.model = &model;
+  c.fp = find_analysis("fp-mt");
+  if (!c.fp) throw std::invalid_argument("the fp-mt analysis is not available");
+  // The one executor that runs the chains.
+  std::set<std::string> execs;
+  for (const auto& ch : model.chains)
+    for (const auto& n : ch.callbacks) execs.insert(model.executor_of(model.callback(n)).name);
+  if (execs.empty()) throw std::invalid_argument("the model has no chains to allocate");
+  if (execs.size() > 1)
+    throw std::invalid_argument("LaME allocates the chains of one executor; these chains run on " +
+                                std::to_string(execs.size()) + " executors");
+  c.executor = *execs.begin();
+  const Executor& ex = model.executor(c.executor);
+  const Host* host = model.host(ex.host);
+  const int host_cores = host ? host->cores : 1;
+  const int ncores = opt.cores > 0 ? opt.cores : host_cores;
+  if (ncores > host_cores)
+    throw std::invalid_argument("--cores " + std::to_string(ncores) + " exceeds the " + std::to_string(host_cores) +
+                                " cores of host '" + ex.host + "'");
+  if (ncores > 32) throw std::invalid_argument("at most 32 cores");
+
+  // Algorithm 1.
+  c.lin = linearise(model);
+  const Linearised& lin = c.lin;
+  for (const auto& l : lin.chains) {
+    double u = 0;
+    for (const auto& n : l.own()) u += static_cast<double>(model.callback(n).wcet);
+    c.util.push_back(l.period > 0 ? u / static_cast<double>(l.period) : 0);
+  }
+
+  // RT units: RT chains that share callbacks are placed together (header comment).
+  std::vector<int> unit_of(lin.chains.size(), -1);
+  std::vector<std::vector<int>> units;
+  for (int i : lin.rt) {
+    const int u = lin.chains[i].upstream;
+    if (u >= 0 && lin.chains[u].cls == CriticalityClass::RealTime && unit_of[u] >= 0) {
+      unit_of[i] = unit_of[u];
+      units[unit_of[u]].push_back(i);
+    } else {
+      unit_of[i] = static_cast<int>(units.size());
+      units.push_back({i});
+    }
+  }
+
+  // Algorithm 2, lines 3-8: one RT and one BE class per core; RT at 100 %, BE at 0 %.
+  std::vector<ThreadClassPlan> rt, be;
+  for (int k = 0; k < ncores; ++k) {
+    ThreadClassPlan r{"rt" + std::to_string(k), CriticalityClass::RealTime, {k}, opt.period, opt.period, {}, 0};
+    ThreadClassPlan b{"be" + std::to_string(k), CriticalityClass::BestEffort, {k}, 0, opt.period, {}, 0};
+    rt.push_back(r);
+    be.push_back(b);
+  }
+  std::vector<bool> demoted(units.size(), false);
+  int snap_unit = -1;
+  std::vector<ThreadClassPlan> snap_rt, snap_be;
+retry:
+  for (auto& p : rt) p.chains.clear();
+  for (auto& p : be) p.chains.clear();
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    if (demoted[u]) continue;
+    std::set<int> visited;
+    std::string last_why;
+    for (;;) {
+      const int k = lowest_util(c, rt, visited);
+      rt[k].chains.insert(rt[k].chains.end(), units[u].begin(), units[u].end());
+      if (class_schedulable(c, rt, be, k, &last_why)) break;
+      rt[k].chains.resize(rt[k].chains.size() - units[u].size());
+      visited.insert(k);
+      if (visited.size() < rt.size()) continue;
+      if (rt.size() == 1) {  // lines 24-28: nothing to merge; demote
+        demoted[u] = true;
+        for (int i : units[u])
+          out.demotions.push_back({lin.chains[i].name, "not schedulable even on all " + std::to_string(ncores) +
+                                                          " cores at 100 % budget (" + last_why + ")"});
+        // Restore the merges done for this chain (P*_RT, P*_BE), then place the chains
+        // before it again on the restored classes.
+        if (snap_unit == static_cast<int>(u)) {
+          rt = snap_rt;
+          be = snap_be;
+          rename(rt, be);
+        }
+        snap_unit = -1;
+        goto retry;
+      }
+      // Lines 31-35: merge the two lowest-utilisation RT classes (and their BE counterparts).
+      if (snap_unit != static_cast<int>(u)) {
+        snap_unit = static_cast<int>(u);
+        snap_rt = rt;
+        snap_be = be;
+      }
+      const int a = lowest_util(c, rt, {});
+      const int b = lowest_util(c, rt, {a});
+      merge(rt, be, a, b);
+      rename(rt, be);
+      goto retry;
+    }
+    if (snap_unit == static_cast<int>(u)) snap_unit = -1;
+  }
+  // Lines 38-41: BE chains (and demoted RT chains) to the lowest-utilisation BE class,
+  // largest utilisation first (worst-fit decreasing).
+  std::vector<int> be_chains = lin.be;
+  for (std::size_t u = 0; u < units.size(); ++u)
+    if (demoted[u]) be_chains.insert(be_chains.end(), units[u].begin(), units[u].end());
+  std::vector<int> order = be_chains;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
+  for (int i : order) {
+    if (lin.chains[i].own().empty()) continue;  // owns nothing: only its prefix, elsewhere
+    const int k = lowest_util(c, be, {});
+    be[k].chains.push_back(i);
+  }
+
+  // Algorithm 3 for every RT class.
+  for (std::size_t k = 0; k < rt.size(); ++k) {
+    if (!rt[k].chains.empty()) continue;
+    // Lines 5-7: merge an empty class into the busiest one when that stays schedulable.
+    set_util(c, rt);
+    int busiest = -1;
+    for (std::size_t j = 0; j < rt.size(); ++j)
+      if (j != k && !rt[j].chains.empty() && (busiest < 0 || rt[j].util_ > rt[busiest].util_)) busiest = static_cast<int>(j);
+    if (busiest < 0) continue;
+    auto rt2 = rt, be2 = be;
+    merge(rt2, be2, static_cast<int>(k), busiest);
+    const int merged = std::min(static_cast<int>(k), busiest);
+    if (class_schedulable(c, rt2, be2, merged)) {
+      rt = rt2;
+      be = be2;
+      rename(rt, be);
+      k = static_cast<std::size_t>(-1);  // restart the scan
+    }
+  }
+  for (std::size_t k = 0; k < rt.size(); ++k) {
+    if (rt[k].chains.empty()) {
+      rt[k].budget = 0;
+      be[k].budget = opt.period;
+      continue;
+    }
+    int lo = 0, hi = 1000, mid = 1000;
+    auto budget_of = [&](int permille) { return static_cast<Duration>((static_cast<__int128>(opt.period) * permille) / 1000); };
+    while (lo < hi) {  // lines 8-23
+      mid = (lo + hi) / 2;
+      rt[k].budget = std::max<Duration>(1, budget_of(mid));
+      if (class_schedulable(c, rt, be, static_cast<int>(k))) hi = mid;
+      else lo = mid + opt.step_permille;
+    }
+    int best = std::min(1000, std::max(lo, std::min(mid, hi)));  // line 24
+    rt[k].budget = std::max<Duration>(1, budget_of(best));
+    // (the search assumes schedulability is monotone in the budget; confirm the result)
+    while (best < 1000 && !class_schedulable(c, rt, be, static_cast<int>(k))) {
+      best = std::min(1000, best + opt.step_permille);
+      rt[k].budget = budget_of(best);
+    }
+    be[k].budget = opt.period - rt[k].budget;  // lines 28-32
+  }
+
+  // Final bounds.
+  std::vector<int> rt_chains;
+  for (const auto& p : rt) rt_chains.insert(rt_chains.end(), p.chains.begin(), p.chains.end());
+  std::vector<std::string> reasons;
+  std::vector<Duration> R = rt_bounds(c, rt, be, &reasons);
+  out.rt_schedulable = true;
+  for (std::size_t k = 0; k < rt.size(); ++k)
+    for (int i : rt[k].chains) {
+      ChainVerdict v;
+      v.chain = lin.chains[i].name;
+      v.cls = CriticalityClass::RealTime;
+      v.thread_class = rt[k].name;
+      v.deadline = lin.chains[i].deadline;
+      v.bounded = R[i] >= 0;
+      v.bound = v.bounded ? R[i] : 0;
+      v.meets_deadline = v.bounded && R[i] <= v.deadline;
+      v.starvation_free = v.bounded && R[i] <= opt.controller_period;
+      v.reason = v.bounded ? "fp-mt (LaME Theorem 1)" : reasons[i];
+      out.rt_schedulable = out.rt_schedulable && v.meets_deadline;
+      out.verdicts.push_back(v);
+    }
+  // BE check on the final model.
+  out.model = analysis_model(model, c.executor, lin, rt, be, rt_chains, true);
+  // Keep the user's execution times in the written model (measured ones only drive the plan).
+  for (std::size_t i = 0; i < out.model.callbacks.size() && i < input.callbacks.size(); ++i)
+    out.model.callbacks[i].wcet = input.callbacks[i].wcet;
+  std::vector<ThreadClassPlan> classes;
+  for (const auto& p : rt)
+    if (!p.chains.empty()) classes.push_back(p);
+  for (const auto& p : be) classes.push_back(p);
+  std::vector<int> cb_class(model.callbacks.size(), -1);
+  for (std::size_t i = 0; i < model.callbacks.size(); ++i) {
+    const auto& aff = out.model.callbacks[i].affinity;
+    if (aff.empty() || model.node(model.callbacks[i].node).executor != c.executor) continue;
+    for (std::size_t k = 0; k < classes.size(); ++k)
+      if (classes[k].name == aff.front()) cb_class[i] = static_cast<int>(k);
+  }
+  Model plan_model = out.model;
+  for (std::size_t i = 0; i < plan_model.callbacks.size(); ++i) plan_model.callbacks[i].wcet = model.callbacks[i].wcet;
+  auto bev = be_check(plan_model, lin, be_chains, classes, cb_class, R, opt.controller_period);
+  out.be_starvation_free = true;
+  for (auto& v : bev) {
+    out.be_starvation_free = out.be_starvation_free && v.starvation_free;
+    out.verdicts.push_back(v);
+  }
+  // Notes: split groups.
+  std::map<std::string, std::string> split;
+  for (const auto& g : out.model.groups)
+    if (auto at = g.name.find('@'); at != std::string::npos) {
+      auto& s = split[g.name.substr(0, at)];
+      s += (s.empty() ? "" : ", ") + g.name.substr(at + 1);
+    }
+  for (const auto& [g, classes_of] : split)
+    out.notes.push_back("mutually exclusive group '" + g + "' spans thread classes " + classes_of +
+                        ": split into one group per class (its callbacks in different classes may run in parallel)");
+  set_util(c, rt);
+  set_util(c, be);
+  out.rt.clear();
+  for (const auto& p : rt)
+    if (!p.chains.empty()) out.rt.push_back(p);
+  out.be = be;
+  out.lin = lin;
+  out.executor = c.executor;
+  out.analyses = c.analyses;
+  return out;
+}
+
+}  // namespace chainrt::lame

@@ -1,0 +1,158 @@
+"""``chainrt lame allocate MODEL [--cores N] [--period 10ms] [-o OUT.yaml] [--json]``: LaME's
+thread classes, chain-to-threadclass allocation and least RT budgets (Algorithms 1-3 of the
+LaME paper) for the executor that runs the model's chains.
+
+Prints the thread classes (threads, cores, SCHED_DEADLINE runtime/period), which chains each
+class serves, the chains demoted from real-time to best-effort and why, every RT chain's
+response-time bound (fp-mt, LaME Theorem 1) and every BE chain's starvation-freedom check.
+``-o`` writes the model with the plan applied (thread classes, reservations, callback
+affinities); it validates with ``chainrt check``. ``--json`` prints one object instead.
+Exit codes: 0 every RT chain meets its deadline, 2 some RT chain does not (or was demoted),
+1 error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import _core
+from ..model import load_model_or_report
+
+
+def register(sub) -> None:
+    p = sub.add_parser("lame", help="LaME: thread classes, allocation and budgets (Algorithms 1-3)")
+    lsub = p.add_subparsers(dest="lame_command", metavar="COMMAND")
+    lsub.required = True
+    a = lsub.add_parser("allocate", help="allocate chains to thread classes and search the least RT budgets")
+    a.add_argument("model", metavar="MODEL", help="model YAML file")
+    a.add_argument("--cores", type=int, default=0, metavar="N",
+                   help="cores LaME may use (default: every core of the executor's host)")
+    a.add_argument("--period", default="10ms", metavar="DURATION",
+                   help="SCHED_DEADLINE period of every thread (default 10ms)")
+    a.add_argument("--step", default="1%", metavar="PERCENT",
+                   help="budget search step, a percentage of the period (default 1%%)")
+    a.add_argument("--controller-period", default="10s", metavar="DURATION",
+                   help="BE chains must finish within it to count as starvation-free (default 10s)")
+    a.add_argument("-o", "--output", metavar="OUT.yaml", help="write the model with the plan applied")
+    a.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+    a.set_defaults(func=run_allocate)
+
+
+def _duration(text: str, what: str) -> int:
+    try:
+        v = _core.parse_duration(text)
+    except ValueError as err:
+        raise ValueError(f"{what}: {err}") from None
+    if v <= 0:
+        raise ValueError(f"{what} must be positive")
+    return v
+
+
+def _permille(text: str) -> int:
+    t = text.strip().rstrip("%")
+    try:
+        v = float(t)
+    except ValueError:
+        raise ValueError(f"--step: '{text}' is not a percentage") from None
+    pm = round(v * 10)
+    if not 1 <= pm <= 1000:
+        raise ValueError("--step must be between 0.1% and 100%")
+    return pm
+
+
+def allocate(model, cores: int = 0, period: int = 10_000_000, step_permille: int = 10,
+             controller_period: int = 10_000_000_000, measured=None) -> dict:
+    """The allocation as a JSON-ready dict (plus the planned Model under "model")."""
+    return _core.lame_allocate(model, cores, period, step_permille, controller_period, list(measured or []))
+
+
+def _ms(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f}"
+
+
+def format_report(r: dict) -> str:
+    out = [f"LaME allocation of executor '{r['executor']}' "
+           f"({r['analyses']} response-time analyses, {r['seconds'] * 1e3:.2f} ms)"]
+    out.append("thread classes:")
+    rows = [("class", "kind", "threads", "cores", "runtime", "period", "budget", "U/thread", "chains")]
+    for c in r["rt_classes"] + r["be_classes"]:
+        rows.append((c["name"], c["kind"], str(c["threads"]), ",".join(map(str, c["cores"])),
+                     _core.pretty_duration(c["runtime_ns"]) if c["runtime_ns"] else "none",
+                     _core.pretty_duration(c["period_ns"]),
+                     f"{100.0 * c['runtime_ns'] / c['period_ns']:.1f}%",
+                     f"{c['utilisation_per_thread']:.3f}", ", ".join(c["chains"]) or "-"))
+    out += _table(rows)
+    if r["demotions"]:
+        out.append("demoted to best effort:")
+        out += [f"  {d['chain']}: {d['reason']}" for d in r["demotions"]]
+    else:
+        out.append("demoted to best effort: none")
+    split = [l for l in r["linear_chains"] if l["upstream"]]
+    if split:
+        out.append("linearised (shared callbacks run with their owner; bound = owner's bound + own part):")
+        out += [f"  {l['name']}: shares {len(l['path']) - len(l['own'])} callback(s) with {l['upstream']}, "
+                f"owns {', '.join(l['own']) or 'nothing'}" for l in split]
+    out.append("chains:")
+    rows = [("chain", "class", "thread class", "bound ms", "deadline ms", "verdict")]
+    notes = []
+    for name, c in r["chains"].items():
+        if c["class"] == "rt":
+            verdict = "ok" if c["meets_deadline"] else ("MISS" if c["bound_ns"] is not None else "UNBOUNDED")
+        else:
+            verdict = ("starvation-free" + ("" if c["meets_deadline"] else ", past its deadline")) \
+                if c["starvation_free"] else "no starvation bound"
+        rows.append((name, c["class"], c["thread_class"], _ms(c["bound_ns"]), _ms(c["deadline_ns"]), verdict))
+        if c["reason"] and not (c["class"] == "rt" and c["meets_deadline"]):
+            notes.append(f"  {name}: {c['reason']}")
+    out += _table(rows)
+    out += notes
+    for n in r["notes"]:
+        out.append(f"note: {n}")
+    rt_ok = r["rt_schedulable"] and not r["demotions"]
+    out.append(("every RT chain meets its deadline" if rt_ok else "NOT every RT chain is guaranteed") + "; " +
+               ("every BE chain is starvation-free" if r["be_starvation_free"]
+                else "some BE chains have no starvation bound (BE threads are overloaded or unbounded)"))
+    return "\n".join(out)
+
+
+def _table(rows) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def run_allocate(args) -> int:
+    try:
+        period = _duration(args.period, "--period")
+        controller = _duration(args.controller_period, "--controller-period")
+        step = _permille(args.step)
+        if args.cores < 0:
+            raise ValueError("--cores must be positive")
+    except ValueError as err:
+        print(f"chainrt lame: {err}", file=sys.stderr)
+        return 1
+    if not hasattr(_core, "lame_allocate"):
+        print("chainrt lame: this build has no LaME module (built with CHAINRT_SKIP_MODULES=lame)", file=sys.stderr)
+        return 1
+    model = load_model_or_report(args.model, "lame")
+    if model is None:
+        return 1
+    try:
+        r = allocate(model, args.cores, period, step, controller)
+    except ValueError as err:
+        print(f"chainrt lame: {err}", file=sys.stderr)
+        return 1
+    planned = r.pop("model")
+    if args.output:
+        try:
+            planned.save(args.output)
+        except (OSError, RuntimeError, ValueError) as err:
+            print(f"chainrt lame: cannot write {args.output}: {err}", file=sys.stderr)
+            return 1
+    if args.json:
+        print(json.dumps(r, indent=2))
+    else:
+        print(format_report(r))
+        if args.output:
+            print(f"wrote {args.output}")
+    return 0 if (r["rt_schedulable"] and not r["demotions"]) else 2

@@ -1,0 +1,242 @@
+"""LaME Sec. 5.2 (Fig. 5 and 6), scaled to this machine's 2 cores: the Autoware LaME variant
+with chains 4 and 5 duplicated and every duplicated callback at 100 ms, under
+
+- ``ros-default``: the default multi-threaded executor, one thread per core, each thread a
+  SCHED_DEADLINE reservation of 100 % (10 ms every 10 ms), as the paper's baseline;
+- ``lame``: LaME's thread classes, allocation and budgets from ``chainrt lame allocate``
+  (Algorithms 1-3 on the overloaded model, the execution times the controller would measure).
+
+Runs in the deterministic simulator, ``--runs`` times with random timer phases (the seed of
+run k draws every timer's offset uniformly in [0, period)); reports the worst RT-chain response
+time, deadline misses and the BE chains' worst response times per configuration with their
+spread over the runs, a CSV, a JSON summary and a figure next to the paper's numbers (850 ms
+default -> 175 ms LaME on 3 cores of a Jetson AGX Xavier).
+
+Deviation: 2 cores instead of the paper's 3; the simulator has no DDS threads, no kernel
+overheads and no mutex stalls (the paper's RT-mutex problem), so it shows the scheduling effect
+alone. Real ROS 2 runs are not part of this command (see docs/lame.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import random
+import statistics
+import sys
+
+import yaml
+
+from .. import _core
+from ..model import load_model_from_string
+
+PAPER = {"default_worst_rt_ms": 850.0, "lame_worst_rt_ms": 175.0, "cores": 3}
+DUPLICATED = ("c04_behaviour_vehicle", "c05_visualizer_planner")
+EXTRA_WCET = "100ms"
+
+
+def _example_path() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", "..", "..", "examples", "autoware_lame.yaml"))
+
+
+def overload_document(doc: dict) -> dict:
+    """Chains 4 and 5 duplicated (callbacks, nodes and topics copied with a "_dup" suffix), every
+    duplicated callback's WCET set to 100 ms (LaME Sec. 5.2)."""
+    d = copy.deepcopy(doc)
+    cbs = {c["name"]: c for c in d["callbacks"]}
+    chains = {c["name"]: c for c in d["chains"]}
+    nodes = {n["name"]: n for n in d["nodes"]}
+    topics = {t["name"] for t in d["topics"]}
+    for name in DUPLICATED:
+        ch = chains[name]
+        new_names = {}
+        for cb in ch["callbacks"]:
+            src = cbs[cb]
+            node = src["node"] + "_dup"
+            if node not in nodes:
+                nodes[node] = {"name": node, "executor": nodes[src["node"]]["executor"]}
+                d["nodes"].append(nodes[node])
+            dup = copy.deepcopy(src)
+            dup["name"] = node + "/" + src["name"].split("/", 1)[1] + "_" + name[:3]
+            dup["node"] = node
+            dup["wcet"] = EXTRA_WCET
+            dup.pop("priority", None)
+            dup.pop("fuses", None)
+            if dup.get("kind") in ("fusion_input", "fusion_trigger"):
+                dup["kind"] = "subscription"
+            if "topic" in dup:
+                dup["topic"] = new_names.get(dup["topic"], dup["topic"])
+            pubs = []
+            for t in src.get("publishes", []):
+                nt = t + "_dup_" + name[:3]
+                new_names[t] = nt
+                if nt not in topics:
+                    topics.add(nt)
+                    d["topics"].append({"name": nt, "size": "4096B"})
+                pubs.append(nt)
+            if pubs:
+                dup["publishes"] = pubs
+            else:
+                dup.pop("publishes", None)
+            d["callbacks"].append(dup)
+            cbs[dup["name"]] = dup
+            new_names[cb] = dup["name"]
+        d["chains"].append({"name": name + "_dup", "callbacks": [new_names[c] for c in ch["callbacks"]],
+                            "deadline": ch["deadline"], "class": "be"})
+    d["name"] = d.get("name", "autoware_lame") + "_overload"
+    return d
+
+
+def default_document(doc: dict, cores: int, period: str = "10ms") -> dict:
+    """The baseline: ros-default, one thread per core, each at a 100 % SCHED_DEADLINE budget."""
+    d = copy.deepcopy(doc)
+    for e in d["executors"]:
+        e["policy"] = "ros-default"
+        e.pop("thread_classes", None)
+        e["threads"] = [{"name": f"t{k}", "cores": [k], "reservation": {"budget": period, "period": period}}
+                        for k in range(cores)]
+    for cb in d["callbacks"]:
+        cb.pop("affinity", None)
+    return d
+
+
+def lame_model(overload_model, cores: int):
+    r = _core.lame_allocate(overload_model, cores)
+    return r.pop("model"), r
+
+
+def simulate(model, seconds: float, seed: int) -> dict:
+    rng = random.Random(seed)
+    offsets = {cb.name: rng.randrange(0, cb.period) for cb in model.callbacks if cb.kind == "timer" and cb.period > 0}
+    summary, _ = _core._simulate(model, int(seconds * 1e9), seed, None, None, "wcet", "fixed", False, 0, offsets)
+    return json.loads(summary)
+
+
+def add_parser(esub) -> None:
+    p = esub.add_parser("lame-overload",
+                        help="LaME Sec. 5.2 on 2 cores: worst RT/BE response, default executor vs LaME (simulator)")
+    p.add_argument("--model", default=_example_path(), help="base model (default examples/autoware_lame.yaml)")
+    p.add_argument("--cores", type=int, default=2, help="cores (default 2; the paper used 3)")
+    p.add_argument("--duration", type=float, default=60.0, help="simulated seconds per run (default 60)")
+    p.add_argument("--runs", type=int, default=3, help="runs per configuration, random timer phases (default 3)")
+    p.add_argument("--out", default="out/lame_overload", help="output folder")
+    p.add_argument("--no-plot", action="store_true")
+    p.set_defaults(exp_func=run)
+
+
+def run(args) -> int:
+    if args.runs < 1 or args.duration <= 0 or args.cores < 1:
+        print("chainrt experiment lame-overload: --runs, --duration and --cores must be positive", file=sys.stderr)
+        return 1
+    try:
+        with open(args.model) as f:
+            base = yaml.safe_load(f)
+        over = overload_document(base)
+        over_model = load_model_from_string(yaml.safe_dump(over, sort_keys=False), "overload.yaml")
+        default_model = load_model_from_string(yaml.safe_dump(default_document(over, args.cores), sort_keys=False),
+                                               "default.yaml")
+        lame, plan = lame_model(over_model, args.cores)
+    except (OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as err:
+        print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
+        return 1
+    rt = [c.name for c in over_model.chains if c.criticality_class == "rt"]
+    be = [c.name for c in over_model.chains if c.criticality_class != "rt"]
+    os.makedirs(args.out, exist_ok=True)
+    rows, results = [], {"default": [], "lame": []}
+    for config, model in (("default", default_model), ("lame", lame)):
+        for k in range(args.runs):
+            r = simulate(model, args.duration, 1000 + k)
+            results[config].append(r)
+            for name, c in r["chains"].items():
+                rows.append({"config": config, "run": k, "chain": name,
+                             "class": "rt" if name in rt else "be", "wcrt_ms": c["wcrt_ns"] / 1e6,
+                             "mean_ms": c["mean_ns"] / 1e6, "deadline_ms": c["deadline_ns"] / 1e6,
+                             "instances": c["instances"], "released": c["released"] if "released" in c else "",
+                             "deadline_misses": c["deadline_misses"]})
+    with open(os.path.join(args.out, "lame_overload.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+    def stat(values):
+        return {"mean": statistics.fmean(values), "min": min(values), "max": max(values),
+                "stdev": statistics.pstdev(values)}
+
+    summary = {"deadlines_ms": {c.name: c.deadline / 1e6 for c in over_model.chains}, "cores": args.cores, "runs": args.runs, "seconds": args.duration, "paper": PAPER,
+               "lame_plan": {"rt_classes": plan["rt_classes"], "be_classes": plan["be_classes"],
+                             "demotions": plan["demotions"]}}
+    for config in results:
+        worst_rt = [max(r["chains"][c]["wcrt_ns"] for c in rt) / 1e6 for r in results[config]]
+        misses = [sum(r["chains"][c]["deadline_misses"] for c in rt) for r in results[config]]
+        # A chain that completed no instance in a run starved: its response time is at least the
+        # run's length (reported as that, and counted).
+        def worst(r, c):
+            ch = r["chains"][c]
+            return ch["wcrt_ns"] / 1e6 if ch["instances"] > 0 else args.duration * 1e3
+        worst_be = {c: stat([worst(r, c) for r in results[config]]) for c in be}
+        starved = {c: sum(1 for r in results[config] if r["chains"][c]["instances"] == 0) for c in be}
+        summary[config] = {"worst_rt_ms": stat(worst_rt), "rt_deadline_misses": stat(misses),
+                           "rt_chains": {c: stat([r["chains"][c]["wcrt_ns"] / 1e6 for r in results[config]]) for c in rt},
+                           "be_chains_worst_ms": worst_be, "be_starved_runs": starved}
+    with open(os.path.join(args.out, "lame_overload.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(f"LaME overload experiment, simulator, {args.cores} cores, {args.runs} runs x {args.duration:g} s "
+          f"(paper: 3 cores, Jetson AGX Xavier)")
+    for config in ("default", "lame"):
+        s = summary[config]
+        w = s["worst_rt_ms"]
+        m = s["rt_deadline_misses"]
+        print(f"  {config:8s} worst RT response {w['mean']:8.1f} ms (min {w['min']:.1f}, max {w['max']:.1f}); "
+              f"RT deadline misses per run {m['mean']:.1f} (min {m['min']}, max {m['max']}); "
+              f"paper {PAPER[config + '_worst_rt_ms']:.0f} ms")
+    for config in ("default", "lame"):
+        st = summary[config]["be_chains_worst_ms"]
+        starved = [c for c, n in summary[config]["be_starved_runs"].items() if n]
+        fed = [st[c]["mean"] for c in be if c not in starved]
+        print(f"  {config:8s} BE chains: worst response (mean over runs) of the chains that completed instances: "
+              f"median {statistics.median(fed) if fed else float('nan'):.1f} ms, max {max(fed) if fed else float('nan'):.1f} ms; "
+              f"starved (no instance completed in some run): {', '.join(starved) or 'none'}")
+    if not args.no_plot:
+        _plot(summary, rt, be, os.path.join(args.out, "lame_overload.png"))
+        print(f"  wrote {os.path.join(args.out, 'lame_overload.png')}")
+    print(f"  wrote {os.path.join(args.out, 'lame_overload.csv')} and lame_overload.json")
+    return 0
+
+
+def _plot(summary, rt, be, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [1, 3]})
+    for ax, names, key, title in ((axes[0], rt, "rt_chains", "RT chains (cf. paper Fig. 5)"),
+                                  (axes[1], be, "be_chains_worst_ms", "BE chains (cf. paper Fig. 6)")):
+        xs = range(len(names))
+        for off, config, color in ((-0.2, "default", "tab:red"), (0.2, "lame", "tab:blue")):
+            st = summary[config][key]
+            means = [st[n]["mean"] for n in names]
+            lo = [st[n]["mean"] - st[n]["min"] for n in names]
+            hi = [st[n]["max"] - st[n]["mean"] for n in names]
+            ax.bar([x + off for x in xs], means, 0.4, yerr=[lo, hi], color=color, capsize=2,
+                   label=f"{'ROS 2 default, 100 % budgets' if config == 'default' else 'LaME'}")
+        if key == "rt_chains":  # deadlines (pink lines in the paper's Fig. 5)
+            for x, n in zip(xs, names):
+                ax.hlines(summary["deadlines_ms"][n], x - 0.45, x + 0.45, colors="magenta", lw=2)
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([n.split("_")[0] + ("*" if n.endswith("_dup") else "") for n in names], rotation=45)
+        ax.set_ylabel("worst response time [ms]")
+        ax.set_title(title)
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+    axes[0].axhline(summary["paper"]["default_worst_rt_ms"], color="tab:red", ls=":", lw=1)
+    axes[0].axhline(summary["paper"]["lame_worst_rt_ms"], color="tab:blue", ls=":", lw=1)
+    axes[0].text(0.02, 0.98, "dotted: paper (3 cores)", transform=axes[0].transAxes, va="top", fontsize=7)
+    fig.suptitle(f"LaME overload, simulator, {summary['cores']} cores, {summary['runs']} runs "
+                 f"(bars: mean, whiskers: min-max); * = duplicated 100 ms chain")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,201 @@
+"""LaME Sec. 5.3 (Fig. 7), scaled to 2 cores, in the simulator: the overload scenario of
+``lame-overload``; at ``--throttle-at`` (90 s) every execution time grows by 2.3/1.4 (the
+paper's 2.3 -> 1.4 GHz switch; this VM cannot change its CPU frequency, so the simulator scales
+the execution times). Deadline misses of the RT chains per window of ``--window`` seconds under
+
+- ``ros-default``: the default multi-threaded executor, one thread per core at 100 % budgets;
+- ``lame``: the LaME plan for the nominal times until the controller's next activation after
+  the switch — the first RT miss triggers it at once, otherwise its period (``--controller-period``,
+  10 s) does; at that activation the plan no longer holds with the measured (grown) times and
+  Algorithms 1-3 are re-run with them (chainrt.lame, `lame::Controller` logic); the new plan
+  runs from then on.
+
+Deviation: the simulator cannot change a running system's parameters, so each phase (before
+the switch; after it until the controller's activation; after the re-plan) is one continuous
+simulation of its configuration that starts ``--warmup`` seconds early (fusion caches filled,
+queues in steady state) — the state does not carry over from the previous phase. Misses per
+window come from prefix runs of the same deterministic simulation. The controller activates at
+the first window with an RT miss after the switch, else at its next periodic activation.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import statistics
+import sys
+
+import yaml
+
+from .. import _core
+from ..model import load_model_from_string
+from . import lame_overload as lo
+
+FACTOR = (23, 14)  # 2.3 GHz -> 1.4 GHz
+
+
+def add_parser(esub) -> None:
+    p = esub.add_parser("lame-throttle",
+                        help="LaME Sec. 5.3 on 2 cores: RT deadline misses over time after throttling (simulator)")
+    p.add_argument("--model", default=lo._example_path(), help="base model (default examples/autoware_lame.yaml)")
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--duration", type=float, default=180.0, help="simulated seconds (default 180)")
+    p.add_argument("--throttle-at", type=float, default=90.0, help="switch time in seconds (default 90)")
+    p.add_argument("--window", type=float, default=5.0, help="window length in seconds (default 5)")
+    p.add_argument("--controller-period", type=float, default=10.0, help="seconds (default 10)")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--warmup", type=float, default=5.0, help="unmeasured lead-in of every phase's simulation (s)")
+    p.add_argument("--out", default="out/lame_throttle")
+    p.add_argument("--no-plot", action="store_true")
+    p.set_defaults(exp_func=run)
+
+
+def _scaled(model_doc: dict) -> dict:
+    import copy
+
+    d = copy.deepcopy(model_doc)
+    for cb in d["callbacks"]:
+        ns = _core.parse_duration(str(cb["wcet"]))
+        cb["wcet"] = f"{ns * FACTOR[0] // FACTOR[1]}ns"
+    return d
+
+
+def _load(doc: dict, name: str):
+    return load_model_from_string(yaml.safe_dump(doc, sort_keys=False), name)
+
+
+def _rt_misses(model, seconds: float, seed: int, rt: list[str]) -> int:
+    r = lo.simulate(model, seconds, seed)
+    return sum(r["chains"][c]["deadline_misses"] for c in rt)
+
+
+def run(args) -> int:
+    if min(args.runs, args.cores) < 1 or args.window <= 0 or not 0 < args.throttle_at < args.duration:
+        print("chainrt experiment lame-throttle: bad --runs/--cores/--window/--throttle-at", file=sys.stderr)
+        return 1
+    try:
+        with open(args.model) as f:
+            over = lo.overload_document(yaml.safe_load(f))
+        slow = _scaled(over)
+        nominal_model = _load(over, "overload.yaml")
+        slow_model = _load(slow, "throttled.yaml")
+        default_nominal = _load(lo.default_document(over, args.cores), "default.yaml")
+        default_slow = _load(lo.default_document(slow, args.cores), "default_throttled.yaml")
+        plan0 = _core.lame_allocate(nominal_model, args.cores)
+        lame0 = plan0.pop("model")
+        measured = [(cb.name, cb.wcet) for cb in slow_model.callbacks]
+        plan1 = _core.lame_allocate(nominal_model, args.cores, measured=measured)
+        lame1 = plan1.pop("model")
+        # The re-planned model runs with the grown execution times.
+        lame1_doc = yaml.safe_load(lame1.to_yaml())
+        lame0_doc = yaml.safe_load(lame0.to_yaml())
+        lame1_slow = _load(_scaled(lame1_doc), "lame1.yaml")
+        lame0_slow = _load(_scaled(lame0_doc), "lame0_throttled.yaml")
+    except (OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as err:
+        print(f"chainrt experiment lame-throttle: {err}", file=sys.stderr)
+        return 1
+    rt = [c.name for c in nominal_model.chains if c.criticality_class == "rt"]
+    n_windows = int(round(args.duration / args.window))
+    t_switch = args.throttle_at
+    warm = args.warmup
+
+    def phase(model, start: float, end: float, seed: int) -> list[int]:
+        """RT misses per window of [start, end) in ONE continuous simulation of `model` that
+        starts `warm` seconds earlier (so caches and queues are in steady state): cumulative
+        misses of prefix runs of the same deterministic simulation, differenced."""
+        cum = [_rt_misses(model, warm, seed, rt)]
+        t = start
+        while t < end - 1e-9:
+            t = min(end, t + args.window)
+            cum.append(_rt_misses(model, warm + (t - start), seed, rt))
+        return [max(0, cum[i + 1] - cum[i]) for i in range(len(cum) - 1)]
+
+    rows = []
+    recovery = []
+    for k in range(args.runs):
+        seed = 1000 * (k + 1)
+        d = phase(default_nominal, 0, t_switch, seed) + phase(default_slow, t_switch, args.duration, seed + 1)
+        lm = phase(lame0, 0, t_switch, seed)
+        # The controller: at the first RT miss after the switch (at once), else at its next
+        # periodic activation; it re-plans with the measured (grown) execution times.
+        next_period = (int(t_switch // args.controller_period) + 1) * args.controller_period
+        b = phase(lame0_slow, t_switch, min(next_period, args.duration), seed + 1)
+        replan = min(next_period, args.duration)
+        for i, n in enumerate(b):
+            if n > 0:
+                b = b[: i + 1]
+                replan = t_switch + (i + 1) * args.window
+                break
+        lm += b
+        if replan < args.duration:
+            lm += phase(lame1_slow, replan, args.duration, seed + 2)
+        for w in range(n_windows):
+            rows.append({"run": k, "t_s": w * args.window, "throttled": w * args.window >= t_switch,
+                         "default_rt_misses": d[w], "lame_rt_misses": lm[w], "lame_replanned_at_s": replan})
+        last_miss = max((r["t_s"] + args.window for r in rows if r["run"] == k and r["lame_rt_misses"] > 0
+                         and r["t_s"] >= t_switch), default=t_switch)
+        recovery.append(last_miss - t_switch)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "lame_throttle.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    after = [r for r in rows if r["throttled"]]
+    summary = {
+        "cores": args.cores, "runs": args.runs, "window_s": args.window, "throttle_at_s": t_switch,
+        "controller_period_s": args.controller_period, "factor": FACTOR[0] / FACTOR[1],
+        "plan_nominal": {"rt_classes": plan0["rt_classes"], "demotions": plan0["demotions"]},
+        "plan_throttled": {"rt_classes": plan1["rt_classes"], "demotions": plan1["demotions"],
+                           "rt_schedulable": plan1["rt_schedulable"]},
+        "default_rt_misses_after_switch_per_run": [sum(r["default_rt_misses"] for r in after if r["run"] == k)
+                                                  for k in range(args.runs)],
+        "lame_rt_misses_after_switch_per_run": [sum(r["lame_rt_misses"] for r in after if r["run"] == k)
+                                               for k in range(args.runs)],
+        "lame_recovery_s": recovery,
+    }
+    with open(os.path.join(args.out, "lame_throttle.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(f"LaME throttling experiment, simulator, {args.cores} cores, {args.runs} runs, execution times x "
+          f"{FACTOR[0] / FACTOR[1]:.3f} at {t_switch:g} s (paper: 2.3 -> 1.4 GHz on a Jetson, 3 cores)")
+    print(f"  plan before: RT budgets {[c['runtime_ns'] / c['period_ns'] for c in plan0['rt_classes']]}; after: "
+          f"{[c['runtime_ns'] / c['period_ns'] for c in plan1['rt_classes']]}, "
+          f"demoted {[d['chain'] for d in plan1['demotions']] or 'none'}")
+    dm = summary["default_rt_misses_after_switch_per_run"]
+    lm = summary["lame_rt_misses_after_switch_per_run"]
+    print(f"  RT misses after the switch per run: default mean {statistics.fmean(dm):.1f} (min {min(dm)}, max {max(dm)}); "
+          f"lame mean {statistics.fmean(lm):.1f} (min {min(lm)}, max {max(lm)})")
+    print(f"  LaME back to zero misses {statistics.fmean(recovery):.1f} s after the switch (min {min(recovery):g}, "
+          f"max {max(recovery):g}; {args.window:g}-s windows; controller period {args.controller_period:g} s)")
+    if not args.no_plot:
+        _plot(rows, summary, n_windows, args, os.path.join(args.out, "lame_throttle.png"))
+        print(f"  wrote {os.path.join(args.out, 'lame_throttle.png')}")
+    return 0
+
+
+def _plot(rows, summary, n_windows, args, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ts = [w * args.window for w in range(n_windows)]
+    for key, color, label in (("default_rt_misses", "tab:red", "ROS 2 default, 100 % budgets"),
+                              ("lame_rt_misses", "tab:blue", "LaME")):
+        per_run = [[r[key] for r in rows if r["run"] == k] for k in range(args.runs)]
+        mean = [statistics.fmean(v[w] for v in per_run) for w in range(n_windows)]
+        lo_ = [min(v[w] for v in per_run) for w in range(n_windows)]
+        hi = [max(v[w] for v in per_run) for w in range(n_windows)]
+        ax.step(ts, mean, where="post", color=color, label=label)
+        ax.fill_between(ts, lo_, hi, step="post", color=color, alpha=0.2)
+    ax.axvline(args.throttle_at, color="k", ls="--", lw=1)
+    ax.text(args.throttle_at, ax.get_ylim()[1] * 0.9, " x2.3/1.4", fontsize=8)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(f"RT deadline misses per {args.window:g} s")
+    ax.set_title(f"LaME throttling, simulator, {summary['cores']} cores, {args.runs} runs (line: mean, band: min-max)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,395 @@
+// LaME Algorithms 1-3 and the BE check (lame/): hand-made cases with known answers, and the
+// property test that every allocation they accept passes the simulator with the chosen
+// budgets (no chain above its bound) on random systems.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "chainrt/analysis/generator.hpp"
+#include "chainrt/analysis/supply.hpp"
+#include "chainrt/lame/controller.hpp"
+#include "chainrt/lame/lame.hpp"
+#include "chainrt/model/yaml_io.hpp"
+#include "chainrt/sim/simulator.hpp"
+
+using namespace chainrt;
+
+namespace {
+
+// A small YAML writer for hand-made systems: callbacks "name:kind:wcet_us[:period_ms]:topic_in:topic_out".
+struct Sys {
+  int cores = 2;
+  std::vector<std::string> callbacks, chains;
+  void timer(const std::string& n, int period_ms, int wcet_us, const std::string& out) {
+    callbacks.push_back("  - {name: " + n + ", kind: timer, node: " + n + "_node, period: " + std::to_string(period_ms) +
+                        "ms, wcet: " + std::to_string(wcet_us) + "us, publishes: [" + out + "]}");
+  }
+  void sub(const std::string& n, const std::string& in, int wcet_us, const std::string& out = "") {
+    callbacks.push_back("  - {name: " + n + ", kind: subscription, node: " + n + "_node, topic: " + in +
+                        ", wcet: " + std::to_string(wcet_us) + "us" + (out.empty() ? "" : ", publishes: [" + out + "]") + "}");
+  }
+  void chain(const std::string& n, const std::string& cbs, int deadline_ms, int criticality) {
+    chains.push_back("  - {name: " + n + ", callbacks: [" + cbs + "], deadline: " + std::to_string(deadline_ms) + "ms, " +
+                     (criticality > 0 ? "class: rt, criticality: " + std::to_string(criticality) : std::string("class: be")) + "}");
+  }
+  Model model() const {
+    std::ostringstream y;
+    y << "chainrt: 1\nname: t\nhosts:\n  - {name: h, cores: " << cores << "}\n"
+      << "executors:\n  - {name: x, host: h, policy: lame}\n";
+    std::vector<std::string> nodes, topics;
+    for (const auto& c : callbacks) {
+      auto n = c.substr(c.find("node: ") + 6);
+      nodes.push_back(n.substr(0, n.find(',')));
+      auto p = c.find("publishes: [");
+      if (p != std::string::npos) topics.push_back(c.substr(p + 12, c.find(']', p) - p - 12));
+    }
+    y << "nodes:\n";
+    for (const auto& n : nodes) y << "  - {name: " << n << ", executor: x}\n";
+    y << "topics:\n";
+    for (const auto& t : topics) y << "  - {name: " << t << "}\n";
+    y << "callbacks:\n";
+    for (const auto& c : callbacks) y << c << "\n";
+    y << "chains:\n";
+    for (const auto& c : chains) y << c << "\n";
+    return load_model_from_string(y.str(), "test.yaml");
+  }
+};
+
+const lame::ChainVerdict* verdict(const lame::Allocation& a, const std::string& chain) {
+  for (const auto& v : a.verdicts)
+    if (v.chain == chain) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+// Fig. 3: a nonlinear chain whose first three callbacks are shared by an RT branch and a BE
+// branch. The shared callbacks go with the RT branch; the BE branch keeps its own suffix and
+// composes its bound with the RT branch's.
+TEST(LameLinearise, Fig3SharedPrefixGoesToTheRtBranch) {
+  Sys s;
+  s.timer("g1", 100, 1000, "t1");
+  s.sub("g2", "t1", 1000, "t2");
+  s.sub("g3", "t2", 1000, "t3");
+  s.sub("v1", "t3", 1000, "t4");
+  s.sub("v2", "t4", 1000);
+  s.sub("b1", "t3", 1000);
+  s.chain("be_branch", "g1, g2, g3, b1", 100, 0);  // listed first: ownership still goes to RT
+  s.chain("rt_branch", "g1, g2, g3, v1, v2", 100, 1);
+  Model m = s.model();
+  auto lin = lame::linearise(m);
+  ASSERT_EQ(lin.chains.size(), 2u);
+  ASSERT_EQ(lin.rt, std::vector<int>{1});
+  ASSERT_EQ(lin.be, std::vector<int>{0});
+  EXPECT_EQ(lin.chains[1].owned_from, 0u);
+  EXPECT_EQ(lin.chains[1].upstream, -1);
+  EXPECT_EQ(lin.chains[0].owned_from, 3u);
+  EXPECT_EQ(lin.chains[0].upstream, 1);
+  EXPECT_EQ(lin.chains[0].own(), std::vector<std::string>{"b1"});
+  EXPECT_TRUE(lin.chains[0].composable);
+
+  auto a = lame::allocate(m);
+  const auto* rt = verdict(a, "rt_branch");
+  const auto* be = verdict(a, "be_branch");
+  ASSERT_TRUE(rt && be);
+  ASSERT_TRUE(rt->bounded);
+  ASSERT_TRUE(be->bounded) << be->reason;
+  EXPECT_GT(be->bound, rt->bound);  // prefix bound (the RT branch's) + its own part
+  // The shared callbacks run on the RT class, the BE branch's own callback on a BE class.
+  EXPECT_EQ(a.model.callback("g3").affinity.front().substr(0, 2), "rt");
+  EXPECT_EQ(a.model.callback("b1").affinity.front().substr(0, 2), "be");
+  // The written model validates.
+  Model copy = a.model;
+  EXPECT_NO_THROW(validate(copy));
+}
+
+// The same split from one branching chain (`paths:` in the model): path 0 is RT... both paths
+// share the chain's class, so the first path owns the shared root callbacks.
+TEST(LameLinearise, BranchingChainIsSplitIntoPaths) {
+  Model m = load_model_from_string(R"(chainrt: 1
+name: b
+hosts: [{name: h, cores: 1}]
+executors: [{name: x, host: h, policy: lame}]
+nodes: [{name: n, executor: x}]
+topics: [{name: a}, {name: b}]
+callbacks:
+  - {name: src, kind: timer, node: n, period: 100ms, wcet: 1ms, publishes: [a]}
+  - {name: mid, kind: subscription, node: n, topic: a, wcet: 1ms, publishes: [b]}
+  - {name: left, kind: subscription, node: n, topic: b, wcet: 1ms}
+  - {name: right, kind: subscription, node: n, topic: b, wcet: 1ms}
+chains:
+  - {name: tree, paths: [[src, mid, left], [src, mid, right]], deadline: 100ms, class: be}
+)",
+                                   "tree.yaml");
+  auto lin = lame::linearise(m);
+  ASSERT_EQ(lin.chains.size(), 2u);
+  EXPECT_EQ(lin.chains[0].name, "tree#0");
+  EXPECT_EQ(lin.chains[1].name, "tree#1");
+  EXPECT_EQ(lin.chains[1].owned_from, 2u);
+  EXPECT_EQ(lin.chains[1].upstream, 0);
+  EXPECT_EQ(lin.chains[1].own(), std::vector<std::string>{"right"});
+}
+
+// Two RT chains at 40 % (D = 100 ms) go to one core each; a third, 2 x 100 ms every 400 ms,
+// fits on neither core next to them (on one core the 100 ms callback blocks the other chain
+// past its deadline), so Algorithm 2 merges the two RT classes into one two-thread class (and
+// the BE classes with them) and places all three there.
+TEST(LameAllocate, MergesThreadClassesWhenNoSingleCoreFits) {
+  Sys s;
+  s.cores = 2;
+  s.timer("a", 100, 40000, "ta");
+  s.timer("b", 100, 40000, "tb");
+  s.timer("c", 400, 100000, "tc");
+  s.sub("c2", "tc", 100000, "");
+  s.chain("A", "a", 100, 3);
+  s.chain("B", "b", 100, 2);
+  s.chain("C", "c, c2", 400, 1);
+  auto a = lame::allocate(s.model());
+  EXPECT_TRUE(a.demotions.empty());
+  ASSERT_EQ(a.rt.size(), 1u) << "expected one merged RT class";
+  EXPECT_EQ(a.rt[0].cores, (std::vector<int>{0, 1}));
+  EXPECT_EQ(a.rt[0].chains.size(), 3u);
+  ASSERT_EQ(a.be.size(), 1u);
+  EXPECT_EQ(a.be[0].cores, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(a.rt_schedulable);
+}
+
+// On one core two RT chains of 70 % cannot both be schedulable: the less critical one is
+// demoted to best effort, with the reason, and the written model says so.
+TEST(LameAllocate, DemotesTheLeastCriticalChainWhenNothingFits) {
+  Sys s;
+  s.cores = 1;
+  s.timer("hi", 100, 70000, "th");
+  s.timer("lo", 100, 70000, "tl");
+  s.chain("H", "hi", 100, 2);
+  s.chain("L", "lo", 100, 1);
+  auto a = lame::allocate(s.model());
+  ASSERT_EQ(a.demotions.size(), 1u);
+  EXPECT_EQ(a.demotions[0].chain, "L");
+  EXPECT_NE(a.demotions[0].reason.find("not schedulable"), std::string::npos);
+  EXPECT_TRUE(a.rt_schedulable);
+  EXPECT_EQ(a.model.chain("L").criticality_class, CriticalityClass::BestEffort);
+  EXPECT_EQ(a.model.chain("H").criticality_class, CriticalityClass::RealTime);
+  const auto* v = verdict(a, "L");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->cls, CriticalityClass::BestEffort);
+}
+
+// A lone one-callback RT chain (e, deadline D) on one reserved thread (Q every P): nothing
+// interferes, so LaME's Theorem 1 reads dbf(Δ) = 0 < sbf(Δ), i.e. Δ = 2(P − Q) + 1 (the first
+// instant with supply), and R = Δ − 1 + sbf⁻¹(e). The least schedulable budget p* (in ‰ of P)
+// is computed here from the supply bound function alone; Algorithm 3's binary search with a
+// 1 % step must land in [p*, p* + 1 %).
+TEST(LameBudget, BinarySearchFindsTheLeastBudget) {
+  for (int wcet_us : {1000, 2500, 4000}) {
+    for (int deadline_ms : {20, 50, 100}) {
+      Sys s;
+      s.cores = 1;
+      s.timer("only", deadline_ms, wcet_us, "t");
+      s.chain("C", "only", deadline_ms, 1);
+      lame::Options o;
+      o.period = 10'000'000;
+      auto a = lame::allocate(s.model(), o);
+      ASSERT_EQ(a.rt.size(), 1u);
+      int least = -1;
+      for (int pm = 1; pm <= 1000 && least < 0; ++pm) {
+        Supply k;
+        const Duration Q = o.period * pm / 1000;
+        if (Q < o.period) k.reservation = Reservation{Q, o.period};
+        const Duration first = Q < o.period ? 2 * (o.period - Q) + 1 : 1;
+        if (first - 1 + k.sbf_inverse(wcet_us * 1000LL) <= deadline_ms * 1'000'000LL) least = pm;
+      }
+      ASSERT_GT(least, 0);
+      const Duration lo = o.period * least / 1000, hi = o.period * (least + o.step_permille) / 1000;
+      EXPECT_GE(a.rt[0].budget, lo) << "wcet " << wcet_us << "us, D " << deadline_ms << "ms";
+      EXPECT_LT(a.rt[0].budget, hi) << "wcet " << wcet_us << "us, D " << deadline_ms << "ms";
+      EXPECT_EQ(a.be[0].budget, o.period - a.rt[0].budget);
+      const auto* v = verdict(a, "C");
+      ASSERT_TRUE(v && v->meets_deadline);
+    }
+  }
+}
+
+// The Autoware LaME variant on 2 cores: the three RT chains stay RT with bounds below their
+// deadlines, the BE chains are reported (on 2 cores the BE classes are overloaded: c13 alone
+// needs 45 % of a core), and the written model validates.
+TEST(LameAllocate, AutowareOnTwoCores) {
+  Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/autoware_lame.yaml");
+  auto a = lame::allocate(m);
+  EXPECT_TRUE(a.demotions.empty());
+  EXPECT_TRUE(a.rt_schedulable);
+  for (const char* c : {"c01_front_hot_path", "c03_behaviour_control", "c07_rear_lidar"}) {
+    const auto* v = verdict(a, c);
+    ASSERT_TRUE(v && v->bounded && v->meets_deadline) << c;
+  }
+  EXPECT_EQ(a.verdicts.size(), 13u);
+  EXPECT_NO_THROW(load_model_from_string(save_model_to_string(a.model), "written.yaml"));
+}
+
+// Property: on random systems, every RT chain the algorithms accept stays within its bound in
+// the simulator with the chosen thread classes and budgets, and so does every BE chain the BE
+// check bounds (WCET and adversarial BCET/WCET mixes).
+TEST(LameProperty, AcceptedAllocationsPassTheSimulator) {
+  int accepted = 0, be_bounded = 0, checked = 0;
+  // CHAINRT_LAME_PROPERTY_SEEDS=N runs a longer sweep (default 60 systems).
+  const char* env = std::getenv("CHAINRT_LAME_PROPERTY_SEEDS");
+  const std::uint64_t seeds = env ? std::strtoull(env, nullptr, 10) : 60;
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    gen::Rng rng(seed * 7919);
+    Sys s;
+    s.cores = static_cast<int>(rng.uniform_int(1, 3));
+    const int nchains = static_cast<int>(rng.uniform_int(2, 5));
+    const int periods[] = {20, 40, 50, 100, 200};
+    auto shares = gen::uunifast(rng, nchains, 0.5 * s.cores + 0.3 * rng.uniform01());
+    std::vector<std::pair<std::string, std::string>> rt_paths;  // chain -> last callback/topic
+    for (int c = 0; c < nchains; ++c) {
+      const int T = periods[rng.uniform_int(0, 4)];
+      const int n = static_cast<int>(rng.uniform_int(1, 3));
+      const std::string p = "c" + std::to_string(c) + "_";
+      const double per_cb = std::max(0.01, std::min(0.9, shares[c])) * T * 1000.0 / n;
+      const int w = std::max(50, static_cast<int>(per_cb));
+      std::string cbs;
+      // Sometimes a BE chain branches off an earlier RT chain (Fig. 3).
+      const bool be = rng.uniform01() < 0.5;
+      if (be && !rt_paths.empty() && rng.uniform01() < 0.5) {
+        auto& [up_chain, up_cbs] = rt_paths[rng.uniform_int(0, static_cast<int>(rt_paths.size()) - 1)];
+        const std::string last = up_cbs.substr(up_cbs.rfind(' ') + 1);
+        s.sub(p + "b", "topic_" + last, w);
+        // deadline of the branch = the upstream chain's period (kept in the chain line)
+        const std::string line = up_cbs + ", " + p + "b";
+        const auto tpos = s.chains[std::stoi(up_chain.substr(1))].find("deadline: ");
+        const std::string dl = s.chains[std::stoi(up_chain.substr(1))].substr(tpos + 10);
+        s.chains.push_back("  - {name: " + p.substr(0, p.size() - 1) + ", callbacks: [" + line + "], deadline: " +
+                           dl.substr(0, dl.find(',')) + ", class: be}");
+        continue;
+      }
+      s.timer(p + "0", T, w, "topic_" + p + "0");
+      cbs = p + "0";
+      for (int j = 1; j < n; ++j) {
+        const std::string name = p + std::to_string(j);
+        s.sub(name, "topic_" + p + std::to_string(j - 1), w, "topic_" + name);
+        cbs += ", " + name;
+      }
+      s.chain(p.substr(0, p.size() - 1), cbs, T, be ? 0 : static_cast<int>(rng.uniform_int(1, 3)));
+      if (!be) rt_paths.push_back({p.substr(0, p.size() - 1), cbs});
+    }
+    Model m;
+    try {
+      m = s.model();
+    } catch (const ModelError& e) {
+      FAIL() << "seed " << seed << ": " << e.what();
+    }
+    auto a = lame::allocate(m);
+    bool any = false;
+    for (const auto& v : a.verdicts) any |= v.bounded;
+    if (!any) continue;
+    accepted++;
+    for (auto mode : {sim::ExecTime::Wcet, sim::ExecTime::Mix}) {
+      sim::SimOptions so;
+      so.duration = 4'000'000'000;
+      so.exec = mode;
+      so.seed = seed;
+      so.keep_samples = false;
+      auto r = sim::simulate(a.model, so);
+      for (const auto& v : a.verdicts) {
+        if (!v.bounded) continue;
+        const auto* cs = r.chain(v.chain);
+        ASSERT_TRUE(cs) << v.chain;
+        checked++;
+        if (v.cls == CriticalityClass::BestEffort && mode == sim::ExecTime::Wcet) be_bounded++;
+        EXPECT_LE(cs->wcrt, v.bound) << "seed " << seed << " chain " << v.chain << " ("
+                                     << (v.cls == CriticalityClass::RealTime ? "RT" : "BE") << " on " << v.thread_class
+                                     << ")\n"
+                                     << save_model_to_string(a.model);
+      }
+    }
+  }
+  EXPECT_GE(accepted, 20);
+  EXPECT_GE(be_bounded, 5);
+  std::printf("property: %d systems accepted, %d chain bounds checked (%d BE under WCET)\n", accepted, checked, be_bounded);
+  RecordProperty("accepted", accepted);
+  RecordProperty("checked", checked);
+}
+
+// The controller (Sec. 4.3) on the paper's throttling scenario, in the simulator: the plan for
+// the Autoware variant holds with the model's times; after every execution time grows by
+// 2.3/1.4 (the paper's 2.3 -> 1.4 GHz) the old plan misses RT deadlines in the simulator, one
+// activation with the measured times re-plans, and the new plan has no RT miss and no RT chain
+// above its bound in the simulator with the grown times.
+TEST(LameController, ReplansAfterThrottlingAndTheNewPlanHolds) {
+  Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/autoware_lame.yaml");
+  lame::Controller ctl(m, lame::Options{});
+  ASSERT_EQ(ctl.log().size(), 1u);
+  std::vector<std::pair<std::string, Duration>> nominal, throttled;
+  for (const auto& cb : m.callbacks) {
+    nominal.emplace_back(cb.name, cb.wcet);
+    throttled.emplace_back(cb.name, cb.wcet * 23 / 14);
+  }
+  EXPECT_EQ(ctl.activate(nominal, false, 10).decision, "holds");
+  const Model before = ctl.plan().model;
+
+  auto slowed = [&](Model x) {
+    for (auto& cb : x.callbacks) cb.wcet = cb.wcet * 23 / 14;
+    x.reindex();
+    return x;
+  };
+  sim::SimOptions so;
+  so.duration = 20'000'000'000;
+  so.keep_samples = false;
+  auto old_run = sim::simulate(slowed(before), so);
+  std::int64_t old_misses = 0;
+  for (const char* c : {"c01_front_hot_path", "c03_behaviour_control", "c07_rear_lidar"})
+    old_misses += old_run.chain(c)->deadline_misses;
+  EXPECT_GT(old_misses, 0) << "the old plan should miss RT deadlines with throttled times";
+
+  const auto& ev = ctl.activate(throttled, old_misses > 0, 20);
+  EXPECT_EQ(ev.decision, "reallocated") << ev.why;
+  EXPECT_GT(ev.analyses, 0);
+  EXPECT_GT(ev.cpu_ms, 0.0);
+  auto new_run = sim::simulate(slowed(ctl.plan().model), so);
+  for (const auto& v : ctl.plan().verdicts) {
+    if (v.cls != CriticalityClass::RealTime) continue;
+    ASSERT_TRUE(v.bounded && v.meets_deadline) << v.chain;
+    const auto* cs = new_run.chain(v.chain);
+    ASSERT_TRUE(cs);
+    EXPECT_EQ(cs->deadline_misses, 0) << v.chain;
+    EXPECT_LE(cs->wcrt, v.bound) << v.chain;
+  }
+  std::printf("throttling: old plan %lld RT misses in 20 s; re-plan: %s (%s), %d analyses, %.2f ms CPU; %zu demoted\n",
+              static_cast<long long>(old_misses), ev.decision.c_str(), ev.why.c_str(), ev.analyses, ev.cpu_ms,
+              ctl.plan().demotions.size());
+}
+
+// The BE check with a known answer: one BE chain (a 3 ms timer callback) alone on one core —
+// no RT class remains, so the BE class gets the whole core (a dedicated thread), nothing else
+// can hold the wait set (δ = 0) and no other work runs: the least x with 1·e < sbf(x) = x is
+// e + 1. With an RT chain next to it (1 ms every 10 ms), its callback can hold the wait set
+// once per BE callback and the BE class only gets the rest of the core: the bound grows.
+TEST(LameBeCheck, KnownAnswerAndRtInterference) {
+  Sys s;
+  s.cores = 1;
+  s.timer("b", 50, 3000, "tb");
+  s.chain("B", "b", 50, 0);
+  auto a = lame::allocate(s.model());
+  const auto* v = verdict(a, "B");
+  ASSERT_TRUE(v && v->bounded) << (v ? v->reason : "");
+  EXPECT_EQ(v->bound, 3'000'000 + 1);
+  EXPECT_TRUE(v->starvation_free);
+  EXPECT_TRUE(v->meets_deadline);
+
+  Sys t = s;
+  t.timer("r", 10, 1000, "tr");
+  t.chain("R", "r", 10, 1);
+  auto a2 = lame::allocate(t.model());
+  const auto* v2 = verdict(a2, "B");
+  ASSERT_TRUE(v2 && v2->bounded) << (v2 ? v2->reason : "");
+  EXPECT_GT(v2->bound, v->bound);
+  sim::SimOptions so;
+  so.duration = 5'000'000'000;
+  auto r = sim::simulate(a2.model, so);
+  EXPECT_LE(r.chain("B")->wcrt, v2->bound);
+  EXPECT_GT(r.chain("B")->instances, 0);
+}

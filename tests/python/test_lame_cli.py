@@ -1,0 +1,84 @@
+"""`chainrt lame allocate`: the report, the JSON layout, the written model (validates with
+`chainrt check`) and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from chainrt.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+AUTOWARE = ROOT / "examples/autoware_lame.yaml"
+
+
+def test_allocate_autoware_report_and_written_model(tmp_path, capsys):
+    out = tmp_path / "planned.yaml"
+    assert main(["lame", "allocate", str(AUTOWARE), "--cores", "2", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    for needle in ("thread classes:", "rt0", "be0", "runtime",
+                   "c01_front_hot_path", "demoted to best effort: none", "every RT chain meets its deadline"):
+        assert needle in text
+    assert out.exists()
+    assert main(["check", str(out)]) == 0
+    planned = out.read_text()
+    assert "thread_classes" in planned and "reservation" in planned and "affinity" in planned
+
+
+def test_allocate_json_layout(capsys):
+    assert main(["lame", "allocate", str(AUTOWARE), "--json", "--period", "5ms"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert {c["name"] for c in r["rt_classes"]} <= {"rt0", "rt1"}
+    for c in r["rt_classes"] + r["be_classes"]:
+        assert c["period_ns"] == 5_000_000
+        assert 0 <= c["runtime_ns"] <= c["period_ns"]
+    # RT and BE budgets on a core add up to the period.
+    rt = {tuple(c["cores"]): c["runtime_ns"] for c in r["rt_classes"]}
+    for c in r["be_classes"]:
+        if tuple(c["cores"]) in rt:
+            assert rt[tuple(c["cores"])] + c["runtime_ns"] == 5_000_000
+    assert len(r["chains"]) == 13
+    rt_chains = [n for n, c in r["chains"].items() if c["class"] == "rt"]
+    assert sorted(rt_chains) == ["c01_front_hot_path", "c03_behaviour_control", "c07_rear_lidar"]
+    for n in rt_chains:
+        assert r["chains"][n]["bound_ns"] <= r["chains"][n]["deadline_ns"]
+    assert r["analyses"] > 0
+
+
+def test_one_core_demotes_with_reason(capsys):
+    assert main(["lame", "allocate", str(AUTOWARE), "--cores", "1", "--json"]) == 2
+    r = json.loads(capsys.readouterr().out)
+    assert r["demotions"] and all(d["reason"] for d in r["demotions"])
+    for d in r["demotions"]:
+        assert r["chains"][d["chain"]]["class"] == "be"
+
+
+def test_bad_input_is_one_line_error(tmp_path, capsys):
+    assert main(["lame", "allocate", str(AUTOWARE), "--cores", "9"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "exceeds" in err[0]
+    assert main(["lame", "allocate", str(AUTOWARE), "--period", "soon"]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert main(["lame", "allocate", str(tmp_path / "missing.yaml")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["lame", "allocate", str(AUTOWARE), "-o", str(tmp_path / "no/such/dir/x.yaml")]) == 1
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_overload_experiment_small(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["experiment", "lame-overload", "--duration", "3", "--runs", "1", "--no-plot", "--out", str(out)]) == 0
+    s = json.loads((out / "lame_overload.json").read_text())
+    assert s["lame"]["rt_deadline_misses"]["max"] == 0
+    assert s["default"]["rt_deadline_misses"]["min"] > 0
+    assert (out / "lame_overload.csv").exists()
+
+
+def test_throttle_experiment_small(tmp_path, capsys):
+    out = tmp_path / "t"
+    assert main(["experiment", "lame-throttle", "--duration", "20", "--throttle-at", "10", "--window", "5",
+                 "--runs", "1", "--warmup", "2", "--no-plot", "--out", str(out)]) == 0
+    s = json.loads((out / "lame_throttle.json").read_text())
+    assert s["default_rt_misses_after_switch_per_run"][0] > 0
+    assert s["lame_recovery_s"][0] <= 2 * s["controller_period_s"]
+    assert main(["experiment", "lame-throttle", "--window", "0"]) == 1
