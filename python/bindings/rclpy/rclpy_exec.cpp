@@ -12,7 +12,8 @@
 // rebuild per callback): rcl's on-new-message / on-new-request / on-new-response callbacks
 // (called on the middleware's threads) count pending events per entity; timers are polled
 // with rcl_timer_get_time_until_next_call at every selection (O(timers)). Entities that rcl
-// cannot report this way (guard conditions with callbacks, waitables) are pushed by Python
+// cannot report this way (guard conditions with callbacks, waitables other than rclpy's QoS
+// event handlers, which are rcl events with event callbacks) are pushed by Python
 // (push_external) from a watcher thread.
 //
 // Threading contract: every method may be called from any thread; one std::mutex protects
@@ -27,6 +28,7 @@
 
 #include <rcl/client.h>
 #include <rcl/error_handling.h>
+#include <rcl/event.h>
 #include <rcl/service.h>
 #include <rcl/subscription.h>
 #include <rcl/timer.h>
@@ -60,7 +62,8 @@ using sched::CallbackId;
 using sched::kNoCallback;
 using sched::kNoDeadline;
 
-enum Kind : int { kTimer = 0, kSubscription = 1, kService = 2, kClient = 3, kExternal = 4 };
+// kEvent: an rcl_event_t (rclpy's QoS EventHandler waitables), ordered as a client (last).
+enum Kind : int { kTimer = 0, kSubscription = 1, kService = 2, kClient = 3, kExternal = 4, kEvent = 5 };
 
 inline Duration mono_ns() noexcept {
   timespec ts;
@@ -149,7 +152,7 @@ class Loop {
       sched::CallbackSpec s;
       s.kind = kind == kTimer ? CallbackKind::Timer
              : kind == kService ? CallbackKind::Service
-             : kind == kClient ? CallbackKind::Client : CallbackKind::Subscription;
+             : kind == kClient || kind == kEvent ? CallbackKind::Client : CallbackKind::Subscription;
       if (group >= groups.size()) throw std::invalid_argument("callback group out of range");
       s.group = group;
       s.priority = prio;
@@ -400,6 +403,9 @@ class Loop {
         break;
       case kClient:
         ret = rcl_client_set_on_new_response_callback(static_cast<rcl_client_t*>(e.handle), fn, user);
+        break;
+      case kEvent:
+        ret = rcl_event_set_callback(static_cast<rcl_event_t*>(e.handle), fn, user);
         break;
       default: break;
     }

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KIND_TIMER, KIND_SUBSCRIPTION, KIND_SERVICE, KIND_CLIENT, KIND_EXTERNAL = range(5)
-KIND_NAMES = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
-              KIND_CLIENT: "client", KIND_EXTERNAL: "external"}
+KIND_TIMER, KIND_SUBSCRIPTION, KIND_SERVICE, KIND_CLIENT, KIND_EXTERNAL, KIND_EVENT = range(6)
 _MODEL_KIND = {"timer": KIND_TIMER, "subscription": KIND_SUBSCRIPTION, "fusion_input": KIND_SUBSCRIPTION,
                "fusion_trigger": KIND_SUBSCRIPTION, "service": KIND_SERVICE, "client": KIND_CLIENT}
 

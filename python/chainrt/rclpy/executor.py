@@ -35,8 +35,13 @@ from rclpy.exceptions import InvalidHandle
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.timer import TimerInfo
 
-from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EXTERNAL, KIND_NAMES, KIND_SERVICE,
+from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, load_view)
+
+try:
+    from rclpy.event_handler import EventHandler as _EventHandler
+except ImportError:  # older rclpy
+    _EventHandler = None
 
 try:
     from rclpy.exceptions import TimerCancelledError
@@ -442,7 +447,7 @@ class ChainExecutor(Executor):
                     mc = view.by_name(explicit[id(entity)])
                     if mc is None:
                         raise ValueError(f"bind(): the model has no callback '{explicit[id(entity)]}'")
-                elif kind != KIND_EXTERNAL:
+                elif kind not in (KIND_EXTERNAL, KIND_EVENT):
                     mc = view.match(node.get_name(), kind, period_ns, topic)
             if mc is not None:
                 mc.used = True
@@ -452,7 +457,7 @@ class ChainExecutor(Executor):
                 k = names_used.get(base, 0)
                 names_used[base] = k + 1
                 name, prio, aff = (base if k == 0 else f"{base}#{k}"), None, (1 << 64) - 1
-                if kind != KIND_EXTERNAL or view is not None:
+                if kind not in (KIND_EXTERNAL, KIND_EVENT) and not _infrastructure(node, entity, kind):
                     unmatched.append(name)
             specs.append((kind, pointer, group_of(entity), prio, aff, name))
             ents.append((kind, entity, run, name))
@@ -474,9 +479,16 @@ class ChainExecutor(Executor):
                     f"client:{cli.service_name}", topic=cli.service_name)
             for gc in node.guards:
                 ext[id(gc)] = add(KIND_EXTERNAL, gc, node, self._guard_runner(gc), 0, "guard_condition")
+                if gc.callback is not None:
+                    unmatched.append(ents[-1][3])
             for wt in node.waitables:
+                event = _event_handle(wt)
+                if event is not None:
+                    add(KIND_EVENT, wt, node, self._event_runner(wt), event.pointer, "qos_event")
+                    continue
                 ext[id(wt)] = add(KIND_EXTERNAL, wt, node, self._waitable_runner(wt), 0,
                                   f"waitable:{type(wt).__name__}")
+                unmatched.append(ents[-1][3])
 
         chains = []
         if view is not None:
@@ -610,6 +622,22 @@ class ChainExecutor(Executor):
             return True
         return run
 
+    def _event_runner(self, wt):
+        executor = self
+
+        def run(t: int) -> bool:
+            wt._ready_to_take_data = True  # what is_ready() says after a wait set saw the event
+            data = wt.take_data()
+            coro = wt.execute(data)
+            if inspect.iscoroutine(coro):
+                try:
+                    coro.send(None)
+                except StopIteration:
+                    return True
+                executor._spawn(coro)
+            return True
+        return run
+
     def _waitable_runner(self, wt):
         executor = self
 
@@ -630,6 +658,28 @@ class ChainExecutor(Executor):
         return run
 
 
+_PARAMETER_SERVICES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
+                       "set_parameters", "set_parameters_atomically", "get_type_description")
+
+
+def _infrastructure(node, entity, kind) -> bool:
+    """rclpy's own per-node services (parameters, type description): run, never listed as
+    unmatched."""
+    if kind != KIND_SERVICE:
+        return False
+    name = entity.service_name
+    base = node.get_fully_qualified_name().rstrip("/") + "/"
+    return name.startswith(base) and name[len(base):] in _PARAMETER_SERVICES
+
+
+def _event_handle(wt):
+    """The rcl event of one of rclpy's QoS EventHandler waitables, else None."""
+    if _EventHandler is None or type(wt) is not _EventHandler:
+        return None
+    ev = getattr(wt, "_EventHandler__event", None)
+    return ev if ev is not None and hasattr(ev, "pointer") and hasattr(wt, "_ready_to_take_data") else None
+
+
 class _ExternalWatcher:
     """Waits, with rclpy's own WaitSet, for the entities rcl cannot report by event (guard
     conditions with callbacks, waitables such as action servers and clients) and queues them
@@ -644,6 +694,7 @@ class _ExternalWatcher:
         self._loop = None
         self._ext: dict[int, int] = {}
         self._closed = False
+        self._reported = False
         self._gc = GuardCondition(callback=None, callback_group=None, context=executor.context)
         self._thread = threading.Thread(target=self._main, daemon=True, name="chainrt.rclpy/watcher")
         self._started = False
@@ -718,9 +769,13 @@ class _ExternalWatcher:
                     fired = [gc for gc in guards if gc.handle.pointer in ready]
                     fired_wt = [wt for wt in waitables if wt.is_ready(ws)]
                     taken = {id(wt): wt.take_data() for wt in fired_wt}
-            except Exception:
+            except Exception as err:
                 if self._closed or not ex.context.ok():
                     return
+                if not self._reported:  # once: guard conditions/waitables are not served
+                    self._reported = True
+                    print(f"chainrt.rclpy: waiting for guard conditions and waitables failed: {err!r}",
+                          file=sys.stderr)
                 time.sleep(0.01)
                 continue
             with self._lock:
