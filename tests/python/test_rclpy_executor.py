@@ -343,3 +343,67 @@ def test_bad_arguments_are_one_line_errors(ctx, tmp_path):
     ex.add_node(node)
     with pytest.raises(ValueError):
         ex.spin_once(timeout_sec=0)
+
+
+STAMP_MODEL = """
+chainrt: 1
+name: stamp
+hosts: [{name: h, cores: 2}]
+executors:
+  - {name: main, host: h, policy: edf, threads: [{name: t0, cores: [0], priority: 10}]}
+nodes:
+  - {name: far_sink, executor: main}
+topics:
+  - {name: remote, size: 64B}
+callbacks:
+  - {name: sink, kind: subscription, node: far_sink, topic: remote, wcet: 1ms}
+chains:
+  - {name: across, callbacks: [sink], period: 100ms, deadline: 20ms}
+"""
+
+
+def test_release_from_header_stamp_across_processes(ctx, tmp_path):
+    from std_msgs.msg import Header
+
+    model = tmp_path / "stamp.yaml"
+    model.write_text(STAMP_MODEL)
+    sink = Node("far_sink", context=ctx)
+    got = []
+    sink.create_subscription(Header, "remote", got.append, 10)
+    upstream = Node("upstream", context=ctx)  # stands for another process's last callback
+    pub = upstream.create_publisher(Header, "remote", 10)
+    with ChainExecutor(model=str(model), context=ctx, header_stamp=True, report=False) as ex:
+        ex.add_node(sink)
+        end = time.monotonic() + 10
+        while pub.get_subscription_count() < 1 and time.monotonic() < end:
+            time.sleep(0.02)
+        for _ in range(3):  # released 50 ms before it is sent: every instance misses its 20 ms
+            now = time.time_ns() - 50_000_000
+            pub.publish(Header(stamp=rclpy.time.Time(nanoseconds=now).to_msg()))
+            time.sleep(0.02)
+        assert spin_until(ex, lambda: len(got) >= 3)
+        c = ex.report()["chains"]["across"]
+        assert c["instances"] == 3 and c["deadline_misses"] == 3
+        assert c["bcrt_ns"] >= 50_000_000
+        ex.shutdown()
+
+
+def test_thread_parameters_from_the_model_with_fallback(ctx, tmp_path):
+    model = tmp_path / "stamp.yaml"
+    model.write_text(STAMP_MODEL)
+    node = Node("far_sink", context=ctx)
+    seen = []
+    ex = ChainExecutor(model=str(model), context=ctx, report=False)
+
+    def probe():
+        seen.append((os.sched_getscheduler(0), os.sched_getaffinity(0)))
+        ex.shutdown(timeout_sec=0)
+    node.create_timer(0.01, probe)
+    ex.add_node(node)
+    before = (os.sched_getscheduler(0), os.sched_getaffinity(0))
+    ex.spin()
+    policy, cores = seen[0]
+    warnings = " ".join(ex.last_report["warnings"])
+    assert policy == os.SCHED_FIFO or "SCHED_FIFO" in warnings
+    assert cores == {0} or "pinning" in warnings
+    assert (os.sched_getscheduler(0), os.sched_getaffinity(0)) == before  # restored after spin

@@ -564,7 +564,10 @@ class ChainExecutor(Executor):
             if mi is None:
                 return False
             if stamp:
-                h = getattr(mi[0], "header", None)
+                msg = mi[0]
+                h = getattr(msg, "header", None)
+                if h is None and hasattr(msg, "stamp") and hasattr(msg, "frame_id"):
+                    h = msg  # a std_msgs/Header itself
                 if h is not None:
                     s = h.stamp
                     loop_ref._loop.set_input_release(t, s.sec * 1_000_000_000 + s.nanosec - offset)
