@@ -407,3 +407,24 @@ def test_thread_parameters_from_the_model_with_fallback(ctx, tmp_path):
     assert policy == os.SCHED_FIFO or "SCHED_FIFO" in warnings
     assert cores == {0} or "pinning" in warnings
     assert (os.sched_getscheduler(0), os.sched_getaffinity(0)) == before  # restored after spin
+
+
+def test_entities_created_while_spinning_on_several_threads(ctx):
+    talker = Talker(ctx)
+    late = Node("late", context=ctx)
+    heard = []
+    ex = ChainExecutor(policy="edf", threads=3, context=ctx, report=False)
+    ex.add_node(talker)
+    ex.add_node(late)
+
+    def create_once():
+        if not list(late.subscriptions):
+            late.create_subscription(String, "chatter", heard.append, 10)
+        if len(heard) >= 20:
+            ex.shutdown(timeout_sec=0)
+    late.create_timer(0.02, create_once)
+    done = threading.Event()
+    threading.Thread(target=lambda: (ex.spin(), done.set()), daemon=True).start()
+    assert done.wait(20), "spin() did not return"
+    assert len(heard) >= 20
+    assert "late/sub:/chatter" in ex.unmatched

@@ -112,11 +112,15 @@ class ChainExecutor(Executor):
         self._node_order: list = []
         self._explicit: dict[str, Any] = {}
         self._loop = None
+        self._state = (None, [])
+        self._force_build = False
         self._signature: tuple = ()
         self._ents: list = []              # CallbackId -> (kind, entity, run function, name)
         self._ext_ids: dict[int, int] = {}  # id(guard/waitable) -> CallbackId
         self._build_lock = threading.RLock()
-        self._active = 0                   # callbacks now running
+        self._busy = [False] * 64          # per executor thread: a callback is running
+        self._rebuild_pending = False
+        self._spinning = False
         self._pending_error: BaseException | None = None
         self.unmatched: list[str] = []
         self.unused_model_callbacks: list[str] = []
@@ -159,7 +163,7 @@ class ChainExecutor(Executor):
     def bind(self, model_callback: str, entity) -> None:
         """Bind an rclpy timer/subscription/service/client to a model callback by name."""
         self._explicit[model_callback] = entity
-        self._signature = ()   # rebuild at the next spin_once
+        self._force_build = True   # rebuild at the next spin_once
         self.wake()
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
@@ -182,12 +186,14 @@ class ChainExecutor(Executor):
         extra = [threading.Thread(target=self._thread_main, args=(t,), daemon=True,
                                   name=f"chainrt.rclpy/t{t}") for t in range(1, loop.thread_count())]
         self._start_stats()
+        self._spinning = True
         try:
             for th in extra:
                 th.start()
             while self._context.ok() and not self._is_shutdown:
                 self._spin_once_impl(None, 0)
         finally:
+            self._spinning = False
             self._loop.stop()
             for th in extra:
                 th.join()
@@ -301,15 +307,18 @@ class ChainExecutor(Executor):
 
     def _thread_main(self, t: int) -> None:
         self._loop.apply_thread(t)
-        while self._context.ok() and not self._is_shutdown:
-            if not self._spin_once_impl(None, t):
+        # a stopped loop (-3) is either the end of spin or a rebuilt loop: go on with the new one
+        while self._spinning and self._context.ok() and not self._is_shutdown:
+            try:
+                self._spin_once_impl(None, t)
+            except (rclpy.executors.ShutdownException, ExternalShutdownException):
                 break
 
     # ---- the dispatch path ------------------------------------------------------------------
     def _spin_once_impl(self, timeout_sec, t: int, done=None) -> bool:
         """One selection and dispatch on thread t. False when the loop was stopped."""
         self._ensure_built()
-        loop = self._loop
+        loop, ents = self._state
         if isinstance(timeout_sec, rclpy.executors.TimeoutObject):
             timeout_sec = timeout_sec.timeout
         if timeout_sec is None or timeout_sec < 0:
@@ -323,17 +332,22 @@ class ChainExecutor(Executor):
                 slice_ns = max(0, min(_WAKE_SLICE_NS, end - self._mod.monotonic_ns()))
             cb = loop.next(t, slice_ns)
             if cb >= 0:
-                self._dispatch(t, cb)
+                self._dispatch(t, cb, loop, ents)
                 if self._tasks:
                     self._run_tasks()
+                if self._rebuild_pending:
+                    self._maybe_rebuild()
                 return True
             if cb == -3:
+                if self._state[0] is not loop and not self._is_shutdown:  # rebuilt: go on
+                    loop, ents = self._state
+                    continue
                 return False
             if cb == -2:  # woken: nodes, entities, tasks or futures changed
                 if self._tasks:
                     self._run_tasks()
                 self._maybe_rebuild()
-                loop = self._loop
+                loop, ents = self._state
                 if t == 0:
                     return True
                 continue
@@ -347,10 +361,10 @@ class ChainExecutor(Executor):
             if end is not None and self._mod.monotonic_ns() >= end:
                 return True
 
-    def _dispatch(self, t: int, cb: int) -> None:
-        kind, entity, run, name = self._ents[cb]
+    def _dispatch(self, t: int, cb: int, loop, ents) -> None:
+        kind, entity, run, name = ents[cb]
         ran = threw = False
-        self._active += 1
+        self._busy[t] = True
         try:
             ran = run(t)
         except (InvalidHandle, TimerCancelledError):
@@ -359,8 +373,8 @@ class ChainExecutor(Executor):
             ran = threw = True
             self._user_exception(name, err)
         finally:
-            self._loop.done(t, cb, ran, threw)
-            self._active -= 1
+            loop.done(t, cb, ran, threw)
+            self._busy[t] = False
             if kind == KIND_EXTERNAL and self._watcher is not None:
                 self._watcher.release(entity)
         if self._pending_error is not None and t == 0:
@@ -387,6 +401,16 @@ class ChainExecutor(Executor):
         with self._tasks_lock:
             self._tasks = [x for x in self._tasks if not x[0].done() and not x[0].cancelled()]
 
+    def _start(self, coro) -> None:
+        """Run a waitable's execute() coroutine now, up to its first await; the rest as a task."""
+        if not inspect.iscoroutine(coro):
+            return
+        try:
+            coro.send(None)
+        except StopIteration:
+            return
+        self._spawn(coro)
+
     def _spawn(self, coro, after=None) -> None:
         async def run():
             result = await coro
@@ -404,13 +428,18 @@ class ChainExecutor(Executor):
         return tuple(sig)
 
     def _ensure_built(self) -> None:
-        if self._loop is None or not self._signature:
+        if self._loop is None or self._force_build:
             with self._build_lock:
                 self._build()
 
     def _maybe_rebuild(self) -> None:
         with self._build_lock:
-            if self._active == 0 and self._entity_signature() != self._signature:
+            if self._entity_signature() == self._signature:
+                self._rebuild_pending = False
+            elif any(self._busy):  # not while a callback runs: the finishing thread rebuilds
+                self._rebuild_pending = True
+            else:
+                self._rebuild_pending = False
                 self._build()
 
     def _build(self) -> None:
@@ -507,7 +536,9 @@ class ChainExecutor(Executor):
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
         self._ents, self._ext_ids, self.unmatched = ents, ext, unmatched
         self._loop = loop
+        self._state = (loop, ents)
         self._signature = self._entity_signature()
+        self._force_build = False
         if ext:
             if self._watcher is None:
                 self._watcher = _ExternalWatcher(self)
@@ -630,14 +661,7 @@ class ChainExecutor(Executor):
 
         def run(t: int) -> bool:
             wt._ready_to_take_data = True  # what is_ready() says after a wait set saw the event
-            data = wt.take_data()
-            coro = wt.execute(data)
-            if inspect.iscoroutine(coro):
-                try:
-                    coro.send(None)
-                except StopIteration:
-                    return True
-                executor._spawn(coro)
+            executor._start(wt.execute(wt.take_data()))
             return True
         return run
 
@@ -650,13 +674,7 @@ class ChainExecutor(Executor):
                 data = wt.take_data()
             for future in getattr(wt, "_futures", ()):
                 future._set_executor(executor)
-            coro = wt.execute(data)
-            if inspect.iscoroutine(coro):
-                try:
-                    coro.send(None)
-                except StopIteration:
-                    return True
-                executor._spawn(coro)
+            executor._start(wt.execute(data))
             return True
         return run
 
