@@ -90,14 +90,20 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--fifo", type=int, default=10,
                     help="SCHED_FIFO priority of each measured process (0: normal scheduling)")
+    ap.add_argument("--executors", default=",".join(EXECUTORS),
+                    help="comma-separated subset of: " + ", ".join(EXECUTORS))
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
         print(json.dumps(one(a.one, a.seconds, a.fifo)))
         return 0
+    kinds = [k for k in a.executors.split(",") if k]
+    unknown = [k for k in kinds if k not in EXECUTORS]
+    if unknown:
+        ap.error(f"unknown executor {unknown[0]} (one of: {', '.join(EXECUTORS)})")
     rows = []
     for rep in range(a.reps):
-        for kind in EXECUTORS:
+        for kind in kinds:
             p = subprocess.run([sys.executable, __file__, "--one", kind, "--seconds", str(a.seconds), "--fifo", str(a.fifo)],
                                capture_output=True, text=True, timeout=a.seconds + 60)
             if p.returncode != 0:
