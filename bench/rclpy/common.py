@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 
 EXECUTORS = ("chainrt-fp", "chainrt-edf", "SingleThreaded", "MultiThreaded", "Events")
 
@@ -47,3 +50,13 @@ def spread(values) -> str:
         return "n/a"
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     return f"{statistics.mean(values):8.2f} ± {sd:5.2f} [{min(values):.2f}..{max(values):.2f}]"
+
+
+def measure(script: str, args: list[str], label: str, timeout: float) -> dict | None:
+    """Run one measurement of `script` in a fresh process (``--one ...``); its last stdout line
+    is a JSON object. None (and the reason on stderr) when it failed."""
+    p = subprocess.run([sys.executable, script, "--one", *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        print(f"{label}: failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])

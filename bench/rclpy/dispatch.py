@@ -12,7 +12,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import make_executor, ros_env, spread  # noqa: E402
+from common import make_executor, measure, ros_env, spread  # noqa: E402
 
 KINDS = ("chainrt-fp", "SingleThreaded", "MultiThreaded", "Events")
 FANOUT_HZ = 50.0
@@ -97,13 +96,10 @@ def main() -> int:
     for rep in range(a.reps):
         for n in ns:
             for kind in KINDS:
-                p = subprocess.run([sys.executable, __file__, "--one", kind, str(n), "--seconds", str(a.seconds)],
-                                   capture_output=True, text=True, timeout=a.seconds + 90)
-                if p.returncode != 0:
-                    print(f"{kind} N={n}: failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+                r = measure(__file__, [kind, str(n), "--seconds", str(a.seconds)], f"{kind} N={n}", a.seconds + 90)
+                if r is None:
                     continue
-                rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
-                r = rows[-1]
+                rows.append(r)
                 print(f"rep {rep} N={n:3d} {kind:15s} {r['us_per_callback']:8.1f} us/cb  {r['cpu_pct']:5.1f} % CPU "
                       f"{r['callbacks']}/{r['expected']:.0f} callbacks", file=sys.stderr)
     print(f"dispatch cost, {a.seconds:g} s per run, {a.reps} repetitions (mean ± stdev [min..max]), "

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -27,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(REPO / "examples" / "rclpy")]
 
-from common import EXECUTORS, make_executor, quantile, ros_env, spread  # noqa: E402
+from common import EXECUTORS, make_executor, measure, quantile, ros_env, spread  # noqa: E402
 
 MODEL = REPO / "examples" / "two_chains.yaml"
 BOUND_MS = 2.5 + 2.5 + 10.0   # the high chain's own work plus one low-priority callback
@@ -104,13 +103,10 @@ def main() -> int:
     rows = []
     for rep in range(a.reps):
         for kind in kinds:
-            p = subprocess.run([sys.executable, __file__, "--one", kind, "--seconds", str(a.seconds), "--fifo", str(a.fifo)],
-                               capture_output=True, text=True, timeout=a.seconds + 60)
-            if p.returncode != 0:
-                print(f"{kind}: failed: {p.stderr.strip().splitlines()[-1:] }", file=sys.stderr)
+            r = measure(__file__, [kind, "--seconds", str(a.seconds), "--fifo", str(a.fifo)], kind, a.seconds + 60)
+            if r is None:
                 continue
-            rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
-            r = rows[-1]
+            rows.append(r)
             print(f"rep {rep} {kind:15s} hi p99 {r['hi_p99_ms']:6.2f} ms  lo p99 {r['lo_p99_ms']:6.2f} ms",
                   file=sys.stderr)
     print(f"two_chains as rclpy nodes, {a.seconds:g} s per run after {WARMUP_S:g} s warm-up, {a.reps} "
