@@ -428,3 +428,24 @@ def test_entities_created_while_spinning_on_several_threads(ctx):
     assert done.wait(20), "spin() did not return"
     assert len(heard) >= 20
     assert "late/sub:/chatter" in ex.unmatched
+
+
+def test_entities_destroyed_while_spinning(ctx):
+    talker, listener = Talker(ctx), Listener(ctx)
+    with ChainExecutor(policy="fp", context=ctx, report=False) as ex:
+        ex.add_node(talker)
+        ex.add_node(listener)
+        assert spin_until(ex, lambda: len(listener.heard) >= 5)
+        for sub in list(listener.subscriptions):
+            listener.destroy_subscription(sub)
+        for tmr in list(talker.timers):
+            talker.destroy_timer(tmr)
+        for _ in range(20):  # the loop lets the destroyed entities go; nothing runs them
+            ex.spin_once(timeout_sec=0.01)
+        n = len(listener.heard)
+        listener.create_subscription(String, "chatter", listener.heard.append, 10)
+        talker.create_timer(0.005, talker.tick)
+        assert spin_until(ex, lambda: len(listener.heard) >= n + 5)
+        ex.shutdown()
+    listener.destroy_node()
+    talker.destroy_node()

@@ -114,6 +114,7 @@ class ChainExecutor(Executor):
         self._loop = None
         self._state = (None, [])
         self._force_build = False
+        self._held: list = []              # rcl handles held in use by the loop
         self._signature: tuple = ()
         self._ents: list = []              # CallbackId -> (kind, entity, run function, name)
         self._ext_ids: dict[int, int] = {}  # id(guard/waitable) -> CallbackId
@@ -215,6 +216,7 @@ class ChainExecutor(Executor):
         if self._loop is not None:
             self.last_report = self.report()
             self._loop.detach()
+            self._release_handles()
         return ok
 
     # ---- monitoring ---------------------------------------------------------------------
@@ -469,7 +471,19 @@ class ChainExecutor(Executor):
                 reentrant.append(isinstance(g, ReentrantCallbackGroup))
             return groups[key]
 
-        def add(kind, entity, node, run, pointer, detail, period_ns=0, topic=""):
+        held = []
+
+        def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
+            pointer = 0
+            if handle is not None:
+                # Held "in use" while the loop knows its rcl address: rclpy defers the
+                # destruction of a destroyed entity until the loop has let it go.
+                try:
+                    handle.__enter__()
+                except InvalidHandle:  # being destroyed: not added
+                    return None
+                held.append(handle)
+                pointer = handle.pointer
             mc = None
             if view is not None:
                 if id(entity) in explicit:
@@ -495,27 +509,27 @@ class ChainExecutor(Executor):
         for node in self._node_order:
             for tmr in node.timers:
                 period = tmr.timer_period_ns
-                add(KIND_TIMER, tmr, node, self._timer_runner(tmr), tmr.handle.pointer,
+                add(KIND_TIMER, tmr, node, self._timer_runner(tmr), tmr.handle,
                     f"timer@{period / 1e6:g}ms", period_ns=period)
             for sub in node.subscriptions:
-                add(KIND_SUBSCRIPTION, sub, node, self._subscription_runner(sub), sub.handle.pointer,
+                add(KIND_SUBSCRIPTION, sub, node, self._subscription_runner(sub), sub.handle,
                     f"sub:{sub.topic_name}", topic=sub.topic_name)
             for srv in node.services:
-                add(KIND_SERVICE, srv, node, self._service_runner(srv), srv.handle.pointer,
+                add(KIND_SERVICE, srv, node, self._service_runner(srv), srv.handle,
                     f"service:{srv.service_name}", topic=srv.service_name)
             for cli in node.clients:
-                add(KIND_CLIENT, cli, node, self._client_runner(cli), cli.handle.pointer,
+                add(KIND_CLIENT, cli, node, self._client_runner(cli), cli.handle,
                     f"client:{cli.service_name}", topic=cli.service_name)
             for gc in node.guards:
-                ext[id(gc)] = add(KIND_EXTERNAL, gc, node, self._guard_runner(gc), 0, "guard_condition")
+                ext[id(gc)] = add(KIND_EXTERNAL, gc, node, self._guard_runner(gc), None, "guard_condition")
                 if gc.callback is not None:
                     unmatched.append(ents[-1][3])
             for wt in node.waitables:
                 event = _event_handle(wt)
                 if event is not None:
-                    add(KIND_EVENT, wt, node, self._event_runner(wt), event.pointer, "qos_event")
+                    add(KIND_EVENT, wt, node, self._event_runner(wt), event, "qos_event")
                     continue
-                ext[id(wt)] = add(KIND_EXTERNAL, wt, node, self._waitable_runner(wt), 0,
+                ext[id(wt)] = add(KIND_EXTERNAL, wt, node, self._waitable_runner(wt), None,
                                   f"waitable:{type(wt).__name__}")
                 unmatched.append(ents[-1][3])
 
@@ -531,6 +545,8 @@ class ChainExecutor(Executor):
         if old is not None:
             old.stop()
             old.detach()
+        self._release_handles()
+        self._held = held
         loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
@@ -546,6 +562,14 @@ class ChainExecutor(Executor):
         elif self._watcher is not None:
             self._watcher.close()
             self._watcher = None
+
+    def _release_handles(self) -> None:
+        held, self._held = self._held, []
+        for h in held:
+            try:
+                h.__exit__(None, None, None)
+            except Exception:
+                pass
 
     # ---- per-kind take and call (rclpy's _take_* contract) -----------------------------------
     def _timer_runner(self, tmr):
