@@ -449,3 +449,21 @@ def test_entities_destroyed_while_spinning(ctx):
         ex.shutdown()
     listener.destroy_node()
     talker.destroy_node()
+
+
+def test_late_timer_periods_are_counted_as_drops(ctx):
+    node = Node("late_timer", context=ctx)
+    ticks = []
+    node.create_timer(0.01, lambda: ticks.append(1))
+    blocked = []
+
+    def block_once():
+        if not blocked:
+            blocked.append(1)
+            time.sleep(0.08)  # the 10 ms timer misses several periods meanwhile
+    node.create_timer(0.02, block_once)
+    with ChainExecutor(context=ctx, report=False) as ex:
+        ex.add_node(node)
+        assert spin_until(ex, lambda: len(ticks) >= 10)
+        assert ex.report()["callbacks"]["late_timer/timer@10ms"]["drops"] >= 3
+        ex.shutdown()

@@ -428,6 +428,13 @@ class Loop {
         continue;
       }
       if (left <= 0) {
+        // rcl skips the periods a late timer missed (as sched::TimerClock's overrun rule):
+        // count them as drops, as the C++ runtime does.
+        std::int64_t period = 0;
+        if (rcl_timer_get_period(static_cast<rcl_timer_t*>(e.handle), &period) == RCL_RET_OK && period > 0)
+          e.stats.drops += static_cast<std::uint64_t>(-left / period);
+        else
+          rcl_reset_error();
         const Duration release = now + left;
         e.queued = Stamp{e.starts_chain, release,
                          e.chain_rel_deadline == kNoDeadline ? kNoDeadline : release + e.chain_rel_deadline};
