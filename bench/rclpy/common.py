@@ -1,0 +1,62 @@
+"""Shared by the chainrt.rclpy benchmarks: making each executor, statistics with spread."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+EXECUTORS = ("chainrt-fp", "chainrt-edf", "SingleThreaded", "MultiThreaded", "Events")
+
+
+def make_executor(kind: str, context, model=None, threads=None):
+    """One executor of `kind` on `context`. rclpy's MultiThreaded gets `threads` threads
+    (its default: the CPU count)."""
+    if kind.startswith("chainrt-"):
+        from chainrt.rclpy import ChainExecutor
+        return ChainExecutor(model=model, policy=kind.split("-", 1)[1], context=context, report=False,
+                             threads=threads)
+    from rclpy import executors
+    if kind == "SingleThreaded":
+        return executors.SingleThreadedExecutor(context=context)
+    if kind == "MultiThreaded":
+        return executors.MultiThreadedExecutor(num_threads=threads, context=context)
+    if kind == "Events":
+        from rclpy.experimental import EventsExecutor
+        return EventsExecutor(context=context)
+    raise ValueError(f"unknown executor {kind}")
+
+
+def ros_env() -> None:
+    os.environ.setdefault("ROS_DOMAIN_ID", str(60 + os.getpid() % 40))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+
+def quantile(v, p):
+    """Nearest rank, as the runtime's monitor."""
+    if not v:
+        return float("nan")
+    s = sorted(v)
+    return s[max(1, math.ceil(p * len(s))) - 1]
+
+
+def spread(values) -> str:
+    """mean ± stdev [min..max] of repetitions."""
+    values = [v for v in values if v == v]
+    if not values:
+        return "n/a"
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):8.2f} ± {sd:5.2f} [{min(values):.2f}..{max(values):.2f}]"
+
+
+def measure(script: str, args: list[str], label: str, timeout: float) -> dict | None:
+    """Run one measurement of `script` in a fresh process (``--one ...``); its last stdout line
+    is a JSON object. None (and the reason on stderr) when it failed."""
+    p = subprocess.run([sys.executable, script, "--one", *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        print(f"{label}: failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])

@@ -1,0 +1,556 @@
+// chainrt._rclpy_exec: the hot loop of chainrt.rclpy (the rclpy executor) in C++.
+//
+// Owns, for one chainrt.rclpy executor: the readiness of its rclpy entities, the sched
+// ReadyQueue that orders them (EDF ready-queue paper Sec. IV-A, Algorithm 1; PiCAS/FP, mixed,
+// ros-default through sched::key_of), the chain instances that travel from callback to callback
+// (d_i^k = a_i^k + D_i, Sec. IV-B) and the run-time monitor (runtime/monitor.hpp: the same
+// LatencyRecorder, RunReport and JSON as the C++ runtime). Python only takes the data of the
+// selected entity and calls the user's callback; the wait, the ready-queue update and the
+// selection happen here, without the GIL.
+//
+// Readiness is event driven, as rclpy's EventsExecutor does it (no rcl_wait, no wait-set
+// rebuild per callback): rcl's on-new-message / on-new-request / on-new-response callbacks
+// (called on the middleware's threads) count pending events per entity; timers are polled
+// with rcl_timer_get_time_until_next_call at every selection (O(timers)). Entities that rcl
+// cannot report this way (guard conditions with callbacks, waitables other than rclpy's QoS
+// event handlers, which are rcl events with event callbacks) are pushed by Python
+// (push_external) from a watcher thread.
+//
+// Threading contract: every method may be called from any thread; one std::mutex protects
+// the state. next() sleeps without the GIL. The rcl event callbacks only take the mutex to
+// post a wake-up. Allocation: storage is sized in the constructor; next()/done() allocate
+// nothing (report_json allocates, it is off the dispatch path).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <rcl/client.h>
+#include <rcl/error_handling.h>
+#include <rcl/event.h>
+#include <rcl/service.h>
+#include <rcl/subscription.h>
+#include <rcl/timer.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "chainrt/model/yaml_io.hpp"
+#include "chainrt/runtime/monitor.hpp"
+#include "chainrt/runtime/threads.hpp"
+#include "chainrt/sched/ready_queue.hpp"
+#include "chainrt/sched/setup.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace chainrt::rclpy_exec {
+
+using sched::CallbackId;
+using sched::kNoCallback;
+using sched::kNoDeadline;
+
+// kEvent: an rcl_event_t (rclpy's QoS EventHandler waitables), ordered as a client (last).
+enum Kind : int { kTimer = 0, kSubscription = 1, kService = 2, kClient = 3, kExternal = 4, kEvent = 5 };
+
+inline Duration mono_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return Duration(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+inline Duration thread_cpu_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return Duration(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+constexpr std::uint32_t kNoChain = 0xffffffffu;
+
+// A chain instance: its chain, release a_i^k and absolute deadline d_i^k.
+struct Stamp {
+  std::uint32_t chain = kNoChain;
+  Duration release = 0;
+  Duration deadline = kNoDeadline;
+};
+
+// Fixed-capacity FIFO of chain instances waiting at a subscription (inputs published by its
+// chain predecessor in this executor, not yet taken).
+class StampRing {
+ public:
+  void reserve(std::size_t n) { ring_.assign(n, Stamp{}); }
+  void push(const Stamp& s) noexcept {
+    if (size_ == ring_.size()) { head_ = (head_ + 1) % ring_.size(); --size_; }  // oldest lost
+    ring_[(head_ + size_) % ring_.size()] = s;
+    ++size_;
+  }
+  bool empty() const noexcept { return size_ == 0; }
+  const Stamp& front() const noexcept { return ring_[head_]; }
+  void pop() noexcept { if (size_) { head_ = (head_ + 1) % ring_.size(); --size_; } }
+ private:
+  std::vector<Stamp> ring_;
+  std::size_t head_ = 0, size_ = 0;
+};
+
+struct Entity {
+  int kind = kExternal;
+  void* handle = nullptr;   // rcl_timer_t*, rcl_subscription_t*, ...
+  std::atomic<std::int64_t> pending{0};  // middleware events not yet taken
+  Stamp queued;             // the instance it is queued with
+  StampRing inputs;         // chain instances at a subscription
+  std::uint32_t starts_chain = kNoChain;  // a timer that releases a chain
+  Duration chain_rel_deadline = kNoDeadline;
+  // chain successors: (successor entity, chain); leaf_of: chains whose last callback this is
+  std::vector<std::pair<CallbackId, std::uint32_t>> successors;
+  std::vector<std::uint32_t> leaf_of;
+  runtime::CallbackStats stats;
+  std::uint32_t running = 0;  // instances now running
+};
+
+struct Running {
+  CallbackId cb = kNoCallback;
+  Stamp stamp;
+  Duration start = 0, cpu0 = 0;
+};
+
+class Loop {
+ public:
+  // entities: (kind, rcl handle address (0: external), group, priority or None, affinity, name)
+  Loop(const std::string& policy, std::vector<bool> group_reentrant,
+       const std::vector<std::tuple<int, std::uintptr_t, std::uint32_t, std::optional<int>,
+                                    std::uint64_t, std::string>>& entities,
+       const std::vector<std::tuple<std::string, Duration, Duration, std::vector<std::vector<CallbackId>>>>& chains,
+       const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>>& threads,
+       std::size_t sample_capacity)
+      : entities_(entities.size()) {
+    auto p = policy_from(policy);
+    if (!p) throw std::invalid_argument("unknown policy '" + policy + "'");
+    policy_name_ = to_string(*p);
+    std::vector<sched::CallbackSpec> specs;
+    std::vector<sched::GroupSpec> groups;
+    for (bool r : group_reentrant)
+      groups.push_back(sched::GroupSpec{r ? GroupType::Reentrant : GroupType::MutuallyExclusive});
+    if (groups.empty()) groups.push_back(sched::GroupSpec{});
+    for (std::size_t i = 0; i < entities.size(); ++i) {
+      const auto& [kind, handle, group, prio, affinity, name] = entities[i];
+      Entity& e = entities_[i];
+      e.kind = kind;
+      e.handle = reinterpret_cast<void*>(handle);
+      e.stats.name = name;
+      e.inputs.reserve(64);
+      sched::CallbackSpec s;
+      s.kind = kind == kTimer ? CallbackKind::Timer
+             : kind == kService ? CallbackKind::Service
+             : kind == kClient || kind == kEvent ? CallbackKind::Client : CallbackKind::Subscription;
+      if (group >= groups.size()) throw std::invalid_argument("callback group out of range");
+      s.group = group;
+      s.priority = prio;
+      s.affinity = affinity;
+      specs.push_back(s);
+      if (kind == kTimer) timers_.push_back(static_cast<CallbackId>(i));
+    }
+    for (const auto& [name, cores, fifo, budget, period] : threads) {
+      sched::ThreadSpec ts;
+      ts.name = name;
+      ts.cores = cores;
+      ts.fifo_priority = fifo;
+      if (budget > 0 && period > 0) ts.reservation = Reservation{budget, period};
+      threads_.push_back(std::move(ts));
+    }
+    if (threads_.empty()) { sched::ThreadSpec ts; ts.name = "t0"; threads_.push_back(std::move(ts)); }
+    queue_ = std::make_unique<sched::ReadyQueue>(*p, std::move(specs), std::move(groups), threads_.size());
+    running_.resize(threads_.size());
+    for (std::uint32_t c = 0; c < chains.size(); ++c) {
+      const auto& [name, period, deadline, paths] = chains[c];
+      runtime::ChainStats st;
+      st.name = name;
+      st.period_ns = period;
+      st.deadline_ns = deadline;
+      chain_stats_.push_back(st);
+      latency_.emplace_back();
+      latency_.back().reserve(sample_capacity);
+      chain_members_.emplace_back();
+      for (const auto& path : paths) {
+        if (path.empty()) continue;
+        for (CallbackId id : path) {
+          check(id);
+          auto& m = chain_members_.back();
+          if (std::find(m.begin(), m.end(), id) == m.end()) m.push_back(id);
+        }
+        Entity& src = entities_[path.front()];
+        if (src.kind == kTimer && src.starts_chain == kNoChain) {
+          src.starts_chain = c;
+          src.chain_rel_deadline = deadline > 0 ? deadline : kNoDeadline;
+        }
+        for (std::size_t k = 0; k + 1 < path.size(); ++k) {
+          auto& succ = entities_[path[k]].successors;
+          std::pair<CallbackId, std::uint32_t> s{path[k + 1], c};
+          if (std::find(succ.begin(), succ.end(), s) == succ.end()) succ.push_back(s);
+        }
+        auto& leaf = entities_[path.back()].leaf_of;
+        if (std::find(leaf.begin(), leaf.end(), c) == leaf.end()) leaf.push_back(c);
+      }
+    }
+    // Event callbacks last: rcl calls them at once for events that arrived before.
+    for (std::size_t i = 0; i < entities_.size(); ++i) install(static_cast<CallbackId>(i), true);
+    started_at_ = mono_ns();
+  }
+
+  ~Loop() { detach(); }
+
+  // Unregister the rcl event callbacks (before the entities or this loop go away).
+  void detach() {
+    if (detached_) return;
+    detached_ = true;
+    for (std::size_t i = 0; i < entities_.size(); ++i) install(static_cast<CallbackId>(i), false);
+  }
+
+  // Wait for and select the next callback for executor thread `t`: the most urgent queued
+  // callback it may run (Algorithm 1). Returns its id; -1 on timeout (timeout_ns < 0: none),
+  // -2 when woken by wake(), -3 when stopped. Called without the GIL.
+  std::int64_t next(std::uint32_t t, Duration timeout_ns) {
+    if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
+    const Duration until = timeout_ns < 0 ? kNoDeadline : mono_ns() + timeout_ns;
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      if (stop_) return -3;
+      const Duration now = mono_ns();
+      const Duration next_timer = harvest(now);
+      const CallbackId cb = queue_->select(t);
+      if (cb != kNoCallback) {
+        begin(t, cb);
+        if (!queue_->empty()) cv_.notify_one();  // work left for another thread
+        return cb;
+      }
+      if (woken_ > 0) { --woken_; return -2; }
+      if (now >= until) return -1;
+      const Duration wake_at = std::min(until, next_timer);
+      ++sleepers_;
+      if (wake_at == kNoDeadline) cv_.wait(lk);
+      else cv_.wait_for(lk, std::chrono::nanoseconds(std::max<Duration>(wake_at - now, 0)));
+      --sleepers_;
+    }
+  }
+
+  // The selected callback `cb` of thread `t` has finished. ran: the user's callback was called
+  // (false when the take found no data); threw: it raised.
+  void done(std::uint32_t t, CallbackId cb, bool ran, bool threw) {
+    const Duration cpu1 = thread_cpu_ns();
+    const Duration finish = mono_ns();
+    std::unique_lock<std::mutex> lk(m_);
+    Running& r = running_[t];
+    if (r.cb != cb) throw std::invalid_argument("done() for a callback this thread does not run");
+    Entity& e = entities_[cb];
+    if (ran) {
+      auto& cs = e.stats;
+      ++cs.instances;
+      if (threw) ++cs.exceptions;
+      const Duration cpu = cpu1 - r.cpu0;
+      cs.cpu_total += cpu;
+      cs.cpu_max = std::max(cs.cpu_max, cpu);
+      cs.wall_max = std::max(cs.wall_max, finish - r.start);
+      ++dispatches_;
+      if (r.stamp.chain != kNoChain) {
+        for (auto [succ, c] : e.successors)
+          if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
+            entities_[succ].inputs.push(Stamp{c, r.stamp.release,
+                                              chain_stats_[c].deadline_ns > 0
+                                                  ? r.stamp.release + chain_stats_[c].deadline_ns
+                                                  : kNoDeadline});
+        for (std::uint32_t c : e.leaf_of)
+          if (c == r.stamp.chain && r.stamp.release >= record_from_)
+            latency_[c].record(finish - r.stamp.release, chain_stats_[c].deadline_ns);
+      }
+    }
+    r.cb = kNoCallback;
+    --e.running;
+    queue_->complete(cb);
+    if (!queue_->empty() && sleepers_) cv_.notify_all();
+  }
+
+  // Queue an entity that rcl cannot report by event (guard condition, waitable, task).
+  void push_external(CallbackId cb) {
+    check(cb);
+    std::unique_lock<std::mutex> lk(m_);
+    entities_[cb].pending.fetch_add(1);
+    dirty_ = true;
+    cv_.notify_all();
+  }
+
+  // Make one next() return -2 (rclpy's Executor.wake(): nodes, tasks or futures changed).
+  void wake() {
+    std::unique_lock<std::mutex> lk(m_);
+    woken_ = static_cast<std::uint32_t>(std::max<std::size_t>(sleepers_, 1));
+    cv_.notify_all();
+  }
+  void stop() {
+    std::unique_lock<std::mutex> lk(m_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  void restart() {
+    std::unique_lock<std::mutex> lk(m_);
+    stop_ = false;
+    woken_ = 0;
+  }
+
+  // Apply thread t's model parameters (pinning, SCHED_FIFO, SCHED_DEADLINE) to the calling
+  // thread with the C++ runtime's rule and fallback; returns (pinned, fifo, deadline, warnings).
+  std::tuple<bool, bool, bool, std::vector<std::string>> apply_thread(std::uint32_t t) {
+    if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
+    runtime::ThreadSetupResult r = runtime::apply_thread_spec(threads_[t]);
+    std::unique_lock<std::mutex> lk(m_);
+    for (auto& w : r.warnings) warnings_.push_back(w);
+    return {r.pinned, r.fifo, r.deadline, r.warnings};
+  }
+
+  void add_warning(const std::string& w) {
+    std::unique_lock<std::mutex> lk(m_);
+    warnings_.push_back(w);
+  }
+  void set_record_from(Duration t) {
+    std::unique_lock<std::mutex> lk(m_);
+    record_from_ = t;
+  }
+
+  // Release of the chain instance now running on thread t (0 when none) and its deadline.
+  std::tuple<Duration, Duration> current_stamp(std::uint32_t t) {
+    std::unique_lock<std::mutex> lk(m_);
+    const Stamp& s = running_.at(t).stamp;
+    return {s.chain == kNoChain ? 0 : s.release, s.deadline};
+  }
+  // Give the next input of subscription `cb` a chain instance released at `release` (the
+  // cross-process mechanism: the release comes from the message, e.g. its header stamp).
+  void set_input_release(std::uint32_t t, Duration release) {
+    std::unique_lock<std::mutex> lk(m_);
+    Running& r = running_.at(t);
+    if (r.cb == kNoCallback) return;
+    for (std::uint32_t c = 0; c < chain_members_.size(); ++c)
+      if (!chain_members_[c].empty() && chain_members_[c].front() == r.cb) {
+        r.stamp = Stamp{c, release, chain_stats_[c].deadline_ns > 0 ? release + chain_stats_[c].deadline_ns : kNoDeadline};
+        return;
+      }
+  }
+
+  std::size_t thread_count() const noexcept { return threads_.size(); }
+  std::string policy() const { return policy_name_; }
+  std::uint64_t dispatches() {
+    std::unique_lock<std::mutex> lk(m_);
+    return dispatches_;
+  }
+
+  // The monitor's report, in the C++ runtime's JSON (runtime/monitor.hpp to_json).
+  std::string report_json(bool with_samples, std::size_t max_samples) {
+    runtime::RunReport r;
+    r.policy = policy_name_;
+    r.threads = threads_.size();
+    std::unique_lock<std::mutex> lk(m_);
+    r.duration_ns = mono_ns() - started_at_;
+    r.dispatches = dispatches_;
+    r.warnings = warnings_;
+    for (auto& e : entities_) r.callbacks.push_back(e.stats);
+    for (std::size_t c = 0; c < chain_stats_.size(); ++c) {
+      runtime::ChainStats st = chain_stats_[c];
+      latency_[c].summarize(st, max_samples);
+      for (CallbackId id : chain_members_[c]) st.drops += entities_[id].stats.drops;
+      r.chains.push_back(std::move(st));
+    }
+    lk.unlock();
+    return runtime::to_json(r, with_samples);
+  }
+
+ private:
+  void check(CallbackId cb) const {
+    if (cb >= entities_.size()) throw std::invalid_argument("callback id out of range");
+  }
+
+  static void on_event(const void* user, size_t n) {
+    auto* slot = static_cast<const std::pair<Loop*, CallbackId>*>(user);
+    Loop* self = slot->first;
+    self->entities_[slot->second].pending.fetch_add(static_cast<std::int64_t>(n));
+    std::unique_lock<std::mutex> lk(self->m_);  // no lost wake-up against next()
+    self->dirty_ = true;
+    if (self->sleepers_) self->cv_.notify_one();
+  }
+
+  void install(CallbackId id, bool on) {
+    Entity& e = entities_[id];
+    if (!e.handle) return;
+    if (slots_.empty()) {
+      slots_.resize(entities_.size());
+      for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i] = {this, static_cast<CallbackId>(i)};
+    }
+    rcl_event_callback_t fn = on ? &Loop::on_event : nullptr;
+    const void* user = on ? &slots_[id] : nullptr;
+    rcl_ret_t ret = RCL_RET_OK;
+    switch (e.kind) {
+      case kSubscription:
+        ret = rcl_subscription_set_on_new_message_callback(static_cast<rcl_subscription_t*>(e.handle), fn, user);
+        break;
+      case kService:
+        ret = rcl_service_set_on_new_request_callback(static_cast<rcl_service_t*>(e.handle), fn, user);
+        break;
+      case kClient:
+        ret = rcl_client_set_on_new_response_callback(static_cast<rcl_client_t*>(e.handle), fn, user);
+        break;
+      case kEvent:
+        ret = rcl_event_set_callback(static_cast<rcl_event_t*>(e.handle), fn, user);
+        break;
+      default: break;
+    }
+    if (ret != RCL_RET_OK) {
+      if (on) warnings_.push_back("callback '" + e.stats.name + "': rcl refused its event callback (" +
+                                  rcl_get_error_string().str + "); it will not run");
+      rcl_reset_error();
+    }
+  }
+
+  // Move what became ready into the queue (under the lock); returns the next timer release.
+  Duration harvest(Duration now) noexcept {
+    Duration next_due = kNoDeadline;
+    for (CallbackId id : timers_) {
+      Entity& e = entities_[id];
+      if (queue_->queued(id) || e.running) continue;  // taken only when it runs
+      std::int64_t left = 0;
+      if (rcl_timer_get_time_until_next_call(static_cast<rcl_timer_t*>(e.handle), &left) != RCL_RET_OK) {
+        rcl_reset_error();  // cancelled or invalid: not ready
+        continue;
+      }
+      if (left <= 0) {
+        // rcl skips the periods a late timer missed (as sched::TimerClock's overrun rule):
+        // count them as drops, as the C++ runtime does.
+        std::int64_t period = 0;
+        if (rcl_timer_get_period(static_cast<rcl_timer_t*>(e.handle), &period) == RCL_RET_OK && period > 0)
+          e.stats.drops += static_cast<std::uint64_t>(-left / period);
+        else
+          rcl_reset_error();
+        const Duration release = now + left;
+        e.queued = Stamp{e.starts_chain, release,
+                         e.chain_rel_deadline == kNoDeadline ? kNoDeadline : release + e.chain_rel_deadline};
+        queue_->push(id, e.queued.deadline);
+      } else {
+        next_due = std::min(next_due, now + left);
+      }
+    }
+    if (dirty_) {
+      dirty_ = false;
+      for (CallbackId id = 0; id < entities_.size(); ++id) {
+        Entity& e = entities_[id];
+        if (e.kind == kTimer || e.pending.load(std::memory_order_relaxed) <= 0 || queue_->queued(id)) continue;
+        e.queued = e.inputs.empty() ? Stamp{} : e.inputs.front();
+        queue_->push(id, e.queued.deadline);
+      }
+    }
+    return next_due;
+  }
+
+  void begin(std::uint32_t t, CallbackId cb) noexcept {
+    Entity& e = entities_[cb];
+    Running& r = running_[t];
+    r.cb = cb;
+    r.stamp = e.queued;
+    ++e.running;
+    if (e.kind != kTimer) {
+      if (!e.inputs.empty()) e.inputs.pop();
+      if (e.pending.fetch_sub(1) > 1) dirty_ = true;  // more events: queue it again
+    }
+    r.start = mono_ns();
+    r.cpu0 = thread_cpu_ns();
+  }
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::vector<Entity> entities_;
+  std::vector<std::pair<Loop*, CallbackId>> slots_;
+  std::vector<CallbackId> timers_;
+  std::vector<sched::ThreadSpec> threads_;
+  std::unique_ptr<sched::ReadyQueue> queue_;
+  std::vector<Running> running_;
+  std::vector<runtime::ChainStats> chain_stats_;
+  std::vector<runtime::LatencyRecorder> latency_;
+  std::vector<std::vector<CallbackId>> chain_members_;
+  std::vector<std::string> warnings_;
+  std::string policy_name_;
+  std::uint64_t dispatches_ = 0;
+  std::size_t sleepers_ = 0;
+  std::uint32_t woken_ = 0;
+  bool dirty_ = true, stop_ = false, detached_ = false;
+  Duration started_at_ = 0, record_from_ = 0;
+};
+
+// The ReadyQueue inputs the model gives one executor (sched::make_setup): policy, threads
+// and, per model callback of the executor, (name, effective priority, affinity mask).
+nb::dict model_setup(const std::string& yaml, const std::string& executor,
+                     std::optional<std::string> policy, std::optional<int> threads) {
+  Model model = load_model_from_string(yaml, "<model>");
+  std::size_t ex = model.executors.size();
+  for (std::size_t i = 0; i < model.executors.size(); ++i)
+    if (model.executors[i].name == executor) ex = i;
+  if (ex == model.executors.size()) throw std::invalid_argument("the model has no executor '" + executor + "'");
+  std::optional<Policy> pol;
+  if (policy) {
+    pol = policy_from(*policy);
+    if (!pol) throw std::invalid_argument("unknown policy '" + *policy + "'");
+  }
+  sched::ExecutorSetup s = sched::make_setup(model, ex, pol, threads);
+  nb::list th, cbs;
+  for (const auto& t : s.threads)
+    th.append(nb::make_tuple(t.name, t.cores, t.fifo_priority,
+                             t.reservation ? t.reservation->budget : Duration{0},
+                             t.reservation ? t.reservation->period : Duration{0}));
+  for (std::size_t i = 0; i < s.callbacks.size(); ++i)
+    cbs.append(nb::make_tuple(model.callbacks[s.callbacks[i]].name, s.specs[i].priority, s.specs[i].affinity));
+  nb::dict d;
+  d["policy"] = std::string(to_string(s.policy));
+  d["threads"] = th;
+  d["callbacks"] = cbs;
+  return d;
+}
+
+}  // namespace chainrt::rclpy_exec
+
+NB_MODULE(_rclpy_exec, m) {
+  using chainrt::rclpy_exec::Loop;
+  m.doc() = "chainrt.rclpy's dispatch loop: event-driven readiness, the sched ReadyQueue, monitor";
+  nb::class_<Loop>(m, "Loop")
+      .def(nb::init<const std::string&, std::vector<bool>,
+                    const std::vector<std::tuple<int, std::uintptr_t, std::uint32_t, std::optional<int>,
+                                                 std::uint64_t, std::string>>&,
+                    const std::vector<std::tuple<std::string, chainrt::Duration, chainrt::Duration,
+                                                 std::vector<std::vector<chainrt::sched::CallbackId>>>>&,
+                    const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>,
+                                                 chainrt::Duration, chainrt::Duration>>&,
+                    std::size_t>(),
+           "policy"_a, "group_reentrant"_a, "entities"_a, "chains"_a, "threads"_a, "sample_capacity"_a = 100000)
+      .def("next", &Loop::next, "thread"_a, "timeout_ns"_a, nb::call_guard<nb::gil_scoped_release>())
+      .def("done", &Loop::done, "thread"_a, "callback"_a, "ran"_a, "threw"_a)
+      .def("push_external", &Loop::push_external, nb::call_guard<nb::gil_scoped_release>())
+      .def("wake", &Loop::wake, nb::call_guard<nb::gil_scoped_release>())
+      .def("stop", &Loop::stop, nb::call_guard<nb::gil_scoped_release>())
+      .def("restart", &Loop::restart)
+      .def("detach", &Loop::detach, nb::call_guard<nb::gil_scoped_release>())
+      .def("apply_thread", &Loop::apply_thread, nb::call_guard<nb::gil_scoped_release>())
+      .def("add_warning", &Loop::add_warning)
+      .def("set_record_from", &Loop::set_record_from)
+      .def("current_stamp", &Loop::current_stamp)
+      .def("set_input_release", &Loop::set_input_release)
+      .def("thread_count", &Loop::thread_count)
+      .def("policy", &Loop::policy)
+      .def("dispatches", &Loop::dispatches)
+      .def("report_json", &Loop::report_json, "with_samples"_a = false, "max_samples"_a = 2048,
+           nb::call_guard<nb::gil_scoped_release>());
+  m.def("model_setup", &chainrt::rclpy_exec::model_setup, "yaml"_a, "executor"_a, "policy"_a = nb::none(),
+        "threads"_a = nb::none());
+  m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);
+}

@@ -1,0 +1,835 @@
+"""chainrt.rclpy.ChainExecutor: a drop-in rclpy executor with chain-aware scheduling.
+
+It follows ``rclpy.executors.Executor`` (add_node, remove_node, spin, spin_once,
+spin_until_future_complete, shutdown, create_task, context manager) and runs the entities
+rclpy's executors run: timers, subscriptions, services, clients, guard conditions, waitables
+and tasks/futures, with rclpy's callback-group semantics (a mutually exclusive group never runs
+two callbacks at once, a reentrant one may).
+
+Mechanism apart from policy: readiness, the ready queue and the selection live in C++
+(``chainrt._rclpy_exec.Loop``: rcl event callbacks, the sched ReadyQueue of the C++ runtime and
+the simulator, Algorithm 1 of the EDF ready-queue paper, the runtime's monitor). This file only
+takes the data of the selected entity, calls the user's callback and reports its end.
+
+Deviations from rclpy's executors (documented in docs/rclpy.md):
+  - an exception raised by a user callback is reported (with the callback's name) and counted,
+    and the executor goes on; ``raise_exceptions=True`` re-raises it from spin as rclpy does;
+  - a timer callback's TimerInfo argument is detected once, when the entity is bound, not at
+    every call;
+  - coroutine callbacks and tasks run when the executor is woken, without chain priority.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.exceptions import InvalidHandle
+from rclpy.executors import Executor, ExternalShutdownException
+from rclpy.timer import TimerInfo
+
+from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
+                                   KIND_SUBSCRIPTION, KIND_TIMER, ModelView, load_view)
+
+try:
+    from rclpy.event_handler import EventHandler as _EventHandler
+except ImportError:  # older rclpy
+    _EventHandler = None
+
+try:
+    from rclpy.exceptions import TimerCancelledError
+except ImportError:  # older rclpy
+    class TimerCancelledError(Exception):
+        pass
+
+_WAKE_SLICE_NS = 100_000_000   # spin re-checks shutdown/context at least this often
+POLICIES = ("ros-default", "fp", "edf", "picas", "mixed", "lame")
+
+
+def _load_loop_module():
+    try:
+        from chainrt import _rclpy_exec
+    except ImportError as err:  # built only with ROS 2 (scripts/setup)
+        raise RuntimeError("chainrt.rclpy needs the chainrt._rclpy_exec extension, which is built "
+                           "with the rcl runtime: run scripts/setup") from err
+    return _rclpy_exec
+
+
+def _fmt_ms(ns: float) -> str:
+    return f"{ns / 1e6:.2f} ms"
+
+
+class ChainExecutor(Executor):
+    """An rclpy executor that orders ready callbacks by chainrt's ready queue.
+
+    :param model: a chainrt model (path or :class:`chainrt.model.Model`) that says which real
+        callback is which model callback, which chains exist and the executor's threads; None:
+        no chains, every callback unmatched.
+    :param executor: which executor of the model this is (default: the only one, or the one
+        hosting the first added node).
+    :param policy: ``ros-default``, ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``;
+        default: the model executor's policy, else ``ros-default``.
+    :param threads: number of executor threads (overrides the model's threads; thread 0 is
+        the thread that calls spin).
+    :param stats_period: seconds between monitor messages on ``stats_topic`` (JSON in
+        std_msgs/String, the C++ runtime's keys); None: not published.
+    :param report: print a summary of the monitor to stderr when spin() returns.
+    :param header_stamp: for chains whose first callback is a subscription, take the chain
+        instance's release from the message's ``header.stamp`` (the cross-process mechanism).
+    :param raise_exceptions: re-raise an exception of a user callback from spin (as rclpy's
+        executors do) instead of reporting it and going on.
+    """
+
+    def __init__(self, *, model: Any = None, executor: str | None = None, policy: str | None = None,
+                 threads: int | None = None, context=None, stats_period: float | None = None,
+                 stats_topic: str = "/chainrt/chain_stats", report: bool = True,
+                 header_stamp: bool = False, raise_exceptions: bool = False,
+                 sample_capacity: int = 100_000) -> None:
+        self._sigint_gc = None  # rclpy's Executor.__del__ reads it even when __init__ failed
+        if policy is not None and policy not in POLICIES:
+            raise ValueError(f"unknown policy '{policy}' (one of: {', '.join(POLICIES)})")
+        if threads is not None and not 1 <= int(threads) <= 64:
+            raise ValueError("threads must be 1..64")
+        self._mod = _load_loop_module()
+        super().__init__(context=context)
+        self._model_arg = model
+        self._model_executor = executor
+        self._policy_arg = policy
+        self._threads_arg = threads
+        self._stats_period = stats_period
+        self._stats_topic = stats_topic
+        self._print_report = report
+        self._header_stamp = header_stamp
+        self._raise = raise_exceptions
+        self._sample_capacity = sample_capacity
+        self._node_order: list = []
+        self._explicit: dict[str, Any] = {}
+        self._loop = None
+        self._state = (None, [])
+        self._force_build = False
+        self._held: list = []              # rcl handles held in use by the loop
+        self._signature: tuple = ()
+        self._ents: list = []              # CallbackId -> (kind, entity, run function, name)
+        self._ext_ids: dict[int, int] = {}  # id(guard/waitable) -> CallbackId
+        self._build_lock = threading.RLock()
+        self._busy = [False] * 64          # per executor thread: a callback is running
+        self._rebuild_pending = False
+        self._spinning = False
+        self._pending_error: BaseException | None = None
+        self.unmatched: list[str] = []
+        self.unused_model_callbacks: list[str] = []
+        self.exceptions: list[tuple[str, str]] = []
+        self.last_report: dict | None = None
+        self._view: ModelView | None = None
+        self._watcher = None
+        self._stats_stop = threading.Event()
+        self._stats_thread = None
+        self._clock_offset = time.time_ns() - self._mod.monotonic_ns()
+
+    # ---- rclpy Executor contract --------------------------------------------------------
+    def add_node(self, node) -> bool:
+        added = super().add_node(node)
+        if added:
+            with self._build_lock:
+                self._node_order.append(node)
+            self.wake()
+        return added
+
+    def remove_node(self, node) -> None:
+        super().remove_node(node)
+        with self._build_lock:
+            if node in self._node_order:
+                self._node_order.remove(node)
+        self.wake()
+
+    def wake(self) -> None:
+        loop = self._loop
+        if loop is not None:
+            loop.wake()
+        if self._watcher is not None:
+            self._watcher.poke()
+
+    def create_task(self, callback, *args, **kwargs):
+        task = super().create_task(callback, *args, **kwargs)
+        self.wake()
+        return task
+
+    def bind(self, model_callback: str, entity) -> None:
+        """Bind an rclpy timer/subscription/service/client to a model callback by name."""
+        self._explicit[model_callback] = entity
+        self._force_build = True   # rebuild at the next spin_once
+        self.wake()
+
+    def spin_once(self, timeout_sec: float | None = None) -> None:
+        self._spin_once_impl(timeout_sec, 0)
+
+    def spin_once_until_future_complete(self, future, timeout_sec=None) -> None:
+        future.add_done_callback(lambda _f: self.wake())
+        self._spin_once_impl(timeout_sec, 0, future.done)
+
+    def _spin_once_until_future_complete(self, future, timeout_sec=None) -> None:
+        self._spin_once_impl(timeout_sec, 0, future.done)
+
+    def spin(self) -> None:
+        """Execute callbacks on the executor's threads until shutdown (or the context ends)."""
+        self._ensure_built()
+        loop = self._loop
+        loop.restart()
+        saved = self._save_thread_params()
+        loop.apply_thread(0)
+        extra = [threading.Thread(target=self._thread_main, args=(t,), daemon=True,
+                                  name=f"chainrt.rclpy/t{t}") for t in range(1, loop.thread_count())]
+        self._start_stats()
+        self._spinning = True
+        try:
+            for th in extra:
+                th.start()
+            while self._context.ok() and not self._is_shutdown:
+                self._spin_once_impl(None, 0)
+        finally:
+            self._spinning = False
+            self._loop.stop()
+            for th in extra:
+                th.join()
+            self._stop_stats()
+            self._restore_thread_params(saved)
+            self.last_report = self.report()
+            if self._print_report:
+                self._print_summary(self.last_report)
+
+    def shutdown(self, timeout_sec: float | None = None) -> bool:
+        loop = self._loop
+        if loop is not None:
+            loop.stop()
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+        ok = super().shutdown(timeout_sec)
+        self._stop_stats()
+        if self._loop is not None:
+            self.last_report = self.report()
+            self._loop.detach()
+            self._release_handles()
+        return ok
+
+    # ---- monitoring ---------------------------------------------------------------------
+    def report(self, with_samples: bool = True) -> dict:
+        """The monitor's report: the C++ runtime's JSON keys (policy, threads, duration_ns,
+        dispatches, chains{...}, callbacks{...}, warnings[...]) plus ``unmatched``."""
+        if self._loop is None:
+            return {"policy": self._policy_arg or "ros-default", "threads": 0, "duration_ns": 0,
+                    "dispatches": 0, "chains": {}, "callbacks": {}, "warnings": [], "unmatched": []}
+        r = json.loads(self._loop.report_json(with_samples, self._sample_capacity))
+        r["unmatched"] = list(self.unmatched)
+        return r
+
+    def record_from_now(self) -> None:
+        """Drop the chain instances released before now from the response-time statistics
+        (a warm-up)."""
+        self._ensure_built()
+        self._loop.set_record_from(self._mod.monotonic_ns())
+
+    @property
+    def policy(self) -> str:
+        self._ensure_built()
+        return self._loop.policy()
+
+    def _print_summary(self, r: dict) -> None:
+        out = [f"chainrt.rclpy: policy {r['policy']}, {r['threads']} thread(s), "
+               f"{r['dispatches']} callbacks in {r['duration_ns'] / 1e9:.1f} s"]
+        for name, c in r["chains"].items():
+            out.append(f"  chain {name}: {c['instances']} instances, mean {_fmt_ms(c['mean_ns'])}, "
+                       f"p99 {_fmt_ms(c['p99_ns'])}, max {_fmt_ms(c['wcrt_ns'])}, "
+                       f"{c['deadline_misses']} deadline misses, {c['drops']} drops")
+        failed = {n: c["exceptions"] for n, c in r["callbacks"].items() if c["exceptions"]}
+        for n, k in failed.items():
+            out.append(f"  callback {n}: raised {k} time(s)")
+        if self.unmatched:
+            out.append("  not in the model (default: lowest priority, no deadline): " + ", ".join(self.unmatched))
+        for w in r["warnings"]:
+            out.append("  warning: " + w)
+        print("\n".join(out), file=sys.stderr)
+
+    def _start_stats(self) -> None:
+        if not self._stats_period or self._stats_thread is not None:
+            return
+        from std_msgs.msg import String
+        self._stats_stop.clear()
+        node = rclpy.create_node(f"chainrt_monitor_{os.getpid()}_{id(self) & 0xffff}", context=self._context)
+        pub = node.create_publisher(String, self._stats_topic, 10)
+
+        def publish() -> None:
+            try:
+                while True:
+                    stopping = self._stats_stop.wait(self._stats_period)
+                    pub.publish(String(data=self._loop.report_json(False, 2048)))
+                    if stopping:
+                        return
+            except Exception:  # the context went away: nothing left to publish to
+                pass
+            finally:
+                try:
+                    node.destroy_node()
+                except Exception:
+                    pass
+
+        self._stats_thread = threading.Thread(target=publish, daemon=True, name="chainrt.rclpy/monitor")
+        self._stats_thread.start()
+
+    def _stop_stats(self) -> None:
+        if self._stats_thread is not None:
+            self._stats_stop.set()
+            self._stats_thread.join()
+            self._stats_thread = None
+
+    # ---- threads --------------------------------------------------------------------------
+    @staticmethod
+    def _save_thread_params():
+        try:
+            return (os.sched_getaffinity(0), os.sched_getscheduler(0), os.sched_getparam(0))
+        except OSError:
+            return None
+
+    @staticmethod
+    def _restore_thread_params(saved) -> None:
+        if saved is None:
+            return
+        try:
+            os.sched_setscheduler(0, saved[1], saved[2])
+            os.sched_setaffinity(0, saved[0])
+        except OSError:
+            pass
+
+    def _thread_main(self, t: int) -> None:
+        self._loop.apply_thread(t)
+        # a stopped loop (-3) is either the end of spin or a rebuilt loop: go on with the new one
+        while self._spinning and self._context.ok() and not self._is_shutdown:
+            try:
+                self._spin_once_impl(None, t)
+            except (rclpy.executors.ShutdownException, ExternalShutdownException):
+                break
+
+    # ---- the dispatch path ------------------------------------------------------------------
+    def _spin_once_impl(self, timeout_sec, t: int, done=None) -> bool:
+        """One selection and dispatch on thread t. False when the loop was stopped."""
+        self._ensure_built()
+        loop, ents = self._state
+        if isinstance(timeout_sec, rclpy.executors.TimeoutObject):
+            timeout_sec = timeout_sec.timeout
+        if timeout_sec is None or timeout_sec < 0:
+            end = None
+        else:
+            end = self._mod.monotonic_ns() + int(timeout_sec * 1e9)
+        while True:
+            if end is None:
+                slice_ns = _WAKE_SLICE_NS
+            else:
+                slice_ns = max(0, min(_WAKE_SLICE_NS, end - self._mod.monotonic_ns()))
+            cb = loop.next(t, slice_ns)
+            if cb >= 0:
+                self._dispatch(t, cb, loop, ents)
+                if self._tasks:
+                    self._run_tasks()
+                if self._rebuild_pending:
+                    self._maybe_rebuild()
+                return True
+            if cb == -3:
+                if self._state[0] is not loop and not self._is_shutdown:  # rebuilt: go on
+                    loop, ents = self._state
+                    continue
+                return False
+            if cb == -2:  # woken: nodes, entities, tasks or futures changed
+                if self._tasks:
+                    self._run_tasks()
+                self._maybe_rebuild()
+                loop, ents = self._state
+                if t == 0:
+                    return True
+                continue
+            # slice over
+            if self._is_shutdown:
+                raise rclpy.executors.ShutdownException()
+            if not self._context.ok():
+                raise ExternalShutdownException()
+            if done is not None and done():
+                return True
+            if end is not None and self._mod.monotonic_ns() >= end:
+                return True
+
+    def _dispatch(self, t: int, cb: int, loop, ents) -> None:
+        kind, entity, run, name = ents[cb]
+        ran = threw = False
+        self._busy[t] = True
+        try:
+            ran = run(t)
+        except (InvalidHandle, TimerCancelledError):
+            ran = False
+        except Exception as err:  # a user callback raised
+            ran = threw = True
+            self._user_exception(name, err)
+        finally:
+            loop.done(t, cb, ran, threw)
+            self._busy[t] = False
+            if kind == KIND_EXTERNAL and self._watcher is not None:
+                self._watcher.release(entity)
+        if self._pending_error is not None and t == 0:
+            err, self._pending_error = self._pending_error, None
+            raise err
+
+    def _user_exception(self, name: str, err: Exception) -> None:
+        text = f"{type(err).__name__}: {err}"
+        self.exceptions.append((name, text))
+        if self._raise:
+            self._pending_error = err
+        else:
+            print(f"chainrt.rclpy: callback '{name}' raised {text} (the executor goes on)", file=sys.stderr)
+
+    def _run_tasks(self) -> None:
+        with self._tasks_lock:
+            tasks = list(self._tasks)
+        for task, _entity, node in tasks:
+            if not task.executing() and not task.done() and (node is None or node in self._nodes):
+                try:
+                    task()
+                except Exception as err:
+                    self._user_exception("task", err)
+        with self._tasks_lock:
+            self._tasks = [x for x in self._tasks if not x[0].done() and not x[0].cancelled()]
+
+    def _start(self, coro) -> None:
+        """Run a waitable's execute() coroutine now, up to its first await; the rest as a task."""
+        if not inspect.iscoroutine(coro):
+            return
+        try:
+            coro.send(None)
+        except StopIteration:
+            return
+        self._spawn(coro)
+
+    def _spawn(self, coro, after=None) -> None:
+        async def run():
+            result = await coro
+            if after is not None:
+                after(result)
+        self.create_task(run)
+
+    # ---- binding rclpy entities to the loop --------------------------------------------------
+    def _entity_signature(self) -> tuple:
+        sig = []
+        for node in self._node_order:
+            sig.append((id(node), tuple(id(x) for x in node.timers), tuple(id(x) for x in node.subscriptions),
+                        tuple(id(x) for x in node.services), tuple(id(x) for x in node.clients),
+                        tuple(id(x) for x in node.guards), tuple(id(x) for x in node.waitables)))
+        return tuple(sig)
+
+    def _ensure_built(self) -> None:
+        if self._loop is None or self._force_build:
+            with self._build_lock:
+                self._build()
+
+    def _maybe_rebuild(self) -> None:
+        with self._build_lock:
+            if self._entity_signature() == self._signature:
+                self._rebuild_pending = False
+            elif any(self._busy):  # not while a callback runs: the finishing thread rebuilds
+                self._rebuild_pending = True
+            else:
+                self._rebuild_pending = False
+                self._build()
+
+    def _build(self) -> None:
+        view = self._view
+        if view is None and self._model_arg is not None:
+            view = self._view = load_view(self._model_arg, self._model_executor, self._policy_arg,
+                                          self._threads_arg, [n.get_name() for n in self._node_order])
+        for c in (view.callbacks if view else []):
+            c.used = False
+        policy = self._policy_arg or (view.policy if view else "ros-default")
+        if view and view.threads:
+            thread_specs = view.threads
+        else:
+            thread_specs = [(f"t{i}", [], None, 0, 0) for i in range(self._threads_arg or 1)]
+
+        groups: dict[int, int] = {}
+        reentrant: list[bool] = []
+        ents, specs, unmatched, ext = [], [], [], {}
+        names_used: dict[str, int] = {}
+        explicit = {id(e): n for n, e in self._explicit.items()}
+
+        def group_of(entity) -> int:
+            g = entity.callback_group
+            key = id(g)
+            if key not in groups:
+                groups[key] = len(reentrant)
+                reentrant.append(isinstance(g, ReentrantCallbackGroup))
+            return groups[key]
+
+        held = []
+
+        def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
+            pointer = 0
+            if handle is not None:
+                # Held "in use" while the loop knows its rcl address: rclpy defers the
+                # destruction of a destroyed entity until the loop has let it go.
+                try:
+                    handle.__enter__()
+                except InvalidHandle:  # being destroyed: not added
+                    return None
+                held.append(handle)
+                pointer = handle.pointer
+            mc = None
+            if view is not None:
+                if id(entity) in explicit:
+                    mc = view.by_name(explicit[id(entity)])
+                    if mc is None:
+                        raise ValueError(f"bind(): the model has no callback '{explicit[id(entity)]}'")
+                elif kind not in (KIND_EXTERNAL, KIND_EVENT):
+                    mc = view.match(node.get_name(), kind, period_ns, topic)
+            if mc is not None:
+                mc.used = True
+                name, prio, aff = mc.name, mc.priority, mc.affinity
+            else:
+                base = f"{node.get_name()}/{detail}"
+                k = names_used.get(base, 0)
+                names_used[base] = k + 1
+                name, prio, aff = (base if k == 0 else f"{base}#{k}"), None, (1 << 64) - 1
+                if kind not in (KIND_EXTERNAL, KIND_EVENT) and not _infrastructure(node, entity, kind):
+                    unmatched.append(name)
+            specs.append((kind, pointer, group_of(entity), prio, aff, name))
+            ents.append((kind, entity, run, name))
+            return len(ents) - 1
+
+        for node in self._node_order:
+            for tmr in node.timers:
+                period = tmr.timer_period_ns
+                add(KIND_TIMER, tmr, node, self._timer_runner(tmr), tmr.handle,
+                    f"timer@{period / 1e6:g}ms", period_ns=period)
+            for sub in node.subscriptions:
+                add(KIND_SUBSCRIPTION, sub, node, self._subscription_runner(sub), sub.handle,
+                    f"sub:{sub.topic_name}", topic=sub.topic_name)
+            for srv in node.services:
+                add(KIND_SERVICE, srv, node, self._service_runner(srv), srv.handle,
+                    f"service:{srv.service_name}", topic=srv.service_name)
+            for cli in node.clients:
+                add(KIND_CLIENT, cli, node, self._client_runner(cli), cli.handle,
+                    f"client:{cli.service_name}", topic=cli.service_name)
+            for gc in node.guards:
+                ext[id(gc)] = add(KIND_EXTERNAL, gc, node, self._guard_runner(gc), None, "guard_condition")
+                if gc.callback is not None:
+                    unmatched.append(ents[-1][3])
+            for wt in node.waitables:
+                event = _event_handle(wt)
+                if event is not None:
+                    add(KIND_EVENT, wt, node, self._event_runner(wt), event, "qos_event")
+                    continue
+                ext[id(wt)] = add(KIND_EXTERNAL, wt, node, self._waitable_runner(wt), None,
+                                  f"waitable:{type(wt).__name__}")
+                unmatched.append(ents[-1][3])
+
+        chains = []
+        if view is not None:
+            index = {e[3]: i for i, e in enumerate(ents)}
+            for cname, period, deadline, paths in view.chains:
+                ids = [[index[c] for c in p if c in index] for p in paths]
+                chains.append((cname, period, deadline, [p for p in ids if p]))
+            self.unused_model_callbacks = [c.name for c in view.callbacks if not c.used]
+
+        old = self._loop
+        if old is not None:
+            old.stop()
+            old.detach()
+        self._release_handles()
+        self._held = held
+        loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
+        if self.unused_model_callbacks:
+            loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
+        self._ents, self._ext_ids, self.unmatched = ents, ext, unmatched
+        self._loop = loop
+        self._state = (loop, ents)
+        self._signature = self._entity_signature()
+        self._force_build = False
+        if ext:
+            if self._watcher is None:
+                self._watcher = _ExternalWatcher(self)
+            self._watcher.reset(loop, ext)
+        elif self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
+    def _release_handles(self) -> None:
+        held, self._held = self._held, []
+        for h in held:
+            try:
+                h.__exit__(None, None, None)
+            except Exception:
+                pass
+
+    # ---- per-kind take and call (rclpy's _take_* contract) -----------------------------------
+    def _timer_runner(self, tmr):
+        handle = tmr.handle
+        cb = tmr.callback
+        arg = None
+        if cb is not None:
+            try:
+                for p in inspect.signature(cb).parameters.values():
+                    if p.annotation is TimerInfo or p.annotation == "TimerInfo":
+                        arg = p.name
+                        break
+            except (TypeError, ValueError):
+                pass
+        clock_type = tmr.clock.clock_type
+        spawn = self._spawn
+
+        def run(t: int) -> bool:
+            with handle:
+                info = handle.call_timer_with_info()
+            fn = tmr.callback
+            if fn is None:
+                return False
+            if arg is None:
+                r = fn()
+            else:
+                r = fn(**{arg: TimerInfo(expected_call_time=info["expected_call_time"],
+                                         actual_call_time=info["actual_call_time"], clock_type=clock_type)})
+            if r is not None and inspect.iscoroutine(r):
+                spawn(r)
+            return True
+        return run
+
+    def _subscription_runner(self, sub):
+        handle = sub.handle
+        msg_type = sub.msg_type
+        raw = sub.raw
+        with_info = sub._callback_type is not type(sub).CallbackType.MessageOnly
+        spawn = self._spawn
+        stamp = self._header_stamp
+        offset = self._clock_offset
+        loop_ref = self
+
+        def run(t: int) -> bool:
+            with handle:
+                mi = handle.take_message(msg_type, raw)
+            if mi is None:
+                return False
+            if stamp:
+                msg = mi[0]
+                h = getattr(msg, "header", None)
+                if h is None and hasattr(msg, "stamp") and hasattr(msg, "frame_id"):
+                    h = msg  # a std_msgs/Header itself
+                if h is not None:
+                    s = h.stamp
+                    loop_ref._loop.set_input_release(t, s.sec * 1_000_000_000 + s.nanosec - offset)
+            r = sub.callback(*mi) if with_info else sub.callback(mi[0])
+            if r is not None and inspect.iscoroutine(r):
+                spawn(r)
+            return True
+        return run
+
+    def _service_runner(self, srv):
+        handle = srv.handle
+        spawn = self._spawn
+
+        def run(t: int) -> bool:
+            with handle:
+                request, header = handle.service_take_request(srv.srv_type.Request)
+            if header is None:
+                return False
+            response = srv.callback(request, srv.srv_type.Response())
+            if inspect.iscoroutine(response):
+                spawn(response, lambda resp: srv.send_response(resp, header))
+            else:
+                srv.send_response(response, header)
+            return True
+        return run
+
+    def _client_runner(self, cli):
+        handle = cli.handle
+        executor = self
+
+        def run(t: int) -> bool:
+            with handle:
+                header, response = handle.take_response(cli.srv_type.Response)
+            if header is None:
+                return False
+            try:
+                future = cli.get_pending_request(header.request_id.sequence_number)
+            except KeyError:  # the request was cancelled
+                return True
+            future._set_executor(executor)
+            future.set_result(response)
+            return True
+        return run
+
+    def _guard_runner(self, gc):
+        spawn = self._spawn
+
+        def run(t: int) -> bool:
+            gc._executor_triggered = False
+            if gc.callback is None:
+                return False
+            r = gc.callback()
+            if r is not None and inspect.iscoroutine(r):
+                spawn(r)
+            return True
+        return run
+
+    def _event_runner(self, wt):
+        executor = self
+
+        def run(t: int) -> bool:
+            wt._ready_to_take_data = True  # what is_ready() says after a wait set saw the event
+            executor._start(wt.execute(wt.take_data()))
+            return True
+        return run
+
+    def _waitable_runner(self, wt):
+        executor = self
+
+        def run(t: int) -> bool:
+            data = self._watcher.take(wt) if self._watcher is not None else None
+            if data is None:
+                data = wt.take_data()
+            for future in getattr(wt, "_futures", ()):
+                future._set_executor(executor)
+            executor._start(wt.execute(data))
+            return True
+        return run
+
+
+_PARAMETER_SERVICES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
+                       "set_parameters", "set_parameters_atomically", "get_type_description")
+
+
+def _infrastructure(node, entity, kind) -> bool:
+    """rclpy's own per-node services (parameters, type description): run, never listed as
+    unmatched."""
+    if kind != KIND_SERVICE:
+        return False
+    name = entity.service_name
+    base = node.get_fully_qualified_name().rstrip("/") + "/"
+    return name.startswith(base) and name[len(base):] in _PARAMETER_SERVICES
+
+
+def _event_handle(wt):
+    """The rcl event of one of rclpy's QoS EventHandler waitables, else None."""
+    if _EventHandler is None or type(wt) is not _EventHandler:
+        return None
+    ev = getattr(wt, "_EventHandler__event", None)
+    return ev if ev is not None and hasattr(ev, "pointer") and hasattr(wt, "_ready_to_take_data") else None
+
+
+class _ExternalWatcher:
+    """Waits, with rclpy's own WaitSet, for the entities rcl cannot report by event (guard
+    conditions with callbacks, waitables such as action servers and clients) and queues them
+    in the loop. An entity is not waited on again until its callback has run."""
+
+    def __init__(self, executor: ChainExecutor) -> None:
+        from rclpy.guard_condition import GuardCondition
+        self._ex = executor
+        self._lock = threading.Lock()
+        self._busy: set[int] = set()
+        self._data: dict[int, Any] = {}
+        self._loop = None
+        self._ext: dict[int, int] = {}
+        self._closed = False
+        self._reported = False
+        self._gc = GuardCondition(callback=None, callback_group=None, context=executor.context)
+        self._thread = threading.Thread(target=self._main, daemon=True, name="chainrt.rclpy/watcher")
+        self._started = False
+
+    def reset(self, loop, ext: dict[int, int]) -> None:
+        with self._lock:
+            self._loop, self._ext = loop, dict(ext)
+            self._busy.clear()
+            self._data.clear()
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        self.poke()
+
+    def poke(self) -> None:
+        try:
+            self._gc.trigger()
+        except Exception:
+            pass
+
+    def release(self, entity) -> None:
+        with self._lock:
+            self._busy.discard(id(entity))
+        self.poke()
+
+    def take(self, wt):
+        with self._lock:
+            return self._data.pop(id(wt), None)
+
+    def close(self) -> None:
+        self._closed = True
+        self.poke()
+        if self._started and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=2)
+        try:
+            self._gc.destroy()
+        except Exception:
+            pass
+
+    def _main(self) -> None:
+        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+        ex = self._ex
+        while not self._closed and ex.context.ok():
+            with self._lock:
+                loop, busy = self._loop, set(self._busy)
+            guards, waitables = [], []
+            for node in list(ex._node_order):
+                for gc in node.guards:
+                    if id(gc) in self._ext and id(gc) not in busy:
+                        guards.append(gc)
+                for wt in node.waitables:
+                    if id(wt) in self._ext and id(wt) not in busy:
+                        waitables.append(wt)
+            try:
+                n_gc = len(guards) + 1
+                counts = [0, n_gc, 0, 0, 0, 0]
+                for wt in waitables:
+                    e = wt.get_num_entities()
+                    counts = [counts[0] + e.num_subscriptions, counts[1] + e.num_guard_conditions,
+                              counts[2] + e.num_timers, counts[3] + e.num_clients,
+                              counts[4] + e.num_services, counts[5] + e.num_events]
+                with ex.context.handle:
+                    ws = _rclpy.WaitSet(*counts, ex.context.handle)
+                    ws.clear_entities()
+                    ws.add_guard_condition(self._gc.handle)
+                    for gc in guards:
+                        ws.add_guard_condition(gc.handle)
+                    for wt in waitables:
+                        wt.add_to_wait_set(ws)
+                    ws.wait(-1)
+                    ready = ws.get_ready_entities("guard_condition")
+                    fired = [gc for gc in guards if gc.handle.pointer in ready]
+                    fired_wt = [wt for wt in waitables if wt.is_ready(ws)]
+                    taken = {id(wt): wt.take_data() for wt in fired_wt}
+            except Exception as err:
+                if self._closed or not ex.context.ok():
+                    return
+                if not self._reported:  # once: guard conditions/waitables are not served
+                    self._reported = True
+                    print(f"chainrt.rclpy: waiting for guard conditions and waitables failed: {err!r}",
+                          file=sys.stderr)
+                time.sleep(0.01)
+                continue
+            with self._lock:
+                if loop is not self._loop:
+                    continue
+                for gc in fired:
+                    self._busy.add(id(gc))
+                for wt in fired_wt:
+                    self._busy.add(id(wt))
+                    self._data[id(wt)] = taken[id(wt)]
+            for e in fired + fired_wt:
+                loop.push_external(self._ext[id(e)])

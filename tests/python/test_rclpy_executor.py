@@ -1,0 +1,469 @@
+"""chainrt.rclpy with real rclpy nodes over Fast DDS: unchanged nodes under every policy,
+services/clients/futures, callback groups under several threads, the dispatch order under FP
+and EDF, exceptions in user callbacks, model binding and the monitor.
+
+Every test has its own rclpy Context on its own ROS_DOMAIN_ID (LOCALHOST discovery). No test
+asserts a wall-clock figure: orders, counts and overlaps only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import time
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("chainrt._rclpy_exec", reason="chainrt.rclpy needs the ROS 2 build (scripts/setup)")
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup  # noqa: E402
+from rclpy.context import Context  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from chainrt.rclpy import ChainExecutor  # noqa: E402
+
+_ids = itertools.count()
+
+
+@pytest.fixture
+def ctx():
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    context = Context()
+    rclpy.init(context=context, domain_id=200 + (os.getpid() + next(_ids)) % 30)
+    yield context
+    try:
+        rclpy.shutdown(context=context)
+    except Exception:
+        pass
+
+
+def spin_until(ex, cond, limit=10.0):
+    end = time.monotonic() + limit
+    while not cond() and time.monotonic() < end:
+        ex.spin_once(timeout_sec=0.05)
+    return cond()
+
+
+class Talker(Node):
+    """An ordinary node written for SingleThreadedExecutor."""
+
+    def __init__(self, context):
+        super().__init__("talker", context=context)
+        self.pub = self.create_publisher(String, "chatter", 10)
+        self.sent = 0
+        self.create_timer(0.005, self.tick)
+
+    def tick(self):
+        self.sent += 1
+        self.pub.publish(String(data=f"hello {self.sent}"))
+
+
+class Listener(Node):
+    def __init__(self, context):
+        super().__init__("listener", context=context)
+        self.heard = []
+        self.create_subscription(String, "chatter", lambda m: self.heard.append(m.data), 10)
+
+
+@pytest.mark.parametrize("policy", ["ros-default", "fp", "edf", "picas", "mixed"])
+def test_unchanged_nodes_run_under_each_policy(ctx, policy):
+    talker, listener = Talker(ctx), Listener(ctx)
+    with ChainExecutor(policy=policy, context=ctx, report=False) as ex:
+        ex.add_node(talker)
+        ex.add_node(listener)
+        assert spin_until(ex, lambda: len(listener.heard) >= 20)
+        assert ex.policy == policy
+        assert listener.heard[0].startswith("hello ")
+        r = ex.report()
+        assert r["callbacks"]["talker/timer@5ms"]["instances"] >= 20
+        assert r["callbacks"]["listener/sub:/chatter"]["instances"] >= 20
+        assert "listener/sub:/chatter" in ex.unmatched
+        ex.shutdown()
+    talker.destroy_node()
+    listener.destroy_node()
+
+
+def test_spin_with_several_threads_and_shutdown_from_a_callback(ctx):
+    talker, listener = Talker(ctx), Listener(ctx)
+    ex = ChainExecutor(policy="fp", threads=3, context=ctx, report=False)
+    ex.add_node(talker)
+    ex.add_node(listener)
+
+    def check():
+        if len(listener.heard) >= 30:
+            ex.shutdown(timeout_sec=0)
+    listener.create_timer(0.01, check)
+    done = threading.Event()
+    th = threading.Thread(target=lambda: (ex.spin(), done.set()), daemon=True)
+    th.start()
+    assert done.wait(20), "spin() did not return after shutdown()"
+    assert len(listener.heard) >= 30
+
+
+def test_services_clients_and_futures(ctx):
+    from rcl_interfaces.srv import GetParameterTypes
+
+    server = Node("server", context=ctx)
+
+    def handle(request, response):
+        response.types = [len(n) for n in request.names]
+        return response
+    server.create_service(GetParameterTypes, "name_lengths", handle)
+    client_node = Node("client", context=ctx)
+    client = client_node.create_client(GetParameterTypes, "name_lengths")
+    with ChainExecutor(policy="edf", context=ctx, report=False) as ex:
+        ex.add_node(server)
+        ex.add_node(client_node)
+        assert client.wait_for_service(timeout_sec=10)
+        for names in (["a", "bcd"], ["hello", "", "xy"]):
+            future = client.call_async(GetParameterTypes.Request(names=names))
+            ex.spin_until_future_complete(future, timeout_sec=10)
+            assert future.done()
+            assert list(future.result().types) == [len(n) for n in names]
+        # a plain future completed by a timer callback
+        fut = ex.create_future()
+        tmr = server.create_timer(0.02, lambda: fut.done() or fut.set_result(42))
+        ex.spin_until_future_complete(fut, timeout_sec=10)
+        assert fut.result() == 42
+        tmr.cancel()
+        # an async (coroutine) callback awaiting a client call inside the executor
+        results = []
+
+        async def ask():
+            resp = await client.call_async(GetParameterTypes.Request(names=["four"]))
+            results.append(list(resp.types))
+        task = ex.create_task(ask)
+        ex.spin_until_future_complete(task, timeout_sec=10)
+        assert results == [[4]]
+        ex.shutdown()
+
+
+def test_mutually_exclusive_groups_never_overlap_with_several_threads(ctx):
+    node = Node("groups", context=ctx)
+    mx = MutuallyExclusiveCallbackGroup()
+    re_ = ReentrantCallbackGroup()
+    lock = threading.Lock()
+    state = {"mx": 0, "mx_max": 0, "re": 0, "re_max": 0, "mx_runs": 0, "re_runs": 0}
+
+    def work(group):
+        def cb(*_):
+            with lock:
+                state[group] += 1
+                state[group + "_max"] = max(state[group + "_max"], state[group])
+                state[group + "_runs"] += 1
+            time.sleep(0.002)
+            with lock:
+                state[group] -= 1
+        return cb
+    pub = node.create_publisher(String, "load", 50)
+    for i in range(3):
+        node.create_timer(0.003, work("mx"), callback_group=mx)
+        node.create_subscription(String, "load", work("mx"), 50, callback_group=mx)
+        node.create_timer(0.003, work("re"), callback_group=re_)
+    node.create_timer(0.002, lambda: pub.publish(String(data="x")))
+    ex = ChainExecutor(policy="fp", threads=4, context=ctx, report=False)
+    ex.add_node(node)
+
+    def stop():
+        time.sleep(1.5)
+        ex.shutdown(timeout_sec=0)
+    threading.Thread(target=stop, daemon=True).start()
+    ex.spin()
+    assert state["mx_runs"] > 50 and state["re_runs"] > 50
+    assert state["mx_max"] == 1, "two callbacks of one mutually exclusive group ran at once"
+
+
+ORDER_MODEL = """
+chainrt: 1
+name: order
+hosts: [{name: h, cores: 2}]
+executors:
+  - {name: main, host: h, policy: fp, threads: [{name: t0}]}
+nodes:
+  - {name: order_node, executor: main}
+  - {name: order_sink, executor: main}
+topics:
+  - {name: order_topic, size: 64B}
+callbacks:
+  - {name: first,  kind: timer, node: order_node, period: 300ms, wcet: 1ms, priority: 1}
+  - {name: second, kind: timer, node: order_node, period: 300ms, wcet: 1ms, priority: 3}
+  - {name: third,  kind: timer, node: order_node, period: 300ms, wcet: 1ms, priority: 2}
+  - {name: sink,   kind: subscription, node: order_sink, topic: order_topic, wcet: 1ms, priority: 5}
+chains:
+  - {name: c_first,  callbacks: [first],  period: 300ms, deadline: 30ms}
+  - {name: c_second, callbacks: [second], period: 300ms, deadline: 10ms}
+  - {name: c_third,  callbacks: [third],  period: 300ms, deadline: 20ms}
+"""
+
+
+@pytest.mark.parametrize("policy,expected", [
+    ("fp", ["second", "third", "first"]),      # priority 3 > 2 > 1
+    ("edf", ["second", "third", "first"]),     # deadline 10 < 20 < 30 ms after equal releases
+    ("ros-default", ["first", "second", "third"]),  # timers in registration order
+])
+def test_dispatch_order_on_a_deterministic_scenario(ctx, tmp_path, policy, expected):
+    model = tmp_path / "order.yaml"
+    text = ORDER_MODEL
+    if policy == "edf":  # equal priorities: only the deadlines decide
+        text = text.replace("priority: 3", "priority: 1").replace("priority: 2", "priority: 1")
+    model.write_text(text)
+    node = Node("order_node", context=ctx)
+    ran = []
+    # created together with one period: the three releases are microseconds apart, their
+    # deadlines 10 ms apart
+    for name in ("first", "second", "third"):
+        node.create_timer(0.3, lambda n=name: ran.append(n))
+    with ChainExecutor(model=str(model), policy=policy, context=ctx, report=False) as ex:
+        ex.add_node(node)
+        assert ex.unmatched == [] or all("/service:" in u or "waitable" in u for u in ex.unmatched)
+        time.sleep(0.35)  # all three timers are due before the executor looks
+        for _ in range(3):
+            ex.spin_once(timeout_sec=1)
+        assert ran[:3] == expected
+        ex.shutdown()
+
+
+def test_fp_order_of_subscriptions_and_unmatched_callbacks(ctx, tmp_path):
+    model = tmp_path / "order.yaml"
+    model.write_text(ORDER_MODEL)
+    sink = Node("order_sink", context=ctx)
+    ran = []
+    sink.create_subscription(String, "order_topic", lambda m: ran.append("sink"), 10)
+    sink.create_subscription(String, "other_topic", lambda m: ran.append("other"), 10)
+    src = Node("source", context=ctx)
+    p1 = src.create_publisher(String, "other_topic", 10)
+    p2 = src.create_publisher(String, "order_topic", 10)
+    with ChainExecutor(model=str(model), context=ctx, report=False) as ex:
+        ex.add_node(sink)
+        assert ex.policy == "fp"  # the model executor's policy
+        assert "order_sink/sub:/other_topic" in ex.unmatched
+        assert "first" in ex.unused_model_callbacks
+        end = time.monotonic() + 10
+        while (p1.get_subscription_count() < 1 or p2.get_subscription_count() < 1) and time.monotonic() < end:
+            time.sleep(0.02)
+        p1.publish(String(data="x"))  # published first, but unmatched: lowest priority
+        p2.publish(String(data="y"))
+        time.sleep(0.3)
+        ex.spin_once(timeout_sec=1)
+        ex.spin_once(timeout_sec=1)
+        assert ran == ["sink", "other"]
+        ex.shutdown()
+
+
+def test_exception_in_a_callback_is_reported_with_its_name_and_spin_goes_on(ctx, capfd):
+    node = Node("faulty", context=ctx)
+    count = {"bad": 0, "good": 0}
+
+    def bad_callback():
+        count["bad"] += 1
+        raise ValueError("sensor unplugged")
+    node.create_timer(0.01, bad_callback)
+    node.create_timer(0.01, lambda: count.__setitem__("good", count["good"] + 1))
+    with ChainExecutor(context=ctx, report=False) as ex:
+        ex.add_node(node)
+        assert spin_until(ex, lambda: count["bad"] >= 3 and count["good"] >= 3)
+        err = capfd.readouterr().err
+        assert "callback 'faulty/timer@10ms' raised ValueError: sensor unplugged" in err
+        assert ex.exceptions[0] == ("faulty/timer@10ms", "ValueError: sensor unplugged")
+        assert ex.report()["callbacks"]["faulty/timer@10ms"]["exceptions"] >= 3
+        ex.shutdown()
+    # raise_exceptions=True: rclpy's behaviour (the exception leaves spin_once)
+    with ChainExecutor(context=ctx, report=False, raise_exceptions=True) as ex2:
+        ex2.add_node(node)
+        with pytest.raises(ValueError, match="sensor unplugged"):
+            for _ in range(200):
+                ex2.spin_once(timeout_sec=0.05)
+        ex2.shutdown()
+
+
+CHAIN_MODEL = """
+chainrt: 1
+name: chain
+hosts: [{name: h, cores: 2}]
+executors:
+  - {name: main, host: h, policy: edf, threads: [{name: t0}]}
+nodes:
+  - {name: cam, executor: main}
+  - {name: ctl, executor: main}
+topics:
+  - {name: image, size: 64B}
+callbacks:
+  - {name: capture, kind: timer, node: cam, period: 10ms, wcet: 1ms, publishes: [image]}
+  - {name: control, kind: subscription, node: ctl, topic: image, wcet: 1ms}
+chains:
+  - {name: loop, callbacks: [capture, control], period: 10ms, deadline: 8ms}
+"""
+
+
+def test_chain_monitor_report_and_topic(ctx, tmp_path):
+    model = tmp_path / "chain.yaml"
+    model.write_text(CHAIN_MODEL)
+    cam, ctl = Node("cam", context=ctx), Node("ctl", context=ctx)
+    pub = cam.create_publisher(String, "image", 10)
+    cam.create_timer(0.01, lambda: pub.publish(String(data="img")))
+    ctl.create_subscription(String, "image", lambda m: None, 10)
+    watcher = Node("watcher", context=ctx)
+    seen = []
+    watcher.create_subscription(String, "/chainrt/chain_stats", lambda m: seen.append(json.loads(m.data)), 10)
+    ex = ChainExecutor(model=str(model), context=ctx, stats_period=0.2, report=False)
+    for n in (cam, ctl, watcher):
+        ex.add_node(n)
+
+    def stop():
+        time.sleep(1.5)
+        ex.shutdown(timeout_sec=0)
+    threading.Thread(target=stop, daemon=True).start()
+    ex.spin()
+    r = ex.last_report
+    assert set(r) >= {"policy", "threads", "duration_ns", "dispatches", "chains", "callbacks", "warnings"}
+    c = r["chains"]["loop"]
+    assert set(c) >= {"period_ns", "deadline_ns", "wcrt_ns", "bcrt_ns", "mean_ns", "p99_ns", "instances",
+                      "deadline_misses", "drops"}
+    assert c["instances"] > 20 and c["deadline_ns"] == 8_000_000
+    assert 0 < c["bcrt_ns"] <= c["p99_ns"] <= c["wcrt_ns"]
+    assert r["callbacks"]["capture"]["cpu_total_ns"] > 0
+    assert seen and "loop" in seen[-1]["chains"]
+    assert set(seen[-1]["callbacks"]["control"]) == {"instances", "cpu_total_ns", "cpu_max_ns", "wall_max_ns",
+                                                     "exceptions", "drops"}
+
+
+def test_bad_arguments_are_one_line_errors(ctx, tmp_path):
+    with pytest.raises(ValueError, match="unknown policy"):
+        ChainExecutor(policy="fifo", context=ctx)
+    with pytest.raises(ValueError, match="threads"):
+        ChainExecutor(threads=0, context=ctx)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("chainrt: 1\nname: x\nexecutors: [{name: a, policy: nope}]\n")
+    node = Node("n", context=ctx)
+    ex = ChainExecutor(model=str(bad), context=ctx, report=False)
+    ex.add_node(node)
+    with pytest.raises(ValueError):
+        ex.spin_once(timeout_sec=0)
+
+
+STAMP_MODEL = """
+chainrt: 1
+name: stamp
+hosts: [{name: h, cores: 2}]
+executors:
+  - {name: main, host: h, policy: edf, threads: [{name: t0, cores: [0], priority: 10}]}
+nodes:
+  - {name: far_sink, executor: main}
+topics:
+  - {name: remote, size: 64B}
+callbacks:
+  - {name: sink, kind: subscription, node: far_sink, topic: remote, wcet: 1ms}
+chains:
+  - {name: across, callbacks: [sink], period: 100ms, deadline: 20ms}
+"""
+
+
+def test_release_from_header_stamp_across_processes(ctx, tmp_path):
+    from std_msgs.msg import Header
+
+    model = tmp_path / "stamp.yaml"
+    model.write_text(STAMP_MODEL)
+    sink = Node("far_sink", context=ctx)
+    got = []
+    sink.create_subscription(Header, "remote", got.append, 10)
+    upstream = Node("upstream", context=ctx)  # stands for another process's last callback
+    pub = upstream.create_publisher(Header, "remote", 10)
+    with ChainExecutor(model=str(model), context=ctx, header_stamp=True, report=False) as ex:
+        ex.add_node(sink)
+        end = time.monotonic() + 10
+        while pub.get_subscription_count() < 1 and time.monotonic() < end:
+            time.sleep(0.02)
+        for _ in range(3):  # released 50 ms before it is sent: every instance misses its 20 ms
+            now = time.time_ns() - 50_000_000
+            pub.publish(Header(stamp=rclpy.time.Time(nanoseconds=now).to_msg()))
+            time.sleep(0.02)
+        assert spin_until(ex, lambda: len(got) >= 3)
+        c = ex.report()["chains"]["across"]
+        assert c["instances"] == 3 and c["deadline_misses"] == 3
+        assert c["bcrt_ns"] >= 50_000_000
+        ex.shutdown()
+
+
+def test_thread_parameters_from_the_model_with_fallback(ctx, tmp_path):
+    model = tmp_path / "stamp.yaml"
+    model.write_text(STAMP_MODEL)
+    node = Node("far_sink", context=ctx)
+    seen = []
+    ex = ChainExecutor(model=str(model), context=ctx, report=False)
+
+    def probe():
+        seen.append((os.sched_getscheduler(0), os.sched_getaffinity(0)))
+        ex.shutdown(timeout_sec=0)
+    node.create_timer(0.01, probe)
+    ex.add_node(node)
+    before = (os.sched_getscheduler(0), os.sched_getaffinity(0))
+    ex.spin()
+    policy, cores = seen[0]
+    warnings = " ".join(ex.last_report["warnings"])
+    assert policy == os.SCHED_FIFO or "SCHED_FIFO" in warnings
+    assert cores == {0} or "pinning" in warnings
+    assert (os.sched_getscheduler(0), os.sched_getaffinity(0)) == before  # restored after spin
+
+
+def test_entities_created_while_spinning_on_several_threads(ctx):
+    talker = Talker(ctx)
+    late = Node("late", context=ctx)
+    heard = []
+    ex = ChainExecutor(policy="edf", threads=3, context=ctx, report=False)
+    ex.add_node(talker)
+    ex.add_node(late)
+
+    def create_once():
+        if not list(late.subscriptions):
+            late.create_subscription(String, "chatter", heard.append, 10)
+        if len(heard) >= 20:
+            ex.shutdown(timeout_sec=0)
+    late.create_timer(0.02, create_once)
+    done = threading.Event()
+    threading.Thread(target=lambda: (ex.spin(), done.set()), daemon=True).start()
+    assert done.wait(20), "spin() did not return"
+    assert len(heard) >= 20
+    assert "late/sub:/chatter" in ex.unmatched
+
+
+def test_entities_destroyed_while_spinning(ctx):
+    talker, listener = Talker(ctx), Listener(ctx)
+    with ChainExecutor(policy="fp", context=ctx, report=False) as ex:
+        ex.add_node(talker)
+        ex.add_node(listener)
+        assert spin_until(ex, lambda: len(listener.heard) >= 5)
+        for sub in list(listener.subscriptions):
+            listener.destroy_subscription(sub)
+        for tmr in list(talker.timers):
+            talker.destroy_timer(tmr)
+        for _ in range(20):  # the loop lets the destroyed entities go; nothing runs them
+            ex.spin_once(timeout_sec=0.01)
+        n = len(listener.heard)
+        listener.create_subscription(String, "chatter", listener.heard.append, 10)
+        talker.create_timer(0.005, talker.tick)
+        assert spin_until(ex, lambda: len(listener.heard) >= n + 5)
+        ex.shutdown()
+    listener.destroy_node()
+    talker.destroy_node()
+
+
+def test_late_timer_periods_are_counted_as_drops(ctx):
+    node = Node("late_timer", context=ctx)
+    ticks = []
+    node.create_timer(0.01, lambda: ticks.append(1))
+    blocked = []
+
+    def block_once():
+        if not blocked:
+            blocked.append(1)
+            time.sleep(0.08)  # the 10 ms timer misses several periods meanwhile
+    node.create_timer(0.02, block_once)
+    with ChainExecutor(context=ctx, report=False) as ex:
+        ex.add_node(node)
+        assert spin_until(ex, lambda: len(ticks) >= 10)
+        assert ex.report()["callbacks"]["late_timer/timer@10ms"]["drops"] >= 3
+        ex.shutdown()
