@@ -12,10 +12,16 @@
 //  - I_i uses ⌈(R + J_h)/T_h⌉ with release jitter J_h = R_h − C_h: a higher-priority chain
 //    whose callbacks are spread over executors can place two instances' work inside one
 //    window of length R; the slides' formula (J_h = 0) misses that.
-//  - hp(i) is every other chain of higher or equal priority that can run on a core chain i
-//    runs on (same host, intersecting thread pinning; unpinned threads may use every core),
-//    plus any such chain whose executor priority (executor priority or SCHED_FIFO priority)
-//    is >= one of chain i's executors there (it can run ahead of i).
+//  - hp(i) is ranked by the priorities the executor really uses, not by the chains'
+//    priorities: inside an executor, chain h interferes with chain i when one of h's callbacks
+//    there has an effective priority >= the lowest of i's callbacks there (the picas executor
+//    orders its readyQueue by callback priority; the slides' hp(i) by chain priority is the
+//    same only under CROS-RT's P1/P2, which a model need not follow — with callback priorities
+//    that contradict the chain priorities the chain-priority ranking gave 4 ms for a chain the
+//    simulator shows at 10 ms). Across executors that can share a core (same host,
+//    intersecting thread pinning; unpinned threads may use every core), h interferes when its
+//    executor priority (executor priority or SCHED_FIFO priority) is >= i's executor's there
+//    (it can run ahead of i). Chains that do not outrank i anywhere can only block it.
 //  - callbacks of lower-priority chains inside chain i's own executor (when CROS-RT's P3, one
 //    chain per executor, is not respected) block non-preemptively: one max WCET each time the
 //    chain enters the executor or resumes there after a delayed hop.
@@ -70,7 +76,6 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   View v = build_view(m, cost);
   const std::size_t n = v.tasks.size();
   std::vector<Duration> C(n, 0), B(n, 0), R(n, 0);
-  std::vector<int> prio(n, kNoPriority);
   std::vector<std::set<int>> hosts(n), execs(n);
   std::vector<int> remote_hops(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
@@ -86,9 +91,22 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         C[i] += cost(h);
         if (h.comm == CommKind::Remote) remote_hops[i]++;
       }
-      if (ch.priority) prio[i] = *ch.priority;
     }
   }
+  // The effective callback priorities (what the picas readyQueue orders by) of a task's
+  // callbacks on one executor.
+  auto max_prio_on = [&](std::size_t t, int x) {
+    int p = kNoPriority;
+    for (int c : v.tasks[t].work)
+      if (v.cbs[c].executor == x) p = std::max(p, v.cbs[c].prio);
+    return p;
+  };
+  auto min_prio_on = [&](std::size_t t, int x) {
+    int p = INT_MAX;
+    for (int c : v.tasks[t].work)
+      if (v.cbs[c].executor == x) p = std::min(p, v.cbs[c].prio);
+    return p;
+  };
   // hp(i).
   std::vector<std::vector<std::size_t>> hp(n);
   std::vector<std::vector<std::size_t>> lp(n);
@@ -100,12 +118,14 @@ AnalysisResult cros_rt_analyze(const Model& m) {
       for (int xh : execs[h])
         for (int xi : execs[i]) common_cpu |= share_cpu(m, v, xh, xi);
       if (!common_cpu) continue;
-      bool higher = !v.tasks[i].has_deadline || !v.tasks[h].has_deadline || prio[h] >= prio[i];
-      if (!higher)
-        for (int xh : execs[h])
-          for (int xi : execs[i])
-            if (share_cpu(m, v, xh, xi) && exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]) && xh != xi)
-              higher = true;
+      bool higher = !v.tasks[i].has_deadline || !v.tasks[h].has_deadline;
+      for (int xh : execs[h])
+        for (int xi : execs[i]) {
+          if (higher) break;
+          if (xh == xi) higher = max_prio_on(h, xi) >= min_prio_on(i, xi);
+          else if (share_cpu(m, v, xh, xi) && exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]))
+            higher = true;
+        }
       (higher ? hp[i] : lp[i]).push_back(h);
     }
   }

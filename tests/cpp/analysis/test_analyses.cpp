@@ -133,6 +133,39 @@ TEST(KnownAnswer, CrosRtTwoChains) {
   }
 }
 
+// Callback priorities that contradict the chain priorities (outside CROS-RT's P1/P2): chain A
+// (priority 2) is one 1 ms callback of priority 1 (T = 20 ms, D = 8 ms, released 1 ns after B);
+// chain B (priority 1) is three 3 ms callbacks of priorities 10/11/12 (T = 40 ms). The picas
+// executor runs B's callbacks first: the simulator shows A at 10 ms − 1 ns. cros-rt once ranked
+// by chain priority and claimed 4 ms (1 ms + one 3 ms blocking), schedulable. Ranked by the
+// callback priorities the executor uses, B interferes with A: R_A = 1 + ⌈R_A/40⌉·9 = 10 ms;
+// A only blocks B (1 ms, B's callbacks follow each other without delay): R_B = 9 + 1 = 10 ms.
+TEST(KnownAnswer, CrosRtRanksByTheCallbackPrioritiesTheExecutorUses) {
+  Model m = load(header("picas", 1, 1) + R"(nodes:
+  - {name: n, executor: e}
+topics:
+  - {name: tb0}
+  - {name: tb1}
+callbacks:
+  - {name: a0, kind: timer, node: n, period: 20ms, offset: 1ns, wcet: 1ms, priority: 1}
+  - {name: b0, kind: timer, node: n, period: 40ms, wcet: 3ms, priority: 10, publishes: [tb0]}
+  - {name: b1, kind: subscription, node: n, topic: tb0, wcet: 3ms, priority: 11, publishes: [tb1]}
+  - {name: b2, kind: subscription, node: n, topic: tb1, wcet: 3ms, priority: 12}
+chains:
+  - {name: A, callbacks: [a0], deadline: 8ms, priority: 2}
+  - {name: B, callbacks: [b0, b1, b2], deadline: 40ms, priority: 1}
+)");
+  for (const char* a : {"cros-rt", "picas-st", "fp-mt"}) {
+    auto r = run(a, m);
+    EXPECT_GE(bound(r, "A"), 10 * ms) << a;
+    EXPECT_FALSE(r.find("A")->schedulable) << a;
+    EXPECT_FALSE(r.schedulable) << a;
+  }
+  auto c = run("cros-rt", m);
+  EXPECT_EQ(bound(c, "A"), 10 * ms);
+  EXPECT_EQ(bound(c, "B"), 10 * ms);
+}
+
 // Table III of the EDF paper (examples/case_study_2.yaml), all three callbacks in one mutually
 // exclusive group on two threads. Under non-preemptive scheduling C1 (50 ms, D = 100 ms) really
 // can miss: C2 (60 ms) starts 1 ns before C1 is released, C1 completes after 59 + 50 = 109 ms.
