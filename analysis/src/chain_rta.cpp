@@ -107,8 +107,17 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   const Duration m = static_cast<Duration>(threads.size());
   if (m == 0) return std::nullopt;
   bool dedicated = true;
+  // Threads of other executors that share the segment's cores and may preempt or run ahead of
+  // its threads (PiCAS: executors sharing a core, ordered by SCHED_FIFO priority).
+  std::vector<View::ThreadRef> foreign;
   for (std::size_t t = 0; t < v.supply[X].size() && t < 64; ++t)
-    if ((mask >> t & 1) && v.thread_shared[X][t]) return std::nullopt;  // no supply bound
+    if ((mask >> t & 1) && v.thread_shared[X][t]) {
+      if (!v.foreign_ok[X][t]) return std::nullopt;  // no supply bound
+      for (const auto& f : v.foreign[X][t])
+        if (std::none_of(foreign.begin(), foreign.end(),
+                         [&](const View::ThreadRef& g) { return g.executor == f.executor && g.thread == f.thread; }))
+          foreign.push_back(f);
+    }
   for (auto* s : threads)
     if (s->reservation && s->reservation->budget < s->reservation->period) dedicated = false;
 
@@ -253,11 +262,58 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (const auto& w : ghp[g])
         if (w.R == kUnbounded) return std::nullopt;
     }
+  // Foreign work (5): every instant a foreign thread runs on one of the segment's cores, at
+  // most Σ_i W_i(x) over the chains' callbacks on those threads (carry-in workload with R_i;
+  // the chain's own instance only with its extra work — its path runs one callback at a time,
+  // here). It can preempt J's running callback too, so with foreign work the bound is taken to
+  // the segment's COMPLETION (its last callback counted in E', R = x − 1).
+  struct ForeignWork {
+    Duration C = 0, R = 0, T = 1;
+  };
+  std::vector<ForeignWork> fwork;
+  std::vector<std::pair<int, Duration>> frate;  // callbacks of chains without a bound: (callback, WCET)
+  Duration own_foreign = 0;
+  auto on_foreign = [&](int c) {
+    for (const auto& f : foreign)
+      if (v.cbs[c].executor == f.executor && (v.cbs[c].threads >> f.thread & 1)) return true;
+    return false;
+  };
+  if (!foreign.empty()) {
+    if (!dedicated) return std::nullopt;
+    for (std::size_t i = 0; i < v.tasks.size(); ++i) {
+      Duration C = 0;
+      for (int c : static_cast<int>(i) == k ? tk.extras : v.tasks[i].work)
+        if (on_foreign(c)) C += v.cbs[c].wcet;
+      if (C == 0) continue;
+      if (static_cast<int>(i) == k) {
+        own_foreign = C;
+        continue;
+      }
+      if (R[i] == kUnbounded) {
+        // No response bound: its foreign callbacks' executions are bounded by their release
+        // rates and the messages that can be queued (executions_in_window).
+        for (int c : v.tasks[i].work)
+          if (on_foreign(c)) {
+            if (!executions_in_window(*v.model, static_cast<std::size_t>(c), 1)) return std::nullopt;
+            frate.emplace_back(c, v.cbs[c].wcet);
+          }
+        continue;
+      }
+      fwork.push_back({C, R[i], v.tasks[i].T});
+    }
+  }
+  auto foreign_at = [&](Duration x) {
+    Duration F = own_foreign;
+    for (const auto& w : fwork) F += carry_in_workload(x, w.C, w.R, w.T);
+    for (const auto& [c, e] : frate) F += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x);
+    return F;
+  };
   const std::size_t q = seg.cbs.size();
   const bool completion_mode = !tk.linear;
+  const bool finish_form = completion_mode || !foreign.empty();
   Duration E1 = 0, elast = 0;
   for (std::size_t j = 0; j < q; ++j) {
-    if (!completion_mode && j + 1 == q) elast = v.cbs[seg.cbs[j]].wcet;
+    if (!finish_form && j + 1 == q) elast = v.cbs[seg.cbs[j]].wcet;
     else E1 += v.cbs[seg.cbs[j]].wcet;
   }
   const Duration S = seg.intra_comm;
@@ -451,7 +507,8 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       evaluate(x);
       const Duration psi = combine([&](const Other& o) { return o.width * cap; }) +
                            std::min(own_extra, own_extra_n * cap);
-      const Duration f1 = E1 + S + G + psi / m + 1;
+      const Duration F = foreign_at(x);
+      const Duration f1 = E1 + S + G + F + psi / m + 1;
       // Phase argument (a second, independent sufficient condition): split (4) into maximal
       // "phases", each starting at an eligibility event. During a phase all threads are busy;
       // the thread θ whose running callback ends first must, if the phase goes on, start an
@@ -464,7 +521,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       Duration hp = own_extra;
       for (std::size_t j = 0; j < others.size(); ++j)
         hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
-      const Duration f2 = E1 + S + G + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
+      const Duration f2 = E1 + S + G + F + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
       return {f1, f2, G};
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
@@ -525,6 +582,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       // LP_cross at x0 (only its value up to the largest room it can ever fill matters).
       const Duration lpx = lp_cross_upto(hp_lp_room_max);
       const Duration rho = ev_full * rho_full + ev_charged * rho_charged;
+      // Foreign work is added to the group term: both conditions charge it in full.
+      for (const auto& w : fwork) gz.push_back(piece(x0, w.C, w.R, w.T, 0, false));
+      G_const += own_foreign;
+      for (const auto& [c, e] : frate) G_const += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x0);
       auto G_at = [&](Duration d) {
         Duration G = G_const;
         for (const auto& p : gz) G += p.at(d);

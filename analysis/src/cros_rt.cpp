@@ -33,16 +33,17 @@
 
 #include "chain_rta.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
+#include "chainrt/model/facts.hpp"
 
 namespace chainrt::detail {
 
 namespace {
 
+// The highest SCHED_FIFO priority of the executor's threads (a thread's own, else the
+// executor's; 0 = none, below every FIFO thread) — thread_fifo_priority, model/facts.hpp.
 int exec_priority(const Executor& e) {
-  if (e.priority) return *e.priority;
   int p = 0;
-  for (const auto& t : e.threads)
-    if (t.fifo_priority) p = std::max(p, *t.fifo_priority);
+  for (const auto& t : e.threads) p = std::max(p, thread_fifo_priority(e, t).value_or(0));
   return p;
 }
 

@@ -1,6 +1,8 @@
 // Building the analyses' view of a model (workload.hpp).
 #include "workload.hpp"
 
+#include "chainrt/model/facts.hpp"
+
 #include <algorithm>
 #include <map>
 #include <cstdlib>
@@ -27,30 +29,35 @@ HopCost model_hop_cost(const Model& m) {
   };
 }
 
-int effective_priority(const Model& m, std::size_t callback) {
-  const Callback& cb = m.callbacks[callback];
-  if (cb.priority) return *cb.priority;
-  int best = kNoPriority;
-  for (const auto& c : m.chains) {
-    if (!c.priority) continue;
-    for (std::size_t pos = 0; pos < c.callbacks.size(); ++pos)
-      if (c.callbacks[pos] == cb.name) best = std::max(best, *c.priority * 1024 + static_cast<int>(pos));
-  }
-  return best;
+
+namespace {
+
+std::optional<Duration> executions_upto(const Model& m, std::size_t c, Duration x, int depth) {
+  const Callback& cb = m.callbacks[c];
+  if (depth > static_cast<int>(m.callbacks.size())) return std::nullopt;  // a topic cycle
+  if (cb.is_timer()) return ceil_div(x, cb.period) + 2;
+  if (cb.kind != CallbackKind::Subscription && cb.kind != CallbackKind::FusionInput &&
+      cb.kind != CallbackKind::FusionTrigger)
+    return std::nullopt;
+  Duration n = cb.queue_depth + 1;
+  for (std::size_t u = 0; u < m.callbacks.size(); ++u)
+    for (const auto& t : m.callbacks[u].publishes)
+      if (t == cb.topic) {
+        auto nu = executions_upto(m, u, x, depth + 1);
+        if (!nu) return std::nullopt;
+        n += *nu;
+      }
+  return n;
+}
+
+}  // namespace
+
+std::optional<Duration> executions_in_window(const Model& m, std::size_t callback, Duration x) {
+  return executions_upto(m, callback, x, 0);
 }
 
 namespace {
 
-std::uint64_t thread_mask(const Executor& e, const Callback& cb) {
-  const std::size_t n = std::min<std::size_t>(e.threads.size(), 64);
-  std::uint64_t all = n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1);
-  if (cb.affinity.empty()) return all;
-  std::uint64_t mask = 0;
-  for (std::size_t t = 0; t < n; ++t)
-    for (const auto& a : cb.affinity)
-      if (e.threads[t].name == a || e.threads[t].thread_class == a) mask |= std::uint64_t{1} << t;
-  return mask;
-}
 
 }  // namespace
 
@@ -68,6 +75,7 @@ View build_view(const Model& m, const HopCost& cost) {
   struct ThreadRef {
     int host;
     const Thread* t;
+    std::optional<int> fifo;  // thread_fifo_priority (facts.hpp)
   };
   std::vector<ThreadRef> all_threads;
   std::vector<int> threads_on_host(std::max<std::size_t>(1, m.hosts.size()), 0);
@@ -75,26 +83,30 @@ View build_view(const Model& m, const HopCost& cost) {
     int h = host_ix.count(e.host) ? host_ix[e.host] : 0;
     for (const auto& t : e.threads) {
       threads_on_host[h]++;
-      all_threads.push_back({h, &t});
+      all_threads.push_back({h, &t, thread_fifo_priority(e, t)});
     }
   }
   auto may_run_on = [](const Thread& t, int core) {
     return t.cores.empty() || std::find(t.cores.begin(), t.cores.end(), core) != t.cores.end();
   };
-  auto dedicated_core = [&](int h, const Thread& t) {
+  std::vector<bool> host_has_pinned(threads_on_host.size(), false);
+  for (const auto& o : all_threads) host_has_pinned[o.host] = host_has_pinned[o.host] || !o.t->cores.empty();
+  auto dedicated_core = [&](int h, const Executor& e, const Thread& t) {
     if (t.cores.size() != 1) return false;
     const int core = t.cores[0];
-    const int mine = t.fifo_priority.value_or(0);
+    const std::optional<int> mine = thread_fifo_priority(e, t);
     for (const auto& o : all_threads) {
       if (o.t == &t || o.host != h || !may_run_on(*o.t, core)) continue;
       if (o.t->reservation) return false;
-      if (!t.fifo_priority || o.t->fifo_priority.value_or(0) >= mine) return false;
+      if (!mine || o.fifo.value_or(0) >= *mine) return false;
     }
     return true;
   };
   v.supply.resize(m.executors.size());
   v.thread_be.resize(m.executors.size());
   v.thread_shared.resize(m.executors.size());
+  v.foreign.resize(m.executors.size());
+  v.foreign_ok.resize(m.executors.size());
   v.host_of.resize(m.executors.size());
   for (std::size_t x = 0; x < m.executors.size(); ++x) {
     const Executor& e = m.executors[x];
@@ -109,10 +121,39 @@ View build_view(const Model& m, const HopCost& cost) {
       if (t.reservation) {
         s.reservation = t.reservation;
       } else {
-        bool dedicated = t.cores.size() == 1 ? dedicated_core(h, t) : (t.cores.empty() && threads_on_host[h] <= cores);
+        // (Unpinned threads are spread over the host's cores, so they may share one with a
+        // pinned thread.)
+        bool dedicated = t.cores.size() == 1 ? dedicated_core(h, e, t)
+                                             : (t.cores.empty() && threads_on_host[h] <= cores && !host_has_pinned[h]);
         v.thread_shared[x].push_back(!dedicated);
       }
       if (t.reservation) v.thread_shared[x].push_back(false);
+      // Threads that may preempt or run ahead of a shared thread on its one core.
+      std::vector<View::ThreadRef> foreign;
+      // (An unpinned thread may be kept off the host's cores by any of the host's threads that
+      // may run there: global SCHED_FIFO is work-conserving, so it waits only while threads of
+      // at least its priority run.)
+      bool ok = !t.reservation && t.cores.size() <= 1 && v.thread_shared[x].back();
+      if (ok) {
+        const int core = t.cores.empty() ? -1 : t.cores[0];
+        for (std::size_t y = 0; y < m.executors.size() && ok; ++y) {
+          const Executor& oe = m.executors[y];
+          if ((host_ix.count(oe.host) ? host_ix[oe.host] : 0) != h) continue;
+          for (std::size_t u = 0; u < oe.threads.size(); ++u) {
+            const Thread& o = oe.threads[u];
+            if (&o == &t || (core >= 0 && !may_run_on(o, core))) continue;
+            if (o.reservation || y == x) {
+              ok = false;
+              break;
+            }
+            const std::optional<int> mine = thread_fifo_priority(e, t), theirs = thread_fifo_priority(oe, o);
+            if (!mine || theirs.value_or(0) >= *mine)
+              foreign.push_back({static_cast<int>(y), static_cast<int>(u)});
+          }
+        }
+      }
+      v.foreign[x].push_back(ok ? std::move(foreign) : std::vector<View::ThreadRef>{});
+      v.foreign_ok[x].push_back(ok);
       v.supply[x].push_back(s);
       v.thread_be[x].push_back(be);
     }
@@ -126,20 +167,11 @@ View build_view(const Model& m, const HopCost& cost) {
     CbInfo& c = v.cbs[i];
     c.wcet = cb.wcet;
     c.bcet = cb.best_case();
-    c.prio = cb.priority ? *cb.priority : kNoPriority;
+    c.prio = effective_priority(m, i).value_or(kNoPriority);
     c.executor = static_cast<int>(m.executor_index(m.node(cb.node).executor));
     auto g = group_ix.find(cb.group);
     c.mutex_group = (g != group_ix.end() && m.groups[g->second].type == GroupType::MutuallyExclusive) ? g->second : -1;
     c.threads = thread_mask(m.executors[c.executor], cb);
-  }
-  // Effective priorities without an explicit one: chain_priority * 1024 + position (highest).
-  for (const auto& ch : m.chains) {
-    if (!ch.priority) continue;
-    for (std::size_t pos = 0; pos < ch.callbacks.size(); ++pos) {
-      std::size_t i = m.callback_index(ch.callbacks[pos]);
-      if (m.callbacks[i].priority) continue;
-      v.cbs[i].prio = std::max(v.cbs[i].prio, *ch.priority * 1024 + static_cast<int>(pos));
-    }
   }
   // Which callbacks a callback triggers when it publishes (every subscriber of every topic).
   std::vector<std::vector<int>> triggers(m.callbacks.size());

@@ -92,7 +92,7 @@ struct SetResult {
   std::int64_t chains_checked = 0, simulations = 0;
   std::uint64_t executions = 0;
   double max_ratio = 0;
-  int shuffled = 0, below_wcet = 0, constrained = 0, jitter = 0, overloaded = 0, tight = 0;
+  int shuffled = 0, below_wcet = 0, constrained = 0, jitter = 0, overloaded = 0, tight = 0, shared_cores = 0;
   std::int64_t climb_simulations = 0;
   int climb_raised = 0;
   std::vector<Counterexample> cx;
@@ -112,6 +112,26 @@ void perturb(Model& model, gen::Rng& rng, SetResult& sr) {
   if (rng.uniform01() < 0.3) {  // constrained deadlines
     sr.constrained = 1;
     for (auto& c : model.chains) c.deadline = rng.uniform_int(std::max<Duration>(1, c.deadline / 2), c.deadline);
+  }
+  if (rng.uniform01() < 0.4) {  // executors sharing cores, ordered by SCHED_FIFO priorities (PiCAS)
+    bool single = !model.executors.empty();
+    for (const auto& e : model.executors) single &= e.threads.size() == 1 && !e.threads[0].reservation;
+    if (single) {
+      sr.shared_cores = 1;
+      for (auto& h : model.hosts) h.cores = static_cast<int>(rng.uniform_int(1, std::max(1, h.cores / 2)));
+      for (auto& e : model.executors) {
+        int cores = 1;
+        for (const auto& h : model.hosts)
+          if (h.name == e.host) cores = h.cores;
+        Thread& t = e.threads[0];
+        const double r = rng.uniform01();
+        if (r < 0.2) t.cores.clear();  // unpinned
+        else t.cores = {static_cast<int>(rng.uniform_int(0, cores - 1))};
+        const auto p = rng.uniform_int(0, 3);
+        if (p == 0) t.fifo_priority.reset();
+        else t.fifo_priority = static_cast<int>(p);
+      }
+    }
   }
   if (rng.uniform01() < 0.2) {  // timer release jitter
     sr.jitter = 1;
@@ -385,6 +405,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.jitter += r.jitter;
     rep.overloaded += r.overloaded;
     rep.tight_deadlines += r.tight;
+    rep.shared_cores += r.shared_cores;
     rep.climb_simulations += r.climb_simulations;
     rep.climb_raised += r.climb_raised;
     for (auto& c : r.cx) rep.counterexamples.push_back(std::move(c));
@@ -410,6 +431,7 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"harsh\": {\"shuffled_priorities\": " << r.shuffled_priorities << ", \"below_wcet\": " << r.below_wcet
      << ", \"constrained_deadlines\": " << r.constrained_deadlines << ", \"jitter\": " << r.jitter
      << ", \"overloaded\": " << r.overloaded << ", \"tight_deadlines\": " << r.tight_deadlines
+     << ", \"shared_cores\": " << r.shared_cores
      << ", \"climb_simulations\": " << r.climb_simulations << ", \"climb_raised\": " << r.climb_raised << "}"
      << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {

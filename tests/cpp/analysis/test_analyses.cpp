@@ -427,3 +427,75 @@ chains:
   std::string why;
   EXPECT_FALSE(find_analysis("ros-default-st")->applicable(m, &why));  // linear chains only
 }
+
+namespace {
+// Two single-threaded executors on ONE core (PiCAS's executors sharing a core): `hi` runs chain
+// H (2 ms every 10 ms), `lo` chain L (5 ms every 50 ms). `hi_fifo` / `lo_fifo` give the threads'
+// SCHED_FIFO priorities ("" = none), `hi_exec` an executor priority (the threads' default).
+std::string shared_core(const std::string& policy, const std::string& hi_thread, const std::string& lo_thread,
+                        const std::string& hi_exec = "") {
+  return "chainrt: 1\nname: t\nhosts:\n  - {name: h, cores: 1}\nexecutors:\n  - name: hi\n    host: h\n    policy: " +
+         policy + "\n" + hi_exec + "    threads:\n      - {name: th" + hi_thread + "}\n  - name: lo\n    host: h\n    policy: " +
+         policy + "\n    threads:\n      - {name: tl" + lo_thread + R"(}
+nodes:
+  - {name: nh, executor: hi}
+  - {name: nl, executor: lo}
+callbacks:
+  - {name: h, kind: timer, node: nh, period: 10ms, wcet: 2ms, priority: 2}
+  - {name: l, kind: timer, node: nl, period: 50ms, wcet: 5ms, priority: 1}
+chains:
+  - {name: H, callbacks: [h], priority: 2}
+  - {name: L, callbacks: [l], priority: 1}
+)";
+}
+}  // namespace
+
+// H's thread outranks L's on their core, so H is alone: 2 ms. L can be preempted by H at any
+// time, also while it runs: the bound is taken to L's completion, E' = 5 ms plus H's carry-in
+// workload W_H(x) (R_H = 2 ms, T_H = 10 ms): 5 + W_H(x) + 1 <= x at x = 7 ms + 1, R = x − 1 = 7 ms
+// (both released at 0: H runs 0–2 ms, L 2–7 ms).
+TEST(SharedCore, LowerFifoExecutorSuffersTheHigherOnesWork) {
+  for (const char* a : {"picas-st", "fp-mt", "edf-mt"}) {
+    Model m = load(shared_core(a == std::string("edf-mt") ? "edf" : "picas", ", cores: [0], priority: 2",
+                               ", cores: [0], priority: 1"));
+    std::string why;
+    ASSERT_TRUE(find_analysis(a)->applicable(m, &why)) << a << ": " << why;
+    auto r = run(a, m);
+    EXPECT_EQ(bound(r, "H"), 2 * ms) << a;
+    EXPECT_EQ(bound(r, "L"), 7 * ms) << a;
+  }
+}
+
+// Equal priorities (and threads without one) can run ahead of each other: both count the other's
+// work. H: 2 + W_L(x) + 1 <= x with W_L up to 5 ms: R_H = 7 ms; L: H's carry-in workload now
+// uses R_H = 7 ms, W_H(x) = N·2 + min(2, x + 5 − N·10) with N = ⌊(x + 5)/10⌋: 4 ms at x = 9 ms + 1
+// (a late H job's tail plus the next one), R_L = 9 ms.
+TEST(SharedCore, EqualOrNoPrioritiesInterfereBothWays) {
+  for (const auto& [hi, lo] : {std::pair<std::string, std::string>{", cores: [0], priority: 1", ", cores: [0], priority: 1"},
+                               {", cores: [0]", ", cores: [0]"}}) {
+    auto r = run("picas-st", load(shared_core("picas", hi, lo)));
+    EXPECT_EQ(bound(r, "H"), 7 * ms) << hi;
+    EXPECT_EQ(bound(r, "L"), 9 * ms) << hi;
+  }
+}
+
+// An executor's `priority` is its threads' default SCHED_FIFO priority (model/facts.hpp, as the
+// simulator runs it): `hi` with priority 3 and a thread without one still outranks `lo`'s
+// FIFO 1 thread. (The analyses once read only the thread's own priority and bounded H by 2 ms
+// while a higher-priority executor preempted it: found by the harsh soundness harness.)
+TEST(SharedCore, ExecutorPriorityIsTheThreadsDefault) {
+  auto r = run("picas-st", load(shared_core("picas", ", cores: [0]", ", cores: [0], priority: 1", "    priority: 3\n")));
+  EXPECT_EQ(bound(r, "H"), 2 * ms);
+  EXPECT_EQ(bound(r, "L"), 7 * ms);
+  auto c = run("cros-rt", load(shared_core("picas", ", cores: [0]", ", cores: [0], priority: 1", "    priority: 3\n")));
+  EXPECT_GE(bound(c, "L"), 7 * ms);
+}
+
+// Unpinned threads are spread over the host's cores and may land on a pinned thread's core: an
+// unpinned thread is not "dedicated" when any thread of its host is pinned.
+TEST(SharedCore, UnpinnedThreadNextToAPinnedOneIsNotDedicated) {
+  std::string y = shared_core("picas", ", cores: [0], priority: 5", "");
+  y.replace(y.find("cores: 1"), 8, "cores: 2");
+  auto r = run("picas-st", load(y));
+  EXPECT_EQ(bound(r, "L"), 7 * ms);  // without the rule: 5 ms, beaten when both share core 0
+}

@@ -9,7 +9,9 @@
 // With `harsh`, every system is also pushed outside the papers' comfortable assumptions, each
 // perturbation drawn independently per system (seeded): callback and chain priorities drawn
 // at random from a small range (contradicting each other, with ties), best-case execution
-// times anywhere in [1 ns, WCET], constrained deadlines in [D/2, D], timer release jitter,
+// times anywhere in [1 ns, WCET], constrained deadlines in [D/2, D], single-threaded executors
+// packed onto fewer cores (pinned or not) with random SCHED_FIFO priorities (PiCAS's executors
+// sharing a core; ties and threads without one included), timer release jitter,
 // overload (U_norm in [1, 1.3] for a fifth of the systems), deadlines set equal to the bounds
 // (then analysed again), the generators tried in a random order (so multi-host systems also
 // reach analyses that apply to partitioned ones), and two more simulations with the timers'
@@ -73,7 +75,7 @@ struct SoundnessReport {
   double max_ratio = 0;               // max observed WCRT / WCRT bound over checked chains
   // harsh: how many applicable systems had each perturbation
   int shuffled_priorities = 0, below_wcet = 0, constrained_deadlines = 0, jitter = 0, overloaded = 0,
-      tight_deadlines = 0;
+      tight_deadlines = 0, shared_cores = 0;
   std::int64_t climb_simulations = 0;
   int climb_raised = 0;               // systems whose worst ratio the climb raised above the draws'
   std::vector<Counterexample> counterexamples;
