@@ -53,6 +53,7 @@
 // e_last = 0). The bound assumes R_k <= T_k (no two instances of a chain overlap), which the
 // holistic driver checks.
 #include "chain_rta.hpp"
+#include "fixed_point.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -92,6 +93,12 @@ Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Dur
   return q * C + std::min(C, tail);
 }
 
+
+// Eq. 9 (and Eq. 12), EDF ready-queue paper, Thm 1: the last callback has started by a + x − 1
+// (x the least point satisfying the start condition), so the segment completes by
+// x − 1 + e_last (on a reservation e_last is its supply time sbf⁻¹(e_last)). In the completion
+// form (branching chains, foreign threads) e_last = 0.
+Duration rta_eq9_response(Duration x, Duration e_last) { return x - 1 + e_last; }
 
 }  // namespace
 
@@ -636,16 +643,23 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       return std::min(least(ok1, e0.f1), least(ok2, e0.f2));
     };
 
-    Duration x = E1 + S + 1;
-    for (int it = 0;; ++it) {
-      const Eval e = eval(x);
-      const Duration fx = std::min(e.f1, e.f2);
-      if (fx <= x) return x - 1 + elast;
-      Duration xn = fx;
-      if (it >= 3) xn = std::max(xn, jump(x, e));
-      if (xn > xmax) return std::nullopt;
-      x = xn;
+    const Duration x0 = E1 + S + 1;
+    if (x0 > xmax) {  // (already beyond the limit: the bound of x0 itself, as before)
+      const Eval e = eval(x0);
+      if (std::min(e.f1, e.f2) <= x0) return x0 - 1 + elast;
+      return std::nullopt;
     }
+    Eval last{};
+    int steps = 0;
+    const auto found = least_fixed_point(
+        x0, xmax,
+        [&](Duration x) {
+          last = eval(x);
+          return std::min(last.f1, last.f2);
+        },
+        [&](Duration x, Duration fx) { return steps++ >= 3 ? jump(x, last) : fx; });
+    if (!found) return std::nullopt;
+    return rta_eq9_response(*found.value, elast);
   }
   // Reserved threads: supply form.
   SupplySet pi;
@@ -668,22 +682,19 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   Duration elastw = elast > 0 ? wall(elast) : 0;
   if (elastw == kUnbounded) return std::nullopt;
-  Duration x = 1;
-  for (int it = 0; it < 100000; ++it) {
+  // LaME Sec. 4.2 Thm 1's form: the least x with dbf(x) < sbf_Π(x), i.e. the least fixed point
+  // of x ↦ (first point where the supply exceeds the demand at x).
+  const auto found = least_fixed_point(1, limit + 1, [&](Duration x) {
     const Duration G = group_terms(x);
     evaluate(x);
     const Duration demand = m * (E1w + S + G) + own_extra +
                             combine([](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
-    auto xn = pi.first_at_least(demand + 1, x, limit + 1);
-    if (!xn) return std::nullopt;
-    if (*xn <= x) {
-      Duration r = x - 1 + elastw;
-      if (r > limit) return std::nullopt;
-      return r;
-    }
-    x = *xn;
-  }
-  return std::nullopt;
+    return pi.first_at_least(demand + 1, x, limit + 1).value_or(limit + 2);
+  });
+  if (!found) return std::nullopt;
+  const Duration r = rta_eq9_response(*found.value, elastw);
+  if (r > limit) return std::nullopt;
+  return r;
 }
 
 AnalysisResult holistic(const View& v, const SegmentBound& segfn, const HolisticOptions& opt,

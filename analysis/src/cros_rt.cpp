@@ -32,6 +32,7 @@
 #include <set>
 
 #include "chain_rta.hpp"
+#include "fixed_point.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
 #include "chainrt/model/facts.hpp"
 
@@ -158,33 +159,30 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   for (std::size_t i = 0; i < n; ++i) {
     R[i] = C[i] + B[i] + v.tasks[i].src_jitter;
   }
-  for (int round = 0; round < 500; ++round) {
+  bool converged = false;
+  for (int round = 0; round < kMaxHolisticRounds && !converged; ++round) {
     bool changed = false;
     for (std::size_t i = 0; i < n; ++i) {
       if (!failed[i].empty()) continue;
-      Duration r = R[i];
-      for (int it = 0; it < 100000; ++it) {
-        Duration next = C[i] + B[i] + v.tasks[i].src_jitter;
-        bool dead = false;
-        for (std::size_t h : hp[i]) {
-          if (!failed[h].empty()) {
-            dead = true;
-            break;
-          }
-          Duration J = std::max<Duration>(0, R[h] - C[h]);
-          next += ceil_div(r + J, v.tasks[h].T) * C[h];
-        }
-        if (dead) {
-          failed[i] = "interfered with by a chain that has no bound";
-          break;
-        }
-        if (next > v.tasks[i].T) {
-          failed[i] = "R_i exceeds T_i; the sigma_i*T_i term of the paper is not used (overlapping instances are not analysed)";
-          break;
-        }
-        if (next <= r) break;
-        r = next;
+      bool dead = false;
+      for (std::size_t h : hp[i]) dead |= !failed[h].empty();
+      if (dead) {
+        failed[i] = "interfered with by a chain that has no bound";
+        changed = true;
+        continue;
       }
+      // R_i = C_i + B_i + J_i + I_i(R_i), I_i(R) = Σ_{h ∈ hp(i)} ⌈(R + J_h)/T_h⌉·C_h (slides,
+      // "Interference and blocking", with release jitter J_h = R_h − C_h).
+      const auto found = least_fixed_point(R[i], v.tasks[i].T, [&](Duration r) {
+        Duration next = C[i] + B[i] + v.tasks[i].src_jitter;
+        for (std::size_t h : hp[i]) next += ceil_div(r + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
+        return next;
+      });
+      if (!found)
+        failed[i] = found.failure == SearchFailure::ExceedsLimit
+                        ? "R_i exceeds T_i; the sigma_i*T_i term of the paper is not used (overlapping instances are not analysed)"
+                        : std::string("no bound: ") + to_string(found.failure);
+      const Duration r = found.value.value_or(0);
       if (!failed[i].empty()) {
         changed = true;
         continue;
@@ -194,8 +192,11 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         changed = true;
       }
     }
-    if (!changed) break;
+    converged = !changed;
   }
+  if (!converged)
+    for (std::size_t i = 0; i < n; ++i)
+      if (failed[i].empty()) failed[i] = "the fixed point over all chains did not converge";
   return collect_result("cros-rt", v.tasks, R, failed);
 }
 

@@ -245,6 +245,7 @@ View build_view(const Model& m, const HopCost& cost) {
           if (hc > 0) t.segments.back().delayed_hops++;
         }
         t.segments.back().cbs.push_back(c);
+        t.segments.back().hop_into.push_back(t.segments.back().cbs.size() == 1 ? 0 : hc);
       }
     } else {
       // A branching chain is one segment when it stays on one executor (callbacks in

@@ -42,6 +42,10 @@ struct Segment {
   Duration intra_comm = 0;    // Σ hop costs between them (self-suspension)
   Duration comm_before = 0;   // cost of the hop that delivers the segment (0 for the first)
   int delayed_hops = 0;       // intra-segment hops with a non-zero cost
+  // Linear segments: cost of the hop into cbs[j] (0 for j = 0). Every hop cost of every
+  // analysis comes from the one HopCost of build_view (model_hop_cost: declared, fitted and
+  // measured, the largest), so no analysis charges a hop less than the simulator may take.
+  std::vector<Duration> hop_into;
 };
 
 struct Task {

@@ -499,3 +499,21 @@ TEST(SharedCore, UnpinnedThreadNextToAPinnedOneIsNotDedicated) {
   auto r = run("picas-st", load(y));
   EXPECT_EQ(bound(r, "L"), 7 * ms);  // without the rule: 5 ms, beaten when both share core 0
 }
+
+// Every analysis charges a hop the same cost: the largest of the declared cost, the fitted line
+// and the latency measured at the nearest size (model_hop_cost). ros-default-st's split at an
+// intra-executor hop once used only the declared cost (1 ms here) while the simulator can replay
+// the measured 4 ms. Chain A alone on one thread: a1 (10 ms) -> hop -> a2 (20 ms): 30 + 4 ms.
+TEST(HopCost, EveryAnalysisChargesTheMeasuredLatency) {
+  Model m = load(header("fp", 1) + kOneChain +
+                 "communication:\n  intra_process: {fixed: 1ms}\n  measurements:\n"
+                 "    - {kind: intra_process, size: 64B, latency: 4ms}\n");
+  for (const char* a : {"edf-mt", "fp-mt", "picas-st", "cros-rt"}) {
+    auto r = run(a, m);
+    EXPECT_EQ(bound(r, "A"), 34 * ms) << a;
+  }
+  // Casini's per-part busy windows are coarser (each part also sees the chain's other
+  // callbacks), but the split must move by the full 3 ms between the declared and measured cost.
+  Model declared = load(header("fp", 1) + kOneChain + "communication:\n  intra_process: {fixed: 1ms}\n");
+  EXPECT_EQ(bound(run("ros-default-st", m), "A") - bound(run("ros-default-st", declared), "A"), 3 * ms);
+}
