@@ -705,7 +705,8 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
   for (std::size_t k = 0; k < n; ++k) {
     const Task& t = v.tasks[k];
     std::string why;
-    if (skip && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
+    if (!t.join_wait.empty()) failed[k] = t.join_wait;
+    else if (skip && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
     else if (t.segments.empty()) failed[k] = "a branching chain that spans several executors is not supported";
     Duration lower = t.src_jitter + t.path_wcet;
     for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;

@@ -158,6 +158,7 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   std::vector<std::string> failed(n);
   for (std::size_t i = 0; i < n; ++i) {
     R[i] = C[i] + B[i] + v.tasks[i].src_jitter;
+    failed[i] = v.tasks[i].join_wait;
   }
   bool converged = false;
   for (int round = 0; round < kMaxHolisticRounds && !converged; ++round) {

@@ -63,6 +63,10 @@ struct Task {
   int width = 1;              // callbacks of one instance that may run at the same time
   Duration bcrt_lower = 0;    // max over paths of Σ bcet
   Duration path_wcet = 0;     // Σ wcet of path callbacks
+  // Non-empty when the chain's data can wait at an implicit fusion set (facts.hpp) for another
+  // chain's input before its path goes on: that join wait is not analysed, so no analysis
+  // bounds the chain (the reason says where).
+  std::string join_wait;
 };
 
 struct View {

@@ -2,6 +2,8 @@
 #include "chainrt/model/facts.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 namespace chainrt {
 
@@ -33,6 +35,18 @@ std::uint64_t thread_mask(const Executor& executor, const Callback& callback) {
     for (const auto& a : callback.affinity)
       if (executor.threads[t].name == a || executor.threads[t].thread_class == a) mask |= std::uint64_t{1} << t;
   return mask;
+}
+
+std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::size_t>> by_output;
+  for (std::size_t c = 0; c < model.callbacks.size(); ++c) {
+    const Callback& cb = model.callbacks[c];
+    if (cb.kind == CallbackKind::Subscription && !cb.publishes.empty()) by_output[{cb.node, cb.publishes}].push_back(c);
+  }
+  std::vector<std::vector<std::size_t>> sets;
+  for (auto& [key, members] : by_output)
+    if (members.size() >= 2) sets.push_back(std::move(members));
+  return sets;
 }
 
 }  // namespace chainrt

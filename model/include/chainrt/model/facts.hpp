@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "chainrt/model/model.hpp"
 
@@ -25,5 +26,12 @@ std::optional<int> thread_fifo_priority(const Executor& executor, const Thread& 
 // of them without affinity, else those named by the affinity or whose thread class it names
 // (0 when it names none).
 std::uint64_t thread_mask(const Executor& executor, const Callback& callback);
+
+// Implicit fusion sets (the reference system's Fusion node): two or more plain subscriptions of
+// one node that publish the same (non-empty) topics. Each member caches its input; the member
+// that completes the set works and publishes one message carrying every cached input's chain
+// instances — so a chain's data can wait at the set for the other inputs (the simulator's
+// rule; callback indices, sets in a deterministic order).
+std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model);
 
 }  // namespace chainrt
