@@ -4,8 +4,12 @@ For each analysis (or the one named), the C++ harness (sim/soundness.hpp) genera
 with the analysis module's generators, simulates each under the analysis's policy with
 adversarial choices (synchronous and random offsets, WCET, BCET/WCET mixes, uniform execution
 times) and reports every chain whose simulated response time exceeds its bound (or falls
-below its best-case bound, or misses a deadline the analysis calls met). Counterexamples are
-saved as model files. Exit status: 0 no counterexample, 2 counterexamples found, 1 error.
+below its best-case bound, or misses a deadline the analysis calls met). ``--harsh`` also pushes
+every system outside the papers' assumptions (contradicting and tied priorities, execution below
+WCET, constrained deadlines, executors sharing cores, jitter, overload, deadlines equal to the
+bounds, offsets clustered within nanoseconds) and ``--climb N`` hill-climbs over timer offsets and
+per-callback execution times (docs/analysis.md, "Soundness"). Counterexamples are saved as model
+files. Exit status: 0 no counterexample, 2 counterexamples found, 1 error.
 
 ``add_arguments(parser)`` and ``run(args) -> int`` are called by the ``experiment`` command.
 """
