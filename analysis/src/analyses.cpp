@@ -32,7 +32,7 @@ using namespace detail;
 // Structural checks shared by the engine-based analyses. `single_threaded`: every executor
 // that runs work must have exactly one thread.
 bool structure_ok(const Model& m, const View& v, bool single_threaded, bool linear_only, std::string* why,
-                  bool skip_be = false) {
+                  bool skip_be = false, bool shared_cores = false) {
   std::set<int> used;
   for (const auto& t : v.tasks)
     for (int c : t.work) used.insert(v.cbs[c].executor);
@@ -78,11 +78,14 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
         be |= (mask >> th & 1) && v.thread_be[s.executor][th];
       if (be && skip_be) continue;  // reported without a bound by fp-mt (LaME BE threads)
       for (std::size_t th = 0; th < v.thread_shared[s.executor].size() && th < 64; ++th)
-        if ((mask >> th & 1) && v.thread_shared[s.executor][th]) {
+        if ((mask >> th & 1) && v.thread_shared[s.executor][th] && !(shared_cores && v.foreign_ok[s.executor][th])) {
           if (why) *why = "thread '" + m.executors[s.executor].threads[th].name + "' of executor '" +
                           m.executors[s.executor].name +
                           "' shares its core with another thread and has no reservation or dominating SCHED_FIFO "
-                          "priority (no supply bound)";
+                          "priority (no supply bound" +
+                          (shared_cores ? std::string(": it is pinned to several cores, or a thread of its own executor "
+                                                      "or one with a reservation may run there)")
+                                        : std::string(")"));
           return false;
         }
     }
@@ -171,7 +174,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   Policy policy() const override { return policy_; }
   bool applicable(const Model& m, std::string* why) const override {
     View v = build_view(m, model_hop_cost(m));
-    return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority) &&
+    return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
            (order_ != Order::Edf || unique_deadlines(m, v, why));
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
@@ -179,7 +182,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
-    if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority) ||
+    if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority, true) ||
         (order_ == Order::Edf && !unique_deadlines(m, v, &why)))
       return not_applicable(m, why, name_);
     HolisticOptions opt;

@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "chain_rta.hpp"
+#include "fixed_point.hpp"
 
 namespace chainrt::detail {
 
@@ -59,14 +60,12 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
   // Busy window.
   const Duration horizon = std::max<Duration>(limit, tk.T) * 64;
   SupplySet one{{sup}};
-  Duration L = 1;
-  for (;;) {
-    Duration w = p.at(L) + e.at(L) + other(L);
-    auto Ln = one.first_at_least(w, L, horizon);
-    if (!Ln) return std::nullopt;
-    if (*Ln <= L) break;
-    L = *Ln;
-  }
+  // Busy window (Casini et al., Sec. 6): the least L with sbf(L) >= rbf(L) of everything.
+  const auto busy = least_fixed_point(1, horizon, [&](Duration L) {
+    return one.first_at_least(p.at(L) + e.at(L) + other(L), L, horizon).value_or(horizon + 1);
+  });
+  if (!busy) return std::nullopt;
+  const Duration L = *busy.value;
   const Duration ce_wall = sup.sbf_inverse(Ce);
   if (ce_wall < 0) return std::nullopt;
   Duration worst = 0;
@@ -74,14 +73,11 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
     Duration A = std::max<Duration>(0, (n - 1) * tk.T - offset);
     if (A >= L) break;
     // Start of e: least s with sbf(s) > W(s), W(s) = work released in [0, s) except e itself.
-    Duration s = 1;
-    for (;;) {
-      Duration w = e.at(A + 1) - Ce + p.at(s) + other(s);
-      auto sn = one.first_at_least(w + 1, s, horizon);
-      if (!sn) return std::nullopt;
-      if (*sn <= s) break;
-      s = *sn;
-    }
+    const auto start = least_fixed_point(1, horizon, [&](Duration s) {
+      return one.first_at_least(e.at(A + 1) - Ce + p.at(s) + other(s) + 1, s, horizon).value_or(horizon + 1);
+    });
+    if (!start) return std::nullopt;
+    const Duration s = *start.value;
     Duration F = s - 1 + ce_wall;
     worst = std::max(worst, F - A);
     if (worst > limit) return std::nullopt;
@@ -94,17 +90,12 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
 std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const std::vector<Duration>& R,
                                              Duration offset, Duration limit) {
   if (seg.intra_comm == 0) return casini_one(v, k, seg.cbs, seg.executor, R, offset, limit);
-  // Split at the hops (each hop's cost as a delay between the parts).
-  const Task& tk = v.tasks[k];
-  const Chain& ch = v.model->chains[tk.chain];
+  // Split at the hops (each hop's cost as a delay between the parts). The hop costs are the
+  // view's (model_hop_cost), as for every other analysis: until 2026-11-23 this split charged
+  // only the declared cost, below the measured latencies the simulator replays (--comm sampled).
   Duration total = 0;
   for (std::size_t j = 0; j < seg.cbs.size(); ++j) {
-    if (j > 0) {
-      // Hop into seg.cbs[j]: find it among the chain's hops.
-      const std::string& to = v.model->callbacks[seg.cbs[j]].name;
-      for (const auto& h : ch.hops)
-        if (h.to == to) total += v.model->communication.cost_of(h.comm).cost(h.message_size);
-    }
+    total += seg.hop_into[j];
     auto b = casini_one(v, k, {seg.cbs[j]}, seg.executor, R, offset + total, limit - total);
     if (!b) return std::nullopt;
     total += *b;

@@ -53,6 +53,7 @@
 // e_last = 0). The bound assumes R_k <= T_k (no two instances of a chain overlap), which the
 // holistic driver checks.
 #include "chain_rta.hpp"
+#include "fixed_point.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -93,6 +94,12 @@ Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Dur
 }
 
 
+// Eq. 9 (and Eq. 12), EDF ready-queue paper, Thm 1: the last callback has started by a + x − 1
+// (x the least point satisfying the start condition), so the segment completes by
+// x − 1 + e_last (on a reservation e_last is its supply time sbf⁻¹(e_last)). In the completion
+// form (branching chains, foreign threads) e_last = 0.
+Duration rta_eq9_response(Duration x, Duration e_last) { return x - 1 + e_last; }
+
 }  // namespace
 
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
@@ -107,8 +114,17 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   const Duration m = static_cast<Duration>(threads.size());
   if (m == 0) return std::nullopt;
   bool dedicated = true;
+  // Threads of other executors that share the segment's cores and may preempt or run ahead of
+  // its threads (PiCAS: executors sharing a core, ordered by SCHED_FIFO priority).
+  std::vector<View::ThreadRef> foreign;
   for (std::size_t t = 0; t < v.supply[X].size() && t < 64; ++t)
-    if ((mask >> t & 1) && v.thread_shared[X][t]) return std::nullopt;  // no supply bound
+    if ((mask >> t & 1) && v.thread_shared[X][t]) {
+      if (!v.foreign_ok[X][t]) return std::nullopt;  // no supply bound
+      for (const auto& f : v.foreign[X][t])
+        if (std::none_of(foreign.begin(), foreign.end(),
+                         [&](const View::ThreadRef& g) { return g.executor == f.executor && g.thread == f.thread; }))
+          foreign.push_back(f);
+    }
   for (auto* s : threads)
     if (s->reservation && s->reservation->budget < s->reservation->period) dedicated = false;
 
@@ -253,11 +269,58 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (const auto& w : ghp[g])
         if (w.R == kUnbounded) return std::nullopt;
     }
+  // Foreign work (5): every instant a foreign thread runs on one of the segment's cores, at
+  // most Σ_i W_i(x) over the chains' callbacks on those threads (carry-in workload with R_i;
+  // the chain's own instance only with its extra work — its path runs one callback at a time,
+  // here). It can preempt J's running callback too, so with foreign work the bound is taken to
+  // the segment's COMPLETION (its last callback counted in E', R = x − 1).
+  struct ForeignWork {
+    Duration C = 0, R = 0, T = 1;
+  };
+  std::vector<ForeignWork> fwork;
+  std::vector<std::pair<int, Duration>> frate;  // callbacks of chains without a bound: (callback, WCET)
+  Duration own_foreign = 0;
+  auto on_foreign = [&](int c) {
+    for (const auto& f : foreign)
+      if (v.cbs[c].executor == f.executor && (v.cbs[c].threads >> f.thread & 1)) return true;
+    return false;
+  };
+  if (!foreign.empty()) {
+    if (!dedicated) return std::nullopt;
+    for (std::size_t i = 0; i < v.tasks.size(); ++i) {
+      Duration C = 0;
+      for (int c : static_cast<int>(i) == k ? tk.extras : v.tasks[i].work)
+        if (on_foreign(c)) C += v.cbs[c].wcet;
+      if (C == 0) continue;
+      if (static_cast<int>(i) == k) {
+        own_foreign = C;
+        continue;
+      }
+      if (R[i] == kUnbounded) {
+        // No response bound: its foreign callbacks' executions are bounded by their release
+        // rates and the messages that can be queued (executions_in_window).
+        for (int c : v.tasks[i].work)
+          if (on_foreign(c)) {
+            if (!executions_in_window(*v.model, static_cast<std::size_t>(c), 1)) return std::nullopt;
+            frate.emplace_back(c, v.cbs[c].wcet);
+          }
+        continue;
+      }
+      fwork.push_back({C, R[i], v.tasks[i].T});
+    }
+  }
+  auto foreign_at = [&](Duration x) {
+    Duration F = own_foreign;
+    for (const auto& w : fwork) F += carry_in_workload(x, w.C, w.R, w.T);
+    for (const auto& [c, e] : frate) F += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x);
+    return F;
+  };
   const std::size_t q = seg.cbs.size();
   const bool completion_mode = !tk.linear;
+  const bool finish_form = completion_mode || !foreign.empty();
   Duration E1 = 0, elast = 0;
   for (std::size_t j = 0; j < q; ++j) {
-    if (!completion_mode && j + 1 == q) elast = v.cbs[seg.cbs[j]].wcet;
+    if (!finish_form && j + 1 == q) elast = v.cbs[seg.cbs[j]].wcet;
     else E1 += v.cbs[seg.cbs[j]].wcet;
   }
   const Duration S = seg.intra_comm;
@@ -451,7 +514,8 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       evaluate(x);
       const Duration psi = combine([&](const Other& o) { return o.width * cap; }) +
                            std::min(own_extra, own_extra_n * cap);
-      const Duration f1 = E1 + S + G + psi / m + 1;
+      const Duration F = foreign_at(x);
+      const Duration f1 = E1 + S + G + F + psi / m + 1;
       // Phase argument (a second, independent sufficient condition): split (4) into maximal
       // "phases", each starting at an eligibility event. During a phase all threads are busy;
       // the thread θ whose running callback ends first must, if the phase goes on, start an
@@ -464,7 +528,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       Duration hp = own_extra;
       for (std::size_t j = 0; j < others.size(); ++j)
         hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
-      const Duration f2 = E1 + S + G + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
+      const Duration f2 = E1 + S + G + F + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
       return {f1, f2, G};
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
@@ -525,6 +589,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       // LP_cross at x0 (only its value up to the largest room it can ever fill matters).
       const Duration lpx = lp_cross_upto(hp_lp_room_max);
       const Duration rho = ev_full * rho_full + ev_charged * rho_charged;
+      // Foreign work is added to the group term: both conditions charge it in full.
+      for (const auto& w : fwork) gz.push_back(piece(x0, w.C, w.R, w.T, 0, false));
+      G_const += own_foreign;
+      for (const auto& [c, e] : frate) G_const += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x0);
       auto G_at = [&](Duration d) {
         Duration G = G_const;
         for (const auto& p : gz) G += p.at(d);
@@ -575,16 +643,23 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       return std::min(least(ok1, e0.f1), least(ok2, e0.f2));
     };
 
-    Duration x = E1 + S + 1;
-    for (int it = 0;; ++it) {
-      const Eval e = eval(x);
-      const Duration fx = std::min(e.f1, e.f2);
-      if (fx <= x) return x - 1 + elast;
-      Duration xn = fx;
-      if (it >= 3) xn = std::max(xn, jump(x, e));
-      if (xn > xmax) return std::nullopt;
-      x = xn;
+    const Duration x0 = E1 + S + 1;
+    if (x0 > xmax) {  // (already beyond the limit: the bound of x0 itself, as before)
+      const Eval e = eval(x0);
+      if (std::min(e.f1, e.f2) <= x0) return x0 - 1 + elast;
+      return std::nullopt;
     }
+    Eval last{};
+    int steps = 0;
+    const auto found = least_fixed_point(
+        x0, xmax,
+        [&](Duration x) {
+          last = eval(x);
+          return std::min(last.f1, last.f2);
+        },
+        [&](Duration x, Duration fx) { return steps++ >= 3 ? jump(x, last) : fx; });
+    if (!found) return std::nullopt;
+    return rta_eq9_response(*found.value, elast);
   }
   // Reserved threads: supply form.
   SupplySet pi;
@@ -607,22 +682,19 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   Duration elastw = elast > 0 ? wall(elast) : 0;
   if (elastw == kUnbounded) return std::nullopt;
-  Duration x = 1;
-  for (int it = 0; it < 100000; ++it) {
+  // LaME Sec. 4.2 Thm 1's form: the least x with dbf(x) < sbf_Π(x), i.e. the least fixed point
+  // of x ↦ (first point where the supply exceeds the demand at x).
+  const auto found = least_fixed_point(1, limit + 1, [&](Duration x) {
     const Duration G = group_terms(x);
     evaluate(x);
     const Duration demand = m * (E1w + S + G) + own_extra +
                             combine([](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
-    auto xn = pi.first_at_least(demand + 1, x, limit + 1);
-    if (!xn) return std::nullopt;
-    if (*xn <= x) {
-      Duration r = x - 1 + elastw;
-      if (r > limit) return std::nullopt;
-      return r;
-    }
-    x = *xn;
-  }
-  return std::nullopt;
+    return pi.first_at_least(demand + 1, x, limit + 1).value_or(limit + 2);
+  });
+  if (!found) return std::nullopt;
+  const Duration r = rta_eq9_response(*found.value, elastw);
+  if (r > limit) return std::nullopt;
+  return r;
 }
 
 AnalysisResult holistic(const View& v, const SegmentBound& segfn, const HolisticOptions& opt,
@@ -633,7 +705,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
   for (std::size_t k = 0; k < n; ++k) {
     const Task& t = v.tasks[k];
     std::string why;
-    if (!t.unsupported.empty()) failed[k] = t.unsupported;
+    if (!t.join_wait.empty()) failed[k] = t.join_wait;
     else if (skip && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
     else if (t.segments.empty()) failed[k] = "a branching chain that spans several executors is not supported";
     Duration lower = t.src_jitter + t.path_wcet;

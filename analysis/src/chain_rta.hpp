@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chainrt/analysis/analysis.hpp"
+#include "fixed_point.hpp"
 #include "workload.hpp"
 
 namespace chainrt::detail {
@@ -45,7 +46,7 @@ struct HolisticOptions {
   // <= their deadlines (EDF: carry-in of a job is limited by its deadline) instead of
   // <= their periods.
   bool require_deadlines_met = false;
-  int max_rounds = 500;
+  int max_rounds = kMaxHolisticRounds;
   // Only the verdict is wanted (batch experiments): bounds stop at the deadline and the first
   // reported chain without one ends the analysis (schedulable = false, chains left empty).
   bool verdict_only = false;

@@ -12,10 +12,16 @@
 //  - I_i uses ⌈(R + J_h)/T_h⌉ with release jitter J_h = R_h − C_h: a higher-priority chain
 //    whose callbacks are spread over executors can place two instances' work inside one
 //    window of length R; the slides' formula (J_h = 0) misses that.
-//  - hp(i) is every other chain of higher or equal priority that can run on a core chain i
-//    runs on (same host, intersecting thread pinning; unpinned threads may use every core),
-//    plus any such chain whose executor priority (executor priority or SCHED_FIFO priority)
-//    is >= one of chain i's executors there (it can run ahead of i).
+//  - hp(i) is ranked by the priorities the executor really uses, not by the chains'
+//    priorities: inside an executor, chain h interferes with chain i when one of h's callbacks
+//    there has an effective priority >= the lowest of i's callbacks there (the picas executor
+//    orders its readyQueue by callback priority; the slides' hp(i) by chain priority is the
+//    same only under CROS-RT's P1/P2, which a model need not follow — with callback priorities
+//    that contradict the chain priorities the chain-priority ranking gave 4 ms for a chain the
+//    simulator shows at 10 ms). Across executors that can share a core (same host,
+//    intersecting thread pinning; unpinned threads may use every core), h interferes when its
+//    executor priority (executor priority or SCHED_FIFO priority) is >= i's executor's there
+//    (it can run ahead of i). Chains that do not outrank i anywhere can only block it.
 //  - callbacks of lower-priority chains inside chain i's own executor (when CROS-RT's P3, one
 //    chain per executor, is not respected) block non-preemptively: one max WCET each time the
 //    chain enters the executor or resumes there after a delayed hop.
@@ -26,17 +32,19 @@
 #include <set>
 
 #include "chain_rta.hpp"
+#include "fixed_point.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
+#include "chainrt/model/facts.hpp"
 
 namespace chainrt::detail {
 
 namespace {
 
+// The highest SCHED_FIFO priority of the executor's threads (a thread's own, else the
+// executor's; 0 = none, below every FIFO thread) — thread_fifo_priority, model/facts.hpp.
 int exec_priority(const Executor& e) {
-  if (e.priority) return *e.priority;
   int p = 0;
-  for (const auto& t : e.threads)
-    if (t.fifo_priority) p = std::max(p, *t.fifo_priority);
+  for (const auto& t : e.threads) p = std::max(p, thread_fifo_priority(e, t).value_or(0));
   return p;
 }
 
@@ -70,7 +78,6 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   View v = build_view(m, cost);
   const std::size_t n = v.tasks.size();
   std::vector<Duration> C(n, 0), B(n, 0), R(n, 0);
-  std::vector<int> prio(n, kNoPriority);
   std::vector<std::set<int>> hosts(n), execs(n);
   std::vector<int> remote_hops(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
@@ -86,9 +93,22 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         C[i] += cost(h);
         if (h.comm == CommKind::Remote) remote_hops[i]++;
       }
-      if (ch.priority) prio[i] = *ch.priority;
     }
   }
+  // The effective callback priorities (what the picas readyQueue orders by) of a task's
+  // callbacks on one executor.
+  auto max_prio_on = [&](std::size_t t, int x) {
+    int p = kNoPriority;
+    for (int c : v.tasks[t].work)
+      if (v.cbs[c].executor == x) p = std::max(p, v.cbs[c].prio);
+    return p;
+  };
+  auto min_prio_on = [&](std::size_t t, int x) {
+    int p = INT_MAX;
+    for (int c : v.tasks[t].work)
+      if (v.cbs[c].executor == x) p = std::min(p, v.cbs[c].prio);
+    return p;
+  };
   // hp(i).
   std::vector<std::vector<std::size_t>> hp(n);
   std::vector<std::vector<std::size_t>> lp(n);
@@ -100,12 +120,14 @@ AnalysisResult cros_rt_analyze(const Model& m) {
       for (int xh : execs[h])
         for (int xi : execs[i]) common_cpu |= share_cpu(m, v, xh, xi);
       if (!common_cpu) continue;
-      bool higher = !v.tasks[i].has_deadline || !v.tasks[h].has_deadline || prio[h] >= prio[i];
-      if (!higher)
-        for (int xh : execs[h])
-          for (int xi : execs[i])
-            if (share_cpu(m, v, xh, xi) && exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]) && xh != xi)
-              higher = true;
+      bool higher = !v.tasks[i].has_deadline || !v.tasks[h].has_deadline;
+      for (int xh : execs[h])
+        for (int xi : execs[i]) {
+          if (higher) break;
+          if (xh == xi) higher = max_prio_on(h, xi) >= min_prio_on(i, xi);
+          else if (share_cpu(m, v, xh, xi) && exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]))
+            higher = true;
+        }
       (higher ? hp[i] : lp[i]).push_back(h);
     }
   }
@@ -136,35 +158,32 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   std::vector<std::string> failed(n);
   for (std::size_t i = 0; i < n; ++i) {
     R[i] = C[i] + B[i] + v.tasks[i].src_jitter;
-    failed[i] = v.tasks[i].unsupported;
+    failed[i] = v.tasks[i].join_wait;
   }
-  for (int round = 0; round < 500; ++round) {
+  bool converged = false;
+  for (int round = 0; round < kMaxHolisticRounds && !converged; ++round) {
     bool changed = false;
     for (std::size_t i = 0; i < n; ++i) {
       if (!failed[i].empty()) continue;
-      Duration r = R[i];
-      for (int it = 0; it < 100000; ++it) {
-        Duration next = C[i] + B[i] + v.tasks[i].src_jitter;
-        bool dead = false;
-        for (std::size_t h : hp[i]) {
-          if (!failed[h].empty()) {
-            dead = true;
-            break;
-          }
-          Duration J = std::max<Duration>(0, R[h] - C[h]);
-          next += ceil_div(r + J, v.tasks[h].T) * C[h];
-        }
-        if (dead) {
-          failed[i] = "interfered with by a chain that has no bound";
-          break;
-        }
-        if (next > v.tasks[i].T) {
-          failed[i] = "R_i exceeds T_i; the sigma_i*T_i term of the paper is not used (overlapping instances are not analysed)";
-          break;
-        }
-        if (next <= r) break;
-        r = next;
+      bool dead = false;
+      for (std::size_t h : hp[i]) dead |= !failed[h].empty();
+      if (dead) {
+        failed[i] = "interfered with by a chain that has no bound";
+        changed = true;
+        continue;
       }
+      // R_i = C_i + B_i + J_i + I_i(R_i), I_i(R) = Σ_{h ∈ hp(i)} ⌈(R + J_h)/T_h⌉·C_h (slides,
+      // "Interference and blocking", with release jitter J_h = R_h − C_h).
+      const auto found = least_fixed_point(R[i], v.tasks[i].T, [&](Duration r) {
+        Duration next = C[i] + B[i] + v.tasks[i].src_jitter;
+        for (std::size_t h : hp[i]) next += ceil_div(r + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
+        return next;
+      });
+      if (!found)
+        failed[i] = found.failure == SearchFailure::ExceedsLimit
+                        ? "R_i exceeds T_i; the sigma_i*T_i term of the paper is not used (overlapping instances are not analysed)"
+                        : std::string("no bound: ") + to_string(found.failure);
+      const Duration r = found.value.value_or(0);
       if (!failed[i].empty()) {
         changed = true;
         continue;
@@ -174,8 +193,11 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         changed = true;
       }
     }
-    if (!changed) break;
+    converged = !changed;
   }
+  if (!converged)
+    for (std::size_t i = 0; i < n; ++i)
+      if (failed[i].empty()) failed[i] = "the fixed point over all chains did not converge";
   return collect_result("cros-rt", v.tasks, R, failed);
 }
 

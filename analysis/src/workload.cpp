@@ -1,6 +1,8 @@
 // Building the analyses' view of a model (workload.hpp).
 #include "workload.hpp"
 
+#include "chainrt/model/facts.hpp"
+
 #include <algorithm>
 #include <map>
 #include <cstdlib>
@@ -27,60 +29,40 @@ HopCost model_hop_cost(const Model& m) {
   };
 }
 
-int effective_priority(const Model& m, std::size_t callback) {
-  const Callback& cb = m.callbacks[callback];
-  if (cb.priority) return *cb.priority;
-  int best = kNoPriority;
-  for (const auto& c : m.chains) {
-    if (!c.priority) continue;
-    for (std::size_t pos = 0; pos < c.callbacks.size(); ++pos)
-      if (c.callbacks[pos] == cb.name) best = std::max(best, *c.priority * 1024 + static_cast<int>(pos));
-  }
-  return best;
+
+namespace {
+
+std::optional<Duration> executions_upto(const Model& m, std::size_t c, Duration x, int depth) {
+  const Callback& cb = m.callbacks[c];
+  if (depth > static_cast<int>(m.callbacks.size())) return std::nullopt;  // a topic cycle
+  if (cb.is_timer()) return ceil_div(x, cb.period) + 2;
+  if (cb.kind != CallbackKind::Subscription && cb.kind != CallbackKind::FusionInput &&
+      cb.kind != CallbackKind::FusionTrigger)
+    return std::nullopt;
+  Duration n = cb.queue_depth + 1;
+  for (std::size_t u = 0; u < m.callbacks.size(); ++u)
+    for (const auto& t : m.callbacks[u].publishes)
+      if (t == cb.topic) {
+        auto nu = executions_upto(m, u, x, depth + 1);
+        if (!nu) return std::nullopt;
+        n += *nu;
+      }
+  return n;
+}
+
+}  // namespace
+
+std::optional<Duration> executions_in_window(const Model& m, std::size_t callback, Duration x) {
+  return executions_upto(m, callback, x, 0);
 }
 
 namespace {
 
-std::uint64_t thread_mask(const Executor& e, const Callback& cb) {
-  const std::size_t n = std::min<std::size_t>(e.threads.size(), 64);
-  std::uint64_t all = n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1);
-  if (cb.affinity.empty()) return all;
-  std::uint64_t mask = 0;
-  for (std::size_t t = 0; t < n; ++t)
-    for (const auto& a : cb.affinity)
-      if (e.threads[t].name == a || e.threads[t].thread_class == a) mask |= std::uint64_t{1} << t;
-  return mask;
-}
 
 }  // namespace
 
 namespace {
 
-// Implicit fusion (Model::implicit_fusion_sets, the reference system's Fusion node): a message
-// through one input of a fusion node is published only once every other input has arrived as
-// well (the member that completes the set works and publishes; the others only cache). When
-// those inputs come from other sources — another timer at any phase — the wait lasts up to their
-// period whatever the schedule does: the front-LiDAR chain of the reference system waits for the
-// rear LiDAR's message (simulated with the rear timer 99 ms behind: 115 ms, where the analyses
-// used to report 72 ms). No paper models fusion nodes; the analyses here need every instance to
-// finish within its period. So a chain that passes a fusion input without containing every
-// other input of that node (a branching chain that joins there) is not analysed, and the reason
-// names the node and the inputs it waits for.
-std::string implicit_fusion_wait(const Model& m, const std::vector<std::vector<std::size_t>>& sets, const Chain& ch,
-                                 const std::vector<int>& path) {
-  auto on_path = [&](std::size_t c) { return std::find(path.begin(), path.end(), static_cast<int>(c)) != path.end(); };
-  for (const auto& set : sets) {
-    if (std::none_of(set.begin(), set.end(), on_path) || std::all_of(set.begin(), set.end(), on_path)) continue;
-    std::string missing;
-    for (std::size_t c : set)
-      if (!on_path(c)) missing += (missing.empty() ? "'" : ", '") + m.callbacks[c].name + "'";
-    return "passes fusion node '" + m.callbacks[set.front()].node + "', which publishes only once its other input(s) " +
-           missing + " have arrived too; chain '" + ch.name + "' does not contain them, so its wait for them (up to " +
-           "a period of their source, at any phase) has no bound here: declare a branching chain through every " +
-           "input of the node, or split the fusion into fusion_input/fusion_trigger callbacks";
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -98,6 +80,7 @@ View build_view(const Model& m, const HopCost& cost) {
   struct ThreadRef {
     int host;
     const Thread* t;
+    std::optional<int> fifo;  // thread_fifo_priority (facts.hpp)
   };
   std::vector<ThreadRef> all_threads;
   std::vector<int> threads_on_host(std::max<std::size_t>(1, m.hosts.size()), 0);
@@ -105,26 +88,30 @@ View build_view(const Model& m, const HopCost& cost) {
     int h = host_ix.count(e.host) ? host_ix[e.host] : 0;
     for (const auto& t : e.threads) {
       threads_on_host[h]++;
-      all_threads.push_back({h, &t});
+      all_threads.push_back({h, &t, thread_fifo_priority(e, t)});
     }
   }
   auto may_run_on = [](const Thread& t, int core) {
     return t.cores.empty() || std::find(t.cores.begin(), t.cores.end(), core) != t.cores.end();
   };
-  auto dedicated_core = [&](int h, const Thread& t) {
+  std::vector<bool> host_has_pinned(threads_on_host.size(), false);
+  for (const auto& o : all_threads) host_has_pinned[o.host] = host_has_pinned[o.host] || !o.t->cores.empty();
+  auto dedicated_core = [&](int h, const Executor& e, const Thread& t) {
     if (t.cores.size() != 1) return false;
     const int core = t.cores[0];
-    const int mine = t.fifo_priority.value_or(0);
+    const std::optional<int> mine = thread_fifo_priority(e, t);
     for (const auto& o : all_threads) {
       if (o.t == &t || o.host != h || !may_run_on(*o.t, core)) continue;
       if (o.t->reservation) return false;
-      if (!t.fifo_priority || o.t->fifo_priority.value_or(0) >= mine) return false;
+      if (!mine || o.fifo.value_or(0) >= *mine) return false;
     }
     return true;
   };
   v.supply.resize(m.executors.size());
   v.thread_be.resize(m.executors.size());
   v.thread_shared.resize(m.executors.size());
+  v.foreign.resize(m.executors.size());
+  v.foreign_ok.resize(m.executors.size());
   v.host_of.resize(m.executors.size());
   for (std::size_t x = 0; x < m.executors.size(); ++x) {
     const Executor& e = m.executors[x];
@@ -139,10 +126,39 @@ View build_view(const Model& m, const HopCost& cost) {
       if (t.reservation) {
         s.reservation = t.reservation;
       } else {
-        bool dedicated = t.cores.size() == 1 ? dedicated_core(h, t) : (t.cores.empty() && threads_on_host[h] <= cores);
+        // (Unpinned threads are spread over the host's cores, so they may share one with a
+        // pinned thread.)
+        bool dedicated = t.cores.size() == 1 ? dedicated_core(h, e, t)
+                                             : (t.cores.empty() && threads_on_host[h] <= cores && !host_has_pinned[h]);
         v.thread_shared[x].push_back(!dedicated);
       }
       if (t.reservation) v.thread_shared[x].push_back(false);
+      // Threads that may preempt or run ahead of a shared thread on its one core.
+      std::vector<View::ThreadRef> foreign;
+      // (An unpinned thread may be kept off the host's cores by any of the host's threads that
+      // may run there: global SCHED_FIFO is work-conserving, so it waits only while threads of
+      // at least its priority run.)
+      bool ok = !t.reservation && t.cores.size() <= 1 && v.thread_shared[x].back();
+      if (ok) {
+        const int core = t.cores.empty() ? -1 : t.cores[0];
+        for (std::size_t y = 0; y < m.executors.size() && ok; ++y) {
+          const Executor& oe = m.executors[y];
+          if ((host_ix.count(oe.host) ? host_ix[oe.host] : 0) != h) continue;
+          for (std::size_t u = 0; u < oe.threads.size(); ++u) {
+            const Thread& o = oe.threads[u];
+            if (&o == &t || (core >= 0 && !may_run_on(o, core))) continue;
+            if (o.reservation || y == x) {
+              ok = false;
+              break;
+            }
+            const std::optional<int> mine = thread_fifo_priority(e, t), theirs = thread_fifo_priority(oe, o);
+            if (!mine || theirs.value_or(0) >= *mine)
+              foreign.push_back({static_cast<int>(y), static_cast<int>(u)});
+          }
+        }
+      }
+      v.foreign[x].push_back(ok ? std::move(foreign) : std::vector<View::ThreadRef>{});
+      v.foreign_ok[x].push_back(ok);
       v.supply[x].push_back(s);
       v.thread_be[x].push_back(be);
     }
@@ -156,20 +172,11 @@ View build_view(const Model& m, const HopCost& cost) {
     CbInfo& c = v.cbs[i];
     c.wcet = cb.wcet;
     c.bcet = cb.best_case();
-    c.prio = cb.priority ? *cb.priority : kNoPriority;
+    c.prio = effective_priority(m, i).value_or(kNoPriority);
     c.executor = static_cast<int>(m.executor_index(m.node(cb.node).executor));
     auto g = group_ix.find(cb.group);
     c.mutex_group = (g != group_ix.end() && m.groups[g->second].type == GroupType::MutuallyExclusive) ? g->second : -1;
     c.threads = thread_mask(m.executors[c.executor], cb);
-  }
-  // Effective priorities without an explicit one: chain_priority * 1024 + position (highest).
-  for (const auto& ch : m.chains) {
-    if (!ch.priority) continue;
-    for (std::size_t pos = 0; pos < ch.callbacks.size(); ++pos) {
-      std::size_t i = m.callback_index(ch.callbacks[pos]);
-      if (m.callbacks[i].priority) continue;
-      v.cbs[i].prio = std::max(v.cbs[i].prio, *ch.priority * 1024 + static_cast<int>(pos));
-    }
   }
   // Which callbacks a callback triggers when it publishes (every subscriber of every topic).
   std::vector<std::vector<int>> triggers(m.callbacks.size());
@@ -178,8 +185,7 @@ View build_view(const Model& m, const HopCost& cost) {
       for (auto s : m.subscribers(t)) triggers[i].push_back(static_cast<int>(s));
   std::vector<bool> on_chain(m.callbacks.size(), false);
   std::vector<bool> triggered(m.callbacks.size(), false);
-  const auto fusion_sets = m.implicit_fusion_sets();
-
+  const auto fusion_sets = implicit_fusion_sets(m);
   for (std::size_t ci = 0; ci < m.chains.size(); ++ci) {
     const Chain& ch = m.chains[ci];
     Task t;
@@ -211,7 +217,6 @@ View build_view(const Model& m, const HopCost& cost) {
     t.work = t.path;
     t.work.insert(t.work.end(), t.extras.begin(), t.extras.end());
     for (int c : t.path) t.path_wcet += v.cbs[c].wcet;
-    t.unsupported = implicit_fusion_wait(m, fusion_sets, ch, t.path);
     // Width: parallel branches of the chain graph plus extras.
     if (t.linear) {
       t.width = 1;
@@ -230,6 +235,27 @@ View build_view(const Model& m, const HopCost& cost) {
       for (const auto& n : p) b += v.cbs[m.callback_index(n)].bcet;
       t.bcrt_lower = std::max(t.bcrt_lower, b);
     }
+    // A path callback (not the last) in an implicit fusion set whose other inputs the chain
+    // does not contain: the chain waits there for inputs from elsewhere — another timer, at any
+    // phase, up to its period (the simulator shows the front hot path of the reference system
+    // at 104–115 ms with the lidars out of phase, against a 72 ms bound that ignored the wait).
+    // A branching chain that contains every input of the set joins there within its own
+    // instance and is analysed like any branching chain (tests/cpp/sim/test_fusion.cpp).
+    auto on_path = [&](std::size_t c) { return std::find(t.path.begin(), t.path.end(), static_cast<int>(c)) != t.path.end(); };
+    for (const auto& set : fusion_sets) {
+      if (!t.join_wait.empty() || std::all_of(set.begin(), set.end(), on_path)) continue;
+      for (std::size_t j = 0; j + 1 < t.path.size() && t.join_wait.empty(); ++j)
+        if (std::find(set.begin(), set.end(), static_cast<std::size_t>(t.path[j])) != set.end()) {
+          std::string missing;
+          for (std::size_t c : set)
+            if (!on_path(c)) missing += (missing.empty() ? "'" : ", '") + m.callbacks[c].name + "'";
+          t.join_wait = "its data waits at fusion callback '" + m.callbacks[t.path[j]].name +
+                        "' for the other input(s) " + missing + " of node '" + m.callbacks[t.path[j]].node +
+                        "' (an implicit fusion set), which the chain does not contain: that wait (up to a period " +
+                        "of their source, at any phase) is not analysed. A branching chain through every input " +
+                        "of the node is analysed";
+        }
+    }
     // Segments of a linear chain: maximal runs on one executor.
     if (t.linear) {
       for (std::size_t j = 0; j < t.path.size(); ++j) {
@@ -245,6 +271,7 @@ View build_view(const Model& m, const HopCost& cost) {
           if (hc > 0) t.segments.back().delayed_hops++;
         }
         t.segments.back().cbs.push_back(c);
+        t.segments.back().hop_into.push_back(t.segments.back().cbs.size() == 1 ? 0 : hc);
       }
     } else {
       // A branching chain is one segment when it stays on one executor (callbacks in

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct Segment {
   Duration intra_comm = 0;    // Σ hop costs between them (self-suspension)
   Duration comm_before = 0;   // cost of the hop that delivers the segment (0 for the first)
   int delayed_hops = 0;       // intra-segment hops with a non-zero cost
+  // Linear segments: cost of the hop into cbs[j] (0 for j = 0). Every hop cost of every
+  // analysis comes from the one HopCost of build_view (model_hop_cost: declared, fitted and
+  // measured, the largest), so no analysis charges a hop less than the simulator may take.
+  std::vector<Duration> hop_into;
 };
 
 struct Task {
@@ -58,9 +63,10 @@ struct Task {
   int width = 1;              // callbacks of one instance that may run at the same time
   Duration bcrt_lower = 0;    // max over paths of Σ bcet
   Duration path_wcet = 0;     // Σ wcet of path callbacks
-  // Non-empty: no analysis bounds this chain, and this says why (decided in build_view, so every
-  // analysis refuses alike; see implicit_fusion_wait in workload.cpp).
-  std::string unsupported;
+  // Non-empty when the chain's data can wait at an implicit fusion set (facts.hpp) for another
+  // chain's input before its path goes on: that join wait is not analysed, so no analysis
+  // bounds the chain (the reason says where).
+  std::string join_wait;
 };
 
 struct View {
@@ -70,6 +76,18 @@ struct View {
   std::vector<std::vector<Supply>> supply;       // [executor][thread]
   std::vector<std::vector<bool>> thread_be;      // [executor][thread]: LaME best-effort thread
   std::vector<std::vector<bool>> thread_shared;  // [executor][thread]: shares its core, no reservation
+  // [executor][thread] of a shared thread pinned to ONE core (or unpinned: then every thread
+  // of its host counts), when every other thread that may run there has no reservation and
+  // belongs to another executor: those of them with a
+  // SCHED_FIFO priority >= its own (a thread without one is below every FIFO thread; two such
+  // threads count for each other) can preempt it or run ahead of it — PiCAS's executors
+  // sharing a core. `foreign_ok` false: no such bound (several cores, reservations, threads of
+  // its own executor on its core(s)).
+  struct ThreadRef {
+    int executor, thread;
+  };
+  std::vector<std::vector<std::vector<ThreadRef>>> foreign;
+  std::vector<std::vector<bool>> foreign_ok;
   std::vector<int> host_of;                      // [executor] -> host index
 };
 
@@ -82,9 +100,8 @@ using HopCost = std::function<Duration(const Hop&)>;
 HopCost model_hop_cost(const Model& m);
 View build_view(const Model& m, const HopCost& cost);
 
-// Effective fixed priority: the callback's own, else the PiCAS/LaME rule chain_priority * 1024
-// + position along the chain (highest over its chains), as sched::effective_priority does.
-int effective_priority(const Model& m, std::size_t callback);
+// (Effective priorities, thread FIFO priorities and thread masks: chainrt/model/facts.hpp,
+// shared with sched/.)
 
 // Work of a chain instance whose C units lie inside [release, release + R]: the maximum
 // amount in any window of length x (Bertogna & Cirinei's carry-in workload):
@@ -97,6 +114,15 @@ inline Duration carry_in_workload(Duration x, Duration C, Duration R, Duration T
   Duration rest = span - N * T;
   return N * C + (rest < C ? rest : C);
 }
+
+// Executions of callback c that can run (start, or continue from before) in any window of
+// length x, whatever the response times — for work whose chain has no response bound. A
+// timer: its releases in the window plus one pending and one running, ⌈x/T⌉ + 2 (rcl runs an
+// overrun timer once). A subscription (or fusion callback): the messages in its queue at the
+// window's start (queue_depth), one running, and every message published on its topic in the
+// window — at most the executions of its publishers there, recursively. nullopt for services,
+// clients and topic cycles.
+std::optional<Duration> executions_in_window(const Model& m, std::size_t callback, Duration x);
 
 // Number of instances of a task (period T, response bound R) that overlap a window of length
 // x: releases in (t − R, t + x).

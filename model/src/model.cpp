@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <stdexcept>
 
 namespace chainrt {
@@ -90,18 +89,6 @@ std::vector<std::size_t> Model::subscribers(const std::string& t) const {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < callbacks.size(); ++i)
     if (!callbacks[i].topic.empty() && callbacks[i].topic == t) out.push_back(i);
-  return out;
-}
-
-std::vector<std::vector<std::size_t>> Model::implicit_fusion_sets() const {
-  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::size_t>> by_output;
-  for (std::size_t c = 0; c < callbacks.size(); ++c) {
-    const Callback& cb = callbacks[c];
-    if (cb.kind == CallbackKind::Subscription && !cb.publishes.empty()) by_output[{cb.node, cb.publishes}].push_back(c);
-  }
-  std::vector<std::vector<std::size_t>> out;
-  for (auto& [key, members] : by_output)
-    if (members.size() >= 2) out.push_back(std::move(members));
   return out;
 }
 

@@ -92,7 +92,7 @@ CHAINRT_BINDINGS(soundness, 21) {
   m.def(
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
-         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max) {
+         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb) {
         sim::SoundnessOptions o;
         o.analysis = analysis;
         o.sets = sets;
@@ -103,6 +103,8 @@ CHAINRT_BINDINGS(soundness, 21) {
         o.horizon_periods = horizon_periods;
         o.u_min = u_min;
         o.u_max = u_max;
+        o.harsh = harsh;
+        o.climb = climb;
         sim::SoundnessReport r;
         {
           nb::gil_scoped_release release;
@@ -112,6 +114,6 @@ CHAINRT_BINDINGS(soundness, 21) {
       },
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
-      nb::arg("u_max") = 0.6, "Soundness harness for one analysis; returns the report as JSON.");
+      nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0, "Soundness harness for one analysis; returns the report as JSON.");
 }
 #endif

@@ -4,8 +4,12 @@ For each analysis (or the one named), the C++ harness (sim/soundness.hpp) genera
 with the analysis module's generators, simulates each under the analysis's policy with
 adversarial choices (synchronous and random offsets, WCET, BCET/WCET mixes, uniform execution
 times) and reports every chain whose simulated response time exceeds its bound (or falls
-below its best-case bound, or misses a deadline the analysis calls met). Counterexamples are
-saved as model files. Exit status: 0 no counterexample, 2 counterexamples found, 1 error.
+below its best-case bound, or misses a deadline the analysis calls met). ``--harsh`` also pushes
+every system outside the papers' assumptions (contradicting and tied priorities, execution below
+WCET, constrained deadlines, executors sharing cores, jitter, overload, deadlines equal to the
+bounds, offsets clustered within nanoseconds) and ``--climb N`` hill-climbs over timer offsets and
+per-callback execution times (docs/analysis.md, "Soundness"). Counterexamples are saved as model
+files. Exit status: 0 no counterexample, 2 counterexamples found, 1 error.
 
 ``add_arguments(parser)`` and ``run(args) -> int`` are called by the ``experiment`` command.
 """
@@ -32,6 +36,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--u-max", type=float, default=0.6, help="highest U_norm drawn per system (default 0.6)")
     parser.add_argument("--counterexamples", default="soundness-counterexamples", metavar="DIR",
                         help="where counterexample models are written (default ./soundness-counterexamples)")
+    parser.add_argument("--harsh", action="store_true",
+                        help="also perturb every system outside the papers' assumptions: contradicting and tied "
+                             "priorities, execution below WCET, constrained deadlines, timer jitter, overload, "
+                             "deadlines equal to the bounds, offsets clustered within nanoseconds")
+    parser.add_argument("--climb", type=int, default=0, metavar="STEPS",
+                        help="hill-climbing simulations per system over timer offsets and per-callback execution "
+                             "times, from the worst simulation (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
 
 
@@ -44,17 +55,20 @@ def analysis_names() -> list[str]:
 
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
-          horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6) -> dict:
+          horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0) -> dict:
     from . import _core
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
-    return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max))
+    return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb))
 
 
 def run(args) -> int:
     if args.sets < 1:
         print("chainrt experiment soundness: --sets must be at least 1", file=sys.stderr)
+        return 1
+    if args.climb < 0:
+        print("chainrt experiment soundness: --climb must be at least 0", file=sys.stderr)
         return 1
     names = analysis_names() if args.analysis == "all" else [args.analysis]
     found = 0
@@ -62,12 +76,14 @@ def run(args) -> int:
         t0 = time.perf_counter()
         try:
             rep = check(name, args.sets, args.seed, args.variants, max(1, args.jobs),
-                        os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max)
+                        os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max,
+                        args.harsh, args.climb)
         except (ValueError, RuntimeError) as err:
             print(f"chainrt experiment soundness: {err}", file=sys.stderr)
             return 1
         elapsed = time.perf_counter() - t0
         found += len(rep["counterexamples"])
+        h = rep.get("harsh", {})
         if args.json:
             rep["elapsed_s"] = round(elapsed, 3)
             print(json.dumps(rep))
@@ -75,6 +91,12 @@ def run(args) -> int:
         print(f"{rep['analysis']}: {rep['systems']} systems, {rep['applicable']} applicable, "
               f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked in "
               f"{rep['simulations']} simulations ({rep['executions']} callback executions, {elapsed:.1f} s); "
+              + (f"harsh: {h['shuffled_priorities']} with shuffled priorities, {h['below_wcet']} below WCET, "
+                 f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "
+                 f"{h['overloaded']} overloaded, {h['tight_deadlines']} with deadlines = bounds; "
+                 if args.harsh else "")
+              + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
+                 f"systems; " if args.climb else "") +
               f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
         for c in rep["counterexamples"][:20]:
             print(f"  set {c['set']} ({c['variant']}): chain {c['chain']} {c['kind']} bound {c['bound_ns']} ns, "

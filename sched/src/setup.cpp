@@ -3,6 +3,8 @@
 // priority rule for callbacks without an explicit priority).
 #include "chainrt/sched/setup.hpp"
 
+#include "chainrt/model/facts.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
@@ -40,18 +42,7 @@ void wait_set_order(std::vector<CallbackSpec>& specs, std::uint64_t seed) {
 }
 
 std::optional<int> effective_priority(const Model& model, std::size_t callback) {
-  const Callback& cb = model.callbacks[callback];
-  if (cb.priority) return cb.priority;
-  std::optional<int> best;
-  for (const Chain& ch : model.chains) {
-    if (!ch.priority) continue;
-    for (std::size_t pos = 0; pos < ch.callbacks.size(); ++pos) {
-      if (ch.callbacks[pos] != cb.name) continue;
-      const int p = *ch.priority * 1024 + static_cast<int>(pos);
-      if (!best || p > *best) best = p;
-    }
-  }
-  return best;
+  return chainrt::effective_priority(model, callback);  // one rule: chainrt/model/facts.hpp
 }
 
 ExecutorSetup make_setup(const Model& model, std::size_t executor, std::optional<Policy> policy,
@@ -89,12 +80,9 @@ ExecutorSetup make_setup(const Model& model, std::size_t executor, std::optional
     CallbackSpec spec;
     spec.kind = cb.kind;
     spec.group = it->second;
-    spec.priority = effective_priority(model, c);
+    spec.priority = chainrt::effective_priority(model, c);
     if (!threads && !cb.affinity.empty()) {
-      AffinityMask mask = 0;
-      for (const std::string& name : cb.affinity)
-        for (std::size_t t = 0; t < s.threads.size(); ++t)
-          if (s.threads[t].name == name || s.threads[t].thread_class == name) mask |= AffinityMask{1} << t;
+      const AffinityMask mask = thread_mask(ex, cb);  // chainrt/model/facts.hpp
       if (mask == 0)
         throw std::invalid_argument("callback " + cb.name + ": affinity names no thread of executor " + ex.name);
       spec.affinity = mask;

@@ -4,6 +4,8 @@
 // per core a preemptive thread scheduler with SCHED_DEADLINE-like reservations.
 #include "chainrt/sim/simulator.hpp"
 
+#include "chainrt/model/facts.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -344,7 +346,7 @@ void Simulator::build() {
   // of one node that publish the same topics. Each caches its input; the one that completes
   // the set (every other member fresh) works and publishes one message carrying the chain
   // instances of all cached inputs; the others only cache and run their BCET.
-  for (const auto& set : m_.implicit_fusion_sets()) {
+  for (const auto& set : implicit_fusion_sets(m_)) {  // model/facts.hpp, shared with the analyses
     std::vector<std::uint32_t> members(set.begin(), set.end());
     {
       for (std::uint32_t c : members) cb_[c].fset = static_cast<std::uint32_t>(fsets_.size());

@@ -28,7 +28,7 @@ def test_reference_bounds_hold_for_every_lidar_phase():
         r = _core._analyze(m, name)
         for chain in ("hot_path_front", "hot_path_rear"):
             assert r["chains"][chain]["wcrt_bound_ns"] is None
-            assert "passes fusion node 'PointCloudFusion'" in r["chains"][chain]["reason"]
+            assert "waits at fusion callback 'PointCloudFusion/" in r["chains"][chain]["reason"]
         for offsets in PHASES:
             s, _ = _core._simulate(m, 3_000_000_000, offsets=offsets)
             for chain, sim in json.loads(s)["chains"].items():

@@ -35,6 +35,18 @@ def test_one_analysis_text_report(capsys):
     assert out.startswith("edf-mt: 10 systems") and "counterexamples: 0" in out
 
 
+def test_harsh_systems_and_climb(capsys):
+    assert soundness.run(parse("--analysis", "cros-rt", "--sets", "15", "--harsh", "--climb", "4", "--json")) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["counterexamples"] == []
+    assert rep["harsh"]["climb_simulations"] > 0 and rep["harsh"]["shuffled_priorities"] > 0
+
+
+def test_negative_climb_is_an_error(capsys):
+    assert soundness.run(parse("--sets", "1", "--climb", "-1")) == 1
+    assert "--climb" in capsys.readouterr().err
+
+
 def test_unknown_analysis_is_an_error(capsys):
     assert soundness.run(parse("--analysis", "nope", "--sets", "1")) == 1
     assert "unknown analysis" in capsys.readouterr().err

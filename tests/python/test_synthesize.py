@@ -25,7 +25,7 @@ def test_reference_system_on_two_cores(tmp_path, capsys):
     assert main(["synthesize", str(REF), "--cores", "2", "-o", str(out)]) == 2
     text = capsys.readouterr().out
     assert "chain order (P1" in text and f"wrote {out}" in text
-    assert "hot_path_front cannot be guaranteed: passes fusion node 'PointCloudFusion'" in text
+    assert "hot_path_front cannot be guaranteed: its data waits at fusion callback 'PointCloudFusion/" in text
     assert main(["check", str(out)]) == 0
     capsys.readouterr()
     assert main(["analyze", str(out), "--json"]) == 2

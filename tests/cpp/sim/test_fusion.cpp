@@ -1,4 +1,4 @@
-// Implicit fusion (Model::implicit_fusion_sets) in the analyses and the simulator: a chain
+// Implicit fusion (implicit_fusion_sets, model/facts.hpp) in the analyses and the simulator: a chain
 // through one input of a fusion node waits for the others. The wait is unbounded when the other
 // input comes from another timer (any phase): every analysis refuses such a chain with the
 // reason, because a simulation with the other timer's phase shifted beats any bound that
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
 
@@ -44,7 +45,7 @@ chains:
 
 TEST(ImplicitFusion, SetsAreSharedByModelSimulatorAndAnalyses) {
   Model m = load_model_from_string(model("  - {name: via_a, callbacks: [a_t, fuse_a, out], deadline: 100ms}\n"));
-  auto sets = m.implicit_fusion_sets();
+  auto sets = implicit_fusion_sets(m);
   ASSERT_EQ(sets.size(), 1u);
   EXPECT_EQ(sets[0], (std::vector<std::size_t>{m.callback_index("fuse_a"), m.callback_index("fuse_b")}));
 }
@@ -65,7 +66,7 @@ TEST(ImplicitFusion, ChainWaitingForAnotherTimerIsRefusedBecauseAPhaseBeatsAnyBo
     const ChainBound* b = res.find("via_a");
     ASSERT_NE(b, nullptr) << a->name();
     EXPECT_FALSE(b->bounded) << a->name() << " bounds a fusion wait at " << b->wcrt_bound;
-    EXPECT_NE(b->reason.find("fusion node 'fuse'"), std::string::npos) << a->name() << ": " << b->reason;
+    EXPECT_NE(b->reason.find("of node 'fuse'"), std::string::npos) << a->name() << ": " << b->reason;
     EXPECT_NE(b->reason.find("'fuse_b'"), std::string::npos) << b->reason;
   }
 }

@@ -214,12 +214,6 @@ class Model {
 
   // Subscribers of a topic, in registration (file) order.
   std::vector<std::size_t> subscribers(const std::string& topic) const;
-  // Implicit fusion sets (the reference system's Fusion node): two or more plain subscriptions
-  // of one node that publish the same topics. Each member caches its input; the member that
-  // finds every other member's input fresh works and publishes (simulator and runtime), so a
-  // message through one member waits for the other members' inputs. Callback indices, each set
-  // in model order; the one definition the simulator and the analyses share.
-  std::vector<std::vector<std::size_t>> implicit_fusion_sets() const;
   // Communication kind between two callbacks from their placement (CROS-RT categories).
   CommKind placement_comm(const Callback& from, const Callback& to) const;
 

@@ -6,6 +6,20 @@
 //   synchronous release at 0 with WCET execution (the critical instant of the classic
 //   analyses), random offsets with WCET, random BCET/WCET mixes (scheduling anomalies of
 //   non-preemptive dispatch), uniform execution times with random offsets.
+// With `harsh`, every system is also pushed outside the papers' comfortable assumptions, each
+// perturbation drawn independently per system (seeded): callback and chain priorities drawn
+// at random from a small range (contradicting each other, with ties), best-case execution
+// times anywhere in [1 ns, WCET], constrained deadlines in [D/2, D], single-threaded executors
+// packed onto fewer cores (pinned or not) with random SCHED_FIFO priorities (PiCAS's executors
+// sharing a core; ties and threads without one included), timer release jitter,
+// overload (U_norm in [1, 1.3] for a fifth of the systems), deadlines set equal to the bounds
+// (then analysed again), the generators tried in a random order (so multi-host systems also
+// reach analyses that apply to partitioned ones), and two more simulations with the timers'
+// offsets clustered within 3 ns of two instants. With `climb` > 0 a hill climbing search
+// then starts from the worst simulation and mutates one or two of: a timer offset (anywhere,
+// by ±10^k ns, or onto another timer's offset ± 2 ns) and a callback's execution time (its
+// BCET, its WCET, or uniform between: execution below WCET, the non-preemptive anomalies),
+// keeping a move when the worst observed/bound ratio does not decrease.
 // Any chain whose simulated response time exceeds its WCRT bound, falls below its BCRT bound,
 // or misses a deadline the analysis calls met is a counterexample; it is saved as a model file
 // (offsets of the variant written into the timers; the header comment gives the simulate
@@ -35,6 +49,8 @@ struct SoundnessOptions {
   double alpha = 0.6;                 // α drawn per system in [0, alpha]
   std::string counterexample_dir;     // where counterexamples are written ("" = not written)
   int jobs = 1;                       // worker threads
+  bool harsh = false;                 // perturbed systems, clustered offsets (see above)
+  int climb = 0;                      // hill-climbing simulations per system (see above)
 };
 
 struct Counterexample {
@@ -57,6 +73,11 @@ struct SoundnessReport {
   std::int64_t simulations = 0;
   std::uint64_t executions = 0;       // simulated callback executions
   double max_ratio = 0;               // max observed WCRT / WCRT bound over checked chains
+  // harsh: how many applicable systems had each perturbation
+  int shuffled_priorities = 0, below_wcet = 0, constrained_deadlines = 0, jitter = 0, overloaded = 0,
+      tight_deadlines = 0, shared_cores = 0;
+  std::int64_t climb_simulations = 0;
+  int climb_raised = 0;               // systems whose worst ratio the climb raised above the draws'
   std::vector<Counterexample> counterexamples;
 };
 

@@ -1,0 +1,37 @@
+// chainrt model facts: the scheduling-relevant facts derived from a model that the analyses,
+// the ready-queue setup (sched/) and the simulator must read the same way — computed here
+// once. Pure functions of the model; no allocation beyond the return values; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+
+namespace chainrt {
+
+// A callback's effective fixed priority (larger = more important): its own `priority`, else
+// the PiCAS/LaME rule chain priority * 1024 + position along the chain (the highest over the
+// chains that list it); nullopt when neither exists (the ready queue puts it last).
+std::optional<int> effective_priority(const Model& model, std::size_t callback);
+
+// A thread's SCHED_FIFO priority: its own `priority`, else its executor's `priority` (an
+// executor's priority is its threads' default); nullopt for a thread without one (below every
+// FIFO thread).
+std::optional<int> thread_fifo_priority(const Executor& executor, const Thread& thread);
+
+// The executor's threads (bit t = executor.threads[t], first 64) that may run the callback: all
+// of them without affinity, else those named by the affinity or whose thread class it names
+// (0 when it names none).
+std::uint64_t thread_mask(const Executor& executor, const Callback& callback);
+
+// Implicit fusion sets (the reference system's Fusion node): two or more plain subscriptions of
+// one node that publish the same (non-empty) topics. Each member caches its input; the member
+// that completes the set works and publishes one message carrying every cached input's chain
+// instances — so a chain's data can wait at the set for the other inputs (the simulator's
+// rule; callback indices, sets in a deterministic order).
+std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model);
+
+}  // namespace chainrt

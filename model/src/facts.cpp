@@ -1,0 +1,52 @@
+// chainrt model facts (facts.hpp).
+#include "chainrt/model/facts.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+namespace chainrt {
+
+std::optional<int> effective_priority(const Model& model, std::size_t callback) {
+  const Callback& cb = model.callbacks[callback];
+  if (cb.priority) return cb.priority;
+  std::optional<int> best;
+  for (const Chain& ch : model.chains) {
+    if (!ch.priority) continue;
+    for (std::size_t pos = 0; pos < ch.callbacks.size(); ++pos) {
+      if (ch.callbacks[pos] != cb.name) continue;
+      const int p = *ch.priority * 1024 + static_cast<int>(pos);
+      if (!best || p > *best) best = p;
+    }
+  }
+  return best;
+}
+
+std::optional<int> thread_fifo_priority(const Executor& executor, const Thread& thread) {
+  return thread.fifo_priority ? thread.fifo_priority : executor.priority;
+}
+
+std::uint64_t thread_mask(const Executor& executor, const Callback& callback) {
+  const std::size_t n = std::min<std::size_t>(executor.threads.size(), 64);
+  const std::uint64_t all = n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1);
+  if (callback.affinity.empty()) return all;
+  std::uint64_t mask = 0;
+  for (std::size_t t = 0; t < n; ++t)
+    for (const auto& a : callback.affinity)
+      if (executor.threads[t].name == a || executor.threads[t].thread_class == a) mask |= std::uint64_t{1} << t;
+  return mask;
+}
+
+std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::size_t>> by_output;
+  for (std::size_t c = 0; c < model.callbacks.size(); ++c) {
+    const Callback& cb = model.callbacks[c];
+    if (cb.kind == CallbackKind::Subscription && !cb.publishes.empty()) by_output[{cb.node, cb.publishes}].push_back(c);
+  }
+  std::vector<std::vector<std::size_t>> sets;
+  for (auto& [key, members] : by_output)
+    if (members.size() >= 2) sets.push_back(std::move(members));
+  return sets;
+}
+
+}  // namespace chainrt
