@@ -195,14 +195,18 @@ def profiles_xml(model, process: str | None = None, *, domain_id: int = 0, local
             raise ProfileError(f"no address given for host {host!r}")
         return host_addresses[host]
 
+    # one address: Fast DDS 3.2 binds a port on only one of several whitelisted addresses, and
+    # processes of one host reach each other over the host address as well
     my_addrs = [addr(me.host)]
-    if not localhost_only:
-        my_addrs.append("127.0.0.1")
     prio = me.priority if thread_priorities else None
     aff = me.affinity if thread_priorities else 0
     I = "    "
     transports = ["chainrt_udp"] + (["chainrt_shm"] if shm else [])
-    allow = "".join(f"\n{I*4}<address>{a}</address>" for a in my_addrs)
+    # loopback only: the UDP transport is allowed on 127.0.0.1 alone. Several hosts: no allowlist
+    # (Fast DDS 3.2 opens no socket for an explicit non-loopback locator under an allowlist); the
+    # sockets bind 0.0.0.0 inside the host's namespace, whose only interfaces are lo and its veth
+    allow = "".join(f"\n{I*4}<address>{a}</address>" for a in my_addrs) if localhost_only else ""
+    allow_xml = (f"\n{I*3}<interfaceWhiteList>{allow}\n{I*3}</interfaceWhiteList>" if allow else "")
     shm_desc = ""
     if shm:
         shm_desc = (f"\n{I*2}<transport_descriptor>\n{I*3}<transport_id>chainrt_shm</transport_id>"
@@ -224,9 +228,7 @@ def profiles_xml(model, process: str | None = None, *, domain_id: int = 0, local
     <transport_descriptors>
         <transport_descriptor>
             <transport_id>chainrt_udp</transport_id>
-            <type>UDPv4</type>
-            <interfaceWhiteList>{allow}
-            </interfaceWhiteList>{_thread('default_reception_threads', prio, aff, I*3)}
+            <type>UDPv4</type>{allow_xml}{_thread('default_reception_threads', prio, aff, I*3)}
         </transport_descriptor>{shm_desc}
     </transport_descriptors>
     <participant profile_name="chainrt_{escape(process)}" is_default_profile="true">

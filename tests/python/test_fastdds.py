@@ -111,8 +111,9 @@ def test_host_addresses_profile_reaches_peers_over_udp_without_shm(model):
     ports = fastdds.participant_ports(model)
     assert sorted(peers) == [("10.200.0.2", ports["pb"][0]), ("10.200.0.2", ports["pc"][0])]
     assert [t.text for t in root.iter(NS + "type")] == ["UDPv4"]  # no SHM across namespaces
-    allowed = [a.text for a in root.find(f"{NS}profiles/{NS}transport_descriptors").iter(NS + "address")]
-    assert allowed == ["10.200.0.1", "127.0.0.1"]
+    assert not list(root.iter(NS + "interfaceWhiteList"))
+    bound = [a.text for a in part.find(f"{NS}rtps/{NS}defaultUnicastLocatorList").iter(NS + "address")]
+    assert bound == ["10.200.0.1"]
     with pytest.raises(fastdds.ProfileError, match="hostB"):
         fastdds.profiles_xml(model, "pb", localhost_only=False, host_addresses={"hostA": "10.0.0.1"})
     with pytest.raises(fastdds.ProfileError, match="no process"):
