@@ -30,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("--stats-period", default=None, help="publish /chainrt/chain_stats every PERIOD")
     p.add_argument("--no-compare", action="store_true", help="do not run the simulator and the analysis")
     p.add_argument("--json", action="store_true", help="print JSON (the simulator's per-chain keys)")
+    from ..crosslayer.cli import add_run_arguments
+    add_run_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -97,13 +99,14 @@ def run(args) -> int:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
     try:
-        result = runtime.run_model(args.model, duration, policy=args.policy, threads=args.threads,
+        from ..crosslayer.cli import run_model
+        result = run_model(args, duration, policy=args.policy, threads=args.threads,
                                    warmup_ns=warmup, fifo=args.fifo,
                                    thread_params=not args.no_thread_params, stats_period_ns=stats)
     except runtime.RuntimeNotFound as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
-    except RuntimeError as e:
+    except (RuntimeError, ValueError) as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
 

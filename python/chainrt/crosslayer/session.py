@@ -164,6 +164,21 @@ def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
     ``"selector"`` [per host {"host", "classes", "ports", ...}], with ``flood`` ``"flood"``
     {"sent", "received", "delivery_ratio"}, with ``probe`` ``"threads"`` (policies seen mid-run).
     Raises NetnsUnavailable / KernelPathUnavailable / fastdds.ProfileError / RuntimeError."""
+    import signal
+
+    def _interrupt(signum, frame):
+        raise KeyboardInterrupt
+    # SIGTERM unwinds like Ctrl-C, so the namespaces and the XDP programs are removed
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run_on_hosts(model_path, duration_ns, kernel=kernel, server=server,
+                             dds_priorities=dds_priorities and run_kwargs.get("thread_params", True),
+                             flood=flood, probe=probe, **run_kwargs)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+
+
+def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, **run_kwargs):
     from ..model import load_model
     model = load_model(str(model_path))
     hosts_of = host_of_processes(model)
