@@ -9,6 +9,7 @@
 //
 // usage: chainrt-xdp OBJ --iface IF [--iface IF]... --port PORT:CLASS:CPU ...
 //                    --class CLASS:fifo:PRIO | CLASS:deadline:BUDGET_NS:PERIOD_NS | CLASS:other
+//                    | 0:server:BUDGET_NS:PERIOD_NS [--server-priority P]
 //                    [--stats FILE] [--ready FILE] [--period-ms N] [--skb-mode]
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
@@ -39,7 +40,7 @@ struct sched_attr_ {
   uint32_t sched_priority;
   uint64_t sched_runtime, sched_deadline, sched_period;
 };
-enum { POL_NONE, POL_FIFO, POL_DEADLINE, POL_OTHER };
+enum { POL_NONE, POL_FIFO, POL_DEADLINE, POL_OTHER, POL_SERVER };
 struct class_policy { int policy; int prio; uint64_t budget, period; };
 
 static volatile sig_atomic_t stop = 0;
@@ -97,6 +98,29 @@ static int apply(uint32_t map_id, const struct class_policy *p, int report, FILE
   return found;
 }
 
+// the thread ids of a map's cpumap threads (found once; a cpumap entry's thread lives as long as it)
+static int find_tids(uint32_t map_id, pid_t *tids, int max) {
+  char want[64];
+  snprintf(want, sizeof want, "map:%u", map_id);
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) && n < max) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300], comm[64] = {0};
+    snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    const char *m = strncmp(comm, "cpumap/", 7) == 0 ? strstr(comm, "/map:") : NULL;
+    if (m && strcmp(m + 1, want) == 0) tids[n++] = atoi(e->d_name);
+  }
+  closedir(d);
+  return n;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: chainrt-xdp OBJ --iface IF --port PORT:CLASS:CPU --class CLASS:fifo:PRIO ...\n");
@@ -104,7 +128,7 @@ int main(int argc, char **argv) {
   }
   const char *obj_path = argv[1], *stats = NULL, *ready = NULL;
   const char *ifaces[MAX_IFACES];
-  int nif = 0, nports = 0, period_ms = 100, skb_mode = 0;
+  int nif = 0, nports = 0, period_ms = 100, skb_mode = 0, server_prio = 90;
   uint16_t ports[MAX_PORTS]; struct crt_class pcls[MAX_PORTS];
   struct class_policy pol[CLASSES];
   memset(pol, 0, sizeof pol);
@@ -116,6 +140,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--iface") && nif < MAX_IFACES) ifaces[nif++] = v;
     else if (!strcmp(a, "--stats")) stats = v;
     else if (!strcmp(a, "--ready")) ready = v;
+    else if (!strcmp(a, "--server-priority")) server_prio = atoi(v) >= 1 && atoi(v) <= 99 ? atoi(v) : 90;
     else if (!strcmp(a, "--period-ms")) period_ms = atoi(v) > 0 ? atoi(v) : 100;
     else if (!strcmp(a, "--port") && nports < MAX_PORTS) {
       unsigned port, cls; int cpu;
@@ -130,6 +155,11 @@ int main(int argc, char **argv) {
       if (!strcmp(kind, "fifo") && n >= 3 && x >= 1 && x <= 99) { pol[cls].policy = POL_FIFO; pol[cls].prio = (int)x; }
       else if (!strcmp(kind, "deadline") && n == 4 && x > 0 && x <= y) {
         pol[cls].policy = POL_DEADLINE; pol[cls].budget = x; pol[cls].period = y;
+      } else if (!strcmp(kind, "server") && cls == 0 && n == 4 && x > 0 && x < y) {
+        // C4 as a polling server by priority switching: SCHED_DEADLINE is refused for the
+        // CPU-bound cpumap threads (EPERM: their affinity is not the whole root domain), so the
+        // handler raises them above the RT threads for BUDGET of every PERIOD, SCHED_OTHER else
+        pol[cls].policy = POL_SERVER; pol[cls].budget = x; pol[cls].period = y;
       } else if (!strcmp(kind, "other")) pol[cls].policy = POL_OTHER;
       else { fprintf(stderr, "chainrt-xdp: bad --class %s\n", v); return 1; }
     } else { fprintf(stderr, "chainrt-xdp: unknown option %s\n", a); return 1; }
@@ -187,7 +217,8 @@ int main(int argc, char **argv) {
   signal(SIGTERM, on_signal);
   signal(SIGHUP, on_signal);
   signal(SIGPIPE, SIG_IGN);
-  for (int c = 0; c < CLASSES; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 1, NULL);
+  for (int c = 0; c < CLASSES; c++)
+    if (pol[c].policy && pol[c].policy != POL_SERVER) apply(cpumap_ids[c], &pol[c], 1, NULL);
   if (ready) {  // "<pid>" then "class <c> map <id>" per class: written last, read as the start signal
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", ready);
@@ -199,7 +230,31 @@ int main(int argc, char **argv) {
       rename(tmp, ready);
     }
   }
-  // C3/C4 handler loop: keep every class thread at its class's policy
+  // C3/C4 handler loop: keep every class thread at its class's policy; with a non-RT server,
+  // open the server (class 0 threads at server_prio) for BUDGET of every PERIOD
+  if (pol[0].policy == POL_SERVER) {
+    struct sched_param sp = {.sched_priority = 99};
+    sched_setscheduler(0, SCHED_FIFO, &sp);  // the handler itself: above everything it switches
+    struct class_policy on = {POL_FIFO, server_prio, 0, 0}, off = {POL_OTHER, 0, 0, 0};
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    uint64_t periods = 0, per_refresh = (uint64_t)period_ms * 1000000ull / pol[0].period + 1;
+    pid_t tids[64];
+    int ntids = find_tids(cpumap_ids[0], tids, 64);
+    while (!stop) {
+      for (int i = 0; i < ntids; i++) set_policy(tids[i], &on);
+      struct timespec t = next;
+      t.tv_nsec += (long)pol[0].budget;
+      while (t.tv_nsec >= 1000000000L) { t.tv_nsec -= 1000000000L; t.tv_sec++; }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
+      for (int i = 0; i < ntids; i++) set_policy(tids[i], &off);
+      next.tv_nsec += (long)pol[0].period;
+      while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec++; }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+      if (++periods % per_refresh == 0)
+        for (int c = 1; c < CLASSES; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 0, NULL);
+    }
+  }
   while (!stop) {
     struct timespec ts = {period_ms / 1000, (long)(period_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);

@@ -41,7 +41,8 @@ def test_selector_command_carries_map_classes_and_server():
     assert cmd[:6] == ["ip", "netns", "exec", "x", "ld", "o.o"]
     s = " ".join(cmd)
     assert "--iface eth9" in s and "--port 7570:1:0" in s and "--port 9000:0:-1" in s
-    assert "--class 1:fifo:70" in s and "--class 0:deadline:2000000:10000000" in s
+    assert "--class 1:fifo:70" in s and "--class 0:server:2000000:10000000" in s
+    assert "--server-priority 71" in s
 
 
 def test_namespace_names_are_unique_per_process_and_short():

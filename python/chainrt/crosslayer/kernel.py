@@ -9,8 +9,13 @@
   per class and CPU, so non-RT packets are never processed in the RT class's thread.
 * **C3** the RT handler: each RT class's kernel threads run at the class's SCHED_FIFO priority
   (the executor priority of the participants it serves), re-applied every handler period.
-* **C4** the non-RT handler: class 0's threads run as a SCHED_DEADLINE server (budget, period)
-  — or at SCHED_OTHER, below every real-time thread, when no server is given.
+* **C4** the non-RT handler: class 0's threads run as a polling server (budget Q every period
+  T): the handler raises them just above the highest RT class for Q of every T and drops them
+  to SCHED_OTHER for the rest — or keeps them at SCHED_OTHER, below every real-time thread, when
+  no server is given. Deviation: SCHED_DEADLINE would be the natural server, but the kernel
+  refuses it for cpumap threads (EPERM: a deadline task's affinity must span its root domain and
+  these threads are bound to one CPU), so the server is realised by priority switching, which
+  bounds the RT interference by Q per T just the same (plus two syscalls per period).
 
 Classes: 0 = non-RT (participants without a real-time priority, and every other UDP port);
 real-time priorities in descending order get classes 1, 2, 3 (a fourth and lower distinct
@@ -130,7 +135,10 @@ class Selector:
         for cls, prio in sorted(self.class_prio.items()):
             cmd += ["--class", f"{cls}:fifo:{prio}"]
         if self.server:
-            cmd += ["--class", f"0:deadline:{int(self.server[0])}:{int(self.server[1])}"]
+            # the non-RT server runs above every RT class thread while its budget lasts
+            top = max(self.class_prio.values(), default=0)
+            cmd += ["--class", f"0:server:{int(self.server[0])}:{int(self.server[1])}",
+                    "--server-priority", str(min(99, top + 1) if top else 1)]
         else:
             cmd += ["--class", "0:other"]
         return cmd + ["--stats", str(stats), "--ready", str(ready), "--period-ms", str(self.period_ms)]
