@@ -41,8 +41,11 @@ class Flood:
 
 
 _SENDER = r"""
-import socket, sys, time
+import signal, socket, sys, time
 addr, rate, size, dur = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+stop = []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+signal.signal(signal.SIGINT, lambda *a: stop.append(1))
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 payload = b"\0" * size
 interval = size * 8 / (rate * 1e6)
@@ -51,7 +54,7 @@ end = t0 + dur
 nxt = t0
 while True:
     now = time.monotonic()
-    if now >= end:
+    if now >= end or stop:
         break
     if now < nxt:
         time.sleep(min(nxt - now, 0.002))
