@@ -108,7 +108,54 @@ def test_remote_two_hop_chain_is_classified_and_runs_at_its_priority(capsys):
         udp = {k: v for k, v in ts.items() if k.startswith("dds.udp.") or k.startswith("dds.ev.")}
         assert udp, proc
         assert all(v == {"policy": "fifo", "priority": 60} for v in udp.values()), (proc, udp)
+    # the NAPI threads running the selector above every class (62), like the paper's kmond
+    for per_host in res["threads"]["selector_threads"]:
+        assert per_host and all(t["policy"] == "fifo" and t["priority"] == 62 for t in per_host), per_host
     # kernel threads: the real-time class's cpumap threads at 60, the non-RT class's below
     for per_host in res["threads"]["class_threads"]:
         assert per_host["1"] and all(t["policy"] == "fifo" and t["priority"] == 60 for t in per_host["1"])
         assert per_host["0"] and all(t["policy"] == "other" for t in per_host["0"])
+
+
+def test_without_privilege_hosts_run_here_with_a_note(monkeypatch, capsys):
+    """No root: `chainrt run` of a multi-host model says why in one line and runs every host on
+    this machine; --crosslayer / --hosts netns fail with that reason instead."""
+    import argparse
+    from chainrt import runtime
+    from chainrt.crosslayer import cli
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    calls = []
+    monkeypatch.setattr(runtime, "run_model", lambda path, d, **kw: calls.append(path) or {"chains": {}})
+    args = argparse.Namespace(model=str(MODEL), hosts="auto", crosslayer=False, nonrt_server=None)
+    assert cli.run_model(args, 1_000_000) == {"chains": {}}
+    assert calls == [str(MODEL)]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "need root" in err
+    for a in (dict(crosslayer=True), dict(hosts="netns")):
+        with pytest.raises(RuntimeError, match="need root"):
+            cli.run_model(argparse.Namespace(**{**vars(args), **a}), 1_000_000)
+
+
+def test_interrupted_run_removes_its_namespaces():
+    """SIGINT and SIGTERM during a namespace run: exit 0/130 with the figures so far, and no
+    namespace, no chainrt-xdp left behind."""
+    why = _skip_reason()
+    if why:
+        pytest.skip(why)
+    import signal
+    import time
+    env = dict(os.environ, ROS_DOMAIN_ID=str(100 + os.getpid() % 40))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        p = subprocess.Popen([sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", "30s",
+                              "--crosslayer", "--no-compare", "--json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(4)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode in (0, 130), err
+        assert "Traceback" not in err
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert f"crt{p.pid}h" not in left
+        # the selector's loader runs with --iface crt<pid>h<i>: none may survive the run
+        xdp = subprocess.run(["pgrep", "-f", f"iface crt{p.pid}h"], capture_output=True, text=True).stdout
+        assert not xdp.split(), xdp

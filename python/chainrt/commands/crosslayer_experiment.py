@@ -16,8 +16,10 @@ def register(sub) -> None:
     a.add_argument("--runs", type=int, default=3)
     a.add_argument("--duration", type=float, default=10.0, help="seconds measured per run (default 10)")
     a.add_argument("--rate", type=float, default=60.0, help="flood rate in Mbit/s (default 60)")
-    a.add_argument("--loads", default="paper,pinned",
-                   help="paper (flood unpinned), pinned (flood sender on the high publisher's core); default both")
+    a.add_argument("--loads", default="paper,pinned,overload",
+                   help="paper (flood unpinned), pinned (flood sender on the high publisher's core), overload "
+                        "(pinned at --overload-rate); default all three")
+    a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
     a.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
     a.add_argument("--out", default="out/cros_rt_two_chains")
     b = e.add_parser("chains", help="(b) the top chain's WCRT-BCRT as UUniFast chain sets grow")
@@ -50,7 +52,8 @@ def run(args) -> int:
             if args.runs < 1 or args.duration <= 0:
                 raise ValueError("--runs and --duration must be positive")
             s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
-                             loads=tuple(l for l in args.loads.split(",") if l), size=args.size)
+                             loads=tuple(l for l in args.loads.split(",") if l), size=args.size,
+                             overload_mbps=args.overload_rate)
             print(json.dumps({k: v["ratios"] for k, v in s["loads"].items()}, indent=2))
             if "cros_rt" in s:
                 print(json.dumps({"cros_rt": s["cros_rt"]}, indent=2))

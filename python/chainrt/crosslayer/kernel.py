@@ -8,7 +8,9 @@
   on a host's interface and redirects it to its class's cpumap: one queue and one kernel thread
   per class and CPU, so non-RT packets are never processed in the RT class's thread.
 * **C3** the RT handler: each RT class's kernel threads run at the class's SCHED_FIFO priority
-  (the executor priority of the participants it serves), re-applied every handler period.
+  (the executor priority of the participants it serves), re-applied every handler period; the
+  interface's NAPI threads, where the selector runs, go above every class (the paper's kmond:
+  they only classify and enqueue, the stack work is done in the class threads).
 * **C4** the non-RT handler: class 0's threads run as a polling server (budget Q every period
   T): the handler raises them just above the highest RT class for Q of every T and drops them
   to SCHED_OTHER for the rest — or keeps them at SCHED_OTHER, below every real-time thread, when
@@ -162,12 +164,33 @@ class Selector:
                 self.__exit__(None, None, None)
                 raise KernelPathUnavailable("chainrt-xdp did not start within 10 s")
             time.sleep(0.02)
+        self._raise_selector_threads()
         self.map_ids = {}
         for line in ready.read_text().splitlines()[1:]:
             f = line.split()
             if len(f) == 4 and f[0] == "class" and f[2] == "map":
                 self.map_ids[int(f[1])] = int(f[3])
         return self
+
+    def selector_priority(self) -> int:
+        """The priority of the threads that run the XDP selector (the NAPI threads of the
+        interfaces): above every class, as the paper's kmond — they only classify and enqueue."""
+        return min(99, max(self.class_prio.values(), default=0) + 2)
+
+    def _raise_selector_threads(self) -> None:
+        prefixes = [f"napi/{i}"[:15] for i in self.interfaces]
+        for tid, comm in _kernel_threads("napi/"):
+            if any(comm.startswith(p) for p in prefixes):
+                try:
+                    os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(self.selector_priority()))
+                except OSError:
+                    pass
+
+    def selector_threads(self) -> list[dict]:
+        """Live: the NAPI threads of the interfaces (where the XDP selector runs) and their policy."""
+        prefixes = [f"napi/{i}"[:15] for i in self.interfaces]
+        return [{"tid": t, "thread": c, **thread_policy(t)} for t, c in _kernel_threads("napi/")
+                if any(c.startswith(p) for p in prefixes)]
 
     def class_threads(self) -> dict[int, list[dict]]:
         """Live: {class: [{"tid", "thread", "policy", "priority"}]} of the class kernel threads

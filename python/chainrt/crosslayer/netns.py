@@ -7,6 +7,10 @@ exit — normal, exception, Ctrl-C or SIGTERM (``chainrt crosslayer cleanup`` re
 chainrt left behind). A message between executors on different hosts then crosses the kernel's
 real UDP path: socket, IP, veth transmit, the receiving interface's XDP/NAPI, IP, UDP, socket.
 
+Receive processing runs in threaded NAPI (GRO on, ``/sys/class/net/<dev>/threaded``): the
+``napi/<dev>-<id>`` kernel thread at SCHED_OTHER does what a NIC's softirq/ksoftirqd does on a
+real host (a plain veth would process every packet in its sender's context instead).
+
 Transmit checksum offload is turned off on every veth: a veth hands a peer packets whose UDP
 checksum is still to be computed (CHECKSUM_PARTIAL); a packet that XDP redirects into a cpumap
 loses that state and would be dropped as a checksum error.
@@ -53,7 +57,8 @@ class HostNetwork:
     ``address[host]`` (IPv4) are set once entered; :meth:`prefix` is the command prefix that
     runs a program in a host's namespace."""
 
-    def __init__(self, hosts: list[str], tag: str | None = None):
+    def __init__(self, hosts: list[str], tag: str | None = None, threaded_napi: bool = True):
+        self.threaded_napi = threaded_napi
         if len(hosts) < 1:
             raise ValueError("no hosts")
         self.hosts = list(hosts)
@@ -116,9 +121,24 @@ class HostNetwork:
             _ip("-n", ns, "addr", "add", f"{self.address[h]}/24", "dev", dev)
             _ip("-n", ns, "link", "set", dev, "up")
             self._tx_checksum_off(ns, dev)
+            if self.threaded_napi:
+                self._threaded_napi(ns, dev)
         if self.switch:
             for i in range(len(self.hosts)):
                 self._tx_checksum_off(self.switch, f"{self.tag}p{i}")
+
+    @staticmethod
+    def _threaded_napi(ns: str, dev: str) -> None:
+        """Receive processing in a NAPI kernel thread (``napi/<dev>-<id>``), as a NIC driver's:
+        a veth otherwise processes a packet in its sender's context, which no real host does."""
+        subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "gro", "on"],
+                       capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "rx-udp-gro-forwarding", "on"],
+                       capture_output=True, check=False)
+        out = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c", f"echo 1 > /sys/class/net/{dev}/threaded"],
+                             capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise NetnsUnavailable(f"threaded NAPI on {dev}: {out.stderr.strip()}")
 
     @staticmethod
     def _tx_checksum_off(ns: str, dev: str) -> None:

@@ -154,6 +154,7 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
                 continue
             procs[name] = threads
     out["process_threads"] = procs
+    out["selector_threads"] = [sel.selector_threads() for sel in selectors]
     out["class_threads"] = [
         {str(c): v for c, v in sel.class_threads().items()} for sel in selectors]
 

@@ -20,9 +20,12 @@ Experiments:
   * (c) :func:`message_size` — the same for message sizes 1 KiB .. 256 KiB (IP fragmentation
     above the MTU, Fast DDS fragmentation above 64 KiB).
 
-The load option ``pinned`` puts the flood's sender on the high publisher's core: then the
-flood's receive processing (which a veth does in the sender's softirq) competes with the
-real-time chain on one CPU — where a kernel-side priority inversion shows on this machine.
+Loads: ``paper`` — the flood at 60 Mbit/s, unpinned; ``pinned`` — the same flood's sender on the
+high publisher's core, so the flood's receive processing (which a veth does in the sender's
+softirq) shares that CPU with the real-time chain; ``overload`` — as pinned, at 1 Gbit/s
+(as fast as the sender manages): the softirq work then overflows into ksoftirqd (SCHED_OTHER),
+where the RT chain's packets queue behind the flood's in the same backlog unless the selector
+steers them to their own class thread — the kernel-side inversion CROS-RT removes.
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ def _run_config(model_path: str, config: str, duration_ns: int, flood, server, w
 def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_s: float = 10.0,
                rate_mbps: float = 60.0, loads: tuple[str, ...] = ("paper", "pinned"),
                configs: tuple[str, ...] = tuple(CONFIGS), size: str = "4KiB", plot: bool = True,
-               log=print) -> dict:
+               overload_mbps: float = 1000.0, log=print) -> dict:
     """Experiment (a). Writes ``runs.csv`` (one row per run), ``summary.json`` and ``two_chains.png``
     into out_dir and returns the summary."""
     from ..crosslayer.session import Flood
@@ -142,7 +145,8 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
         if server:
             log(f"non-RT server from the cros-rt analysis: budget {server[0] / 1e6:g} ms every {server[1] / 1e6:g} ms")
         for load in loads:
-            flood = Flood("A", "B", rate_mbps=rate_mbps, cpu=0 if load == "pinned" else None) if rate_mbps > 0 else None
+            rate = overload_mbps if load == "overload" else rate_mbps
+            flood = Flood("A", "B", rate_mbps=rate, cpu=0 if load in ("pinned", "overload") else None) if rate > 0 else None
             for run in range(runs):
                 for config in configs:
                     t0 = time.monotonic()
