@@ -68,36 +68,6 @@ static int set_policy(pid_t tid, const struct class_policy *p) {
   return (int)syscall(SYS_sched_setattr, tid, &a, 0);
 }
 
-static int apply(uint32_t map_id, const struct class_policy *p, int report, FILE *out) {
-  char want[64];
-  int n = snprintf(want, sizeof want, "map:%u", map_id);
-  (void)n;
-  DIR *d = opendir("/proc");
-  if (!d) return -1;
-  struct dirent *e;
-  int found = 0;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    char path[300], comm[64] = {0};
-    snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = 0;
-    fclose(f);
-    if (strncmp(comm, "cpumap/", 7) != 0) continue;
-    const char *m = strstr(comm, "/map:");
-    if (!m || strcmp(m + 1, want) != 0) continue;
-    pid_t tid = atoi(e->d_name);
-    int rc = set_policy(tid, p);
-    if (rc != 0 && report)
-      fprintf(stderr, "chainrt-xdp: cannot set the policy of %s (%d): %s\n", comm, tid, strerror(errno));
-    if (out) fprintf(out, "%s{\"thread\": \"%s\", \"tid\": %d}", found ? ", " : "", comm, tid);
-    found++;
-  }
-  closedir(d);
-  return found;
-}
-
 // the thread ids of a map's cpumap threads (found once; a cpumap entry's thread lives as long as it)
 static int find_tids(uint32_t map_id, pid_t *tids, int max) {
   char want[64];
@@ -118,6 +88,18 @@ static int find_tids(uint32_t map_id, pid_t *tids, int max) {
     if (m && strcmp(m + 1, want) == 0) tids[n++] = atoi(e->d_name);
   }
   closedir(d);
+  return n;
+}
+
+static int apply(uint32_t map_id, const struct class_policy *p, int report, FILE *out) {
+  pid_t tids[64];
+  int n = find_tids(map_id, tids, 64);
+  for (int i = 0; i < n; i++) {
+    if (set_policy(tids[i], p) != 0 && report)
+      fprintf(stderr, "chainrt-xdp: cannot set the policy of cpumap thread %d (map %u): %s\n", tids[i], map_id,
+              strerror(errno));
+    if (out) fprintf(out, "%s{\"thread\": \"cpumap/map:%u\", \"tid\": %d}", i ? ", " : "", map_id, tids[i]);
+  }
   return n;
 }
 
