@@ -159,3 +159,24 @@ def test_interrupted_run_removes_its_namespaces():
         # the selector's loader runs with --iface crt<pid>h<i>: none may survive the run
         xdp = subprocess.run(["pgrep", "-f", f"iface crt{p.pid}h"], capture_output=True, text=True).stdout
         assert not xdp.split(), xdp
+
+
+def test_experiment_models_and_server_budget_from_the_analysis():
+    from chainrt.experiments import cros_rt_kernel as x
+    from chainrt.model import load_model_from_string
+    m = load_model_from_string(x.two_chain_model("16KiB"))
+    assert {c.name for c in m.chains} == {"high", "low"}
+    assert len({e.process for e in m.executors}) == 4  # P3: one chain per executor and process
+    bounds, _ = x.cros_rt_bounds(x.two_chain_model())
+    assert bounds["high"] == 5_000_000  # no communication cost declared: its two callbacks
+    q, t = x.server_budget()
+    assert 0 < q < t
+    # the largest budget: one step more makes a chain unschedulable
+    _, res = x.cros_rt_bounds(x.two_chain_model(server=(q + 100_000, t)))
+    assert not all(res["chains"][c]["schedulable"] for c in ("high", "low"))
+    rows = [dict(load="paper", run=r, config=c, hi_p99_ms=p, hi_p99_excess_ms=p - 5, hi_jitter_ms=p - 5,
+                 hi_wcrt_ms=p + 1, lo_wcrt_ms=30.0, pdr=1.0, hi_misses=0)
+            for r in range(2) for c, p in (("vanilla", 60.0), ("app-dds", 9.0), ("full", 6.0))]
+    s = x.summarize(rows)
+    assert abs(s["loads"]["paper"]["ratios"]["p99_vanilla_over_full"] - 10.0) < 1e-9
+    assert s["cros_rt"]["max_measured_ms"]["high"] == 10.0
