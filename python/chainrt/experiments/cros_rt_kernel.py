@@ -316,8 +316,11 @@ def chain_count(out_dir: str = "out/cros_rt_chains", counts=(2, 3, 4, 6), sets: 
                 for config in configs:
                     res = _run_config(str(path), config, int(duration_s * 1e9), Flood("A", "B", rate_mbps), None, 2_000_000_000)
                     top = res["chains"]["c0"]
-                    rows.append(dict(chains=n, set=s, config=config, top_jitter_ms=(top["wcrt_ns"] - top["bcrt_ns"]) / 1e6,
-                                     top_p99_ms=top["p99_ns"] / 1e6, top_instances=top["instances"]))
+                    ok = top["instances"] > 0
+                    rows.append(dict(chains=n, set=s, config=config,
+                                     top_jitter_ms=(top["wcrt_ns"] - top["bcrt_ns"]) / 1e6 if ok else float("nan"),
+                                     top_p99_ms=top["p99_ns"] / 1e6 if ok else float("nan"),
+                                     top_instances=top["instances"]))
                     log(f"n={n} set {s} {config:<8} top chain WCRT-BCRT {rows[-1]['top_jitter_ms']:.2f} ms, p99 {rows[-1]['top_p99_ms']:.2f} ms")
     _write(rows, out / "chains.csv")
     if plot:
@@ -351,8 +354,10 @@ def message_size(out_dir: str = "out/cros_rt_size", sizes=("1KiB", "4KiB", "16Ki
             for config in configs:
                 res = _run_config(str(path), config, int(duration_s * 1e9), Flood("A", "B", rate_mbps), None, 2_000_000_000)
                 hi = res["chains"]["high"]
-                rows.append(dict(size=size, bytes=_bytes(size), config=config, hi_jitter_ms=(hi["wcrt_ns"] - hi["bcrt_ns"]) / 1e6,
-                                 hi_p99_ms=hi["p99_ns"] / 1e6, hi_instances=hi["instances"]))
+                ok = hi["instances"] > 0
+                rows.append(dict(size=size, bytes=_bytes(size), config=config,
+                                 hi_jitter_ms=(hi["wcrt_ns"] - hi["bcrt_ns"]) / 1e6 if ok else float("nan"),
+                                 hi_p99_ms=hi["p99_ns"] / 1e6 if ok else float("nan"), hi_instances=hi["instances"]))
                 log(f"{size:>7} {config:<8} high WCRT-BCRT {rows[-1]['hi_jitter_ms']:.2f} ms, p99 {rows[-1]['hi_p99_ms']:.2f} ms, n={hi['instances']}")
     _write(rows, out / "size.csv")
     if plot:
@@ -379,6 +384,8 @@ def _plot_lines(rows, xkey, ykey, xlabel, ylabel, path, logx=False):
         for r in rows:
             if r["config"] == c:
                 pts.setdefault(r[xkey], []).append(r[ykey])
+        pts = {x: [y for y in ys if y == y] for x, ys in pts.items()}
+        pts = {x: ys for x, ys in pts.items() if ys}  # runs without a completed instance: no point
         if pts:
             xs = sorted(pts)
             ax.plot(xs, [statistics.fmean(pts[x]) for x in xs], marker="o", label=c)
