@@ -40,6 +40,9 @@ def register(sub) -> None:
     q.add_argument("--quiet", action="store_true")
     q.set_defaults(exp_func=run_predictability)
 
+    from ..experiments.cros_rt_cli import add_parsers as add_cros_rt  # CROS-RT on namespace hosts
+    add_cros_rt(esub)
+
     d = esub.add_parser("soundness", help="simulate generated systems and check every analysis bound (sim module)")
     try:
         mod = _soundness_module()

@@ -1,6 +1,7 @@
-"""``chainrt crosslayer-experiment {two-chains,chains,size}``: CROS-RT's experiments on real
-ROS 2 across two network-namespace hosts (chainrt.experiments.cros_rt_kernel), with plots.
-Needs root (namespaces, XDP), clang and libbpf, and the built runtime."""
+"""``chainrt experiment cros-rt-{two-chains,chains,size}``: CROS-RT's experiments on real ROS 2
+across two network-namespace hosts (chainrt.experiments.cros_rt_kernel), with plots. Needs root
+(namespaces, XDP), clang and libbpf, and the built runtime. Registered into ``chainrt
+experiment`` by :func:`add_parsers`."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ import json
 import sys
 
 
-def register(sub) -> None:
-    p = sub.add_parser("crosslayer-experiment",
-                       help="CROS-RT's experiments across two namespace hosts: vanilla vs app+DDS priority vs full cross-layer")
-    e = p.add_subparsers(dest="which", metavar="EXPERIMENT")
-    a = e.add_parser("two-chains", help="(a) high/low chain under a non-RT UDP flood; p99, WCRT-BCRT, delivery ratio, cros-rt bounds")
+def add_parsers(esub) -> None:
+    a = esub.add_parser("cros-rt-two-chains", help="CROS-RT (a) across two namespace hosts: high/low chain under a "
+                                                   "non-RT UDP flood, vanilla vs app+DDS vs full cross-layer")
     a.add_argument("--runs", type=int, default=3)
     a.add_argument("--duration", type=float, default=10.0, help="seconds measured per run (default 10)")
     a.add_argument("--rate", type=float, default=60.0, help="flood rate in Mbit/s (default 60)")
@@ -22,28 +21,27 @@ def register(sub) -> None:
     a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
     a.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
     a.add_argument("--out", default="out/cros_rt_two_chains")
-    b = e.add_parser("chains", help="(b) the top chain's WCRT-BCRT as UUniFast chain sets grow")
+    a.set_defaults(exp_func=run, which="two-chains")
+    b = esub.add_parser("cros-rt-chains", help="CROS-RT (b) across namespace hosts: top chain's WCRT-BCRT as chain sets grow")
     b.add_argument("--counts", default="2,3,4,6")
     b.add_argument("--sets", type=int, default=2)
     b.add_argument("--duration", type=float, default=6.0)
     b.add_argument("--out", default="out/cros_rt_chains")
-    c = e.add_parser("size", help="(c) the high chain's WCRT-BCRT for message sizes 1 KiB .. 256 KiB")
+    b.set_defaults(exp_func=run, which="chains")
+    c = esub.add_parser("cros-rt-size", help="CROS-RT (c) across namespace hosts: WCRT-BCRT for message sizes 1-256 KiB")
     c.add_argument("--sizes", default="1KiB,4KiB,16KiB,64KiB,128KiB,256KiB")
     c.add_argument("--duration", type=float, default=6.0)
     c.add_argument("--out", default="out/cros_rt_size")
-    p.set_defaults(func=run, parser=p)
+    c.set_defaults(exp_func=run, which="size")
 
 
 def run(args) -> int:
-    if not getattr(args, "which", None):
-        args.parser.print_help()
-        return 1
     from ..crosslayer import kernel, netns
-    from ..experiments import cros_rt_kernel as x
+    from . import cros_rt_kernel as x
     from .. import runtime
     why = netns.available()
     if why:
-        print(f"chainrt crosslayer-experiment: {why}", file=sys.stderr)
+        print(f"chainrt experiment: {why}", file=sys.stderr)
         return 1
     try:
         runtime.find_binary()
@@ -67,6 +65,6 @@ def run(args) -> int:
             print(f"written: {args.out}/size.csv, size.png")
     except (runtime.RuntimeNotFound, kernel.KernelPathUnavailable, netns.NetnsUnavailable,
             RuntimeError, ValueError, OSError) as e:
-        print(f"chainrt crosslayer-experiment: {e}", file=sys.stderr)
+        print(f"chainrt experiment: {e}", file=sys.stderr)
         return 1
     return 0
