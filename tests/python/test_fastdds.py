@@ -94,6 +94,7 @@ def test_localhost_profile_binds_loopback_only_with_thread_priorities(model):
     assert {"timed_events_thread", "default_reception_threads", "builtin_controllers_sender_thread"} <= names
     assert all(e.find(NS + "priority").text == "70" and e.find(NS + "scheduling_policy").text == "1"
                and e.find(NS + "affinity").text == "3" for e in threads)
+    assert [int(e.text) for e in root.iter(NS + "receiveBufferSize")] == [1 << 20]  # 4 KiB topics: the minimum
     # a participant without a real-time priority keeps Fast DDS's default threads
     root = _parse(fastdds.profiles_xml(model, "pc"))
     assert not [e for e in root.iter() if e.find(NS + "priority") is not None]
