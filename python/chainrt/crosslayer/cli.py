@@ -38,6 +38,9 @@ def run_model(args, duration_ns: int, **kwargs) -> dict:
     server = _server(getattr(args, "nonrt_server", None))
     hosts = {e.host for e in load_model(args.model).executors}
     mode = getattr(args, "hosts", "local")
+    if args.crosslayer and len(hosts) < 2:
+        raise RuntimeError("--crosslayer needs a model whose executors are on two or more hosts "
+                           "(the kernel part acts on packets between hosts)")
     if mode == "local" or (mode == "auto" and len(hosts) < 2 and not args.crosslayer):
         if args.crosslayer:
             raise RuntimeError("--crosslayer needs the hosts in network namespaces (drop --hosts local)")
@@ -49,6 +52,14 @@ def run_model(args, duration_ns: int, **kwargs) -> dict:
         print(f"note: {why}: every host runs on this machine, over loopback", file=sys.stderr)
         return runtime.run_model(args.model, duration_ns, **kwargs)
     try:
-        return session.run_on_hosts(args.model, duration_ns, kernel=args.crosslayer, server=server, **kwargs)
+        result = session.run_on_hosts(args.model, duration_ns, kernel=args.crosslayer, server=server, **kwargs)
     except (netns.NetnsUnavailable, kernel.KernelPathUnavailable) as e:
         raise RuntimeError(str(e)) from None
+    note = "note: hosts in network namespaces: " + ", ".join(f"{h} {a}" for h, a in result["hosts"].items())
+    for sel in result.get("selector", []):
+        cls = sel.get("classes", [])
+        if cls:
+            note += (f"; {sel['host']} selector: {sum(cls[1:-1])} real-time and {cls[0]} non-real-time "
+                     f"packets classified")
+    print(note, file=sys.stderr)
+    return result
