@@ -133,10 +133,17 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
               warmup_ns: int = 500_000_000, fifo: int | None = None, thread_params: bool = True,
               stats_period_ns: int = 0, extra_args: list[str] | None = None,
               timeout_s: float | None = None, namespace: str | None = None,
-              run_id: str | None = None) -> dict:
+              run_id: str | None = None, dds_profiles: bool = True,
+              process_env: dict[str, dict[str, str]] | None = None,
+              process_prefix: dict[str, list[str]] | None = None) -> dict:
     """Run every process of the model (one chainrt-run each, started together) and return the
     merged report: {"policy", "threads", "duration_ns", "chains": {NAME: {period_ns, deadline_ns,
-    wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances, deadline_misses, drops}}, "callbacks", "warnings"}."""
+    wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances, deadline_misses, drops}}, "callbacks", "warnings"}.
+
+    ``dds_profiles``: give every process its generated Fast DDS profile (chainrt.fastdds: known
+    ports, DDS threads at the executor's priority, loopback only under localhost discovery).
+    ``process_env`` / ``process_prefix``: per process, extra environment and a command prefix
+    (e.g. ``ip netns exec NS``), as chainrt.netns uses for hosts in network namespaces."""
     binary = find_binary()
     env = ros_environment(binary)
     processes = list_processes(model_path, binary)
@@ -165,20 +172,29 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     # the figures so far are returned
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        result = _run_processes(binary, env, processes, common, timeout_s)
+        with tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
+            if dds_profiles and process_env is None:
+                from . import fastdds
+                try:
+                    process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
+                except (fastdds.ProfileError, ValueError) as e:
+                    raise RuntimeError(f"Fast DDS profiles: {e}") from None
+            result = _run_processes(binary, env, processes, common, timeout_s, process_env, process_prefix)
         result["run_id"] = run_id
         return result
     finally:
         signal.signal(signal.SIGTERM, old_term)
 
 
-def _run_processes(binary, env, processes, common, timeout_s) -> dict:
+def _run_processes(binary, env, processes, common, timeout_s, process_env=None, process_prefix=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="chainrt-run-") as tmp:
         procs = []
         for i, proc in enumerate(processes):
             out = Path(tmp) / f"p{i}.json"
-            cmd = [str(binary), *common, "--process", proc, "--json", str(out)]
-            procs.append((proc, out, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+            cmd = [*(process_prefix or {}).get(proc, []), str(binary), *common, "--process", proc,
+                   "--json", str(out)]
+            penv = {**env, **(process_env or {}).get(proc, {})}
+            procs.append((proc, out, subprocess.Popen(cmd, env=penv, stdout=subprocess.PIPE,
                                                       stderr=subprocess.PIPE, text=True)))
         parts, errors = [], []
         interrupted = False

@@ -50,6 +50,8 @@ def register(sub) -> None:
     y.add_argument("--out", default="out/synthesis", help="output folder")
     y.add_argument("--quiet", action="store_true")
     y.set_defaults(exp_func=run_synthesis)
+    from ..experiments.cros_rt_cli import add_parsers as add_cros_rt  # CROS-RT on namespace hosts
+    add_cros_rt(esub)
 
     d = esub.add_parser("soundness", help="simulate generated systems and check every analysis bound (sim module)")
     try:

@@ -34,6 +34,8 @@ def register(sub) -> None:
                    help="exit 2 when a chain misses a deadline or exceeds its analysis bound")
     p.add_argument("--namespace", metavar="NS",
                    help="run nodes and topics under NS (default: the model's own names)")
+    from ..crosslayer.cli import add_run_arguments
+    add_run_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -102,14 +104,15 @@ def run(args) -> int:
         return 1
     watch = verdict.RunWatch(args.model, args.fifo, not args.no_thread_params)
     try:
-        result = runtime.run_model(args.model, duration, policy=args.policy, threads=args.threads,
+        from ..crosslayer.cli import run_model
+        result = run_model(args, duration, policy=args.policy, threads=args.threads,
                                    warmup_ns=warmup, fifo=args.fifo,
                                    thread_params=not args.no_thread_params, stats_period_ns=stats,
                                    namespace=args.namespace)
     except runtime.RuntimeNotFound as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
-    except RuntimeError as e:
+    except (RuntimeError, ValueError) as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
 

@@ -1,0 +1,279 @@
+// chainrt-xdp: loads chainrt's CROS-RT message selector (crosslayer.bpf.c) onto receiving
+// interfaces of the current network namespace, installs the (port -> class) map (C1), creates
+// one cpumap entry per class and CPU, and runs the RT/non-RT handlers (C3/C4): every class's
+// kernel thread gets the class's SCHED_FIFO priority, the non-RT class a SCHED_DEADLINE server
+// (or SCHED_OTHER), re-applied every handler period so a re-created thread gets it too.
+// Everything is removed on exit: the XDP programs are attached through bpf_links owned by this
+// process (the kernel detaches them when it exits, however it exits), the maps die with them.
+// On SIGINT/SIGTERM it writes the counters as JSON (--stats FILE) and exits 0.
+//
+// usage: chainrt-xdp OBJ --iface IF [--iface IF]... --port PORT:CLASS:CPU ...
+//                    --class CLASS:fifo:PRIO | CLASS:deadline:BUDGET_NS:PERIOD_NS | CLASS:other
+//                    | 0:server:BUDGET_NS:PERIOD_NS [--server-priority P]
+//                    [--stats FILE] [--ready FILE] [--period-ms N] [--skb-mode]
+#define _GNU_SOURCE
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLASSES 4
+#define MAX_IFACES 8
+#define MAX_PORTS 256
+
+struct crt_class { uint32_t cls; int32_t cpu; };
+struct sched_attr_ {
+  uint32_t size, sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime, sched_deadline, sched_period;
+};
+enum { POL_NONE, POL_FIFO, POL_DEADLINE, POL_OTHER, POL_SERVER };
+struct class_policy { int policy; int prio; uint64_t budget, period; };
+
+static volatile sig_atomic_t stop = 0;
+static void on_signal(int s) { (void)s; stop = 1; }
+
+static int die(const char *what) {
+  fprintf(stderr, "chainrt-xdp: %s: %s\n", what, strerror(errno));
+  return 1;
+}
+
+// the kernel threads of a cpumap: "cpumap/<cpu>/map:<id>"
+static int set_policy(pid_t tid, const struct class_policy *p) {
+  struct sched_attr_ a;
+  memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  switch (p->policy) {
+    case POL_FIFO: a.sched_policy = SCHED_FIFO; a.sched_priority = p->prio; break;
+    case POL_DEADLINE:
+      a.sched_policy = 6; /* SCHED_DEADLINE */
+      a.sched_runtime = p->budget; a.sched_deadline = p->period; a.sched_period = p->period;
+      break;
+    case POL_OTHER: a.sched_policy = SCHED_OTHER; break;
+    default: return 0;
+  }
+  return (int)syscall(SYS_sched_setattr, tid, &a, 0);
+}
+
+// the thread ids of a map's cpumap threads (found once; a cpumap entry's thread lives as long as it)
+static int find_tids(uint32_t map_id, pid_t *tids, int max) {
+  char want[64];
+  snprintf(want, sizeof want, "map:%u", map_id);
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) && n < max) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300], comm[64] = {0};
+    snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    const char *m = strncmp(comm, "cpumap/", 7) == 0 ? strstr(comm, "/map:") : NULL;
+    if (m && strcmp(m + 1, want) == 0) tids[n++] = atoi(e->d_name);
+  }
+  closedir(d);
+  return n;
+}
+
+static int apply(uint32_t map_id, const struct class_policy *p, int report, FILE *out) {
+  pid_t tids[64];
+  int n = find_tids(map_id, tids, 64);
+  for (int i = 0; i < n; i++) {
+    if (set_policy(tids[i], p) != 0 && report)
+      fprintf(stderr, "chainrt-xdp: cannot set the policy of cpumap thread %d (map %u): %s\n", tids[i], map_id,
+              strerror(errno));
+    if (out) fprintf(out, "%s{\"thread\": \"cpumap/map:%u\", \"tid\": %d}", i ? ", " : "", map_id, tids[i]);
+  }
+  return n;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: chainrt-xdp OBJ --iface IF --port PORT:CLASS:CPU --class CLASS:fifo:PRIO ...\n");
+    return 1;
+  }
+  const char *obj_path = argv[1], *stats = NULL, *ready = NULL;
+  const char *ifaces[MAX_IFACES];
+  int nif = 0, nports = 0, period_ms = 100, skb_mode = 0, server_prio = 90;
+  uint16_t ports[MAX_PORTS]; struct crt_class pcls[MAX_PORTS];
+  struct class_policy pol[CLASSES];
+  memset(pol, 0, sizeof pol);
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--skb-mode")) { skb_mode = 1; continue; }
+    if (!v) { fprintf(stderr, "chainrt-xdp: %s needs a value\n", a); return 1; }
+    i++;
+    if (!strcmp(a, "--iface") && nif < MAX_IFACES) ifaces[nif++] = v;
+    else if (!strcmp(a, "--stats")) stats = v;
+    else if (!strcmp(a, "--ready")) ready = v;
+    else if (!strcmp(a, "--server-priority")) server_prio = atoi(v) >= 1 && atoi(v) <= 99 ? atoi(v) : 90;
+    else if (!strcmp(a, "--period-ms")) period_ms = atoi(v) > 0 ? atoi(v) : 100;
+    else if (!strcmp(a, "--port") && nports < MAX_PORTS) {
+      unsigned port, cls; int cpu;
+      if (sscanf(v, "%u:%u:%d", &port, &cls, &cpu) != 3 || port > 65535 || cls >= CLASSES) {
+        fprintf(stderr, "chainrt-xdp: bad --port %s (PORT:CLASS:CPU)\n", v); return 1;
+      }
+      ports[nports] = (uint16_t)port; pcls[nports].cls = cls; pcls[nports].cpu = cpu; nports++;
+    } else if (!strcmp(a, "--class")) {
+      unsigned cls; char kind[16]; unsigned long long x = 0, y = 0;
+      int n = sscanf(v, "%u:%15[a-z]:%llu:%llu", &cls, kind, &x, &y);
+      if (n < 2 || cls >= CLASSES) { fprintf(stderr, "chainrt-xdp: bad --class %s\n", v); return 1; }
+      if (!strcmp(kind, "fifo") && n >= 3 && x >= 1 && x <= 99) { pol[cls].policy = POL_FIFO; pol[cls].prio = (int)x; }
+      else if (!strcmp(kind, "deadline") && n == 4 && x > 0 && x <= y) {
+        pol[cls].policy = POL_DEADLINE; pol[cls].budget = x; pol[cls].period = y;
+      } else if (!strcmp(kind, "server") && cls == 0 && n == 4 && x > 0 && x < y) {
+        // C4 as a polling server by priority switching: SCHED_DEADLINE is refused for the
+        // CPU-bound cpumap threads (EPERM: their affinity is not the whole root domain), so the
+        // handler raises them above the RT threads for BUDGET of every PERIOD, SCHED_OTHER else
+        pol[cls].policy = POL_SERVER; pol[cls].budget = x; pol[cls].period = y;
+      } else if (!strcmp(kind, "other")) pol[cls].policy = POL_OTHER;
+      else { fprintf(stderr, "chainrt-xdp: bad --class %s\n", v); return 1; }
+    } else { fprintf(stderr, "chainrt-xdp: unknown option %s\n", a); return 1; }
+  }
+  if (nif == 0) { fprintf(stderr, "chainrt-xdp: no --iface\n"); return 1; }
+  libbpf_set_print(NULL);
+  struct bpf_object *obj = bpf_object__open_file(obj_path, NULL);
+  if (!obj || libbpf_get_error(obj)) return die("open BPF object");
+  if (bpf_object__load(obj)) return die("load BPF object (needs root / CAP_BPF)");
+  struct bpf_program *prog = bpf_object__find_program_by_name(obj, "crt_selector");
+  int port_map = bpf_object__find_map_fd_by_name(obj, "port_class");
+  int class_map = bpf_object__find_map_fd_by_name(obj, "class_packets");
+  int pport_map = bpf_object__find_map_fd_by_name(obj, "port_packets");
+  int cpumaps[CLASSES];
+  uint32_t cpumap_ids[CLASSES];
+  for (int c = 0; c < CLASSES; c++) {
+    char name[16];
+    snprintf(name, sizeof name, "cpus_c%d", c);
+    cpumaps[c] = bpf_object__find_map_fd_by_name(obj, name);
+    struct bpf_map_info info; uint32_t len = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (cpumaps[c] < 0 || bpf_obj_get_info_by_fd(cpumaps[c], &info, &len)) return die("cpumap");
+    cpumap_ids[c] = info.id;
+  }
+  if (!prog || port_map < 0 || class_map < 0 || pport_map < 0) { fprintf(stderr, "chainrt-xdp: bad BPF object\n"); return 1; }
+  // C1: the (port -> class) map
+  for (int i = 0; i < nports; i++)
+    if (bpf_map_update_elem(port_map, &ports[i], &pcls[i], BPF_ANY)) return die("port map update");
+  // one cpumap entry per class on every CPU (an entry is a kernel thread bound to that CPU)
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int c = 0; c < CLASSES; c++) {
+    int used = (c == 0);
+    for (int i = 0; i < nports; i++) used |= (pcls[i].cls == (uint32_t)c);
+    if (!used) continue;
+    for (uint32_t cpu = 0; cpu < (uint32_t)ncpu && cpu < 64; cpu++) {
+      struct bpf_cpumap_val val; memset(&val, 0, sizeof val);
+      val.qsize = 2048;
+      if (bpf_map_update_elem(cpumaps[c], &cpu, &val, BPF_ANY)) return die("cpumap entry");
+    }
+  }
+  struct bpf_link *links[MAX_IFACES];
+  for (int i = 0; i < nif; i++) {
+    int idx = (int)if_nametoindex(ifaces[i]);
+    if (!idx) { fprintf(stderr, "chainrt-xdp: no interface %s in this network namespace\n", ifaces[i]); return 1; }
+    if (skb_mode) {
+      int fd = bpf_link_create(bpf_program__fd(prog), idx, BPF_XDP, &(struct bpf_link_create_opts){.sz = sizeof(struct bpf_link_create_opts), .flags = XDP_FLAGS_SKB_MODE});
+      if (fd < 0) return die("attach XDP (generic)");
+      links[i] = NULL; (void)fd;  // fd stays open until exit
+    } else {
+      links[i] = bpf_program__attach_xdp(prog, idx);
+      if (!links[i] || libbpf_get_error(links[i])) return die("attach XDP");
+    }
+  }
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGHUP, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+  for (int c = 0; c < CLASSES; c++)
+    if (pol[c].policy && pol[c].policy != POL_SERVER) apply(cpumap_ids[c], &pol[c], 1, NULL);
+  if (ready) {  // "<pid>" then "class <c> map <id>" per class: written last, read as the start signal
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", ready);
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+      fprintf(f, "%d\n", getpid());
+      for (int c = 0; c < CLASSES; c++) fprintf(f, "class %d map %u\n", c, cpumap_ids[c]);
+      fclose(f);
+      rename(tmp, ready);
+    }
+  }
+  // C3/C4 handler loop: keep every class thread at its class's policy; with a non-RT server,
+  // open the server (class 0 threads at server_prio) for BUDGET of every PERIOD
+  if (pol[0].policy == POL_SERVER) {
+    struct sched_param sp = {.sched_priority = 99};
+    sched_setscheduler(0, SCHED_FIFO, &sp);  // the handler itself: above everything it switches
+    struct class_policy on = {POL_FIFO, server_prio, 0, 0}, off = {POL_OTHER, 0, 0, 0};
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    uint64_t periods = 0, per_refresh = (uint64_t)period_ms * 1000000ull / pol[0].period + 1;
+    pid_t tids[64];
+    int ntids = find_tids(cpumap_ids[0], tids, 64);
+    while (!stop) {
+      for (int i = 0; i < ntids; i++) set_policy(tids[i], &on);
+      struct timespec t = next;
+      t.tv_nsec += (long)pol[0].budget;
+      while (t.tv_nsec >= 1000000000L) { t.tv_nsec -= 1000000000L; t.tv_sec++; }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
+      for (int i = 0; i < ntids; i++) set_policy(tids[i], &off);
+      next.tv_nsec += (long)pol[0].period;
+      while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec++; }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+      if (++periods % per_refresh == 0)
+        for (int c = 1; c < CLASSES; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 0, NULL);
+    }
+  }
+  while (!stop) {
+    struct timespec ts = {period_ms / 1000, (long)(period_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    for (int c = 0; c < CLASSES && !stop; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 0, NULL);
+  }
+  if (stats) {
+    FILE *f = fopen(stats, "w");
+    if (f) {
+      int ncpus = libbpf_num_possible_cpus();
+      uint64_t *vals = calloc((size_t)ncpus, sizeof(uint64_t));
+      fprintf(f, "{\"classes\": [");
+      for (uint32_t k = 0; k <= CLASSES; k++) {
+        uint64_t sum = 0;
+        if (!bpf_map_lookup_elem(class_map, &k, vals)) for (int j = 0; j < ncpus; j++) sum += vals[j];
+        fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sum);
+      }
+      fprintf(f, "], \"ports\": {");
+      for (int i = 0; i < nports; i++) {
+        uint64_t sum = 0;
+        if (!bpf_map_lookup_elem(pport_map, &ports[i], vals)) for (int j = 0; j < ncpus; j++) sum += vals[j];
+        fprintf(f, "%s\"%u\": %llu", i ? ", " : "", ports[i], (unsigned long long)sum);
+      }
+      fprintf(f, "}, \"class_threads\": {");
+      int first = 1;
+      for (int c = 0; c < CLASSES; c++) {
+        if (!pol[c].policy) continue;
+        fprintf(f, "%s\"%d\": [", first ? "" : ", ", c);
+        apply(cpumap_ids[c], &(struct class_policy){0}, 0, f);
+        fprintf(f, "]");
+        first = 0;
+      }
+      fprintf(f, "}}\n");
+      fclose(f);
+      free(vals);
+    }
+  }
+  for (int i = 0; i < nif; i++) if (links[i]) bpf_link__destroy(links[i]);
+  bpf_object__close(obj);
+  return 0;
+}

@@ -1,0 +1,65 @@
+"""``chainrt run``'s hosts and cross-layer options (kept here so run.py needs two hook lines)."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import runtime
+
+
+def add_run_arguments(p) -> None:
+    p.add_argument("--hosts", choices=["auto", "netns", "local"], default="auto",
+                   help="where the model's hosts run: auto (each in its own network namespace when the "
+                        "model has several and chainrt may create namespaces, else all here), netns, local")
+    p.add_argument("--crosslayer", action="store_true",
+                   help="with hosts in namespaces: the kernel part of the chain priority path (XDP selector, "
+                        "per-class packet threads at the chain's priority; needs root, clang, libbpf)")
+    p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", default=None,
+                   help="with --crosslayer: run non-real-time packet processing as a SCHED_DEADLINE server "
+                        "(e.g. 2ms/10ms); default: below every real-time thread")
+
+
+def _server(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    from .._core import parse_duration
+    parts = text.split("/")
+    vals = [parse_duration(x) for x in parts] if len(parts) == 2 else [None]
+    if None in vals or not 0 < vals[0] <= vals[1]:
+        raise ValueError(f"--nonrt-server {text!r}: want BUDGET/PERIOD with 0 < budget <= period, e.g. 2ms/10ms")
+    return int(vals[0]), int(vals[1])
+
+
+def run_model(args, duration_ns: int, **kwargs) -> dict:
+    """runtime.run_model, or session.run_on_hosts when the model's hosts go into namespaces.
+    Notes for the user (why hosts run here) go to stderr; raises RuntimeError (one line)."""
+    from ..model import load_model
+    from . import kernel, netns, session
+    server = _server(getattr(args, "nonrt_server", None))
+    hosts = {e.host for e in load_model(args.model).executors}
+    mode = getattr(args, "hosts", "local")
+    if args.crosslayer and len(hosts) < 2:
+        raise RuntimeError("--crosslayer needs a model whose executors are on two or more hosts "
+                           "(the kernel part acts on packets between hosts)")
+    if mode == "local" or (mode == "auto" and len(hosts) < 2 and not args.crosslayer):
+        if args.crosslayer:
+            raise RuntimeError("--crosslayer needs the hosts in network namespaces (drop --hosts local)")
+        return runtime.run_model(args.model, duration_ns, **kwargs)
+    why = netns.available()
+    if why:
+        if mode == "netns" or args.crosslayer:
+            raise RuntimeError(why)
+        print(f"note: {why}: every host runs on this machine, over loopback", file=sys.stderr)
+        return runtime.run_model(args.model, duration_ns, **kwargs)
+    try:
+        result = session.run_on_hosts(args.model, duration_ns, kernel=args.crosslayer, server=server, **kwargs)
+    except (netns.NetnsUnavailable, kernel.KernelPathUnavailable) as e:
+        raise RuntimeError(str(e)) from None
+    note = "note: hosts in network namespaces: " + ", ".join(f"{h} {a}" for h, a in result["hosts"].items())
+    for sel in result.get("selector", []):
+        cls = sel.get("classes", [])
+        if cls:
+            note += (f"; {sel['host']} selector: {sum(cls[1:-1])} real-time and {cls[0]} non-real-time "
+                     f"packets classified")
+    print(note, file=sys.stderr)
+    return result

@@ -1,0 +1,70 @@
+"""``chainrt experiment cros-rt-{two-chains,chains,size}``: CROS-RT's experiments on real ROS 2
+across two network-namespace hosts (chainrt.experiments.cros_rt_kernel), with plots. Needs root
+(namespaces, XDP), clang and libbpf, and the built runtime. Registered into ``chainrt
+experiment`` by :func:`add_parsers`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parsers(esub) -> None:
+    a = esub.add_parser("cros-rt-two-chains", help="CROS-RT (a) across two namespace hosts: high/low chain under a "
+                                                   "non-RT UDP flood, vanilla vs app+DDS vs full cross-layer")
+    a.add_argument("--runs", type=int, default=3)
+    a.add_argument("--duration", type=float, default=10.0, help="seconds measured per run (default 10)")
+    a.add_argument("--rate", type=float, default=60.0, help="flood rate in Mbit/s (default 60)")
+    a.add_argument("--loads", default="paper,pinned,overload",
+                   help="paper (flood unpinned), pinned (flood sender on the high publisher's core), overload "
+                        "(pinned at --overload-rate); default all three")
+    a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
+    a.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
+    a.add_argument("--out", default="out/cros_rt_two_chains")
+    a.set_defaults(exp_func=run, which="two-chains")
+    b = esub.add_parser("cros-rt-chains", help="CROS-RT (b) across namespace hosts: top chain's WCRT-BCRT as chain sets grow")
+    b.add_argument("--counts", default="2,3,4,6")
+    b.add_argument("--sets", type=int, default=2)
+    b.add_argument("--duration", type=float, default=6.0)
+    b.add_argument("--out", default="out/cros_rt_chains")
+    b.set_defaults(exp_func=run, which="chains")
+    c = esub.add_parser("cros-rt-size", help="CROS-RT (c) across namespace hosts: WCRT-BCRT for message sizes 1-256 KiB")
+    c.add_argument("--sizes", default="1KiB,4KiB,16KiB,64KiB,128KiB,256KiB")
+    c.add_argument("--duration", type=float, default=6.0)
+    c.add_argument("--out", default="out/cros_rt_size")
+    c.set_defaults(exp_func=run, which="size")
+
+
+def run(args) -> int:
+    from ..crosslayer import kernel, netns
+    from . import cros_rt_kernel as x
+    from .. import runtime
+    why = netns.available()
+    if why:
+        print(f"chainrt experiment: {why}", file=sys.stderr)
+        return 1
+    try:
+        runtime.find_binary()
+        kernel.build()
+        if args.which == "two-chains":
+            if args.runs < 1 or args.duration <= 0:
+                raise ValueError("--runs and --duration must be positive")
+            s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
+                             loads=tuple(l for l in args.loads.split(",") if l), size=args.size,
+                             overload_mbps=args.overload_rate)
+            print(json.dumps({k: v["ratios"] for k, v in s["loads"].items()}, indent=2))
+            if "cros_rt" in s:
+                print(json.dumps({"cros_rt": s["cros_rt"]}, indent=2))
+            print(f"written: {args.out}/runs.csv, summary.json, two_chains.png")
+        elif args.which == "chains":
+            x.chain_count(args.out, counts=tuple(int(v) for v in args.counts.split(",")), sets=args.sets,
+                          duration_s=args.duration)
+            print(f"written: {args.out}/chains.csv, chains.png")
+        else:
+            x.message_size(args.out, sizes=tuple(args.sizes.split(",")), duration_s=args.duration)
+            print(f"written: {args.out}/size.csv, size.png")
+    except (runtime.RuntimeNotFound, kernel.KernelPathUnavailable, netns.NetnsUnavailable,
+            RuntimeError, ValueError, OSError) as e:
+        print(f"chainrt experiment: {e}", file=sys.stderr)
+        return 1
+    return 0
