@@ -280,7 +280,10 @@ Model build(const Model& m, const std::vector<int>& order, const Placement& p, i
     x.host = host;
     x.process = process.empty() ? std::string("synthesized") : process;
     x.policy = Policy::Picas;
-    x.priority = e.priority;
+    // The model's executor priority is its threads' SCHED_FIFO priority (docs/model.md), which
+    // also goes to its middleware threads (fastdds.py): the P3 rank on its core, not the rank
+    // of its top callback (which only orders the executors).
+    x.priority = fifo[e.name];
     Thread t;
     t.name = "t0";
     t.cores = {e.core};

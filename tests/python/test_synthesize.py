@@ -115,3 +115,13 @@ def test_experiment_compares_heuristic_and_optimum(tmp_path, capsys):
     assert "PiCAS heuristic" in text and "exhaustive optimum" in text
     rows = (out / "synthesis.csv").read_text().splitlines()
     assert len(rows) == 3 and (out / "synthesis.png").stat().st_size > 0
+
+
+def test_fastdds_profile_gives_the_middleware_threads_the_executors_priority(tmp_path, capsys):
+    out, xml = tmp_path / "s.yaml", tmp_path / "s.xml"
+    two = ROOT / "examples" / "two_chains.yaml"
+    assert main(["synthesize", str(two), "--cores", "2", "-o", str(out), "--fastdds-xml", str(xml)]) == 0
+    m = load_model(str(out))
+    top = max(e.threads[0].fifo_priority for e in m.executors)
+    text = xml.read_text()
+    assert f"<priority>{top}</priority>" in text and "<scheduling_policy>1</scheduling_policy>" in text

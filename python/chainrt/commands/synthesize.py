@@ -76,8 +76,8 @@ def format_report(s: dict) -> str:
         nodes_of.setdefault(n.executor, []).append(n.name)
     for e in sorted(m.executors, key=lambda e: (e.threads[0].cores, -(e.threads[0].fifo_priority or 0))):
         t = e.threads[0]
-        lines.append(f"  {e.name}: core {t.cores[0]}, SCHED_FIFO {t.fifo_priority}, executor priority "
-                     f"{e.priority}, nodes {', '.join(nodes_of.get(e.name, []))}")
+        lines.append(f"  {e.name}: core {t.cores[0]}, SCHED_FIFO {t.fifo_priority}, "
+                     f"nodes {', '.join(nodes_of.get(e.name, []))}")
     lines.append("chain priorities (P1): " + ", ".join(
         f"{c.name}={c.priority}" for c in sorted(m.chains, key=lambda c: -(c.priority or 0))))
     r = s["result"]

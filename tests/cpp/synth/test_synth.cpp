@@ -138,7 +138,7 @@ TEST(SynthBuild, P3ExecutorPrioritiesAndFifoPerCore) {
   EXPECT_GT(*ctl.threads[0].fifo_priority, *other.threads[0].fifo_priority);
   EXPECT_GT(*per.threads[0].fifo_priority, *map.threads[0].fifo_priority);
   EXPECT_EQ(*other.threads[0].fifo_priority, 10);
-  EXPECT_EQ(*ctl.priority, s.callback("ctl_s").priority.value());
+  EXPECT_EQ(*ctl.priority, *ctl.threads[0].fifo_priority);  // executor priority = its threads' FIFO
   // The chain priorities follow P1.
   EXPECT_GT(*s.chain("ctl").priority, *s.chain("per").priority);
   EXPECT_GT(*s.chain("per").priority, *s.chain("map").priority);
