@@ -81,7 +81,7 @@ def format_table(result: dict) -> str:
         why = an["reason"] if len(an["reason"]) <= 110 else an["reason"][:107] + "..."
         lines.append(f"  no bound for {n}: {why}")
     if result.get("checks"):
-        lines.append("done-when figures (PiCAS / EDF):")
+        lines.append("targets of the priority-driven configurations (PiCAS / EDF; information, not a pass/fail):")
         for name, ch in result["checks"].items():
             if ch.get("no_samples"):
                 lines.append(f"  {name}: no hot-path sample reached the sink")

@@ -296,7 +296,7 @@ def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None =
 
 
 def checks(result: dict) -> dict:
-    """The issue's done-when figures per PiCAS/EDF configuration (information, not a test):
+    """The targets the priority-driven configurations are held to (information, not a test):
     mean latency over its floor (1.3x stressed, 1.15x default), at most half of
     ros-default-st's mean, zero hot-path drops, planner period std below 0.1 ms."""
     limit = 1.3 if result["load"] == "stressed" else 1.15
