@@ -37,6 +37,9 @@ PORT_BASE, DOMAIN_GAIN = 7400, 250
 #: above those of Fast DDS's automatic participant ids 0..(OFFSET-12)/2 (d1 = 10, d3 = 11, gain 2).
 OFFSET = 170
 PORTS_PER_PARTICIPANT = 2
+#: Participants with Fast DDS's automatic ids 0..STANDARD_PEERS-1 on this machine that a
+#: localhost-only chainrt participant announces itself to (port PB + DG * domain + 10 + 2 * id).
+STANDARD_PEERS = 10
 
 
 class ProfileError(ValueError):
@@ -224,6 +227,13 @@ def profiles_xml(model, process: str | None = None, *, domain_id: int = 0, local
     # discovery: the known metatraffic locator of every participant (ourselves excluded)
     peers = "".join(_locators([addr(p.host)], p.metatraffic_port, I * 5)
                     for p in parts if p.process != process)
+    if localhost_only:
+        # ...and the metatraffic ports of the first STANDARD_PEERS participants Fast DDS numbers
+        # itself on this machine (ros2 CLI, rclpy programs, chainrt discover/profile): they
+        # listen there, not on chainrt's known ports, so without these announcements they would
+        # never see the run's nodes (their answers go to our announced locators)
+        peers += "".join(_locators(["127.0.0.1"], PORT_BASE + DOMAIN_GAIN * domain_id + 10 + 2 * pid, I * 5)
+                         for pid in range(STANDARD_PEERS))
     peers_xml = (f"\n{I*5}<initialPeersList>{peers}\n{I*5}</initialPeersList>" if peers else "")
     threads = "".join(_thread(t, prio, aff, I * 4) for t in
                       ("timed_events_thread", "builtin_controllers_sender_thread",

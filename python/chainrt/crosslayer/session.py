@@ -209,7 +209,9 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
             prober = None
             if probe:
                 after = (warmup_ns + min(duration_ns / 2, 1e9)) / 1e9 + 1.0
-                prober = threading.Thread(target=_probe, args=(f"/chainrt_run_{os.getpid()}", after, threads,
+                # the run's chainrt-run processes carry its run id on their command line
+                run_kwargs.setdefault("run_id", runtime.new_run_id())
+                prober = threading.Thread(target=_probe, args=(run_kwargs["run_id"], after, threads,
                                                                selectors, done), daemon=True)
                 prober.start()
             try:
