@@ -112,7 +112,8 @@ endforeach()
 # Libraries the runtime uses directly (rcl, its C utilities, C++ message type support).
 set(_ros_libnames rcl rcutils rmw rcl_yaml_param_parser rosidl_runtime_c rosidl_typesupport_cpp
     rosidl_typesupport_c std_msgs__rosidl_typesupport_cpp std_msgs__rosidl_typesupport_c
-    std_msgs__rosidl_generator_c builtin_interfaces__rosidl_generator_c)
+    std_msgs__rosidl_generator_c builtin_interfaces__rosidl_generator_c
+    rcl_interfaces__rosidl_typesupport_cpp rcl_interfaces__rosidl_typesupport_c)
 set(_ros_libs "")
 foreach(n ${_ros_libnames})
   unset(_lib CACHE)
