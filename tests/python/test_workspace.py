@@ -24,6 +24,24 @@ if not BUILD.is_absolute():
 COLCON = Path(sys.executable).parent / "colcon"
 
 
+# rclpy peer: GetParameters on the example's filter node (a ros2 param-style tool).
+PARAM_PEER = """
+import sys, rclpy
+from rcl_interfaces.srv import GetParameters
+rclpy.init()
+node = rclpy.create_node('param_peer')
+cli = node.create_client(GetParameters, '/robot1/obstacle_filter/get_parameters')
+if not cli.wait_for_service(timeout_sec=60):
+    sys.exit('no parameter service')
+fut = cli.call_async(GetParameters.Request(names=['work_ms']))
+rclpy.spin_until_future_complete(node, fut, timeout_sec=60)
+res = fut.result()
+print(res.values[0].double_value if res and res.values else 'none')
+node.destroy_node()
+rclpy.shutdown()
+"""
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     if not (BUILD / "runtime" / "libchainrt_runtime.a").exists():
@@ -77,14 +95,23 @@ def test_example_workspace_builds_with_colcon_and_runs_its_chain(installed, tmp_
     run_env = dict(os.environ)
     run_env["ROS_DOMAIN_ID"] = str(60 + os.getpid() % 40)
     run_env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    seconds = 3.0
-    r = subprocess.run([str(exe), str(model), str(seconds), "--ros-args", "-r", "__ns:=/robot1"],
-                       env=run_env, capture_output=True, text=True, timeout=120)
+    seconds = 8.0  # long enough for the rclpy peer to start, discover and ask
+    proc = subprocess.Popen([str(exe), str(model), str(seconds), "--ros-args", "-r",
+                             "__ns:=/robot1", "-p", "work_ms:=2.5"],
+                            env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # While it runs, an rclpy program (as `ros2 param get` does) reads the parameter through
+    # the node's standard parameter service.
+    peer = subprocess.run([sys.executable, "-c", PARAM_PEER], env=run_env, capture_output=True,
+                          text=True, timeout=120)
+    out, err = proc.communicate(timeout=120)
+    r = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     assert r.returncode == 0, r.stderr[-3000:]
+    assert peer.returncode == 0 and peer.stdout.strip() == "2.5", peer.stdout + peer.stderr[-2000:]
     report = json.loads(r.stdout)
     assert report["policy"] == "fp"
     cbs = report["callbacks"]
-    assert set(cbs) == {"capture", "detect", "housekeeping"}
+    assert {"capture", "detect", "housekeeping"} <= set(cbs)
+    assert cbs["obstacle_filter/parameters/get"]["instances"] >= 1  # the peer's request
     # every frame captured is processed or counted as dropped
     assert cbs["detect"]["instances"] + cbs["detect"]["drops"] >= cbs["capture"]["instances"] - 1
     chain = report["chains"]["perception"]
@@ -98,3 +125,7 @@ def test_example_workspace_builds_with_colcon_and_runs_its_chain(installed, tmp_
     assert chain["deadline_ns"] == 20_000_000 and chain["period_ns"] == 20_000_000
     assert 0 <= chain["deadline_misses"] <= chain["instances"]
     assert "processed" in r.stderr
+    # --ros-args reached the user's node: remapped namespace and the parameter override
+    assert "/robot1/obstacle_filter: work_ms=2.5" in r.stderr
+    # the chain's two callbacks burn 1 ms + 2.5 ms of CPU
+    assert chain["bcrt_ns"] >= 3_500_000 * 0.95
