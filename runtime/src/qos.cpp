@@ -95,8 +95,7 @@ void QosEventSet::add(int i, rcl_ret_t rc) noexcept {
   }
   if (rcl_event_set_callback(&events_[i], &count_event, counter(counts_, i)) != RCL_RET_OK) {
     rcl_reset_error();
-    (void)rcl_event_fini(&events_[i]);
-    rcl_reset_error();
+    if (rcl_event_fini(&events_[i]) != RCL_RET_OK) rcl_reset_error();
     return;
   }
   active_[i] = true;
@@ -125,9 +124,8 @@ void QosEventSet::attach(rcl_subscription_t* sub, const QoS& qos) noexcept {
 void QosEventSet::detach() noexcept {
   for (int i = 0; i < 4; ++i)
     if (active_[i]) {
-      (void)rcl_event_set_callback(&events_[i], nullptr, nullptr);
-      (void)rcl_event_fini(&events_[i]);
-      rcl_reset_error();
+      if (rcl_event_set_callback(&events_[i], nullptr, nullptr) != RCL_RET_OK) rcl_reset_error();
+      if (rcl_event_fini(&events_[i]) != RCL_RET_OK) rcl_reset_error();
       active_[i] = false;
     }
 }
