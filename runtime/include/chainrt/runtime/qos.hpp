@@ -4,6 +4,10 @@
 // missed, liveliness lost/changed, incompatible QoS). An integer converts to QoS(depth), so
 // `create_publisher<T>(topic, 10)` keeps its meaning (reliable, volatile, keep-last 10).
 //
+// A subscription's input ring (node.hpp) holds `depth` inputs under both histories: with
+// keep_all the middleware keeps everything, and the executor takes it into the ring, where an
+// overflow drops the oldest input and counts it (chainrt allocates nothing after start).
+//
 // Events are counted by the rmw's event listener (lock-free atomics, no allocation); they are
 // not dispatched as callbacks: read the counters (e.g. from a monitoring timer).
 #pragma once

@@ -25,6 +25,7 @@
 #include <rcl/service.h>
 #include <rosidl_typesupport_cpp/service_type_support.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -71,7 +72,7 @@ class Service : public SubscriptionBase {
     const char* n = rcl_service_get_service_name(&srv_);
     return n ? n : topic_;
   }
-  std::uint64_t send_errors() const noexcept { return send_errors_; }
+  std::uint64_t send_errors() const noexcept { return send_errors_.load(std::memory_order_relaxed); }
 
   void invoke(int slot) override {
     Response& res = responses_[slot];
@@ -79,7 +80,7 @@ class Service : public SubscriptionBase {
     cb_(requests_[slot], res);
     if (rcl_send_response(&srv_, &headers_[slot], &res) != RCL_RET_OK) {
       rcl_reset_error();
-      ++send_errors_;  // the client is gone: nothing to do
+      send_errors_.fetch_add(1, std::memory_order_relaxed);  // the client is gone
     }
   }
 
@@ -116,7 +117,7 @@ class Service : public SubscriptionBase {
   std::vector<Request> requests_;
   std::vector<Response> responses_;
   std::vector<rmw_request_id_t> headers_;
-  std::uint64_t send_errors_ = 0;  // under the executor's dispatch of this service only
+  std::atomic<std::uint64_t> send_errors_{0};  // instances may run in parallel (reentrant group)
 };
 
 template <class Srv>
