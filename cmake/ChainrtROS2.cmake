@@ -18,6 +18,9 @@
 #   chainrt::ros2          INTERFACE target: include dirs, libraries, link and run paths
 #   CHAINRT_ROS2_KIND      sourced | wheels
 #   CHAINRT_ROS2_PREFIX    the prefix that holds rcl
+#   CHAINRT_ROS2_PREFIXES  every prefix used (the sourced AMENT_PREFIX_PATH, or the venv)
+# CHAINRT_ROS2_PIN_PREFIX/_KIND/_PREFIXES, when set (by an installed chainrtConfig.cmake), name
+# the one ROS 2 to use: the one chainrt was built against.
 #   CHAINRT_ROS2_ENV       list of VAR=value for running a program that uses ROS 2
 #                          (AMENT_PREFIX_PATH, RMW_IMPLEMENTATION)
 #   CHAINRT_ROS2_LIBRARY_PATH  the library folders, ':'-separated; NOT needed by our binaries
@@ -42,7 +45,15 @@ endfunction()
 set(_ros_prefix "")
 set(_ros_kind "")
 set(_ros_all_prefixes "")
-if(NOT "$ENV{CHAINRT_ROS}" STREQUAL "wheels" AND DEFINED ENV{AMENT_PREFIX_PATH})
+if(CHAINRT_ROS2_PIN_PREFIX)
+  # An installed chainrtConfig.cmake: exactly the ROS 2 that chainrt was built against.
+  _chainrt_ros2_is_prefix("${CHAINRT_ROS2_PIN_PREFIX}" _ok)
+  if(_ok)
+    set(_ros_prefix "${CHAINRT_ROS2_PIN_PREFIX}")
+    set(_ros_kind "${CHAINRT_ROS2_PIN_KIND}")
+    set(_ros_all_prefixes ${CHAINRT_ROS2_PIN_PREFIXES})
+  endif()
+elseif(NOT "$ENV{CHAINRT_ROS}" STREQUAL "wheels" AND DEFINED ENV{AMENT_PREFIX_PATH})
   string(REPLACE ":" ";" _ament "$ENV{AMENT_PREFIX_PATH}")
   foreach(p ${_ament})
     _chainrt_ros2_is_prefix("${p}" _ok)
@@ -63,7 +74,7 @@ if(_ros_prefix)
     set(_ros_kind wheels)
   endif()
 endif()
-if(NOT _ros_prefix)
+if(NOT _ros_prefix AND NOT CHAINRT_ROS2_PIN_PREFIX)
   _chainrt_ros2_is_prefix("${CHAINRT_VENV}" _ok)
   if(_ok)
     set(_ros_prefix "${CHAINRT_VENV}")
@@ -101,7 +112,8 @@ endforeach()
 # Libraries the runtime uses directly (rcl, its C utilities, C++ message type support).
 set(_ros_libnames rcl rcutils rmw rcl_yaml_param_parser rosidl_runtime_c rosidl_typesupport_cpp
     rosidl_typesupport_c std_msgs__rosidl_typesupport_cpp std_msgs__rosidl_typesupport_c
-    std_msgs__rosidl_generator_c builtin_interfaces__rosidl_generator_c)
+    std_msgs__rosidl_generator_c builtin_interfaces__rosidl_generator_c
+    rcl_interfaces__rosidl_typesupport_cpp rcl_interfaces__rosidl_typesupport_c)
 set(_ros_libs "")
 foreach(n ${_ros_libnames})
   unset(_lib CACHE)
@@ -156,6 +168,7 @@ target_link_options(chainrt_ros2 INTERFACE ${_ros_link_options})
 set(CHAINRT_HAVE_ROS2 ON)
 set(CHAINRT_ROS2_KIND ${_ros_kind})
 set(CHAINRT_ROS2_PREFIX "${_ros_prefix}")
+set(CHAINRT_ROS2_PREFIXES "${_ros_all_prefixes}")
 string(REPLACE ";" ":" _ament_value "${_ros_all_prefixes}")
 string(REPLACE ";" ":" _ldpath_value "${_ros_rpath}")
 set(_rmw "$ENV{RMW_IMPLEMENTATION}")

@@ -3,6 +3,10 @@
 #include "chainrt/runtime/node.hpp"
 
 #include <rcl/error_handling.h>
+#include <rcl/graph.h>
+#include <rmw/topic_endpoint_info_array.h>
+
+#include "chainrt/runtime/parameters.hpp"
 #include <time.h>
 
 #include <stdexcept>
@@ -20,6 +24,10 @@ thread_local Stamp t_stamp{};
 // Teardown calls: their failure is reported by rcl's error state, which is reset here.
 void done(rcl_ret_t) noexcept { rcl_reset_error(); }
 }  // namespace
+
+namespace detail {
+[[noreturn]] void throw_rcl_error(const std::string& what) { fail(what); }
+}  // namespace detail
 
 // Set by the executor around each callback.
 void set_current_stamp(const Stamp& s) noexcept { t_stamp = s; }
@@ -76,16 +84,23 @@ Entity::Entity(Node& node, CallbackKind kind, CallbackOptions options)
 
 // -------------------------------------------------------------------------------- Publisher
 PublisherBase::PublisherBase(Node& node, const rosidl_message_type_support_t* ts,
-                             const std::string& topic, std::size_t depth)
-    : node_(&node), topic_(topic) {
+                             const std::string& topic, const QoS& qos)
+    : node_(&node), topic_(topic), qos_(qos) {
   pub_ = rcl_get_zero_initialized_publisher();
   rcl_publisher_options_t o = rcl_publisher_get_default_options();
-  o.qos.depth = depth == 0 ? 1 : depth;
+  o.qos = qos.to_rmw();
   if (rcl_publisher_init(&pub_, node.get(), ts, topic.c_str(), &o) != RCL_RET_OK)
     fail("publisher on '" + topic + "'");
+  events_.attach(&pub_, qos_);
+}
+
+std::string PublisherBase::resolved_topic() const {
+  const char* t = rcl_publisher_get_topic_name(&pub_);
+  return t ? t : topic_;
 }
 
 PublisherBase::~PublisherBase() {
+  events_.detach();
   done(rcl_publisher_fini(&pub_, node_->get()));
   rcl_reset_error();
 }
@@ -108,22 +123,48 @@ bool PublisherBase::publish_raw(const void* msg) noexcept {
 
 // ----------------------------------------------------------------------------- Subscription
 SubscriptionBase::SubscriptionBase(Node& node, const rosidl_message_type_support_t* ts,
-                                   const std::string& topic, std::size_t depth,
+                                   const std::string& topic, const QoS& qos,
                                    CallbackOptions options)
     : Entity(node, CallbackKind::Subscription, std::move(options)),
       topic_(topic),
-      depth_(depth == 0 ? 1 : depth) {
+      depth_(qos.depth()),
+      qos_(qos) {
   sub_ = rcl_get_zero_initialized_subscription();
   rcl_subscription_options_t o = rcl_subscription_get_default_options();
-  o.qos.depth = depth_;
+  o.qos = qos.to_rmw();
   if (rcl_subscription_init(&sub_, node.get(), ts, topic.c_str(), &o) != RCL_RET_OK)
     fail("subscription on '" + topic + "'");
+  events_.attach(&sub_, qos_);
+}
+
+SubscriptionBase::SubscriptionBase(Node& node, CallbackKind kind, const std::string& name,
+                                   std::size_t depth, CallbackOptions options)
+    : Entity(node, kind, std::move(options)), topic_(name), depth_(depth == 0 ? 1 : depth),
+      qos_(depth) {
+  sub_ = rcl_get_zero_initialized_subscription();
 }
 
 SubscriptionBase::~SubscriptionBase() {
-  done(rcl_subscription_set_on_new_message_callback(&sub_, nullptr, nullptr));
-  done(rcl_subscription_fini(&sub_, node_->get()));
+  if (rcl_subscription_is_valid(&sub_)) {
+    events_.detach();
+    done(rcl_subscription_set_on_new_message_callback(&sub_, nullptr, nullptr));
+    done(rcl_subscription_fini(&sub_, node_->get()));
+  }
   rcl_reset_error();
+}
+
+rcl_ret_t SubscriptionBase::take_into(int slot) noexcept {
+  rmw_message_info_t info = rmw_get_zero_initialized_message_info();
+  try {
+    return rcl_take(&sub_, slot_message(slot), &info, nullptr);
+  } catch (...) {
+    return RCL_RET_ERROR;
+  }
+}
+
+rcl_ret_t SubscriptionBase::attach_listener(void (*fn)(const void*, std::size_t),
+                                            const void* user) {
+  return rcl_subscription_set_on_new_message_callback(&sub_, fn, user);
 }
 
 void SubscriptionBase::prepare_slots(std::size_t executor_threads) {
@@ -139,8 +180,7 @@ void SubscriptionBase::prepare_slots(std::size_t executor_threads) {
 }
 
 void SubscriptionBase::set_listener(void (*fn)(const void*, std::size_t), const void* user) {
-  if (rcl_subscription_set_on_new_message_callback(&sub_, fn, user) != RCL_RET_OK)
-    fail("on_new_message callback of '" + topic_ + "'");
+  if (attach_listener(fn, user) != RCL_RET_OK) fail("new-input listener of '" + topic_ + "'");
 }
 
 std::size_t SubscriptionBase::take_available() noexcept {
@@ -159,13 +199,7 @@ std::size_t SubscriptionBase::take_available() noexcept {
       --fifo_count_;
       dropped = true;
     }
-    rmw_message_info_t info = rmw_get_zero_initialized_message_info();
-    rcl_ret_t rc;
-    try {
-      rc = rcl_take(&sub_, slot_message(slot), &info, nullptr);
-    } catch (...) {
-      rc = RCL_RET_ERROR;
-    }
+    const rcl_ret_t rc = take_into(slot);
     if (rc != RCL_RET_OK) {
       rcl_reset_error();
       if (dropped) {  // put the oldest input back at the head: nothing was overwritten
@@ -226,6 +260,7 @@ Node::Node(Context& context, const std::string& name, const std::string& ns)
 }
 
 Node::~Node() {
+  parameters_.reset();  // its services are entities of this node
   entities_.clear();  // subscriptions and publishers need the rcl node to finish
   publishers_.clear();
   done(rcl_node_fini(&node_));
@@ -244,6 +279,62 @@ std::shared_ptr<Timer> Node::create_timer(Duration period, Timer::Callback cb,
   auto t = std::make_shared<Timer>(*this, period, offset, std::move(cb), std::move(options));
   entities_.push_back(t);
   return t;
+}
+
+}  // namespace chainrt::runtime
+
+namespace chainrt::runtime {
+
+std::string Node::namespace_() const {
+  const char* ns = rcl_node_get_namespace(&node_);
+  return ns ? ns : "/";
+}
+
+std::string Node::fully_qualified_name() const {
+  const char* n = rcl_node_get_fully_qualified_name(&node_);
+  return n ? n : name_;
+}
+
+Parameters& Node::parameters() {
+  if (!parameters_) parameters_ = std::make_unique<Parameters>(*this);
+  return *parameters_;
+}
+
+namespace {
+std::vector<QoS> endpoints_qos(const rcl_node_t* node, const std::string& topic, bool publishers) {
+  rcutils_allocator_t alloc = rcutils_get_default_allocator();
+  rmw_topic_endpoint_info_array_t info = rmw_get_zero_initialized_topic_endpoint_info_array();
+  // The graph query wants the fully expanded name; expand relative names like rcl does.
+  char* expanded = nullptr;
+  const char* name = topic.c_str();
+  std::string full;
+  if (rcl_node_resolve_name(node, topic.c_str(), alloc, false, false, &expanded) == RCL_RET_OK &&
+      expanded) {
+    full = expanded;
+    alloc.deallocate(expanded, alloc.state);
+    name = full.c_str();
+  } else {
+    rcl_reset_error();
+  }
+  rcl_ret_t rc = publishers
+                     ? rcl_get_publishers_info_by_topic(node, &alloc, name, false, &info)
+                     : rcl_get_subscriptions_info_by_topic(node, &alloc, name, false, &info);
+  std::vector<QoS> out;
+  if (rc != RCL_RET_OK) {
+    rcl_reset_error();
+    return out;
+  }
+  for (std::size_t i = 0; i < info.size; ++i) out.push_back(QoS::from_rmw(info.info_array[i].qos_profile));
+  (void)rmw_topic_endpoint_info_array_fini(&info, &alloc);
+  return out;
+}
+}  // namespace
+
+std::vector<QoS> Node::publishers_qos(const std::string& topic) const {
+  return endpoints_qos(&node_, topic, true);
+}
+std::vector<QoS> Node::subscriptions_qos(const std::string& topic) const {
+  return endpoints_qos(&node_, topic, false);
 }
 
 }  // namespace chainrt::runtime

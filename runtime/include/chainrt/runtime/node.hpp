@@ -11,6 +11,11 @@
 //
 // Timers are released by the executor's own monotonic clock (ROS time / sim time are not
 // supported); their overrun rule is sched::TimerClock (EDF paper Sec. IV-A).
+//
+// Also here: QoS profiles (qos.hpp) for publishers and subscriptions; services and clients
+// (services.hpp: requests and responses are queued and dispatched like subscriptions); node
+// parameters (parameters.hpp). Names and namespaces follow rcl, so `--ros-args -r` remapping
+// (node name, namespace, topics) applies to every node of the Context.
 #pragma once
 
 #include <rcl/rcl.h>
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/runtime/qos.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 
 namespace chainrt::runtime {
@@ -87,6 +93,9 @@ struct CallbackOptions {
 
 class Node;
 class Executor;
+template <class Srv> class Service;
+template <class Srv> class Client;
+class Parameters;
 
 // One source of callback instances (a timer or a subscription), as the executor sees it.
 class Entity {
@@ -109,40 +118,52 @@ class Entity {
 class PublisherBase {
  public:
   PublisherBase(Node& node, const rosidl_message_type_support_t* ts, const std::string& topic,
-                std::size_t depth);
+                const QoS& qos);
   virtual ~PublisherBase();
   PublisherBase(const PublisherBase&) = delete;
   PublisherBase& operator=(const PublisherBase&) = delete;
   // Matched subscriptions (discovery done).
   std::size_t subscription_count() const;
   const std::string& topic() const noexcept { return topic_; }
+  // The topic after remapping and namespace expansion ("/robot1/image").
+  std::string resolved_topic() const;
   rcl_publisher_t* get() noexcept { return &pub_; }
+  const QoS& qos() const noexcept { return qos_; }
+  // QoS events seen so far (lock-free counters; see qos.hpp).
+  const QosEventCounts& qos_events() const noexcept { return events_.counts(); }
+  std::uint64_t errors() const noexcept { return errors_.load(std::memory_order_relaxed); }
 
  protected:
   bool publish_raw(const void* msg) noexcept;  // false (and a counted error) on failure
   Node* node_;
   std::string topic_;
+  QoS qos_;
   rcl_publisher_t pub_;
+  QosEventSet events_;
   std::atomic<std::uint64_t> errors_{0};
 };
 
 template <class T>
 class Publisher : public PublisherBase {
  public:
-  Publisher(Node& node, const std::string& topic, std::size_t depth)
+  Publisher(Node& node, const std::string& topic, const QoS& qos)
       : PublisherBase(node, rosidl_typesupport_cpp::get_message_type_support_handle<T>(), topic,
-                      depth) {}
+                      qos) {}
   bool publish(const T& msg) noexcept { return publish_raw(&msg); }
 };
 
 // Type-erased part of a subscription: the rcl subscription, the DDS "new message" listener and
 // a preallocated ring of taken messages (depth = QoS depth; overflow drops the oldest input).
+// Services and clients (services.hpp) are input entities of the same kind: they override how an
+// input is taken (take_into) and how the listener is attached (attach_listener).
 class SubscriptionBase : public Entity {
  public:
   ~SubscriptionBase() override;
   rcl_subscription_t* get() noexcept { return &sub_; }
   std::size_t depth() const noexcept { return depth_; }
   const std::string& topic() const noexcept { return topic_; }
+  const QoS& qos() const noexcept { return qos_; }
+  const QosEventCounts& qos_events() const noexcept { return events_.counts(); }
 
   // --- used by the executor, under its lock; no allocation ---
   void prepare_slots(std::size_t executor_threads);       // before start
@@ -160,14 +181,23 @@ class SubscriptionBase : public Entity {
 
  protected:
   SubscriptionBase(Node& node, const rosidl_message_type_support_t* ts, const std::string& topic,
-                   std::size_t depth, CallbackOptions options);
+                   const QoS& qos, CallbackOptions options);
+  // For services and clients: no rcl subscription; `name` is the service name.
+  SubscriptionBase(Node& node, CallbackKind kind, const std::string& name, std::size_t depth,
+                   CallbackOptions options);
   virtual void* slot_message(int slot) noexcept = 0;
   virtual void resize_slots(std::size_t n) = 0;
   virtual Stamp stamp_of_slot(int slot) noexcept = 0;
+  // Take one input into `slot` (rcl_take for a subscription); RCL_RET_OK when one was taken.
+  virtual rcl_ret_t take_into(int slot) noexcept;
+  // Attach (or, with fn == nullptr, detach) the rmw "new input" listener.
+  virtual rcl_ret_t attach_listener(void (*fn)(const void*, std::size_t), const void* user);
 
   std::string topic_;
   std::size_t depth_;
+  QoS qos_;
   rcl_subscription_t sub_;
+  QosEventSet events_;
   // ring of inputs: fifo_ holds slot indices (oldest first), free_ the unused slots
   std::vector<int> fifo_;
   std::size_t fifo_head_ = 0, fifo_count_ = 0;
@@ -181,10 +211,10 @@ class Subscription : public SubscriptionBase {
  public:
   using Callback = std::function<void(const T&)>;
   using StampOf = std::function<Stamp(const T&)>;
-  Subscription(Node& node, const std::string& topic, std::size_t depth, Callback cb,
+  Subscription(Node& node, const std::string& topic, const QoS& qos, Callback cb,
                CallbackOptions options, StampOf stamp_of)
       : SubscriptionBase(node, rosidl_typesupport_cpp::get_message_type_support_handle<T>(),
-                         topic, depth, std::move(options)),
+                         topic, qos, std::move(options)),
         cb_(std::move(cb)),
         stamp_of_(std::move(stamp_of)) {}
   void invoke(int slot) override { cb_(msgs_[slot]); }
@@ -228,29 +258,51 @@ class Node {
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
+  // The node's name and namespace after `--ros-args -r __node:=/__ns:=` remapping.
   const std::string& name() const noexcept { return name_; }
+  std::string namespace_() const;
+  std::string fully_qualified_name() const;
   Context& context() noexcept { return *context_; }
   rcl_node_t* get() noexcept { return &node_; }
   CallbackGroup* default_group() noexcept { return groups_.front().get(); }
 
   CallbackGroup* create_callback_group(GroupType type, const std::string& name = "");
 
+  // `qos`: a QoS profile or just a depth (reliable, volatile, keep-last depth).
   template <class T>
-  std::shared_ptr<Publisher<T>> create_publisher(const std::string& topic, std::size_t depth) {
-    auto p = std::make_shared<Publisher<T>>(*this, topic, depth);
+  std::shared_ptr<Publisher<T>> create_publisher(const std::string& topic, const QoS& qos) {
+    auto p = std::make_shared<Publisher<T>>(*this, topic, qos);
     publishers_.push_back(p);
     return p;
   }
   template <class T>
   std::shared_ptr<Subscription<T>> create_subscription(
-      const std::string& topic, std::size_t depth, typename Subscription<T>::Callback cb,
+      const std::string& topic, const QoS& qos, typename Subscription<T>::Callback cb,
       CallbackOptions options = {}, typename Subscription<T>::StampOf stamp_of = nullptr) {
     if (options.name.empty()) options.name = name_ + "/" + topic;
-    auto s = std::make_shared<Subscription<T>>(*this, topic, depth, std::move(cb),
+    auto s = std::make_shared<Subscription<T>>(*this, topic, qos, std::move(cb),
                                                std::move(options), std::move(stamp_of));
     entities_.push_back(s);
     return s;
   }
+  // Services and clients: defined in services.hpp (include it to use them).
+  template <class Srv, class Callback, class... Args>
+  std::shared_ptr<Service<Srv>> create_service(const std::string& name, Callback cb,
+                                               CallbackOptions options = {}, Args&&... args);
+  template <class Srv, class Callback>
+  std::shared_ptr<Client<Srv>> create_client(const std::string& name, Callback on_response,
+                                             CallbackOptions options = {},
+                                             std::size_t max_pending = 16);
+  // Parameters of this node (parameters.hpp): declared values, overridden by `--ros-args -p`
+  // and `--params-file`; served by the standard parameter services when enabled there.
+  Parameters& parameters();
+
+  // QoS of the publishers / subscriptions the graph knows on `topic` (any node, any process).
+  std::vector<QoS> publishers_qos(const std::string& topic) const;
+  std::vector<QoS> subscriptions_qos(const std::string& topic) const;
+  // Give the node an entity made outside it (services, clients); it is dispatched by the
+  // executor the node is added to.
+  void adopt(std::shared_ptr<Entity> entity) { entities_.push_back(std::move(entity)); }
   // A timer released every `period` ns, first at start + `offset`.
   std::shared_ptr<Timer> create_timer(Duration period, Timer::Callback cb,
                                       CallbackOptions options = {}, Duration offset = 0);
@@ -264,6 +316,7 @@ class Node {
   std::vector<std::unique_ptr<CallbackGroup>> groups_;
   std::vector<std::shared_ptr<Entity>> entities_;
   std::vector<std::shared_ptr<PublisherBase>> publishers_;
+  std::unique_ptr<Parameters> parameters_;
 };
 
 }  // namespace chainrt::runtime

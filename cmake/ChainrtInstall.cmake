@@ -1,0 +1,116 @@
+# ChainrtInstall.cmake: `cmake --install` (and `colcon build`) of chainrt into a prefix, so that
+# another CMake project (a ROS 2 package in a user's workspace) says
+#     find_package(chainrt REQUIRED)
+#     target_link_libraries(my_node PRIVATE chainrt::runtime)
+# No paper section: packaging. Included once, at the end of the top-level CMakeLists.txt, after
+# every module defined its target; the modules' own CMakeLists.txt stay free of install rules.
+#
+# What is installed (<prefix> = CMAKE_INSTALL_PREFIX):
+#   lib/libchainrt_<module>.a         static libraries (position-independent)
+#   include/chainrt/...               the public headers of every module
+#   lib/cmake/chainrt/                chainrtConfig.cmake, chainrtTargets*.cmake, the version
+#                                     file and ChainrtROS2.cmake (see below)
+#   bin/chainrt-run                   the model runner (when the runtime is built)
+#   bin/chainrt                       the CLI, running the installed Python package
+#   lib/python3.X/site-packages/chainrt  the Python package with its compiled extension
+#   share/chainrt/package.xml, share/ament_index/resource_index/packages/chainrt
+#                                     so ROS 2 tools (ament_index, colcon) see the package
+#
+# Imported targets: chainrt::model, chainrt::sched, chainrt::analysis, chainrt::sim and
+# chainrt::runtime (the last only when chainrt was built with ROS 2). chainrt::runtime needs
+# chainrt::ros2, which is NOT exported with absolute paths: chainrtConfig.cmake re-creates it
+# with cmake/ChainrtROS2.cmake (the one place that knows how to link the wheels or a sourced
+# ROS 2), pinned to the ROS 2 chainrt was built against.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(CHAINRT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/chainrt")
+set(_chainrt_exported "")
+foreach(_m model sched analysis sim runtime)
+  set(_t chainrt_${_m})
+  if(NOT TARGET ${_t})
+    continue()
+  endif()
+  # The modules give their include folder as a source path; exported targets use <prefix>/include.
+  get_target_property(_inc ${_t} INTERFACE_INCLUDE_DIRECTORIES)
+  set(_wrapped "")
+  foreach(_d IN LISTS _inc)
+    if(_d MATCHES "^\\$<")
+      list(APPEND _wrapped "${_d}")
+    else()
+      list(APPEND _wrapped "$<BUILD_INTERFACE:${_d}>")
+      if(IS_DIRECTORY "${_d}/chainrt")
+        install(DIRECTORY "${_d}/chainrt" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+      endif()
+    endif()
+  endforeach()
+  list(APPEND _wrapped "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+  set_property(TARGET ${_t} PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${_wrapped}")
+  set_property(TARGET ${_t} PROPERTY EXPORT_NAME ${_m})
+  list(APPEND _chainrt_exported ${_t})
+endforeach()
+
+if(TARGET chainrt_runtime)
+  # chainrt::ros2 stays a build-tree target; the installed config re-creates it (see above).
+  get_target_property(_links chainrt_runtime INTERFACE_LINK_LIBRARIES)
+  set(_new "")
+  foreach(_l IN LISTS _links)
+    if(_l STREQUAL "chainrt::ros2" OR _l STREQUAL "chainrt_ros2")
+      list(APPEND _new "$<BUILD_INTERFACE:chainrt::ros2>")
+    else()
+      list(APPEND _new "${_l}")
+    endif()
+  endforeach()
+  set_property(TARGET chainrt_runtime PROPERTY INTERFACE_LINK_LIBRARIES "${_new}")
+  install(TARGETS chainrt-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES "${PROJECT_SOURCE_DIR}/cmake/ChainrtROS2.cmake" DESTINATION ${CHAINRT_INSTALL_CMAKEDIR})
+  set(CHAINRT_CONFIG_WITH_RUNTIME ON)
+  set(CHAINRT_CONFIG_ROS2_KIND "${CHAINRT_ROS2_KIND}")
+  set(CHAINRT_CONFIG_ROS2_PREFIX "${CHAINRT_ROS2_PREFIX}")
+  set(CHAINRT_CONFIG_ROS2_PREFIXES "${CHAINRT_ROS2_PREFIXES}")
+  set(CHAINRT_CONFIG_VENV "${CHAINRT_VENV}")
+else()
+  set(CHAINRT_CONFIG_WITH_RUNTIME OFF)
+endif()
+
+install(TARGETS ${_chainrt_exported} EXPORT chainrtTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT chainrtTargets NAMESPACE chainrt:: DESTINATION ${CHAINRT_INSTALL_CMAKEDIR})
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/chainrtConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/chainrtConfig.cmake" INSTALL_DESTINATION ${CHAINRT_INSTALL_CMAKEDIR})
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/chainrtConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/chainrtConfig.cmake" "${PROJECT_BINARY_DIR}/chainrtConfigVersion.cmake"
+  DESTINATION ${CHAINRT_INSTALL_CMAKEDIR})
+
+# ROS 2 package metadata: the manifest and the ament index marker (`ros2 pkg list` lists it).
+install(FILES "${PROJECT_SOURCE_DIR}/package.xml" DESTINATION ${CMAKE_INSTALL_DATADIR}/chainrt)
+file(WRITE "${PROJECT_BINARY_DIR}/ament_index_marker/chainrt" "")
+install(FILES "${PROJECT_BINARY_DIR}/ament_index_marker/chainrt"
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/ament_index/resource_index/packages)
+install(FILES "${PROJECT_SOURCE_DIR}/examples/two_chains.yaml"
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/chainrt/examples)
+
+# The Python package (with chainrt._core, built into python/chainrt/) and a `chainrt` launcher
+# that runs it with the interpreter chainrt was built with (it has numpy, matplotlib, PyYAML
+# and, for the wheels, rclpy).
+if(CHAINRT_BUILD_PYTHON AND TARGET _core)
+  set(_pyexe "${Python_EXECUTABLE}")
+  if(NOT _pyexe)
+    find_package(Python 3.10 COMPONENTS Interpreter REQUIRED)
+    set(_pyexe "${Python_EXECUTABLE}")
+  endif()
+  execute_process(COMMAND "${_pyexe}" -c "import sys; print(f'python{sys.version_info[0]}.{sys.version_info[1]}')"
+    OUTPUT_VARIABLE _pyver OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(CHAINRT_INSTALL_PYTHONDIR "${CMAKE_INSTALL_LIBDIR}/${_pyver}/site-packages")
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/python/chainrt" DESTINATION ${CHAINRT_INSTALL_PYTHONDIR}
+    PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+  install(CODE "
+    set(_py \"${_pyexe}\")
+    set(_dest \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/chainrt\")
+    file(WRITE \"\${_dest}\" \"#!\${_py}\n# chainrt CLI of this install prefix (generated by cmake --install)\nimport os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), '${CHAINRT_INSTALL_PYTHONDIR}'))\nfrom chainrt.cli import main\nsys.exit(main())\n\")
+    file(CHMOD \"\${_dest}\" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+    message(STATUS \"Installing: \${_dest}\")")
+endif()
