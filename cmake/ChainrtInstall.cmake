@@ -16,7 +16,8 @@
 #   share/chainrt/package.xml, share/ament_index/resource_index/packages/chainrt
 #                                     so ROS 2 tools (ament_index, colcon) see the package
 #
-# Imported targets: chainrt::model, chainrt::sched, chainrt::analysis, chainrt::sim and
+# Imported targets: chainrt::model, chainrt::sched, chainrt::analysis, chainrt::sim, chainrt::synth,
+# chainrt::lame and
 # chainrt::runtime (the last only when chainrt was built with ROS 2). chainrt::runtime needs
 # chainrt::ros2, which is NOT exported with absolute paths: chainrtConfig.cmake re-creates it
 # with cmake/ChainrtROS2.cmake (the one place that knows how to link the wheels or a sourced
@@ -26,7 +27,7 @@ include(CMakePackageConfigHelpers)
 
 set(CHAINRT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/chainrt")
 set(_chainrt_exported "")
-foreach(_m model sched analysis sim runtime)
+foreach(_m model sched analysis sim synth lame runtime)
   set(_t chainrt_${_m})
   if(NOT TARGET ${_t})
     continue()
