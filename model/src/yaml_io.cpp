@@ -249,6 +249,7 @@ struct Reader {
     if (!is_map(n, path, what)) return false;
     std::set<std::string> seen;
     for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) continue;  // reported by record_places
       std::string key = kv.first.Scalar();
       if (!seen.insert(key).second) {
         d.error_at(place_of(kv.first), sub(path, key), "field given twice");
@@ -300,8 +301,11 @@ struct Reader {
     if (!s) return std::nullopt;
     long long v = 0;
     auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
-    if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == s->data() + s->size() && (v < lo || v > hi))) {
-      d.error(sub(path, key), std::string(key) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) +
+    const bool whole = ec == std::errc() && p == s->data() + s->size();
+    if (ec == std::errc::result_out_of_range || (whole && (v < lo || v > hi))) {
+      bool low = whole ? v < lo : (*s)[0] == '-';
+      d.error(sub(path, key), std::string(key) + (low ? " must be at least " + std::to_string(lo)
+                                                      : " must be at most " + std::to_string(hi)) +
                                   ", got '" + *s + "'");
       return std::nullopt;
     }
@@ -313,8 +317,10 @@ struct Reader {
   }
 
   // A duration with a unit; zero or negative values are rejected unless allow_zero.
+  // A duration with a unit, at most kMaxDuration; zero or negative values are rejected unless
+  // allow_zero; a period (`min` > 0) must be at least `min`.
   std::optional<Duration> duration(const YAML::Node& map, const char* key, const std::string& path,
-                                   bool required, const char* what, bool allow_zero = false) {
+                                   bool required, const char* what, bool allow_zero = false, Duration min = 0) {
     auto s = scalar(map, key, path, required, what);
     if (!s) return std::nullopt;
     std::string why;
@@ -326,6 +332,11 @@ struct Reader {
     if (*v < 0 || (*v == 0 && !allow_zero)) {
       d.error(sub(path, key), std::string(key) + " must be " + (allow_zero ? "zero or positive" : "positive") +
                                   ", got '" + *s + "'");
+      return std::nullopt;
+    }
+    if (*v < min) {
+      d.error(sub(path, key), std::string(key) + " " + *s + " is shorter than chainrt's limit of " +
+                                  format_duration(min) + " (simulation and run could not keep up)");
       return std::nullopt;
     }
     if (*v > limits::kMaxDuration) {
@@ -416,7 +427,7 @@ struct Reader {
     std::string p = sub(path, "reservation");
     if (!keys(r, p, {"budget", "period"}, "a reservation")) return std::nullopt;
     auto budget = duration(r, "budget", p, true, "a reservation");
-    auto period = duration(r, "period", p, true, "a reservation");
+    auto period = duration(r, "period", p, true, "a reservation", false, limits::kMinPeriod);
     if (!budget || !period) return std::nullopt;
     return Reservation{*budget, *period};
   }
@@ -448,7 +459,8 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
     YAML::Node threads = n["threads"];
     std::string tp = sub(p, "threads");
     if (threads && threads.IsScalar()) {
-      if (auto count = r.integer(n, "threads", p, false, "an executor", 1, limits::kMaxThreads)) {
+      if (auto count = r.integer(n, "threads", p, false, "an executor", INT32_MIN, limits::kMaxThreads)) {
+        if (*count <= 0) r.d.error(tp, "an executor needs at least one thread");
         for (long long i = 0; i < *count; ++i) e.threads.push_back(Thread{"t" + std::to_string(i)});
       }
     } else if (threads && threads.IsSequence()) {
@@ -538,7 +550,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     if (auto pr = r.integer(n, "priority", p, false, "a callback", -limits::kMaxPriority, limits::kMaxPriority))
       cb.priority = static_cast<int>(*pr);
     cb.affinity = r.names(n, "affinity", p);
-    cb.period = r.duration(n, "period", p, false, "a callback").value_or(0);
+    cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
     cb.topic = r.scalar(n, "topic", p, false, "a callback").value_or("");
@@ -591,7 +603,7 @@ void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
         }
       }
     }
-    c.period = r.duration(n, "period", p, false, "a chain").value_or(0);
+    c.period = r.duration(n, "period", p, false, "a chain", false, limits::kMinPeriod).value_or(0);
     c.deadline = r.duration(n, "deadline", p, false, "a chain").value_or(0);
     if (auto pr = r.integer(n, "priority", p, false, "a chain", -limits::kMaxPriority, limits::kMaxPriority))
       c.priority = static_cast<int>(*pr);
@@ -743,7 +755,7 @@ Model load_model(const std::string& path) {
   auto fail = [&](const std::string& why) { return ModelError({Diagnostic{path, 0, 0, "", why}}); };
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0)
-    throw fail(errno == ENOENT ? "no such file" : std::string("cannot open the file: ") + std::strerror(errno));
+    throw fail(std::string("cannot open the file: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw fail("is a directory, not a model file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw fail(std::string("cannot open the file: ") + std::strerror(errno));
