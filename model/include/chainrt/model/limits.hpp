@@ -19,7 +19,7 @@ inline constexpr std::int64_t kMinPeriod = 10'000;                 // 10 us: tim
 inline constexpr std::int64_t kMaxDuration = 3'600'000'000'000;    // 1 h: any duration in the file
 inline constexpr std::int64_t kMaxMessageBytes = 1LL << 30;        // 1 GiB: a topic's message size
 inline constexpr int kMaxQueueDepth = 1000;                        // a subscription's queue
-inline constexpr int kMaxThreads = 256;                            // threads of one executor
+inline constexpr int kMaxThreads = 64;                             // threads of one executor (= sched::kMaxThreads)
 inline constexpr int kMaxCores = 1024;                             // cores of a host, core numbers
 inline constexpr int kMaxPriority = 1'000'000;                     // |callback or chain priority|
 inline constexpr int kMaxCriticality = 1000;                       // a chain's criticality level

@@ -1,0 +1,181 @@
+"""The one validation layer of chainrt's command line (docs/cli.md).
+
+Every command declares its durations, counts, priorities, seeds and paths with these argparse
+types, so that a bad value is refused before any work starts, with the same one-line error in
+every command (``chainrt CMD: error: argument --duration: ...``, exit 1), and output paths are
+checked before a long simulation or run rather than after it. Results are written with
+:func:`write_atomic` (temporary file, fsync, rename: a report is whole or absent).
+
+Exit codes, shared by every command (the constants below):
+0 success; 1 error (bad input, invalid model, a run whose processes failed, a report that could
+not be written); 2 a negative verdict (not schedulable, a deadline missed with ``--fail-on-miss``);
+130 interrupted (Ctrl-C or SIGTERM; the figures until then are still reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+OK, ERROR, NEGATIVE, INTERRUPTED = 0, 1, 2, 130
+
+# A duration on the command line: at most one day (a run or a simulation longer than that is a
+# typo; the model's own limit for a single duration is 1 h, docs/model.md).
+MAX_CLI_DURATION_NS = 86_400 * 1_000_000_000
+# Seeds are unsigned 64-bit in the C++ core; chainrt takes 0..2^63-1.
+MAX_SEED = 2**63 - 1
+
+
+def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURATION_NS) -> int:
+    """A duration with a unit (``10s``, ``500ms``, ``250us``, ``100ns``, ``2min``) in nanoseconds."""
+    from ._core import parse_duration
+
+    d = parse_duration(str(text))
+    if d is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (a number and a unit: ns, us, ms, s, min)")
+    d = int(d)
+    if d < 0 or (d == 0 and not allow_zero):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be {'zero or ' if allow_zero else ''}positive")
+    if d > max_ns:
+        raise argparse.ArgumentTypeError(f"{text!r}: longer than chainrt's limit of {max_ns // 3_600_000_000_000} h")
+    return d
+
+
+def duration_or_zero(text: str) -> int:
+    return duration(text, allow_zero=True)
+
+
+def count(lo: int, hi: int | None = None, what: str = "a whole number"):
+    """An argparse type: an integer in [lo, hi]."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(str(text), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if v < lo or (hi is not None and v > hi):
+            bound = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {bound}")
+        return v
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
+
+
+threads = count(1, 64, "a thread count")        # threads per executor (sched::kMaxThreads)
+fifo_priority = count(1, 99, "a SCHED_FIFO priority")
+seed = count(0, MAX_SEED, "a seed")
+positive = count(1, None, "a positive whole number")
+
+
+def cpu_core(text: str) -> int:
+    n = os.cpu_count() or 1
+    return count(0, n - 1, "a CPU core number")(text)
+
+
+def input_file(text: str) -> str:
+    """An existing, readable regular file (a model, a trace)."""
+    p = Path(text)
+    if not p.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory, not a file")
+    if not os.access(p, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not readable")
+    return text
+
+
+def output_file(text: str) -> str:
+    """A file chainrt may write: its folder exists and is writable, and it is not a directory.
+    Checked when the arguments are parsed, so that nothing is computed for an unwritable path."""
+    problem = output_file_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def output_file_problem(text: str) -> str | None:
+    if not text:
+        return "an empty path"
+    p = Path(text)
+    if p.is_dir():
+        return f"{text}: is a directory"
+    if p.exists():
+        if not os.access(p, os.W_OK):
+            return f"{text}: not writable"
+        return None
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        return f"{text}: the folder {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{text}: the folder {parent} is not writable"
+    return None
+
+
+def output_dir(text: str) -> str:
+    """A folder chainrt writes into: created when missing (with its parents), must be writable."""
+    p = Path(text)
+    if p.exists() and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"{text}: cannot create the folder ({e.strerror})") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text}: the folder is not writable")
+    return text
+
+
+def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+    """Writes `data` to `path` whole or not at all: a temporary file in the same folder, fsync,
+    rename over `path` (then the folder is fsynced). A special file (``/dev/stdout``,
+    ``/dev/null``, ``/dev/full``) is written directly, and every write is checked. Raises OSError
+    (the caller reports it and exits 1); a failed write leaves no temporary file behind."""
+    p = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        special = p.exists() and not stat.S_ISREG(p.stat().st_mode)
+    except OSError:
+        special = False
+    if special:
+        fd = os.open(p, os.O_WRONLY)
+        try:
+            _write_all(fd, raw)
+        finally:
+            os.close(fd)
+        return
+    folder = p.parent if str(p.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    try:
+        try:
+            _write_all(fd, raw)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass  # the rename is done; a folder that cannot be fsynced (some filesystems) is no error
+
+
+def _write_all(fd: int, raw: bytes) -> None:
+    view = memoryview(raw)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError("short write")
+        view = view[n:]
