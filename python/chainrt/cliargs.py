@@ -33,7 +33,10 @@ def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURAT
     """A duration with a unit (``10s``, ``500ms``, ``250us``, ``100ns``, ``2min``) in nanoseconds."""
     from ._core import parse_duration
 
-    d = parse_duration(str(text))
+    try:
+        d = parse_duration(str(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: {e}") from None
     if d is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration (a number and a unit: ns, us, ms, s, min)")
     d = int(d)
@@ -46,6 +49,12 @@ def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURAT
 
 def duration_or_zero(text: str) -> int:
     return duration(text, allow_zero=True)
+
+
+def duration_text(text: str) -> str:
+    """A duration checked as :func:`duration` but kept as written (passed on to another command)."""
+    duration(text)
+    return str(text).strip()
 
 
 def count(lo: int, hi: int | None = None, what: str = "a whole number"):
@@ -97,35 +106,57 @@ def output_file(text: str) -> str:
     return text
 
 
+def _cannot_write_in(folder: Path) -> str | None:
+    """Why no file can be created in `folder` (a real probe: permission bits say nothing for
+    root, nor for read-only or pseudo filesystems), or None."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".chainrt-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+        return None
+    except OSError as e:
+        return e.strerror or str(e)
+
+
 def output_file_problem(text: str) -> str | None:
     if not text:
         return "an empty path"
     p = Path(text)
     if p.is_dir():
         return f"{text}: is a directory"
+    parent = p.parent if str(p.parent) else Path(".")
     if p.exists():
         if not os.access(p, os.W_OK):
             return f"{text}: not writable"
+        if p.is_file():  # written by rename from a temporary file next to it
+            why = _cannot_write_in(parent)
+            return f"{text}: cannot write in {parent} ({why})" if why else None
         return None
-    parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         return f"{text}: the folder {parent} does not exist"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{text}: the folder {parent} is not writable"
-    return None
+    why = _cannot_write_in(parent)
+    return f"{text}: cannot write in {parent} ({why})" if why else None
 
 
 def output_dir(text: str) -> str:
-    """A folder chainrt writes into: created when missing (with its parents), must be writable."""
+    """A folder chainrt will write into: an existing writable folder, or one that can be created
+    (its nearest existing parent is a writable folder). Nothing is created while parsing."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
     p = Path(text)
-    if p.exists() and not p.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise argparse.ArgumentTypeError(f"{text}: cannot create the folder ({e.strerror})") from None
-    if not os.access(p, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"{text}: the folder is not writable")
+    if p.exists():
+        if not p.is_dir():
+            raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
+        why = _cannot_write_in(p)
+        if why:
+            raise argparse.ArgumentTypeError(f"{text}: cannot write in the folder ({why})")
+        return text
+    parent = p.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    why = _cannot_write_in(parent) if parent.is_dir() else "not a folder"
+    if why:
+        raise argparse.ArgumentTypeError(f"{text}: cannot be created in {parent} ({why})")
     return text
 
 
@@ -144,6 +175,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         fd = os.open(p, os.O_WRONLY)
         try:
             _write_all(fd, raw)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(p)) from None
         finally:
             os.close(fd)
         return
