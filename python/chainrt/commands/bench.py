@@ -6,6 +6,11 @@ executor configurations (ros-default-st, ros-default-mt, ros-default-prioritized
 picas-single, picas-multi, edf-st, edf-mt), with upstream's KPIs; the same configurations
 through the simulator and the analysis. Prints the KPI table (or ``--json``), writes
 result.json, kpis.csv, the plots and index.html into ``--out``. See docs/reference_system.md.
+
+The output folder describes exactly one run: the run writes into a staging folder
+``<out>.partial-<run id>`` which replaces ``--out`` only when it is complete, with ``run.json``
+(the run id and every file's SHA-256) written last; a run that fails or is interrupted leaves
+``--out`` as it was and its staging folder marked by ``PARTIAL`` (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -49,17 +54,70 @@ def register(sub) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
 
+def _manifest(folder: Path, run_id: str, partial: str | None = None) -> None:
+    """run.json: the run id and the SHA-256 of every file of the folder (written last)."""
+    import hashlib
+    files = {}
+    for f in sorted(folder.rglob("*")):
+        if f.is_file() and f.name not in ("run.json", "PARTIAL"):
+            files[str(f.relative_to(folder))] = hashlib.sha256(f.read_bytes()).hexdigest()
+    doc = {"run_id": run_id, "complete": partial is None, "files": files}
+    if partial is not None:
+        doc["partial"] = partial
+        cliargs.write_atomic(folder / "PARTIAL", f"run {run_id}: {partial}\n")
+    cliargs.write_atomic(folder / "run.json", json.dumps(doc, indent=1))
+
+
+def _publish(staging: Path, out: Path, run_id: str) -> None:
+    """Replaces `out` by the complete `staging` folder (two renames; the old one is removed)."""
+    import shutil
+    old = out.with_name(f"{out.name}.old-{run_id}")
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def run_reference_system(args) -> int:
+    import shutil
+    import uuid
     from ..reference_system import configs, report, runner
     if args.list:
         for c in configs.CONFIGS.values():
             print(f"{c.name:<24} {c.summary}")
         return 0
+    run_id = uuid.uuid4().hex[:12]
+    out = Path(args.out)
+    staging = out.with_name(f"{out.name}.partial-{run_id}")
+    try:
+        staging.mkdir(parents=True)
+    except OSError as err:
+        print(f"chainrt bench: cannot create {staging}: {err.strerror}", file=sys.stderr)
+        return cliargs.ERROR
+    try:
+        return _run_reference_system(args, run_id, out, staging, configs, report, runner)
+    except KeyboardInterrupt:
+        _mark_partial(staging, run_id, "interrupted")
+        print(f"chainrt bench: interrupted; {out} is unchanged, the partial run is in {staging}", file=sys.stderr)
+        return cliargs.INTERRUPTED
+    finally:
+        if staging.exists() and not (staging / "PARTIAL").exists():
+            shutil.rmtree(staging, ignore_errors=True)  # nothing worth keeping (e.g. a bad argument)
+
+
+def _mark_partial(staging: Path, run_id: str, why: str) -> None:
+    try:
+        _manifest(staging, run_id, partial=why)
+    except OSError:
+        pass
+
+
+def _run_reference_system(args, run_id, out, staging, configs, report, runner) -> int:
     try:
         opts = runner.BenchOptions(
             duration_ns=args.duration, warmup_ns=args.warmup, load=args.load,
             configs=configs.parse_configs(args.configs), repeat=args.repeat, pin_core=args.pin_core,
-            workload=args.workload, out_dir=Path(args.out), simulate=not args.no_sim, analyze=not args.no_analysis,
+            workload=args.workload, out_dir=staging, simulate=not args.no_sim, analyze=not args.no_analysis,
             planner_phase_ns=args.planner_phase, real=not args.model_only, rt_priority=args.rt_priority,
             gantt=args.gantt)
         if args.model:
@@ -74,8 +132,25 @@ def run_reference_system(args) -> int:
         return 1
     except (ValueError, RuntimeError, OSError) as err:
         print(f"chainrt bench: {err}", file=sys.stderr)
+        if any(staging.iterdir()):
+            _mark_partial(staging, run_id, f"failed: {err}")
         return 1
-    written = report.write_report(result, opts.out_dir, plots=not args.no_plots)
+    except (IndexError, KeyError) as err:  # a model without the reference system's chains/callbacks
+        print(f"chainrt bench: {opts.base_model} cannot be used by the reference-system benchmark "
+              f"(it needs the Autoware reference topology): {err}", file=sys.stderr)
+        return 1
+    result["run_id"] = run_id
+    try:
+        written = report.write_report(result, staging, plots=not args.no_plots)
+        _manifest(staging, run_id)
+        _publish(staging, out, run_id)
+    except OSError as err:
+        _mark_partial(staging, run_id, f"the report could not be written: {err}")
+        print(f"chainrt bench: cannot write the report: {err}", file=sys.stderr)
+        return 1
+    written = {k: (out / v.relative_to(staging) if isinstance(v, Path) else
+                   [out / i.relative_to(staging) for i in v] if isinstance(v, list) else v)
+               for k, v in written.items()}
     if args.json:
         print(json.dumps(report.public_json(result)))
     else:
