@@ -212,3 +212,39 @@ def _write_all(fd: int, raw: bytes) -> None:
         if n <= 0:
             raise OSError("short write")
         view = view[n:]
+
+
+def interruptible(fn, *args, **kwargs):
+    """Calls `fn` (a long C++ call that releases the GIL: a simulation, an analysis sweep) in a
+    daemon thread and waits for it, so that Ctrl-C still ends the command at once (exit 130)
+    instead of after the call returns. Exceptions of `fn` are raised here. Only for a call whose
+    command has nothing left to write when interrupted."""
+    import threading
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=work, name="chainrt-work", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    except KeyboardInterrupt:
+        # The C++ call cannot be stopped and still holds Python objects: end the process here
+        # (nothing of the command is left to write) rather than at interpreter exit.
+        import sys
+        print("chainrt: interrupted", file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(INTERRUPTED)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+

@@ -151,7 +151,8 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common += extra_args or []
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
-    result = Supervisor(binary, env, processes, common, timeout_s).run()
+    result = Supervisor(binary, env, processes, common, timeout_s,
+                        expected_s=(duration_ns + warmup_ns) / 1e9).run()
     _mark_unfinished(result, duration_ns)
     return result
 
@@ -255,9 +256,11 @@ class Supervisor:
     POLL_S = 0.02
     STOP_GRACE_S = 15.0
 
-    def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float):
+    def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float,
+                 expected_s: float | None = None):
         import uuid
         self.binary, self.env, self.processes, self.common, self.timeout_s = binary, env, processes, common, timeout_s
+        self.expected_s = expected_s
         self.run_id = uuid.uuid4().hex[:12]
         self.signals = 0
 
@@ -285,7 +288,9 @@ class Supervisor:
                 p = subprocess.Popen(cmd, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      pass_fds=(report.fileno(),), start_new_session=True, preexec_fn=_pdeathsig)
                 children.append({"process": proc, "popen": p, "report": report, "log": log})
-            deadline = time.monotonic() + self.timeout_s
+            started = time.monotonic()
+            deadline = started + self.timeout_s
+            shown = 0
             stopping_since = None
             timed_out = False
             failed_first = None
@@ -300,11 +305,13 @@ class Supervisor:
                     for c in children:
                         if c["popen"].poll() is None:
                             c["popen"].send_signal(signal.SIGINT)
+                shown = self._progress(time.monotonic() - started, shown, stopping_since is not None)
                 if stopping_since is not None and time.monotonic() - stopping_since > self.STOP_GRACE_S:
                     for c in children:
                         if c["popen"].poll() is None:
                             c["popen"].kill()
                 time.sleep(self.POLL_S)
+            self._progress(None, shown, True)
             return self._collect(children, timed_out, failed_first)
         finally:
             for c in children:  # every exit path: no child left running
@@ -316,6 +323,26 @@ class Supervisor:
             for s, h in old.items():
                 signal.signal(s, h)
             remove_stale_shm(shm_before)
+
+    def _progress(self, elapsed: float | None, shown: int, stopping: bool) -> int:
+        """On a terminal, a one-line progress display of a long run (every second); cleared at
+        the end. Returns the last second shown."""
+        if not self.expected_s or self.expected_s < 5 or not sys.stderr.isatty():
+            return shown
+        try:
+            if elapsed is None:
+                if shown:
+                    sys.stderr.write("\r\033[K")
+                    sys.stderr.flush()
+                return shown
+            if int(elapsed) > shown:
+                shown = int(elapsed)
+                what = "stopping" if stopping else f"{shown} s of {self.expected_s:.0f} s"
+                sys.stderr.write(f"\rchainrt run: {what} ({len(self.processes)} process(es))\033[K")
+                sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        return shown
 
     def _collect(self, children, timed_out: bool, failed_first: str | None) -> dict:
         parts, failed = [], []

@@ -169,3 +169,15 @@ def test_shared_types():
             cliargs.threads(bad)
     with pytest.raises(argparse.ArgumentTypeError):
         cliargs.seed(str(2**63))
+
+
+def test_ctrl_c_ends_a_long_simulation():
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "chainrt.cli", "simulate", str(ROOT / "examples/autoware_reference.yaml"),
+                             "--duration", "1200min"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # inside the simulation (it needs minutes); not a timing assertion
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == ["chainrt: interrupted"], err

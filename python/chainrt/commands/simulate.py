@@ -68,8 +68,8 @@ def run(args) -> int:
     try:
         duration = args.duration
         want_trace = bool(args.trace or args.gantt)
-        result, trace = simulate(model, duration, args.seed, args.policy, args.threads, args.exec, args.comm,
-                                 want_trace)
+        result, trace = cliargs.interruptible(simulate, model, duration, args.seed, args.policy, args.threads,
+                                              args.exec, args.comm, want_trace)
     except (ValueError, RuntimeError) as err:
         print(f"chainrt simulate: {err}", file=sys.stderr)
         return 1
