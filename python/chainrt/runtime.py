@@ -177,7 +177,7 @@ def _mark_unfinished(result: dict, duration_ns: int) -> None:
 SHM_PATTERNS = ("fastrtps_*", "fast_datasharing*", "sem.fastrtps_*")
 
 
-def _shm_entries() -> set[str]:
+def shm_entries() -> set[str]:
     import glob
     out = set()
     for pat in SHM_PATTERNS:
@@ -185,7 +185,7 @@ def _shm_entries() -> set[str]:
     return out
 
 
-def _in_use(paths: set[str]) -> set[str]:
+def shm_in_use(paths: set[str]) -> set[str]:
     """The paths of `paths` that a live process has open or mapped (/proc/*/fd, /proc/*/maps)."""
     used = set()
     if not paths:
@@ -215,8 +215,8 @@ def remove_stale_shm(before: set[str]) -> list[str]:
     """Removes the Fast DDS shared-memory files created since `before` that no live process
     uses any more (a killed child cannot remove its own); returns what was removed. Files of
     other ROS 2 programs (older, or still in use) are never touched."""
-    fresh = _shm_entries() - before
-    stale = fresh - _in_use(fresh)
+    fresh = shm_entries() - before
+    stale = fresh - shm_in_use(fresh)
     removed = []
     for p in sorted(stale):
         try:
@@ -227,7 +227,7 @@ def remove_stale_shm(before: set[str]) -> list[str]:
     return removed
 
 
-def _pdeathsig() -> None:
+def die_with_parent() -> None:
     """In the child, before exec: SIGTERM when the parent dies (chainrt-run stops cleanly on
     SIGTERM), so that no child outlives a killed chainrt."""
     import ctypes
@@ -275,7 +275,7 @@ class Supervisor:
     def run(self) -> dict:
         import time
         import threading
-        shm_before = _shm_entries()
+        shm_before = shm_entries()
         old = {}
         if threading.current_thread() is threading.main_thread():
             old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -286,18 +286,15 @@ class Supervisor:
                 log = tempfile.TemporaryFile()
                 cmd = [str(self.binary), *self.common, "--process", proc, "--json", f"/dev/fd/{report.fileno()}"]
                 p = subprocess.Popen(cmd, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                     pass_fds=(report.fileno(),), start_new_session=True, preexec_fn=_pdeathsig)
+                                     pass_fds=(report.fileno(),), start_new_session=True, preexec_fn=die_with_parent)
                 children.append({"process": proc, "popen": p, "report": report, "log": log})
             started = time.monotonic()
             deadline = started + self.timeout_s
             shown = 0
             stopping_since = None
             timed_out = False
-            failed_first = None
             while any(c["popen"].poll() is None for c in children):
                 failed = [c for c in children if c["popen"].returncode not in (None, 0, 130)]
-                if failed and failed_first is None:
-                    failed_first = failed[0]["process"]
                 want_stop = self.signals > 0 or bool(failed) or time.monotonic() > deadline
                 if want_stop and stopping_since is None:
                     timed_out = time.monotonic() > deadline and not self.signals and not failed
@@ -312,7 +309,7 @@ class Supervisor:
                             c["popen"].kill()
                 time.sleep(self.POLL_S)
             self._progress(None, shown, True)
-            return self._collect(children, timed_out, failed_first)
+            return self._collect(children, timed_out)
         finally:
             for c in children:  # every exit path: no child left running
                 if c["popen"].poll() is None:
@@ -344,7 +341,7 @@ class Supervisor:
             pass
         return shown
 
-    def _collect(self, children, timed_out: bool, failed_first: str | None) -> dict:
+    def _collect(self, children, timed_out: bool) -> dict:
         parts, failed = [], []
         for c in children:
             rc = c["popen"].returncode

@@ -101,13 +101,13 @@ def _wait_children(proc: subprocess.Popen, n: int = 2) -> dict[str, int]:
 
 def _nothing_left(before_shm: set[str], prefix: str) -> None:
     assert _wait_for(lambda: not _running(prefix), 30), f"processes left: {_running(prefix)}"
-    fresh = runtime._shm_entries() - before_shm
-    assert not (fresh - runtime._in_use(fresh)), f"shared memory left behind: {sorted(fresh)}"
+    fresh = runtime.shm_entries() - before_shm
+    assert not (fresh - runtime.shm_in_use(fresh)), f"shared memory left behind: {sorted(fresh)}"
     assert not list(TMP.iterdir()), list(TMP.iterdir())  # reports live in anonymous files
 
 
 def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
-    before = runtime._shm_entries()
+    before = runtime.shm_entries()
     proc = _start()
     kids = _wait_children(proc)
     t_kill = time.monotonic()
@@ -125,7 +125,7 @@ def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
 
 
 def test_parent_killed_takes_its_children_along():
-    before = runtime._shm_entries()
+    before = runtime.shm_entries()
     proc = _start()
     _wait_children(proc)
     os.kill(proc.pid, signal.SIGKILL)
@@ -134,7 +134,7 @@ def test_parent_killed_takes_its_children_along():
 
 
 def test_sigint_twice_keeps_the_report():
-    before = runtime._shm_entries()
+    before = runtime.shm_entries()
     proc = _start()
     _wait_children(proc)
     proc.send_signal(signal.SIGINT)
@@ -150,7 +150,7 @@ def test_sigint_twice_keeps_the_report():
 
 
 def test_full_disk_on_stdout_is_an_error():
-    before = runtime._shm_entries()
+    before = runtime.shm_entries()
     with open("/dev/full", "w") as full:
         cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", "500ms", "--warmup", "200ms",
                "--json", "--no-compare"]

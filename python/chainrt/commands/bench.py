@@ -94,6 +94,8 @@ def run_reference_system(args) -> int:
     except OSError as err:
         print(f"chainrt bench: cannot create {staging}: {err.strerror}", file=sys.stderr)
         return cliargs.ERROR
+    from ..runtime import shm_entries, remove_stale_shm
+    shm_before = shm_entries()
     try:
         return _run_reference_system(args, run_id, out, staging, configs, report, runner)
     except KeyboardInterrupt:
@@ -101,6 +103,7 @@ def run_reference_system(args) -> int:
         print(f"chainrt bench: interrupted; {out} is unchanged, the partial run is in {staging}", file=sys.stderr)
         return cliargs.INTERRUPTED
     finally:
+        remove_stale_shm(shm_before)  # Fast DDS files a failed or killed workload left behind
         if staging.exists() and not (staging / "PARTIAL").exists():
             shutil.rmtree(staging, ignore_errors=True)  # nothing worth keeping (e.g. a bad argument)
 
