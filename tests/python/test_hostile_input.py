@@ -91,3 +91,21 @@ def test_check_reports_every_error_of_a_file_in_one_pass(tmp_path, capsys):
     assert f"{bad}:3:" in err and "unknown field 'colour'" in err
     assert f"{bad}:4:" in err and "unknown unit" in err
     assert "hop 'a' -> 'b' does not connect" in err
+
+
+def test_plain_aliases_still_work(tmp_path, capsys):
+    ok = tmp_path / "aliases.yaml"
+    ok.write_text(
+        "chainrt: 1\n"
+        "callbacks:\n"
+        "  - {name: pub, kind: timer, node: n, period: &p 10ms, wcet: &w 1ms, publishes: [t]}\n"
+        "  - {name: sub, kind: subscription, node: n, topic: t, wcet: *w}\n"
+        "chains:\n"
+        "  - {name: c, callbacks: [pub, sub], deadline: *p}\n")
+    assert main(["check", "-q", str(ok)]) == 0, capsys.readouterr().err
+
+
+def test_crlf_file_is_fine(tmp_path, capsys):
+    crlf = tmp_path / "crlf.yaml"
+    crlf.write_bytes((ROOT / "examples/two_chains.yaml").read_bytes().replace(b"\n", b"\r\n"))
+    assert main(["check", "-q", str(crlf)]) == 0, capsys.readouterr().err
