@@ -112,3 +112,13 @@ def test_run_two_processes_chain_crosses_processes():
     assert across["bcrt_ns"] >= 3_000_000
     assert local["bcrt_ns"] >= 2_000_000
     assert res["threads"] == 3
+
+
+def test_chain_without_a_completed_instance_is_reported_as_such():
+    """A starved chain is not "0 misses": it is flagged with its expected releases."""
+    result = {"chains": {"starved": _chain([]), "fine": _chain([5, 6])}, "warnings": []}
+    runtime._mark_unfinished(result, duration_ns=10_000)
+    starved, fine = result["chains"]["starved"], result["chains"]["fine"]
+    assert starved["never_completed"] is True and starved["expected_releases"] == 10
+    assert fine["never_completed"] is False
+    assert any("starved" in w and "10 expected releases" in w for w in result["warnings"])
