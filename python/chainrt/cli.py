@@ -97,9 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     except ArgumentError as err:  # a command that validates its arguments late
         print(err, file=sys.stderr)
         return ERROR
-    except OSError as err:  # e.g. stdout on a full disk (`> /dev/full`)
-        _silence_stdout()
-        print(f"chainrt: cannot write the output: {err.strerror or err}", file=sys.stderr)
+    except OSError as err:  # e.g. stdout on a full disk (`> /dev/full`), a file that vanished
+        import errno
+        where = f" {sys.argv[1]}" if argv is None and len(sys.argv) > 1 else ""
+        if err.filename is None and err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            _silence_stdout()
+            print(f"chainrt{where}: cannot write the output: {err.strerror}", file=sys.stderr)
+        else:
+            print(f"chainrt{where}: {err.strerror or err}" + (f": {err.filename}" if err.filename else ""),
+                  file=sys.stderr)
         return ERROR
     except MemoryError:
         print("chainrt: out of memory", file=sys.stderr)
