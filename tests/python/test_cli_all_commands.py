@@ -181,3 +181,12 @@ def test_ctrl_c_ends_a_long_simulation():
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err.strip().splitlines() == ["chainrt: interrupted"], err
+
+
+def test_demo_fails_when_its_runs_fail(tmp_path):
+    # Every real run fails (the runtime binary is /bin/false): demo must not exit 0.
+    env = dict(os.environ, CHAINRT_RUN_BIN="/bin/false")
+    proc = subprocess.run([sys.executable, "-m", "chainrt.cli", "demo", "--skip-bench", "--duration", "100ms"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1
+    assert "step(s) failed" in proc.stderr and "Traceback" not in proc.stderr
