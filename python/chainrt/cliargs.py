@@ -205,6 +205,43 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         pass  # the rename is done; a folder that cannot be fsynced (some filesystems) is no error
 
 
+class atomic_path:
+    """``with atomic_path(path) as tmp: writer(tmp)``: for writers that take a path (CSV, PNG
+    libraries). `tmp` is in the same folder; on success it is fsynced and renamed over `path`,
+    on any failure removed — `path` is whole or untouched."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def __enter__(self) -> str:
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=self.path.suffix, dir=folder)
+        os.close(fd)
+        return self.tmp
+
+    def __exit__(self, kind, value, tb) -> bool:
+        if kind is None:
+            try:
+                fd = os.open(self.tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(self.tmp, self.path)
+                return False
+            except BaseException:
+                self._drop()
+                raise
+        self._drop()
+        return False
+
+    def _drop(self) -> None:
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
 def _write_all(fd: int, raw: bytes) -> None:
     view = memoryview(raw)
     while view:

@@ -190,3 +190,16 @@ def test_demo_fails_when_its_runs_fail(tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1
     assert "step(s) failed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_atomic_path_keeps_the_old_file_when_the_writer_fails(tmp_path):
+    target = tmp_path / "data.csv"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with cliargs.atomic_path(target) as tmp:
+            pathlib.Path(tmp).write_text("half")
+            raise RuntimeError("writer failed")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["data.csv"]
+    with cliargs.atomic_path(target) as tmp:
+        pathlib.Path(tmp).write_text("new")
+    assert target.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["data.csv"]

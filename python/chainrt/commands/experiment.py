@@ -108,7 +108,8 @@ def run_schedulability(args) -> int:
     sch.run_points(points, args.sets, analyses, threads=args.threads, progress=not args.quiet)
     elapsed = time.monotonic() - t0
     csv_path = os.path.join(args.out, "fig7.csv")
-    sch.write_csv(points, csv_path)
+    with cliargs.atomic_path(csv_path) as tmp:
+        sch.write_csv(points, tmp)
     print(f"{len(points)} points x {args.sets} systems x {len(analyses)} analyses in {elapsed:.1f} s -> {csv_path}")
     if not args.no_plot:
         for f in sch.plot(points, args.out):
@@ -130,7 +131,8 @@ def run_predictability(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     result = pred.run(counts, args.sets, args.seed, progress=not args.quiet)
     csv_path = os.path.join(args.out, "predictability.csv")
-    pred.write_csv(result, csv_path)
+    with cliargs.atomic_path(csv_path) as tmp:
+        pred.write_csv(result, tmp)
     png = pred.plot(result, os.path.join(args.out, "predictability_cros_rt.png"))
     print(f"{csv_path}\n  {png}")
     return 0
