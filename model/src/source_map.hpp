@@ -54,6 +54,7 @@ class Diagnostics {
 };
 
 // Validation of a typed model (validate.cpp): fills defaults, derives hops, reports problems.
-void validate_model(Model& model, Diagnostics& diags);
+// `derive` false: the model is known to be broken (the parser found errors), so only report.
+void validate_model(Model& model, Diagnostics& diags, bool derive = true);
 
 }  // namespace chainrt::detail

@@ -48,6 +48,11 @@ bool scaled_integer(const std::string& number, std::int64_t scale, std::int64_t&
     if (why) *why = "'" + number + "' is not a number";
     return false;
   }
+  // More than 19 whole digits cannot fit an int64 of any unit (and would overflow __int128).
+  if (whole.size() > 19 || frac.size() > 19) {
+    if (why) *why = "value out of range";
+    return false;
+  }
   __int128 value = 0;
   for (char c : whole) value = value * 10 + (c - '0');
   __int128 numerator = 0, denominator = 1;

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "chainrt/model/limits.hpp"
 #include "chainrt/model/units.hpp"
 #include "source_map.hpp"
 
@@ -16,6 +17,24 @@ namespace {
 
 std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// The limits of limits.hpp on typed values, so that models built in code (generators, the
+// Python API) meet them as loaded files do; the parser reports them first, with the text. The
+// minimum period (kMinPeriod) is a limit of files only: analysis tests and generators build
+// models in abstract time units where a period of a few nanoseconds is normal.
+void check_duration(Duration v, const std::string& field, const char* what, Diagnostics& d) {
+  if (v > limits::kMaxDuration)
+    d.error(field, std::string(what) + " " + format_duration(v) + " is longer than chainrt's limit of 1 h");
+}
+void check_period(Duration v, const std::string& field, const char* what, Diagnostics& d) {
+  check_duration(v, field, what, d);
+}
+void check_range(long long v, long long lo, long long hi, const std::string& field, const char* what,
+                 Diagnostics& d) {
+  if (v < lo || v > hi)
+    d.error(field, std::string(what) + " must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+                       std::to_string(v));
+}
 
 template <class T>
 void check_unique(const std::vector<T>& items, const std::string& section, const char* what, Diagnostics& d) {
@@ -37,6 +56,8 @@ bool contains(const std::vector<T>& items, const std::string& name) {
 void fill_infrastructure(Model& m, Diagnostics& d) {
   if (m.hosts.empty()) m.hosts.push_back(Host{"localhost", 1});
   check_unique(m.hosts, "hosts", "host", d);
+  for (std::size_t i = 0; i < m.hosts.size(); ++i)
+    check_range(m.hosts[i].cores, 1, limits::kMaxCores, at("hosts", i) + ".cores", "cores", d);
   if (m.executors.empty()) m.executors.push_back(Executor{"executor"});
   check_unique(m.executors, "executors", "executor", d);
   for (std::size_t i = 0; i < m.executors.size(); ++i) {
@@ -72,6 +93,7 @@ void fill_infrastructure(Model& m, Diagnostics& d) {
                                            quote(host->name) + " (" + std::to_string(host->cores) + " cores)");
       if (prio && (*prio < 1 || *prio > 99)) d.error(q + ".priority", "SCHED_FIFO priority must be 1..99");
       if (prio && res) d.error(q, "a thread has either a SCHED_FIFO priority or a SCHED_DEADLINE reservation, not both");
+      if (res) check_period(res->period, q + ".reservation.period", "a reservation period", d);
       if (res && res->budget > res->period)
         d.error(q + ".reservation.budget", "budget " + format_duration(res->budget) + " exceeds the period " +
                                                format_duration(res->period));
@@ -92,6 +114,9 @@ void fill_infrastructure(Model& m, Diagnostics& d) {
       check_sched(q, tc.cores, tc.fifo_priority, tc.reservation);
     }
     if (e.priority && (*e.priority < 0 || *e.priority > 99)) d.error(p + ".priority", "executor priority must be 0..99");
+    if (e.threads.size() > static_cast<std::size_t>(limits::kMaxThreads))
+      d.error(p + ".threads", "executor " + quote(e.name) + " has " + std::to_string(e.threads.size()) +
+                                  " threads; chainrt's limit is " + std::to_string(limits::kMaxThreads));
   }
 }
 
@@ -145,6 +170,12 @@ void check_callbacks(Model& m, Diagnostics& d) {
     std::string p = at("callbacks", i);
     std::string who = "callback " + quote(cb.name);
     if (cb.wcet <= 0) d.error(p + ".wcet", "wcet must be positive");
+    check_duration(cb.wcet, p + ".wcet", "wcet", d);
+    check_period(cb.period, p + ".period", "the period", d);
+    check_duration(cb.offset, p + ".offset", "offset", d);
+    check_duration(cb.jitter, p + ".jitter", "jitter", d);
+    check_range(cb.queue_depth, 1, limits::kMaxQueueDepth, p + ".queue_depth", "queue_depth", d);
+    if (cb.priority) check_range(*cb.priority, -limits::kMaxPriority, limits::kMaxPriority, p + ".priority", "priority", d);
     if (cb.bcet && *cb.bcet <= 0) d.error(p + ".bcet", "bcet must be positive");
     if (cb.bcet && *cb.bcet > cb.wcet)
       d.error(p + ".bcet", "bcet " + format_duration(*cb.bcet) + " exceeds wcet " + format_duration(cb.wcet));
@@ -158,7 +189,7 @@ void check_callbacks(Model& m, Diagnostics& d) {
     }
     const bool timer = cb.kind == CallbackKind::Timer;
     if (timer) {
-      if (cb.period <= 0) d.error(p, who + " is a timer and needs a positive 'period'");
+      if (cb.period <= 0) d.error(p + ".period", who + " is a timer and needs a positive 'period'");
       if (!cb.topic.empty()) d.error(p + ".topic", "a timer takes no topic");
       if (cb.period > 0 && cb.jitter >= cb.period) d.error(p + ".jitter", "jitter must be smaller than the period");
       if (cb.period > 0 && cb.offset >= cb.period) d.error(p + ".offset", "offset must be smaller than the period");
@@ -293,6 +324,10 @@ void check_chains(Model& m, Diagnostics& d) {
                      " and needs a 'period' (minimum inter-arrival time)");
     }
     if (c.deadline == 0) c.deadline = c.period;
+    check_period(c.period, p + ".period", "the period", d);
+    check_duration(c.deadline, p + ".deadline", "the deadline", d);
+    if (c.priority) check_range(*c.priority, -limits::kMaxPriority, limits::kMaxPriority, p + ".priority", "priority", d);
+    check_range(c.criticality, 0, limits::kMaxCriticality, p + ".criticality", "criticality", d);
     if (m.constrained_deadlines && c.criticality_class == CriticalityClass::RealTime && c.period > 0 &&
         c.deadline > c.period)
       d.error(p + ".deadline", who + " has deadline " + format_duration(c.deadline) + " > period " +
@@ -310,7 +345,7 @@ void derive_comm(Model& m) {
 
 }  // namespace
 
-void validate_model(Model& m, Diagnostics& d) {
+void validate_model(Model& m, Diagnostics& d, bool derive) {
   // Validation may run on an already validated model (e.g. after an edit): derived hops are
   // recomputed from the chain's structure, so they are cleared for linear chains.
   for (auto& c : m.chains)
@@ -323,7 +358,7 @@ void validate_model(Model& m, Diagnostics& d) {
     for (std::size_t i = 0; i < m.communication.measurements.size(); ++i)
       if (m.communication.measurements[i].size <= 0 || m.communication.measurements[i].latency <= 0)
         d.error(at("communication.measurements", i), "a measurement needs a positive size and latency");
-  if (d.empty()) derive_comm(m);
+  if (derive && d.empty()) derive_comm(m);
 }
 
 }  // namespace chainrt::detail

@@ -2,13 +2,21 @@
 // (types, units, known fields); cross-references and derived data (default groups, chain hops,
 // communication kinds) are done by validate.cpp on the typed model, which points back into the
 // file through a SourceMap recorded here.
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
+#include "chainrt/model/limits.hpp"
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "source_map.hpp"
@@ -48,16 +56,178 @@ Place place_of(const YAML::Node& n) {
   return {m.line + 1, m.column + 1};
 }
 
-// Records the place of every node by field path ("chains[1].callbacks[2]").
-void record_places(const YAML::Node& n, const std::string& path, SourceMap& map) {
+// ---- the trust boundary: checks on the raw text before a tree is built ---------------------
+
+// The first byte that is not well-formed UTF-8 (overlong forms, surrogates and code points
+// above U+10FFFF included) or is a NUL; npos when the text is clean. `line`/`column` (1-based,
+// column in characters) locate it.
+std::size_t find_bad_utf8(const std::string& s, int& line, int& column) {
+  line = 1;
+  column = 1;
+  std::size_t i = 0;
+  const auto* u = reinterpret_cast<const unsigned char*>(s.data());
+  while (i < s.size()) {
+    unsigned char c = u[i];
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c == 0) return i;
+    if (c < 0x80) len = 1, cp = c;
+    else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return i;
+    if (i + len > s.size()) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((u[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (u[i + k] & 0x3F);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
+// Walks the YAML event stream (no tree is built) and stops at the first event beyond the
+// limits: nesting deeper than kMaxDepth, more than kMaxNodes nodes once aliases are expanded
+// (so "billion laughs" files are refused after a bounded amount of work), and an alias that
+// refers to a node that contains it (a cycle, which no tree can hold).
+class PreScan : public YAML::EventHandler {
+ public:
+  struct Refused {
+    Place place;
+    std::string message;
+  };
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override { leaf(m, a); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
+    for (const auto& o : open_)
+      if (o.anchor == a) throw Refused{at(m), "an alias refers to a node that contains it (a cycle)"};
+    auto it = size_.find(a);
+    count(m, it == size_.end() ? 1 : it->second);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Open {
+    YAML::anchor_t anchor;
+    std::int64_t start;
+  };
+  static Place at(const YAML::Mark& m) { return {m.line + 1, m.column + 1}; }
+  void count(const YAML::Mark& m, std::int64_t n) {
+    nodes_ += n;
+    if (nodes_ > limits::kMaxNodes)
+      throw Refused{at(m), "the model has more than " + std::to_string(limits::kMaxNodes) +
+                               " YAML nodes (aliases expanded); chainrt refuses larger files"};
+  }
+  void leaf(const YAML::Mark& m, YAML::anchor_t a) {
+    count(m, 1);
+    if (a) size_[a] = 1;
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t a) {
+    count(m, 1);
+    if (static_cast<int>(open_.size()) >= limits::kMaxDepth)
+      throw Refused{at(m), "nesting deeper than " + std::to_string(limits::kMaxDepth) + " levels"};
+    open_.push_back({a, nodes_ - 1});
+  }
+  void close() {
+    Open o = open_.back();
+    open_.pop_back();
+    if (o.anchor) size_[o.anchor] = nodes_ - o.start;
+  }
+
+  std::vector<Open> open_;
+  std::unordered_map<YAML::anchor_t, std::int64_t> size_;
+  std::int64_t nodes_ = 0;
+};
+
+// Refuses text that is not UTF-8, holds more than one document or goes beyond the limits;
+// reports a located diagnostic and returns false. YAML syntax errors are left to the loader.
+bool within_limits(const std::string& text, Diagnostics& diags) {
+  if (static_cast<std::int64_t>(text.size()) > limits::kMaxModelBytes) {
+    diags.error_at({1, 1}, "", "the file is larger than " + std::to_string(limits::kMaxModelBytes >> 20) +
+                                   " MiB; chainrt refuses larger models");
+    return false;
+  }
+  int line = 0, column = 0;
+  if (std::size_t bad = find_bad_utf8(text, line, column); bad != std::string::npos) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+    diags.error_at({line, column}, "",
+                   text[bad] == 0 ? std::string("a NUL byte: a model is a UTF-8 text file")
+                                  : std::string("invalid UTF-8 (byte ") + hex + "): a model is a UTF-8 text file");
+    return false;
+  }
+  std::istringstream in(text);
+  try {
+    YAML::Parser parser(in);
+    PreScan scan;
+    parser.HandleNextDocument(scan);
+    PreScan rest;
+    if (parser.HandleNextDocument(rest)) {
+      diags.error_at({1, 1}, "", "the file holds more than one YAML document (a model is one document)");
+      return false;
+    }
+  } catch (const PreScan::Refused& r) {
+    diags.error_at(r.place, "", r.message);
+    return false;
+  } catch (const YAML::Exception&) {
+    // A syntax error: the loader reports it with its place.
+  }
+  return true;
+}
+
+// A scalar used as a name or a value must be printable text: no control characters (they come
+// in through escapes such as "\x07"), no overlong names.
+void check_scalar_text(const YAML::Node& n, const std::string& path, Diagnostics& diags) {
+  const std::string& s = n.Scalar();
+  int line = 0, column = 0;
+  if (find_bad_utf8(s, line, column) != std::string::npos) {
+    diags.error_at(place_of(n), path, "the value is not valid UTF-8 text");
+    return;
+  }
+  for (unsigned char c : s)
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+      diags.error_at(place_of(n), path, "the value holds a control character");
+      return;
+    }
+}
+
+// Records the place of every node by field path ("chains[1].callbacks[2]") and checks that
+// every scalar is text (check_scalar_text). The pre-scan bounded the depth and the size.
+void record_places(const YAML::Node& n, const std::string& path, SourceMap& map, Diagnostics& diags) {
   map.set(path, place_of(n));
   if (n.IsMap()) {
     for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) {
+        diags.error_at(place_of(kv.first), path, "a key must be a plain name, not a list or mapping");
+        continue;
+      }
       std::string key = kv.first.Scalar();
-      record_places(kv.second, path.empty() ? key : path + "." + key, map);
+      check_scalar_text(kv.first, path.empty() ? key : path + "." + key, diags);
+      record_places(kv.second, path.empty() ? key : path + "." + key, map, diags);
     }
   } else if (n.IsSequence()) {
-    for (std::size_t i = 0; i < n.size(); ++i) record_places(n[i], path + "[" + std::to_string(i) + "]", map);
+    for (std::size_t i = 0; i < n.size(); ++i)
+      record_places(n[i], path + "[" + std::to_string(i) + "]", map, diags);
+  } else if (n.IsScalar()) {
+    check_scalar_text(n, path, diags);
   }
 }
 
@@ -79,6 +249,7 @@ struct Reader {
     if (!is_map(n, path, what)) return false;
     std::set<std::string> seen;
     for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) continue;  // reported by record_places
       std::string key = kv.first.Scalar();
       if (!seen.insert(key).second) {
         d.error_at(place_of(kv.first), sub(path, key), "field given twice");
@@ -115,15 +286,29 @@ struct Reader {
       d.error(sub(path, "name"), "name must not be empty");
       return std::nullopt;
     }
+    if (s && static_cast<std::int64_t>(s->size()) > limits::kMaxNameBytes) {
+      d.error(sub(path, "name"), "a name is at most " + std::to_string(limits::kMaxNameBytes) + " bytes long");
+      return std::nullopt;
+    }
     return s;
   }
 
+  // An integer within [lo, hi] (by default any int: every integer of the model is an int).
   std::optional<long long> integer(const YAML::Node& map, const char* key, const std::string& path,
-                                   bool required, const char* what) {
+                                   bool required, const char* what, long long lo = INT32_MIN,
+                                   long long hi = INT32_MAX) {
     auto s = scalar(map, key, path, required, what);
     if (!s) return std::nullopt;
     long long v = 0;
     auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+    const bool whole = ec == std::errc() && p == s->data() + s->size();
+    if (ec == std::errc::result_out_of_range || (whole && (v < lo || v > hi))) {
+      bool low = whole ? v < lo : (*s)[0] == '-';
+      d.error(sub(path, key), std::string(key) + (low ? " must be at least " + std::to_string(lo)
+                                                      : " must be at most " + std::to_string(hi)) +
+                                  ", got '" + *s + "'");
+      return std::nullopt;
+    }
     if (ec != std::errc() || p != s->data() + s->size()) {
       d.error(sub(path, key), "expected an integer, got '" + *s + "'");
       return std::nullopt;
@@ -132,8 +317,10 @@ struct Reader {
   }
 
   // A duration with a unit; zero or negative values are rejected unless allow_zero.
+  // A duration with a unit, at most kMaxDuration; zero or negative values are rejected unless
+  // allow_zero; a period (`min` > 0) must be at least `min`.
   std::optional<Duration> duration(const YAML::Node& map, const char* key, const std::string& path,
-                                   bool required, const char* what, bool allow_zero = false) {
+                                   bool required, const char* what, bool allow_zero = false, Duration min = 0) {
     auto s = scalar(map, key, path, required, what);
     if (!s) return std::nullopt;
     std::string why;
@@ -145,6 +332,15 @@ struct Reader {
     if (*v < 0 || (*v == 0 && !allow_zero)) {
       d.error(sub(path, key), std::string(key) + " must be " + (allow_zero ? "zero or positive" : "positive") +
                                   ", got '" + *s + "'");
+      return std::nullopt;
+    }
+    if (*v < min) {
+      d.error(sub(path, key), std::string(key) + " " + *s + " is shorter than chainrt's limit of " +
+                                  format_duration(min) + " (simulation and run could not keep up)");
+      return std::nullopt;
+    }
+    if (*v > limits::kMaxDuration) {
+      d.error(sub(path, key), std::string(key) + " " + *s + " is longer than chainrt's limit of 1 h");
       return std::nullopt;
     }
     return v;
@@ -161,6 +357,10 @@ struct Reader {
     }
     if (*v <= 0) {
       d.error(sub(path, key), "size must be positive, got '" + *s + "'");
+      return std::nullopt;
+    }
+    if (*v > limits::kMaxMessageBytes) {
+      d.error(sub(path, key), "size " + *s + " is larger than chainrt's limit of 1 GiB");
       return std::nullopt;
     }
     return v;
@@ -197,8 +397,8 @@ struct Reader {
       int c = 0;
       const std::string& s = n.Scalar();
       auto [q, ec] = std::from_chars(s.data(), s.data() + s.size(), c);
-      if (!n.IsScalar() || ec != std::errc() || q != s.data() + s.size() || c < 0)
-        d.error(p, "expected a core number (0, 1, ...)");
+      if (!n.IsScalar() || ec != std::errc() || q != s.data() + s.size() || c < 0 || c >= limits::kMaxCores)
+        d.error(p, "expected a core number (0.." + std::to_string(limits::kMaxCores - 1) + ")");
       else
         out.push_back(c);
     };
@@ -227,7 +427,7 @@ struct Reader {
     std::string p = sub(path, "reservation");
     if (!keys(r, p, {"budget", "period"}, "a reservation")) return std::nullopt;
     auto budget = duration(r, "budget", p, true, "a reservation");
-    auto period = duration(r, "period", p, true, "a reservation");
+    auto period = duration(r, "period", p, true, "a reservation", false, limits::kMinPeriod);
     if (!budget || !period) return std::nullopt;
     return Reservation{*budget, *period};
   }
@@ -238,10 +438,7 @@ void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
     if (!r.keys(n, p, {"name", "cores"}, "a host")) return;
     Host h;
     h.name = r.name(n, p, "a host").value_or("");
-    if (auto c = r.integer(n, "cores", p, false, "a host")) {
-      if (*c <= 0) r.d.error(sub(p, "cores"), "a host needs at least one core");
-      h.cores = static_cast<int>(*c);
-    }
+    if (auto c = r.integer(n, "cores", p, false, "a host", 1, limits::kMaxCores)) h.cores = static_cast<int>(*c);
     m.hosts.push_back(h);
   });
 }
@@ -262,9 +459,9 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
     YAML::Node threads = n["threads"];
     std::string tp = sub(p, "threads");
     if (threads && threads.IsScalar()) {
-      if (auto count = r.integer(n, "threads", p, false, "an executor")) {
+      if (auto count = r.integer(n, "threads", p, false, "an executor", INT32_MIN, limits::kMaxThreads)) {
         if (*count <= 0) r.d.error(tp, "an executor needs at least one thread");
-        for (long long i = 0; i < *count && i < 1024; ++i) e.threads.push_back(Thread{"t" + std::to_string(i)});
+        for (long long i = 0; i < *count; ++i) e.threads.push_back(Thread{"t" + std::to_string(i)});
       }
     } else if (threads && threads.IsSequence()) {
       for (std::size_t i = 0; i < threads.size(); ++i) {
@@ -350,16 +547,15 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     cb.group = r.scalar(n, "group", p, false, "a callback").value_or("");
     cb.wcet = r.duration(n, "wcet", p, true, "a callback").value_or(0);
     cb.bcet = r.duration(n, "bcet", p, false, "a callback");
-    if (auto pr = r.integer(n, "priority", p, false, "a callback")) cb.priority = static_cast<int>(*pr);
+    if (auto pr = r.integer(n, "priority", p, false, "a callback", -limits::kMaxPriority, limits::kMaxPriority))
+      cb.priority = static_cast<int>(*pr);
     cb.affinity = r.names(n, "affinity", p);
-    cb.period = r.duration(n, "period", p, false, "a callback").value_or(0);
+    cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
     cb.topic = r.scalar(n, "topic", p, false, "a callback").value_or("");
-    if (auto q = r.integer(n, "queue_depth", p, false, "a callback")) {
-      if (*q <= 0) r.d.error(sub(p, "queue_depth"), "queue_depth must be at least 1");
+    if (auto q = r.integer(n, "queue_depth", p, false, "a callback", 1, limits::kMaxQueueDepth))
       cb.queue_depth = static_cast<int>(*q);
-    }
     cb.fuses = r.names(n, "fuses", p);
     cb.publishes = r.names(n, "publishes", p);
     m.callbacks.push_back(cb);
@@ -392,6 +588,10 @@ void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
             continue;
           }
           for (std::size_t j = 0; j < paths[i].size(); ++j) {
+            if (!paths[i][j].IsScalar()) {
+              r.d.error(at(at(pp, i), j), "expected a callback name");
+              break;
+            }
             std::string name = paths[i][j].Scalar();
             if (std::find(c.callbacks.begin(), c.callbacks.end(), name) == c.callbacks.end())
               c.callbacks.push_back(name);
@@ -403,17 +603,16 @@ void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
         }
       }
     }
-    c.period = r.duration(n, "period", p, false, "a chain").value_or(0);
+    c.period = r.duration(n, "period", p, false, "a chain", false, limits::kMinPeriod).value_or(0);
     c.deadline = r.duration(n, "deadline", p, false, "a chain").value_or(0);
-    if (auto pr = r.integer(n, "priority", p, false, "a chain")) c.priority = static_cast<int>(*pr);
+    if (auto pr = r.integer(n, "priority", p, false, "a chain", -limits::kMaxPriority, limits::kMaxPriority))
+      c.priority = static_cast<int>(*pr);
     if (auto k = r.scalar(n, "class", p, false, "a chain")) {
       if (auto v = criticality_class_from(*k)) c.criticality_class = *v;
       else r.d.error(sub(p, "class"), "unknown chain class '" + *k + "' (rt or be)");
     }
-    if (auto cr = r.integer(n, "criticality", p, false, "a chain")) {
-      if (*cr < 0) r.d.error(sub(p, "criticality"), "criticality must be zero or positive");
+    if (auto cr = r.integer(n, "criticality", p, false, "a chain", 0, limits::kMaxCriticality))
       c.criticality = static_cast<int>(*cr);
-    }
     m.chains.push_back(c);
   });
 }
@@ -452,9 +651,16 @@ void parse_communication(Reader& r, const YAML::Node& root, Model& m) {
   }
 }
 
+// Is `field` the path `under` or inside it ("a[1].b" is inside "a[1]" and "a")?
+bool inside(const std::string& field, const std::string& under) {
+  if (under.empty() || field.compare(0, under.size(), under) != 0) return false;
+  return field.size() == under.size() || field[under.size()] == '.' || field[under.size()] == '[';
+}
+
 Model parse(const std::string& text, const std::string& file) {
   SourceMap places;
   Diagnostics diags(file, &places);
+  if (!within_limits(text, diags)) throw ModelError(diags.list());
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -464,10 +670,10 @@ Model parse(const std::string& text, const std::string& file) {
   }
   Model m;
   if (!root || root.IsNull()) {
-    diags.error("", "the file is empty (expected a model: name, callbacks, chains, ...)");
+    diags.error_at({1, 1}, "", "the file is empty (expected a model: name, callbacks, chains, ...)");
     throw ModelError(diags.list());
   }
-  record_places(root, "", places);
+  record_places(root, "", places, diags);
   Reader r{diags};
   if (!r.keys(root, "",
               {"chainrt", "name", "deadlines", "hosts", "executors", "nodes", "callback_groups", "topics",
@@ -491,10 +697,22 @@ Model parse(const std::string& text, const std::string& file) {
   parse_callbacks(r, root, m);
   parse_chains(r, root, m);
   parse_communication(r, root, m);
-  if (!diags.empty()) throw ModelError(diags.list());
-  detail::validate_model(m, diags);
-  if (!diags.empty()) throw ModelError(diags.list());
-  return m;
+  // Cross-references are checked even when fields are wrong, so that one `check` shows every
+  // problem of the file; a validation finding about a field that already has an error (or lies
+  // inside one) is left out, as it would only repeat it.
+  Diagnostics checked(file, &places);
+  detail::validate_model(m, checked, diags.empty());
+  if (diags.empty() && checked.empty()) return m;
+  std::vector<Diagnostic> all = diags.list();
+  for (const auto& c : checked.list()) {
+    bool repeat = std::any_of(diags.list().begin(), diags.list().end(),
+                              [&](const Diagnostic& d) { return inside(c.field, d.field); });
+    if (!repeat) all.push_back(c);
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::make_pair(a.line, a.column) < std::make_pair(b.line, b.column);
+  });
+  throw ModelError(std::move(all));
 }
 
 // ---- writer --------------------------------------------------------------------------------
@@ -531,12 +749,27 @@ void emit_cost(YAML::Emitter& out, const char* key, const CommCost& c) {
 
 Model load_model_from_string(const std::string& yaml, const std::string& file_name) { return parse(yaml, file_name); }
 
+// Reads at most kMaxModelBytes + 1 bytes, so that a device (/dev/zero) or a huge file costs
+// bounded memory; a directory or an unreadable path is one clear error.
 Model load_model(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ModelError({Diagnostic{path, 0, 0, "", "cannot open the file"}});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  auto fail = [&](const std::string& why) { return ModelError({Diagnostic{path, 0, 0, "", why}}); };
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0)
+    throw fail(std::string("cannot open the file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw fail("is a directory, not a model file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw fail(std::string("cannot open the file: ") + std::strerror(errno));
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (in && static_cast<std::int64_t>(text.size()) <= limits::kMaxModelBytes) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw fail("cannot read the file");
+  if (static_cast<std::int64_t>(text.size()) > limits::kMaxModelBytes)
+    throw fail("the file is larger than " + std::to_string(limits::kMaxModelBytes >> 20) +
+               " MiB; chainrt refuses larger models");
+  return parse(text, path);
 }
 
 void validate(Model& model, const std::string& file_name) {

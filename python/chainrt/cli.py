@@ -2,25 +2,50 @@
 
 Every sub-command lives in ``chainrt/commands/<name>.py`` and exposes
 ``register(subparsers)``, which adds its parser (with a one-line ``help``) and sets
-``func`` to a callable ``(args) -> int`` exit code. Exit codes: 0 success, 1 error (bad
-input, invalid model), 2 a negative verdict (e.g. unschedulable).
+``func`` to a callable ``(args) -> int`` exit code. Exit codes (docs/cli.md, ``cliargs``): 0
+success, 1 error (bad input or argument, invalid model, failed processes, unwritable output), 2
+a negative verdict (e.g. unschedulable), 130 interrupted. Whatever happens, the user gets a
+one-line error, never a Python traceback (``CHAINRT_DEBUG=1`` shows it for a bug report).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
 from . import commands
+from .cliargs import ERROR, INTERRUPTED
+
+
+class ArgumentError(Exception):
+    """A bad command line (raised instead of argparse's exit 2, which means a negative verdict)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with chainrt's error convention: one line, exit 1 (sub-parsers inherit it)."""
+
+    def error(self, message: str):
+        raise ArgumentError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as dist_version
+        return dist_version("chainrt")
+    except Exception:
+        return "0.1.0"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="chainrt",
         description="Priority-driven, chain-aware real-time scheduling for ROS 2.",
+        epilog="Exit codes: 0 ok, 1 error, 2 negative verdict (not schedulable), 130 interrupted (docs/cli.md).",
     )
+    parser.add_argument("--version", action="version", version=f"chainrt {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         try:
@@ -46,16 +71,62 @@ def _register_broken(sub, name: str, err: Exception) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 1
     try:
-        return int(args.func(args) or 0)
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except ArgumentError as err:
+            print(err, file=sys.stderr)
+            return ERROR
+        except SystemExit as done:  # --help and --version
+            sys.stdout.flush()
+            return int(done.code or 0) if isinstance(done.code, int) else ERROR
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return ERROR
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         print("chainrt: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`chainrt ... | head -1`): stop quietly; nothing more can be said.
+        _silence_stdout()
+        return ERROR
+    except ArgumentError as err:  # a command that validates its arguments late
+        print(err, file=sys.stderr)
+        return ERROR
+    except OSError as err:  # e.g. stdout on a full disk (`> /dev/full`), a file that vanished
+        import errno
+        where = f" {sys.argv[1]}" if argv is None and len(sys.argv) > 1 else ""
+        if err.filename is None and err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            _silence_stdout()
+            print(f"chainrt{where}: cannot write the output: {err.strerror}", file=sys.stderr)
+        else:
+            print(f"chainrt{where}: {err.strerror or err}" + (f": {err.filename}" if err.filename else ""),
+                  file=sys.stderr)
+        return ERROR
+    except MemoryError:
+        print("chainrt: out of memory", file=sys.stderr)
+        return ERROR
+    except Exception as err:  # a bug: one line for the user, the traceback on request
+        if os.environ.get("CHAINRT_DEBUG"):
+            raise
+        where = f" {sys.argv[1]}" if argv is None and len(sys.argv) > 1 else ""
+        text = (str(err).strip().splitlines() or [""])[0]
+        print(f"chainrt{where}: internal error: {type(err).__name__}: {text} "
+              "(CHAINRT_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return ERROR
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

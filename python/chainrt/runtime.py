@@ -136,14 +136,17 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
               run_id: str | None = None, dds_profiles: bool = True,
               process_env: dict[str, dict[str, str]] | None = None,
               process_prefix: dict[str, list[str]] | None = None) -> dict:
-    """Run every process of the model (one chainrt-run each, started together) and return the
-    merged report: {"policy", "threads", "duration_ns", "chains": {NAME: {period_ns, deadline_ns,
-    wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances, deadline_misses, drops}}, "callbacks", "warnings"}.
+    """Run every process of the model (one chainrt-run each, started together) under the
+    Supervisor and return the merged report: {"policy", "threads", "duration_ns", "chains":
+    {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances,
+    deadline_misses, drops, expected_releases, never_completed}}, "callbacks", "warnings",
+    "run_id", "interrupted", "failed_processes", "partial"}. Raises RuntimeError when no
+    process left figures.
 
     ``dds_profiles``: give every process its generated Fast DDS profile (chainrt.fastdds: known
     ports, DDS threads at the executor's priority, loopback only under localhost discovery).
     ``process_env`` / ``process_prefix``: per process, extra environment and a command prefix
-    (e.g. ``ip netns exec NS``), as chainrt.netns uses for hosts in network namespaces."""
+    (e.g. ``ip netns exec NS``), as chainrt.crosslayer uses for hosts in network namespaces."""
     binary = find_binary()
     env = ros_environment(binary)
     processes = list_processes(model_path, binary)
@@ -166,62 +169,245 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common += extra_args or []
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
-    def _raise_interrupt(signum, frame):
-        raise KeyboardInterrupt
-    # SIGTERM stops the run like Ctrl-C: the chainrt-run processes are stopped cleanly and
-    # the figures so far are returned
-    old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        with tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
-            if dds_profiles and process_env is None:
-                from . import fastdds
-                try:
-                    process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
-                except (fastdds.ProfileError, ValueError) as e:
-                    raise RuntimeError(f"Fast DDS profiles: {e}") from None
-            result = _run_processes(binary, env, processes, common, timeout_s, process_env, process_prefix)
-        result["run_id"] = run_id
-        return result
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-
-
-def _run_processes(binary, env, processes, common, timeout_s, process_env=None, process_prefix=None) -> dict:
-    with tempfile.TemporaryDirectory(prefix="chainrt-run-") as tmp:
-        procs = []
-        for i, proc in enumerate(processes):
-            out = Path(tmp) / f"p{i}.json"
-            cmd = [*(process_prefix or {}).get(proc, []), str(binary), *common, "--process", proc,
-                   "--json", str(out)]
-            penv = {**env, **(process_env or {}).get(proc, {})}
-            procs.append((proc, out, subprocess.Popen(cmd, env=penv, stdout=subprocess.PIPE,
-                                                      stderr=subprocess.PIPE, text=True)))
-        parts, errors = [], []
-        interrupted = False
-        for proc, out, p in procs:
+    with tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
+        if dds_profiles and process_env is None:
+            from . import fastdds
             try:
-                stdout, stderr = p.communicate(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                p.terminate()
-                stdout, stderr = p.communicate()
-                errors.append(f"process {proc}: timed out")
-            except KeyboardInterrupt:
-                # Ctrl-C: every chainrt-run stops cleanly on SIGINT and still writes its report
-                interrupted = True
-                for _, _, q in procs:
-                    if q.poll() is None:
-                        q.send_signal(signal.SIGINT)
-                stdout, stderr = p.communicate()
-            # 130: stopped by a signal, the report covers the time run so far
-            if p.returncode not in (0, 130) or not out.is_file():
-                errors.append(f"process {proc}: exit {p.returncode}: {stderr.strip()}")
-                continue
-            interrupted = interrupted or p.returncode == 130
-            parts.append(json.loads(out.read_text()))
-        if errors:
-            raise RuntimeError("; ".join(errors))
-    result = merge(parts)
-    result["processes"] = processes
-    if interrupted:
-        result["interrupted"] = True
+                process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
+            except (fastdds.ProfileError, ValueError) as e:
+                raise RuntimeError(f"Fast DDS profiles: {e}") from None
+        result = Supervisor(binary, env, processes, common, timeout_s,
+                            expected_s=(duration_ns + warmup_ns) / 1e9, run_id=run_id,
+                            process_env=process_env, process_prefix=process_prefix).run()
+    _mark_unfinished(result, duration_ns)
     return result
+
+
+def _mark_unfinished(result: dict, duration_ns: int) -> None:
+    """A chain that completed no instance is reported as such, not as "0 misses": its expected
+    releases over the measured time (duration / period) are set beside the instances, and a
+    chain with releases due but no completion is flagged ``never_completed`` with a warning."""
+    for name, c in result.get("chains", {}).items():
+        period = c.get("period_ns") or 0
+        expected = int(duration_ns // period) if period > 0 else None
+        c["expected_releases"] = expected
+        c["never_completed"] = bool(c.get("instances", 0) == 0 and (expected is None or expected > 0))
+        if c["never_completed"]:
+            result.setdefault("warnings", []).append(
+                f"chain {name} completed no instance"
+                + (f" in {expected} expected releases" if expected else "")
+                + ": starved or broken; its response times are unknown, not 0")
+
+
+# Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks).
+SHM_PATTERNS = ("fastrtps_*", "fast_datasharing*", "sem.fastrtps_*")
+
+
+def shm_entries() -> set[str]:
+    import glob
+    out = set()
+    for pat in SHM_PATTERNS:
+        out.update(glob.glob(os.path.join("/dev/shm", pat)))
+    return out
+
+
+def shm_in_use(paths: set[str]) -> set[str]:
+    """The paths of `paths` that a live process has open or mapped (/proc/*/fd, /proc/*/maps)."""
+    used = set()
+    if not paths:
+        return used
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    for p in paths:
+                        if p in line:
+                            used.add(p)
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target in paths:
+                    used.add(target)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return used
+
+
+def remove_stale_shm(before: set[str]) -> list[str]:
+    """Removes the Fast DDS shared-memory files created since `before` that no live process
+    uses any more (a killed child cannot remove its own); returns what was removed. Files of
+    other ROS 2 programs (older, or still in use) are never touched."""
+    fresh = shm_entries() - before
+    stale = fresh - shm_in_use(fresh)
+    removed = []
+    for p in sorted(stale):
+        try:
+            os.unlink(p)
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
+
+
+def die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent dies (chainrt-run stops cleanly on
+    SIGTERM), so that no child outlives a killed chainrt."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+class Supervisor:
+    """Runs the chainrt-run processes of one run and watches them.
+
+    - each child runs in its own session (a terminal's Ctrl-C reaches only chainrt, which stops
+      the children exactly once) and gets SIGTERM if chainrt dies (PR_SET_PDEATHSIG);
+    - a child that dies or fails is noticed at once (polled every 20 ms): the others are stopped
+      cleanly (SIGINT) and their figures kept, the failed one named in ``failed_processes``;
+    - SIGINT/SIGTERM are caught as flags, never as an exception in the middle of the bookkeeping:
+      the first stops the children, later ones only say that the report is being written; a child
+      that does not stop within STOP_GRACE_S is killed;
+    - reports, stdout and stderr of the children are anonymous temporary files (passed as file
+      descriptors), so nothing is left in /tmp even when chainrt is killed; the Fast DDS
+      shared-memory files the run leaves behind are removed on every exit path.
+    """
+
+    POLL_S = 0.02
+    STOP_GRACE_S = 15.0
+
+    def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float,
+                 expected_s: float | None = None, run_id: str | None = None,
+                 process_env: dict[str, dict[str, str]] | None = None,
+                 process_prefix: dict[str, list[str]] | None = None):
+        self.binary, self.env, self.processes, self.common, self.timeout_s = binary, env, processes, common, timeout_s
+        self.expected_s = expected_s
+        self.run_id = run_id or new_run_id()
+        # per process: extra environment (its Fast DDS profile) and a command prefix (a host's
+        # network namespace)
+        self.process_env, self.process_prefix = process_env or {}, process_prefix or {}
+        self.signals = 0
+
+    def _on_signal(self, signum, frame) -> None:
+        self.signals += 1
+        if self.signals > 1:
+            try:
+                os.write(2, b"chainrt: stopping; the report of the time run so far is being written\n")
+            except OSError:
+                pass
+
+    def run(self) -> dict:
+        import time
+        import threading
+        shm_before = shm_entries()
+        old = {}
+        if threading.current_thread() is threading.main_thread():
+            old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        children = []
+        try:
+            for proc in self.processes:
+                report = tempfile.TemporaryFile()
+                log = tempfile.TemporaryFile()
+                cmd = [*self.process_prefix.get(proc, []), str(self.binary), *self.common, "--process", proc,
+                       "--json", f"/dev/fd/{report.fileno()}"]
+                env = {**self.env, **self.process_env.get(proc, {})}
+                p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     pass_fds=(report.fileno(),), start_new_session=True, preexec_fn=die_with_parent)
+                children.append({"process": proc, "popen": p, "report": report, "log": log})
+            started = time.monotonic()
+            deadline = started + self.timeout_s
+            shown = 0
+            stopping_since = None
+            timed_out = False
+            while any(c["popen"].poll() is None for c in children):
+                failed = [c for c in children if c["popen"].returncode not in (None, 0, 130)]
+                want_stop = self.signals > 0 or bool(failed) or time.monotonic() > deadline
+                if want_stop and stopping_since is None:
+                    timed_out = time.monotonic() > deadline and not self.signals and not failed
+                    stopping_since = time.monotonic()
+                    for c in children:
+                        if c["popen"].poll() is None:
+                            c["popen"].send_signal(signal.SIGINT)
+                shown = self._progress(time.monotonic() - started, shown, stopping_since is not None)
+                if stopping_since is not None and time.monotonic() - stopping_since > self.STOP_GRACE_S:
+                    for c in children:
+                        if c["popen"].poll() is None:
+                            c["popen"].kill()
+                time.sleep(self.POLL_S)
+            self._progress(None, shown, True)
+            return self._collect(children, timed_out)
+        finally:
+            for c in children:  # every exit path: no child left running
+                if c["popen"].poll() is None:
+                    c["popen"].kill()
+                    c["popen"].wait()
+                c["report"].close()
+                c["log"].close()
+            for s, h in old.items():
+                signal.signal(s, h)
+            remove_stale_shm(shm_before)
+
+    def _progress(self, elapsed: float | None, shown: int, stopping: bool) -> int:
+        """On a terminal, a one-line progress display of a long run (every second); cleared at
+        the end. Returns the last second shown."""
+        if not self.expected_s or self.expected_s < 5 or not sys.stderr.isatty():
+            return shown
+        try:
+            if elapsed is None:
+                if shown:
+                    sys.stderr.write("\r\033[K")
+                    sys.stderr.flush()
+                return shown
+            if int(elapsed) > shown:
+                shown = int(elapsed)
+                what = "stopping" if stopping else f"{shown} s of {self.expected_s:.0f} s"
+                sys.stderr.write(f"\rchainrt run: {what} ({len(self.processes)} process(es))\033[K")
+                sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        return shown
+
+    def _collect(self, children, timed_out: bool) -> dict:
+        parts, failed = [], []
+        for c in children:
+            rc = c["popen"].returncode
+            c["log"].seek(0)
+            log = c["log"].read().decode(errors="replace").strip()
+            c["report"].seek(0)
+            text = c["report"].read().decode(errors="replace")
+            report = None
+            if rc in (0, 130) and text.strip():
+                try:
+                    report = json.loads(text)
+                except ValueError:
+                    report = None
+            if report is None:
+                why = (f"killed by signal {signal.Signals(-rc).name}" if rc is not None and rc < 0
+                       else f"exit {rc}")
+                last = log.splitlines()[-1] if log else ""
+                failed.append({"process": c["process"], "exit": rc, "reason": why, "stderr": last})
+                continue
+            parts.append(report)
+        if not parts:
+            raise RuntimeError("; ".join(f"process {f['process']}: {f['reason']}"
+                                         + (f": {f['stderr']}" if f["stderr"] else "") for f in failed)
+                               or "no process ran")
+        result = merge(parts)
+        result["processes"] = self.processes
+        result["run_id"] = self.run_id
+        result["interrupted"] = self.signals > 0
+        result["timed_out"] = timed_out
+        result["failed_processes"] = failed
+        result["partial"] = bool(failed) or result["interrupted"] or timed_out
+        if failed:
+            for f in failed:
+                result["warnings"].append(f"process {f['process']} failed ({f['reason']})"
+                                          + (f": {f['stderr']}" if f["stderr"] else "")
+                                          + "; the other processes were stopped and their figures kept")
+        return result

@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
       } else {
         std::ofstream f(json_out);
         f << js << "\n";
+        f.flush();
+        if (!f) {  // a report that cannot be written is an error, not a silent exit 0
+          std::fprintf(stderr, "chainrt-run: cannot write the report to %s\n", json_out.c_str());
+          return 1;
+        }
       }
     } else {
       int w = 16;

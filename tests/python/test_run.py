@@ -17,6 +17,7 @@ from chainrt import runtime
 REPO = Path(__file__).resolve().parents[2]
 KEYS = {"period_ns", "deadline_ns", "wcrt_ns", "bcrt_ns", "mean_ns", "p99_ns", "instances",
         "deadline_misses", "drops"}
+RUN_KEYS = KEYS | {"expected_releases", "never_completed"}  # added by the run's supervisor
 
 
 def _chain(samples, deadline=100, drops=0):
@@ -81,7 +82,7 @@ def test_run_two_chains_on_real_ros(policy, tmp_path):
     assert res["processes"] == ["main"]
     assert set(res["chains"]) == {"high", "low"}
     for name, c in res["chains"].items():
-        assert set(c) == KEYS, name
+        assert set(c) == RUN_KEYS, name
         assert c["instances"] > 0, name
         assert c["bcrt_ns"] <= c["mean_ns"] <= c["wcrt_ns"]
         assert c["bcrt_ns"] <= c["p99_ns"] <= c["wcrt_ns"]
@@ -111,3 +112,13 @@ def test_run_two_processes_chain_crosses_processes():
     assert across["bcrt_ns"] >= 3_000_000
     assert local["bcrt_ns"] >= 2_000_000
     assert res["threads"] == 3
+
+
+def test_chain_without_a_completed_instance_is_reported_as_such():
+    """A starved chain is not "0 misses": it is flagged with its expected releases."""
+    result = {"chains": {"starved": _chain([]), "fine": _chain([5, 6])}, "warnings": []}
+    runtime._mark_unfinished(result, duration_ns=10_000)
+    starved, fine = result["chains"]["starved"], result["chains"]["fine"]
+    assert starved["never_completed"] is True and starved["expected_releases"] == 10
+    assert fine["never_completed"] is False
+    assert any("starved" in w and "10 expected releases" in w for w in result["warnings"])

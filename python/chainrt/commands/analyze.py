@@ -5,7 +5,9 @@ Prints a table per chain (WCRT bound, BCRT bound, deadline, slack, verdict) or, 
 "bcrt_bound_ns", "deadline_ns", "slack_ns", "schedulable", "reason"}}}``. Exit codes: 0 every
 chain schedulable, 2 some chain is not (or has no bound), 1 error (invalid model, unknown
 analysis, analysis not applicable). Without ``--analysis`` the analysis matching the
-executors' policy is used and named.
+executors' policy is used and named. ``--policy`` and ``--threads`` override the executors'
+policy and threads as in ``simulate`` and ``run`` (``--threads N``: N plain threads per
+executor, thread classes and callback affinity dropped, as the simulator and runtime do).
 """
 
 from __future__ import annotations
@@ -13,18 +15,49 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import _core
-from ..model import load_model_or_report
+from .. import _core, cliargs
+from ..model import load_model_or_report, validate
+from .simulate import POLICIES
 
 
 def register(sub) -> None:
     names = [n for n, _, _ in _core.analysis_names()]
     p = sub.add_parser("analyze", help="response-time bounds and schedulability of every chain of a model")
-    p.add_argument("model", metavar="MODEL", help="model YAML file")
+    p.add_argument("model", metavar="MODEL", nargs="?", help="model YAML file")
     p.add_argument("--analysis", "-a", choices=names, help="analysis to run (default: the one matching the policy)")
+    p.add_argument("--policy", choices=POLICIES, help="override every executor's policy (as simulate and run)")
+    p.add_argument("--threads", type=cliargs.threads,
+                   help="N plain threads per executor, 1..64 (replaces the model's threads, as simulate and run)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--list", action="store_true", help="list the analyses and exit")
     p.set_defaults(func=run)
+
+
+def override(model, policy: str | None = None, threads: int | None = None):
+    """The model with every executor's policy and/or threads replaced (validated again)."""
+    if policy is None and threads is None:
+        return model
+    from .._core import Thread
+    executors = model.executors
+    for e in executors:
+        if policy is not None:
+            e.policy = policy
+        if threads is not None:
+            plain = []
+            for i in range(threads):
+                t = Thread()
+                t.name = f"t{i}"
+                plain.append(t)
+            e.threads = plain
+            e.thread_classes = []
+    model.executors = executors
+    if threads is not None:
+        callbacks = model.callbacks
+        for cb in callbacks:
+            cb.affinity = []
+        model.callbacks = callbacks
+    validate(model)
+    return model
 
 
 def analyze(model, analysis: str | None = None) -> dict:
@@ -69,10 +102,15 @@ def run(args) -> int:
         for name, summary, policy in _core.analysis_names():
             print(f"{name:15s} policy {policy:11s} {summary}")
         return 0
+    if args.model is None:
+        print("chainrt analyze: error: the following arguments are required: MODEL (see chainrt analyze --help)",
+              file=sys.stderr)
+        return 1
     model = load_model_or_report(args.model, "analyze")
     if model is None:
         return 1
     try:
+        model = override(model, args.policy, args.threads)
         result = analyze(model, args.analysis)
     except ValueError as e:
         print(f"chainrt analyze: {e}", file=sys.stderr)

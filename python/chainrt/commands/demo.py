@@ -15,14 +15,16 @@ import pathlib
 import subprocess
 import sys
 
+from .. import cliargs
+
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 POLICY_ANALYSIS = {"ros-default": "ros-default-st", "fp": "fp-mt", "edf": "edf-mt"}
 
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="show chainrt on the two-chain example and the Autoware reference system")
-    p.add_argument("--duration", default="5s", help="real ROS 2 run time per policy (default 5s)")
-    p.add_argument("--bench-duration", default="10s", help="reference-system run time per configuration (default 10s)")
+    p.add_argument("--duration", type=cliargs.duration_text, default="5s", help="real ROS 2 run time per policy (default 5s)")
+    p.add_argument("--bench-duration", type=cliargs.duration_text, default="10s", help="reference-system run time per configuration (default 10s)")
     p.add_argument("--skip-bench", action="store_true", help="only the two-chain part")
     p.set_defaults(func=run)
 
@@ -33,9 +35,13 @@ def chainrt(*args: str, timeout: float = 900) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
+FAILED: list[str] = []  # steps that failed; demo exits 1 when there is any
+
+
 def chains_json(*args: str) -> dict | None:
     rc, out, err = chainrt(*args, "--json")
     if rc not in (0, 2):
+        FAILED.append(f"chainrt {' '.join(args[:1])}")
         print(f"  (chainrt {args[0]} failed: {err.strip().splitlines()[-1] if err.strip() else rc})")
         return None
     try:
@@ -89,6 +95,7 @@ def reference_system(duration: str) -> None:
     print(f"   report: {out_dir / 'index.html'} (plots and tables; `chainrt bench reference-system --help` for more)")
     if proc.returncode != 0:
         print(f"   (bench exited with {proc.returncode})")
+        FAILED.append("chainrt bench")
 
 
 def run(args) -> int:
@@ -100,4 +107,8 @@ def run(args) -> int:
     two_chains(args.duration)
     if not args.skip_bench:
         reference_system(args.bench_duration)
+    if FAILED:
+        print(f"chainrt demo: {len(FAILED)} step(s) failed ({', '.join(sorted(set(FAILED)))}); "
+              "see the messages above", file=sys.stderr)
+        return cliargs.ERROR
     return 0

@@ -15,28 +15,30 @@ import os
 import sys
 import time
 
+from .. import cliargs
+
 
 def register(sub) -> None:
     p = sub.add_parser("experiment", help="run the papers' experiments (Fig. 7 schedulability, predictability, soundness)")
     esub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
 
     s = esub.add_parser("schedulability", help="Fig. 7 of the EDF ready-queue paper: schedulability ratio per analysis")
-    s.add_argument("--sets", type=int, default=2000, help="systems per data point (default 2000)")
+    s.add_argument("--sets", type=cliargs.positive, default=2000, help="systems per data point (default 2000)")
     s.add_argument("--panels", default="u_norm,n,b,g,alpha", help="comma-separated panels (u_norm,n,b,g,alpha)")
     s.add_argument("--analyses", default=None, help="comma-separated analyses (default: all five, plus the jiang22 reference curve "
                         "— published, refuted by Teper et al. 2024, never a verdict)")
-    s.add_argument("--seed", type=int, default=1, help="base seed (default 1)")
-    s.add_argument("--threads", type=int, default=0, help="C++ worker threads (default: all cores)")
-    s.add_argument("--out", default="out/fig7", help="output folder for the CSV and PNGs (default out/fig7)")
+    s.add_argument("--seed", type=cliargs.seed, default=1, help="base seed (default 1)")
+    s.add_argument("--threads", type=cliargs.count(0, 1024, "a thread count"), default=0, help="C++ worker threads (default: all cores)")
+    s.add_argument("--out", type=cliargs.output_dir, default="out/fig7", help="output folder for the CSV and PNGs (default out/fig7)")
     s.add_argument("--no-plot", action="store_true", help="write only the CSV")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(exp_func=run_schedulability)
 
     q = esub.add_parser("predictability", help="CROS-RT: WCRT-BCRT bound of the top chain vs. number of chains")
-    q.add_argument("--sets", type=int, default=200, help="systems per chain count (default 200)")
+    q.add_argument("--sets", type=cliargs.positive, default=200, help="systems per chain count (default 200)")
     q.add_argument("--chains", default="2,3,4,5,6,7,8", help="comma-separated chain counts")
-    q.add_argument("--seed", type=int, default=1)
-    q.add_argument("--out", default="out/predictability", help="output folder")
+    q.add_argument("--seed", type=cliargs.seed, default=1)
+    q.add_argument("--out", type=cliargs.output_dir, default="out/predictability", help="output folder")
     q.add_argument("--quiet", action="store_true")
     q.set_defaults(exp_func=run_predictability)
 
@@ -123,7 +125,8 @@ def run_schedulability(args) -> int:
     sch.run_points(points, args.sets, analyses, threads=args.threads, progress=not args.quiet)
     elapsed = time.monotonic() - t0
     csv_path = os.path.join(args.out, "fig7.csv")
-    sch.write_csv(points, csv_path)
+    with cliargs.atomic_path(csv_path) as tmp:
+        sch.write_csv(points, tmp)
     print(f"{len(points)} points x {args.sets} systems x {len(analyses)} analyses in {elapsed:.1f} s -> {csv_path}")
     if not args.no_plot:
         for f in sch.plot(points, args.out):
@@ -145,7 +148,8 @@ def run_predictability(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     result = pred.run(counts, args.sets, args.seed, progress=not args.quiet)
     csv_path = os.path.join(args.out, "predictability.csv")
-    pred.write_csv(result, csv_path)
+    with cliargs.atomic_path(csv_path) as tmp:
+        pred.write_csv(result, tmp)
     png = pred.plot(result, os.path.join(args.out, "predictability_cros_rt.png"))
     print(f"{csv_path}\n  {png}")
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import runtime, verdict
+from .. import cliargs, runtime, verdict
 
 POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 
@@ -19,15 +19,17 @@ POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a model on real ROS 2 (rcl + Fast DDS) under the chainrt executor")
     p.add_argument("model", metavar="MODEL", help="model YAML file")
-    p.add_argument("--duration", default="30s", help="measured run time (default 30s)")
-    p.add_argument("--warmup", default="500ms", help="unmeasured start-up time (default 500ms)")
+    p.add_argument("--duration", type=cliargs.duration, default="30s", help="measured run time (default 30s)")
+    p.add_argument("--warmup", type=cliargs.duration_or_zero, default="500ms",
+                   help="unmeasured start-up time (default 500ms)")
     p.add_argument("--policy", choices=POLICIES, help="override every executor's policy")
-    p.add_argument("--threads", type=int, help="N plain threads per executor (ignores the model's threads)")
-    p.add_argument("--fifo", type=int, metavar="PRIO",
+    p.add_argument("--threads", type=cliargs.threads,
+                   help="N plain threads per executor, 1..64 (ignores the model's threads)")
+    p.add_argument("--fifo", type=cliargs.fifo_priority, metavar="PRIO",
                    help="SCHED_FIFO priority for executor threads the model gives none (needs privilege)")
     p.add_argument("--no-thread-params", action="store_true",
                    help="ignore the model's pinning, priorities and reservations")
-    p.add_argument("--stats-period", default=None, help="publish /chainrt/chain_stats every PERIOD")
+    p.add_argument("--stats-period", type=cliargs.duration, default=None, help="publish /chainrt/chain_stats every PERIOD")
     p.add_argument("--no-compare", action="store_true", help="do not run the simulator and the analysis")
     p.add_argument("--json", action="store_true", help="print JSON (the simulator's per-chain keys)")
     p.add_argument("--fail-on-miss", action="store_true",
@@ -37,14 +39,6 @@ def register(sub) -> None:
     from ..crosslayer.cli import add_run_arguments
     add_run_arguments(p)
     p.set_defaults(func=run)
-
-
-def _duration(text: str) -> int:
-    from .._core import parse_duration
-    d = parse_duration(text)
-    if d is None:
-        raise ValueError(f"not a duration: {text!r}")
-    return int(d)
 
 
 def _simulate(model_path: str, policy: str | None, threads: int | None, duration_ns: int):
@@ -94,14 +88,21 @@ def _ms(ns) -> str:
     return "-" if ns is None else f"{ns / 1e6:.2f}"
 
 
+def exit_code(result: dict) -> int:
+    """1 when a process failed (never 0), 130 when interrupted, else 0 (docs/cli.md)."""
+    if result.get("failed_processes"):
+        return cliargs.ERROR
+    if result.get("interrupted"):
+        return cliargs.INTERRUPTED
+    return cliargs.OK
+
+
 def run(args) -> int:
-    try:
-        duration = _duration(args.duration)
-        warmup = _duration(args.warmup)
-        stats = _duration(args.stats_period) if args.stats_period else 0
-    except ValueError as e:
-        print(f"chainrt run: {e}", file=sys.stderr)
-        return 1
+    from ..model import load_model_or_report
+    if load_model_or_report(args.model, "run") is None:  # every error of the file, before ROS 2 starts
+        return cliargs.ERROR
+    duration, warmup = args.duration, args.warmup
+    stats = args.stats_period or 0
     watch = verdict.RunWatch(args.model, args.fifo, not args.no_thread_params)
     try:
         from ..crosslayer.cli import run_model
@@ -119,21 +120,37 @@ def run(args) -> int:
     notes = []
     if result.get("interrupted"):
         notes.append("interrupted: the figures cover the time run until the signal")
+    if result.get("failed_processes"):
+        notes.append("partial: process(es) " + ", ".join(f["process"] for f in result["failed_processes"])
+                     + " failed; the figures are those of the other processes")
     sim = bound = None
-    if not args.no_compare:
-        sim, note = _simulate(args.model, args.policy, args.threads, duration + warmup)
-        if note:
-            notes.append(note)
-        bound, note = _analyse(args.model, args.policy or result.get("policy"), args.threads)
-        if note:
-            notes.append(note)
+    if not args.no_compare and not result.get("interrupted"):
+        try:  # a Ctrl-C here skips the comparison; the run's figures are still reported
+            sim, note = _simulate(args.model, args.policy, args.threads, duration + warmup)
+            if note:
+                notes.append(note)
+            bound, note = _analyse(args.model, args.policy or result.get("policy"), args.threads)
+            if note:
+                notes.append(note)
+        except KeyboardInterrupt:
+            result["interrupted"] = True
+            notes.append("interrupted during the comparison with the simulator and the analysis (skipped)")
 
     judged = watch.finish(result, bound, sim)
-    code = 2 if args.fail_on_miss and judged.negative else 0
+    # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
+    # negative verdict (a chain above its bound or simulated worst case) on request
+    code = exit_code(result)
+    if code == cliargs.OK and args.fail_on_miss and judged.negative:
+        code = cliargs.NEGATIVE
     if args.json:
-        out = {"model": args.model, "policy": result.get("policy"), "threads": result.get("threads"),
-               "duration_ns": result.get("duration_ns"), "processes": result.get("processes"),
-               "chains": result["chains"], "warnings": result.get("warnings", []), "notes": notes}
+        out = {"model": args.model, "run_id": result.get("run_id"), "policy": result.get("policy"),
+               "threads": result.get("threads"), "duration_ns": result.get("duration_ns"),
+               "processes": result.get("processes"),
+               "interrupted": bool(result.get("interrupted")), "timed_out": bool(result.get("timed_out")),
+               "failed_processes": result.get("failed_processes", []), "partial": bool(result.get("partial")),
+               "exit_code": exit_code(result),
+               "chains": result["chains"], "callbacks": result.get("callbacks", {}),
+               "warnings": result.get("warnings", []), "notes": notes}
         if sim is not None:
             out["simulated"] = sim
         if bound is not None:
@@ -154,8 +171,11 @@ def run(args) -> int:
         notes.insert(0, f"bound: analysis {bound.get('analysis')}")
     print(head + "   (ms)")
     for name, c in result["chains"].items():
-        line = (f"{name:<14} {_ms(c['wcrt_ns']):>9} {_ms(c['bcrt_ns']):>9} {_ms(c['mean_ns']):>9} "
-                f"{_ms(c['p99_ns']):>9} {c['instances']:>6} {c['deadline_misses']:>5} {c['drops']:>5}")
+        if c.get("never_completed"):
+            line = (f"{name:<14} {'never':>9} {'-':>9} {'-':>9} {'-':>9} {0:>6} {'-':>5} {c['drops']:>5}")
+        else:
+            line = (f"{name:<14} {_ms(c['wcrt_ns']):>9} {_ms(c['bcrt_ns']):>9} {_ms(c['mean_ns']):>9} "
+                    f"{_ms(c['p99_ns']):>9} {c['instances']:>6} {c['deadline_misses']:>5} {c['drops']:>5}")
         if sim is not None:
             s = sim.get(name, {}) if isinstance(sim, dict) else {}
             line += (f" | {_ms(s.get('wcrt_ns')):>9} {_ms(s.get('mean_ns')):>9} {_ms(s.get('p99_ns')):>9}"

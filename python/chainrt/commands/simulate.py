@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .. import cliargs
+
 POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
 
@@ -18,28 +20,21 @@ EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
 def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a model's executors deterministically and report per-chain response times")
     p.add_argument("model", metavar="MODEL", help="model YAML file")
-    p.add_argument("--duration", default="10s", help="simulated time (default 10s)")
-    p.add_argument("--seed", type=int, default=1, help="seed of sampled execution times, jitter and delays")
+    p.add_argument("--duration", type=cliargs.duration, default="10s", help="simulated time (default 10s)")
+    p.add_argument("--seed", type=cliargs.seed, default=1, help="seed of sampled execution times, jitter and delays")
     p.add_argument("--policy", choices=POLICIES, help="override every executor's policy")
-    p.add_argument("--threads", type=int, help="N plain threads per executor (replaces the model's threads)")
+    p.add_argument("--threads", type=cliargs.threads, help="N plain threads per executor, 1..64 (replaces the model's threads)")
     p.add_argument("--exec", choices=EXEC_MODES, default="wcet",
                    help="execution times: wcet (default), bcet, uniform in [bcet, wcet], mix of both")
     p.add_argument("--comm", choices=["fixed", "sampled"], default="fixed",
                    help="communication delay: the model's cost line, or sampled from its measurements")
-    p.add_argument("--trace", metavar="FILE", help="write every dispatch (thread, callback, release, start, finish) as JSON")
-    p.add_argument("--gantt", metavar="FILE", help="draw a Gantt chart per thread (PNG)")
-    p.add_argument("--gantt-window", default=None, metavar="DUR",
+    p.add_argument("--trace", metavar="FILE", type=cliargs.output_file,
+                   help="write every dispatch (thread, callback, release, start, finish) as JSON")
+    p.add_argument("--gantt", metavar="FILE", type=cliargs.output_file, help="draw a Gantt chart per thread (PNG)")
+    p.add_argument("--gantt-window", type=cliargs.duration, default=None, metavar="DUR",
                    help="time span drawn in the Gantt chart (default: the first 1s or the whole run)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
-
-
-def _duration(text: str) -> int:
-    from .._core import parse_duration
-    d = parse_duration(text)
-    if d is None:
-        raise ValueError(f"not a duration: {text!r}")
-    return int(d)
 
 
 def simulate(model, duration_ns: int, seed: int = 1, policy: str | None = None, threads: int | None = None,
@@ -71,22 +66,23 @@ def run(args) -> int:
     if model is None:
         return 1
     try:
-        duration = _duration(args.duration)
-        if args.threads is not None and not 1 <= args.threads <= 64:
-            raise ValueError("--threads must be 1..64")
+        duration = args.duration
         want_trace = bool(args.trace or args.gantt)
-        result, trace = simulate(model, duration, args.seed, args.policy, args.threads, args.exec, args.comm,
-                                 want_trace)
+        result, trace = cliargs.interruptible(simulate, model, duration, args.seed, args.policy, args.threads,
+                                              args.exec, args.comm, want_trace)
     except (ValueError, RuntimeError) as err:
         print(f"chainrt simulate: {err}", file=sys.stderr)
         return 1
-    if args.trace:
-        with open(args.trace, "w") as f:
-            json.dump(trace, f)
-    if args.gantt:
-        from .. import gantt
-        window = _duration(args.gantt_window) if args.gantt_window else min(duration, 1_000_000_000)
-        gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
+    try:
+        if args.trace:
+            cliargs.write_atomic(args.trace, json.dumps(trace))
+        if args.gantt:
+            from .. import gantt
+            window = args.gantt_window if args.gantt_window else min(duration, 1_000_000_000)
+            gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
+    except OSError as err:
+        print(f"chainrt simulate: cannot write {err.filename or 'the output'}: {err.strerror or err}", file=sys.stderr)
+        return cliargs.ERROR
     if args.json:
         print(json.dumps(result))
     else:

@@ -151,7 +151,8 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
         cmd += ["--trace"]
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=chainrt_runtime.die_with_parent)  # no workload outlives a killed bench
     while proc.poll() is None:
         if progress:
             progress.show(min(time.monotonic() - t0, expected), label)

@@ -1,0 +1,287 @@
+"""The one validation layer of chainrt's command line (docs/cli.md).
+
+Every command declares its durations, counts, priorities, seeds and paths with these argparse
+types, so that a bad value is refused before any work starts, with the same one-line error in
+every command (``chainrt CMD: error: argument --duration: ...``, exit 1), and output paths are
+checked before a long simulation or run rather than after it. Results are written with
+:func:`write_atomic` (temporary file, fsync, rename: a report is whole or absent).
+
+Exit codes, shared by every command (the constants below):
+0 success; 1 error (bad input, invalid model, a run whose processes failed, a report that could
+not be written); 2 a negative verdict (not schedulable, a deadline missed with ``--fail-on-miss``);
+130 interrupted (Ctrl-C or SIGTERM; the figures until then are still reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+OK, ERROR, NEGATIVE, INTERRUPTED = 0, 1, 2, 130
+
+# A duration on the command line: at most one day (a run or a simulation longer than that is a
+# typo; the model's own limit for a single duration is 1 h, docs/model.md).
+MAX_CLI_DURATION_NS = 86_400 * 1_000_000_000
+# Seeds are unsigned 64-bit in the C++ core; chainrt takes 0..2^63-1.
+MAX_SEED = 2**63 - 1
+
+
+def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURATION_NS) -> int:
+    """A duration with a unit (``10s``, ``500ms``, ``250us``, ``100ns``, ``2min``) in nanoseconds."""
+    from ._core import parse_duration
+
+    try:
+        d = parse_duration(str(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: {e}") from None
+    if d is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (a number and a unit: ns, us, ms, s, min)")
+    d = int(d)
+    if d < 0 or (d == 0 and not allow_zero):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be {'zero or ' if allow_zero else ''}positive")
+    if d > max_ns:
+        raise argparse.ArgumentTypeError(f"{text!r}: longer than chainrt's limit of {max_ns // 3_600_000_000_000} h")
+    return d
+
+
+def duration_or_zero(text: str) -> int:
+    return duration(text, allow_zero=True)
+
+
+def duration_text(text: str) -> str:
+    """A duration checked as :func:`duration` but kept as written (passed on to another command)."""
+    duration(text)
+    return str(text).strip()
+
+
+def count(lo: int, hi: int | None = None, what: str = "a whole number"):
+    """An argparse type: an integer in [lo, hi]."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(str(text), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if v < lo or (hi is not None and v > hi):
+            bound = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {bound}")
+        return v
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
+
+
+threads = count(1, 64, "a thread count")        # threads per executor (sched::kMaxThreads)
+fifo_priority = count(1, 99, "a SCHED_FIFO priority")
+seed = count(0, MAX_SEED, "a seed")
+positive = count(1, None, "a positive whole number")
+
+
+def cpu_core(text: str) -> int:
+    n = os.cpu_count() or 1
+    return count(0, n - 1, "a CPU core number")(text)
+
+
+def input_file(text: str) -> str:
+    """An existing, readable regular file (a model, a trace)."""
+    p = Path(text)
+    if not p.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory, not a file")
+    if not os.access(p, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not readable")
+    return text
+
+
+def output_file(text: str) -> str:
+    """A file chainrt may write: its folder exists and is writable, and it is not a directory.
+    Checked when the arguments are parsed, so that nothing is computed for an unwritable path."""
+    problem = output_file_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def _cannot_write_in(folder: Path) -> str | None:
+    """Why no file can be created in `folder` (a real probe: permission bits say nothing for
+    root, nor for read-only or pseudo filesystems), or None."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".chainrt-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+        return None
+    except OSError as e:
+        return e.strerror or str(e)
+
+
+def output_file_problem(text: str) -> str | None:
+    if not text:
+        return "an empty path"
+    p = Path(text)
+    if p.is_dir():
+        return f"{text}: is a directory"
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.exists():
+        if not os.access(p, os.W_OK):
+            return f"{text}: not writable"
+        if p.is_file():  # written by rename from a temporary file next to it
+            why = _cannot_write_in(parent)
+            return f"{text}: cannot write in {parent} ({why})" if why else None
+        return None
+    if not parent.is_dir():
+        return f"{text}: the folder {parent} does not exist"
+    why = _cannot_write_in(parent)
+    return f"{text}: cannot write in {parent} ({why})" if why else None
+
+
+def output_dir(text: str) -> str:
+    """A folder chainrt will write into: an existing writable folder, or one that can be created
+    (its nearest existing parent is a writable folder). Nothing is created while parsing."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    p = Path(text)
+    if p.exists():
+        if not p.is_dir():
+            raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
+        why = _cannot_write_in(p)
+        if why:
+            raise argparse.ArgumentTypeError(f"{text}: cannot write in the folder ({why})")
+        return text
+    parent = p.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    why = _cannot_write_in(parent) if parent.is_dir() else "not a folder"
+    if why:
+        raise argparse.ArgumentTypeError(f"{text}: cannot be created in {parent} ({why})")
+    return text
+
+
+def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+    """Writes `data` to `path` whole or not at all: a temporary file in the same folder, fsync,
+    rename over `path` (then the folder is fsynced). A special file (``/dev/stdout``,
+    ``/dev/null``, ``/dev/full``) is written directly, and every write is checked. Raises OSError
+    (the caller reports it and exits 1); a failed write leaves no temporary file behind."""
+    p = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        special = p.exists() and not stat.S_ISREG(p.stat().st_mode)
+    except OSError:
+        special = False
+    if special:
+        fd = os.open(p, os.O_WRONLY)
+        try:
+            _write_all(fd, raw)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(p)) from None
+        finally:
+            os.close(fd)
+        return
+    folder = p.parent if str(p.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    try:
+        try:
+            _write_all(fd, raw)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass  # the rename is done; a folder that cannot be fsynced (some filesystems) is no error
+
+
+class atomic_path:
+    """``with atomic_path(path) as tmp: writer(tmp)``: for writers that take a path (CSV, PNG
+    libraries). `tmp` is in the same folder; on success it is fsynced and renamed over `path`,
+    on any failure removed — `path` is whole or untouched."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def __enter__(self) -> str:
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=self.path.suffix, dir=folder)
+        os.close(fd)
+        return self.tmp
+
+    def __exit__(self, kind, value, tb) -> bool:
+        if kind is None:
+            try:
+                fd = os.open(self.tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(self.tmp, self.path)
+                return False
+            except BaseException:
+                self._drop()
+                raise
+        self._drop()
+        return False
+
+    def _drop(self) -> None:
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
+def _write_all(fd: int, raw: bytes) -> None:
+    view = memoryview(raw)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError("short write")
+        view = view[n:]
+
+
+def interruptible(fn, *args, **kwargs):
+    """Calls `fn` (a long C++ call that releases the GIL: a simulation, an analysis sweep) in a
+    daemon thread and waits for it, so that Ctrl-C still ends the command at once (exit 130)
+    instead of after the call returns. Exceptions of `fn` are raised here. Only for a call whose
+    command has nothing left to write when interrupted."""
+    import threading
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=work, name="chainrt-work", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    except KeyboardInterrupt:
+        # The C++ call cannot be stopped and still holds Python objects: end the process here
+        # (nothing of the command is left to write) rather than at interpreter exit.
+        import sys
+        print("chainrt: interrupted", file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(INTERRUPTED)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+

@@ -1,0 +1,162 @@
+"""Fault injection on real ROS 2 (`chainrt run` of a two-process model): a child killed with
+SIGKILL, the parent killed with SIGKILL, SIGINT twice, a full disk on stdout. Each ends with the
+documented exit code (docs/cli.md), the figures that exist, and nothing left behind: no
+chainrt-run process, no Fast DDS shared-memory file in /dev/shm that no process uses, no temporary
+file in /tmp. Skipped when the runtime is not built. No wall-clock figure is asserted; waits
+are generous upper bounds (a child's death is noticed within the 20 ms poll, not at the end of
+the 60 s run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chainrt import runtime
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = REPO / "tests/cpp/runtime/data/two_processes.yaml"
+LONG = "60s"  # the run's length: every fault ends it long before
+
+
+@pytest.fixture(autouse=True)
+def _binary():
+    try:
+        runtime.find_binary()
+    except runtime.RuntimeNotFound as e:
+        pytest.skip(str(e))
+    yield
+    import shutil
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+TMP = Path(os.environ.get("CHAINRT_FAULT_TMP", "/tmp")) / f"chainrt-faults-{os.getpid()}"
+
+
+def _env() -> dict:
+    TMP.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["TMPDIR"] = str(TMP)  # the run's own temporary folder: must stay empty
+    env["ROS_DOMAIN_ID"] = str(200 + (os.getpid() % 30))
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    return env
+
+
+def _start(*extra: str, stdout=subprocess.PIPE) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", LONG, "--warmup", "300ms",
+           "--json", "--no-compare", *extra]
+    return subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, env=_env())
+
+
+def _children(pid: int) -> dict[str, int]:
+    """The chainrt-run children of `pid` by their --process name."""
+    out = {}
+    try:
+        kids = [int(k) for t in os.listdir(f"/proc/{pid}/task")
+                for k in Path(f"/proc/{pid}/task/{t}/children").read_text().split()]
+    except OSError:
+        return out
+    for k in kids:
+        try:
+            argv = Path(f"/proc/{k}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--process" in argv:
+            out[argv[argv.index(b"--process") + 1].decode()] = k
+    return out
+
+
+def _running(prefix: str) -> list[int]:
+    found = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if prefix.encode() in Path(f"/proc/{p}/cmdline").read_bytes():
+                    found.append(int(p))
+            except OSError:
+                pass
+    return found
+
+
+def _wait_for(cond, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def _wait_children(proc: subprocess.Popen, n: int = 2) -> dict[str, int]:
+    assert _wait_for(lambda: len(_children(proc.pid)) == n, 30), "the chainrt-run processes did not start"
+    time.sleep(2.0)  # let both measure something
+    return _children(proc.pid)
+
+
+def _nothing_left(before_shm: set[str], prefix: str) -> None:
+    assert _wait_for(lambda: not _running(prefix), 30), f"processes left: {_running(prefix)}"
+    fresh = runtime.shm_entries() - before_shm
+    assert not (fresh - runtime.shm_in_use(fresh)), f"shared memory left behind: {sorted(fresh)}"
+    assert not list(TMP.iterdir()), list(TMP.iterdir())  # reports live in anonymous files
+
+
+def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
+    before = runtime.shm_entries()
+    proc = _start()
+    kids = _wait_children(proc)
+    t_kill = time.monotonic()
+    os.kill(kids["sensing"], signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    # noticed at once: far sooner than the 60 s run (a bound, not a timing assertion)
+    assert time.monotonic() - t_kill < 30
+    assert proc.returncode == 1, err
+    res = json.loads(out)
+    assert res["partial"] is True and res["exit_code"] == 1
+    assert [f["process"] for f in res["failed_processes"]] == ["sensing"]
+    assert "SIGKILL" in res["failed_processes"][0]["reason"]
+    assert res["chains"]["local"]["instances"] > 0  # the survivor's figures are kept
+    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+
+
+def test_parent_killed_takes_its_children_along():
+    before = runtime.shm_entries()
+    proc = _start()
+    _wait_children(proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+
+
+def test_sigint_twice_keeps_the_report():
+    before = runtime.shm_entries()
+    proc = _start()
+    _wait_children(proc)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    res = json.loads(out)
+    assert res["interrupted"] is True and res["partial"] is True and res["failed_processes"] == []
+    assert res["chains"]["local"]["instances"] > 0
+    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+
+
+def test_full_disk_on_stdout_is_an_error():
+    before = runtime.shm_entries()
+    with open("/dev/full", "w") as full:
+        cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", "500ms", "--warmup", "200ms",
+               "--json", "--no-compare"]
+        proc = subprocess.Popen(cmd, stdout=full, stderr=subprocess.PIPE, text=True, env=_env())
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert lines and "cannot write the output" in lines[-1] and "Traceback" not in err
+    _nothing_left(before, f"/chainrt_run_{proc.pid}")
