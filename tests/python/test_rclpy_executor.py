@@ -327,8 +327,22 @@ def test_chain_monitor_report_and_topic(ctx, tmp_path):
     assert 0 < c["bcrt_ns"] <= c["p99_ns"] <= c["wcrt_ns"]
     assert r["callbacks"]["capture"]["cpu_total_ns"] > 0
     assert seen and "loop" in seen[-1]["chains"]
-    assert set(seen[-1]["callbacks"]["control"]) >= {"instances", "cpu_total_ns", "cpu_max_ns", "wall_max_ns",
-                                                     "exceptions", "drops"}
+    # the monitoring message is the C++ runtime's (what `chainrt profile` reads): per callback the
+    # CPU and wall time extremes and totals, where it lives, and the dispatches since the last one
+    ctl_stats = seen[-1]["callbacks"]["control"]
+    assert set(ctl_stats) == {"instances", "cpu_total_ns", "cpu_max_ns", "cpu_min_ns", "wall_total_ns",
+                              "wall_max_ns", "wall_min_ns", "exceptions", "drops", "node", "kind", "topic"}
+    assert (ctl_stats["node"], ctl_stats["kind"], ctl_stats["topic"]) == ("/ctl", "subscription", "/image")
+    assert 0 < ctl_stats["cpu_min_ns"] <= ctl_stats["cpu_max_ns"] <= ctl_stats["cpu_total_ns"]
+    assert 0 < ctl_stats["wall_min_ns"] <= ctl_stats["wall_max_ns"] <= ctl_stats["wall_total_ns"]
+    assert [m["seq"] for m in seen] == list(range(len(seen)))
+    assert len({(m["run_id"], m["executor"]) for m in seen}) == 1
+    cap = [m["samples"]["capture"] for m in seen if "capture" in m["samples"]]
+    # every dispatch up to the last message is in its samples, once
+    assert seen[-1]["callbacks"]["capture"]["instances"] <= sum(len(c["start_ns"]) for c in cap) \
+        <= r["callbacks"]["capture"]["instances"]
+    assert all(len(c["cpu_ns"]) == len(c["wall_ns"]) == len(c["release_ns"]) == len(c["start_ns"]) for c in cap)
+    assert all(rel > 0 for c in cap for rel in c["release_ns"])    # a timer's release
 
 
 def test_bad_arguments_are_one_line_errors(ctx, tmp_path):

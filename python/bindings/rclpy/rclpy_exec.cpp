@@ -257,9 +257,16 @@ class Loop {
       ++cs.instances;
       if (threw) ++cs.exceptions;
       const Duration cpu = cpu1 - r.cpu0;
+      const Duration wall = finish - r.start;
       cs.cpu_total += cpu;
       cs.cpu_max = std::max(cs.cpu_max, cpu);
-      cs.wall_max = std::max(cs.wall_max, finish - r.start);
+      cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
+      cs.wall_total += wall;
+      cs.wall_max = std::max(cs.wall_max, wall);
+      cs.wall_min = cs.instances == 1 ? wall : std::min(cs.wall_min, wall);
+      // the dispatch trace the monitoring messages carry (preallocated ring, no allocation)
+      trace_[dispatches_ % trace_.size()] =
+          runtime::DispatchRecord{cb, t, r.start, finish, cpu, r.stamp.deadline, r.stamp.release};
       ++dispatches_;
       if (r.stamp.chain != kNoChain) {
         for (auto [succ, c] : e.successors)
@@ -352,6 +359,11 @@ class Loop {
 
   // The monitor's report, in the C++ runtime's JSON (runtime/monitor.hpp to_json).
   std::string report_json(bool with_samples, std::size_t max_samples) {
+    return runtime::to_json(report(max_samples), with_samples);
+  }
+
+  // The monitor's figures (allocates; thread-safe).
+  runtime::RunReport report(std::size_t max_samples) {
     runtime::RunReport r;
     r.policy = policy_name_;
     r.threads = threads_.size();
@@ -366,8 +378,47 @@ class Loop {
       for (CallbackId id : chain_members_[c]) st.drops += entities_[id].stats.drops;
       r.chains.push_back(std::move(st));
     }
-    lk.unlock();
-    return runtime::to_json(r, with_samples);
+    return r;
+  }
+
+  // Where callback `id` lives (fully qualified node, kind, topic), reported with its figures so
+  // that tools match callbacks by place (chainrt profile). Not thread-safe against a running loop:
+  // call before spinning.
+  void set_place(CallbackId id, const std::string& node, const std::string& kind, const std::string& topic) {
+    check(id);
+    std::unique_lock<std::mutex> lk(m_);
+    auto& cs = entities_[id].stats;
+    cs.node = node, cs.kind = kind, cs.topic = topic;
+  }
+
+  // One monitoring message, as the C++ runtime's executor publishes it (docs/runtime.md): the
+  // report (runtime::to_json, with chain samples) plus run_id, executor, seq (the caller's
+  // message counter, kept across loops), and the dispatches
+  // since the previous call (runtime::records_json; measured ones only, started at or after
+  // set_record_from) with "samples_lost", the dispatches the trace ring overwrote before they
+  // could be taken. Allocates; off the dispatch path; thread-safe.
+  std::string monitor_json(const std::string& run_id, const std::string& executor, std::uint64_t seq) {
+    runtime::RunReport r = report(2048);
+    r.run_id = run_id;
+    r.executor = executor;
+    std::vector<runtime::DispatchRecord> recent;
+    std::vector<std::string> names;
+    std::uint64_t lost = 0;
+    {
+      std::unique_lock<std::mutex> lk(m_);
+      const std::uint64_t cap = trace_.size();
+      const std::uint64_t from = std::max<std::uint64_t>(published_, dispatches_ > cap ? dispatches_ - cap : 0);
+      lost = from - published_;
+      for (std::uint64_t i = from; i < dispatches_; ++i)
+        if (trace_[i % cap].start >= record_from_) recent.push_back(trace_[i % cap]);
+      published_ = dispatches_;
+      for (const auto& e : entities_) names.push_back(e.stats.name);
+    }
+    std::string js = runtime::to_json(r, true);
+    js.pop_back();  // the closing brace
+    js += ", \"seq\": " + std::to_string(seq) + ", \"samples_lost\": " + std::to_string(lost) +
+          ", \"samples\": " + runtime::records_json(recent, names) + "}";
+    return js;
   }
 
  private:
@@ -483,6 +534,8 @@ class Loop {
   std::vector<std::string> warnings_;
   std::string policy_name_;
   std::uint64_t dispatches_ = 0;
+  std::vector<runtime::DispatchRecord> trace_ = std::vector<runtime::DispatchRecord>(16384);
+  std::uint64_t published_ = 0;  // monitor_json: dispatches already taken
   std::size_t sleepers_ = 0;
   std::uint32_t woken_ = 0;
   bool dirty_ = true, stop_ = false, detached_ = false;
@@ -548,6 +601,9 @@ NB_MODULE(_rclpy_exec, m) {
       .def("thread_count", &Loop::thread_count)
       .def("policy", &Loop::policy)
       .def("dispatches", &Loop::dispatches)
+      .def("set_place", &Loop::set_place, "callback"_a, "node"_a, "kind"_a, "topic"_a)
+      .def("monitor_json", &Loop::monitor_json, "run_id"_a, "executor"_a, "seq"_a,
+           nb::call_guard<nb::gil_scoped_release>())
       .def("report_json", &Loop::report_json, "with_samples"_a = false, "max_samples"_a = 2048,
            nb::call_guard<nb::gil_scoped_release>());
   m.def("model_setup", &chainrt::rclpy_exec::model_setup, "yaml"_a, "executor"_a, "policy"_a = nb::none(),

@@ -62,6 +62,10 @@ def _load_loop_module():
     return _rclpy_exec
 
 
+_PLACE_KIND = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
+               KIND_CLIENT: "client", KIND_EVENT: "event", KIND_EXTERNAL: "external"}
+
+
 def _fmt_ms(ns: float) -> str:
     return f"{ns / 1e6:.2f} ms"
 
@@ -79,7 +83,9 @@ class ChainExecutor(Executor):
     :param threads: number of executor threads (overrides the model's threads; thread 0 is
         the thread that calls spin).
     :param stats_period: seconds between monitor messages on ``stats_topic`` (JSON in
-        std_msgs/String, the C++ runtime's keys); None: not published.
+        std_msgs/String, the C++ runtime's keys, with the dispatches since the previous message
+        as ``samples``: what ``chainrt profile`` reads); None: not published.
+    :param run_id: the ``run_id`` of the monitor messages (default: one per process).
     :param report: print a summary of the monitor to stderr when spin() returns.
     :param header_stamp: for chains whose first callback is a subscription, take the chain
         instance's release from the message's ``header.stamp`` (the cross-process mechanism).
@@ -91,7 +97,7 @@ class ChainExecutor(Executor):
                  threads: int | None = None, context=None, stats_period: float | None = None,
                  stats_topic: str = "/chainrt/chain_stats", report: bool = True,
                  header_stamp: bool = False, raise_exceptions: bool = False,
-                 sample_capacity: int = 100_000) -> None:
+                 sample_capacity: int = 100_000, run_id: str | None = None) -> None:
         self._sigint_gc = None  # rclpy's Executor.__del__ reads it even when __init__ failed
         if policy is not None and policy not in POLICIES:
             raise ValueError(f"unknown policy '{policy}' (one of: {', '.join(POLICIES)})")
@@ -105,6 +111,8 @@ class ChainExecutor(Executor):
         self._threads_arg = threads
         self._stats_period = stats_period
         self._stats_topic = stats_topic
+        self._run_id = run_id or f"rclpy-{os.getpid()}"
+        self._stats_seq = 0                # monitor message counter, kept when the loop is rebuilt
         self._print_report = report
         self._header_stamp = header_stamp
         self._raise = raise_exceptions
@@ -269,7 +277,11 @@ class ChainExecutor(Executor):
             try:
                 while True:
                     stopping = self._stats_stop.wait(self._stats_period)
-                    pub.publish(String(data=self._loop.report_json(False, 2048)))
+                    loop = self._loop
+                    if loop is not None:
+                        pub.publish(String(data=loop.monitor_json(self._run_id, self._monitor_name(),
+                                                                  self._stats_seq)))
+                        self._stats_seq += 1
                     if stopping:
                         return
             except Exception:  # the context went away: nothing left to publish to
@@ -282,6 +294,10 @@ class ChainExecutor(Executor):
 
         self._stats_thread = threading.Thread(target=publish, daemon=True, name="chainrt.rclpy/monitor")
         self._stats_thread.start()
+
+    def _monitor_name(self) -> str:
+        """The ``executor`` of the monitor messages: the model's executor, else one per process."""
+        return self._model_executor or f"rclpy-{os.getpid()}-{id(self) & 0xffff:x}"
 
     def _stop_stats(self) -> None:
         if self._stats_thread is not None:
@@ -472,6 +488,7 @@ class ChainExecutor(Executor):
             return groups[key]
 
         held = []
+        places = []                        # CallbackId -> (node, kind, topic) for the monitor
 
         def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
             pointer = 0
@@ -503,6 +520,7 @@ class ChainExecutor(Executor):
                 if kind not in (KIND_EXTERNAL, KIND_EVENT) and not _infrastructure(node, entity, kind):
                     unmatched.append(name)
             specs.append((kind, pointer, group_of(entity), prio, aff, name))
+            places.append((node.get_fully_qualified_name(), _PLACE_KIND.get(kind, "other"), topic))
             ents.append((kind, entity, run, name))
             return len(ents) - 1
 
@@ -548,6 +566,8 @@ class ChainExecutor(Executor):
         self._release_handles()
         self._held = held
         loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
+        for i, (pnode, pkind, ptopic) in enumerate(places):
+            loop.set_place(i, pnode, pkind, ptopic)
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
         self._ents, self._ext_ids, self.unmatched = ents, ext, unmatched
