@@ -169,18 +169,45 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common += extra_args or []
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
-    with tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
-        if dds_profiles and process_env is None:
-            from . import fastdds
+    profile_files = {}
+    if dds_profiles and process_env is None:
+        from . import fastdds
+        with tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
             try:
                 process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
             except (fastdds.ProfileError, ValueError) as e:
                 raise RuntimeError(f"Fast DDS profiles: {e}") from None
+            process_env, profile_files = _anonymous_profiles(process_env)
+    try:
         result = Supervisor(binary, env, processes, common, timeout_s,
                             expected_s=(duration_ns + warmup_ns) / 1e9, run_id=run_id,
-                            process_env=process_env, process_prefix=process_prefix).run()
+                            process_env=process_env, process_prefix=process_prefix,
+                            pass_files=profile_files).run()
+    finally:
+        for f in profile_files.values():
+            f.close()
     _mark_unfinished(result, duration_ns)
     return result
+
+
+def _anonymous_profiles(process_env: dict[str, dict[str, str]]):
+    """The generated Fast DDS profile files as anonymous temporary files: each process reads its
+    profile through an inherited descriptor (``/dev/fd/N``), so nothing is left in /tmp even when
+    chainrt is killed. Returns (process_env with the paths replaced, {process: file})."""
+    files, out = {}, {}
+    for proc, extra in process_env.items():
+        extra = dict(extra)
+        path = extra.get("FASTDDS_DEFAULT_PROFILES_FILE")
+        if path:
+            f = tempfile.TemporaryFile()
+            f.write(Path(path).read_bytes())
+            f.flush()
+            files[proc] = f
+            for key in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE"):
+                if key in extra:
+                    extra[key] = f"/dev/fd/{f.fileno()}"
+        out[proc] = extra
+    return out, files
 
 
 def _mark_unfinished(result: dict, duration_ns: int) -> None:
@@ -285,8 +312,9 @@ class Supervisor:
     def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float,
                  expected_s: float | None = None, run_id: str | None = None,
                  process_env: dict[str, dict[str, str]] | None = None,
-                 process_prefix: dict[str, list[str]] | None = None):
+                 process_prefix: dict[str, list[str]] | None = None, pass_files: dict | None = None):
         self.binary, self.env, self.processes, self.common, self.timeout_s = binary, env, processes, common, timeout_s
+        self.pass_files = pass_files or {}  # per process: an open file the child inherits (its DDS profile)
         self.expected_s = expected_s
         self.run_id = run_id or new_run_id()
         # per process: extra environment (its Fast DDS profile) and a command prefix (a host's
@@ -318,7 +346,9 @@ class Supervisor:
                        "--json", f"/dev/fd/{report.fileno()}"]
                 env = {**self.env, **self.process_env.get(proc, {})}
                 p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                     pass_fds=(report.fileno(),), start_new_session=True, preexec_fn=die_with_parent)
+                                     pass_fds=(report.fileno(), *([self.pass_files[proc].fileno()]
+                                                                  if proc in self.pass_files else [])),
+                                     start_new_session=True, preexec_fn=die_with_parent)
                 children.append({"process": proc, "popen": p, "report": report, "log": log})
             started = time.monotonic()
             deadline = started + self.timeout_s
