@@ -17,18 +17,17 @@ Exit codes: 0 every chain schedulable, 2 some chain is not (each is named with t
 from __future__ import annotations
 
 import json
-import os
 import sys
 
-from .. import _core
+from .. import _core, cliargs
 from ..model import load_model_or_report
 
 
 def register(sub) -> None:
     names = [n for n, _, _ in _core.analysis_names()]
     p = sub.add_parser("synthesize", help="PiCAS priorities and node/executor/core allocation for a model")
-    p.add_argument("model", metavar="MODEL", help="model YAML file")
-    p.add_argument("--cores", type=int, default=0,
+    p.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
+    p.add_argument("--cores", type=cliargs.count(1, 64, "a number of cores"), default=0,
                    help="CPU cores to allocate (default: the model's first host's cores)")
     p.add_argument("--search", choices=["picas", "exhaustive"], default="picas",
                    help="picas: the PiCAS heuristic (default); exhaustive: every chain -> core assignment "
@@ -41,10 +40,11 @@ def register(sub) -> None:
                         "or the smallest bound of the most critical chains first")
     p.add_argument("--analysis", "-a", choices=names,
                    help="the analysis that judges configurations (default: the synthesized model's)")
-    p.add_argument("--fifo-base", type=int, default=10,
+    p.add_argument("--fifo-base", type=cliargs.count(1, 98, "a SCHED_FIFO priority"), default=10,
                    help="SCHED_FIFO priority of the lowest executor on a core (default 10)")
-    p.add_argument("-o", "--output", metavar="OUT.yaml", help="write the synthesized model here")
-    p.add_argument("--fastdds-xml", metavar="OUT.xml",
+    p.add_argument("-o", "--output", metavar="OUT.yaml", type=cliargs.output_file,
+                   help="write the synthesized model here")
+    p.add_argument("--fastdds-xml", metavar="OUT.xml", type=cliargs.output_file,
                    help="write the Fast DDS profile giving each executor's middleware threads its priority")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.set_defaults(func=run)
@@ -105,46 +105,7 @@ def format_report(s: dict) -> str:
     return "\n".join(lines)
 
 
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _check_writable(path: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise OSError(f"{path} is a directory")
-    if not os.path.isdir(folder):
-        raise OSError(f"folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise OSError(f"cannot write into {folder}")
-
-
 def run(args) -> int:
-    for path in (args.output, args.fastdds_xml):
-        if path:
-            try:
-                _check_writable(path)
-            except OSError as e:
-                print(f"chainrt synthesize: {e}", file=sys.stderr)
-                return 1
-    if args.cores < 0:
-        print("chainrt synthesize: --cores must be at least 1", file=sys.stderr)
-        return 1
-    if not 1 <= args.fifo_base <= 98:
-        print("chainrt synthesize: --fifo-base must be within 1..98", file=sys.stderr)
-        return 1
     model = load_model_or_report(args.model, "synthesize")
     if model is None:
         return 1
@@ -156,11 +117,11 @@ def run(args) -> int:
         return 1
     try:
         if args.output:
-            _write_atomically(args.output, s["model"].to_yaml())
+            cliargs.write_atomic(args.output, s["model"].to_yaml())
         if args.fastdds_xml:
             from ..fastdds import profiles_xml
 
-            _write_atomically(args.fastdds_xml, profiles_xml(s["model"]))
+            cliargs.write_atomic(args.fastdds_xml, profiles_xml(s["model"]))
     except OSError as e:
         print(f"chainrt synthesize: cannot write: {e}", file=sys.stderr)
         return 1
