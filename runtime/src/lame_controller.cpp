@@ -57,7 +57,9 @@ int deadline_capacity_permille() noexcept {
   std::ifstream r("/proc/sys/kernel/sched_rt_runtime_us"), p("/proc/sys/kernel/sched_rt_period_us");
   if (!(r >> runtime) || !(p >> period) || period <= 0) return 950;
   if (runtime < 0) return 1000;  // no limit
-  return static_cast<int>(std::clamp<long long>(runtime * 1000 / period, 1, 1000));
+  // Since Linux 6.12 every core's fair-class server is itself a SCHED_DEADLINE reservation
+  // (50 ms every 1 s) counted against the same limit: leave its 5 % free.
+  return static_cast<int>(std::clamp<long long>(runtime * 1000 / period - 50, 1, 1000));
 }
 
 LameController::LameController(const Model& model, LameControllerOptions options)

@@ -24,8 +24,11 @@
 //    budget is then guaranteed only up to global EDF's bounded tardiness, not exactly as the
 //    supply bound function assumes.
 //  - Every core's RT + BE budgets add up to the kernel's admission limit
-//    (sched_rt_runtime_us / sched_rt_period_us, 95 % by default; read, never changed), not to
-//    100 % (lame::Options::capacity_permille).
+//    (sched_rt_runtime_us / sched_rt_period_us, 95 % by default; read, never changed) less
+//    the fair-class deadline server's 5 %, i.e. 90 %, not to 100 %
+//    (lame::Options::capacity_permille). A reservation the kernel still refuses (other
+//    tenants' SCHED_DEADLINE threads) is logged with the activation; the thread keeps its
+//    old parameters.
 //
 // Contract: start()/stop()/log() from the thread that owns the run (not thread-safe among
 // themselves); on_deadline_miss() from executor threads (lock-free, no allocation, no
@@ -136,8 +139,9 @@ class LameController : public RunObserver {
   std::vector<LameActivation> log_;
 };
 
-// The kernel's SCHED_DEADLINE admission limit per core in ‰ (sched_rt_runtime_us /
-// sched_rt_period_us; -1 = no limit → 1000); 950 when it cannot be read.
+// The SCHED_DEADLINE bandwidth per core in ‰ that chainrt's reservations may take: the
+// kernel's admission limit (sched_rt_runtime_us / sched_rt_period_us; -1 = no limit → 1000)
+// less the 5 % of the fair-class deadline server (Linux >= 6.12); 950 when unreadable.
 int deadline_capacity_permille() noexcept;
 
 }  // namespace chainrt::runtime
