@@ -227,6 +227,8 @@ Model analysis_model(const Model& base, const std::string& executor, const Linea
 Allocation allocate(const Model& input, const Options& opt) {
   if (opt.period <= 0) throw std::invalid_argument("the SCHED_DEADLINE period must be positive");
   if (opt.step_permille <= 0 || opt.step_permille > 1000) throw std::invalid_argument("the budget step must be in (0, 100 %]");
+  if (opt.capacity_permille <= 0 || opt.capacity_permille > 1000)
+    throw std::invalid_argument("the core capacity must be in (0, 100 %]");
   Model model = input;
   for (const auto& [name, w] : opt.measured_wcet) {
     for (auto& cb : model.callbacks)
@@ -279,10 +281,14 @@ Allocation allocate(const Model& input, const Options& opt) {
     }
   }
 
-  // Algorithm 2, lines 3-8: one RT and one BE class per core; RT at 100 %, BE at 0 %.
+  // Algorithm 2, lines 3-8: one RT and one BE class per core; RT at 100 %, BE at 0 % (100 %:
+  // the core's capacity, Options::capacity_permille).
+  auto budget_of = [&](int permille) { return static_cast<Duration>((static_cast<__int128>(opt.period) * permille) / 1000); };
+  const int cap = opt.capacity_permille;
+  const Duration full = budget_of(cap);
   std::vector<ThreadClassPlan> rt, be;
   for (int k = 0; k < ncores; ++k) {
-    ThreadClassPlan r{"rt" + std::to_string(k), CriticalityClass::RealTime, {k}, opt.period, opt.period, {}, 0};
+    ThreadClassPlan r{"rt" + std::to_string(k), CriticalityClass::RealTime, {k}, full, opt.period, {}, 0};
     ThreadClassPlan b{"be" + std::to_string(k), CriticalityClass::BestEffort, {k}, 0, opt.period, {}, 0};
     rt.push_back(r);
     be.push_back(b);
@@ -368,25 +374,24 @@ retry:
   for (std::size_t k = 0; k < rt.size(); ++k) {
     if (rt[k].chains.empty()) {
       rt[k].budget = 0;
-      be[k].budget = opt.period;
+      be[k].budget = full;
       continue;
     }
-    int lo = 0, hi = 1000, mid = 1000;
-    auto budget_of = [&](int permille) { return static_cast<Duration>((static_cast<__int128>(opt.period) * permille) / 1000); };
+    int lo = 0, hi = cap, mid = cap;
     while (lo < hi) {  // lines 8-23
       mid = (lo + hi) / 2;
       rt[k].budget = std::max<Duration>(1, budget_of(mid));
       if (class_schedulable(c, rt, be, static_cast<int>(k))) hi = mid;
       else lo = mid + opt.step_permille;
     }
-    int best = std::min(1000, std::max(lo, std::min(mid, hi)));  // line 24
+    int best = std::min(cap, std::max(lo, std::min(mid, hi)));  // line 24
     rt[k].budget = std::max<Duration>(1, budget_of(best));
     // (the search assumes schedulability is monotone in the budget; confirm the result)
-    while (best < 1000 && !class_schedulable(c, rt, be, static_cast<int>(k))) {
-      best = std::min(1000, best + opt.step_permille);
+    while (best < cap && !class_schedulable(c, rt, be, static_cast<int>(k))) {
+      best = std::min(cap, best + opt.step_permille);
       rt[k].budget = budget_of(best);
     }
-    be[k].budget = opt.period - rt[k].budget;  // lines 28-32
+    be[k].budget = full - rt[k].budget;  // lines 28-32
   }
 
   // Final bounds.

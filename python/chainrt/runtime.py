@@ -109,6 +109,8 @@ def merge(parts: list[dict]) -> dict:
     for p in parts:
         out["callbacks"].update(p.get("callbacks", {}))
         out["warnings"] += p.get("warnings", [])
+        if "lame_controller" in p:  # the process that ran LaME's controller (--lame-controller)
+            out["lame_controller"] = p["lame_controller"]
     for name in parts[0]["chains"]:
         rows = [p["chains"][name] for p in parts if name in p["chains"]]
         done = [r for r in rows if r["instances"] > 0]

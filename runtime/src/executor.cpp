@@ -96,6 +96,7 @@ struct Executor::Slot {
   std::uint64_t timer_instance = 0;
   std::vector<std::uint32_t> leaf_of;  // chains whose instance completes with this callback
   CallbackStats stats;
+  Duration window_cpu_max = 0;  // largest CPU time since the last take_cpu_max()
   // lock-free dirty list (DDS listener -> executor)
   std::atomic<bool> enlisted{false};
   Slot* next_dirty = nullptr;
@@ -124,6 +125,8 @@ Executor::Executor(Context& context, ExecutorOptions options)
     throw std::invalid_argument("an executor has at most 64 threads");
   for (std::size_t i = 0; i < threads_spec_.size(); ++i)
     if (threads_spec_[i].name.empty()) threads_spec_[i].name = "t" + std::to_string(i);
+  running_.assign(threads_spec_.size(), kNoCallback);
+  tids_ = std::make_unique<std::atomic<int>[]>(threads_spec_.size());
 }
 
 Executor::~Executor() {
@@ -361,6 +364,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   Stamp stamp;
   int slot = -1;
   const Duration queued_deadline = queue_->deadline(id);
+  running_[t] = id;
   if (s.timer) {
     // rcl_timer_call: the overrun rule moves the next release past now (sched::TimerClock).
     sched::TimerClock::Take tk = s.clock.take(now);
@@ -410,6 +414,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     cs.cpu_total += cpu;
     cs.cpu_max = std::max(cs.cpu_max, cpu);
     cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
+    s.window_cpu_max = std::max(s.window_cpu_max, cpu);
     cs.wall_total += finish - start;
     cs.wall_max = std::max(cs.wall_max, finish - start);
     cs.wall_min = cs.instances == 1 ? finish - start : std::min(cs.wall_min, finish - start);
@@ -432,15 +437,20 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
           if (++p.done < ch.leaf_count) continue;
         }
         ch.latency.record(finish - stamp.release, chain_specs_[c].deadline);
+        if (options_.on_deadline_miss && chain_specs_[c].deadline > 0 &&
+            finish - stamp.release > chain_specs_[c].deadline)
+          options_.on_deadline_miss(c);
       }
     }
   }
   queue_->complete(id);
+  running_[t] = kNoCallback;
   if (slot >= 0) s.sub->release_slot(slot);
 }
 
 void Executor::thread_main(sched::ThreadId t) {
   ThreadSetupResult setup = apply_thread_spec(threads_spec_[t]);
+  tids_[t].store(static_cast<int>(gettid()), std::memory_order_release);
   std::unique_lock<PiMutex> lk(mutex_);
   for (auto& w : setup.warnings) warnings_.push_back(std::move(w));
   // Other threads are woken only when this thread changed the queue (new releases, a freed
@@ -623,6 +633,59 @@ RunReport Executor::report(std::size_t max_samples) const {
     r.chains.push_back(std::move(st));
   }
   return r;
+}
+
+int Executor::thread_tid(sched::ThreadId t) const noexcept {
+  return t < threads_spec_.size() ? tids_[t].load(std::memory_order_acquire) : 0;
+}
+
+std::string Executor::set_thread_reservation(sched::ThreadId t, const std::optional<Reservation>& r) {
+  const int tid = thread_tid(t);
+  if (tid == 0) return "executor thread " + std::to_string(t) + " is not running";
+  return runtime::set_thread_reservation(tid, r);
+}
+
+sched::CallbackSpec Executor::spec_of(CallbackId id) const {
+  std::unique_lock<PiMutex> lk(mutex_);
+  return queue_->spec(id);
+}
+
+void Executor::reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec> groups) {
+  if (!prepared_) throw std::logic_error("reconfigure before prepare()");
+  if (specs.size() != slots_.size())
+    throw std::invalid_argument("reconfigure: " + std::to_string(specs.size()) + " callback specs for " +
+                                std::to_string(slots_.size()) + " callbacks");
+  for (const auto& sp : specs)
+    if (sp.group >= groups.size()) throw std::invalid_argument("reconfigure: a callback names no group");
+  {
+    std::unique_lock<PiMutex> lk(mutex_);
+    for (CallbackId id = 0; id < specs.size(); ++id) {  // kind and wait-set order stay
+      specs[id].kind = queue_->spec(id).kind;
+      specs[id].wait_set_position = queue_->spec(id).wait_set_position;
+    }
+  }
+  // Built outside the lock: the only allocation of a reconfiguration.
+  auto fresh = std::make_unique<sched::ReadyQueue>(options_.policy, std::move(specs), std::move(groups),
+                                                   threads_spec_.size());
+  {
+    std::unique_lock<PiMutex> lk(mutex_);
+    for (CallbackId id : running_)  // running instances keep their group busy
+      if (id != kNoCallback) fresh->start(id);
+    for (CallbackId id = 0; id < slots_.size(); ++id)
+      if (queue_->queued(id)) fresh->push(id, queue_->deadline(id));
+    // The admission rule keeps pointing at *queue_ (its waiting work carries over as is).
+    std::swap(*queue_, *fresh);
+  }
+  wake_others();  // threads may now see work their old masks hid
+}  // the old queue's storage is freed here, outside the lock
+
+void Executor::take_cpu_max(std::vector<Duration>& out) {
+  std::unique_lock<PiMutex> lk(mutex_);
+  out.resize(slots_.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    out[i] = slots_[i]->window_cpu_max;
+    slots_[i]->window_cpu_max = 0;
+  }
 }
 
 std::vector<DispatchRecord> Executor::trace() const {

@@ -117,6 +117,8 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Output>> outputs;  // (node, topic)
   std::vector<std::unique_ptr<Executor>> executors;
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> fusion_cached;  // input callback -> cached
+  // WCET scale in parts per million (ModelRunOptions::wcet_steps), read by every callback.
+  auto scale = std::make_shared<std::atomic<std::int64_t>>(1'000'000);
 
   for (std::size_t e : exec_ix) {
     const chainrt::Executor& me = model.executors[e];
@@ -137,6 +139,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
     eo.stats_period = opt.stats_period;
     eo.stats_topic = ros_topic_name(opt.topic_prefix, "chainrt/chain_stats");
     eo.run_id = opt.run_id;
+    if (opt.observer) opt.observer->configure(me, eo);
     auto ex = std::make_unique<Executor>(context, eo);
 
     for (sched::CallbackId id = 0; id < setup.callbacks.size(); ++id) {
@@ -195,8 +198,8 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
           needs.push_back(flag);
         }
-      auto work = [wcet, outs, cached, needs]() {
-        burn_cpu(wcet);
+      auto work = [wcet, outs, cached, needs, scale]() {
+        burn_cpu(static_cast<Duration>(static_cast<__int128>(wcet) * scale->load(std::memory_order_relaxed) / 1'000'000));
         if (cached) cached->store(true);
         for (const auto& n : needs)
           if (!n->load()) return;  // a fused input was never cached: nothing to publish yet
@@ -249,11 +252,18 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   for (auto& ex : executors) {
     ex->measure_from(start + opt.warmup);
     ex->prepare();
+    if (opt.observer) opt.observer->prepared(model.executors[exec_ix[&ex - executors.data()]], *ex);
   }
   for (auto& ex : executors) ex->start();
+  if (opt.observer) opt.observer->started(start);
   const Duration end = start + opt.warmup + opt.duration;
-  while (now_ns() < end && !signal_received())
+  std::size_t step = 0;
+  while (now_ns() < end && !signal_received()) {
+    for (; step < opt.wcet_steps.size() && now_ns() >= start + opt.wcet_steps[step].at; ++step)
+      scale->store(static_cast<std::int64_t>(opt.wcet_steps[step].factor * 1e6), std::memory_order_relaxed);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (opt.observer) opt.observer->stopping();
   for (auto& ex : executors) ex->request_stop();
   std::vector<RunReport> parts;
   for (auto& ex : executors) {

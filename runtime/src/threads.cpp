@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace chainrt::runtime {
@@ -100,6 +101,33 @@ ThreadSetupResult apply_thread_spec(const sched::ThreadSpec& spec) noexcept {
     // only allocation of a warning string can throw here; keep going without it
   }
   return r;
+}
+
+std::string set_thread_reservation(int tid, const std::optional<Reservation>& r) noexcept {
+  SchedAttr a{};
+  a.size = sizeof(a);
+  if (r && r->budget > 0 && r->period > 0) {
+    a.sched_policy = kSchedDeadline;
+    a.sched_runtime = static_cast<std::uint64_t>(std::min(r->budget, r->period));
+    a.sched_deadline = static_cast<std::uint64_t>(r->period);
+    a.sched_period = static_cast<std::uint64_t>(r->period);
+  } else {
+    a.sched_policy = SCHED_OTHER;
+  }
+  if (syscall(SYS_sched_setattr, tid, &a, 0u) == 0) return {};
+  const int e = errno;
+  try {
+    return err("sched_setattr", e) + (e == EBUSY ? " (admission control refused the bandwidth)" : "");
+  } catch (...) {
+    return "sched_setattr failed";
+  }
+}
+
+std::optional<Reservation> thread_reservation(int tid) noexcept {
+  SchedAttr a{};
+  if (syscall(SYS_sched_getattr, tid, &a, static_cast<unsigned>(sizeof(a)), 0u) != 0) return std::nullopt;
+  if (a.sched_policy != kSchedDeadline) return std::nullopt;
+  return Reservation{static_cast<Duration>(a.sched_runtime), static_cast<Duration>(a.sched_period)};
 }
 
 }  // namespace chainrt::runtime

@@ -6,12 +6,16 @@
 #include <cstring>
 #include <iostream>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/model_app.hpp"
+#ifdef CHAINRT_HAVE_LAME
+#include "chainrt/runtime/lame_controller.hpp"
+#endif
 
 using namespace chainrt;
 
@@ -23,7 +27,9 @@ int usage() {
                "                   [--json FILE|-] [--namespace /ns] [--run-id ID]\n"
                "                   [--topic-prefix /ns] [--stats-period 1s]\n"
                "                   [--no-thread-params] [--fifo PRIO] [--trace FILE]\n"
-               "                   [--list-processes]\n");
+               "                   [--list-processes]\n"
+               "                   [--lame-controller PERIOD] [--lame-reservation-period 10ms]\n"
+               "                   [--scale-wcet AT:FACTOR]...\n");
   return 1;
 }
 Duration duration_arg(const char* flag, const std::string& v) {
@@ -39,6 +45,7 @@ int main(int argc, char** argv) {
   std::string path, json_out;
   bool list = false;
   runtime::ModelRunOptions o;
+  Duration lame_period = 0, lame_reservation_period = 10'000'000;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -64,6 +71,28 @@ int main(int argc, char** argv) {
       else if (a == "--fifo") o.fifo = std::stoi(next());
       else if (a == "--trace") o.trace_path = next();
       else if (a == "--list-processes") list = true;
+      else if (a == "--lame-controller") {
+        lame_period = duration_arg("--lame-controller", next());
+        if (lame_period <= 0) throw std::invalid_argument("--lame-controller: the period must be positive");
+      } else if (a == "--lame-reservation-period") {
+        lame_reservation_period = duration_arg("--lame-reservation-period", next());
+        if (lame_reservation_period <= 0) throw std::invalid_argument("--lame-reservation-period must be positive");
+      } else if (a == "--scale-wcet") {
+        const std::string v = next();
+        const auto colon = v.rfind(':');
+        if (colon == std::string::npos) throw std::invalid_argument("--scale-wcet: expected AT:FACTOR, e.g. 90s:1.64");
+        runtime::WcetStep st;
+        st.at = duration_arg("--scale-wcet", v.substr(0, colon));
+        std::size_t used = 0;
+        try {
+          st.factor = std::stod(v.substr(colon + 1), &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size() - colon - 1 || !(st.factor > 0) || st.factor > 1000)
+          throw std::invalid_argument("--scale-wcet: the factor must be a number in (0, 1000]");
+        o.wcet_steps.push_back(st);
+      }
       else if (a == "-h" || a == "--help") return usage() - 1;
       else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown option " + a);
       else path = a;
@@ -74,10 +103,33 @@ int main(int argc, char** argv) {
       for (const auto& p : runtime::model_processes(model)) std::printf("%s\n", p.c_str());
       return 0;
     }
+    std::sort(o.wcet_steps.begin(), o.wcet_steps.end(),
+              [](const runtime::WcetStep& x, const runtime::WcetStep& y) { return x.at < y.at; });
+#ifdef CHAINRT_HAVE_LAME
+    std::unique_ptr<runtime::LameController> lame;
+    if (lame_period > 0) {
+      runtime::LameControllerOptions lo;
+      lo.period = lame_period;
+      lo.plan.period = lame_reservation_period;
+      lame = std::make_unique<runtime::LameController>(model, lo);
+      model = lame->planned_model();
+      o.observer = lame.get();
+      o.policy.reset();
+      o.threads.reset();
+    }
+#else
+    if (lame_period > 0) throw std::invalid_argument("--lame-controller: this build has no LaME module");
+#endif
     runtime::RunReport r = runtime::run_model(model, o);
     for (const auto& w : r.warnings) std::fprintf(stderr, "chainrt-run: warning: %s\n", w.c_str());
     if (!json_out.empty()) {
       std::string js = runtime::to_json(r, true);
+#ifdef CHAINRT_HAVE_LAME
+      if (lame) {
+        js.pop_back();  // the closing brace
+        js += ", \"lame_controller\": " + lame->log_json() + "}";
+      }
+#endif
       if (json_out == "-") {
         std::cout << js << std::endl;
       } else {

@@ -8,6 +8,7 @@ the analysis bound for the same model and policy when those are available in ``c
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -38,6 +39,13 @@ def register(sub) -> None:
                    help="run nodes and topics under NS (default: the model's own names)")
     from ..crosslayer.cli import add_run_arguments
     add_run_arguments(p)
+    p.add_argument("--lame-controller", nargs="?", const="10s", default=None, metavar="PERIOD",
+                   type=cliargs.duration_text,
+                   help="run LaME's controller: plan the model's chains (thread classes, budgets), re-plan every "
+                        "PERIOD (default 10s) and on an RT deadline miss with the measured execution times")
+    p.add_argument("--scale-wcet", action="append", default=[], metavar="AT:FACTOR",
+                   help="from AT after the start, every callback burns FACTOR x its WCET (repeatable; "
+                        "emulates a CPU frequency change)")
     p.set_defaults(func=run)
 
 
@@ -103,13 +111,27 @@ def run(args) -> int:
         return cliargs.ERROR
     duration, warmup = args.duration, args.warmup
     stats = args.stats_period or 0
+    extra = []
+    try:
+        if args.lame_controller is not None:
+            extra += ["--lame-controller", f"{cliargs.duration(args.lame_controller)}ns"]
+        for step in args.scale_wcet:
+            at, sep, factor = step.rpartition(":")
+            if not sep or float(factor) <= 0:
+                raise ValueError(f"--scale-wcet: expected AT:FACTOR, got {step!r}")
+            extra += ["--scale-wcet", f"{cliargs.duration_or_zero(at)}ns:{float(factor)!r}"]
+    except (ValueError, argparse.ArgumentTypeError) as e:
+        print(f"chainrt run: {e}", file=sys.stderr)
+        return cliargs.ERROR
+    if args.lame_controller is not None:
+        args.no_compare = True  # the plan changes at run time: no single model to simulate
     watch = verdict.RunWatch(args.model, args.fifo, not args.no_thread_params)
     try:
         from ..crosslayer.cli import run_model
         result = run_model(args, duration, policy=args.policy, threads=args.threads,
                                    warmup_ns=warmup, fifo=args.fifo,
                                    thread_params=not args.no_thread_params, stats_period_ns=stats,
-                                   namespace=args.namespace)
+                                   namespace=args.namespace, extra_args=extra)
     except runtime.RuntimeNotFound as e:
         print(f"chainrt run: {e}", file=sys.stderr)
         return 1
@@ -156,6 +178,8 @@ def run(args) -> int:
         if bound is not None:
             out["analysis"] = bound
         out["run_id"] = result.get("run_id")
+        if "lame_controller" in result:
+            out["lame_controller"] = result["lame_controller"]
         out["verdict"] = judged.to_json()
         print(json.dumps(out, indent=2))
         return code
@@ -184,6 +208,11 @@ def run(args) -> int:
             b = bound.get("chains", {}).get(name, {}) if isinstance(bound, dict) else {}
             line += f" | {_ms(b.get('wcrt_bound_ns')):>9}"
         print(line)
+    for a in result.get("lame_controller", []):
+        print(f"lame controller +{a['at_ns'] / 1e9:.2f} s ({a['trigger']}): {a['decision']} - {a['why']} "
+              f"[{a['decide_cpu_ms'] + a['apply_cpu_ms']:.2f} ms CPU]" +
+              (f"; {'; '.join(a['classes'])}" if a["classes"] else "") +
+              "".join(f"; refused: {e}" for e in a["errors"]))
     for w in result.get("warnings", []):
         print(f"warning: {w}")
     for n in notes:

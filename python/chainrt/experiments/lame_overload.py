@@ -14,7 +14,13 @@ default -> 175 ms LaME on 3 cores of a Jetson AGX Xavier).
 
 Deviation: 2 cores instead of the paper's 3; the simulator has no DDS threads, no kernel
 overheads and no mutex stalls (the paper's RT-mutex problem), so it shows the scheduling effect
-alone. Real ROS 2 runs are not part of this command (see docs/lame.md).
+alone.
+
+``--real`` runs both configurations on real ROS 2 instead (``chainrt run`` machinery, one
+``chainrt-run`` process): LaME with its controller (``--lame-controller``), the default
+executor with one unpinned SCHED_DEADLINE thread per core at the largest budget the kernel
+admits (``sched_rt_runtime_us / sched_rt_period_us`` of 10 ms, 95 % by default; the kernel
+setting is read, never changed; pinned threads cannot be SCHED_DEADLINE on Linux).
 """
 
 from __future__ import annotations
@@ -103,6 +109,42 @@ def default_document(doc: dict, cores: int, period: str = "10ms") -> dict:
     return d
 
 
+def deadline_capacity() -> float:
+    """The SCHED_DEADLINE share of a core reservations can get: the kernel's admission limit
+    (0.95 by default; 1.0: no limit) less the fair-class deadline server's 0.05."""
+    try:
+        with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+            runtime = int(f.read())
+        with open("/proc/sys/kernel/sched_rt_period_us") as f:
+            period = int(f.read())
+    except (OSError, ValueError):
+        return 0.95
+    # less the 5 % of every core's fair-class deadline server (Linux >= 6.12), as the runtime
+    return 1.0 if runtime < 0 else max(0.01, min(1.0, runtime / period) - 0.05)
+
+
+def real_default_document(doc: dict, cores: int, period_ns: int = 10_000_000) -> dict:
+    """The baseline for real ROS 2: ros-default, one UNPINNED thread per core, each at the
+    largest SCHED_DEADLINE budget the kernel admits (Linux refuses SCHED_DEADLINE for a thread
+    pinned to fewer cores than its root domain)."""
+    d = default_document(doc, cores)
+    budget = int(period_ns * deadline_capacity())
+    for e in d["executors"]:
+        e["threads"] = [{"name": f"t{k}", "reservation": {"budget": f"{budget}ns", "period": f"{period_ns}ns"}}
+                        for k in range(cores)]
+    return d
+
+
+def real_run(doc: dict, path: str, seconds: float, extra: list[str] | None = None, warmup: float = 2.0) -> dict:
+    """One run of the model `doc` (written to `path`) on real ROS 2 through chainrt-run; the merged
+    report (chains as the simulator's summary has them, "lame_controller", "warnings")."""
+    from .. import runtime
+
+    with open(path, "w") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+    return runtime.run_model(path, int(seconds * 1e9), warmup_ns=int(warmup * 1e9), extra_args=extra or [])
+
+
 def lame_model(overload_model, cores: int):
     r = _core.lame_allocate(overload_model, cores)
     return r.pop("model"), r
@@ -124,6 +166,9 @@ def add_parser(esub) -> None:
     p.add_argument("--runs", type=int, default=3, help="runs per configuration, random timer phases (default 3)")
     p.add_argument("--out", default="out/lame_overload", help="output folder")
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--real", action="store_true",
+                   help="run on real ROS 2 (chainrt-run; LaME with its controller) instead of the simulator")
+    p.add_argument("--controller-period", type=float, default=10.0, help="--real: LaME controller period (s)")
     p.set_defaults(exp_func=run)
 
 
@@ -146,9 +191,27 @@ def run(args) -> int:
     be = [c.name for c in over_model.chains if c.criticality_class != "rt"]
     os.makedirs(args.out, exist_ok=True)
     rows, results = [], {"default": [], "lame": []}
+    real_warnings = []
     for config, model in (("default", default_model), ("lame", lame)):
         for k in range(args.runs):
-            r = simulate(model, args.duration, 1000 + k)
+            if args.real:
+                try:
+                    if config == "default":
+                        r = real_run(real_default_document(over, args.cores), os.path.join(args.out, "default.yaml"),
+                                     args.duration)
+                    else:
+                        r = real_run(over, os.path.join(args.out, "overload.yaml"), args.duration,
+                                     ["--lame-controller", f"{int(args.controller_period * 1e9)}ns"])
+                except Exception as err:  # the runtime's one-line errors
+                    print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
+                    return 1
+                real_warnings += [f"{config} run {k}: {w}" for w in r.get("warnings", [])]
+                if "lame_controller" in r:
+                    real_warnings += [f"lame run {k}: controller +{a['at_ns'] / 1e9:.1f} s {a['trigger']}: "
+                                      f"{a['decision']} ({'; '.join(a['classes'])})"
+                                      for a in r["lame_controller"] if a["decision"] != "holds"]
+            else:
+                r = simulate(model, args.duration, 1000 + k)
             results[config].append(r)
             for name, c in r["chains"].items():
                 rows.append({"config": config, "run": k, "chain": name,
@@ -166,6 +229,8 @@ def run(args) -> int:
                 "stdev": statistics.pstdev(values)}
 
     summary = {"deadlines_ms": {c.name: c.deadline / 1e6 for c in over_model.chains}, "cores": args.cores, "runs": args.runs, "seconds": args.duration, "paper": PAPER,
+               "mode": "real ROS 2" if args.real else "simulator", "real_notes": real_warnings,
+               "deadline_capacity": deadline_capacity(),
                "lame_plan": {"rt_classes": plan["rt_classes"], "be_classes": plan["be_classes"],
                              "demotions": plan["demotions"]}}
     for config in results:
@@ -183,8 +248,13 @@ def run(args) -> int:
                            "be_chains_worst_ms": worst_be, "be_starved_runs": starved}
     with open(os.path.join(args.out, "lame_overload.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    print(f"LaME overload experiment, simulator, {args.cores} cores, {args.runs} runs x {args.duration:g} s "
+    print(f"LaME overload experiment, {summary['mode']}, {args.cores} cores, {args.runs} runs x {args.duration:g} s "
           f"(paper: 3 cores, Jetson AGX Xavier)")
+    if args.real:
+        print(f"  default executor: {args.cores} unpinned SCHED_DEADLINE threads at "
+              f"{deadline_capacity() * 100:.0f} % (the kernel's admission limit), LaME with its controller")
+        for n in real_warnings:
+            print(f"  note: {n}")
     for config in ("default", "lame"):
         s = summary[config]
         w = s["worst_rt_ms"]
@@ -200,13 +270,13 @@ def run(args) -> int:
               f"median {statistics.median(fed) if fed else float('nan'):.1f} ms, max {max(fed) if fed else float('nan'):.1f} ms; "
               f"starved (no instance completed in some run): {', '.join(starved) or 'none'}")
     if not args.no_plot:
-        _plot(summary, rt, be, os.path.join(args.out, "lame_overload.png"))
+        _plot(summary, rt, be, os.path.join(args.out, "lame_overload.png"), summary["mode"])
         print(f"  wrote {os.path.join(args.out, 'lame_overload.png')}")
     print(f"  wrote {os.path.join(args.out, 'lame_overload.csv')} and lame_overload.json")
     return 0
 
 
-def _plot(summary, rt, be, path) -> None:
+def _plot(summary, rt, be, path, mode="simulator") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -235,7 +305,7 @@ def _plot(summary, rt, be, path) -> None:
     axes[0].axhline(summary["paper"]["default_worst_rt_ms"], color="tab:red", ls=":", lw=1)
     axes[0].axhline(summary["paper"]["lame_worst_rt_ms"], color="tab:blue", ls=":", lw=1)
     axes[0].text(0.02, 0.98, "dotted: paper (3 cores)", transform=axes[0].transAxes, va="top", fontsize=7)
-    fig.suptitle(f"LaME overload, simulator, {summary['cores']} cores, {summary['runs']} runs "
+    fig.suptitle(f"LaME overload, {mode}, {summary['cores']} cores, {summary['runs']} runs "
                  f"(bars: mean, whiskers: min-max); * = duplicated 100 ms chain")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -16,6 +16,15 @@ simulation of its configuration that starts ``--warmup`` seconds early (fusion c
 queues in steady state) — the state does not carry over from the previous phase. Misses per
 window come from prefix runs of the same deterministic simulation. The controller activates at
 the first window with an RT miss after the switch, else at its next periodic activation.
+
+``--real`` runs it on real ROS 2 instead: one continuous ``chainrt-run`` per configuration and
+run; every callback burns its WCET and, from ``--throttle-at`` on, 2.3/1.4 times it (the
+frequency drop, emulated: this VM cannot change its clock); LaME runs with its controller thread
+(``--lame-controller``: every ``--controller-period`` and at once on an RT miss, measured
+execution times, new budgets and affinities applied to the running threads); the default
+executor with unpinned SCHED_DEADLINE threads at the kernel's admission limit (see
+lame-overload). RT misses per window come from the dispatch trace (the RT chains' last
+callbacks: finish - chain release > deadline, binned by the release).
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ def add_parser(esub) -> None:
     p.add_argument("--warmup", type=float, default=5.0, help="unmeasured lead-in of every phase's simulation (s)")
     p.add_argument("--out", default="out/lame_throttle")
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--real", action="store_true", help="run on real ROS 2 (chainrt-run) instead of the simulator")
     p.set_defaults(exp_func=run)
 
 
@@ -97,6 +107,8 @@ def run(args) -> int:
         print(f"chainrt experiment lame-throttle: {err}", file=sys.stderr)
         return 1
     rt = [c.name for c in nominal_model.chains if c.criticality_class == "rt"]
+    if args.real:
+        return run_real(args, over, nominal_model, rt, plan0, plan1)
     n_windows = int(round(args.duration / args.window))
     t_switch = args.throttle_at
     warm = args.warmup
@@ -174,6 +186,105 @@ def run(args) -> int:
     return 0
 
 
+def _trace_misses(path: str, leaves: dict[str, list[tuple[str, int]]], window: float, n: int) -> list[int]:
+    """RT deadline misses per window from a chainrt-run dispatch trace: a dispatch of an RT
+    chain's last callback whose finish - chain release exceeds the chain's deadline, binned by
+    the release (ns since the start)."""
+    out = [0] * n
+    with open(path) as f:
+        for line in f:
+            d = json.loads(line)
+            if d["release"] < 0:
+                continue
+            for _chain, deadline in leaves.get(d["callback"], []):
+                if d["finish"] - d["release"] > deadline:
+                    w = int(d["release"] / 1e9 // window)
+                    if 0 <= w < n:
+                        out[w] += 1
+    return out
+
+
+def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1: dict) -> int:
+    factor = FACTOR[0] / FACTOR[1]
+    n_windows = int(round(args.duration / args.window))
+    leaves: dict[str, list[tuple[str, int]]] = {}
+    for c in nominal_model.chains:
+        if c.name in rt:
+            leaves.setdefault(c.callbacks[-1], []).append((c.name, c.deadline))
+    os.makedirs(args.out, exist_ok=True)
+    rows, recovery, replans, notes = [], [], [], []
+    step = ["--scale-wcet", f"{int(args.throttle_at * 1e9)}ns:{factor!r}"]
+    for k in range(args.runs):
+        per = {}
+        for config in ("default", "lame"):
+            trace = os.path.join(args.out, f"{config}_{k}.trace.jsonl")
+            extra = step + ["--trace", trace]
+            if config == "lame":
+                extra += ["--lame-controller", f"{int(args.controller_period * 1e9)}ns"]
+                doc = over
+            else:
+                doc = lo.real_default_document(over, args.cores)
+            try:
+                r = lo.real_run(doc, os.path.join(args.out, f"{config}.yaml"), args.duration, extra, warmup=0.5)
+            except Exception as err:  # the runtime's one-line errors
+                print(f"chainrt experiment lame-throttle: {err}", file=sys.stderr)
+                return 1
+            notes += [f"{config} run {k}: {w}" for w in r.get("warnings", [])]
+            per[config] = _trace_misses(trace, leaves, args.window, n_windows)
+            if config == "lame":
+                acts = r.get("lame_controller", [])
+                replans.append([{"at_s": a["at_ns"] / 1e9, "trigger": a["trigger"], "classes": a["classes"],
+                                 "cpu_ms": a["decide_cpu_ms"] + a["apply_cpu_ms"], "errors": a["errors"]}
+                                for a in acts if a["decision"] == "reallocated"])
+        for w in range(n_windows):
+            rows.append({"run": k, "t_s": w * args.window, "throttled": w * args.window >= args.throttle_at,
+                         "default_rt_misses": per["default"][w], "lame_rt_misses": per["lame"][w],
+                         "lame_replanned_at_s": ";".join(f"{a['at_s']:.1f}" for a in replans[-1])})
+        last_miss = max((w * args.window + args.window for w in range(n_windows)
+                         if per["lame"][w] > 0 and w * args.window >= args.throttle_at), default=args.throttle_at)
+        recovery.append(last_miss - args.throttle_at)
+    with open(os.path.join(args.out, "lame_throttle.csv"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        wr.writeheader()
+        wr.writerows(rows)
+    after = [r for r in rows if r["throttled"]]
+    before = [r for r in rows if not r["throttled"]]
+    summary = {
+        "mode": "real ROS 2", "cores": args.cores, "runs": args.runs, "window_s": args.window,
+        "duration_s": args.duration, "throttle_at_s": args.throttle_at, "controller_period_s": args.controller_period,
+        "factor": factor, "deadline_capacity": lo.deadline_capacity(),
+        "default_rt_misses_before_switch_per_run": [sum(r["default_rt_misses"] for r in before if r["run"] == k)
+                                                    for k in range(args.runs)],
+        "lame_rt_misses_before_switch_per_run": [sum(r["lame_rt_misses"] for r in before if r["run"] == k)
+                                                 for k in range(args.runs)],
+        "default_rt_misses_after_switch_per_run": [sum(r["default_rt_misses"] for r in after if r["run"] == k)
+                                                   for k in range(args.runs)],
+        "lame_rt_misses_after_switch_per_run": [sum(r["lame_rt_misses"] for r in after if r["run"] == k)
+                                                for k in range(args.runs)],
+        "lame_recovery_s": recovery, "lame_replans": replans, "notes": notes,
+    }
+    with open(os.path.join(args.out, "lame_throttle.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(f"LaME throttling experiment, real ROS 2, {args.cores} cores, {args.runs} runs x {args.duration:g} s, "
+          f"every callback burns x {factor:.3f} its WCET from {args.throttle_at:g} s (emulated frequency drop; "
+          f"paper: 2.3 -> 1.4 GHz on a Jetson, 3 cores)")
+    print(f"  default executor: {args.cores} unpinned SCHED_DEADLINE threads at {lo.deadline_capacity() * 100:.0f} % "
+          f"(kernel admission limit); LaME with its controller every {args.controller_period:g} s and on RT misses")
+    for key, label in (("default", "default"), ("lame", "lame")):
+        b = summary[f"{key}_rt_misses_before_switch_per_run"]
+        a = summary[f"{key}_rt_misses_after_switch_per_run"]
+        print(f"  {label:8s} RT misses per run before the switch {b}, after {a}")
+    print(f"  LaME re-plans (s since start): {[[round(a['at_s'], 1) for a in r] for r in replans]}")
+    print(f"  LaME back to zero misses {statistics.fmean(recovery):.1f} s after the switch (min {min(recovery):g}, "
+          f"max {max(recovery):g}; {args.window:g}-s windows)")
+    for n in notes[:20]:
+        print(f"  note: {n}")
+    if not args.no_plot:
+        _plot(rows, summary, n_windows, args, os.path.join(args.out, "lame_throttle.png"))
+        print(f"  wrote {os.path.join(args.out, 'lame_throttle.png')}")
+    return 0
+
+
 def _plot(rows, summary, n_windows, args, path) -> None:
     import matplotlib
 
@@ -194,7 +305,7 @@ def _plot(rows, summary, n_windows, args, path) -> None:
     ax.text(args.throttle_at, ax.get_ylim()[1] * 0.9, " x2.3/1.4", fontsize=8)
     ax.set_xlabel("time [s]")
     ax.set_ylabel(f"RT deadline misses per {args.window:g} s")
-    ax.set_title(f"LaME throttling, simulator, {summary['cores']} cores, {args.runs} runs (line: mean, band: min-max)")
+    ax.set_title(f"LaME throttling, {summary.get('mode', 'simulator')}, {summary['cores']} cores, {args.runs} runs (line: mean, band: min-max)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

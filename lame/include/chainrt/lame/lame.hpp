@@ -55,6 +55,11 @@ struct Options {
   int cores = 0;                         // |M|; 0: every core of the executor's host
   Duration period = 10'000'000;          // SCHED_DEADLINE period T^r of every thread (10 ms)
   int step_permille = 10;                // Algorithm 3's step (1 % as in the paper)
+  // Share of each core the reservations of its RT and BE classes may take together (‰). The
+  // paper gives a core's whole period (1000); Linux admits SCHED_DEADLINE bandwidth only up
+  // to sched_rt_runtime_us / sched_rt_period_us of every core (950 ‰ by default), so the
+  // runtime's controller plans with that limit (deviation, runtime/lame_controller.hpp).
+  int capacity_permille = 1000;
   Duration controller_period = 10'000'000'000;  // BE chains must finish within it (10 s)
   // Execution times measured at run time (callback name -> WCET) that replace the model's.
   std::vector<std::pair<std::string, Duration>> measured_wcet;

@@ -88,6 +88,11 @@ struct ExecutorOptions {
   // unspecified permutation of the registration order; sched::wait_set_order) drawn from this
   // seed; unset: registration order (the published models of the default executor).
   std::optional<std::uint64_t> wait_set_seed;
+  // Called when an instance of chain `chain` (index in add_chain order) completes after its
+  // deadline (LaME's controller activates at once on an RT miss). Runs on an executor thread
+  // on the dispatch path, under the ready-queue lock: must not block, allocate or call the
+  // executor.
+  std::function<void(std::uint32_t chain)> on_deadline_miss;
 };
 
 class Executor {
@@ -123,6 +128,31 @@ class Executor {
   const std::string& name_of(sched::CallbackId id) const noexcept;
   Policy policy() const noexcept { return options_.policy; }
   std::size_t thread_count() const noexcept { return threads_spec_.size(); }
+
+  // ---- Reconfiguration of a running executor (LaME's controller, lame_controller.hpp) ----
+  // Called from a non-executor thread after prepare() (before or after start()); each takes
+  // the ready-queue lock briefly and none may be called from a callback.
+  //
+  // Kernel thread id (gettid) of executor thread t once it has applied its ThreadSpec; 0
+  // before. Lock-free, no allocation.
+  int thread_tid(sched::ThreadId t) const noexcept;
+  // Give running thread t a SCHED_DEADLINE reservation (budget/period), or normal scheduling
+  // when `r` is empty: sched_setattr on the thread (threads.hpp). Returns "" on success, else
+  // why it was refused (the thread keeps its old parameters). No lock; allocates only on error.
+  std::string set_thread_reservation(sched::ThreadId t, const std::optional<Reservation>& r);
+  // Replace the callbacks' scheduling parameters (by CallbackId: group, priority, affinity;
+  // the kind and wait-set position are kept) and the callback groups. Builds a new ready queue
+  // outside the lock (allocates), then under the lock carries every queued instance (with its
+  // deadline) and every running instance over and swaps it in: no callback instance is lost,
+  // a running one completes on its thread. O(n log n) under the lock. Throws
+  // std::invalid_argument on a spec count or group id that does not fit.
+  void reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec> groups);
+  // The scheduling parameters of callback `id` now (a copy; takes the lock).
+  sched::CallbackSpec spec_of(sched::CallbackId id) const;
+  // Per callback (by CallbackId), the largest thread-CPU time of one instance since the
+  // previous call (0: none ran), and restart that window. `out` is resized to the callback
+  // count (no allocation when it has the capacity).
+  void take_cpu_max(std::vector<Duration>& out);
 
   RunReport report(std::size_t max_samples = SIZE_MAX) const;
   std::vector<DispatchRecord> trace() const;       // oldest first
@@ -167,6 +197,9 @@ class Executor {
   std::atomic<bool> wake_pending_{false};  // a wake-up is on its way to the sleepers
   std::atomic<std::uint32_t> stop_{0};
   Duration started_at_ = 0, stopped_at_ = 0;
+
+  std::vector<sched::CallbackId> running_;       // per thread: the callback it runs (or kNoCallback)
+  std::unique_ptr<std::atomic<int>[]> tids_;     // per thread: gettid() once set up, else 0
 
   std::vector<std::thread> threads_;
   std::thread stats_thread_;

@@ -27,6 +27,29 @@ struct ChainHeader {
 };
 static_assert(sizeof(ChainHeader) == 32);
 
+class Executor;
+struct ExecutorOptions;
+
+// Something that steers a run of run_model (LaME's controller, lame_controller.hpp). Every
+// call comes from the thread running run_model, in this order.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // Before executor `e` of the model is built: may change its options (threads, hooks).
+  virtual void configure(const chainrt::Executor& e, ExecutorOptions& options) { (void)e, (void)options; }
+  // After it was prepared, before it starts.
+  virtual void prepared(const chainrt::Executor& e, Executor& executor) { (void)e, (void)executor; }
+  virtual void started(Duration start_ns) { (void)start_ns; }  // every executor runs
+  virtual void stopping() {}                                  // before the executors stop
+};
+
+// From `at` after the start on, every callback burns `factor` times its WCET (emulates a CPU
+// frequency drop, LaME Sec. 5.3, on a machine that cannot change its clock).
+struct WcetStep {
+  Duration at = 0;
+  double factor = 1.0;
+};
+
 struct ModelRunOptions {
   std::string process;               // run the executors of this process; "" = every executor
   std::optional<Policy> policy;      // overrides every executor's policy
@@ -41,6 +64,8 @@ struct ModelRunOptions {
   bool thread_params = true;         // apply pinning / SCHED_FIFO / SCHED_DEADLINE
   std::optional<int> fifo;           // SCHED_FIFO priority for threads the model gives none
   std::string trace_path;            // write the dispatch trace (JSON lines) here when set
+  std::vector<WcetStep> wcet_steps;  // execution-time scaling over time (in order of `at`)
+  RunObserver* observer = nullptr;   // not owned
 };
 
 // Process name of an executor: its `process`, or its own name when it has none.

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,15 @@ struct ThreadSetupResult {
 // Apply `spec` (cores, SCHED_FIFO priority, SCHED_DEADLINE reservation) to the calling thread.
 // A reservation takes precedence over a FIFO priority (a thread has one scheduling class).
 ThreadSetupResult apply_thread_spec(const sched::ThreadSpec& spec) noexcept;
+
+// Change the scheduling of a running thread (`tid`: its kernel thread id, gettid()): a
+// SCHED_DEADLINE reservation, or normal scheduling (SCHED_OTHER) when `r` is empty or has no
+// budget. Used by LaME's controller (runtime/lame_controller.hpp) on executor threads. Any
+// thread may call it; it does not allocate unless it fails. Returns "" on success, otherwise
+// why the kernel refused (EBUSY: admission control; EPERM: privilege or pinning).
+std::string set_thread_reservation(int tid, const std::optional<Reservation>& r) noexcept;
+// The reservation a thread runs with now (sched_getattr); nullopt when it is not
+// SCHED_DEADLINE or cannot be read.
+std::optional<Reservation> thread_reservation(int tid) noexcept;
 
 }  // namespace chainrt::runtime
