@@ -25,10 +25,8 @@ std::string pct(double u) {
 std::vector<std::size_t> chain_nodes(const Model& m, const Chain& c) {
   std::vector<std::size_t> out;
   for (const auto& name : c.callbacks) {
-    const std::string& node = m.callback(name).node;
-    std::size_t ix = 0;
-    while (ix < m.nodes.size() && m.nodes[ix].name != node) ++ix;
-    if (ix < m.nodes.size() && std::find(out.begin(), out.end(), ix) == out.end()) out.push_back(ix);
+    const auto ix = static_cast<std::size_t>(&m.node(m.callback(name).node) - m.nodes.data());
+    if (std::find(out.begin(), out.end(), ix) == out.end()) out.push_back(ix);
   }
   return out;
 }
@@ -36,11 +34,10 @@ std::vector<std::size_t> chain_nodes(const Model& m, const Chain& c) {
 // Utilisation of each node: Σ wcet / release period of its callbacks.
 std::vector<double> node_utilisation(const Model& m) {
   const auto periods = release_periods(m);
-  std::map<std::string, std::size_t> ix;
-  for (std::size_t i = 0; i < m.nodes.size(); ++i) ix[m.nodes[i].name] = i;
   std::vector<double> u(m.nodes.size(), 0.0);
   for (std::size_t c = 0; c < m.callbacks.size(); ++c)
-    if (periods[c] > 0) u[ix.at(m.callbacks[c].node)] += static_cast<double>(m.callbacks[c].wcet) / periods[c];
+    if (periods[c] > 0)
+      u[&m.node(m.callbacks[c].node) - m.nodes.data()] += static_cast<double>(m.callbacks[c].wcet) / periods[c];
   return u;
 }
 
@@ -202,11 +199,6 @@ Placement place_nodes(const Model& m, const std::vector<int>& order, int cores, 
   return p;
 }
 
-std::vector<int> allocate_nodes(const Model& m, const std::vector<int>& order, int cores, double capacity,
-                                std::vector<std::string>* decisions) {
-  return place_nodes(m, order, cores, capacity, decisions).core;
-}
-
 Model build(const Model& m, const std::vector<int>& order, const Placement& p, int cores, ExecutorLayout layout,
             int fifo_base) {
   Model out = m;
@@ -357,6 +349,7 @@ Synthesis picas(const Model& m, const Options& opt) {
   check_synthesizable(m, cores);
   Synthesis best;
   bool have = false;
+  std::uint64_t evaluated = 0;
   const auto order = chain_order(m);
   std::vector<std::string> base;
   {
@@ -372,16 +365,13 @@ Synthesis picas(const Model& m, const Options& opt) {
     s.layout = l;
     s.model = build(m, order, p, cores, l, opt.fifo_base);
     s.score = judge(s.model, order, opt.analysis);
-    s.evaluated = 1;
+    ++evaluated;
     if (!have || better(s.score, best.score, opt.objective)) {
-      const std::uint64_t ev = have ? best.evaluated : 0;
       best = std::move(s);
-      best.evaluated += ev;
       have = true;
-    } else {
-      best.evaluated += 1;
     }
   }
+  best.evaluated = evaluated;
   best.decisions = base;
   best.decisions.push_back(std::string("executors: ") + layout_name(best.layout) +
                            (opt.layout == ExecutorLayout::Auto ? " (the better of both layouts by the analysis)" : ""));
@@ -408,6 +398,11 @@ Synthesis exhaustive(const Model& m, const Options& opt, std::uint64_t max_confi
   bool have = false;
   std::uint64_t evaluated = 0;
   const auto u = node_utilisation(m);
+  // Fixed across configurations: each chain's nodes, and the order every configuration is
+  // judged in (the model's own P1 order, so that all are compared alike).
+  std::vector<std::vector<std::size_t>> nodes_of(n);
+  for (std::size_t k = 0; k < n; ++k) nodes_of[k] = chain_nodes(m, m.chains[k]);
+  const auto judge_order = chain_order(m);
   do {
     std::vector<int> assign(n, 0);
     while (true) {
@@ -417,7 +412,7 @@ Synthesis exhaustive(const Model& m, const Options& opt, std::uint64_t max_confi
       p.chain.assign(m.nodes.size(), -1);
       std::vector<double> load(cores, 0.0);
       for (int k : perm)
-        for (auto nd : chain_nodes(m, m.chains[k]))
+        for (auto nd : nodes_of[k])
           if (p.core[nd] < 0) {
             p.core[nd] = assign[k];
             p.chain[nd] = k;
@@ -433,8 +428,7 @@ Synthesis exhaustive(const Model& m, const Options& opt, std::uint64_t max_confi
         Synthesis s;
         s.layout = l;
         s.model = build(m, perm, p, cores, l, opt.fifo_base);
-        // Judged in the model's own P1 order, so that every configuration is compared alike.
-        s.score = judge(s.model, chain_order(m), opt.analysis);
+        s.score = judge(s.model, judge_order, opt.analysis);
         ++evaluated;
         if (!have || better(s.score, best.score, opt.objective)) {
           best = std::move(s);

@@ -76,23 +76,23 @@ def _ms(ns) -> str:
     return "-" if ns is None else f"{ns / 1e6:.3f}"
 
 
-def format_table(result: dict, chosen_by_default: bool = False) -> str:
-    lines = []
-    how = " (chosen from the executors' policy)" if chosen_by_default else ""
-    lines.append(f"analysis {result['analysis']}{how}")
+def chain_rows(result: dict) -> list[str]:
+    """The per-chain table of an analysis result (bounds, deadline, slack, verdict), one line each
+    with its header; shared by ``analyze`` and ``synthesize``."""
     rows = [("chain", "WCRT bound ms", "BCRT bound ms", "deadline ms", "slack ms", "verdict")]
-    reasons = []
     for name, c in result["chains"].items():
         verdict = "ok" if c["schedulable"] else ("MISS" if c["wcrt_bound_ns"] is not None else "UNBOUNDED")
         rows.append((name, _ms(c["wcrt_bound_ns"]), _ms(c["bcrt_bound_ns"]), _ms(c["deadline_ns"]),
                      _ms(c["slack_ns"]), verdict))
-        if c["reason"]:
-            reasons.append(f"  {name}: {c['reason']}")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        lines.append("  " + "  ".join(v.ljust(w) if i in (0, 5) else v.rjust(w)
-                                      for i, (v, w) in enumerate(zip(r, widths))).rstrip())
-    lines.extend(reasons)
+    return ["  " + "  ".join(v.ljust(w) if i in (0, 5) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows]
+
+
+def format_table(result: dict, chosen_by_default: bool = False) -> str:
+    how = " (chosen from the executors' policy)" if chosen_by_default else ""
+    lines = [f"analysis {result['analysis']}{how}", *chain_rows(result)]
+    lines.extend(f"  {name}: {c['reason']}" for name, c in result["chains"].items() if c["reason"])
     lines.append("schedulable" if result["schedulable"] else "NOT schedulable")
     return "\n".join(lines)
 

@@ -21,6 +21,7 @@ import sys
 
 from .. import _core, cliargs
 from ..model import load_model_or_report
+from .analyze import _ms, chain_rows
 
 
 def register(sub) -> None:
@@ -61,10 +62,6 @@ def synthesize(model, cores: int = 0, search: str = "picas", layout: str = "auto
     return out
 
 
-def _ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f}"
-
-
 def format_report(s: dict) -> str:
     m = s["model"]
     lines = [f"synthesized {len(m.executors)} executor(s) on {max(h.cores for h in m.hosts)} core(s), "
@@ -85,14 +82,7 @@ def format_report(s: dict) -> str:
         lines.append(f"analysis {s['analysis'] or '-'} does not apply: {s['why']}")
         return "\n".join(lines)
     lines.append(f"analysis {r['analysis']}:")
-    rows = [("chain", "WCRT bound ms", "deadline ms", "verdict")]
-    for name, c in r["chains"].items():
-        verdict = "ok" if c["schedulable"] else ("MISS" if c["wcrt_bound_ns"] is not None else "UNBOUNDED")
-        rows.append((name, _ms(c["wcrt_bound_ns"]), _ms(c["deadline_ns"]), verdict))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        lines.append("  " + "  ".join(v.ljust(w) if i in (0, 3) else v.rjust(w)
-                                      for i, (v, w) in enumerate(zip(row, widths))).rstrip())
+    lines += chain_rows(r)
     bad = [(n, c) for n, c in r["chains"].items() if not c["schedulable"]]
     for name, c in bad:
         if c["wcrt_bound_ns"] is None:

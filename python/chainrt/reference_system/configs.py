@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import _core
 from ..model import load_model, load_model_from_string
 from . import topology
 
@@ -104,9 +105,7 @@ def _multi(policy: str):
 def _synthesized(model):
     """``chainrt synthesize`` on the host's cores (PiCAS P1-P4): its callback priorities are
     written into ``model``; executors pinned to their cores (the 7th entry)."""
-    from ..commands.synthesize import synthesize
-
-    s = synthesize(model, cores=model.hosts[0].cores)["model"]
+    s = _core._synthesize(model, cores=model.hosts[0].cores)["model"]  # no analysis result needed here
     prio = {c.name: c.priority for c in s.callbacks}
     cbs = model.callbacks
     for c in cbs:

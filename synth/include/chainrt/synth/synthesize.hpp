@@ -78,13 +78,8 @@ std::vector<int> callback_priorities(const Model& m, const std::vector<int>& ord
 // the callbacks publishing its topic (0 when nothing releases it).
 std::vector<Duration> release_periods(const Model& m);
 
-// P4: core of every node (model order) for the chain order; `decisions` (optional) gets one
-// line per placement step.
-std::vector<int> allocate_nodes(const Model& m, const std::vector<int>& order, int cores, double capacity,
-                                std::vector<std::string>* decisions = nullptr);
-
-// A node → core map with the chain that placed each node (-1: no chain), as allocate_nodes
-// decides it; used by the layouts.
+// P4: a node → core map with the chain that placed each node (-1: no chain), for the chain
+// order; `decisions` (optional) gets one line per placement step. Used by the layouts.
 struct Placement {
   std::vector<int> core;               // per node
   std::vector<int> chain;              // per node: the chain (index) that placed it, -1 none
