@@ -14,13 +14,13 @@
 
 namespace chainrt::runtime {
 
-namespace {
-[[noreturn]] void fail(const std::string& what) {
-  std::string msg = what + ": " + rcl_get_error_string().str;
-  rcl_reset_error();
-  throw std::runtime_error(msg);
+namespace detail {
+[[noreturn]] void throw_rcl_error(const std::string& what);  // node.cpp: message + rcl error
 }
-void done(rcl_ret_t) noexcept { rcl_reset_error(); }
+
+namespace {
+[[noreturn]] void fail(const std::string& what) { detail::throw_rcl_error(what); }
+void done(rcl_ret_t) noexcept { rcl_reset_error(); }  // teardown: rcl's error state is reset
 rcl_clock_type_t to_rcl(ClockType t) {
   switch (t) {
     case ClockType::Steady: return RCL_STEADY_TIME;

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@
 
 #include <rcl_interfaces/srv/set_parameters.hpp>
 #include <rosgraph_msgs/msg/clock.hpp>
+#include <std_msgs/msg/string.hpp>
 
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/parameters.hpp"
@@ -277,6 +279,81 @@ TEST(RosTime, JumpsAndChainStamps) {
     EXPECT_EQ(stamps[i].chain, 0u);
     EXPECT_EQ(stamps[i].instance, i);
   }
+}
+
+}  // namespace
+}  // namespace chainrt::runtime
+
+namespace chainrt::runtime {
+namespace {
+
+// A measurement, not a check (run by hand: --gtest_also_run_disabled_tests): the wall-time
+// latency from publishing a /clock step to the start of the ROS-timer callback it releases
+// (DDS delivery, the /clock thread, the jump callback, the executor's wake-up), beside the
+// latency from publishing a message to the start of a subscription callback in the same
+// executor (DDS delivery and the executor's wake-up alone), alternated in one run.
+TEST(RosTime, DISABLED_ClockToTimerLatency) {
+  const char* argv[] = {"test", "--ros-args", "-p", "use_sim_time:=true"};
+  Context ctx(4, argv);
+  Node n(ctx, "latency_node");
+  constexpr int kSteps = 300;
+  std::vector<Duration> timer_start(kSteps + 8, 0), sub_start(kSteps + 8, 0);
+  std::atomic<int> ticks{0}, msgs{0};
+  n.create_ros_timer(kPeriod, [&] {
+    const int k = ticks.load();
+    if (k < static_cast<int>(timer_start.size())) timer_start[k] = now_ns();
+    ticks.store(k + 1);
+  });
+  using Str = std_msgs::msg::String;
+  const std::string topic = testing::unique_topic("latency");
+  n.create_subscription<Str>(topic, 10, [&](const Str&) {
+    const int k = msgs.load();
+    if (k < static_cast<int>(sub_start.size())) sub_start[k] = now_ns();
+    msgs.store(k + 1);
+  });
+  SimClock sim(ctx, "latency_simulator");
+  auto pub = sim.node.create_publisher<Str>(topic, 10);
+  Executor ex(ctx, ExecutorOptions{});
+  ex.add_node(n);
+  ex.start();
+  ASSERT_TRUE(testing::wait_matched(*sim.pub));
+  ASSERT_TRUE(testing::wait_matched(*pub));
+  ASSERT_TRUE(sim.set(kT0, n));
+  ASSERT_TRUE(wait_until([&] { return ticks.load() == 1; }));
+  std::vector<double> clock_lat, sub_lat;
+  ClockMsg m;
+  Str s;
+  s.data = "x";
+  for (int k = 1; k <= kSteps; ++k) {
+    const Duration t = kT0 + k * kPeriod;
+    m.clock.sec = static_cast<std::int32_t>(t / 1'000'000'000);
+    m.clock.nanosec = static_cast<std::uint32_t>(t % 1'000'000'000);
+    sleep_ns(5'000'000);
+    const Duration p0 = now_ns();
+    sim.pub->publish(m);
+    if (!wait_until([&] { return ticks.load() == k + 1; }, 5)) break;
+    clock_lat.push_back((timer_start[k] - p0) / 1e3);
+    sleep_ns(5'000'000);
+    const Duration p1 = now_ns();
+    pub->publish(s);
+    if (!wait_until([&] { return msgs.load() == k; }, 5)) break;
+    sub_lat.push_back((sub_start[k - 1] - p1) / 1e3);
+  }
+  ex.request_stop();
+  ex.join();
+  auto summary = [](const char* what, std::vector<double> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(v.size());
+    std::printf("%-34s n=%zu mean=%.1f us median=%.1f us p90=%.1f us p99=%.1f us max=%.1f us\n",
+                what, v.size(), mean, v[v.size() / 2], v[v.size() * 9 / 10], v[v.size() * 99 / 100],
+                v.back());
+  };
+  summary("/clock publish -> ROS timer start", clock_lat);
+  summary("topic publish -> subscription start", sub_lat);
+  EXPECT_EQ(clock_lat.size(), static_cast<std::size_t>(kSteps));
 }
 
 }  // namespace
