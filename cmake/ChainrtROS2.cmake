@@ -113,7 +113,8 @@ endforeach()
 set(_ros_libnames rcl rcutils rmw rcl_yaml_param_parser rosidl_runtime_c rosidl_typesupport_cpp
     rosidl_typesupport_c std_msgs__rosidl_typesupport_cpp std_msgs__rosidl_typesupport_c
     std_msgs__rosidl_generator_c builtin_interfaces__rosidl_generator_c
-    rcl_interfaces__rosidl_typesupport_cpp rcl_interfaces__rosidl_typesupport_c)
+    rcl_interfaces__rosidl_typesupport_cpp rcl_interfaces__rosidl_typesupport_c
+    rosgraph_msgs__rosidl_typesupport_cpp)
 set(_ros_libs "")
 foreach(n ${_ros_libnames})
   unset(_lib CACHE)

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <rcl/error_handling.h>
 #include <std_msgs/msg/string.hpp>
 
 namespace chainrt::runtime {
@@ -90,7 +91,13 @@ struct Executor::Slot {
   Entity* entity = nullptr;
   Timer* timer = nullptr;
   SubscriptionBase* sub = nullptr;
-  sched::TimerClock clock;
+  sched::TimerClock clock;  // in the time of the timer's clock (steady: the executor's)
+  // A timer on a ROS/system clock (else nullptr): its clock's state, see ClockWatch.
+  ClockWatch* watch = nullptr;
+  bool armed = false;             // next is set (a ROS clock reading 0 has not started)
+  Duration remaining = 0;         // when unarmed: the wait left once armed
+  Duration last = 0;              // rcl's last_call_time, in the clock's time
+  Duration release_steady = 0;    // executor-clock time of the pending release (chain stamp)
   Duration timer_rel_deadline = kNoDeadline;  // D of the chains this timer starts
   std::uint32_t timer_chain = kNoChain;
   std::uint64_t timer_instance = 0;
@@ -117,6 +124,16 @@ struct Executor::ChainState {
   std::vector<Pending> pending;
 };
 
+// The timers of one clock other than the executor's (a node's ROS clock, or a system clock).
+struct Executor::ClockWatch {
+  Executor* ex = nullptr;
+  Clock* clock = nullptr;
+  std::vector<CallbackId> timers;
+  Duration due = 0;                  // earliest next release of its timers not queued
+  std::atomic<bool> jumped{false};   // set by the jump callback: re-read the clock
+  bool jump_callback = false;        // registered on the clock
+};
+
 Executor::Executor(Context& context, ExecutorOptions options)
     : context_(&context), options_(std::move(options)) {
   threads_spec_ = options_.threads;
@@ -132,6 +149,8 @@ Executor::Executor(Context& context, ExecutorOptions options)
 Executor::~Executor() {
   request_stop();
   join();
+  for (auto& w : clocks_)
+    if (w->jump_callback) w->clock->remove_jump_callback(&Executor::on_time_jump, w.get());
   for (auto& s : slots_)
     if (s->sub) {
       try {
@@ -267,11 +286,42 @@ void Executor::prepare() {
   for (auto& s : slots_)
     if (s->sub) s->sub->prepare_slots(threads_spec_.size());
 
-  // Arm the timers: epoch = now.
+  // Arm the timers: epoch = now (of each timer's clock).
   const Duration epoch = clock_now();
   next_timer_due_ = kNoDeadline;
   for (auto& s : slots_)
-    if (s->timer) {
+    if (s->timer && s->timer->clock()) {
+      Clock* c = s->timer->clock();
+      auto it = std::find_if(clocks_.begin(), clocks_.end(),
+                             [&](const auto& w) { return w->clock == c; });
+      if (it == clocks_.end()) {
+        clocks_.push_back(std::make_unique<ClockWatch>());
+        clocks_.back()->ex = this;
+        clocks_.back()->clock = c;
+        it = clocks_.end() - 1;
+      }
+      ClockWatch& w = **it;
+      w.timers.push_back(s->id);
+      s->watch = &w;
+      s->clock.period = s->timer->period();
+      const Duration cnow = c->now();
+      s->armed = cnow != 0;  // a ROS clock under sim time reads 0 until the first /clock
+      s->remaining = s->timer->offset();
+      s->clock.next = cnow + s->timer->offset();
+      s->last = cnow;
+    }
+  // Jump callbacks as rcl's timers register them: any clock change, forward or backward jump.
+  for (auto& w : clocks_)
+    if (w->clock->type() == ClockType::Ros) {
+      rcl_jump_threshold_t th;
+      th.on_clock_change = true;
+      th.min_forward.nanoseconds = 1;
+      th.min_backward.nanoseconds = -1;
+      w->clock->add_jump_callback(th, &Executor::on_time_jump, w.get());
+      w->jump_callback = true;
+    }
+  for (auto& s : slots_)
+    if (s->timer && !s->watch) {
       s->clock.period = s->timer->period();
       s->clock.next = epoch + s->timer->offset();
       next_timer_due_ = std::min(next_timer_due_, s->clock.next);
@@ -298,8 +348,97 @@ void Executor::on_new_message(const void* user, std::size_t) {
   ex->wake_others();
 }
 
+// rcl's timer jump rules (rcl/src/rcl/timer.c, _rcl_timer_time_jump) for the timers of one ROS
+// clock, under the ready-queue lock; then wake an idle thread to re-read the clock. Runs on the
+// thread that moved the clock (the /clock thread), which holds the clock's mutex and never the
+// ready-queue lock (so the lock order is clock -> executor, everywhere). No allocation.
+void Executor::on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void* user) {
+  auto* w = static_cast<ClockWatch*>(user);
+  Executor* ex = w->ex;
+  const bool change = jump->clock_change == RCL_ROS_TIME_ACTIVATED ||
+                      jump->clock_change == RCL_ROS_TIME_DEACTIVATED;
+  if (change || jump->delta.nanoseconds < 0) {
+    rcl_time_point_value_t now = 0;  // this thread is the one changing the clock: no race
+    if (rcl_clock_get_now(w->clock->get(), &now) != RCL_RET_OK) rcl_reset_error();
+    std::unique_lock<PiMutex> lk(ex->mutex_);
+    for (CallbackId id : w->timers) {
+      Slot& s = *ex->slots_[id];
+      if (before_jump) {
+        // The time source changes: keep the part of the period still to wait.
+        if (change && s.armed) {
+          s.remaining = std::max<Duration>(s.clock.next - now, 0);
+          s.armed = false;
+        }
+      } else if (change) {
+        if (!s.armed && now != 0) {  // now == 0: armed at the first /clock (harvest_clocks)
+          s.clock.next = now + s.remaining;
+          s.last = now;
+          s.armed = true;
+        }
+      } else if (s.armed && now < s.last) {
+        // Back before the last call: the next release is one period after the new time.
+        s.clock.next = now + s.clock.period;
+        s.last = now;
+      }
+    }
+  }
+  if (before_jump) return;
+  w->jumped.store(true, std::memory_order_release);
+  ex->wake_others();
+}
+
+// The timers of the non-steady clocks: O(1) per clock unless one is due or its clock jumped.
+void Executor::harvest_clocks(Duration now) noexcept {
+  for (auto& wp : clocks_) {
+    ClockWatch& w = *wp;
+    const bool jumped = w.jumped.exchange(false, std::memory_order_acq_rel);
+    const Duration cnow = w.clock->now();
+    if (!jumped && cnow < w.due) continue;
+    const bool sim = w.clock->ros_time_is_active();
+    Duration due = kNoDeadline;
+    for (CallbackId id : w.timers) {
+      Slot& t = *slots_[id];
+      if (admission_->holds(id)) continue;
+      if (!t.armed) {
+        if (cnow == 0) continue;  // sim time before the first /clock
+        t.clock.next = cnow + t.remaining;
+        t.last = cnow;
+        t.armed = true;
+      }
+      if (t.clock.ready(cnow)) {
+        // The chain instance's release on the executor's clock: when simulated time reached
+        // the release, i.e. now; under system time, now less the lateness (at most a period,
+        // so that a jump of the system clock does not invent a long response time).
+        t.release_steady =
+            sim ? now : now - std::min<Duration>(cnow - t.clock.next, t.clock.period);
+        make_ready(id);
+      } else {
+        due = std::min(due, t.clock.next);
+      }
+    }
+    w.due = due;
+  }
+}
+
+Duration Executor::clocks_timeout() const noexcept {
+  // A clock on simulated time adds no timeout: its jump callback wakes a thread when /clock
+  // moves. A clock on system time is re-read at least every 100 ms (rcl reports no jumps of the
+  // system clock; a settimeofday is noticed within that).
+  Duration timeout = -1;
+  for (const auto& w : clocks_) {
+    if (w->clock->ros_time_is_active()) continue;
+    Duration t = 100'000'000;
+    if (w->due != kNoDeadline) t = std::min(t, std::max<Duration>(w->due - w->clock->now(), 0));
+    timeout = timeout < 0 ? t : std::min(timeout, t);
+  }
+  return timeout;
+}
+
 Duration Executor::ready_deadline(CallbackId id) const noexcept {
   const Slot& s = *slots_[id];
+  if (s.timer && s.watch)
+    return s.timer_rel_deadline == kNoDeadline ? kNoDeadline
+                                               : s.release_steady + s.timer_rel_deadline;
   if (s.timer) {
     return s.timer_rel_deadline == kNoDeadline ? kNoDeadline
                                                : s.clock.next + s.timer_rel_deadline;
@@ -340,11 +479,12 @@ void Executor::harvest(Duration now) noexcept {
         sp->sub->take_available();
         if (sp->sub->has_input()) make_ready(sp->id);
       }
+  if (!clocks_.empty()) harvest_clocks(now);
   if (now < next_timer_due_) return;
   Duration due = kNoDeadline;
   for (auto& sp : slots_) {
     Slot& t = *sp;
-    if (!t.timer || admission_->holds(t.id)) continue;
+    if (!t.timer || t.watch || admission_->holds(t.id)) continue;
     if (t.clock.ready(now)) make_ready(t.id);
     else due = std::min(due, t.clock.next);
   }
@@ -365,7 +505,19 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   int slot = -1;
   const Duration queued_deadline = queue_->deadline(id);
   running_[t] = id;
-  if (s.timer) {
+  if (s.timer && s.watch) {
+    // rcl_timer_call on the timer's own clock; the stamp stays on the executor's clock.
+    const Duration cnow = s.watch->clock->now();
+    sched::TimerClock::Take tk = s.clock.take(cnow);
+    s.last = cnow;
+    s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
+    stamp.release = s.release_steady;
+    stamp.deadline = s.timer_rel_deadline == kNoDeadline ? kNoDeadline
+                                                         : s.release_steady + s.timer_rel_deadline;
+    stamp.chain = s.timer_chain;
+    stamp.instance = s.timer_instance++;
+    s.watch->due = std::min(s.watch->due, s.clock.next);
+  } else if (s.timer) {
     // rcl_timer_call: the overrun rule moves the next release past now (sched::TimerClock).
     sched::TimerClock::Take tk = s.clock.take(now);
     s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
@@ -476,6 +628,8 @@ void Executor::thread_main(sched::ThreadId t) {
     // Idle: sleep until a message, a completion, the next timer release or stop.
     Duration timeout = next_timer_due_ == kNoDeadline ? -1 : std::max<Duration>(
                                                                  next_timer_due_ - now, 0);
+    if (const Duration ct = clocks_timeout(); ct >= 0 && (timeout < 0 || ct < timeout))
+      timeout = ct;
     if (timeout == 0) continue;
     if (options_.clock && (timeout < 0 || timeout > 1'000'000)) timeout = 1'000'000;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);

@@ -240,11 +240,13 @@ void SubscriptionBase::release_slot(int slot) noexcept {
 }
 
 // ------------------------------------------------------------------------------------ Timer
-Timer::Timer(Node& node, Duration period, Duration offset, Callback cb, CallbackOptions options)
+Timer::Timer(Node& node, Duration period, Duration offset, Callback cb, CallbackOptions options,
+             Clock* clock)
     : Entity(node, CallbackKind::Timer, std::move(options)),
       period_(period),
       offset_(offset),
-      cb_(std::move(cb)) {
+      cb_(std::move(cb)),
+      clock_(clock) {
   if (period_ <= 0) throw std::invalid_argument("timer '" + name() + "': period must be > 0");
 }
 
@@ -257,9 +259,31 @@ Node::Node(Context& context, const std::string& name, const std::string& ns)
     fail("node '" + name + "'");
   groups_.push_back(
       std::make_unique<CallbackGroup>(name + "/default", GroupType::MutuallyExclusive));
+  // ROS time: every node declares `use_sim_time` (as rclcpp's nodes do); true switches its ROS
+  // clock to /clock, at construction (an override) or later (set(), parameter services).
+  try {
+    ros_clock_ = std::make_unique<Clock>(ClockType::Ros);
+    time_source_ = std::make_unique<TimeSource>(*this, *ros_clock_);
+    Parameters& p = parameters();
+    ParameterDescriptor d;
+    d.description = "drive the node's ROS clock (ROS-clock timers, now()) by the /clock topic";
+    const bool sim = p.declare_parameter("use_sim_time", false, d);
+    p.add_on_change([this](const std::string& name, const ParameterValue& v) {
+      if (name == "use_sim_time")
+        if (const bool* on = std::get_if<bool>(&v)) time_source_->set_sim_time(*on);
+    });
+    if (sim) time_source_->set_sim_time(true);
+  } catch (...) {
+    time_source_.reset();
+    parameters_.reset();
+    ros_clock_.reset();
+    done(rcl_node_fini(&node_));
+    throw;
+  }
 }
 
 Node::~Node() {
+  time_source_.reset();  // stops the /clock thread before the subscription's node goes
   parameters_.reset();  // its services are entities of this node
   entities_.clear();  // subscriptions and publishers need the rcl node to finish
   publishers_.clear();
@@ -274,9 +298,17 @@ CallbackGroup* Node::create_callback_group(GroupType type, const std::string& na
 }
 
 std::shared_ptr<Timer> Node::create_timer(Duration period, Timer::Callback cb,
-                                          CallbackOptions options, Duration offset) {
+                                          CallbackOptions options, Duration offset,
+                                          ClockType clock_type) {
   if (options.name.empty()) options.name = name_ + "/timer" + std::to_string(entities_.size());
-  auto t = std::make_shared<Timer>(*this, period, offset, std::move(cb), std::move(options));
+  Clock* clock = nullptr;
+  if (clock_type == ClockType::Ros) clock = ros_clock_.get();
+  if (clock_type == ClockType::System) {
+    if (!system_clock_) system_clock_ = std::make_unique<Clock>(ClockType::System);
+    clock = system_clock_.get();
+  }
+  auto t = std::make_shared<Timer>(*this, period, offset, std::move(cb), std::move(options),
+                                   clock);
   entities_.push_back(t);
   return t;
 }

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <regex>
 
 #include "chainrt/runtime/services.hpp"
@@ -246,6 +247,11 @@ void Parameters::add_validator(Validator v) {
   validators_.push_back(std::move(v));
 }
 
+void Parameters::add_on_change(OnChange f) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  on_change_.push_back(std::move(f));
+}
+
 SetParameterResult Parameters::check(const Entry* e, const std::string& name,
                                      const ParameterValue& v) const {
   if (!e) return {false, "parameter '" + name + "' is not declared"};
@@ -282,13 +288,26 @@ SetParameterResult Parameters::set_atomically(
       }
       if (!r.successful) return r;
     }
-  std::lock_guard<std::mutex> lk(mutex_);
-  for (const auto& [n, v] : values) {
-    Entry* e = find(n);
-    SetParameterResult r = check(e, n, v);
-    if (!r.successful) return r;
+  std::vector<OnChange> on_change;
+  {
+    std::lock_guard<std::mutex> lk(mutex_);
+    for (const auto& [n, v] : values) {
+      Entry* e = find(n);
+      SetParameterResult r = check(e, n, v);
+      if (!r.successful) return r;
+    }
+    for (const auto& [n, v] : values) find(n)->value = v;
+    on_change = on_change_;
   }
-  for (const auto& [n, v] : values) find(n)->value = v;
+  for (const auto& [n, v] : values)
+    for (const auto& f : on_change) {
+      try {
+        f(n, v);
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "chainrt: parameter '%s' changed, but applying it failed: %s\n",
+                     n.c_str(), ex.what());
+      }
+    }
   return {};
 }
 

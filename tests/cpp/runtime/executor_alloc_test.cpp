@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -40,10 +42,17 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace chainrt::runtime {
 namespace {
 
-void check_no_allocation(Policy policy) {
+// sim_time: the timers run on the node's ROS clock, which this thread advances (as the /clock
+// thread does): the jump callbacks and the releases by ROS time allocate nothing either.
+void check_no_allocation(Policy policy, bool sim_time = false) {
   if (!CHAINRT_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting is off in sanitizer builds";
   Context ctx;
   Node n(ctx, "alloc");
+  Duration sim = 1'000'000'000;
+  if (sim_time) {
+    n.get_clock().enable_ros_time_override();
+    n.get_clock().set_ros_time_override(sim);
+  }
   constexpr int kRuns = 400;
   struct Entry {
     std::uint64_t allocs;
@@ -59,7 +68,7 @@ void check_no_allocation(Policy policy) {
     n.create_timer(1'000'000 + 100'000 * i, [&] {
       const int k = idx.fetch_add(1);
       if (k < static_cast<int>(seen.size())) seen[k] = Entry{t_allocs, std::this_thread::get_id()};
-    }, o);
+    }, o, 0, sim_time ? ClockType::Ros : ClockType::Steady);
   }
   ExecutorOptions eo;
   eo.policy = policy;
@@ -67,6 +76,16 @@ void check_no_allocation(Policy policy) {
   ex.add_node(n);
   ex.add_chain(ChainSpec{"c0", {"t0"}, {}, 1'000'000, 1'000'000});
   ex.start();
+  if (sim_time) {
+    std::uint64_t driver_allocs = 0;
+    for (int i = 0; idx.load() < kRuns && i < 1'000'000; ++i) {
+      if (i == 200) driver_allocs = t_allocs;
+      sim += 250'000;
+      n.get_clock().set_ros_time_override(sim);
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    EXPECT_EQ(t_allocs, driver_allocs) << "allocation when the ROS clock moved";
+  }
   EXPECT_TRUE(testing::wait_until([&] { return idx.load() >= kRuns; }));
   ex.request_stop();
   ex.join();
@@ -83,6 +102,7 @@ void check_no_allocation(Policy policy) {
 
 TEST(DispatchPath, NoAllocationAfterStartEdf) { check_no_allocation(Policy::Edf); }
 TEST(DispatchPath, NoAllocationAfterStartRosDefault) { check_no_allocation(Policy::RosDefault); }
+TEST(DispatchPath, NoAllocationAfterStartSimTimeEdf) { check_no_allocation(Policy::Edf, true); }
 
 }  // namespace
 }  // namespace chainrt::runtime

@@ -294,7 +294,7 @@ TEST(NodeApiParameters, StandardServices) {
   ASSERT_GE(list_client->async_send_request(ListParams::Request{}), 0);
   ASSERT_TRUE(wait_until([&] {
     std::lock_guard<std::mutex> lk(m);
-    return listed.size() == 2;
+    return listed.size() == 3;  // with use_sim_time, declared by every node
   }));
   ex.request_stop();
   ex.join();

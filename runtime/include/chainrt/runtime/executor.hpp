@@ -23,6 +23,21 @@
 // executor, Sec. II, cleared and refilled with the ready callbacks whose group can run at that
 // instant) or, for LaME's best-effort threads, at a refresh (LaME Sec. 4.1).
 //
+// ROS time (clock.hpp): a timer on a ROS or system clock is released by that clock, with the
+// overrun rule of sched::TimerClock applied in that clock's time. The executor registers an rcl
+// jump callback on every ROS clock its timers use (threshold: clock change, any forward or
+// backward jump, as rcl's timers do): /clock moving wakes an idle thread, which re-reads the
+// clock and releases what is due; while /clock stands still no ROS-clock timer is released.
+// Jumps are handled as rcl_timer handles them: a switch between system and simulated time keeps
+// the part of the period still to wait (re-armed at the first non-zero ROS time); a backward
+// jump before the timer's last call re-arms it one period after the new time; a forward jump
+// past several periods releases once and counts the skipped ones as drops.
+// Chain instances stay on the executor's clock: a timer released by ROS time stamps its
+// instance with the executor-clock time at which the executor saw it due (under system time:
+// that time less the lateness, at most one period), and its EDF deadline is that release + D.
+// Response times and deadline misses are real durations; simulated time only decides *when* a
+// chain is released. (Sim time slower or faster than wall time does not stretch deadlines.)
+//
 // Threads: one per sched::ThreadSpec, with its SCHED_FIFO priority, pinning and SCHED_DEADLINE
 // reservation (threads.hpp); without privilege: a warning and normal scheduling.
 // Dispatch path: no allocation and no exception after start(); user exceptions are caught,
@@ -162,6 +177,10 @@ class Executor {
  private:
   struct Slot;
   struct ChainState;
+  struct ClockWatch;  // the timers of one non-steady clock (ROS time)
+  static void on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void* user);
+  void harvest_clocks(Duration now) noexcept;
+  Duration clocks_timeout() const noexcept;  // ns until a non-steady timer is due; -1: none
   void thread_main(sched::ThreadId t);
   void harvest(Duration now) noexcept;          // Algorithm 2, incrementally
   void make_ready(sched::CallbackId id) noexcept;
@@ -187,6 +206,7 @@ class Executor {
   struct AdmissionSource;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<ChainState> chains_;
+  std::vector<std::unique_ptr<ClockWatch>> clocks_;
   Duration next_timer_due_ = 0;
   std::vector<DispatchRecord> trace_;
   std::uint64_t dispatches_ = 0;

@@ -9,8 +9,12 @@
 // e.g. a header the publishing callback filled from current_stamp()). This is how the deadline
 // of a chain instance travels from its first to its last callback, across processes too.
 //
-// Timers are released by the executor's own monotonic clock (ROS time / sim time are not
-// supported); their overrun rule is sched::TimerClock (EDF paper Sec. IV-A).
+// Timers run on a clock of their own (clock.hpp): by default the executor's monotonic clock
+// (rclcpp's wall timers); create_ros_timer puts one on the node's ROS clock, which follows
+// `/clock` when the node's `use_sim_time` parameter is true. Their overrun rule is
+// sched::TimerClock (EDF paper Sec. IV-A) on their own clock. Chain-instance stamps (release,
+// deadline) are always on the executor's monotonic clock, whatever clock released the instance:
+// a response time is a real duration (see Executor, "ROS time").
 //
 // Also here: QoS profiles (qos.hpp) for publishers and subscriptions; services and clients
 // (services.hpp: requests and responses are queued and dispatched like subscriptions); node
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/runtime/clock.hpp"
 #include "chainrt/runtime/qos.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 
@@ -240,14 +245,20 @@ class Subscription : public SubscriptionBase {
 class Timer : public Entity {
  public:
   using Callback = std::function<void()>;
-  Timer(Node& node, Duration period, Duration offset, Callback cb, CallbackOptions options);
+  // `clock`: nullptr for the executor's clock (ClockType::Steady); else a clock of the node.
+  Timer(Node& node, Duration period, Duration offset, Callback cb, CallbackOptions options,
+        Clock* clock = nullptr);
   Duration period() const noexcept { return period_; }
   Duration offset() const noexcept { return offset_; }
+  // The clock that releases the timer (Steady: the executor's clock).
+  ClockType clock_type() const noexcept { return clock_ ? clock_->type() : ClockType::Steady; }
+  Clock* clock() const noexcept { return clock_; }
   void invoke() { cb_(); }
 
  private:
   Duration period_, offset_;
   Callback cb_;
+  Clock* clock_;
 };
 
 // A ROS 2 node: owns its publishers, subscriptions, timers and callback groups.
@@ -303,9 +314,29 @@ class Node {
   // Give the node an entity made outside it (services, clients); it is dispatched by the
   // executor the node is added to.
   void adopt(std::shared_ptr<Entity> entity) { entities_.push_back(std::move(entity)); }
-  // A timer released every `period` ns, first at start + `offset`.
+  // A timer released every `period` ns of `clock`, first at start + `offset`. Steady (the
+  // default): the executor's clock, rclcpp's create_wall_timer. Ros: the node's ROS clock, as
+  // rclcpp's create_timer (sim time under use_sim_time). System: CLOCK_REALTIME.
   std::shared_ptr<Timer> create_timer(Duration period, Timer::Callback cb,
-                                      CallbackOptions options = {}, Duration offset = 0);
+                                      CallbackOptions options = {}, Duration offset = 0,
+                                      ClockType clock = ClockType::Steady);
+  std::shared_ptr<Timer> create_wall_timer(Duration period, Timer::Callback cb,
+                                           CallbackOptions options = {}, Duration offset = 0) {
+    return create_timer(period, std::move(cb), std::move(options), offset, ClockType::Steady);
+  }
+  // On the ROS clock: released by simulated time under use_sim_time (first at the ROS time
+  // the executor first sees after start, or at the first /clock value, + `offset`).
+  std::shared_ptr<Timer> create_ros_timer(Duration period, Timer::Callback cb,
+                                          CallbackOptions options = {}, Duration offset = 0) {
+    return create_timer(period, std::move(cb), std::move(options), offset, ClockType::Ros);
+  }
+
+  // ROS time (rclcpp's Node::get_clock / now): the node's ROS clock, driven by /clock while the
+  // `use_sim_time` parameter is true. now() is lock-free and allocates nothing.
+  Clock& get_clock() noexcept { return *ros_clock_; }
+  Duration now() const noexcept { return ros_clock_->now(); }
+  // The /clock subscription behind use_sim_time (clock.hpp).
+  TimeSource& time_source() noexcept { return *time_source_; }
 
   const std::vector<std::shared_ptr<Entity>>& entities() const noexcept { return entities_; }
 
@@ -317,6 +348,8 @@ class Node {
   std::vector<std::shared_ptr<Entity>> entities_;
   std::vector<std::shared_ptr<PublisherBase>> publishers_;
   std::unique_ptr<Parameters> parameters_;
+  std::unique_ptr<Clock> ros_clock_, system_clock_;
+  std::unique_ptr<TimeSource> time_source_;
 };
 
 }  // namespace chainrt::runtime

@@ -77,6 +77,11 @@ class Parameters {
   // Validators run before a change is applied; a refusal keeps the old value.
   using Validator = std::function<SetParameterResult(const std::string&, const ParameterValue&)>;
   void add_validator(Validator v);
+  // Called after a change was applied (rclcpp's post-set callbacks), outside the lock, on the
+  // thread that called set(); e.g. the node's `use_sim_time` switching its time source. An
+  // exception it throws is reported on stderr and the value stays set.
+  using OnChange = std::function<void(const std::string&, const ParameterValue&)>;
+  void add_on_change(OnChange f);
   std::vector<std::string> names() const;
   ParameterDescriptor descriptor(const std::string& name) const;
   // Whether an override for `name` was given at start-up.
@@ -112,6 +117,7 @@ class Parameters {
   mutable std::mutex mutex_;
   std::vector<Entry> entries_;
   std::vector<Validator> validators_;
+  std::vector<OnChange> on_change_;
   std::vector<std::pair<std::string, ParameterValue>> overrides_;
   std::vector<std::shared_ptr<Entity>> services_;
 };
