@@ -48,3 +48,18 @@ def test_the_counterexample_that_the_old_bound_missed():
     m = configs.variant(REF, "picas-single")
     s, _ = _core._simulate(m, 3_000_000_000, offsets={"RearLidarDriver/timer": 99 * MS})
     assert json.loads(s)["chains"]["hot_path_front"]["wcrt_ns"] > 100 * MS
+
+
+def test_fusion_systems_have_no_counterexample(tmp_path):
+    """A CI slice of `chainrt experiment soundness --fusion --harsh --climb`: random systems whose
+    chains join at fusion nodes fed by several timers (any phases, climbed), every analysis."""
+    from chainrt import soundness
+    joined = 0
+    for analysis in ("picas-st", "fp-mt", "ros-default-st", "edf-mt", "cros-rt"):
+        rep = soundness.check(analysis, 60, seed=3, counterexample_dir=str(tmp_path), harsh=True, climb=2, fusion=True)
+        assert rep["counterexamples"] == [], (analysis, rep["counterexamples"][:3])
+        assert rep["applicable"] > 0, analysis
+        joined += rep["fusion_chains_checked"]
+        if analysis in ("picas-st", "fp-mt", "ros-default-st"):
+            assert rep["fusion_chains_checked"] > 100, (analysis, rep)
+    assert joined > 300
