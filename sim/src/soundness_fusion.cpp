@@ -40,6 +40,33 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
   auto prio = [&]() -> std::string {
     return rng.uniform01() < 0.5 ? ", priority: " + std::to_string(rng.uniform_int(1, 8)) : "";
   };
+  // A timer `name` of period T and 0-2 subscriptions after it, one node each: the path;
+  // `topic` = the last one's topic.
+  auto timer_pipeline = [&](const std::string& name, Duration T, std::string& topic) {
+    std::vector<std::string> path;
+    nodes << "  - {name: " << name << ", executor: " << pick_exec() << "}\n";
+    topics << "  - {name: " << name << "}\n";
+    cbs << "  - {name: " << name << "/timer, kind: timer, node: " << name << ", period: " << T << "ns, wcet: "
+        << wcet_for(T) << "ns" << prio() << ", publishes: [" << name << "]}\n";
+    path.push_back(name + "/timer");
+    topic = name;
+    const int subs = static_cast<int>(rng.uniform_int(0, 2));
+    for (int j = 0; j < subs; ++j) {
+      const std::string n = name + "_x" + std::to_string(j);
+      nodes << "  - {name: " << n << ", executor: " << pick_exec() << "}\n";
+      topics << "  - {name: " << n << "}\n";
+      cbs << "  - {name: " << n << "/cb, kind: subscription, node: " << n << ", topic: " << topic << ", wcet: "
+          << wcet_for(T) << "ns" << prio() << ", publishes: [" << n << "]}\n";
+      path.push_back(n + "/cb");
+      topic = n;
+    }
+    return path;
+  };
+  auto write_chain = [&](const std::string& name, const std::vector<std::string>& path, Duration D) {
+    chains << "  - {name: " << name << ", callbacks: [";
+    for (std::size_t j = 0; j < path.size(); ++j) chains << (j ? ", " : "") << path[j];
+    chains << "], deadline: " << D << "ns, priority: " << rng.uniform_int(1, 4) << "}\n";
+  };
   int declared_through_fusion = 0;
   const bool long_deadlines = rng.uniform01() < 0.5;
   const int fusions = rng.uniform01() < 0.75 ? 1 : 2;
@@ -77,24 +104,9 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
     }
     for (int s = 0; s < sources; ++s) {
       const std::string S = F + "_s" + std::to_string(s);
-      std::vector<std::string> path;
-      nodes << "  - {name: " << S << ", executor: " << pick_exec() << "}\n";
-      topics << "  - {name: " << S << "}\n";
       const Duration T = periods[static_cast<std::size_t>(s)];
-      cbs << "  - {name: " << S << "/timer, kind: timer, node: " << S << ", period: " << T << "ns, wcet: " << wcet_for(T)
-          << "ns" << prio() << ", publishes: [" << S << "]}\n";
-      path.push_back(S + "/timer");
-      std::string topic = S;
-      const int mids = static_cast<int>(rng.uniform_int(0, 2));
-      for (int j = 0; j < mids; ++j) {
-        const std::string n = S + "_x" + std::to_string(j);
-        nodes << "  - {name: " << n << ", executor: " << pick_exec() << "}\n";
-        topics << "  - {name: " << n << "}\n";
-        cbs << "  - {name: " << n << "/cb, kind: subscription, node: " << n << ", topic: " << topic << ", wcet: "
-            << wcet_for(T) << "ns" << prio() << ", publishes: [" << n << "]}\n";
-        path.push_back(n + "/cb");
-        topic = n;
-      }
+      std::string topic;
+      std::vector<std::string> path = timer_pipeline(S, T, topic);
       // The fusion member: works when it completes the set, else a short cache-only run.
       const Duration w = wcet_for(T);
       cbs << "  - {name: " << F << "/" << S << ", kind: subscription, node: " << F << ", topic: " << topic
@@ -107,11 +119,9 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
       } else if (rng.uniform01() < 0.5) {
         continue;  // an input on no declared chain
       }
-      chains << "  - {name: c_" << S << ", callbacks: [";
-      for (std::size_t j = 0; j < path.size(); ++j) chains << (j ? ", " : "") << path[j];
       // Deadlines beyond the period (the wait takes up to one) in half of the systems.
       const Duration D = long_deadlines ? T + static_cast<Duration>(2.0 * static_cast<double>(T) * rng.uniform01()) : T;
-      chains << "], deadline: " << D << "ns, priority: " << rng.uniform_int(1, 4) << "}\n";
+      write_chain("c_" + S, path, D);
     }
   }
   if (declared_through_fusion == 0) return "";
@@ -120,26 +130,8 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
   for (int b = 0; b < background; ++b) {
     const std::string B = "b" + std::to_string(b);
     const Duration T = ms * rng.uniform_int(5, 100);
-    std::vector<std::string> path;
-    std::string topic = B;
-    nodes << "  - {name: " << B << ", executor: " << pick_exec() << "}\n";
-    topics << "  - {name: " << B << "}\n";
-    cbs << "  - {name: " << B << "/timer, kind: timer, node: " << B << ", period: " << T << "ns, wcet: " << wcet_for(T)
-        << "ns" << prio() << ", publishes: [" << B << "]}\n";
-    path.push_back(B + "/timer");
-    const int subs = static_cast<int>(rng.uniform_int(0, 2));
-    for (int j = 0; j < subs; ++j) {
-      const std::string n = B + "_x" + std::to_string(j);
-      nodes << "  - {name: " << n << ", executor: " << pick_exec() << "}\n";
-      topics << "  - {name: " << n << "}\n";
-      cbs << "  - {name: " << n << "/cb, kind: subscription, node: " << n << ", topic: " << topic << ", wcet: "
-          << wcet_for(T) << "ns" << prio() << ", publishes: [" << n << "]}\n";
-      path.push_back(n + "/cb");
-      topic = n;
-    }
-    chains << "  - {name: c_" << B << ", callbacks: [";
-    for (std::size_t j = 0; j < path.size(); ++j) chains << (j ? ", " : "") << path[j];
-    chains << "], deadline: " << T << "ns, priority: " << rng.uniform_int(1, 4) << "}\n";
+    std::string topic;
+    write_chain("c_" + B, timer_pipeline(B, T, topic), T);
   }
   std::ostringstream y;
   y << "chainrt: 1\nname: fusion_" << seed << (long_deadlines ? "\ndeadlines: arbitrary" : "") << "\nhosts:\n  - {name: h, cores: " << cores << "}\nexecutors:\n";
