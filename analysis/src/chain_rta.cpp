@@ -731,7 +731,7 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
   };
   auto failing_neighbour = [&](std::size_t k) -> std::string {
     for (std::size_t i = 0; i < n; ++i)
-      if (i != k && R[i] == kUnbounded && share(i, k)) return v.tasks[i].name;
+      if (i != k && R[i] == kUnbounded && share(i, k) && v.tasks[i].shadow_of < 0) return v.tasks[i].name;
     return "";
   };
   for (int round = 0; round < opt.max_rounds; ++round) {
@@ -758,7 +758,10 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
             quick.schedulable = false;
             return quick;
           }
-          failed[k] = why;
+          const std::string dep = failing_neighbour(k);
+          failed[k] = dep.empty() || why.rfind("no bound within", 0) != 0
+                          ? why
+                          : why + ": '" + dep + "', which shares its executor, has no bound itself";
           R[k] = kUnbounded;
           changed = true;
         } else if (*b > R[k]) {
