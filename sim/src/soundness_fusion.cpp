@@ -33,7 +33,12 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
   // unrelated; the load scale per system.
   const int mode = static_cast<int>(rng.uniform_int(0, 2));
   const Duration base = ms * (mode == 2 ? rng.uniform_int(10, 100) : std::vector<Duration>{10, 20, 50, 100}[rng.uniform_int(0, 3)]);
-  const double load = 0.01 + 0.05 * rng.uniform01();  // WCET / period per callback, at most
+  double load = 0.01 + 0.05 * rng.uniform01();  // WCET / period per callback, at most
+  // A quarter of the systems four times as heavy (the processing after a join may then outlast
+  // the gap between two fusions; its own earlier publications queue ahead of it). Drawn from
+  // its own stream, so the other draws stay those of the lighter systems.
+  gen::Rng heavy(seed ^ 0x4ea7ULL);
+  if (heavy.uniform01() < 0.25) load *= 4;
   auto wcet_for = [&](Duration period) {
     return std::max<Duration>(1000, static_cast<Duration>(static_cast<double>(period) * load * (0.2 + 0.8 * rng.uniform01())));
   };
