@@ -125,3 +125,39 @@ TEST(ImplicitFusion, JoinThroughEveryInputOfOneSourceIsBoundedAndHolds) {
     EXPECT_LE(r.chains[0].wcrt, b->wcrt_bound) << "offset " << off;
   }
 }
+
+TEST(ImplicitFusion, TheOtherInputsArrivalBoundsTheWaitWhenItsSourceIsFaster) {
+  // b_t every 20 ms on a declared chain: a's data waits at most b's period plus b's prefix
+  // bound (J2), far below a's own period (J1 > 100 ms); b's own chain is bounded by J1 (its
+  // cached input is overwritten by its next instance unless a's arrives first).
+  std::string text = model("  - {name: via_a, callbacks: [a_t, fuse_a, out], deadline: 100ms}\n"
+                           "  - {name: via_b, callbacks: [b_t, fuse_b, out], deadline: 20ms}\n");
+  text.replace(text.find("period: 100ms, wcet: 1ms, priority: 9"), 37, "period: 20ms, wcet: 1ms, priority: 9");
+  Model m = load_model_from_string(text);
+  for (const char* name : {"picas-st", "fp-mt", "ros-default-st"}) {
+    const AnalysisResult res = find_analysis(name)->analyze(m);
+    const ChainBound* a = res.find("via_a");
+    ASSERT_NE(a, nullptr);
+    ASSERT_TRUE(a->bounded) << name << ": " << a->reason;
+    EXPECT_LT(a->wcrt_bound, 60 * ms) << name << ": J2 (b's period + prefix), not a's period";
+    const ChainBound* b = res.find("via_b");
+    ASSERT_NE(b, nullptr);
+    ASSERT_TRUE(b->bounded) << name << ": " << b->reason;
+    for (Duration off : {Duration{0}, 1 * ms, 3 * ms, 5 * ms, 9 * ms, 19 * ms, 37 * ms, 99 * ms}) {
+      for (sim::ExecTime ex : {sim::ExecTime::Wcet, sim::ExecTime::Mix}) {
+        sim::SimOptions o;
+        o.duration = 3'000 * ms;
+        o.exec = ex;
+        o.seed = 7;
+        o.offsets["a_t"] = off;
+        o.offsets["b_t"] = 0;
+        const sim::SimResult r = sim::simulate(m, o);
+        for (const auto& c : r.chains) {
+          const ChainBound* bound = res.find(c.name);
+          ASSERT_GT(c.instances, 0) << c.name;
+          EXPECT_LE(c.wcrt, bound->wcrt_bound) << name << " " << c.name << " a_t " << off;
+        }
+      }
+    }
+  }
+}
