@@ -33,22 +33,27 @@
 // (G, the gap between publications) after a publication triggered by member m's completion,
 //     the next one needs m to complete again: at least T_m + B_mpre − R_mpre later. So two
 //     publications are at least G = min over all members of (T_m − (R_mpre − B_mpre)) apart.
-//     The part after the join is bounded only up to G: then its processing of one publication
-//     ends before the next publication enters it (no queueing behind its own earlier
-//     publication, no overwrite), which the segment bounds assume. G needs every member's
-//     bounds, so a chain whose other inputs are not all known gets no bound (reason given).
+//     Where a segment after the join may run on several threads, it is bounded only up to G:
+//     then its processing of one publication ends before the next publication enters it (the
+//     engine's categories assume a callback never waits for its own earlier instance while
+//     threads idle). G needs every member's bounds: without them such a chain gets no bound
+//     (reason given). On one thread an earlier publication queued ahead keeps the thread busy
+//     with work counted anyway (it belongs to an instance of every member's chain), so no G.
+//     (The benchmark's node decides to publish when the completing member STARTS; an instance
+//     released after a − B'pre also starts c' after a, so J2 holds there too.)
 // The chain's bound:  R = J + Σ_{segments after the join} (hop + segment bound),  J = min(J1, J2),
 // the first hop charged at the largest cost any member's publication may take into it.
 //
 // What changes for the others. R may exceed T (the join takes up to a period): other chains
-// see the chain's work through the carry-in workload with that R (Bertogna & Cirinei's W(x)
-// counts every instance whose window [r, r + R] meets the window, whatever R/T), and its width
-// is raised to one per callback (a callback runs one instance at a time; a later instance's
-// prefix runs while the suffix runs). A publication carries one instance of every member's
+// see the chain's prefix as a pseudo-task (with_join_shadows: window [r, r + Rpre], period T)
+// and the rest of its work through the carry-in workload with R (Bertogna & Cirinei's W(x)
+// counts every instance whose window [r, r + R] meets the window, whatever R/T), its width
+// raised to one per callback (a callback runs one instance at a time; a later instance's
+// prefix runs while the rest runs). A publication carries one instance of every member's
 // chain, so every execution after the join belongs to an instance of each of them and is
-// counted in each one's workload. Its own segments after the join see its later instances'
-// prefix as one more interfering pseudo-task (with_join_shadows; bound Rpre, period T);
-// ros-default-st's busy window already counts every own callback outside the segment.
+// counted in each one's workload. Its own segments after the join count the prefix
+// pseudo-task too (later instances); ros-default-st's busy window counts every own callback
+// outside the segment.
 //
 // Phase-aware bounds (timers released together or at declared offsets) are not derived: the
 // runtime arms each executor's timers on that executor's own epoch, so offsets across

@@ -83,8 +83,8 @@ struct Task {
   Duration bcrt_lower = 0;    // max over paths of Σ bcet
   Duration path_wcet = 0;     // Σ wcet of path callbacks
   // Non-empty when the chain's data can wait at an implicit fusion set (facts.hpp) for another
-  // chain's input before its path goes on: that join wait is not analysed, so no analysis
-  // bounds the chain (the reason says where).
+  // chain's input before its path goes on: the reason of an analysis that does not charge
+  // that wait (cros-rt); the holistic driver charges it through `join` (join_wait.hpp).
   std::string join_wait;
   // When join_wait is set: the join term of the analyses that charge it (holistic driver,
   // join_wait.cpp), or `join_refused` saying why it cannot be charged for this chain.
