@@ -40,7 +40,7 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
     const Task& ti = v.tasks[i];
     for (int c : ti.work) {
       if (v.cbs[c].executor != X) continue;
-      if (static_cast<int>(i) == k && std::find(cbs.begin(), cbs.end(), c) != cbs.end()) continue;
+      if ((static_cast<int>(i) == k || ti.shadow_of == k) && std::find(cbs.begin(), cbs.end(), c) != cbs.end()) continue;
       if (R[i] == kUnbounded && c != ti.path.front()) return std::nullopt;
       // The first callback of a chain is released by its timer (jitter: the timer's); later
       // ones anywhere inside the chain's response window.

@@ -54,6 +54,7 @@
 // holistic driver checks.
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
+#include "join_wait.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -184,8 +185,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     int gi = group_index(cb.mutex_group);
     if (gi >= 0) own_group_C[gi] += cb.wcet;
   }
+  // A join shadow (join_wait.hpp): its owner's segments before the join do not count it.
+  auto skip_shadow = [&](std::size_t i) { return v.tasks[i].shadow_of == k && !seg.after_join; };
   for (std::size_t i = 0; i < v.tasks.size(); ++i) {
-    if (static_cast<int>(i) == k) continue;
+    if (static_cast<int>(i) == k || skip_shadow(i)) continue;
     const Task& ti = v.tasks[i];
     Other o;
     bool relevant = false;
@@ -288,6 +291,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   if (!foreign.empty()) {
     if (!dedicated) return std::nullopt;
     for (std::size_t i = 0; i < v.tasks.size(); ++i) {
+      if (skip_shadow(i)) continue;
       Duration C = 0;
       for (int c : static_cast<int>(i) == k ? tk.extras : v.tasks[i].work)
         if (on_foreign(c)) C += v.cbs[c].wcet;
@@ -697,16 +701,19 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   return r;
 }
 
-AnalysisResult holistic(const View& v, const SegmentBound& segfn, const HolisticOptions& opt,
+AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const HolisticOptions& opt,
                         const std::function<bool(int, std::string*)>& skip) {
+  const View v = with_join_shadows(v_in);  // chains that wait at a fusion node (join_wait.hpp)
   const std::size_t n = v.tasks.size();
   std::vector<Duration> R(n, 0);
   std::vector<std::string> failed(n);
+  std::vector<std::vector<Duration>> ends(n);  // bound at the end of each segment (join_wait.hpp)
+  for (std::size_t k = 0; k < n; ++k) ends[k].assign(v.tasks[k].segments.size(), 0);
   for (std::size_t k = 0; k < n; ++k) {
     const Task& t = v.tasks[k];
     std::string why;
-    if (!t.join_wait.empty()) failed[k] = t.join_wait;
-    else if (skip && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
+    if (!t.join_wait.empty() && !t.join) failed[k] = t.join_refused.empty() ? t.join_wait : t.join_refused;
+    else if (skip && k < v_in.tasks.size() && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
     else if (t.segments.empty()) failed[k] = "a branching chain that spans several executors is not supported";
     Duration lower = t.src_jitter + t.path_wcet;
     for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;
@@ -724,7 +731,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
   };
   auto failing_neighbour = [&](std::size_t k) -> std::string {
     for (std::size_t i = 0; i < n; ++i)
-      if (i != k && R[i] == kUnbounded && share(i, k)) return v.tasks[i].name;
+      if (i != k && R[i] == kUnbounded && share(i, k) && v.tasks[i].shadow_of < 0) return v.tasks[i].name;
     return "";
   };
   for (int round = 0; round < opt.max_rounds; ++round) {
@@ -732,9 +739,41 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
     for (std::size_t k = 0; k < n; ++k) {
       if (!failed[k].empty()) continue;
       const Task& t = v.tasks[k];
+      if (t.shadow_of >= 0) continue;  // its bound is its owner's prefix bound (below)
+      if (t.join) {
+        std::string why;
+        const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? t.D : 0;
+        const auto b = join_chain_bound(v, static_cast<int>(k), segfn, R, ends, cap, &why);
+        for (std::size_t s = k + 1; s < n; ++s)  // its shadow: the prefix bound, or none
+          if (v.tasks[s].shadow_of == static_cast<int>(k) && failed[s].empty()) {
+            const Duration pre = b ? ends[k][t.join->first_after - 1] : kUnbounded;
+            if (pre != R[s]) changed = true;
+            R[s] = pre;
+            if (!b) failed[s] = why;
+          }
+        if (!b) {
+          if (opt.verdict_only && t.reported) {
+            AnalysisResult quick;
+            quick.analysis = opt.analysis;
+            quick.schedulable = false;
+            return quick;
+          }
+          const std::string dep = failing_neighbour(k);
+          failed[k] = dep.empty() || why.rfind("no bound within", 0) != 0
+                          ? why
+                          : why + ": '" + dep + "', which shares its executor, has no bound itself";
+          R[k] = kUnbounded;
+          changed = true;
+        } else if (*b > R[k]) {
+          R[k] = *b;
+          changed = true;
+        }
+        continue;
+      }
       Duration total = t.src_jitter;
       bool ok = true;
-      for (const auto& s : t.segments) {
+      for (std::size_t si = 0; si < t.segments.size(); ++si) {
+        const Segment& s = t.segments[si];
         total += s.comm_before;
         // EDF bounds are only used when every deadline is met: stop at the deadline.
         Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, t.D) : t.T) - total;
@@ -744,6 +783,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
           break;
         }
         total += *b;
+        ends[k][si] = total;
       }
       if (!ok || total > t.T) {
         if (opt.verdict_only && t.reported) {

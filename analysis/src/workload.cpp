@@ -9,6 +9,7 @@
 #include <set>
 
 #include "chainrt/analysis/comm_fit.hpp"
+#include "join_wait.hpp"
 
 namespace chainrt::detail {
 
@@ -251,9 +252,9 @@ View build_view(const Model& m, const HopCost& cost) {
             if (!on_path(c)) missing += (missing.empty() ? "'" : ", '") + m.callbacks[c].name + "'";
           t.join_wait = "its data waits at fusion callback '" + m.callbacks[t.path[j]].name +
                         "' for the other input(s) " + missing + " of node '" + m.callbacks[t.path[j]].node +
-                        "' (an implicit fusion set), which the chain does not contain: that wait (up to a period " +
-                        "of their source, at any phase) is not analysed. A branching chain through every input " +
-                        "of the node is analysed";
+                        "' (an implicit fusion set), which the chain does not contain: this analysis does not " +
+                        "charge that wait (up to a period of their source, at any phase); fp-mt, edf-mt, picas-st " +
+                        "and ros-default-st do (join_wait.hpp)";
         }
     }
     // Segments of a linear chain: maximal runs on one executor.
@@ -323,6 +324,7 @@ View build_view(const Model& m, const HopCost& cost) {
     t.segments.push_back(s);
     v.tasks.push_back(std::move(t));
   }
+  resolve_joins(m, v, cost);  // the join term of chains that wait at a fusion node (join_wait.hpp)
   return v;
 }
 

@@ -46,6 +46,25 @@ struct Segment {
   // analysis comes from the one HopCost of build_view (model_hop_cost: declared, fitted and
   // measured, the largest), so no analysis charges a hop less than the simulator may take.
   std::vector<Duration> hop_into;
+  bool after_join = false;    // released by an implicit fusion's publication (join_wait.hpp)
+};
+
+// The join of a chain at an implicit fusion set (facts.hpp) whose other inputs it does not
+// contain (join_wait.hpp derives the wait and when it applies).
+struct JoinInput {
+  int callback = -1;          // another member of the set
+  int task = -1;              // a declared linear chain through it (-1: none)
+  int segment = -1;           // the segment of that chain that completes it
+  Duration bpre = 0;          // lower bound: that chain's nominal release -> the member's completion
+  Duration T = 0;             // that chain's period
+};
+struct JoinTerm {
+  int member = -1;            // the chain's own member of the set (a callback)
+  int first_after = -1;       // index of the chain's first segment after the join
+  Duration bpre = 0;          // lower bound: nominal release -> the member's completion
+  bool own_source_ok = false; // the source is a timer and no instance is lost before the member
+  std::vector<JoinInput> inputs;
+  std::string inputs_missing; // why some other input's arrivals are not bounded ("" when all are)
 };
 
 struct Task {
@@ -64,9 +83,14 @@ struct Task {
   Duration bcrt_lower = 0;    // max over paths of Σ bcet
   Duration path_wcet = 0;     // Σ wcet of path callbacks
   // Non-empty when the chain's data can wait at an implicit fusion set (facts.hpp) for another
-  // chain's input before its path goes on: that join wait is not analysed, so no analysis
-  // bounds the chain (the reason says where).
+  // chain's input before its path goes on: the reason of an analysis that does not charge
+  // that wait (cros-rt); the holistic driver charges it through `join` (join_wait.hpp).
   std::string join_wait;
+  // When join_wait is set: the join term of the analyses that charge it (holistic driver,
+  // join_wait.cpp), or `join_refused` saying why it cannot be charged for this chain.
+  std::optional<JoinTerm> join;
+  std::string join_refused;
+  int shadow_of = -1;         // pseudo-task: the prefix (to the join) of later instances of that task
 };
 
 struct View {

@@ -92,7 +92,8 @@ CHAINRT_BINDINGS(soundness, 21) {
   m.def(
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
-         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb) {
+         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb,
+         bool fusion) {
         sim::SoundnessOptions o;
         o.analysis = analysis;
         o.sets = sets;
@@ -105,6 +106,7 @@ CHAINRT_BINDINGS(soundness, 21) {
         o.u_max = u_max;
         o.harsh = harsh;
         o.climb = climb;
+        o.fusion = fusion;
         sim::SoundnessReport r;
         {
           nb::gil_scoped_release release;
@@ -114,6 +116,7 @@ CHAINRT_BINDINGS(soundness, 21) {
       },
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
-      nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0, "Soundness harness for one analysis; returns the report as JSON.");
+      nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
+      nb::arg("fusion") = false, "Soundness harness for one analysis; returns the report as JSON.");
 }
 #endif

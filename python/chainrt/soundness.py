@@ -43,6 +43,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--climb", type=int, default=0, metavar="STEPS",
                         help="hill-climbing simulations per system over timer offsets and per-callback execution "
                              "times, from the worst simulation (default 0)")
+    parser.add_argument("--fusion", action="store_true",
+                        help="generate systems whose chains join at fusion nodes fed by several timers (periods "
+                             "alike, harmonic or unrelated; some inputs on no declared chain) instead of the "
+                             "papers' workloads")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
 
 
@@ -55,12 +59,14 @@ def analysis_names() -> list[str]:
 
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
-          horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0) -> dict:
+          horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
+          fusion: bool = False) -> dict:
     from . import _core
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
-    return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb))
+    return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
+                         fusion))
 
 
 def run(args) -> int:
@@ -77,7 +83,7 @@ def run(args) -> int:
         try:
             rep = check(name, args.sets, args.seed, args.variants, max(1, args.jobs),
                         os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max,
-                        args.harsh, args.climb)
+                        args.harsh, args.climb, getattr(args, "fusion", False))
         except (ValueError, RuntimeError) as err:
             print(f"chainrt experiment soundness: {err}", file=sys.stderr)
             return 1
@@ -89,7 +95,9 @@ def run(args) -> int:
             print(json.dumps(rep))
             continue
         print(f"{rep['analysis']}: {rep['systems']} systems, {rep['applicable']} applicable, "
-              f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked in "
+              f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked"
+              + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)" if getattr(args, "fusion", False) else "")
+              + f" in "
               f"{rep['simulations']} simulations ({rep['executions']} callback executions, {elapsed:.1f} s); "
               + (f"harsh: {h['shuffled_priorities']} with shuffled priorities, {h['below_wcet']} below WCET, "
                  f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "

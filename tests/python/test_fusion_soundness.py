@@ -1,7 +1,7 @@
 """Implicit fusion (the reference system's Fusion nodes) against every shipped bound: a chain
 that passes one input of a fusion node waits for the other inputs, whatever the timers' phases.
-No bound may be beaten by a simulation with other timer phases, and the chains whose wait has
-no bound say so."""
+The analyses charge that wait (analysis/src/join_wait.cpp); no bound may be beaten by a
+simulation with other timer phases."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ PHASES = [{}, {"RearLidarDriver/timer": 30 * MS}, {"RearLidarDriver/timer": 99 *
 
 
 def test_reference_bounds_hold_for_every_lidar_phase():
-    checked = 0
+    checked = hot_bounded = 0
     for config in configs.CONFIGS:
         m = configs.variant(REF, config)
         name, _ = _core._default_analysis(m)
@@ -27,8 +27,10 @@ def test_reference_bounds_hold_for_every_lidar_phase():
             continue
         r = _core._analyze(m, name)
         for chain in ("hot_path_front", "hot_path_rear"):
-            assert r["chains"][chain]["wcrt_bound_ns"] is None
-            assert "waits at fusion callback 'PointCloudFusion/" in r["chains"][chain]["reason"]
+            # The wait at PointCloudFusion is charged (up to a LiDAR period: above 100 ms).
+            b = r["chains"][chain]["wcrt_bound_ns"]
+            assert b is None or b > 100 * MS, (config, chain, b)
+            hot_bounded += b is not None
         for offsets in PHASES:
             s, _ = _core._simulate(m, 3_000_000_000, offsets=offsets)
             for chain, sim in json.loads(s)["chains"].items():
@@ -36,7 +38,8 @@ def test_reference_bounds_hold_for_every_lidar_phase():
                 if b is not None:
                     assert sim["wcrt_ns"] <= b, f"{config} {name}: {chain} simulated {sim['wcrt_ns']} > bound {b} ({offsets})"
                     checked += 1
-    assert checked >= 4  # picas-single and picas-synth bound the behaviour planner
+    assert checked >= 8
+    assert hot_bounded >= 4  # picas-single and picas-multi: both hot paths
 
 
 def test_the_counterexample_that_the_old_bound_missed():
@@ -45,3 +48,18 @@ def test_the_counterexample_that_the_old_bound_missed():
     m = configs.variant(REF, "picas-single")
     s, _ = _core._simulate(m, 3_000_000_000, offsets={"RearLidarDriver/timer": 99 * MS})
     assert json.loads(s)["chains"]["hot_path_front"]["wcrt_ns"] > 100 * MS
+
+
+def test_fusion_systems_have_no_counterexample(tmp_path):
+    """A CI slice of `chainrt experiment soundness --fusion --harsh --climb`: random systems whose
+    chains join at fusion nodes fed by several timers (any phases, climbed), every analysis."""
+    from chainrt import soundness
+    joined = 0
+    for analysis in ("picas-st", "fp-mt", "ros-default-st", "edf-mt", "cros-rt"):
+        rep = soundness.check(analysis, 60, seed=3, counterexample_dir=str(tmp_path), harsh=True, climb=2, fusion=True)
+        assert rep["counterexamples"] == [], (analysis, rep["counterexamples"][:3])
+        assert rep["applicable"] > 0, analysis
+        joined += rep["fusion_chains_checked"]
+        if analysis in ("picas-st", "fp-mt", "ros-default-st"):
+            assert rep["fusion_chains_checked"] > 100, (analysis, rep)
+    assert joined > 300

@@ -51,6 +51,7 @@ struct SoundnessOptions {
   int jobs = 1;                       // worker threads
   bool harsh = false;                 // perturbed systems, clustered offsets (see above)
   int climb = 0;                      // hill-climbing simulations per system (see above)
+  bool fusion = false;                // fusion systems instead (soundness_fusion.hpp): joins of several timers
 };
 
 struct Counterexample {
@@ -70,6 +71,7 @@ struct SoundnessReport {
   int applicable = 0;                 // the analysis applies
   int schedulable = 0;                // ... and calls every chain schedulable
   std::int64_t chains_checked = 0;    // bounded chains compared against simulations
+  std::int64_t fusion_chains_checked = 0;  // fusion systems: of those, chains through a join
   std::int64_t simulations = 0;
   std::uint64_t executions = 0;       // simulated callback executions
   double max_ratio = 0;               // max observed WCRT / WCRT bound over checked chains

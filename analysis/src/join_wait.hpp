@@ -1,0 +1,44 @@
+// The join wait at an implicit fusion set (private to analysis/): a chain that passes ONE input
+// of a fusion node (model/facts.hpp, implicit_fusion_sets) waits there until every other input
+// has arrived; this module bounds that wait and composes it with the segment bounds of the
+// holistic driver (chain_rta.hpp), for every analysis that uses the driver (fp-mt, edf-mt,
+// picas-st, ros-default-st). cros-rt's whole-chain recurrence does not charge it (such chains
+// keep the refusal). Derivation: join_wait.cpp and docs/analysis.md, "Chains that wait at a
+// fusion node".
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chain_rta.hpp"
+#include "workload.hpp"
+
+namespace chainrt::detail {
+
+// After build_view's tasks exist: for every chain with a join wait, its JoinTerm (or
+// join_refused), its segments split after its fusion input (the part after the join is
+// released by the fusion's publication), the hop into that part charged at the largest cost
+// any member's publication may take, and its width raised to one per callback (a later
+// instance's prefix may run while the suffix runs). Allocates; not for hot paths.
+void resolve_joins(const Model& m, View& v, const HopCost& cost);
+
+// The view the holistic driver iterates: `v` itself, or a copy with one pseudo-task per
+// joining chain (shadow_of = the chain): the chain's prefix up to its fusion input (its work
+// lies in [r, r + Rpre]), while the chain's `work` keeps the rest (in [r, r + R]) — other
+// chains see the two apart. Its bound is the chain's prefix bound (set by the driver, never
+// analysed itself). The chain's own segments before the join do not count it (earlier
+// instances are through the prefix by then); those after the join do (later instances' prefix
+// may run meanwhile).
+View with_join_shadows(const View& v);
+
+// Bound of joining task k (chain release → end), given the current bounds R and the prefix
+// ends `ends[i][s]` (bound from task i's nominal release to the end of its segment s) of every
+// task: the segments before the join, the join term (Eq. J1/J2 in join_wait.cpp), the
+// segments after it. Writes k's own ends. nullopt with `why` when there is none. `deadline`
+// (> 0) caps the whole bound (EDF drivers that need deadlines met).
+std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
+                                         std::vector<std::vector<Duration>>& ends, Duration deadline, std::string* why);
+
+}  // namespace chainrt::detail
