@@ -175,8 +175,21 @@ def test_experiment_models_and_server_budget_from_the_analysis():
     _, res = x.cros_rt_bounds(x.two_chain_model(server=(q + 100_000, t)))
     assert not all(res["chains"][c]["schedulable"] for c in ("high", "low"))
     rows = [dict(load="paper", run=r, config=c, hi_p99_ms=p, hi_p99_excess_ms=p - 5, hi_jitter_ms=p - 5,
-                 hi_wcrt_ms=p + 1, lo_wcrt_ms=30.0, pdr=1.0, hi_misses=0)
+                 hi_wcrt_ms=p + 1 + r, lo_wcrt_ms=30.0, pdr=1.0, hi_misses=0)
             for r in range(2) for c, p in (("vanilla", 60.0), ("app-dds", 9.0), ("full", 6.0))]
+    # a flood's worst case in another load and configuration must not leak into the full setup's fit
+    rows.append(dict(rows[0], load="overload", config="app-dds", hi_wcrt_ms=390.0))
     s = x.summarize(rows)
     assert abs(s["loads"]["paper"]["ratios"]["p99_vanilla_over_full"] - 10.0) < 1e-9
-    assert s["cros_rt"]["max_measured_ms"]["high"] == 10.0
+    assert abs(s["loads"]["paper"]["per_run_ratios"]["p99_appdds_over_full"]["mean"] - 1.5) < 1e-9
+    full = s["cros_rt"]["loads"]["paper"]["full"]
+    # C^R from the fit run (run 0) only: WCRT 7 ms − 5 ms of work; checked on run 1 (8 ms)
+    assert full["fit_runs"] == [0] and full["check_runs"] == [1]
+    assert abs(full["fitted_remote_ms"] - 2.0) < 1e-9
+    assert full["max_check_ms"]["high"] == 8.0
+    # bound: 5 ms of work + C^R + the selection blocking (bounded by the fixed part of C^R)
+    assert abs(full["bound_ms"]["high"] - 9.0) < 1e-6
+    assert full["holds_on_check_runs"] is True
+    app = s["cros_rt"]["loads"]["paper"]["app-dds"]
+    assert abs(app["fitted_remote_ms"] - 5.0) < 1e-9 and app["max_check_ms"]["high"] == 11.0
+    assert s["cros_rt"]["loads"]["overload"]["app-dds"]["bound_ms"]["high"] is None  # 385 ms > T
