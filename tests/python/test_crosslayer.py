@@ -193,3 +193,36 @@ def test_experiment_models_and_server_budget_from_the_analysis():
     app = s["cros_rt"]["loads"]["paper"]["app-dds"]
     assert abs(app["fitted_remote_ms"] - 5.0) < 1e-9 and app["max_check_ms"]["high"] == 11.0
     assert s["cros_rt"]["loads"]["overload"]["app-dds"]["bound_ms"]["high"] is None  # 385 ms > T
+
+
+def test_chain_components_from_traces_and_summary_from_csv(tmp_path):
+    import csv
+    import json
+    import math
+    from chainrt.experiments import cros_rt_kernel as x
+    ms = 1_000_000
+    # instance k released at 20k ms: publisher starts 0.1 ms late and runs 2.5 ms; the message
+    # is dispatched at the subscriber 1 ms after that (instance 3: 10 ms); it runs 2.5 ms
+    pub = [dict(executor="high_pub_x", callback="high_pub", thread=0, release=20 * k * ms,
+                start=20 * k * ms + ms // 10, finish=20 * k * ms + 26 * ms // 10, cpu=0, deadline=-1) for k in range(5)]
+    sub = [dict(executor="high_sub_x", callback="high_sub", thread=0, release=20 * k * ms + 7 * ms,  # other clock origin
+                start=20 * k * ms + 7 * ms + (36 if k != 3 else 126) * ms // 10,
+                finish=20 * k * ms + 7 * ms + (61 if k != 3 else 151) * ms // 10, cpu=0, deadline=-1) for k in range(5)]
+    (tmp_path / "high_pub.jsonl").write_text("".join(json.dumps(d) + "\n" for d in pub))
+    (tmp_path / "high_sub.jsonl").write_text("".join(json.dumps(d) + "\n" for d in sub) + "not json\n")
+    c = x.chain_components(str(tmp_path))
+    assert abs(c["pub_start"]["max"] - 0.1) < 1e-9 and abs(c["pub_done"]["p50"] - 2.6) < 1e-9
+    assert abs(c["sub_start"]["p50"] - 3.6) < 1e-9 and abs(c["sub_start"]["max"] - 12.6) < 1e-9
+    assert abs(c["sub_wall"]["max"] - 2.5) < 1e-9 and abs(c["response"]["max"] - 15.1) < 1e-9
+    assert math.isnan(x.chain_components(str(tmp_path / "none"))["response"]["max"])  # no trace: no figure
+    rows = [dict(load="paper", run=r, config=cf, hi_p99_ms=p, hi_p99_excess_ms=p - 5, hi_jitter_ms=p - 5,
+                 hi_wcrt_ms=p + 1, lo_wcrt_ms=30.0, pdr=1.0, hi_misses=0)
+            for r in range(3) for cf, p in (("vanilla", 60.0), ("app-dds", 9.0), ("full", 6.0))]
+    with open(tmp_path / "runs.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    s = x.summarize_csv(str(tmp_path / "runs.csv"), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "two_chains.png").is_file() and (tmp_path / "out" / "summary.json").is_file()
+    assert s["cros_rt"]["loads"]["paper"]["full"]["fit_runs"] == [0, 2]
+    assert s["cros_rt"]["loads"]["paper"]["full"]["holds_on_check_runs"] is True

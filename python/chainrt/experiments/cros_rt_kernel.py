@@ -160,6 +160,16 @@ class CpuHogs:
         self.procs = []
 
 
+def _steal_ms() -> float:
+    """CPU time the hypervisor took from this VM's CPUs so far (/proc/stat steal), in ms."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) * 1000.0 / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def _quantiles(xs: list[float]) -> dict:
     xs = sorted(xs)
     if not xs:
@@ -234,6 +244,7 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
                 for config in configs:
                     t0 = time.monotonic()
                     load1 = os.getloadavg()[0]
+                    steal0 = _steal_ms()
                     tdir = Path(tmp) / f"trace_{load}_{run}_{config}"
                     res = _run_config(str(model_path), config, int(duration_s * 1e9), flood, server, 2_000_000_000,
                                       hogs=hogs if load == "busy" else 0, trace_dir=str(tdir))
@@ -241,6 +252,8 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
                     hi, lo = res["chains"]["high"], res["chains"]["low"]
                     fl = res.get("flood", {})
                     row = dict(load=load, run=run, config=config, loadavg=round(load1, 2),
+                               hogs_per_cpu=hogs if load == "busy" else 0, flood_mbps=rate,
+                               steal_ms=round(_steal_ms() - steal0, 1),
                                hi_wcrt_ms=hi["wcrt_ns"] / 1e6, hi_bcrt_ms=hi["bcrt_ns"] / 1e6,
                                hi_p99_ms=hi["p99_ns"] / 1e6, hi_mean_ms=hi["mean_ns"] / 1e6,
                                hi_p99_excess_ms=(hi["p99_ns"] - hi["bcrt_ns"]) / 1e6,
