@@ -468,7 +468,8 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
                         ax.scatter([x], [top], marker="x", color=colour)
         ax.set_xticks(range(len(configs)), configs, rotation=15)
         ax.set_yscale("log")
-        ax.set_title(f"WCRT per run (blue high, orange low) and cros-rt bound (bar) — '{load}'", fontsize=9)
+        ax.set_title(f"WCRT/run, cros-rt bound (bar, x: none) — '{load}'\nblue high, orange low; open: fit runs",
+                     fontsize=8)
         ax.grid(alpha=0.3)
     fig.suptitle("CROS-RT two chains across two namespace hosts under a non-RT UDP flood (dots: runs, bars: mean)")
     fig.tight_layout()
