@@ -292,6 +292,11 @@ def summarize_csv(csv_path: str, out_dir: str, size: str = "4KiB", plot: bool = 
                 for r in csv.DictReader(f)]
     if not rows:
         raise ValueError("no rows")
+    need = {"load", "run", "config", "hi_p99_ms", "hi_p99_excess_ms", "hi_jitter_ms", "hi_wcrt_ms", "lo_wcrt_ms",
+            "pdr", "hi_misses"}
+    missing = sorted(need - set(rows[0]))
+    if missing:
+        raise ValueError(f"not a runs.csv of this experiment (missing columns: {', '.join(missing)})")
     for r in rows:
         r["run"] = int(r["run"])
     out = Path(out_dir)
@@ -365,6 +370,15 @@ MODELLED = ("app-dds", "full")
 HIGH_WORK_MS = 5.0  # the high chain's two callbacks, 2 x 2.5 ms
 
 
+def _finite(v):
+    """v as a float, or None when absent or not a number (JSON has no NaN)."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
 def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
     """The ``cros-rt`` bounds of experiment (a) with fitted communication costs, checked against
     runs the fit never saw. Per load and per modelled configuration: C^R (the per-message cost of
@@ -400,6 +414,13 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
                 w = worst(rs_)
                 return all(bound_ms.get(k) is not None and bound_ms[k] >= w[k] for k in w)
 
+            # the check runs' responses above their bound, with what the run saw of the platform
+            violations = [{"run": int(r["run"]), "chain": chain, "measured_ms": r[key], "bound_ms": bound_ms.get(chain),
+                           "steal_ms": _finite(r.get("steal_ms")),
+                           "release_delay_max_ms": _finite(r.get("hi_pub_start_max_ms")),
+                           "loadavg": _finite(r.get("loadavg"))}
+                          for r in check for chain, key in (("high", "hi_wcrt_ms"), ("low", "lo_wcrt_ms"))
+                          if bound_ms.get(chain) is None or r[key] > bound_ms[chain]]
             per[config] = {"fit_runs": sorted(int(r["run"]) for r in fit),
                            "check_runs": sorted(int(r["run"]) for r in check),
                            "fitted_remote_ms": lat_ms,
@@ -407,7 +428,8 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
                            "reasons": {k: c.get("reason", "") for k, c in res["chains"].items()
                                        if k in ("high", "low") and c.get("reason")},
                            "max_fit_ms": worst(fit), "max_check_ms": worst(check),
-                           "holds_on_check_runs": holds(check), "holds_on_all_runs": holds(rs)}
+                           "holds_on_check_runs": holds(check), "holds_on_all_runs": holds(rs),
+                           "check_violations": violations}
         if per:
             out["loads"][load] = per
     return out
