@@ -22,6 +22,9 @@ def add_parsers(esub) -> None:
     a.add_argument("--hogs", type=int, default=2, help="CPU-bound SCHED_OTHER processes per CPU of the busy load")
     a.add_argument("--configs", default="vanilla,app-dds,full,full-server",
                    help="configurations to run (default vanilla,app-dds,full,full-server)")
+    a.add_argument("--server", metavar="Q/T",
+                   help="the non-RT server of full-server, e.g. 1ms/10ms (default: the largest budget per 10 ms "
+                        "that cros-rt admits without communication costs)")
     a.add_argument("--from-csv", metavar="CSV",
                    help="run nothing: summarise and plot the rows of an earlier run (its runs.csv)")
     a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
@@ -71,9 +74,13 @@ def run(args) -> int:
             if bad:
                 raise ValueError(f"unknown load or configuration: {', '.join(bad)} (loads: {', '.join(x.LOADS)}; "
                                  f"configurations: {', '.join(x.CONFIGS)})")
+            server = None
+            if args.server:
+                from ..crosslayer.cli import parse_server
+                server = parse_server(args.server, "--server")
             s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
                              loads=loads, size=args.size, configs=configs,
-                             overload_mbps=args.overload_rate, hogs=args.hogs)
+                             overload_mbps=args.overload_rate, hogs=args.hogs, server=server)
             print(json.dumps({k: v["ratios"] for k, v in s["loads"].items()}, indent=2))
             if "cros_rt" in s:
                 print(json.dumps({"cros_rt": s["cros_rt"]}, indent=2))

@@ -222,11 +222,15 @@ def _run_config(model_path: str, config: str, duration_ns: int, flood, server, w
 def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_s: float = 10.0,
                rate_mbps: float = 60.0, loads: tuple[str, ...] = ("paper", "pinned"),
                configs: tuple[str, ...] = tuple(CONFIGS), size: str = "4KiB", plot: bool = True,
-               overload_mbps: float = 1000.0, hogs: int = 2, log=print) -> dict:
+               overload_mbps: float = 1000.0, hogs: int = 2, server: tuple[int, int] | None = None,
+               log=print) -> dict:
     """Experiment (a). Writes ``runs.csv`` (one row per run), ``summary.json`` and ``two_chains.png``
     into out_dir and returns the summary. ``hogs``: CPU-bound processes per CPU of the ``busy``
     load. Runs alternate between the configurations, so each run number sees every
-    configuration under the same machine conditions (the per-run ratios pair them)."""
+    configuration under the same machine conditions (the per-run ratios pair them).
+    ``server``: the non-RT server's (budget, period) in ns for ``full-server``; default: the
+    largest budget per 10 ms that ``cros-rt`` admits without communication costs
+    (:func:`server_budget`)."""
     from ..crosslayer.session import Flood
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -234,7 +238,8 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
     with tempfile.TemporaryDirectory(prefix="chainrt-crosrt-") as tmp:
         model_path = Path(tmp) / "two_chains.yaml"
         model_path.write_text(two_chain_model(size))
-        server = server_budget(size=size) if "full-server" in configs else None
+        if "full-server" in configs and server is None:
+            server = server_budget(size=size)
         if server:
             log(f"non-RT server from the cros-rt analysis: budget {server[0] / 1e6:g} ms every {server[1] / 1e6:g} ms")
         for load in loads:
@@ -254,6 +259,8 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
                     row = dict(load=load, run=run, config=config, loadavg=round(load1, 2),
                                hogs_per_cpu=hogs if load == "busy" else 0, flood_mbps=rate,
                                steal_ms=round(_steal_ms() - steal0, 1),
+                               server_budget_ms=server[0] / 1e6 if server and config == "full-server" else 0.0,
+                               server_period_ms=server[1] / 1e6 if server and config == "full-server" else 0.0,
                                hi_wcrt_ms=hi["wcrt_ns"] / 1e6, hi_bcrt_ms=hi["bcrt_ns"] / 1e6,
                                hi_p99_ms=hi["p99_ns"] / 1e6, hi_mean_ms=hi["mean_ns"] / 1e6,
                                hi_p99_excess_ms=(hi["p99_ns"] - hi["bcrt_ns"]) / 1e6,
@@ -365,8 +372,10 @@ def summarize(rows: list[dict], size: str = "4KiB") -> dict:
 # the configurations whose scheduling the cros-rt analysis models: chain priorities in the
 # executors and DDS threads (app-dds: the kernel path is left as it is, so its measured costs carry
 # the kernel's inversions; full: the kernel path is priority-aware, as the analysis assumes).
-# vanilla (the default executor, no priorities) is not what cros-rt models.
-MODELLED = ("app-dds", "full")
+# full-server: full with the non-RT server, modelled (as server_budget chooses its budget) as a
+# top-priority chain of budget Q every T on both hosts. vanilla (the default executor, no
+# priorities) is not what cros-rt models.
+MODELLED = ("app-dds", "full", "full-server")
 HIGH_WORK_MS = 5.0  # the high chain's two callbacks, 2 x 2.5 ms
 
 
@@ -392,6 +401,7 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
     out: dict = {"fit": "C^R = max over the fit runs (even run numbers) of the high chain's WCRT minus its "
                         f"{HIGH_WORK_MS:g} ms of work, per load and configuration; checked on the odd runs",
                  "loads": {}}
+    server = None
     for load in sorted({r["load"] for r in rows}):
         per = {}
         for config in MODELLED:
@@ -400,9 +410,17 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
             check = [r for r in rs if int(r["run"]) % 2 == 1]
             if not fit:
                 continue
-            lat_ms = max(max(r["hi_wcrt_ms"] - HIGH_WORK_MS, 0.0) for r in fit)
+            lat_ms = max(max(r["hi_wcrt_ms"] - HIGH_WORK_MS, 0.0) for r in fit + [{"hi_wcrt_ms": HIGH_WORK_MS + 1e-6}])
             meas = [{"kind": "remote", "size": size_b, "latency_ns": lat_ms * 1e6}]
-            bounds, res = cros_rt_bounds(two_chain_model(size, measurements=meas))
+            if config == "full-server":
+                # the budget the runs used: recorded per row, else two_chains' default
+                q = {(_finite(r.get("server_budget_ms")), _finite(r.get("server_period_ms"))) for r in rs}
+                if len(q) > 1:
+                    raise ValueError(f"load {load}: full-server runs with different server budgets")
+                qb, qt = q.pop()
+                server = (int(qb * 1e6), int(qt * 1e6)) if qb and qt else server_budget(size=size)
+            bounds, res = cros_rt_bounds(two_chain_model(size, measurements=meas,
+                                                         server=server if config == "full-server" else None))
             bound_ms = {k: (v / 1e6 if v else None) for k, v in bounds.items() if k in ("high", "low")}
 
             def worst(rs_):
