@@ -233,8 +233,15 @@ int main(int argc, char **argv) {
       next.tv_nsec += (long)pol[0].period;
       while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec++; }
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-      if (++periods % per_refresh == 0)
+      if (++periods % per_refresh == 0) {
+        // re-applying the RT classes scans /proc (milliseconds on a busy machine): done at
+        // SCHED_OTHER, never at the handler's priority 99, where it would preempt the real-time
+        // executors for that long every refresh
+        struct sched_param other = {.sched_priority = 0};
+        sched_setscheduler(0, SCHED_OTHER, &other);
         for (int c = 1; c < CLASSES; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 0, NULL);
+        sched_setscheduler(0, SCHED_FIFO, &sp);
+      }
     }
   }
   while (!stop) {

@@ -65,7 +65,7 @@ def run(args) -> int:
         return 1
     try:
         domain = _domain(args)
-        server = xcli._server(args.nonrt_server)
+        server = xcli.parse_server(args.nonrt_server)
         duration = None
         if args.duration:
             from .._core import parse_duration

@@ -15,18 +15,20 @@ def add_run_arguments(p) -> None:
                    help="with hosts in namespaces: the kernel part of the chain priority path (XDP selector, "
                         "per-class packet threads at the chain's priority; needs root, clang, libbpf)")
     p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", default=None,
-                   help="with --crosslayer: run non-real-time packet processing as a SCHED_DEADLINE server "
-                        "(e.g. 2ms/10ms); default: below every real-time thread")
+                   help="with --crosslayer: run non-real-time packet processing as a polling server, above the "
+                        "real-time classes for BUDGET of every PERIOD (e.g. 2ms/10ms); default: below every "
+                        "real-time thread")
 
 
-def _server(text: str | None) -> tuple[int, int] | None:
+def parse_server(text: str | None, flag: str = "--nonrt-server") -> tuple[int, int] | None:
+    """(budget, period) in ns of a non-RT server given as BUDGET/PERIOD; ValueError names ``flag``."""
     if not text:
         return None
     from .._core import parse_duration
     parts = text.split("/")
     vals = [parse_duration(x) for x in parts] if len(parts) == 2 else [None]
     if None in vals or not 0 < vals[0] <= vals[1]:
-        raise ValueError(f"--nonrt-server {text!r}: want BUDGET/PERIOD with 0 < budget <= period, e.g. 2ms/10ms")
+        raise ValueError(f"{flag} {text!r}: want BUDGET/PERIOD with 0 < budget <= period, e.g. 2ms/10ms")
     return int(vals[0]), int(vals[1])
 
 
@@ -35,7 +37,7 @@ def run_model(args, duration_ns: int, **kwargs) -> dict:
     Notes for the user (why hosts run here) go to stderr; raises RuntimeError (one line)."""
     from ..model import load_model
     from . import kernel, netns, session
-    server = _server(getattr(args, "nonrt_server", None))
+    server = parse_server(getattr(args, "nonrt_server", None))
     hosts = {e.host for e in load_model(args.model).executors}
     mode = getattr(args, "hosts", "local")
     if args.crosslayer and len(hosts) < 2:

@@ -161,12 +161,15 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
 
 def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
                  server: tuple[int, int] | None = None, dds_priorities: bool = True,
-                 flood: Flood | None = None, probe: bool = False, **run_kwargs) -> dict:
+                 flood: Flood | None = None, probe: bool = False, trace_dir: str | None = None,
+                 **run_kwargs) -> dict:
     """Runs the model with each host in its own network namespace (see the module doc).
 
     Returns runtime.run_model's merged report plus ``"hosts"`` {host: address}, with ``kernel``
     ``"selector"`` [per host {"host", "classes", "ports", ...}], with ``flood`` ``"flood"``
     {"sent", "received", "delivery_ratio"}, with ``probe`` ``"threads"`` (policies seen mid-run).
+    ``trace_dir``: every process writes its dispatch trace (chainrt-run ``--trace``) to
+    ``trace_dir/<process>.jsonl`` (times relative to that process's own start).
     Raises NetnsUnavailable / KernelPathUnavailable / fastdds.ProfileError / RuntimeError."""
     import signal
 
@@ -177,12 +180,18 @@ def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
     try:
         return _run_on_hosts(model_path, duration_ns, kernel=kernel, server=server,
                              dds_priorities=dds_priorities and run_kwargs.get("thread_params", True),
-                             flood=flood, probe=probe, **run_kwargs)
+                             flood=flood, probe=probe, trace_dir=trace_dir, **run_kwargs)
     finally:
         signal.signal(signal.SIGTERM, old_term)
 
 
-def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, **run_kwargs):
+def _trace_prefix(prefix: list[str], path: Path) -> list[str]:
+    """``prefix`` followed by a shell that runs the command with ``--trace path`` appended."""
+    return [*prefix, "env", f"CHAINRT_TRACE_FILE={path}", "sh", "-c", 'exec "$@" --trace "$CHAINRT_TRACE_FILE"', "sh"]
+
+
+def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, trace_dir=None,
+                  **run_kwargs):
     from ..model import load_model
     model = load_model(str(model_path))
     hosts_of = host_of_processes(model)
@@ -196,6 +205,10 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
         process_env = {p: {**fastdds.profile_environment(path), "ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT"}
                        for p, path in paths.items()}
         process_prefix = {p: net.prefix(h) for p, h in hosts_of.items()}
+        if trace_dir:
+            Path(trace_dir).mkdir(parents=True, exist_ok=True)
+            process_prefix = {p: _trace_prefix(pre, Path(trace_dir).resolve() / f"{p}.jsonl")
+                              for p, pre in process_prefix.items()}
         selectors: list[kpath.Selector] = []
         threads: dict = {}
         with contextlib.ExitStack() as stack:

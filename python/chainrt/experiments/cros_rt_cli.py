@@ -17,7 +17,16 @@ def add_parsers(esub) -> None:
     a.add_argument("--rate", type=float, default=60.0, help="flood rate in Mbit/s (default 60)")
     a.add_argument("--loads", default="paper,pinned,overload",
                    help="paper (flood unpinned), pinned (flood sender on the high publisher's core), overload "
-                        "(pinned at --overload-rate); default all three")
+                        "(pinned at --overload-rate), busy (paper plus --hogs CPU-bound processes per CPU); "
+                        "default paper,pinned,overload")
+    a.add_argument("--hogs", type=int, default=2, help="CPU-bound SCHED_OTHER processes per CPU of the busy load")
+    a.add_argument("--configs", default="vanilla,app-dds,full,full-server",
+                   help="configurations to run (default vanilla,app-dds,full,full-server)")
+    a.add_argument("--server", metavar="Q/T",
+                   help="the non-RT server of full-server, e.g. 1ms/10ms (default: the largest budget per 10 ms "
+                        "that cros-rt admits without communication costs)")
+    a.add_argument("--from-csv", metavar="CSV",
+                   help="run nothing: summarise and plot the rows of an earlier run (its runs.csv)")
     a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
     a.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
     a.add_argument("--out", default="out/cros_rt_two_chains")
@@ -39,6 +48,16 @@ def run(args) -> int:
     from ..crosslayer import kernel, netns
     from . import cros_rt_kernel as x
     from .. import runtime
+    if getattr(args, "from_csv", None):
+        try:
+            s = x.summarize_csv(args.from_csv, args.out, size=args.size)
+        except (OSError, ValueError, KeyError, RuntimeError) as e:
+            print(f"chainrt experiment: {args.from_csv}: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({k: v["ratios"] for k, v in s["loads"].items()}, indent=2))
+        print(json.dumps({"cros_rt": s["cros_rt"]}, indent=2))
+        print(f"written: {args.out}/summary.json, two_chains.png")
+        return 0
     why = netns.available()
     if why:
         print(f"chainrt experiment: {why}", file=sys.stderr)
@@ -47,11 +66,21 @@ def run(args) -> int:
         runtime.find_binary()
         kernel.build()
         if args.which == "two-chains":
-            if args.runs < 1 or args.duration <= 0:
-                raise ValueError("--runs and --duration must be positive")
+            if args.runs < 1 or args.duration <= 0 or args.hogs < 0:
+                raise ValueError("--runs and --duration must be positive, --hogs not negative")
+            loads = tuple(l for l in args.loads.split(",") if l)
+            configs = tuple(c for c in args.configs.split(",") if c)
+            bad = [v for v in loads if v not in x.LOADS] + [c for c in configs if c not in x.CONFIGS]
+            if bad:
+                raise ValueError(f"unknown load or configuration: {', '.join(bad)} (loads: {', '.join(x.LOADS)}; "
+                                 f"configurations: {', '.join(x.CONFIGS)})")
+            server = None
+            if args.server:
+                from ..crosslayer.cli import parse_server
+                server = parse_server(args.server, "--server")
             s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
-                             loads=tuple(l for l in args.loads.split(",") if l), size=args.size,
-                             overload_mbps=args.overload_rate)
+                             loads=loads, size=args.size, configs=configs,
+                             overload_mbps=args.overload_rate, hogs=args.hogs, server=server)
             print(json.dumps({k: v["ratios"] for k, v in s["loads"].items()}, indent=2))
             if "cros_rt" in s:
                 print(json.dumps({"cros_rt": s["cros_rt"]}, indent=2))
