@@ -164,6 +164,7 @@ def summary(samples: list[int]) -> dict:
 @dataclass
 class TraceReport:
     chains: dict = field(default_factory=dict)      # name -> summary + deadline_ns, deadline_misses, source
+    flow_chains: dict = field(default_factory=dict)  # name -> summary: by message flow (needs a model)
     hops: list = field(default_factory=list)        # per topic and publisher/subscriber node
     callbacks: dict = field(default_factory=dict)   # name -> execution-time summary
     model_chains: dict = field(default_factory=dict)  # model chain -> its hops' topics (when a model was given)
@@ -173,7 +174,7 @@ class TraceReport:
     processes: list = field(default_factory=list)   # vpids seen
 
     def to_json(self) -> dict:
-        return {"chains": self.chains, "hops": self.hops, "callbacks": self.callbacks,
+        return {"chains": self.chains, "flow_chains": self.flow_chains, "hops": self.hops, "callbacks": self.callbacks,
                 "model_chains": self.model_chains, "not_derivable": self.not_derivable,
                 "notes": self.notes, "events": self.events, "processes": self.processes}
 
@@ -201,9 +202,112 @@ def _topic_matches(traced: str, model_topic: str) -> bool:
     return traced == "/" + t or traced.endswith("/" + t)
 
 
+class _Origin:
+    """One chain instance followed by message flow: its source callback and start time."""
+    __slots__ = ("source", "start", "leaf_end")
+
+    def __init__(self, source: str, start: int):
+        self.source, self.start, self.leaf_end = source, start, {}
+
+
+class _Flow:
+    """Chain latency by message flow, for any executor that emits callback events (chainrt's,
+    rclcpp's): an instance starts at the callback_start of the chain's source timer; a publish
+    inside a callback (same thread, between its start and end) carries the instance on; the take
+    of that message (matched by topic and source timestamp) queues it for the subscription's
+    callback (FIFO, at most the subscription's depth: keep-last drops the oldest); the callback
+    that starts next for that subscription continues the instance; the instance ends at the
+    callback_end of the chain's last callback (of every leaf, for a branching chain). Model
+    callbacks are found in the trace by their registered symbol ("chainrt:<name>") or else by
+    node and topic (subscriptions) or node and period (timers)."""
+
+    def __init__(self, model):
+        self.cbs = {c.name: c for c in model.callbacks}
+        self.chains = []  # (name, source, leaves)
+        for ch in model.chains:
+            paths = [list(p) for p in ch.paths()]
+            if paths and paths[0] and self.cbs.get(paths[0][0]) is not None \
+                    and self.cbs[paths[0][0]].kind == "timer":
+                self.chains.append((ch.name, paths[0][0], frozenset(p[-1] for p in paths)))
+        self.sources = {src for _, src, _ in self.chains}
+        self.resolved: dict = {}
+        self.running: dict = {}   # (vpid, vtid) -> (model name, origin)
+        self.carried: dict = {}   # (topic, source timestamp) -> origin
+        self.pending: dict = {}   # (vpid, callback) -> [origin or None]
+        self.samples: dict = {}   # chain -> [ns]
+
+    def resolve(self, p, cb, names, timer_of, period, timer_node, sub_of_cb) -> str | None:
+        key = (p, cb)
+        if key in self.resolved:
+            return self.resolved[key]
+        name = names.get(key)
+        if name not in self.cbs:
+            name = None
+            cands = []
+            if key in timer_of:
+                t = timer_of[key]
+                node, per = timer_node.get((p, t)), period.get((p, t))
+                cands = [c.name for c in self.cbs.values() if c.kind == "timer" and node
+                         and _node_matches(node, c.node) and int(c.period) == per]
+            elif key in sub_of_cb:
+                topic, node = sub_of_cb[key]
+                cands = [c.name for c in self.cbs.values() if c.kind != "timer" and c.topic
+                         and _topic_matches(topic, c.topic) and _node_matches(node, c.node)]
+            name = cands[0] if len(cands) == 1 else None
+        self.resolved[key] = name
+        return name
+
+    def start(self, p, vtid, ts, name, cb):
+        origin = None
+        if name in self.sources:
+            origin = _Origin(name, ts)
+        elif name is not None:
+            q = self.pending.get((p, cb))
+            origin = q.pop(0) if q else None
+        self.running[(p, vtid)] = (name, origin)
+
+    def publish(self, p, vtid, topic, stamp):
+        r = self.running.get((p, vtid))
+        if r is not None and r[1] is not None:
+            self.carried[(topic, stamp)] = r[1]
+
+    def take(self, p, cb, topic, stamp, depth):
+        q = self.pending.setdefault((p, cb), [])
+        q.append(self.carried.pop((topic, stamp), None))
+        if depth and len(q) > depth:
+            del q[0]
+
+    def end(self, p, vtid, ts):
+        r = self.running.pop((p, vtid), None)
+        if r is None or r[1] is None:
+            return
+        name, origin = r
+        for chain, source, leaves in self.chains:
+            if source != origin.source or name not in leaves:
+                continue
+            ends = origin.leaf_end.setdefault(chain, {})
+            ends[name] = ts
+            if len(ends) == len(leaves):
+                self.samples.setdefault(chain, []).append(max(ends.values()) - origin.start)
+
+
+def _node_matches(traced: str, model_node: str) -> bool:
+    import re
+    n = re.sub(r"[^A-Za-z0-9]", "_", model_node)
+    return traced == "/" + n or traced.endswith("/" + n)
+
+
 def analyze(events: Iterable[Event], model=None) -> TraceReport:
     """Derive per-chain latency, per-hop publish -> take and callback execution times."""
     rep = TraceReport()
+    flow = _Flow(model) if model is not None else None
+    timer_of: dict = {}           # (vpid, callback) -> timer handle
+    timer_period: dict = {}       # (vpid, timer handle) -> period
+    timer_node: dict = {}         # (vpid, timer handle) -> node name
+    sub_of_cb: dict = {}          # (vpid, callback) -> (topic, node)
+    cb_of_rmw_sub: dict = {}      # (vpid, rmw subscription handle) -> callback
+    rmw_of_rcl_sub: dict = {}     # (vpid, rcl subscription handle) -> (rmw handle, depth)
+    depth_of_cb: dict = {}        # (vpid, callback) -> subscription queue depth
     # entity tables, keyed by (vpid, handle): pointers are per process
     node_name: dict = {}
     pub_topic: dict = {}          # (vpid, rmw publisher handle) -> (topic, node)
@@ -243,21 +347,43 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
             node = node_name.get((p, f.get("node_handle")), "?")
             sub_topic[(p, f.get("rmw_subscription_handle"))] = (str(f.get("topic_name")), node)
             rcl_sub[(p, f.get("subscription_handle"))] = (str(f.get("topic_name")), node)
+            rmw_of_rcl_sub[(p, f.get("subscription_handle"))] = (f.get("rmw_subscription_handle"),
+                                                                  int(f.get("queue_depth") or 0))
         elif name == "ros2:rclcpp_callback_register":
             sym = str(f.get("symbol", ""))
             cb_name[(p, f.get("callback"))] = sym[len("chainrt:"):] if sym.startswith("chainrt:") else sym
         elif name == "ros2:rclcpp_subscription_init":
             cb_of_sub[(p, f.get("subscription"))] = f.get("subscription_handle")
+        elif name == "ros2:rclcpp_subscription_callback_added":
+            h = cb_of_sub.get((p, f.get("subscription")))
+            if h is not None and (p, h) in rcl_sub:
+                cb = f.get("callback")
+                sub_of_cb[(p, cb)] = rcl_sub[(p, h)]
+                rmw, depth = rmw_of_rcl_sub[(p, h)]
+                cb_of_rmw_sub[(p, rmw)] = cb
+                depth_of_cb[(p, cb)] = depth
+        elif name == "ros2:rcl_timer_init":
+            timer_period[(p, f.get("timer_handle"))] = int(f.get("period", 0))
+        elif name == "ros2:rclcpp_timer_link_node":
+            timer_node[(p, f.get("timer_handle"))] = node_name.get((p, f.get("node_handle")))
+        elif name == "ros2:rclcpp_timer_callback_added":
+            timer_of[(p, f.get("callback"))] = f.get("timer_handle")
         elif name == "ros2:rmw_publish":
             topic, node = pub_topic.get((p, f.get("rmw_publisher_handle")), (None, None))
             if topic is not None:
                 published[(topic, f.get("timestamp"))] = (ev.ts, node)
+                if flow is not None:
+                    flow.publish(p, ev.vtid, topic, f.get("timestamp"))
         elif name == "ros2:rmw_take":
             if not f.get("taken"):
                 continue
             topic, node = sub_topic.get((p, f.get("rmw_subscription_handle")), (None, None))
             if topic is None:
                 continue
+            if flow is not None:
+                cb = cb_of_rmw_sub.get((p, f.get("rmw_subscription_handle")))
+                if cb is not None:
+                    flow.take(p, cb, topic, f.get("source_timestamp"), depth_of_cb.get((p, cb), 0))
             src = published.get((topic, f.get("source_timestamp")))
             if src is None:
                 unmatched_takes[topic] = unmatched_takes.get(topic, 0) + 1
@@ -265,12 +391,18 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
             hop_samples.setdefault((topic, src[1], node), []).append(ev.ts - src[0])
         elif name == "ros2:callback_start":
             cb_open[(p, ev.vtid)] = (f.get("callback"), ev.ts)
+            if flow is not None:
+                cb = f.get("callback")
+                flow.start(p, ev.vtid, ev.ts, flow.resolve(p, cb, cb_name, timer_of, timer_period, timer_node,
+                                                          sub_of_cb), cb)
         elif name == "ros2:callback_end":
             cb = f.get("callback")
             o = cb_open.pop((p, ev.vtid), None)
             if o is not None and o[0] == cb:
                 cb_samples.setdefault((p, cb), []).append(ev.ts - o[1])
             cb_last_end[(p, ev.vtid)] = (cb, ev.ts)
+            if flow is not None:
+                flow.end(p, ev.vtid, ev.ts)
         elif name == "chainrt:chain_init":
             chain_meta[(p, f.get("executor"), f.get("chain"))] = (str(f.get("name")), int(f.get("deadline", 0)))
         elif name == "chainrt:chain_callback":
@@ -296,6 +428,10 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
     for cname, samples in chain_samples.items():
         rep.chains[cname] = {**summary(samples), **chain_info[cname],
                              "source": "chainrt:chain_complete - chain release"}
+    if flow is not None:
+        for cname, samples in flow.samples.items():
+            rep.flow_chains[cname] = {**summary(samples),
+                                      "source": "message flow: source callback_start -> last callback_end"}
     for (topic, pnode, snode), samples in sorted(hop_samples.items(), key=lambda kv: kv[0]):
         rep.hops.append({"topic": topic, "publisher_node": pnode, "subscriber_node": snode,
                          **summary(samples)})
@@ -311,10 +447,12 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
     have_chainrt = counts.get("chainrt:chain_complete", 0) > 0
     have_comm = counts.get("ros2:rmw_publish", 0) > 0 and counts.get("ros2:rmw_take", 0) > 0
     if not have_chainrt:
+        what = ("the time from a chain's release to its source callback's start (the message-flow "
+                "latency above starts at that callback)" if rep.flow_chains else
+                "end-to-end chain latency (release -> completion)")
         rep.not_derivable.append(
-            "end-to-end chain latency (release -> completion): the trace has no chainrt chain "
-            "events (the program did not run under chainrt's executor); a chain's release, its "
-            "instances and their completions are not events of rcl/rmw")
+            f"{what}: the trace has no chainrt chain events (the program did not run under "
+            "chainrt's executor); a chain's release is not an rcl/rmw event")
     if not have_callbacks:
         rep.not_derivable.append(
             "callback execution and response times: the executor emitted no ros2:callback_start/"
@@ -346,6 +484,7 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
                         h["note"] = "no publish -> take of this topic in the trace"
                 entry["hops"].append(h)
             entry["latency_in_trace"] = cname in rep.chains
+            entry["latency_by_flow"] = cname in rep.flow_chains
             rep.model_chains[cname] = entry
         unknown = [c for c in rep.chains if c not in chains]
         if unknown:
@@ -378,11 +517,20 @@ def format_report(rep: TraceReport) -> str:
         for name, c in sorted(rep.chains.items()):
             out.append(f"  {name:<24}{c['instances']:>10}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}"
                        f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}{c['deadline_misses']:>8}")
+    if rep.flow_chains:
+        out.append("")
+        out.append("Per-chain latency by message flow (ms): source callback's start -> last callback's end")
+        out.append(f"  {'chain':<24}{'instances':>10}{'mean':>10}{'p99':>10}{'max':>10}{'min':>10}")
+        for name, c in sorted(rep.flow_chains.items()):
+            out.append(f"  {name:<24}{c['instances']:>10}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}"
+                       f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}")
     if rep.model_chains:
         out.append("")
         out.append("Model chains, hop by hop (publish -> take, ms)")
         for cname, e in rep.model_chains.items():
-            lat = "end-to-end latency above" if e["latency_in_trace"] else "end-to-end latency: not derivable from this trace"
+            lat = ("end-to-end latency above" if e["latency_in_trace"] else
+                   "latency by message flow above (from its source callback's start)" if e["latency_by_flow"]
+                   else "end-to-end latency: not derivable from this trace")
             out.append(f"  {cname}: {lat}")
             for h in e["hops"]:
                 if "note" in h:

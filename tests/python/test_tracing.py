@@ -107,6 +107,55 @@ def test_hops_match_publish_and_take_by_topic_and_source_timestamp_per_process()
     assert "not derivable" in tracing.format_report(rep)
 
 
+def _rclcpp_like_topology(pid):
+    """two_chains' high chain as a stock executor reports it: no chainrt events, no chainrt
+    symbols; callbacks are found by node and period (timer) or node and topic (subscription)."""
+    def node(h, name):
+        return Event(1, "ros2:rcl_node_init", {"node_handle": h, "rmw_handle": 0, "node_name": name,
+                                               "namespace": "/"}, pid, pid)
+    return [node(0x1, "hi_sensor"), node(0x2, "hi_control"),
+            Event(2, "ros2:rcl_publisher_init", {"publisher_handle": 0x10, "node_handle": 0x1,
+                                                 "rmw_publisher_handle": 0x11, "topic_name": "/hi_data",
+                                                 "queue_depth": 10}, pid, pid),
+            Event(3, "ros2:rcl_subscription_init", {"subscription_handle": 0x20, "node_handle": 0x2,
+                                                    "rmw_subscription_handle": 0x21, "topic_name": "/hi_data",
+                                                    "queue_depth": 1}, pid, pid),
+            Event(4, "ros2:rclcpp_subscription_init", {"subscription_handle": 0x20, "subscription": 0x22}, pid, pid),
+            Event(5, "ros2:rclcpp_subscription_callback_added", {"subscription": 0x22, "callback": 0xC5}, pid, pid),
+            Event(6, "ros2:rclcpp_callback_register", {"callback": 0xC5, "symbol": "lambda()"}, pid, pid),
+            Event(7, "ros2:rcl_timer_init", {"timer_handle": 0x30, "period": 20_000_000}, pid, pid),
+            Event(8, "ros2:rclcpp_timer_link_node", {"timer_handle": 0x30, "node_handle": 0x1}, pid, pid),
+            Event(9, "ros2:rclcpp_timer_callback_added", {"timer_handle": 0x30, "callback": 0xC7}, pid, pid)]
+
+
+def test_chain_latency_by_message_flow_without_chainrt_events():
+    pid = 11
+    ev = _rclcpp_like_topology(pid)
+
+    def cb(t0, t1, callback, vtid, inner=()):
+        return ([Event(t0, "ros2:callback_start", {"callback": callback, "is_intra_process": 0}, pid, vtid)]
+                + list(inner) + [Event(t1, "ros2:callback_end", {"callback": callback}, pid, vtid)])
+
+    def pub(t, stamp):
+        return Event(t, "ros2:rmw_publish", {"rmw_publisher_handle": 0x11, "message": 0, "timestamp": stamp}, pid, 1)
+
+    def take(t, stamp):
+        return Event(t, "ros2:rmw_take", {"rmw_subscription_handle": 0x21, "message": 0,
+                                          "source_timestamp": stamp, "taken": 1}, pid, 2)
+    # instance A: timer 100..120 publishes stamp 1; taken at 130; subscription runs 140..170 -> 70
+    ev += cb(100, 120, 0xC7, 1, [pub(110, 1)]) + [take(130, 1)] + cb(140, 170, 0xC5, 2)
+    # B and C publish before the subscription runs; depth 1 keeps only C's message -> 360 - 300
+    ev += cb(200, 220, 0xC7, 1, [pub(210, 2)]) + [take(230, 2)]
+    ev += cb(300, 320, 0xC7, 1, [pub(310, 3)]) + [take(330, 3)] + cb(340, 360, 0xC5, 2)
+    rep = analyze(sorted(ev, key=lambda e: e.ts), load_model(TWO))
+    f = rep.flow_chains["high"]
+    assert f["instances"] == 2 and f["wcrt_ns"] == 70 and f["bcrt_ns"] == 60
+    assert "low" not in rep.flow_chains and not rep.chains
+    assert rep.model_chains["high"]["latency_by_flow"] is True
+    assert any("release to its source callback's start" in x for x in rep.not_derivable)
+    assert "by message flow" in tracing.format_report(rep)
+
+
 def test_empty_trace_says_so():
     rep = analyze([])
     assert rep.events == 0 and any("no event" in n for n in rep.notes)
@@ -268,6 +317,10 @@ def test_record_two_chains_under_chainrt_agrees_with_its_monitoring(tmp_path):
         assert t["mean_ns"] == pytest.approx(m["mean_ns"], rel=0.02), (name, t, m)
         assert t["wcrt_ns"] == pytest.approx(m["wcrt_ns"], rel=0.02), (name, t, m)
         assert t["deadline_misses"] == m["deadline_misses"]
+    # from the ros2 events alone (as for a stock executor), by message flow: every measured
+    # instance is found again (the flow also counts the warm-up's)
+    for name in ("high", "low"):
+        assert rep.flow_chains[name]["instances"] >= rep.chains[name]["instances"]
     # the ros2 events of chainrt's executor: its callbacks are named and timed
     assert {"hi_pub", "hi_sub", "lo_pub", "lo_sub"} <= set(rep.callbacks)
     assert any(h["topic"].endswith("/hi_data") for h in rep.hops)
