@@ -25,11 +25,12 @@ Events are read with Babeltrace 2's Python bindings (Debian: python3-bt2); the a
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
+
+from .runtime import quantile
 
 
 class TraceError(Exception):
@@ -138,20 +139,12 @@ def read_trace(path: str) -> Iterator[Event]:
 # Statistics (the runtime's conventions: nearest-rank p99, ns)
 
 
-def quantile(samples: list[int], p: float) -> int:
-    if not samples:
-        return 0
-    s = sorted(samples)
-    rank = max(1, math.ceil(p * len(s)))
-    return s[min(rank, len(s)) - 1]
-
-
 def summary(samples: list[int]) -> dict:
     n = len(samples)
     return {
         "instances": n,
         "mean_ns": (sum(samples) / n) if n else 0.0,
-        "p99_ns": quantile(samples, 0.99),
+        "p99_ns": quantile(samples, 0.99),  # nearest rank, as the C++ monitor
         "wcrt_ns": max(samples) if n else 0,
         "bcrt_ns": min(samples) if n else 0,
     }
@@ -510,20 +503,18 @@ def _ms(ns) -> str:
 
 def format_report(rep: TraceReport) -> str:
     out = [f"trace: {rep.events} events from {len(rep.processes)} process(es)"]
-    if rep.chains:
-        out.append("")
-        out.append("Per-chain end-to-end latency (ms): release -> completion of the chain's last callback")
-        out.append(f"  {'chain':<24}{'instances':>10}{'mean':>10}{'p99':>10}{'max':>10}{'min':>10}{'misses':>8}")
-        for name, c in sorted(rep.chains.items()):
+    for title, chains in (("Per-chain end-to-end latency (ms): release -> completion of the chain's last callback",
+                           rep.chains),
+                          ("Per-chain latency by message flow (ms): source callback's start -> last callback's end",
+                           rep.flow_chains)):
+        if not chains:
+            continue
+        out += ["", title,
+                f"  {'chain':<24}{'instances':>10}{'mean':>10}{'p99':>10}{'max':>10}{'min':>10}{'misses':>8}"]
+        for name, c in sorted(chains.items()):
+            misses = c.get("deadline_misses", "-")
             out.append(f"  {name:<24}{c['instances']:>10}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}"
-                       f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}{c['deadline_misses']:>8}")
-    if rep.flow_chains:
-        out.append("")
-        out.append("Per-chain latency by message flow (ms): source callback's start -> last callback's end")
-        out.append(f"  {'chain':<24}{'instances':>10}{'mean':>10}{'p99':>10}{'max':>10}{'min':>10}")
-        for name, c in sorted(rep.flow_chains.items()):
-            out.append(f"  {name:<24}{c['instances']:>10}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}"
-                       f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}")
+                       f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}{misses:>8}")
     if rep.model_chains:
         out.append("")
         out.append("Model chains, hop by hop (publish -> take, ms)")
