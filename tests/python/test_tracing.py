@@ -218,6 +218,69 @@ def test_trace_record_needs_a_runnable_command(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------------
+# The replacement libraries against the wheels they stand in for
+
+
+def _tracing_cfg():
+    from chainrt import tracing_record
+    try:
+        return tracing_record.tracing_config()
+    except tracing_record.RecordError as e:
+        pytest.skip(str(e))
+
+
+def _dynamic(cmd: list[str]) -> str:
+    if shutil.which(cmd[0]) is None:
+        pytest.skip(f"{cmd[0]} (binutils) not installed")
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
+def _wheel_lib(name: str) -> Path:
+    found = sorted(Path(sys.prefix).glob(f"lib/{name}"))
+    if not found:
+        pytest.skip(f"the wheels' {name} is not in {sys.prefix}/lib")
+    return found[0]
+
+
+def test_replacement_tracetools_exports_every_function_of_the_wheels():
+    cfg = _tracing_cfg()
+    if cfg.get("ros2_kind") != "wheels":
+        pytest.skip("built against a sourced ROS 2: no replacement needed")
+    ours = next(p for p in cfg["ros2_preload"] if p.endswith("libtracetools.so"))
+
+    def exported(lib):
+        return {line.split()[-1] for line in _dynamic(["nm", "-D", "--defined-only", str(lib)]).splitlines()
+                if line.split()[1:2] == ["T"]}
+    theirs = exported(_wheel_lib("libtracetools.so"))
+    assert any(s.startswith("ros_trace_") for s in theirs)
+    assert theirs - exported(ours) == set()
+    assert "SONAME" in _dynamic(["readelf", "-d", ours]) and "[libtracetools.so]" in _dynamic(["readelf", "-d", ours])
+
+
+def test_stubs_carry_the_sonames_the_wheels_need():
+    cfg = _tracing_cfg()
+    if cfg.get("ros2_kind") != "wheels":
+        pytest.skip("built against a sourced ROS 2: no stubs")
+
+    def soname(lib):
+        for line in _dynamic(["readelf", "-d", str(lib)]).splitlines():
+            if "(SONAME)" in line:
+                return line.split("[", 1)[1].rstrip("]")
+        return None
+    stubs = {soname(p) for p in cfg["ros2_preload"] if "/stubs/" in p}
+    needed = set()
+    for lib in ("librcl.so", "librmw_fastrtps_shared_cpp.so", "librmw_fastrtps_cpp.so"):
+        for line in _dynamic(["readelf", "-d", str(_wheel_lib(lib))]).splitlines():
+            if "(NEEDED)" in line and "lttng-ust" in line:
+                needed.add(line.split("[", 1)[1].rstrip("]"))
+    assert needed and needed <= stubs
+    # and the wheels' libraries import no LTTng function themselves (only tracetools')
+    for lib in ("librcl.so", "librmw_fastrtps_shared_cpp.so", "librmw_fastrtps_cpp.so"):
+        und = _dynamic(["nm", "-D", "--undefined-only", str(_wheel_lib(lib))])
+        assert not [s for s in und.split() if s.startswith(("lttng_", "__tracepoint", "tracepoint_"))]
+
+
+# ---------------------------------------------------------------------------------------------
 # Real recordings (LTTng)
 
 
