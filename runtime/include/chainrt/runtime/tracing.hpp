@@ -14,6 +14,10 @@
 // libchainrt_tracing.so when it is loaded.
 // Nothing is linked: the functions are looked up once, with dlopen(RTLD_NOLOAD) of the loaded
 // libraries; a missing one is a null pointer and its event is not emitted.
+// Dispatch-path cost: per event one null check and one indirect call; when the event is not
+// being recorded, tracetools' function returns after a load and a branch. When it is, the
+// event goes through LTTng-UST's lock-free ring buffer (no lock, no allocation after a
+// thread's first event).
 #pragma once
 
 #include <cstdint>
