@@ -14,10 +14,14 @@ from .. import cliargs
 
 
 def register(sub) -> None:
-    p = sub.add_parser("trace-report", help="per-chain latency (and per hop) from an LTTng trace of ROS 2")
+    p = sub.add_parser("trace-report", help="per-chain latency (and per hop) from an LTTng trace of ROS 2",
+                       description="Per-chain latency from a trace recorded with chainrt's executor; for any "
+                                   "executor publish -> take per hop, callback times and (with --model) chain "
+                                   "latency by message flow when callback events exist. What the trace does "
+                                   "not allow is listed, not estimated.")
     p.add_argument("trace", metavar="TRACE", help="the trace folder (chainrt trace record -o TRACE)")
     p.add_argument("--model", metavar="MODEL", type=cliargs.input_file,
-                   help="model YAML: report its chains hop by hop")
+                   help="model YAML: its chains hop by hop, and their latency by message flow")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
