@@ -297,9 +297,15 @@ def _recording_unavailable() -> str | None:
         tracing._import_bt2()
     except tracing.TraceError as e:
         return str(e)
-    r = subprocess.run(["lttng", "list"], capture_output=True, text=True)
-    if r.returncode != 0 and os.geteuid() != 0:
-        return "no LTTng session daemon is reachable (start one: lttng-sessiond --daemonize)"
+    # can a session be created here (a session daemon running or startable)?
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        name = f"chainrt-probe-{os.getpid()}"
+        r = subprocess.run(["lttng", "create", name, f"--output={tmp}/t"], capture_output=True, text=True)
+        subprocess.run(["lttng", "destroy", name], capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        return f"lttng create failed: {lines[-1] if lines else r.returncode}"
     return None
 
 
