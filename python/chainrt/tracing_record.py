@@ -101,13 +101,19 @@ def record(command: list[str], output: str, session: str | None = None,
         try:
             rc = proc.wait()
         except KeyboardInterrupt:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            # Ctrl-C at a terminal reached the command too (same process group): let it finish
+            # its own way (chainrt run still prints its report); otherwise pass SIGINT on.
             rc = 130
+            for action in (None, signal.SIGINT, signal.SIGKILL):
+                if action is not None:
+                    proc.send_signal(action)
+                try:
+                    proc.wait(timeout=10)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+                except KeyboardInterrupt:
+                    continue
         _lttng("stop", session)
     finally:
         subprocess.run(["lttng", "destroy", session], capture_output=True)
