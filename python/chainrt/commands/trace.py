@@ -1,14 +1,19 @@
-"""``chainrt trace``: record an LTTng trace of a ROS 2 program, and export chains for CARET.
+"""``chainrt trace`` and ``chainrt trace-report``: record an LTTng trace of a ROS 2 program,
+compute per-chain latency from it, and export chains for CARET (docs/tracing.md).
 
 ``chainrt trace record -o DIR -- COMMAND...`` runs COMMAND in an LTTng session with the
-ros2_tracing events and chainrt's chain events (docs/tracing.md); ``chainrt trace-report DIR``
-then computes the per-chain latency. ``chainrt trace caret MODEL`` writes the model's chains as a
-CARET architecture file (its path definitions).
+ros2_tracing events and chainrt's chain events; ``chainrt trace-report DIR`` then computes the
+per-chain latency: from a trace recorded with chainrt's executor the end-to-end latency of every
+chain instance; for any executor publish -> take per hop, callback times and (with --model)
+chain latency by message flow when callback events exist; what the trace does not allow is
+listed, not estimated. ``chainrt trace caret MODEL`` writes the model's chains as a CARET
+architecture file (its path definitions).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -37,6 +42,17 @@ def register(sub) -> None:
     c.add_argument("--namespace", metavar="NS", default="",
                    help="the namespace the nodes ran under (chainrt run --namespace)")
     c.set_defaults(func=caret)
+
+    p = sub.add_parser("trace-report", help="per-chain latency (and per hop) from an LTTng trace of ROS 2",
+                       description="Per-chain latency from a trace recorded with chainrt's executor; for any "
+                                   "executor publish -> take per hop, callback times and (with --model) chain "
+                                   "latency by message flow when callback events exist. What the trace does "
+                                   "not allow is listed, not estimated.")
+    p.add_argument("trace", metavar="TRACE", help="the trace folder (chainrt trace record -o TRACE)")
+    p.add_argument("--model", metavar="MODEL", type=cliargs.input_file,
+                   help="model YAML: its chains hop by hop, and their latency by message flow")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=report)
 
 
 def record(args) -> int:
@@ -85,4 +101,25 @@ def caret(args) -> int:
             return cliargs.ERROR
     else:
         sys.stdout.write(text)
+    return cliargs.OK
+
+
+def report(args) -> int:
+    from ..tracing import TraceError, analyze, format_report, read_trace
+
+    model = None
+    if args.model:
+        from ..model import load_model_or_report
+        model = load_model_or_report(args.model, "trace-report")
+        if model is None:
+            return cliargs.ERROR
+    try:
+        rep = analyze(read_trace(args.trace), model)
+    except TraceError as e:
+        print(f"chainrt trace-report: {e}", file=sys.stderr)
+        return cliargs.ERROR
+    if args.json:
+        print(json.dumps(rep.to_json(), indent=1))
+    else:
+        print(format_report(rep))
     return cliargs.OK
