@@ -3,6 +3,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace chainrt::runtime::tracing {
 namespace {
 
@@ -17,6 +20,9 @@ void find(void* lib, const char* symbol, F& out, bool& any) {
 
 Hooks resolve() noexcept {
   Hooks h;
+  // CHAINRT_TRACING=0: emit nothing (not even the calls into tracetools; for comparisons).
+  if (const char* e = std::getenv("CHAINRT_TRACING"); e != nullptr && std::strcmp(e, "0") == 0)
+    return h;
   // Already loaded (rcl depends on it; RTLD_NOLOAD loads nothing): the wheels', a sourced
   // ROS 2's, or chainrt's compatible library preloaded under the same SONAME.
   void* tt = dlopen("libtracetools.so", RTLD_LAZY | RTLD_NOLOAD);

@@ -13,7 +13,8 @@
 // executor_init, chain_init, chain_callback, chain_release, chain_complete) through
 // libchainrt_tracing.so when it is loaded.
 // Nothing is linked: the functions are looked up once, with dlopen(RTLD_NOLOAD) of the loaded
-// libraries; a missing one is a null pointer and its event is not emitted.
+// libraries; a missing one is a null pointer and its event is not emitted. Environment
+// CHAINRT_TRACING=0 turns every hook off (no call at all).
 // Dispatch-path cost: per event one null check and one indirect call; when the event is not
 // being recorded, tracetools' function returns after a load and a branch. When it is, the
 // event goes through LTTng-UST's lock-free ring buffer (no lock, no allocation after a
