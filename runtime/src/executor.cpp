@@ -1,5 +1,6 @@
 // chainrt runtime: the executor (see executor.hpp for the design and the paper sections).
 #include "chainrt/runtime/executor.hpp"
+#include "chainrt/runtime/tracing.hpp"
 
 #include <linux/futex.h>
 #include <signal.h>
@@ -332,7 +333,46 @@ void Executor::prepare() {
       s->sub->set_listener(&Executor::on_new_message, s.get());
       on_new_message(s.get(), 0);
     }
+  trace_registration();
   prepared_ = true;
+}
+
+// Standard tracing (tracing.hpp): every callback tied to its rcl handle, as rclcpp reports it,
+// and the chains (provider `chainrt`). The callback pointer is the callback's Slot.
+void Executor::trace_registration() {
+  const tracing::Hooks& tr = tracing::hooks();
+  if (!tr.any) return;
+  for (auto& sp : slots_) {
+    const Slot& s = *sp;
+    const std::string symbol = "chainrt:" + s.stats.name;
+    if (s.timer) {
+      if (tr.rcl_timer_init) tr.rcl_timer_init(s.timer, s.timer->period());
+      if (tr.timer_link_node) tr.timer_link_node(s.timer, s.timer->node().get());
+      if (tr.timer_callback_added) tr.timer_callback_added(s.timer, &s);
+    } else if (s.sub) {
+      if (tr.subscription_init) tr.subscription_init(s.sub->get(), s.sub);
+      if (tr.subscription_callback_added) tr.subscription_callback_added(s.sub, &s);
+    }
+    if (tr.callback_register) tr.callback_register(&s, symbol.c_str());
+  }
+  if (tr.executor_init)
+    tr.executor_init(this, options_.name.c_str(), to_string(options_.policy),
+                     static_cast<std::uint32_t>(threads_spec_.size()));
+  for (std::size_t c = 0; c < chain_specs_.size(); ++c) {
+    const ChainSpec& cs = chain_specs_[c];
+    if (tr.chain_init)
+      tr.chain_init(this, static_cast<std::uint32_t>(c), cs.name.c_str(), cs.period, cs.deadline);
+    if (!tr.chain_callback) continue;
+    std::uint32_t pos = 0;
+    for (const auto& n : cs.callbacks) {
+      const CallbackId id = id_of(n);
+      if (id == kNoCallback) continue;
+      const auto& leaves = slots_[id]->leaf_of;
+      const bool leaf = std::find(leaves.begin(), leaves.end(), c) != leaves.end();
+      tr.chain_callback(this, static_cast<std::uint32_t>(c), pos++, slots_[id].get(), n.c_str(),
+                        leaf ? 1 : 0);
+    }
+  }
 }
 
 void Executor::on_new_message(const void* user, std::size_t) {
@@ -501,6 +541,7 @@ void Executor::wake_others() noexcept {
 void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                         std::unique_lock<PiMutex>& lk) noexcept {
   Slot& s = *slots_[id];
+  const tracing::Hooks& tr = tracing::hooks();
   Stamp stamp;
   int slot = -1;
   const Duration queued_deadline = queue_->deadline(id);
@@ -527,6 +568,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     stamp.chain = s.timer_chain;
     stamp.instance = s.timer_instance++;
     next_timer_due_ = std::min(next_timer_due_, s.clock.next);
+    if (stamp.chain != kNoChain && tr.chain_release)
+      tr.chain_release(this, stamp.chain, stamp.instance, stamp.release, stamp.deadline);
   } else {
     slot = s.sub->pop_input();
     if (slot >= 0) stamp = s.sub->stamp(slot);
@@ -538,6 +581,9 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   if (s.timer || slot >= 0) {
     lk.unlock();
     set_current_stamp(stamp);
+    if (tr.execute) tr.execute(s.timer ? static_cast<const void*>(s.timer)
+                                       : static_cast<const void*>(s.sub->get()));
+    if (tr.callback_start) tr.callback_start(&s, false);
     const Duration start = clock_now();
     const Duration cpu0 = thread_cpu_ns();
     bool threw = false;
@@ -557,6 +603,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     }
     const Duration cpu = thread_cpu_ns() - cpu0;
     const Duration finish = clock_now();
+    if (tr.callback_end) tr.callback_end(&s);
     set_current_stamp(Stamp{});
     lk.lock();
     // monitoring (preallocated, no allocation)
@@ -589,6 +636,12 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
           if (++p.done < ch.leaf_count) continue;
         }
         ch.latency.record(finish - stamp.release, chain_specs_[c].deadline);
+        if (tr.chain_complete) {
+          const Duration d = chain_specs_[c].deadline;
+          tr.chain_complete(this, c, stamp.instance, &s, stamp.release,
+                            d > 0 ? stamp.release + d : kNoDeadline,
+                            d > 0 && finish - stamp.release > d ? 1 : 0);
+        }
         if (options_.on_deadline_miss && chain_specs_[c].deadline > 0 &&
             finish - stamp.release > chain_specs_[c].deadline)
           options_.on_deadline_miss(c);
@@ -602,6 +655,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
 
 void Executor::thread_main(sched::ThreadId t) {
   ThreadSetupResult setup = apply_thread_spec(threads_spec_[t]);
+  const tracing::Hooks& trace = tracing::hooks();
   tids_[t].store(static_cast<int>(gettid()), std::memory_order_release);
   std::unique_lock<PiMutex> lk(mutex_);
   for (auto& w : setup.warnings) warnings_.push_back(std::move(w));
@@ -616,6 +670,7 @@ void Executor::thread_main(sched::ThreadId t) {
     if (queue_->size() > before) changed = true;
     // Admission (a polling point of the default executor, LaME's best-effort refresh) and
     // Algorithm 1, as in the simulator (sched::Admission::next).
+    if (trace.get_next_ready) trace.get_next_ready();
     CallbackId id = admission_->next(t, AdmissionSource{this});
     if (admission_->admitted()) changed = true;
     if (changed && !queue_->empty()) wake_others();
@@ -638,6 +693,7 @@ void Executor::thread_main(sched::ThreadId t) {
     // this thread in sleepers_ and the flag clear, so it issues FUTEX_WAKE.
     wake_pending_.store(false, std::memory_order_seq_cst);
     lk.unlock();
+    if (trace.wait_for_work) trace.wait_for_work(timeout);
     futex_wait(&wake_, seq, timeout);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);

@@ -190,6 +190,7 @@ class Executor {
   void wake_others() noexcept;
   Duration clock_now() const noexcept { return options_.clock ? options_.clock() : now_ns(); }
   void stats_main();
+  void trace_registration();  // standard tracing (tracing.hpp), at prepare()
   static void on_new_message(const void* user, std::size_t n);
 
   Context* context_;

@@ -1,0 +1,554 @@
+"""Per-chain latency from an LTTng trace of ROS 2 (``chainrt trace-report``, docs/tracing.md).
+
+A trace holds the ros2_tracing events (provider ``ros2``: rcl/rmw publish and take, the
+callbacks' start and end, the entities' init events) and, when chainrt's executor ran,
+chainrt's chain-instance events (provider ``chainrt``). What can be derived depends on which
+events the trace holds:
+
+* chainrt's executor (``chainrt:chain_complete``): the end-to-end latency of every measured
+  chain instance, as chainrt's monitoring defines it (EDF ready-queue paper Sec. IV-B): the
+  ``ros2:callback_end`` of the leaf that completed the instance minus the instance's release
+  (the source timer's nominal release, field ``release`` of the chainrt event, on the trace's
+  clock CLOCK_MONOTONIC). Deadline misses: latency > D.
+* any executor that emits ``ros2:callback_start``/``callback_end`` (chainrt's, rclcpp's):
+  the execution time (wall) of every callback.
+* every ROS 2 process (rcl/rmw events, rclpy included): per hop, publish -> take: the time
+  from ``ros2:rmw_publish`` to the ``ros2:rmw_take`` of the same message (matched by topic and
+  source timestamp) in the subscriber. The take is when the subscriber's executor took the
+  message, so the hop includes its wait in that executor.
+
+What a trace does not support is said, not estimated (:attr:`TraceReport.not_derivable`).
+
+Events are read with Babeltrace 2's Python bindings (Debian: python3-bt2); the analysis
+(:func:`analyze`) works on plain :class:`Event` records and is tested without LTTng.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from .runtime import quantile
+
+
+class TraceError(Exception):
+    """A trace that cannot be read (missing, not CTF, or no Babeltrace 2 bindings)."""
+
+
+@dataclass
+class Event:
+    ts: int                 # ns on the trace clock (LTTng-UST: CLOCK_MONOTONIC)
+    name: str               # "provider:event"
+    fields: dict
+    vpid: int = 0
+    vtid: int = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def _import_bt2():
+    try:
+        import bt2  # noqa: F401
+        return bt2
+    except ImportError:
+        pass
+    # Debian's python3-bt2 lives in the system's dist-packages; the extension is built for
+    # CPython 3.x of the system, which a virtualenv of the same minor version can load.
+    for d in ("/usr/lib/python3/dist-packages",):
+        if os.path.isdir(os.path.join(d, "bt2")):
+            sys.path.append(d)
+            try:
+                import bt2
+                return bt2
+            except ImportError:
+                pass
+            finally:
+                sys.path.remove(d)
+    raise TraceError("reading a trace needs Babeltrace 2's Python bindings (Debian/Ubuntu: "
+                     "apt-get install python3-bt2) for this Python "
+                     f"{sys.version_info.major}.{sys.version_info.minor}")
+
+
+def _value(v):
+    """A bt2 field value as plain Python."""
+    try:
+        if isinstance(v, (int, float, str, bool)):
+            return v
+        import collections.abc as abc
+        if isinstance(v, abc.Mapping):
+            return {str(k): _value(x) for k, x in v.items()}
+        if isinstance(v, str) or hasattr(v, "capitalize"):
+            return str(v)
+        if isinstance(v, abc.Sequence):
+            return [_value(x) for x in v]
+        for t in (int, float):
+            try:
+                return t(v)
+            except (TypeError, ValueError):
+                pass
+        return str(v)
+    except Exception:
+        return str(v)
+
+
+def read_trace(path: str) -> Iterator[Event]:
+    """The events of the CTF trace(s) under ``path`` (an LTTng session's output folder), in
+    time order, with the vpid/vtid contexts when they were recorded."""
+    if not os.path.exists(path):
+        raise TraceError(f"{path}: no such file or folder")
+    try:
+        bt2 = _import_bt2()
+    except TraceError as e:
+        raise TraceError(f"{path}: {e}") from None
+    try:
+        it = bt2.TraceCollectionMessageIterator(str(path))
+    except Exception as e:  # bt2 raises its own error types with multi-line causes
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise TraceError(f"{path}: not a readable CTF trace ({first})") from None
+    event_type = bt2._EventMessageConst
+    try:
+        for msg in it:
+            if type(msg) is not event_type:
+                continue
+            ev = msg.event
+            cs = msg.default_clock_snapshot
+            freq = cs.clock_class.frequency
+            ts = cs.value if freq == 1_000_000_000 else int(cs.value * 1_000_000_000 // freq)
+            payload = ev.payload_field
+            fields = {str(k): _value(v) for k, v in payload.items()} if payload is not None else {}
+            vpid = vtid = 0
+            ctx = ev.common_context_field
+            if ctx is not None:
+                if "vpid" in ctx:
+                    vpid = int(ctx["vpid"])
+                if "vtid" in ctx:
+                    vtid = int(ctx["vtid"])
+            yield Event(ts, ev.name, fields, vpid, vtid)
+    except TraceError:
+        raise
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise TraceError(f"{path}: reading the trace failed ({first})") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics (the runtime's conventions: nearest-rank p99, ns)
+
+
+def summary(samples: list[int]) -> dict:
+    n = len(samples)
+    return {
+        "instances": n,
+        "mean_ns": (sum(samples) / n) if n else 0.0,
+        "p99_ns": quantile(samples, 0.99),  # nearest rank, as the C++ monitor
+        "wcrt_ns": max(samples) if n else 0,
+        "bcrt_ns": min(samples) if n else 0,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Analysis
+
+
+@dataclass
+class TraceReport:
+    chains: dict = field(default_factory=dict)      # name -> summary + deadline_ns, deadline_misses, source
+    flow_chains: dict = field(default_factory=dict)  # name -> summary: by message flow (needs a model)
+    hops: list = field(default_factory=list)        # per topic and publisher/subscriber node
+    callbacks: dict = field(default_factory=dict)   # name -> execution-time summary
+    model_chains: dict = field(default_factory=dict)  # model chain -> its hops' topics (when a model was given)
+    not_derivable: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    events: int = 0
+    processes: list = field(default_factory=list)   # vpids seen
+
+    def to_json(self) -> dict:
+        return {"chains": self.chains, "flow_chains": self.flow_chains, "hops": self.hops, "callbacks": self.callbacks,
+                "model_chains": self.model_chains, "not_derivable": self.not_derivable,
+                "notes": self.notes, "events": self.events, "processes": self.processes}
+
+
+def _model_topology(model):
+    """(chain name -> [(callback_from, callback_to, topic)], callback -> node) of a model."""
+    cbs = {c.name: c for c in model.callbacks}
+    chains = {}
+    for ch in model.chains:
+        hops = []
+        names = list(ch.callbacks)
+        for a, b in zip(names, names[1:]):
+            ca, cb = cbs.get(a), cbs.get(b)
+            if ca is None or cb is None:
+                continue
+            topic = cb.topic if (cb.kind == "subscription" and cb.topic in list(ca.publishes)) else None
+            hops.append((a, b, topic))
+        chains[ch.name] = hops
+    return chains, {c.name: c.node for c in model.callbacks}
+
+
+def _topic_matches(traced: str, model_topic: str) -> bool:
+    """A traced (fully qualified) topic is the model's topic (under any namespace prefix)."""
+    t = model_topic.strip("/")
+    return traced == "/" + t or traced.endswith("/" + t)
+
+
+class _Origin:
+    """One chain instance followed by message flow: its source callback and start time."""
+    __slots__ = ("source", "start", "leaf_end")
+
+    def __init__(self, source: str, start: int):
+        self.source, self.start, self.leaf_end = source, start, {}
+
+
+class _Flow:
+    """Chain latency by message flow, for any executor that emits callback events (chainrt's,
+    rclcpp's): an instance starts at the callback_start of the chain's source timer; a publish
+    inside a callback (same thread, between its start and end) carries the instance on; the take
+    of that message (matched by topic and source timestamp) queues it for the subscription's
+    callback (FIFO, at most the subscription's depth: keep-last drops the oldest); the callback
+    that starts next for that subscription continues the instance; the instance ends at the
+    callback_end of the chain's last callback (of every leaf, for a branching chain). Model
+    callbacks are found in the trace by their registered symbol ("chainrt:<name>") or else by
+    node and topic (subscriptions) or node and period (timers)."""
+
+    def __init__(self, model):
+        self.cbs = {c.name: c for c in model.callbacks}
+        self.chains = []  # (name, source, leaves)
+        for ch in model.chains:
+            paths = [list(p) for p in ch.paths()]
+            if paths and paths[0] and self.cbs.get(paths[0][0]) is not None \
+                    and self.cbs[paths[0][0]].kind == "timer":
+                self.chains.append((ch.name, paths[0][0], frozenset(p[-1] for p in paths)))
+        self.sources = {src for _, src, _ in self.chains}
+        self.resolved: dict = {}
+        self.running: dict = {}   # (vpid, vtid) -> (model name, origin)
+        self.carried: dict = {}   # (topic, source timestamp) -> origin
+        self.pending: dict = {}   # (vpid, callback) -> [origin or None]
+        self.samples: dict = {}   # chain -> [ns]
+
+    def resolve(self, p, cb, names, timer_of, period, timer_node, sub_of_cb) -> str | None:
+        key = (p, cb)
+        if key in self.resolved:
+            return self.resolved[key]
+        name = names.get(key)
+        if name not in self.cbs:
+            name = None
+            cands = []
+            if key in timer_of:
+                t = timer_of[key]
+                node, per = timer_node.get((p, t)), period.get((p, t))
+                cands = [c.name for c in self.cbs.values() if c.kind == "timer" and node
+                         and _node_matches(node, c.node) and int(c.period) == per]
+            elif key in sub_of_cb:
+                topic, node = sub_of_cb[key]
+                cands = [c.name for c in self.cbs.values() if c.kind != "timer" and c.topic
+                         and _topic_matches(topic, c.topic) and _node_matches(node, c.node)]
+            name = cands[0] if len(cands) == 1 else None
+        self.resolved[key] = name
+        return name
+
+    def start(self, p, vtid, ts, name, cb):
+        origin = None
+        if name in self.sources:
+            origin = _Origin(name, ts)
+        elif name is not None:
+            q = self.pending.get((p, cb))
+            origin = q.pop(0) if q else None
+        self.running[(p, vtid)] = (name, origin)
+
+    def publish(self, p, vtid, topic, stamp):
+        r = self.running.get((p, vtid))
+        if r is not None and r[1] is not None:
+            self.carried[(topic, stamp)] = r[1]
+
+    def take(self, p, cb, topic, stamp, depth):
+        q = self.pending.setdefault((p, cb), [])
+        q.append(self.carried.pop((topic, stamp), None))
+        if depth and len(q) > depth:
+            del q[0]
+
+    def end(self, p, vtid, ts):
+        r = self.running.pop((p, vtid), None)
+        if r is None or r[1] is None:
+            return
+        name, origin = r
+        for chain, source, leaves in self.chains:
+            if source != origin.source or name not in leaves:
+                continue
+            ends = origin.leaf_end.setdefault(chain, {})
+            ends[name] = ts
+            if len(ends) == len(leaves):
+                self.samples.setdefault(chain, []).append(max(ends.values()) - origin.start)
+
+
+def _node_matches(traced: str, model_node: str) -> bool:
+    import re
+    n = re.sub(r"[^A-Za-z0-9]", "_", model_node)
+    return traced == "/" + n or traced.endswith("/" + n)
+
+
+def analyze(events: Iterable[Event], model=None) -> TraceReport:
+    """Derive per-chain latency, per-hop publish -> take and callback execution times."""
+    rep = TraceReport()
+    flow = _Flow(model) if model is not None else None
+    timer_of: dict = {}           # (vpid, callback) -> timer handle
+    timer_period: dict = {}       # (vpid, timer handle) -> period
+    timer_node: dict = {}         # (vpid, timer handle) -> node name
+    sub_of_cb: dict = {}          # (vpid, callback) -> (topic, node)
+    cb_of_rmw_sub: dict = {}      # (vpid, rmw subscription handle) -> callback
+    rmw_of_rcl_sub: dict = {}     # (vpid, rcl subscription handle) -> (rmw handle, depth)
+    depth_of_cb: dict = {}        # (vpid, callback) -> subscription queue depth
+    # entity tables, keyed by (vpid, handle): pointers are per process
+    node_name: dict = {}
+    pub_topic: dict = {}          # (vpid, rmw publisher handle) -> (topic, node)
+    sub_topic: dict = {}          # (vpid, rmw subscription handle) -> (topic, node)
+    rcl_pub_node: dict = {}
+    rcl_sub: dict = {}            # (vpid, rcl subscription handle) -> (topic, node)
+    cb_name: dict = {}            # (vpid, callback) -> name
+    cb_of_sub: dict = {}          # (vpid, subscription object) -> rcl handle
+    chain_meta: dict = {}         # (vpid, executor, chain) -> (name, deadline)
+    published: dict = {}          # (topic, source timestamp) -> (ts, node)
+    hop_samples: dict = {}        # (topic, pub node, sub node) -> [ns]
+    unmatched_takes: dict = {}    # topic -> count
+    cb_open: dict = {}            # (vpid, vtid) -> (callback, start ts)
+    cb_last_end: dict = {}        # (vpid, vtid) -> (callback, end ts)
+    cb_samples: dict = {}         # (vpid, callback) -> [ns]
+    chain_samples: dict = {}      # chain name -> [ns]
+    chain_info: dict = {}         # chain name -> {"deadline_ns", "deadline_misses"}
+    counts: dict = {}
+    pids = set()
+    n = 0
+    for ev in events:
+        n += 1
+        counts[ev.name] = counts.get(ev.name, 0) + 1
+        pids.add(ev.vpid)
+        f = ev.fields
+        p = ev.vpid
+        name = ev.name
+        if name == "ros2:rcl_node_init":
+            ns = str(f.get("namespace", "/"))
+            nn = str(f.get("node_name", ""))
+            node_name[(p, f.get("node_handle"))] = (ns.rstrip("/") + "/" + nn) if ns != "/" else "/" + nn
+        elif name == "ros2:rcl_publisher_init":
+            node = node_name.get((p, f.get("node_handle")), "?")
+            pub_topic[(p, f.get("rmw_publisher_handle"))] = (str(f.get("topic_name")), node)
+            rcl_pub_node[(p, f.get("publisher_handle"))] = node
+        elif name == "ros2:rcl_subscription_init":
+            node = node_name.get((p, f.get("node_handle")), "?")
+            sub_topic[(p, f.get("rmw_subscription_handle"))] = (str(f.get("topic_name")), node)
+            rcl_sub[(p, f.get("subscription_handle"))] = (str(f.get("topic_name")), node)
+            rmw_of_rcl_sub[(p, f.get("subscription_handle"))] = (f.get("rmw_subscription_handle"),
+                                                                  int(f.get("queue_depth") or 0))
+        elif name == "ros2:rclcpp_callback_register":
+            sym = str(f.get("symbol", ""))
+            cb_name[(p, f.get("callback"))] = sym[len("chainrt:"):] if sym.startswith("chainrt:") else sym
+        elif name == "ros2:rclcpp_subscription_init":
+            cb_of_sub[(p, f.get("subscription"))] = f.get("subscription_handle")
+        elif name == "ros2:rclcpp_subscription_callback_added":
+            h = cb_of_sub.get((p, f.get("subscription")))
+            if h is not None and (p, h) in rcl_sub:
+                cb = f.get("callback")
+                sub_of_cb[(p, cb)] = rcl_sub[(p, h)]
+                rmw, depth = rmw_of_rcl_sub[(p, h)]
+                cb_of_rmw_sub[(p, rmw)] = cb
+                depth_of_cb[(p, cb)] = depth
+        elif name == "ros2:rcl_timer_init":
+            timer_period[(p, f.get("timer_handle"))] = int(f.get("period", 0))
+        elif name == "ros2:rclcpp_timer_link_node":
+            timer_node[(p, f.get("timer_handle"))] = node_name.get((p, f.get("node_handle")))
+        elif name == "ros2:rclcpp_timer_callback_added":
+            timer_of[(p, f.get("callback"))] = f.get("timer_handle")
+        elif name == "ros2:rmw_publish":
+            topic, node = pub_topic.get((p, f.get("rmw_publisher_handle")), (None, None))
+            if topic is not None:
+                published[(topic, f.get("timestamp"))] = (ev.ts, node)
+                if flow is not None:
+                    flow.publish(p, ev.vtid, topic, f.get("timestamp"))
+        elif name == "ros2:rmw_take":
+            if not f.get("taken"):
+                continue
+            topic, node = sub_topic.get((p, f.get("rmw_subscription_handle")), (None, None))
+            if topic is None:
+                continue
+            if flow is not None:
+                cb = cb_of_rmw_sub.get((p, f.get("rmw_subscription_handle")))
+                if cb is not None:
+                    flow.take(p, cb, topic, f.get("source_timestamp"), depth_of_cb.get((p, cb), 0))
+            src = published.get((topic, f.get("source_timestamp")))
+            if src is None:
+                unmatched_takes[topic] = unmatched_takes.get(topic, 0) + 1
+                continue
+            hop_samples.setdefault((topic, src[1], node), []).append(ev.ts - src[0])
+        elif name == "ros2:callback_start":
+            cb_open[(p, ev.vtid)] = (f.get("callback"), ev.ts)
+            if flow is not None:
+                cb = f.get("callback")
+                flow.start(p, ev.vtid, ev.ts, flow.resolve(p, cb, cb_name, timer_of, timer_period, timer_node,
+                                                          sub_of_cb), cb)
+        elif name == "ros2:callback_end":
+            cb = f.get("callback")
+            o = cb_open.pop((p, ev.vtid), None)
+            if o is not None and o[0] == cb:
+                cb_samples.setdefault((p, cb), []).append(ev.ts - o[1])
+            cb_last_end[(p, ev.vtid)] = (cb, ev.ts)
+            if flow is not None:
+                flow.end(p, ev.vtid, ev.ts)
+        elif name == "chainrt:chain_init":
+            chain_meta[(p, f.get("executor"), f.get("chain"))] = (str(f.get("name")), int(f.get("deadline", 0)))
+        elif name == "chainrt:chain_callback":
+            cb_name.setdefault((p, f.get("callback")), str(f.get("name")))
+        elif name == "chainrt:chain_complete":
+            meta = chain_meta.get((p, f.get("executor"), f.get("chain")))
+            end = cb_last_end.get((p, ev.vtid))
+            if meta is None or end is None or end[0] != f.get("callback"):
+                rep.notes.append(f"a chain completion at {ev.ts} ns has no matching callback_end "
+                                 "(events lost?); skipped")
+                continue
+            cname, deadline = meta
+            lat = end[1] - int(f.get("release"))
+            chain_samples.setdefault(cname, []).append(lat)
+            info = chain_info.setdefault(cname, {"deadline_ns": deadline, "deadline_misses": 0})
+            if deadline > 0 and lat > deadline:
+                info["deadline_misses"] += 1
+    rep.events = n
+    rep.processes = sorted(pids)
+    if n == 0:
+        rep.notes.append("the trace holds no event (was the program run under `chainrt trace record`?)")
+
+    for cname, samples in chain_samples.items():
+        rep.chains[cname] = {**summary(samples), **chain_info[cname],
+                             "source": "chainrt:chain_complete - chain release"}
+    if flow is not None:
+        for cname, samples in flow.samples.items():
+            rep.flow_chains[cname] = {**summary(samples),
+                                      "source": "message flow: source callback_start -> last callback_end"}
+    for (topic, pnode, snode), samples in sorted(hop_samples.items(), key=lambda kv: kv[0]):
+        rep.hops.append({"topic": topic, "publisher_node": pnode, "subscriber_node": snode,
+                         **summary(samples)})
+    for topic, k in sorted(unmatched_takes.items()):
+        rep.notes.append(f"{topic}: {k} take(s) without the publish in the trace (published by an "
+                         "untraced process or before recording started)")
+    for (p, cb), samples in cb_samples.items():
+        nm = cb_name.get((p, cb)) or (f"callback {cb:#x}" if isinstance(cb, int) else f"callback {cb}")
+        key = nm if nm not in rep.callbacks else f"{nm} (pid {p})"
+        rep.callbacks[key] = summary(samples)
+
+    have_callbacks = counts.get("ros2:callback_start", 0) > 0
+    have_chainrt = counts.get("chainrt:chain_complete", 0) > 0
+    have_comm = counts.get("ros2:rmw_publish", 0) > 0 and counts.get("ros2:rmw_take", 0) > 0
+    if not have_chainrt:
+        what = ("the time from a chain's release to its source callback's start (the message-flow "
+                "latency above starts at that callback)" if rep.flow_chains else
+                "end-to-end chain latency (release -> completion)")
+        rep.not_derivable.append(
+            f"{what}: the trace has no chainrt chain events (the program did not run under "
+            "chainrt's executor); a chain's release is not an rcl/rmw event")
+    if not have_callbacks:
+        rep.not_derivable.append(
+            "callback execution and response times: the executor emitted no ros2:callback_start/"
+            "callback_end (rclpy's executors do not; chainrt's and rclcpp's do)")
+        rep.not_derivable.append(
+            "the time from a take to the next publish inside a node (node latency): without "
+            "callback events a take cannot be tied to the publish it causes")
+        rep.not_derivable.append(
+            "timer releases: rcl emits no event when a timer fires (only rcl_timer_init)")
+    if not have_comm:
+        rep.not_derivable.append(
+            "publish -> take per hop: the trace has no ros2:rmw_publish/rmw_take pair (were the "
+            "ros2 events enabled, and the publishers' processes traced?)")
+
+    if model is not None:
+        chains, _ = _model_topology(model)
+        for cname, hops in chains.items():
+            entry = {"hops": []}
+            for a, b, topic in hops:
+                h = {"from": a, "to": b, "topic": topic}
+                if topic is None:
+                    h["note"] = "not a topic hop (same callback or no publish/subscribe link)"
+                else:
+                    found = [x for x in rep.hops if _topic_matches(x["topic"], topic)]
+                    if found:
+                        h["traced"] = [x["topic"] for x in found]
+                        h.update({k: v for k, v in _merge(found).items()})
+                    else:
+                        h["note"] = "no publish -> take of this topic in the trace"
+                entry["hops"].append(h)
+            entry["latency_in_trace"] = cname in rep.chains
+            entry["latency_by_flow"] = cname in rep.flow_chains
+            rep.model_chains[cname] = entry
+        unknown = [c for c in rep.chains if c not in chains]
+        if unknown:
+            rep.notes.append("chains in the trace that the model does not name: " + ", ".join(sorted(unknown)))
+    return rep
+
+
+def _merge(found: list[dict]) -> dict:
+    """Combined summary of hop entries (weighted mean; max of maxima; p99 of the largest entry)."""
+    n = sum(x["instances"] for x in found)
+    if n == 0:
+        return summary([])
+    return {"instances": n,
+            "mean_ns": sum(x["mean_ns"] * x["instances"] for x in found) / n,
+            "p99_ns": max(x["p99_ns"] for x in found),
+            "wcrt_ns": max(x["wcrt_ns"] for x in found),
+            "bcrt_ns": min(x["bcrt_ns"] for x in found)}
+
+
+def _ms(ns) -> str:
+    return f"{ns / 1e6:9.3f}"
+
+
+def format_report(rep: TraceReport) -> str:
+    out = [f"trace: {rep.events} events from {len(rep.processes)} process(es)"]
+    for title, chains in (("Per-chain end-to-end latency (ms): release -> completion of the chain's last callback",
+                           rep.chains),
+                          ("Per-chain latency by message flow (ms): source callback's start -> last callback's end",
+                           rep.flow_chains)):
+        if not chains:
+            continue
+        out += ["", title,
+                f"  {'chain':<24}{'instances':>10}{'mean':>10}{'p99':>10}{'max':>10}{'min':>10}{'misses':>8}"]
+        for name, c in sorted(chains.items()):
+            misses = c.get("deadline_misses", "-")
+            out.append(f"  {name:<24}{c['instances']:>10}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}"
+                       f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}{misses:>8}")
+    if rep.model_chains:
+        out.append("")
+        out.append("Model chains, hop by hop (publish -> take, ms)")
+        for cname, e in rep.model_chains.items():
+            lat = ("end-to-end latency above" if e["latency_in_trace"] else
+                   "latency by message flow above (from its source callback's start)" if e["latency_by_flow"]
+                   else "end-to-end latency: not derivable from this trace")
+            out.append(f"  {cname}: {lat}")
+            for h in e["hops"]:
+                if "note" in h:
+                    out.append(f"    {h['from']} -> {h['to']}: {h['note']}")
+                else:
+                    out.append(f"    {h['from']} -> {h['to']} [{h['topic']}]: n={h['instances']} mean {_ms(h['mean_ns']).strip()}"
+                               f" p99 {_ms(h['p99_ns']).strip()} max {_ms(h['wcrt_ns']).strip()}")
+    if rep.hops:
+        out.append("")
+        out.append("Per hop, publish (rmw_publish) -> take (rmw_take) of the same message (ms)")
+        out.append(f"  {'topic':<28}{'publisher -> subscriber':<36}{'n':>7}{'mean':>10}{'p99':>10}{'max':>10}")
+        for h in rep.hops:
+            who = f"{h['publisher_node']} -> {h['subscriber_node']}"
+            out.append(f"  {h['topic']:<28}{who:<36}{h['instances']:>7}{_ms(h['mean_ns']):>10}"
+                       f"{_ms(h['p99_ns']):>10}{_ms(h['wcrt_ns']):>10}")
+    if rep.callbacks:
+        out.append("")
+        out.append("Callback execution (callback_start -> callback_end, wall, ms)")
+        out.append(f"  {'callback':<36}{'n':>7}{'mean':>10}{'p99':>10}{'max':>10}")
+        for name, c in sorted(rep.callbacks.items()):
+            out.append(f"  {name:<36}{c['instances']:>7}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}{_ms(c['wcrt_ns']):>10}")
+    if rep.not_derivable:
+        out.append("")
+        out.append("Not derivable from this trace:")
+        out.extend(f"  - {x}" for x in rep.not_derivable)
+    if rep.notes:
+        out.append("")
+        out.append("Notes:")
+        out.extend(f"  - {x}" for x in rep.notes)
+    return "\n".join(out)
