@@ -92,8 +92,9 @@ CHAINRT_BINDINGS(soundness, 21) {
   m.def(
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
-         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb) {
+         const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb, const std::string& feature) {
         sim::SoundnessOptions o;
+        o.feature = feature;
         o.analysis = analysis;
         o.sets = sets;
         o.seed = seed;
@@ -114,6 +115,7 @@ CHAINRT_BINDINGS(soundness, 21) {
       },
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
-      nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0, "Soundness harness for one analysis; returns the report as JSON.");
+      nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
+      nb::arg("feature") = "", "Soundness harness for one analysis; returns the report as JSON.");
 }
 #endif

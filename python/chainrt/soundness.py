@@ -22,6 +22,9 @@ import sys
 import time
 
 
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join")
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--analysis", default="all", help="analysis name from the registry, or 'all' (default)")
     parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
@@ -43,6 +46,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--climb", type=int, default=0, metavar="STEPS",
                         help="hill-climbing simulations per system over timer offsets and per-callback execution "
                              "times, from the worst simulation (default 0)")
+    parser.add_argument("--feature", choices=FEATURES, default=None,
+                        help="draw only systems with this feature: executors sharing a core under SCHED_FIFO "
+                             "priorities (shared-cores), a callback on two chains (shared-callbacks: merges and "
+                             "forks), a chain branching onto another executor and joining at a fusion node "
+                             "(branch-join)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
 
 
@@ -55,12 +63,14 @@ def analysis_names() -> list[str]:
 
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
-          horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0) -> dict:
+          horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
+          feature: str = "") -> dict:
     from . import _core
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
-    return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb))
+    return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
+                         feature or ""))
 
 
 def run(args) -> int:
@@ -77,7 +87,7 @@ def run(args) -> int:
         try:
             rep = check(name, args.sets, args.seed, args.variants, max(1, args.jobs),
                         os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max,
-                        args.harsh, args.climb)
+                        args.harsh, args.climb, getattr(args, "feature", None) or "")
         except (ValueError, RuntimeError) as err:
             print(f"chainrt experiment soundness: {err}", file=sys.stderr)
             return 1
@@ -95,6 +105,12 @@ def run(args) -> int:
                  f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "
                  f"{h['overloaded']} overloaded, {h['tight_deadlines']} with deadlines = bounds; "
                  if args.harsh else "")
+              + (f"feature {rep['feature']}: {rep['feature_systems']} systems"
+                 + (f" ({rep['merges']} merges, {rep['forks']} forks)" if rep['feature'] == "shared-callbacks" else "")
+                 + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
+                 + "; " if rep.get("feature") else "")
+              + (f"bound tightness (worst simulated / bound per chain): median {rep['tightness']['median']:.3f}, "
+                 f"p90 {rep['tightness']['p90']:.3f}; " if rep["tightness"]["chains"] else "")
               + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
                  f"systems; " if args.climb else "") +
               f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
