@@ -145,22 +145,16 @@ std::optional<Duration> lame_theorem2_check(const View& v, int k) {
   return std::nullopt;
 }
 
-// EDF needs one absolute deadline per callback instance: a callback that two chains run (on
-// both paths, or on one path and triggered by the other chain) would be queued with whichever
-// chain's deadline reached the readyQueue first (one queued instance per callback).
-bool unique_deadlines(const Model& m, const View& v, std::string* why) {
-  std::vector<int> owner(v.cbs.size(), -1);
-  for (std::size_t k = 0; k < v.tasks.size(); ++k) {
-    if (!v.tasks[k].has_deadline) continue;
-    for (int c : v.tasks[k].work) {
-      if (owner[c] >= 0 && owner[c] != static_cast<int>(k)) {
-        if (why) *why = "callback '" + m.callbacks[c].name + "' runs for chains '" + v.tasks[owner[c]].name + "' and '" +
-                        v.tasks[k].name + "', so its EDF deadline is not unique";
-        return false;
-      }
-      owner[c] = static_cast<int>(k);
+// EDF needs a bound on the absolute deadline every pending callback of a chain instance is
+// queued with (workload.cpp, edf_keys: a shared timer keys with its chains' shortest deadline, a
+// callback shared by several chains with the deadline of the message at its queue's head).
+// Messages a path callback takes from a publisher whose hop is on no chain carry none.
+bool keyed_deadlines(const View& v, std::string* why) {
+  for (const auto& t : v.tasks)
+    if (t.reported && !t.edf_unkeyed.empty()) {
+      if (why) *why = t.edf_unkeyed;
+      return false;
     }
-  }
   return true;
 }
 
@@ -175,7 +169,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   bool applicable(const Model& m, std::string* why) const override {
     View v = build_view(m, model_hop_cost(m));
     return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
-           (order_ != Order::Edf || unique_deadlines(m, v, why));
+           (order_ != Order::Edf || keyed_deadlines(v, why));
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
@@ -183,7 +177,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority, true) ||
-        (order_ == Order::Edf && !unique_deadlines(m, v, &why)))
+        (order_ == Order::Edf && !keyed_deadlines(v, &why)))
       return not_applicable(m, why, name_);
     HolisticOptions opt;
     opt.analysis = name_;

@@ -71,8 +71,10 @@ struct Other {
   Duration n_hp = 0;          // number of those callbacks
   bool edf_limited = false;   // EDF: interference also limited by I^EDF
   std::vector<Duration> blockers;  // callbacks that can only block (sorted, largest first)
-  Duration R = 0, T = 1, D = 0;
+  Duration R = 0, T = 1, D = 0;  // D: the earliest relative key of its work (Task::key_lo)
+  Duration D_blk = 0;             // the latest (Task::key_hi): how late a blocker job can be keyed
   int width = 1;
+  Duration par = 1;               // threads its work may occupy at once: min(width, m)
   bool bounded = true;
 };
 
@@ -84,13 +86,13 @@ Duration edf_jobs(Duration Dk, Duration Ti, Duration Di, Duration Ri) {
   return q + (r - (Di - Ri) > 0 ? 1 : 0);
 }
 
-Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Duration Ri) {
+Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Duration Ri, Duration p = 1) {
   // Jobs of chain i with absolute deadline in (a_k, d_k]; the earliest of them has at most
-  // r − (D_i − R_i) of its work after a_k.
+  // r − (D_i − R_i) time left after a_k, so p·(r − (D_i − R_i)) work on p threads.
   Duration q = Dk / Ti;
   Duration r = Dk - q * Ti;
   Duration tail = std::max<Duration>(0, r - (Di - Ri));
-  return q * C + std::min(C, tail);
+  return q * C + std::min(C, p * tail);
 }
 
 
@@ -105,6 +107,9 @@ Duration rta_eq9_response(Duration x, Duration e_last) { return x - 1 + e_last; 
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
                                              const std::vector<Duration>& R, Duration limit) {
   const Task& tk = v.tasks[k];
+  // EDF: J's pending work is keyed at most a + Dk (Task::key_hi); other chains' work counts as
+  // interference from its earliest key (Other::D), as blocking up to its latest (Other::D_blk).
+  const Duration Dk = tk.key_hi;
   const int X = seg.executor;
   std::uint64_t mask = ~std::uint64_t{0};
   for (int c : seg.cbs) mask &= v.cbs[c].threads;
@@ -242,7 +247,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (auto* w : {&hpw[g], &allw[g]}) {
         w->R = R[i];
         w->T = ti.T;
-        w->D = ti.D;
+        w->D = ti.key_lo;
         w->edf_limited = edf_pair;
       }
       allw[g].edf_limited = false;
@@ -252,8 +257,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     if (relevant) {
       o.R = R[i];
       o.T = ti.T;
-      o.D = ti.D;
+      o.D = ti.key_lo;
+      o.D_blk = ti.key_hi;
       o.width = unbounded ? static_cast<int>(m) : ti.width;
+      o.par = std::min<Duration>(o.width, m);
       o.bounded = !unbounded;
       std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
       for (auto& b : gb) std::sort(b.begin(), b.end(), std::greater<>());
@@ -325,12 +332,15 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   const Duration S = seg.intra_comm;
 
-  auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited) {
-    Duration w = carry_in_workload(x, C, Ri, Ti);
-    if (edf_limited) w = std::min(w, edf_interference(C, tk.D, Ti, Di, Ri));
+  // (Group work runs one member at a time: p = 1.)
+  auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration p = 1) {
+    Duration w = carry_in_workload(x, C, Ri, Ti, p);
+    if (edf_limited) w = std::min(w, edf_interference(C, Dk, Ti, Di, Ri, p));
     return w;
   };
-  auto interference = [&](const Other& o, Duration x) { return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited); };
+  auto interference = [&](const Other& o, Duration x) {
+    return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par);
+  };
 
   // Eligibility events. "Full" events — J's release and the end of each hop delay — can find
   // all m threads running lower-ranked callbacks. At a callback boundary without hop delay the
@@ -354,7 +364,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (const auto& w : ghp[g]) {
         G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited);
         Duration n = overlapping_instances(x, w.R, w.T);
-        if (w.edf_limited) n = std::min(n, edf_jobs(tk.D, w.T, w.D, w.R));
+        if (w.edf_limited) n = std::min(n, edf_jobs(Dk, w.T, w.D, w.R));
         hprel[g] += n * w.cnt;
       }
       if (fallback[g]) hprel_fallback += hprel[g];
@@ -364,7 +374,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   };
   // Jobs of chain j whose outranking callbacks can run in the window.
   auto hp_jobs = [&](const Other& o, Duration x) -> Duration {
-    if (o.edf_limited) return edf_jobs(tk.D, o.T, o.D, o.R);
+    if (o.edf_limited) return edf_jobs(Dk, o.T, o.D, o.R);
     return o.bounded ? overlapping_instances(x, o.R, o.T) : x;  // (unbounded chains have no HP work)
   };
   struct Terms {
@@ -420,13 +430,13 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Other& o = others[j];
       Terms& t = terms[j];
       t.I = interference(o, x);
-      t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T) : kUnbounded;
+      t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T, o.par) : kUnbounded;
       const Duration par = std::min<Duration>(o.width, m);
       // Lower-ranked jobs of j that can start before J's last event: EDF — deadline > d_k, so
       // released in (a + D_k − D_j, a + x): ⌈(x + D_j − D_k)/T_j⌉ (none when x <= D_k − D_j);
       // FP — the instances overlapping the window; a chain without a bound — any number.
       const bool unlimited = !o.edf_limited && !o.bounded;
-      const Duration mult = o.edf_limited ? ceil_div(x + o.D - tk.D, o.T)
+      const Duration mult = o.edf_limited ? ceil_div(x + o.D_blk - tk.key_lo, o.T)
                                           : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
       Duration L = 0;
       auto add = [&](const std::vector<Duration>& b, const std::vector<Duration>& pre, Duration n) {
@@ -544,17 +554,18 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     // <= x is an up-set of [x0, ∞) and its least element z is found by bisection. No x in
     // [x0, z) satisfies f(x) <= x, so jumping to z keeps the iteration below the least fixed
     // point — the result is the same as plain Kleene iteration.
-    struct Piece {  // v0 + min(room, x − x0)
-      Duration v0 = 0, room = 0;
-      Duration at(Duration d) const { return v0 + std::min(room, d); }
+    struct Piece {  // v0 + min(room, par·(x − x0))
+      Duration v0 = 0, room = 0, par = 1;
+      Duration at(Duration d) const { return v0 + std::min(room, par * d); }
     };
-    auto piece = [&](Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited) {
+    auto piece = [&](Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration par = 1) {
       Piece p;
-      p.v0 = carry_in_workload(x0, C, Ri, Ti);
-      const Duration span = x0 + Ri - C;
-      if (C > 0 && x0 > 0 && span >= 0) p.room = C - std::min(C, span % Ti);
+      p.par = par;
+      p.v0 = carry_in_workload(x0, C, Ri, Ti, par);
+      const Duration span = x0 + Ri - C / par;
+      if (C > 0 && x0 > 0 && span >= 0) p.room = C - std::min(C, par * (span % Ti));
       if (edf_limited) {
-        const Duration cap = edf_interference(C, tk.D, Ti, Di, Ri);
+        const Duration cap = edf_interference(C, Dk, Ti, Di, Ri, par);
         p.room = std::max<Duration>(0, std::min(p.room, cap - p.v0));
         p.v0 = std::min(p.v0, cap);
       }
@@ -579,9 +590,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (std::size_t j = 0; j < others.size(); ++j) {
         const Other& o = others[j];
         Frozen& z = fz[j];
-        z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited);
+        z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par);
         z.W_unbounded = !o.bounded;
-        if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false);
+        if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false, o.par);
         z.L = terms[j].L;
         z.w = o.width;
         hp_lp_room_max += z.L;
@@ -736,8 +747,10 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
       bool ok = true;
       for (const auto& s : t.segments) {
         total += s.comm_before;
-        // EDF bounds are only used when every deadline is met: stop at the deadline.
-        Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, t.D) : t.T) - total;
+        // EDF bounds are only used when every deadline is met: stop at the deadline (at the
+        // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
+        const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
+        Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T) - total;
         auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
         if (!b) {
           ok = false;
@@ -777,7 +790,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
   if (opt.require_deadlines_met) {
     std::vector<std::size_t> late;
     for (std::size_t k = 0; k < n; ++k)
-      if (failed[k].empty() && v.tasks[k].has_deadline && R[k] > v.tasks[k].D) late.push_back(k);
+      if (failed[k].empty() && v.tasks[k].has_deadline && R[k] > v.tasks[k].key_lo) late.push_back(k);
     for (std::size_t k : late) {
       std::string who = v.tasks[k].name;
       std::string fixed_point = std::to_string(R[k]);

@@ -323,7 +323,57 @@ View build_view(const Model& m, const HopCost& cost) {
     t.segments.push_back(s);
     v.tasks.push_back(std::move(t));
   }
+  edf_keys(m, v);
   return v;
+}
+
+// The EDF key range of every chain (Task::key_lo, key_hi), after the rule the simulator and
+// the runtime share: a timer that starts chains queues its instance with release + the
+// smallest deadline among them; a message carries the instance's deadline along the chain's
+// hops (the simulator: the earliest of the chains whose hop it is, the runtime: its source's),
+// so a callback instance of chain i (release r) is keyed in [r + key_lo, r + D_i]. A callback's
+// queue is FIFO and keyed by its oldest message: at a callback the chain shares with other
+// chains (a merge), their earlier messages keep it keyed with THEIR deadlines, at most
+// (arrival of the chain's own message, <= r + min(T_i, key_lo)) + D_j, while the chain's
+// waits behind them — key_hi. A publisher whose hop into a path callback is on no chain sends
+// messages without a deadline (queued last): then there is no key bound (edf_unkeyed).
+void edf_keys(const Model& m, View& v) {
+  for (auto& t : v.tasks) {
+    t.key_lo = t.key_hi = t.D;
+    if (!t.has_deadline || t.chain < 0) continue;
+    for (const auto& o : v.tasks)
+      if (o.chain >= 0 && o.has_deadline && o.path.front() == t.path.front()) t.key_lo = std::min(t.key_lo, o.D);
+  }
+  auto hop_on = [&](const Chain& ch, const std::string& from, const std::string& to) {
+    if (ch.is_linear()) {
+      for (std::size_t j = 1; j < ch.callbacks.size(); ++j)
+        if (ch.callbacks[j - 1] == from && ch.callbacks[j] == to) return true;
+      return false;
+    }
+    return std::any_of(ch.hops.begin(), ch.hops.end(), [&](const Hop& h) { return h.from == from && h.to == to; });
+  };
+  for (auto& t : v.tasks) {
+    if (!t.has_deadline || t.chain < 0) continue;
+    const Chain& ch = m.chains[static_cast<std::size_t>(t.chain)];
+    for (std::size_t j = 1; j < t.path.size(); ++j) {
+      const Callback& c = m.callbacks[static_cast<std::size_t>(t.path[j])];
+      if (c.topic.empty()) continue;
+      for (const auto& u : m.callbacks) {
+        if (std::find(u.publishes.begin(), u.publishes.end(), c.topic) == u.publishes.end()) continue;
+        if (hop_on(ch, u.name, c.name)) continue;
+        Duration dj = -1;
+        for (const auto& other : m.chains)
+          if (hop_on(other, u.name, c.name)) dj = std::max(dj, other.deadline);
+        if (dj < 0) {
+          t.edf_unkeyed = "callback '" + c.name + "' of chain '" + t.name + "' also takes messages of '" + u.name +
+                          "', which no chain passes on to it: they carry no deadline and are queued last, ahead of "
+                          "the chain's own (no EDF key bound)";
+          continue;
+        }
+        t.key_hi = std::max(t.key_hi, std::min(t.T, t.key_lo) + dj);
+      }
+    }
+  }
 }
 
 AnalysisResult collect_result(const std::string& analysis, const std::vector<Task>& tasks,

@@ -67,6 +67,12 @@ struct Task {
   // chain's input before its path goes on: that join wait is not analysed, so no analysis
   // bounds the chain (the reason says where).
   std::string join_wait;
+  // EDF keys (edf_keys in workload.cpp): the absolute deadline a pending callback of one
+  // instance (release r) is queued with lies in [r + key_lo, r + key_hi]. key_lo < D when the
+  // chain shares its timer with a chain of a shorter deadline; key_hi > D when messages of other
+  // chains can queue ahead of the instance's at a callback it shares with them (a merge).
+  Duration key_lo = 0, key_hi = 0;
+  std::string edf_unkeyed;  // non-empty: a path callback can queue messages without a deadline
 };
 
 struct View {
@@ -99,20 +105,27 @@ using HopCost = std::function<Duration(const Hop&)>;
 // them could charge.
 HopCost model_hop_cost(const Model& m);
 View build_view(const Model& m, const HopCost& cost);
+// Fills every task's EDF key range (Task::key_lo, key_hi, edf_unkeyed); build_view calls it.
+void edf_keys(const Model& m, View& v);
 
 // (Effective priorities, thread FIFO priorities and thread masks: chainrt/model/facts.hpp,
 // shared with sched/.)
 
-// Work of a chain instance whose C units lie inside [release, release + R]: the maximum
-// amount in any window of length x (Bertogna & Cirinei's carry-in workload):
-//   W(x) = N·C + min(C, x + R − C − N·T),  N = ⌊(x + R − C)/T⌋.
-inline Duration carry_in_workload(Duration x, Duration C, Duration R, Duration T) {
+// Work of a chain instance whose C units lie inside [release, release + R] and run on at most
+// p threads at a time: the maximum amount in any window of length x (Bertogna & Cirinei's
+// carry-in workload; for p > 1 Melani et al.'s form for parallel (DAG) tasks, ECRTS 2015):
+//   W(x) = N·C + min(C, p·(x + R − ⌊C/p⌋ − N·T)),  N = ⌊(x + R − ⌊C/p⌋)/T⌋.
+// p = 1 is the sequential form. A chain instance that fans out (extra work, branches) does
+// more than x units in a window of x on several threads: the sequential form was beaten
+// there (a shared-callback fork, soundness harness).
+inline Duration carry_in_workload(Duration x, Duration C, Duration R, Duration T, Duration p = 1) {
   if (C <= 0 || x <= 0) return 0;
-  Duration span = x + R - C;
+  if (p < 1) p = 1;
+  Duration span = x + R - C / p;
   if (span < 0) return 0;
   Duration N = span / T;
   Duration rest = span - N * T;
-  return N * C + (rest < C ? rest : C);
+  return N * C + (p * rest < C ? p * rest : C);
 }
 
 // Executions of callback c that can run (start, or continue from before) in any window of
