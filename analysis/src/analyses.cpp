@@ -29,6 +29,13 @@ namespace {
 
 using namespace detail;
 
+// Every segment of a task: its segments, or those of all its paths (Task::paths).
+std::vector<Segment> segments_of(const Task& t) {
+  std::vector<Segment> out = t.segments;
+  for (const auto& p : t.paths) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 // Structural checks shared by the engine-based analyses. `single_threaded`: every executor
 // that runs work must have exactly one thread.
 bool structure_ok(const Model& m, const View& v, bool single_threaded, bool linear_only, std::string* why,
@@ -49,7 +56,7 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
     }
   }
   for (const auto& t : v.tasks) {
-    if (t.segments.empty()) {
+    if (t.segments.empty() && t.paths.empty()) {
       if (why) *why = "chain '" + t.name + "' branches across several executors (not supported)";
       return false;
     }
@@ -57,7 +64,7 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
       if (why) *why = "chain '" + t.name + "' branches (this analysis handles linear chains)";
       return false;
     }
-    for (const auto& s : t.segments) {
+    for (const Segment& s : segments_of(t)) {
       std::uint64_t mask = v.cbs[s.cbs.front()].threads;
       if (skip_be) {  // a segment on LaME best-effort threads is reported unbounded (also when split)
         std::uint64_t any = 0;
@@ -191,7 +198,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
       // LaME best-effort threads pick the first eligible callback and refresh only when their
       // wait set is empty (the default executor's polling points): no priority-driven bound.
       skip = [&v](int k, std::string* w) {
-        for (const auto& s : v.tasks[k].segments) {
+        for (const Segment& s : segments_of(v.tasks[k])) {
           std::uint64_t mask = v.cbs[s.cbs.front()].threads;
           for (std::size_t t = 0; t < v.thread_be[s.executor].size() && t < 64; ++t)
             if ((mask >> t & 1) && v.thread_be[s.executor][t]) {

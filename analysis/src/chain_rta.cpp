@@ -180,7 +180,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   std::vector<Other> others;
   std::vector<std::vector<std::vector<Duration>>> gblockers;  // [other][group] sorted
   Duration own_extra = 0, own_extra_n = 0;
-  for (int c : tk.extras) {
+  // The instance's own work off the segment's path: its extras and, on a path piece of a
+  // chain branching across executors, the chain's other branches.
+  std::vector<int> own_side = tk.extras;
+  own_side.insert(own_side.end(), seg.side.begin(), seg.side.end());
+  for (int c : own_side) {
     const CbInfo& cb = v.cbs[c];
     if (cb.executor == X && (cb.threads & mask)) {
       own_extra += cb.wcet;
@@ -296,7 +300,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     if (!dedicated) return std::nullopt;
     for (std::size_t i = 0; i < v.tasks.size(); ++i) {
       Duration C = 0;
-      for (int c : static_cast<int>(i) == k ? tk.extras : v.tasks[i].work)
+      for (int c : static_cast<int>(i) == k ? own_side : v.tasks[i].work)
         if (on_foreign(c)) C += v.cbs[c].wcet;
       if (C == 0) continue;
       if (static_cast<int>(i) == k) {
@@ -323,7 +327,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     return F;
   };
   const std::size_t q = seg.cbs.size();
-  const bool completion_mode = !tk.linear;
+  const bool completion_mode = !tk.linear && !seg.path_piece;
   const bool finish_form = completion_mode || !foreign.empty();
   Duration E1 = 0, elast = 0;
   for (std::size_t j = 0; j < q; ++j) {
@@ -718,9 +722,20 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
     std::string why;
     if (!t.join_wait.empty()) failed[k] = t.join_wait;
     else if (skip && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
-    else if (t.segments.empty()) failed[k] = "a branching chain that spans several executors is not supported";
+    else if (t.segments.empty() && t.paths.empty()) failed[k] = "a branching chain that spans several executors is not supported";
     Duration lower = t.src_jitter + t.path_wcet;
     for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;
+    if (!t.paths.empty()) {  // the longest path
+      lower = t.src_jitter;
+      for (const auto& p : t.paths) {
+        Duration l = t.src_jitter;
+        for (const auto& s : p) {
+          l += s.comm_before + s.intra_comm;
+          for (int c : s.cbs) l += v.cbs[c].wcet;
+        }
+        lower = std::max(lower, l);
+      }
+    }
     R[k] = failed[k].empty() ? lower : kUnbounded;
   }
   // Executors each task touches, for the propagation of unbounded tasks.
@@ -743,20 +758,32 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
     for (std::size_t k = 0; k < n; ++k) {
       if (!failed[k].empty()) continue;
       const Task& t = v.tasks[k];
-      Duration total = t.src_jitter;
-      bool ok = true;
-      for (const auto& s : t.segments) {
-        total += s.comm_before;
-        // EDF bounds are only used when every deadline is met: stop at the deadline (at the
-        // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
-        const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
-        Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T) - total;
-        auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
-        if (!b) {
-          ok = false;
-          break;
+      // R_k = src_jitter + Σ_segments (comm_before + segment bound); of a chain branching
+      // across executors the largest over its paths (Task::paths).
+      auto path_bound = [&](const std::vector<Segment>& segs, Duration& total) {
+        total = t.src_jitter;
+        for (const auto& s : segs) {
+          total += s.comm_before;
+          // EDF bounds are only used when every deadline is met: stop at the deadline (at the
+          // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
+          const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
+          Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T) - total;
+          auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
+          if (!b) return false;
+          total += *b;
         }
-        total += *b;
+        return true;
+      };
+      Duration total = 0;
+      bool ok = true;
+      if (t.paths.empty()) {
+        ok = path_bound(t.segments, total);
+      } else {
+        for (const auto& p : t.paths) {
+          Duration tp = 0;
+          if (!(ok = path_bound(p, tp))) break;
+          total = std::max(total, tp);
+        }
       }
       if (!ok || total > t.T) {
         if (opt.verdict_only && t.reported) {

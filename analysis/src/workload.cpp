@@ -66,6 +66,41 @@ namespace {
 
 }  // namespace
 
+// The linear segments of every root-to-leaf path of a branching chain (Task::paths).
+std::vector<std::vector<Segment>> path_segments(const Model& m, const Chain& ch, const View& v, const HopCost& cost) {
+  std::vector<std::vector<Segment>> out;
+  for (const auto& p : ch.paths()) {
+    std::vector<int> ids;
+    for (const auto& n : p) ids.push_back(static_cast<int>(m.callback_index(n)));
+    std::vector<int> side;
+    for (const auto& n : ch.callbacks)
+      if (std::find(p.begin(), p.end(), n) == p.end()) side.push_back(static_cast<int>(m.callback_index(n)));
+    std::vector<Segment> segs;
+    for (std::size_t j = 0; j < ids.size(); ++j) {
+      const int c = ids[j];
+      Duration hc = 0;
+      if (j > 0)
+        for (const auto& h : ch.hops)
+          if (h.from == p[j - 1] && h.to == p[j]) hc = cost(h);
+      if (j == 0 || v.cbs[c].executor != segs.back().executor) {
+        Segment s;
+        s.executor = v.cbs[c].executor;
+        s.comm_before = hc;
+        s.path_piece = true;
+        s.side = side;
+        segs.push_back(s);
+      } else {
+        segs.back().intra_comm += hc;
+        if (hc > 0) segs.back().delayed_hops++;
+      }
+      segs.back().cbs.push_back(c);
+      segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
+    }
+    out.push_back(std::move(segs));
+  }
+  return out;
+}
+
 View build_view(const Model& m, const HopCost& cost) {
   View v;
   v.model = &m;
@@ -285,6 +320,8 @@ View build_view(const Model& m, const HopCost& cost) {
         s.cbs = t.path;
         for (const auto& h : ch.hops) s.intra_comm += cost(h);
         t.segments.push_back(s);
+      } else {
+        t.paths = path_segments(m, ch, v, cost);
       }
     }
     v.tasks.push_back(std::move(t));

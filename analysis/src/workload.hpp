@@ -46,6 +46,11 @@ struct Segment {
   // analysis comes from the one HopCost of build_view (model_hop_cost: declared, fitted and
   // measured, the largest), so no analysis charges a hop less than the simulator may take.
   std::vector<Duration> hop_into;
+  // A piece of one root-to-leaf path of a chain that branches across executors (Task::paths):
+  // analysed like a linear segment, with the chain's callbacks off that path (`side`) as work
+  // of the same instance that may run in parallel.
+  bool path_piece = false;
+  std::vector<int> side;
 };
 
 struct Task {
@@ -58,6 +63,12 @@ struct Task {
   std::vector<int> path;      // chain callbacks, topological order
   bool linear = true;
   std::vector<Segment> segments;
+  // A chain that branches across executors: no `segments`, but the linear segments of each
+  // root-to-leaf path. An instance ends when its last callback does; going back from it, each
+  // callback was released by the completion of one predecessor (the one that published, or
+  // completed a fusion set), so that causal path ran as a linear chain whose other callbacks
+  // were parallel work: the response is at most the largest path bound.
+  std::vector<std::vector<Segment>> paths;
   std::vector<int> work;      // every callback one instance runs (path + extras)
   std::vector<int> extras;    // work not on the path
   int width = 1;              // callbacks of one instance that may run at the same time

@@ -105,7 +105,9 @@ def run(args) -> int:
                  f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "
                  f"{h['overloaded']} overloaded, {h['tight_deadlines']} with deadlines = bounds; "
                  if args.harsh else "")
-              + (f"feature {rep['feature']}: {rep['feature_systems']} systems"
+              + (f"feature {rep['feature']}: {rep['feature_systems']} systems, "
+                 f"{rep['feature_chains_checked']} bounds of chains with it checked (bounded in "
+                 f"{rep['feature_bounded_systems']} systems)"
                  + (f" ({rep['merges']} merges, {rep['forks']} forks)" if rep['feature'] == "shared-callbacks" else "")
                  + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
                  + "; " if rep.get("feature") else "")

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -283,6 +284,8 @@ struct SetResult {
   bool feature = false;
   int merge = 0, fork = 0, leaf = 0;
   std::map<std::string, double> ratios;  // per bounded chain: worst simulated / bound
+  std::int64_t feature_chains = 0;       // bounded chains with the feature, in all simulations
+  bool feature_bounded = false;          // some chain with the feature had a bound to check
   std::vector<Counterexample> cx;
 };
 
@@ -411,6 +414,19 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
 
   Model fixed_model;  // the model with the climb's execution times as WCET (= BCET)
   std::map<std::string, double>& chain_ratio = sr.ratios;
+  // The chains with the feature: those sharing a callback with another chain, or branching.
+  std::set<std::string> featured;
+  {
+    std::map<std::string, int> on;
+    for (const auto& c : model.chains)
+      for (const auto& n : c.callbacks) on[n]++;
+    for (const auto& c : model.chains) {
+      bool f = o.feature == "branch-join" ? !c.is_linear() : o.feature == "shared-callbacks" ? false : !o.feature.empty();
+      if (o.feature == "shared-callbacks")
+        for (const auto& n : c.callbacks) f |= on[n] > 1;
+      if (f) featured.insert(c.name);
+    }
+  }
   auto simulate_setting = [&](const Setting& st, std::uint64_t sim_seed, Check& out) {
     SimOptions so;
     so.duration = horizon;
@@ -434,7 +450,11 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     ++sr.simulations;
     sr.executions += r.executions;
     out = compare(res, r);
-    for (const auto& [name, ratio] : out.ratio) chain_ratio[name] = std::max(chain_ratio[name], ratio);
+    for (const auto& [name, ratio] : out.ratio) {
+      chain_ratio[name] = std::max(chain_ratio[name], ratio);
+      sr.feature_chains += featured.count(name);
+      sr.feature_bounded = sr.feature_bounded || featured.count(name);
+    }
     sr.chains_checked += out.chains;
     sr.max_ratio = std::max(sr.max_ratio, out.worst);
     for (const auto& v : out.violations) {
@@ -600,6 +620,8 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.climb_simulations += r.climb_simulations;
     rep.climb_raised += r.climb_raised;
     rep.feature_systems += r.feature;
+    rep.feature_chains_checked += r.feature_chains;
+    rep.feature_bounded_systems += r.feature_bounded;
     rep.merges += r.merge;
     rep.forks += r.fork;
     rep.leaf_branches += r.leaf;
@@ -650,7 +672,8 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"shared_cores\": " << r.shared_cores
      << ", \"climb_simulations\": " << r.climb_simulations << ", \"climb_raised\": " << r.climb_raised << "}"
      << ", \"feature\": " << q(r.feature) << ", \"feature_systems\": " << r.feature_systems
-     << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
+     << ", \"feature_chains_checked\": " << r.feature_chains_checked
+     << ", \"feature_bounded_systems\": " << r.feature_bounded_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"mean\": " << fmt(r.ratio_mean) << "}"
      << ", \"counterexamples\": [";

@@ -97,6 +97,10 @@ struct SoundnessReport {
   int climb_raised = 0;               // systems whose worst ratio the climb raised above the draws'
   std::string feature;
   int feature_systems = 0;            // applicable systems with `feature` (all of them when set)
+  // chain bounds checked (per simulation) of the chains with the feature: those that share a
+  // callback with another chain, or branch (every chain for shared-cores)
+  std::int64_t feature_chains_checked = 0;
+  int feature_bounded_systems = 0;    // systems where some chain with the feature was bounded
   int merges = 0, forks = 0, leaf_branches = 0;  // which shared-callback / branch construct
   // Tightness: per bounded chain, its worst simulated response over its bound (max over the
   // system's simulations); the median, 90th percentile and mean over all such chains.
