@@ -102,6 +102,52 @@ Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Dur
 // form (branching chains, foreign threads) e_last = 0.
 Duration rta_eq9_response(Duration x, Duration e_last) { return x - 1 + e_last; }
 
+// Eq. 4 and 5, EDF ready-queue paper (Lemma 4): chain i's share of the window is capped by the
+// room the window leaves it, FI = min(I, t − E_k + e_last). Here (the derivation above) its share
+// of time (4) is at most M_i = min(W_i(x), w_i·(x − E' − S)): its carry-in workload, and w_i
+// threads busy for the whole window after J's own work and hop suspension.
+Duration rta_eq4_5_room(Duration W, Duration width, Duration window_after_own) {
+  const Duration cap = width * window_after_own;
+  return W == kUnbounded ? cap : std::min(cap, W);
+}
+
+// Eq. 6, EDF ready-queue paper (Ψ1: Σ FI^NC plus the m − 1 largest carry-in differences). Here
+// Ψ(x) = Σ_i min(I_i, M_i) + min(LP_cross, Σ_i min(L_i, M_i − min(I_i, M_i))): the outranking
+// interference fills each chain's room first (`hp`), the blocking the rest of it (`room`), and
+// all chains together block at most with the `slots` largest blocker executions (`lp_cross`).
+Duration rta_eq6_psi(Duration hp, Duration lp_cross, Duration room) { return hp + std::min(lp_cross, room); }
+
+// Eq. 10, EDF ready-queue paper (Lemma 5): I^X_k = Σ over J's callbacks in mutually exclusive
+// groups of the largest WCET in that group — `q[g]` callbacks of J in group g, `B[g]` its
+// largest member WCET. (Only the one member running when J's callback becomes ready; the
+// outranking members that run after it are added by the caller, see the header.)
+Duration rta_eq10_group_blocking(const std::vector<Duration>& q, const std::vector<Duration>& B) {
+  Duration ix = 0;
+  for (std::size_t g = 0; g < q.size(); ++g) ix += q[g] * B[g];
+  return ix;
+}
+
+// Eq. 8 (Theorem 1) and Eq. 11 (Theorem 2), EDF ready-queue paper: the last callback has
+// started by a + x when  E_k − e_last + 1 + I^X_k + ⌊Ψ/m⌋ <= x;  the value returned is the
+// left-hand side. Here E' (J's work before its last callback; all of it in the completion
+// form), S (hop suspension), G (group time: Eq. 10 and the outranking members) and F (work of
+// other executors' threads on the segment's core, PiCAS's shared cores) are charged in full.
+Duration rta_eq11_start_demand(Duration E1, Duration S, Duration G, Duration F, Duration psi, Duration m) {
+  return E1 + S + G + F + psi / m + 1;
+}
+
+// Not in the paper (the phase argument of the derivation above, a second sufficient
+// condition): E' + S + G + F + Σ ρ per eligibility event + outranking work + 1 <= x.
+Duration rta_phase_start_demand(Duration E1, Duration S, Duration G, Duration F, Duration rho, Duration hp) {
+  return E1 + S + G + F + rho + hp + 1;
+}
+
+// LaME Sec. 4.2 Theorem 1 (Sobhani et al. 2023) on reserved threads: the demand
+// dbf(x) = m·(E'_w + S + G) + own parallel work + Ψ_∞(x) that must stay below sbf_Π(x).
+Duration lame_thm1_demand(Duration m, Duration E1w, Duration S, Duration G, Duration own, Duration psi) {
+  return m * (E1w + S + G) + own + psi;
+}
+
 }  // namespace
 
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
@@ -359,11 +405,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   Duration hprel_total = 0, hprel_fallback = 0;  // hand-overs of groups without the refinement are full events
   // G(x): group time (3); hprel[g]: hand-overs of group g to members that outrank J's callback.
   auto group_terms = [&](Duration x) {
-    Duration G = 0;
+    Duration G = rta_eq10_group_blocking(qg, Bg);
     hprel_total = 0;
     hprel_fallback = 0;
     for (std::size_t g = 0; g < ng; ++g) {
-      G += qg[g] * Bg[g] + own_group_C[g];
+      G += own_group_C[g];
       hprel[g] = 0;
       for (const auto& w : ghp[g]) {
         G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited);
@@ -497,17 +543,16 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   // Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
   // with M_j = min(W_j, cap_j): the interference fills each chain's room first, the blocking
   // (bounded per chain and across chains) the rest.
-  auto combine = [&](auto cap_of) {
+  auto combine = [&](auto room_of) {
     Duration hp = 0, room = 0;
     for (std::size_t j = 0; j < others.size(); ++j) {
       const Terms& t = terms[j];
-      Duration M = cap_of(others[j]);
-      if (t.W != kUnbounded) M = std::min(M, t.W);
+      const Duration M = room_of(others[j], t.W);
       const Duration h = std::min(t.I, M);
       hp += h;
       room += std::min(t.L, M - h);
     }
-    return hp + std::min(lp_cross_upto(room), room);
+    return rta_eq6_psi(hp, lp_cross_upto(room), room);
   };
 
   if (dedicated) {
@@ -526,10 +571,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Duration cap = x - E1 - S;
       const Duration G = group_terms(x);
       evaluate(x);
-      const Duration psi = combine([&](const Other& o) { return o.width * cap; }) +
+      const Duration psi = combine([&](const Other& o, Duration W) { return rta_eq4_5_room(W, o.width, cap); }) +
                            std::min(own_extra, own_extra_n * cap);
       const Duration F = foreign_at(x);
-      const Duration f1 = E1 + S + G + F + psi / m + 1;
+      const Duration f1 = rta_eq11_start_demand(E1, S, G, F, psi, m);
       // Phase argument (a second, independent sufficient condition): split (4) into maximal
       // "phases", each starting at an eligibility event. During a phase all threads are busy;
       // the thread θ whose running callback ends first must, if the phase goes on, start an
@@ -542,7 +587,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       Duration hp = own_extra;
       for (std::size_t j = 0; j < others.size(); ++j)
         hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
-      const Duration f2 = E1 + S + G + F + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
+      const Duration f2 = rta_phase_start_demand(E1, S, G, F, ev_full * rho_full + ev_charged * rho_charged, hp);
       return {f1, f2, G};
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
@@ -585,9 +630,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     auto jump = [&](Duration x0, const Eval& e0) -> Duration {
       // Group work G(x): constant part plus the outranking members' carry-in workloads.
       gz.clear();
-      Duration G_const = 0;
+      Duration G_const = rta_eq10_group_blocking(qg, Bg);
       for (std::size_t g = 0; g < ng; ++g) {
-        G_const += qg[g] * Bg[g] + own_group_C[g];
+        G_const += own_group_C[g];
         for (const auto& w : ghp[g]) gz.push_back(piece(x0, w.C, w.R, w.T, w.D, w.edf_limited));
       }
       Duration hp_lp_room_max = 0;
@@ -619,20 +664,19 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         Duration h = 0, room = 0;
         for (const auto& z : fz) {
           const Duration I = z.I.at(d);
-          Duration M = z.w * cap;
-          if (!z.W_unbounded) M = std::min(M, z.W.at(d));
+          const Duration M = rta_eq4_5_room(z.W_unbounded ? kUnbounded : z.W.at(d), z.w, cap);
           const Duration hj = std::min(I, M);
           h += hj;
           room += std::min(z.L, M - hj);
         }
-        const Duration psi = h + std::min(lpx, room) + std::min(own_extra, own_extra_n * cap);
-        return E1 + S + G_at(d) + psi / m + 1 <= x;
+        const Duration psi = rta_eq6_psi(h, lpx, room) + std::min(own_extra, own_extra_n * cap);
+        return rta_eq11_start_demand(E1, S, G_at(d), 0, psi, m) <= x;
       };
       auto ok2 = [&](Duration x) {
         const Duration d = x - x0;
         Duration hp = own_extra;
         for (const auto& z : fz) hp += z.W_unbounded ? z.I.at(d) : std::min(z.I.at(d), z.W.at(d));
-        return E1 + S + G_at(d) + rho + hp + 1 <= x;
+        return rta_phase_start_demand(E1, S, G_at(d), 0, rho, hp) <= x;
       };
       // Least x in (x0, xmax] with ok(x) (an up-set there), or xmax + 1.
       auto least = [&](auto ok, Duration from) {
@@ -702,8 +746,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   const auto found = least_fixed_point(1, limit + 1, [&](Duration x) {
     const Duration G = group_terms(x);
     evaluate(x);
-    const Duration demand = m * (E1w + S + G) + own_extra +
-                            combine([](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
+    const Duration demand = lame_thm1_demand(m, E1w, S, G, own_extra, combine([](const Other&, Duration W) {
+      return W == kUnbounded ? std::numeric_limits<Duration>::max() / 4 : std::min(std::numeric_limits<Duration>::max() / 4, W);
+    }));
     return pi.first_at_least(demand + 1, x, limit + 1).value_or(limit + 2);
   });
   if (!found) return std::nullopt;
