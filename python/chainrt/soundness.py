@@ -54,6 +54,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
 
 
+def _inv(ratio: float) -> str:
+    """bound / worst simulated from worst simulated / bound (a chain never simulated to any
+    response is left out of the tightness figures)."""
+    return f"{1 / ratio:.2f}" if ratio > 0 else "inf"
+
+
 def analysis_names() -> list[str]:
     from . import _core
     names = getattr(_core, "analysis_names", None)
@@ -111,8 +117,9 @@ def run(args) -> int:
                  + (f" ({rep['merges']} merges, {rep['forks']} forks)" if rep['feature'] == "shared-callbacks" else "")
                  + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
                  + "; " if rep.get("feature") else "")
-              + (f"bound tightness (worst simulated / bound per chain): median {rep['tightness']['median']:.3f}, "
-                 f"p90 {rep['tightness']['p90']:.3f}; " if rep["tightness"]["chains"] else "")
+              + (f"tightness over {rep['tightness']['chains']} bounded chains: bound / worst simulated median "
+                 f"{_inv(rep['tightness']['median'])}, p90 {_inv(rep['tightness']['p10'])}; "
+                 if rep["tightness"]["chains"] else "")
               + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
                  f"systems; " if args.climb else "") +
               f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")

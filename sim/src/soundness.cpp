@@ -634,6 +634,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.ratio_chains = static_cast<std::int64_t>(ratios.size());
     rep.ratio_median = at(0.5);
     rep.ratio_p90 = at(0.9);
+    rep.ratio_p10 = at(0.1);
     double sum = 0;
     for (double x : ratios) sum += x;
     rep.ratio_mean = sum / static_cast<double>(ratios.size());
@@ -675,7 +676,8 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"feature_chains_checked\": " << r.feature_chains_checked
      << ", \"feature_bounded_systems\": " << r.feature_bounded_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
-     << ", \"p90\": " << fmt(r.ratio_p90) << ", \"mean\": " << fmt(r.ratio_mean) << "}"
+     << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
+     << "}"
      << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];

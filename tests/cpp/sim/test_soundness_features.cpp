@@ -32,6 +32,7 @@ TEST(SoundnessFeatures, EverySystemHasTheFeatureAndNoBoundIsBeaten) {
       EXPECT_TRUE(r.counterexamples.empty()) << what;
       EXPECT_LE(r.max_ratio, 1.0) << what;
       EXPECT_GT(r.ratio_chains, 0) << what;
+      EXPECT_LE(r.ratio_p10, r.ratio_median) << what;
       EXPECT_LE(r.ratio_median, r.ratio_p90) << what;
       if (feature == "shared-callbacks") {
         EXPECT_GT(r.merges, 0) << what;
