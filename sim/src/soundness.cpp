@@ -148,6 +148,19 @@ bool share_callbacks(Model& m, gen::Rng& rng, int* kind) {
 bool branch_join(Model& m, gen::Rng& rng, bool* leaf) {
   std::vector<bool> used(m.chains.size(), false);
   auto cands = chains_of_length(m, 3, used);
+  if (m.executors.size() == 1 && m.executors[0].threads.size() >= 2 && m.nodes.size() >= 2) {
+    // One multi-threaded executor (the EDF paper's system): split it into two, each with half
+    // of the threads and of the nodes, so that the branch runs on another multi-threaded one.
+    Executor e2 = m.executors[0];
+    e2.name = m.executors[0].name + "_b";
+    const std::size_t half = m.executors[0].threads.size() / 2;
+    e2.threads.assign(m.executors[0].threads.begin() + static_cast<std::ptrdiff_t>(half), m.executors[0].threads.end());
+    m.executors[0].threads.resize(half);
+    for (std::size_t n = 0; n < m.nodes.size(); ++n)
+      if (n % 2 == 1) m.nodes[n].executor = e2.name;
+    m.executors.push_back(e2);
+    m.reindex();
+  }
   if (cands.empty() || m.executors.size() < 2) return false;
   const std::size_t a = cands[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(cands.size()) - 1))];
   Chain A = m.chains[a];
@@ -286,6 +299,7 @@ struct SetResult {
   std::map<std::string, double> ratios;  // per bounded chain: worst simulated / bound
   std::int64_t feature_chains = 0;       // bounded chains with the feature, in all simulations
   bool feature_bounded = false;          // some chain with the feature had a bound to check
+  bool multi_threaded = false;           // some executor has several threads
   std::vector<Counterexample> cx;
 };
 
@@ -382,6 +396,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   if (!a.applicable(model, &why)) return sr;
   sr.applicable = true;
   sr.feature = !o.feature.empty();
+  for (const auto& e : model.executors) sr.multi_threaded = sr.multi_threaded || e.threads.size() > 1;
   sr.overloaded = overloaded;
   AnalysisResult res = a.analyze(model);
   if (o.harsh && hr.uniform01() < 0.4) {
@@ -622,6 +637,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.feature_systems += r.feature;
     rep.feature_chains_checked += r.feature_chains;
     rep.feature_bounded_systems += r.feature_bounded;
+    rep.multi_threaded_systems += r.applicable && r.multi_threaded;
     rep.merges += r.merge;
     rep.forks += r.fork;
     rep.leaf_branches += r.leaf;
@@ -674,7 +690,8 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"climb_simulations\": " << r.climb_simulations << ", \"climb_raised\": " << r.climb_raised << "}"
      << ", \"feature\": " << q(r.feature) << ", \"feature_systems\": " << r.feature_systems
      << ", \"feature_chains_checked\": " << r.feature_chains_checked
-     << ", \"feature_bounded_systems\": " << r.feature_bounded_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
+     << ", \"feature_bounded_systems\": " << r.feature_bounded_systems
+     << ", \"multi_threaded_systems\": " << r.multi_threaded_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
      << "}"

@@ -32,7 +32,8 @@
 //   branch-join      a chain that branches, one branch on another executor, and joins at an
 //                    implicit fusion node (two subscriptions of one node publishing the same
 //                    topics) whose every input is on the chain (or, for a quarter, a branch that
-//                    ends on the other executor).
+//                    ends on the other executor). A system with one multi-threaded executor is
+//                    split into two executors with half of its threads and nodes each.
 // Any chain whose simulated response time exceeds its WCRT bound, falls below its BCRT bound,
 // or misses a deadline the analysis calls met is a counterexample; it is saved as a model file
 // (offsets of the variant written into the timers; the header comment gives the simulate
@@ -101,6 +102,7 @@ struct SoundnessReport {
   // callback with another chain, or branch (every chain for shared-cores)
   std::int64_t feature_chains_checked = 0;
   int feature_bounded_systems = 0;    // systems where some chain with the feature was bounded
+  int multi_threaded_systems = 0;     // applicable systems with a multi-threaded executor
   int merges = 0, forks = 0, leaf_branches = 0;  // which shared-callback / branch construct
   // Tightness: per bounded chain, its worst simulated response over its bound (max over the
   // system's simulations); the median, 10th and 90th percentile and mean over all such chains
