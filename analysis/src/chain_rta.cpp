@@ -50,7 +50,10 @@
 // with E'_w = Σ sbf⁻¹(e_j): any window of x time units carries >= sbf_Π(x) supply; supply
 // outside (4) is at most m per instant, inside (4) it is all spent on other work.
 // A branching chain on one executor is analysed to its completion (E' = all its work,
-// e_last = 0). The bound assumes R_k <= T_k (no two instances of a chain overlap), which the
+// e_last = 0); one that spans executors path by path (Task::paths: each path piece in the start
+// form, the chain's other branches as parallel own work; the holistic driver takes the largest
+// path bound). Other chains' work that may run on p > 1 threads at once (fan-out, branches)
+// uses the parallel carry-in form (carry_in_workload, workload.hpp). The bound assumes R_k <= T_k (no two instances of a chain overlap), which the
 // holistic driver checks.
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
