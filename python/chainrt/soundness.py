@@ -22,7 +22,7 @@ import sys
 import time
 
 
-FEATURES = ("shared-cores", "shared-callbacks", "branch-join")
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out")
 
 
 def add_arguments(parser) -> None:

@@ -107,7 +107,7 @@ std::vector<std::size_t> chains_of_length(const Model& m, std::size_t len, const
 // tail is never triggered again). Fork: A's callback A[j] also publishes B[1]'s topic, B's timer
 // publishes nothing (a lone timer), and B becomes A[0..j], B[1..] with A's period and a
 // deadline in [T/2, T]. `kind`: 0 merge, 1 fork.
-bool share_callbacks(Model& m, gen::Rng& rng, int* kind) {
+bool share_callbacks(Model& m, gen::Rng& rng, int* kind, bool fan_out = false) {
   std::vector<bool> used(m.chains.size(), false);
   auto cands = chains_of_length(m, 2, used);
   if (cands.size() < 2) return false;
@@ -116,7 +116,7 @@ bool share_callbacks(Model& m, gen::Rng& rng, int* kind) {
   while (b == a) b = cands[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(cands.size()) - 1))];
   Chain A = m.chains[a], B = m.chains[b];
   auto cb = [&](const std::string& n) -> Callback& { return m.callbacks[m.callback_index(n)]; };
-  *kind = rng.uniform01() < 0.5 ? 0 : 1;
+  *kind = fan_out ? 1 : rng.uniform01() < 0.5 ? 0 : 1;
   if (*kind == 0) {
     const std::size_t pa = static_cast<std::size_t>(rng.uniform_int(1, static_cast<std::int64_t>(A.callbacks.size()) - 1));
     const std::size_t pb = static_cast<std::size_t>(rng.uniform_int(1, static_cast<std::int64_t>(B.callbacks.size()) - 1));
@@ -136,6 +136,7 @@ bool share_callbacks(Model& m, gen::Rng& rng, int* kind) {
   }
   B.hops.clear();
   m.chains[b] = B;
+  if (fan_out) m.chains.erase(m.chains.begin() + static_cast<std::ptrdiff_t>(b));  // its branch: work on no chain
   m.reindex();
   return true;
 }
@@ -230,6 +231,8 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
   bool ok = false;
   if (feature == "shared-callbacks") {
     ok = share_callbacks(m, rng, &fd.kind);
+  } else if (feature == "fan-out") {
+    ok = share_callbacks(m, rng, &fd.kind, true);
   } else if (feature == "branch-join") {
     bool leaf = false;
     ok = branch_join(m, rng, &leaf);
@@ -597,7 +600,7 @@ SoundnessReport run_soundness(const SoundnessOptions& o) {
   if (!a) throw std::invalid_argument("unknown analysis '" + o.analysis + "'");
   const auto& f = soundness_features();
   if (!o.feature.empty() && std::find(f.begin(), f.end(), o.feature) == f.end())
-    throw std::invalid_argument("unknown feature '" + o.feature + "' (shared-cores, shared-callbacks, branch-join)");
+    throw std::invalid_argument("unknown feature '" + o.feature + "' (shared-cores, shared-callbacks, branch-join, fan-out)");
   return run_soundness(*a, o);
 }
 
@@ -659,7 +662,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
 }
 
 const std::vector<std::string>& soundness_features() {
-  static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join"};
+  static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out"};
   return f;
 }
 
