@@ -190,6 +190,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
     opt.analysis = name_;
     opt.require_deadlines_met = deadlines_;
     opt.verdict_only = verdict_only;
+    opt.work_windows = true;
     const Order order = order_;
     SegmentBound seg = [order](const View& vv, int k, const Segment& s, const std::vector<Duration>& R, Duration,
                                Duration limit) { return global_segment_bound(vv, order, k, s, R, limit); };

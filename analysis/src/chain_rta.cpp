@@ -785,7 +785,12 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
       }
     }
     R[k] = failed[k].empty() ? lower : kUnbounded;
+    if (failed[k].empty() && opt.work_windows && !t.work_paths_why.empty())
+      failed[k] = t.work_paths_why + ": no bound on when its fan-out work ends", R[k] = kUnbounded;
   }
+  // R_work (HolisticOptions::work_windows): what the segment bounds see of every task.
+  std::vector<Duration> Rw = R;
+  const std::vector<Duration>& Rseen = opt.work_windows ? Rw : R;
   // Executors each task touches, for the propagation of unbounded tasks.
   std::vector<std::set<int>> execs(n);
   for (std::size_t k = 0; k < n; ++k) {
@@ -816,7 +821,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
           // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
           const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
           Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T) - total;
-          auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
+          auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, Rseen, total, limit) : std::nullopt;
           if (!b) return false;
           total += *b;
         }
@@ -833,6 +838,15 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
           total = std::max(total, tp);
         }
       }
+      // When all of the instance's work is done (its fan-out), within the period as well.
+      Duration wtotal = total;
+      if (ok && opt.work_windows)
+        for (const auto& p : t.work_paths) {
+          Duration tp = 0;
+          if (!(ok = path_bound(p, tp))) break;
+          wtotal = std::max(wtotal, tp);
+        }
+      if (ok && wtotal > t.T) ok = false;
       if (!ok || total > t.T) {
         if (opt.verdict_only && t.reported) {
           AnalysisResult quick;
@@ -846,11 +860,16 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
                                 : "no bound within the period: '" + dep +
                                       "', which shares its executor, has no bound itself";
         R[k] = kUnbounded;
+        Rw[k] = kUnbounded;
         changed = true;
         continue;
       }
       if (total > R[k]) {
         R[k] = total;
+        changed = true;
+      }
+      if (wtotal > Rw[k]) {
+        Rw[k] = wtotal;
         changed = true;
       }
     }
@@ -860,6 +879,7 @@ AnalysisResult holistic(const View& v, const SegmentBound& segfn, const Holistic
         if (failed[k].empty()) {
           failed[k] = "the fixed point did not converge";
           R[k] = kUnbounded;
+          Rw[k] = kUnbounded;
         }
   }
   if (opt.require_deadlines_met) {

@@ -4,6 +4,7 @@
 #include "chainrt/model/facts.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <cstdlib>
 #include <set>
@@ -361,7 +362,79 @@ View build_view(const Model& m, const HopCost& cost) {
     v.tasks.push_back(std::move(t));
   }
   edf_keys(m, v);
+  work_paths(m, v, cost);
   return v;
+}
+
+// Work paths (Task::work_paths): from the chain's first callback along every trigger edge
+// (a publisher and a subscriber of its topic, both in the instance's work) to a callback that
+// triggers nothing more in it. A callback triggered by several others is reached on each path
+// (its release is the completion of one of them: the causal path argument of Task::paths).
+void work_paths(const Model& m, View& v, const HopCost& cost) {
+  constexpr std::size_t kMaxWorkPaths = 256;
+  for (auto& t : v.tasks) {
+    if (t.extras.empty()) continue;
+    std::set<int> in_work(t.work.begin(), t.work.end());
+    std::vector<std::vector<int>> paths;
+    std::vector<int> cur{t.path.front()};
+    bool cycle = false;
+    std::function<void()> walk = [&]() {
+      if (cycle || paths.size() > kMaxWorkPaths) return;
+      const Callback& c = m.callbacks[static_cast<std::size_t>(cur.back())];
+      bool leaf = true;
+      for (const auto& topic : c.publishes)
+        for (std::size_t sub : m.subscribers(topic)) {
+          const int s = static_cast<int>(sub);
+          if (!in_work.count(s)) continue;
+          if (std::find(cur.begin(), cur.end(), s) != cur.end()) {
+            cycle = true;
+            return;
+          }
+          leaf = false;
+          cur.push_back(s);
+          walk();
+          cur.pop_back();
+        }
+      if (leaf) paths.push_back(cur);
+    };
+    walk();
+    if (cycle || paths.size() > kMaxWorkPaths) {
+      t.work_paths_why = cycle ? "its instance's work has a topic cycle" : "its instance's work has too many paths";
+      continue;
+    }
+    std::set<int> on_path(t.path.begin(), t.path.end());
+    for (const auto& p : paths) {
+      std::vector<int> side;
+      for (int c : t.path)
+        if (std::find(p.begin(), p.end(), c) == p.end()) side.push_back(c);
+      std::vector<Segment> segs;
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        const int c = p[j];
+        Duration hc = 0;
+        if (j > 0) {
+          const Callback& from = m.callbacks[static_cast<std::size_t>(p[j - 1])];
+          const Callback& to = m.callbacks[static_cast<std::size_t>(c)];
+          Hop h{from.name, to.name, to.topic, m.placement_comm(from, to), 0};
+          if (const Topic* tp = m.topic(to.topic)) h.message_size = tp->size;
+          hc = cost(h);
+        }
+        if (j == 0 || v.cbs[c].executor != segs.back().executor) {
+          Segment s;
+          s.executor = v.cbs[c].executor;
+          s.comm_before = hc;
+          s.path_piece = true;
+          s.side = side;
+          segs.push_back(s);
+        } else {
+          segs.back().intra_comm += hc;
+          if (hc > 0) segs.back().delayed_hops++;
+        }
+        segs.back().cbs.push_back(c);
+        segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
+      }
+      t.work_paths.push_back(std::move(segs));
+    }
+  }
 }
 
 // The EDF key range of every chain (Task::key_lo, key_hi), after the rule the simulator and

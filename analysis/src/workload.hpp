@@ -69,6 +69,12 @@ struct Task {
   // completed a fusion set), so that causal path ran as a linear chain whose other callbacks
   // were parallel work: the response is at most the largest path bound.
   std::vector<std::vector<Segment>> paths;
+  // The instance's work beyond its path (extras: fan-out) ends later than the path may: its
+  // root-to-leaf paths through the trigger graph (`work_paths`, empty without extras) bound when
+  // ALL of an instance's work is done (R_work), the window other chains see its work in.
+  // `work_paths_why` non-empty: no such bound (a topic cycle, or too many paths).
+  std::vector<std::vector<Segment>> work_paths;
+  std::string work_paths_why;
   std::vector<int> work;      // every callback one instance runs (path + extras)
   std::vector<int> extras;    // work not on the path
   int width = 1;              // callbacks of one instance that may run at the same time
@@ -116,6 +122,8 @@ using HopCost = std::function<Duration(const Hop&)>;
 // them could charge.
 HopCost model_hop_cost(const Model& m);
 View build_view(const Model& m, const HopCost& cost);
+// Fills every task's work paths (Task::work_paths); build_view calls it.
+void work_paths(const Model& m, View& v, const HopCost& cost);
 // Fills every task's EDF key range (Task::key_lo, key_hi, edf_unkeyed); build_view calls it.
 void edf_keys(const Model& m, View& v);
 
