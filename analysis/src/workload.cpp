@@ -67,6 +67,24 @@ namespace {
 
 }  // namespace
 
+// Appends callback c, reached over a hop of cost hc, to the linear segments of one path: a new
+// segment where the executor changes (hc is then the cost that delivers it), else the same one.
+void append_path_piece(std::vector<Segment>& segs, int c, Duration hc, const std::vector<int>& side, const View& v) {
+  if (segs.empty() || v.cbs[c].executor != segs.back().executor) {
+    Segment s;
+    s.executor = v.cbs[c].executor;
+    s.comm_before = hc;
+    s.path_piece = true;
+    s.side = side;
+    segs.push_back(s);
+  } else {
+    segs.back().intra_comm += hc;
+    if (hc > 0) segs.back().delayed_hops++;
+  }
+  segs.back().cbs.push_back(c);
+  segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
+}
+
 // The linear segments of every root-to-leaf path of a branching chain (Task::paths).
 std::vector<std::vector<Segment>> path_segments(const Model& m, const Chain& ch, const View& v, const HopCost& cost) {
   std::vector<std::vector<Segment>> out;
@@ -83,19 +101,7 @@ std::vector<std::vector<Segment>> path_segments(const Model& m, const Chain& ch,
       if (j > 0)
         for (const auto& h : ch.hops)
           if (h.from == p[j - 1] && h.to == p[j]) hc = cost(h);
-      if (j == 0 || v.cbs[c].executor != segs.back().executor) {
-        Segment s;
-        s.executor = v.cbs[c].executor;
-        s.comm_before = hc;
-        s.path_piece = true;
-        s.side = side;
-        segs.push_back(s);
-      } else {
-        segs.back().intra_comm += hc;
-        if (hc > 0) segs.back().delayed_hops++;
-      }
-      segs.back().cbs.push_back(c);
-      segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
+      append_path_piece(segs, c, hc, side, v);
     }
     out.push_back(std::move(segs));
   }
@@ -402,7 +408,6 @@ void work_paths(const Model& m, View& v, const HopCost& cost) {
       t.work_paths_why = cycle ? "its instance's work has a topic cycle" : "its instance's work has too many paths";
       continue;
     }
-    std::set<int> on_path(t.path.begin(), t.path.end());
     for (const auto& p : paths) {
       std::vector<int> side;
       for (int c : t.path)
@@ -418,19 +423,7 @@ void work_paths(const Model& m, View& v, const HopCost& cost) {
           if (const Topic* tp = m.topic(to.topic)) h.message_size = tp->size;
           hc = cost(h);
         }
-        if (j == 0 || v.cbs[c].executor != segs.back().executor) {
-          Segment s;
-          s.executor = v.cbs[c].executor;
-          s.comm_before = hc;
-          s.path_piece = true;
-          s.side = side;
-          segs.push_back(s);
-        } else {
-          segs.back().intra_comm += hc;
-          if (hc > 0) segs.back().delayed_hops++;
-        }
-        segs.back().cbs.push_back(c);
-        segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
+        append_path_piece(segs, c, hc, side, v);
       }
       t.work_paths.push_back(std::move(segs));
     }
