@@ -29,6 +29,13 @@ namespace {
 
 using namespace detail;
 
+// Every segment of a task: its segments, or those of all its paths (Task::paths).
+std::vector<Segment> segments_of(const Task& t) {
+  std::vector<Segment> out = t.segments;
+  for (const auto& p : t.paths) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 // Structural checks shared by the engine-based analyses. `single_threaded`: every executor
 // that runs work must have exactly one thread.
 bool structure_ok(const Model& m, const View& v, bool single_threaded, bool linear_only, std::string* why,
@@ -49,7 +56,7 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
     }
   }
   for (const auto& t : v.tasks) {
-    if (t.segments.empty()) {
+    if (t.segments.empty() && t.paths.empty()) {
       if (why) *why = "chain '" + t.name + "' branches across several executors (not supported)";
       return false;
     }
@@ -57,7 +64,7 @@ bool structure_ok(const Model& m, const View& v, bool single_threaded, bool line
       if (why) *why = "chain '" + t.name + "' branches (this analysis handles linear chains)";
       return false;
     }
-    for (const auto& s : t.segments) {
+    for (const Segment& s : segments_of(t)) {
       std::uint64_t mask = v.cbs[s.cbs.front()].threads;
       if (skip_be) {  // a segment on LaME best-effort threads is reported unbounded (also when split)
         std::uint64_t any = 0;
@@ -145,22 +152,16 @@ std::optional<Duration> lame_theorem2_check(const View& v, int k) {
   return std::nullopt;
 }
 
-// EDF needs one absolute deadline per callback instance: a callback that two chains run (on
-// both paths, or on one path and triggered by the other chain) would be queued with whichever
-// chain's deadline reached the readyQueue first (one queued instance per callback).
-bool unique_deadlines(const Model& m, const View& v, std::string* why) {
-  std::vector<int> owner(v.cbs.size(), -1);
-  for (std::size_t k = 0; k < v.tasks.size(); ++k) {
-    if (!v.tasks[k].has_deadline) continue;
-    for (int c : v.tasks[k].work) {
-      if (owner[c] >= 0 && owner[c] != static_cast<int>(k)) {
-        if (why) *why = "callback '" + m.callbacks[c].name + "' runs for chains '" + v.tasks[owner[c]].name + "' and '" +
-                        v.tasks[k].name + "', so its EDF deadline is not unique";
-        return false;
-      }
-      owner[c] = static_cast<int>(k);
+// EDF needs a bound on the absolute deadline every pending callback of a chain instance is
+// queued with (workload.cpp, edf_keys: a shared timer keys with its chains' shortest deadline, a
+// callback shared by several chains with the deadline of the message at its queue's head).
+// Messages a path callback takes from a publisher whose hop is on no chain carry none.
+bool keyed_deadlines(const View& v, std::string* why) {
+  for (const auto& t : v.tasks)
+    if (t.reported && !t.edf_unkeyed.empty()) {
+      if (why) *why = t.edf_unkeyed;
+      return false;
     }
-  }
   return true;
 }
 
@@ -175,7 +176,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   bool applicable(const Model& m, std::string* why) const override {
     View v = build_view(m, model_hop_cost(m));
     return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
-           (order_ != Order::Edf || unique_deadlines(m, v, why));
+           (order_ != Order::Edf || keyed_deadlines(v, why));
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
@@ -183,12 +184,13 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
     std::string why;
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority, true) ||
-        (order_ == Order::Edf && !unique_deadlines(m, v, &why)))
+        (order_ == Order::Edf && !keyed_deadlines(v, &why)))
       return not_applicable(m, why, name_);
     HolisticOptions opt;
     opt.analysis = name_;
     opt.require_deadlines_met = deadlines_;
     opt.verdict_only = verdict_only;
+    opt.work_windows = true;
     const Order order = order_;
     SegmentBound seg = [order](const View& vv, int k, const Segment& s, const std::vector<Duration>& R, Duration,
                                Duration limit) { return global_segment_bound(vv, order, k, s, R, limit); };
@@ -197,7 +199,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
       // LaME best-effort threads pick the first eligible callback and refresh only when their
       // wait set is empty (the default executor's polling points): no priority-driven bound.
       skip = [&v](int k, std::string* w) {
-        for (const auto& s : v.tasks[k].segments) {
+        for (const Segment& s : segments_of(v.tasks[k])) {
           std::uint64_t mask = v.cbs[s.cbs.front()].threads;
           for (std::size_t t = 0; t < v.thread_be[s.executor].size() && t < 64; ++t)
             if ((mask >> t & 1) && v.thread_be[s.executor][t]) {

@@ -50,7 +50,10 @@
 // with E'_w = Σ sbf⁻¹(e_j): any window of x time units carries >= sbf_Π(x) supply; supply
 // outside (4) is at most m per instant, inside (4) it is all spent on other work.
 // A branching chain on one executor is analysed to its completion (E' = all its work,
-// e_last = 0). The bound assumes R_k <= T_k (no two instances of a chain overlap), which the
+// e_last = 0); one that spans executors path by path (Task::paths: each path piece in the start
+// form, the chain's other branches as parallel own work; the holistic driver takes the largest
+// path bound). Other chains' work that may run on p > 1 threads at once (fan-out, branches)
+// uses the parallel carry-in form (carry_in_workload, workload.hpp). The bound assumes R_k <= T_k (no two instances of a chain overlap), which the
 // holistic driver checks.
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
@@ -72,8 +75,10 @@ struct Other {
   Duration n_hp = 0;          // number of those callbacks
   bool edf_limited = false;   // EDF: interference also limited by I^EDF
   std::vector<Duration> blockers;  // callbacks that can only block (sorted, largest first)
-  Duration R = 0, T = 1, D = 0;
+  Duration R = 0, T = 1, D = 0;  // D: the earliest relative key of its work (Task::key_lo)
+  Duration D_blk = 0;             // the latest (Task::key_hi): how late a blocker job can be keyed
   int width = 1;
+  Duration par = 1;               // threads its work may occupy at once: min(width, m)
   bool bounded = true;
 };
 
@@ -85,13 +90,13 @@ Duration edf_jobs(Duration Dk, Duration Ti, Duration Di, Duration Ri) {
   return q + (r - (Di - Ri) > 0 ? 1 : 0);
 }
 
-Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Duration Ri) {
+Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Duration Ri, Duration p = 1) {
   // Jobs of chain i with absolute deadline in (a_k, d_k]; the earliest of them has at most
-  // r − (D_i − R_i) of its work after a_k.
+  // r − (D_i − R_i) time left after a_k, so p·(r − (D_i − R_i)) work on p threads.
   Duration q = Dk / Ti;
   Duration r = Dk - q * Ti;
   Duration tail = std::max<Duration>(0, r - (Di - Ri));
-  return q * C + std::min(C, tail);
+  return q * C + std::min(C, p * tail);
 }
 
 
@@ -101,11 +106,60 @@ Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Dur
 // form (branching chains, foreign threads) e_last = 0.
 Duration rta_eq9_response(Duration x, Duration e_last) { return x - 1 + e_last; }
 
+// Eq. 4 and 5, EDF ready-queue paper (Lemma 4): chain i's share of the window is capped by the
+// room the window leaves it, FI = min(I, t − E_k + e_last). Here (the derivation above) its share
+// of time (4) is at most M_i = min(W_i(x), w_i·(x − E' − S)): its carry-in workload, and w_i
+// threads busy for the whole window after J's own work and hop suspension.
+Duration rta_eq4_5_room(Duration W, Duration width, Duration window_after_own) {
+  const Duration cap = width * window_after_own;
+  return W == kUnbounded ? cap : std::min(cap, W);
+}
+
+// Eq. 6, EDF ready-queue paper (Ψ1: Σ FI^NC plus the m − 1 largest carry-in differences). Here
+// Ψ(x) = Σ_i min(I_i, M_i) + min(LP_cross, Σ_i min(L_i, M_i − min(I_i, M_i))): the outranking
+// interference fills each chain's room first (`hp`), the blocking the rest of it (`room`), and
+// all chains together block at most with the `slots` largest blocker executions (`lp_cross`).
+Duration rta_eq6_psi(Duration hp, Duration lp_cross, Duration room) { return hp + std::min(lp_cross, room); }
+
+// Eq. 10, EDF ready-queue paper (Lemma 5): I^X_k = Σ over J's callbacks in mutually exclusive
+// groups of the largest WCET in that group — `q[g]` callbacks of J in group g, `B[g]` its
+// largest member WCET. (Only the one member running when J's callback becomes ready; the
+// outranking members that run after it are added by the caller, see the header.)
+Duration rta_eq10_group_blocking(const std::vector<Duration>& q, const std::vector<Duration>& B) {
+  Duration ix = 0;
+  for (std::size_t g = 0; g < q.size(); ++g) ix += q[g] * B[g];
+  return ix;
+}
+
+// Eq. 8 (Theorem 1) and Eq. 11 (Theorem 2), EDF ready-queue paper: the last callback has
+// started by a + x when  E_k − e_last + 1 + I^X_k + ⌊Ψ/m⌋ <= x;  the value returned is the
+// left-hand side. Here E' (J's work before its last callback; all of it in the completion
+// form), S (hop suspension), G (group time: Eq. 10 and the outranking members) and F (work of
+// other executors' threads on the segment's core, PiCAS's shared cores) are charged in full.
+Duration rta_eq11_start_demand(Duration E1, Duration S, Duration G, Duration F, Duration psi, Duration m) {
+  return E1 + S + G + F + psi / m + 1;
+}
+
+// Not in the paper (the phase argument of the derivation above, a second sufficient
+// condition): E' + S + G + F + Σ ρ per eligibility event + outranking work + 1 <= x.
+Duration rta_phase_start_demand(Duration E1, Duration S, Duration G, Duration F, Duration rho, Duration hp) {
+  return E1 + S + G + F + rho + hp + 1;
+}
+
+// LaME Sec. 4.2 Theorem 1 (Sobhani et al. 2023) on reserved threads: the demand
+// dbf(x) = m·(E'_w + S + G) + own parallel work + Ψ_∞(x) that must stay below sbf_Π(x).
+Duration lame_thm1_demand(Duration m, Duration E1w, Duration S, Duration G, Duration own, Duration psi) {
+  return m * (E1w + S + G) + own + psi;
+}
+
 }  // namespace
 
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
                                              const std::vector<Duration>& R, Duration limit) {
   const Task& tk = v.tasks[k];
+  // EDF: J's pending work is keyed at most a + Dk (Task::key_hi); other chains' work counts as
+  // interference from its earliest key (Other::D), as blocking up to its latest (Other::D_blk).
+  const Duration Dk = tk.key_hi;
   const int X = seg.executor;
   std::uint64_t mask = ~std::uint64_t{0};
   for (int c : seg.cbs) mask &= v.cbs[c].threads;
@@ -176,7 +230,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   std::vector<Other> others;
   std::vector<std::vector<std::vector<Duration>>> gblockers;  // [other][group] sorted
   Duration own_extra = 0, own_extra_n = 0;
-  for (int c : tk.extras) {
+  // The instance's own work off the segment's path: its extras and, on a path piece of a
+  // chain branching across executors, the chain's other branches.
+  std::vector<int> own_side = tk.extras;
+  own_side.insert(own_side.end(), seg.side.begin(), seg.side.end());
+  for (int c : own_side) {
     const CbInfo& cb = v.cbs[c];
     if (cb.executor == X && (cb.threads & mask)) {
       own_extra += cb.wcet;
@@ -245,7 +303,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       for (auto* w : {&hpw[g], &allw[g]}) {
         w->R = R[i];
         w->T = ti.T;
-        w->D = ti.D;
+        w->D = ti.key_lo;
         w->edf_limited = edf_pair;
       }
       allw[g].edf_limited = false;
@@ -255,8 +313,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     if (relevant) {
       o.R = R[i];
       o.T = ti.T;
-      o.D = ti.D;
+      o.D = ti.key_lo;
+      o.D_blk = ti.key_hi;
       o.width = unbounded ? static_cast<int>(m) : ti.width;
+      o.par = std::min<Duration>(o.width, m);
       o.bounded = !unbounded;
       std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
       for (auto& b : gb) std::sort(b.begin(), b.end(), std::greater<>());
@@ -293,7 +353,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     for (std::size_t i = 0; i < v.tasks.size(); ++i) {
       if (skip_shadow(i)) continue;
       Duration C = 0;
-      for (int c : static_cast<int>(i) == k ? tk.extras : v.tasks[i].work)
+      for (int c : static_cast<int>(i) == k ? own_side : v.tasks[i].work)
         if (on_foreign(c)) C += v.cbs[c].wcet;
       if (C == 0) continue;
       if (static_cast<int>(i) == k) {
@@ -320,7 +380,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     return F;
   };
   const std::size_t q = seg.cbs.size();
-  const bool completion_mode = !tk.linear;
+  const bool completion_mode = !tk.linear && !seg.path_piece;
   const bool finish_form = completion_mode || !foreign.empty();
   Duration E1 = 0, elast = 0;
   for (std::size_t j = 0; j < q; ++j) {
@@ -329,12 +389,15 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   const Duration S = seg.intra_comm;
 
-  auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited) {
-    Duration w = carry_in_workload(x, C, Ri, Ti);
-    if (edf_limited) w = std::min(w, edf_interference(C, tk.D, Ti, Di, Ri));
+  // (Group work runs one member at a time: p = 1.)
+  auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration p = 1) {
+    Duration w = carry_in_workload(x, C, Ri, Ti, p);
+    if (edf_limited) w = std::min(w, edf_interference(C, Dk, Ti, Di, Ri, p));
     return w;
   };
-  auto interference = [&](const Other& o, Duration x) { return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited); };
+  auto interference = [&](const Other& o, Duration x) {
+    return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par);
+  };
 
   // Eligibility events. "Full" events — J's release and the end of each hop delay — can find
   // all m threads running lower-ranked callbacks. At a callback boundary without hop delay the
@@ -349,16 +412,16 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   Duration hprel_total = 0, hprel_fallback = 0;  // hand-overs of groups without the refinement are full events
   // G(x): group time (3); hprel[g]: hand-overs of group g to members that outrank J's callback.
   auto group_terms = [&](Duration x) {
-    Duration G = 0;
+    Duration G = rta_eq10_group_blocking(qg, Bg);
     hprel_total = 0;
     hprel_fallback = 0;
     for (std::size_t g = 0; g < ng; ++g) {
-      G += qg[g] * Bg[g] + own_group_C[g];
+      G += own_group_C[g];
       hprel[g] = 0;
       for (const auto& w : ghp[g]) {
         G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited);
         Duration n = overlapping_instances(x, w.R, w.T);
-        if (w.edf_limited) n = std::min(n, edf_jobs(tk.D, w.T, w.D, w.R));
+        if (w.edf_limited) n = std::min(n, edf_jobs(Dk, w.T, w.D, w.R));
         hprel[g] += n * w.cnt;
       }
       if (fallback[g]) hprel_fallback += hprel[g];
@@ -368,7 +431,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   };
   // Jobs of chain j whose outranking callbacks can run in the window.
   auto hp_jobs = [&](const Other& o, Duration x) -> Duration {
-    if (o.edf_limited) return edf_jobs(tk.D, o.T, o.D, o.R);
+    if (o.edf_limited) return edf_jobs(Dk, o.T, o.D, o.R);
     return o.bounded ? overlapping_instances(x, o.R, o.T) : x;  // (unbounded chains have no HP work)
   };
   struct Terms {
@@ -424,13 +487,13 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Other& o = others[j];
       Terms& t = terms[j];
       t.I = interference(o, x);
-      t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T) : kUnbounded;
+      t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T, o.par) : kUnbounded;
       const Duration par = std::min<Duration>(o.width, m);
       // Lower-ranked jobs of j that can start before J's last event: EDF — deadline > d_k, so
       // released in (a + D_k − D_j, a + x): ⌈(x + D_j − D_k)/T_j⌉ (none when x <= D_k − D_j);
       // FP — the instances overlapping the window; a chain without a bound — any number.
       const bool unlimited = !o.edf_limited && !o.bounded;
-      const Duration mult = o.edf_limited ? ceil_div(x + o.D - tk.D, o.T)
+      const Duration mult = o.edf_limited ? ceil_div(x + o.D_blk - tk.key_lo, o.T)
                                           : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
       Duration L = 0;
       auto add = [&](const std::vector<Duration>& b, const std::vector<Duration>& pre, Duration n) {
@@ -487,17 +550,16 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   // Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
   // with M_j = min(W_j, cap_j): the interference fills each chain's room first, the blocking
   // (bounded per chain and across chains) the rest.
-  auto combine = [&](auto cap_of) {
+  auto combine = [&](auto room_of) {
     Duration hp = 0, room = 0;
     for (std::size_t j = 0; j < others.size(); ++j) {
       const Terms& t = terms[j];
-      Duration M = cap_of(others[j]);
-      if (t.W != kUnbounded) M = std::min(M, t.W);
+      const Duration M = room_of(others[j], t.W);
       const Duration h = std::min(t.I, M);
       hp += h;
       room += std::min(t.L, M - h);
     }
-    return hp + std::min(lp_cross_upto(room), room);
+    return rta_eq6_psi(hp, lp_cross_upto(room), room);
   };
 
   if (dedicated) {
@@ -516,10 +578,10 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Duration cap = x - E1 - S;
       const Duration G = group_terms(x);
       evaluate(x);
-      const Duration psi = combine([&](const Other& o) { return o.width * cap; }) +
+      const Duration psi = combine([&](const Other& o, Duration W) { return rta_eq4_5_room(W, o.width, cap); }) +
                            std::min(own_extra, own_extra_n * cap);
       const Duration F = foreign_at(x);
-      const Duration f1 = E1 + S + G + F + psi / m + 1;
+      const Duration f1 = rta_eq11_start_demand(E1, S, G, F, psi, m);
       // Phase argument (a second, independent sufficient condition): split (4) into maximal
       // "phases", each starting at an eligibility event. During a phase all threads are busy;
       // the thread θ whose running callback ends first must, if the phase goes on, start an
@@ -532,7 +594,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       Duration hp = own_extra;
       for (std::size_t j = 0; j < others.size(); ++j)
         hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
-      const Duration f2 = E1 + S + G + F + ev_full * rho_full + ev_charged * rho_charged + hp + 1;
+      const Duration f2 = rta_phase_start_demand(E1, S, G, F, ev_full * rho_full + ev_charged * rho_charged, hp);
       return {f1, f2, G};
     };
     const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
@@ -548,17 +610,18 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     // <= x is an up-set of [x0, ∞) and its least element z is found by bisection. No x in
     // [x0, z) satisfies f(x) <= x, so jumping to z keeps the iteration below the least fixed
     // point — the result is the same as plain Kleene iteration.
-    struct Piece {  // v0 + min(room, x − x0)
-      Duration v0 = 0, room = 0;
-      Duration at(Duration d) const { return v0 + std::min(room, d); }
+    struct Piece {  // v0 + min(room, par·(x − x0))
+      Duration v0 = 0, room = 0, par = 1;
+      Duration at(Duration d) const { return v0 + std::min(room, par * d); }
     };
-    auto piece = [&](Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited) {
+    auto piece = [&](Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration par = 1) {
       Piece p;
-      p.v0 = carry_in_workload(x0, C, Ri, Ti);
-      const Duration span = x0 + Ri - C;
-      if (C > 0 && x0 > 0 && span >= 0) p.room = C - std::min(C, span % Ti);
+      p.par = par;
+      p.v0 = carry_in_workload(x0, C, Ri, Ti, par);
+      const Duration span = x0 + Ri - C / par;
+      if (C > 0 && x0 > 0 && span >= 0) p.room = C - std::min(C, par * (span % Ti));
       if (edf_limited) {
-        const Duration cap = edf_interference(C, tk.D, Ti, Di, Ri);
+        const Duration cap = edf_interference(C, Dk, Ti, Di, Ri, par);
         p.room = std::max<Duration>(0, std::min(p.room, cap - p.v0));
         p.v0 = std::min(p.v0, cap);
       }
@@ -574,18 +637,18 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     auto jump = [&](Duration x0, const Eval& e0) -> Duration {
       // Group work G(x): constant part plus the outranking members' carry-in workloads.
       gz.clear();
-      Duration G_const = 0;
+      Duration G_const = rta_eq10_group_blocking(qg, Bg);
       for (std::size_t g = 0; g < ng; ++g) {
-        G_const += qg[g] * Bg[g] + own_group_C[g];
+        G_const += own_group_C[g];
         for (const auto& w : ghp[g]) gz.push_back(piece(x0, w.C, w.R, w.T, w.D, w.edf_limited));
       }
       Duration hp_lp_room_max = 0;
       for (std::size_t j = 0; j < others.size(); ++j) {
         const Other& o = others[j];
         Frozen& z = fz[j];
-        z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited);
+        z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par);
         z.W_unbounded = !o.bounded;
-        if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false);
+        if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false, o.par);
         z.L = terms[j].L;
         z.w = o.width;
         hp_lp_room_max += z.L;
@@ -608,20 +671,19 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         Duration h = 0, room = 0;
         for (const auto& z : fz) {
           const Duration I = z.I.at(d);
-          Duration M = z.w * cap;
-          if (!z.W_unbounded) M = std::min(M, z.W.at(d));
+          const Duration M = rta_eq4_5_room(z.W_unbounded ? kUnbounded : z.W.at(d), z.w, cap);
           const Duration hj = std::min(I, M);
           h += hj;
           room += std::min(z.L, M - hj);
         }
-        const Duration psi = h + std::min(lpx, room) + std::min(own_extra, own_extra_n * cap);
-        return E1 + S + G_at(d) + psi / m + 1 <= x;
+        const Duration psi = rta_eq6_psi(h, lpx, room) + std::min(own_extra, own_extra_n * cap);
+        return rta_eq11_start_demand(E1, S, G_at(d), 0, psi, m) <= x;
       };
       auto ok2 = [&](Duration x) {
         const Duration d = x - x0;
         Duration hp = own_extra;
         for (const auto& z : fz) hp += z.W_unbounded ? z.I.at(d) : std::min(z.I.at(d), z.W.at(d));
-        return E1 + S + G_at(d) + rho + hp + 1 <= x;
+        return rta_phase_start_demand(E1, S, G_at(d), 0, rho, hp) <= x;
       };
       // Least x in (x0, xmax] with ok(x) (an up-set there), or xmax + 1.
       auto least = [&](auto ok, Duration from) {
@@ -691,8 +753,9 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   const auto found = least_fixed_point(1, limit + 1, [&](Duration x) {
     const Duration G = group_terms(x);
     evaluate(x);
-    const Duration demand = m * (E1w + S + G) + own_extra +
-                            combine([](const Other&) { return std::numeric_limits<Duration>::max() / 4; });
+    const Duration demand = lame_thm1_demand(m, E1w, S, G, own_extra, combine([](const Other&, Duration W) {
+      return W == kUnbounded ? std::numeric_limits<Duration>::max() / 4 : std::min(std::numeric_limits<Duration>::max() / 4, W);
+    }));
     return pi.first_at_least(demand + 1, x, limit + 1).value_or(limit + 2);
   });
   if (!found) return std::nullopt;
@@ -714,11 +777,31 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
     std::string why;
     if (!t.join_wait.empty() && !t.join) failed[k] = t.join_refused.empty() ? t.join_wait : t.join_refused;
     else if (skip && k < v_in.tasks.size() && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
-    else if (t.segments.empty()) failed[k] = "a branching chain that spans several executors is not supported";
+    else if (t.segments.empty() && t.paths.empty()) failed[k] = "a branching chain that spans several executors is not supported";
+    else if (opt.work_windows && (t.join || t.shadow_of >= 0) && (!t.extras.empty() || !t.work_paths.empty()))
+      // R_work of a chain that waits at a fusion node is not derived (its fan-out after the
+      // wait would need the join term on every work path): refused rather than under-counted.
+      failed[k] = "waits at a fusion node and triggers work beyond its path (fan-out): the end of that work is not bounded";
     Duration lower = t.src_jitter + t.path_wcet;
     for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;
+    if (!t.paths.empty()) {  // the longest path
+      lower = t.src_jitter;
+      for (const auto& p : t.paths) {
+        Duration l = t.src_jitter;
+        for (const auto& s : p) {
+          l += s.comm_before + s.intra_comm;
+          for (int c : s.cbs) l += v.cbs[c].wcet;
+        }
+        lower = std::max(lower, l);
+      }
+    }
     R[k] = failed[k].empty() ? lower : kUnbounded;
+    if (failed[k].empty() && opt.work_windows && !t.work_paths_why.empty())
+      failed[k] = t.work_paths_why + ": no bound on when its fan-out work ends", R[k] = kUnbounded;
   }
+  // R_work (HolisticOptions::work_windows): what the segment bounds see of every task.
+  std::vector<Duration> Rw = R;
+  const std::vector<Duration>& Rseen = opt.work_windows ? Rw : R;
   // Executors each task touches, for the propagation of unbounded tasks.
   std::vector<std::set<int>> execs(n);
   for (std::size_t k = 0; k < n; ++k) {
@@ -743,12 +826,13 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
       if (t.join) {
         std::string why;
         const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? t.D : 0;
-        const auto b = join_chain_bound(v, static_cast<int>(k), segfn, R, ends, cap, &why);
+        const auto b = join_chain_bound(v, static_cast<int>(k), segfn, Rseen, ends, cap, &why);
         for (std::size_t s = k + 1; s < n; ++s)  // its shadow: the prefix bound, or none
           if (v.tasks[s].shadow_of == static_cast<int>(k) && failed[s].empty()) {
             const Duration pre = b ? ends[k][t.join->first_after - 1] : kUnbounded;
             if (pre != R[s]) changed = true;
             R[s] = pre;
+            Rw[s] = pre;
             if (!b) failed[s] = why;
           }
         if (!b) {
@@ -763,28 +847,54 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
                           ? why
                           : why + ": '" + dep + "', which shares its executor, has no bound itself";
           R[k] = kUnbounded;
+          Rw[k] = kUnbounded;
           changed = true;
         } else if (*b > R[k]) {
           R[k] = *b;
+          Rw[k] = std::max(Rw[k], *b);
           changed = true;
         }
         continue;
       }
-      Duration total = t.src_jitter;
-      bool ok = true;
-      for (std::size_t si = 0; si < t.segments.size(); ++si) {
-        const Segment& s = t.segments[si];
-        total += s.comm_before;
-        // EDF bounds are only used when every deadline is met: stop at the deadline.
-        Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, t.D) : t.T) - total;
-        auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, R, total, limit) : std::nullopt;
-        if (!b) {
-          ok = false;
-          break;
+      // R_k = src_jitter + Σ_segments (comm_before + segment bound); of a chain branching
+      // across executors the largest over its paths (Task::paths). `ends` (linear chains): the
+      // bound at the end of each segment, which the join term of other chains reads.
+      auto path_bound = [&](const std::vector<Segment>& segs, Duration& total, std::vector<Duration>* seg_ends) {
+        total = t.src_jitter;
+        for (std::size_t si = 0; si < segs.size(); ++si) {
+          const Segment& s = segs[si];
+          total += s.comm_before;
+          // EDF bounds are only used when every deadline is met: stop at the deadline (at the
+          // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
+          const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
+          Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T) - total;
+          auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, Rseen, total, limit) : std::nullopt;
+          if (!b) return false;
+          total += *b;
+          if (seg_ends) (*seg_ends)[si] = total;
         }
-        total += *b;
-        ends[k][si] = total;
+        return true;
+      };
+      Duration total = 0;
+      bool ok = true;
+      if (t.paths.empty()) {
+        ok = path_bound(t.segments, total, &ends[k]);
+      } else {
+        for (const auto& p : t.paths) {
+          Duration tp = 0;
+          if (!(ok = path_bound(p, tp, nullptr))) break;
+          total = std::max(total, tp);
+        }
       }
+      // When all of the instance's work is done (its fan-out), within the period as well.
+      Duration wtotal = total;
+      if (ok && opt.work_windows)
+        for (const auto& p : t.work_paths) {
+          Duration tp = 0;
+          if (!(ok = path_bound(p, tp, nullptr))) break;
+          wtotal = std::max(wtotal, tp);
+        }
+      if (ok && wtotal > t.T) ok = false;
       if (!ok || total > t.T) {
         if (opt.verdict_only && t.reported) {
           AnalysisResult quick;
@@ -798,11 +908,16 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
                                 : "no bound within the period: '" + dep +
                                       "', which shares its executor, has no bound itself";
         R[k] = kUnbounded;
+        Rw[k] = kUnbounded;
         changed = true;
         continue;
       }
       if (total > R[k]) {
         R[k] = total;
+        changed = true;
+      }
+      if (wtotal > Rw[k]) {
+        Rw[k] = wtotal;
         changed = true;
       }
     }
@@ -812,12 +927,13 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
         if (failed[k].empty()) {
           failed[k] = "the fixed point did not converge";
           R[k] = kUnbounded;
+          Rw[k] = kUnbounded;
         }
   }
   if (opt.require_deadlines_met) {
     std::vector<std::size_t> late;
     for (std::size_t k = 0; k < n; ++k)
-      if (failed[k].empty() && v.tasks[k].has_deadline && R[k] > v.tasks[k].D) late.push_back(k);
+      if (failed[k].empty() && v.tasks[k].has_deadline && R[k] > v.tasks[k].key_lo) late.push_back(k);
     for (std::size_t k : late) {
       std::string who = v.tasks[k].name;
       std::string fixed_point = std::to_string(R[k]);

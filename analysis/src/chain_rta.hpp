@@ -50,6 +50,10 @@ struct HolisticOptions {
   // Only the verdict is wanted (batch experiments): bounds stop at the deadline and the first
   // reported chain without one ends the analysis (schedulable = false, chains left empty).
   bool verdict_only = false;
+  // Other chains' work is seen in the window [r, r + R_work] (Task::work_paths: when all of an
+  // instance's work, fan-out included, is done) instead of [r, r + R] (its path's end). The
+  // segment bounds then receive R_work.
+  bool work_windows = false;
 };
 
 // Fixed point over all tasks: R_k = src_jitter + Σ_segments (comm_before + segment bound).

@@ -261,6 +261,9 @@ View with_join_shadows(const View& v) {
     s.D = t.D;
     s.src_jitter = t.src_jitter;
     s.cls = t.cls;
+    s.key_lo = t.key_lo;  // its callbacks are keyed as the chain's (edf_keys)
+    s.key_hi = t.key_hi;
+    s.edf_unkeyed = t.edf_unkeyed;
     s.shadow_of = static_cast<int>(k);
     for (int c : t.path) {
       s.path.push_back(c);

@@ -4,6 +4,7 @@
 #include "chainrt/model/facts.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <cstdlib>
 #include <set>
@@ -66,6 +67,47 @@ namespace {
 
 
 }  // namespace
+
+// Appends callback c, reached over a hop of cost hc, to the linear segments of one path: a new
+// segment where the executor changes (hc is then the cost that delivers it), else the same one.
+void append_path_piece(std::vector<Segment>& segs, int c, Duration hc, const std::vector<int>& side, const View& v) {
+  if (segs.empty() || v.cbs[c].executor != segs.back().executor) {
+    Segment s;
+    s.executor = v.cbs[c].executor;
+    s.comm_before = hc;
+    s.path_piece = true;
+    s.side = side;
+    segs.push_back(s);
+  } else {
+    segs.back().intra_comm += hc;
+    if (hc > 0) segs.back().delayed_hops++;
+  }
+  segs.back().cbs.push_back(c);
+  segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
+}
+
+// The linear segments of every root-to-leaf path of a branching chain (Task::paths).
+std::vector<std::vector<Segment>> path_segments(const Model& m, const Chain& ch, const View& v, const HopCost& cost) {
+  std::vector<std::vector<Segment>> out;
+  for (const auto& p : ch.paths()) {
+    std::vector<int> ids;
+    for (const auto& n : p) ids.push_back(static_cast<int>(m.callback_index(n)));
+    std::vector<int> side;
+    for (const auto& n : ch.callbacks)
+      if (std::find(p.begin(), p.end(), n) == p.end()) side.push_back(static_cast<int>(m.callback_index(n)));
+    std::vector<Segment> segs;
+    for (std::size_t j = 0; j < ids.size(); ++j) {
+      const int c = ids[j];
+      Duration hc = 0;
+      if (j > 0)
+        for (const auto& h : ch.hops)
+          if (h.from == p[j - 1] && h.to == p[j]) hc = cost(h);
+      append_path_piece(segs, c, hc, side, v);
+    }
+    out.push_back(std::move(segs));
+  }
+  return out;
+}
 
 View build_view(const Model& m, const HopCost& cost) {
   View v;
@@ -286,6 +328,8 @@ View build_view(const Model& m, const HopCost& cost) {
         s.cbs = t.path;
         for (const auto& h : ch.hops) s.intra_comm += cost(h);
         t.segments.push_back(s);
+      } else {
+        t.paths = path_segments(m, ch, v, cost);
       }
     }
     v.tasks.push_back(std::move(t));
@@ -325,7 +369,116 @@ View build_view(const Model& m, const HopCost& cost) {
     v.tasks.push_back(std::move(t));
   }
   resolve_joins(m, v, cost);  // the join term of chains that wait at a fusion node (join_wait.hpp)
+  edf_keys(m, v);
+  work_paths(m, v, cost);
   return v;
+}
+
+// Work paths (Task::work_paths): from the chain's first callback along every trigger edge
+// (a publisher and a subscriber of its topic, both in the instance's work) to a callback that
+// triggers nothing more in it. A callback triggered by several others is reached on each path
+// (its release is the completion of one of them: the causal path argument of Task::paths).
+void work_paths(const Model& m, View& v, const HopCost& cost) {
+  constexpr std::size_t kMaxWorkPaths = 256;
+  for (auto& t : v.tasks) {
+    if (t.extras.empty()) continue;
+    std::set<int> in_work(t.work.begin(), t.work.end());
+    std::vector<std::vector<int>> paths;
+    std::vector<int> cur{t.path.front()};
+    bool cycle = false;
+    std::function<void()> walk = [&]() {
+      if (cycle || paths.size() > kMaxWorkPaths) return;
+      const Callback& c = m.callbacks[static_cast<std::size_t>(cur.back())];
+      bool leaf = true;
+      for (const auto& topic : c.publishes)
+        for (std::size_t sub : m.subscribers(topic)) {
+          const int s = static_cast<int>(sub);
+          if (!in_work.count(s)) continue;
+          if (std::find(cur.begin(), cur.end(), s) != cur.end()) {
+            cycle = true;
+            return;
+          }
+          leaf = false;
+          cur.push_back(s);
+          walk();
+          cur.pop_back();
+        }
+      if (leaf) paths.push_back(cur);
+    };
+    walk();
+    if (cycle || paths.size() > kMaxWorkPaths) {
+      t.work_paths_why = cycle ? "its instance's work has a topic cycle" : "its instance's work has too many paths";
+      continue;
+    }
+    for (const auto& p : paths) {
+      std::vector<int> side;
+      for (int c : t.path)
+        if (std::find(p.begin(), p.end(), c) == p.end()) side.push_back(c);
+      std::vector<Segment> segs;
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        const int c = p[j];
+        Duration hc = 0;
+        if (j > 0) {
+          const Callback& from = m.callbacks[static_cast<std::size_t>(p[j - 1])];
+          const Callback& to = m.callbacks[static_cast<std::size_t>(c)];
+          Hop h{from.name, to.name, to.topic, m.placement_comm(from, to), 0};
+          if (const Topic* tp = m.topic(to.topic)) h.message_size = tp->size;
+          hc = cost(h);
+        }
+        append_path_piece(segs, c, hc, side, v);
+      }
+      t.work_paths.push_back(std::move(segs));
+    }
+  }
+}
+
+// The EDF key range of every chain (Task::key_lo, key_hi), after the rule the simulator and
+// the runtime share: a timer that starts chains queues its instance with release + the
+// smallest deadline among them; a message carries the instance's deadline along the chain's
+// hops (the simulator: the earliest of the chains whose hop it is, the runtime: its source's),
+// so a callback instance of chain i (release r) is keyed in [r + key_lo, r + D_i]. A callback's
+// queue is FIFO and keyed by its oldest message: at a callback the chain shares with other
+// chains (a merge), their earlier messages keep it keyed with THEIR deadlines, at most
+// (arrival of the chain's own message, <= r + min(T_i, key_lo)) + D_j, while the chain's
+// waits behind them — key_hi. A publisher whose hop into a path callback is on no chain sends
+// messages without a deadline (queued last): then there is no key bound (edf_unkeyed).
+void edf_keys(const Model& m, View& v) {
+  for (auto& t : v.tasks) {
+    t.key_lo = t.key_hi = t.D;
+    if (!t.has_deadline || t.chain < 0) continue;
+    for (const auto& o : v.tasks)
+      if (o.chain >= 0 && o.has_deadline && o.path.front() == t.path.front()) t.key_lo = std::min(t.key_lo, o.D);
+  }
+  auto hop_on = [&](const Chain& ch, const std::string& from, const std::string& to) {
+    if (ch.is_linear()) {
+      for (std::size_t j = 1; j < ch.callbacks.size(); ++j)
+        if (ch.callbacks[j - 1] == from && ch.callbacks[j] == to) return true;
+      return false;
+    }
+    return std::any_of(ch.hops.begin(), ch.hops.end(), [&](const Hop& h) { return h.from == from && h.to == to; });
+  };
+  for (auto& t : v.tasks) {
+    if (!t.has_deadline || t.chain < 0) continue;
+    const Chain& ch = m.chains[static_cast<std::size_t>(t.chain)];
+    for (std::size_t j = 1; j < t.path.size(); ++j) {
+      const Callback& c = m.callbacks[static_cast<std::size_t>(t.path[j])];
+      if (c.topic.empty()) continue;
+      for (const auto& u : m.callbacks) {
+        if (std::find(u.publishes.begin(), u.publishes.end(), c.topic) == u.publishes.end()) continue;
+        if (hop_on(ch, u.name, c.name)) continue;
+        Duration dj = -1;
+        for (const auto& other : m.chains)
+          if (hop_on(other, u.name, c.name)) dj = std::max(dj, other.deadline);
+        if (dj < 0) {
+          t.edf_unkeyed = "callback '" + c.name + "' of chain '" + t.name + "' also takes messages of '" + u.name +
+                          "', which no chain passes on to it: they carry no deadline and are queued last, ahead of "
+                          "the chain's own (no EDF key bound)";
+          continue;
+        }
+        t.key_hi = std::max(t.key_hi, std::min(t.T, t.key_lo) + dj);
+      }
+    }
+  }
 }
 
 AnalysisResult collect_result(const std::string& analysis, const std::vector<Task>& tasks,

@@ -47,6 +47,11 @@ struct Segment {
   // measured, the largest), so no analysis charges a hop less than the simulator may take.
   std::vector<Duration> hop_into;
   bool after_join = false;    // released by an implicit fusion's publication (join_wait.hpp)
+  // A piece of one root-to-leaf path of a chain that branches across executors (Task::paths):
+  // analysed like a linear segment, with the chain's callbacks off that path (`side`) as work
+  // of the same instance that may run in parallel.
+  bool path_piece = false;
+  std::vector<int> side;
 };
 
 // The join of a chain at an implicit fusion set (facts.hpp) whose other inputs it does not
@@ -77,6 +82,18 @@ struct Task {
   std::vector<int> path;      // chain callbacks, topological order
   bool linear = true;
   std::vector<Segment> segments;
+  // A chain that branches across executors: no `segments`, but the linear segments of each
+  // root-to-leaf path. An instance ends when its last callback does; going back from it, each
+  // callback was released by the completion of one predecessor (the one that published, or
+  // completed a fusion set), so that causal path ran as a linear chain whose other callbacks
+  // were parallel work: the response is at most the largest path bound.
+  std::vector<std::vector<Segment>> paths;
+  // The instance's work beyond its path (extras: fan-out) ends later than the path may: its
+  // root-to-leaf paths through the trigger graph (`work_paths`, empty without extras) bound when
+  // ALL of an instance's work is done (R_work), the window other chains see its work in.
+  // `work_paths_why` non-empty: no such bound (a topic cycle, or too many paths).
+  std::vector<std::vector<Segment>> work_paths;
+  std::string work_paths_why;
   std::vector<int> work;      // every callback one instance runs (path + extras)
   std::vector<int> extras;    // work not on the path
   int width = 1;              // callbacks of one instance that may run at the same time
@@ -91,6 +108,12 @@ struct Task {
   std::optional<JoinTerm> join;
   std::string join_refused;
   int shadow_of = -1;         // pseudo-task: the prefix (to the join) of later instances of that task
+  // EDF keys (edf_keys in workload.cpp): the absolute deadline a pending callback of one
+  // instance (release r) is queued with lies in [r + key_lo, r + key_hi]. key_lo < D when the
+  // chain shares its timer with a chain of a shorter deadline; key_hi > D when messages of other
+  // chains can queue ahead of the instance's at a callback it shares with them (a merge).
+  Duration key_lo = 0, key_hi = 0;
+  std::string edf_unkeyed;  // non-empty: a path callback can queue messages without a deadline
 };
 
 struct View {
@@ -123,20 +146,29 @@ using HopCost = std::function<Duration(const Hop&)>;
 // them could charge.
 HopCost model_hop_cost(const Model& m);
 View build_view(const Model& m, const HopCost& cost);
+// Fills every task's work paths (Task::work_paths); build_view calls it.
+void work_paths(const Model& m, View& v, const HopCost& cost);
+// Fills every task's EDF key range (Task::key_lo, key_hi, edf_unkeyed); build_view calls it.
+void edf_keys(const Model& m, View& v);
 
 // (Effective priorities, thread FIFO priorities and thread masks: chainrt/model/facts.hpp,
 // shared with sched/.)
 
-// Work of a chain instance whose C units lie inside [release, release + R]: the maximum
-// amount in any window of length x (Bertogna & Cirinei's carry-in workload):
-//   W(x) = N·C + min(C, x + R − C − N·T),  N = ⌊(x + R − C)/T⌋.
-inline Duration carry_in_workload(Duration x, Duration C, Duration R, Duration T) {
+// Work of a chain instance whose C units lie inside [release, release + R] and run on at most
+// p threads at a time: the maximum amount in any window of length x (Bertogna & Cirinei's
+// carry-in workload; for p > 1 Melani et al.'s form for parallel (DAG) tasks, ECRTS 2015):
+//   W(x) = N·C + min(C, p·(x + R − ⌊C/p⌋ − N·T)),  N = ⌊(x + R − ⌊C/p⌋)/T⌋.
+// p = 1 is the sequential form. A chain instance that fans out (extra work, branches) does
+// more than x units in a window of x on several threads: the sequential form was beaten
+// there (a shared-callback fork, soundness harness).
+inline Duration carry_in_workload(Duration x, Duration C, Duration R, Duration T, Duration p = 1) {
   if (C <= 0 || x <= 0) return 0;
-  Duration span = x + R - C;
+  if (p < 1) p = 1;
+  Duration span = x + R - C / p;
   if (span < 0) return 0;
   Duration N = span / T;
   Duration rest = span - N * T;
-  return N * C + (rest < C ? rest : C);
+  return N * C + (p * rest < C ? p * rest : C);
 }
 
 // Executions of callback c that can run (start, or continue from before) in any window of

@@ -93,8 +93,9 @@ CHAINRT_BINDINGS(soundness, 21) {
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
          const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb,
-         bool fusion) {
+         bool fusion, const std::string& feature) {
         sim::SoundnessOptions o;
+        o.feature = feature;
         o.analysis = analysis;
         o.sets = sets;
         o.seed = seed;
@@ -117,6 +118,6 @@ CHAINRT_BINDINGS(soundness, 21) {
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
       nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
-      nb::arg("fusion") = false, "Soundness harness for one analysis; returns the report as JSON.");
+      nb::arg("fusion") = false, nb::arg("feature") = "", "Soundness harness for one analysis; returns the report as JSON.");
 }
 #endif

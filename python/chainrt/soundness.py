@@ -22,6 +22,9 @@ import sys
 import time
 
 
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out")
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--analysis", default="all", help="analysis name from the registry, or 'all' (default)")
     parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
@@ -47,7 +50,18 @@ def add_arguments(parser) -> None:
                         help="generate systems whose chains join at fusion nodes fed by several timers (periods "
                              "alike, harmonic or unrelated; some inputs on no declared chain) instead of the "
                              "papers' workloads")
+    parser.add_argument("--feature", choices=FEATURES, default=None,
+                        help="draw only systems with this feature: executors sharing a core under SCHED_FIFO "
+                             "priorities (shared-cores), a callback on two chains (shared-callbacks: merges and "
+                             "forks), a chain branching onto another executor and joining at a fusion node "
+                             "(branch-join)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
+
+
+def _inv(ratio: float) -> str:
+    """bound / worst simulated from worst simulated / bound (a chain never simulated to any
+    response is left out of the tightness figures)."""
+    return f"{1 / ratio:.2f}" if ratio > 0 else "inf"
 
 
 def analysis_names() -> list[str]:
@@ -60,13 +74,13 @@ def analysis_names() -> list[str]:
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
-          fusion: bool = False) -> dict:
+          fusion: bool = False, feature: str = "") -> dict:
     from . import _core
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
     return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
-                         fusion))
+                         fusion, feature or ""))
 
 
 def run(args) -> int:
@@ -76,6 +90,10 @@ def run(args) -> int:
     if args.climb < 0:
         print("chainrt experiment soundness: --climb must be at least 0", file=sys.stderr)
         return 1
+    if getattr(args, "fusion", False) and getattr(args, "feature", None):
+        print("chainrt experiment soundness: --fusion and --feature draw different systems; give one of them",
+              file=sys.stderr)
+        return 1
     names = analysis_names() if args.analysis == "all" else [args.analysis]
     found = 0
     for name in names:
@@ -83,7 +101,8 @@ def run(args) -> int:
         try:
             rep = check(name, args.sets, args.seed, args.variants, max(1, args.jobs),
                         os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max,
-                        args.harsh, args.climb, getattr(args, "fusion", False))
+                        args.harsh, args.climb, getattr(args, "fusion", False),
+                        getattr(args, "feature", None) or "")
         except (ValueError, RuntimeError) as err:
             print(f"chainrt experiment soundness: {err}", file=sys.stderr)
             return 1
@@ -103,6 +122,15 @@ def run(args) -> int:
                  f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "
                  f"{h['overloaded']} overloaded, {h['tight_deadlines']} with deadlines = bounds; "
                  if args.harsh else "")
+              + (f"feature {rep['feature']}: {rep['feature_systems']} systems, "
+                 f"{rep['feature_chains_checked']} bounds of chains with it checked (bounded in "
+                 f"{rep['feature_bounded_systems']} systems)"
+                 + (f" ({rep['merges']} merges, {rep['forks']} forks)" if rep['feature'] == "shared-callbacks" else "")
+                 + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
+                 + "; " if rep.get("feature") else "")
+              + (f"tightness over {rep['tightness']['chains']} bounded chains: bound / worst simulated median "
+                 f"{_inv(rep['tightness']['median'])}, p90 {_inv(rep['tightness']['p10'])}; "
+                 if rep["tightness"]["chains"] else "")
               + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
                  f"systems; " if args.climb else "") +
               f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")

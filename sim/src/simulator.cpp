@@ -260,6 +260,10 @@ class Simulator {
   std::deque<ExecState> ex_;  // never moves: each Admission points at its queue
   std::vector<std::vector<std::uint32_t>> fsets_;  // implicit fusion sets (member callbacks)
   std::vector<Duration> chain_deadline_;
+  // EDF key of a chain instance's messages: release + the smallest deadline of the chains that
+  // start at its first callback — what the runtime's one stamp per message carries from the
+  // timer (runtime/src/executor.cpp, timer_rel_deadline), so both key a fork's branches alike.
+  std::vector<Duration> chain_key_;
   SimResult r_;
 };
 
@@ -290,6 +294,13 @@ void Simulator::build() {
     }
     if (ch.deadline > 0)
       cb_[src].source_rel_deadline = std::min(cb_[src].source_rel_deadline, ch.deadline);
+  }
+  chain_key_.assign(m_.chains.size(), 0);
+  for (std::uint32_t i = 0; i < m_.chains.size(); ++i) {
+    const Chain& ch = m_.chains[i];
+    if (ch.callbacks.empty() || ch.deadline <= 0) continue;
+    const Duration src_d = cb_[m_.callback_index(ch.callbacks.front())].source_rel_deadline;
+    chain_key_[i] = src_d != kNoDeadline ? std::min(ch.deadline, src_d) : ch.deadline;
   }
 
   // callbacks
@@ -423,7 +434,7 @@ Duration Simulator::pending_deadline(std::uint32_t c) const {
   if (s.q_count == 0) return d;
   const Message& msg = pool_[s.q_begin + s.q_head];
   for (std::uint32_t k = 0; k < msg.n; ++k)
-    if (chain_deadline_[msg.s[k].chain] > 0) d = std::min(d, msg.s[k].release + chain_deadline_[msg.s[k].chain]);
+    if (chain_key_[msg.s[k].chain] > 0) d = std::min(d, msg.s[k].release + chain_key_[msg.s[k].chain]);
   if (s.source_rel_deadline != kNoDeadline) d = std::min(d, msg.arrival + s.source_rel_deadline);
   return d;
 }

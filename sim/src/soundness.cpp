@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -45,11 +46,210 @@ const char* exec_name(ExecTime e) {
   return "wcet";
 }
 
+// Single-threaded executors packed onto fewer cores, pinned or not, with random SCHED_FIFO
+// priorities 1-3 or none (PiCAS's executors sharing a core). False (nothing changed) when an
+// executor has several threads or a reservation.
+bool share_cores(Model& model, gen::Rng& rng) {
+  bool single = !model.executors.empty();
+  for (const auto& e : model.executors) single &= e.threads.size() == 1 && !e.threads[0].reservation;
+  if (!single) return false;
+  for (auto& h : model.hosts) h.cores = static_cast<int>(rng.uniform_int(1, std::max(1, h.cores / 2)));
+  for (auto& e : model.executors) {
+    int cores = 1;
+    for (const auto& h : model.hosts)
+      if (h.name == e.host) cores = h.cores;
+    Thread& t = e.threads[0];
+    const double r = rng.uniform01();
+    if (r < 0.2) t.cores.clear();  // unpinned
+    else t.cores = {static_cast<int>(rng.uniform_int(0, cores - 1))};
+    const auto p = rng.uniform_int(0, 3);
+    if (p == 0) t.fifo_priority.reset();
+    else t.fifo_priority = static_cast<int>(p);
+  }
+  return true;
+}
+
+// Some core may run threads of two executors (pinned to it, or unpinned on a host where the
+// threads outnumber the cores or some thread is pinned).
+bool has_shared_cores(const Model& m) {
+  for (const auto& h : m.hosts) {
+    std::vector<std::pair<int, const Thread*>> ts;  // (executor, thread)
+    for (std::size_t x = 0; x < m.executors.size(); ++x)
+      if (m.executors[x].host == h.name)
+        for (const auto& t : m.executors[x].threads) ts.emplace_back(static_cast<int>(x), &t);
+    bool pinned = false;
+    for (const auto& [x, t] : ts) pinned |= !t->cores.empty();
+    for (std::size_t a = 0; a < ts.size(); ++a)
+      for (std::size_t b = a + 1; b < ts.size(); ++b) {
+        if (ts[a].first == ts[b].first) continue;
+        const auto& ca = ts[a].second->cores;
+        const auto& cb = ts[b].second->cores;
+        if (ca.empty() || cb.empty()) {
+          if (pinned || static_cast<int>(ts.size()) > h.cores) return true;
+          continue;
+        }
+        for (int c : ca)
+          if (std::find(cb.begin(), cb.end(), c) != cb.end()) return true;
+      }
+  }
+  return false;
+}
+
+// Linear chains with at least `len` callbacks, not yet edited by a feature.
+std::vector<std::size_t> chains_of_length(const Model& m, std::size_t len, const std::vector<bool>& used) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < m.chains.size(); ++i)
+    if (!used[i] && m.chains[i].is_linear() && m.chains[i].callbacks.size() >= len) out.push_back(i);
+  return out;
+}
+
+// A callback on two chains (soundness.hpp). Merge: B's callback at position p − 1 publishes the
+// topic of A's callback x instead of its own, and B becomes B[0..p−1], x, A's tail (B's old
+// tail is never triggered again). Fork: A's callback A[j] also publishes B[1]'s topic, B's timer
+// publishes nothing (a lone timer), and B becomes A[0..j], B[1..] with A's period and a
+// deadline in [T/2, T]. `kind`: 0 merge, 1 fork.
+bool share_callbacks(Model& m, gen::Rng& rng, int* kind, bool fan_out = false) {
+  std::vector<bool> used(m.chains.size(), false);
+  auto cands = chains_of_length(m, 2, used);
+  if (cands.size() < 2) return false;
+  const std::size_t a = cands[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(cands.size()) - 1))];
+  std::size_t b = a;
+  while (b == a) b = cands[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(cands.size()) - 1))];
+  Chain A = m.chains[a], B = m.chains[b];
+  auto cb = [&](const std::string& n) -> Callback& { return m.callbacks[m.callback_index(n)]; };
+  *kind = fan_out ? 1 : rng.uniform01() < 0.5 ? 0 : 1;
+  if (*kind == 0) {
+    const std::size_t pa = static_cast<std::size_t>(rng.uniform_int(1, static_cast<std::int64_t>(A.callbacks.size()) - 1));
+    const std::size_t pb = static_cast<std::size_t>(rng.uniform_int(1, static_cast<std::int64_t>(B.callbacks.size()) - 1));
+    cb(B.callbacks[pb - 1]).publishes = {cb(A.callbacks[pa]).topic};
+    std::vector<std::string> path(B.callbacks.begin(), B.callbacks.begin() + static_cast<std::ptrdiff_t>(pb));
+    path.insert(path.end(), A.callbacks.begin() + static_cast<std::ptrdiff_t>(pa), A.callbacks.end());
+    B.callbacks = path;
+  } else {
+    const std::size_t j = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(A.callbacks.size()) - 2));
+    cb(A.callbacks[j]).publishes.push_back(cb(B.callbacks[1]).topic);
+    cb(B.callbacks[0]).publishes.clear();
+    std::vector<std::string> path(A.callbacks.begin(), A.callbacks.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+    path.insert(path.end(), B.callbacks.begin() + 1, B.callbacks.end());
+    B.callbacks = path;
+    B.period = A.period;
+    B.deadline = rng.uniform_int(std::max<Duration>(1, A.period / 2), A.period);
+  }
+  B.hops.clear();
+  m.chains[b] = B;
+  if (fan_out) m.chains.erase(m.chains.begin() + static_cast<std::ptrdiff_t>(b));  // its branch: work on no chain
+  m.reindex();
+  return true;
+}
+
+// A chain that branches onto another executor and joins at an implicit fusion node whose
+// inputs are all on the chain (soundness.hpp): with u = A[j], w = A[j+1], v = A[j+2], u also
+// publishes to a new subscription y in a node of another executor, y publishes to a new
+// subscription z in w's node that publishes what w publishes ({w, z} is the fusion set), and A
+// becomes the DAG u → w → v, u → y → z → v. `leaf`: y ends the branch instead (no z).
+bool branch_join(Model& m, gen::Rng& rng, bool* leaf) {
+  std::vector<bool> used(m.chains.size(), false);
+  auto cands = chains_of_length(m, 3, used);
+  if (m.executors.size() == 1 && m.executors[0].threads.size() >= 2 && m.nodes.size() >= 2) {
+    // One multi-threaded executor (the EDF paper's system): split it into two, each with half
+    // of the threads and of the nodes, so that the branch runs on another multi-threaded one.
+    Executor e2 = m.executors[0];
+    e2.name = m.executors[0].name + "_b";
+    const std::size_t half = m.executors[0].threads.size() / 2;
+    e2.threads.assign(m.executors[0].threads.begin() + static_cast<std::ptrdiff_t>(half), m.executors[0].threads.end());
+    m.executors[0].threads.resize(half);
+    for (std::size_t n = 0; n < m.nodes.size(); ++n)
+      if (n % 2 == 1) m.nodes[n].executor = e2.name;
+    m.executors.push_back(e2);
+    m.reindex();
+  }
+  if (cands.empty() || m.executors.size() < 2) return false;
+  const std::size_t a = cands[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(cands.size()) - 1))];
+  Chain A = m.chains[a];
+  const std::size_t j = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(A.callbacks.size()) - 3));
+  const Callback u = m.callback(A.callbacks[j]), w = m.callback(A.callbacks[j + 1]);
+  const std::string& wx = m.node(w.node).executor;
+  std::vector<std::size_t> nodes;  // nodes of another executor than w's and u's
+  for (std::size_t n = 0; n < m.nodes.size(); ++n)
+    if (m.nodes[n].executor != wx && m.nodes[n].executor != m.node(u.node).executor) nodes.push_back(n);
+  if (nodes.empty()) return false;
+  const Node& n2 = m.nodes[nodes[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(nodes.size()) - 1))]];
+  std::string group;
+  for (const auto& g : m.groups)
+    if (g.node == n2.name && (group.empty() || g.type == GroupType::Reentrant)) group = g.name;
+  *leaf = rng.uniform01() < 0.25;
+  const std::string ty = A.name + "_bj_y", tz = A.name + "_bj_z";
+  Callback y;
+  y.name = A.name + "_branch";
+  y.kind = CallbackKind::Subscription;
+  y.node = n2.name;
+  y.group = group;
+  y.topic = ty;
+  y.wcet = std::max<Duration>(1, w.wcet);
+  y.priority = w.priority;
+  if (!*leaf) y.publishes = {tz};
+  Callback z;
+  z.name = A.name + "_join";
+  z.kind = CallbackKind::Subscription;
+  z.node = w.node;
+  z.group = w.group;
+  z.topic = tz;
+  z.wcet = std::max<Duration>(1, w.wcet / 2);
+  z.priority = w.priority;
+  z.publishes = w.publishes;
+  m.callbacks[m.callback_index(u.name)].publishes.push_back(ty);
+  m.topics.push_back(Topic{ty, 64});
+  m.callbacks.push_back(y);
+  if (!*leaf) {
+    m.topics.push_back(Topic{tz, 64});
+    m.callbacks.push_back(z);
+  }
+  std::vector<Hop> hops;
+  for (std::size_t k = 1; k < A.callbacks.size(); ++k) hops.push_back(Hop{A.callbacks[k - 1], A.callbacks[k]});
+  hops.push_back(Hop{u.name, y.name});
+  A.callbacks.push_back(y.name);
+  if (!*leaf) {
+    hops.push_back(Hop{y.name, z.name});
+    hops.push_back(Hop{z.name, A.callbacks[j + 2]});
+    A.callbacks.push_back(z.name);
+  }
+  A.hops = hops;
+  m.chains[a] = A;
+  m.reindex();
+  return true;
+}
+
 // A system the analysis applies to, or false: the EDF-paper system (multi-threaded), its
 // single-threaded partition, then CROS-RT's multi-host chains (harsh: in a random order, and a
 // fifth of the systems overloaded).
+struct FeatureDraw {
+  int kind = -1;  // shared-callbacks: 0 merge, 1 fork; branch-join: 0 join, 1 leaf
+};
+
+// The feature (soundness.hpp) applied to a generated system; false when it cannot have it.
+bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureDraw& fd) {
+  if (feature == "shared-cores") return share_cores(m, rng) && has_shared_cores(m);
+  bool ok = false;
+  if (feature == "shared-callbacks") {
+    ok = share_callbacks(m, rng, &fd.kind);
+  } else if (feature == "fan-out") {
+    ok = share_callbacks(m, rng, &fd.kind, true);
+  } else if (feature == "branch-join") {
+    bool leaf = false;
+    ok = branch_join(m, rng, &leaf);
+    fd.kind = leaf ? 1 : 0;
+  }
+  if (!ok) return false;
+  try {
+    validate(m, m.name);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
 bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uint64_t seed, Model& out,
-              bool* overloaded) {
+              bool* overloaded, FeatureDraw* fd = nullptr) {
   if (o.fusion) {  // joins of several timers at implicit fusion nodes (soundness_fusion.hpp)
     *overloaded = false;
     return generate_fusion_system(a, seed, out);
@@ -72,6 +272,7 @@ bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uin
   *overloaded = p.u_norm > 1.0;
   std::string why;
   Model multi = gen::edf_paper_system(p, seed);
+  gen::Rng frng(seed ^ 0xfea7u);
   for (int i = 0; i < 3; ++i) {
     Model m;
     switch ((first + i) % 3) {
@@ -84,6 +285,7 @@ bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uin
         for (auto& e : m.executors) e.policy = a.policy();
       }
     }
+    if (!o.feature.empty() && !apply_feature(o.feature, m, frng, *fd)) continue;
     if (a.applicable(m, &why)) {
       out = std::move(m);
       return true;
@@ -100,11 +302,17 @@ struct SetResult {
   int shuffled = 0, below_wcet = 0, constrained = 0, jitter = 0, overloaded = 0, tight = 0, shared_cores = 0;
   std::int64_t climb_simulations = 0;
   int climb_raised = 0;
+  bool feature = false;
+  int merge = 0, fork = 0, leaf = 0;
+  std::map<std::string, double> ratios;  // per bounded chain: worst simulated / bound
+  std::int64_t feature_chains = 0;       // bounded chains with the feature, in all simulations
+  bool feature_bounded = false;          // some chain with the feature had a bound to check
+  bool multi_threaded = false;           // some executor has several threads
   std::vector<Counterexample> cx;
 };
 
 // The harsh perturbations of a generated system (soundness.hpp); counts what it applied.
-void perturb(Model& model, gen::Rng& rng, SetResult& sr) {
+void perturb(Model& model, gen::Rng& rng, SetResult& sr, bool keep_cores) {
   if (rng.uniform01() < 0.5) {  // priorities that contradict each other, with ties
     sr.shuffled = 1;
     for (auto& cb : model.callbacks) cb.priority = static_cast<int>(rng.uniform_int(1, 8));
@@ -118,25 +326,8 @@ void perturb(Model& model, gen::Rng& rng, SetResult& sr) {
     sr.constrained = 1;
     for (auto& c : model.chains) c.deadline = rng.uniform_int(std::max<Duration>(1, c.deadline / 2), c.deadline);
   }
-  if (rng.uniform01() < 0.4) {  // executors sharing cores, ordered by SCHED_FIFO priorities (PiCAS)
-    bool single = !model.executors.empty();
-    for (const auto& e : model.executors) single &= e.threads.size() == 1 && !e.threads[0].reservation;
-    if (single) {
-      sr.shared_cores = 1;
-      for (auto& h : model.hosts) h.cores = static_cast<int>(rng.uniform_int(1, std::max(1, h.cores / 2)));
-      for (auto& e : model.executors) {
-        int cores = 1;
-        for (const auto& h : model.hosts)
-          if (h.name == e.host) cores = h.cores;
-        Thread& t = e.threads[0];
-        const double r = rng.uniform01();
-        if (r < 0.2) t.cores.clear();  // unpinned
-        else t.cores = {static_cast<int>(rng.uniform_int(0, cores - 1))};
-        const auto p = rng.uniform_int(0, 3);
-        if (p == 0) t.fifo_priority.reset();
-        else t.fifo_priority = static_cast<int>(p);
-      }
-    }
+  if (rng.uniform01() < 0.4 && !keep_cores) {  // executors sharing cores, ordered by SCHED_FIFO priorities (PiCAS)
+    if (share_cores(model, rng)) sr.shared_cores = 1;
   }
   if (rng.uniform01() < 0.2) {  // timer release jitter
     sr.jitter = 1;
@@ -150,6 +341,7 @@ struct Check {
   double worst = 0;  // max observed / bound over bounded chains
   double sum = 0;    // Σ observed / bound (tie-break of the climb)
   std::int64_t chains = 0, fusion_chains = 0;
+  std::map<std::string, double> ratio;  // per bounded chain with instances
   struct Violation {
     std::string chain, kind;
     Duration bound, observed;
@@ -168,6 +360,7 @@ Check compare(const AnalysisResult& res, const SimResult& r) {
       const double ratio = static_cast<double>(st->wcrt) / static_cast<double>(b.wcrt_bound);
       c.worst = std::max(c.worst, ratio);
       c.sum += ratio;
+      c.ratio[b.chain] = ratio;
     }
     if (st->instances > 0 && st->wcrt > b.wcrt_bound) c.violations.push_back({b.chain, "wcrt", b.wcrt_bound, st->wcrt});
     else if (b.bcrt_bound && st->instances > 0 && st->bcrt < *b.bcrt_bound)
@@ -188,19 +381,31 @@ struct Setting {
 
 SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, int set) {
   SetResult sr;
-  const std::uint64_t seed = gen::Rng::stream_seed(o.seed, static_cast<std::uint64_t>(set));
+  std::uint64_t seed = gen::Rng::stream_seed(o.seed, static_cast<std::uint64_t>(set));
   Model model;
   bool overloaded = false;
-  if (!generate(a, o, seed, model, &overloaded)) return sr;
+  FeatureDraw fd;
+  // With a feature: up to 8 draws until a system has it and the analysis applies.
+  bool got = false;
+  for (int draw = 0; draw < (o.feature.empty() ? 1 : 8) && !got; ++draw) {
+    if (draw > 0) seed = gen::Rng::stream_seed(seed, 0x9e37u + static_cast<std::uint64_t>(draw));
+    got = generate(a, o, seed, model, &overloaded, &fd);
+  }
+  if (!got) return sr;
   sr.generated = true;
   gen::Rng hr(seed ^ 0x6a125bULL);
-  if (o.harsh) perturb(model, hr, sr);
+  if (o.harsh) perturb(model, hr, sr, o.feature == "shared-cores");
+  if (o.feature == "shared-cores") sr.shared_cores = 1;
+  if (o.feature == "shared-callbacks") (fd.kind == 0 ? sr.merge : sr.fork) = 1;
+  if (o.feature == "branch-join" && fd.kind == 1) sr.leaf = 1;
   // BCET mixes need a best case: give callbacks without one a quarter of their WCET.
   for (auto& cb : model.callbacks)
     if (!cb.bcet) cb.bcet = std::max<Duration>(1, cb.wcet / 4);
   std::string why;
   if (!a.applicable(model, &why)) return sr;
   sr.applicable = true;
+  sr.feature = !o.feature.empty();
+  for (const auto& e : model.executors) sr.multi_threaded = sr.multi_threaded || e.threads.size() > 1;
   sr.overloaded = overloaded;
   AnalysisResult res = a.analyze(model);
   if (o.harsh && hr.uniform01() < 0.4) {
@@ -232,6 +437,20 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     if (model.callbacks[c].is_timer()) timers.push_back(static_cast<int>(c));
 
   Model fixed_model;  // the model with the climb's execution times as WCET (= BCET)
+  std::map<std::string, double>& chain_ratio = sr.ratios;
+  // The chains with the feature: those sharing a callback with another chain, or branching.
+  std::set<std::string> featured;
+  {
+    std::map<std::string, int> on;
+    for (const auto& c : model.chains)
+      for (const auto& n : c.callbacks) on[n]++;
+    for (const auto& c : model.chains) {
+      bool f = o.feature == "branch-join" ? !c.is_linear() : o.feature == "shared-callbacks" ? false : !o.feature.empty();
+      if (o.feature == "shared-callbacks")
+        for (const auto& n : c.callbacks) f |= on[n] > 1;
+      if (f) featured.insert(c.name);
+    }
+  }
   auto simulate_setting = [&](const Setting& st, std::uint64_t sim_seed, Check& out) {
     SimOptions so;
     so.duration = horizon;
@@ -255,6 +474,11 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     ++sr.simulations;
     sr.executions += r.executions;
     out = compare(res, r);
+    for (const auto& [name, ratio] : out.ratio) {
+      chain_ratio[name] = std::max(chain_ratio[name], ratio);
+      sr.feature_chains += featured.count(name);
+      sr.feature_bounded = sr.feature_bounded || featured.count(name);
+    }
     sr.chains_checked += out.chains;
     if (o.fusion) sr.fusion_chains_checked += out.fusion_chains;
     sr.max_ratio = std::max(sr.max_ratio, out.worst);
@@ -381,6 +605,9 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
 SoundnessReport run_soundness(const SoundnessOptions& o) {
   const ResponseTimeAnalysis* a = find_analysis(o.analysis);
   if (!a) throw std::invalid_argument("unknown analysis '" + o.analysis + "'");
+  const auto& f = soundness_features();
+  if (!o.feature.empty() && std::find(f.begin(), f.end(), o.feature) == f.end())
+    throw std::invalid_argument("unknown feature '" + o.feature + "' (shared-cores, shared-callbacks, branch-join, fan-out)");
   return run_soundness(*a, o);
 }
 
@@ -398,6 +625,8 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
   for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  rep.feature = o.feature;
+  std::vector<double> ratios;
   for (auto& r : results) {
     rep.systems += r.generated;
     rep.applicable += r.applicable;
@@ -416,9 +645,33 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.shared_cores += r.shared_cores;
     rep.climb_simulations += r.climb_simulations;
     rep.climb_raised += r.climb_raised;
+    rep.feature_systems += r.feature;
+    rep.feature_chains_checked += r.feature_chains;
+    rep.feature_bounded_systems += r.feature_bounded;
+    rep.multi_threaded_systems += r.applicable && r.multi_threaded;
+    rep.merges += r.merge;
+    rep.forks += r.fork;
+    rep.leaf_branches += r.leaf;
+    for (const auto& [name, x] : r.ratios) ratios.push_back(x);
     for (auto& c : r.cx) rep.counterexamples.push_back(std::move(c));
   }
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    auto at = [&](double q) { return ratios[std::min(ratios.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ratios.size())))]; };
+    rep.ratio_chains = static_cast<std::int64_t>(ratios.size());
+    rep.ratio_median = at(0.5);
+    rep.ratio_p90 = at(0.9);
+    rep.ratio_p10 = at(0.1);
+    double sum = 0;
+    for (double x : ratios) sum += x;
+    rep.ratio_mean = sum / static_cast<double>(ratios.size());
+  }
   return rep;
+}
+
+const std::vector<std::string>& soundness_features() {
+  static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out"};
+  return f;
 }
 
 std::string report_to_json(const SoundnessReport& r) {
@@ -429,6 +682,11 @@ std::string report_to_json(const SoundnessReport& r) {
       o += c;
     }
     return o + "\"";
+  };
+  auto fmt = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6f", x);
+    return std::string(b);
   };
   std::ostringstream os;
   char ratio[32];
@@ -441,6 +699,13 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"overloaded\": " << r.overloaded << ", \"tight_deadlines\": " << r.tight_deadlines
      << ", \"shared_cores\": " << r.shared_cores
      << ", \"climb_simulations\": " << r.climb_simulations << ", \"climb_raised\": " << r.climb_raised << "}"
+     << ", \"feature\": " << q(r.feature) << ", \"feature_systems\": " << r.feature_systems
+     << ", \"feature_chains_checked\": " << r.feature_chains_checked
+     << ", \"feature_bounded_systems\": " << r.feature_bounded_systems
+     << ", \"multi_threaded_systems\": " << r.multi_threaded_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
+     << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
+     << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
+     << "}"
      << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];

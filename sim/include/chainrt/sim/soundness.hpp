@@ -20,6 +20,20 @@
 // by ±10^k ns, or onto another timer's offset ± 2 ns) and a callback's execution time (its
 // BCET, its WCET, or uniform between: execution below WCET, the non-preemptive anomalies),
 // keeping a move when the worst observed/bound ratio does not decrease.
+// With `feature`, every system must have that feature, drawn until it does (up to 8 draws per
+// set, perturbed like the harsh systems where the feature needs it), so the feature's count is
+// the number of applicable systems:
+//   shared-cores     single-threaded executors packed onto fewer cores with random SCHED_FIFO
+//                    priorities (PiCAS's executors sharing a core): some core can run threads of
+//                    two executors;
+//   shared-callbacks a callback on two chains: a merge (a subscription that serves two chains,
+//                    each message carrying its own chain's instance) or a fork (a DAG of two chains
+//                    from one timer that share a prefix and go on separately);
+//   branch-join      a chain that branches, one branch on another executor, and joins at an
+//                    implicit fusion node (two subscriptions of one node publishing the same
+//                    topics) whose every input is on the chain (or, for a quarter, a branch that
+//                    ends on the other executor). A system with one multi-threaded executor is
+//                    split into two executors with half of its threads and nodes each.
 // Any chain whose simulated response time exceeds its WCRT bound, falls below its BCRT bound,
 // or misses a deadline the analysis calls met is a counterexample; it is saved as a model file
 // (offsets of the variant written into the timers; the header comment gives the simulate
@@ -52,7 +66,11 @@ struct SoundnessOptions {
   bool harsh = false;                 // perturbed systems, clustered offsets (see above)
   int climb = 0;                      // hill-climbing simulations per system (see above)
   bool fusion = false;                // fusion systems instead (soundness_fusion.hpp): joins of several timers
+  std::string feature;                // "", "shared-cores", "shared-callbacks" or "branch-join"
 };
+
+// The features `feature` may name (for error messages and the CLI's choices).
+const std::vector<std::string>& soundness_features();
 
 struct Counterexample {
   int set = 0;
@@ -80,6 +98,19 @@ struct SoundnessReport {
       tight_deadlines = 0, shared_cores = 0;
   std::int64_t climb_simulations = 0;
   int climb_raised = 0;               // systems whose worst ratio the climb raised above the draws'
+  std::string feature;
+  int feature_systems = 0;            // applicable systems with `feature` (all of them when set)
+  // chain bounds checked (per simulation) of the chains with the feature: those that share a
+  // callback with another chain, or branch (every chain for shared-cores)
+  std::int64_t feature_chains_checked = 0;
+  int feature_bounded_systems = 0;    // systems where some chain with the feature was bounded
+  int multi_threaded_systems = 0;     // applicable systems with a multi-threaded executor
+  int merges = 0, forks = 0, leaf_branches = 0;  // which shared-callback / branch construct
+  // Tightness: per bounded chain, its worst simulated response over its bound (max over the
+  // system's simulations); the median, 10th and 90th percentile and mean over all such chains
+  // (bound / worst simulated, the other way round: 1 / median, and its 90th percentile 1 / p10).
+  std::int64_t ratio_chains = 0;
+  double ratio_median = 0, ratio_p90 = 0, ratio_p10 = 0, ratio_mean = 0;
   std::vector<Counterexample> counterexamples;
 };
 
