@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -189,30 +188,11 @@ def test_installed_trace_record_finds_its_tracing_libraries(installed, tmp_path)
     assert all(p.startswith(str(moved) + "/") for p in json.loads(r.stdout)["preload"])
 
 
-def _lttng_unavailable() -> str | None:
-    """None when an LTTng session can record here (as tests/python/test_tracing.py asks)."""
-    from chainrt import tracing, tracing_record
-    why = tracing_record.lttng_available()
-    if why:
-        return why
-    try:
-        tracing._import_bt2()
-    except tracing.TraceError as e:
-        return str(e)
-    name = f"chainrt-ws-probe-{os.getpid()}"
-    with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(["lttng", "create", name, f"--output={tmp}/t"], capture_output=True, text=True)
-        subprocess.run(["lttng", "destroy", name], capture_output=True, text=True)
-    if r.returncode != 0:
-        lines = (r.stderr.strip() or r.stdout.strip()).splitlines()
-        return f"lttng create failed: {lines[-1] if lines else r.returncode}"
-    return None
-
-
 def test_installed_trace_record_records_the_example_nodes(installed, workspace, tmp_path):
     if not (BUILD / "chainrt_tracing.json").is_file():
         pytest.skip("chainrt was built without its tracing libraries (no LTTng-UST)")
-    why = _lttng_unavailable()
+    from test_tracing import _recording_unavailable  # the same probe as the tracing tests
+    why = _recording_unavailable()
     if why:
         print(f"\nLTTng recording from the install prefix skipped: {why}", file=sys.stderr)
         pytest.skip(f"LTTng recording unavailable: {why}")
