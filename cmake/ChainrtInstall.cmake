@@ -15,6 +15,8 @@
 #   lib/python3.X/site-packages/chainrt  the Python package with its compiled extension
 #   share/chainrt/package.xml, share/ament_index/resource_index/packages/chainrt
 #                                     so ROS 2 tools (ament_index, colcon) see the package
+#   lib/chainrt/tracing/, share/chainrt/tracing.json
+#                                     what `chainrt trace record` preloads (with LTTng-UST)
 #
 # Imported targets: chainrt::model, chainrt::sched, chainrt::analysis, chainrt::sim, chainrt::synth,
 # chainrt::lame and
@@ -93,6 +95,49 @@ install(FILES "${PROJECT_BINARY_DIR}/ament_index_marker/chainrt"
   DESTINATION ${CMAKE_INSTALL_DATADIR}/ament_index/resource_index/packages)
 install(FILES "${PROJECT_SOURCE_DIR}/examples/two_chains.yaml"
   DESTINATION ${CMAKE_INSTALL_DATADIR}/chainrt/examples)
+
+# The tracing libraries that `chainrt trace record` preloads (runtime/tracing/, docs/tracing.md),
+# with the same layout as <build>/tracing/, in a private folder lib/chainrt/tracing/: never lib/
+# itself, where the tracetools-compatible libtracetools.so would shadow the real tracetools of
+# every package of a merged workspace (colcon puts <prefix>/lib on LD_LIBRARY_PATH).
+# share/chainrt/tracing.json is <build>/chainrt_tracing.json with each path made relative to the
+# folder of tracing.json, so the prefix can be moved; the installed Python package finds it as
+# <its prefix>/share/chainrt/tracing.json (python/chainrt/tracing_record.py).
+if(TARGET chainrt_tracing AND EXISTS "${PROJECT_BINARY_DIR}/chainrt_tracing.json")
+  set(_tr_build "${PROJECT_BINARY_DIR}/tracing")
+  set(_tr_dest "${CMAKE_INSTALL_LIBDIR}/chainrt/tracing")
+  install(TARGETS chainrt_tracing LIBRARY DESTINATION ${_tr_dest})
+  install(TARGETS chainrt_tracetools LIBRARY DESTINATION ${_tr_dest}/tracetools)
+  set(_i 0)
+  while(TARGET chainrt_tracing_stub${_i})
+    install(TARGETS chainrt_tracing_stub${_i} LIBRARY DESTINATION ${_tr_dest}/stubs)
+    math(EXPR _i "${_i} + 1")
+  endwhile()
+  if(IS_ABSOLUTE "${_tr_dest}" OR IS_ABSOLUTE "${CMAKE_INSTALL_DATADIR}")
+    message(FATAL_ERROR "chainrt: the tracing install needs a relative CMAKE_INSTALL_LIBDIR and DATADIR")
+  endif()
+  file(RELATIVE_PATH _tr_rel "/p/${CMAKE_INSTALL_DATADIR}/chainrt" "/p/${_tr_dest}")
+  file(READ "${PROJECT_BINARY_DIR}/chainrt_tracing.json" _tr_json)
+  string(JSON _lib GET "${_tr_json}" chainrt)
+  string(REPLACE "${_tr_build}/" "${_tr_rel}/" _lib "${_lib}")
+  string(JSON _tr_json SET "${_tr_json}" chainrt "\"${_lib}\"")
+  string(JSON _n LENGTH "${_tr_json}" ros2_preload)
+  if(_n GREATER 0)
+    math(EXPR _last "${_n} - 1")
+    foreach(_k RANGE ${_last})
+      string(JSON _lib GET "${_tr_json}" ros2_preload ${_k})
+      string(REPLACE "${_tr_build}/" "${_tr_rel}/" _lib "${_lib}")
+      string(JSON _tr_json SET "${_tr_json}" ros2_preload ${_k} "\"${_lib}\"")
+    endforeach()
+  endif()
+  string(FIND "${_tr_json}" "${PROJECT_BINARY_DIR}" _pos)
+  if(_pos GREATER -1)
+    message(FATAL_ERROR "chainrt: a tracing library outside ${_tr_build} is not installed: ${_tr_json}")
+  endif()
+  file(WRITE "${PROJECT_BINARY_DIR}/install_tracing/tracing.json" "${_tr_json}\n")
+  install(FILES "${PROJECT_BINARY_DIR}/install_tracing/tracing.json"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/chainrt)
+endif()
 
 # The Python package (with chainrt._core, built into python/chainrt/) and a `chainrt` launcher
 # that runs it with the interpreter chainrt was built with (it has numpy, matplotlib, PyYAML

@@ -3,7 +3,8 @@
 One LTTng session (Debian's lttng-tools) with the userspace events ``ros2:*`` (ros2_tracing)
 and ``chainrt:*`` (chainrt's chain instances) and the vpid/vtid/procname contexts, around one
 command. The command runs with ``LD_PRELOAD`` set from ``<build>/chainrt_tracing.json``
-(written by runtime/tracing/CMakeLists.txt):
+(written by runtime/tracing/CMakeLists.txt), or in an install prefix from
+``<prefix>/share/chainrt/tracing.json`` (cmake/ChainrtInstall.cmake; its paths are relative to it):
 
 * always ``libchainrt_tracing.so`` (provider ``chainrt``; the executor finds it at start);
 * with the PyPI wheels, also chainrt's tracetools-compatible ``libtracetools.so`` and empty
@@ -31,21 +32,64 @@ class RecordError(Exception):
     """Recording is not possible here (the reason is the message)."""
 
 
-def tracing_config() -> dict:
-    """``$CHAINRT_TRACING_CONFIG`` or the newest ``<repo>/build*/chainrt_tracing.json``."""
+AMENT_MARKER = Path("share", "ament_index", "resource_index", "packages", "chainrt")
+INSTALLED_CONFIG = Path("share", "chainrt", "tracing.json")
+
+
+def _install_prefix(package_dir: Path) -> Path | None:
+    """The install prefix holding this Python package (``<prefix>/lib/python3.X/site-packages/
+    chainrt``): the nearest parent with chainrt's ament index marker; None in a source checkout."""
+    for parent in list(package_dir.parents)[:5]:
+        if (parent / AMENT_MARKER).is_file():
+            return parent
+    return None
+
+
+def _config_file() -> tuple[Path | None, str]:
+    """The tracing configuration (first found, in this order), or None and why none is:
+    ``$CHAINRT_TRACING_CONFIG``; the install prefix of this package; the newest
+    ``<repo>/build*/chainrt_tracing.json`` of a source checkout; a chainrt prefix of
+    ``$AMENT_PREFIX_PATH`` (a sourced workspace, for a Python package installed elsewhere)."""
     env = os.environ.get("CHAINRT_TRACING_CONFIG")
-    candidates = [Path(env)] if env else [p for p in REPO.glob("build*/chainrt_tracing.json") if p.is_file()]
-    if not candidates:
-        raise RecordError("chainrt's tracing libraries are not built: install LTTng-UST "
-                          "(apt-get install liblttng-ust-dev) and rebuild (scripts/setup)")
-    path = max(candidates, key=lambda p: p.stat().st_mtime)
+    if env:
+        return Path(env), ""
+    prefix = _install_prefix(Path(__file__).resolve().parent)
+    if prefix is not None:
+        if (prefix / INSTALLED_CONFIG).is_file():
+            return prefix / INSTALLED_CONFIG, ""
+        return None, (f"chainrt in {prefix} was installed without its tracing libraries: install LTTng-UST "
+                      "(apt-get install liblttng-ust-dev), rebuild and install again")
+    built = [p for p in REPO.glob("build*/chainrt_tracing.json") if p.is_file()]
+    if built:
+        return max(built, key=lambda p: p.stat().st_mtime), ""
+    for d in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if d and (Path(d) / AMENT_MARKER).is_file() and (Path(d) / INSTALLED_CONFIG).is_file():
+            return Path(d) / INSTALLED_CONFIG, ""
+    return None, ("chainrt's tracing libraries are not built: install LTTng-UST "
+                  "(apt-get install liblttng-ust-dev) and rebuild (scripts/setup)")
+
+
+def tracing_config() -> dict:
+    """The libraries to preload, as absolute paths: from ``$CHAINRT_TRACING_CONFIG``, this
+    package's install prefix, the source checkout's build, or ``$AMENT_PREFIX_PATH``."""
+    path, why = _config_file()
+    if path is None:
+        raise RecordError(why)
     try:
         cfg = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise RecordError(f"{path}: unreadable ({e})") from None
-    missing = [p for p in [cfg.get("chainrt", "")] + list(cfg.get("ros2_preload", [])) if not Path(p).is_file()]
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("chainrt"), str) \
+            or not isinstance(cfg.get("ros2_preload", []), list):
+        raise RecordError(f"{path}: not a chainrt tracing configuration")
+    # relative paths (an install prefix) are relative to the configuration's folder
+    here = path.resolve().parent
+    cfg["chainrt"] = os.path.normpath(here / cfg["chainrt"])
+    cfg["ros2_preload"] = [os.path.normpath(here / str(p)) for p in cfg.get("ros2_preload", [])]
+    missing = [p for p in [cfg["chainrt"]] + cfg["ros2_preload"] if not Path(p).is_file()]
     if missing:
-        raise RecordError(f"{missing[0]} is missing: rebuild (cmake --build build)")
+        raise RecordError(f"{missing[0]} is missing: rebuild (cmake --build build)"
+                          + (" and install again" if _install_prefix(here) else ""))
     return cfg
 
 

@@ -2,7 +2,9 @@
 prefix (``cmake --install``), build the out-of-tree example package
 (examples/ros_workspace/src/pipeline_demo) from a clean colcon workspace with
 ``find_package(chainrt)``, run its two nodes under the chainrt executor on real ROS 2 and check
-their chain statistics. Needs the built runtime and colcon (both from scripts/setup); no
+their chain statistics; and `chainrt trace record` of the prefix finds the prefix's own tracing
+libraries (recording the example's nodes when LTTng can record here, else skipped with the
+reason). Needs the built runtime and colcon (both from scripts/setup); no
 wall-clock number is asserted, only counts and invariants (a chain instance cannot take less
 than the CPU time its callbacks burn)."""
 
@@ -79,8 +81,11 @@ def test_install_prefix_has_package_config_and_python(installed):
     assert list(site.glob("_core*.so")), "the compiled extension is installed with the package"
 
 
-def test_example_workspace_builds_with_colcon_and_runs_its_chain(installed, tmp_path):
-    ws = tmp_path / "ws"
+@pytest.fixture(scope="module")
+def workspace(installed, tmp_path_factory):
+    """The example package built by colcon in a clean workspace against the installed chainrt:
+    (pipeline_main, its installed model)."""
+    ws = tmp_path_factory.mktemp("ws")
     shutil.copytree(REPO / "examples" / "ros_workspace" / "src", ws / "src")
     env = dict(os.environ)
     env["CMAKE_PREFIX_PATH"] = str(installed)
@@ -91,6 +96,11 @@ def test_example_workspace_builds_with_colcon_and_runs_its_chain(installed, tmp_
     exe = ws / "install" / "pipeline_demo" / "lib" / "pipeline_demo" / "pipeline_main"
     model = ws / "install" / "pipeline_demo" / "share" / "pipeline_demo" / "config" / "pipeline.yaml"
     assert exe.is_file() and model.is_file()
+    return exe, model
+
+
+def test_example_workspace_builds_with_colcon_and_runs_its_chain(workspace):
+    exe, model = workspace
 
     run_env = dict(os.environ)
     run_env["ROS_DOMAIN_ID"] = str(60 + os.getpid() % 40)
@@ -129,3 +139,137 @@ def test_example_workspace_builds_with_colcon_and_runs_its_chain(installed, tmp_
     assert "/robot1/obstacle_filter: work_ms=2.5" in r.stderr
     # the chain's two callbacks burn 1 ms + 2.5 ms of CPU
     assert chain["bcrt_ns"] >= 3_500_000 * 0.95
+
+
+# ---------------------------------------------------------------------------------------------
+# `chainrt trace record` from the install prefix (docs/tracing.md): its tracing libraries are
+# installed with it and found without any environment variable.
+
+FIND_PRELOAD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from chainrt import tracing_record
+print(json.dumps({"module": tracing_record.__file__,
+                  "preload": tracing_record.preload_list(tracing_record.tracing_config())}))
+"""
+
+
+def _installed_env() -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CHAINRT_TRACING_CONFIG", "AMENT_PREFIX_PATH", "PYTHONPATH")}
+    return env
+
+
+def test_installed_trace_record_finds_its_tracing_libraries(installed, tmp_path):
+    if not (BUILD / "chainrt_tracing.json").is_file():
+        pytest.skip("chainrt was built without its tracing libraries (no LTTng-UST)")
+    cfg = installed / "share" / "chainrt" / "tracing.json"
+    assert cfg.is_file()
+    assert str(BUILD) not in cfg.read_text()  # relative to the prefix, nothing in the build tree
+    site = next((installed / "lib").glob("python3*/site-packages"))
+    r = subprocess.run([sys.executable, "-c", FIND_PRELOAD, str(site)], env=_installed_env(),
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["module"].startswith(str(site))
+    pre = out["preload"]
+    built = json.loads((BUILD / "chainrt_tracing.json").read_text())
+    assert len(pre) == len(built["ros2_preload"]) + 1
+    for p in pre:  # the prefix's copies, never the build tree's
+        assert p.startswith(str(installed / "lib" / "chainrt" / "tracing") + "/") and Path(p).is_file(), p
+    assert [Path(p).name for p in pre] == [Path(p).name for p in built["ros2_preload"] + [built["chainrt"]]]
+    # the prefix can be moved: the paths are relative to share/chainrt/tracing.json
+    moved = tmp_path / "moved"
+    shutil.copytree(installed, moved, symlinks=True)
+    site = next((moved / "lib").glob("python3*/site-packages"))
+    r = subprocess.run([sys.executable, "-c", FIND_PRELOAD, str(site)], env=_installed_env(),
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert all(p.startswith(str(moved) + "/") for p in json.loads(r.stdout)["preload"])
+
+
+def test_installed_trace_record_records_the_example_nodes(installed, workspace, tmp_path):
+    if not (BUILD / "chainrt_tracing.json").is_file():
+        pytest.skip("chainrt was built without its tracing libraries (no LTTng-UST)")
+    from test_tracing import _recording_unavailable  # the same probe as the tracing tests
+    why = _recording_unavailable()
+    if why:
+        print(f"\nLTTng recording from the install prefix skipped: {why}", file=sys.stderr)
+        pytest.skip(f"LTTng recording unavailable: {why}")
+    from chainrt import tracing
+    from chainrt.model import load_model
+    exe, model = workspace
+    env = _installed_env()
+    env["ROS_DOMAIN_ID"] = str(60 + (os.getpid() + 20) % 40)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    trace = tmp_path / "trace"
+    r = subprocess.run([str(installed / "bin" / "chainrt"), "trace", "record", "-o", str(trace), "--",
+                        str(exe), str(model), "2", "--ros-args", "-r", "__ns:=/robot1"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    monitored = json.loads(r.stdout)["chains"]["perception"]
+    events = list(tracing.read_trace(str(trace)))
+    names = {e.name for e in events}
+    # rcl's events through the installed libtracetools.so, chainrt's through libchainrt_tracing.so
+    assert {"ros2:rcl_node_init", "ros2:rcl_publish", "ros2:rmw_take", "ros2:callback_start",
+            "ros2:callback_end", "chainrt:chain_init", "chainrt:chain_complete"} <= names, names
+    nodes = {(e.fields["namespace"], e.fields["node_name"]) for e in events if e.name == "ros2:rcl_node_init"}
+    assert {("/robot1", "camera_driver"), ("/robot1", "obstacle_filter")} <= nodes, nodes
+    assert any(e.name == "chainrt:chain_init" and e.fields["name"] == "perception" for e in events)
+    rep = tracing.analyze(events, load_model(str(model)))
+    assert {"capture", "detect"} <= set(rep.callbacks), rep.to_json()
+    # the trace has the instances the executor measured, with the same worst case
+    t = rep.chains["perception"]
+    assert t["instances"] == monitored["instances"] > 0, (t, monitored)
+    assert t["wcrt_ns"] == pytest.approx(monitored["wcrt_ns"], rel=0.02), (t, monitored)
+
+
+def _fake_prefix(root: Path, with_config: bool, with_libs: bool) -> Path:
+    (root / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
+    (root / "share" / "ament_index" / "resource_index" / "packages" / "chainrt").write_text("")
+    pkg = root / "lib" / "python3.11" / "site-packages" / "chainrt"
+    pkg.mkdir(parents=True)
+    if with_config:
+        (root / "share" / "chainrt").mkdir(parents=True)
+        (root / "share" / "chainrt" / "tracing.json").write_text(json.dumps(
+            {"ros2_kind": "wheels", "chainrt": "../../lib/chainrt/tracing/libchainrt_tracing.so",
+             "ros2_preload": ["../../lib/chainrt/tracing/tracetools/libtracetools.so"]}))
+    if with_libs:
+        (root / "lib" / "chainrt" / "tracing" / "tracetools").mkdir(parents=True)
+        (root / "lib" / "chainrt" / "tracing" / "libchainrt_tracing.so").write_text("")
+        (root / "lib" / "chainrt" / "tracing" / "tracetools" / "libtracetools.so").write_text("")
+    return pkg / "tracing_record.py"
+
+
+def test_trace_record_lookup_in_an_install_prefix(tmp_path, monkeypatch):
+    """Pure: the order and the errors of the lookup (no LTTng, no build needed)."""
+    from chainrt import tracing_record as tr
+    monkeypatch.delenv("CHAINRT_TRACING_CONFIG", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    # installed without the tracing libraries (no LTTng-UST at build time): said so, and the
+    # source tree's build is not used instead
+    monkeypatch.setattr(tr, "__file__", str(_fake_prefix(tmp_path / "a", False, False)))
+    with pytest.raises(tr.RecordError, match=r"installed without its tracing libraries"):
+        tr.tracing_config()
+    # the list is there but a library was removed
+    monkeypatch.setattr(tr, "__file__", str(_fake_prefix(tmp_path / "b", True, False)))
+    with pytest.raises(tr.RecordError, match=r"libchainrt_tracing.so is missing.*install again"):
+        tr.tracing_config()
+    # complete: absolute paths inside the prefix, the wheels' replacements first
+    monkeypatch.setattr(tr, "__file__", str(_fake_prefix(tmp_path / "c", True, True)))
+    assert tr.preload_list(tr.tracing_config()) == [
+        str(tmp_path / "c" / "lib" / "chainrt" / "tracing" / "tracetools" / "libtracetools.so"),
+        str(tmp_path / "c" / "lib" / "chainrt" / "tracing" / "libchainrt_tracing.so")]
+    # a Python package outside any prefix and any build: a chainrt prefix of AMENT_PREFIX_PATH
+    loose = tmp_path / "loose" / "chainrt"
+    loose.mkdir(parents=True)
+    monkeypatch.setattr(tr, "__file__", str(loose / "tracing_record.py"))
+    monkeypatch.setattr(tr, "REPO", tmp_path / "loose")
+    with pytest.raises(tr.RecordError, match=r"not built"):
+        tr.tracing_config()
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join([str(tmp_path / "a"), str(tmp_path / "c")]))
+    assert tr.tracing_config()["chainrt"].startswith(str(tmp_path / "c") + "/")
+    # the environment variable overrides everything
+    monkeypatch.setenv("CHAINRT_TRACING_CONFIG", str(tmp_path / "b" / "share" / "chainrt" / "tracing.json"))
+    with pytest.raises(tr.RecordError, match=r"is missing"):
+        tr.tracing_config()
