@@ -778,10 +778,6 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
     if (!t.join_wait.empty() && !t.join) failed[k] = t.join_refused.empty() ? t.join_wait : t.join_refused;
     else if (skip && k < v_in.tasks.size() && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
     else if (t.segments.empty() && t.paths.empty()) failed[k] = "a branching chain that spans several executors is not supported";
-    else if (opt.work_windows && (t.join || t.shadow_of >= 0) && (!t.extras.empty() || !t.work_paths.empty()))
-      // R_work of a chain that waits at a fusion node is not derived (its fan-out after the
-      // wait would need the join term on every work path): refused rather than under-counted.
-      failed[k] = "waits at a fusion node and triggers work beyond its path (fan-out): the end of that work is not bounded";
     Duration lower = t.src_jitter + t.path_wcet;
     for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;
     if (!t.paths.empty()) {  // the longest path
@@ -826,13 +822,26 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
       if (t.join) {
         std::string why;
         const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? t.D : 0;
-        const auto b = join_chain_bound(v, static_cast<int>(k), segfn, Rseen, ends, cap, &why);
+        Duration join_at = 0;
+        auto b = join_chain_bound(v, static_cast<int>(k), segfn, Rseen, ends, cap, &why, &join_at);
+        // R_work: the chain's fan-out before and after the join (join_work_windows).
+        Duration work = b ? *b : 0, pre_work = b ? ends[k][t.join->first_after - 1] : 0;
+        if (b && opt.work_windows && (!t.join_work_before.empty() || !t.join_work_after.empty())) {
+          const auto w = join_work_windows(v, static_cast<int>(k), segfn, Rseen, *b, pre_work, join_at, &why);
+          if (w) {
+            work = w->first;
+            pre_work = w->second;
+          } else {
+            b.reset();
+          }
+        }
         for (std::size_t s = k + 1; s < n; ++s)  // its shadow: the prefix bound, or none
           if (v.tasks[s].shadow_of == static_cast<int>(k) && failed[s].empty()) {
             const Duration pre = b ? ends[k][t.join->first_after - 1] : kUnbounded;
-            if (pre != R[s]) changed = true;
+            const Duration prew = b ? pre_work : kUnbounded;
+            if (pre != R[s] || prew != Rw[s]) changed = true;
             R[s] = pre;
-            Rw[s] = pre;
+            Rw[s] = prew;
             if (!b) failed[s] = why;
           }
         if (!b) {
@@ -849,10 +858,15 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
           R[k] = kUnbounded;
           Rw[k] = kUnbounded;
           changed = true;
-        } else if (*b > R[k]) {
-          R[k] = *b;
-          Rw[k] = std::max(Rw[k], *b);
-          changed = true;
+        } else {
+          if (*b > R[k]) {
+            R[k] = *b;
+            changed = true;
+          }
+          if (work > Rw[k]) {
+            Rw[k] = work;
+            changed = true;
+          }
         }
         continue;
       }

@@ -302,7 +302,8 @@ View with_join_shadows(const View& v) {
 }
 
 std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
-                                         std::vector<std::vector<Duration>>& ends, Duration deadline, std::string* why) {
+                                         std::vector<std::vector<Duration>>& ends, Duration deadline, std::string* why,
+                                         Duration* join_at) {
   const Task& t = v.tasks[k];
   const JoinTerm& jt = *t.join;
   const Model& m = *v.model;
@@ -378,7 +379,51 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
     after += *b;
     ends[k][s] = *join + after;
   }
+  if (join_at) *join_at = *join;
   return *join + after;
+}
+
+std::optional<std::pair<Duration, Duration>> join_work_windows(const View& v, int k, const SegmentBound& segfn,
+                                                               const std::vector<Duration>& R, Duration bound,
+                                                               Duration prefix, Duration join_at, std::string* why) {
+  const Task& t = v.tasks[k];
+  const std::string at = "'" + v.model->callbacks[t.join->member].name + "'";
+  Duration before = prefix;
+  for (const auto& p : t.join_work_before) {  // fan-out that leaves the chain before the join
+    Duration total = t.src_jitter;
+    for (const Segment& seg : p) {
+      total += seg.comm_before;
+      const Duration limit = t.T - total;
+      auto b = limit > 0 ? segfn(v, k, seg, R, total, limit) : std::nullopt;
+      if (!b) {
+        *why = "its fan-out before fusion callback " + at + " has no bound within the period";
+        return std::nullopt;
+      }
+      total += *b;
+    }
+    before = std::max(before, total);
+  }
+  Duration all = std::max(bound, before);
+  for (const auto& p : t.join_work_after) {  // fan-out after the fused publication
+    Duration after = 0;
+    for (const Segment& seg : p) {
+      if (segment_threads(v, seg) > 1) {
+        *why = "its fan-out after fusion callback " + at +
+               " may run on several threads, and the least time between two fusions is not used for it";
+        return std::nullopt;
+      }
+      after += seg.comm_before;
+      auto b = segfn(v, k, seg, R, join_at + after, t.T);
+      if (!b) {
+        *why = "its fan-out after fusion callback " + at + " (through '" +
+               v.model->callbacks[seg.cbs.back()].name + "') has no bound within the period";
+        return std::nullopt;
+      }
+      after += *b;
+    }
+    all = std::max(all, join_at + after);
+  }
+  return std::make_pair(all, before);
 }
 
 }  // namespace chainrt::detail

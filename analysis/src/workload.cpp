@@ -374,6 +374,45 @@ View build_view(const Model& m, const HopCost& cost) {
   return v;
 }
 
+// A work path of a chain that waits at a fusion node (Task::join_work_before/_after): through
+// its fusion input, the part after it, whose first hop is taken at the largest cost any member
+// of the fusion set may publish with (as resolve_joins does for the chain's own successor);
+// otherwise the whole path, which leaves the chain before the join and does not wait.
+static void split_join_work_path(const Model& m, const View& v, Task& t, const std::vector<int>& p,
+                          const std::vector<int>& side, const HopCost& cost) {
+  auto hop_cost = [&](int from, int to) {
+    const Callback& a = m.callbacks[static_cast<std::size_t>(from)];
+    const Callback& b = m.callbacks[static_cast<std::size_t>(to)];
+    Hop h{a.name, b.name, b.topic, m.placement_comm(a, b), 0};
+    if (const Topic* tp = m.topic(b.topic)) h.message_size = tp->size;
+    return cost(h);
+  };
+  const auto at = std::find(p.begin(), p.end(), t.join->member);
+  std::vector<Segment> segs;
+  if (at == p.end()) {
+    for (std::size_t j = 0; j < p.size(); ++j) append_path_piece(segs, p[j], j ? hop_cost(p[j - 1], p[j]) : 0, side, v);
+    t.join_work_before.push_back(std::move(segs));
+    return;
+  }
+  const auto j0 = static_cast<std::size_t>(at - p.begin()) + 1;
+  if (j0 >= p.size()) return;  // the path ends at the fusion input: inside the chain's own bound
+  const int d = p[j0];
+  Duration first = 0;
+  for (const auto& set : implicit_fusion_sets(m)) {
+    if (std::find(set.begin(), set.end(), static_cast<std::size_t>(t.join->member)) == set.end()) continue;
+    for (std::size_t mem : set) {
+      first = std::max(first, hop_cost(static_cast<int>(mem), d));
+      for (const Chain& ch : m.chains)
+        for (const Hop& h : ch.hops)
+          if (h.from == m.callbacks[mem].name && h.to == m.callbacks[static_cast<std::size_t>(d)].name)
+            first = std::max(first, cost(h));
+    }
+  }
+  for (std::size_t j = j0; j < p.size(); ++j) append_path_piece(segs, p[j], j == j0 ? first : hop_cost(p[j - 1], p[j]), side, v);
+  for (auto& sg : segs) sg.after_join = true;
+  t.join_work_after.push_back(std::move(segs));
+}
+
 // Work paths (Task::work_paths): from the chain's first callback along every trigger edge
 // (a publisher and a subscriber of its topic, both in the instance's work) to a callback that
 // triggers nothing more in it. A callback triggered by several others is reached on each path
@@ -428,6 +467,7 @@ void work_paths(const Model& m, View& v, const HopCost& cost) {
         append_path_piece(segs, c, hc, side, v);
       }
       t.work_paths.push_back(std::move(segs));
+      if (t.join) split_join_work_path(m, v, t, p, side, cost);
     }
   }
 }

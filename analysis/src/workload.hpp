@@ -94,6 +94,10 @@ struct Task {
   // `work_paths_why` non-empty: no such bound (a topic cycle, or too many paths).
   std::vector<std::vector<Segment>> work_paths;
   std::string work_paths_why;
+  // The work paths of a chain that waits at a fusion node (`join`), split there: those that
+  // leave the chain before its fusion input (no wait; join_work_before) and, of those through
+  // it, the part after it (released by the fused publication; join_work_after).
+  std::vector<std::vector<Segment>> join_work_before, join_work_after;
   std::vector<int> work;      // every callback one instance runs (path + extras)
   std::vector<int> extras;    // work not on the path
   int width = 1;              // callbacks of one instance that may run at the same time

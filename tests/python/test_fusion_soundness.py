@@ -33,7 +33,7 @@ def test_reference_bounds_hold_for_every_lidar_phase():
             hot_bounded += b is not None
             # picas-st, fp-mt, edf-mt: the hot paths also fan out beyond their path, whose end
             # the join term does not bound: refused with that reason, never under-bounded.
-            hot_refused += b is None and "fusion node" in r["chains"][chain].get("reason", "")
+            hot_refused += b is None and "fusion" in r["chains"][chain].get("reason", "")
         for offsets in PHASES:
             s, _ = _core._simulate(m, 3_000_000_000, offsets=offsets)
             for chain, sim in json.loads(s)["chains"].items():
