@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import pathlib
 
+import pytest
+
 from chainrt.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -118,3 +120,33 @@ def test_real_run_helpers_from_a_trace(tmp_path):
     lr.plot_responses({"default": got, "lame": {"a": [], "b": [(0.5, 10.0)]}}, {"a": 100.0, "b": 50.0},
                       [("chains", ["a", "b"])], str(png), "t", vlines={"lame": [(1.0, "switch")]})
     assert png.stat().st_size > 0
+
+
+def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
+    """A seconds-long `lame-overload --real` on real ROS 2 (own domain id, localhost discovery):
+    both configurations run, the LaME run's controller log has its initial activation with its
+    own CPU time, and the response-over-time figure is written. No timing is asserted."""
+    import os
+    import subprocess
+    import sys
+
+    from chainrt import runtime
+    try:
+        runtime.find_binary()
+    except runtime.RuntimeNotFound as e:
+        pytest.skip(str(e))
+    env = dict(os.environ, ROS_DOMAIN_ID=str(230 + os.getpid() % 20), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "chainrt.cli", "experiment", "lame-overload", "--real", "--runs", "1",
+           "--duration", "2", "--controller-period", "1", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "lame_overload.json").read_text())
+    assert s["mode"] == "real ROS 2"
+    acts = s["lame_activations"][0]
+    assert acts and acts[0]["trigger"] == "initial" and acts[0]["decide_cpu_ms"] > 0
+    assert len(s["load_per_run"]["default"]) == 1 and len(s["load_per_run"]["lame"]) == 1
+    for config in ("default", "lame"):
+        assert sum(1 for _ in open(out / f"{config}_0.trace.jsonl")) > 0
+        assert len(s[config]["worst_rt_ms_per_run"]) == 1
+    assert (out / "lame_overload_response.png").stat().st_size > 0

@@ -189,35 +189,28 @@ def run(args) -> int:
     return 0
 
 
-def _trace_misses(path: str, leaves: dict[str, list[tuple[str, int]]], window: float, n: int) -> list[int]:
-    """RT deadline misses per window from a chainrt-run dispatch trace: a dispatch of an RT
-    chain's last callback whose finish - chain release exceeds the chain's deadline, binned by
-    the release (ns since the start)."""
+def _window_misses(responses: dict[str, list[tuple[float, float]]], deadlines_ms: dict[str, float],
+                   window: float, n: int) -> list[int]:
+    """RT deadline misses per window: instances (lame_real.trace_responses) whose response time
+    exceeds their chain's deadline, binned by the chain's release."""
     out = [0] * n
-    with open(path) as f:
-        for line in f:
-            d = json.loads(line)
-            if d["release"] < 0:
-                continue
-            for _chain, deadline in leaves.get(d["callback"], []):
-                if d["finish"] - d["release"] > deadline:
-                    w = int(d["release"] / 1e9 // window)
-                    if 0 <= w < n:
-                        out[w] += 1
+    for chain, pts in responses.items():
+        for t, ms in pts:
+            w = int(t // window)
+            if ms > deadlines_ms[chain] and 0 <= w < n:
+                out[w] += 1
     return out
 
 
 def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1: dict) -> int:
     factor = FACTOR[0] / FACTOR[1]
     n_windows = int(round(args.duration / args.window))
-    leaves: dict[str, list[tuple[str, int]]] = {}
-    for c in nominal_model.chains:
-        if c.name in rt:
-            leaves.setdefault(c.callbacks[-1], []).append((c.name, c.deadline))
+    leaves = lr.leaves_of(nominal_model, set(rt))
     os.makedirs(args.out, exist_ok=True)
     rows, recovery, replans, notes = [], [], [], []
     last_miss_s, acts_per_run, loads, responses = [], [], [], []
     step = ["--scale-wcet", f"{int(args.throttle_at * 1e9)}ns:{factor!r}"]
+    deadlines = {c: d / 1e6 for v in leaves.values() for c, d in v}
     for k in range(args.runs):
         per, resp = {}, {}
         for config in ("default", "lame"):
@@ -236,10 +229,13 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
             except Exception as err:  # the runtime's one-line errors
                 print(f"chainrt experiment lame-throttle: {err}", file=sys.stderr)
                 return 1
-            loads.append({"run": k, "config": config, "load_before": load0, "load_after": load1})
+            # the monitor's own count over the whole run (warm-up excluded), next to the trace's
+            monitor = {"rt_deadline_misses": sum(r["chains"][c]["deadline_misses"] for c in rt if c in r["chains"]),
+                       "rt_drops": sum(r["chains"][c].get("drops", 0) for c in rt if c in r["chains"])}
+            loads.append({"run": k, "config": config, "load_before": load0, "load_after": load1, "monitor": monitor})
             notes += [f"{config} run {k}: {w}" for w in r.get("warnings", [])]
-            per[config] = _trace_misses(trace, leaves, args.window, n_windows)
             resp[config] = lr.trace_responses(trace, leaves)
+            per[config] = _window_misses(resp[config], deadlines, args.window, n_windows)
             if config == "lame":
                 acts = lr.activations(r)
                 acts_per_run.append(acts)
@@ -256,7 +252,6 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         recovery.append(last_miss - args.throttle_at)
         # the same at instance resolution: release of the last RT instance after the switch that
         # missed its deadline (None: no miss after the switch)
-        deadlines = {c: d / 1e6 for v in leaves.values() for c, d in v}
         late = [t for c, pts in resp["lame"].items() for t, ms in pts if t >= args.throttle_at and ms > deadlines[c]]
         last_miss_s.append(max(late) - args.throttle_at if late else None)
     with open(os.path.join(args.out, "lame_throttle.csv"), "w", newline="") as f:
@@ -314,7 +309,6 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         lr.plot_activations(acts_per_run, out, f"LaME controller on real ROS 2: its own CPU time per activation "
                             f"(every {args.controller_period:g} s and on RT misses; cf. paper Fig. 8a)", args.throttle_at)
         print(f"  wrote {out}")
-        deadlines = {c.name: c.deadline / 1e6 for c in nominal_model.chains}
         for k, resp in enumerate(responses):
             marks = {"default": [(args.throttle_at, "switch")],
                      "lame": [(args.throttle_at, "switch")] + [(a["at_s"], "replan") for a in replans[k]
