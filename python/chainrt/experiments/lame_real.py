@@ -103,7 +103,10 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
     import matplotlib.pyplot as plt
 
     configs = list(series)
-    fig, axes = plt.subplots(len(configs), len(groups), figsize=(6.5 * len(groups), 3.3 * len(configs)),
+    import textwrap
+
+    width = max(10.0, 6.5 * len(groups))
+    fig, axes = plt.subplots(len(configs), len(groups), figsize=(width, 3.3 * len(configs)),
                              squeeze=False, sharex=True)
     cmap = plt.get_cmap("tab20")
     for i, config in enumerate(configs):
@@ -126,7 +129,7 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
             ax.legend(fontsize=6, ncol=2, loc="upper left", markerscale=3)
             if i == len(configs) - 1:
                 ax.set_xlabel("chain release [s since start]")
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, int(width * 14)), fontsize=10)
     fig.tight_layout()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=100)
