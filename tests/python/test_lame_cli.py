@@ -135,7 +135,7 @@ def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
         runtime.find_binary()
     except runtime.RuntimeNotFound as e:
         pytest.skip(str(e))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(230 + os.getpid() % 20), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(1 + os.getpid() % 19), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "chainrt.cli", "experiment", "lame-overload", "--real", "--runs", "1",
            "--duration", "2", "--controller-period", "1", "--out", str(out)]
