@@ -73,7 +73,8 @@ def activations(report: dict) -> list[dict]:
     thread-CPU time deciding and applying (paper Fig. 8), number of analyses, errors."""
     return [{"at_s": a["at_ns"] / 1e9, "trigger": a["trigger"], "decision": a["decision"],
              "decide_cpu_ms": a["decide_cpu_ms"], "apply_cpu_ms": a["apply_cpu_ms"],
-             "analyses": a.get("analyses", 0), "classes": a.get("classes", []), "errors": a.get("errors", [])}
+             "analyses": a.get("analyses", 0), "classes": a.get("classes", []), "demoted": a.get("demoted", []),
+             "errors": a.get("errors", [])}
             for a in report.get("lame_controller", [])]
 
 

@@ -239,7 +239,10 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
             if config == "lame":
                 acts = lr.activations(r)
                 acts_per_run.append(acts)
+                notes += [f"lame run {k}: controller +{a['at_s']:.1f} s demoted {', '.join(a['demoted'])}"
+                          for a in acts if a["demoted"]]
                 replans.append([{"at_s": a["at_s"], "trigger": a["trigger"], "classes": a["classes"],
+                                 "demoted": a["demoted"],
                                  "cpu_ms": a["decide_cpu_ms"] + a["apply_cpu_ms"], "errors": a["errors"]}
                                 for a in acts if a["decision"] == "reallocated"])
         responses.append(resp)
