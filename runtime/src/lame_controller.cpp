@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/sched/setup.hpp"
@@ -165,12 +167,29 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     return bandwidth(next.slots[x]) - bandwidth(current_.slots[x]) < bandwidth(next.slots[y]) - bandwidth(current_.slots[y]);
   });
   std::vector<std::optional<Reservation>> done = current_.slots;
+  std::vector<std::pair<std::size_t, std::string>> refused;
+  Duration released_period = 0;  // longest period of a slot that leaves SCHED_DEADLINE now
   for (std::size_t s : order) {
     if (next.slots[s] == current_.slots[s]) continue;
+    if (!next.slots[s] && current_.slots[s]) released_period = std::max(released_period, current_.slots[s]->period);
     const std::string err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
     if (err.empty()) done[s] = next.slots[s];
-    else a.errors.push_back("slot " + std::to_string(s) + ": " + err);
+    else refused.emplace_back(s, err);
   }
+  // Linux returns a thread's bandwidth when it leaves SCHED_DEADLINE only at its 0-lag time
+  // (the "inactive timer" of switched_from_dl), at most one of its periods later, not at
+  // sched_setattr: a reservation that grows into that bandwidth in the same step is refused
+  // (EBUSY). Seen on real ROS 2 when a plan took the BE classes' budgets away and merged the RT
+  // classes. Wait that long once and retry the refused slots.
+  if (!refused.empty() && released_period > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(released_period + 1'000'000));
+    for (auto& [s, err] : refused) {
+      err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
+      if (err.empty()) done[s] = next.slots[s];
+    }
+  }
+  for (const auto& [s, err] : refused)
+    if (!err.empty()) a.errors.push_back("slot " + std::to_string(s) + ": " + err);
   bool affinity = false, other = next.groups.size() != current_.groups.size();
   for (std::size_t id = 0; id < next.specs.size(); ++id) {
     const auto& n = next.specs[id];

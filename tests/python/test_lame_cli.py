@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import pathlib
 
+import pytest
+
 from chainrt.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -82,3 +84,69 @@ def test_throttle_experiment_small(tmp_path, capsys):
     assert s["default_rt_misses_after_switch_per_run"][0] > 0
     assert s["lame_recovery_s"][0] <= 2 * s["controller_period_s"]
     assert main(["experiment", "lame-throttle", "--window", "0"]) == 1
+
+
+def test_real_run_helpers_from_a_trace(tmp_path):
+    """The --real runs' response times come from the dispatch trace: the last callback's dispatch
+    carries the chain's release; response = finish - release; dispatches without a release and
+    other callbacks are not instances."""
+    from chainrt.experiments import lame_real as lr
+
+    class Chain:
+        def __init__(self, name, callbacks, deadline):
+            self.name, self.callbacks, self.deadline = name, callbacks, deadline
+
+    class Model:
+        chains = [Chain("a", ["x/timer", "y/x"], 100_000_000), Chain("b", ["x/timer", "z/x"], 50_000_000)]
+
+    leaves = lr.leaves_of(Model())
+    assert leaves == {"y/x": [("a", 100_000_000)], "z/x": [("b", 50_000_000)]}
+    trace = tmp_path / "t.jsonl"
+    recs = [("x/timer", 0, 1_000_000), ("y/x", 2_000_000_000, 2_030_000_000), ("z/x", 1_000_000_000, 1_070_000_000),
+            ("y/x", 1_000_000_000, 1_150_000_000), ("z/x", -1, 5)]
+    trace.write_text("".join(json.dumps({"callback": c, "release": r, "start": r, "finish": f}) + "\n"
+                             for c, r, f in recs))
+    got = lr.trace_responses(str(trace), leaves)
+    assert got == {"a": [(1.0, 150.0), (2.0, 30.0)], "b": [(1.0, 70.0)]}
+    acts = [[{"decision": "holds", "decide_cpu_ms": 1.0, "apply_cpu_ms": 0.0},
+             {"decision": "reallocated", "decide_cpu_ms": 3.0, "apply_cpu_ms": 1.0}],
+            [{"decision": "holds", "decide_cpu_ms": 2.0, "apply_cpu_ms": 0.0}]]
+    cost = lr.activation_cost(acts)
+    assert cost["all"]["n"] == 3 and cost["all"]["max_ms"] == 4.0 and cost["holds"]["median_ms"] == 1.5
+    assert cost["reallocated"]["n"] == 1
+    with lr.measurement_lock(str(tmp_path / "lock")):
+        assert (tmp_path / "lock").exists()
+    png = tmp_path / "r.png"
+    lr.plot_responses({"default": got, "lame": {"a": [], "b": [(0.5, 10.0)]}}, {"a": 100.0, "b": 50.0},
+                      [("chains", ["a", "b"])], str(png), "t", vlines={"lame": [(1.0, "switch")]})
+    assert png.stat().st_size > 0
+
+
+def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
+    """A seconds-long `lame-overload --real` on real ROS 2 (own domain id, localhost discovery):
+    both configurations run, the LaME run's controller log has its initial activation with its
+    own CPU time, and the response-over-time figure is written. No timing is asserted."""
+    import os
+    import subprocess
+    import sys
+
+    from chainrt import runtime
+    try:
+        runtime.find_binary()
+    except runtime.RuntimeNotFound as e:
+        pytest.skip(str(e))
+    env = dict(os.environ, ROS_DOMAIN_ID=str(1 + os.getpid() % 19), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "chainrt.cli", "experiment", "lame-overload", "--real", "--runs", "1",
+           "--duration", "2", "--controller-period", "1", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "lame_overload.json").read_text())
+    assert s["mode"] == "real ROS 2"
+    acts = s["lame_activations"][0]
+    assert acts and acts[0]["trigger"] == "initial" and acts[0]["decide_cpu_ms"] > 0
+    assert len(s["load_per_run"]["default"]) == 1 and len(s["load_per_run"]["lame"]) == 1
+    for config in ("default", "lame"):
+        assert sum(1 for _ in open(out / f"{config}_0.trace.jsonl")) > 0
+        assert len(s[config]["worst_rt_ms_per_run"]) == 1
+    assert (out / "lame_overload_response.png").stat().st_size > 0

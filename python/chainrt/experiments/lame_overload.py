@@ -37,6 +37,7 @@ import yaml
 
 from .. import _core
 from ..model import load_model_from_string
+from . import lame_real as lr
 
 PAPER = {"default_worst_rt_ms": 850.0, "lame_worst_rt_ms": 175.0, "cores": 3}
 DUPLICATED = ("c04_behaviour_vehicle", "c05_visualizer_planner")
@@ -169,6 +170,8 @@ def add_parser(esub) -> None:
     p.add_argument("--real", action="store_true",
                    help="run on real ROS 2 (chainrt-run; LaME with its controller) instead of the simulator")
     p.add_argument("--controller-period", type=float, default=10.0, help="--real: LaME controller period (s)")
+    p.add_argument("--lock", default="", metavar="FILE",
+                   help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.set_defaults(exp_func=run)
 
 
@@ -192,16 +195,22 @@ def run(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     rows, results = [], {"default": [], "lame": []}
     real_warnings = []
+    per_run = {"default": [], "lame": []}  # --real: load, controller activations, trace
+    leaves = lr.leaves_of(over_model)
     for config, model in (("default", default_model), ("lame", lame)):
         for k in range(args.runs):
             if args.real:
+                trace = os.path.join(args.out, f"{config}_{k}.trace.jsonl")
                 try:
-                    if config == "default":
-                        r = real_run(real_default_document(over, args.cores), os.path.join(args.out, "default.yaml"),
-                                     args.duration)
-                    else:
-                        r = real_run(over, os.path.join(args.out, "overload.yaml"), args.duration,
-                                     ["--lame-controller", f"{int(args.controller_period * 1e9)}ns"])
+                    with lr.measurement_lock(args.lock):
+                        load0 = lr.loadavg()
+                        if config == "default":
+                            r = real_run(real_default_document(over, args.cores), os.path.join(args.out, "default.yaml"),
+                                         args.duration, ["--trace", trace])
+                        else:
+                            r = real_run(over, os.path.join(args.out, "overload.yaml"), args.duration,
+                                         ["--lame-controller", f"{int(args.controller_period * 1e9)}ns", "--trace", trace])
+                        load1 = lr.loadavg()
                 except Exception as err:  # the runtime's one-line errors
                     print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
                     return 1
@@ -210,6 +219,8 @@ def run(args) -> int:
                     real_warnings += [f"lame run {k}: controller +{a['at_ns'] / 1e9:.1f} s {a['trigger']}: "
                                       f"{a['decision']} ({'; '.join(a['classes'])})"
                                       for a in r["lame_controller"] if a["decision"] != "holds"]
+                per_run[config].append({"load_before": load0, "load_after": load1, "trace": trace,
+                                        "activations": lr.activations(r)})
             else:
                 r = simulate(model, args.duration, 1000 + k)
             results[config].append(r)
@@ -233,6 +244,11 @@ def run(args) -> int:
                "deadline_capacity": deadline_capacity(),
                "lame_plan": {"rt_classes": plan["rt_classes"], "be_classes": plan["be_classes"],
                              "demotions": plan["demotions"]}}
+    if args.real:
+        summary["load_per_run"] = {c: [(p["load_before"], p["load_after"]) for p in per_run[c]] for c in per_run}
+        acts = [p["activations"] for p in per_run["lame"]]
+        summary["lame_activations"] = acts
+        summary["lame_activation_cpu_ms"] = lr.activation_cost(acts)
     for config in results:
         worst_rt = [max(r["chains"][c]["wcrt_ns"] for c in rt) / 1e6 for r in results[config]]
         misses = [sum(r["chains"][c]["deadline_misses"] for c in rt) for r in results[config]]
@@ -244,6 +260,7 @@ def run(args) -> int:
         worst_be = {c: stat([worst(r, c) for r in results[config]]) for c in be}
         starved = {c: sum(1 for r in results[config] if r["chains"][c]["instances"] == 0) for c in be}
         summary[config] = {"worst_rt_ms": stat(worst_rt), "rt_deadline_misses": stat(misses),
+                           "worst_rt_ms_per_run": worst_rt, "rt_deadline_misses_per_run": misses,
                            "rt_chains": {c: stat([r["chains"][c]["wcrt_ns"] / 1e6 for r in results[config]]) for c in rt},
                            "be_chains_worst_ms": worst_be, "be_starved_runs": starved}
     with open(os.path.join(args.out, "lame_overload.json"), "w") as f:
@@ -269,9 +286,29 @@ def run(args) -> int:
         print(f"  {config:8s} BE chains: worst response (mean over runs) of the chains that completed instances: "
               f"median {statistics.median(fed) if fed else float('nan'):.1f} ms, max {max(fed) if fed else float('nan'):.1f} ms; "
               f"starved (no instance completed in some run): {', '.join(starved) or 'none'}")
+    if args.real:
+        for config in ("default", "lame"):
+            loads = [f"{p['load_before'][0]:.2f}-{p['load_after'][0]:.2f}" for p in per_run[config] if p["load_before"]]
+            print(f"  {config:8s} per run: worst RT {', '.join(f'{v:.1f}' for v in summary[config]['worst_rt_ms_per_run'])} ms; "
+                  f"RT misses {summary[config]['rt_deadline_misses_per_run']}; 1-min load before-after {', '.join(loads)}")
+        cost = summary["lame_activation_cpu_ms"].get("all")
+        if cost:
+            print(f"  LaME controller CPU time per activation (decide + apply, {cost['n']} activations): median "
+                  f"{cost['median_ms']:.2f} ms, p90 {cost['p90_ms']:.2f} ms, max {cost['max_ms']:.2f} ms")
     if not args.no_plot:
         _plot(summary, rt, be, os.path.join(args.out, "lame_overload.png"), summary["mode"])
         print(f"  wrote {os.path.join(args.out, 'lame_overload.png')}")
+        if args.real:
+            series = {c: lr.trace_responses(per_run[c][0]["trace"], leaves) for c in per_run}
+            marks = {"lame": [(a["at_s"], "replan") for a in per_run["lame"][0]["activations"]
+                              if a["decision"] != "holds" and a["trigger"] != "initial"]}
+            out = os.path.join(args.out, "lame_overload_response.png")
+            lr.plot_responses(series, summary["deadlines_ms"], [("RT chains", rt), ("BE chains", be)], out,
+                              f"LaME overload, real ROS 2, {args.cores} cores, run 0: response time of every chain "
+                              f"instance (dashed: deadlines; dotted: controller re-plans)",
+                              vlines=marks, labels={"default": f"ROS 2 default, {deadline_capacity() * 100:.0f} % budgets",
+                                                    "lame": "LaME + controller"})
+            print(f"  wrote {out}")
     print(f"  wrote {os.path.join(args.out, 'lame_overload.csv')} and lame_overload.json")
     return 0
 
@@ -292,7 +329,8 @@ def _plot(summary, rt, be, path, mode="simulator") -> None:
             lo = [st[n]["mean"] - st[n]["min"] for n in names]
             hi = [st[n]["max"] - st[n]["mean"] for n in names]
             ax.bar([x + off for x in xs], means, 0.4, yerr=[lo, hi], color=color, capsize=2,
-                   label=f"{'ROS 2 default, 100 % budgets' if config == 'default' else 'LaME'}")
+                   label=("LaME" if config == "lame" else "ROS 2 default, " +
+                          (f"{summary['deadline_capacity'] * 100:.0f} % budgets" if mode != "simulator" else "100 % budgets")))
         if key == "rt_chains":  # deadlines (pink lines in the paper's Fig. 5)
             for x, n in zip(xs, names):
                 ax.hlines(summary["deadlines_ms"][n], x - 0.45, x + 0.45, colors="magenta", lw=2)

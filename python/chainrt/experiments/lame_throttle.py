@@ -41,6 +41,7 @@ import yaml
 from .. import _core
 from ..model import load_model_from_string
 from . import lame_overload as lo
+from . import lame_real as lr
 
 FACTOR = (23, 14)  # 2.3 GHz -> 1.4 GHz
 
@@ -59,6 +60,8 @@ def add_parser(esub) -> None:
     p.add_argument("--out", default="out/lame_throttle")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--real", action="store_true", help="run on real ROS 2 (chainrt-run) instead of the simulator")
+    p.add_argument("--lock", default="", metavar="FILE",
+                   help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.set_defaults(exp_func=run)
 
 
@@ -186,36 +189,30 @@ def run(args) -> int:
     return 0
 
 
-def _trace_misses(path: str, leaves: dict[str, list[tuple[str, int]]], window: float, n: int) -> list[int]:
-    """RT deadline misses per window from a chainrt-run dispatch trace: a dispatch of an RT
-    chain's last callback whose finish - chain release exceeds the chain's deadline, binned by
-    the release (ns since the start)."""
+def _window_misses(responses: dict[str, list[tuple[float, float]]], deadlines_ms: dict[str, float],
+                   window: float, n: int) -> list[int]:
+    """RT deadline misses per window: instances (lame_real.trace_responses) whose response time
+    exceeds their chain's deadline, binned by the chain's release."""
     out = [0] * n
-    with open(path) as f:
-        for line in f:
-            d = json.loads(line)
-            if d["release"] < 0:
-                continue
-            for _chain, deadline in leaves.get(d["callback"], []):
-                if d["finish"] - d["release"] > deadline:
-                    w = int(d["release"] / 1e9 // window)
-                    if 0 <= w < n:
-                        out[w] += 1
+    for chain, pts in responses.items():
+        for t, ms in pts:
+            w = int(t // window)
+            if ms > deadlines_ms[chain] and 0 <= w < n:
+                out[w] += 1
     return out
 
 
 def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1: dict) -> int:
     factor = FACTOR[0] / FACTOR[1]
     n_windows = int(round(args.duration / args.window))
-    leaves: dict[str, list[tuple[str, int]]] = {}
-    for c in nominal_model.chains:
-        if c.name in rt:
-            leaves.setdefault(c.callbacks[-1], []).append((c.name, c.deadline))
+    leaves = lr.leaves_of(nominal_model, set(rt))
     os.makedirs(args.out, exist_ok=True)
     rows, recovery, replans, notes = [], [], [], []
+    last_miss_s, acts_per_run, loads, responses = [], [], [], []
     step = ["--scale-wcet", f"{int(args.throttle_at * 1e9)}ns:{factor!r}"]
+    deadlines = {c: d / 1e6 for v in leaves.values() for c, d in v}
     for k in range(args.runs):
-        per = {}
+        per, resp = {}, {}
         for config in ("default", "lame"):
             trace = os.path.join(args.out, f"{config}_{k}.trace.jsonl")
             extra = step + ["--trace", trace]
@@ -225,17 +222,30 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
             else:
                 doc = lo.real_default_document(over, args.cores)
             try:
-                r = lo.real_run(doc, os.path.join(args.out, f"{config}.yaml"), args.duration, extra, warmup=0.5)
+                with lr.measurement_lock(args.lock):
+                    load0 = lr.loadavg()
+                    r = lo.real_run(doc, os.path.join(args.out, f"{config}.yaml"), args.duration, extra, warmup=0.5)
+                    load1 = lr.loadavg()
             except Exception as err:  # the runtime's one-line errors
                 print(f"chainrt experiment lame-throttle: {err}", file=sys.stderr)
                 return 1
+            # the monitor's own count over the whole run (warm-up excluded), next to the trace's
+            monitor = {"rt_deadline_misses": sum(r["chains"][c]["deadline_misses"] for c in rt if c in r["chains"]),
+                       "rt_drops": sum(r["chains"][c].get("drops", 0) for c in rt if c in r["chains"])}
+            loads.append({"run": k, "config": config, "load_before": load0, "load_after": load1, "monitor": monitor})
             notes += [f"{config} run {k}: {w}" for w in r.get("warnings", [])]
-            per[config] = _trace_misses(trace, leaves, args.window, n_windows)
+            resp[config] = lr.trace_responses(trace, leaves)
+            per[config] = _window_misses(resp[config], deadlines, args.window, n_windows)
             if config == "lame":
-                acts = r.get("lame_controller", [])
-                replans.append([{"at_s": a["at_ns"] / 1e9, "trigger": a["trigger"], "classes": a["classes"],
+                acts = lr.activations(r)
+                acts_per_run.append(acts)
+                notes += [f"lame run {k}: controller +{a['at_s']:.1f} s demoted {', '.join(a['demoted'])}"
+                          for a in acts if a["demoted"]]
+                replans.append([{"at_s": a["at_s"], "trigger": a["trigger"], "classes": a["classes"],
+                                 "demoted": a["demoted"],
                                  "cpu_ms": a["decide_cpu_ms"] + a["apply_cpu_ms"], "errors": a["errors"]}
                                 for a in acts if a["decision"] == "reallocated"])
+        responses.append(resp)
         for w in range(n_windows):
             rows.append({"run": k, "t_s": w * args.window, "throttled": w * args.window >= args.throttle_at,
                          "default_rt_misses": per["default"][w], "lame_rt_misses": per["lame"][w],
@@ -243,6 +253,10 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         last_miss = max((w * args.window + args.window for w in range(n_windows)
                          if per["lame"][w] > 0 and w * args.window >= args.throttle_at), default=args.throttle_at)
         recovery.append(last_miss - args.throttle_at)
+        # the same at instance resolution: release of the last RT instance after the switch that
+        # missed its deadline (None: no miss after the switch)
+        late = [t for c, pts in resp["lame"].items() for t, ms in pts if t >= args.throttle_at and ms > deadlines[c]]
+        last_miss_s.append(max(late) - args.throttle_at if late else None)
     with open(os.path.join(args.out, "lame_throttle.csv"), "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         wr.writeheader()
@@ -261,7 +275,9 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
                                                    for k in range(args.runs)],
         "lame_rt_misses_after_switch_per_run": [sum(r["lame_rt_misses"] for r in after if r["run"] == k)
                                                 for k in range(args.runs)],
-        "lame_recovery_s": recovery, "lame_replans": replans, "notes": notes,
+        "lame_recovery_s": recovery, "lame_last_miss_after_switch_s": last_miss_s, "lame_replans": replans,
+        "lame_activations": acts_per_run, "lame_activation_cpu_ms": lr.activation_cost(acts_per_run),
+        "load": loads, "notes": notes,
     }
     with open(os.path.join(args.out, "lame_throttle.json"), "w") as f:
         json.dump(summary, f, indent=2)
@@ -277,11 +293,36 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
     print(f"  LaME re-plans (s since start): {[[round(a['at_s'], 1) for a in r] for r in replans]}")
     print(f"  LaME back to zero misses {statistics.fmean(recovery):.1f} s after the switch (min {min(recovery):g}, "
           f"max {max(recovery):g}; {args.window:g}-s windows)")
+    print(f"  LaME last RT miss after the switch, per run (s after the switch; none: no miss): "
+          f"{', '.join('none' if v is None else f'{v:.1f}' for v in last_miss_s)}")
+    cost = summary["lame_activation_cpu_ms"]
+    for key in ("holds", "reallocated"):
+        if key in cost:
+            c = cost[key]
+            print(f"  LaME controller CPU time per activation ({key}, {c['n']} activations): median {c['median_ms']:.2f} ms, "
+                  f"p90 {c['p90_ms']:.2f} ms, min-max {c['min_ms']:.2f}-{c['max_ms']:.2f} ms")
+    print("  1-min load before-after each run: " + "; ".join(
+        f"{x['config']} {x['run']}: {x['load_before'][0]:.2f}-{x['load_after'][0]:.2f}" for x in loads if x["load_before"]))
     for n in notes[:20]:
         print(f"  note: {n}")
     if not args.no_plot:
         _plot(rows, summary, n_windows, args, os.path.join(args.out, "lame_throttle.png"))
         print(f"  wrote {os.path.join(args.out, 'lame_throttle.png')}")
+        out = os.path.join(args.out, "lame_throttle_controller.png")
+        lr.plot_activations(acts_per_run, out, f"LaME controller on real ROS 2: its own CPU time per activation "
+                            f"(every {args.controller_period:g} s and on RT misses; cf. paper Fig. 8a)", args.throttle_at)
+        print(f"  wrote {out}")
+        for k, resp in enumerate(responses):
+            marks = {"default": [(args.throttle_at, "switch")],
+                     "lame": [(args.throttle_at, "switch")] + [(a["at_s"], "replan") for a in replans[k]
+                                                               if a["trigger"] != "initial"]}
+            out = os.path.join(args.out, f"lame_throttle_response_run{k}.png")
+            lr.plot_responses(resp, deadlines, [("RT chains", rt)], out,
+                              f"LaME throttling, real ROS 2, run {k}: RT response times (dashed: deadlines; "
+                              f"--: x{factor:.2f} at {args.throttle_at:g} s; dotted: controller re-plans)",
+                              vlines=marks, labels={"default": f"ROS 2 default, {lo.deadline_capacity() * 100:.0f} % budgets",
+                                                    "lame": "LaME + controller"})
+            print(f"  wrote {out}")
     return 0
 
 
@@ -293,7 +334,8 @@ def _plot(rows, summary, n_windows, args, path) -> None:
 
     fig, ax = plt.subplots(figsize=(10, 4))
     ts = [w * args.window for w in range(n_windows)]
-    for key, color, label in (("default_rt_misses", "tab:red", "ROS 2 default, 100 % budgets"),
+    budgets = "100 %" if "deadline_capacity" not in summary else f"{summary['deadline_capacity'] * 100:.0f} %"
+    for key, color, label in (("default_rt_misses", "tab:red", f"ROS 2 default, {budgets} budgets"),
                               ("lame_rt_misses", "tab:blue", "LaME")):
         per_run = [[r[key] for r in rows if r["run"] == k] for k in range(args.runs)]
         mean = [statistics.fmean(v[w] for v in per_run) for w in range(n_windows)]

@@ -393,3 +393,31 @@ TEST(LameBeCheck, KnownAnswerAndRtInterference) {
   EXPECT_LE(r.chain("B")->wcrt, v2->bound);
   EXPECT_GT(r.chain("B")->instances, 0);
 }
+
+// A chain demoted under overload becomes RT again once the measured times fit: execution times
+// x3 demote RT chains on the Autoware variant's 2 cores; with the nominal times back, the next
+// activation (the plan still holds: demoted chains are BE) re-allocates without demotions.
+TEST(LameController, PromotesADemotedChainBackWhenItFitsAgain) {
+  Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/autoware_lame.yaml");
+  lame::Controller ctl(m, lame::Options{});
+  ASSERT_TRUE(ctl.plan().demotions.empty());
+  std::vector<std::pair<std::string, Duration>> nominal, heavy;
+  for (const auto& cb : m.callbacks) {
+    nominal.emplace_back(cb.name, cb.wcet);
+    heavy.emplace_back(cb.name, cb.wcet * 3);
+  }
+  const auto& slow = ctl.activate(heavy, true, 10);
+  ASSERT_EQ(slow.decision, "reallocated") << slow.why;
+  ASSERT_FALSE(ctl.plan().demotions.empty()) << "x3 should not fit the three RT chains on 2 cores";
+  const auto& same = ctl.activate(heavy, false, 20);
+  EXPECT_EQ(same.decision, "holds") << same.why;       // nothing fits better: no flapping
+  EXPECT_FALSE(ctl.plan().demotions.empty());
+  const auto& back = ctl.activate(nominal, false, 30);
+  EXPECT_EQ(back.decision, "reallocated") << back.why;
+  EXPECT_TRUE(ctl.plan().demotions.empty());
+  for (const auto& v : ctl.plan().verdicts) {
+    if (v.cls == CriticalityClass::RealTime) {
+      EXPECT_TRUE(v.bounded && v.meets_deadline) << v.chain;
+    }
+  }
+}

@@ -126,8 +126,11 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
       EXPECT_LE(probe.seen[s]->budget, Duration{5'000'000});
     }
   // the RT chain kept completing instances under the new plan
-  for (const auto& c : r.chains)
-    if (c.name == "control") EXPECT_GT(c.instances, 20u);
+  for (const auto& c : r.chains) {
+    if (c.name == "control") {
+      EXPECT_GT(c.instances, 20u);
+    }
+  }
 }
 
 // Executor::reconfigure on a running executor: callbacks restricted to thread 0 are moved to

@@ -4,8 +4,10 @@
 // activation), checks whether the current plan still holds under them (fp-mt on the current
 // thread classes and budgets), and when it does not — or when an RT chain missed its deadline
 // and the bounds disagree — re-runs Algorithms 1-3 with the measured times (which also demotes
-// the least critical RT chains when nothing else fits). Every activation is logged with its
-// own thread-CPU time and number of response-time analyses.
+// an RT chain that fits nowhere, in descending criticality). While the plan holds but has
+// demoted chains, every activation also tries the allocation with the measured times and takes
+// it when it demotes fewer chains (deviation: the paper re-plans only on a violation). Every
+// activation is logged with its own thread-CPU time and number of response-time analyses.
 //
 // Contract: not thread-safe (one controller thread owns it); activate() allocates and may take
 // milliseconds — it runs on the controller's non-real-time thread, never on an executor

@@ -26,9 +26,11 @@
 //  - Every core's RT + BE budgets add up to the kernel's admission limit
 //    (sched_rt_runtime_us / sched_rt_period_us, 95 % by default; read, never changed) less
 //    the fair-class deadline server's 5 %, i.e. 90 %, not to 100 %
-//    (lame::Options::capacity_permille). A reservation the kernel still refuses (other
-//    tenants' SCHED_DEADLINE threads) is logged with the activation; the thread keeps its
-//    old parameters.
+//    (lame::Options::capacity_permille). A reservation refused while another slot left
+//    SCHED_DEADLINE in the same step is retried once, one period later (the kernel returns
+//    a departing thread's bandwidth only at its 0-lag time); one the kernel still refuses
+//    (other tenants' SCHED_DEADLINE threads) is logged with the activation; the thread keeps
+//    its old parameters.
 //
 // Contract: start()/stop()/log() from the thread that owns the run (not thread-safe among
 // themselves); on_deadline_miss() from executor threads (lock-free, no allocation, no

@@ -1,0 +1,165 @@
+"""What the LaME experiments' real-ROS 2 runs share: holding the machine's measurement lock for
+one run at a time, the load average around a run, per-instance chain response times from a
+``chainrt-run --trace`` dispatch trace, the controller's activations (paper Fig. 8), and the
+figure of response time over time with the deadlines drawn (paper Fig. 5-7 show the same
+quantities as summaries).
+
+A chain instance's response time is taken where the runtime's monitoring takes it: the dispatch
+of the chain's last callback carries the release stamp of the chain's first callback (the stamp
+travels with the messages), response = finish - that release. Trace times are ns since the run's
+start (warm-up included).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import statistics
+
+
+@contextlib.contextmanager
+def measurement_lock(path: str | None):
+    """Holds an exclusive flock(2) on `path` (the machine-wide measurement lock that `flock PATH
+    cmd` takes too) for the duration of the block; no lock when `path` is empty."""
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def loadavg() -> list[float]:
+    """The 1, 5 and 15 minute load averages (empty when /proc is not readable)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return [float(x) for x in f.read().split()[:3]]
+    except (OSError, ValueError):
+        return []
+
+
+def leaves_of(model, names=None) -> dict[str, list[tuple[str, int]]]:
+    """Last callback of each chain (restricted to `names` when given) -> [(chain, deadline ns)]."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for c in model.chains:
+        if names is None or c.name in names:
+            out.setdefault(c.callbacks[-1], []).append((c.name, c.deadline))
+    return out
+
+
+def trace_responses(path: str, leaves: dict[str, list[tuple[str, int]]]) -> dict[str, list[tuple[float, float]]]:
+    """Per chain, (release in s since the start, response time in ms) of every completed instance
+    in the trace, in release order."""
+    out: dict[str, list[tuple[float, float]]] = {c: [] for v in leaves.values() for c, _ in v}
+    with open(path) as f:
+        for line in f:
+            d = json.loads(line)
+            if d["release"] < 0:
+                continue
+            for chain, _deadline in leaves.get(d["callback"], []):
+                out[chain].append((d["release"] / 1e9, (d["finish"] - d["release"]) / 1e6))
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def activations(report: dict) -> list[dict]:
+    """Every activation of LaME's controller in a run report: time, trigger, decision, its own
+    thread-CPU time deciding and applying (paper Fig. 8), number of analyses, errors."""
+    return [{"at_s": a["at_ns"] / 1e9, "trigger": a["trigger"], "decision": a["decision"],
+             "decide_cpu_ms": a["decide_cpu_ms"], "apply_cpu_ms": a["apply_cpu_ms"],
+             "analyses": a.get("analyses", 0), "classes": a.get("classes", []), "demoted": a.get("demoted", []),
+             "errors": a.get("errors", [])}
+            for a in report.get("lame_controller", [])]
+
+
+def activation_cost(acts_per_run: list[list[dict]]) -> dict:
+    """Median, p90 and max of the controller's CPU time per activation (decide + apply) over all
+    runs, separately for activations that kept the plan and those that re-planned."""
+    out = {}
+    for key, pick in (("all", lambda a: True), ("holds", lambda a: a["decision"] == "holds"),
+                      ("reallocated", lambda a: a["decision"] != "holds")):
+        v = sorted(a["decide_cpu_ms"] + a["apply_cpu_ms"] for acts in acts_per_run for a in acts if pick(a))
+        if v:
+            out[key] = {"n": len(v), "median_ms": statistics.median(v), "p90_ms": v[min(len(v) - 1, int(0.9 * len(v)))],
+                        "max_ms": v[-1], "min_ms": v[0]}
+    return out
+
+
+def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], deadlines_ms: dict[str, float],
+                   groups: list[tuple[str, list[str]]], path: str, title: str,
+                   vlines: dict[str, list[tuple[float, str]]] | None = None, labels: dict[str, str] | None = None) -> None:
+    """Response time over time: one row per configuration (keys of `series`), one column per
+    chain group (`groups`: (title, chains)); each chain's instances as dots, its deadline as a
+    dashed line of the same colour; `vlines[config]`: (time, label) marks (throttle switch,
+    controller re-plans)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = list(series)
+    import textwrap
+
+    width = max(10.0, 6.5 * len(groups))
+    fig, axes = plt.subplots(len(configs), len(groups), figsize=(width, 3.3 * len(configs)),
+                             squeeze=False, sharex=True)
+    cmap = plt.get_cmap("tab20")
+    for i, config in enumerate(configs):
+        for j, (gtitle, chains) in enumerate(groups):
+            ax = axes[i][j]
+            for k, chain in enumerate(chains):
+                pts = series[config].get(chain, [])
+                color = cmap(k % 20)
+                short = chain.split("_")[0] + ("*" if chain.endswith("_dup") else "")
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], ".", ms=2, color=color, label=short)
+                else:
+                    ax.plot([], [], ".", color=color, label=short + " (none completed)")
+                ax.axhline(deadlines_ms[chain], color=color, ls="--", lw=0.8)
+            for t, text in (vlines or {}).get(config, []):
+                ax.axvline(t, color="k", ls=":" if text != "switch" else "--", lw=0.8)
+            ax.set_yscale("log")
+            ax.set_ylabel("response time [ms]")
+            ax.set_title(f"{(labels or {}).get(config, config)}: {gtitle}", fontsize=9)
+            ax.legend(fontsize=6, ncol=2, loc="upper left", markerscale=3)
+            if i == len(configs) - 1:
+                ax.set_xlabel("chain release [s since start]")
+    fig.suptitle(textwrap.fill(title, int(width * 14)), fontsize=10)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, switch_s: float | None = None) -> None:
+    """The controller's own thread-CPU time per activation over the run (paper Fig. 8a), deciding
+    and applying stacked, one marker per run; re-planning activations filled, the others hollow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    markers = "osD^v<>"
+    for k, acts in enumerate(acts_per_run):
+        for replan in (False, True):
+            pts = [a for a in acts if (a["decision"] != "holds") == replan]
+            ax.plot([a["at_s"] for a in pts], [a["decide_cpu_ms"] + a["apply_cpu_ms"] for a in pts],
+                    markers[k % len(markers)], color=f"C{k}", mfc=f"C{k}" if replan else "none", ls="",
+                    label=f"run {k}, {'re-planned' if replan else 'plan held'}")
+    if switch_s is not None:
+        ax.axvline(switch_s, color="k", ls="--", lw=0.8)
+    ax.set_xlabel("activation [s since start]")
+    ax.set_ylabel("controller CPU time [ms]\n(decide + apply)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
