@@ -192,20 +192,10 @@ void resolve_joins(const Model& m, View& v, const HopCost& cost) {
     jt.member = c;
     jt.first_after = static_cast<int>(s + 1);
     for (std::size_t q = s + 1; q < t.segments.size(); ++q) t.segments[q].after_join = true;
-    // The publication may come from any member: the hop into the part after the join at the
-    // largest cost a member's message may take (the simulator's rule: a chain's declared hop,
-    // else the placement's kind and the topic's size).
-    const Callback& d = m.callbacks[t.path[member_pos[k] + 1]];
-    const Topic* tp = m.topic(d.topic);
-    Duration hop = t.segments[s + 1].comm_before;
-    for (std::size_t mem : *member_set[k]) {
-      const Callback& mc = m.callbacks[mem];
-      hop = std::max(hop, cost(Hop{mc.name, d.name, d.topic, m.placement_comm(mc, d), tp ? tp->size : 0}));
-      for (const Chain& ch : m.chains)
-        for (const Hop& h : ch.hops)
-          if (h.from == mc.name && h.to == d.name) hop = std::max(hop, cost(h));
-    }
-    t.segments[s + 1].comm_before = hop;
+    for (std::size_t mem : *member_set[k]) jt.members.push_back(static_cast<int>(mem));
+    // The hop into the part after the join: from whichever member publishes.
+    t.segments[s + 1].comm_before = std::max(t.segments[s + 1].comm_before,
+                                             fused_publication_hop(m, jt.members, t.path[member_pos[k] + 1], cost));
     jt.own_source_ok = no_loss_to(m, t.path, static_cast<std::size_t>(member_pos[k]));
     jt.bpre = bpre_to(v, t.path, static_cast<std::size_t>(member_pos[k]));
     t.join = std::move(jt);
@@ -299,6 +289,18 @@ View with_join_shadows(const View& v) {
     w.tasks.push_back(std::move(s));
   }
   return w;
+}
+
+Duration fused_publication_hop(const Model& m, const std::vector<int>& members, int to, const HopCost& cost) {
+  const std::string& d = m.callbacks[static_cast<std::size_t>(to)].name;
+  Duration hop = 0;
+  for (int mem : members) {
+    hop = std::max(hop, placement_hop_cost(m, mem, to, cost));
+    for (const Chain& ch : m.chains)
+      for (const Hop& h : ch.hops)
+        if (h.from == m.callbacks[static_cast<std::size_t>(mem)].name && h.to == d) hop = std::max(hop, cost(h));
+  }
+  return hop;
 }
 
 std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,

@@ -33,6 +33,11 @@ void resolve_joins(const Model& m, View& v, const HopCost& cost);
 // may run meanwhile).
 View with_join_shadows(const View& v);
 
+// The hop from a fusion set's publication into callback `to`: the publication may come from
+// any member, so the largest cost a member's message may take (the simulator's rule: a chain's
+// declared hop, else the placement's kind and the topic's size).
+Duration fused_publication_hop(const Model& m, const std::vector<int>& members, int to, const HopCost& cost);
+
 // Bound of joining task k (chain release → end), given the current bounds R and the prefix
 // ends `ends[i][s]` (bound from task i's nominal release to the end of its segment s) of every
 // task: the segments before the join, the join term (Eq. J1/J2 in join_wait.cpp), the

@@ -378,37 +378,31 @@ View build_view(const Model& m, const HopCost& cost) {
 // its fusion input, the part after it, whose first hop is taken at the largest cost any member
 // of the fusion set may publish with (as resolve_joins does for the chain's own successor);
 // otherwise the whole path, which leaves the chain before the join and does not wait.
+Duration placement_hop_cost(const Model& m, int from, int to, const HopCost& cost) {
+  const Callback& a = m.callbacks[static_cast<std::size_t>(from)];
+  const Callback& b = m.callbacks[static_cast<std::size_t>(to)];
+  Hop h{a.name, b.name, b.topic, m.placement_comm(a, b), 0};
+  if (const Topic* tp = m.topic(b.topic)) h.message_size = tp->size;
+  return cost(h);
+}
+
 static void split_join_work_path(const Model& m, const View& v, Task& t, const std::vector<int>& p,
-                          const std::vector<int>& side, const HopCost& cost) {
-  auto hop_cost = [&](int from, int to) {
-    const Callback& a = m.callbacks[static_cast<std::size_t>(from)];
-    const Callback& b = m.callbacks[static_cast<std::size_t>(to)];
-    Hop h{a.name, b.name, b.topic, m.placement_comm(a, b), 0};
-    if (const Topic* tp = m.topic(b.topic)) h.message_size = tp->size;
-    return cost(h);
-  };
+                                 const std::vector<int>& side, const HopCost& cost) {
   const auto at = std::find(p.begin(), p.end(), t.join->member);
   std::vector<Segment> segs;
   if (at == p.end()) {
-    for (std::size_t j = 0; j < p.size(); ++j) append_path_piece(segs, p[j], j ? hop_cost(p[j - 1], p[j]) : 0, side, v);
+    for (std::size_t j = 0; j < p.size(); ++j)
+      append_path_piece(segs, p[j], j ? placement_hop_cost(m, p[j - 1], p[j], cost) : 0, side, v);
     t.join_work_before.push_back(std::move(segs));
     return;
   }
   const auto j0 = static_cast<std::size_t>(at - p.begin()) + 1;
   if (j0 >= p.size()) return;  // the path ends at the fusion input: inside the chain's own bound
-  const int d = p[j0];
-  Duration first = 0;
-  for (const auto& set : implicit_fusion_sets(m)) {
-    if (std::find(set.begin(), set.end(), static_cast<std::size_t>(t.join->member)) == set.end()) continue;
-    for (std::size_t mem : set) {
-      first = std::max(first, hop_cost(static_cast<int>(mem), d));
-      for (const Chain& ch : m.chains)
-        for (const Hop& h : ch.hops)
-          if (h.from == m.callbacks[mem].name && h.to == m.callbacks[static_cast<std::size_t>(d)].name)
-            first = std::max(first, cost(h));
-    }
-  }
-  for (std::size_t j = j0; j < p.size(); ++j) append_path_piece(segs, p[j], j == j0 ? first : hop_cost(p[j - 1], p[j]), side, v);
+  for (std::size_t j = j0; j < p.size(); ++j)
+    append_path_piece(segs, p[j],
+                      j == j0 ? fused_publication_hop(m, t.join->members, p[j0], cost)
+                              : placement_hop_cost(m, p[j - 1], p[j], cost),
+                      side, v);
   for (auto& sg : segs) sg.after_join = true;
   t.join_work_after.push_back(std::move(segs));
 }
@@ -456,15 +450,7 @@ void work_paths(const Model& m, View& v, const HopCost& cost) {
       std::vector<Segment> segs;
       for (std::size_t j = 0; j < p.size(); ++j) {
         const int c = p[j];
-        Duration hc = 0;
-        if (j > 0) {
-          const Callback& from = m.callbacks[static_cast<std::size_t>(p[j - 1])];
-          const Callback& to = m.callbacks[static_cast<std::size_t>(c)];
-          Hop h{from.name, to.name, to.topic, m.placement_comm(from, to), 0};
-          if (const Topic* tp = m.topic(to.topic)) h.message_size = tp->size;
-          hc = cost(h);
-        }
-        append_path_piece(segs, c, hc, side, v);
+        append_path_piece(segs, c, j > 0 ? placement_hop_cost(m, p[j - 1], c, cost) : 0, side, v);
       }
       t.work_paths.push_back(std::move(segs));
       if (t.join) split_join_work_path(m, v, t, p, side, cost);

@@ -70,6 +70,7 @@ struct JoinTerm {
   bool own_source_ok = false; // the source is a timer and no instance is lost before the member
   std::vector<JoinInput> inputs;
   std::string inputs_missing; // why some other input's arrivals are not bounded ("" when all are)
+  std::vector<int> members;   // every member of the fusion set (callbacks), the chain's own included
 };
 
 struct Task {
@@ -150,6 +151,10 @@ using HopCost = std::function<Duration(const Hop&)>;
 // them could charge.
 HopCost model_hop_cost(const Model& m);
 View build_view(const Model& m, const HopCost& cost);
+// Cost of the hop from callback `from` to callback `to` as placed (no declared chain hop): the
+// placement's kind and the topic's size.
+Duration placement_hop_cost(const Model& m, int from, int to, const HopCost& cost);
+
 // Fills every task's work paths (Task::work_paths); build_view calls it.
 void work_paths(const Model& m, View& v, const HopCost& cost);
 // Fills every task's EDF key range (Task::key_lo, key_hi, edf_unkeyed); build_view calls it.
