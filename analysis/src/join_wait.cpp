@@ -63,6 +63,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include "chainrt/model/facts.hpp"
 
@@ -303,6 +304,32 @@ Duration fused_publication_hop(const Model& m, const std::vector<int>& members, 
   return hop;
 }
 
+namespace {
+
+// The end, after the release, of `segs` run one after the other from `start`: each segment
+// delivered (its comm_before), then bounded by segfn within limit(the time it starts). Writes
+// each segment's end to `seg_ends` and the segment without a bound to `failed`, when given.
+template <class Limit>
+std::optional<Duration> segments_end(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
+                                     std::span<const Segment> segs, Duration start, Limit limit,
+                                     Duration* seg_ends = nullptr, const Segment** failed = nullptr) {
+  Duration total = start;
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    total += segs[i].comm_before;
+    const Duration l = limit(total);
+    auto b = l > 0 ? segfn(v, k, segs[i], R, total, l) : std::nullopt;
+    if (!b) {
+      if (failed) *failed = &segs[i];
+      return std::nullopt;
+    }
+    total += *b;
+    if (seg_ends) seg_ends[i] = total;
+  }
+  return total;
+}
+
+}  // namespace
+
 std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
                                          std::vector<std::vector<Duration>>& ends, Duration deadline, std::string* why,
                                          Duration* join_at) {
@@ -311,20 +338,15 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
   const Model& m = *v.model;
   const std::string at = "'" + m.callbacks[jt.member].name + "'";
   // Before the join: as any chain, within the period (the no-loss condition Rpre <= T).
-  Duration total = t.src_jitter;
-  for (int s = 0; s < jt.first_after; ++s) {
-    const Segment& seg = t.segments[s];
-    total += seg.comm_before;
-    const Duration limit = (deadline > 0 ? std::min(t.T, deadline) : t.T) - total;
-    auto b = limit > 0 ? segfn(v, k, seg, R, total, limit) : std::nullopt;
-    if (!b) {
-      *why = "no bound within the period for its part up to the fusion input " + at;
-      return std::nullopt;
-    }
-    total += *b;
-    ends[k][s] = total;
+  const std::span<const Segment> segs(t.segments);
+  const Duration cap = deadline > 0 ? std::min(t.T, deadline) : t.T;
+  const auto pre = segments_end(v, k, segfn, R, segs.first(static_cast<std::size_t>(jt.first_after)), t.src_jitter,
+                                [&](Duration total) { return cap - total; }, ends[k].data());
+  if (!pre) {
+    *why = "no bound within the period for its part up to the fusion input " + at;
+    return std::nullopt;
   }
-  const Duration Rpre = total;
+  const Duration Rpre = *pre;
   // The join: J1 and J2, and the gap G.
   std::optional<Duration> join;
   if (jt.own_source_ok) join = join_own_overwrite(t.T, Rpre);
@@ -362,27 +384,25 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
     return std::nullopt;
   }
   // After the join: within the gap between publications (and the deadline, when required).
-  Duration after = 0;
-  for (std::size_t s = static_cast<std::size_t>(jt.first_after); s < t.segments.size(); ++s) {
-    const Segment& seg = t.segments[s];
-    after += seg.comm_before;
-    Duration limit = parallel ? gap - after : t.T;
-    if (deadline > 0) limit = std::min(limit, deadline - *join - after);
-    auto b = limit > 0 ? segfn(v, k, seg, R, *join + after, limit) : std::nullopt;
-    if (!b) {
-      *why = deadline > 0 && deadline - *join < (parallel ? gap : t.T)
-                 ? "no bound within its deadline: its data may wait at fusion callback " + at + " until " +
-                       std::to_string(*join) + " ns after its release"
-                 : parallel ? "no bound for its part after fusion callback " + at +
-                                  " within the least time between two fusions (" + std::to_string(gap) + " ns)"
-                            : "no bound within the period for a segment after fusion callback " + at;
-      return std::nullopt;
-    }
-    after += *b;
-    ends[k][s] = *join + after;
+  const auto end = segments_end(
+      v, k, segfn, R, segs.subspan(static_cast<std::size_t>(jt.first_after)), *join,
+      [&](Duration total) {
+        Duration limit = parallel ? gap - (total - *join) : t.T;
+        if (deadline > 0) limit = std::min(limit, deadline - total);
+        return limit;
+      },
+      ends[k].data() + jt.first_after);
+  if (!end) {
+    *why = deadline > 0 && deadline - *join < (parallel ? gap : t.T)
+               ? "no bound within its deadline: its data may wait at fusion callback " + at + " until " +
+                     std::to_string(*join) + " ns after its release"
+           : parallel ? "no bound for its part after fusion callback " + at +
+                            " within the least time between two fusions (" + std::to_string(gap) + " ns)"
+                      : "no bound within the period for a segment after fusion callback " + at;
+    return std::nullopt;
   }
   if (join_at) *join_at = *join;
-  return *join + after;
+  return *end;
 }
 
 std::optional<std::pair<Duration, Duration>> join_work_windows(const View& v, int k, const SegmentBound& segfn,
@@ -392,38 +412,29 @@ std::optional<std::pair<Duration, Duration>> join_work_windows(const View& v, in
   const std::string at = "'" + v.model->callbacks[t.join->member].name + "'";
   Duration before = prefix;
   for (const auto& p : t.join_work_before) {  // fan-out that leaves the chain before the join
-    Duration total = t.src_jitter;
-    for (const Segment& seg : p) {
-      total += seg.comm_before;
-      const Duration limit = t.T - total;
-      auto b = limit > 0 ? segfn(v, k, seg, R, total, limit) : std::nullopt;
-      if (!b) {
-        *why = "its fan-out before fusion callback " + at + " has no bound within the period";
-        return std::nullopt;
-      }
-      total += *b;
+    const auto end = segments_end(v, k, segfn, R, p, t.src_jitter, [&](Duration total) { return t.T - total; });
+    if (!end) {
+      *why = "its fan-out before fusion callback " + at + " has no bound within the period";
+      return std::nullopt;
     }
-    before = std::max(before, total);
+    before = std::max(before, *end);
   }
   Duration all = std::max(bound, before);
   for (const auto& p : t.join_work_after) {  // fan-out after the fused publication
-    Duration after = 0;
-    for (const Segment& seg : p) {
+    for (const Segment& seg : p)
       if (segment_threads(v, seg) > 1) {
         *why = "its fan-out after fusion callback " + at +
                " may run on several threads, and the least time between two fusions is not used for it";
         return std::nullopt;
       }
-      after += seg.comm_before;
-      auto b = segfn(v, k, seg, R, join_at + after, t.T);
-      if (!b) {
-        *why = "its fan-out after fusion callback " + at + " (through '" +
-               v.model->callbacks[seg.cbs.back()].name + "') has no bound within the period";
-        return std::nullopt;
-      }
-      after += *b;
+    const Segment* failed = nullptr;
+    const auto end = segments_end(v, k, segfn, R, p, join_at, [&](Duration) { return t.T; }, nullptr, &failed);
+    if (!end) {
+      *why = "its fan-out after fusion callback " + at + " (through '" +
+             v.model->callbacks[failed->cbs.back()].name + "') has no bound within the period";
+      return std::nullopt;
     }
-    all = std::max(all, join_at + after);
+    all = std::max(all, *end);
   }
   return std::make_pair(all, before);
 }
