@@ -192,8 +192,8 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
     opt.verdict_only = verdict_only;
     opt.work_windows = true;
     const Order order = order_;
-    SegmentBound seg = [order](const View& vv, int k, const Segment& s, const std::vector<Duration>& R, Duration,
-                               Duration limit) { return global_segment_bound(vv, order, k, s, R, limit); };
+    SegmentBound seg = [order](const View& vv, int k, const Segment& s, const Windows& W, Duration,
+                               Duration limit) { return global_segment_bound(vv, order, k, s, W, limit); };
     std::function<bool(int, std::string*)> skip;
     if (order_ == Order::FixedPriority) {
       // LaME best-effort threads pick the first eligible callback and refresh only when their
@@ -254,6 +254,9 @@ class RosDefaultSt : public ResponseTimeAnalysis {
     HolisticOptions opt;
     opt.analysis = name();
     opt.verdict_only = verdict_only;
+    // Fan-out work is released until its own end, not the path's (the busy window's jitter):
+    // counted only until the path's end it was beaten by the simulator (fan-out-tail systems).
+    opt.work_windows = true;
     return holistic(v, &casini_segment_bound, opt);
   }
 };

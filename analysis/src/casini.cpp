@@ -30,8 +30,8 @@ struct Rbf {
   Duration at(Duration d) const { return d <= 0 ? 0 : ((d + J + T - 1) / T) * C; }
 };
 
-std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>& cbs, int X,
-                                   const std::vector<Duration>& R, Duration offset, Duration limit) {
+std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>& cbs, int X, const Windows& W,
+                                   Duration offset, Duration limit) {
   const Task& tk = v.tasks[k];
   if (v.supply[X].size() != 1) return std::nullopt;
   const Supply& sup = v.supply[X][0];
@@ -41,10 +41,12 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
     for (int c : ti.work) {
       if (v.cbs[c].executor != X) continue;
       if ((static_cast<int>(i) == k || ti.shadow_of == k) && std::find(cbs.begin(), cbs.end(), c) != cbs.end()) continue;
-      if (R[i] == kUnbounded && c != ti.path.front()) return std::nullopt;
       // The first callback of a chain is released by its timer (jitter: the timer's); later
-      // ones anywhere inside the chain's response window.
-      Duration J = c == ti.path.front() ? ti.src_jitter : std::max<Duration>(0, R[i] - v.cbs[c].wcet);
+      // ones anywhere before their own end (Windows: each callback of an instance's work, its
+      // fan-out included, completes by its end bound; without one there is no busy window).
+      const Duration end = W.end_of(i, c);
+      if (end == kUnbounded && c != ti.path.front()) return std::nullopt;
+      Duration J = c == ti.path.front() ? ti.src_jitter : std::max<Duration>(0, end - v.cbs[c].wcet);
       others.push_back(Rbf{v.cbs[c].wcet, ti.T, J});
     }
   }
@@ -87,16 +89,16 @@ std::optional<Duration> casini_one(const View& v, int k, const std::vector<int>&
 
 }  // namespace
 
-std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const std::vector<Duration>& R,
+std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const Windows& W,
                                              Duration offset, Duration limit) {
-  if (seg.intra_comm == 0) return casini_one(v, k, seg.cbs, seg.executor, R, offset, limit);
+  if (seg.intra_comm == 0) return casini_one(v, k, seg.cbs, seg.executor, W, offset, limit);
   // Split at the hops (each hop's cost as a delay between the parts). The hop costs are the
   // view's (model_hop_cost), as for every other analysis: until 2026-11-23 this split charged
   // only the declared cost, below the measured latencies the simulator replays (--comm sampled).
   Duration total = 0;
   for (std::size_t j = 0; j < seg.cbs.size(); ++j) {
     total += seg.hop_into[j];
-    auto b = casini_one(v, k, {seg.cbs[j]}, seg.executor, R, offset + total, limit - total);
+    auto b = casini_one(v, k, {seg.cbs[j]}, seg.executor, W, offset + total, limit - total);
     if (!b) return std::nullopt;
     total += *b;
     if (total > limit) return std::nullopt;

@@ -155,7 +155,7 @@ Duration lame_thm1_demand(Duration m, Duration E1w, Duration S, Duration G, Dura
 }  // namespace
 
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
-                                             const std::vector<Duration>& R, Duration limit) {
+                                             const Windows& W, Duration limit) {
   const Task& tk = v.tasks[k];
   // EDF: J's pending work is keyed at most a + Dk (Task::key_hi); other chains' work counts as
   // interference from its earliest key (Other::D), as blocking up to its latest (Other::D_blk).
@@ -182,6 +182,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     }
   for (auto* s : threads)
     if (s->reservation && s->reservation->budget < s->reservation->period) dedicated = false;
+  auto on_foreign = [&](int c) {
+    for (const auto& f : foreign)
+      if (v.cbs[c].executor == f.executor && (v.cbs[c].threads >> f.thread & 1)) return true;
+    return false;
+  };
 
   int minprio = INT_MAX;
   for (int c : seg.cbs) minprio = std::min(minprio, v.cbs[c].prio);
@@ -245,9 +250,73 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   }
   // A join shadow (join_wait.hpp): its owner's segments before the join do not count it.
   auto skip_shadow = [&](std::size_t i) { return v.tasks[i].shadow_of == k && !seg.after_join; };
+  // R_work, priority-aware (Windows): the callbacks of task i that can delay J other than by
+  // blocking — on the segment's threads and outranking J (FP: priority >= J's lowest; EDF: any
+  // with a deadline, keyed at most as late as J's) or in one of J's groups. Those must lie in a
+  // bounded window of i's instance; the rest of i's work without an end bound (a fan-out at the
+  // lowest priorities, say) can only block J, at most once per eligibility event and thread,
+  // however many instances of it are pending — or, on a foreign thread of the segment's cores,
+  // preempt it as often as its releases allow (executions_in_window, below).
+  // (A group-mate that may run on other threads than J's callbacks: all of the group's work
+  // counts, `fallback` below.)
+  std::vector<bool> group_all(ng, false);
+  for (std::size_t i = 0; i < v.tasks.size(); ++i)
+    if (static_cast<int>(i) != k && !skip_shadow(i))
+      for (int c : v.tasks[i].work) {
+        const int gi = group_index(v.cbs[c].mutex_group);
+        if (gi >= 0 && v.cbs[c].threads != mask) group_all[gi] = true;
+      }
+  auto counts = [&](const Task& ti, int c) {
+    const CbInfo& cb = v.cbs[c];
+    if (const int gi = group_index(cb.mutex_group); gi >= 0)
+      return group_all[gi] || (order == Order::FixedPriority ? cb.prio >= gminprio[gi] : (!tk.has_deadline || ti.has_deadline));
+    if (on_foreign(c) || cb.executor != X || !(cb.threads & mask)) return false;
+    return order == Order::FixedPriority ? cb.prio >= minprio : (!tk.has_deadline || ti.has_deadline);
+  };
+  auto on_segment_threads = [&](int c) { return v.cbs[c].executor == X && (v.cbs[c].threads & mask); };
+  std::vector<Duration> Rwin(v.tasks.size(), kUnbounded);  // the window of each task's counted work
+  for (std::size_t i = 0; i < v.tasks.size(); ++i)
+    Rwin[i] = W.window(v.tasks[i].work, i, [&](int c) { return counts(v.tasks[i], c); });
+  // Work of task i that may run at any time (no end bound), on the segment's threads and never
+  // outranking J: blocking only, as a chain without a bound (m parallel blockers, any number).
+  auto add_tail = [&](const Task& ti, const std::vector<Duration>& tail) {
+    if (tail.empty()) return;
+    Other o;
+    for (Duration e : tail) o.C_all += e;
+    o.blockers = tail;
+    std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
+    o.R = kUnbounded;
+    o.T = ti.T;
+    o.D = ti.key_lo;
+    o.D_blk = ti.key_hi;
+    o.width = static_cast<int>(m);
+    o.par = m;
+    o.bounded = false;
+    others.push_back(std::move(o));
+    gblockers.emplace_back(ng);
+  };
+  std::vector<int> tail_foreign;  // J's own earlier instances' work on foreign threads without an end bound
   for (std::size_t i = 0; i < v.tasks.size(); ++i) {
-    if (static_cast<int>(i) == k || skip_shadow(i)) continue;
     const Task& ti = v.tasks[i];
+    if ((static_cast<int>(i) == k && !tk.join) || skip_shadow(i)) {
+      // Earlier instances of J's own chain (of its prefix, for a chain that waits at a fusion
+      // node): their work that may still run at J's release (end > T, or none) must not be
+      // counted work for this segment; on its threads it blocks. (The rest of a joining chain's
+      // earlier instances is counted through the other members' chains: join_wait.cpp.)
+      std::vector<Duration> tail;
+      for (int c : static_cast<int>(i) == k ? tk.extras : ti.work) {
+        const Duration e = W.end_of(i, c);
+        if (e != kUnbounded && e <= tk.T) continue;
+        if (counts(ti, c)) return std::nullopt;
+        if (const int gi = group_index(v.cbs[c].mutex_group); gi >= 0) Bg[gi] = std::max(Bg[gi], v.cbs[c].wcet);  // (3)
+        if (on_foreign(c)) tail_foreign.push_back(c);
+        else if (on_segment_threads(c) && !(g0 >= 0 && v.cbs[c].mutex_group == g0)) tail.push_back(v.cbs[c].wcet);
+      }
+      add_tail(ti, tail);
+      continue;
+    }
+    if (static_cast<int>(i) == k) continue;
+    std::vector<Duration> tail;
     Other o;
     bool relevant = false;
     std::vector<GroupWork> hpw(ng), allw(ng);
@@ -256,6 +325,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     const bool edf_pair = order == Order::Edf && tk.has_deadline && ti.has_deadline;
     for (int c : ti.work) {
       const CbInfo& cb = v.cbs[c];
+      if (Rwin[i] != kUnbounded && W.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
+        if (const int gi = group_index(cb.mutex_group); gi >= 0) Bg[gi] = std::max(Bg[gi], cb.wcet);  // (3)
+        if (on_segment_threads(c) && !(g0 >= 0 && cb.mutex_group == g0)) tail.push_back(cb.wcet);
+        continue;
+      }
       int gi = group_index(cb.mutex_group);
       if (gi >= 0) {
         in_group = true;
@@ -290,10 +364,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         else o.blockers.push_back(cb.wcet);
       }
     }
+    add_tail(ti, tail);
     if (!relevant && !in_group) continue;
     // A chain without a bound (its instances may overlap) can still block: its callbacks
     // count as up to m parallel blockers; its interference or group work cannot be bounded.
-    const bool unbounded = R[i] == kUnbounded;
+    const bool unbounded = Rwin[i] == kUnbounded;
     if (unbounded) {
       if (o.C_hp > 0) return std::nullopt;
       for (std::size_t g = 0; g < ng; ++g)
@@ -301,7 +376,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     }
     for (std::size_t g = 0; g < ng; ++g) {
       for (auto* w : {&hpw[g], &allw[g]}) {
-        w->R = R[i];
+        w->R = Rwin[i];
         w->T = ti.T;
         w->D = ti.key_lo;
         w->edf_limited = edf_pair;
@@ -311,7 +386,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       if (allw[g].C > 0) gall[g].push_back(allw[g]);
     }
     if (relevant) {
-      o.R = R[i];
+      o.R = Rwin[i];
       o.T = ti.T;
       o.D = ti.key_lo;
       o.D_blk = ti.key_hi;
@@ -343,34 +418,35 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   std::vector<ForeignWork> fwork;
   std::vector<std::pair<int, Duration>> frate;  // callbacks of chains without a bound: (callback, WCET)
   Duration own_foreign = 0;
-  auto on_foreign = [&](int c) {
-    for (const auto& f : foreign)
-      if (v.cbs[c].executor == f.executor && (v.cbs[c].threads >> f.thread & 1)) return true;
-    return false;
-  };
   if (!foreign.empty()) {
     if (!dedicated) return std::nullopt;
+    // Foreign work without an end bound (of a chain without a bound, or a fan-out tail): its
+    // executions are bounded by their release rates and the messages that can be queued
+    // (executions_in_window).
+    auto by_rate = [&](int c) {
+      if (!executions_in_window(*v.model, static_cast<std::size_t>(c), 1)) return false;
+      frate.emplace_back(c, v.cbs[c].wcet);
+      return true;
+    };
+    for (int c : tail_foreign)
+      if (!by_rate(c)) return std::nullopt;
     for (std::size_t i = 0; i < v.tasks.size(); ++i) {
       if (skip_shadow(i)) continue;
       Duration C = 0;
-      for (int c : static_cast<int>(i) == k ? own_side : v.tasks[i].work)
-        if (on_foreign(c)) C += v.cbs[c].wcet;
+      for (int c : static_cast<int>(i) == k ? own_side : v.tasks[i].work) {
+        if (!on_foreign(c)) continue;
+        if (static_cast<int>(i) != k && W.end_of(i, c) == kUnbounded) {
+          if (!by_rate(c)) return std::nullopt;
+        } else {
+          C += v.cbs[c].wcet;
+        }
+      }
       if (C == 0) continue;
       if (static_cast<int>(i) == k) {
         own_foreign = C;
         continue;
       }
-      if (R[i] == kUnbounded) {
-        // No response bound: its foreign callbacks' executions are bounded by their release
-        // rates and the messages that can be queued (executions_in_window).
-        for (int c : v.tasks[i].work)
-          if (on_foreign(c)) {
-            if (!executions_in_window(*v.model, static_cast<std::size_t>(c), 1)) return std::nullopt;
-            frate.emplace_back(c, v.cbs[c].wcet);
-          }
-        continue;
-      }
-      fwork.push_back({C, R[i], v.tasks[i].T});
+      fwork.push_back({C, W.inside(i), v.tasks[i].T});
     }
   }
   auto foreign_at = [&](Duration x) {
@@ -764,11 +840,95 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   return r;
 }
 
+std::optional<Duration> segments_end(const View& v, int k, const SegmentBound& segfn, const Windows& W,
+                                     const std::vector<Segment>& segs, std::size_t from, std::size_t to,
+                                     Duration start, const std::function<Duration(Duration)>& limit,
+                                     Duration* seg_ends, std::size_t* failed) {
+  Duration total = start;
+  for (std::size_t i = from; i < to; ++i) {
+    total += segs[i].comm_before;
+    const Duration l = limit(total);
+    auto b = l > 0 ? segfn(v, k, segs[i], W, total, l) : std::nullopt;
+    if (!b) {
+      if (failed) *failed = i;
+      return std::nullopt;
+    }
+    total += *b;
+    if (seg_ends) seg_ends[i - from] = total;
+  }
+  if (failed) *failed = to;
+  return total;
+}
+
+namespace {
+
+constexpr Duration kUnset = -2;
+
+// The end of every callback of `segs` (those with a bound up to segment `failed`, kUnbounded
+// from there on), raised into `cb_end` (kUnbounded stays).
+void record_ends(const std::vector<Segment>& segs, const std::vector<Duration>& seg_ends, std::size_t failed,
+                 std::vector<Duration>& cb_end) {
+  for (std::size_t i = 0; i < segs.size(); ++i)
+    for (int c : segs[i].cbs) {
+      Duration& e = cb_end[static_cast<std::size_t>(c)];
+      if (e == kUnbounded) continue;
+      e = i >= failed ? kUnbounded : std::max(e, seg_ends[i]);
+    }
+}
+
+}  // namespace
+
+void work_path_ends(const View& v, int k, const SegmentBound& segfn, const Windows& W,
+                    const std::vector<std::vector<Segment>>& paths, Duration start,
+                    const std::function<Duration(Duration)>& limit, const std::function<bool(const Segment&)>& refuse,
+                    std::vector<Duration>& cb_end) {
+  std::vector<Duration> seg_ends;
+  for (const auto& p : paths) {
+    seg_ends.assign(p.size(), 0);
+    std::size_t failed = p.size();
+    for (std::size_t i = 0; i < p.size() && failed == p.size(); ++i)
+      if (refuse(p[i])) failed = i;
+    const std::size_t refused = failed;
+    const auto end = segments_end(v, k, segfn, W, p, 0, failed, start, limit, seg_ends.data(), &failed);
+    record_ends(p, seg_ends, failed, cb_end);
+    if (end || failed >= refused) continue;
+    // The segment without a bound: its leading callbacks may still have one (a fan-out that
+    // runs a high-priority callback, then a lowest-priority one on the same executor). A
+    // segment's prefix bounds the completion of its last callback (the callbacks after it are
+    // released later), so the longest prefix with a bound gives those callbacks an end.
+    const Segment& seg = p[failed];
+    const Duration arrival = (failed == 0 ? start : seg_ends[failed - 1]) + seg.comm_before;
+    const Duration l = limit(arrival);
+    // (A longer prefix's bound is at least a shorter one's: from the first callback on, up to
+    // the first prefix without a bound.)
+    for (std::size_t len = 1; len < seg.cbs.size() && l > 0; ++len) {
+      Segment pre = seg;
+      pre.cbs.resize(len);
+      pre.hop_into.resize(len);
+      pre.intra_comm = 0;
+      pre.delayed_hops = 0;
+      for (std::size_t j = 1; j < len; ++j) {
+        pre.intra_comm += pre.hop_into[j];
+        if (pre.hop_into[j] > 0) pre.delayed_hops++;
+      }
+      const auto b = segfn(v, k, pre, W, arrival, l);
+      if (!b) break;
+      cb_end[static_cast<std::size_t>(pre.cbs.back())] = arrival + *b;  // (it was set kUnbounded)
+    }
+  }
+}
+
 AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const HolisticOptions& opt,
                         const std::function<bool(int, std::string*)>& skip) {
   const View v = with_join_shadows(v_in);  // chains that wait at a fusion node (join_wait.hpp)
   const std::size_t n = v.tasks.size();
-  std::vector<Duration> R(n, 0);
+  Windows W;
+  std::vector<Duration>& R = W.R;
+  R.assign(n, 0);
+  if (opt.work_windows) {
+    W.end.assign(n, std::vector<Duration>(v.cbs.size(), 0));
+    W.finite.assign(n, 0);
+  }
   std::vector<std::string> failed(n);
   std::vector<std::vector<Duration>> ends(n);  // bound at the end of each segment (join_wait.hpp)
   for (std::size_t k = 0; k < n; ++k) ends[k].assign(v.tasks[k].segments.size(), 0);
@@ -792,12 +952,40 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
       }
     }
     R[k] = failed[k].empty() ? lower : kUnbounded;
-    if (failed[k].empty() && opt.work_windows && !t.work_paths_why.empty())
-      failed[k] = t.work_paths_why + ": no bound on when its fan-out work ends", R[k] = kUnbounded;
+    if (opt.work_windows && failed[k].empty()) W.finite[k] = lower;
   }
-  // R_work (HolisticOptions::work_windows): what the segment bounds see of every task.
-  std::vector<Duration> Rw = R;
-  const std::vector<Duration>& Rseen = opt.work_windows ? Rw : R;
+  // Windows::end of task x from one instance's callback ends (kUnset: on no path that was
+  // bounded — the largest end of the instance then, as a window for all of its work); true when
+  // something grew. Ends only grow, and an unbounded one stays so: the iteration is monotone.
+  auto raise_ends = [&](std::size_t x, const std::vector<Duration>& cb_end) {
+    if (!opt.work_windows) return false;
+    Duration all = 0;
+    for (Duration e : cb_end)
+      if (e == kUnbounded || all == kUnbounded) all = kUnbounded;
+      else all = std::max(all, e);
+    bool grew = false;
+    for (int c : v.tasks[x].work) {
+      Duration e = cb_end[static_cast<std::size_t>(c)];
+      if (e == kUnset) e = all;
+      Duration& old = W.end[x][static_cast<std::size_t>(c)];
+      if (old == kUnbounded || (e != kUnbounded && e <= old)) continue;
+      old = e;
+      grew = true;
+    }
+    for (int c : v.tasks[x].work) {
+      const Duration e = W.end[x][static_cast<std::size_t>(c)];
+      if (e != kUnbounded && e > W.finite[x]) {
+        W.finite[x] = e;
+        grew = true;
+      }
+    }
+    return grew;
+  };
+  const std::vector<Duration> unbounded_ends(v.cbs.size(), kUnbounded);
+  auto set_unbounded = [&](std::size_t x) {
+    R[x] = kUnbounded;
+    raise_ends(x, unbounded_ends);
+  };
   // Executors each task touches, for the propagation of unbounded tasks.
   std::vector<std::set<int>> execs(n);
   for (std::size_t k = 0; k < n; ++k) {
@@ -813,135 +1001,116 @@ AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const Holis
       if (i != k && R[i] == kUnbounded && share(i, k) && v.tasks[i].shadow_of < 0) return v.tasks[i].name;
     return "";
   };
+  auto quick_fail = [&]() {
+    AnalysisResult quick;
+    quick.analysis = opt.analysis;
+    quick.schedulable = false;
+    return quick;
+  };
+  std::vector<Duration> cb_end(v.cbs.size(), kUnset);
   for (int round = 0; round < opt.max_rounds; ++round) {
     bool changed = false;
     for (std::size_t k = 0; k < n; ++k) {
       if (!failed[k].empty()) continue;
       const Task& t = v.tasks[k];
       if (t.shadow_of >= 0) continue;  // its bound is its owner's prefix bound (below)
+      std::fill(cb_end.begin(), cb_end.end(), kUnset);
+      // Work off the path: with no work paths (a topic cycle, too many paths), no end bound.
+      if (!t.work_paths_why.empty())
+        for (int c : t.extras) cb_end[static_cast<std::size_t>(c)] = kUnbounded;
       if (t.join) {
         std::string why;
         const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? t.D : 0;
         Duration join_at = 0;
-        auto b = join_chain_bound(v, static_cast<int>(k), segfn, Rseen, ends, cap, &why, &join_at);
-        // R_work: the chain's fan-out before and after the join (join_work_windows).
-        Duration work = b ? *b : 0, pre_work = b ? ends[k][t.join->first_after - 1] : 0;
-        if (b && opt.work_windows && (!t.join_work_before.empty() || !t.join_work_after.empty())) {
-          const auto w = join_work_windows(v, static_cast<int>(k), segfn, Rseen, *b, pre_work, join_at, &why);
-          if (w) {
-            work = w->first;
-            pre_work = w->second;
-          } else {
-            b.reset();
-          }
+        auto b = join_chain_bound(v, static_cast<int>(k), segfn, W, ends, cap, &why, &join_at);
+        const auto first_after = static_cast<std::size_t>(t.join->first_after);
+        if (b && opt.work_windows) {
+          record_ends(t.segments, ends[k], t.segments.size(), cb_end);
+          join_work_ends(v, static_cast<int>(k), segfn, W, join_at, cb_end);
         }
         for (std::size_t s = k + 1; s < n; ++s)  // its shadow: the prefix bound, or none
           if (v.tasks[s].shadow_of == static_cast<int>(k) && failed[s].empty()) {
-            const Duration pre = b ? ends[k][t.join->first_after - 1] : kUnbounded;
-            const Duration prew = b ? pre_work : kUnbounded;
-            if (pre != R[s] || prew != Rw[s]) changed = true;
+            const Duration pre = b ? ends[k][first_after - 1] : kUnbounded;
+            if (pre != R[s]) changed = true;
             R[s] = pre;
-            Rw[s] = prew;
-            if (!b) failed[s] = why;
+            if (b) changed |= raise_ends(s, cb_end);
+            else set_unbounded(s), failed[s] = why;
           }
         if (!b) {
-          if (opt.verdict_only && t.reported) {
-            AnalysisResult quick;
-            quick.analysis = opt.analysis;
-            quick.schedulable = false;
-            return quick;
-          }
+          if (opt.verdict_only && t.reported) return quick_fail();
           const std::string dep = failing_neighbour(k);
           failed[k] = dep.empty() || why.rfind("no bound within", 0) != 0
                           ? why
                           : why + ": '" + dep + "', which shares its executor, has no bound itself";
-          R[k] = kUnbounded;
-          Rw[k] = kUnbounded;
+          set_unbounded(k);
           changed = true;
         } else {
           if (*b > R[k]) {
             R[k] = *b;
             changed = true;
           }
-          if (work > Rw[k]) {
-            Rw[k] = work;
-            changed = true;
-          }
+          changed |= raise_ends(k, cb_end);
         }
         continue;
       }
       // R_k = src_jitter + Σ_segments (comm_before + segment bound); of a chain branching
       // across executors the largest over its paths (Task::paths). `ends` (linear chains): the
       // bound at the end of each segment, which the join term of other chains reads.
-      auto path_bound = [&](const std::vector<Segment>& segs, Duration& total, std::vector<Duration>* seg_ends) {
-        total = t.src_jitter;
-        for (std::size_t si = 0; si < segs.size(); ++si) {
-          const Segment& s = segs[si];
-          total += s.comm_before;
-          // EDF bounds are only used when every deadline is met: stop at the deadline (at the
-          // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
-          const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
-          Duration limit = ((opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T) - total;
-          auto b = limit > 0 ? segfn(v, static_cast<int>(k), s, Rseen, total, limit) : std::nullopt;
-          if (!b) return false;
-          total += *b;
-          if (seg_ends) (*seg_ends)[si] = total;
-        }
-        return true;
-      };
+      // EDF bounds are only used when every deadline is met: stop at the deadline (at the
+      // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
+      const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
+      const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T;
+      const std::function<Duration(Duration)> within_cap = [cap](Duration total) { return cap - total; };
       Duration total = 0;
       bool ok = true;
       if (t.paths.empty()) {
-        ok = path_bound(t.segments, total, &ends[k]);
+        const auto e = segments_end(v, static_cast<int>(k), segfn, W, t.segments, 0, t.segments.size(), t.src_jitter,
+                                    within_cap, ends[k].data());
+        ok = e.has_value();
+        if (ok) {
+          total = *e;
+          record_ends(t.segments, ends[k], t.segments.size(), cb_end);
+        }
       } else {
         for (const auto& p : t.paths) {
-          Duration tp = 0;
-          if (!(ok = path_bound(p, tp, nullptr))) break;
-          total = std::max(total, tp);
+          const auto e = segments_end(v, static_cast<int>(k), segfn, W, p, 0, p.size(), t.src_jitter, within_cap);
+          if (!(ok = e.has_value())) break;
+          total = std::max(total, *e);
         }
+        if (ok)
+          for (int c : t.path) cb_end[static_cast<std::size_t>(c)] = total;
       }
-      // When all of the instance's work is done (its fan-out), within the period as well.
-      Duration wtotal = total;
-      if (ok && opt.work_windows)
-        for (const auto& p : t.work_paths) {
-          Duration tp = 0;
-          if (!(ok = path_bound(p, tp, nullptr))) break;
-          wtotal = std::max(wtotal, tp);
-        }
-      if (ok && wtotal > t.T) ok = false;
       if (!ok || total > t.T) {
-        if (opt.verdict_only && t.reported) {
-          AnalysisResult quick;
-          quick.analysis = opt.analysis;
-          quick.schedulable = false;
-          return quick;
-        }
+        if (opt.verdict_only && t.reported) return quick_fail();
         std::string dep = failing_neighbour(k);
         failed[k] = dep.empty() ? "no bound within the period " + std::to_string(t.T) +
                                       " ns (the analysis needs every instance to finish before the next is released)"
                                 : "no bound within the period: '" + dep +
                                       "', which shares its executor, has no bound itself";
-        R[k] = kUnbounded;
-        Rw[k] = kUnbounded;
+        set_unbounded(k);
         changed = true;
         continue;
+      }
+      // When each callback of the instance's work (its fan-out) is done: each work path within
+      // the period (EDF: its deadline, the key its callbacks run with); a fan-out without such a
+      // bound is a tail that only blocks others (global_segment_bound).
+      if (opt.work_windows) {
+        const Duration wcap = opt.require_deadlines_met && t.has_deadline ? std::min(t.T, t.key_lo) : t.T;
+        work_path_ends(v, static_cast<int>(k), segfn, W, t.work_paths, t.src_jitter,
+                       [wcap](Duration tot) { return wcap - tot; }, [](const Segment&) { return false; }, cb_end);
       }
       if (total > R[k]) {
         R[k] = total;
         changed = true;
       }
-      if (wtotal > Rw[k]) {
-        Rw[k] = wtotal;
-        changed = true;
-      }
+      changed |= raise_ends(k, cb_end);
     }
     if (!changed) break;
     if (round + 1 == opt.max_rounds)
       for (std::size_t k = 0; k < n; ++k)
         if (failed[k].empty()) {
           failed[k] = "the fixed point did not converge";
-          R[k] = kUnbounded;
-          Rw[k] = kUnbounded;
+          set_unbounded(k);
         }
   }
   if (opt.require_deadlines_met) {

@@ -21,24 +21,69 @@ enum class Order {
 
 constexpr Duration kUnbounded = -1;
 
+// What the segment bounds see of every task in a round of the holistic driver: when the work of
+// one of its instances (release r) is done. Not thread-safe to share while the driver writes it.
+struct Windows {
+  // Task i's bound: the callbacks of its path run within [r, r + R[i]] (kUnbounded: none).
+  std::vector<Duration> R;
+  // R_work (HolisticOptions::work_windows), per callback: end[i][c] bounds when callback c of
+  // task i's instance work (c in tasks[i].work, the model's callback index) has completed after
+  // the release; kUnbounded where it has no bound (lowest-priority fan-out, say). Empty without
+  // work windows: then all of task i's work counts within [r, r + R[i]].
+  std::vector<std::vector<Duration>> end;
+  // The largest finite end of task i's work seen in any round (never shrinks, so the driver's
+  // iteration stays monotone when an end turns unbounded).
+  std::vector<Duration> finite;
+
+  Duration end_of(std::size_t i, int c) const { return end.empty() ? R[i] : end[i][static_cast<std::size_t>(c)]; }
+  // The window of task i's work that has an end bound (R[i] without work windows).
+  Duration inside(std::size_t i) const { return end.empty() ? R[i] : finite[i]; }
+  // The window [r, r + window] of task i's callbacks that have an end bound ("inside"): R[i]
+  // without work windows. The others ("tail", end kUnbounded) can only block the work that
+  // `counts` does not select; kUnbounded when a callback `counts` selects has no end bound.
+  template <class Counts>
+  Duration window(const std::vector<int>& work, std::size_t i, Counts counts) const {
+    for (int c : work)
+      if (end_of(i, c) == kUnbounded && counts(c)) return kUnbounded;
+    return inside(i);
+  }
+};
+
 // Bound of one segment of task k (from the arrival of its first callback's activation to the
-// completion of its last callback), given the current bounds R of all tasks (kUnbounded where
-// none). nullopt when the bound would exceed `limit`.
+// completion of its last callback), given the current windows W of all tasks. nullopt when the
+// bound would exceed `limit`.
 // `offset` is an upper bound on the segment's arrival after the chain's nominal release.
 using SegmentBound = std::function<std::optional<Duration>(const View& v, int k, const Segment& seg,
-                                                           const std::vector<Duration>& R, Duration offset,
-                                                           Duration limit)>;
+                                                           const Windows& W, Duration offset, Duration limit)>;
+
+// The end, after the release, of `segs` run one after the other from `start`: each segment
+// delivered (its comm_before), then bounded by segfn within limit(the time it starts). Writes
+// each segment's end to `seg_ends` (when given) up to the first segment without a bound, whose
+// index it returns in `failed` (when given; `to` when every segment has one). Segments [from, to)
+// of `segs`; seg_ends[0] is segment `from`'s.
+std::optional<Duration> segments_end(const View& v, int k, const SegmentBound& segfn, const Windows& W,
+                                     const std::vector<Segment>& segs, std::size_t from, std::size_t to,
+                                     Duration start, const std::function<Duration(Duration)>& limit,
+                                     Duration* seg_ends = nullptr, std::size_t* failed = nullptr);
 
 // Limited-preemptive global scheduling of chains on the threads that may run the segment
 // (chain_rta.cpp). `order` decides which other work can interfere after the segment's
 // callbacks became eligible and which can only block them (non-preemptively, once per
 // eligibility event).
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
-                                             const std::vector<Duration>& R, Duration limit);
+                                             const Windows& W, Duration limit);
 
 // ros-default-st's segment bound (casini.cpp), single-threaded executors only.
-std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const std::vector<Duration>& R,
+std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const Windows& W,
                                              Duration offset, Duration limit);
+
+// R_work per callback (Windows::end): task k's work paths `paths`, each run from `start` within
+// `limit`; the end of each of their callbacks is raised into `cb_end` (indexed by the model's
+// callback index), kUnbounded from the first segment without a bound (or one `refuse` rejects) on.
+void work_path_ends(const View& v, int k, const SegmentBound& segfn, const Windows& W,
+                    const std::vector<std::vector<Segment>>& paths, Duration start,
+                    const std::function<Duration(Duration)>& limit, const std::function<bool(const Segment&)>& refuse,
+                    std::vector<Duration>& cb_end);
 
 struct HolisticOptions {
   std::string analysis;
@@ -50,9 +95,8 @@ struct HolisticOptions {
   // Only the verdict is wanted (batch experiments): bounds stop at the deadline and the first
   // reported chain without one ends the analysis (schedulable = false, chains left empty).
   bool verdict_only = false;
-  // Other chains' work is seen in the window [r, r + R_work] (Task::work_paths: when all of an
-  // instance's work, fan-out included, is done) instead of [r, r + R] (its path's end). The
-  // segment bounds then receive R_work.
+  // Other chains' work is seen per callback (Windows::end, Task::work_paths: when each callback
+  // of an instance's work, fan-out included, is done) instead of in [r, r + R] (its path's end).
   bool work_windows = false;
 };
 

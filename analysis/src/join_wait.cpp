@@ -63,7 +63,6 @@
 
 #include <algorithm>
 #include <set>
-#include <span>
 
 #include "chainrt/model/facts.hpp"
 
@@ -304,33 +303,8 @@ Duration fused_publication_hop(const Model& m, const std::vector<int>& members, 
   return hop;
 }
 
-namespace {
 
-// The end, after the release, of `segs` run one after the other from `start`: each segment
-// delivered (its comm_before), then bounded by segfn within limit(the time it starts). Writes
-// each segment's end to `seg_ends` and the segment without a bound to `failed`, when given.
-template <class Limit>
-std::optional<Duration> segments_end(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
-                                     std::span<const Segment> segs, Duration start, Limit limit,
-                                     Duration* seg_ends = nullptr, const Segment** failed = nullptr) {
-  Duration total = start;
-  for (std::size_t i = 0; i < segs.size(); ++i) {
-    total += segs[i].comm_before;
-    const Duration l = limit(total);
-    auto b = l > 0 ? segfn(v, k, segs[i], R, total, l) : std::nullopt;
-    if (!b) {
-      if (failed) *failed = &segs[i];
-      return std::nullopt;
-    }
-    total += *b;
-    if (seg_ends) seg_ends[i] = total;
-  }
-  return total;
-}
-
-}  // namespace
-
-std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
+std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const Windows& W,
                                          std::vector<std::vector<Duration>>& ends, Duration deadline, std::string* why,
                                          Duration* join_at) {
   const Task& t = v.tasks[k];
@@ -338,9 +312,9 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
   const Model& m = *v.model;
   const std::string at = "'" + m.callbacks[jt.member].name + "'";
   // Before the join: as any chain, within the period (the no-loss condition Rpre <= T).
-  const std::span<const Segment> segs(t.segments);
+  const auto first_after = static_cast<std::size_t>(jt.first_after);
   const Duration cap = deadline > 0 ? std::min(t.T, deadline) : t.T;
-  const auto pre = segments_end(v, k, segfn, R, segs.first(static_cast<std::size_t>(jt.first_after)), t.src_jitter,
+  const auto pre = segments_end(v, k, segfn, W, t.segments, 0, first_after, t.src_jitter,
                                 [&](Duration total) { return cap - total; }, ends[k].data());
   if (!pre) {
     *why = "no bound within the period for its part up to the fusion input " + at;
@@ -356,7 +330,7 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
   std::string missing = jt.inputs_missing;
   for (const auto& in : jt.inputs) {
     if (in.task < 0) continue;
-    if (R[in.task] < 0) {  // kUnbounded
+    if (W.R[in.task] == kUnbounded) {
       all_known = false;
       if (missing.empty()) missing = "chain '" + v.tasks[in.task].name + "', which feeds fusion input '" +
                                      m.callbacks[in.callback].name + "', has no bound";
@@ -385,13 +359,13 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
   }
   // After the join: within the gap between publications (and the deadline, when required).
   const auto end = segments_end(
-      v, k, segfn, R, segs.subspan(static_cast<std::size_t>(jt.first_after)), *join,
+      v, k, segfn, W, t.segments, first_after, t.segments.size(), *join,
       [&](Duration total) {
         Duration limit = parallel ? gap - (total - *join) : t.T;
         if (deadline > 0) limit = std::min(limit, deadline - total);
         return limit;
       },
-      ends[k].data() + jt.first_after);
+      ends[k].data() + first_after);
   if (!end) {
     *why = deadline > 0 && deadline - *join < (parallel ? gap : t.T)
                ? "no bound within its deadline: its data may wait at fusion callback " + at + " until " +
@@ -405,38 +379,17 @@ std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBoun
   return *end;
 }
 
-std::optional<std::pair<Duration, Duration>> join_work_windows(const View& v, int k, const SegmentBound& segfn,
-                                                               const std::vector<Duration>& R, Duration bound,
-                                                               Duration prefix, Duration join_at, std::string* why) {
+void join_work_ends(const View& v, int k, const SegmentBound& segfn, const Windows& W, Duration join_at,
+                    std::vector<Duration>& cb_end) {
   const Task& t = v.tasks[k];
-  const std::string at = "'" + v.model->callbacks[t.join->member].name + "'";
-  Duration before = prefix;
-  for (const auto& p : t.join_work_before) {  // fan-out that leaves the chain before the join
-    const auto end = segments_end(v, k, segfn, R, p, t.src_jitter, [&](Duration total) { return t.T - total; });
-    if (!end) {
-      *why = "its fan-out before fusion callback " + at + " has no bound within the period";
-      return std::nullopt;
-    }
-    before = std::max(before, *end);
-  }
-  Duration all = std::max(bound, before);
-  for (const auto& p : t.join_work_after) {  // fan-out after the fused publication
-    for (const Segment& seg : p)
-      if (segment_threads(v, seg) > 1) {
-        *why = "its fan-out after fusion callback " + at +
-               " may run on several threads, and the least time between two fusions is not used for it";
-        return std::nullopt;
-      }
-    const Segment* failed = nullptr;
-    const auto end = segments_end(v, k, segfn, R, p, join_at, [&](Duration) { return t.T; }, nullptr, &failed);
-    if (!end) {
-      *why = "its fan-out after fusion callback " + at + " (through '" +
-             v.model->callbacks[failed->cbs.back()].name + "') has no bound within the period";
-      return std::nullopt;
-    }
-    all = std::max(all, *end);
-  }
-  return std::make_pair(all, before);
+  // Fan-out that leaves the chain before the join: from the release, within the period.
+  work_path_ends(v, k, segfn, W, t.join_work_before, t.src_jitter, [&](Duration total) { return t.T - total; },
+                 [](const Segment&) { return false; }, cb_end);
+  // Fan-out after the fused publication (at most join_at after the release): each segment within
+  // the period; one that may run on several threads is not bounded (the least time between two
+  // fusions is not used for it).
+  work_path_ends(v, k, segfn, W, t.join_work_after, join_at, [&](Duration) { return t.T; },
+                 [&](const Segment& seg) { return segment_threads(v, seg) > 1; }, cb_end);
 }
 
 }  // namespace chainrt::detail

@@ -44,18 +44,17 @@ Duration fused_publication_hop(const Model& m, const std::vector<int>& members, 
 // segments after it. Writes k's own ends. nullopt with `why` when there is none. `deadline`
 // (> 0) caps the whole bound (EDF drivers that need deadlines met).
 // `join_at` (optional) receives the join term: the latest fused publication after the release.
-std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const std::vector<Duration>& R,
+std::optional<Duration> join_chain_bound(const View& v, int k, const SegmentBound& segfn, const Windows& W,
                                          std::vector<std::vector<Duration>>& ends, Duration deadline, std::string* why,
                                          Duration* join_at = nullptr);
 
-// R_work of joining task k (HolisticOptions::work_windows): when all of an instance's work,
-// fan-out included, has ended. The work paths that leave the chain before its fusion input end
-// within `pre_work` of the release (each within the period, as the chain's prefix); those through
-// it go on from the fused publication, at most `join_at` after the release (single-threaded
-// segments within the period each, as the chain's own segments after the join). Returns
-// (all work, work before the join), or nullopt with `why`.
-std::optional<std::pair<Duration, Duration>> join_work_windows(const View& v, int k, const SegmentBound& segfn,
-                                                               const std::vector<Duration>& R, Duration bound,
-                                                               Duration prefix, Duration join_at, std::string* why);
+// R_work of joining task k (HolisticOptions::work_windows), per callback: the ends of its
+// fan-out — the work paths that leave the chain before its fusion input (from the release, each
+// within the period, as the chain's prefix) and those through it from the fused publication, at
+// most `join_at` after the release (single-threaded segments within the period each, as the
+// chain's own segments after the join) — raised into `cb_end` (kUnbounded where a path has no
+// bound from some segment on).
+void join_work_ends(const View& v, int k, const SegmentBound& segfn, const Windows& W, Duration join_at,
+                    std::vector<Duration>& cb_end);
 
 }  // namespace chainrt::detail

@@ -91,8 +91,9 @@ struct Task {
   std::vector<std::vector<Segment>> paths;
   // The instance's work beyond its path (extras: fan-out) ends later than the path may: its
   // root-to-leaf paths through the trigger graph (`work_paths`, empty without extras) bound when
-  // ALL of an instance's work is done (R_work), the window other chains see its work in.
-  // `work_paths_why` non-empty: no such bound (a topic cycle, or too many paths).
+  // each callback of an instance's work is done (R_work, Windows::end in chain_rta.hpp), the
+  // window other chains see it in. `work_paths_why` non-empty: no such bound (a topic cycle, or
+  // too many paths): the extras are a tail that can only block.
   std::vector<std::vector<Segment>> work_paths;
   std::string work_paths_why;
   // The work paths of a chain that waits at a fusion node (`join`), split there: those that

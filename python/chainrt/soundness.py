@@ -22,7 +22,7 @@ import sys
 import time
 
 
-FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out")
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail")
 
 
 def add_arguments(parser) -> None:

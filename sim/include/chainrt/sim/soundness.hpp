@@ -66,7 +66,7 @@ struct SoundnessOptions {
   bool harsh = false;                 // perturbed systems, clustered offsets (see above)
   int climb = 0;                      // hill-climbing simulations per system (see above)
   bool fusion = false;                // fusion systems instead (soundness_fusion.hpp): joins of several timers
-  std::string feature;                // "", "shared-cores", "shared-callbacks" or "branch-join"
+  std::string feature;                // "", or one of soundness_features()
 };
 
 // The features `feature` may name (for error messages and the CLI's choices).
