@@ -14,7 +14,8 @@ name                         executors
                              hot path, the rest; executor priority = its most critical callback's
                              rank, applied as SCHED_FIFO priorities 3 / 2 / 1 (PiCAS Sec. III)
 ``picas-synth``              the layout ``chainrt synthesize`` derives for the host's cores (PiCAS P1-P4:
-                             priorities, chain-aware node allocation, pinned executors, SCHED_FIFO)
+                             priorities, chain-aware node allocation, pinned executors, SCHED_FIFO);
+                             for one core where the benchmark pins every thread to one
 ``edf-st``                   one EDF ready-queue executor, one thread (EDF paper, readyQueue)
 ``edf-mt``                   one EDF ready-queue executor, two threads
 ``edf-multi``                (extra) EDF inside picas-multi's three executors: EDF within an executor,
@@ -102,10 +103,10 @@ def _multi(policy: str):
     return layout
 
 
-def _synthesized(model):
-    """``chainrt synthesize`` on the host's cores (PiCAS P1-P4): its callback priorities are
-    written into ``model``; executors pinned to their cores (the 7th entry)."""
-    s = _core._synthesize(model, cores=model.hosts[0].cores)["model"]  # no analysis result needed here
+def _synthesized(model, cores: int | None = None):
+    """``chainrt synthesize`` on the host's cores (PiCAS P1-P4), or on ``cores``: its callback
+    priorities are written into ``model``; executors pinned to their cores (the 7th entry)."""
+    s = _core._synthesize(model, cores=cores or model.hosts[0].cores)["model"]  # no analysis result needed here
     prio = {c.name: c.priority for c in s.callbacks}
     cbs = model.callbacks
     for c in cbs:
@@ -194,7 +195,10 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
             c.offset = phases[c.name]
         if c.name == "BehaviorPlanner/timer":
             c.offset = (c.offset + planner_phase_ns) % c.period
-    layout = cfg.layout(model)
+    # The benchmark pins every thread to one core: the synthesized layout is then the one for
+    # one core (a layout for two cores squeezed onto one puts its executors side by side at one
+    # SCHED_FIFO priority, which no analysis bounds).
+    layout = _synthesized(model, cores=1) if cfg.layout is _synthesized and pin_core is not None else cfg.layout(model)
     host = model.hosts[0].name
     executors, placement = [], {}
     template = model.executors[0]
