@@ -268,12 +268,18 @@ def _causes(chain, model, cbs, wcet, asked_rt, rt_failed, load, excess=None) -> 
     pre = []
     for cb in members:
         st = cbs.get(cb)
-        if st and st.get("wall_max_ns", 0) > PREEMPTED_RATIO * st.get("cpu_max_ns", 0) + 1_000_000:
+        if st and lost_cpu(st):
             pre.append(f"{cb} took up to {_ms(st['wall_max_ns'])} ms of wall time for at most "
                        f"{_ms(st['cpu_max_ns'])} ms of CPU")
     if pre:
         out.append("preempted while running (" + "; ".join(pre[:2]) + ")")
     return out
+
+
+def lost_cpu(stats: dict) -> bool:
+    """A callback lost the CPU while running (the preemption rule above) in some instance:
+    its largest wall time exceeds PREEMPTED_RATIO x its largest CPU time, and 1 ms more."""
+    return stats.get("wall_max_ns", 0) > PREEMPTED_RATIO * stats.get("cpu_max_ns", 0) + 1_000_000
 
 
 def own_cpu_ns(result: dict) -> int:
@@ -302,11 +308,18 @@ def bench_findings(result: dict) -> list[str]:
                 over.append(f"the simulated worst case {_ms(s)} ms")
             if over:
                 dist = [d for d in c.get("disturbed_runs", [])]
-                cause = ("; likely cause: the machine was busy (run(s) " +
-                         ", ".join(f"{d['run']} got {d['cpu_percent']:.0f} % CPU" for d in dist) + ")") if dist else ""
-                if result.get("rt_priority") is None and not cause:
-                    cause = "; likely cause: no real-time priority (--rt-priority sets one)"
-                cause = cause or "; cause not identified from the measurements"
+                causes = ["the machine was busy (run(s) " +
+                          ", ".join(f"{d['run']} got {d['cpu_percent']:.0f} % CPU" for d in dist) + ")"] if dist else []
+                lost = (c.get("preempted") or {}).get(chain) or []
+                if lost:
+                    # (the executor threads' priority: above the process' other threads, so the CPU
+                    # went to another process' thread or to the hypervisor)
+                    causes.append("preempted while running (" + "; ".join(
+                        f"run {x['run']}: {x['callback']} took {_ms(x['wall_ns'])} ms of wall time for "
+                        f"{_ms(x['cpu_ns'])} ms of CPU" for x in lost[:2]) + ")")
+                if result.get("rt_priority") is None and not causes:
+                    causes.append("no real-time priority (--rt-priority sets one)")
+                cause = "; likely cause: " + "; ".join(causes) if causes else "; cause not identified from the measurements"
                 lines.append(f"{name}: {chain} measured WCRT {_ms(meas)} ms exceeds " + " and ".join(over) + cause)
     return lines
 

@@ -286,3 +286,27 @@ def test_starved_runs_are_flagged_and_runs_without_samples_do_not_count():
     empty = runner.aggregate("edf-st", [runs[2]], 10 * MS)
     assert empty["latency_over_floor"] is None
     assert runner.checks({"load": "default", "configs": {"edf-st": empty}})["edf-st"]["no_samples"]
+
+
+def test_a_callback_that_lost_the_cpu_is_named_in_the_verdict():
+    """A planner callback whose wall time far exceeds its CPU time in one run: the benchmark keeps
+    the instance (run, callback, wall, CPU) and the verdict names it as the likely cause of a
+    measured response above the bound, instead of "not identified"."""
+    from chainrt import verdict
+    runs = _synthetic_runs(10 * MS, 7)
+    runs[0]["runtime_callbacks"] = {"BehaviorPlanner/timer": {"wall_max_ns": 8_600_000, "cpu_max_ns": 2_200_000},
+                                    "MPCController/BehaviorPlanner": {"wall_max_ns": 2_100_000, "cpu_max_ns": 2_000_000}}
+    runs[1]["runtime_callbacks"] = {"BehaviorPlanner/timer": {"wall_max_ns": 2_900_000, "cpu_max_ns": 2_000_000}}
+    m = configs.variant(str(REF), "picas-multi")
+    cbs = runner.chain_callbacks(m)
+    assert "BehaviorPlanner/timer" in cbs["behavior_planner"] and "PointCloudFusion/PointsTransformerFront" in cbs["hot_path"]
+    c = runner.aggregate("picas-multi", runs, 10 * MS, demand=0.39, chains=cbs)
+    # (2.9 ms wall for 2.0 ms CPU is below the rule: 1.5 x CPU + 1 ms)
+    assert c["preempted"] == {"behavior_planner": [{"run": 1, "callback": "BehaviorPlanner/timer",
+                                                    "wall_ns": 8_600_000, "cpu_ns": 2_200_000}]}
+    c["runtime_chains"]["behavior_planner"] = {"wcrt_ns": 15_100_000}
+    c["analysis"] = {"behavior_planner_bound_ns": 8_220_000}
+    lines = verdict.bench_findings({"rt_priority": 10, "configs": {"picas-multi": c}})
+    assert lines == ["picas-multi: behavior_planner measured WCRT 15.10 ms exceeds the analysis bound 8.22 ms (1.8x); "
+                     "likely cause: preempted while running (run 1: BehaviorPlanner/timer took 8.60 ms of wall time "
+                     "for 2.20 ms of CPU)"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import runtime as chainrt_runtime
+from .. import verdict
 from . import configs, kpi, message, topology
 
 REPO = Path(__file__).resolve().parents[3]
@@ -168,6 +169,7 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
     k = kpi.run_kpis(samples)
     return {"kpis": k, "usage": usage_summary(summary["usage"], opts.warmup_ns),
             "runtime_chains": summary["runtime"]["chains"], "warnings": summary.get("warnings", []),
+            "runtime_callbacks": summary["runtime"].get("callbacks", {}),
             "records_lost": summary.get("records_lost", 0), "wall_s": time.monotonic() - t0,
             "stderr": err.strip()[-2000:], "gantt": gantt_trace(summary.get("trace", [])) if trace else None}
 
@@ -248,9 +250,37 @@ def _if_counted(stats: dict, key: str):
     return stats[key] if stats.get("count") else None
 
 
-def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None = None) -> dict:
+def preempted_callbacks(runs: list[dict], chain_callbacks: dict[str, list[str]]) -> dict:
+    """Per chain ("hot_path", "behavior_planner"), the instances in which one of its callbacks lost
+    the CPU while running: the run's largest wall time per instance exceeds its largest CPU time
+    by the verdict's preemption rule (the executor's records; time the model does not contain:
+    a higher-priority thread, or the hypervisor). Largest first, one per run and callback."""
+    out: dict[str, list[dict]] = {}
+    for chain, cbs in chain_callbacks.items():
+        rows = []
+        for i, r in enumerate(runs):
+            stats = r.get("runtime_callbacks") or {}
+            for cb in cbs:
+                st = stats.get(cb)
+                if st and verdict.lost_cpu(st):
+                    rows.append({"run": i + 1, "callback": cb, "wall_ns": st["wall_max_ns"], "cpu_ns": st["cpu_max_ns"]})
+        if rows:
+            out[chain] = sorted(rows, key=lambda x: x["cpu_ns"] - x["wall_ns"])
+    return out
+
+
+def chain_callbacks(model) -> dict[str, list[str]]:
+    """The callbacks of the benchmark's chains (the hot paths pooled) in a configuration's model."""
+    hot = [cb for c in model.chains if c.name in HOT_CHAINS for cb in c.callbacks]
+    bp = [cb for c in model.chains if c.name == "behavior_planner" for cb in c.callbacks]
+    return {"hot_path": list(dict.fromkeys(hot)), "behavior_planner": bp}
+
+
+def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None = None,
+              chains: dict[str, list[str]] | None = None) -> dict:
     """The figures of one configuration: pooled samples of all runs plus the spread of the
-    per-run figures (mean, std, min, max over runs)."""
+    per-run figures (mean, std, min, max over runs). `chains`: the callbacks of each chain, for
+    the instances that lost the CPU while running (preempted_callbacks)."""
     cfg = configs.CONFIGS[name]
     pooled = kpi.pooled([r["kpis"] for r in runs]).to_dict()
     per_run = [dict(r["kpis"].to_dict(), cpu_percent=r["usage"]["cpu_percent"],
@@ -278,6 +308,7 @@ def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None =
         # runs whose process got clearly less CPU than the model needs: another load took the core
         "disturbed_runs": [{"run": i + 1, "cpu_percent": p["cpu_percent"]} for i, p in enumerate(per_run)
                            if demand and p["cpu_percent"] < DISTURBED_SHARE * demand * 100],
+        "preempted": preempted_callbacks(runs, chains or {}),
         "runtime_chains": {
             "hot_path": {"mean_ns": kpi.spread([h["mean_ns"] for h in runtime_hot if h["mean_ns"] is not None]),
                          "wcrt_ns": max((h["wcrt_ns"] for h in runtime_hot if h["wcrt_ns"] is not None), default=None)},
@@ -368,7 +399,7 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
         result["host"]["load_average_after"] = list(os.getloadavg())
     for name in opts.configs:
         model = variants[name][0]
-        c = aggregate(name, runs[name], floor_ns, result["demand"]) if runs[name] else {
+        c = aggregate(name, runs[name], floor_ns, result["demand"], chain_callbacks(model)) if runs[name] else {
             "policy": configs.CONFIGS[name].policy, "summary": configs.CONFIGS[name].summary}
         if opts.simulate:
             c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
