@@ -247,6 +247,7 @@ def test_platform_blackout_function_and_envelope():
         assert -(-d // (100 * ms)) * q >= plat.blackout(iv, d)
     assert plat.envelope(iv, 20 * ms, 1000 * ms) is None  # the CPU was gone for 50 ms: Q would reach T
     assert plat.envelope([], 10 * ms, 100 * ms) == 0
+    assert plat.widen([(10 * ms, 11 * ms), (12 * ms, 13 * ms)], ms) == [(9 * ms, 13 * ms)]
 
 
 def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
@@ -295,7 +296,11 @@ def test_platform_columns_align_traces_with_the_probe(tmp_path):
 
     class Probe:
         blackouts = {0: [(start + 41 * ms, start + 45 * ms)], 1: []}
+        period_ns = ms // 2
     cols = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms)
     assert abs(cols["hi_hop_destalled_max_ms"] - 1.0) < 1e-9  # 6 ms − 5 ms of work, stall taken out
     assert cols["plat_stall_max0_ms"] == 4.0 and cols["plat_stall_total1_ms"] == 0.0
     assert cols["plat_q0_5ms"] == 4.0 and cols["plat_q1_20ms"] == 0.0
+    # widened by the probe's period: 4.5 ms of blackout (instance 2's hop 0.5 ms; the others' 1 ms)
+    w = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms, widened=True)
+    assert w["platw_stall_max0_ms"] == 4.5 and abs(w["hi_hopw_destalled_max_ms"] - 1.0) < 1e-9

@@ -11,6 +11,8 @@ docs/crosslayer.md):
 * :class:`PlatformProbe` runs ``chainrt-platform-probe`` (``bpf/platform_probe.c``) on every
   CPU at SCHED_FIFO 99 during the run: a periodic thread above everything of the model, whose
   late wake-ups are the CPU's blackouts (intervals on CLOCK_MONOTONIC).
+* :func:`widen`: the probe sees a blackout from the deadline it delayed on; the part before
+  (at most one probe period) is added by widening each interval — both variants are reported.
 * :func:`blackout` is the measured blackout function S(Δ): the most blackout time of one CPU in
   any window of length Δ during the run. The CPU supplies at least Δ − S(Δ) in every window of
   length Δ (a supply-bound function, sbf(Δ) = Δ − S(Δ)).
@@ -132,6 +134,14 @@ def clip(intervals: list[tuple[int, int]], begin: int, end: int) -> list[tuple[i
     return [(max(b, begin), min(e, end)) for b, e in intervals if e > begin and b < end]
 
 
+def widen(intervals: list[tuple[int, int]], by_ns: int) -> list[tuple[int, int]]:
+    """Every blackout extended by ``by_ns`` before its beginning (the probe's period: the part of
+    a blackout before the deadline it delayed is not seen), merged. Covers every blackout
+    longer than the probe's threshold plus its period, at the price of counting the probe's
+    ordinary late wake-ups as a period of blackout each."""
+    return merge([(b - by_ns, e) for b, e in intervals])
+
+
 class PlatformProbe:
     """One probe per CPU for the lifetime of the context; ``blackouts`` {cpu: sorted disjoint
     (begin, end) intervals, CLOCK_MONOTONIC ns} and ``span`` {cpu: (start, end)} afterwards.
@@ -141,6 +151,7 @@ class PlatformProbe:
         self.duration_s = duration_s
         self.cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
         self.blackouts: dict[int, list[tuple[int, int]]] = {}
+        self.period_ns = PROBE_PERIOD_US * 1000
         self.span: dict[int, tuple[int, int]] = {}
         self.dropped = 0
 
@@ -171,6 +182,7 @@ class PlatformProbe:
                 fields = dict(zip(head[1::2], head[2::2]))
                 self.span[cpu] = (int(fields["start_ns"]), int(fields["end_ns"]))
                 self.dropped += int(fields.get("dropped", 0))
+                self.period_ns = int(fields["period_ns"])
                 self.blackouts[cpu] = merge([tuple(map(int, ln.split())) for ln in lines[1:] if ln.strip()])
             if errors and exc[0] is None:
                 raise KernelPathUnavailable("the platform probe failed: " + "; ".join(errors))

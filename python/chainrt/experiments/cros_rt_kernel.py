@@ -233,18 +233,30 @@ def _run_config(model_path: str, config: str, duration_ns: int, flood, server, w
                                     server=server if config == "full-server" else None, flood=flood, **kw)
 
 
+def _keep_raw(probe, trace_dir: Path, dest: Path) -> None:
+    """The run's probe blackouts and the high chain's traces, for re-analysis later."""
+    import shutil
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "blackouts.json").write_text(json.dumps({"period_ns": probe.period_ns,
+                                                     "cpus": {str(c): iv for c, iv in probe.blackouts.items()}}))
+    for f in Path(trace_dir).glob("high_*"):
+        shutil.copy(f, dest / f.name)
+
+
 # the CPU of each host's real-time core in experiment (a) (two_chain_model: A core 0, B core 1)
 PLATFORM_CPU = {"A": 0, "B": 1}
 
 
-def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int) -> dict:
+def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, widened: bool = False) -> dict:
     """What the platform probe saw during the measured part of a run, as CSV columns:
     per CPU the largest and the total blackout, the envelope Q for every period T
     (``plat_q{cpu}_{T}ms``, ms; empty where none exists), and the high chain's hop with the
     blackouts inside each instance taken out (``hi_hop_destalled_max_ms``: the largest
     response − work − blackout time inside [release, finish] of any instance; the fit of C^R
     under the platform term). Times are aligned through the ``.start`` file each process writes
-    beside its trace (its start on CLOCK_MONOTONIC)."""
+    beside its trace (its start on CLOCK_MONOTONIC). ``widened``: the same from the blackouts
+    widened by the probe's period (platform.widen), columns ``platw_*`` and
+    ``hi_hopw_destalled_max_ms``."""
     from ..crosslayer import platform as plat
     starts = {}
     for proc in ("high_pub", "high_sub"):
@@ -256,13 +268,15 @@ def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int) ->
     end = begin + duration_ns
     cols: dict = {}
     both = []
+    pre, hop_key = ("platw", "hi_hopw_destalled_max_ms") if widened else ("plat", "hi_hop_destalled_max_ms")
     for host, cpu in PLATFORM_CPU.items():
-        iv = plat.clip(probe.blackouts.get(cpu, []), begin, end)
+        iv = probe.blackouts.get(cpu, [])
+        iv = plat.clip(plat.widen(iv, probe.period_ns) if widened else iv, begin, end)
         both += iv
-        cols[f"plat_stall_max{cpu}_ms"] = max((e - b for b, e in iv), default=0) / 1e6
-        cols[f"plat_stall_total{cpu}_ms"] = sum(e - b for b, e in iv) / 1e6
+        cols[f"{pre}_stall_max{cpu}_ms"] = max((e - b for b, e in iv), default=0) / 1e6
+        cols[f"{pre}_stall_total{cpu}_ms"] = sum(e - b for b, e in iv) / 1e6
         for t, q in plat.envelopes(iv, min(duration_ns, plat.ENVELOPE_HORIZON_NS)).items():
-            cols[f"plat_q{cpu}_{t}ms"] = q / 1e6 if q is not None else float("nan")
+            cols[f"{pre}_q{cpu}_{t}ms"] = q / 1e6 if q is not None else float("nan")
     both = plat.merge(both)
     hops = []
     path = Path(trace_dir) / "high_sub.jsonl"
@@ -275,7 +289,7 @@ def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int) ->
             continue
         r, f = starts["high_sub"] + d["release"], starts["high_sub"] + d["finish"]
         hops.append((f - r - plat.overlap(both, r, f)) / 1e6 - HIGH_WORK_MS)
-    cols["hi_hop_destalled_max_ms"] = max(hops) if hops else float("nan")
+    cols[hop_key] = max(hops) if hops else float("nan")
     return cols
 
 
@@ -317,7 +331,11 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
                     res = _run_config(str(model_path), config, int(duration_s * 1e9), flood, server, 2_000_000_000,
                                       hogs=hogs if load in HOG_LOADS else 0, trace_dir=str(tdir),
                                       probe=probe)
-                    plat_cols = platform_columns(probe, str(tdir), 2_000_000_000, int(duration_s * 1e9)) if probe else {}
+                    plat_cols = {}
+                    if probe:
+                        for w in (False, True):
+                            plat_cols.update(platform_columns(probe, str(tdir), 2_000_000_000, int(duration_s * 1e9), w))
+                        _keep_raw(probe, tdir, out / "raw" / f"{load}_{run}_{config}")
                     comp = chain_components(str(tdir), "high", warmup_ns=2_000_000_000)
                     hi, lo = res["chains"]["high"], res["chains"]["low"]
                     fl = res.get("flood", {})
@@ -517,12 +535,16 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
                            "check_violations": violations}
             if plat:
                 per[config]["platform"] = plat
+            platw = platform_check(rs, fit, check, size, server if config == "full-server" else None, widened=True)
+            if platw:
+                per[config]["platform_widened"] = platw
         if per:
             out["loads"][load] = per
     return out
 
 
-def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, int] | None) -> dict:
+def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, int] | None,
+                    pre: str = "plat") -> dict:
     """The ``cros-rt`` bounds {chain: ms or None} of one run with the platform term.
 
     Deviation from CROS-RT (whose model has no platform; reason: this VM's CPUs disappear for up
@@ -538,8 +560,8 @@ def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, i
     best: dict = {}
     seen = False
     for t in ENVELOPE_PERIODS_MS:
-        qs = {host: _finite(row.get(f"plat_q{cpu}_{t}ms")) for host, cpu in PLATFORM_CPU.items()}
-        if any(f"plat_q{cpu}_{t}ms" not in row for cpu in PLATFORM_CPU.values()):
+        qs = {host: _finite(row.get(f"{pre}_q{cpu}_{t}ms")) for host, cpu in PLATFORM_CPU.items()}
+        if any(f"{pre}_q{cpu}_{t}ms" not in row for cpu in PLATFORM_CPU.values()):
             continue
         seen = True
         if any(q is None for q in qs.values()):
@@ -557,25 +579,27 @@ def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, i
 
 
 def platform_check(rs: list[dict], fit: list[dict], check: list[dict], size: str,
-                   server: tuple[int, int] | None) -> dict:
+                   server: tuple[int, int] | None, widened: bool = False) -> dict:
     """The ``cros-rt`` bounds with the platform term (:func:`platform_bounds`), checked run by
     run. C^R is fitted on the fit runs from their hops with the measured blackouts taken out
     (``hi_hop_destalled_max_ms``), so that a stall in a fit run no longer becomes the hop's
     cost; each run's bound uses that run's own platform measurement, never its chains'
-    responses. {} when the rows carry no probe columns."""
-    hops = [_finite(r.get("hi_hop_destalled_max_ms")) for r in fit]
+    responses. {} when the rows carry no probe columns. ``widened``: from the widened blackouts
+    (``platw_*`` columns)."""
+    pre, hop_key = ("platw", "hi_hopw_destalled_max_ms") if widened else ("plat", "hi_hop_destalled_max_ms")
+    hops = [_finite(r.get(hop_key)) for r in fit]
     if not fit or any(h is None for h in hops):
         return {}
     remote_ms = max(0.0, max(hops))
     runs = []
     for r in sorted(rs, key=lambda r: int(r["run"])):
-        b = platform_bounds(remote_ms, size, r, server)
+        b = platform_bounds(remote_ms, size, r, server, pre)
         if not b:
             return {}
         meas = {"high": r["hi_wcrt_ms"], "low": r["lo_wcrt_ms"]}
         runs.append({"run": int(r["run"]), "role": "check" if int(r["run"]) % 2 else "fit",
                      "bound_ms": b, "measured_ms": meas,
-                     "stall_max_ms": max(_finite(r.get(f"plat_stall_max{c}_ms")) or 0.0 for c in PLATFORM_CPU.values()),
+                     "stall_max_ms": max(_finite(r.get(f"{pre}_stall_max{c}_ms")) or 0.0 for c in PLATFORM_CPU.values()),
                      "holds": all(b[k] is not None and b[k] >= meas[k] for k in meas)})
     chk = [x for x in runs if x["role"] == "check"]
     return {"fitted_remote_ms": remote_ms, "runs": runs,
