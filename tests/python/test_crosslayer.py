@@ -276,6 +276,14 @@ def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
     assert 7.0 + 1.0 - 1e-6 <= by_run[1]["bound_ms"]["high"] < 7.0 + 2 * 1.0 + 1e-6
     assert by_run[3]["bound_ms"]["high"] >= 12.0 and by_run[3]["holds"]
     assert p["check_runs"] == 2 and p["check_runs_covered"] == 2 and p["holds_on_check_runs"] is True
+    assert p["check_verdicts"] == {"covered": 4, "beaten": 0, "miss": 0, "pessimistic": 0} and p["sound_on_all_runs"]
+    # the stalled fit run itself: its 9 ms blackout in the platform term covers its 16 ms
+    assert by_run[0]["verdict"]["high"] == "covered" and by_run[0]["bound_ms"]["high"] >= 16.0
+    # a blackout the envelope cannot hold (Q ≥ T for every T): no finite bound; a run that
+    # still met its deadline is "pessimistic", one that missed it a "miss" the analysis foresaw
+    big = row(5, 25.0, 1.0, 2000.0)
+    v = x.platform_check([rows[0], big], [rows[0]], [big], "4KiB", None)["runs"][1]["verdict"]
+    assert v == {"high": "miss", "low": "pessimistic"}
     # rows without probe columns: no platform term
     assert "platform" not in x.cros_rt_check([{k: v for k, v in r.items() if not k.startswith(("plat", "hi_hop"))}
                                               for r in rows])["loads"]["paper"]["full"]

@@ -461,6 +461,7 @@ def summarize(rows: list[dict], size: str = "4KiB") -> dict:
 # priorities) is not what cros-rt models.
 MODELLED = ("app-dds", "full", "full-server")
 HIGH_WORK_MS = 5.0  # the high chain's two callbacks, 2 x 2.5 ms
+DEADLINE_MS = {"high": 20.0, "low": 200.0}  # two_chain_model: each chain's deadline is its period
 
 
 def _finite(v):
@@ -597,13 +598,21 @@ def platform_check(rs: list[dict], fit: list[dict], check: list[dict], size: str
         if not b:
             return {}
         meas = {"high": r["hi_wcrt_ms"], "low": r["lo_wcrt_ms"]}
+        # per chain: "covered" (a finite bound at or above the response), "beaten" (a finite
+        # bound below it: unsound), "miss" (no finite bound, and the run did miss the deadline:
+        # the analysis was right), "pessimistic" (no finite bound, the run met the deadline)
+        verdict = {k: ("covered" if b[k] is not None and b[k] >= meas[k] else "beaten" if b[k] is not None
+                       else "miss" if meas[k] > DEADLINE_MS[k] else "pessimistic") for k in meas}
         runs.append({"run": int(r["run"]), "role": "check" if int(r["run"]) % 2 else "fit",
-                     "bound_ms": b, "measured_ms": meas,
+                     "bound_ms": b, "measured_ms": meas, "verdict": verdict,
                      "stall_max_ms": max(_finite(r.get(f"{pre}_stall_max{c}_ms")) or 0.0 for c in PLATFORM_CPU.values()),
                      "holds": all(b[k] is not None and b[k] >= meas[k] for k in meas)})
     chk = [x for x in runs if x["role"] == "check"]
     return {"fitted_remote_ms": remote_ms, "runs": runs,
             "check_runs_covered": sum(x["holds"] for x in chk), "check_runs": len(chk),
+            "check_verdicts": {v: sum(list(x["verdict"].values()).count(v) for x in chk)
+                               for v in ("covered", "beaten", "miss", "pessimistic")},
+            "sound_on_all_runs": not any("beaten" in x["verdict"].values() for x in runs),
             "holds_on_check_runs": all(x["holds"] for x in chk) if chk else None,
             "holds_on_all_runs": all(x["holds"] for x in runs)}
 
