@@ -629,7 +629,7 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
     """Per load: the high chain's p99, p99 − BCRT, WCRT − BCRT and the flood's delivery ratio per
     configuration (dots: runs), and both chains' WCRT per run next to the ``cros-rt`` bound
     fitted for that configuration (open: fit runs, filled: check runs; a cross at the top: no
-    finite bound)."""
+    finite bound) and, in black, each run's bound with the platform term."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -670,10 +670,15 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
                         ax.hlines(b, x - 0.12, x + 0.12, colors=colour, linewidth=2.5)
                     else:
                         ax.scatter([x], [top], marker="x", color=colour)
+                    # each run's bound with the platform term: a dash beside its point
+                    for pr in per[c].get("platform", {}).get("runs", []):
+                        pb = pr["bound_ms"].get(chain)
+                        ax.scatter([x + 0.07], [pb if pb is not None else top], marker="_" if pb is not None else "x",
+                                   s=40, color="k", linewidths=1)
         ax.set_xticks(range(len(configs)), configs, rotation=15)
         ax.set_yscale("log")
-        ax.set_title(f"WCRT/run, cros-rt bound (bar, x: none) — '{load}'\nblue high, orange low; open: fit runs",
-                     fontsize=8)
+        ax.set_title(f"WCRT/run, cros-rt bound (bar, x: none) — '{load}'\nblue high, orange low; open: fit runs; "
+                     "black: each run's bound with the platform term", fontsize=8)
         ax.grid(alpha=0.3)
     fig.suptitle("CROS-RT two chains across two namespace hosts under a non-RT UDP flood (dots: runs, bars: mean)")
     fig.tight_layout()
