@@ -30,12 +30,14 @@ the paper's flood plus ``hogs`` CPU-bound SCHED_OTHER processes on every CPU (wh
 that also compiles or runs other work looks like): the flood's and the chains' receive
 processing in the SCHED_OTHER NAPI thread then waits behind the hogs and behind the low
 chain's SCHED_FIFO callbacks, unless the selector hands the chains' packets to class threads at
-their priority.
+their priority; ``busy-overload`` — overload plus the hogs.
 
 ``cros-rt`` bounds (:func:`cros_rt_check`): per load and per configuration the analysis models
-(``app-dds``, ``full``), the remote cost C^R is fitted from that configuration's own fit runs
-(even run numbers) and the bound is checked against its check runs (odd run numbers), which the
-fit never saw.
+(``app-dds``, ``full``, ``full-server``), the remote cost C^R is fitted from that configuration's
+own fit runs (even run numbers) and the bound is checked against its check runs (odd run
+numbers), which the fit never saw; and again with the platform term (:func:`platform_check`):
+the CPUs' blackouts, measured beside every run by a top-priority probe
+(``crosslayer/platform.py``), taken out of the fit and added to each run's bound.
 """
 
 from __future__ import annotations
