@@ -28,6 +28,12 @@
 //  - e^sub_sel is not in chainrt's model; it is bounded by the fixed part of the remote cost.
 //  - the σ_i T_i term is the paper's allowance for R_i > T_i; the overlap of instances is not
 //    analysed, so such a chain is reported unbounded instead.
+//  - the paper's model has no platform: a CPU is always there for the highest-priority ready
+//    thread. On a VM it is not (hypervisor steal, long non-preemptible kernel sections). The
+//    CROS-RT experiment adds the blackouts a SCHED_FIFO 99 probe measured on each real-time
+//    core during the run as a top-priority sporadic chain (budget Q every T, ⌈Δ/T⌉·Q ≥ the
+//    most blackout in any window Δ) — the platform term of python/chainrt/crosslayer/platform.py;
+//    this fixed point needs nothing new for it: the interferer is an ordinary hp chain.
 #include <algorithm>
 #include <set>
 

@@ -271,6 +271,9 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
     parts.push_back(ex->report());
   }
   if (!opt.trace_path.empty()) {
+    // the run's start on CLOCK_MONOTONIC, beside the trace, so that its relative times can be
+    // aligned with other measurements of the same run (the CROS-RT experiment's platform probe)
+    std::ofstream(opt.trace_path + ".start") << start << "\n";
     // one JSON object per dispatch; times in ns relative to the start of the run
     std::ofstream f(opt.trace_path);
     for (std::size_t e = 0; e < executors.size(); ++e)

@@ -226,3 +226,89 @@ def test_chain_components_from_traces_and_summary_from_csv(tmp_path):
     assert (tmp_path / "out" / "two_chains.png").is_file() and (tmp_path / "out" / "summary.json").is_file()
     assert s["cros_rt"]["loads"]["paper"]["full"]["fit_runs"] == [0, 2]
     assert s["cros_rt"]["loads"]["paper"]["full"]["holds_on_check_runs"] is True
+
+
+def test_platform_blackout_function_and_envelope():
+    from chainrt.crosslayer import platform as plat
+    ms = 1_000_000
+    iv = plat.merge([(20 * ms, 25 * ms), (0, 10 * ms), (100 * ms, 150 * ms), (8 * ms, 9 * ms)])
+    assert iv == [(0, 10 * ms), (20 * ms, 25 * ms), (100 * ms, 150 * ms)]
+    # S(Δ): the most blackout in any window of length Δ
+    assert plat.blackout(iv, 5 * ms) == 5 * ms
+    assert plat.blackout(iv, 25 * ms) == 25 * ms       # inside the 50 ms blackout
+    assert plat.blackout(iv, 200 * ms) == 65 * ms      # all of it
+    assert plat.blackout([], 10 * ms) == 0
+    assert plat.overlap(iv, 5 * ms, 22 * ms) == 7 * ms
+    assert plat.clip(iv, 5 * ms, 22 * ms) == [(5 * ms, 10 * ms), (20 * ms, 22 * ms)]
+    # envelope: ceil(Δ/T)·Q ≥ S(Δ) for every Δ up to the horizon, the smallest such Q
+    q = plat.envelope(iv, 100 * ms, 1000 * ms)
+    assert q == 50 * ms  # S(100 ms) = 50 ms; S(200 ms) = 65 ms ≤ 2·50
+    for d in range(ms, 1000 * ms, ms):
+        assert -(-d // (100 * ms)) * q >= plat.blackout(iv, d)
+    assert plat.envelope(iv, 20 * ms, 1000 * ms) is None  # the CPU was gone for 50 ms: Q would reach T
+    assert plat.envelope([], 10 * ms, 100 * ms) == 0
+    assert plat.widen([(10 * ms, 11 * ms), (12 * ms, 13 * ms)], ms) == [(9 * ms, 13 * ms)]
+
+
+def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
+    import json
+    from chainrt.crosslayer import platform as plat
+    from chainrt.experiments import cros_rt_kernel as x
+    ms = 1_000_000
+
+    def row(run, wcrt, hop, q_ms):
+        r = dict(load="paper", run=run, config="full", hi_p99_ms=wcrt, hi_p99_excess_ms=wcrt - 5,
+                 hi_jitter_ms=wcrt - 5, hi_wcrt_ms=wcrt, lo_wcrt_ms=30.0, pdr=1.0, hi_misses=0,
+                 hi_hop_destalled_max_ms=hop, plat_stall_max0_ms=q_ms, plat_stall_max1_ms=0.0)
+        for t in plat.ENVELOPE_PERIODS_MS:
+            r[f"plat_q0_{t}ms"] = q_ms if q_ms < t else float("nan")
+            r[f"plat_q1_{t}ms"] = 0.0
+        return r
+    # fit run 0: a 9 ms stall made its WCRT 16 ms, the hop without the stall is 1 ms;
+    # check run 1 (7.5 ms, its own 1 ms of blackout), check run 3 (12 ms with a 5 ms blackout)
+    rows = [row(0, 16.0, 1.0, 9.0), row(1, 7.5, 0.8, 1.0), row(2, 6.5, 1.0, 0.5), row(3, 12.0, 0.9, 5.0)]
+    plain = x.cros_rt_check(rows)["loads"]["paper"]["full"]
+    assert plain["bound_ms"]["high"] is None  # C^R = 11 ms from the stalled fit run: beyond the period
+    p = plain["platform"]
+    assert p["fitted_remote_ms"] == 1.0
+    by_run = {r["run"]: r for r in p["runs"]}
+    # the analysis' bound with no blackout is 5 ms + 2·C^R = 7 ms; each run adds its own platform term
+    assert 7.0 + 1.0 - 1e-6 <= by_run[1]["bound_ms"]["high"] < 7.0 + 2 * 1.0 + 1e-6
+    assert by_run[3]["bound_ms"]["high"] >= 12.0 and by_run[3]["holds"]
+    assert p["check_runs"] == 2 and p["check_runs_covered"] == 2 and p["holds_on_check_runs"] is True
+    assert p["check_verdicts"] == {"covered": 4, "beaten": 0, "miss": 0, "pessimistic": 0} and p["sound_on_all_runs"]
+    # the stalled fit run itself: its 9 ms blackout in the platform term covers its 16 ms
+    assert by_run[0]["verdict"]["high"] == "covered" and by_run[0]["bound_ms"]["high"] >= 16.0
+    # a blackout the envelope cannot hold (Q ≥ T for every T): no finite bound; a run that
+    # still met its deadline is "pessimistic", one that missed it a "miss" the analysis foresaw
+    big = row(5, 25.0, 1.0, 2000.0)
+    v = x.platform_check([rows[0], big], [rows[0]], [big], "4KiB", None)["runs"][1]["verdict"]
+    assert v == {"high": "miss", "low": "pessimistic"}
+    # rows without probe columns: no platform term
+    assert "platform" not in x.cros_rt_check([{k: v for k, v in r.items() if not k.startswith(("plat", "hi_hop"))}
+                                              for r in rows])["loads"]["paper"]["full"]
+
+
+def test_platform_columns_align_traces_with_the_probe(tmp_path):
+    import json
+    from chainrt.experiments import cros_rt_kernel as x
+    ms = 1_000_000
+    start = 1_000 * ms  # both processes started at 1 s on CLOCK_MONOTONIC
+    for proc in ("high_pub", "high_sub"):
+        (tmp_path / f"{proc}.jsonl.start").write_text(f"{start}\n")
+    # instances released at 20k ms (k ≥ 1), each 6 ms long; instance 2 is 4 ms longer, and the
+    # probe saw a 4 ms blackout on CPU 0 inside it
+    sub = [dict(callback="high_sub", release=20 * k * ms, start=20 * k * ms + 3 * ms,
+                finish=20 * k * ms + (10 if k == 2 else 6) * ms) for k in range(1, 5)]
+    (tmp_path / "high_sub.jsonl").write_text("".join(json.dumps(d) + "\n" for d in sub))
+
+    class Probe:
+        blackouts = {0: [(start + 41 * ms, start + 45 * ms)], 1: []}
+        period_ns = ms // 2
+    cols = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms)
+    assert abs(cols["hi_hop_destalled_max_ms"] - 1.0) < 1e-9  # 6 ms − 5 ms of work, stall taken out
+    assert cols["plat_stall_max0_ms"] == 4.0 and cols["plat_stall_total1_ms"] == 0.0
+    assert cols["plat_q0_5ms"] == 4.0 and cols["plat_q1_20ms"] == 0.0
+    # widened by the probe's period: 4.5 ms of blackout (instance 2's hop 0.5 ms; the others' 1 ms)
+    w = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms, widened=True)
+    assert w["platw_stall_max0_ms"] == 4.5 and abs(w["hi_hopw_destalled_max_ms"] - 1.0) < 1e-9

@@ -17,8 +17,8 @@ def add_parsers(esub) -> None:
     a.add_argument("--rate", type=float, default=60.0, help="flood rate in Mbit/s (default 60)")
     a.add_argument("--loads", default="paper,pinned,overload",
                    help="paper (flood unpinned), pinned (flood sender on the high publisher's core), overload "
-                        "(pinned at --overload-rate), busy (paper plus --hogs CPU-bound processes per CPU); "
-                        "default paper,pinned,overload")
+                        "(pinned at --overload-rate), busy (paper plus --hogs CPU-bound processes per CPU), "
+                        "busy-overload (overload plus the hogs); default paper,pinned,overload")
     a.add_argument("--hogs", type=int, default=2, help="CPU-bound SCHED_OTHER processes per CPU of the busy load")
     a.add_argument("--configs", default="vanilla,app-dds,full,full-server",
                    help="configurations to run (default vanilla,app-dds,full,full-server)")
@@ -29,6 +29,9 @@ def add_parsers(esub) -> None:
                    help="run nothing: summarise and plot the rows of an earlier run (its runs.csv)")
     a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
     a.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
+    a.add_argument("--flood-size", type=int, default=1400, help="the flood's datagram size in bytes (default 1400)")
+    a.add_argument("--no-platform-probe", action="store_true",
+                   help="do not measure the CPUs' blackouts beside each run (the platform term of the bounds)")
     a.add_argument("--out", default="out/cros_rt_two_chains")
     a.set_defaults(exp_func=run, which="two-chains")
     b = esub.add_parser("cros-rt-chains", help="CROS-RT (b) across namespace hosts: top chain's WCRT-BCRT as chain sets grow")
@@ -66,8 +69,9 @@ def run(args) -> int:
         runtime.find_binary()
         kernel.build()
         if args.which == "two-chains":
-            if args.runs < 1 or args.duration <= 0 or args.hogs < 0:
-                raise ValueError("--runs and --duration must be positive, --hogs not negative")
+            if args.runs < 1 or args.duration <= 0 or args.hogs < 0 or not 16 <= args.flood_size <= 65000:
+                raise ValueError("--runs and --duration must be positive, --hogs not negative, "
+                                 "--flood-size within 16..65000")
             loads = tuple(l for l in args.loads.split(",") if l)
             configs = tuple(c for c in args.configs.split(",") if c)
             bad = [v for v in loads if v not in x.LOADS] + [c for c in configs if c not in x.CONFIGS]
@@ -80,7 +84,8 @@ def run(args) -> int:
                 server = parse_server(args.server, "--server")
             s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
                              loads=loads, size=args.size, configs=configs,
-                             overload_mbps=args.overload_rate, hogs=args.hogs, server=server)
+                             overload_mbps=args.overload_rate, hogs=args.hogs, server=server,
+                             platform_probe=not args.no_platform_probe, flood_size=args.flood_size)
             print(json.dumps({k: v["ratios"] for k, v in s["loads"].items()}, indent=2))
             if "cros_rt" in s:
                 print(json.dumps({"cros_rt": s["cros_rt"]}, indent=2))

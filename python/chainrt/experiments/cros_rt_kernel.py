@@ -30,12 +30,14 @@ the paper's flood plus ``hogs`` CPU-bound SCHED_OTHER processes on every CPU (wh
 that also compiles or runs other work looks like): the flood's and the chains' receive
 processing in the SCHED_OTHER NAPI thread then waits behind the hogs and behind the low
 chain's SCHED_FIFO callbacks, unless the selector hands the chains' packets to class threads at
-their priority.
+their priority; ``busy-overload`` — overload plus the hogs.
 
 ``cros-rt`` bounds (:func:`cros_rt_check`): per load and per configuration the analysis models
-(``app-dds``, ``full``), the remote cost C^R is fitted from that configuration's own fit runs
-(even run numbers) and the bound is checked against its check runs (odd run numbers), which the
-fit never saw.
+(``app-dds``, ``full``, ``full-server``), the remote cost C^R is fitted from that configuration's
+own fit runs (even run numbers) and the bound is checked against its check runs (odd run
+numbers), which the fit never saw; and again with the platform term (:func:`platform_check`):
+the CPUs' blackouts, measured beside every run by a top-priority probe
+(``crosslayer/platform.py``), taken out of the fit and added to each run's bound.
 """
 
 from __future__ import annotations
@@ -52,18 +54,24 @@ import time
 from pathlib import Path
 
 CONFIGS = ["vanilla", "app-dds", "full", "full-server"]
-LOADS = ("paper", "pinned", "overload", "busy")
+LOADS = ("paper", "pinned", "overload", "busy", "busy-overload")
+# loads whose flood is pinned to the high publisher's CPU at the overload rate / with CPU hogs
+OVERLOAD_LOADS = ("overload", "busy-overload")
+HOG_LOADS = ("busy", "busy-overload")
 HI_PRIO, LO_PRIO = 80, 70
 
 
 def two_chain_model(size: str = "4KiB", extra_chains: list[dict] | None = None, name: str = "cros_rt_two_chains",
-                    measurements: list[dict] | None = None, server: tuple[int, int] | None = None) -> str:
+                    measurements: list[dict] | None = None, server: tuple[int, int] | None = None,
+                    platform: dict[str, tuple[int, int]] | None = None) -> str:
     """The model of experiment (a) as YAML: each chain's publisher in its own process on host A,
     its subscriber in its own process on host B (CROS-RT's P3: one chain per executor); the high
     chain on core 0 (A) / 1 (B) at SCHED_FIFO 80, the low chain on the same cores at 70.
     ``extra_chains``: more chains {name, period_ms, wcet_us, prio} (experiment b).
     ``server``: the non-RT server (budget, period ns) as a top-priority chain on both hosts, for
-    the analysis only."""
+    the analysis only. ``platform``: {host: (Q, T) ns}, the platform term (see
+    :func:`platform_bounds`): the blackouts measured on that host's real-time core as a
+    top-priority sporadic chain, for the analysis only."""
     chains = [dict(name="high", period_ms=20, wcet_us=2500, prio=HI_PRIO),
               dict(name="low", period_ms=200, wcet_us=10000, prio=LO_PRIO)] + list(extra_chains or [])
     lines = [f"chainrt: 1", f"name: {name}", "hosts:", "  - {name: A, cores: 2}", "  - {name: B, cores: 2}",
@@ -92,6 +100,14 @@ def two_chain_model(size: str = "4KiB", extra_chains: list[dict] | None = None, 
             cbs.append(f"  - {{name: nonrt_budget_{host}, kind: timer, node: nonrt_node_{host}, period: {t}ns, "
                        f"wcet: {q}ns, priority: 250}}")
             chs.append(f"  - {{name: nonrt_server_{host}, callbacks: [nonrt_budget_{host}], deadline: {t}ns, priority: 99}}")
+    for host, (q, t) in sorted((platform or {}).items()):
+        core = PLATFORM_CPU[host]
+        lines.append(f"  - {{name: platform_{host}, host: {host}, process: platform_{host}, policy: picas, "
+                     f"priority: 99, threads: [{{name: t0, cores: [{core}], priority: 99}}]}}")
+        nodes.append(f"  - {{name: platform_node_{host}, executor: platform_{host}}}")
+        cbs.append(f"  - {{name: platform_blackout_{host}, kind: timer, node: platform_node_{host}, period: {t}ns, "
+                   f"wcet: {q}ns, priority: 250}}")
+        chs.append(f"  - {{name: platform_{host}, callbacks: [platform_blackout_{host}], deadline: {t}ns, priority: 99}}")
     out = lines + ["nodes:"] + nodes + ["topics:"] + topics + ["callbacks:"] + cbs + ["chains:"] + chs
     if measurements:
         out += ["communication:", "  measurements:"]
@@ -208,22 +224,82 @@ def chain_components(trace_dir: str, chain: str = "high", warmup_ns: int = 0) ->
 
 
 def _run_config(model_path: str, config: str, duration_ns: int, flood, server, warmup_ns: int,
-                hogs: int = 0, trace_dir: str | None = None) -> dict:
+                hogs: int = 0, trace_dir: str | None = None, probe=None) -> dict:
     import contextlib
     from ..crosslayer import session
     kw = dict(warmup_ns=warmup_ns, trace_dir=trace_dir)
     if config == "vanilla":
         kw.update(policy="ros-default", thread_params=False)
-    with CpuHogs(hogs) if hogs else contextlib.nullcontext():
+    with CpuHogs(hogs) if hogs else contextlib.nullcontext(), probe or contextlib.nullcontext():
         return session.run_on_hosts(model_path, duration_ns, kernel=config in ("full", "full-server"),
                                     server=server if config == "full-server" else None, flood=flood, **kw)
+
+
+def _keep_raw(probe, trace_dir: Path, dest: Path) -> None:
+    """The run's probe blackouts and the high chain's traces, for re-analysis later."""
+    import shutil
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "blackouts.json").write_text(json.dumps({"period_ns": probe.period_ns,
+                                                     "cpus": {str(c): iv for c, iv in probe.blackouts.items()}}))
+    for f in Path(trace_dir).glob("high_*"):
+        shutil.copy(f, dest / f.name)
+
+
+# the CPU of each host's real-time core in experiment (a) (two_chain_model: A core 0, B core 1)
+PLATFORM_CPU = {"A": 0, "B": 1}
+
+
+def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, widened: bool = False) -> dict:
+    """What the platform probe saw during the measured part of a run, as CSV columns:
+    per CPU the largest and the total blackout, the envelope Q for every period T
+    (``plat_q{cpu}_{T}ms``, ms; empty where none exists), and the high chain's hop with the
+    blackouts inside each instance taken out (``hi_hop_destalled_max_ms``: the largest
+    response − work − blackout time inside [release, finish] of any instance; the fit of C^R
+    under the platform term). Times are aligned through the ``.start`` file each process writes
+    beside its trace (its start on CLOCK_MONOTONIC). ``widened``: the same from the blackouts
+    widened by the probe's period (platform.widen), columns ``platw_*`` and
+    ``hi_hopw_destalled_max_ms``."""
+    from ..crosslayer import platform as plat
+    starts = {}
+    for proc in ("high_pub", "high_sub"):
+        try:
+            starts[proc] = int((Path(trace_dir) / f"{proc}.jsonl.start").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return {}
+    begin = starts["high_pub"] + warmup_ns
+    end = begin + duration_ns
+    cols: dict = {}
+    both = []
+    pre, hop_key = ("platw", "hi_hopw_destalled_max_ms") if widened else ("plat", "hi_hop_destalled_max_ms")
+    for host, cpu in PLATFORM_CPU.items():
+        iv = probe.blackouts.get(cpu, [])
+        iv = plat.clip(plat.widen(iv, probe.period_ns) if widened else iv, begin, end)
+        both += iv
+        cols[f"{pre}_stall_max{cpu}_ms"] = max((e - b for b, e in iv), default=0) / 1e6
+        cols[f"{pre}_stall_total{cpu}_ms"] = sum(e - b for b, e in iv) / 1e6
+        for t, q in plat.envelopes(iv, min(duration_ns, plat.ENVELOPE_HORIZON_NS)).items():
+            cols[f"{pre}_q{cpu}_{t}ms"] = q / 1e6 if q is not None else float("nan")
+    both = plat.merge(both)
+    hops = []
+    path = Path(trace_dir) / "high_sub.jsonl"
+    for line in (path.read_text().splitlines() if path.is_file() else []):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("callback") != "high_sub" or d.get("release", -1) < 0 or d["start"] < warmup_ns:
+            continue
+        r, f = starts["high_sub"] + d["release"], starts["high_sub"] + d["finish"]
+        hops.append((f - r - plat.overlap(both, r, f)) / 1e6 - HIGH_WORK_MS)
+    cols[hop_key] = max(hops) if hops else float("nan")
+    return cols
 
 
 def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_s: float = 10.0,
                rate_mbps: float = 60.0, loads: tuple[str, ...] = ("paper", "pinned"),
                configs: tuple[str, ...] = tuple(CONFIGS), size: str = "4KiB", plot: bool = True,
                overload_mbps: float = 1000.0, hogs: int = 2, server: tuple[int, int] | None = None,
-               log=print) -> dict:
+               platform_probe: bool = True, flood_size: int = 1400, log=print) -> dict:
     """Experiment (a). Writes ``runs.csv`` (one row per run), ``summary.json`` and ``two_chains.png``
     into out_dir and returns the summary. ``hogs``: CPU-bound processes per CPU of the ``busy``
     load. Runs alternate between the configurations, so each run number sees every
@@ -231,6 +307,7 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
     ``server``: the non-RT server's (budget, period) in ns for ``full-server``; default: the
     largest budget per 10 ms that ``cros-rt`` admits without communication costs
     (:func:`server_budget`)."""
+    from ..crosslayer.platform import PlatformProbe
     from ..crosslayer.session import Flood
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -243,21 +320,30 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
         if server:
             log(f"non-RT server from the cros-rt analysis: budget {server[0] / 1e6:g} ms every {server[1] / 1e6:g} ms")
         for load in loads:
-            rate = overload_mbps if load == "overload" else rate_mbps
-            flood = Flood("A", "B", rate_mbps=rate, cpu=0 if load in ("pinned", "overload") else None) if rate > 0 else None
+            rate = overload_mbps if load in OVERLOAD_LOADS else rate_mbps
+            flood = (Flood("A", "B", rate_mbps=rate, size=flood_size,
+                           cpu=0 if load in ("pinned",) + OVERLOAD_LOADS else None) if rate > 0 else None)
             for run in range(runs):
                 for config in configs:
                     t0 = time.monotonic()
                     load1 = os.getloadavg()[0]
                     steal0 = _steal_ms()
                     tdir = Path(tmp) / f"trace_{load}_{run}_{config}"
+                    probe = PlatformProbe(duration_s + 60) if platform_probe else None
                     res = _run_config(str(model_path), config, int(duration_s * 1e9), flood, server, 2_000_000_000,
-                                      hogs=hogs if load == "busy" else 0, trace_dir=str(tdir))
+                                      hogs=hogs if load in HOG_LOADS else 0, trace_dir=str(tdir),
+                                      probe=probe)
+                    plat_cols = {}
+                    if probe:
+                        for w in (False, True):
+                            plat_cols.update(platform_columns(probe, str(tdir), 2_000_000_000, int(duration_s * 1e9), w))
+                        _keep_raw(probe, tdir, out / "raw" / f"{load}_{run}_{config}")
                     comp = chain_components(str(tdir), "high", warmup_ns=2_000_000_000)
                     hi, lo = res["chains"]["high"], res["chains"]["low"]
                     fl = res.get("flood", {})
                     row = dict(load=load, run=run, config=config, loadavg=round(load1, 2),
-                               hogs_per_cpu=hogs if load == "busy" else 0, flood_mbps=rate,
+                               hogs_per_cpu=hogs if load in HOG_LOADS else 0, flood_mbps=rate,
+                               flood_size=flood_size,
                                steal_ms=round(_steal_ms() - steal0, 1),
                                server_budget_ms=server[0] / 1e6 if server and config == "full-server" else 0.0,
                                server_period_ms=server[1] / 1e6 if server and config == "full-server" else 0.0,
@@ -273,7 +359,7 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
                                rt_class_packets=sum(s.get("classes", [0, 0])[1] for s in res.get("selector", [])),
                                nonrt_class_packets=sum(s.get("classes", [0])[0] for s in res.get("selector", [])),
                                **{f"hi_{k}_{q}_ms": v[q] for k, v in comp.items() if k != "response"
-                                  for q in ("p99", "max")})
+                                  for q in ("p99", "max")}, **plat_cols)
                     rows.append(row)
                     log(f"{load:>6} run {run + 1}/{runs} {config:<11} high p99 {row['hi_p99_ms']:7.2f} ms, "
                         f"WCRT-BCRT {row['hi_jitter_ms']:7.2f} ms, n={hi['instances']}; low WCRT {row['lo_wcrt_ms']:7.2f} ms; "
@@ -282,7 +368,7 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
                         f"subscriber {comp['sub_wall']['p99']:.2f}/{comp['sub_wall']['max']:.2f} ms "
                         f"({time.monotonic() - t0:.0f} s)")
     with open(out / "runs.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
         w.writeheader()
         w.writerows(rows)
     summary = summarize(rows, size)
@@ -377,6 +463,7 @@ def summarize(rows: list[dict], size: str = "4KiB") -> dict:
 # priorities) is not what cros-rt models.
 MODELLED = ("app-dds", "full", "full-server")
 HIGH_WORK_MS = 5.0  # the high chain's two callbacks, 2 x 2.5 ms
+DEADLINE_MS = {"high": 20.0, "low": 200.0}  # two_chain_model: each chain's deadline is its period
 
 
 def _finite(v):
@@ -439,6 +526,7 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
                            "loadavg": _finite(r.get("loadavg"))}
                           for r in check for chain, key in (("high", "hi_wcrt_ms"), ("low", "lo_wcrt_ms"))
                           if bound_ms.get(chain) is None or r[key] > bound_ms[chain]]
+            plat = platform_check(rs, fit, check, size, server if config == "full-server" else None)
             per[config] = {"fit_runs": sorted(int(r["run"]) for r in fit),
                            "check_runs": sorted(int(r["run"]) for r in check),
                            "fitted_remote_ms": lat_ms,
@@ -448,9 +536,87 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
                            "max_fit_ms": worst(fit), "max_check_ms": worst(check),
                            "holds_on_check_runs": holds(check), "holds_on_all_runs": holds(rs),
                            "check_violations": violations}
+            if plat:
+                per[config]["platform"] = plat
+            platw = platform_check(rs, fit, check, size, server if config == "full-server" else None, widened=True)
+            if platw:
+                per[config]["platform_widened"] = platw
         if per:
             out["loads"][load] = per
     return out
+
+
+def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, int] | None,
+                    pre: str = "plat") -> dict:
+    """The ``cros-rt`` bounds {chain: ms or None} of one run with the platform term.
+
+    Deviation from CROS-RT (whose model has no platform; reason: this VM's CPUs disappear for up
+    to 8 ms and more — hypervisor steal, long non-preemptible kernel sections — so no bound
+    that assumes a dedicated CPU covers every run): the blackouts the platform probe measured on
+    each host's real-time core during this run (``platform_columns``) enter the analysis as a
+    top-priority sporadic chain of budget Q every T on that core, with ⌈Δ/T⌉·Q ≥ S(Δ), the
+    measured blackout function (crosslayer/platform.py). The fixed point then solves each chain's
+    response against the supply the platform gave in that run. Every period T of the envelope
+    gives a valid bound; the smallest is kept per chain. A run without probe columns gives {}."""
+    from ..crosslayer.platform import ENVELOPE_PERIODS_MS
+    meas = [{"kind": "remote", "size": _bytes(size), "latency_ns": remote_ms * 1e6}]
+    best: dict = {}
+    seen = False
+    for t in ENVELOPE_PERIODS_MS:
+        qs = {host: _finite(row.get(f"{pre}_q{cpu}_{t}ms")) for host, cpu in PLATFORM_CPU.items()}
+        if any(f"{pre}_q{cpu}_{t}ms" not in row for cpu in PLATFORM_CPU.values()):
+            continue
+        seen = True
+        if any(q is None for q in qs.values()):
+            continue  # no envelope with this period
+        platform = {h: (max(int(q * 1e6), 1), t * 1_000_000) for h, q in qs.items() if q > 0}
+        bounds, _ = cros_rt_bounds(two_chain_model(size, measurements=meas, server=server,
+                                                   platform=platform))
+        for chain in ("high", "low"):
+            b = bounds.get(chain)
+            if b and (best.get(chain) is None or b / 1e6 < best[chain]):
+                best[chain] = b / 1e6
+    if not seen:
+        return {}
+    return {chain: best.get(chain) for chain in ("high", "low")}
+
+
+def platform_check(rs: list[dict], fit: list[dict], check: list[dict], size: str,
+                   server: tuple[int, int] | None, widened: bool = False) -> dict:
+    """The ``cros-rt`` bounds with the platform term (:func:`platform_bounds`), checked run by
+    run. C^R is fitted on the fit runs from their hops with the measured blackouts taken out
+    (``hi_hop_destalled_max_ms``), so that a stall in a fit run no longer becomes the hop's
+    cost; each run's bound uses that run's own platform measurement, never its chains'
+    responses. {} when the rows carry no probe columns. ``widened``: from the widened blackouts
+    (``platw_*`` columns)."""
+    pre, hop_key = ("platw", "hi_hopw_destalled_max_ms") if widened else ("plat", "hi_hop_destalled_max_ms")
+    hops = [_finite(r.get(hop_key)) for r in fit]
+    if not fit or any(h is None for h in hops):
+        return {}
+    remote_ms = max(0.0, max(hops))
+    runs = []
+    for r in sorted(rs, key=lambda r: int(r["run"])):
+        b = platform_bounds(remote_ms, size, r, server, pre)
+        if not b:
+            return {}
+        meas = {"high": r["hi_wcrt_ms"], "low": r["lo_wcrt_ms"]}
+        # per chain: "covered" (a finite bound at or above the response), "beaten" (a finite
+        # bound below it: unsound), "miss" (no finite bound, and the run did miss the deadline:
+        # the analysis was right), "pessimistic" (no finite bound, the run met the deadline)
+        verdict = {k: ("covered" if b[k] is not None and b[k] >= meas[k] else "beaten" if b[k] is not None
+                       else "miss" if meas[k] > DEADLINE_MS[k] else "pessimistic") for k in meas}
+        runs.append({"run": int(r["run"]), "role": "check" if int(r["run"]) % 2 else "fit",
+                     "bound_ms": b, "measured_ms": meas, "verdict": verdict,
+                     "stall_max_ms": max(_finite(r.get(f"{pre}_stall_max{c}_ms")) or 0.0 for c in PLATFORM_CPU.values()),
+                     "holds": all(b[k] is not None and b[k] >= meas[k] for k in meas)})
+    chk = [x for x in runs if x["role"] == "check"]
+    return {"fitted_remote_ms": remote_ms, "runs": runs,
+            "check_runs_covered": sum(x["holds"] for x in chk), "check_runs": len(chk),
+            "check_verdicts": {v: sum(list(x["verdict"].values()).count(v) for x in chk)
+                               for v in ("covered", "beaten", "miss", "pessimistic")},
+            "sound_on_all_runs": not any("beaten" in x["verdict"].values() for x in runs),
+            "holds_on_check_runs": all(x["holds"] for x in chk) if chk else None,
+            "holds_on_all_runs": all(x["holds"] for x in runs)}
 
 
 def _bytes(size: str) -> int:
@@ -465,7 +631,7 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
     """Per load: the high chain's p99, p99 − BCRT, WCRT − BCRT and the flood's delivery ratio per
     configuration (dots: runs), and both chains' WCRT per run next to the ``cros-rt`` bound
     fitted for that configuration (open: fit runs, filled: check runs; a cross at the top: no
-    finite bound)."""
+    finite bound) and, in black, each run's bound with the platform term."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -506,10 +672,15 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
                         ax.hlines(b, x - 0.12, x + 0.12, colors=colour, linewidth=2.5)
                     else:
                         ax.scatter([x], [top], marker="x", color=colour)
+                    # each run's bound with the platform term: a dash beside its point
+                    for pr in per[c].get("platform", {}).get("runs", []):
+                        pb = pr["bound_ms"].get(chain)
+                        ax.scatter([x + 0.07], [pb if pb is not None else top], marker="_" if pb is not None else "x",
+                                   s=40, color="k", linewidths=1)
         ax.set_xticks(range(len(configs)), configs, rotation=15)
         ax.set_yscale("log")
-        ax.set_title(f"WCRT/run, cros-rt bound (bar, x: none) — '{load}'\nblue high, orange low; open: fit runs",
-                     fontsize=8)
+        ax.set_title(f"WCRT/run, cros-rt bound (bar, x: none) — '{load}'\nblue high, orange low; open: fit runs; "
+                     "black: each run's bound with the platform term", fontsize=8)
         ax.grid(alpha=0.3)
     fig.suptitle("CROS-RT two chains across two namespace hosts under a non-RT UDP flood (dots: runs, bars: mean)")
     fig.tight_layout()

@@ -1,0 +1,190 @@
+"""The platform's own interference, measured beside a run: the blackouts of each CPU.
+
+CROS-RT's analysis (and chainrt's ``cros-rt``) assumes that a CPU is always there for the
+highest-priority ready thread. A virtual machine breaks that: the hypervisor takes the CPU
+(steal), a long non-preemptible kernel section runs, an interrupt storm is served — stalls of
+milliseconds that no chain of the model causes. To bound response times on such a platform,
+chainrt measures the platform independently of the chains and adds it to the analysis as a
+**platform term** (a deviation from the paper, whose model has no platform; documented in
+docs/crosslayer.md):
+
+* :class:`PlatformProbe` runs ``chainrt-platform-probe`` (``bpf/platform_probe.c``) on every
+  CPU at SCHED_FIFO 99 during the run: a periodic thread above everything of the model, whose
+  late wake-ups are the CPU's blackouts (intervals on CLOCK_MONOTONIC).
+* :func:`widen`: the probe sees a blackout from the deadline it delayed on; the part before
+  (at most one probe period) is added by widening each interval — both variants are reported.
+* :func:`blackout` is the measured blackout function S(Δ): the most blackout time of one CPU in
+  any window of length Δ during the run. The CPU supplies at least Δ − S(Δ) in every window of
+  length Δ (a supply-bound function, sbf(Δ) = Δ − S(Δ)).
+* :func:`envelope` turns S into a sporadic interferer (Q every T) with ⌈Δ/T⌉·Q ≥ S(Δ) for every
+  Δ, which the analysis takes as a top-priority chain on that CPU: the fixed point then charges
+  the chain under analysis ⌈(R + J)/T⌉·Q of platform time in its window R, i.e. it solves the
+  response time against the measured supply rather than against a dedicated CPU.
+
+The probe measures the platform, never the chain under test; a bound with the platform term is
+therefore not fitted to the responses it is checked against.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir
+
+PROBE_PRIORITY = 99
+PROBE_PERIOD_US = 500
+PROBE_THRESHOLD_US = 150
+# the sporadic periods an envelope may take (ms); every one gives a valid envelope, the
+# analysis keeps the smallest bound over them
+ENVELOPE_PERIODS_MS = (5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+def build_probe() -> Path:
+    """Builds ``chainrt-platform-probe`` (when missing or older than its source); returns its path.
+    Raises KernelPathUnavailable when no C compiler is found or the build fails."""
+    src = BPF_DIR / "platform_probe.c"
+    exe = _cache_dir() / "chainrt-platform-probe"
+    if exe.is_file() and exe.stat().st_mtime >= src.stat().st_mtime:
+        return exe
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise KernelPathUnavailable("the platform probe needs a C compiler (apt package gcc)")
+    r = subprocess.run([cc, "-O2", "-Wall", "-o", str(exe), str(src)], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise KernelPathUnavailable(f"building the platform probe failed: {r.stderr.strip().splitlines()[-1:]}")
+    return exe
+
+
+def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of (begin, end) intervals as sorted disjoint intervals."""
+    out: list[list[int]] = []
+    for b, e in sorted(intervals):
+        if e <= b:
+            continue
+        if out and b <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([b, e])
+    return [(b, e) for b, e in out]
+
+
+def overlap(intervals: list[tuple[int, int]], begin: int, end: int) -> int:
+    """Total length of the (sorted, disjoint) intervals inside [begin, end]."""
+    i = max(bisect.bisect_right(intervals, (begin, begin)) - 1, 0)
+    total = 0
+    while i < len(intervals) and intervals[i][0] < end:
+        b, e = intervals[i]
+        total += max(0, min(e, end) - max(b, begin))
+        i += 1
+    return total
+
+
+def blackout(intervals: list[tuple[int, int]], delta: int) -> int:
+    """S(Δ): the most blackout time (sorted, disjoint intervals) in any window of length Δ.
+    A window that maximises it can be taken to start at some blackout's beginning."""
+    if not intervals or delta <= 0:
+        return 0
+    begins = [b for b, _ in intervals]
+    ends = [e for _, e in intervals]
+    lengths = [0]
+    for b, e in intervals:
+        lengths.append(lengths[-1] + e - b)
+    best = 0
+    for i, (b, _) in enumerate(intervals):
+        w_end = b + delta
+        j = bisect.bisect_left(begins, w_end)  # intervals i .. j-1 begin inside the window
+        total = lengths[j - 1] - lengths[i] + min(ends[j - 1], w_end) - begins[j - 1] if j - 1 > i else min(ends[i], w_end) - b
+        best = max(best, total)
+    return best
+
+
+def envelope(intervals: list[tuple[int, int]], period_ns: int, horizon_ns: int) -> int | None:
+    """The smallest budget Q such that ⌈Δ/T⌉·Q ≥ S(Δ) for every Δ up to ``horizon_ns`` (the run's
+    length: no longer window was observed): for Δ in (kT, (k+1)T], S(Δ) ≤ S((k+1)T), so
+    Q = max_k S((k+1)T) / (k+1). None when Q would reach T (the CPU could be gone for whole
+    periods: no sporadic envelope with this T)."""
+    q = 0
+    k = 1
+    while True:
+        q = max(q, -(-blackout(intervals, k * period_ns) // k))
+        if k * period_ns >= horizon_ns:
+            break
+        k += 1
+    return q if q < period_ns else None
+
+
+# windows longer than this are not enveloped: the analysis gives up on a chain whose response
+# exceeds its deadline (at most 200 ms in chainrt's CROS-RT experiments) long before
+ENVELOPE_HORIZON_NS = 1_000_000_000
+
+
+def envelopes(intervals: list[tuple[int, int]], horizon_ns: int = ENVELOPE_HORIZON_NS) -> dict[int, int | None]:
+    """{T in ms: Q in ns or None} for every period of ENVELOPE_PERIODS_MS, valid for windows up
+    to ``horizon_ns``."""
+    return {t: envelope(intervals, t * 1_000_000, horizon_ns) for t in ENVELOPE_PERIODS_MS}
+
+
+def clip(intervals: list[tuple[int, int]], begin: int, end: int) -> list[tuple[int, int]]:
+    """The parts of the intervals inside [begin, end]."""
+    return [(max(b, begin), min(e, end)) for b, e in intervals if e > begin and b < end]
+
+
+def widen(intervals: list[tuple[int, int]], by_ns: int) -> list[tuple[int, int]]:
+    """Every blackout extended by ``by_ns`` before its beginning (the probe's period: the part of
+    a blackout before the deadline it delayed is not seen), merged. Covers every blackout
+    longer than the probe's threshold plus its period, at the price of counting the probe's
+    ordinary late wake-ups as a period of blackout each."""
+    return merge([(b - by_ns, e) for b, e in intervals])
+
+
+class PlatformProbe:
+    """One probe per CPU for the lifetime of the context; ``blackouts`` {cpu: sorted disjoint
+    (begin, end) intervals, CLOCK_MONOTONIC ns} and ``span`` {cpu: (start, end)} afterwards.
+    Needs root (SCHED_FIFO 99); raises KernelPathUnavailable when the probe cannot run."""
+
+    def __init__(self, duration_s: float, cpus: list[int] | None = None):
+        self.duration_s = duration_s
+        self.cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
+        self.blackouts: dict[int, list[tuple[int, int]]] = {}
+        self.period_ns = PROBE_PERIOD_US * 1000
+        self.span: dict[int, tuple[int, int]] = {}
+        self.dropped = 0
+
+    def __enter__(self):
+        exe = build_probe()
+        self._dir = tempfile.TemporaryDirectory(prefix="chainrt-probe-")
+        self._procs = []
+        for cpu in self.cpus:
+            out = Path(self._dir.name) / f"cpu{cpu}.txt"
+            self._procs.append((cpu, out, subprocess.Popen(
+                [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
+                 str(self.duration_s), str(out)], stderr=subprocess.PIPE, text=True)))
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            for _, _, p in self._procs:
+                if p.poll() is None:
+                    p.terminate()
+            errors = []
+            for cpu, out, p in self._procs:
+                err = p.communicate(timeout=10)[1]
+                if p.returncode != 0 or not out.is_file():
+                    errors.append(f"cpu {cpu}: {err.strip() or p.returncode}")
+                    continue
+                lines = out.read_text().splitlines()
+                head = lines[0].split()
+                fields = dict(zip(head[1::2], head[2::2]))
+                self.span[cpu] = (int(fields["start_ns"]), int(fields["end_ns"]))
+                self.dropped += int(fields.get("dropped", 0))
+                self.period_ns = int(fields["period_ns"])
+                self.blackouts[cpu] = merge([tuple(map(int, ln.split())) for ln in lines[1:] if ln.strip()])
+            if errors and exc[0] is None:
+                raise KernelPathUnavailable("the platform probe failed: " + "; ".join(errors))
+        finally:
+            self._dir.cleanup()
