@@ -89,6 +89,7 @@ LameController::LameController(const Model& model, LameControllerOptions options
   LameActivation a;
   a.trigger = "initial";
   a.decision = "reallocated";
+  a.kind = "replan";
   a.why = "initial allocation";
   a.decide_cpu_ms = decision_->log().back().cpu_ms;
   a.analyses = decision_->log().back().analyses;
@@ -160,36 +161,28 @@ LameController::Applied LameController::translate(const lame::Allocation& plan) 
 
 void LameController::apply(const Applied& next, LameActivation& a) {
   const double c0 = thread_cpu_ms();
-  // Reservations that shrink first, so that the kernel admits the ones that grow.
-  std::vector<std::size_t> order(next.slots.size());
-  for (std::size_t s = 0; s < order.size(); ++s) order[s] = s;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return bandwidth(next.slots[x]) - bandwidth(current_.slots[x]) < bandwidth(next.slots[y]) - bandwidth(current_.slots[y]);
-  });
+  // Order (no RT thread is under-provisioned at any step, and the kernel's admission test sees
+  // freed bandwidth before it is asked for more): 1. BE reservations that shrink or end; 2. RT
+  // reservations that grow; 3. the callbacks' new classes (ready-queue swap); 4. RT
+  // reservations that shrink; 5. BE reservations that grow. The callbacks move only once the
+  // RT threads they move to have their larger budgets, and an RT thread loses budget only once
+  // the work it no longer serves has left it.
   std::vector<std::optional<Reservation>> done = current_.slots;
   std::vector<std::pair<std::size_t, std::string>> refused;
   Duration released_period = 0;  // longest period of a slot that leaves SCHED_DEADLINE now
-  for (std::size_t s : order) {
-    if (next.slots[s] == current_.slots[s]) continue;
-    if (!next.slots[s] && current_.slots[s]) released_period = std::max(released_period, current_.slots[s]->period);
+  auto set = [&](std::size_t s) {
+    if (next.slots[s] == done[s]) return;
+    if (!next.slots[s] && done[s]) released_period = std::max(released_period, done[s]->period);
     const std::string err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
     if (err.empty()) done[s] = next.slots[s];
     else refused.emplace_back(s, err);
-  }
-  // Linux returns a thread's bandwidth when it leaves SCHED_DEADLINE only at its 0-lag time
-  // (the "inactive timer" of switched_from_dl), at most one of its periods later, not at
-  // sched_setattr: a reservation that grows into that bandwidth in the same step is refused
-  // (EBUSY). Seen on real ROS 2 when a plan took the BE classes' budgets away and merged the RT
-  // classes. Wait that long once and retry the refused slots.
-  if (!refused.empty() && released_period > 0) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(released_period + 1'000'000));
-    for (auto& [s, err] : refused) {
-      err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
-      if (err.empty()) done[s] = next.slots[s];
-    }
-  }
-  for (const auto& [s, err] : refused)
-    if (!err.empty()) a.errors.push_back("slot " + std::to_string(s) + ": " + err);
+  };
+  const std::size_t rt_slots = static_cast<std::size_t>(cores_);
+  auto grows = [&](std::size_t s) { return bandwidth(next.slots[s]) > bandwidth(current_.slots[s]); };
+  for (std::size_t s = rt_slots; s < next.slots.size(); ++s)
+    if (!grows(s)) set(s);  // 1
+  for (std::size_t s = 0; s < rt_slots; ++s)
+    if (grows(s)) set(s);  // 2
   bool affinity = false, other = next.groups.size() != current_.groups.size();
   for (std::size_t id = 0; id < next.specs.size(); ++id) {
     const auto& n = next.specs[id];
@@ -198,7 +191,34 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     other = other || n.group != c.group || n.priority != c.priority;
   }
   for (std::size_t g = 0; !other && g < next.groups.size(); ++g) other = next.groups[g].type != current_.groups[g].type;
-  if (affinity || other) ex_->reconfigure(next.specs, next.groups);
+  if (affinity || other) ex_->reconfigure(next.specs, next.groups);  // 3
+  for (std::size_t s = 0; s < rt_slots; ++s)
+    if (!grows(s)) set(s);  // 4
+  for (std::size_t s = rt_slots; s < next.slots.size(); ++s)
+    if (grows(s)) set(s);  // 5
+  // A grow refused in step 2 (the total was at the admission limit before the shrinks of step
+  // 4) is tried again after them.
+  for (auto& [s, err] : refused) {
+    err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
+    if (err.empty()) done[s] = next.slots[s];
+  }
+  // Linux returns a thread's bandwidth when it leaves SCHED_DEADLINE only at its 0-lag time
+  // (the "inactive timer" of switched_from_dl), at most one of its periods later, not at
+  // sched_setattr: a reservation that grows into that bandwidth in the same step is refused
+  // (EBUSY). Seen on real ROS 2 when a plan took the BE classes' budgets away and merged the RT
+  // classes. Wait that long once and retry the refused slots.
+  bool still = false;
+  for (const auto& r : refused) still = still || !r.second.empty();
+  if (still && released_period > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(released_period + 1'000'000));
+    for (auto& [s, err] : refused) {
+      if (err.empty()) continue;
+      err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
+      if (err.empty()) done[s] = next.slots[s];
+    }
+  }
+  for (const auto& [s, err] : refused)
+    if (!err.empty()) a.errors.push_back("slot " + std::to_string(s) + ": " + err);
   a.allocation_changed = affinity;
   current_.specs = next.specs;
   current_.groups = next.groups;
@@ -221,6 +241,8 @@ void LameController::configure(const chainrt::Executor& e, ExecutorOptions& o) {
   if (e.name != executor_) return;
   o.policy = Policy::Lame;
   o.threads = slot_threads();
+  o.monitoring_events = true;  // decisions go to the monitoring topic (publish())
+  run_id_ = o.run_id;
   o.on_deadline_miss = [this](std::uint32_t chain) { on_deadline_miss(chain); };
 }
 
@@ -254,8 +276,16 @@ void LameController::stop() {
 void LameController::main() {
   Duration next = run_start_ + options_.period;
   Duration last_miss = run_start_ - options_.min_gap;
-  std::vector<Duration> cpu;
-  std::vector<std::pair<std::string, Duration>> measured;
+  {
+    LameActivation initial;
+    {
+      std::lock_guard<std::mutex> lk(log_mutex_);
+      if (!log_.empty()) initial = log_.front();
+    }
+    publish(initial);  // the initial plan (subscribers that are already matched see it)
+  }
+  std::vector<CpuWindow> cpu;
+  std::vector<lame::CpuSample> measured;
   while (!stop_.load()) {
     const Duration now = now_ns();
     const std::uint32_t miss = miss_.load(std::memory_order_acquire);
@@ -273,14 +303,22 @@ void LameController::main() {
     }
     LameActivation a;
     try {
-      ex_->take_cpu_max(cpu);
+      ex_->take_cpu_window(cpu);
       measured.clear();
-      for (sched::CallbackId id = 0; id < cpu.size(); ++id)
-        if (cpu[id] > 0) measured.emplace_back(ex_->name_of(id), cpu[id]);
+      for (sched::CallbackId id = 0; id < cpu.size(); ++id) {
+        if (cpu[id].count == 0) continue;
+        lame::CpuSample x;
+        x.callback = ex_->name_of(id);
+        x.count = cpu[id].count;
+        for (int k = 0; k < kCpuWindowTop && k < lame::kTopSamples; ++k) x.largest[k] = cpu[id].largest[k];
+        measured.push_back(std::move(x));
+      }
       const lame::ControllerEvent& e = decision_->activate(measured, by_miss, now - run_start_);
       a.at = now - run_start_;
       a.trigger = e.trigger;
       a.decision = e.decision;
+      a.kind = e.kind;
+      a.chains = e.chains;
       a.why = e.why;
       a.decide_cpu_ms = e.cpu_ms;
       a.analyses = e.analyses;
@@ -296,16 +334,55 @@ void LameController::main() {
       a.at = now - run_start_;
       a.trigger = by_miss ? "deadline miss" : "period";
       a.decision = "failed";
+      a.kind = "failed";
       a.why = ex.what();
     }
+    publish(a);
     record(std::move(a));
   }
+}
+
+void LameController::publish(const LameActivation& a) {
+  // One event per activation on the executor's monitoring topic (docs/lame.md).
+  if (!ex_) return;
+  const lame::Allocation& plan = decision_->plan();
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
+    return s + "]";
+  };
+  std::string classes = "[";
+  bool first = true;
+  for (const auto* P : {&plan.rt, &plan.be})
+    for (const auto& p : *P) {
+      std::vector<std::string> chains, cores;
+      for (int i : p.chains) chains.push_back(plan.lin.chains[i].name);
+      std::string c = "[";
+      for (std::size_t k = 0; k < p.cores.size(); ++k) c += (k ? ", " : "") + std::to_string(p.cores[k]);
+      classes += std::string(first ? "" : ", ") + "{\"name\": " + quote(p.name) + ", \"kind\": " +
+                 quote(to_string(p.kind)) + ", \"cores\": " + c + "], \"budget_ns\": " + std::to_string(p.budget) +
+                 ", \"period_ns\": " + std::to_string(p.period) + ", \"chains\": " + list(chains) + "}";
+      first = false;
+    }
+  classes += "]";
+  std::vector<std::string> demoted;
+  for (const auto& d : plan.demotions) demoted.push_back(d.chain);
+  char num[200];
+  std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
+                static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
+  const std::string js = std::string("{\"event\": \"lame_decision\", \"run_id\": ") + quote(run_id_) +
+                         ", \"executor\": " + quote(executor_) + ", " + num + ", \"trigger\": " + quote(a.trigger) +
+                         ", \"decision\": " + quote(a.decision) + ", \"kind\": " + quote(a.kind) +
+                         ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why) +
+                         ", \"classes\": " + classes + ", \"demoted\": " + list(demoted) +
+                         ", \"errors\": " + list(a.errors) + "}";
+  ex_->publish_event(js);
 }
 
 void LameController::record(LameActivation a) {
   if (options_.log_stderr) {
     std::string line = "lame controller +" + std::to_string(static_cast<double>(a.at) / 1e9).substr(0, 7) +
-                       " s (" + a.trigger + "): " + a.decision + " - " + a.why;
+                       " s (" + a.trigger + "): " + a.decision + (a.kind.empty() ? "" : " [" + a.kind + "]") + " - " + a.why;
     char cost[96];
     std::snprintf(cost, sizeof cost, " [%.2f ms CPU deciding, %.2f ms applying, %d analyses]", a.decide_cpu_ms,
                   a.apply_cpu_ms, a.analyses);
@@ -340,7 +417,8 @@ std::string LameController::log_json() const {
     std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
                   static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
     s += std::string(first ? "" : ", ") + "{" + num + ", \"trigger\": " + quote(a.trigger) +
-         ", \"decision\": " + quote(a.decision) + ", \"why\": " + quote(a.why) +
+         ", \"decision\": " + quote(a.decision) + ", \"kind\": " + quote(a.kind) +
+         ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why) +
          ", \"allocation_changed\": " + (a.allocation_changed ? "true" : "false") +
          ", \"classes\": " + list(a.classes) + ", \"demoted\": " + list(a.demoted) +
          ", \"errors\": " + list(a.errors) + "}";

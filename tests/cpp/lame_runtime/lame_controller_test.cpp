@@ -7,7 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <string>
+#include <vector>
+
+#include <std_msgs/msg/string.hpp>
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/executor.hpp"
@@ -94,7 +98,39 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
   o.observer = &probe;
   o.topic_prefix = "/crt_lame_" + std::to_string(getpid());
   o.wcet_steps = {WcetStep{1'500'000'000, 2.0}};
+  // A subscriber on the monitoring topic (another context, as a separate tool would be): the
+  // controller's decisions arrive there as "lame_decision" events.
+  Context obs_ctx;
+  Node observer(obs_ctx, "lame_observer_" + std::to_string(getpid()));
+  std::mutex mu;
+  std::vector<std::string> events;
+  observer.create_subscription<std_msgs::msg::String>(o.topic_prefix + "/chainrt/chain_stats", 50,
+                                                      [&](const std_msgs::msg::String& m) {
+                                                        if (m.data.find("\"event\": \"lame_decision\"") == std::string::npos) return;
+                                                        std::lock_guard<std::mutex> g(mu);
+                                                        events.push_back(m.data);
+                                                      });
+  Executor obs(obs_ctx);
+  obs.add_node(observer);
+  obs.start();
   RunReport r = run_model(ctl.planned_model(), o);
+  obs.request_stop();
+  obs.join();
+  {
+    std::lock_guard<std::mutex> g(mu);
+    ASSERT_FALSE(events.empty()) << "no controller decision on the monitoring topic";
+    // the re-plan after the step is among them, with its kind, new budgets and CPU time
+    const auto replan = std::find_if(events.begin(), events.end(), [](const std::string& e) {
+      return e.find("\"decision\": \"reallocated\"") != std::string::npos &&
+             e.find("\"trigger\": \"initial\"") == std::string::npos;
+    });
+    ASSERT_NE(replan, events.end()) << events.back();
+    for (const char* key : {"\"at_ns\": ", "\"kind\": ", "\"chains\": [", "\"classes\": [{", "\"budget_ns\": ",
+                            "\"decide_cpu_ms\": ", "\"apply_cpu_ms\": "})
+      EXPECT_NE(replan->find(key), std::string::npos) << key << " in " << *replan;
+    EXPECT_TRUE(replan->find("\"kind\": \"budget\"") != std::string::npos ||
+                replan->find("\"kind\": \"replan\"") != std::string::npos) << *replan;
+  }
 
   const auto log = ctl.log();
   ASSERT_GE(log.size(), 2u);

@@ -66,6 +66,8 @@ struct LameActivation {
   Duration at = 0;                    // since the executor started (ns)
   std::string trigger;                // "initial", "period", "deadline miss"
   std::string decision;               // "holds", "reallocated"
+  std::string kind;                   // lame::ControllerEvent::kind ("hold", "budget", "replan", ...)
+  std::vector<std::string> chains;    // chains whose thread class changed
   std::string why;
   double decide_cpu_ms = 0;           // lame::Controller::activate's thread-CPU time
   double apply_cpu_ms = 0;            // applying the plan (sched_setattr, queue swap)
@@ -121,6 +123,7 @@ class LameController : public RunObserver {
   void mark_rt_chains(const lame::Allocation& plan);
   void main();
   void record(LameActivation a);
+  void publish(const LameActivation& a);  // the decision event on the monitoring topic
 
   Model model_;
   Model planned_;
@@ -136,6 +139,7 @@ class LameController : public RunObserver {
   std::atomic<std::uint32_t> miss_{0};
   std::atomic<std::uint32_t> stop_{0};
   Duration run_start_ = 0;
+  std::string run_id_;
   std::thread thread_;
   mutable std::mutex log_mutex_;
   std::vector<LameActivation> log_;
