@@ -77,10 +77,7 @@ LameController::LameController(const Model& model, LameControllerOptions options
   executor_ = plan.executor;
   for (std::size_t e = 0; e < planned_.executors.size(); ++e)
     if (planned_.executors[e].name == executor_) executor_index_ = e;
-  cores_ = 1;
-  for (const auto* P : {&plan.rt, &plan.be})
-    for (const auto& p : *P)
-      for (int c : p.cores) cores_ = std::max(cores_, c + 1);
+  cores_ = lame_plan_cores(plan);
   if (2 * static_cast<std::size_t>(cores_) > sched::kMaxThreads)
     throw std::invalid_argument("the LaME controller runs at most 32 cores");
   chain_count_ = model_.chains.size();
@@ -129,24 +126,19 @@ std::vector<sched::ThreadSpec> LameController::slot_threads() const {
   return out;
 }
 
-LameController::Applied LameController::translate(const lame::Allocation& plan) const {
-  Applied out;
-  const sched::ExecutorSetup setup = sched::make_setup(plan.model, executor_index_);
+LameSlotPlan lame_slot_plan(const lame::Allocation& plan, std::size_t executor_index, int cores) {
+  LameSlotPlan out;
+  const sched::ExecutorSetup setup = sched::make_setup(plan.model, executor_index);
   std::vector<int> slot_of(setup.threads.size(), 0);
-  out.slots.assign(2 * static_cast<std::size_t>(cores_), std::nullopt);
+  out.slots.assign(2 * static_cast<std::size_t>(cores), std::nullopt);
   for (std::size_t j = 0; j < setup.threads.size(); ++j) {
     const auto& t = setup.threads[j];
     const int k = t.cores.empty() ? 0 : t.cores.front();
-    slot_of[j] = (t.role == CriticalityClass::RealTime ? 0 : cores_) + k;
+    slot_of[j] = (t.role == CriticalityClass::RealTime ? 0 : cores) + k;
     out.slots[slot_of[j]] = t.reservation;
   }
   out.groups = setup.groups;
-  out.specs = current_.specs;
-  if (out.specs.size() != ex_->callback_count())
-    for (sched::CallbackId id = 0; id < ex_->callback_count(); ++id) out.specs.push_back(ex_->spec_of(id));
   for (std::size_t i = 0; i < setup.callbacks.size(); ++i) {
-    const sched::CallbackId id = ex_->id_of(plan.model.callbacks[setup.callbacks[i]].name);
-    if (id == sched::kNoCallback) continue;  // not run by this executor (e.g. a service)
     sched::CallbackSpec spec = setup.specs[i];
     if (spec.affinity != sched::kAnyThread) {
       sched::AffinityMask m = 0;
@@ -154,19 +146,56 @@ LameController::Applied LameController::translate(const lame::Allocation& plan) 
         if (spec.affinity & (sched::AffinityMask{1} << j)) m |= sched::AffinityMask{1} << slot_of[j];
       spec.affinity = m;
     }
-    out.specs[id] = spec;
+    out.callbacks.push_back(plan.model.callbacks[setup.callbacks[i]].name);
+    out.specs.push_back(spec);
+  }
+  return out;
+}
+
+int lame_plan_cores(const lame::Allocation& plan) {
+  int cores = 1;
+  for (const auto* P : {&plan.rt, &plan.be})
+    for (const auto& p : *P)
+      for (int c : p.cores) cores = std::max(cores, c + 1);
+  return cores;
+}
+
+std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>& current,
+                                  const std::vector<std::optional<Reservation>>& next, int cores) {
+  std::vector<int> out;
+  const int n = static_cast<int>(std::min(current.size(), next.size()));
+  auto grows = [&](int s) { return bandwidth(next[s]) > bandwidth(current[s]); };
+  auto add = [&](int from, int to, bool growing) {
+    for (int s = from; s < to; ++s)
+      if (next[s] != current[s] && grows(s) == growing) out.push_back(s);
+  };
+  add(std::min(cores, n), n, false);  // BE shrink
+  add(0, std::min(cores, n), true);   // RT grow
+  out.push_back(-1);                  // callbacks
+  add(0, std::min(cores, n), false);  // RT shrink
+  add(std::min(cores, n), n, true);   // BE grow
+  return out;
+}
+
+LameController::Applied LameController::translate(const lame::Allocation& plan) const {
+  Applied out;
+  const LameSlotPlan sp = lame_slot_plan(plan, executor_index_, cores_);
+  out.slots = sp.slots;
+  out.groups = sp.groups;
+  out.specs = current_.specs;
+  if (out.specs.size() != ex_->callback_count())
+    for (sched::CallbackId id = 0; id < ex_->callback_count(); ++id) out.specs.push_back(ex_->spec_of(id));
+  for (std::size_t i = 0; i < sp.callbacks.size(); ++i) {
+    const sched::CallbackId id = ex_->id_of(sp.callbacks[i]);
+    if (id == sched::kNoCallback) continue;  // not run by this executor (e.g. a service)
+    out.specs[id] = sp.specs[i];
   }
   return out;
 }
 
 void LameController::apply(const Applied& next, LameActivation& a) {
   const double c0 = thread_cpu_ms();
-  // Order (no RT thread is under-provisioned at any step, and the kernel's admission test sees
-  // freed bandwidth before it is asked for more): 1. BE reservations that shrink or end; 2. RT
-  // reservations that grow; 3. the callbacks' new classes (ready-queue swap); 4. RT
-  // reservations that shrink; 5. BE reservations that grow. The callbacks move only once the
-  // RT threads they move to have their larger budgets, and an RT thread loses budget only once
-  // the work it no longer serves has left it.
+  // In lame_apply_order's order: BE shrinks, RT grows, callbacks, RT shrinks, BE grows.
   std::vector<std::optional<Reservation>> done = current_.slots;
   std::vector<std::pair<std::size_t, std::string>> refused;
   Duration released_period = 0;  // longest period of a slot that leaves SCHED_DEADLINE now
@@ -177,12 +206,6 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     if (err.empty()) done[s] = next.slots[s];
     else refused.emplace_back(s, err);
   };
-  const std::size_t rt_slots = static_cast<std::size_t>(cores_);
-  auto grows = [&](std::size_t s) { return bandwidth(next.slots[s]) > bandwidth(current_.slots[s]); };
-  for (std::size_t s = rt_slots; s < next.slots.size(); ++s)
-    if (!grows(s)) set(s);  // 1
-  for (std::size_t s = 0; s < rt_slots; ++s)
-    if (grows(s)) set(s);  // 2
   bool affinity = false, other = next.groups.size() != current_.groups.size();
   for (std::size_t id = 0; id < next.specs.size(); ++id) {
     const auto& n = next.specs[id];
@@ -191,13 +214,12 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     other = other || n.group != c.group || n.priority != c.priority;
   }
   for (std::size_t g = 0; !other && g < next.groups.size(); ++g) other = next.groups[g].type != current_.groups[g].type;
-  if (affinity || other) ex_->reconfigure(next.specs, next.groups);  // 3
-  for (std::size_t s = 0; s < rt_slots; ++s)
-    if (!grows(s)) set(s);  // 4
-  for (std::size_t s = rt_slots; s < next.slots.size(); ++s)
-    if (grows(s)) set(s);  // 5
-  // A grow refused in step 2 (the total was at the admission limit before the shrinks of step
-  // 4) is tried again after them.
+  for (int s : lame_apply_order(current_.slots, next.slots, cores_)) {
+    if (s >= 0) set(static_cast<std::size_t>(s));
+    else if (affinity || other) ex_->reconfigure(next.specs, next.groups);
+  }
+  // A grow refused before the RT shrinks (the total was at the admission limit) is tried again
+  // after them.
   for (auto& [s, err] : refused) {
     err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
     if (err.empty()) done[s] = next.slots[s];

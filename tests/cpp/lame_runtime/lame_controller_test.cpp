@@ -202,3 +202,21 @@ TEST(LameRuntimeController, ReconfigureMovesCallbacksToOtherThreads) {
   EXPECT_EQ(tr.back().thread, 1u);
   EXPECT_EQ(ex.report().callbacks[0].instances, tr.size());
 }
+
+// The order in which a new plan reaches the running threads (no ROS 2, no kernel call): when
+// budget moves from core 1 to core 0 (rt@0 grows, rt@1 shrinks, be@0 shrinks, be@1 grows),
+// be@0 shrinks first, then rt@0 grows, then the callbacks move, and only then do rt@1 shrink
+// and be@1 grow; unchanged slots are not touched.
+TEST(LameRuntimeController, BudgetIncreasesAreAppliedBeforeDecreases) {
+  const Duration T = 10'000'000;
+  auto r = [&](Duration ms100) { return std::optional<Reservation>(Reservation{ms100 * 100'000, T}); };
+  // slots: rt@0 rt@1 be@0 be@1
+  const std::vector<std::optional<Reservation>> cur = {r(68), r(82), r(22), r(8)};
+  const std::vector<std::optional<Reservation>> next = {r(86), r(75), r(4), r(15)};
+  EXPECT_EQ(lame_apply_order(cur, next, 2), (std::vector<int>{2, 0, -1, 1, 3}));
+  // nothing changes: only the callbacks' step (a no-op when they did not change either)
+  EXPECT_EQ(lame_apply_order(cur, cur, 2), (std::vector<int>{-1}));
+  // a BE class that leaves SCHED_DEADLINE (merged RT classes) is released first
+  const std::vector<std::optional<Reservation>> merged = {r(90), r(90), std::nullopt, std::nullopt};
+  EXPECT_EQ(lame_apply_order(cur, merged, 2), (std::vector<int>{2, 3, 0, 1, -1}));
+}

@@ -145,6 +145,30 @@ class LameController : public RunObserver {
   std::vector<LameActivation> log_;
 };
 
+// A plan on the fixed thread slots (rt@k = slot k, be@k = slot cores + k; header comment),
+// shared by the C++ executor's controller and chainrt.rclpy's: the reservation of every slot,
+// and per callback of the planned executor (sched::make_setup order) its scheduling parameters
+// with the affinity mask over the slots. Pure; allocates.
+struct LameSlotPlan {
+  std::vector<std::optional<Reservation>> slots;   // 2 * cores
+  std::vector<std::string> callbacks;              // model callback names
+  std::vector<sched::CallbackSpec> specs;          // by index into `callbacks`
+  std::vector<sched::GroupSpec> groups;
+};
+LameSlotPlan lame_slot_plan(const lame::Allocation& plan, std::size_t executor_index, int cores);
+// The cores a plan's thread classes span (at least 1).
+int lame_plan_cores(const lame::Allocation& plan);
+
+// The order in which a new plan is applied to running threads: slot indices, and -1 where the
+// callbacks' new parameters (ready-queue swap) go. 1. BE reservations that shrink or end; 2. RT
+// reservations that grow; -1; 3. RT reservations that shrink; 4. BE reservations that grow.
+// So an RT thread never serves its (new) work with less than its new budget and never loses
+// budget before the work it no longer serves has left it, and the kernel's admission test sees
+// freed bandwidth before it is asked for more. Slots whose reservation is unchanged are left
+// out. Pure.
+std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>& current,
+                                  const std::vector<std::optional<Reservation>>& next, int cores);
+
 // The SCHED_DEADLINE bandwidth per core in ‰ that chainrt's reservations may take: the
 // kernel's admission limit (sched_rt_runtime_us / sched_rt_period_us; -1 = no limit → 1000)
 // less the 5 % of the fair-class deadline server (Linux >= 6.12); 950 when unreadable.
