@@ -613,13 +613,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     cs.cpu_total += cpu;
     cs.cpu_max = std::max(cs.cpu_max, cpu);
     cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
-    {  // keep the kCpuWindowTop largest (descending; a few compares, no allocation)
-      auto& top = s.window_cpu.largest;
-      ++s.window_cpu.count;
-      Duration v = cpu;
-      for (auto& t : top)
-        if (v > t) std::swap(v, t);
-    }
+    s.window_cpu.record(cpu);
     cs.wall_total += finish - start;
     cs.wall_max = std::max(cs.wall_max, finish - start);
     cs.wall_min = cs.instances == 1 ? finish - start : std::min(cs.wall_min, finish - start);

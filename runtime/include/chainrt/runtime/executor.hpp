@@ -44,7 +44,6 @@
 // reported with the callback's name and counted, and the executor goes on.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -77,13 +76,6 @@ struct ChainSpec {
   // The monitored view of a model chain: its callbacks, and as leaves the last callback of
   // every root-to-leaf path (a branching chain ends when all of them completed).
   static ChainSpec of(const Chain& chain);
-};
-
-// The largest thread-CPU times of one callback's instances in a measurement window.
-inline constexpr int kCpuWindowTop = 4;
-struct CpuWindow {
-  std::array<Duration, kCpuWindowTop> largest{};  // descending; 0: fewer instances ran
-  std::uint64_t count = 0;                        // instances in the window
 };
 
 struct ExecutorOptions {
