@@ -34,15 +34,22 @@ Controller::Controller(Model model, Options options, Duration now, ControllerOpt
   for (const auto& cb : model_.callbacks) wcet_.emplace_back(cb.name, cb.wcet);
   window_.resize(wcet_.size());
   const double c0 = thread_cpu_ms();
-  options_.measured_wcet = wcet_;
-  plan_ = allocate(model_, options_);
+  // The initial plan, like every later one, for the execution times plus the margin when that
+  // demotes no more chains (measured times exceed a model's WCETs by the middleware's share:
+  // seen on real ROS 2 as a re-plan or a miss before the first activation).
+  int analyses = 0;
+  plan_ = plan_for(policy_.margin_permille, false, &analyses);
+  if (policy_.margin_permille > 0 && !plan_.demotions.empty()) {
+    Allocation exact = plan_for(0, false, &analyses);
+    if (exact.demotions.size() < plan_.demotions.size()) plan_ = std::move(exact);
+  }
   ControllerEvent e;
   e.at = now;
   e.trigger = "initial";
   e.decision = "reallocated";
   e.kind = "replan";
   e.why = "initial allocation";
-  e.analyses = plan_.analyses;
+  e.analyses = analyses;
   e.cpu_ms = thread_cpu_ms() - c0;
   log_.push_back(e);
 }

@@ -220,7 +220,6 @@ class ChainExecutor(Executor):
         loop = self._loop
         loop.restart()
         saved = self._save_thread_params()
-        loop.apply_thread(0)
         extra = [threading.Thread(target=self._thread_main, args=(t,), daemon=True,
                                   name=f"chainrt.rclpy/t{t}") for t in range(1, loop.thread_count())]
         self._start_stats()
@@ -229,6 +228,9 @@ class ChainExecutor(Executor):
             for th in extra:
                 th.start()
             self._start_lame()
+            # Only now: a SCHED_DEADLINE thread may not create threads (clone fails with EAGAIN),
+            # so this thread takes thread 0's parameters after the others exist.
+            loop.apply_thread(0)
             while self._context.ok() and not self._is_shutdown:
                 self._spin_once_impl(None, 0)
         finally:
