@@ -52,6 +52,12 @@ std::string describe(const lame::ThreadClassPlan& p) {
 
 std::string quote(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
+std::string list(const std::vector<std::string>& v) {  // a JSON array of strings
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
+  return s + "]";
+}
+
 }  // namespace
 
 int deadline_capacity_permille() noexcept {
@@ -368,11 +374,6 @@ void LameController::publish(const LameActivation& a) {
   // One event per activation on the executor's monitoring topic (docs/lame.md).
   if (!ex_) return;
   const lame::Allocation& plan = decision_->plan();
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
-    return s + "]";
-  };
   std::string classes = "[";
   bool first = true;
   for (const auto* P : {&plan.rt, &plan.be})
@@ -427,11 +428,6 @@ std::vector<LameActivation> LameController::log() const {
 }
 
 std::string LameController::log_json() const {
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
-    return s + "]";
-  };
   std::string s = "[";
   bool first = true;
   for (const auto& a : log()) {

@@ -1,9 +1,11 @@
 // chainrt runtime: LaME's adaptive resource controller on the real executor (LaME Sec. 4.3,
 // Fig. 1 and Fig. 8). A non-real-time thread that activates every controller period (10 s by
 // default) and at once when an RT chain misses its deadline; it reads the execution times the
-// executor measured (the largest thread-CPU time per callback since the last activation,
-// Executor::take_cpu_max), lets lame::Controller decide whether the plan still holds (fp-mt
-// with the measured times) or re-runs Algorithms 1-3, and applies a new plan to the RUNNING
+// executor measured (the 4 largest thread-CPU times per callback since the last activation
+// and their count, Executor::take_cpu_window), lets lame::Controller decide whether the plan
+// still holds (fp-mt with its robust estimate) or needs new budgets or a new allocation
+// (Algorithms 3 or 1-3), publishes the decision on the monitoring topic ("lame_decision"
+// events, Executor::publish_event), and applies a new plan to the RUNNING
 // executor: new SCHED_DEADLINE runtime/period on the thread-class threads (sched_setattr), and
 // when the chain-to-class allocation changed, new callback affinity masks, priorities and
 // groups (Executor::reconfigure: queued and running instances carry over, none is lost).
