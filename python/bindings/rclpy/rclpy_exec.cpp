@@ -279,12 +279,6 @@ class Loop {
           runtime::DispatchRecord{cb, t, r.start, finish, cpu, r.stamp.deadline, r.stamp.release};
       ++dispatches_;
       if (r.stamp.chain != kNoChain) {
-        for (auto [succ, c] : e.successors)
-          if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
-            entities_[succ].inputs.push(Stamp{c, r.stamp.release,
-                                              chain_stats_[c].deadline_ns > 0
-                                                  ? r.stamp.release + chain_stats_[c].deadline_ns
-                                                  : kNoDeadline});
         for (std::uint32_t c : e.leaf_of)
           if (c == r.stamp.chain && r.stamp.release >= record_from_) {
             latency_[c].record(finish - r.stamp.release, chain_stats_[c].deadline_ns);
@@ -589,6 +583,16 @@ class Loop {
       if (!e.inputs.empty()) e.inputs.pop();
       if (e.pending.fetch_sub(1) > 1) dirty_ = true;  // more events: queue it again
     }
+    // The chain instance reaches the successors' inputs when this callback STARTS, before it
+    // can publish: with several executor threads a successor may be selected (its message
+    // arrived) while this callback still runs; stamped at done() it would find no stamp and
+    // the instance would be lost (seen with LaME's 4 threads: 15 of 40 instances counted).
+    if (r.stamp.chain != kNoChain)
+      for (auto [succ, c] : e.successors)
+        if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
+          entities_[succ].inputs.push(Stamp{c, r.stamp.release,
+                                            chain_stats_[c].deadline_ns > 0 ? r.stamp.release + chain_stats_[c].deadline_ns
+                                                                            : kNoDeadline});
     r.start = mono_ns();
     r.cpu0 = thread_cpu_ns();
   }
