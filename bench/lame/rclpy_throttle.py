@@ -84,7 +84,9 @@ def run(config: str, args, path: str) -> dict:
     try:
         t0 = time.monotonic()
         node = Busy(ctx, t0 + args.step_at, args.factor)
-        kw = {"lame_controller": args.period} if config == "controller" else {"lame_controller": 1e6}
+        # "fixed plan": the same initial plan and threads, the controller never activates
+        kw = ({"lame_controller": args.period} if config == "controller"
+              else {"lame_controller": 1e6, "lame_on_miss": False})
         ex = ChainExecutor(model=path, context=ctx, report=False, stats_period=None, **kw)
         ex.add_node(node)
         spinner = threading.Thread(target=ex.spin, daemon=True)

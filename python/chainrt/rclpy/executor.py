@@ -100,6 +100,8 @@ class ChainExecutor(Executor):
     :param lame_reservation_period: SCHED_DEADLINE period of the thread classes (seconds).
     :param lame_capacity_permille: share of a core the reservations may take (0: the kernel's
         admission limit less the fair server's 5 %).
+    :param lame_on_miss: activate the controller at once on an RT deadline miss (else only
+        every period).
     """
 
     def __init__(self, *, model: Any = None, executor: str | None = None, policy: str | None = None,
@@ -108,7 +110,7 @@ class ChainExecutor(Executor):
                  header_stamp: bool = False, raise_exceptions: bool = False,
                  sample_capacity: int = 100_000, run_id: str | None = None,
                  lame_controller: float | None = None, lame_reservation_period: float = 0.01,
-                 lame_capacity_permille: int = 0) -> None:
+                 lame_capacity_permille: int = 0, lame_on_miss: bool = True) -> None:
         self._sigint_gc = None  # rclpy's Executor.__del__ reads it even when __init__ failed
         if policy is not None and policy not in POLICIES:
             raise ValueError(f"unknown policy '{policy}' (one of: {', '.join(POLICIES)})")
@@ -165,6 +167,7 @@ class ChainExecutor(Executor):
         self._lame_period_ns = int(float(lame_controller) * 1e9) if lame_controller is not None else 0
         self._lame_res_ns = int(float(lame_reservation_period) * 1e9)
         self._lame_capacity = int(lame_capacity_permille)
+        self._lame_on_miss = bool(lame_on_miss)
         self._lame = None                  # _rclpy_exec.LameControl: plan, decisions, applying
         self._lame_thread = None
         self._lame_stop = threading.Event()
@@ -392,7 +395,7 @@ class ChainExecutor(Executor):
                                          for i, (n, m) in enumerate(zip(loop.chain_names(), misses)))
                 seen = misses
                 now = mono()
-                by_miss = pending and now - last_miss >= min_gap
+                by_miss = pending and self._lame_on_miss and now - last_miss >= min_gap
                 if by_miss:
                     pending, last_miss = False, now
                 elif now < next_at:
