@@ -221,8 +221,9 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
       }
     // 3. Only a plan with more demotions holds: take it after demote_after activations in a row.
     if (!next) {
-      ++pending_demotion_;
-      if (pending_demotion_ >= policy_.demote_after) {
+      if (pending_demotion_++ == 0) pending_since_ = now;
+      const Duration hold = policy_.demote_hold > 0 ? policy_.demote_hold : options_.controller_period;
+      if (pending_demotion_ >= policy_.demote_after && now - pending_since_ >= hold) {
         next = std::move(demoting);
         e.kind = "demote";
       } else {
@@ -234,8 +235,8 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
     e.why = why;
     if (e.kind == "deferred") {
       e.decision = "holds";
-      e.why += "; only a plan that demotes an RT chain holds: deferred (" + std::to_string(pending_demotion_) + " of " +
-               std::to_string(policy_.demote_after) + " activations)";
+      e.why += "; only a plan that demotes an RT chain holds: deferred (needed at " + std::to_string(pending_demotion_) +
+               " activations in a row since " + std::to_string(pending_since_) + " ns)";
     }
   }
   if (next) {

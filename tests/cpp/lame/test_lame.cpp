@@ -408,16 +408,17 @@ TEST(LameController, PromotesADemotedChainBackWhenItFitsAgain) {
     nominal.emplace_back(cb.name, cb.wcet);
     heavy.emplace_back(cb.name, cb.wcet * 3);
   }
-  EXPECT_EQ(ctl.activate(heavy, true, 5).kind, "deferred");  // demotions need 2 activations
-  const auto& slow = ctl.activate(heavy, true, 10);
+  const Duration T = 10'000'000'000;
+  EXPECT_EQ(ctl.activate(heavy, true, T).kind, "deferred");  // demotions need 2 activations, a period apart
+  const auto& slow = ctl.activate(heavy, true, 2 * T);
   ASSERT_EQ(slow.decision, "reallocated") << slow.why;
   ASSERT_FALSE(ctl.plan().demotions.empty()) << "x3 should not fit the three RT chains on 2 cores";
-  const auto& same = ctl.activate(heavy, false, 20);
+  const auto& same = ctl.activate(heavy, false, 3 * T);
   EXPECT_EQ(same.decision, "holds") << same.why;       // nothing fits better: no flapping
   EXPECT_FALSE(ctl.plan().demotions.empty());
   // The estimate covers the last 2 activations: the first nominal one still sees x3.
-  EXPECT_EQ(ctl.activate(nominal, false, 25).decision, "holds");
-  const auto& back = ctl.activate(nominal, false, 30);
+  EXPECT_EQ(ctl.activate(nominal, false, 4 * T).decision, "holds");
+  const auto& back = ctl.activate(nominal, false, 5 * T);
   EXPECT_EQ(back.decision, "reallocated") << back.why;
   EXPECT_EQ(back.kind, "promote");
   EXPECT_TRUE(ctl.plan().demotions.empty());
@@ -525,21 +526,26 @@ TEST(LameController, APlanWithMarginIsNotReplacedForSmallGrowth) {
 }
 
 // No demotion on one noisy activation: when only a plan that demotes an RT chain holds, the
-// controller keeps the current plan ("deferred") until demote_after (2) activations in a row
-// needed it; one activation that fits again resets the count.
+// controller keeps the current plan ("deferred") until demote_after (2) activations in a row,
+// spanning a controller period, needed it; one activation that fits again resets the count.
 TEST(LameController, DemotesOnlyAfterConsecutiveActivationsNeedIt) {
   const Model m = autoware();
   lame::ControllerOptions p;
   p.window = 1;
   lame::Controller ctl(m, lame::Options{}, 0, p);
   const auto heavy = samples(m, 3, 1), nominal = samples(m, 1, 1);
-  const auto& a = ctl.activate(heavy, true, 10);
+  const Duration T = 10'000'000'000;  // the controller period (lame::Options default)
+  const auto& a = ctl.activate(heavy, true, 1 * T);
   EXPECT_EQ(a.kind, "deferred") << a.why;
   EXPECT_EQ(a.decision, "holds");
   EXPECT_TRUE(ctl.plan().demotions.empty());
-  EXPECT_EQ(ctl.activate(nominal, false, 20).decision, "holds");
-  EXPECT_EQ(ctl.activate(heavy, true, 30).kind, "deferred");
-  const auto& d = ctl.activate(heavy, true, 40);
+  EXPECT_EQ(ctl.activate(nominal, false, 2 * T).decision, "holds");
+  EXPECT_EQ(ctl.activate(heavy, true, 3 * T).kind, "deferred");
+  // a burst of miss-triggered activations 0.5 s apart is not persistence
+  EXPECT_EQ(ctl.activate(heavy, true, 3 * T + T / 20).kind, "deferred");
+  EXPECT_EQ(ctl.activate(heavy, true, 3 * T + T / 10).kind, "deferred");
+  EXPECT_TRUE(ctl.plan().demotions.empty());
+  const auto& d = ctl.activate(heavy, true, 4 * T);
   EXPECT_EQ(d.kind, "demote") << d.why;
   EXPECT_EQ(d.decision, "reallocated");
   EXPECT_FALSE(ctl.plan().demotions.empty());

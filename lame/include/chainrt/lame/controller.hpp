@@ -18,8 +18,9 @@
 //  - budgets before allocation: a violation first re-searches the budgets of the current
 //    allocation (no callback moves, no ready-queue swap), as the paper's controller does;
 //  - no demotion on one noisy activation: a plan that demotes more RT chains than the current
-//    one is taken only when `demote_after` consecutive activations needed it; until then the
-//    current plan stays (logged as "deferred").
+//    one is taken only when `demote_after` consecutive activations spanning at least
+//    `demote_hold` (a controller period) needed it; until then the current plan stays (logged
+//    as "deferred").
 // While the plan holds but has demoted chains, every activation also tries the allocation with
 // the estimate and takes it when it demotes fewer chains (deviation: the paper re-plans only on
 // a violation; without it a chain demoted under a transient overload stays BE for good).
@@ -54,7 +55,10 @@ struct ControllerOptions {
   int window = 2;              // activations whose samples form the estimate (this one included)
   int outlier_permille = 20;   // share of the window's samples ignored at the top (<= kTopSamples-1)
   int margin_permille = 50;    // a new plan is computed for the estimate x (1 + margin)
-  int demote_after = 2;        // consecutive activations that must need a demotion
+  int demote_after = 2;         // consecutive activations that must need a demotion ...
+  // ... spanning at least this long (0: the controller period): miss-triggered activations come
+  // in bursts 0.5 s apart during a VM stall and must not count as persistence.
+  Duration demote_hold = 0;
 };
 
 struct ControllerEvent {
@@ -102,6 +106,7 @@ class Controller {
   std::vector<std::pair<std::string, Duration>> wcet_;  // estimate, by model callback index
   std::vector<std::vector<CpuSample>> window_;          // by callback index: the last activations
   int pending_demotion_ = 0;                            // consecutive activations needing one
+  Duration pending_since_ = 0;                          // when the first of them ran
   std::vector<ControllerEvent> log_;
 };
 
