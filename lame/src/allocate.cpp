@@ -294,6 +294,34 @@ Allocation allocate(const Model& input, const Options& opt) {
     be.push_back(b);
   }
   std::vector<bool> demoted(units.size(), false);
+  if (opt.keep) {
+    // Budget-only re-adjustment: the kept plan's classes, allocation and demotions; every RT
+    // class starts at the full core again and Algorithm 3 below searches its least budget.
+    const Allocation& k = *opt.keep;
+    if (k.lin.chains.size() != lin.chains.size() || k.executor != c.executor || k.be.size() > rt.size())
+      throw std::invalid_argument("the plan to re-budget does not come from this model");
+    std::vector<ThreadClassPlan> krt, kbe = k.be;
+    for (const auto& b : kbe) {
+      ThreadClassPlan r{"rt" + std::to_string(krt.size()), CriticalityClass::RealTime, b.cores, full, opt.period, {}, 0};
+      for (const auto& p : k.rt)
+        if (p.cores == b.cores) {
+          r.name = p.name;
+          r.chains = p.chains;
+        }
+      krt.push_back(r);
+    }
+    for (auto& b : kbe) {
+      b.budget = 0;
+      b.period = opt.period;
+    }
+    rt = std::move(krt);
+    be = std::move(kbe);
+    out.demotions = k.demotions;
+    for (std::size_t u = 0; u < units.size(); ++u)
+      for (int i : units[u])
+        for (const auto& d : k.demotions)
+          if (d.chain == lin.chains[i].name) demoted[u] = true;
+  } else {
   int snap_unit = -1;
   std::vector<ThreadClassPlan> snap_rt, snap_be;
 retry:
@@ -339,22 +367,25 @@ retry:
     }
     if (snap_unit == static_cast<int>(u)) snap_unit = -1;
   }
-  // Lines 38-41: BE chains (and demoted RT chains) to the lowest-utilisation BE class,
-  // largest utilisation first (worst-fit decreasing).
+  }  // Algorithm 2 (not run for a budget-only re-adjustment)
   std::vector<int> be_chains = lin.be;
   for (std::size_t u = 0; u < units.size(); ++u)
     if (demoted[u]) be_chains.insert(be_chains.end(), units[u].begin(), units[u].end());
-  std::vector<int> order = be_chains;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
-  for (int i : order) {
-    if (lin.chains[i].own().empty()) continue;  // owns nothing: only its prefix, elsewhere
-    const int k = lowest_util(c, be, {});
-    be[k].chains.push_back(i);
+  if (!opt.keep) {
+    // Lines 38-41: BE chains (and demoted RT chains) to the lowest-utilisation BE class,
+    // largest utilisation first (worst-fit decreasing).
+    std::vector<int> order = be_chains;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
+    for (int i : order) {
+      if (lin.chains[i].own().empty()) continue;  // owns nothing: only its prefix, elsewhere
+      const int k = lowest_util(c, be, {});
+      be[k].chains.push_back(i);
+    }
   }
 
   // Algorithm 3 for every RT class.
   for (std::size_t k = 0; k < rt.size(); ++k) {
-    if (!rt[k].chains.empty()) continue;
+    if (opt.keep || !rt[k].chains.empty()) continue;
     // Lines 5-7: merge an empty class into the busiest one when that stays schedulable.
     set_util(c, rt);
     int busiest = -1;

@@ -1,14 +1,15 @@
 // LaME's adaptive resource controller, decision logic (controller.hpp; LaME Sec. 4.3).
-// Deviation: the paper first re-adjusts only the budgets after a timing violation and repeats
-// the allocation when that fails; a full activation here (allocation + budget search) costs a
-// few milliseconds of CPU time for the 13 Autoware chains (bench/lame), so every violation
-// re-runs Algorithms 1-3 at once — the budget-only step would find the same budgets when the
-// allocation is unchanged.
+// As in the paper, a violation first re-adjusts only the budgets of the current allocation
+// (Algorithm 3 alone); only when no budgets make every RT chain schedulable is the allocation
+// repeated (Algorithms 1-3). Robustness measures (estimate, margin, deferred demotion) are in
+// the header.
 #include "chainrt/lame/controller.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "chainrt/analysis/analysis.hpp"
 
@@ -24,17 +25,31 @@ double thread_cpu_ms() {
 
 }  // namespace
 
-Controller::Controller(Model model, Options options, Duration now) : model_(std::move(model)), options_(std::move(options)) {
+Controller::Controller(Model model, Options options, Duration now, ControllerOptions policy)
+    : model_(std::move(model)), options_(std::move(options)), policy_(policy) {
+  policy_.window = std::max(1, policy_.window);
+  policy_.outlier_permille = std::clamp(policy_.outlier_permille, 0, 1000);
+  policy_.margin_permille = std::clamp(policy_.margin_permille, 0, 1000);
+  policy_.demote_after = std::max(1, policy_.demote_after);
   for (const auto& cb : model_.callbacks) wcet_.emplace_back(cb.name, cb.wcet);
+  window_.resize(wcet_.size());
   const double c0 = thread_cpu_ms();
-  options_.measured_wcet = wcet_;
-  plan_ = allocate(model_, options_);
+  // The initial plan, like every later one, for the execution times plus the margin when that
+  // demotes no more chains (measured times exceed a model's WCETs by the middleware's share:
+  // seen on real ROS 2 as a re-plan or a miss before the first activation).
+  int analyses = 0;
+  plan_ = plan_for(policy_.margin_permille, false, &analyses);
+  if (policy_.margin_permille > 0 && !plan_.demotions.empty()) {
+    Allocation exact = plan_for(0, false, &analyses);
+    if (exact.demotions.size() < plan_.demotions.size()) plan_ = std::move(exact);
+  }
   ControllerEvent e;
   e.at = now;
   e.trigger = "initial";
   e.decision = "reallocated";
+  e.kind = "replan";
   e.why = "initial allocation";
-  e.analyses = plan_.analyses;
+  e.analyses = analyses;
   e.cpu_ms = thread_cpu_ms() - c0;
   log_.push_back(e);
 }
@@ -66,52 +81,170 @@ bool Controller::holds(std::string* why, int* analyses) const {
   return true;
 }
 
+namespace {
+
+// Identity of the thread class a linear chain runs on: kind and cores (names change on merges).
+std::vector<std::string> placement(const Allocation& a) {
+  std::vector<std::string> out(a.lin.chains.size(), "");
+  for (const auto* P : {&a.rt, &a.be})
+    for (const auto& p : *P) {
+      std::string id = to_string(p.kind);
+      for (int c : p.cores) id += "/" + std::to_string(c);
+      for (int i : p.chains) out[i] = id;
+    }
+  return out;
+}
+
+}  // namespace
+
+void Controller::estimate(const std::vector<CpuSample>& measured, bool* changed) {
+  std::map<std::string, const CpuSample*> by_name;
+  for (const auto& s : measured) by_name[s.callback] = &s;
+  for (std::size_t i = 0; i < wcet_.size(); ++i) {
+    auto& w = window_[i];
+    CpuSample s;
+    if (auto it = by_name.find(wcet_[i].first); it != by_name.end()) s = *it->second;
+    w.push_back(s);
+    if (static_cast<int>(w.size()) > policy_.window) w.erase(w.begin());
+    // The window's largest samples (each activation's top kTopSamples contain every sample of
+    // the union's top kTopSamples) and how many samples it holds.
+    std::vector<Duration> top;
+    std::uint64_t n = 0;
+    for (const auto& x : w) {
+      n += x.count;
+      for (Duration d : x.largest)
+        if (d > 0) top.push_back(d);
+    }
+    if (top.empty()) continue;  // nothing ran in the window: keep the last estimate
+    std::sort(top.rbegin(), top.rend());
+    // Drop the top outlier share of the samples (a VM stall charged to one instance), at most
+    // kTopSamples - 1 of them and never all that are known.
+    const std::uint64_t drop = std::min<std::uint64_t>(
+        {n * static_cast<std::uint64_t>(policy_.outlier_permille) / 1000, static_cast<std::uint64_t>(kTopSamples - 1),
+         static_cast<std::uint64_t>(top.size() - 1)});
+    const Duration v = top[static_cast<std::size_t>(drop)];
+    if (v != wcet_[i].second) {
+      wcet_[i].second = v;
+      *changed = true;
+    }
+  }
+}
+
+Allocation Controller::plan_for(int margin_permille, bool budgets_only, int* analyses) const {
+  Options o = options_;
+  o.measured_wcet = wcet_;
+  for (auto& [name, w] : o.measured_wcet) w += w * margin_permille / 1000;
+  if (budgets_only) o.keep = &plan_;
+  Allocation a = allocate(model_, o);
+  *analyses += a.analyses;
+  return a;
+}
+
 const ControllerEvent& Controller::activate(const std::vector<std::pair<std::string, Duration>>& measured,
                                             bool rt_miss, Duration now) {
+  std::vector<CpuSample> samples;
+  samples.reserve(measured.size());
+  for (const auto& [name, w] : measured) {
+    if (w <= 0) continue;
+    CpuSample s;
+    s.callback = name;
+    s.largest[0] = w;
+    s.count = 1;
+    samples.push_back(std::move(s));
+  }
+  return activate(samples, rt_miss, now);
+}
+
+const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measured, bool rt_miss, Duration now) {
   const double c0 = thread_cpu_ms();
   ControllerEvent e;
   e.at = now;
   e.trigger = rt_miss ? "deadline miss" : "period";
-  std::map<std::string, Duration> m(measured.begin(), measured.end());
   bool changed = false;
-  for (auto& [name, w] : wcet_)
-    if (auto it = m.find(name); it != m.end() && it->second > 0 && it->second != w) {
-      w = it->second;
-      changed = true;
-    }
+  estimate(measured, &changed);
   std::string why;
   int analyses = 0;
   const bool ok = holds(&why, &analyses);
-  std::optional<Allocation> promoted;
-  if (ok && !plan_.demotions.empty()) {
-    // Deviation (the paper only re-plans on a violation): while the plan holds but has demoted
-    // RT chains, try the allocation with the measured times and take it when it demotes fewer
-    // chains, so that a chain demoted under a transient overload becomes RT again once it
-    // fits (seen on real ROS 2: a demoted chain's misses no longer wake the controller). One
-    // full allocation per activation while chains stay demoted.
-    Options o = options_;
-    o.measured_wcet = wcet_;
-    Allocation candidate = allocate(model_, o);
-    analyses += candidate.analyses;
-    if (candidate.demotions.size() < plan_.demotions.size()) promoted = std::move(candidate);
-  }
-  if (promoted) {
-    e.why = "a demoted RT chain fits again with the measured execution times";
-    plan_ = std::move(*promoted);
-    e.decision = "reallocated";
-  } else if (ok) {
+  const std::size_t demoted_now = plan_.demotions.size();
+  std::optional<Allocation> next;
+  auto schedulable = [](const Allocation& a) { return a.rt_schedulable; };
+  if (ok) {
+    pending_demotion_ = 0;
     e.decision = "holds";
+    e.kind = "hold";
     // A miss while the bounds hold with the measured times is not explained by the model
-    // (kernel, middleware or monitoring overhead); re-planning with the same times would give
-    // the same plan, so it is logged and left to the next activation.
+    // (kernel, middleware, monitoring overhead or a stall of the machine); re-planning with
+    // the same times would give the same plan, so it is logged and left alone.
     e.why = rt_miss ? "an RT chain missed its deadline although the bounds hold with the measured execution times"
                     : (changed ? "the plan holds with the measured execution times" : "no change");
+    if (demoted_now > 0) {
+      // Deviation (the paper only re-plans on a violation): while chains are demoted, try the
+      // allocation with the estimate (with the margin when it fits as well) and take it when it
+      // demotes fewer chains.
+      for (int margin : {policy_.margin_permille, 0}) {
+        Allocation c = plan_for(margin, false, &analyses);
+        if (c.demotions.size() < demoted_now) {
+          next = std::move(c);
+          e.kind = "promote";
+          e.why = "a demoted RT chain fits again with the measured execution times";
+          break;
+        }
+        if (margin == 0) break;
+      }
+    }
   } else {
+    // 1. New budgets for the current allocation (no callback moves): with the margin, else
+    //    without it.
+    for (int margin : {policy_.margin_permille, 0}) {
+      Allocation c = plan_for(margin, true, &analyses);
+      if (schedulable(c)) {
+        next = std::move(c);
+        e.kind = "budget";
+        break;
+      }
+      if (margin == 0) break;
+    }
+    // 2. A new allocation (Algorithms 1-3) that demotes no more chains than the current plan.
+    std::optional<Allocation> demoting;  // the plan without margin, when it demotes more
+    if (!next)
+      for (int margin : {policy_.margin_permille, 0}) {
+        Allocation c = plan_for(margin, false, &analyses);
+        if (c.demotions.size() <= demoted_now) {
+          next = std::move(c);
+          e.kind = "replan";
+          break;
+        }
+        if (margin == 0) {
+          demoting = std::move(c);
+          break;
+        }
+      }
+    // 3. Only a plan with more demotions holds: take it after demote_after activations in a row.
+    if (!next) {
+      if (pending_demotion_++ == 0) pending_since_ = now;
+      const Duration hold = policy_.demote_hold > 0 ? policy_.demote_hold : options_.controller_period;
+      if (pending_demotion_ >= policy_.demote_after && now - pending_since_ >= hold) {
+        next = std::move(demoting);
+        e.kind = "demote";
+      } else {
+        e.kind = "deferred";
+      }
+    } else {
+      pending_demotion_ = 0;
+    }
     e.why = why;
-    Options o = options_;
-    o.measured_wcet = wcet_;
-    plan_ = allocate(model_, o);
-    analyses += plan_.analyses;
+    if (e.kind == "deferred") {
+      e.decision = "holds";
+      e.why += "; only a plan that demotes an RT chain holds: deferred (needed at " + std::to_string(pending_demotion_) +
+               " activations in a row since " + std::to_string(pending_since_) + " ns)";
+    }
+  }
+  if (next) {
+    const auto before = placement(plan_);
+    const auto after = placement(*next);
+    for (std::size_t i = 0; i < after.size() && i < before.size(); ++i)
+      if (after[i] != before[i]) e.chains.push_back(next->lin.chains[i].name);
+    plan_ = std::move(*next);
     e.decision = "reallocated";
   }
   e.analyses = analyses;

@@ -104,7 +104,7 @@ struct Executor::Slot {
   std::uint64_t timer_instance = 0;
   std::vector<std::uint32_t> leaf_of;  // chains whose instance completes with this callback
   CallbackStats stats;
-  Duration window_cpu_max = 0;  // largest CPU time since the last take_cpu_max()
+  CpuWindow window_cpu;  // largest CPU times since the last take_cpu_window()/take_cpu_max()
   // lock-free dirty list (DDS listener -> executor)
   std::atomic<bool> enlisted{false};
   Slot* next_dirty = nullptr;
@@ -613,7 +613,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     cs.cpu_total += cpu;
     cs.cpu_max = std::max(cs.cpu_max, cpu);
     cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
-    s.window_cpu_max = std::max(s.window_cpu_max, cpu);
+    s.window_cpu.record(cpu);
     cs.wall_total += finish - start;
     cs.wall_max = std::max(cs.wall_max, finish - start);
     cs.wall_min = cs.instances == 1 ? finish - start : std::min(cs.wall_min, finish - start);
@@ -719,14 +719,14 @@ void Executor::start() {
   }
   register_executor(this);
   if (signal_received()) stop_.store(1);
-  if (options_.stats_period > 0) {
+  if (options_.stats_period > 0 || options_.monitoring_events) {
     static std::atomic<int> counter{0};
     stats_node_ = std::make_unique<Node>(
         *context_, "chainrt_monitor_" + std::to_string(getpid()) + "_" +
                        std::to_string(counter.fetch_add(1)));
     stats_pub_ = std::make_shared<Publisher<std_msgs::msg::String>>(*stats_node_,
                                                                      options_.stats_topic, 10);
-    stats_thread_ = std::thread([this] { stats_main(); });
+    if (options_.stats_period > 0) stats_thread_ = std::thread([this] { stats_main(); });
   }
   for (std::size_t t = 0; t < threads_spec_.size(); ++t)
     threads_.emplace_back([this, t] { thread_main(static_cast<sched::ThreadId>(t)); });
@@ -893,8 +893,26 @@ void Executor::take_cpu_max(std::vector<Duration>& out) {
   std::unique_lock<PiMutex> lk(mutex_);
   out.resize(slots_.size());
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    out[i] = slots_[i]->window_cpu_max;
-    slots_[i]->window_cpu_max = 0;
+    out[i] = slots_[i]->window_cpu.largest[0];
+    slots_[i]->window_cpu = CpuWindow{};
+  }
+}
+
+bool Executor::publish_event(const std::string& json) {
+  auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(stats_pub_.get());
+  if (!pub || !started_) return false;
+  std_msgs::msg::String msg;
+  msg.data = json;
+  pub->publish(msg);
+  return true;
+}
+
+void Executor::take_cpu_window(std::vector<CpuWindow>& out) {
+  std::unique_lock<PiMutex> lk(mutex_);
+  out.resize(slots_.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    out[i] = slots_[i]->window_cpu;
+    slots_[i]->window_cpu = CpuWindow{};
   }
 }
 

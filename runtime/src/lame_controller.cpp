@@ -52,6 +52,12 @@ std::string describe(const lame::ThreadClassPlan& p) {
 
 std::string quote(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
+std::string list(const std::vector<std::string>& v) {  // a JSON array of strings
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
+  return s + "]";
+}
+
 }  // namespace
 
 int deadline_capacity_permille() noexcept {
@@ -77,10 +83,7 @@ LameController::LameController(const Model& model, LameControllerOptions options
   executor_ = plan.executor;
   for (std::size_t e = 0; e < planned_.executors.size(); ++e)
     if (planned_.executors[e].name == executor_) executor_index_ = e;
-  cores_ = 1;
-  for (const auto* P : {&plan.rt, &plan.be})
-    for (const auto& p : *P)
-      for (int c : p.cores) cores_ = std::max(cores_, c + 1);
+  cores_ = lame_plan_cores(plan);
   if (2 * static_cast<std::size_t>(cores_) > sched::kMaxThreads)
     throw std::invalid_argument("the LaME controller runs at most 32 cores");
   chain_count_ = model_.chains.size();
@@ -89,6 +92,7 @@ LameController::LameController(const Model& model, LameControllerOptions options
   LameActivation a;
   a.trigger = "initial";
   a.decision = "reallocated";
+  a.kind = "replan";
   a.why = "initial allocation";
   a.decide_cpu_ms = decision_->log().back().cpu_ms;
   a.analyses = decision_->log().back().analyses;
@@ -128,24 +132,19 @@ std::vector<sched::ThreadSpec> LameController::slot_threads() const {
   return out;
 }
 
-LameController::Applied LameController::translate(const lame::Allocation& plan) const {
-  Applied out;
-  const sched::ExecutorSetup setup = sched::make_setup(plan.model, executor_index_);
+LameSlotPlan lame_slot_plan(const lame::Allocation& plan, std::size_t executor_index, int cores) {
+  LameSlotPlan out;
+  const sched::ExecutorSetup setup = sched::make_setup(plan.model, executor_index);
   std::vector<int> slot_of(setup.threads.size(), 0);
-  out.slots.assign(2 * static_cast<std::size_t>(cores_), std::nullopt);
+  out.slots.assign(2 * static_cast<std::size_t>(cores), std::nullopt);
   for (std::size_t j = 0; j < setup.threads.size(); ++j) {
     const auto& t = setup.threads[j];
     const int k = t.cores.empty() ? 0 : t.cores.front();
-    slot_of[j] = (t.role == CriticalityClass::RealTime ? 0 : cores_) + k;
+    slot_of[j] = (t.role == CriticalityClass::RealTime ? 0 : cores) + k;
     out.slots[slot_of[j]] = t.reservation;
   }
   out.groups = setup.groups;
-  out.specs = current_.specs;
-  if (out.specs.size() != ex_->callback_count())
-    for (sched::CallbackId id = 0; id < ex_->callback_count(); ++id) out.specs.push_back(ex_->spec_of(id));
   for (std::size_t i = 0; i < setup.callbacks.size(); ++i) {
-    const sched::CallbackId id = ex_->id_of(plan.model.callbacks[setup.callbacks[i]].name);
-    if (id == sched::kNoCallback) continue;  // not run by this executor (e.g. a service)
     sched::CallbackSpec spec = setup.specs[i];
     if (spec.affinity != sched::kAnyThread) {
       sched::AffinityMask m = 0;
@@ -153,43 +152,66 @@ LameController::Applied LameController::translate(const lame::Allocation& plan) 
         if (spec.affinity & (sched::AffinityMask{1} << j)) m |= sched::AffinityMask{1} << slot_of[j];
       spec.affinity = m;
     }
-    out.specs[id] = spec;
+    out.callbacks.push_back(plan.model.callbacks[setup.callbacks[i]].name);
+    out.specs.push_back(spec);
+  }
+  return out;
+}
+
+int lame_plan_cores(const lame::Allocation& plan) {
+  int cores = 1;
+  for (const auto* P : {&plan.rt, &plan.be})
+    for (const auto& p : *P)
+      for (int c : p.cores) cores = std::max(cores, c + 1);
+  return cores;
+}
+
+std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>& current,
+                                  const std::vector<std::optional<Reservation>>& next, int cores) {
+  std::vector<int> out;
+  const int n = static_cast<int>(std::min(current.size(), next.size()));
+  auto grows = [&](int s) { return bandwidth(next[s]) > bandwidth(current[s]); };
+  auto add = [&](int from, int to, bool growing) {
+    for (int s = from; s < to; ++s)
+      if (next[s] != current[s] && grows(s) == growing) out.push_back(s);
+  };
+  add(std::min(cores, n), n, false);  // BE shrink
+  add(0, std::min(cores, n), true);   // RT grow
+  out.push_back(-1);                  // callbacks
+  add(0, std::min(cores, n), false);  // RT shrink
+  add(std::min(cores, n), n, true);   // BE grow
+  return out;
+}
+
+LameController::Applied LameController::translate(const lame::Allocation& plan) const {
+  Applied out;
+  const LameSlotPlan sp = lame_slot_plan(plan, executor_index_, cores_);
+  out.slots = sp.slots;
+  out.groups = sp.groups;
+  out.specs = current_.specs;
+  if (out.specs.size() != ex_->callback_count())
+    for (sched::CallbackId id = 0; id < ex_->callback_count(); ++id) out.specs.push_back(ex_->spec_of(id));
+  for (std::size_t i = 0; i < sp.callbacks.size(); ++i) {
+    const sched::CallbackId id = ex_->id_of(sp.callbacks[i]);
+    if (id == sched::kNoCallback) continue;  // not run by this executor (e.g. a service)
+    out.specs[id] = sp.specs[i];
   }
   return out;
 }
 
 void LameController::apply(const Applied& next, LameActivation& a) {
   const double c0 = thread_cpu_ms();
-  // Reservations that shrink first, so that the kernel admits the ones that grow.
-  std::vector<std::size_t> order(next.slots.size());
-  for (std::size_t s = 0; s < order.size(); ++s) order[s] = s;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return bandwidth(next.slots[x]) - bandwidth(current_.slots[x]) < bandwidth(next.slots[y]) - bandwidth(current_.slots[y]);
-  });
+  // In lame_apply_order's order: BE shrinks, RT grows, callbacks, RT shrinks, BE grows.
   std::vector<std::optional<Reservation>> done = current_.slots;
   std::vector<std::pair<std::size_t, std::string>> refused;
   Duration released_period = 0;  // longest period of a slot that leaves SCHED_DEADLINE now
-  for (std::size_t s : order) {
-    if (next.slots[s] == current_.slots[s]) continue;
-    if (!next.slots[s] && current_.slots[s]) released_period = std::max(released_period, current_.slots[s]->period);
+  auto set = [&](std::size_t s) {
+    if (next.slots[s] == done[s]) return;
+    if (!next.slots[s] && done[s]) released_period = std::max(released_period, done[s]->period);
     const std::string err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
     if (err.empty()) done[s] = next.slots[s];
     else refused.emplace_back(s, err);
-  }
-  // Linux returns a thread's bandwidth when it leaves SCHED_DEADLINE only at its 0-lag time
-  // (the "inactive timer" of switched_from_dl), at most one of its periods later, not at
-  // sched_setattr: a reservation that grows into that bandwidth in the same step is refused
-  // (EBUSY). Seen on real ROS 2 when a plan took the BE classes' budgets away and merged the RT
-  // classes. Wait that long once and retry the refused slots.
-  if (!refused.empty() && released_period > 0) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(released_period + 1'000'000));
-    for (auto& [s, err] : refused) {
-      err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
-      if (err.empty()) done[s] = next.slots[s];
-    }
-  }
-  for (const auto& [s, err] : refused)
-    if (!err.empty()) a.errors.push_back("slot " + std::to_string(s) + ": " + err);
+  };
   bool affinity = false, other = next.groups.size() != current_.groups.size();
   for (std::size_t id = 0; id < next.specs.size(); ++id) {
     const auto& n = next.specs[id];
@@ -198,7 +220,33 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     other = other || n.group != c.group || n.priority != c.priority;
   }
   for (std::size_t g = 0; !other && g < next.groups.size(); ++g) other = next.groups[g].type != current_.groups[g].type;
-  if (affinity || other) ex_->reconfigure(next.specs, next.groups);
+  for (int s : lame_apply_order(current_.slots, next.slots, cores_)) {
+    if (s >= 0) set(static_cast<std::size_t>(s));
+    else if (affinity || other) ex_->reconfigure(next.specs, next.groups);
+  }
+  // A grow refused before the RT shrinks (the total was at the admission limit) is tried again
+  // after them.
+  for (auto& [s, err] : refused) {
+    err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
+    if (err.empty()) done[s] = next.slots[s];
+  }
+  // Linux returns a thread's bandwidth when it leaves SCHED_DEADLINE only at its 0-lag time
+  // (the "inactive timer" of switched_from_dl), at most one of its periods later, not at
+  // sched_setattr: a reservation that grows into that bandwidth in the same step is refused
+  // (EBUSY). Seen on real ROS 2 when a plan took the BE classes' budgets away and merged the RT
+  // classes. Wait that long once and retry the refused slots.
+  bool still = false;
+  for (const auto& r : refused) still = still || !r.second.empty();
+  if (still && released_period > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(released_period + 1'000'000));
+    for (auto& [s, err] : refused) {
+      if (err.empty()) continue;
+      err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
+      if (err.empty()) done[s] = next.slots[s];
+    }
+  }
+  for (const auto& [s, err] : refused)
+    if (!err.empty()) a.errors.push_back("slot " + std::to_string(s) + ": " + err);
   a.allocation_changed = affinity;
   current_.specs = next.specs;
   current_.groups = next.groups;
@@ -221,6 +269,8 @@ void LameController::configure(const chainrt::Executor& e, ExecutorOptions& o) {
   if (e.name != executor_) return;
   o.policy = Policy::Lame;
   o.threads = slot_threads();
+  o.monitoring_events = true;  // decisions go to the monitoring topic (publish())
+  run_id_ = o.run_id;
   o.on_deadline_miss = [this](std::uint32_t chain) { on_deadline_miss(chain); };
 }
 
@@ -254,8 +304,16 @@ void LameController::stop() {
 void LameController::main() {
   Duration next = run_start_ + options_.period;
   Duration last_miss = run_start_ - options_.min_gap;
-  std::vector<Duration> cpu;
-  std::vector<std::pair<std::string, Duration>> measured;
+  {
+    LameActivation initial;
+    {
+      std::lock_guard<std::mutex> lk(log_mutex_);
+      if (!log_.empty()) initial = log_.front();
+    }
+    publish(initial);  // the initial plan (subscribers that are already matched see it)
+  }
+  std::vector<CpuWindow> cpu;
+  std::vector<lame::CpuSample> measured;
   while (!stop_.load()) {
     const Duration now = now_ns();
     const std::uint32_t miss = miss_.load(std::memory_order_acquire);
@@ -273,14 +331,22 @@ void LameController::main() {
     }
     LameActivation a;
     try {
-      ex_->take_cpu_max(cpu);
+      ex_->take_cpu_window(cpu);
       measured.clear();
-      for (sched::CallbackId id = 0; id < cpu.size(); ++id)
-        if (cpu[id] > 0) measured.emplace_back(ex_->name_of(id), cpu[id]);
+      for (sched::CallbackId id = 0; id < cpu.size(); ++id) {
+        if (cpu[id].count == 0) continue;
+        lame::CpuSample x;
+        x.callback = ex_->name_of(id);
+        x.count = cpu[id].count;
+        for (int k = 0; k < kCpuWindowTop && k < lame::kTopSamples; ++k) x.largest[k] = cpu[id].largest[k];
+        measured.push_back(std::move(x));
+      }
       const lame::ControllerEvent& e = decision_->activate(measured, by_miss, now - run_start_);
       a.at = now - run_start_;
       a.trigger = e.trigger;
       a.decision = e.decision;
+      a.kind = e.kind;
+      a.chains = e.chains;
       a.why = e.why;
       a.decide_cpu_ms = e.cpu_ms;
       a.analyses = e.analyses;
@@ -296,16 +362,50 @@ void LameController::main() {
       a.at = now - run_start_;
       a.trigger = by_miss ? "deadline miss" : "period";
       a.decision = "failed";
+      a.kind = "failed";
       a.why = ex.what();
     }
+    publish(a);
     record(std::move(a));
   }
+}
+
+void LameController::publish(const LameActivation& a) {
+  // One event per activation on the executor's monitoring topic (docs/lame.md).
+  if (!ex_) return;
+  const lame::Allocation& plan = decision_->plan();
+  std::string classes = "[";
+  bool first = true;
+  for (const auto* P : {&plan.rt, &plan.be})
+    for (const auto& p : *P) {
+      std::vector<std::string> chains, cores;
+      for (int i : p.chains) chains.push_back(plan.lin.chains[i].name);
+      std::string c = "[";
+      for (std::size_t k = 0; k < p.cores.size(); ++k) c += (k ? ", " : "") + std::to_string(p.cores[k]);
+      classes += std::string(first ? "" : ", ") + "{\"name\": " + quote(p.name) + ", \"kind\": " +
+                 quote(to_string(p.kind)) + ", \"cores\": " + c + "], \"budget_ns\": " + std::to_string(p.budget) +
+                 ", \"period_ns\": " + std::to_string(p.period) + ", \"chains\": " + list(chains) + "}";
+      first = false;
+    }
+  classes += "]";
+  std::vector<std::string> demoted;
+  for (const auto& d : plan.demotions) demoted.push_back(d.chain);
+  char num[200];
+  std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
+                static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
+  const std::string js = std::string("{\"event\": \"lame_decision\", \"run_id\": ") + quote(run_id_) +
+                         ", \"executor\": " + quote(executor_) + ", " + num + ", \"trigger\": " + quote(a.trigger) +
+                         ", \"decision\": " + quote(a.decision) + ", \"kind\": " + quote(a.kind) +
+                         ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why) +
+                         ", \"classes\": " + classes + ", \"demoted\": " + list(demoted) +
+                         ", \"errors\": " + list(a.errors) + "}";
+  ex_->publish_event(js);
 }
 
 void LameController::record(LameActivation a) {
   if (options_.log_stderr) {
     std::string line = "lame controller +" + std::to_string(static_cast<double>(a.at) / 1e9).substr(0, 7) +
-                       " s (" + a.trigger + "): " + a.decision + " - " + a.why;
+                       " s (" + a.trigger + "): " + a.decision + (a.kind.empty() ? "" : " [" + a.kind + "]") + " - " + a.why;
     char cost[96];
     std::snprintf(cost, sizeof cost, " [%.2f ms CPU deciding, %.2f ms applying, %d analyses]", a.decide_cpu_ms,
                   a.apply_cpu_ms, a.analyses);
@@ -328,11 +428,6 @@ std::vector<LameActivation> LameController::log() const {
 }
 
 std::string LameController::log_json() const {
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
-    return s + "]";
-  };
   std::string s = "[";
   bool first = true;
   for (const auto& a : log()) {
@@ -340,7 +435,8 @@ std::string LameController::log_json() const {
     std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
                   static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
     s += std::string(first ? "" : ", ") + "{" + num + ", \"trigger\": " + quote(a.trigger) +
-         ", \"decision\": " + quote(a.decision) + ", \"why\": " + quote(a.why) +
+         ", \"decision\": " + quote(a.decision) + ", \"kind\": " + quote(a.kind) +
+         ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why) +
          ", \"allocation_changed\": " + (a.allocation_changed ? "true" : "false") +
          ", \"classes\": " + list(a.classes) + ", \"demoted\": " + list(a.demoted) +
          ", \"errors\": " + list(a.errors) + "}";

@@ -84,6 +84,10 @@ def test_throttle_experiment_small(tmp_path, capsys):
     assert s["default_rt_misses_after_switch_per_run"][0] > 0
     assert s["lame_recovery_s"][0] <= 2 * s["controller_period_s"]
     assert main(["experiment", "lame-throttle", "--window", "0"]) == 1
+    # --configs picks the configurations of --real runs; a bad name is a one-line error
+    assert main(["experiment", "lame-throttle", "--real", "--configs", "nope", "--runs", "1",
+                 "--out", str(tmp_path / "r")]) == 1
+    assert "--configs takes default and/or lame" in capsys.readouterr().err
 
 
 def test_real_run_helpers_from_a_trace(tmp_path):

@@ -52,6 +52,10 @@
 #include "chainrt/runtime/threads.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
+#if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
+#include "chainrt/lame/controller.hpp"
+#include "chainrt/runtime/lame_controller.hpp"
+#endif
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -115,6 +119,7 @@ struct Entity {
   std::vector<std::pair<CallbackId, std::uint32_t>> successors;
   std::vector<std::uint32_t> leaf_of;
   runtime::CallbackStats stats;
+  runtime::CpuWindow window;  // largest CPU times since the last take_cpu_window() (LaME)
   std::uint32_t running = 0;  // instances now running
 };
 
@@ -169,6 +174,9 @@ class Loop {
       threads_.push_back(std::move(ts));
     }
     if (threads_.empty()) { sched::ThreadSpec ts; ts.name = "t0"; threads_.push_back(std::move(ts)); }
+    policy_ = *p;
+    groups_ = groups;
+    tids_ = std::vector<std::atomic<int>>(threads_.size());
     queue_ = std::make_unique<sched::ReadyQueue>(*p, std::move(specs), std::move(groups), threads_.size());
     running_.resize(threads_.size());
     for (std::uint32_t c = 0; c < chains.size(); ++c) {
@@ -178,6 +186,7 @@ class Loop {
       st.period_ns = period;
       st.deadline_ns = deadline;
       chain_stats_.push_back(st);
+      chain_misses_.push_back(0);
       latency_.emplace_back();
       latency_.back().reserve(sample_capacity);
       chain_members_.emplace_back();
@@ -261,6 +270,7 @@ class Loop {
       cs.cpu_total += cpu;
       cs.cpu_max = std::max(cs.cpu_max, cpu);
       cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
+      e.window.record(cpu);
       cs.wall_total += wall;
       cs.wall_max = std::max(cs.wall_max, wall);
       cs.wall_min = cs.instances == 1 ? wall : std::min(cs.wall_min, wall);
@@ -269,15 +279,12 @@ class Loop {
           runtime::DispatchRecord{cb, t, r.start, finish, cpu, r.stamp.deadline, r.stamp.release};
       ++dispatches_;
       if (r.stamp.chain != kNoChain) {
-        for (auto [succ, c] : e.successors)
-          if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
-            entities_[succ].inputs.push(Stamp{c, r.stamp.release,
-                                              chain_stats_[c].deadline_ns > 0
-                                                  ? r.stamp.release + chain_stats_[c].deadline_ns
-                                                  : kNoDeadline});
         for (std::uint32_t c : e.leaf_of)
-          if (c == r.stamp.chain && r.stamp.release >= record_from_)
+          if (c == r.stamp.chain && r.stamp.release >= record_from_) {
             latency_[c].record(finish - r.stamp.release, chain_stats_[c].deadline_ns);
+            if (chain_stats_[c].deadline_ns > 0 && finish - r.stamp.release > chain_stats_[c].deadline_ns)
+              ++chain_misses_[c];
+          }
       }
     }
     r.cb = kNoCallback;
@@ -317,9 +324,69 @@ class Loop {
   std::tuple<bool, bool, bool, std::vector<std::string>> apply_thread(std::uint32_t t) {
     if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
     runtime::ThreadSetupResult r = runtime::apply_thread_spec(threads_[t]);
+    tids_[t].store(static_cast<int>(gettid()), std::memory_order_release);
     std::unique_lock<std::mutex> lk(m_);
     for (auto& w : r.warnings) warnings_.push_back(w);
     return {r.pinned, r.fifo, r.deadline, r.warnings};
+  }
+
+  // ---- what an adaptive controller (LaME) needs; off the dispatch path, allocate ----------
+  // Per callback that ran since the previous call: (name, instances, largest CPU times,
+  // descending); restarts the window.
+  std::vector<std::tuple<std::string, std::uint64_t, std::vector<Duration>>> take_cpu_window() {
+    std::vector<std::tuple<std::string, std::uint64_t, std::vector<Duration>>> out;
+    std::unique_lock<std::mutex> lk(m_);
+    for (auto& e : entities_) {
+      if (e.window.count)
+        out.emplace_back(e.stats.name, e.window.count,
+                         std::vector<Duration>(e.window.largest.begin(), e.window.largest.end()));
+      e.window = runtime::CpuWindow{};
+    }
+    return out;
+  }
+  // Deadline misses per chain (model order) since the start.
+  std::vector<std::uint64_t> chain_misses() {
+    std::unique_lock<std::mutex> lk(m_);
+    return chain_misses_;
+  }
+  std::vector<std::string> chain_names() const {
+    std::vector<std::string> out;
+    for (const auto& c : chain_stats_) out.push_back(c.name);
+    return out;
+  }
+  // SCHED_DEADLINE runtime/period (budget 0: none) of executor thread t while it runs; "" or
+  // the kernel's refusal.
+  std::string set_thread_reservation(std::uint32_t t, Duration budget, Duration period) {
+    if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
+    const int tid = tids_[t].load(std::memory_order_acquire);
+    if (tid == 0) return "executor thread " + std::to_string(t) + " is not running";
+    std::optional<Reservation> r;
+    if (budget > 0 && period > 0) r = Reservation{budget, period};
+    return runtime::set_thread_reservation(tid, r);
+  }
+  // New priority and affinity mask for the callbacks named in `params` (others keep theirs), as
+  // Executor::reconfigure does it: a new ready queue built outside the lock, queued and running
+  // instances carried over under it, then swapped in (none is lost).
+  void reconfigure(const std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>>& params) {
+    std::vector<sched::CallbackSpec> specs;
+    {
+      std::unique_lock<std::mutex> lk(m_);
+      for (CallbackId id = 0; id < entities_.size(); ++id) specs.push_back(queue_->spec(id));
+    }
+    for (const auto& [name, prio, aff] : params)
+      for (CallbackId id = 0; id < entities_.size(); ++id)
+        if (entities_[id].stats.name == name) {
+          specs[id].priority = prio;
+          specs[id].affinity = aff;
+        }
+    auto fresh = std::make_unique<sched::ReadyQueue>(policy_, std::move(specs), groups_, threads_.size());
+    std::unique_lock<std::mutex> lk(m_);
+    for (const auto& r : running_)
+      if (r.cb != kNoCallback) fresh->start(r.cb);
+    for (CallbackId id = 0; id < entities_.size(); ++id)
+      if (queue_->queued(id)) fresh->push(id, queue_->deadline(id));
+    std::swap(queue_, fresh);
+    cv_.notify_all();  // threads may now see work their old masks hid
   }
 
   void add_warning(const std::string& w) {
@@ -516,6 +583,16 @@ class Loop {
       if (!e.inputs.empty()) e.inputs.pop();
       if (e.pending.fetch_sub(1) > 1) dirty_ = true;  // more events: queue it again
     }
+    // The chain instance reaches the successors' inputs when this callback STARTS, before it
+    // can publish: with several executor threads a successor may be selected (its message
+    // arrived) while this callback still runs; stamped at done() it would find no stamp and
+    // the instance would be lost (seen with LaME's 4 threads: 15 of 40 instances counted).
+    if (r.stamp.chain != kNoChain)
+      for (auto [succ, c] : e.successors)
+        if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
+          entities_[succ].inputs.push(Stamp{c, r.stamp.release,
+                                            chain_stats_[c].deadline_ns > 0 ? r.stamp.release + chain_stats_[c].deadline_ns
+                                                                            : kNoDeadline});
     r.start = mono_ns();
     r.cpu0 = thread_cpu_ns();
   }
@@ -529,6 +606,10 @@ class Loop {
   std::unique_ptr<sched::ReadyQueue> queue_;
   std::vector<Running> running_;
   std::vector<runtime::ChainStats> chain_stats_;
+  std::vector<std::uint64_t> chain_misses_;
+  Policy policy_ = Policy::RosDefault;
+  std::vector<sched::GroupSpec> groups_;
+  std::vector<std::atomic<int>> tids_;
   std::vector<runtime::LatencyRecorder> latency_;
   std::vector<std::vector<CallbackId>> chain_members_;
   std::vector<std::string> warnings_;
@@ -571,6 +652,154 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
   return d;
 }
 
+#if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
+// LaME's controller for chainrt.rclpy: the same lame::Controller (Algorithms 1-3, robust
+// estimate, budgets first) and the same mapping of a plan onto fixed thread slots and order of
+// applying it as the C++ executor's controller (runtime/lame_controller.hpp: lame_slot_plan,
+// lame_apply_order); this class only feeds it the Loop's measured CPU times and applies its
+// plans to the Loop's threads (sched_setattr) and ready queue. Not thread-safe: one
+// controller thread calls step().
+class LameControl {
+ public:
+  LameControl(const std::string& yaml, Duration controller_period, Duration reservation_period, int capacity_permille) {
+    Model model = load_model_from_string(yaml, "<model>");
+    lame::Options o;
+    o.period = reservation_period;
+    o.capacity_permille = capacity_permille > 0 ? capacity_permille : runtime::deadline_capacity_permille();
+    o.controller_period = controller_period;
+    ctl_ = std::make_unique<lame::Controller>(model, o, 0);
+    const lame::Allocation& plan = ctl_->plan();
+    for (std::size_t e = 0; e < plan.model.executors.size(); ++e)
+      if (plan.model.executors[e].name == plan.executor) executor_index_ = e;
+    cores_ = runtime::lame_plan_cores(plan);
+    if (2 * static_cast<std::size_t>(cores_) > sched::kMaxThreads)
+      throw std::invalid_argument("the LaME controller runs at most 32 cores");
+    current_ = rclpy_slots(runtime::lame_slot_plan(plan, executor_index_, cores_).slots);
+  }
+  // Deviation for Python: BE threads run without a reservation (normal scheduling). All
+  // Python callbacks share the GIL; a BE thread throttled by a small SCHED_DEADLINE budget while
+  // it holds the GIL blocks every RT thread for as many periods as its callback needs (measured:
+  // RT responses of 1.7 s with a 0.8 ms / 10 ms BE budget). Without a reservation it runs
+  // whenever the RT threads wait, so an RT thread waits at most for one BE callback.
+  std::vector<std::optional<Reservation>> rclpy_slots(std::vector<std::optional<Reservation>> slots) const {
+    for (std::size_t s = static_cast<std::size_t>(cores_); s < slots.size(); ++s) slots[s].reset();
+    return slots;
+  }
+  std::string executor() const { return ctl_->plan().executor; }
+  // The executor's threads: rt@0.. and be@0.. with the current plan's reservations (the tuple
+  // of model_setup()'s "threads": name, cores, fifo, budget, period).
+  std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> threads() const {
+    std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> out;
+    for (std::size_t s = 0; s < current_.size(); ++s) {
+      const bool rt = s < static_cast<std::size_t>(cores_);
+      const auto& r = current_[s];
+      out.emplace_back(std::string(rt ? "rt@" : "be@") + std::to_string(rt ? s : s - cores_), std::vector<int>{},
+                       std::nullopt, r ? r->budget : 0, r ? r->period : 0);
+    }
+    return out;
+  }
+  // Per model callback of the planned executor: (name, priority, affinity over the threads).
+  std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> callbacks() const {
+    const runtime::LameSlotPlan sp = runtime::lame_slot_plan(ctl_->plan(), executor_index_, cores_);
+    std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> out;
+    for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
+      out.emplace_back(sp.callbacks[i], sp.specs[i].priority, sp.specs[i].affinity);
+    return out;
+  }
+  // Model chains that are RT in the current plan (their misses wake the controller).
+  std::vector<std::string> rt_chains() const {
+    std::vector<std::string> out;
+    const lame::Allocation& plan = ctl_->plan();
+    for (const auto& p : plan.rt)
+      for (int i : p.chains)
+        if (std::find(out.begin(), out.end(), plan.lin.chains[i].origin) == out.end())
+          out.push_back(plan.lin.chains[i].origin);
+    return out;
+  }
+  // One activation at `now` (ns since the start): measure, decide, apply. Returns the event.
+  nb::dict step(Loop& loop, bool rt_miss, Duration now) {
+    std::vector<lame::CpuSample> samples;
+    std::vector<std::string> errors;
+    lame::ControllerEvent e;
+    double apply_ms = 0;
+    {
+      nb::gil_scoped_release unlocked;
+      for (auto& [name, count, top] : loop.take_cpu_window()) {
+        lame::CpuSample x;
+        x.callback = name;
+        x.count = count;
+        for (std::size_t k = 0; k < top.size() && k < x.largest.size(); ++k) x.largest[k] = top[k];
+        samples.push_back(std::move(x));
+      }
+      e = ctl_->activate(samples, rt_miss, now);
+      if (e.decision == "reallocated") {
+        const double c0 = static_cast<double>(runtime::thread_cpu_ns());
+        runtime::LameSlotPlan sp = runtime::lame_slot_plan(ctl_->plan(), executor_index_, cores_);
+        sp.slots = rclpy_slots(std::move(sp.slots));
+        std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> params;
+        for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
+          params.emplace_back(sp.callbacks[i], sp.specs[i].priority, sp.specs[i].affinity);
+        std::vector<int> refused;
+        for (int sl : runtime::lame_apply_order(current_, sp.slots, cores_)) {
+          if (sl < 0) {
+            loop.reconfigure(params);
+            continue;
+          }
+          const auto& r = sp.slots[sl];
+          const std::string err = loop.set_thread_reservation(sl, r ? r->budget : 0, r ? r->period : 0);
+          if (err.empty()) current_[sl] = r;
+          else refused.push_back(sl);
+        }
+        for (int sl : refused) {  // once more, after the shrinks that followed
+          const auto& r = sp.slots[sl];
+          const std::string err = loop.set_thread_reservation(sl, r ? r->budget : 0, r ? r->period : 0);
+          if (err.empty()) current_[sl] = r;
+          else errors.push_back("thread " + std::to_string(sl) + ": " + err);
+        }
+        apply_ms = (static_cast<double>(runtime::thread_cpu_ns()) - c0) / 1e6;
+      }
+    }
+    nb::dict d;
+    d["at_ns"] = e.at;
+    d["trigger"] = e.trigger;
+    d["decision"] = e.decision;
+    d["kind"] = e.kind;
+    d["why"] = e.why;
+    d["chains"] = e.chains;
+    d["decide_cpu_ms"] = e.cpu_ms;
+    d["apply_cpu_ms"] = apply_ms;
+    d["analyses"] = e.analyses;
+    d["errors"] = errors;
+    nb::list classes;
+    const lame::Allocation& plan = ctl_->plan();
+    for (const auto* P : {&plan.rt, &plan.be})
+      for (const auto& p : *P) {
+        nb::dict c;
+        c["name"] = p.name;
+        c["kind"] = std::string(to_string(p.kind));
+        c["cores"] = p.cores;
+        c["budget_ns"] = p.budget;
+        c["period_ns"] = p.period;
+        std::vector<std::string> chains;
+        for (int i : p.chains) chains.push_back(plan.lin.chains[i].name);
+        c["chains"] = chains;
+        classes.append(c);
+      }
+    d["classes"] = classes;
+    std::vector<std::string> demoted;
+    for (const auto& x : plan.demotions) demoted.push_back(x.chain);
+    d["demoted"] = demoted;
+    return d;
+  }
+
+ private:
+  std::unique_ptr<lame::Controller> ctl_;
+  std::size_t executor_index_ = 0;
+  int cores_ = 1;
+  std::vector<std::optional<Reservation>> current_;  // what the threads have (per slot)
+};
+#endif
+
 }  // namespace chainrt::rclpy_exec
 
 NB_MODULE(_rclpy_exec, m) {
@@ -595,6 +824,12 @@ NB_MODULE(_rclpy_exec, m) {
       .def("detach", &Loop::detach, nb::call_guard<nb::gil_scoped_release>())
       .def("apply_thread", &Loop::apply_thread, nb::call_guard<nb::gil_scoped_release>())
       .def("add_warning", &Loop::add_warning)
+      .def("take_cpu_window", &Loop::take_cpu_window)
+      .def("chain_misses", &Loop::chain_misses)
+      .def("chain_names", &Loop::chain_names)
+      .def("set_thread_reservation", &Loop::set_thread_reservation, "thread"_a, "budget_ns"_a, "period_ns"_a,
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("reconfigure", &Loop::reconfigure, "params"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("set_record_from", &Loop::set_record_from)
       .def("current_stamp", &Loop::current_stamp)
       .def("set_input_release", &Loop::set_input_release)
@@ -606,6 +841,21 @@ NB_MODULE(_rclpy_exec, m) {
            nb::call_guard<nb::gil_scoped_release>())
       .def("report_json", &Loop::report_json, "with_samples"_a = false, "max_samples"_a = 2048,
            nb::call_guard<nb::gil_scoped_release>());
+#if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
+  using chainrt::rclpy_exec::LameControl;
+  nb::class_<LameControl>(m, "LameControl")
+      .def(nb::init<const std::string&, chainrt::Duration, chainrt::Duration, int>(), "yaml"_a,
+           "controller_period_ns"_a, "reservation_period_ns"_a = 10'000'000, "capacity_permille"_a = 0,
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("executor", &LameControl::executor)
+      .def("threads", &LameControl::threads)
+      .def("callbacks", &LameControl::callbacks)
+      .def("rt_chains", &LameControl::rt_chains)
+      .def("step", &LameControl::step, "loop"_a, "rt_miss"_a, "now_ns"_a);
+  m.attr("HAVE_LAME") = true;
+#else
+  m.attr("HAVE_LAME") = false;
+#endif
   m.def("model_setup", &chainrt::rclpy_exec::model_setup, "yaml"_a, "executor"_a, "policy"_a = nb::none(),
         "threads"_a = nb::none());
   m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);

@@ -74,7 +74,8 @@ def activations(report: dict) -> list[dict]:
     return [{"at_s": a["at_ns"] / 1e9, "trigger": a["trigger"], "decision": a["decision"],
              "decide_cpu_ms": a["decide_cpu_ms"], "apply_cpu_ms": a["apply_cpu_ms"],
              "analyses": a.get("analyses", 0), "classes": a.get("classes", []), "demoted": a.get("demoted", []),
-             "errors": a.get("errors", [])}
+             "errors": a.get("errors", []), "kind": a.get("kind", ""), "chains": a.get("chains", []),
+             "why": a.get("why", "")}
             for a in report.get("lame_controller", [])]
 
 

@@ -62,6 +62,8 @@ def add_parser(esub) -> None:
     p.add_argument("--real", action="store_true", help="run on real ROS 2 (chainrt-run) instead of the simulator")
     p.add_argument("--lock", default="", metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
+    p.add_argument("--configs", default="default,lame",
+                   help="--real: which configurations to run, comma-separated (default: default,lame)")
     p.set_defaults(exp_func=run)
 
 
@@ -164,9 +166,9 @@ def run(args) -> int:
         "plan_nominal": {"rt_classes": plan0["rt_classes"], "demotions": plan0["demotions"]},
         "plan_throttled": {"rt_classes": plan1["rt_classes"], "demotions": plan1["demotions"],
                            "rt_schedulable": plan1["rt_schedulable"]},
-        "default_rt_misses_after_switch_per_run": [sum(r["default_rt_misses"] for r in after if r["run"] == k)
+        "default_rt_misses_after_switch_per_run": [_total(r["default_rt_misses"] for r in after if r["run"] == k)
                                                   for k in range(args.runs)],
-        "lame_rt_misses_after_switch_per_run": [sum(r["lame_rt_misses"] for r in after if r["run"] == k)
+        "lame_rt_misses_after_switch_per_run": [_total(r["lame_rt_misses"] for r in after if r["run"] == k)
                                                for k in range(args.runs)],
         "lame_recovery_s": recovery,
     }
@@ -202,6 +204,12 @@ def _window_misses(responses: dict[str, list[tuple[float, float]]], deadlines_ms
     return out
 
 
+def _total(values):
+    """Sum of per-window counts; None when the configuration did not run."""
+    v = list(values)
+    return None if any(x is None for x in v) else sum(v)
+
+
 def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1: dict) -> int:
     factor = FACTOR[0] / FACTOR[1]
     n_windows = int(round(args.duration / args.window))
@@ -211,9 +219,13 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
     last_miss_s, acts_per_run, loads, responses = [], [], [], []
     step = ["--scale-wcet", f"{int(args.throttle_at * 1e9)}ns:{factor!r}"]
     deadlines = {c: d / 1e6 for v in leaves.values() for c, d in v}
+    configs = [c.strip() for c in str(args.configs).split(",") if c.strip()]
+    if not configs or any(c not in ("default", "lame") for c in configs):
+        print("chainrt experiment lame-throttle: --configs takes default and/or lame", file=sys.stderr)
+        return 1
     for k in range(args.runs):
-        per, resp = {}, {}
-        for config in ("default", "lame"):
+        per, resp = {c: [None] * n_windows for c in ("default", "lame")}, {}
+        for config in configs:
             trace = os.path.join(args.out, f"{config}_{k}.trace.jsonl")
             extra = step + ["--trace", trace]
             if config == "lame":
@@ -246,10 +258,14 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
                                  "cpu_ms": a["decide_cpu_ms"] + a["apply_cpu_ms"], "errors": a["errors"]}
                                 for a in acts if a["decision"] == "reallocated"])
         responses.append(resp)
+        if "lame" not in configs:
+            replans.append([])
         for w in range(n_windows):
             rows.append({"run": k, "t_s": w * args.window, "throttled": w * args.window >= args.throttle_at,
                          "default_rt_misses": per["default"][w], "lame_rt_misses": per["lame"][w],
                          "lame_replanned_at_s": ";".join(f"{a['at_s']:.1f}" for a in replans[-1])})
+        if "lame" not in configs:
+            continue
         last_miss = max((w * args.window + args.window for w in range(n_windows)
                          if per["lame"][w] > 0 and w * args.window >= args.throttle_at), default=args.throttle_at)
         recovery.append(last_miss - args.throttle_at)
@@ -267,13 +283,13 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         "mode": "real ROS 2", "cores": args.cores, "runs": args.runs, "window_s": args.window,
         "duration_s": args.duration, "throttle_at_s": args.throttle_at, "controller_period_s": args.controller_period,
         "factor": factor, "deadline_capacity": lo.deadline_capacity(),
-        "default_rt_misses_before_switch_per_run": [sum(r["default_rt_misses"] for r in before if r["run"] == k)
+        "default_rt_misses_before_switch_per_run": [_total(r["default_rt_misses"] for r in before if r["run"] == k)
                                                     for k in range(args.runs)],
-        "lame_rt_misses_before_switch_per_run": [sum(r["lame_rt_misses"] for r in before if r["run"] == k)
+        "lame_rt_misses_before_switch_per_run": [_total(r["lame_rt_misses"] for r in before if r["run"] == k)
                                                  for k in range(args.runs)],
-        "default_rt_misses_after_switch_per_run": [sum(r["default_rt_misses"] for r in after if r["run"] == k)
+        "default_rt_misses_after_switch_per_run": [_total(r["default_rt_misses"] for r in after if r["run"] == k)
                                                    for k in range(args.runs)],
-        "lame_rt_misses_after_switch_per_run": [sum(r["lame_rt_misses"] for r in after if r["run"] == k)
+        "lame_rt_misses_after_switch_per_run": [_total(r["lame_rt_misses"] for r in after if r["run"] == k)
                                                 for k in range(args.runs)],
         "lame_recovery_s": recovery, "lame_last_miss_after_switch_s": last_miss_s, "lame_replans": replans,
         "lame_activations": acts_per_run, "lame_activation_cpu_ms": lr.activation_cost(acts_per_run),
@@ -291,8 +307,9 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         a = summary[f"{key}_rt_misses_after_switch_per_run"]
         print(f"  {label:8s} RT misses per run before the switch {b}, after {a}")
     print(f"  LaME re-plans (s since start): {[[round(a['at_s'], 1) for a in r] for r in replans]}")
-    print(f"  LaME back to zero misses {statistics.fmean(recovery):.1f} s after the switch (min {min(recovery):g}, "
-          f"max {max(recovery):g}; {args.window:g}-s windows)")
+    if recovery:
+        print(f"  LaME back to zero misses {statistics.fmean(recovery):.1f} s after the switch (min {min(recovery):g}, "
+              f"max {max(recovery):g}; {args.window:g}-s windows)")
     print(f"  LaME last RT miss after the switch, per run (s after the switch; none: no miss): "
           f"{', '.join('none' if v is None else f'{v:.1f}' for v in last_miss_s)}")
     cost = summary["lame_activation_cpu_ms"]
@@ -305,9 +322,10 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         f"{x['config']} {x['run']}: {x['load_before'][0]:.2f}-{x['load_after'][0]:.2f}" for x in loads if x["load_before"]))
     for n in notes[:20]:
         print(f"  note: {n}")
-    if not args.no_plot:
+    if not args.no_plot and len(configs) == 2:
         _plot(rows, summary, n_windows, args, os.path.join(args.out, "lame_throttle.png"))
         print(f"  wrote {os.path.join(args.out, 'lame_throttle.png')}")
+    if not args.no_plot and "lame" in configs:
         out = os.path.join(args.out, "lame_throttle_controller.png")
         lr.plot_activations(acts_per_run, out, f"LaME controller on real ROS 2: its own CPU time per activation "
                             f"(every {args.controller_period:g} s and on RT misses; cf. paper Fig. 8a)", args.throttle_at)

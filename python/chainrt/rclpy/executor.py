@@ -91,19 +91,43 @@ class ChainExecutor(Executor):
         instance's release from the message's ``header.stamp`` (the cross-process mechanism).
     :param raise_exceptions: re-raise an exception of a user callback from spin (as rclpy's
         executors do) instead of reporting it and going on.
+    :param lame_controller: run LaME's adaptive controller every this many seconds (and at once,
+        at most every 0.5 s, when an RT chain misses its deadline): the model's chains are
+        planned (thread classes, SCHED_DEADLINE budgets), the executor runs one RT and one BE
+        thread per core, and the controller re-plans with the execution times it measures and
+        applies new budgets and callback affinities to the running threads (the C++ runtime's
+        ``lame::Controller``; docs/lame.md). Needs ``model``. None: no controller.
+    :param lame_reservation_period: SCHED_DEADLINE period of the thread classes (seconds).
+    :param lame_capacity_permille: share of a core the reservations may take (0: the kernel's
+        admission limit less the fair server's 5 %).
+    :param lame_on_miss: activate the controller at once on an RT deadline miss (else only
+        every period).
     """
 
     def __init__(self, *, model: Any = None, executor: str | None = None, policy: str | None = None,
                  threads: int | None = None, context=None, stats_period: float | None = None,
                  stats_topic: str = "/chainrt/chain_stats", report: bool = True,
                  header_stamp: bool = False, raise_exceptions: bool = False,
-                 sample_capacity: int = 100_000, run_id: str | None = None) -> None:
+                 sample_capacity: int = 100_000, run_id: str | None = None,
+                 lame_controller: float | None = None, lame_reservation_period: float = 0.01,
+                 lame_capacity_permille: int = 0, lame_on_miss: bool = True) -> None:
         self._sigint_gc = None  # rclpy's Executor.__del__ reads it even when __init__ failed
         if policy is not None and policy not in POLICIES:
             raise ValueError(f"unknown policy '{policy}' (one of: {', '.join(POLICIES)})")
         if threads is not None and not 1 <= int(threads) <= 64:
             raise ValueError("threads must be 1..64")
+        if lame_controller is not None:
+            if model is None:
+                raise ValueError("lame_controller needs a model (the chains to plan)")
+            if not float(lame_controller) > 0 or not float(lame_reservation_period) > 0:
+                raise ValueError("lame_controller and lame_reservation_period must be positive (seconds)")
+            if policy not in (None, "lame"):
+                raise ValueError("lame_controller runs the lame policy")
+            if not 0 <= int(lame_capacity_permille) <= 1000:
+                raise ValueError("lame_capacity_permille must be 0..1000")
         self._mod = _load_loop_module()
+        if lame_controller is not None and not getattr(self._mod, "HAVE_LAME", False):
+            raise RuntimeError("this build of chainrt has no LaME controller for rclpy (lame/ not built)")
         super().__init__(context=context)
         self._model_arg = model
         self._model_executor = executor
@@ -140,6 +164,14 @@ class ChainExecutor(Executor):
         self._stats_stop = threading.Event()
         self._stats_thread = None
         self._clock_offset = time.time_ns() - self._mod.monotonic_ns()
+        self._lame_period_ns = int(float(lame_controller) * 1e9) if lame_controller is not None else 0
+        self._lame_res_ns = int(float(lame_reservation_period) * 1e9)
+        self._lame_capacity = int(lame_capacity_permille)
+        self._lame_on_miss = bool(lame_on_miss)
+        self._lame = None                  # _rclpy_exec.LameControl: plan, decisions, applying
+        self._lame_thread = None
+        self._lame_stop = threading.Event()
+        self.lame_log: list[dict] = []     # every controller activation (the event dicts)
 
     # ---- rclpy Executor contract --------------------------------------------------------
     def add_node(self, node) -> bool:
@@ -191,7 +223,6 @@ class ChainExecutor(Executor):
         loop = self._loop
         loop.restart()
         saved = self._save_thread_params()
-        loop.apply_thread(0)
         extra = [threading.Thread(target=self._thread_main, args=(t,), daemon=True,
                                   name=f"chainrt.rclpy/t{t}") for t in range(1, loop.thread_count())]
         self._start_stats()
@@ -199,9 +230,14 @@ class ChainExecutor(Executor):
         try:
             for th in extra:
                 th.start()
+            self._start_lame()
+            # Only now: a SCHED_DEADLINE thread may not create threads (clone fails with EAGAIN),
+            # so this thread takes thread 0's parameters after the others exist.
+            loop.apply_thread(0)
             while self._context.ok() and not self._is_shutdown:
                 self._spin_once_impl(None, 0)
         finally:
+            self._stop_lame()
             self._spinning = False
             self._loop.stop()
             for th in extra:
@@ -236,6 +272,8 @@ class ChainExecutor(Executor):
                     "dispatches": 0, "chains": {}, "callbacks": {}, "warnings": [], "unmatched": []}
         r = json.loads(self._loop.report_json(with_samples, self._sample_capacity))
         r["unmatched"] = list(self.unmatched)
+        if self._lame is not None:
+            r["lame_controller"] = list(self.lame_log)
         return r
 
     def record_from_now(self) -> None:
@@ -304,6 +342,82 @@ class ChainExecutor(Executor):
             self._stats_stop.set()
             self._stats_thread.join()
             self._stats_thread = None
+
+    # ---- LaME's controller -------------------------------------------------------------------
+    def _lame_view(self, view) -> None:
+        """Plan the model once (Algorithms 1-3) and run it as LaME's controller runs it: one RT
+        and one BE thread per core with the plan's reservations, the callbacks' priorities and
+        affinities from the plan (what the controller changes later)."""
+        if self._lame is None:
+            from chainrt.model import load_model
+            m = self._model_arg
+            m = load_model(m) if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") else m
+            self._lame = self._mod.LameControl(m.to_yaml(), self._lame_period_ns, self._lame_res_ns,
+                                               self._lame_capacity)
+            if self._model_executor not in (None, self._lame.executor()):
+                raise ValueError(f"LaME plans the chains of executor '{self._lame.executor()}', "
+                                 f"not '{self._model_executor}'")
+        view.policy = "lame"
+        view.threads = list(self._lame.threads())
+        params = {name: (prio, aff) for name, prio, aff in self._lame.callbacks()}
+        for c in view.callbacks:
+            if c.name in params:
+                c.priority, c.affinity = params[c.name]
+
+    def _start_lame(self) -> None:
+        if self._lame is None or self._lame_thread is not None:
+            return
+        self._lame_stop.clear()
+        self._lame_thread = threading.Thread(target=self._lame_main, daemon=True, name="chainrt.rclpy/lame")
+        self._lame_thread.start()
+
+    def _stop_lame(self) -> None:
+        if self._lame_thread is not None:
+            self._lame_stop.set()
+            self._lame_thread.join()
+            self._lame_thread = None
+
+    def _lame_main(self) -> None:
+        """The controller thread (normal scheduling): every period, and at once (at most every
+        0.5 s) after an RT chain's deadline miss, one activation (measure, decide, apply)."""
+        mono = self._mod.monotonic_ns
+        start = mono()
+        period, min_gap = self._lame_period_ns, 500_000_000
+        next_at, last_miss = start + period, start - min_gap
+        loop, seen, pending = None, [], False
+        while not self._lame_stop.wait(0.05):
+            try:
+                if self._loop is not loop:   # (re)built: its counters start at zero
+                    loop, seen = self._loop, list(self._loop.chain_misses())
+                misses = list(loop.chain_misses())
+                rt = set(self._lame.rt_chains())
+                pending = pending or any(n in rt and m > (seen[i] if i < len(seen) else 0)
+                                         for i, (n, m) in enumerate(zip(loop.chain_names(), misses)))
+                seen = misses
+                now = mono()
+                by_miss = pending and self._lame_on_miss and now - last_miss >= min_gap
+                if by_miss:
+                    pending, last_miss = False, now
+                elif now < next_at:
+                    continue
+                else:
+                    while next_at <= now:
+                        next_at += period
+                ev = dict(self._lame.step(loop, by_miss, now - start))
+            except Exception as err:  # the loop went away (shutdown): stop quietly
+                if self._lame_stop.is_set() or not self._spinning:
+                    return
+                ev = {"at_ns": mono() - start, "trigger": "period", "decision": "failed", "kind": "failed",
+                      "why": str(err), "chains": [], "classes": [], "demoted": [], "errors": [],
+                      "decide_cpu_ms": 0.0, "apply_cpu_ms": 0.0, "analyses": 0}
+            self.lame_log.append(ev)
+            if self._print_report:
+                classes = "; ".join(f"{c['name']} {c['budget_ns'] / 1e6:.2f}ms/{c['period_ns'] / 1e6:.0f}ms"
+                                    for c in ev.get("classes", [])) if ev["decision"] == "reallocated" else ""
+                print(f"chainrt.rclpy: lame controller +{ev['at_ns'] / 1e9:.2f} s ({ev['trigger']}): "
+                      f"{ev['decision']} [{ev['kind']}] - {ev['why']} [{ev['decide_cpu_ms']:.2f} ms CPU]"
+                      + (f"; classes: {classes}" if classes else "")
+                      + "".join(f"; refused: {e}" for e in ev.get("errors", [])), file=sys.stderr)
 
     # ---- threads --------------------------------------------------------------------------
     @staticmethod
@@ -465,6 +579,8 @@ class ChainExecutor(Executor):
         if view is None and self._model_arg is not None:
             view = self._view = load_view(self._model_arg, self._model_executor, self._policy_arg,
                                           self._threads_arg, [n.get_name() for n in self._node_order])
+        if view is not None and self._lame_period_ns:
+            self._lame_view(view)
         for c in (view.callbacks if view else []):
             c.used = False
         policy = self._policy_arg or (view.policy if view else "ros-default")

@@ -7,7 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <string>
+#include <vector>
+
+#include <std_msgs/msg/string.hpp>
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/executor.hpp"
@@ -94,7 +98,39 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
   o.observer = &probe;
   o.topic_prefix = "/crt_lame_" + std::to_string(getpid());
   o.wcet_steps = {WcetStep{1'500'000'000, 2.0}};
+  // A subscriber on the monitoring topic (another context, as a separate tool would be): the
+  // controller's decisions arrive there as "lame_decision" events.
+  Context obs_ctx;
+  Node observer(obs_ctx, "lame_observer_" + std::to_string(getpid()));
+  std::mutex mu;
+  std::vector<std::string> events;
+  observer.create_subscription<std_msgs::msg::String>(o.topic_prefix + "/chainrt/chain_stats", 50,
+                                                      [&](const std_msgs::msg::String& m) {
+                                                        if (m.data.find("\"event\": \"lame_decision\"") == std::string::npos) return;
+                                                        std::lock_guard<std::mutex> g(mu);
+                                                        events.push_back(m.data);
+                                                      });
+  Executor obs(obs_ctx);
+  obs.add_node(observer);
+  obs.start();
   RunReport r = run_model(ctl.planned_model(), o);
+  obs.request_stop();
+  obs.join();
+  {
+    std::lock_guard<std::mutex> g(mu);
+    ASSERT_FALSE(events.empty()) << "no controller decision on the monitoring topic";
+    // the re-plan after the step is among them, with its kind, new budgets and CPU time
+    const auto replan = std::find_if(events.begin(), events.end(), [](const std::string& e) {
+      return e.find("\"decision\": \"reallocated\"") != std::string::npos &&
+             e.find("\"trigger\": \"initial\"") == std::string::npos;
+    });
+    ASSERT_NE(replan, events.end()) << events.back();
+    for (const char* key : {"\"at_ns\": ", "\"kind\": ", "\"chains\": [", "\"classes\": [{", "\"budget_ns\": ",
+                            "\"decide_cpu_ms\": ", "\"apply_cpu_ms\": "})
+      EXPECT_NE(replan->find(key), std::string::npos) << key << " in " << *replan;
+    EXPECT_TRUE(replan->find("\"kind\": \"budget\"") != std::string::npos ||
+                replan->find("\"kind\": \"replan\"") != std::string::npos) << *replan;
+  }
 
   const auto log = ctl.log();
   ASSERT_GE(log.size(), 2u);
@@ -165,4 +201,22 @@ TEST(LameRuntimeController, ReconfigureMovesCallbacksToOtherThreads) {
   EXPECT_EQ(tr.front().thread, 0u);
   EXPECT_EQ(tr.back().thread, 1u);
   EXPECT_EQ(ex.report().callbacks[0].instances, tr.size());
+}
+
+// The order in which a new plan reaches the running threads (no ROS 2, no kernel call): when
+// budget moves from core 1 to core 0 (rt@0 grows, rt@1 shrinks, be@0 shrinks, be@1 grows),
+// be@0 shrinks first, then rt@0 grows, then the callbacks move, and only then do rt@1 shrink
+// and be@1 grow; unchanged slots are not touched.
+TEST(LameRuntimeController, BudgetIncreasesAreAppliedBeforeDecreases) {
+  const Duration T = 10'000'000;
+  auto r = [&](Duration ms100) { return std::optional<Reservation>(Reservation{ms100 * 100'000, T}); };
+  // slots: rt@0 rt@1 be@0 be@1
+  const std::vector<std::optional<Reservation>> cur = {r(68), r(82), r(22), r(8)};
+  const std::vector<std::optional<Reservation>> next = {r(86), r(75), r(4), r(15)};
+  EXPECT_EQ(lame_apply_order(cur, next, 2), (std::vector<int>{2, 0, -1, 1, 3}));
+  // nothing changes: only the callbacks' step (a no-op when they did not change either)
+  EXPECT_EQ(lame_apply_order(cur, cur, 2), (std::vector<int>{-1}));
+  // a BE class that leaves SCHED_DEADLINE (merged RT classes) is released first
+  const std::vector<std::optional<Reservation>> merged = {r(90), r(90), std::nullopt, std::nullopt};
+  EXPECT_EQ(lame_apply_order(cur, merged, 2), (std::vector<int>{2, 3, 0, 1, -1}));
 }

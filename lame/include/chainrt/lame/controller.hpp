@@ -1,20 +1,38 @@
 // chainrt lame: the decision logic of LaME's adaptive resource controller (Sec. 4.3, Fig. 1
 // flowchart, Fig. 8 overhead). An activation takes the execution times measured at run time
-// (the executor's monitoring: the largest thread-CPU time per callback since the last
-// activation), checks whether the current plan still holds under them (fp-mt on the current
-// thread classes and budgets), and when it does not — or when an RT chain missed its deadline
-// and the bounds disagree — re-runs Algorithms 1-3 with the measured times (which also demotes
-// an RT chain that fits nowhere, in descending criticality). While the plan holds but has
-// demoted chains, every activation also tries the allocation with the measured times and takes
-// it when it demotes fewer chains (deviation: the paper re-plans only on a violation). Every
-// activation is logged with its own thread-CPU time and number of response-time analyses.
+// (the executor's monitoring: per callback the few largest thread-CPU times and the number of
+// instances since the last activation), forms a robust estimate from them, checks whether the
+// current plan still holds under it (fp-mt on the current thread classes and budgets) and, when
+// it does not, reacts in the paper's order: first new budgets for the current allocation
+// (Algorithm 3 alone), then, when that is not enough, Algorithms 1-3 again. Every activation is
+// logged with its own thread-CPU time and number of response-time analyses.
+//
+// What makes it robust on a noisy machine (ControllerOptions; found on real ROS 2 runs, where a
+// single ~8 ms VM stall or a momentary peak demoted the front hot path):
+//  - the estimate of a callback is a high order statistic over the last `window` activations'
+//    samples (the largest after dropping `outlier_permille` of them, at most kTopSamples - 1),
+//    not the single largest value of one activation;
+//  - hysteresis: a plan is replaced only when it no longer holds with the estimate, and a new
+//    plan is computed for the estimate plus `margin_permille` (when that margin still fits
+//    without demotions), so small growth does not re-plan again;
+//  - budgets before allocation: a violation first re-searches the budgets of the current
+//    allocation (no callback moves, no ready-queue swap), as the paper's controller does;
+//  - no demotion on one noisy activation: a plan that demotes more RT chains than the current
+//    one is taken only when `demote_after` consecutive activations spanning at least
+//    `demote_hold` (a controller period) needed it; until then the current plan stays (logged
+//    as "deferred").
+// While the plan holds but has demoted chains, every activation also tries the allocation with
+// the estimate and takes it when it demotes fewer chains (deviation: the paper re-plans only on
+// a violation; without it a chain demoted under a transient overload stays BE for good).
 //
 // Contract: not thread-safe (one controller thread owns it); activate() allocates and may take
 // milliseconds — it runs on the controller's non-real-time thread, never on an executor
-// thread. Applying a new plan to running threads is the caller's job (plan() after a
-// "reallocated" event).
+// thread. Applying a new plan to running threads is the caller's job (plan() after an event
+// whose decision is "reallocated").
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,11 +41,36 @@
 
 namespace chainrt::lame {
 
+// How many of the largest samples per callback and activation a measurement carries.
+inline constexpr int kTopSamples = 4;
+
+// One callback's execution times since the previous activation (the executor's monitoring).
+struct CpuSample {
+  std::string callback;
+  std::array<Duration, kTopSamples> largest{};  // descending; 0: fewer instances ran
+  std::uint64_t count = 0;                      // instances measured
+};
+
+struct ControllerOptions {
+  int window = 2;              // activations whose samples form the estimate (this one included)
+  int outlier_permille = 20;   // share of the window's samples ignored at the top (<= kTopSamples-1)
+  int margin_permille = 50;    // a new plan is computed for the estimate x (1 + margin)
+  int demote_after = 2;         // consecutive activations that must need a demotion ...
+  // ... spanning at least this long (0: the controller period): miss-triggered activations come
+  // in bursts 0.5 s apart during a VM stall and must not count as persistence.
+  Duration demote_hold = 0;
+};
+
 struct ControllerEvent {
   Duration at = 0;            // the caller's clock (e.g. CLOCK_MONOTONIC ns)
   std::string trigger;        // "initial", "period", "deadline miss"
   std::string decision;       // "holds", "reallocated"
+  // What was done: "hold", "budget" (new budgets, same allocation), "replan" (new allocation),
+  // "demote" (new allocation with more demoted chains), "promote" (fewer), "deferred" (the plan
+  // no longer holds, but the only plan that does demotes: kept until demote_after).
+  std::string kind;
   std::string why;            // what no longer held
+  std::vector<std::string> chains;  // chains whose class changed (demoted, promoted or moved)
   double cpu_ms = 0;          // the activation's own thread-CPU time
   int analyses = 0;           // response-time analyses it ran
 };
@@ -35,25 +78,35 @@ struct ControllerEvent {
 class Controller {
  public:
   // Runs the initial allocation (Algorithms 1-3) on the model's execution times.
-  Controller(Model model, Options options, Duration now = 0);
+  Controller(Model model, Options options, Duration now = 0, ControllerOptions policy = {});
 
-  // One activation. `measured`: callback name -> largest measured execution time (callbacks
-  // not listed keep their last known time). `rt_miss`: triggered by an RT deadline miss.
+  // One activation. `measured`: per callback its largest samples since the previous activation
+  // (callbacks without a sample in the window keep their last estimate). `rt_miss`: triggered
+  // by an RT deadline miss.
+  const ControllerEvent& activate(const std::vector<CpuSample>& measured, bool rt_miss, Duration now);
+  // The same with one value per callback (its largest; counted as one sample).
   const ControllerEvent& activate(const std::vector<std::pair<std::string, Duration>>& measured, bool rt_miss,
                                   Duration now);
 
   const Allocation& plan() const { return plan_; }
   const std::vector<ControllerEvent>& log() const { return log_; }
-  // The execution times the current plan was computed with.
+  // The current estimate of every callback's execution time (what the plan is checked with).
   const std::vector<std::pair<std::string, Duration>>& wcet() const { return wcet_; }
+  const ControllerOptions& policy() const { return policy_; }
 
  private:
   bool holds(std::string* why, int* analyses) const;
+  void estimate(const std::vector<CpuSample>& measured, bool* changed);
+  Allocation plan_for(int margin_permille, bool budgets_only, int* analyses) const;
 
   Model model_;
   Options options_;
+  ControllerOptions policy_;
   Allocation plan_;
-  std::vector<std::pair<std::string, Duration>> wcet_;
+  std::vector<std::pair<std::string, Duration>> wcet_;  // estimate, by model callback index
+  std::vector<std::vector<CpuSample>> window_;          // by callback index: the last activations
+  int pending_demotion_ = 0;                            // consecutive activations needing one
+  Duration pending_since_ = 0;                          // when the first of them ran
   std::vector<ControllerEvent> log_;
 };
 

@@ -51,6 +51,8 @@ struct Linearised {
 // Algorithm 1. Throws std::invalid_argument when a chain has no callbacks.
 Linearised linearise(const Model& model);
 
+struct Allocation;
+
 struct Options {
   int cores = 0;                         // |M|; 0: every core of the executor's host
   Duration period = 10'000'000;          // SCHED_DEADLINE period T^r of every thread (10 ms)
@@ -63,6 +65,11 @@ struct Options {
   Duration controller_period = 10'000'000'000;  // BE chains must finish within it (10 s)
   // Execution times measured at run time (callback name -> WCET) that replace the model's.
   std::vector<std::pair<std::string, Duration>> measured_wcet;
+  // Budget-only re-adjustment (the controller's first reaction to a violation, LaME Sec. 4.3):
+  // when set, Algorithm 2 is skipped and Algorithm 3 searches new least budgets for this
+  // plan's thread classes, chain allocation and demotions (it must come from allocate() on the
+  // same model). Not owned; only read during the call.
+  const Allocation* keep = nullptr;
 };
 
 struct ThreadClassPlan {

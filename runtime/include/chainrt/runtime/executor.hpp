@@ -85,6 +85,9 @@ struct ExecutorOptions {
   std::size_t samples_per_chain = 1 << 17; // response times kept per chain (a ring)
   Duration stats_period = 0;               // publish chain stats every ...; 0: never
   std::string stats_topic = "/chainrt/chain_stats";
+  // Create the monitoring publisher (stats_topic) even when stats_period is 0, for
+  // publish_event() (LaME's controller decisions).
+  bool monitoring_events = false;
   std::string run_id;                      // carried by every monitoring message
   std::string name = "chainrt_executor";
   bool print_exceptions = true;            // report user exceptions on stderr
@@ -168,6 +171,14 @@ class Executor {
   // previous call (0: none ran), and restart that window. `out` is resized to the callback
   // count (no allocation when it has the capacity).
   void take_cpu_max(std::vector<Duration>& out);
+  // The same with the kCpuWindowTop largest times (descending, 0: fewer ran) and the number of
+  // instances per callback: a controller's robust estimate (LaME) drops outliers with them.
+  void take_cpu_window(std::vector<CpuWindow>& out);
+  // Publishes `json` (one JSON object with an "event" key) on the monitoring topic
+  // (stats_topic) next to the periodic statistics; false when there is no monitoring publisher
+  // (stats_period 0 and monitoring_events unset, or not started). Not for executor threads:
+  // allocates and publishes (rcl_publish; thread-safe).
+  bool publish_event(const std::string& json);
 
   RunReport report(std::size_t max_samples = SIZE_MAX) const;
   std::vector<DispatchRecord> trace() const;       // oldest first

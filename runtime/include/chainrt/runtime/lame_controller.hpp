@@ -1,9 +1,11 @@
 // chainrt runtime: LaME's adaptive resource controller on the real executor (LaME Sec. 4.3,
 // Fig. 1 and Fig. 8). A non-real-time thread that activates every controller period (10 s by
 // default) and at once when an RT chain misses its deadline; it reads the execution times the
-// executor measured (the largest thread-CPU time per callback since the last activation,
-// Executor::take_cpu_max), lets lame::Controller decide whether the plan still holds (fp-mt
-// with the measured times) or re-runs Algorithms 1-3, and applies a new plan to the RUNNING
+// executor measured (the 4 largest thread-CPU times per callback since the last activation
+// and their count, Executor::take_cpu_window), lets lame::Controller decide whether the plan
+// still holds (fp-mt with its robust estimate) or needs new budgets or a new allocation
+// (Algorithms 3 or 1-3), publishes the decision on the monitoring topic ("lame_decision"
+// events, Executor::publish_event), and applies a new plan to the RUNNING
 // executor: new SCHED_DEADLINE runtime/period on the thread-class threads (sched_setattr), and
 // when the chain-to-class allocation changed, new callback affinity masks, priorities and
 // groups (Executor::reconfigure: queued and running instances carry over, none is lost).
@@ -66,6 +68,8 @@ struct LameActivation {
   Duration at = 0;                    // since the executor started (ns)
   std::string trigger;                // "initial", "period", "deadline miss"
   std::string decision;               // "holds", "reallocated"
+  std::string kind;                   // lame::ControllerEvent::kind ("hold", "budget", "replan", ...)
+  std::vector<std::string> chains;    // chains whose thread class changed
   std::string why;
   double decide_cpu_ms = 0;           // lame::Controller::activate's thread-CPU time
   double apply_cpu_ms = 0;            // applying the plan (sched_setattr, queue swap)
@@ -121,6 +125,7 @@ class LameController : public RunObserver {
   void mark_rt_chains(const lame::Allocation& plan);
   void main();
   void record(LameActivation a);
+  void publish(const LameActivation& a);  // the decision event on the monitoring topic
 
   Model model_;
   Model planned_;
@@ -136,10 +141,35 @@ class LameController : public RunObserver {
   std::atomic<std::uint32_t> miss_{0};
   std::atomic<std::uint32_t> stop_{0};
   Duration run_start_ = 0;
+  std::string run_id_;
   std::thread thread_;
   mutable std::mutex log_mutex_;
   std::vector<LameActivation> log_;
 };
+
+// A plan on the fixed thread slots (rt@k = slot k, be@k = slot cores + k; header comment),
+// shared by the C++ executor's controller and chainrt.rclpy's: the reservation of every slot,
+// and per callback of the planned executor (sched::make_setup order) its scheduling parameters
+// with the affinity mask over the slots. Pure; allocates.
+struct LameSlotPlan {
+  std::vector<std::optional<Reservation>> slots;   // 2 * cores
+  std::vector<std::string> callbacks;              // model callback names
+  std::vector<sched::CallbackSpec> specs;          // by index into `callbacks`
+  std::vector<sched::GroupSpec> groups;
+};
+LameSlotPlan lame_slot_plan(const lame::Allocation& plan, std::size_t executor_index, int cores);
+// The cores a plan's thread classes span (at least 1).
+int lame_plan_cores(const lame::Allocation& plan);
+
+// The order in which a new plan is applied to running threads: slot indices, and -1 where the
+// callbacks' new parameters (ready-queue swap) go. 1. BE reservations that shrink or end; 2. RT
+// reservations that grow; -1; 3. RT reservations that shrink; 4. BE reservations that grow.
+// So an RT thread never serves its (new) work with less than its new budget and never loses
+// budget before the work it no longer serves has left it, and the kernel's admission test sees
+// freed bandwidth before it is asked for more. Slots whose reservation is unchanged are left
+// out. Pure.
+std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>& current,
+                                  const std::vector<std::optional<Reservation>>& next, int cores);
 
 // The SCHED_DEADLINE bandwidth per core in ‰ that chainrt's reservations may take: the
 // kernel's admission limit (sched_rt_runtime_us / sched_rt_period_us; -1 = no limit → 1000)

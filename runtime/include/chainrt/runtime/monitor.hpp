@@ -7,9 +7,11 @@
 // entry when full and the aggregates stay exact).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chainrt/model/model.hpp"
@@ -41,6 +43,20 @@ struct CallbackStats {
   Duration wall_total = 0;
   Duration wall_max = 0;          // finish - start
   Duration wall_min = 0;
+};
+
+// The largest thread-CPU times of one callback's instances in a measurement window (what a
+// controller estimates execution times from; LaME). record() keeps the kCpuWindowTop largest
+// with a few compares and no allocation.
+inline constexpr int kCpuWindowTop = 4;
+struct CpuWindow {
+  std::array<Duration, kCpuWindowTop> largest{};  // descending; 0: fewer instances ran
+  std::uint64_t count = 0;                        // instances in the window
+  void record(Duration cpu) noexcept {
+    ++count;
+    for (auto& t : largest)
+      if (cpu > t) std::swap(cpu, t);
+  }
 };
 
 // Latency statistics of one chain (the simulator's JSON keys).
