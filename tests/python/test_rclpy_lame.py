@@ -95,10 +95,22 @@ def test_throttled_rclpy_system_is_replanned_with_larger_rt_budgets(ctx, tmp_pat
     assert set(threads0) == {"rt@0", "rt@1", "be@0", "be@1"}
     rt0 = max(b for n, b in threads0.items() if n.startswith("rt@"))
     assert rt0 > 0
+    # decisions on the monitoring topic, seen from another node (as `chainrt profile` would)
+    import json
+    events = []
+    from rclpy.executors import SingleThreadedExecutor
+    watcher = Node("lame_watch", context=ctx)
+    watcher.create_subscription(String, "/chainrt/chain_stats", lambda m: events.append(json.loads(m.data)), 50)
+    watch = SingleThreadedExecutor(context=ctx)
+    watch.add_node(watcher)
+    watching = threading.Thread(target=watch.spin, daemon=True)
+    watching.start()
     spinner = threading.Thread(target=ex.spin, daemon=True)
     spinner.start()
     time.sleep(5.0)
     ex.shutdown()
+    watch.shutdown()
+    watching.join(10)
     spinner.join(10)
     assert not spinner.is_alive()
     log = ex.lame_log
@@ -114,3 +126,6 @@ def test_throttled_rclpy_system_is_replanned_with_larger_rt_budgets(ctx, tmp_pat
     assert rt_new > rt0, (rt0, first["classes"])
     assert node.sunk > 10                     # the RT chain kept running
     assert ex.last_report["lame_controller"] == log
+    published = [e for e in events if e.get("event") == "lame_decision"]
+    assert any(e["decision"] == "reallocated" and e["classes"] for e in published), (len(events), published[:3])
+    assert all(e["executor"] and "at_ns" in e and "kind" in e for e in published)

@@ -368,6 +368,15 @@ class ChainExecutor(Executor):
         if self._lame is None or self._lame_thread is not None:
             return
         self._lame_stop.clear()
+        # Every decision also goes to the monitoring topic as a "lame_decision" event (the C++
+        # runtime's format, docs/lame.md), with or without periodic stats.
+        try:
+            from std_msgs.msg import String
+            self._lame_node = rclpy.create_node(f"chainrt_lame_{os.getpid()}_{id(self) & 0xffff}", context=self._context)
+            self._lame_pub = (self._lame_node.create_publisher(String, self._stats_topic, 10), String)
+        except Exception as err:  # no topic (a context that is going away): decisions stay in the report
+            self._lame_node, self._lame_pub = None, None
+            print(f"chainrt.rclpy: warning: LaME decisions are not published ({err})", file=sys.stderr)
         self._lame_thread = threading.Thread(target=self._lame_main, daemon=True, name="chainrt.rclpy/lame")
         self._lame_thread.start()
 
@@ -376,6 +385,23 @@ class ChainExecutor(Executor):
             self._lame_stop.set()
             self._lame_thread.join()
             self._lame_thread = None
+        if getattr(self, "_lame_node", None) is not None:
+            try:
+                self._lame_node.destroy_node()
+            except Exception:
+                pass
+            self._lame_node, self._lame_pub = None, None
+
+    def _publish_decision(self, ev: dict) -> None:
+        pub = getattr(self, "_lame_pub", None)
+        if pub is None:
+            return
+        publisher, msg_type = pub
+        try:
+            publisher.publish(msg_type(data=json.dumps({"event": "lame_decision", "run_id": self._run_id,
+                                                        "executor": self._monitor_name(), **ev})))
+        except Exception:  # the context went away (shutdown): the report keeps the decision
+            pass
 
     def _lame_main(self) -> None:
         """The controller thread (normal scheduling): every period, and at once (at most every
@@ -411,6 +437,7 @@ class ChainExecutor(Executor):
                       "why": str(err), "chains": [], "classes": [], "demoted": [], "errors": [],
                       "decide_cpu_ms": 0.0, "apply_cpu_ms": 0.0, "analyses": 0}
             self.lame_log.append(ev)
+            self._publish_decision(ev)
             if self._print_report:
                 classes = "; ".join(f"{c['name']} {c['budget_ns'] / 1e6:.2f}ms/{c['period_ns'] / 1e6:.0f}ms"
                                     for c in ev.get("classes", [])) if ev["decision"] == "reallocated" else ""
