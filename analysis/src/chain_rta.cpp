@@ -258,22 +258,31 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
   // however many instances of it are pending — or, on a foreign thread of the segment's cores,
   // preempt it as often as its releases allow (executions_in_window, below).
   // (A group-mate that may run on other threads than J's callbacks: all of the group's work
-  // counts, `fallback` below.)
-  std::vector<bool> group_all(ng, false);
+  // counts, without the refinement — `fallback`.)
   for (std::size_t i = 0; i < v.tasks.size(); ++i)
     if (static_cast<int>(i) != k && !skip_shadow(i))
       for (int c : v.tasks[i].work) {
         const int gi = group_index(v.cbs[c].mutex_group);
-        if (gi >= 0 && v.cbs[c].threads != mask) group_all[gi] = true;
+        if (gi >= 0 && v.cbs[c].threads != mask) fallback[gi] = true;
       }
+  // A group-mate of task i that outranks J's callbacks of group gi (FP: priority >= their
+  // lowest; EDF: keyed with a deadline).
+  auto group_outranks = [&](const Task& ti, const CbInfo& cb, int gi) {
+    return order == Order::FixedPriority ? cb.prio >= gminprio[gi] : (!tk.has_deadline || ti.has_deadline);
+  };
   auto counts = [&](const Task& ti, int c) {
     const CbInfo& cb = v.cbs[c];
-    if (const int gi = group_index(cb.mutex_group); gi >= 0)
-      return group_all[gi] || (order == Order::FixedPriority ? cb.prio >= gminprio[gi] : (!tk.has_deadline || ti.has_deadline));
+    if (const int gi = group_index(cb.mutex_group); gi >= 0) return fallback[gi] || group_outranks(ti, cb, gi);
     if (on_foreign(c) || cb.executor != X || !(cb.threads & mask)) return false;
     return order == Order::FixedPriority ? cb.prio >= minprio : (!tk.has_deadline || ti.has_deadline);
   };
   auto on_segment_threads = [&](int c) { return v.cbs[c].executor == X && (v.cbs[c].threads & mask); };
+  // Callback c of some task's work as a tail: a group-mate of J blocks it once (time (3), B_g);
+  // on the segment's threads it is a blocker (not one of J's own group g0: only time (3)).
+  auto block_only = [&](int c, std::vector<Duration>& tail) {
+    if (const int gi = group_index(v.cbs[c].mutex_group); gi >= 0) Bg[gi] = std::max(Bg[gi], v.cbs[c].wcet);
+    if (on_segment_threads(c) && !(g0 >= 0 && v.cbs[c].mutex_group == g0)) tail.push_back(v.cbs[c].wcet);
+  };
   std::vector<Duration> Rwin(v.tasks.size(), kUnbounded);  // the window of each task's counted work
   for (std::size_t i = 0; i < v.tasks.size(); ++i)
     Rwin[i] = W.window(v.tasks[i].work, i, [&](int c) { return counts(v.tasks[i], c); });
@@ -308,9 +317,8 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         const Duration e = W.end_of(i, c);
         if (e != kUnbounded && e <= tk.T) continue;
         if (counts(ti, c)) return std::nullopt;
-        if (const int gi = group_index(v.cbs[c].mutex_group); gi >= 0) Bg[gi] = std::max(Bg[gi], v.cbs[c].wcet);  // (3)
         if (on_foreign(c)) tail_foreign.push_back(c);
-        else if (on_segment_threads(c) && !(g0 >= 0 && v.cbs[c].mutex_group == g0)) tail.push_back(v.cbs[c].wcet);
+        block_only(c, tail);
       }
       add_tail(ti, tail);
       continue;
@@ -326,16 +334,14 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     for (int c : ti.work) {
       const CbInfo& cb = v.cbs[c];
       if (Rwin[i] != kUnbounded && W.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
-        if (const int gi = group_index(cb.mutex_group); gi >= 0) Bg[gi] = std::max(Bg[gi], cb.wcet);  // (3)
-        if (on_segment_threads(c) && !(g0 >= 0 && cb.mutex_group == g0)) tail.push_back(cb.wcet);
+        block_only(c, tail);
         continue;
       }
       int gi = group_index(cb.mutex_group);
       if (gi >= 0) {
         in_group = true;
         Bg[gi] = std::max(Bg[gi], cb.wcet);
-        if (cb.threads != mask) fallback[gi] = true;
-        bool outranks = order == Order::FixedPriority ? cb.prio >= gminprio[gi] : (!tk.has_deadline || ti.has_deadline);
+        const bool outranks = group_outranks(ti, cb, gi);
         allw[gi].C += cb.wcet;
         allw[gi].cnt++;
         if (outranks) {
@@ -905,12 +911,7 @@ void work_path_ends(const View& v, int k, const SegmentBound& segfn, const Windo
       Segment pre = seg;
       pre.cbs.resize(len);
       pre.hop_into.resize(len);
-      pre.intra_comm = 0;
-      pre.delayed_hops = 0;
-      for (std::size_t j = 1; j < len; ++j) {
-        pre.intra_comm += pre.hop_into[j];
-        if (pre.hop_into[j] > 0) pre.delayed_hops++;
-      }
+      recompute_hops(pre);
       const auto b = segfn(v, k, pre, W, arrival, l);
       if (!b) break;
       cb_end[static_cast<std::size_t>(pre.cbs.back())] = arrival + *b;  // (it was set kUnbounded)

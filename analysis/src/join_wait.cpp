@@ -97,15 +97,6 @@ Duration bpre_to(const View& v, const std::vector<int>& path, std::size_t upto) 
   return b;
 }
 
-void recompute_hops(Segment& s) {
-  s.intra_comm = 0;
-  s.delayed_hops = 0;
-  for (std::size_t j = 1; j < s.hop_into.size(); ++j) {
-    s.intra_comm += s.hop_into[j];
-    if (s.hop_into[j] > 0) s.delayed_hops++;
-  }
-}
-
 // Threads that may run every callback of the segment.
 int segment_threads(const View& v, const Segment& seg) {
   std::uint64_t mask = ~std::uint64_t{0};

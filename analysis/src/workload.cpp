@@ -86,6 +86,15 @@ void append_path_piece(std::vector<Segment>& segs, int c, Duration hc, const std
   segs.back().hop_into.push_back(segs.back().cbs.size() == 1 ? 0 : hc);
 }
 
+void recompute_hops(Segment& s) {
+  s.intra_comm = 0;
+  s.delayed_hops = 0;
+  for (std::size_t j = 1; j < s.hop_into.size(); ++j) {
+    s.intra_comm += s.hop_into[j];
+    if (s.hop_into[j] > 0) s.delayed_hops++;
+  }
+}
+
 // The linear segments of every root-to-leaf path of a branching chain (Task::paths).
 std::vector<std::vector<Segment>> path_segments(const Model& m, const Chain& ch, const View& v, const HopCost& cost) {
   std::vector<std::vector<Segment>> out;

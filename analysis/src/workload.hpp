@@ -54,6 +54,9 @@ struct Segment {
   std::vector<int> side;
 };
 
+// A linear segment's intra_comm and delayed_hops from its hop_into (after it was split or cut).
+void recompute_hops(Segment& s);
+
 // The join of a chain at an implicit fusion set (facts.hpp) whose other inputs it does not
 // contain (join_wait.hpp derives the wait and when it applies).
 struct JoinInput {
