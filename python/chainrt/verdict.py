@@ -198,7 +198,8 @@ def _model_wcets(model) -> dict:
     return {cb.name: cb.wcet for cb in getattr(model, "callbacks", [])} if model is not None else {}
 
 
-def _chain_callbacks(model, chain: str) -> list[str]:
+def chain_callbacks(model, chain: str) -> list[str]:
+    """The callbacks of `chain` in `model` ([] when it has none)."""
     for c in getattr(model, "chains", []) if model is not None else []:
         if c.name == chain:
             return list(c.callbacks)
@@ -236,7 +237,7 @@ def judge(result: dict, bound: dict | None = None, simulated: dict | None = None
 
 def _causes(chain, model, cbs, wcet, asked_rt, rt_failed, load, excess=None) -> list[str]:
     out = []
-    members = _chain_callbacks(model, chain)
+    members = chain_callbacks(model, chain)
     # the callbacks of the chain first, then any other (blocking by a callback outside the chain)
     over, extra = [], 0
     for cb in members + [n for n in cbs if n not in members]:

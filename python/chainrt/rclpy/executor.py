@@ -172,6 +172,8 @@ class ChainExecutor(Executor):
         self._lame_thread = None
         self._lame_stop = threading.Event()
         self.lame_log: list[dict] = []     # every controller activation (the event dicts)
+        self._lame_node = None             # publishes the decisions on the monitoring topic
+        self._lame_pub = None              # (publisher, String)
 
     # ---- rclpy Executor contract --------------------------------------------------------
     def add_node(self, node) -> bool:
@@ -385,7 +387,7 @@ class ChainExecutor(Executor):
             self._lame_stop.set()
             self._lame_thread.join()
             self._lame_thread = None
-        if getattr(self, "_lame_node", None) is not None:
+        if self._lame_node is not None:
             try:
                 self._lame_node.destroy_node()
             except Exception:
@@ -393,10 +395,9 @@ class ChainExecutor(Executor):
             self._lame_node, self._lame_pub = None, None
 
     def _publish_decision(self, ev: dict) -> None:
-        pub = getattr(self, "_lame_pub", None)
-        if pub is None:
+        if self._lame_pub is None:
             return
-        publisher, msg_type = pub
+        publisher, msg_type = self._lame_pub
         try:
             publisher.publish(msg_type(data=json.dumps({"event": "lame_decision", "run_id": self._run_id,
                                                         "executor": self._monitor_name(), **ev})))

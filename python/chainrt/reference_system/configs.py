@@ -51,7 +51,7 @@ class Config:
     name: str
     policy: str
     summary: str
-    layout: Callable  # (model, pin_core) -> list of (executor name, policy, threads, fifo, priority, nodes)
+    layout: Callable  # (model, cores) -> list of (executor name, policy, threads, fifo, priority, nodes[, cores])
 
 
 def _chain_nodes(model, chain: str) -> list[str]:
@@ -75,12 +75,12 @@ def _groups(model):
 
 
 def _single(policy: str, threads: int):
-    def layout(model):
+    def layout(model, cores: int):
         return [("main", policy, threads, None, None, [n.name for n in model.nodes])]
     return layout
 
 
-def _prioritized(model):
+def _prioritized(model, cores: int):
     front, rear, fusion, _, _, _ = _groups(model)
     # upstream: front/rear/fusion SCHED_RR priority 1, planner (BehaviorPlanner) 30, other none
     planner = ["BehaviorPlanner"]
@@ -91,7 +91,7 @@ def _prioritized(model):
 
 
 def _multi(policy: str):
-    def layout(model):
+    def layout(model, cores: int):
         _, _, _, planner, other, hot = _groups(model)
         groups = [("planner", planner), ("hot_path", hot), ("other", other)]
         # PiCAS: an executor's priority is that of its most critical callback; ranks -> FIFO 3, 2, 1
@@ -103,10 +103,10 @@ def _multi(policy: str):
     return layout
 
 
-def _synthesized(model, cores: int | None = None):
-    """``chainrt synthesize`` on the host's cores (PiCAS P1-P4), or on ``cores``: its callback
-    priorities are written into ``model``; executors pinned to their cores (the 7th entry)."""
-    s = _core._synthesize(model, cores=cores or model.hosts[0].cores)["model"]  # no analysis result needed here
+def _synthesized(model, cores: int):
+    """``chainrt synthesize`` on ``cores`` cores (PiCAS P1-P4): its callback priorities are
+    written into ``model``; executors pinned to their cores (the 7th entry)."""
+    s = _core._synthesize(model, cores=cores)["model"]  # no analysis result needed here
     prio = {c.name: c.priority for c in s.callbacks}
     cbs = model.callbacks
     for c in cbs:
@@ -195,10 +195,10 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
             c.offset = phases[c.name]
         if c.name == "BehaviorPlanner/timer":
             c.offset = (c.offset + planner_phase_ns) % c.period
-    # The benchmark pins every thread to one core: the synthesized layout is then the one for
-    # one core (a layout for two cores squeezed onto one puts its executors side by side at one
-    # SCHED_FIFO priority, which no analysis bounds).
-    layout = _synthesized(model, cores=1) if cfg.layout is _synthesized and pin_core is not None else cfg.layout(model)
+    # The cores the layout may use: the host's, or one where the benchmark pins every thread to
+    # one (the synthesized layout for two cores squeezed onto one would put its executors side by
+    # side at one SCHED_FIFO priority, which no analysis bounds).
+    layout = cfg.layout(model, 1 if pin_core is not None else model.hosts[0].cores)
     host = model.hosts[0].name
     executors, placement = [], {}
     template = model.executors[0]

@@ -271,9 +271,8 @@ def preempted_callbacks(runs: list[dict], chain_callbacks: dict[str, list[str]])
 
 def chain_callbacks(model) -> dict[str, list[str]]:
     """The callbacks of the benchmark's chains (the hot paths pooled) in a configuration's model."""
-    hot = [cb for c in model.chains if c.name in HOT_CHAINS for cb in c.callbacks]
-    bp = [cb for c in model.chains if c.name == "behavior_planner" for cb in c.callbacks]
-    return {"hot_path": list(dict.fromkeys(hot)), "behavior_planner": bp}
+    hot = [cb for name in HOT_CHAINS for cb in verdict.chain_callbacks(model, name)]
+    return {"hot_path": list(dict.fromkeys(hot)), "behavior_planner": verdict.chain_callbacks(model, "behavior_planner")}
 
 
 def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None = None,
