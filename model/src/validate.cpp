@@ -56,8 +56,22 @@ bool contains(const std::vector<T>& items, const std::string& name) {
 void fill_infrastructure(Model& m, Diagnostics& d) {
   if (m.hosts.empty()) m.hosts.push_back(Host{"localhost", 1});
   check_unique(m.hosts, "hosts", "host", d);
-  for (std::size_t i = 0; i < m.hosts.size(); ++i)
+  for (std::size_t i = 0; i < m.hosts.size(); ++i) {
     check_range(m.hosts[i].cores, 1, limits::kMaxCores, at("hosts", i) + ".cores", "cores", d);
+    // A blackout curve: windows strictly increasing, maxima non-decreasing and within their window.
+    const auto& bl = m.hosts[i].blackout;
+    for (std::size_t k = 0; k < bl.size(); ++k) {
+      const std::string q = at(at("hosts", i) + ".blackout", k);
+      if (bl[k].max > bl[k].window)
+        d.error(q + ".max", "max " + format_duration(bl[k].max) + " exceeds its window " + format_duration(bl[k].window));
+      if (k > 0 && bl[k].window <= bl[k - 1].window)
+        d.error(q + ".window", "blackout windows must increase (" + format_duration(bl[k].window) + " after " +
+                                   format_duration(bl[k - 1].window) + ")");
+      else if (k > 0 && bl[k].max < bl[k - 1].max)
+        d.error(q + ".max", "the blackout in a longer window cannot be smaller (" + format_duration(bl[k].max) +
+                                " after " + format_duration(bl[k - 1].max) + ")");
+    }
+  }
   if (m.executors.empty()) m.executors.push_back(Executor{"executor"});
   check_unique(m.executors, "executors", "executor", d);
   for (std::size_t i = 0; i < m.executors.size(); ++i) {

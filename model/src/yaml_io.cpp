@@ -435,10 +435,20 @@ struct Reader {
 
 void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "hosts", [&](const YAML::Node& n, const std::string& p) {
-    if (!r.keys(n, p, {"name", "cores"}, "a host")) return;
+    if (!r.keys(n, p, {"name", "cores", "blackout"}, "a host")) return;
     Host h;
     h.name = r.name(n, p, "a host").value_or("");
     if (auto c = r.integer(n, "cores", p, false, "a host", 1, limits::kMaxCores)) h.cores = static_cast<int>(*c);
+    YAML::Node bl = n["blackout"];
+    const std::string bp = sub(p, "blackout");
+    if (bl && !bl.IsSequence()) r.d.error(bp, "expected a list of {window, max} points");
+    for (std::size_t i = 0; bl && bl.IsSequence() && i < bl.size(); ++i) {
+      const std::string q = at(bp, i);
+      if (!r.keys(bl[i], q, {"window", "max"}, "a blackout point")) continue;
+      auto w = r.duration(bl[i], "window", q, true, "a blackout point");
+      auto x = r.duration(bl[i], "max", q, true, "a blackout point", true);
+      if (w && x) h.blackout.push_back({*w, *x});
+    }
     m.hosts.push_back(h);
   });
 }
@@ -786,9 +796,18 @@ std::string save_model_to_string(const Model& m) {
   out << YAML::Key << "deadlines" << YAML::Value << (m.constrained_deadlines ? "constrained" : "arbitrary");
 
   out << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq;
-  for (const auto& h : m.hosts)
+  for (const auto& h : m.hosts) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << h.name << YAML::Key << "cores"
-        << YAML::Value << h.cores << YAML::EndMap;
+        << YAML::Value << h.cores;
+    if (!h.blackout.empty()) {
+      out << YAML::Key << "blackout" << YAML::Value << YAML::BeginSeq;
+      for (const auto& b : h.blackout)
+        out << YAML::BeginMap << YAML::Key << "window" << YAML::Value << format_duration(b.window) << YAML::Key
+            << "max" << YAML::Value << format_duration(b.max) << YAML::EndMap;
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndSeq;
 
   out << YAML::Key << "executors" << YAML::Value << YAML::BeginSeq;

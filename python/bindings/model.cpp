@@ -56,7 +56,17 @@ CHAINRT_BINDINGS(model, 0) {
       .def(nb::init<>())
       .def_rw("budget", &Reservation::budget)
       .def_rw("period", &Reservation::period);
-  nb::class_<Host>(m, "Host").def(nb::init<>()).def_rw("name", &Host::name).def_rw("cores", &Host::cores);
+  nb::class_<BlackoutPoint>(m, "BlackoutPoint")
+      .def(nb::init<>())
+      .def("__init__", [](BlackoutPoint* p, Duration window, Duration max) { new (p) BlackoutPoint{window, max}; },
+           nb::arg("window"), nb::arg("max"))
+      .def_rw("window", &BlackoutPoint::window)
+      .def_rw("max", &BlackoutPoint::max);
+  nb::class_<Host>(m, "Host")
+      .def(nb::init<>())
+      .def_rw("name", &Host::name)
+      .def_rw("cores", &Host::cores)
+      .def_rw("blackout", &Host::blackout);
   nb::class_<ThreadClass>(m, "ThreadClass")
       .def(nb::init<>())
       .def_rw("name", &ThreadClass::name)

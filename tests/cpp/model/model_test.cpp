@@ -165,3 +165,34 @@ TEST(Model, MissingFileIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/model.yaml: cannot open"), std::string::npos);
   }
 }
+
+TEST(Model, HostBlackoutCurveParsesRoundTripsAndIsChecked) {
+  Model m = load_model_from_string(R"(
+hosts:
+  - name: pc
+    cores: 2
+    blackout: [{window: 1ms, max: 0.4ms}, {window: 100ms, max: 12ms}]
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}
+chains:
+  - {name: c, callbacks: [a]}
+)",
+                                   "bl.yaml");
+  ASSERT_EQ(m.hosts[0].blackout.size(), 2u);
+  EXPECT_EQ(m.hosts[0].blackout[0].window, 1'000'000);
+  EXPECT_EQ(m.hosts[0].blackout[0].max, 400'000);
+  EXPECT_EQ(m.hosts[0].blackout[1].max, 12'000'000);
+  EXPECT_EQ(load_model_from_string(save_model_to_string(m), "again.yaml"), m);
+  for (const char* bad : {"[{window: 1ms, max: 2ms}]", "[{window: 2ms, max: 1ms}, {window: 1ms, max: 1ms}]",
+                          "[{window: 1ms, max: 1ms}, {window: 2ms, max: 0.5ms}]", "[{window: 1ms}]", "{window: 1ms}",
+                          "[{window: 1ms, max: 1ms, extra: 1}]"}) {
+    const std::string text = std::string("hosts:\n  - {name: pc, blackout: ") + bad +
+                             "}\ncallbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\n";
+    try {
+      load_model_from_string(text, "bad.yaml");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.yaml:2:"), std::string::npos) << e.what();
+    }
+  }
+}

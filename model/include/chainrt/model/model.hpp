@@ -52,9 +52,21 @@ struct Reservation {  // SCHED_DEADLINE runtime Q every period P
   bool operator==(const Reservation&) const = default;
 };
 
+// One point of a platform's blackout curve: on any one core of the host, in any window of
+// length `window`, at most `max` time is taken by something above every thread of the model
+// (hypervisor steal, a VM stall, interrupt and non-preemptible kernel work). Measured by
+// chainrt's platform probe; the analyses that support it (analysis/supply.hpp, Blackout) charge
+// it as a top-priority interferer on every core.
+struct BlackoutPoint {
+  Duration window = 0;
+  Duration max = 0;
+  bool operator==(const BlackoutPoint&) const = default;
+};
+
 struct Host {
   std::string name;
   int cores = 1;
+  std::vector<BlackoutPoint> blackout;  // empty: the CPU is always there (the papers' model)
   bool operator==(const Host&) const = default;
 };
 
