@@ -165,6 +165,26 @@ bool keyed_deadlines(const View& v, std::string* why) {
   return true;
 }
 
+// A platform blackout curve (model Host::blackout) is charged by global_segment_bound on
+// threads without a reservation (chain_rta.cpp). Not derived: the supply a SCHED_DEADLINE
+// reservation keeps under blackouts (CBS replenishment after a stall), and the other analyses'
+// recurrences. Returns the reason such a model is refused ("" when it is not).
+std::string platform_refusal(const Model& m, bool charges_platform) {
+  for (const auto& h : m.hosts) {
+    if (h.blackout.empty()) continue;
+    if (!charges_platform)
+      return "host '" + h.name + "' has a platform blackout curve, which this analysis does not charge (edf-mt, fp-mt "
+             "and picas-st do)";
+    for (const auto& e : m.executors)
+      if (e.host == h.name)
+        for (const auto& t : e.threads)
+          if (t.reservation)
+            return "thread '" + t.name + "' of '" + e.name + "' has a SCHED_DEADLINE reservation on host '" + h.name +
+                   "', which has a platform blackout curve: the supply of a reservation under blackouts is not analysed";
+  }
+  return "";
+}
+
 class GlobalAnalysis : public ResponseTimeAnalysis {
  public:
   GlobalAnalysis(std::string name, std::string summary, Policy policy, Order order, bool single, bool deadlines)
@@ -174,14 +194,22 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
   bool applicable(const Model& m, std::string* why) const override {
+    if (refuse_platform(m, why)) return false;
     View v = build_view(m, model_hop_cost(m));
     return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
            (order_ != Order::Edf || keyed_deadlines(v, why));
+  }
+  static bool refuse_platform(const Model& m, std::string* why, bool charges = true) {
+    std::string r = platform_refusal(m, charges);
+    if (r.empty()) return false;
+    if (why) *why = r;
+    return true;
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
+    if (refuse_platform(m, &why)) return not_applicable(m, why, name_);
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority, true) ||
         (order_ == Order::Edf && !keyed_deadlines(v, &why)))
@@ -244,11 +272,14 @@ class RosDefaultSt : public ResponseTimeAnalysis {
     return "Casini et al. ECRTS 2019: default single-threaded executor on a reservation (busy window, Sec. 6)";
   }
   Policy policy() const override { return Policy::RosDefault; }
-  bool applicable(const Model& m, std::string* why) const override { return structure_ok(m, true, true, why); }
+  bool applicable(const Model& m, std::string* why) const override {
+    return !GlobalAnalysis::refuse_platform(m, why, false) && structure_ok(m, true, true, why);
+  }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
+    if (GlobalAnalysis::refuse_platform(m, &why, false)) return GlobalAnalysis::not_applicable(m, why, name());
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, true, true, &why)) return GlobalAnalysis::not_applicable(m, why, name());
     HolisticOptions opt;
@@ -269,6 +300,9 @@ class CrosRt : public ResponseTimeAnalysis {
   }
   Policy policy() const override { return Policy::Picas; }
   bool applicable(const Model& m, std::string* why) const override {
+    // (The CROS-RT experiment gives cros-rt the platform as a top-priority chain instead:
+    // python/chainrt/crosslayer/platform.py.)
+    if (GlobalAnalysis::refuse_platform(m, why, false)) return false;
     for (const auto& e : m.executors)
       if (e.threads.size() != 1) {
         if (why) *why = "CROS-RT assumes single-threaded executors; '" + e.name + "' has " +

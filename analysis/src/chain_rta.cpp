@@ -455,8 +455,30 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       fwork.push_back({C, W.inside(i), v.tasks[i].T});
     }
   }
+  // The platform (model Host::blackout, supply.hpp): a top-priority interferer on every core.
+  // Any instant of the window at which a core of the segment is taken by it is either one at
+  // which J's running callback is stopped or one at which J waits with some thread's core gone;
+  // together they number at most the blackout on those cores, n_cores·S(x), charged in full
+  // like foreign work. (Deviation: the papers assume a CPU that is always there; this VM's is
+  // not. Checked by the soundness harness's `platform` feature.)
+  static const std::vector<BlackoutPoint> no_blackout;
+  const auto& curve = v.model->hosts.empty() ? no_blackout : v.model->hosts[v.host_of[X]].blackout;
+  Duration platform_cores = 0;
+  if (!curve.empty()) {
+    const int host_cores = v.model->hosts[v.host_of[X]].cores;
+    std::set<int> cores;
+    const auto& ths = v.model->executors[X].threads;
+    for (std::size_t t = 0; t < ths.size() && t < 64; ++t) {
+      if (!(mask >> t & 1)) continue;
+      if (ths[t].cores.empty())
+        for (int c = 0; c < host_cores; ++c) cores.insert(c);
+      for (int c : ths[t].cores) cores.insert(c);
+    }
+    platform_cores = static_cast<Duration>(cores.size());
+  }
+  auto platform_at = [&](Duration x) { return platform_cores * platform_blackout(curve, x); };
   auto foreign_at = [&](Duration x) {
-    Duration F = own_foreign;
+    Duration F = own_foreign + platform_at(x);
     for (const auto& w : fwork) F += carry_in_workload(x, w.C, w.R, w.T);
     for (const auto& [c, e] : frate) F += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x);
     return F;
@@ -470,6 +492,14 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     else E1 += v.cbs[seg.cbs[j]].wcet;
   }
   const Duration S = seg.intra_comm;
+  // Once J's last callback has started (start form), only the platform can stop it on its
+  // dedicated core: it ends within platform_stretch(e_last) (= e_last without a curve).
+  Duration elast_span = elast;
+  if (!curve.empty() && elast > 0) {
+    auto st = platform_stretch(curve, elast, limit);
+    if (!st) return std::nullopt;
+    elast_span = *st;
+  }
 
   // (Group work runs one member at a time: p = 1.)
   auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration p = 1) {
@@ -679,7 +709,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Duration f2 = rta_phase_start_demand(E1, S, G, F, ev_full * rho_full + ev_charged * rho_charged, hp);
       return {f1, f2, G};
     };
-    const Duration xmax = limit + 1 - elast;  // largest x whose bound stays within the limit
+    const Duration xmax = limit + 1 - elast_span;  // largest x whose bound stays within the limit
 
     // Exact acceleration. Where the caps w_j·(x − E' − S) bind, or carry-in workloads grow
     // with slope 1, f(x) − x can stay small for millions of nanoseconds and the iteration
@@ -740,7 +770,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
       const Duration rho = ev_full * rho_full + ev_charged * rho_charged;
       // Foreign work is added to the group term: both conditions charge it in full.
       for (const auto& w : fwork) gz.push_back(piece(x0, w.C, w.R, w.T, 0, false));
-      G_const += own_foreign;
+      G_const += own_foreign + platform_at(x0);  // (S is non-decreasing: S(x0) is below it on [x0, ∞))
       for (const auto& [c, e] : frate) G_const += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x0);
       auto G_at = [&](Duration d) {
         Duration G = G_const;
@@ -794,7 +824,7 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
     const Duration x0 = E1 + S + 1;
     if (x0 > xmax) {  // (already beyond the limit: the bound of x0 itself, as before)
       const Eval e = eval(x0);
-      if (std::min(e.f1, e.f2) <= x0) return x0 - 1 + elast;
+      if (std::min(e.f1, e.f2) <= x0) return rta_eq9_response(x0, elast_span);
       return std::nullopt;
     }
     Eval last{};
@@ -807,9 +837,11 @@ std::optional<Duration> global_segment_bound(const View& v, Order order, int k, 
         },
         [&](Duration x, Duration fx) { return steps++ >= 3 ? jump(x, last) : fx; });
     if (!found) return std::nullopt;
-    return rta_eq9_response(*found.value, elast);
+    return rta_eq9_response(*found.value, elast_span);
   }
-  // Reserved threads: supply form.
+  // Reserved threads: supply form (no platform curve: the analyses refuse that combination,
+  // platform_refusal in analyses.cpp).
+  if (!curve.empty()) return std::nullopt;
   SupplySet pi;
   for (auto* s : threads) pi.threads.push_back(*s);
   auto wall = [&](Duration e) {

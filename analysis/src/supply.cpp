@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "fixed_point.hpp"
+
 namespace chainrt {
 
 Duration Supply::sbf(Duration d) const {
@@ -61,6 +63,31 @@ std::optional<Duration> SupplySet::first_at_least(Duration x, Duration from, Dur
     else lo = mid;
   }
   return hi;
+}
+
+Duration platform_blackout(const std::vector<BlackoutPoint>& curve, Duration delta) {
+  if (delta <= 0 || curve.empty()) return 0;
+  const BlackoutPoint& last = curve.back();
+  const Duration whole = delta;
+  Duration s = 0;
+  if (delta > last.window) {
+    // ⌊Δ/W⌋·S(W) (<= Δ, so no overflow) and the rest below.
+    const Duration k = delta / last.window;
+    s = k * last.max;
+    delta -= k * last.window;
+  }
+  for (const auto& p : curve)
+    if (delta > 0 && p.window >= delta) {
+      s += std::min(p.max, delta);
+      break;
+    }
+  return std::min(s, whole);
+}
+
+std::optional<Duration> platform_stretch(const std::vector<BlackoutPoint>& curve, Duration e, Duration limit) {
+  if (e <= 0) return 0;
+  // L ↦ e + S(L) is non-decreasing: the one fixed-point search (fixed_point.hpp).
+  return detail::least_fixed_point(e, limit, [&](Duration L) { return e + platform_blackout(curve, L); }).value;
 }
 
 }  // namespace chainrt

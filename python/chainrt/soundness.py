@@ -22,7 +22,7 @@ import sys
 import time
 
 
-FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail")
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform")
 
 
 def add_arguments(parser) -> None:
@@ -54,7 +54,9 @@ def add_arguments(parser) -> None:
                         help="draw only systems with this feature: executors sharing a core under SCHED_FIFO "
                              "priorities (shared-cores), a callback on two chains (shared-callbacks: merges and "
                              "forks), a chain branching onto another executor and joining at a fusion node "
-                             "(branch-join)")
+                             "(branch-join), fan-out (fan-out; fan-out-tail: at the lowest priorities), a platform "
+                             "that takes the CPU from every thread at times, analysed from its blackout curve "
+                             "(platform)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
 
 

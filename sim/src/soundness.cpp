@@ -224,7 +224,55 @@ bool branch_join(Model& m, gen::Rng& rng, bool* leaf) {
 // fifth of the systems overloaded).
 struct FeatureDraw {
   int kind = -1;  // shared-callbacks: 0 merge, 1 fork; branch-join: 0 join, 1 leaf
+  Duration platform_Q = 0, platform_T = 0;  // platform: Q of blackout every T on every core
 };
+
+// The blackout curve of a core that loses Q every T at any phase: the most blackout in a window
+// Δ is ⌊Δ/T⌋·Q + min(Q, Δ mod T); the points are its values at the windows where it stops
+// rising (k·T + Q) and a ramp inside the first blackout (the curve's step rounding is above it).
+std::vector<BlackoutPoint> periodic_blackout(Duration Q, Duration T) {
+  std::vector<BlackoutPoint> c;
+  for (Duration part : {Q / 4, Q / 2})
+    if (part > 0 && (c.empty() || part > c.back().window)) c.push_back({part, part});
+  c.push_back({Q, Q});
+  for (Duration k = 1; k <= 4; ++k) {
+    if (k * T > c.back().window) c.push_back({k * T, k * Q});
+    c.push_back({k * T + Q, (k + 1) * Q});
+  }
+  return c;
+}
+
+// The system the simulator runs for a `platform` system: the analysed model plus, on every core
+// of every host, a SCHED_FIFO 99 thread of its own executor whose timer takes the core for Q
+// every T at `phase` — the blackouts the analysis knows only as the hosts' curves.
+Model with_platform_threads(const Model& base, Duration Q, Duration T, Duration phase) {
+  Model m = base;
+  for (auto& h : m.hosts) h.blackout.clear();
+  for (const auto& h : base.hosts)
+    for (int c = 0; c < h.cores; ++c) {
+      const std::string name = "__platform_" + h.name + "_" + std::to_string(c);
+      Executor e;
+      e.name = name;
+      e.host = h.name;
+      e.process = name;
+      e.policy = base.executors.empty() ? Policy::RosDefault : base.executors.front().policy;
+      e.threads.push_back(Thread{"t0", {c}, 99, std::nullopt, ""});
+      m.executors.push_back(e);
+      m.nodes.push_back(Node{name, name});
+      Callback cb;
+      cb.name = name;
+      cb.kind = CallbackKind::Timer;
+      cb.node = name;
+      cb.wcet = Q;
+      cb.bcet = Q;
+      cb.period = T;
+      cb.offset = (phase + c * (T / 3)) % T;
+      cb.priority = 1;
+      m.callbacks.push_back(cb);
+    }
+  validate(m, m.name);
+  return m;
+}
 
 // The feature (soundness.hpp) applied to a generated system; false when it cannot have it.
 bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureDraw& fd) {
@@ -254,6 +302,18 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
         }
       m.reindex();
     }
+  } else if (feature == "platform") {
+    // A platform that takes Q every T (2-15 % of T, T 1-20 ms) from every core, above every
+    // thread: the model's threads stay below SCHED_FIFO 99 (the platform threads' priority).
+    fd.platform_T = rng.uniform_int(1'000'000, 20'000'000);
+    fd.platform_Q = std::max<Duration>(1, static_cast<Duration>(fd.platform_T * (0.02 + 0.13 * rng.uniform01())));
+    for (auto& e : m.executors) {
+      if (e.priority && *e.priority > 98) e.priority = 98;
+      for (auto& t : e.threads)
+        if (t.fifo_priority && *t.fifo_priority > 98) t.fifo_priority = 98;
+    }
+    for (auto& h : m.hosts) h.blackout = periodic_blackout(fd.platform_Q, fd.platform_T);
+    ok = true;
   } else if (feature == "branch-join") {
     bool leaf = false;
     ok = branch_join(m, rng, &leaf);
@@ -490,6 +550,12 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       run = &fixed_model;
       so.exec = ExecTime::Wcet;
     }
+    Model platform_model;
+    if (fd.platform_T > 0) {
+      platform_model = with_platform_threads(*run, fd.platform_Q, fd.platform_T,
+                                             static_cast<Duration>(sim_seed % static_cast<std::uint64_t>(fd.platform_T)));
+      run = &platform_model;
+    }
     const SimResult r = simulate(*run, so);
     ++sr.simulations;
     sr.executions += r.executions;
@@ -512,6 +578,10 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
         // (the WCETs, and so the analysis' WCRT bounds, are unchanged).
         if (!st.fixed.empty())
           for (std::size_t i = 0; i < saved.callbacks.size(); ++i) saved.callbacks[i].bcet = st.fixed[i];
+        // (A platform system is saved as simulated: with its platform threads, without the curve.)
+        if (fd.platform_T > 0)
+          saved = with_platform_threads(saved, fd.platform_Q, fd.platform_T,
+                                        static_cast<Duration>(so.seed % static_cast<std::uint64_t>(fd.platform_T)));
         for (auto& e : saved.executors) e.policy = a.policy();
         std::filesystem::create_directories(o.counterexample_dir);
         c.file = o.counterexample_dir + "/" + a.name() + "-set" + std::to_string(set) + "-" + st.name + ".yaml";
@@ -627,7 +697,7 @@ SoundnessReport run_soundness(const SoundnessOptions& o) {
   if (!a) throw std::invalid_argument("unknown analysis '" + o.analysis + "'");
   const auto& f = soundness_features();
   if (!o.feature.empty() && std::find(f.begin(), f.end(), o.feature) == f.end())
-    throw std::invalid_argument("unknown feature '" + o.feature + "' (shared-cores, shared-callbacks, branch-join, fan-out, fan-out-tail)");
+    throw std::invalid_argument("unknown feature '" + o.feature + "' (shared-cores, shared-callbacks, branch-join, fan-out, fan-out-tail, platform)");
   return run_soundness(*a, o);
 }
 
@@ -690,7 +760,8 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
 }
 
 const std::vector<std::string>& soundness_features() {
-  static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail"};
+  static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail",
+                                          "platform"};
   return f;
 }
 

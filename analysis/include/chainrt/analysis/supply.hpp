@@ -33,4 +33,17 @@ struct SupplySet {
   std::size_t size() const { return threads.size(); }
 };
 
+// A platform's blackout curve (model Host::blackout) as a function: S(Δ), the most time one
+// core can be taken from every thread in any window of length Δ. Between measured windows the
+// next longer one's maximum is used (S is non-decreasing); beyond the longest window W, S is
+// sub-additive (a window of Δ is ⌊Δ/W⌋ windows of W and a rest), so
+//   S(Δ) = ⌊Δ/W⌋·S(W) + S(Δ mod W);
+// never more than Δ. An empty curve is 0 (the papers' model: a CPU is always there).
+Duration platform_blackout(const std::vector<BlackoutPoint>& curve, Duration delta);
+
+// The least L with L >= e + S(L): how long e units of execution can take on one core of that
+// platform once they have the core (every blackout inside them is added); nullopt when it
+// exceeds `limit` (a curve with S(Δ) close to Δ leaves no room).
+std::optional<Duration> platform_stretch(const std::vector<BlackoutPoint>& curve, Duration e, Duration limit);
+
 }  // namespace chainrt
