@@ -310,3 +310,46 @@ def test_a_callback_that_lost_the_cpu_is_named_in_the_verdict():
     assert lines == ["picas-multi: behavior_planner measured WCRT 15.10 ms exceeds the analysis bound 8.22 ms (1.8x); "
                      "likely cause: preempted while running (run 1: BehaviorPlanner/timer took 8.60 ms of wall time "
                      "for 2.20 ms of CPU)"]
+
+
+def test_the_bound_with_the_measured_platform_decides_the_verdict():
+    """With the platform measured beside the runs (the hosts' blackout curve), a measured response
+    above the model's bound but within the platform bound is reported as the model's assumption
+    (no 'analysis bound' line, so --fail-on-miss passes); above the platform bound it is a miss."""
+    from chainrt import verdict
+    c = {"runtime_chains": {"behavior_planner": {"wcrt_ns": 15_100_000}},
+         "analysis": {"behavior_planner_bound_ns": 8_220_000},
+         "analysis_platform": {"behavior_planner_bound_ns": 30_000_000}}
+    lines = verdict.bench_findings({"rt_priority": 10, "configs": {"picas-multi": c}})
+    assert len(lines) == 1 and "analysis bound" not in lines[0]
+    assert "the model's bound 8.22 ms, which assumes a CPU that is always there" in lines[0]
+    assert "30.00 ms and holds" in lines[0]
+    c["analysis_platform"]["behavior_planner_bound_ns"] = 12_000_000
+    lines = verdict.bench_findings({"rt_priority": 10, "configs": {"picas-multi": c}})
+    assert lines[0].startswith("picas-multi: behavior_planner measured WCRT 15.10 ms exceeds the analysis bound with "
+                               "the measured platform 12.00 ms (1.3x)")
+
+
+def test_platform_curve_from_the_runs_and_the_model_variant():
+    """The curve of a configuration is the largest S(Δ) over its runs' CPUs plus the probe's own
+    time per wake-up; a run without a probe leaves the configuration without one, with the reason;
+    the variant carries the curve on its hosts and picas-st bounds the planner with it."""
+    from chainrt.crosslayer import platform
+    runs = [{"platform": {"blackouts": {1: [(0, 2 * MS), (50 * MS, 51 * MS)]}, "period_ns": MS // 2, "cost_ns": 10_000,
+                          "dropped": 0}},
+            {"platform": {"blackouts": {1: [(0, 3 * MS)]}, "period_ns": MS // 2, "cost_ns": 20_000, "dropped": 0}}]
+    points, why = runner.platform_curve(runs)
+    assert why == ""
+    at = dict(points)
+    assert at[1 * MS] == 1 * MS                                      # never more than the window
+    assert at[5 * MS] == 3 * MS + (10 + 1) * 20_000                  # run 2's 3 ms + 11 wake-ups
+    assert at[100 * MS] == 3 * MS + (200 + 1) * 20_000               # run 1 has 3 ms too, run 2 no more
+    assert [w for w, _ in points] == [int(w * MS) for w in platform.CURVE_WINDOWS_MS]
+    assert all(a[1] <= b[1] for a, b in zip(points, points[1:]))
+    assert runner.platform_curve(runs + [{"platform": {"unavailable": "the platform probe needs root"}}]) == \
+        (None, "the platform probe needs root")
+    m = configs.variant(str(REF), "picas-single", pin_core=0)
+    pm = runner.with_platform(m, points)
+    assert [(b.window, b.max) for b in pm.hosts[0].blackout] == points and not m.hosts[0].blackout
+    plain, plat = runner.analyze_config(m), runner.analyze_config(pm)
+    assert plat["behavior_planner_bound_ns"] > plain["behavior_planner_bound_ns"]

@@ -48,6 +48,9 @@ def register(sub) -> None:
     r.add_argument("--model-only", action="store_true", help="no real run: only the simulator and the analysis")
     r.add_argument("--no-sim", action="store_true", help="skip the simulator")
     r.add_argument("--no-analysis", action="store_true", help="skip the analysis")
+    r.add_argument("--no-platform-probe", action="store_true",
+                   help="do not measure the platform's blackouts beside the runs (by default a SCHED_FIFO 99 probe "
+                        "per CPU does, when run as root, and the chains are also bounded with them)")
     r.add_argument("--no-plots", action="store_true", help="skip the PNGs")
     r.add_argument("--gantt", action="store_true",
                    help="trace the first run of each configuration and draw its executor threads (Gantt PNG)")
@@ -126,7 +129,7 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
             configs=configs.parse_configs(args.configs), repeat=args.repeat, pin_core=args.pin_core,
             workload=args.workload, out_dir=staging, simulate=not args.no_sim, analyze=not args.no_analysis,
             planner_phase_ns=args.planner_phase, real=not args.model_only, rt_priority=args.rt_priority,
-            gantt=args.gantt, creation_step_ns=args.creation_step)
+            gantt=args.gantt, creation_step_ns=args.creation_step, platform_probe=not args.no_platform_probe)
         if args.model:
             opts.base_model = Path(args.model)
         if opts.repeat < 1:

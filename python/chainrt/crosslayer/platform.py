@@ -154,6 +154,8 @@ class PlatformProbe:
         self.period_ns = PROBE_PERIOD_US * 1000
         self.span: dict[int, tuple[int, int]] = {}
         self.dropped = 0
+        # {cpu: the probe's own CPU time (ns, /proc/PID/schedstat)}: it runs above everything too
+        self.cpu_ns: dict[int, int] = {}
 
     def __enter__(self):
         exe = build_probe()
@@ -168,7 +170,11 @@ class PlatformProbe:
 
     def __exit__(self, *exc):
         try:
-            for _, _, p in self._procs:
+            for cpu, _, p in self._procs:
+                try:
+                    self.cpu_ns[cpu] = int(Path(f"/proc/{p.pid}/schedstat").read_text().split()[0])
+                except (OSError, ValueError, IndexError):
+                    pass  # (already gone: its own time stays unknown, probe_cost says so)
                 if p.poll() is None:
                     p.terminate()
             errors = []
@@ -188,3 +194,37 @@ class PlatformProbe:
                 raise KernelPathUnavailable("the platform probe failed: " + "; ".join(errors))
         finally:
             self._dir.cleanup()
+
+
+# The windows of a blackout curve (model hosts[].blackout), in ms: dense where chains' responses
+# lie, up to 2 s; longer windows follow from sub-additivity (analysis/supply.hpp).
+CURVE_WINDOWS_MS = (0.25, 0.5, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000)
+
+
+def probe_cost(probe: "PlatformProbe") -> int | None:
+    """The probe's mean CPU time per wake-up (ns) on its busiest CPU, or None when unknown."""
+    costs = []
+    for cpu, (start, end) in probe.span.items():
+        wakes = max(1, (end - start) // probe.period_ns)
+        if cpu not in probe.cpu_ns:
+            return None
+        costs.append(-(-probe.cpu_ns[cpu] // wakes))
+    return max(costs) if costs else None
+
+
+def curve(blackouts: list[list[tuple[int, int]]], probe_period_ns: int = 0, probe_cost_ns: int = 0,
+          windows_ms=CURVE_WINDOWS_MS) -> list[tuple[int, int]]:
+    """A host's blackout curve [(window ns, max ns)] for the model (hosts[].blackout): at each
+    window Δ the largest S(Δ) of the given CPUs' blackouts (one list of sorted disjoint intervals
+    per CPU and run), plus the probe's own time, which the model does not contain either: at
+    most ⌈Δ/P⌉ + 1 wake-ups of ``probe_cost_ns`` (its mean per wake-up) in a window Δ. Never
+    above Δ; non-decreasing by construction."""
+    out = []
+    for w_ms in windows_ms:
+        w = int(w_ms * 1_000_000)
+        s = max((blackout(iv, w) for iv in blackouts), default=0)
+        if probe_period_ns > 0:
+            s += (-(-w // probe_period_ns) + 1) * probe_cost_ns
+        s = min(w, max(s, out[-1][1] if out else 0))
+        out.append((w, s))
+    return out

@@ -66,20 +66,44 @@ def format_table(result: dict) -> str:
         if disturbed:
             lines.append("DISTURBED runs (process CPU below 75 % of the model's demand: another load took the core; "
                          "their figures are included): " + ", ".join(disturbed))
-    model_rows = [("config", "measured chain mean", "simulated mean", "simulated WCRT", "analysis", "bound")]
-    for name, c in result["configs"].items():
-        sim = c.get("simulated", {}).get("hot_path", {})
-        an = c.get("analysis", {})
-        meas = c.get("runtime_chains", {}).get("hot_path", {}).get("mean_ns", {})
-        model_rows.append((name, _ms(meas.get("mean")) if meas else "-", _ms(sim.get("mean_ns")), _ms(sim.get("wcrt_ns")),
-                           an.get("analysis") or "-", _ms(an.get("hot_path_bound_ns")) if an.get("analysis") else "-"))
-    lines.append("hot path, release of the LiDAR timer -> end of ObjectCollisionEstimator (ms):")
-    lines.append(_columns(model_rows))
+    with_platform = any(c.get("analysis_platform") for c in result["configs"].values())
+    for chain, title in (("hot_path", "hot path, release of the LiDAR timer -> end of ObjectCollisionEstimator (ms):"),
+                         ("behavior_planner", "behavior planner chain, release -> end (ms):")):
+        head = ["config", "measured mean", "measured worst", "simulated mean", "simulated WCRT", "analysis", "bound"]
+        model_rows = [tuple(head + (["bound, measured platform"] if with_platform else []))]
+        key = f"{chain}_bound_ns"
+        for name, c in result["configs"].items():
+            sim = c.get("simulated", {}).get(chain, {})
+            an = c.get("analysis", {})
+            rc = c.get("runtime_chains", {}).get(chain, {})
+            meas = rc.get("mean_ns", {})
+            row = [name, _ms(meas.get("mean")) if meas else "-", _ms(rc.get("wcrt_ns")), _ms(sim.get("mean_ns")),
+                   _ms(sim.get("wcrt_ns")), an.get("analysis") or "-", _ms(an.get(key)) if an.get("analysis") else "-"]
+            if with_platform:
+                ap = c.get("analysis_platform") or {}
+                row.append(_ms(ap.get(key)) if ap.get("analysis") else "-")
+            model_rows.append(tuple(row))
+        lines.append(title)
+        lines.append(_columns(model_rows))
     notes = [(n, c["analysis"]) for n, c in result["configs"].items()
              if c.get("analysis") and c["analysis"].get("hot_path_bound_ns") is None and c["analysis"].get("reason")]
     for n, an in notes:
         why = an["reason"]  # whole: a cut reason hides what to fix
         lines.append(f"  no bound for {n}: {why}")
+    for n, c in result["configs"].items():
+        ap, pl = c.get("analysis_platform") or {}, c.get("platform") or {}
+        if ap and ap.get("hot_path_bound_ns") is None and ap.get("reason"):
+            lines.append(f"  no bound with the measured platform for {n}: {ap['reason']}")
+        if pl.get("reason"):
+            lines.append(f"  no platform bound for {n}: {pl['reason']}")
+        runs = [r for r in pl.get("runs", []) if "cpus" in r]
+        if runs:
+            lines.append(f"  platform beside {n} (SCHED_FIFO 99 probe): " + "; ".join(
+                f"run {i + 1}: " + ", ".join(f"cpu {cpu} {v['blackout_ms']:.1f} ms lost, longest {v['longest_ms']:.1f} ms"
+                                             for cpu, v in r["cpus"].items()) for i, r in enumerate(runs)))
+    if with_platform:
+        lines.append("('bound, measured platform': the same analysis with the hosts' blackout curve measured beside the "
+                     "runs — CPU time the hypervisor, interrupts or the kernel took above every thread, and the probe's own)")
     if result.get("checks"):
         lines.append("targets met (PiCAS / EDF configurations):")
         for name, ch in result["checks"].items():
@@ -261,8 +285,10 @@ def plot_all(result: dict, out_dir: Path) -> list[Path]:
                        c.get("runtime_chains", {}).get("hot_path", {}).get("wcrt_ns"),
                        c.get("simulated", {}).get("hot_path", {}).get("mean_ns"),
                        c.get("simulated", {}).get("hot_path", {}).get("wcrt_ns"),
-                       c.get("analysis", {}).get("hot_path_bound_ns")))
-    labels = ["measured mean (runtime)", "measured worst", "simulated mean", "simulated WCRT", "analysis bound"]
+                       c.get("analysis", {}).get("hot_path_bound_ns"),
+                       (c.get("analysis_platform") or {}).get("hot_path_bound_ns")))
+    labels = ["measured mean (runtime)", "measured worst", "simulated mean", "simulated WCRT", "analysis bound",
+              "bound, measured platform"]
     # only the series that have a value somewhere (no bars of zeros)
     keep = [k for k in range(len(labels)) if any(s[k] is not None for s in series)]
     series = [tuple(s[k] for k in keep) for s in series]

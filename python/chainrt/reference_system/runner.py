@@ -7,6 +7,7 @@ no configuration always runs first or last); the sinks' samples give the upstrea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from .. import runtime as chainrt_runtime
 from .. import verdict
+from ..crosslayer import platform as platform_mod
 from . import configs, kpi, message, topology
 
 REPO = Path(__file__).resolve().parents[3]
@@ -54,6 +56,9 @@ class BenchOptions:
     real: bool = True
     rt_priority: int | None = None
     gantt: bool = False                 # trace the first run of each configuration
+    # measure the platform's blackouts beside every real run (crosslayer/platform.py) and bound
+    # the chains with them too (the hosts' blackout curve); needs SCHED_FIFO 99 (root)
+    platform_probe: bool = True
 
 
 class Progress:
@@ -152,15 +157,20 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
         cmd += ["--trace"]
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=chainrt_runtime.die_with_parent)  # no workload outlives a killed bench
-    while proc.poll() is None:
-        if progress:
-            progress.show(min(time.monotonic() - t0, expected), label)
-        time.sleep(0.25)
-        if time.monotonic() - t0 > expected + 120:
-            proc.terminate()
-    _, err = proc.communicate()
+    probe, platform = _platform_probe(opts, expected + 130)
+    with probe:
+        proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, preexec_fn=chainrt_runtime.die_with_parent)  # no workload outlives a killed bench
+        while proc.poll() is None:
+            if progress:
+                progress.show(min(time.monotonic() - t0, expected), label)
+            time.sleep(0.25)
+            if time.monotonic() - t0 > expected + 120:
+                proc.terminate()
+        _, err = proc.communicate()
+    if isinstance(probe, platform_mod.PlatformProbe):
+        platform = {"blackouts": probe.blackouts, "period_ns": probe.period_ns, "cost_ns": platform_mod.probe_cost(probe),
+                    "dropped": probe.dropped}
     if proc.returncode != 0 or not js.is_file():
         raise RuntimeError(f"{BINARY} ({tag}) exited with {proc.returncode}: {err.strip()[-2000:]}")
     summary = json.loads(js.read_text())
@@ -171,7 +181,63 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
             "runtime_chains": summary["runtime"]["chains"], "warnings": summary.get("warnings", []),
             "runtime_callbacks": summary["runtime"].get("callbacks", {}),
             "records_lost": summary.get("records_lost", 0), "wall_s": time.monotonic() - t0,
-            "stderr": err.strip()[-2000:], "gantt": gantt_trace(summary.get("trace", [])) if trace else None}
+            "stderr": err.strip()[-2000:], "gantt": gantt_trace(summary.get("trace", [])) if trace else None,
+            "platform": platform}
+
+
+def _platform_probe(opts: BenchOptions, duration_s: float):
+    """The platform probe for one run (a context manager), or a no-op one and the reason none runs."""
+    if not opts.platform_probe:
+        return contextlib.nullcontext(), {"unavailable": "not asked for (--no-platform-probe)"}
+    try:
+        platform_mod.build_probe()
+    except platform_mod.KernelPathUnavailable as err:
+        return contextlib.nullcontext(), {"unavailable": str(err)}
+    if os.geteuid() != 0:
+        return contextlib.nullcontext(), {"unavailable": "the platform probe needs root (SCHED_FIFO 99)"}
+    # (only the CPUs the workload may use: the curve applies to every core of the model's host)
+    cpus = [opts.pin_core] if opts.pin_core is not None else None
+    return platform_mod.PlatformProbe(duration_s, cpus), None
+
+
+def platform_curve(runs: list[dict]) -> tuple[list[tuple[int, int]] | None, str]:
+    """The blackout curve of a configuration's runs (every run's every CPU; crosslayer/platform.py),
+    or None and why there is none."""
+    plats = [r.get("platform") or {} for r in runs]
+    missing = [p.get("unavailable", "no probe") for p in plats if "blackouts" not in p]
+    if not plats or missing:
+        return None, missing[0] if missing else "no real run"
+    if any(p.get("cost_ns") is None for p in plats):
+        return None, "the platform probe's own CPU time could not be read"
+    if any(p.get("dropped") for p in plats):
+        return None, "the platform probe dropped blackout records"
+    blackouts = [iv for p in plats for iv in p["blackouts"].values()]
+    cost = max(p["cost_ns"] for p in plats)
+    return platform_mod.curve(blackouts, max(p["period_ns"] for p in plats), cost), ""
+
+
+def _platform_summary(run: dict) -> dict:
+    """One run's platform in figures: blackout in total and the longest, per CPU (ms)."""
+    p = run.get("platform") or {}
+    if "blackouts" not in p:
+        return {"unavailable": p.get("unavailable", "no probe")}
+    return {"probe_cost_us": None if p.get("cost_ns") is None else p["cost_ns"] / 1e3,
+            "cpus": {str(cpu): {"blackout_ms": sum(e - b for b, e in iv) / 1e6,
+                                "longest_ms": max((e - b for b, e in iv), default=0) / 1e6}
+                     for cpu, iv in p["blackouts"].items()}}
+
+
+def with_platform(model, points: list[tuple[int, int]]):
+    """A copy of the model whose hosts carry the blackout curve."""
+    from .. import _core
+    from ..model import load_model_from_string
+    m = load_model_from_string(model.to_yaml(), "platform variant")
+    hosts = []
+    for h in m.hosts:
+        h.blackout = [_core.BlackoutPoint(w, x) for w, x in points]
+        hosts.append(h)
+    m.hosts = hosts
+    return m
 
 
 def _pooled_chain(chains: dict, names: list[str]) -> dict:
@@ -404,6 +470,12 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
             c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
         if opts.analyze:
             c["analysis"] = analyze_config(model)
+            if runs[name]:
+                # The bound with the platform measured beside the runs (never their responses).
+                points, why = platform_curve(runs[name])
+                c["platform"] = {"curve": points, "reason": why, "runs": [_platform_summary(r) for r in runs[name]]}
+                if points:
+                    c["analysis_platform"] = analyze_config(with_platform(model, points))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = checks(result)
