@@ -133,6 +133,12 @@ struct Executor::ClockWatch {
   Duration due = 0;                  // earliest next release of its timers not queued
   std::atomic<bool> jumped{false};   // set by the jump callback: re-read the clock
   bool jump_callback = false;        // registered on the clock
+  // Between the before- and after-jump callbacks of a change of time source (ready-queue
+  // lock): the clock may still read the old source, so its timers are not re-armed then.
+  bool switching = false;
+  // Some timer waits to be armed (sim time that read 0): the next forward jump arms it at the
+  // time jumped to.
+  std::atomic<bool> unarmed{false};
 };
 
 Executor::Executor(Context& context, ExecutorOptions options)
@@ -307,6 +313,7 @@ void Executor::prepare() {
       s->clock.period = s->timer->period();
       const Duration cnow = c->now();
       s->armed = cnow != 0;  // a ROS clock under sim time reads 0 until the first /clock
+      if (!s->armed) w.unarmed.store(true, std::memory_order_release);
       s->remaining = s->timer->offset();
       s->clock.next = cnow + s->timer->offset();
       s->last = cnow;
@@ -397,10 +404,17 @@ void Executor::on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void*
   Executor* ex = w->ex;
   const bool change = jump->clock_change == RCL_ROS_TIME_ACTIVATED ||
                       jump->clock_change == RCL_ROS_TIME_DEACTIVATED;
-  if (change || jump->delta.nanoseconds < 0) {
+  // The first /clock after sim time began: arm at the time it set, not when a thread next
+  // harvests (two /clock steps before a harvest armed the timers a step late).
+  const bool arm = !before_jump && !change && jump->delta.nanoseconds > 0 &&
+                   w->unarmed.load(std::memory_order_acquire);
+  if (change || jump->delta.nanoseconds < 0 || arm) {
     rcl_time_point_value_t now = 0;  // this thread is the one changing the clock: no race
     if (rcl_clock_get_now(w->clock->get(), &now) != RCL_RET_OK) rcl_reset_error();
     std::unique_lock<PiMutex> lk(ex->mutex_);
+    // (Another thread's harvest between the two callbacks of a switch would read the old time
+    // source and arm the timers on it.)
+    if (change) w->switching = before_jump;
     for (CallbackId id : w->timers) {
       Slot& s = *ex->slots_[id];
       if (before_jump) {
@@ -409,8 +423,8 @@ void Executor::on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void*
           s.remaining = std::max<Duration>(s.clock.next - now, 0);
           s.armed = false;
         }
-      } else if (change) {
-        if (!s.armed && now != 0) {  // now == 0: armed at the first /clock (harvest_clocks)
+      } else if (change || arm) {
+        if (!s.armed && now != 0) {  // now == 0: armed at the first /clock
           s.clock.next = now + s.remaining;
           s.last = now;
           s.armed = true;
@@ -421,6 +435,9 @@ void Executor::on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void*
         s.last = now;
       }
     }
+    bool waiting = false;
+    for (CallbackId id : w->timers) waiting = waiting || !ex->slots_[id]->armed;
+    w->unarmed.store(waiting, std::memory_order_release);
   }
   if (before_jump) return;
   w->jumped.store(true, std::memory_order_release);
@@ -431,6 +448,7 @@ void Executor::on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void*
 void Executor::harvest_clocks(Duration now) noexcept {
   for (auto& wp : clocks_) {
     ClockWatch& w = *wp;
+    if (w.switching) continue;  // the after-jump callback re-arms and wakes a thread
     const bool jumped = w.jumped.exchange(false, std::memory_order_acq_rel);
     const Duration cnow = w.clock->now();
     if (!jumped && cnow < w.due) continue;

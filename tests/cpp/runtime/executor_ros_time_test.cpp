@@ -211,6 +211,45 @@ TEST(RosTime, UseSimTimeSwitchedAtRunTimeThroughParameterService) {
   ex.join();
 }
 
+// A timer switched to sim time is armed at the first /clock, also when the executor's only
+// thread is busy and harvests only after a second /clock: it was armed a step late then (its
+// first release after kT0 + r, with r the rest of its period, came one step later — the
+// intermittent failure of the test above under load). Deterministic: the thread is held in a
+// callback while /clock moves twice.
+TEST(RosTime, SwitchedTimerIsArmedAtTheFirstClockWhileTheExecutorIsBusy) {
+  Context ctx;
+  Node n(ctx, "busy_switch_node");
+  std::atomic<int> ros{0};
+  std::atomic<bool> hold{false}, held{false}, release{false};
+  n.create_ros_timer(kPeriod / 5, [&] { ros.fetch_add(1); });  // 20 ms
+  n.create_wall_timer(5'000'000, [&] {
+    if (!hold.load()) return;
+    held.store(true);
+    while (!release.load()) sleep_ns(1'000'000);
+    hold.store(false);
+  });
+  SimClock sim(ctx, "busy_switch_simulator");
+  Executor ex(ctx, ExecutorOptions{});
+  ex.add_node(n);
+  ex.start();
+  ASSERT_TRUE(wait_until([&] { return ros.load() >= 3; }));
+  ASSERT_TRUE(n.parameters().set("use_sim_time", true).successful);
+  sleep_ns(100'000'000);  // a release queued at the switch may still run
+  const int stopped = ros.load();
+  ASSERT_TRUE(testing::wait_matched(*sim.pub));
+  hold.store(true);
+  ASSERT_TRUE(wait_until([&] { return held.load(); }));
+  // The thread is in the wall timer's callback: two /clock steps before it harvests again.
+  const Duration p5 = kPeriod / 5;
+  ASSERT_TRUE(sim.set(kT0, n));
+  ASSERT_TRUE(sim.set(kT0 + p5, n));
+  release.store(true);
+  // Armed at kT0 with the rest r <= 20 ms of its period: due by kT0 + 20 ms.
+  EXPECT_TRUE(wait_until([&] { return ros.load() >= stopped + 1; }, 10));
+  ex.request_stop();
+  ex.join();
+}
+
 // rcl's jump rules, with the node's ROS clock driven directly (as a simulator linked into the
 // process would), and the chain stamp of a ROS-timer instance.
 TEST(RosTime, JumpsAndChainStamps) {
