@@ -39,6 +39,7 @@ struct SupplySet {
 // sub-additive (a window of Δ is ⌊Δ/W⌋ windows of W and a rest), so
 //   S(Δ) = ⌊Δ/W⌋·S(W) + S(Δ mod W);
 // never more than Δ. An empty curve is 0 (the papers' model: a CPU is always there).
+// Both functions: pure, no allocation, thread-safe; O(points) per evaluation.
 Duration platform_blackout(const std::vector<BlackoutPoint>& curve, Duration delta);
 
 // The least L with L >= e + S(L): how long e units of execution can take on one core of that
