@@ -26,8 +26,22 @@
 //    chain per executor, is not respected) block non-preemptively: one max WCET each time the
 //    chain enters the executor or resumes there after a delayed hop.
 //  - e^sub_sel is not in chainrt's model; it is bounded by the fixed part of the remote cost.
-//  - the σ_i T_i term is the paper's allowance for R_i > T_i; the overlap of instances is not
-//    analysed, so such a chain is reported unbounded instead.
+//  - R_i > T_i: the slides allow it with the σ_i T_i term of B_i (one more period when the
+//    bound exceeds the period). That covers at most one earlier instance still in progress; with
+//    R_i ≥ 2 T_i several are, and the term is not a bound. chainrt analyses the overlap instead
+//    with the level-i busy period (Lehoczky, RTSS 1990; Tindell, Burns & Wellings, Real-Time
+//    Systems 6(2), 1994, with release jitter): instances q = 0, 1, … of the chain released back
+//    to back each finish within w_i(q) of the first one's release, and
+//      w_i(q) = J_i + (q+1)(C_i + B_i) + S_i(w, q) + Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉ · C_h
+//      R_i = max_{q = 0..Q} (w_i(q) − q T_i),  Q the first q with w_i(q) ≤ (q+1) T_i
+//    (instance_window, busy_period_bound below; for q = 0 this is the recurrence above).
+//    Blocking and e^sub_sel are charged per instance (each enters its executors anew). S_i
+//    charges the later instances of the chain released inside the window: 0 when the chain is
+//    pipelined — each of its callbacks on its own executor and no two of those executors able
+//    to share a CPU — because then a later instance can only run a callback that an earlier one
+//    has left (the executor takes one instance of a callback at a time, in FIFO order);
+//    otherwise ⌈w/T_i⌉ − (q+1) more instances' callback work. Instances the executor drops
+//    (a timer's overrun, a message overwritten in a full queue) only remove work.
 //  - the paper's model has no platform: a CPU is always there for the highest-priority ready
 //    thread. On a VM it is not (hypervisor steal, long non-preemptible kernel sections). The
 //    CROS-RT experiment adds the blackouts a SCHED_FIFO 99 probe measured on each real-time
@@ -75,6 +89,21 @@ bool share_cpu(const Model& m, const View& v, int a, int b) {
     if (cb.count(c)) return true;
   return false;
 }
+
+// Pipelined chain (see the header): a later instance of the chain can never take a CPU that an
+// earlier one waits for — each callback of its work on its own executor, no two of those
+// executors able to share a CPU.
+bool pipelined(const Model& m, const View& v, const Task& t) {
+  std::vector<int> xs;
+  for (int c : t.work) xs.push_back(v.cbs[c].executor);
+  for (std::size_t a = 0; a < xs.size(); ++a)
+    for (std::size_t b = a + 1; b < xs.size(); ++b)
+      if (share_cpu(m, v, xs[a], xs[b])) return false;  // (also true for xs[a] == xs[b])
+  return true;
+}
+
+// The level-i busy period does not end within this many of the chain's periods: no bound.
+constexpr Duration kMaxBusyPeriods = 10'000;
 
 }  // namespace
 
@@ -178,18 +207,51 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         changed = true;
         continue;
       }
-      // R_i = C_i + B_i + J_i + I_i(R_i), I_i(R) = Σ_{h ∈ hp(i)} ⌈(R + J_h)/T_h⌉·C_h (slides,
-      // "Interference and blocking", with release jitter J_h = R_h − C_h).
-      const auto found = least_fixed_point(R[i], v.tasks[i].T, [&](Duration r) {
-        Duration next = C[i] + B[i] + v.tasks[i].src_jitter;
-        for (std::size_t h : hp[i]) next += ceil_div(r + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
-        return next;
-      });
-      if (!found)
-        failed[i] = found.failure == SearchFailure::ExceedsLimit
-                        ? "R_i exceeds T_i; the sigma_i*T_i term of the paper is not used (overlapping instances are not analysed)"
-                        : std::string("no bound: ") + to_string(found.failure);
-      const Duration r = found.value.value_or(0);
+      const Task& t = v.tasks[i];
+      // I_i(w) = Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉·C_h (slides, "Interference and blocking", with
+      // release jitter J_h = R_h − C_h).
+      auto interference = [&](Duration w) {
+        Duration sum = 0;
+        for (std::size_t h : hp[i]) sum += ceil_div(w + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
+        return sum;
+      };
+      // w_i(q): the end of instance q after the release of instance 0 of a level-i busy
+      // period (header); S_i from the chain's later instances unless it is pipelined.
+      const bool pipe = pipelined(m, v, t);
+      const Duration limit = kMaxBusyPeriods * t.T;
+      auto instance_window = [&](Duration q, Duration start) {
+        return least_fixed_point(start, limit, [&](Duration w) {
+          Duration own = q + 1;
+          if (!pipe) own = std::max(own, ceil_div(w, t.T));
+          return t.src_jitter + own * (C[i] + B[i]) + interference(w);
+        });
+      };
+      // The busy period never ends when the level-i demand exceeds the CPU: (C_i + B_i)/T_i +
+      // Σ_h C_h/T_h > 1 gives w_i(q) > (q+1) T_i for every q (fail at once, not after the limit).
+      long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T);
+      for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
+      if (u > 1.0L) {
+        failed[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
+                    "interfere with it demand more than the CPU)";
+        changed = true;
+        continue;
+      }
+      // R_i = max_q (w_i(q) − q T_i) over the busy period (it ends after the first q with
+      // w_i(q) <= (q+1) T_i).
+      Duration r = 0, w = t.src_jitter + C[i] + B[i];
+      for (Duration q = 0;; ++q) {
+        const auto found = instance_window(q, w);
+        if (!found) {
+          failed[i] = found.failure == SearchFailure::ExceedsLimit
+                          ? "the level-i busy period does not end within " + std::to_string(kMaxBusyPeriods) +
+                                " periods (overload)"
+                          : std::string("no bound: ") + to_string(found.failure);
+          break;
+        }
+        w = *found.value;
+        r = std::max(r, w - q * t.T);
+        if (w <= (q + 1) * t.T) break;
+      }
       if (!failed[i].empty()) {
         changed = true;
         continue;
