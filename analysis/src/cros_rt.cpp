@@ -34,14 +34,27 @@
 //    to back each finish within w_i(q) of the first one's release, and
 //      w_i(q) = J_i + (q+1)(C_i + B_i) + S_i(w, q) + Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉ · C_h
 //      R_i = max_{q = 0..Q} (w_i(q) − q T_i),  Q the first q with w_i(q) ≤ (q+1) T_i
-//    (instance_window, busy_period_bound below; for q = 0 this is the recurrence above).
-//    Blocking and e^sub_sel are charged per instance (each enters its executors anew). S_i
-//    charges the later instances of the chain released inside the window: 0 when the chain is
-//    pipelined — each of its callbacks on its own executor and no two of those executors able
-//    to share a CPU — because then a later instance can only run a callback that an earlier one
-//    has left (the executor takes one instance of a callback at a time, in FIFO order);
-//    otherwise ⌈w/T_i⌉ − (q+1) more instances' callback work. Instances the executor drops
-//    (a timer's overrun, a message overwritten in a full queue) only remove work.
+//    (for q = 0 this is the recurrence above). Blocking and e^sub_sel are charged per instance
+//    (each enters its executors anew) and S_i charges the later instances released inside the
+//    window, ⌈w/T_i⌉ − (q+1) more instances (they may run a callback ahead of an earlier
+//    instance on a shared CPU). Proof sketch: between the release of instance 0 and the end of
+//    instance q, the earliest unfinished instance always runs, travels a hop, or waits for a
+//    CPU that hp work, one lower-priority callback per executor entry, or another instance of
+//    the chain holds.
+//    A *pipelined* chain — each callback of its work on its own executor, no two of those
+//    executors able to share a CPU, its hops delivering in order (DDS does for one writer and
+//    one reader) — is a tandem of FIFO stages, and pays its hops and blocking once:
+//      w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉ · C_h
+//    with E_i its callbacks' WCETs. Proof sketch (the stage decomposition): going back from the
+//    end of instance q at the last stage, each stage's interval in which it always has an
+//    instance of the chain pending begins with the arrival of an instance j_k <= j_{k+1},
+//    delivered one hop after stage k−1 finished it; the intervals are disjoint, each holds the
+//    stage's work for j_{k−1}..j_k (at most q − j_0 + 1 instances), hp work on its CPU and one
+//    blocking. So the end of q is within w_i(q − j_0) of j_0's release. w_i(a + b + 1) <=
+//    w_i(a) + w_i(b) − (J_i + Σ hops + B_i) (⌈⌉ is subadditive), so max_n (w_i(n) − n T_i) is
+//    reached before the first n with w_i(n) <= (n+1) T_i: the same Q as above.
+//    Instances the executor drops (a timer's overrun, a message overwritten in a full queue)
+//    only remove work.
 //  - the paper's model has no platform: a CPU is always there for the highest-priority ready
 //    thread. On a VM it is not (hypervisor steal, long non-preemptible kernel sections). The
 //    CROS-RT experiment adds the blackouts a SCHED_FIFO 99 probe measured on each real-time
@@ -112,13 +125,14 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   HopCost cost = model_hop_cost(m);  // the fit, never below the declared cost or a measurement
   View v = build_view(m, cost);
   const std::size_t n = v.tasks.size();
-  std::vector<Duration> C(n, 0), B(n, 0), R(n, 0);
+  std::vector<Duration> C(n, 0), B(n, 0), R(n, 0), E(n, 0);  // E: the callbacks' WCETs
   std::vector<std::set<int>> hosts(n), execs(n);
   std::vector<int> remote_hops(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = v.tasks[i];
     for (int c : t.work) {
       C[i] += v.cbs[c].wcet;
+      E[i] += v.cbs[c].wcet;
       execs[i].insert(v.cbs[c].executor);
       hosts[i].insert(v.host_of[v.cbs[c].executor]);
     }
@@ -216,19 +230,21 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         return sum;
       };
       // w_i(q): the end of instance q after the release of instance 0 of a level-i busy
-      // period (header); S_i from the chain's later instances unless it is pipelined.
+      // period (header): per instance C_i + B_i and S_i, or, pipelined, the hops and the
+      // blocking once and E_i per instance.
       const bool pipe = pipelined(m, v, t);
+      const Duration once = t.src_jitter + (pipe ? C[i] - E[i] + B[i] : 0);  // hops + blocking
+      const Duration each = pipe ? E[i] : C[i] + B[i];
       const Duration limit = kMaxBusyPeriods * t.T;
       auto instance_window = [&](Duration q, Duration start) {
         return least_fixed_point(start, limit, [&](Duration w) {
-          Duration own = q + 1;
-          if (!pipe) own = std::max(own, ceil_div(w, t.T));
-          return t.src_jitter + own * (C[i] + B[i]) + interference(w);
+          const Duration own = pipe ? q + 1 : std::max(q + 1, ceil_div(w, t.T));
+          return once + own * each + interference(w);
         });
       };
-      // The busy period never ends when the level-i demand exceeds the CPU: (C_i + B_i)/T_i +
+      // The busy period never ends when the level-i demand exceeds the CPU: each/T_i +
       // Σ_h C_h/T_h > 1 gives w_i(q) > (q+1) T_i for every q (fail at once, not after the limit).
-      long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T);
+      long double u = static_cast<long double>(each) / static_cast<long double>(t.T);
       for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
       if (u > 1.0L) {
         failed[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
@@ -238,7 +254,7 @@ AnalysisResult cros_rt_analyze(const Model& m) {
       }
       // R_i = max_q (w_i(q) − q T_i) over the busy period (it ends after the first q with
       // w_i(q) <= (q+1) T_i).
-      Duration r = 0, w = t.src_jitter + C[i] + B[i];
+      Duration r = 0, w = once + each;
       for (Duration q = 0;; ++q) {
         const auto found = instance_window(q, w);
         if (!found) {

@@ -73,6 +73,47 @@ chains:
   EXPECT_EQ(simulated_wcrt(m, "two"), 118 * ms);
 }
 
+// A pipelined chain across two hosts: pub (1 µs, T = 100 ms) on host a, a remote hop of 1 ms,
+// sub (62 ms) on host b under hp (26 ms every 70 ms, released 1.001 ms after pub, when sub's
+// message arrives). Pipelined: the hop once, the callbacks' 62.001 ms per instance:
+//   w(q) = 1 + (q+1)·62.001 + ⌈w/70⌉·26: 115.001, 203.002, 317.003, 405.004, 519.005, 607.006,
+//   695.007 <= 700 (ends); R = max(115.001, 103.002, 117.003, 105.004, 119.005, 107.006,
+//   95.007) = 119.005 ms (instance 4). Host b then runs Lehoczky's example shifted by 1.001 ms:
+//   the simulator shows 1.001 + 118 = 119.001 ms. (Charged per instance, the hop would make the
+//   demand 0.63 + 0.371 > 1: no bound.)
+TEST(CrosRtBusyPeriod, PipelinedChainPaysItsHopOnce) {
+  const Model m = load_model_from_string(R"(chainrt: 1
+name: pipelined
+hosts:
+  - {name: a, cores: 1}
+  - {name: b, cores: 1}
+executors:
+  - {name: xa, host: a, policy: picas, priority: 1, threads: [{name: t0, cores: [0], priority: 1}]}
+  - {name: xb, host: b, policy: picas, priority: 1, threads: [{name: t0, cores: [0], priority: 1}]}
+  - {name: xh, host: b, policy: picas, priority: 2, threads: [{name: t0, cores: [0], priority: 2}]}
+nodes:
+  - {name: na, executor: xa}
+  - {name: nb, executor: xb}
+  - {name: nh, executor: xh}
+topics:
+  - {name: t, size: 1KiB}
+callbacks:
+  - {name: pub, kind: timer, node: na, period: 100ms, wcet: 1us, priority: 1, publishes: [t]}
+  - {name: sub, kind: subscription, node: nb, topic: t, wcet: 62ms, priority: 2, queue_depth: 10}
+  - {name: h0, kind: timer, node: nh, period: 70ms, offset: 1001us, wcet: 26ms, priority: 1}
+chains:
+  - {name: hp, callbacks: [h0], deadline: 70ms, priority: 2}
+  - {name: c, callbacks: [pub, sub], deadline: 100ms, priority: 1}
+communication:
+  remote: {fixed: 1ms, per_kib: 0ns}
+)");
+  const auto r = find_analysis("cros-rt")->analyze(m);
+  const ChainBound& c = bound_of(r, "c");
+  ASSERT_TRUE(c.bounded) << c.reason;
+  EXPECT_EQ(c.wcrt_bound, 119'005'000);
+  EXPECT_EQ(simulated_wcrt(m, "c"), 119'001'000);
+}
+
 // A chain of two callbacks on ONE executor (a: 2 ms timer, b: 3 ms, T = 10 ms) under hp
 // (C = 3 ms, T = 7 ms) on the same core: not pipelined, so the later instances released in the
 // window are charged as well: w(0) = max(1, ⌈w/10⌉)·5 + ⌈w/7⌉·3 = 2·5 + 3·3 = 19 > 10;
