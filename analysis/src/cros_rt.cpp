@@ -43,15 +43,19 @@
 //    the chain holds.
 //    A *pipelined* chain — each callback of its work on its own executor, no two of those
 //    executors able to share a CPU, its hops delivering in order (DDS does for one writer and
-//    one reader) — is a tandem of FIFO stages, and pays its hops and blocking once:
-//      w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉ · C_h
-//    with E_i its callbacks' WCETs. Proof sketch (the stage decomposition): going back from the
-//    end of instance q at the last stage, each stage's interval in which it always has an
-//    instance of the chain pending begins with the arrival of an instance j_k <= j_{k+1},
-//    delivered one hop after stage k−1 finished it; the intervals are disjoint, each holds the
-//    stage's work for j_{k−1}..j_k (at most q − j_0 + 1 instances), hp work on its CPU and one
-//    blocking. So the end of q is within w_i(q − j_0) of j_0's release. w_i(a + b + 1) <=
-//    w_i(a) + w_i(b) − (J_i + Σ hops + B_i) (⌈⌉ is subadditive), so max_n (w_i(n) − n T_i) is
+//    one reader) — is a tandem of FIFO stages, one per callback s, and pays its hops once:
+//      w_i(q) = J_i + Σ hops + Σ_s x_s(q),
+//      x_s(q) = B_s + (q+1) E_s + Σ_{h ∈ hp(i)} ⌈(x + R_h − C_{h,s})/T_h⌉ · C_{h,s}
+//    with E_s the stage's WCET, B_s one lower-priority callback of its executor, C_{h,s} the
+//    work of h that may run on the stage's CPU (h's callbacks there, plus h's hop costs, which
+//    the slides charge as interference) and R_h − C_{h,s} its jitter there; the message
+//    selection term of B_i is a delay of the hop. Proof sketch (the stage decomposition):
+//    going back from the end of instance q at the last stage, each stage's interval in which it
+//    always has an instance of the chain pending begins with the arrival of an instance
+//    j_{s−1} <= j_s, delivered one hop after stage s−1 finished it; the intervals are disjoint,
+//    each holds the stage's work for j_{s−1}..j_s (at most q − j_0 + 1 instances), hp work on
+//    its CPU and one blocking. So the end of q is within w_i(q − j_0) of j_0's release.
+//    x_s(a + b + 1) <= x_s(a) + x_s(b) − B_s (⌈⌉ is subadditive), so max_n (w_i(n) − n T_i) is
 //    reached before the first n with w_i(n) <= (n+1) T_i: the same Q as above.
 //    Instances the executor drops (a timer's overrun, a message overwritten in a full queue)
 //    only remove work.
@@ -62,6 +66,7 @@
 //    most blackout in any window Δ) — the platform term of python/chainrt/crosslayer/platform.py;
 //    this fixed point needs nothing new for it: the interferer is an ordinary hp chain.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "chain_rta.hpp"
@@ -117,6 +122,36 @@ bool pipelined(const Model& m, const View& v, const Task& t) {
 
 // The level-i busy period does not end within this many of the chain's periods: no bound.
 constexpr Duration kMaxBusyPeriods = 10'000;
+
+// A stage of a pipelined chain: its callback's WCET, its blocking, and the work of each
+// higher-priority chain that may run on its CPU (with that work's jitter R_h − C_{h,s}).
+struct Stage {
+  Duration wcet = 0, block = 0;
+  struct Hp {
+    Duration work, jitter, T;
+  };
+  std::vector<Hp> hp;
+};
+
+// R_i = max_{q = 0..Q} (w_i(q) − q T_i), Q the first q with w_i(q) <= (q+1) T_i (header);
+// `window(q, start)` is w_i(q), searched from `start` (w_i(q−1), a lower bound of w_i(q)).
+// Writes why into `why` when some w_i(q) has no fixed point within the limit.
+Duration busy_period_bound(const std::function<SearchResult(Duration, Duration)>& window, Duration T, Duration start,
+                           std::string* why) {
+  Duration r = 0, w = start;
+  for (Duration q = 0;; ++q) {
+    const auto found = window(q, w);
+    if (!found) {
+      *why = found.failure == SearchFailure::ExceedsLimit
+                 ? "the level-i busy period does not end within " + std::to_string(kMaxBusyPeriods) + " periods (overload)"
+                 : std::string("no bound: ") + to_string(found.failure);
+      return 0;
+    }
+    w = *found.value;
+    r = std::max(r, w - q * T);
+    if (w <= (q + 1) * T) return r;
+  }
+}
 
 }  // namespace
 
@@ -181,8 +216,10 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     }
   }
   // Blocking: non-preemptive lower-priority callbacks in the chain's own executors, and the
-  // remote-message term of the slides.
+  // remote-message term of the slides (B_sel: a pipelined chain's hops carry it).
   const Duration e_sel = comm.remote.fixed;
+  std::vector<Duration> B_sel(n, 0);
+  std::vector<std::vector<Duration>> B_stage(n);  // pipelined: per callback of t.work
   for (std::size_t i = 0; i < n; ++i) {
     auto worst_lp = [&](int executor) {
       Duration worst = 0;
@@ -195,6 +232,7 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     // inside it; at a zero-delay boundary the executor's only thread has just finished the
     // chain's previous callback and takes the next one (it outranks the lower chain).
     const Task& t = v.tasks[i];
+    for (int c : t.work) B_stage[i].push_back(worst_lp(v.cbs[c].executor));
     if (t.linear && !t.segments.empty()) {
       for (const auto& s : t.segments) B[i] += (1 + s.delayed_hops) * worst_lp(s.executor);
     } else {
@@ -202,7 +240,8 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     }
     bool lp_remote = false;
     for (std::size_t l : lp[i]) lp_remote |= remote_hops[l] > 0;
-    if (lp_remote) B[i] += static_cast<Duration>(remote_hops[i]) * static_cast<Duration>(lp[i].size()) * e_sel;
+    if (lp_remote) B_sel[i] = static_cast<Duration>(remote_hops[i]) * static_cast<Duration>(lp[i].size()) * e_sel;
+    B[i] += B_sel[i];
   }
   std::vector<std::string> failed(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -230,44 +269,63 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         return sum;
       };
       // w_i(q): the end of instance q after the release of instance 0 of a level-i busy
-      // period (header): per instance C_i + B_i and S_i, or, pipelined, the hops and the
-      // blocking once and E_i per instance.
-      const bool pipe = pipelined(m, v, t);
-      const Duration once = t.src_jitter + (pipe ? C[i] - E[i] + B[i] : 0);  // hops + blocking
-      const Duration each = pipe ? E[i] : C[i] + B[i];
+      // period (header). Per instance C_i + B_i and the later instances, or, pipelined, the
+      // hops once and each stage's own fixed point.
       const Duration limit = kMaxBusyPeriods * t.T;
-      auto instance_window = [&](Duration q, Duration start) {
-        return least_fixed_point(start, limit, [&](Duration w) {
-          const Duration own = pipe ? q + 1 : std::max(q + 1, ceil_div(w, t.T));
-          return once + own * each + interference(w);
-        });
-      };
-      // The busy period never ends when the level-i demand exceeds the CPU: each/T_i +
-      // Σ_h C_h/T_h > 1 gives w_i(q) > (q+1) T_i for every q (fail at once, not after the limit).
-      long double u = static_cast<long double>(each) / static_cast<long double>(t.T);
-      for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
-      if (u > 1.0L) {
+      std::function<SearchResult(Duration, Duration)> window;
+      long double demand = 0;  // per period of T_i; >= T_i: the busy period never ends
+      std::vector<Stage> stages;
+      std::vector<Duration> x_prev;
+      if (!pipelined(m, v, t)) {
+        window = [&](Duration q, Duration start) {
+          return least_fixed_point(start, limit, [&](Duration w) {
+            return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w);
+          });
+        };
+        long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T);
+        for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
+        demand = u * static_cast<long double>(t.T);
+      } else {
+        for (std::size_t k = 0; k < t.work.size(); ++k) {
+          const int x = v.cbs[t.work[k]].executor;
+          Stage st{v.cbs[t.work[k]].wcet, B_stage[i][k], {}};
+          long double u = 0;
+          for (std::size_t h : hp[i]) {
+            Duration on = 0;
+            for (int d : v.tasks[h].work)
+              if (share_cpu(m, v, v.cbs[d].executor, x)) on += v.cbs[d].wcet;
+            if (on == 0) continue;
+            on += C[h] - E[h];  // h's hop costs, charged as interference (slides)
+            st.hp.push_back({on, std::max<Duration>(0, R[h] - on), v.tasks[h].T});
+            u += static_cast<long double>(on) / static_cast<long double>(v.tasks[h].T);
+          }
+          demand += u >= 1.0L ? static_cast<long double>(limit) : static_cast<long double>(st.wcet) / (1.0L - u);
+          stages.push_back(std::move(st));
+        }
+        x_prev.assign(stages.size(), 0);
+        window = [&](Duration q, Duration) {
+          Duration w = t.src_jitter + (C[i] - E[i]) + B_sel[i];  // J_i + Σ hops + message selection
+          for (std::size_t k = 0; k < stages.size(); ++k) {
+            const Stage& st = stages[k];
+            const auto x = least_fixed_point(std::max(x_prev[k], st.block + (q + 1) * st.wcet), limit, [&](Duration y) {
+              Duration next = st.block + (q + 1) * st.wcet;
+              for (const auto& h : st.hp) next += ceil_div(y + h.jitter, h.T) * h.work;
+              return next;
+            });
+            if (!x) return x;
+            x_prev[k] = *x.value;
+            w += *x.value;
+          }
+          return SearchResult{w, SearchFailure::ExceedsLimit};
+        };
+      }
+      if (demand > static_cast<long double>(t.T)) {
         failed[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
                     "interfere with it demand more than the CPU)";
         changed = true;
         continue;
       }
-      // R_i = max_q (w_i(q) − q T_i) over the busy period (it ends after the first q with
-      // w_i(q) <= (q+1) T_i).
-      Duration r = 0, w = once + each;
-      for (Duration q = 0;; ++q) {
-        const auto found = instance_window(q, w);
-        if (!found) {
-          failed[i] = found.failure == SearchFailure::ExceedsLimit
-                          ? "the level-i busy period does not end within " + std::to_string(kMaxBusyPeriods) +
-                                " periods (overload)"
-                          : std::string("no bound: ") + to_string(found.failure);
-          break;
-        }
-        w = *found.value;
-        r = std::max(r, w - q * t.T);
-        if (w <= (q + 1) * t.T) break;
-      }
+      const Duration r = busy_period_bound(window, t.T, t.src_jitter + C[i] + B[i], &failed[i]);
       if (!failed[i].empty()) {
         changed = true;
         continue;
