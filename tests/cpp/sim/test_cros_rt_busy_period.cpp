@@ -32,6 +32,18 @@ nodes:
 )" + body;
 }
 
+// Lehoczky's two tasks as chains: `one` (C = c1_wcet, T = 70 ms) preempts `two` (C = 62 ms,
+// T = 100 ms).
+Model lehoczky(const std::string& c1_wcet) {
+  return load_model_from_string(two_executors(R"(callbacks:
+  - {name: c1, kind: timer, node: nhi, period: 70ms, wcet: )" + c1_wcet + R"(, priority: 1}
+  - {name: c2, kind: timer, node: nlo, period: 100ms, wcet: 62ms, priority: 1}
+chains:
+  - {name: one, callbacks: [c1], deadline: 70ms, priority: 2}
+  - {name: two, callbacks: [c2], deadline: 100ms, priority: 1}
+)"));
+}
+
 const ChainBound& bound_of(const AnalysisResult& r, const std::string& chain) {
   const ChainBound* b = r.find(chain);
   EXPECT_NE(b, nullptr) << chain;
@@ -57,13 +69,7 @@ Duration simulated_wcrt(const Model& m, const std::string& chain) {
 // The chain is pipelined (one callback), so no later instance is charged. The synchronous
 // release is the critical instant here and the simulator shows exactly 118 ms.
 TEST(CrosRtBusyPeriod, LehoczkyExample) {
-  const Model m = load_model_from_string(two_executors(R"(callbacks:
-  - {name: c1, kind: timer, node: nhi, period: 70ms, wcet: 26ms, priority: 1}
-  - {name: c2, kind: timer, node: nlo, period: 100ms, wcet: 62ms, priority: 1}
-chains:
-  - {name: one, callbacks: [c1], deadline: 70ms, priority: 2}
-  - {name: two, callbacks: [c2], deadline: 100ms, priority: 1}
-)"));
+  const Model m = lehoczky("26ms");
   const auto r = find_analysis("cros-rt")->analyze(m);
   EXPECT_EQ(bound_of(r, "one").wcrt_bound, 26 * ms);
   const ChainBound& two = bound_of(r, "two");
@@ -141,13 +147,7 @@ chains:
 
 // Demand above the CPU: the busy period never ends, no bound (and the reason says so).
 TEST(CrosRtBusyPeriod, OverloadHasNoBound) {
-  const Model m = load_model_from_string(two_executors(R"(callbacks:
-  - {name: c1, kind: timer, node: nhi, period: 70ms, wcet: 36ms, priority: 1}
-  - {name: c2, kind: timer, node: nlo, period: 100ms, wcet: 62ms, priority: 1}
-chains:
-  - {name: one, callbacks: [c1], deadline: 70ms, priority: 2}
-  - {name: two, callbacks: [c2], deadline: 100ms, priority: 1}
-)"));
+  const Model m = lehoczky("36ms");
   const auto r = find_analysis("cros-rt")->analyze(m);
   const ChainBound& two = bound_of(r, "two");
   EXPECT_FALSE(two.bounded);
