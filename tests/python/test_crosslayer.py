@@ -319,3 +319,22 @@ def test_platform_columns_align_traces_with_the_probe(tmp_path):
     # widened by the probe's period: 4.5 ms of blackout (instance 2's hop 0.5 ms; the others' 1 ms)
     w = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms, widened=True)
     assert w["platw_stall_max0_ms"] == 4.5 and abs(w["hi_hopw_destalled_max_ms"] - 1.0) < 1e-9
+
+
+def test_flood_pins_the_receive_processing_to_the_given_cpu(capsys):
+    # the rx-* loads of experiment (a): the receiving interface's NAPI thread on one CPU
+    why = netns.available()
+    if why:
+        with capsys.disabled():
+            print(f"\nskipped: the flood test needs network namespaces: {why}")
+        pytest.skip(why)
+    import time
+    from chainrt.crosslayer import session
+    cpu = max(os.sched_getaffinity(0))
+    with netns.HostNetwork(["a", "b"]) as net:
+        prefix = f"napi/{net.interface['b']}"[:15]
+        with session._FloodRun(net, session.Flood("a", "b", rate_mbps=5.0, rx_cpu=cpu), 1.0) as fl:
+            napi = [tid for tid, comm in kernel._kernel_threads("napi/") if comm.startswith(prefix)]
+            assert napi and all(os.sched_getaffinity(t) == {cpu} for t in napi)
+            time.sleep(0.5)  # (the flood runs: its datagrams cross the pinned receive path)
+    assert fl.result.get("received", 0) > 0, fl.result
