@@ -56,7 +56,9 @@
 //    each holds the stage's work for j_{s−1}..j_s (at most q − j_0 + 1 instances), hp work on
 //    its CPU and one blocking. So the end of q is within w_i(q − j_0) of j_0's release.
 //    x_s(a + b + 1) <= x_s(a) + x_s(b) − B_s (⌈⌉ is subadditive), so max_n (w_i(n) − n T_i) is
-//    reached before the first n with w_i(n) <= (n+1) T_i: the same Q as above.
+//    reached before the first n with w_i(n) <= (n+1) T_i: the same Q as above. Summing the
+//    disjoint intervals' hp work over the whole window instead gives the whole-chain form
+//    w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w); cros-rt keeps the smaller of the two.
 //    Instances the executor drops (a timer's overrun, a message overwritten in a full queue)
 //    only remove work.
 //  - the paper's model has no platform: a CPU is always there for the highest-priority ready
@@ -67,6 +69,7 @@
 //    this fixed point needs nothing new for it: the interferer is an ordinary hp chain.
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "chain_rta.hpp"
@@ -276,7 +279,26 @@ AnalysisResult cros_rt_analyze(const Model& m) {
       long double demand = 0;  // per period of T_i; >= T_i: the busy period never ends
       std::vector<Stage> stages;
       std::vector<Duration> x_prev;
-      if (!pipelined(m, v, t)) {
+      const bool pipe = pipelined(m, v, t);
+      // Pipelined, the stage decomposition also gives the whole-chain form with the hops and
+      // blocking once: w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) (all interference in one
+      // window; tighter where an hp chain's hop costs would be charged on several stages).
+      std::optional<Duration> whole;
+      if (pipe) {
+        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T);
+        for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
+        if (u <= 1.0L) {
+          std::string why;
+          const Duration once = t.src_jitter + C[i] - E[i] + B[i];
+          const Duration r = busy_period_bound(
+              [&](Duration q, Duration start) {
+                return least_fixed_point(start, limit, [&](Duration w) { return once + (q + 1) * E[i] + interference(w); });
+              },
+              t.T, once + E[i], &why);
+          if (why.empty()) whole = r;
+        }
+      }
+      if (!pipe) {
         window = [&](Duration q, Duration start) {
           return least_fixed_point(start, limit, [&](Duration w) {
             return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w);
@@ -319,13 +341,17 @@ AnalysisResult cros_rt_analyze(const Model& m) {
           return SearchResult{w, SearchFailure::ExceedsLimit};
         };
       }
+      Duration r = 0;
       if (demand > static_cast<long double>(t.T)) {
         failed[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
                     "interfere with it demand more than the CPU)";
-        changed = true;
-        continue;
+      } else {
+        r = busy_period_bound(window, t.T, t.src_jitter + C[i] + B[i], &failed[i]);
       }
-      const Duration r = busy_period_bound(window, t.T, t.src_jitter + C[i] + B[i], &failed[i]);
+      if (whole && (!failed[i].empty() || *whole < r)) {  // both forms are bounds: the smaller
+        r = *whole;
+        failed[i].clear();
+      }
       if (!failed[i].empty()) {
         changed = true;
         continue;
