@@ -26,8 +26,41 @@
 //    chain per executor, is not respected) block non-preemptively: one max WCET each time the
 //    chain enters the executor or resumes there after a delayed hop.
 //  - e^sub_sel is not in chainrt's model; it is bounded by the fixed part of the remote cost.
-//  - the σ_i T_i term is the paper's allowance for R_i > T_i; the overlap of instances is not
-//    analysed, so such a chain is reported unbounded instead.
+//  - R_i > T_i: the slides allow it with the σ_i T_i term of B_i (one more period when the
+//    bound exceeds the period). That covers at most one earlier instance still in progress; with
+//    R_i ≥ 2 T_i several are, and the term is not a bound. chainrt analyses the overlap instead
+//    with the level-i busy period (Lehoczky, RTSS 1990; Tindell, Burns & Wellings, Real-Time
+//    Systems 6(2), 1994, with release jitter): instances q = 0, 1, … of the chain released back
+//    to back each finish within w_i(q) of the first one's release, and
+//      w_i(q) = J_i + (q+1)(C_i + B_i) + S_i(w, q) + Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉ · C_h
+//      R_i = max_{q = 0..Q} (w_i(q) − q T_i),  Q the first q with w_i(q) ≤ (q+1) T_i
+//    (for q = 0 this is the recurrence above). Blocking and e^sub_sel are charged per instance
+//    (each enters its executors anew) and S_i charges the later instances released inside the
+//    window, ⌈w/T_i⌉ − (q+1) more instances (they may run a callback ahead of an earlier
+//    instance on a shared CPU). Proof sketch: between the release of instance 0 and the end of
+//    instance q, the earliest unfinished instance always runs, travels a hop, or waits for a
+//    CPU that hp work, one lower-priority callback per executor entry, or another instance of
+//    the chain holds.
+//    A *pipelined* chain — each callback of its work on its own executor, no two of those
+//    executors able to share a CPU, its hops delivering in order (DDS does for one writer and
+//    one reader) — is a tandem of FIFO stages, one per callback s, and pays its hops once:
+//      w_i(q) = J_i + Σ hops + Σ_s x_s(q),
+//      x_s(q) = B_s + (q+1) E_s + Σ_{h ∈ hp(i)} ⌈(x + R_h − C_{h,s})/T_h⌉ · C_{h,s}
+//    with E_s the stage's WCET, B_s one lower-priority callback of its executor, C_{h,s} the
+//    work of h that may run on the stage's CPU (h's callbacks there, plus h's hop costs, which
+//    the slides charge as interference) and R_h − C_{h,s} its jitter there; the message
+//    selection term of B_i is a delay of the hop. Proof sketch (the stage decomposition):
+//    going back from the end of instance q at the last stage, each stage's interval in which it
+//    always has an instance of the chain pending begins with the arrival of an instance
+//    j_{s−1} <= j_s, delivered one hop after stage s−1 finished it; the intervals are disjoint,
+//    each holds the stage's work for j_{s−1}..j_s (at most q − j_0 + 1 instances), hp work on
+//    its CPU and one blocking. So the end of q is within w_i(q − j_0) of j_0's release.
+//    x_s(a + b + 1) <= x_s(a) + x_s(b) − B_s (⌈⌉ is subadditive), so max_n (w_i(n) − n T_i) is
+//    reached before the first n with w_i(n) <= (n+1) T_i: the same Q as above. Summing the
+//    disjoint intervals' hp work over the whole window instead gives the whole-chain form
+//    w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w); cros-rt keeps the smaller of the two.
+//    Instances the executor drops (a timer's overrun, a message overwritten in a full queue)
+//    only remove work.
 //  - the paper's model has no platform: a CPU is always there for the highest-priority ready
 //    thread. On a VM it is not (hypervisor steal, long non-preemptible kernel sections). The
 //    CROS-RT experiment adds the blackouts a SCHED_FIFO 99 probe measured on each real-time
@@ -35,6 +68,8 @@
 //    most blackout in any window Δ) — the platform term of python/chainrt/crosslayer/platform.py;
 //    this fixed point needs nothing new for it: the interferer is an ordinary hp chain.
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include "chain_rta.hpp"
@@ -76,6 +111,51 @@ bool share_cpu(const Model& m, const View& v, int a, int b) {
   return false;
 }
 
+// Pipelined chain (see the header): a later instance of the chain can never take a CPU that an
+// earlier one waits for — each callback of its work on its own executor, no two of those
+// executors able to share a CPU.
+bool pipelined(const Model& m, const View& v, const Task& t) {
+  std::vector<int> xs;
+  for (int c : t.work) xs.push_back(v.cbs[c].executor);
+  for (std::size_t a = 0; a < xs.size(); ++a)
+    for (std::size_t b = a + 1; b < xs.size(); ++b)
+      if (share_cpu(m, v, xs[a], xs[b])) return false;  // (also true for xs[a] == xs[b])
+  return true;
+}
+
+// The level-i busy period does not end within this many of the chain's periods: no bound.
+constexpr Duration kMaxBusyPeriods = 10'000;
+
+// A stage of a pipelined chain: its callback's WCET, its blocking, and the work of each
+// higher-priority chain that may run on its CPU (with that work's jitter R_h − C_{h,s}).
+struct Stage {
+  Duration wcet = 0, block = 0;
+  struct Hp {
+    Duration work, jitter, T;
+  };
+  std::vector<Hp> hp;
+};
+
+// R_i = max_{q = 0..Q} (w_i(q) − q T_i), Q the first q with w_i(q) <= (q+1) T_i (header);
+// `window(q, start)` is w_i(q), searched from `start` (w_i(q−1), a lower bound of w_i(q)).
+// Writes why into `why` when some w_i(q) has no fixed point within the limit.
+Duration busy_period_bound(const std::function<SearchResult(Duration, Duration)>& window, Duration T, Duration start,
+                           std::string* why) {
+  Duration r = 0, w = start;
+  for (Duration q = 0;; ++q) {
+    const auto found = window(q, w);
+    if (!found) {
+      *why = found.failure == SearchFailure::ExceedsLimit
+                 ? "the level-i busy period does not end within " + std::to_string(kMaxBusyPeriods) + " periods (overload)"
+                 : std::string("no bound: ") + to_string(found.failure);
+      return 0;
+    }
+    w = *found.value;
+    r = std::max(r, w - q * T);
+    if (w <= (q + 1) * T) return r;
+  }
+}
+
 }  // namespace
 
 AnalysisResult cros_rt_analyze(const Model& m) {
@@ -83,13 +163,14 @@ AnalysisResult cros_rt_analyze(const Model& m) {
   HopCost cost = model_hop_cost(m);  // the fit, never below the declared cost or a measurement
   View v = build_view(m, cost);
   const std::size_t n = v.tasks.size();
-  std::vector<Duration> C(n, 0), B(n, 0), R(n, 0);
+  std::vector<Duration> C(n, 0), B(n, 0), R(n, 0), E(n, 0);  // E: the callbacks' WCETs
   std::vector<std::set<int>> hosts(n), execs(n);
   std::vector<int> remote_hops(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = v.tasks[i];
     for (int c : t.work) {
       C[i] += v.cbs[c].wcet;
+      E[i] += v.cbs[c].wcet;
       execs[i].insert(v.cbs[c].executor);
       hosts[i].insert(v.host_of[v.cbs[c].executor]);
     }
@@ -138,8 +219,10 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     }
   }
   // Blocking: non-preemptive lower-priority callbacks in the chain's own executors, and the
-  // remote-message term of the slides.
+  // remote-message term of the slides (B_sel: a pipelined chain's hops carry it).
   const Duration e_sel = comm.remote.fixed;
+  std::vector<Duration> B_sel(n, 0);
+  std::vector<std::vector<Duration>> B_stage(n);  // pipelined: per callback of t.work
   for (std::size_t i = 0; i < n; ++i) {
     auto worst_lp = [&](int executor) {
       Duration worst = 0;
@@ -152,6 +235,7 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     // inside it; at a zero-delay boundary the executor's only thread has just finished the
     // chain's previous callback and takes the next one (it outranks the lower chain).
     const Task& t = v.tasks[i];
+    for (int c : t.work) B_stage[i].push_back(worst_lp(v.cbs[c].executor));
     if (t.linear && !t.segments.empty()) {
       for (const auto& s : t.segments) B[i] += (1 + s.delayed_hops) * worst_lp(s.executor);
     } else {
@@ -159,7 +243,8 @@ AnalysisResult cros_rt_analyze(const Model& m) {
     }
     bool lp_remote = false;
     for (std::size_t l : lp[i]) lp_remote |= remote_hops[l] > 0;
-    if (lp_remote) B[i] += static_cast<Duration>(remote_hops[i]) * static_cast<Duration>(lp[i].size()) * e_sel;
+    if (lp_remote) B_sel[i] = static_cast<Duration>(remote_hops[i]) * static_cast<Duration>(lp[i].size()) * e_sel;
+    B[i] += B_sel[i];
   }
   std::vector<std::string> failed(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -178,18 +263,95 @@ AnalysisResult cros_rt_analyze(const Model& m) {
         changed = true;
         continue;
       }
-      // R_i = C_i + B_i + J_i + I_i(R_i), I_i(R) = Σ_{h ∈ hp(i)} ⌈(R + J_h)/T_h⌉·C_h (slides,
-      // "Interference and blocking", with release jitter J_h = R_h − C_h).
-      const auto found = least_fixed_point(R[i], v.tasks[i].T, [&](Duration r) {
-        Duration next = C[i] + B[i] + v.tasks[i].src_jitter;
-        for (std::size_t h : hp[i]) next += ceil_div(r + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
-        return next;
-      });
-      if (!found)
-        failed[i] = found.failure == SearchFailure::ExceedsLimit
-                        ? "R_i exceeds T_i; the sigma_i*T_i term of the paper is not used (overlapping instances are not analysed)"
-                        : std::string("no bound: ") + to_string(found.failure);
-      const Duration r = found.value.value_or(0);
+      const Task& t = v.tasks[i];
+      // I_i(w) = Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉·C_h (slides, "Interference and blocking", with
+      // release jitter J_h = R_h − C_h).
+      auto interference = [&](Duration w) {
+        Duration sum = 0;
+        for (std::size_t h : hp[i]) sum += ceil_div(w + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
+        return sum;
+      };
+      // w_i(q): the end of instance q after the release of instance 0 of a level-i busy
+      // period (header). Per instance C_i + B_i and the later instances, or, pipelined, the
+      // hops once and each stage's own fixed point.
+      const Duration limit = kMaxBusyPeriods * t.T;
+      std::function<SearchResult(Duration, Duration)> window;
+      long double demand = 0;  // per period of T_i; >= T_i: the busy period never ends
+      std::vector<Stage> stages;
+      std::vector<Duration> x_prev;
+      const bool pipe = pipelined(m, v, t);
+      // Pipelined, the stage decomposition also gives the whole-chain form with the hops and
+      // blocking once: w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) (all interference in one
+      // window; tighter where an hp chain's hop costs would be charged on several stages).
+      std::optional<Duration> whole;
+      if (pipe) {
+        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T);
+        for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
+        if (u <= 1.0L) {
+          std::string why;
+          const Duration once = t.src_jitter + C[i] - E[i] + B[i];
+          const Duration r = busy_period_bound(
+              [&](Duration q, Duration start) {
+                return least_fixed_point(start, limit, [&](Duration w) { return once + (q + 1) * E[i] + interference(w); });
+              },
+              t.T, once + E[i], &why);
+          if (why.empty()) whole = r;
+        }
+      }
+      if (!pipe) {
+        window = [&](Duration q, Duration start) {
+          return least_fixed_point(start, limit, [&](Duration w) {
+            return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w);
+          });
+        };
+        long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T);
+        for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
+        demand = u * static_cast<long double>(t.T);
+      } else {
+        for (std::size_t k = 0; k < t.work.size(); ++k) {
+          const int x = v.cbs[t.work[k]].executor;
+          Stage st{v.cbs[t.work[k]].wcet, B_stage[i][k], {}};
+          long double u = 0;
+          for (std::size_t h : hp[i]) {
+            Duration on = 0;
+            for (int d : v.tasks[h].work)
+              if (share_cpu(m, v, v.cbs[d].executor, x)) on += v.cbs[d].wcet;
+            if (on == 0) continue;
+            on += C[h] - E[h];  // h's hop costs, charged as interference (slides)
+            st.hp.push_back({on, std::max<Duration>(0, R[h] - on), v.tasks[h].T});
+            u += static_cast<long double>(on) / static_cast<long double>(v.tasks[h].T);
+          }
+          demand += u >= 1.0L ? static_cast<long double>(limit) : static_cast<long double>(st.wcet) / (1.0L - u);
+          stages.push_back(std::move(st));
+        }
+        x_prev.assign(stages.size(), 0);
+        window = [&](Duration q, Duration) {
+          Duration w = t.src_jitter + (C[i] - E[i]) + B_sel[i];  // J_i + Σ hops + message selection
+          for (std::size_t k = 0; k < stages.size(); ++k) {
+            const Stage& st = stages[k];
+            const auto x = least_fixed_point(std::max(x_prev[k], st.block + (q + 1) * st.wcet), limit, [&](Duration y) {
+              Duration next = st.block + (q + 1) * st.wcet;
+              for (const auto& h : st.hp) next += ceil_div(y + h.jitter, h.T) * h.work;
+              return next;
+            });
+            if (!x) return x;
+            x_prev[k] = *x.value;
+            w += *x.value;
+          }
+          return SearchResult{w, SearchFailure::ExceedsLimit};
+        };
+      }
+      Duration r = 0;
+      if (demand > static_cast<long double>(t.T)) {
+        failed[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
+                    "interfere with it demand more than the CPU)";
+      } else {
+        r = busy_period_bound(window, t.T, t.src_jitter + C[i] + B[i], &failed[i]);
+      }
+      if (whole && (!failed[i].empty() || *whole < r)) {  // both forms are bounds: the smaller
+        r = *whole;
+        failed[i].clear();
+      }
       if (!failed[i].empty()) {
         changed = true;
         continue;

@@ -93,6 +93,7 @@ struct Out {  // one (publisher, subscriber) pair
   Bytes size;
   Duration fixed_delay;
   std::vector<std::uint32_t> chains;  // chains whose hop goes publisher -> sub
+  Duration last_arrival = -1;         // of the latest message on this pair (in-order delivery)
 };
 
 struct CbState {
@@ -582,15 +583,21 @@ void Simulator::complete_exec(std::uint32_t t) {
       if (pending(trig)) on_release(trig);
   }
   if (publish) {
-    for (const Out& o : s.outs) {
+    for (Out& o : s.outs) {
       Message msg;
       msg.n = 0;
       for (std::uint32_t k = 0; k < out.n; ++k)
         for (std::uint32_t ch : o.chains)
           if (out.s[k].chain == ch) msg.s[msg.n++] = out.s[k];
+      // DDS delivers one writer's samples to a reader in the order they were written (a
+      // reliable reader waits for a gap to be filled, a best-effort one discards an older
+      // sample): a message never overtakes an earlier one on the same pair, however the
+      // latencies are drawn (CommDelay::Sampled draws each message's independently).
       const Duration d = comm_delay(o);
-      msg.arrival = now_ + d;
-      if (d == 0) {
+      const bool in_flight = o.last_arrival >= now_;  // an earlier message arrives now or later
+      msg.arrival = std::max(now_ + d, o.last_arrival);
+      o.last_arrival = msg.arrival;
+      if (d == 0 && !in_flight) {
         deliver(o.sub, msg);
       } else {
         std::uint32_t slot;

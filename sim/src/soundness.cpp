@@ -376,7 +376,7 @@ bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uin
 
 struct SetResult {
   bool generated = false, applicable = false, schedulable = false;
-  std::int64_t chains_checked = 0, simulations = 0, fusion_chains_checked = 0;
+  std::int64_t chains_checked = 0, simulations = 0, fusion_chains_checked = 0, beyond_period_checked = 0;
   std::uint64_t executions = 0;
   double max_ratio = 0;
   int shuffled = 0, below_wcet = 0, constrained = 0, jitter = 0, overloaded = 0, tight = 0, shared_cores = 0;
@@ -421,6 +421,7 @@ struct Check {
   double worst = 0;  // max observed / bound over bounded chains
   double sum = 0;    // Σ observed / bound (tie-break of the climb)
   std::int64_t chains = 0, fusion_chains = 0;
+  std::int64_t beyond_period = 0;  // of `chains`: bounds above the chain's period (R > T analysed)
   std::map<std::string, double> ratio;  // per bounded chain with instances
   struct Violation {
     std::string chain, kind;
@@ -435,6 +436,7 @@ Check compare(const AnalysisResult& res, const SimResult& r) {
     const ChainStats* st = r.chain(b.chain);
     if (!st || !b.bounded) continue;
     ++c.chains;
+    if (b.wcrt_bound > st->period) ++c.beyond_period;
     if (b.chain.rfind("c_F", 0) == 0) ++c.fusion_chains;  // (fusion systems: a chain through a join)
     if (b.wcrt_bound > 0 && st->instances > 0) {
       const double ratio = static_cast<double>(st->wcrt) / static_cast<double>(b.wcrt_bound);
@@ -566,6 +568,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       sr.feature_bounded = sr.feature_bounded || featured.count(name);
     }
     sr.chains_checked += out.chains;
+    sr.beyond_period_checked += out.beyond_period;
     if (o.fusion) sr.fusion_chains_checked += out.fusion_chains;
     sr.max_ratio = std::max(sr.max_ratio, out.worst);
     for (const auto& v : out.violations) {
@@ -722,6 +725,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.applicable += r.applicable;
     rep.schedulable += r.schedulable;
     rep.chains_checked += r.chains_checked;
+    rep.beyond_period_checked += r.beyond_period_checked;
     rep.fusion_chains_checked += r.fusion_chains_checked;
     rep.simulations += r.simulations;
     rep.executions += r.executions;
@@ -784,6 +788,7 @@ std::string report_to_json(const SoundnessReport& r) {
   std::snprintf(ratio, sizeof ratio, "%.6f", r.max_ratio);
   os << "{\"analysis\": " << q(r.analysis) << ", \"systems\": " << r.systems << ", \"applicable\": " << r.applicable
      << ", \"schedulable\": " << r.schedulable << ", \"chains_checked\": " << r.chains_checked
+     << ", \"beyond_period_checked\": " << r.beyond_period_checked
      << ", \"fusion_chains_checked\": " << r.fusion_chains_checked << ", \"simulations\": " << r.simulations << ", \"executions\": " << r.executions << ", \"max_ratio\": " << ratio
      << ", \"harsh\": {\"shuffled_priorities\": " << r.shuffled_priorities << ", \"below_wcet\": " << r.below_wcet
      << ", \"constrained_deadlines\": " << r.constrained_deadlines << ", \"jitter\": " << r.jitter

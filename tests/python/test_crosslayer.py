@@ -192,7 +192,11 @@ def test_experiment_models_and_server_budget_from_the_analysis():
     assert full["holds_on_check_runs"] is True
     app = s["cros_rt"]["loads"]["paper"]["app-dds"]
     assert abs(app["fitted_remote_ms"] - 5.0) < 1e-9 and app["max_check_ms"]["high"] == 11.0
-    assert s["cros_rt"]["loads"]["overload"]["app-dds"]["bound_ms"]["high"] is None  # 385 ms > T
+    # C^R = 385 ms > T: the level-i busy period (the high chain is pipelined: its hop and the
+    # selection blocking once, 5 ms of work per instance): 385 + 385 + 5 = 775 ms; the low chain
+    # sees 2.5 ms + 385 ms of the high chain every 20 ms on each CPU: no bound
+    bound = s["cros_rt"]["loads"]["overload"]["app-dds"]["bound_ms"]
+    assert abs(bound["high"] - 775.0) < 1e-6 and bound["low"] is None
 
 
 def test_chain_components_from_traces_and_summary_from_csv(tmp_path):
@@ -257,8 +261,9 @@ def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
     ms = 1_000_000
 
     def row(run, wcrt, hop, q_ms):
+        # (the low chain at 25 ms: its 20 ms of work and a hop, as in the full setup's runs)
         r = dict(load="paper", run=run, config="full", hi_p99_ms=wcrt, hi_p99_excess_ms=wcrt - 5,
-                 hi_jitter_ms=wcrt - 5, hi_wcrt_ms=wcrt, lo_wcrt_ms=30.0, pdr=1.0, hi_misses=0,
+                 hi_jitter_ms=wcrt - 5, hi_wcrt_ms=wcrt, lo_wcrt_ms=25.0, pdr=1.0, hi_misses=0,
                  hi_hop_destalled_max_ms=hop, plat_stall_max0_ms=q_ms, plat_stall_max1_ms=0.0)
         for t in plat.ENVELOPE_PERIODS_MS:
             r[f"plat_q0_{t}ms"] = q_ms if q_ms < t else float("nan")
@@ -268,7 +273,9 @@ def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
     # check run 1 (7.5 ms, its own 1 ms of blackout), check run 3 (12 ms with a 5 ms blackout)
     rows = [row(0, 16.0, 1.0, 9.0), row(1, 7.5, 0.8, 1.0), row(2, 6.5, 1.0, 0.5), row(3, 12.0, 0.9, 5.0)]
     plain = x.cros_rt_check(rows)["loads"]["paper"]["full"]
-    assert plain["bound_ms"]["high"] is None  # C^R = 11 ms from the stalled fit run: beyond the period
+    # C^R = 11 ms from the stalled fit run: 5 + 2·11 = 27 ms, beyond the period (the next
+    # instance ends at 22 + 2·5 = 32 <= 40 ms: the busy period ends there)
+    assert abs(plain["bound_ms"]["high"] - 27.0) < 1e-6
     p = plain["platform"]
     assert p["fitted_remote_ms"] == 1.0
     by_run = {r["run"]: r for r in p["runs"]}
@@ -312,3 +319,22 @@ def test_platform_columns_align_traces_with_the_probe(tmp_path):
     # widened by the probe's period: 4.5 ms of blackout (instance 2's hop 0.5 ms; the others' 1 ms)
     w = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms, widened=True)
     assert w["platw_stall_max0_ms"] == 4.5 and abs(w["hi_hopw_destalled_max_ms"] - 1.0) < 1e-9
+
+
+def test_flood_pins_the_receive_processing_to_the_given_cpu(capsys):
+    # the rx-* loads of experiment (a): the receiving interface's NAPI thread on one CPU
+    why = netns.available()
+    if why:
+        with capsys.disabled():
+            print(f"\nskipped: the flood test needs network namespaces: {why}")
+        pytest.skip(why)
+    import time
+    from chainrt.crosslayer import session
+    cpu = max(os.sched_getaffinity(0))
+    with netns.HostNetwork(["a", "b"]) as net:
+        prefix = f"napi/{net.interface['b']}"[:15]
+        with session._FloodRun(net, session.Flood("a", "b", rate_mbps=5.0, rx_cpu=cpu), 1.0) as fl:
+            napi = [tid for tid, comm in kernel._kernel_threads("napi/") if comm.startswith(prefix)]
+            assert napi and all(os.sched_getaffinity(t) == {cpu} for t in napi)
+            time.sleep(0.5)  # (the flood runs: its datagrams cross the pinned receive path)
+    assert fl.result.get("received", 0) > 0, fl.result

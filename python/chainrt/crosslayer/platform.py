@@ -125,7 +125,10 @@ ENVELOPE_HORIZON_NS = 1_000_000_000
 
 def envelopes(intervals: list[tuple[int, int]], horizon_ns: int = ENVELOPE_HORIZON_NS) -> dict[int, int | None]:
     """{T in ms: Q in ns or None} for every period of ENVELOPE_PERIODS_MS, valid for windows up
-    to ``horizon_ns``."""
+    to ``horizon_ns`` — and beyond, when T divides the horizon (every period here divides the
+    1 s horizon): S is subadditive (a window of a + b splits into two), so for Δ = k·H + d,
+    S(Δ) <= k·S(H) + S(d) <= (k·H/T + ⌈d/T⌉)·Q = ⌈Δ/T⌉·Q. (A response bound beyond its period
+    spans a busy period of several periods, which may exceed the horizon.)"""
     return {t: envelope(intervals, t * 1_000_000, horizon_ns) for t in ENVELOPE_PERIODS_MS}
 
 

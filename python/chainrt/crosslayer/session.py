@@ -32,12 +32,15 @@ FLOOD_PORT = 9
 class Flood:
     """A non-RT UDP flood of ``rate_mbps`` in datagrams of ``size`` bytes from host ``src`` to a
     sink on host ``dst`` (port 9, never a participant's port, so class 0). ``cpu``: pin sender
-    and sink to this CPU (e.g. the real-time executor's, to provoke kernel-side interference)."""
+    and sink to this CPU (e.g. the real-time executor's, to provoke kernel-side interference).
+    ``rx_cpu``: pin the receive processing of ``dst``'s interface (its NAPI kernel threads) to
+    this CPU for the flood's lifetime, as a NIC whose interrupts are steered to that CPU."""
     src: str
     dst: str
     rate_mbps: float = 60.0
     size: int = 1400
     cpu: int | None = None
+    rx_cpu: int | None = None
 
 
 _SENDER = r"""
@@ -104,6 +107,13 @@ class _FloodRun:
 
     def __enter__(self):
         f = self.flood
+        if f.rx_cpu is not None:
+            prefix = f"napi/{self.net.interface[f.dst]}"[:15]
+            threads = [tid for tid, comm in kpath._kernel_threads("napi/") if comm.startswith(prefix)]
+            if not threads:
+                raise kpath.KernelPathUnavailable(f"no NAPI thread of {self.net.interface[f.dst]} to pin")
+            for tid in threads:
+                os.sched_setaffinity(tid, {f.rx_cpu})
         self.sink = subprocess.Popen(self._cmd(f.dst, _SINK), stdout=subprocess.PIPE, text=True)
         self.sink.stdout.readline()  # "ready"
         self.sender = subprocess.Popen(

@@ -30,7 +30,10 @@ the paper's flood plus ``hogs`` CPU-bound SCHED_OTHER processes on every CPU (wh
 that also compiles or runs other work looks like): the flood's and the chains' receive
 processing in the SCHED_OTHER NAPI thread then waits behind the hogs and behind the low
 chain's SCHED_FIFO callbacks, unless the selector hands the chains' packets to class threads at
-their priority; ``busy-overload`` — overload plus the hogs.
+their priority; ``busy-overload`` — overload plus the hogs; ``rx-overload`` — overload with the
+receiving host's NAPI thread pinned to the high subscriber's CPU (a NIC whose interrupts go to
+the real-time CPU): the flood's receive processing and the real-time subscriber share one CPU;
+``rx-busy-overload`` — rx-overload plus the hogs.
 
 ``cros-rt`` bounds (:func:`cros_rt_check`): per load and per configuration the analysis models
 (``app-dds``, ``full``, ``full-server``), the remote cost C^R is fitted from that configuration's
@@ -54,10 +57,12 @@ import time
 from pathlib import Path
 
 CONFIGS = ["vanilla", "app-dds", "full", "full-server"]
-LOADS = ("paper", "pinned", "overload", "busy", "busy-overload")
+LOADS = ("paper", "pinned", "overload", "busy", "busy-overload", "rx-overload", "rx-busy-overload")
 # loads whose flood is pinned to the high publisher's CPU at the overload rate / with CPU hogs
-OVERLOAD_LOADS = ("overload", "busy-overload")
-HOG_LOADS = ("busy", "busy-overload")
+OVERLOAD_LOADS = ("overload", "busy-overload", "rx-overload", "rx-busy-overload")
+# loads whose receive processing (host B's NAPI thread) is pinned to the high subscriber's CPU
+RX_PINNED_LOADS = ("rx-overload", "rx-busy-overload")
+HOG_LOADS = ("busy", "busy-overload", "rx-busy-overload")
 HI_PRIO, LO_PRIO = 80, 70
 
 
@@ -322,7 +327,8 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
         for load in loads:
             rate = overload_mbps if load in OVERLOAD_LOADS else rate_mbps
             flood = (Flood("A", "B", rate_mbps=rate, size=flood_size,
-                           cpu=0 if load in ("pinned",) + OVERLOAD_LOADS else None) if rate > 0 else None)
+                           cpu=0 if load in ("pinned",) + OVERLOAD_LOADS else None,
+                           rx_cpu=PLATFORM_CPU["B"] if load in RX_PINNED_LOADS else None) if rate > 0 else None)
             for run in range(runs):
                 for config in configs:
                     t0 = time.monotonic()

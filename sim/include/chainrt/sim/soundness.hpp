@@ -89,6 +89,7 @@ struct SoundnessReport {
   int applicable = 0;                 // the analysis applies
   int schedulable = 0;                // ... and calls every chain schedulable
   std::int64_t chains_checked = 0;    // bounded chains compared against simulations
+  std::int64_t beyond_period_checked = 0;  // of those, bounds above the chain's period (R > T)
   std::int64_t fusion_chains_checked = 0;  // fusion systems: of those, chains through a join
   std::int64_t simulations = 0;
   std::uint64_t executions = 0;       // simulated callback executions
