@@ -197,11 +197,15 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
   int analyses = 0;
   bool ok = holds(&why, &analyses);
   bool raised = false;
-  if (ok && rt_miss && supply_permille_ < policy_.supply_max_permille && policy_.supply_step_permille > 0) {
+  const bool settled = !changed_once_ || now - last_change_ >= policy_.supply_settle;
+  if (ok && rt_miss && settled && supply_permille_ < policy_.supply_max_permille &&
+      policy_.supply_step_permille > 0) {
     // A miss the estimate does not explain: charge the RT threads' supply shortfall to the
     // execution times (header) and check again.
     supply_permille_ = std::min(policy_.supply_max_permille, supply_permille_ + policy_.supply_step_permille);
     raised = true;
+    changed_once_ = true;
+    last_change_ = now;
     ok = holds(&why, &analyses);
   }
   const std::size_t demoted_now = plan_.demotions.size();
@@ -220,7 +224,9 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
                                 "times: supply margin raised to " +
                                     std::to_string(supply_permille_) + " permille, the plan holds with it"
                               : "an RT chain missed its deadline although the bounds hold with the measured execution "
-                                "times and the supply margin")
+                                "times and the supply margin (" +
+                                    std::to_string(supply_permille_) + " permille" +
+                                    (settled ? ", its maximum)" : ", raised less than a settling time ago)"))
                     : (changed ? "the plan holds with the measured execution times" : "no change");
     if (demoted_now > 0) {
       // Deviation (the paper only re-plans on a violation): while chains are demoted, try the
@@ -297,6 +303,8 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
       if (after[i] != before[i]) e.chains.push_back(next->lin.chains[i].name);
     plan_ = std::move(*next);
     e.decision = "reallocated";
+    changed_once_ = true;
+    last_change_ = now;
   }
   e.analyses = analyses;
   e.cpu_ms = thread_cpu_ms() - c0;

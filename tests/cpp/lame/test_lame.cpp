@@ -621,7 +621,7 @@ TEST(LameController, ADemotionNeedThatComesAndGoesIsDeferredAtMostDemoteHold) {
 // grow. A controller period without a miss lowers it by a step per periodic activation.
 TEST(LameController, AnRtMissTheEstimateDoesNotExplainRaisesTheSupplyMargin) {
   const Model m = autoware();
-  const Duration T = 10'000'000'000, half = T / 20;
+  const Duration T = 10'000'000'000, second = T / 10;
   lame::Controller ctl(m, lame::Options{});
   const Duration budget0 = rt_budget(ctl.plan());
   const auto nominal = samples(m, 1, 1);
@@ -629,9 +629,11 @@ TEST(LameController, AnRtMissTheEstimateDoesNotExplainRaisesTheSupplyMargin) {
   EXPECT_EQ(ctl.supply_permille(), 0) << "no miss, no margin";
   bool replanned = false;
   for (int k = 1; k <= 8; ++k) {
-    const auto& e = ctl.activate(nominal, true, T + k * half);
+    const auto& e = ctl.activate(nominal, true, T + k * second);
     EXPECT_EQ(e.supply_permille, std::min(50 * k, 300)) << k;
     replanned = replanned || e.decision == "reallocated";
+    // a miss within the settling time (1 s) of a raise or re-plan: the backlog, no raise
+    EXPECT_EQ(ctl.activate(nominal, true, T + k * second + second / 2).supply_permille, std::min(50 * k, 300)) << k;
   }
   EXPECT_EQ(ctl.supply_permille(), 300);
   EXPECT_TRUE(replanned) << "a 30 % supply margin must change the least budgets";
@@ -644,6 +646,6 @@ TEST(LameController, AnRtMissTheEstimateDoesNotExplainRaisesTheSupplyMargin) {
   lame::ControllerOptions off;
   off.supply_step_permille = 0;
   lame::Controller plain(m, lame::Options{}, 0, off);
-  for (int k = 1; k <= 8; ++k) EXPECT_EQ(plain.activate(nominal, true, T + k * half).decision, "holds");
+  for (int k = 1; k <= 8; ++k) EXPECT_EQ(plain.activate(nominal, true, T + k * second).decision, "holds");
   EXPECT_EQ(rt_budget(plain.plan()), budget0);
 }

@@ -29,7 +29,8 @@
 //  - supply margin: an RT miss while the plan holds with the estimate means the RT threads got
 //    less than their reservations (hypervisor steal, a stalled VM, interrupts) or the estimate
 //    is too low. Each such activation raises a margin on every execution time by
-//    `supply_step_permille` (up to `supply_max_permille`); the plan is checked and re-planned
+//    `supply_step_permille` (up to `supply_max_permille`, at most once per `supply_settle`
+//    after the last raise or re-plan); the plan is checked and re-planned
 //    with the times x (1 + supply margin). It falls by one step at every periodic activation
 //    after a controller period without an RT miss.
 // While the plan holds but has demoted chains, every activation also tries the allocation with
@@ -75,6 +76,9 @@ struct ControllerOptions {
   Duration demote_hold = 0;
   int supply_step_permille = 50;   // supply margin added per RT miss the estimate does not explain
   int supply_max_permille = 300;   // ... at most
+  // ... and at most once in this long, counted from the last raise or re-plan too: the misses
+  // right after a re-plan are of instances released before it (its backlog), no evidence.
+  Duration supply_settle = 1'000'000'000;
 };
 
 struct ControllerEvent {
@@ -137,6 +141,8 @@ class Controller {
   Duration pending_last_ = 0;                           // when the last of them ran
   int supply_permille_ = 0;                             // supply margin (see above)
   Duration last_miss_ = 0;                              // last miss-triggered activation
+  Duration last_change_ = 0;                            // last re-plan or supply raise
+  bool changed_once_ = false;                           // ... there was one
   bool missed_ = false;                                 // ... there was one
   std::vector<ControllerEvent> log_;
 };
