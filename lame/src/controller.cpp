@@ -22,6 +22,19 @@ Duration with_permille(Duration d, int permille) {
   return d + (d * permille + 999) / 1000;
 }
 
+// The criticalities of a plan's demoted chains, highest first: of two plans the one with the
+// lexicographically smaller list demotes less critical chains (then fewer of them).
+std::vector<int> demotion_rank(const Allocation& a) {
+  std::vector<int> out;
+  for (const auto& d : a.demotions)
+    for (const auto& l : a.lin.chains)
+      if (l.name == d.chain) out.push_back(l.criticality);
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+bool demotes_less(const Allocation& a, const Allocation& b) { return demotion_rank(a) < demotion_rank(b); }
+
 double thread_cpu_ms() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -48,7 +61,7 @@ Controller::Controller(Model model, Options options, Duration now, ControllerOpt
   plan_ = plan_for(policy_.margin_permille, false, &analyses);
   if (policy_.margin_permille > 0 && !plan_.demotions.empty()) {
     Allocation exact = plan_for(0, false, &analyses);
-    if (exact.demotions.size() < plan_.demotions.size()) plan_ = std::move(exact);
+    if (demotes_less(exact, plan_)) plan_ = std::move(exact);
   }
   ControllerEvent e;
   e.at = now;
@@ -105,6 +118,25 @@ std::vector<std::string> placement(const Allocation& a) {
 
 }  // namespace
 
+Allocation Controller::least_critical_demotion(int* analyses) const {
+  // RT chains of the current plan from the least critical up; demote them one more at a time
+  // (with the chains already demoted) until Algorithm 2 finds a schedulable plan for the rest.
+  std::vector<const LinearChain*> rt;
+  for (const auto& p : plan_.rt)
+    for (int i : p.chains) rt.push_back(&plan_.lin.chains[i]);
+  std::stable_sort(rt.begin(), rt.end(),
+                   [](const LinearChain* a, const LinearChain* b) { return a->criticality < b->criticality; });
+  std::vector<std::string> demote;
+  for (const auto& d : plan_.demotions) demote.push_back(d.chain);
+  Allocation best;
+  for (const LinearChain* l : rt) {
+    demote.push_back(l->name);
+    best = plan_for(0, false, analyses, &demote);
+    if (best.rt_schedulable) break;
+  }
+  return best;
+}
+
 Duration Controller::hold_span() const {
   return policy_.demote_hold > 0 ? policy_.demote_hold : options_.controller_period;
 }
@@ -153,8 +185,10 @@ void Controller::estimate(const std::vector<CpuSample>& measured, Duration now, 
   }
 }
 
-Allocation Controller::plan_for(int margin_permille, bool budgets_only, int* analyses) const {
+Allocation Controller::plan_for(int margin_permille, bool budgets_only, int* analyses,
+                                const std::vector<std::string>* demote) const {
   Options o = options_;
+  if (demote) o.demote = *demote;
   o.measured_wcet = wcet_;
   for (auto& [name, w] : o.measured_wcet) w = with_permille(with_permille(w, supply_permille_), margin_permille);
   if (budgets_only) o.keep = &plan_;
@@ -208,7 +242,7 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
     last_change_ = now;
     ok = holds(&why, &analyses);
   }
-  const std::size_t demoted_now = plan_.demotions.size();
+  const std::size_t demoted_now = plan_.demotions.size();  // > 0: try to promote
   std::optional<Allocation> next;
   auto schedulable = [](const Allocation& a) { return a.rt_schedulable; };
   if (ok) {
@@ -234,7 +268,7 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
       // demotes fewer chains.
       for (int margin : {policy_.margin_permille, 0}) {
         Allocation c = plan_for(margin, false, &analyses);
-        if (c.demotions.size() < demoted_now) {
+        if (demotes_less(c, plan_)) {
           next = std::move(c);
           e.kind = "promote";
           e.why = "a demoted RT chain fits again with the measured execution times";
@@ -256,12 +290,13 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
       }
       if (margin == 0) break;
     }
-    // 2. A new allocation (Algorithms 1-3) that demotes no more chains than the current plan.
+    // 2. A new allocation (Algorithms 1-3) that demotes no more (or more critical) chains than
+    //    the current plan.
     std::optional<Allocation> demoting;  // the plan without margin, when it demotes more
     if (!next)
       for (int margin : {policy_.margin_permille, 0}) {
         Allocation c = plan_for(margin, false, &analyses);
-        if (c.demotions.size() <= demoted_now) {
+        if (!demotes_less(plan_, c)) {
           next = std::move(c);
           e.kind = "replan";
           break;
@@ -278,7 +313,13 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
       ++pending_demotion_;
       pending_last_ = now;
       if (pending_demotion_ >= policy_.demote_after && now - pending_since_ >= hold_span()) {
-        next = std::move(demoting);
+        // Algorithm 2's own demotions, or the least critical chains when that demotes less
+        // critical ones (header).
+        Allocation least = least_critical_demotion(&analyses);
+        if (least.rt_schedulable && (!demoting->rt_schedulable || demotes_less(least, *demoting)))
+          next = std::move(least);
+        else
+          next = std::move(demoting);
         e.kind = "demote";
         pending_demotion_ = 0;
       } else {

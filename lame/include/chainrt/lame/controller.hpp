@@ -33,6 +33,13 @@
 //    after the last raise or re-plan); the plan is checked and re-planned
 //    with the times x (1 + supply margin). It falls by one step at every periodic activation
 //    after a controller period without an RT miss.
+// Which chains to demote: the paper's Algorithm 2 demotes the chain that fits nowhere once the
+// classes are merged, which can be a more critical one than the chain whose growth forced the
+// merge (replayed on real run D2: the front hot path c01, criticality 2, instead of the rear
+// LiDAR chain c07, criticality 1). A demotion plan is therefore also sought by demoting the least
+// critical RT chains first (lame::Options::demote), and of two plans the one whose demoted
+// chains are less critical is taken (criticalities compared from the highest down, then fewer
+// chains); a re-plan or promotion never demotes a more critical chain than the plan it replaces.
 // While the plan holds but has demoted chains, every activation also tries the allocation with
 // the estimate and takes it when it demotes fewer chains (deviation: the paper re-plans only on
 // a violation; without it a chain demoted under a transient overload stays BE for good).
@@ -124,7 +131,9 @@ class Controller {
   bool holds(std::string* why, int* analyses) const;
   void estimate(const std::vector<CpuSample>& measured, Duration now, bool* changed);
   Duration hold_span() const;
-  Allocation plan_for(int margin_permille, bool budgets_only, int* analyses) const;
+  Allocation plan_for(int margin_permille, bool budgets_only, int* analyses,
+                      const std::vector<std::string>* demote = nullptr) const;
+  Allocation least_critical_demotion(int* analyses) const;
 
   Model model_;
   Options options_;
