@@ -322,6 +322,15 @@ Allocation allocate(const Model& input, const Options& opt) {
         for (const auto& d : k.demotions)
           if (d.chain == lin.chains[i].name) demoted[u] = true;
   } else {
+  for (std::size_t u = 0; u < units.size(); ++u)
+    for (int i : units[u])
+      for (const auto& d : opt.demote)
+        if (!demoted[u] && (d == lin.chains[i].name || d == lin.chains[i].origin)) demoted[u] = true;
+  for (std::size_t u = 0; u < units.size(); ++u)
+    if (demoted[u])
+      for (int i : units[u])
+        out.demotions.push_back({lin.chains[i].name, "demoted by the controller: the least critical RT chain(s) "
+                                                     "while no plan without demoting holds"});
   int snap_unit = -1;
   std::vector<ThreadClassPlan> snap_rt, snap_be;
 retry:

@@ -314,19 +314,27 @@ void LameController::main() {
   }
   std::vector<CpuWindow> cpu;
   std::vector<lame::CpuSample> measured;
+  Duration last_activation = run_start_;
   while (!stop_.load()) {
     const Duration now = now_ns();
     const std::uint32_t miss = miss_.load(std::memory_order_acquire);
-    const Duration wake = miss ? std::min(next, last_miss + options_.min_gap) : next;
+    // A deferred demotion is re-checked when it is due (lame::Controller::demotion_due): no
+    // demotion waits longer than one controller period for the next periodic activation.
+    const Duration due_at = decision_->demotion_due();
+    const Duration due = due_at > 0 && run_start_ + due_at > last_activation ? run_start_ + due_at : next;
+    Duration wake = std::min(next, due);
+    if (miss) wake = std::min(wake, last_miss + options_.min_gap);
     if (now < wake) {
       wait_word(&miss_, miss, std::min<Duration>(wake - now, 100'000'000));
       continue;
     }
     const bool by_miss = miss && now >= last_miss + options_.min_gap;
+    const bool by_due = !by_miss && now >= due && due < next;
+    last_activation = now;
     if (by_miss) {
       miss_.store(0, std::memory_order_release);
       last_miss = now;
-    } else {
+    } else if (!by_due) {
       while (next <= now) next += options_.period;
     }
     LameActivation a;
@@ -343,7 +351,7 @@ void LameController::main() {
       }
       const lame::ControllerEvent& e = decision_->activate(measured, by_miss, now - run_start_);
       a.at = now - run_start_;
-      a.trigger = e.trigger;
+      a.trigger = by_due ? "demotion due" : e.trigger;
       a.decision = e.decision;
       a.kind = e.kind;
       a.chains = e.chains;

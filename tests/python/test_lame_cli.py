@@ -126,6 +126,25 @@ def test_real_run_helpers_from_a_trace(tmp_path):
     assert png.stat().st_size > 0
 
 
+def test_demotions_over_time_and_steal_from_proc_stat():
+    """Which chains the plan in force at a time had demoted (split chains by their origin), and
+    the hypervisor steal share between two /proc/stat readings."""
+    from chainrt.experiments import lame_real as lr
+
+    acts = [{"at_s": 0.0, "decision": "reallocated", "demoted": []},
+            {"at_s": 50.0, "decision": "holds", "demoted": ["c07: ignored, not a re-plan"]},
+            {"at_s": 101.5, "decision": "reallocated", "demoted": ["c07_rear_lidar: does not fit", "c02#1: x"]},
+            {"at_s": 150.0, "decision": "reallocated", "demoted": ["c02#1: x"]}]
+    demoted = lr.demoted_at(acts)
+    assert not demoted("c07_rear_lidar", 60.0) and demoted("c07_rear_lidar", 101.5)
+    assert demoted("c07_rear_lidar", 149.9) and not demoted("c07_rear_lidar", 150.0)
+    assert demoted("c02", 120.0) and demoted("c02", 170.0) and not demoted("c01", 120.0)
+    assert lr.steal_percent((10, 1000), (40, 2000)) == 3.0
+    assert lr.steal_percent((0, 0), (0, 0)) is None
+    steal, total = lr.cpu_jiffies()
+    assert 0 <= steal <= total
+
+
 def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
     """A seconds-long `lame-overload --real` on real ROS 2 (own domain id, localhost discovery):
     both configurations run, the LaME run's controller log has its initial activation with its

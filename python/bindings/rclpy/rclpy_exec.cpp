@@ -716,6 +716,8 @@ class LameControl {
           out.push_back(plan.lin.chains[i].origin);
     return out;
   }
+  // When a deferred demotion is due (ns since the start; 0: none): activate then too.
+  Duration demotion_due() const { return ctl_->demotion_due(); }
   // One activation at `now` (ns since the start): measure, decide, apply. Returns the event.
   nb::dict step(Loop& loop, bool rt_miss, Duration now) {
     std::vector<lame::CpuSample> samples;
@@ -851,6 +853,7 @@ NB_MODULE(_rclpy_exec, m) {
       .def("threads", &LameControl::threads)
       .def("callbacks", &LameControl::callbacks)
       .def("rt_chains", &LameControl::rt_chains)
+      .def("demotion_due_ns", &LameControl::demotion_due)
       .def("step", &LameControl::step, "loop"_a, "rt_miss"_a, "now_ns"_a);
   m.attr("HAVE_LAME") = true;
 #else

@@ -43,6 +43,43 @@ def loadavg() -> list[float]:
         return []
 
 
+def cpu_jiffies() -> tuple[int, int]:
+    """(steal, total) jiffies of all CPUs from /proc/stat ((0, 0) when not readable): the share
+    of time the hypervisor ran something else while this VM wanted to run, over an interval, is
+    the difference of two readings."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (v[7] if len(v) > 7 else 0), sum(v[:8])
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+
+
+def steal_percent(before: tuple[int, int], after: tuple[int, int]) -> float | None:
+    """Hypervisor steal between two cpu_jiffies() readings, in % of the CPU time (None: unknown)."""
+    total = after[1] - before[1]
+    return round(100.0 * (after[0] - before[0]) / total, 2) if total > 0 else None
+
+
+def demoted_at(acts: list[dict]):
+    """From a run's controller activations: a function (chain, t in s) -> whether the chain was
+    demoted (best effort) by the plan in force at t. Demotions name linear chains ("<chain>#k"
+    of a split chain, with ": reason"); a chain counts as demoted when any of its paths is."""
+    steps = []
+    for a in sorted((a for a in acts if a["decision"] == "reallocated"), key=lambda a: a["at_s"]):
+        steps.append((a["at_s"], {d.split(":")[0].split("#")[0] for d in a.get("demoted", [])}))
+
+    def demoted(chain: str, t: float) -> bool:
+        now = set()
+        for at, names in steps:
+            if at > t:
+                break
+            now = names
+        return chain in now
+
+    return demoted
+
+
 def leaves_of(model, names=None) -> dict[str, list[tuple[str, int]]]:
     """Last callback of each chain (restricted to `names` when given) -> [(chain, deadline ns)]."""
     out: dict[str, list[tuple[str, int]]] = {}

@@ -217,6 +217,7 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
     os.makedirs(args.out, exist_ok=True)
     rows, recovery, replans, notes = [], [], [], []
     last_miss_s, acts_per_run, loads, responses = [], [], [], []
+    settled_misses, settled_rt_class = [], []
     step = ["--scale-wcet", f"{int(args.throttle_at * 1e9)}ns:{factor!r}"]
     deadlines = {c: d / 1e6 for v in leaves.values() for c, d in v}
     configs = [c.strip() for c in str(args.configs).split(",") if c.strip()]
@@ -235,16 +236,17 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
                 doc = lo.real_default_document(over, args.cores)
             try:
                 with lr.measurement_lock(args.lock):
-                    load0 = lr.loadavg()
+                    load0, jiffies0 = lr.loadavg(), lr.cpu_jiffies()
                     r = lo.real_run(doc, os.path.join(args.out, f"{config}.yaml"), args.duration, extra, warmup=0.5)
-                    load1 = lr.loadavg()
+                    load1, jiffies1 = lr.loadavg(), lr.cpu_jiffies()
             except Exception as err:  # the runtime's one-line errors
                 print(f"chainrt experiment lame-throttle: {err}", file=sys.stderr)
                 return 1
             # the monitor's own count over the whole run (warm-up excluded), next to the trace's
             monitor = {"rt_deadline_misses": sum(r["chains"][c]["deadline_misses"] for c in rt if c in r["chains"]),
                        "rt_drops": sum(r["chains"][c].get("drops", 0) for c in rt if c in r["chains"])}
-            loads.append({"run": k, "config": config, "load_before": load0, "load_after": load1, "monitor": monitor})
+            loads.append({"run": k, "config": config, "load_before": load0, "load_after": load1,
+                          "steal_percent": lr.steal_percent(jiffies0, jiffies1), "monitor": monitor})
             notes += [f"{config} run {k}: {w}" for w in r.get("warnings", [])]
             resp[config] = lr.trace_responses(trace, leaves)
             per[config] = _window_misses(resp[config], deadlines, args.window, n_windows)
@@ -273,6 +275,14 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
         # missed its deadline (None: no miss after the switch)
         late = [t for c, pts in resp["lame"].items() for t, ms in pts if t >= args.throttle_at and ms > deadlines[c]]
         last_miss_s.append(max(late) - args.throttle_at if late else None)
+        # The target: no RT miss once the controller had 2 periods after the switch (releases
+        # from throttle_at + 2 periods on); counted for every chain that is RT in the model, and
+        # for those the plan in force at the release kept RT (a demoted chain is best effort)
+        settled = args.throttle_at + 2 * args.controller_period
+        demoted = lr.demoted_at(acts_per_run[-1])
+        late = [(c, t) for c, pts in resp["lame"].items() for t, ms in pts if t >= settled and ms > deadlines[c]]
+        settled_misses.append(len(late))
+        settled_rt_class.append(sum(1 for c, t in late if not demoted(c, t)))
     with open(os.path.join(args.out, "lame_throttle.csv"), "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         wr.writeheader()
@@ -291,7 +301,9 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
                                                    for k in range(args.runs)],
         "lame_rt_misses_after_switch_per_run": [_total(r["lame_rt_misses"] for r in after if r["run"] == k)
                                                 for k in range(args.runs)],
-        "lame_recovery_s": recovery, "lame_last_miss_after_switch_s": last_miss_s, "lame_replans": replans,
+        "lame_recovery_s": recovery, "lame_last_miss_after_switch_s": last_miss_s,
+        "lame_rt_misses_after_two_periods_per_run": settled_misses,
+        "lame_rt_class_misses_after_two_periods_per_run": settled_rt_class, "lame_replans": replans,
         "lame_activations": acts_per_run, "lame_activation_cpu_ms": lr.activation_cost(acts_per_run),
         "load": loads, "notes": notes,
     }
@@ -312,6 +324,10 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
               f"max {max(recovery):g}; {args.window:g}-s windows)")
     print(f"  LaME last RT miss after the switch, per run (s after the switch; none: no miss): "
           f"{', '.join('none' if v is None else f'{v:.1f}' for v in last_miss_s)}")
+    if settled_misses:
+        print(f"  LaME RT misses from {args.throttle_at + 2 * args.controller_period:g} s on (2 controller periods "
+              f"after the switch), per run: {settled_misses}; of chains RT in the plan at their release: "
+              f"{settled_rt_class}")
     cost = summary["lame_activation_cpu_ms"]
     for key in ("holds", "reallocated"):
         if key in cost:
@@ -320,6 +336,9 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
                   f"p90 {c['p90_ms']:.2f} ms, min-max {c['min_ms']:.2f}-{c['max_ms']:.2f} ms")
     print("  1-min load before-after each run: " + "; ".join(
         f"{x['config']} {x['run']}: {x['load_before'][0]:.2f}-{x['load_after'][0]:.2f}" for x in loads if x["load_before"]))
+    steal = ["?" if x["steal_percent"] is None else f"{x['steal_percent']:.1f} %" for x in loads]
+    print("  hypervisor steal during each run: " + "; ".join(
+        f"{x['config']} {x['run']}: {v}" for x, v in zip(loads, steal)))
     for n in notes[:20]:
         print(f"  note: {n}")
     if not args.no_plot and len(configs) == 2:

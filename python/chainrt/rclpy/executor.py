@@ -410,7 +410,7 @@ class ChainExecutor(Executor):
         mono = self._mod.monotonic_ns
         start = mono()
         period, min_gap = self._lame_period_ns, 500_000_000
-        next_at, last_miss = start + period, start - min_gap
+        next_at, last_miss, last_act = start + period, start - min_gap, start
         loop, seen, pending = None, [], False
         while not self._lame_stop.wait(0.05):
             try:
@@ -423,14 +423,21 @@ class ChainExecutor(Executor):
                 seen = misses
                 now = mono()
                 by_miss = pending and self._lame_on_miss and now - last_miss >= min_gap
+                due = self._lame.demotion_due_ns()  # a deferred demotion is re-checked when due
+                by_due = not by_miss and due > 0 and last_act < start + due <= now and start + due < next_at
                 if by_miss:
                     pending, last_miss = False, now
+                elif by_due:
+                    pass
                 elif now < next_at:
                     continue
                 else:
                     while next_at <= now:
                         next_at += period
+                last_act = now
                 ev = dict(self._lame.step(loop, by_miss, now - start))
+                if by_due:
+                    ev["trigger"] = "demotion due"
             except Exception as err:  # the loop went away (shutdown): stop quietly
                 if self._lame_stop.is_set() or not self._spinning:
                     return

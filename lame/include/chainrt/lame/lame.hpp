@@ -70,6 +70,10 @@ struct Options {
   // plan's thread classes, chain allocation and demotions (it must come from allocate() on the
   // same model). Not owned; only read during the call.
   const Allocation* keep = nullptr;
+  // RT chains (linear names or their model chains) demoted before Algorithm 2 runs: the
+  // controller's choice of the least critical ones when only a plan with demotions holds
+  // (controller.hpp). Algorithm 2 may demote more. Ignored with `keep`.
+  std::vector<std::string> demote;
 };
 
 struct ThreadClassPlan {

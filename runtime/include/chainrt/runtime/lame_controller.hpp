@@ -66,7 +66,7 @@ struct LameControllerOptions {
 // One activation as logged (the run report's "lame_controller" entries).
 struct LameActivation {
   Duration at = 0;                    // since the executor started (ns)
-  std::string trigger;                // "initial", "period", "deadline miss"
+  std::string trigger;                // "initial", "period", "deadline miss", "demotion due"
   std::string decision;               // "holds", "reallocated"
   std::string kind;                   // lame::ControllerEvent::kind ("hold", "budget", "replan", ...)
   std::vector<std::string> chains;    // chains whose thread class changed
