@@ -168,21 +168,27 @@ bool keyed_deadlines(const View& v, std::string* why) {
 // A platform blackout curve (model Host::blackout) is charged by global_segment_bound on
 // threads without a reservation (chain_rta.cpp). Not derived: the supply a SCHED_DEADLINE
 // reservation keeps under blackouts (CBS replenishment after a stall), and the other analyses'
-// recurrences. Returns the reason such a model is refused ("" when it is not).
-std::string platform_refusal(const Model& m, bool charges_platform) {
+// recurrences. True, with the reason in `why`, when the model has a curve the analysis cannot
+// take (`charges_platform`: it is one of the engine's analyses).
+bool refuse_platform(const Model& m, std::string* why, bool charges_platform) {
+  auto refuse = [&](std::string r) {
+    if (why) *why = std::move(r);
+    return true;
+  };
   for (const auto& h : m.hosts) {
     if (h.blackout.empty()) continue;
     if (!charges_platform)
-      return "host '" + h.name + "' has a platform blackout curve, which this analysis does not charge (edf-mt, fp-mt "
-             "and picas-st do)";
+      return refuse("host '" + h.name + "' has a platform blackout curve, which this analysis does not charge (edf-mt, "
+                    "fp-mt and picas-st do)");
     for (const auto& e : m.executors)
       if (e.host == h.name)
         for (const auto& t : e.threads)
           if (t.reservation)
-            return "thread '" + t.name + "' of '" + e.name + "' has a SCHED_DEADLINE reservation on host '" + h.name +
-                   "', which has a platform blackout curve: the supply of a reservation under blackouts is not analysed";
+            return refuse("thread '" + t.name + "' of '" + e.name + "' has a SCHED_DEADLINE reservation on host '" +
+                          h.name + "', which has a platform blackout curve: the supply of a reservation under "
+                          "blackouts is not analysed");
   }
-  return "";
+  return false;
 }
 
 class GlobalAnalysis : public ResponseTimeAnalysis {
@@ -194,22 +200,16 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
   bool applicable(const Model& m, std::string* why) const override {
-    if (refuse_platform(m, why)) return false;
+    if (refuse_platform(m, why, true)) return false;
     View v = build_view(m, model_hop_cost(m));
     return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
            (order_ != Order::Edf || keyed_deadlines(v, why));
-  }
-  static bool refuse_platform(const Model& m, std::string* why, bool charges = true) {
-    std::string r = platform_refusal(m, charges);
-    if (r.empty()) return false;
-    if (why) *why = r;
-    return true;
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
-    if (refuse_platform(m, &why)) return not_applicable(m, why, name_);
+    if (refuse_platform(m, &why, true)) return not_applicable(m, why, name_);
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority, true) ||
         (order_ == Order::Edf && !keyed_deadlines(v, &why)))
@@ -273,13 +273,13 @@ class RosDefaultSt : public ResponseTimeAnalysis {
   }
   Policy policy() const override { return Policy::RosDefault; }
   bool applicable(const Model& m, std::string* why) const override {
-    return !GlobalAnalysis::refuse_platform(m, why, false) && structure_ok(m, true, true, why);
+    return !refuse_platform(m, why, false) && structure_ok(m, true, true, why);
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
-    if (GlobalAnalysis::refuse_platform(m, &why, false)) return GlobalAnalysis::not_applicable(m, why, name());
+    if (refuse_platform(m, &why, false)) return GlobalAnalysis::not_applicable(m, why, name());
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, true, true, &why)) return GlobalAnalysis::not_applicable(m, why, name());
     HolisticOptions opt;
@@ -302,7 +302,7 @@ class CrosRt : public ResponseTimeAnalysis {
   bool applicable(const Model& m, std::string* why) const override {
     // (The CROS-RT experiment gives cros-rt the platform as a top-priority chain instead:
     // python/chainrt/crosslayer/platform.py.)
-    if (GlobalAnalysis::refuse_platform(m, why, false)) return false;
+    if (refuse_platform(m, why, false)) return false;
     for (const auto& e : m.executors)
       if (e.threads.size() != 1) {
         if (why) *why = "CROS-RT assumes single-threaded executors; '" + e.name + "' has " +
