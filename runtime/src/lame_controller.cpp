@@ -58,6 +58,16 @@ std::string list(const std::vector<std::string>& v) {  // a JSON array of string
   return s + "]";
 }
 
+// The fields every JSON form of an activation has (the monitoring event, the run log), in order:
+// time, costs, trigger, decision, kind, chains, why.
+std::string activation_fields(const LameActivation& a) {
+  char num[200];
+  std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
+                static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
+  return std::string(num) + ", \"trigger\": " + quote(a.trigger) + ", \"decision\": " + quote(a.decision) +
+         ", \"kind\": " + quote(a.kind) + ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why);
+}
+
 }  // namespace
 
 int deadline_capacity_permille() noexcept {
@@ -398,13 +408,8 @@ void LameController::publish(const LameActivation& a) {
   classes += "]";
   std::vector<std::string> demoted;
   for (const auto& d : plan.demotions) demoted.push_back(d.chain);
-  char num[200];
-  std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
-                static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
   const std::string js = std::string("{\"event\": \"lame_decision\", \"run_id\": ") + quote(run_id_) +
-                         ", \"executor\": " + quote(executor_) + ", " + num + ", \"trigger\": " + quote(a.trigger) +
-                         ", \"decision\": " + quote(a.decision) + ", \"kind\": " + quote(a.kind) +
-                         ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why) +
+                         ", \"executor\": " + quote(executor_) + ", " + activation_fields(a) +
                          ", \"classes\": " + classes + ", \"demoted\": " + list(demoted) +
                          ", \"errors\": " + list(a.errors) + "}";
   ex_->publish_event(js);
@@ -439,14 +444,8 @@ std::string LameController::log_json() const {
   std::string s = "[";
   bool first = true;
   for (const auto& a : log()) {
-    char num[160];
-    std::snprintf(num, sizeof num, "\"at_ns\": %lld, \"decide_cpu_ms\": %.4f, \"apply_cpu_ms\": %.4f, \"analyses\": %d",
-                  static_cast<long long>(a.at), a.decide_cpu_ms, a.apply_cpu_ms, a.analyses);
-    s += std::string(first ? "" : ", ") + "{" + num + ", \"trigger\": " + quote(a.trigger) +
-         ", \"decision\": " + quote(a.decision) + ", \"kind\": " + quote(a.kind) +
-         ", \"chains\": " + list(a.chains) + ", \"why\": " + quote(a.why) +
-         ", \"allocation_changed\": " + (a.allocation_changed ? "true" : "false") +
-         ", \"classes\": " + list(a.classes) + ", \"demoted\": " + list(a.demoted) +
+    s += std::string(first ? "" : ", ") + "{" + activation_fields(a) +
+         ", \"allocation_changed\": " + (a.allocation_changed ? "true" : "false") + ", \"classes\": " + list(a.classes) + ", \"demoted\": " + list(a.demoted) +
          ", \"errors\": " + list(a.errors) + "}";
     first = false;
   }
