@@ -131,7 +131,7 @@ std::vector<sched::ThreadSpec> LameController::slot_threads() const {
   for (int kind = 0; kind < 2; ++kind)
     for (int k = 0; k < cores_; ++k) {
       sched::ThreadSpec t;
-      t.name = std::string(kind == 0 ? "rt@" : "be@") + std::to_string(k);
+      t.name = lame_slot_name(kind * cores_ + k, cores_);
       t.role = kind == 0 ? CriticalityClass::RealTime : CriticalityClass::BestEffort;
       out.push_back(std::move(t));  // unpinned: see the header (SCHED_DEADLINE and root domains)
     }
@@ -209,19 +209,44 @@ LameController::Applied LameController::translate(const lame::Allocation& plan) 
   return out;
 }
 
+std::string lame_slot_name(int slot, int cores) {
+  return std::string(slot < cores ? "rt@" : "be@") + std::to_string(slot < cores ? slot : slot - cores);
+}
+
+std::vector<LameRefusal> lame_apply(std::vector<std::optional<Reservation>>& current,
+                                    const std::vector<std::optional<Reservation>>& next, int cores,
+                                    const LameApplySteps& steps) {
+  const std::vector<int> order = lame_apply_order(current, next, cores);
+  std::vector<LameRefusal> refused;
+  Duration released_period = 0;  // the longest period of a slot that leaves SCHED_DEADLINE now
+  auto attempt = [&](int s) {
+    const std::string err = steps.set_reservation(s, next[s]);
+    if (err.empty()) current[s] = next[s];
+    return err;
+  };
+  for (int s : order) {
+    if (s < 0) {
+      if (steps.reconfigure) steps.reconfigure();
+      continue;
+    }
+    if (!next[s] && current[s]) released_period = std::max(released_period, current[s]->period);
+    std::string err = attempt(s);
+    if (!err.empty()) refused.push_back({s, std::move(err)});
+  }
+  // A grow refused before the RT shrinks (the total was at the admission limit): again after them.
+  for (auto& r : refused) r.error = attempt(r.slot);
+  std::erase_if(refused, [](const LameRefusal& r) { return r.error.empty(); });
+  // Bandwidth released in this step comes back at the 0-lag time (header): wait once, retry.
+  if (!refused.empty() && released_period > 0 && steps.wait) {
+    steps.wait(released_period + 1'000'000);
+    for (auto& r : refused) r.error = attempt(r.slot);
+    std::erase_if(refused, [](const LameRefusal& r) { return r.error.empty(); });
+  }
+  return refused;
+}
+
 void LameController::apply(const Applied& next, LameActivation& a) {
   const double c0 = thread_cpu_ms();
-  // In lame_apply_order's order: BE shrinks, RT grows, callbacks, RT shrinks, BE grows.
-  std::vector<std::optional<Reservation>> done = current_.slots;
-  std::vector<std::pair<std::size_t, std::string>> refused;
-  Duration released_period = 0;  // longest period of a slot that leaves SCHED_DEADLINE now
-  auto set = [&](std::size_t s) {
-    if (next.slots[s] == done[s]) return;
-    if (!next.slots[s] && done[s]) released_period = std::max(released_period, done[s]->period);
-    const std::string err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
-    if (err.empty()) done[s] = next.slots[s];
-    else refused.emplace_back(s, err);
-  };
   bool affinity = false, other = next.groups.size() != current_.groups.size();
   for (std::size_t id = 0; id < next.specs.size(); ++id) {
     const auto& n = next.specs[id];
@@ -230,37 +255,17 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     other = other || n.group != c.group || n.priority != c.priority;
   }
   for (std::size_t g = 0; !other && g < next.groups.size(); ++g) other = next.groups[g].type != current_.groups[g].type;
-  for (int s : lame_apply_order(current_.slots, next.slots, cores_)) {
-    if (s >= 0) set(static_cast<std::size_t>(s));
-    else if (affinity || other) ex_->reconfigure(next.specs, next.groups);
-  }
-  // A grow refused before the RT shrinks (the total was at the admission limit) is tried again
-  // after them.
-  for (auto& [s, err] : refused) {
-    err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
-    if (err.empty()) done[s] = next.slots[s];
-  }
-  // Linux returns a thread's bandwidth when it leaves SCHED_DEADLINE only at its 0-lag time
-  // (the "inactive timer" of switched_from_dl), at most one of its periods later, not at
-  // sched_setattr: a reservation that grows into that bandwidth in the same step is refused
-  // (EBUSY). Seen on real ROS 2 when a plan took the BE classes' budgets away and merged the RT
-  // classes. Wait that long once and retry the refused slots.
-  bool still = false;
-  for (const auto& r : refused) still = still || !r.second.empty();
-  if (still && released_period > 0) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(released_period + 1'000'000));
-    for (auto& [s, err] : refused) {
-      if (err.empty()) continue;
-      err = ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), next.slots[s]);
-      if (err.empty()) done[s] = next.slots[s];
-    }
-  }
-  for (const auto& [s, err] : refused)
-    if (!err.empty()) a.errors.push_back("slot " + std::to_string(s) + ": " + err);
+  LameApplySteps steps;
+  steps.set_reservation = [this](int s, const std::optional<Reservation>& r) {
+    return ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), r);
+  };
+  if (affinity || other) steps.reconfigure = [&] { ex_->reconfigure(next.specs, next.groups); };
+  steps.wait = [](Duration d) { std::this_thread::sleep_for(std::chrono::nanoseconds(d)); };
+  for (const auto& r : lame_apply(current_.slots, next.slots, cores_, steps))
+    a.errors.push_back(lame_slot_name(r.slot, cores_) + ": " + r.error);
   a.allocation_changed = affinity;
   current_.specs = next.specs;
   current_.groups = next.groups;
-  current_.slots = done;
   a.apply_cpu_ms = thread_cpu_ms() - c0;
 }
 

@@ -44,6 +44,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -656,8 +657,8 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
 // LaME's controller for chainrt.rclpy: the same lame::Controller (Algorithms 1-3, robust
 // estimate, budgets first) and the same mapping of a plan onto fixed thread slots and order of
 // applying it as the C++ executor's controller (runtime/lame_controller.hpp: lame_slot_plan,
-// lame_apply_order); this class only feeds it the Loop's measured CPU times and applies its
-// plans to the Loop's threads (sched_setattr) and ready queue. Not thread-safe: one
+// lame_apply); this class only feeds it the Loop's measured CPU times and gives lame_apply the
+// Loop's threads (sched_setattr) and ready queue. Not thread-safe: one
 // controller thread calls step().
 class LameControl {
  public:
@@ -691,9 +692,8 @@ class LameControl {
   std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> threads() const {
     std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> out;
     for (std::size_t s = 0; s < current_.size(); ++s) {
-      const bool rt = s < static_cast<std::size_t>(cores_);
       const auto& r = current_[s];
-      out.emplace_back(std::string(rt ? "rt@" : "be@") + std::to_string(rt ? s : s - cores_), std::vector<int>{},
+      out.emplace_back(runtime::lame_slot_name(static_cast<int>(s), cores_), std::vector<int>{},
                        std::nullopt, r ? r->budget : 0, r ? r->period : 0);
     }
     return out;
@@ -741,23 +741,14 @@ class LameControl {
         std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> params;
         for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
           params.emplace_back(sp.callbacks[i], sp.specs[i].priority, sp.specs[i].affinity);
-        std::vector<int> refused;
-        for (int sl : runtime::lame_apply_order(current_, sp.slots, cores_)) {
-          if (sl < 0) {
-            loop.reconfigure(params);
-            continue;
-          }
-          const auto& r = sp.slots[sl];
-          const std::string err = loop.set_thread_reservation(sl, r ? r->budget : 0, r ? r->period : 0);
-          if (err.empty()) current_[sl] = r;
-          else refused.push_back(sl);
-        }
-        for (int sl : refused) {  // once more, after the shrinks that followed
-          const auto& r = sp.slots[sl];
-          const std::string err = loop.set_thread_reservation(sl, r ? r->budget : 0, r ? r->period : 0);
-          if (err.empty()) current_[sl] = r;
-          else errors.push_back("thread " + std::to_string(sl) + ": " + err);
-        }
+        runtime::LameApplySteps steps;
+        steps.set_reservation = [&loop](int sl, const std::optional<Reservation>& r) {
+          return loop.set_thread_reservation(static_cast<std::uint32_t>(sl), r ? r->budget : 0, r ? r->period : 0);
+        };
+        steps.reconfigure = [&] { loop.reconfigure(params); };
+        steps.wait = [](Duration d) { std::this_thread::sleep_for(std::chrono::nanoseconds(d)); };
+        for (const auto& r : runtime::lame_apply(current_, sp.slots, cores_, steps))
+          errors.push_back(runtime::lame_slot_name(r.slot, cores_) + ": " + r.error);
         apply_ms = (static_cast<double>(runtime::thread_cpu_ns()) - c0) / 1e6;
       }
     }

@@ -218,3 +218,79 @@ TEST(LameRuntimeController, BudgetIncreasesAreAppliedBeforeDecreases) {
   const std::vector<std::optional<Reservation>> merged = {r(90), r(90), std::nullopt, std::nullopt};
   EXPECT_EQ(lame_apply_order(cur, merged, 2), (std::vector<int>{2, 3, 0, 1, -1}));
 }
+
+namespace {
+// A kernel's SCHED_DEADLINE admission control as lame_apply meets it (no kernel call): the
+// reservations' bandwidth may add up to `limit`; a thread that leaves SCHED_DEADLINE gives its
+// bandwidth back only after a wait (its 0-lag time).
+struct FakeAdmission {
+  double limit = 0;
+  std::vector<std::optional<Reservation>> held;
+  double releasing = 0;
+  std::vector<std::string> calls;  // "set rt@0", "reconfigure", "wait 11ms"
+  static double bw(const std::optional<Reservation>& r) {
+    return r ? static_cast<double>(r->budget) / static_cast<double>(r->period) : 0.0;
+  }
+  LameApplySteps steps(int cores) {
+    LameApplySteps s;
+    s.set_reservation = [this, cores](int slot, const std::optional<Reservation>& r) -> std::string {
+      calls.push_back("set " + lame_slot_name(slot, cores));
+      double total = releasing;
+      for (const auto& h : held) total += bw(h);
+      if (!r) {
+        releasing += bw(held[slot]);
+        held[slot].reset();
+        return "";
+      }
+      if (total - bw(held[slot]) + bw(r) > limit + 1e-9) return "busy";
+      held[slot] = r;
+      return "";
+    };
+    s.reconfigure = [this] { calls.push_back("reconfigure"); };
+    s.wait = [this](Duration d) {
+      calls.push_back("wait " + std::to_string(d / 1'000'000) + "ms");
+      releasing = 0;
+    };
+    return s;
+  }
+};
+}  // namespace
+
+// The one apply rule both controllers use: RT classes merged into the bandwidth the BE classes
+// give up in the same step are refused until the released bandwidth comes back; lame_apply
+// waits once (the longest released period + 1 ms) and the threads end with the new plan.
+TEST(LameRuntimeController, ApplyWaitsOnceForBandwidthReleasedInTheSameStep) {
+  const Duration T = 10'000'000;
+  auto r = [&](Duration ms100) { return std::optional<Reservation>(Reservation{ms100 * 100'000, T}); };
+  std::vector<std::optional<Reservation>> cur = {r(68), r(82), r(22), r(8)};  // 1.8 of 1.8
+  const std::vector<std::optional<Reservation>> merged = {r(90), r(90), std::nullopt, std::nullopt};
+  FakeAdmission k;
+  k.limit = 1.8;
+  k.held = cur;
+  const auto refused = lame_apply(cur, merged, 2, k.steps(2));
+  EXPECT_TRUE(refused.empty());
+  EXPECT_EQ(cur, merged);
+  EXPECT_EQ(k.held, merged);
+  EXPECT_EQ(k.calls, (std::vector<std::string>{"set be@0", "set be@1", "set rt@0", "set rt@1", "reconfigure",
+                                               "set rt@0", "set rt@1", "wait 11ms", "set rt@0", "set rt@1"}));
+}
+
+// Another tenant's reservations keep the bandwidth: the slot is reported with the kernel's
+// reason and keeps its old reservation; without a slot leaving SCHED_DEADLINE nothing waits.
+TEST(LameRuntimeController, ApplyReportsWhatTheKernelStillRefusesAndKeepsTheOldReservation) {
+  const Duration T = 10'000'000;
+  auto r = [&](Duration ms100) { return std::optional<Reservation>(Reservation{ms100 * 100'000, T}); };
+  std::vector<std::optional<Reservation>> cur = {r(50), r(50), r(20), r(20)};
+  const std::vector<std::optional<Reservation>> next = {r(80), r(50), r(10), r(20)};
+  FakeAdmission k;
+  k.limit = 1.5;  // 0.1 short of the new plan
+  k.held = cur;
+  LameApplySteps steps = k.steps(2);
+  steps.reconfigure = nullptr;  // callbacks unchanged
+  const auto refused = lame_apply(cur, next, 2, steps);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].slot, 0);
+  EXPECT_EQ(refused[0].error, "busy");
+  EXPECT_EQ(cur, (std::vector<std::optional<Reservation>>{r(50), r(50), r(10), r(20)}));
+  EXPECT_EQ(k.calls, (std::vector<std::string>{"set be@0", "set rt@0", "set rt@0"}));
+}

@@ -29,10 +29,10 @@
 //    (sched_rt_runtime_us / sched_rt_period_us, 95 % by default; read, never changed) less
 //    the fair-class deadline server's 5 %, i.e. 90 %, not to 100 %
 //    (lame::Options::capacity_permille). A reservation refused while another slot left
-//    SCHED_DEADLINE in the same step is retried once, one period later (the kernel returns
-//    a departing thread's bandwidth only at its 0-lag time); one the kernel still refuses
-//    (other tenants' SCHED_DEADLINE threads) is logged with the activation; the thread keeps
-//    its old parameters.
+//    SCHED_DEADLINE in the same step is retried once, one period later (lame_apply: the kernel
+//    returns a departing thread's bandwidth only at its 0-lag time); one the kernel still
+//    refuses (other tenants' SCHED_DEADLINE threads) is logged with the activation; the thread
+//    keeps its old parameters.
 //
 // Contract: start()/stop()/log() from the thread that owns the run (not thread-safe among
 // themselves); on_deadline_miss() from executor threads (lock-free, no allocation, no
@@ -41,6 +41,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,6 +107,9 @@ class LameController : public RunObserver {
   void start(Duration run_start);     // the controller thread (normal scheduling)
   void stop();
   std::vector<LameActivation> log() const;
+  // The reservations the slots' threads hold now (by slot: rt@0.., be@0..), as the controller
+  // applied them. Between attach() and start(), or after stop().
+  std::vector<std::optional<Reservation>> applied_slots() const { return current_.slots; }
   std::string log_json() const;       // JSON array of the activations
 
   // RunObserver
@@ -170,6 +174,38 @@ int lame_plan_cores(const lame::Allocation& plan);
 // out. Pure.
 std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>& current,
                                   const std::vector<std::optional<Reservation>>& next, int cores);
+
+// The executor's side of applying a plan (lame_apply): how a slot's thread gets a reservation,
+// how the callbacks get their new parameters, how to wait.
+struct LameApplySteps {
+  // SCHED_DEADLINE runtime/period (nullopt: normal scheduling) of slot `slot`'s running thread;
+  // "" or the kernel's refusal.
+  std::function<std::string(int slot, const std::optional<Reservation>&)> set_reservation;
+  // The callbacks' new parameters (a ready-queue swap); empty when they did not change.
+  std::function<void()> reconfigure;
+  // Blocks the calling thread for `d` (the controller's, never an executor thread).
+  std::function<void(Duration d)> wait;
+};
+// A slot the kernel still refused, with its reason.
+struct LameRefusal {
+  int slot = 0;
+  std::string error;
+};
+// The one rule for bringing running threads from the reservations `current` to `next` (both
+// controllers call it: the C++ executor's and chainrt.rclpy's). In lame_apply_order's order;
+// a grow refused before the shrinks is tried again after them; and when a slot left
+// SCHED_DEADLINE in this step and a slot is still refused, waits once for the longest period
+// of the slots that left (+1 ms) and tries the refused ones again — Linux returns a departing
+// thread's bandwidth only at its 0-lag time (the inactive timer of switched_from_dl), at most
+// one of its periods after sched_setattr, so a reservation that grows into it in the same step
+// is refused (EBUSY; seen on real ROS 2 when a plan took the BE classes' budgets away and merged
+// the RT classes). `current` becomes what the threads hold; returns the refusals left (those
+// threads keep their old parameters). Not thread-safe; allocates; may block in `steps.wait`.
+std::vector<LameRefusal> lame_apply(std::vector<std::optional<Reservation>>& current,
+                                    const std::vector<std::optional<Reservation>>& next, int cores,
+                                    const LameApplySteps& steps);
+// "rt@k" / "be@k": slot `slot`'s thread name.
+std::string lame_slot_name(int slot, int cores);
 
 // The SCHED_DEADLINE bandwidth per core in ‰ that chainrt's reservations may take: the
 // kernel's admission limit (sched_rt_runtime_us / sched_rt_period_us; -1 = no limit → 1000)
