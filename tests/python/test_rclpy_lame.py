@@ -116,14 +116,24 @@ def test_throttled_rclpy_system_is_replanned_with_larger_rt_budgets(ctx, tmp_pat
     log = ex.lame_log
     assert log, "the controller never activated"
     assert all(e["decision"] != "failed" for e in log), log
-    # every activation before the step found the plan holding (model WCETs cover the Python
-    # overhead); one after it re-planned with the measured, grown times
+    # it re-planned with the measured, grown times: every plan after the initial one that keeps
+    # an RT class gives it a larger budget (what the re-plan is — new budgets on a quiet machine,
+    # a deferred demotion and a later promotion where the machine's stalls make the RT chain miss
+    # first — is the machine's; tests/cpp/lame pins the decisions down on replayed measurements)
     replans = [e for e in log if e["decision"] == "reallocated"]
     assert replans, [(e["at_ns"], e["decision"], e["why"]) for e in log]
-    first = replans[0]
-    assert first["kind"] in ("budget", "replan")
-    rt_new = max(c["budget_ns"] for c in first["classes"] if c["kind"] == "rt")
-    assert rt_new > rt0, (rt0, first["classes"])
+    assert all(e["kind"] in ("budget", "replan", "demote", "promote") for e in replans), replans
+    for e in replans:
+        for c in e["classes"]:
+            if c["kind"] == "rt":
+                assert c["budget_ns"] > rt0, (rt0, e["classes"])
+    # the threads hold what the last plan gave them (unless the kernel refused it: other tenants)
+    last = replans[-1]
+    if not last["errors"]:
+        threads = {name: budget for name, _c, _f, budget, _p in ex._lame.threads()}
+        rt_plan = [c["budget_ns"] for c in last["classes"] if c["kind"] == "rt"]
+        assert max((b for n, b in threads.items() if n.startswith("rt@")), default=0) == max(rt_plan, default=0), \
+            (threads, last["classes"])
     assert node.sunk > 10                     # the RT chain kept running
     assert ex.last_report["lame_controller"] == log
     published = [e for e in events if e.get("event") == "lame_decision"]

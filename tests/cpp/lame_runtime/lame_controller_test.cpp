@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -73,8 +74,12 @@ struct Probe : RunObserver {
 }  // namespace
 
 // The controller's plan for a model whose execution times double mid-run: it re-plans at its
-// next activation (period or RT miss) with the measured times, the RT class gets a larger
-// budget, and the running threads carry the new reservations.
+// next activation (period or RT miss) with the measured times, every plan it makes after the
+// initial one that keeps an RT class gives it a larger budget, and the running threads carry
+// exactly the reservations it applied last. What the re-plan is (new budgets on a quiet
+// machine; a deferred demotion and a later promotion where the machine's own stalls make the RT
+// chain miss before the step, as seen on a loaded CI runner) is the machine's: the replayed and
+// hand-made cases of tests/cpp/lame pin the decisions down.
 TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThreads) {
   if (!can_use_deadline()) GTEST_SKIP() << "SCHED_DEADLINE needs privilege";
   Model model = chainrt::load_model_from_string(kModel, "grow.yaml");
@@ -119,7 +124,7 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
   {
     std::lock_guard<std::mutex> g(mu);
     ASSERT_FALSE(events.empty()) << "no controller decision on the monitoring topic";
-    // the re-plan after the step is among them, with its kind, new budgets and CPU time
+    // the re-plan after the initial one is among them, with its kind, new budgets and CPU time
     const auto replan = std::find_if(events.begin(), events.end(), [](const std::string& e) {
       return e.find("\"decision\": \"reallocated\"") != std::string::npos &&
              e.find("\"trigger\": \"initial\"") == std::string::npos;
@@ -128,8 +133,14 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
     for (const char* key : {"\"at_ns\": ", "\"kind\": ", "\"chains\": [", "\"classes\": [{", "\"budget_ns\": ",
                             "\"decide_cpu_ms\": ", "\"apply_cpu_ms\": "})
       EXPECT_NE(replan->find(key), std::string::npos) << key << " in " << *replan;
-    EXPECT_TRUE(replan->find("\"kind\": \"budget\"") != std::string::npos ||
-                replan->find("\"kind\": \"replan\"") != std::string::npos) << *replan;
+    // every later plan's RT classes: budgets above the initial plan's (the measured times are
+    // above the model's, and a plan is only remade when the current one no longer holds)
+    const std::regex rt_class("\"kind\": \"rt\", \"cores\": \\[[0-9, ]*\\], \"budget_ns\": ([0-9]+)");
+    for (auto e = replan; e != events.end(); ++e) {
+      if (e->find("\"decision\": \"reallocated\"") == std::string::npos) continue;
+      for (std::sregex_iterator m(e->begin(), e->end(), rt_class), end; m != end; ++m)
+        EXPECT_GT(std::stoll((*m)[1].str()), rt_initial) << *e;
+    }
   }
 
   const auto log = ctl.log();
@@ -143,23 +154,28 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
   ASSERT_NE(re, log.end()) << "no re-plan after the execution times grew";
   for (const auto& a : log) EXPECT_NE(a.decision, "failed") << a.why;
 
-  // SCHED_DEADLINE bandwidth is machine-wide: other tenants' reservations can make admission
-  // control refuse the new one (EBUSY), which the activation reports; then the threads'
-  // parameters cannot be checked here.
-  if (!re->errors.empty()) GTEST_SKIP() << "the kernel refused the new reservations: " << re->errors.front();
-  // the kernel's view of the slot threads: the last plan's reservations, RT larger than before
+  // the kernel's view of the slot threads is exactly what the controller applied last (a
+  // reservation the kernel refused — other tenants of the machine-wide SCHED_DEADLINE
+  // bandwidth — stays as it was, on both sides)
+  const auto applied = ctl.applied_slots();
   ASSERT_EQ(probe.seen.size(), 4u);
+  ASSERT_EQ(applied.size(), 4u);
   Duration rt_now = 0;
-  for (int s = 0; s < 2; ++s)
-    if (probe.seen[s]) rt_now = std::max(rt_now, probe.seen[s]->budget);
-  EXPECT_GT(rt_now, rt_initial) << "RT budget not raised on the running threads";
-  // every reservation read back has the plan's period and stays within the capacity
-  for (int s = 0; s < 4; ++s)
-    if (probe.seen[s]) {
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_EQ(probe.seen[s], applied[s]) << "slot " << s;
+    if (s < 2 && probe.seen[s]) rt_now = std::max(rt_now, probe.seen[s]->budget);
+    if (probe.seen[s]) {  // the plan's period, within the capacity
       EXPECT_EQ(probe.seen[s]->period, 10'000'000);
       EXPECT_LE(probe.seen[s]->budget, Duration{5'000'000});
     }
-  // the RT chain kept completing instances under the new plan
+  }
+  // when the run ends with the RT chain in an RT class and the kernel took the last plan, its
+  // threads have the larger budget
+  const bool refused_last = std::any_of(log.begin() + 1, log.end(), [](const LameActivation& a) {
+    return a.decision == "reallocated" && !a.errors.empty();
+  });
+  if (rt_now > 0 && !refused_last) EXPECT_GT(rt_now, rt_initial) << "RT budget not raised on the running threads";
+  // the RT chain kept completing instances under the new plan (in its RT class, or demoted)
   for (const auto& c : r.chains) {
     if (c.name == "control") {
       EXPECT_GT(c.instances, 20u);
