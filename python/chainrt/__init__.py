@@ -4,6 +4,40 @@ The C++ core (model, analysis, simulator) is the extension module ``chainrt._cor
 package adds the command line (``chainrt``), experiments and plots on top of it.
 """
 
+import os as _os
+import sys as _sys
+
+
+# Ctrl-C on the command line (cli.main): while the command is still starting (importing), the
+# process ends quietly with exit 130; once main() runs, Ctrl-C is a KeyboardInterrupt that main()
+# turns into exit 130 (commands with something to undo catch it first). The interrupt is also
+# remembered: CPython swallows a KeyboardInterrupt raised inside a weakref callback or __del__
+# ("Exception ignored in ..."), and main() checks the flag so that such an interrupt still ends
+# the command instead of letting it run to the end.
+_cli_interrupt_state = {"main": False, "interrupted": False}
+
+
+def _cli_interrupt(_signum, _frame):
+    _cli_interrupt_state["interrupted"] = True
+    if _cli_interrupt_state["main"]:
+        raise KeyboardInterrupt
+    try:
+        _sys.stderr.write("chainrt: interrupted\n")
+        _sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    _os._exit(130)
+
+
+# Only when this import is the start of a chainrt command line (the `chainrt` script, or
+# `python -m chainrt...` while the module is being found); a program that imports chainrt keeps
+# its own SIGINT handling.
+if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "chainrt"):
+    import _signal  # the interpreter's built-in module (signal.py would take ms to import)
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _cli_interrupt)
+
 from .model import Model, ModelError, load_model, load_model_from_string, validate
 
 __all__ = ["Model", "ModelError", "load_model", "load_model_from_string", "validate"]

@@ -71,6 +71,7 @@ def _register_broken(sub, name: str, err: Exception) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _take_interrupt()
     try:
         parser = build_parser()
         try:
@@ -81,10 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as done:  # --help and --version
             sys.stdout.flush()
             return int(done.code or 0) if isinstance(done.code, int) else ERROR
+        _interrupted_quietly()
         if not getattr(args, "func", None):
             parser.print_help()
             return ERROR
         code = int(args.func(args) or 0)
+        _interrupted_quietly()
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except KeyboardInterrupt:
@@ -118,6 +121,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"chainrt{where}: internal error: {type(err).__name__}: {text} "
               "(CHAINRT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return ERROR
+
+
+def _take_interrupt() -> None:
+    """From here on Ctrl-C is a KeyboardInterrupt (chainrt/__init__.py: the start-up handler ends
+    the process quietly while it imports). Only where that handler is installed: the command line."""
+    import signal
+    from . import _cli_interrupt, _cli_interrupt_state
+    if signal.getsignal(signal.SIGINT) is _cli_interrupt:
+        _cli_interrupt_state["main"] = True
+        default_hook = sys.unraisablehook
+
+        def hook(unraisable):  # the swallowed interrupt is ours to report, once, as exit 130
+            if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+                default_hook(unraisable)
+
+        sys.unraisablehook = hook
+
+
+def _interrupted_quietly() -> None:
+    """Raises the KeyboardInterrupt that the interpreter swallowed (see chainrt/__init__.py)."""
+    from . import _cli_interrupt_state
+    if _cli_interrupt_state["interrupted"]:
+        raise KeyboardInterrupt
 
 
 def _silence_stdout() -> None:

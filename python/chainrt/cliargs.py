@@ -267,9 +267,12 @@ def interruptible(fn, *args, **kwargs):
 
     t = threading.Thread(target=work, name="chainrt-work", daemon=True)
     t.start()
+    from . import _cli_interrupt_state
     try:
         while t.is_alive():
             t.join(0.1)
+            if _cli_interrupt_state["interrupted"]:  # one the interpreter swallowed (chainrt/__init__.py)
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         # The C++ call cannot be stopped and still holds Python objects: end the process here
         # (nothing of the command is left to write) rather than at interpreter exit.
