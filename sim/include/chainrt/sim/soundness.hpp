@@ -106,6 +106,7 @@ struct SoundnessReport {
   std::int64_t feature_chains_checked = 0;
   int feature_bounded_systems = 0;    // systems where some chain with the feature was bounded
   int multi_threaded_systems = 0;     // applicable systems with a multi-threaded executor
+  int multi_host_systems = 0;         // applicable systems whose chains span several hosts
   int merges = 0, forks = 0, leaf_branches = 0;  // which shared-callback / branch construct
   // Tightness: per bounded chain, its worst simulated response over its bound (max over the
   // system's simulations); the median, 10th and 90th percentile and mean over all such chains
