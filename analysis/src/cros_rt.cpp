@@ -86,9 +86,9 @@
 //    x_s (and w_i) are sub-additive in q, and S_h between the curve's measured windows (the next
 //    longer window's maximum) is not sub-additive (points {1 ms: 0.1 ms, 10 ms: 5 ms} give
 //    S(1 ms + 1 ns) = 1 ms + 1 ns > S(1 ms) + S(1 ns)). The window above needs no sub-additivity:
-//    its busy period ends when instance q is done before q + 1 is released. For R_i <= T_i the
-//    whole-chain form and this window coincide while w_i(0) <= T_i; beyond, the pipelined chain
-//    pays C_i + B_i per instance, and the stage form's per-stage interference is not used.
+//    its busy period ends when instance q is done before q + 1 is released. The whole-chain form
+//    and this window coincide while w_i(0) <= T_i; beyond, the pipelined chain pays C_i + B_i
+//    per instance, and the stage form's per-stage interference is not used.
 //    (A SCHED_DEADLINE reservation under blackouts is not analysed: cros-rt refuses
 //    reservations anyway.) Checked by the soundness harness's `platform` feature.
 #include <algorithm>
