@@ -81,14 +81,20 @@
 //    only its releases in the window (its jitter R_h − C_h is the bound with the platform).
 //    The busy-period demand check adds the curve's long-run rate Σ_h n_{i,h}·S_h(W_h)/W_h (W_h
 //    its longest window; beyond it S_h is sub-additive, supply.hpp).
-//    A pipelined chain on a host with a curve is analysed with this window, not with the stage
-//    form or the whole-chain form: both stop at the first q with w_i(q) <= (q+1) T_i because
-//    x_s (and w_i) are sub-additive in q, and S_h between the curve's measured windows (the next
-//    longer window's maximum) is not sub-additive (points {1 ms: 0.1 ms, 10 ms: 5 ms} give
-//    S(1 ms + 1 ns) = 1 ms + 1 ns > S(1 ms) + S(1 ns)). The window above needs no sub-additivity:
-//    its busy period ends when instance q is done before q + 1 is released. The whole-chain form
-//    and this window coincide while w_i(0) <= T_i; beyond, the pipelined chain pays C_i + B_i
-//    per instance, and the stage form's per-stage interference is not used.
+//    A pipelined chain on a host with a curve is analysed with this window and with the
+//    whole-chain form, the smaller kept, not with the stage form:
+//      w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) + P̂_i(w),  P̂_i(w) = Σ_h n_{i,h}·Ŝ_h(w)
+//    The stage and the whole-chain form stop at the first q with w_i(q) <= (q+1) T_i because
+//    their windows are sub-additive in q; S_h between the curve's measured windows (the next
+//    longer window's maximum) is not (points {1 ms: 0.1 ms, 10 ms: 5 ms} give
+//    S(1 ms + 1 ns) = 1 ms + 1 ns > S(1 ms) + S(1 ns)), so the whole-chain form charges
+//    Ŝ_h(Δ) = min(Δ, σ_h + ⌈ρ_h Δ⌉) >= S_h(Δ), concave and so sub-additive (platform_bucket,
+//    supply.hpp). Derivation: the stage decomposition's intervals are disjoint; each stage's is
+//    stretched by the blackouts of the cores its thread may run on, each hop's by those of its
+//    hosts' cores, together at most P_i(w) <= P̂_i(w) over the window. The non-pipelined window
+//    needs no sub-additivity: its busy period ends when instance q is done before q + 1 is
+//    released. The stage form would need a charge per stage and the hops' stretches between
+//    them; not derived, so not used on such a host.
 //    (A SCHED_DEADLINE reservation under blackouts is not analysed: cros-rt refuses
 //    reservations anyway.) Checked by the soundness harness's `platform` feature.
 #include <algorithm>
@@ -156,12 +162,19 @@ struct PlatformCharge {
   struct On {
     const std::vector<BlackoutPoint>* curve;
     Duration cores;
+    BlackoutBucket bucket;  // Ŝ_h, the sub-additive bound of S_h (supply.hpp)
   };
   std::vector<On> hosts;
   bool empty() const { return hosts.empty(); }
   Duration at(Duration w) const {
     Duration s = 0;
     for (const On& h : hosts) s += h.cores * platform_blackout(*h.curve, w);
+    return s;
+  }
+  // P̂_i(w) = Σ_h n_{i,h}·Ŝ_h(w) >= P_i(w), sub-additive in w (the whole-chain form's).
+  Duration bucket_at(Duration w) const {
+    Duration s = 0;
+    for (const On& h : hosts) s += h.cores * h.bucket.at(w);
     return s;
   }
   // The long-run rate Σ_h n_{i,h}·S_h(W_h)/W_h, W_h the curve's longest window (beyond it S_h
@@ -198,7 +211,8 @@ PlatformCharge platform_charge(const Model& m, const View& v, const Task& t, con
         all_of(v.host_of[v.cbs[m.callback_index(*end)].executor]);
     }
   for (const auto& [h, cs] : cores)
-    if (!m.hosts[h].blackout.empty()) pc.hosts.push_back({&m.hosts[h].blackout, static_cast<Duration>(cs.size())});
+    if (!m.hosts[h].blackout.empty())
+      pc.hosts.push_back({&m.hosts[h].blackout, static_cast<Duration>(cs.size()), platform_bucket(m.hosts[h].blackout)});
   return pc;
 }
 
@@ -359,28 +373,32 @@ AnalysisResult cros_rt_analyze(const Model& m) {
       std::vector<Stage> stages;
       std::vector<Duration> x_prev;
       // The platform (header): a chain on a host with a blackout curve is analysed with the
-      // window of the non-pipelined form, which needs no sub-additivity of S_h.
+      // window of the non-pipelined form, which needs no sub-additivity of S_h, and, pipelined,
+      // with the whole-chain form charging the sub-additive Ŝ_h — not with the stage form.
       const PlatformCharge platform = platform_charge(m, v, t, cost);
-      const bool pipe = platform.empty() && pipelined(m, v, t);
+      const bool pipe = pipelined(m, v, t);
+      const bool stage_form = pipe && platform.empty();
       // Pipelined, the stage decomposition also gives the whole-chain form with the hops and
       // blocking once: w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) (all interference in one
       // window; tighter where an hp chain's hop costs would be charged on several stages).
       std::optional<Duration> whole;
       if (pipe) {
-        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T);
+        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T) + platform.rate();
         for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
         if (u <= 1.0L) {
           std::string why;
           const Duration once = t.src_jitter + C[i] - E[i] + B[i];
           const Duration r = busy_period_bound(
               [&](Duration q, Duration start) {
-                return least_fixed_point(start, limit, [&](Duration w) { return once + (q + 1) * E[i] + interference(w); });
+                return least_fixed_point(start, limit, [&](Duration w) {
+                  return once + (q + 1) * E[i] + interference(w) + platform.bucket_at(w);
+                });
               },
               t.T, once + E[i], &why);
           if (why.empty()) whole = r;
         }
       }
-      if (!pipe) {
+      if (!stage_form) {
         window = [&](Duration q, Duration start) {
           return least_fixed_point(start, limit, [&](Duration w) {
             return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w) +

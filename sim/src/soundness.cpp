@@ -227,6 +227,8 @@ struct FeatureDraw {
   Duration platform_Q = 0, platform_T = 0;  // platform: Q of blackout every T on every core
 };
 
+}  // namespace
+
 // The blackout curve of a core that loses Q every T at any phase: the most blackout in a window
 // Δ is ⌊Δ/T⌋·Q + min(Q, Δ mod T); the points are its values at the windows where it stops
 // rising (k·T + Q) and a ramp inside the first blackout (the curve's step rounding is above it).
@@ -275,6 +277,8 @@ Model with_platform_threads(const Model& base, Duration Q, Duration T, Duration 
   validate(m, m.name);
   return m;
 }
+
+namespace {
 
 // The feature (soundness.hpp) applied to a generated system; false when it cannot have it.
 bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureDraw& fd) {

@@ -122,4 +122,11 @@ SoundnessReport run_soundness(const SoundnessOptions& options);
 SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const SoundnessOptions& options);
 std::string report_to_json(const SoundnessReport& report);
 
+// The `platform` feature's platform: a core that loses Q every T, at any phase, as the blackout
+// curve the analysis sees (its exact maximum at each k·T and k·T + Q, k <= 4), and the model the
+// simulator runs — `base` without curves plus, on every core of every host, a SCHED_FIFO 99
+// timer taking the core for Q every T at `phase` (core c shifted by c·T/3). Both allocate.
+std::vector<BlackoutPoint> periodic_blackout(Duration Q, Duration T);
+Model with_platform_threads(const Model& base, Duration Q, Duration T, Duration phase);
+
 }  // namespace chainrt::sim
