@@ -196,6 +196,21 @@ Model two_host_model(bool curve, std::optional<std::pair<Duration, Duration>> ph
   s = fill(s, "%PCB%", pc);
   return load_model_from_string(s, "two_hosts.yaml");
 }
+
+// The chain's worst simulated response over the platforms' phase pairs (0.5 ms steps).
+Duration two_host_worst(bool busy) {
+  Duration worst = 0;
+  for (Duration pa = 0; pa < 10 * ms; pa += ms / 2)
+    for (Duration pb = 0; pb < 10 * ms; pb += ms / 2) {
+      sim::SimOptions so;
+      so.duration = 200 * ms;
+      so.policy = Policy::Picas;
+      so.keep_samples = false;
+      const sim::SimResult r = sim::simulate(two_host_model(false, std::pair{pa, pb}, busy), so);
+      if (const auto* c = r.chain("c")) worst = std::max(worst, c->wcrt);
+    }
+  return worst;
+}
 }  // namespace
 
 TEST(Platform, CrosRtChargesTheCurveOfTheHostsTheChainRunsOn) {
@@ -206,17 +221,7 @@ TEST(Platform, CrosRtChargesTheCurveOfTheHostsTheChainRunsOn) {
   //   w = 7 ms:  S(7 ms) = 1 ms                              -> w = 7 ms, the fixed point
   // 7 ms <= T = 50 ms: R = 7 ms. The worst simulated: each callback losing a whole blackout of
   // its host, 2 + 1 + 1 + 2 + 1 = 7 ms (tight). Without the curve: 5 ms, beaten.
-  Duration worst = 0;
-  for (Duration pa = 0; pa < 10 * ms; pa += ms / 2)
-    for (Duration pb = 0; pb < 10 * ms; pb += ms / 2) {
-      sim::SimOptions so;
-      so.duration = 200 * ms;
-      so.policy = Policy::Picas;
-      so.keep_samples = false;
-      const sim::SimResult r = sim::simulate(two_host_model(false, std::pair{pa, pb}), so);
-      ASSERT_NE(r.chain("c"), nullptr);
-      worst = std::max(worst, r.chain("c")->wcrt);
-    }
+  const Duration worst = two_host_worst(false);
   const ResponseTimeAnalysis* cros = find_analysis("cros-rt");
   const ChainBound* b = cros->analyze(two_host_model(true, std::nullopt)).find("c");
   ASSERT_TRUE(b && b->bounded) << (b ? b->reason : "");
@@ -242,17 +247,7 @@ TEST(Platform, CrosRtChargesTheSubadditiveBoundInThePipelinedChainsWholeChainFor
   //   q = 0: w = 10 + 12/7 + 2w/7  -> w = 82/5 = 16.4 ms (+2 ns of rounding up), > T
   //   q = 1: w = 16 + 12/7 + 2w/7  -> 24.8 ms (− T = 14.8);  q = 2: 33.2 (13.2);  q = 3: 41.6
   //   (11.6);  q = 4: 50.0 ms <= 5 T: the busy period ends.  R = 16.4 ms.
-  Duration worst = 0;
-  for (Duration pa = 0; pa < 10 * ms; pa += ms / 2)
-    for (Duration pb = 0; pb < 10 * ms; pb += ms / 2) {
-      sim::SimOptions so;
-      so.duration = 200 * ms;
-      so.policy = Policy::Picas;
-      so.keep_samples = false;
-      const sim::SimResult r = sim::simulate(two_host_model(false, std::pair{pa, pb}, true), so);
-      ASSERT_NE(r.chain("c"), nullptr);
-      worst = std::max(worst, r.chain("c")->wcrt);
-    }
+  const Duration worst = two_host_worst(true);
   const ResponseTimeAnalysis* cros = find_analysis("cros-rt");
   const ChainBound* b = cros->analyze(two_host_model(true, std::nullopt, true)).find("c");
   ASSERT_TRUE(b && b->bounded) << (b ? b->reason : "");
