@@ -166,10 +166,10 @@ bool keyed_deadlines(const View& v, std::string* why) {
 }
 
 // A platform blackout curve (model Host::blackout) is charged by global_segment_bound on
-// threads without a reservation (chain_rta.cpp). Not derived: the supply a SCHED_DEADLINE
-// reservation keeps under blackouts (CBS replenishment after a stall), and the other analyses'
-// recurrences. True, with the reason in `why`, when the model has a curve the analysis cannot
-// take (`charges_platform`: it is one of the engine's analyses).
+// threads without a reservation (chain_rta.cpp) and by cros-rt's busy-period window
+// (cros_rt.cpp). Not derived: the supply a SCHED_DEADLINE reservation keeps under blackouts (CBS
+// replenishment after a stall), and ros-default-st's recurrence. True, with the reason in `why`,
+// when the model has a curve the analysis cannot take (`charges_platform`: it charges one).
 bool refuse_platform(const Model& m, std::string* why, bool charges_platform) {
   auto refuse = [&](std::string r) {
     if (why) *why = std::move(r);
@@ -179,7 +179,7 @@ bool refuse_platform(const Model& m, std::string* why, bool charges_platform) {
     if (h.blackout.empty()) continue;
     if (!charges_platform)
       return refuse("host '" + h.name + "' has a platform blackout curve, which this analysis does not charge (edf-mt, "
-                    "fp-mt and picas-st do)");
+                    "fp-mt, picas-st and cros-rt do)");
     for (const auto& e : m.executors)
       if (e.host == h.name)
         for (const auto& t : e.threads)
@@ -300,9 +300,8 @@ class CrosRt : public ResponseTimeAnalysis {
   }
   Policy policy() const override { return Policy::Picas; }
   bool applicable(const Model& m, std::string* why) const override {
-    // (The CROS-RT experiment gives cros-rt the platform as a top-priority chain instead:
-    // python/chainrt/crosslayer/platform.py.)
-    if (refuse_platform(m, why, false)) return false;
+    // A blackout curve is charged in the window (cros_rt.cpp); reservations are refused below.
+    if (refuse_platform(m, why, true)) return false;
     for (const auto& e : m.executors)
       if (e.threads.size() != 1) {
         if (why) *why = "CROS-RT assumes single-threaded executors; '" + e.name + "' has " +

@@ -62,19 +62,51 @@
 //    Instances the executor drops (a timer's overrun, a message overwritten in a full queue)
 //    only remove work.
 //  - the paper's model has no platform: a CPU is always there for the highest-priority ready
-//    thread. On a VM it is not (hypervisor steal, long non-preemptible kernel sections). The
-//    CROS-RT experiment adds the blackouts a SCHED_FIFO 99 probe measured on each real-time
-//    core during the run as a top-priority sporadic chain (budget Q every T, ⌈Δ/T⌉·Q ≥ the
-//    most blackout in any window Δ) — the platform term of python/chainrt/crosslayer/platform.py;
-//    this fixed point needs nothing new for it: the interferer is an ordinary hp chain.
+//    thread. On a VM it is not (hypervisor steal, VM stalls, long non-preemptible kernel
+//    sections). cros-rt charges a host's blackout curve (model hosts[].blackout: S_h(Δ), the
+//    most time one core of host h is taken above every thread in any window Δ; supply.hpp,
+//    platform_blackout) in the window of its busy period:
+//      w_i(q) = J_i + max(q+1, ⌈w/T_i⌉)(C_i + B_i) + I_i(w) + P_i(w),
+//      P_i(w) = Σ_{h ∈ hosts(i)} n_{i,h} · S_h(w)
+//    with n_{i,h} the cores of h chain i can be delayed on: those its executors' threads may run
+//    on (all of the host's for an unpinned thread), and all of h's cores when a hop of the chain
+//    with a cost starts or ends on h (a hop runs on CPUs too — DDS threads, the kernel's
+//    softirqs — on any core of its hosts, and is stretched by a blackout there). Proof sketch:
+//    the proof above classifies every instant of the window as one at which the earliest
+//    unfinished instance runs, travels a hop, or waits for a CPU; the platform adds the instants
+//    at which it is stopped or kept waiting because a core it runs or may run on is taken. Each
+//    such instant is one at which some core counted in n_{i,h} is taken, so they number at most
+//    Σ_h n_{i,h}·S_h(w) in a window of w (every core loses at most S_h(w) there). The other
+//    instants are charged as before: hp work delayed by the platform elsewhere still counts
+//    only its releases in the window (its jitter R_h − C_h is the bound with the platform).
+//    The busy-period demand check adds the curve's long-run rate Σ_h n_{i,h}·S_h(W_h)/W_h (W_h
+//    its longest window; beyond it S_h is sub-additive, supply.hpp).
+//    A pipelined chain on a host with a curve is analysed with this window and with the
+//    whole-chain form, the smaller kept, not with the stage form:
+//      w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) + P̂_i(w),  P̂_i(w) = Σ_h n_{i,h}·Ŝ_h(w)
+//    The stage and the whole-chain form stop at the first q with w_i(q) <= (q+1) T_i because
+//    their windows are sub-additive in q; S_h between the curve's measured windows (the next
+//    longer window's maximum) is not (points {1 ms: 0.1 ms, 10 ms: 5 ms} give
+//    S(1 ms + 1 ns) = 1 ms + 1 ns > S(1 ms) + S(1 ns)), so the whole-chain form charges
+//    Ŝ_h(Δ) = min(Δ, σ_h + ⌈ρ_h Δ⌉) >= S_h(Δ), concave and so sub-additive (platform_bucket,
+//    supply.hpp). Derivation: the stage decomposition's intervals are disjoint; each stage's is
+//    stretched by the blackouts of the cores its thread may run on, each hop's by those of its
+//    hosts' cores, together at most P_i(w) <= P̂_i(w) over the window. The non-pipelined window
+//    needs no sub-additivity: its busy period ends when instance q is done before q + 1 is
+//    released. The stage form would need a charge per stage and the hops' stretches between
+//    them; not derived, so not used on such a host.
+//    (A SCHED_DEADLINE reservation under blackouts is not analysed: cros-rt refuses
+//    reservations anyway.) Checked by the soundness harness's `platform` feature.
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
+#include "chainrt/analysis/supply.hpp"
 #include "chainrt/model/facts.hpp"
 
 namespace chainrt::detail {
@@ -121,6 +153,67 @@ bool pipelined(const Model& m, const View& v, const Task& t) {
     for (std::size_t b = a + 1; b < xs.size(); ++b)
       if (share_cpu(m, v, xs[a], xs[b])) return false;  // (also true for xs[a] == xs[b])
   return true;
+}
+
+// P_i(w) = Σ_{h ∈ hosts(i)} n_{i,h}·S_h(w) (header): for each host with a blackout curve, the
+// cores chain i can be delayed on there — its executors' threads' cores (all of the host's for
+// an unpinned thread) and, for a hop with a cost, every core of the hop's hosts.
+struct PlatformCharge {
+  struct On {
+    const std::vector<BlackoutPoint>* curve;
+    Duration cores;
+    BlackoutBucket bucket;  // Ŝ_h, the sub-additive bound of S_h (supply.hpp)
+  };
+  std::vector<On> hosts;
+  bool empty() const { return hosts.empty(); }
+  Duration at(Duration w) const {
+    Duration s = 0;
+    for (const On& h : hosts) s += h.cores * platform_blackout(*h.curve, w);
+    return s;
+  }
+  // P̂_i(w) = Σ_h n_{i,h}·Ŝ_h(w) >= P_i(w), sub-additive in w (the whole-chain form's).
+  Duration bucket_at(Duration w) const {
+    Duration s = 0;
+    for (const On& h : hosts) s += h.cores * h.bucket.at(w);
+    return s;
+  }
+  // The long-run rate Σ_h n_{i,h}·S_h(W_h)/W_h, W_h the curve's longest window (beyond it S_h
+  // grows by S_h(W_h) per W_h: supply.hpp).
+  long double rate() const {
+    long double r = 0;
+    for (const On& h : hosts) {
+      const Duration W = h.curve->back().window;
+      r += static_cast<long double>(h.cores) * static_cast<long double>(platform_blackout(*h.curve, W)) /
+           static_cast<long double>(W);
+    }
+    return r;
+  }
+};
+
+PlatformCharge platform_charge(const Model& m, const View& v, const Task& t, const HopCost& cost) {
+  PlatformCharge pc;
+  if (m.hosts.empty()) return pc;
+  std::map<int, std::set<int>> cores;  // host -> cores
+  auto all_of = [&](int h) {
+    for (int c = 0; c < m.hosts[h].cores; ++c) cores[h].insert(c);
+  };
+  for (int c : t.work) {
+    const int x = v.cbs[c].executor, h = v.host_of[x];
+    for (const auto& th : m.executors[x].threads) {
+      if (th.cores.empty()) all_of(h);
+      cores[h].insert(th.cores.begin(), th.cores.end());
+    }
+  }
+  if (t.chain >= 0)
+    for (const auto& hop : m.chains[t.chain].hops) {
+      if (cost(hop) <= 0) continue;
+      for (const std::string* end : {&hop.from, &hop.to})
+        all_of(v.host_of[v.cbs[m.callback_index(*end)].executor]);
+    }
+  for (const auto& [h, cs] : cores)
+    if (!m.hosts[h].blackout.empty())
+      pc.hosts.push_back({&m.hosts[h].blackout, static_cast<Duration>(cs.size()), platform_bucket(m.hosts[h].blackout)});
+  return pc;
 }
 
 // The level-i busy period does not end within this many of the chain's periods: no bound.
@@ -279,32 +372,40 @@ AnalysisResult cros_rt_analyze(const Model& m) {
       long double demand = 0;  // per period of T_i; >= T_i: the busy period never ends
       std::vector<Stage> stages;
       std::vector<Duration> x_prev;
+      // The platform (header): a chain on a host with a blackout curve is analysed with the
+      // window of the non-pipelined form, which needs no sub-additivity of S_h, and, pipelined,
+      // with the whole-chain form charging the sub-additive Ŝ_h — not with the stage form.
+      const PlatformCharge platform = platform_charge(m, v, t, cost);
       const bool pipe = pipelined(m, v, t);
+      const bool stage_form = pipe && platform.empty();
       // Pipelined, the stage decomposition also gives the whole-chain form with the hops and
       // blocking once: w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) (all interference in one
       // window; tighter where an hp chain's hop costs would be charged on several stages).
       std::optional<Duration> whole;
       if (pipe) {
-        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T);
+        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T) + platform.rate();
         for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
         if (u <= 1.0L) {
           std::string why;
           const Duration once = t.src_jitter + C[i] - E[i] + B[i];
           const Duration r = busy_period_bound(
               [&](Duration q, Duration start) {
-                return least_fixed_point(start, limit, [&](Duration w) { return once + (q + 1) * E[i] + interference(w); });
+                return least_fixed_point(start, limit, [&](Duration w) {
+                  return once + (q + 1) * E[i] + interference(w) + platform.bucket_at(w);
+                });
               },
               t.T, once + E[i], &why);
           if (why.empty()) whole = r;
         }
       }
-      if (!pipe) {
+      if (!stage_form) {
         window = [&](Duration q, Duration start) {
           return least_fixed_point(start, limit, [&](Duration w) {
-            return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w);
+            return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w) +
+                   platform.at(w);
           });
         };
-        long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T);
+        long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T) + platform.rate();
         for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
         demand = u * static_cast<long double>(t.T);
       } else {

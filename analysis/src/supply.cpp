@@ -84,6 +84,28 @@ Duration platform_blackout(const std::vector<BlackoutPoint>& curve, Duration del
   return std::min(s, whole);
 }
 
+BlackoutBucket platform_bucket(const std::vector<BlackoutPoint>& curve) {
+  BlackoutBucket b;
+  if (curve.empty()) return b;
+  b.window = curve.back().window;
+  b.max = platform_blackout(curve, b.window);
+  Duration prev = 0;  // w_{k−1}
+  for (const auto& p : curve) {
+    const Duration x = std::max(prev, std::min(p.max, p.window));
+    // m_k − ⌊ρ·x⌋ >= m_k − ρ·x (128-bit: ρ·x <= x, the product may not fit in 64 bits)
+    const auto rho_x = static_cast<Duration>(static_cast<__int128>(b.max) * x / b.window);
+    b.burst = std::max(b.burst, std::min(p.max, p.window) - rho_x);
+    prev = p.window;
+  }
+  return b;
+}
+
+Duration BlackoutBucket::at(Duration delta) const {
+  if (delta <= 0 || max <= 0) return std::max<Duration>(0, std::min(delta, burst));
+  const __int128 rho = (static_cast<__int128>(max) * delta + window - 1) / window;  // ⌈ρΔ⌉ <= Δ
+  return static_cast<Duration>(std::min<__int128>(delta, burst + rho));
+}
+
 std::optional<Duration> platform_stretch(const std::vector<BlackoutPoint>& curve, Duration e, Duration limit) {
   if (e <= 0) return 0;
   // L ↦ e + S(L) is non-decreasing: the one fixed-point search (fixed_point.hpp).

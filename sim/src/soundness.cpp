@@ -227,6 +227,8 @@ struct FeatureDraw {
   Duration platform_Q = 0, platform_T = 0;  // platform: Q of blackout every T on every core
 };
 
+}  // namespace
+
 // The blackout curve of a core that loses Q every T at any phase: the most blackout in a window
 // Δ is ⌊Δ/T⌋·Q + min(Q, Δ mod T); the points are its values at the windows where it stops
 // rising (k·T + Q) and a ramp inside the first blackout (the curve's step rounding is above it).
@@ -248,6 +250,8 @@ std::vector<BlackoutPoint> periodic_blackout(Duration Q, Duration T) {
 Model with_platform_threads(const Model& base, Duration Q, Duration T, Duration phase) {
   Model m = base;
   for (auto& h : m.hosts) h.blackout.clear();
+  // (--harsh sets deadlines to the bounds, which cros-rt's busy period lets exceed the period.)
+  m.constrained_deadlines = false;
   for (const auto& h : base.hosts)
     for (int c = 0; c < h.cores; ++c) {
       const std::string name = "__platform_" + h.name + "_" + std::to_string(c);
@@ -273,6 +277,8 @@ Model with_platform_threads(const Model& base, Duration Q, Duration T, Duration 
   validate(m, m.name);
   return m;
 }
+
+namespace {
 
 // The feature (soundness.hpp) applied to a generated system; false when it cannot have it.
 bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureDraw& fd) {
@@ -388,6 +394,7 @@ struct SetResult {
   std::int64_t feature_chains = 0;       // bounded chains with the feature, in all simulations
   bool feature_bounded = false;          // some chain with the feature had a bound to check
   bool multi_threaded = false;           // some executor has several threads
+  bool multi_host = false;               // the model has several hosts
   std::vector<Counterexample> cx;
 };
 
@@ -488,6 +495,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   sr.applicable = true;
   sr.feature = !o.feature.empty();
   for (const auto& e : model.executors) sr.multi_threaded = sr.multi_threaded || e.threads.size() > 1;
+  sr.multi_host = model.hosts.size() > 1;
   sr.overloaded = overloaded;
   AnalysisResult res = a.analyze(model);
   if (o.harsh && hr.uniform01() < 0.4) {
@@ -743,6 +751,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.feature_chains_checked += r.feature_chains;
     rep.feature_bounded_systems += r.feature_bounded;
     rep.multi_threaded_systems += r.applicable && r.multi_threaded;
+    rep.multi_host_systems += r.applicable && r.multi_host;
     rep.merges += r.merge;
     rep.forks += r.fork;
     rep.leaf_branches += r.leaf;
@@ -798,7 +807,8 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"feature\": " << q(r.feature) << ", \"feature_systems\": " << r.feature_systems
      << ", \"feature_chains_checked\": " << r.feature_chains_checked
      << ", \"feature_bounded_systems\": " << r.feature_bounded_systems
-     << ", \"multi_threaded_systems\": " << r.multi_threaded_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
+     << ", \"multi_threaded_systems\": " << r.multi_threaded_systems
+     << ", \"multi_host_systems\": " << r.multi_host_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
      << "}"

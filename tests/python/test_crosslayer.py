@@ -232,7 +232,7 @@ def test_chain_components_from_traces_and_summary_from_csv(tmp_path):
     assert s["cros_rt"]["loads"]["paper"]["full"]["holds_on_check_runs"] is True
 
 
-def test_platform_blackout_function_and_envelope():
+def test_platform_blackout_function_and_curve():
     from chainrt.crosslayer import platform as plat
     ms = 1_000_000
     iv = plat.merge([(20 * ms, 25 * ms), (0, 10 * ms), (100 * ms, 150 * ms), (8 * ms, 9 * ms)])
@@ -244,13 +244,13 @@ def test_platform_blackout_function_and_envelope():
     assert plat.blackout([], 10 * ms) == 0
     assert plat.overlap(iv, 5 * ms, 22 * ms) == 7 * ms
     assert plat.clip(iv, 5 * ms, 22 * ms) == [(5 * ms, 10 * ms), (20 * ms, 22 * ms)]
-    # envelope: ceil(Δ/T)·Q ≥ S(Δ) for every Δ up to the horizon, the smallest such Q
-    q = plat.envelope(iv, 100 * ms, 1000 * ms)
-    assert q == 50 * ms  # S(100 ms) = 50 ms; S(200 ms) = 65 ms ≤ 2·50
-    for d in range(ms, 1000 * ms, ms):
-        assert -(-d // (100 * ms)) * q >= plat.blackout(iv, d)
-    assert plat.envelope(iv, 20 * ms, 1000 * ms) is None  # the CPU was gone for 50 ms: Q would reach T
-    assert plat.envelope([], 10 * ms, 100 * ms) == 0
+    # the model's curve: S at each window, the largest over the CPUs, plus the probe's own time
+    # (at most ⌈Δ/P⌉ + 1 wake-ups of its cost)
+    c = dict(plat.curve([iv, [(0, 60 * ms)]], probe_period_ns=ms // 2, probe_cost_ns=1000))
+    assert c[10 * ms] == 10 * ms                                   # never above the window
+    assert c[100 * ms] == 60 * ms + (200 + 1) * 1000               # the other CPU's 60 ms
+    assert c[2000 * ms] == 65 * ms + (4000 + 1) * 1000
+    assert list(c) == [int(w * ms) for w in plat.CURVE_WINDOWS_MS]
     assert plat.widen([(10 * ms, 11 * ms), (12 * ms, 13 * ms)], ms) == [(9 * ms, 13 * ms)]
 
 
@@ -261,13 +261,13 @@ def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
     ms = 1_000_000
 
     def row(run, wcrt, hop, q_ms):
-        # (the low chain at 25 ms: its 20 ms of work and a hop, as in the full setup's runs)
+        # (the low chain at 25 ms: its 20 ms of work and a hop, as in the full setup's runs); the
+        # run's platform: one blackout of q_ms on CPU 0, as the hosts' curve
         r = dict(load="paper", run=run, config="full", hi_p99_ms=wcrt, hi_p99_excess_ms=wcrt - 5,
                  hi_jitter_ms=wcrt - 5, hi_wcrt_ms=wcrt, lo_wcrt_ms=25.0, pdr=1.0, hi_misses=0,
                  hi_hop_destalled_max_ms=hop, plat_stall_max0_ms=q_ms, plat_stall_max1_ms=0.0)
-        for t in plat.ENVELOPE_PERIODS_MS:
-            r[f"plat_q0_{t}ms"] = q_ms if q_ms < t else float("nan")
-            r[f"plat_q1_{t}ms"] = 0.0
+        for w, x in plat.curve([[(0, int(q_ms * ms))], []]):
+            r[f"plat_s_{w // 1000}us_ns"] = float(x)
         return r
     # fit run 0: a 9 ms stall made its WCRT 16 ms, the hop without the stall is 1 ms;
     # check run 1 (7.5 ms, its own 1 ms of blackout), check run 3 (12 ms with a 5 ms blackout)
@@ -279,14 +279,20 @@ def test_platform_term_bounds_and_fit_without_the_blackouts(tmp_path):
     p = plain["platform"]
     assert p["fitted_remote_ms"] == 1.0
     by_run = {r["run"]: r for r in p["runs"]}
-    # the analysis' bound with no blackout is 5 ms + 2·C^R = 7 ms; each run adds its own platform term
-    assert 7.0 + 1.0 - 1e-6 <= by_run[1]["bound_ms"]["high"] < 7.0 + 2 * 1.0 + 1e-6
-    assert by_run[3]["bound_ms"]["high"] >= 12.0 and by_run[3]["holds"]
+    # the analysis' bound with no blackout is 5 ms + 2·C^R = 7 ms; each run's curve adds
+    # Σ_h n_h·S(w): the high chain's hop may run on both cores of both hosts, 4·S(w). Run 1:
+    # S = 1 ms for every window from 1 ms on: 7 + 4 = 11 ms
+    assert abs(by_run[1]["bound_ms"]["high"] - 11.0) < 1e-6
+    # run 3: 7 + 4·5 = 27 ms > T = 20 ms. The non-pipelined busy period gives 2·7 + 20 = 34 ms;
+    # the chain is pipelined, and the whole-chain form pays the hop and message selection once:
+    # w = 2 + 5 (q+1) + 4·Ŝ(w), Ŝ(w) = σ + ⌈ρw⌉ with ρ = 5 ms / 2 s and σ = 5 − 5ρ ms (the
+    # curve's 5 ms window): q = 0: w = (7 + 19.95)/0.99 = 27.22 ms; q = 1: 32.27 <= 40: R = 27.22
+    assert abs(by_run[3]["bound_ms"]["high"] - 26.95 / 0.99) < 1e-3 and by_run[3]["holds"]
     assert p["check_runs"] == 2 and p["check_runs_covered"] == 2 and p["holds_on_check_runs"] is True
     assert p["check_verdicts"] == {"covered": 4, "beaten": 0, "miss": 0, "pessimistic": 0} and p["sound_on_all_runs"]
     # the stalled fit run itself: its 9 ms blackout in the platform term covers its 16 ms
     assert by_run[0]["verdict"]["high"] == "covered" and by_run[0]["bound_ms"]["high"] >= 16.0
-    # a blackout the envelope cannot hold (Q ≥ T for every T): no finite bound; a run that
+    # a platform gone for 2 s (S(Δ) = Δ at every window): no finite bound; a run that
     # still met its deadline is "pessimistic", one that missed it a "miss" the analysis foresaw
     big = row(5, 25.0, 1.0, 2000.0)
     v = x.platform_check([rows[0], big], [rows[0]], [big], "4KiB", None)["runs"][1]["verdict"]
@@ -312,10 +318,21 @@ def test_platform_columns_align_traces_with_the_probe(tmp_path):
     class Probe:
         blackouts = {0: [(start + 41 * ms, start + 45 * ms)], 1: []}
         period_ns = ms // 2
+        dropped = 0
+        # 2000 wake-ups each over its 1 s: its own 20 ms of CPU are 10 µs per wake-up
+        span = {0: (start, start + 1000 * ms), 1: (start, start + 1000 * ms)}
+        cpu_ns = {0: 20 * ms, 1: 20 * ms}
     cols = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms)
     assert abs(cols["hi_hop_destalled_max_ms"] - 1.0) < 1e-9  # 6 ms − 5 ms of work, stall taken out
     assert cols["plat_stall_max0_ms"] == 4.0 and cols["plat_stall_total1_ms"] == 0.0
-    assert cols["plat_q0_5ms"] == 4.0 and cols["plat_q1_20ms"] == 0.0
+    # the hosts' curve: the 4 ms blackout and ⌈Δ/P⌉ + 1 of the probe's 10 µs wake-ups
+    assert cols["plat_s_5000us_ns"] == 4 * ms + (10 + 1) * 10_000
+    assert cols["plat_s_1000us_ns"] == 1 * ms  # never above the window
+    # the probe's own time unknown: no curve (the bound would miss it)
+    Probe.cpu_ns = {}
+    assert not [k for k in x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms)
+                if k.startswith("plat_s_")]
+    Probe.cpu_ns = {0: 20 * ms, 1: 20 * ms}
     # widened by the probe's period: 4.5 ms of blackout (instance 2's hop 0.5 ms; the others' 1 ms)
     w = x.platform_columns(Probe(), str(tmp_path), warmup_ns=10 * ms, duration_ns=100 * ms, widened=True)
     assert w["platw_stall_max0_ms"] == 4.5 and abs(w["hi_hopw_destalled_max_ms"] - 1.0) < 1e-9

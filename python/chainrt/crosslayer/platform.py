@@ -1,12 +1,12 @@
 """The platform's own interference, measured beside a run: the blackouts of each CPU.
 
-CROS-RT's analysis (and chainrt's ``cros-rt``) assumes that a CPU is always there for the
-highest-priority ready thread. A virtual machine breaks that: the hypervisor takes the CPU
-(steal), a long non-preemptible kernel section runs, an interrupt storm is served — stalls of
-milliseconds that no chain of the model causes. To bound response times on such a platform,
-chainrt measures the platform independently of the chains and adds it to the analysis as a
-**platform term** (a deviation from the paper, whose model has no platform; documented in
-docs/crosslayer.md):
+CROS-RT's analysis assumes that a CPU is always there for the highest-priority ready thread. A
+virtual machine breaks that: the hypervisor takes the CPU (steal), a long non-preemptible kernel
+section runs, an interrupt storm is served — stalls of milliseconds that no chain of the model
+causes. To bound response times on such a platform, chainrt measures the platform independently
+of the chains and gives it to the analyses as the hosts' **blackout curve** (model
+``hosts[].blackout``; a deviation from the papers, whose model has no platform; charged by
+``edf-mt``, ``fp-mt``, ``picas-st`` and ``cros-rt``, docs/analysis.md "The platform term"):
 
 * :class:`PlatformProbe` runs ``chainrt-platform-probe`` (``bpf/platform_probe.c``) on every
   CPU at SCHED_FIFO 99 during the run: a periodic thread above everything of the model, whose
@@ -16,10 +16,9 @@ docs/crosslayer.md):
 * :func:`blackout` is the measured blackout function S(Δ): the most blackout time of one CPU in
   any window of length Δ during the run. The CPU supplies at least Δ − S(Δ) in every window of
   length Δ (a supply-bound function, sbf(Δ) = Δ − S(Δ)).
-* :func:`envelope` turns S into a sporadic interferer (Q every T) with ⌈Δ/T⌉·Q ≥ S(Δ) for every
-  Δ, which the analysis takes as a top-priority chain on that CPU: the fixed point then charges
-  the chain under analysis ⌈(R + J)/T⌉·Q of platform time in its window R, i.e. it solves the
-  response time against the measured supply rather than against a dedicated CPU.
+* :func:`curve` samples S at the windows of ``CURVE_WINDOWS_MS`` (the largest over the given
+  CPUs, plus the probe's own time) as a model's blackout curve; the analyses take S between and
+  beyond the samples from it (analysis/supply.hpp).
 
 The probe measures the platform, never the chain under test; a bound with the platform term is
 therefore not fitted to the responses it is checked against.
@@ -39,9 +38,6 @@ from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir
 PROBE_PRIORITY = 99
 PROBE_PERIOD_US = 500
 PROBE_THRESHOLD_US = 150
-# the sporadic periods an envelope may take (ms); every one gives a valid envelope, the
-# analysis keeps the smallest bound over them
-ENVELOPE_PERIODS_MS = (5, 10, 20, 50, 100, 200, 500, 1000)
 
 
 def build_probe() -> Path:
@@ -101,35 +97,6 @@ def blackout(intervals: list[tuple[int, int]], delta: int) -> int:
         total = lengths[j - 1] - lengths[i] + min(ends[j - 1], w_end) - begins[j - 1] if j - 1 > i else min(ends[i], w_end) - b
         best = max(best, total)
     return best
-
-
-def envelope(intervals: list[tuple[int, int]], period_ns: int, horizon_ns: int) -> int | None:
-    """The smallest budget Q such that ⌈Δ/T⌉·Q ≥ S(Δ) for every Δ up to ``horizon_ns`` (the run's
-    length: no longer window was observed): for Δ in (kT, (k+1)T], S(Δ) ≤ S((k+1)T), so
-    Q = max_k S((k+1)T) / (k+1). None when Q would reach T (the CPU could be gone for whole
-    periods: no sporadic envelope with this T)."""
-    q = 0
-    k = 1
-    while True:
-        q = max(q, -(-blackout(intervals, k * period_ns) // k))
-        if k * period_ns >= horizon_ns:
-            break
-        k += 1
-    return q if q < period_ns else None
-
-
-# windows longer than this are not enveloped: the analysis gives up on a chain whose response
-# exceeds its deadline (at most 200 ms in chainrt's CROS-RT experiments) long before
-ENVELOPE_HORIZON_NS = 1_000_000_000
-
-
-def envelopes(intervals: list[tuple[int, int]], horizon_ns: int = ENVELOPE_HORIZON_NS) -> dict[int, int | None]:
-    """{T in ms: Q in ns or None} for every period of ENVELOPE_PERIODS_MS, valid for windows up
-    to ``horizon_ns`` — and beyond, when T divides the horizon (every period here divides the
-    1 s horizon): S is subadditive (a window of a + b splits into two), so for Δ = k·H + d,
-    S(Δ) <= k·S(H) + S(d) <= (k·H/T + ⌈d/T⌉)·Q = ⌈Δ/T⌉·Q. (A response bound beyond its period
-    spans a busy period of several periods, which may exceed the horizon.)"""
-    return {t: envelope(intervals, t * 1_000_000, horizon_ns) for t in ENVELOPE_PERIODS_MS}
 
 
 def clip(intervals: list[tuple[int, int]], begin: int, end: int) -> list[tuple[int, int]]:

@@ -38,9 +38,10 @@ the real-time CPU): the flood's receive processing and the real-time subscriber 
 ``cros-rt`` bounds (:func:`cros_rt_check`): per load and per configuration the analysis models
 (``app-dds``, ``full``, ``full-server``), the remote cost C^R is fitted from that configuration's
 own fit runs (even run numbers) and the bound is checked against its check runs (odd run
-numbers), which the fit never saw; and again with the platform term (:func:`platform_check`):
+numbers), which the fit never saw; and again with the measured platform (:func:`platform_check`):
 the CPUs' blackouts, measured beside every run by a top-priority probe
-(``crosslayer/platform.py``), taken out of the fit and added to each run's bound.
+(``crosslayer/platform.py``), taken out of the fit and given to each run's analysis as the
+hosts' blackout curve (model ``hosts[].blackout``), which ``cros-rt`` charges.
 """
 
 from __future__ import annotations
@@ -68,19 +69,22 @@ HI_PRIO, LO_PRIO = 80, 70
 
 def two_chain_model(size: str = "4KiB", extra_chains: list[dict] | None = None, name: str = "cros_rt_two_chains",
                     measurements: list[dict] | None = None, server: tuple[int, int] | None = None,
-                    platform: dict[str, tuple[int, int]] | None = None) -> str:
+                    blackout: list[tuple[int, int]] | None = None) -> str:
     """The model of experiment (a) as YAML: each chain's publisher in its own process on host A,
     its subscriber in its own process on host B (CROS-RT's P3: one chain per executor); the high
     chain on core 0 (A) / 1 (B) at SCHED_FIFO 80, the low chain on the same cores at 70.
     ``extra_chains``: more chains {name, period_ms, wcet_us, prio} (experiment b).
     ``server``: the non-RT server (budget, period ns) as a top-priority chain on both hosts, for
-    the analysis only. ``platform``: {host: (Q, T) ns}, the platform term (see
-    :func:`platform_bounds`): the blackouts measured on that host's real-time core as a
-    top-priority sporadic chain, for the analysis only."""
+    the analysis only. ``blackout``: both hosts' blackout curve [(window ns, max ns)] (model
+    ``hosts[].blackout``; see :func:`platform_bounds`): the two namespace hosts share this
+    machine's CPUs, so the curve measured on them is each host's."""
     chains = [dict(name="high", period_ms=20, wcet_us=2500, prio=HI_PRIO),
               dict(name="low", period_ms=200, wcet_us=10000, prio=LO_PRIO)] + list(extra_chains or [])
-    lines = [f"chainrt: 1", f"name: {name}", "hosts:", "  - {name: A, cores: 2}", "  - {name: B, cores: 2}",
-             "executors:"]
+    curve = ""
+    if blackout:
+        curve = ", blackout: [" + ", ".join(f"{{window: {w}ns, max: {x}ns}}" for w, x in blackout) + "]"
+    lines = [f"chainrt: 1", f"name: {name}", "hosts:", f"  - {{name: A, cores: 2{curve}}}",
+             f"  - {{name: B, cores: 2{curve}}}", "executors:"]
     nodes, topics, cbs, chs = [], [], [], []
     for i, c in enumerate(chains):
         n, p = c["name"], c["prio"]
@@ -105,14 +109,6 @@ def two_chain_model(size: str = "4KiB", extra_chains: list[dict] | None = None, 
             cbs.append(f"  - {{name: nonrt_budget_{host}, kind: timer, node: nonrt_node_{host}, period: {t}ns, "
                        f"wcet: {q}ns, priority: 250}}")
             chs.append(f"  - {{name: nonrt_server_{host}, callbacks: [nonrt_budget_{host}], deadline: {t}ns, priority: 99}}")
-    for host, (q, t) in sorted((platform or {}).items()):
-        core = PLATFORM_CPU[host]
-        lines.append(f"  - {{name: platform_{host}, host: {host}, process: platform_{host}, policy: picas, "
-                     f"priority: 99, threads: [{{name: t0, cores: [{core}], priority: 99}}]}}")
-        nodes.append(f"  - {{name: platform_node_{host}, executor: platform_{host}}}")
-        cbs.append(f"  - {{name: platform_blackout_{host}, kind: timer, node: platform_node_{host}, period: {t}ns, "
-                   f"wcet: {q}ns, priority: 250}}")
-        chs.append(f"  - {{name: platform_{host}, callbacks: [platform_blackout_{host}], deadline: {t}ns, priority: 99}}")
     out = lines + ["nodes:"] + nodes + ["topics:"] + topics + ["callbacks:"] + cbs + ["chains:"] + chs
     if measurements:
         out += ["communication:", "  measurements:"]
@@ -256,14 +252,16 @@ PLATFORM_CPU = {"A": 0, "B": 1}
 
 def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, widened: bool = False) -> dict:
     """What the platform probe saw during the measured part of a run, as CSV columns:
-    per CPU the largest and the total blackout, the envelope Q for every period T
-    (``plat_q{cpu}_{T}ms``, ms; empty where none exists), and the high chain's hop with the
-    blackouts inside each instance taken out (``hi_hop_destalled_max_ms``: the largest
-    response − work − blackout time inside [release, finish] of any instance; the fit of C^R
-    under the platform term). Times are aligned through the ``.start`` file each process writes
-    beside its trace (its start on CLOCK_MONOTONIC). ``widened``: the same from the blackouts
-    widened by the probe's period (platform.widen), columns ``platw_*`` and
-    ``hi_hopw_destalled_max_ms``."""
+    per CPU the largest and the total blackout, the blackout curve of the hosts
+    (``plat_s_{window µs}us_ns``, ns at each window of ``platform.CURVE_WINDOWS_MS``: the most
+    blackout of any probed CPU in any window of that length, plus the probe's own time — both
+    namespace hosts run on this machine's CPUs; absent when the probe's own CPU time could not be
+    read or it dropped records), and the high chain's hop with the blackouts inside each
+    instance taken out (``hi_hop_destalled_max_ms``: the largest response − work − blackout time
+    inside [release, finish] of any instance; the fit of C^R under the measured platform). Times
+    are aligned through the ``.start`` file each process writes beside its trace (its start on
+    CLOCK_MONOTONIC). ``widened``: the same from the blackouts widened by the probe's period
+    (platform.widen), columns ``platw_*`` and ``hi_hopw_destalled_max_ms``."""
     from ..crosslayer import platform as plat
     starts = {}
     for proc in ("high_pub", "high_sub"):
@@ -276,14 +274,17 @@ def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, wi
     cols: dict = {}
     both = []
     pre, hop_key = ("platw", "hi_hopw_destalled_max_ms") if widened else ("plat", "hi_hop_destalled_max_ms")
+    def measured(iv):
+        return plat.clip(plat.widen(iv, probe.period_ns) if widened else iv, begin, end)
     for host, cpu in PLATFORM_CPU.items():
-        iv = probe.blackouts.get(cpu, [])
-        iv = plat.clip(plat.widen(iv, probe.period_ns) if widened else iv, begin, end)
+        iv = measured(probe.blackouts.get(cpu, []))
         both += iv
         cols[f"{pre}_stall_max{cpu}_ms"] = max((e - b for b, e in iv), default=0) / 1e6
         cols[f"{pre}_stall_total{cpu}_ms"] = sum(e - b for b, e in iv) / 1e6
-        for t, q in plat.envelopes(iv, min(duration_ns, plat.ENVELOPE_HORIZON_NS)).items():
-            cols[f"{pre}_q{cpu}_{t}ms"] = q / 1e6 if q is not None else float("nan")
+    cost = plat.probe_cost(probe)
+    if cost is not None and not probe.dropped:
+        for w, x in plat.curve([measured(iv) for iv in probe.blackouts.values()], probe.period_ns, cost):
+            cols[f"{pre}_s_{w // 1000}us_ns"] = x
     both = plat.merge(both)
     hops = []
     path = Path(trace_dir) / "high_sub.jsonl"
@@ -554,46 +555,36 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
 
 def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, int] | None,
                     pre: str = "plat") -> dict:
-    """The ``cros-rt`` bounds {chain: ms or None} of one run with the platform term.
+    """The ``cros-rt`` bounds {chain: ms or None} of one run with the measured platform.
 
     Deviation from CROS-RT (whose model has no platform; reason: this VM's CPUs disappear for up
     to 8 ms and more — hypervisor steal, long non-preemptible kernel sections — so no bound
     that assumes a dedicated CPU covers every run): the blackouts the platform probe measured on
-    each host's real-time core during this run (``platform_columns``) enter the analysis as a
-    top-priority sporadic chain of budget Q every T on that core, with ⌈Δ/T⌉·Q ≥ S(Δ), the
-    measured blackout function (crosslayer/platform.py). The fixed point then solves each chain's
-    response against the supply the platform gave in that run. Every period T of the envelope
-    gives a valid bound; the smallest is kept per chain. A run without probe columns gives {}."""
-    from ..crosslayer.platform import ENVELOPE_PERIODS_MS
+    this machine's CPUs during this run (``platform_columns``) are the hosts' blackout curve
+    (model ``hosts[].blackout``, ``crosslayer/platform.py``), which ``cros-rt`` charges on every
+    core the chain can be delayed on (docs/analysis.md, "The platform term"). The bound is the
+    response against the supply the platform gave in that run. A run without curve columns
+    gives {}."""
+    from ..crosslayer.platform import CURVE_WINDOWS_MS
+    points = []
+    for w_ms in CURVE_WINDOWS_MS:
+        w = int(w_ms * 1_000_000)
+        x = _finite(row.get(f"{pre}_s_{w // 1000}us_ns"))
+        if x is None:
+            return {}
+        points.append((w, int(x)))
     meas = [{"kind": "remote", "size": _bytes(size), "latency_ns": remote_ms * 1e6}]
-    best: dict = {}
-    seen = False
-    for t in ENVELOPE_PERIODS_MS:
-        qs = {host: _finite(row.get(f"{pre}_q{cpu}_{t}ms")) for host, cpu in PLATFORM_CPU.items()}
-        if any(f"{pre}_q{cpu}_{t}ms" not in row for cpu in PLATFORM_CPU.values()):
-            continue
-        seen = True
-        if any(q is None for q in qs.values()):
-            continue  # no envelope with this period
-        platform = {h: (max(int(q * 1e6), 1), t * 1_000_000) for h, q in qs.items() if q > 0}
-        bounds, _ = cros_rt_bounds(two_chain_model(size, measurements=meas, server=server,
-                                                   platform=platform))
-        for chain in ("high", "low"):
-            b = bounds.get(chain)
-            if b and (best.get(chain) is None or b / 1e6 < best[chain]):
-                best[chain] = b / 1e6
-    if not seen:
-        return {}
-    return {chain: best.get(chain) for chain in ("high", "low")}
+    bounds, _ = cros_rt_bounds(two_chain_model(size, measurements=meas, server=server, blackout=points))
+    return {chain: (bounds[chain] / 1e6 if bounds.get(chain) else None) for chain in ("high", "low")}
 
 
 def platform_check(rs: list[dict], fit: list[dict], check: list[dict], size: str,
                    server: tuple[int, int] | None, widened: bool = False) -> dict:
-    """The ``cros-rt`` bounds with the platform term (:func:`platform_bounds`), checked run by
+    """The ``cros-rt`` bounds with the measured platform (:func:`platform_bounds`), checked run by
     run. C^R is fitted on the fit runs from their hops with the measured blackouts taken out
     (``hi_hop_destalled_max_ms``), so that a stall in a fit run no longer becomes the hop's
     cost; each run's bound uses that run's own platform measurement, never its chains'
-    responses. {} when the rows carry no probe columns. ``widened``: from the widened blackouts
+    responses. {} when the rows carry no platform curve. ``widened``: from the widened blackouts
     (``platw_*`` columns)."""
     pre, hop_key = ("platw", "hi_hopw_destalled_max_ms") if widened else ("plat", "hi_hop_destalled_max_ms")
     hops = [_finite(r.get(hop_key)) for r in fit]

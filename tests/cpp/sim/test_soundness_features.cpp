@@ -15,7 +15,7 @@ using namespace chainrt;
 
 TEST(SoundnessFeatures, EverySystemHasTheFeatureAndNoBoundIsBeaten) {
   for (const std::string& feature : sim::soundness_features())
-    for (const char* analysis : {"edf-mt", "fp-mt", "picas-st"}) {
+    for (const char* analysis : {"edf-mt", "fp-mt", "picas-st", "cros-rt"}) {
       sim::SoundnessOptions o;
       o.analysis = analysis;
       o.feature = feature;
@@ -34,6 +34,7 @@ TEST(SoundnessFeatures, EverySystemHasTheFeatureAndNoBoundIsBeaten) {
       EXPECT_GT(r.ratio_chains, 0) << what;
       EXPECT_LE(r.ratio_p10, r.ratio_median) << what;
       EXPECT_LE(r.ratio_median, r.ratio_p90) << what;
+      if (std::string(analysis) == "cros-rt") EXPECT_GT(r.multi_host_systems, 10) << what;  // chains across hosts
       if (feature == "shared-callbacks") {
         EXPECT_GT(r.merges, 0) << what;
         EXPECT_GT(r.forks, 0) << what;

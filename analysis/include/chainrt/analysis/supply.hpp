@@ -42,6 +42,19 @@ struct SupplySet {
 // Both functions: pure, no allocation, thread-safe; O(points) per evaluation.
 Duration platform_blackout(const std::vector<BlackoutPoint>& curve, Duration delta);
 
+// A sub-additive upper bound of platform_blackout (a token bucket): the curve's long-run rate
+// ρ = S(W)/W (W its longest window) and the least burst σ with S(Δ) <= σ + ρΔ for every Δ,
+//   Ŝ(Δ) = min(Δ, σ + ⌈ρΔ⌉),   σ = max_k (m_k − ρ·max(w_{k−1}, m_k))   (points (w_k, m_k), w_0 = 0)
+// (on (w_{k−1}, w_k] S is min(Δ, m_k), whose excess over ρΔ peaks at Δ = max(w_{k−1}, m_k);
+// beyond W, S(Δ) − ρΔ = S(Δ mod W) − ρ(Δ mod W)). Concave, hence sub-additive: what a busy
+// period that stops at its first q with w(q) <= (q+1)T needs of its terms and S between the
+// curve's points is not (cros_rt.cpp). Both: pure, no allocation, thread-safe.
+struct BlackoutBucket {
+  Duration burst = 0, max = 0, window = 1;  // σ, S(W), W
+  Duration at(Duration delta) const;
+};
+BlackoutBucket platform_bucket(const std::vector<BlackoutPoint>& curve);
+
 // The least L with L >= e + S(L): how long e units of execution can take on one core of that
 // platform once they have the core (every blackout inside them is added); nullopt when it
 // exceeds `limit` (a curve with S(Δ) close to Δ leaves no room).

@@ -106,6 +106,7 @@ struct SoundnessReport {
   std::int64_t feature_chains_checked = 0;
   int feature_bounded_systems = 0;    // systems where some chain with the feature was bounded
   int multi_threaded_systems = 0;     // applicable systems with a multi-threaded executor
+  int multi_host_systems = 0;         // applicable systems whose chains span several hosts
   int merges = 0, forks = 0, leaf_branches = 0;  // which shared-callback / branch construct
   // Tightness: per bounded chain, its worst simulated response over its bound (max over the
   // system's simulations); the median, 10th and 90th percentile and mean over all such chains
@@ -120,5 +121,12 @@ SoundnessReport run_soundness(const SoundnessOptions& options);
 // The same loop for any analysis object (tests use a deliberately wrong one).
 SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const SoundnessOptions& options);
 std::string report_to_json(const SoundnessReport& report);
+
+// The `platform` feature's platform: a core that loses Q every T, at any phase, as the blackout
+// curve the analysis sees (its exact maximum at each k·T and k·T + Q, k <= 4), and the model the
+// simulator runs — `base` without curves plus, on every core of every host, a SCHED_FIFO 99
+// timer taking the core for Q every T at `phase` (core c shifted by c·T/3). Both allocate.
+std::vector<BlackoutPoint> periodic_blackout(Duration Q, Duration T);
+Model with_platform_threads(const Model& base, Duration Q, Duration T, Duration phase);
 
 }  // namespace chainrt::sim
