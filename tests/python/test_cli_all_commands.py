@@ -171,6 +171,13 @@ def test_shared_types():
         cliargs.seed(str(2**63))
 
 
+def _sigint_as_from_a_terminal() -> None:
+    """In the child: Ctrl-C's default action, whatever this test process inherited (a run started
+    in the background of a script ignores SIGINT, and so would every chainrt it starts)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_a_long_simulation(tmp_path):
     import signal
     import time
@@ -182,7 +189,8 @@ def test_ctrl_c_ends_a_long_simulation(tmp_path):
     model.write_text("chainrt: 1\nname: busy\nhosts: [{name: h, cores: 2}]\nexecutors: [{name: x, host: h}]\n"
                      "nodes: [{name: n, executor: x}]\ncallbacks:\n" + cbs + "\nchains: [{name: c, callbacks: [t0]}]\n")
     proc = subprocess.Popen([sys.executable, "-m", "chainrt.cli", "simulate", str(model), "--duration", "1440min"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_as_from_a_terminal)
     time.sleep(3)  # inside the simulation; not a timing assertion
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -224,7 +232,8 @@ def test_ctrl_c_at_any_moment_of_the_start_is_never_lost_nor_a_traceback():
     for k in range(51):
         proc = subprocess.Popen([sys.executable, "-m", "chainrt.cli", "simulate",
                                  str(ROOT / "examples/autoware_reference.yaml"), "--duration", "1440min"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_sigint_as_from_a_terminal)
         time.sleep(k * 0.004)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

@@ -148,7 +148,8 @@ def test_interrupted_run_removes_its_namespaces():
     for sig in (signal.SIGINT, signal.SIGTERM):
         p = subprocess.Popen([sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", "30s",
                               "--crosslayer", "--no-compare", "--json"], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
         time.sleep(4)
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
