@@ -237,7 +237,7 @@ std::vector<LameRefusal> lame_apply(std::vector<std::optional<Reservation>>& cur
   for (auto& r : refused) r.error = attempt(r.slot);
   std::erase_if(refused, [](const LameRefusal& r) { return r.error.empty(); });
   // Bandwidth released in this step comes back at the 0-lag time (header): wait once, retry.
-  if (!refused.empty() && released_period > 0 && steps.wait) {
+  if (!refused.empty() && released_period > 0) {
     steps.wait(released_period + 1'000'000);
     for (auto& r : refused) r.error = attempt(r.slot);
     std::erase_if(refused, [](const LameRefusal& r) { return r.error.empty(); });
@@ -260,7 +260,6 @@ void LameController::apply(const Applied& next, LameActivation& a) {
     return ex_->set_thread_reservation(static_cast<sched::ThreadId>(s), r);
   };
   if (affinity || other) steps.reconfigure = [&] { ex_->reconfigure(next.specs, next.groups); };
-  steps.wait = [](Duration d) { std::this_thread::sleep_for(std::chrono::nanoseconds(d)); };
   for (const auto& r : lame_apply(current_.slots, next.slots, cores_, steps))
     a.errors.push_back(lame_slot_name(r.slot, cores_) + ": " + r.error);
   a.allocation_changed = affinity;

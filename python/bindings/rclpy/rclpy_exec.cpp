@@ -44,7 +44,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -746,7 +745,6 @@ class LameControl {
           return loop.set_thread_reservation(static_cast<std::uint32_t>(sl), r ? r->budget : 0, r ? r->period : 0);
         };
         steps.reconfigure = [&] { loop.reconfigure(params); };
-        steps.wait = [](Duration d) { std::this_thread::sleep_for(std::chrono::nanoseconds(d)); };
         for (const auto& r : runtime::lame_apply(current_, sp.slots, cores_, steps))
           errors.push_back(runtime::lame_slot_name(r.slot, cores_) + ": " + r.error);
         apply_ms = (static_cast<double>(runtime::thread_cpu_ns()) - c0) / 1e6;

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -183,8 +184,8 @@ struct LameApplySteps {
   std::function<std::string(int slot, const std::optional<Reservation>&)> set_reservation;
   // The callbacks' new parameters (a ready-queue swap); empty when they did not change.
   std::function<void()> reconfigure;
-  // Blocks the calling thread for `d` (the controller's, never an executor thread).
-  std::function<void(Duration d)> wait;
+  // Blocks the calling thread for `d` (the controller's, never an executor thread): sleeps.
+  std::function<void(Duration d)> wait = [](Duration d) { std::this_thread::sleep_for(std::chrono::nanoseconds(d)); };
 };
 // A slot the kernel still refused, with its reason.
 struct LameRefusal {
