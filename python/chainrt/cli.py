@@ -17,7 +17,7 @@ import pkgutil
 import sys
 
 from . import commands
-from .cliargs import ERROR, INTERRUPTED
+from .cliargs import ERROR, INTERRUPTED, raise_if_interrupted
 
 
 class ArgumentError(Exception):
@@ -82,12 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as done:  # --help and --version
             sys.stdout.flush()
             return int(done.code or 0) if isinstance(done.code, int) else ERROR
-        _interrupted_quietly()
+        raise_if_interrupted()
         if not getattr(args, "func", None):
             parser.print_help()
             return ERROR
         code = int(args.func(args) or 0)
-        _interrupted_quietly()
+        raise_if_interrupted()
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except KeyboardInterrupt:
@@ -137,13 +137,6 @@ def _take_interrupt() -> None:
                 default_hook(unraisable)
 
         sys.unraisablehook = hook
-
-
-def _interrupted_quietly() -> None:
-    """Raises the KeyboardInterrupt that the interpreter swallowed (see chainrt/__init__.py)."""
-    from . import _cli_interrupt_state
-    if _cli_interrupt_state["interrupted"]:
-        raise KeyboardInterrupt
 
 
 def _silence_stdout() -> None:

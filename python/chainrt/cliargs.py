@@ -251,6 +251,14 @@ def _write_all(fd: int, raw: bytes) -> None:
         view = view[n:]
 
 
+def raise_if_interrupted() -> None:
+    """Raises the KeyboardInterrupt of a Ctrl-C that the interpreter swallowed (inside a weakref
+    callback or __del__; chainrt/__init__.py remembers every Ctrl-C of the command line)."""
+    from . import _cli_interrupt_state
+    if _cli_interrupt_state["interrupted"]:
+        raise KeyboardInterrupt
+
+
 def interruptible(fn, *args, **kwargs):
     """Calls `fn` (a long C++ call that releases the GIL: a simulation, an analysis sweep) in a
     daemon thread and waits for it, so that Ctrl-C still ends the command at once (exit 130)
@@ -267,12 +275,10 @@ def interruptible(fn, *args, **kwargs):
 
     t = threading.Thread(target=work, name="chainrt-work", daemon=True)
     t.start()
-    from . import _cli_interrupt_state
     try:
         while t.is_alive():
             t.join(0.1)
-            if _cli_interrupt_state["interrupted"]:  # one the interpreter swallowed (chainrt/__init__.py)
-                raise KeyboardInterrupt
+            raise_if_interrupted()
     except KeyboardInterrupt:
         # The C++ call cannot be stopped and still holds Python objects: end the process here
         # (nothing of the command is left to write) rather than at interpreter exit.
