@@ -282,15 +282,16 @@ def remove_stale_shm(before: set[str]) -> list[str]:
     return removed
 
 
-def die_with_parent() -> None:
-    """In the child, before exec: SIGTERM when the parent dies (chainrt-run stops cleanly on
-    SIGTERM), so that no child outlives a killed chainrt."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    PR_SET_PDEATHSIG = 1
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() == 1:  # the parent died before prctl took effect
-        os._exit(1)
+PARENT_PID_ENV = "CHAINRT_PARENT_PID"
+
+
+def tied_to_this_process(env: dict[str, str]) -> dict[str, str]:
+    """``env`` plus the variable with which chainrt's programs (chainrt-run, the reference-system
+    bench) tie themselves to this process at start-up: SIGTERM when it dies (PR_SET_PDEATHSIG), so
+    that no child outlives a killed chainrt (runtime/supervised.hpp). Not a preexec_fn: Python
+    code between fork and exec can deadlock the child of a process with other threads (rclpy's
+    and Fast DDS's run beside the supervisor in ``chainrt profile --run``)."""
+    return {**env, PARENT_PID_ENV: str(os.getpid())}
 
 
 class Supervisor:
@@ -346,11 +347,11 @@ class Supervisor:
                 log = tempfile.TemporaryFile()
                 cmd = [*self.process_prefix.get(proc, []), str(self.binary), *self.common, "--process", proc,
                        "--json", f"/dev/fd/{report.fileno()}"]
-                env = {**self.env, **self.process_env.get(proc, {})}
+                env = tied_to_this_process({**self.env, **self.process_env.get(proc, {})})
                 p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      pass_fds=(report.fileno(), *([self.pass_files[proc].fileno()]
                                                                   if proc in self.pass_files else [])),
-                                     start_new_session=True, preexec_fn=die_with_parent)
+                                     start_new_session=True)
                 children.append({"process": proc, "popen": p, "report": report, "log": log})
             started = time.monotonic()
             deadline = started + self.timeout_s

@@ -13,6 +13,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/model_app.hpp"
+#include "chainrt/runtime/supervised.hpp"
 #ifdef CHAINRT_HAVE_LAME
 #include "chainrt/runtime/lame_controller.hpp"
 #endif
@@ -41,6 +42,7 @@ Duration duration_arg(const char* flag, const std::string& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
   if (argc < 2) return usage();
   std::string path, json_out;
   bool list = false;

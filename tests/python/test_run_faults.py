@@ -72,15 +72,21 @@ def _children(pid: int) -> dict[str, int]:
     return out
 
 
-def _running(prefix: str) -> list[int]:
+def _running(chainrt_pid: int) -> list[int]:
+    """The chainrt-run processes of the run that chainrt process `chainrt_pid` started (its run id
+    ends with that pid), wherever they were reparented; zombies are gone."""
     found = []
     for p in os.listdir("/proc"):
         if p.isdigit():
             try:
-                if prefix.encode() in Path(f"/proc/{p}/cmdline").read_bytes():
+                argv = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if b"--run-id" in argv and state != "Z":
+                i = argv.index(b"--run-id")
+                if i + 1 < len(argv) and argv[i + 1].endswith(f"-{chainrt_pid}".encode()):
                     found.append(int(p))
-            except OSError:
-                pass
     return found
 
 
@@ -99,8 +105,8 @@ def _wait_children(proc: subprocess.Popen, n: int = 2) -> dict[str, int]:
     return _children(proc.pid)
 
 
-def _nothing_left(before_shm: set[str], prefix: str) -> None:
-    assert _wait_for(lambda: not _running(prefix), 30), f"processes left: {_running(prefix)}"
+def _nothing_left(before_shm: set[str], chainrt_pid: int) -> None:
+    assert _wait_for(lambda: not _running(chainrt_pid), 30), f"processes left: {_running(chainrt_pid)}"
     fresh = runtime.shm_entries() - before_shm
     assert not (fresh - runtime.shm_in_use(fresh)), f"shared memory left behind: {sorted(fresh)}"
     assert not list(TMP.iterdir()), list(TMP.iterdir())  # reports live in anonymous files
@@ -121,16 +127,17 @@ def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
     assert [f["process"] for f in res["failed_processes"]] == ["sensing"]
     assert "SIGKILL" in res["failed_processes"][0]["reason"]
     assert res["chains"]["local"]["instances"] > 0  # the survivor's figures are kept
-    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+    _nothing_left(before, proc.pid)
 
 
 def test_parent_killed_takes_its_children_along():
     before = runtime.shm_entries()
     proc = _start()
-    _wait_children(proc)
+    kids = _wait_children(proc)
+    assert sorted(kids.values()) == sorted(_running(proc.pid))  # the check below sees them
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
-    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+    _nothing_left(before, proc.pid)
 
 
 def test_sigint_twice_keeps_the_report():
@@ -146,7 +153,7 @@ def test_sigint_twice_keeps_the_report():
     res = json.loads(out)
     assert res["interrupted"] is True and res["partial"] is True and res["failed_processes"] == []
     assert res["chains"]["local"]["instances"] > 0
-    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+    _nothing_left(before, proc.pid)
 
 
 def test_full_disk_on_stdout_is_an_error():
@@ -159,4 +166,16 @@ def test_full_disk_on_stdout_is_an_error():
     assert proc.returncode == 1
     lines = err.strip().splitlines()
     assert lines and "cannot write the output" in lines[-1] and "Traceback" not in err
-    _nothing_left(before, f"/chainrt_run_{proc.pid}")
+    _nothing_left(before, proc.pid)
+
+
+def test_a_child_whose_parent_is_already_gone_exits_at_once():
+    # The pid chainrt-run is told to die with is not its parent (as when the parent died between
+    # fork and the child's start-up): it must do nothing (here: not even list the processes).
+    env = {**_env(), runtime.PARENT_PID_ENV: str(os.getppid())}
+    cmd = [str(runtime.find_binary()), str(MODEL), "--list-processes"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 1 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
+    env[runtime.PARENT_PID_ENV] = str(os.getpid())  # its real parent
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 0 and "sensing" in r.stdout, (r.returncode, r.stdout, r.stderr)

@@ -15,6 +15,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/reference_system/system.hpp"
 #include "chainrt/runtime/executor.hpp"
+#include "chainrt/runtime/supervised.hpp"
 
 using namespace chainrt;
 
@@ -35,6 +36,7 @@ Duration duration_arg(const std::string& flag, const std::string& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
   std::string path, json_out;
   int pin_core = -1;
   reference_system::SystemOptions o;

@@ -159,8 +159,9 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
     t0 = time.monotonic()
     probe, platform = _platform_probe(opts, expected + 130)
     with probe:
-        proc = subprocess.Popen(cmd, env=_environment(binary), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, preexec_fn=chainrt_runtime.die_with_parent)  # no workload outlives a killed bench
+        # no workload outlives a killed bench (the binary ties itself to this process)
+        proc = subprocess.Popen(cmd, env=chainrt_runtime.tied_to_this_process(_environment(binary)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while proc.poll() is None:
             if progress:
                 progress.show(min(time.monotonic() - t0, expected), label)
