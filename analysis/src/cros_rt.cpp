@@ -178,14 +178,12 @@ struct PlatformCharge {
     return s;
   }
   // The long-run rate Σ_h n_{i,h}·S_h(W_h)/W_h, W_h the curve's longest window (beyond it S_h
-  // grows by S_h(W_h) per W_h: supply.hpp).
+  // grows by S_h(W_h) per W_h: supply.hpp); the bucket holds S_h(W_h) and W_h.
   long double rate() const {
     long double r = 0;
-    for (const On& h : hosts) {
-      const Duration W = h.curve->back().window;
-      r += static_cast<long double>(h.cores) * static_cast<long double>(platform_blackout(*h.curve, W)) /
-           static_cast<long double>(W);
-    }
+    for (const On& h : hosts)
+      r += static_cast<long double>(h.cores) * static_cast<long double>(h.bucket.max) /
+           static_cast<long double>(h.bucket.window);
     return r;
   }
 };
