@@ -1,0 +1,49 @@
+"""``python -m chainrt.campaign.localcluster WORKERS``: the embedded local Dask cluster's host.
+
+Started by a campaign in a session of its own (a terminal's Ctrl-C reaches only the chainrt
+command, never the workers, which would print their own tracebacks), it runs a Dask
+``LocalCluster`` on loopback: the scheduler on a free port and WORKERS single-threaded worker
+processes, each under a nanny that restarts it if it dies. It prints the scheduler's address on
+stdout and runs until its stdin closes (the command is done, or died) or SIGTERM, then closes
+the cluster. Its log (Dask's warnings: a worker restarted, ...) goes to stderr, which the
+campaign sends to its folder's ``cluster.log``.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def _stop(_signum, _frame):
+    raise SystemExit(0)
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's to handle, never ours
+    workers = int(sys.argv[1])
+    import logging
+
+    import dask
+    from distributed import LocalCluster
+
+    # No dashboard (it would take a port and needs bokeh); no memory manager pausing or
+    # restarting workers: a batch's memory is the OS's to limit.
+    dask.config.set({"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
+                     "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False})
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           scheduler_port=0, dashboard_address=None, memory_limit=0,
+                           silence_logs=logging.WARNING)
+    try:
+        sys.stdout.write(cluster.scheduler_address + "\n")
+        sys.stdout.flush()
+        while sys.stdin.buffer.read(4096):
+            pass
+    finally:
+        cluster.close(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
