@@ -33,9 +33,9 @@ import tempfile
 from . import cliargs
 
 
-# Systems per batch: 0.05-1 s each (harsh and climbing ones the slowest), so a batch takes
-# seconds, well above a Dask task's cost (docs/campaigns.md, "Sizing").
-BATCH = 10
+# Systems per batch: 5-30 ms each here (harsh and climbing ones the slowest), so that a batch
+# takes about a second, far above a Dask task's cost (docs/campaigns.md, "Sizing").
+BATCH = 50
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
 CX_DIR = "@COUNTEREXAMPLES@/"
 FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform")

@@ -69,8 +69,9 @@ def plan(panels: list[str], base_seed: int, values: dict | None = None) -> list[
     return points
 
 
-# Systems per batch: one batch is a fraction of a second to a few seconds of analyses.
-BATCH = 250
+# Systems per batch: about 0.3 ms of analyses each, so a batch takes a fraction of a second and a
+# 2000-system point is two batches (docs/campaigns.md, "Sizing").
+BATCH = 1000
 
 
 def point_label(panel: str, value) -> str:
