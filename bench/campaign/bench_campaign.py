@@ -83,11 +83,43 @@ def one_run(argv: list[str], runner: str, folder: pathlib.Path) -> dict:
     batches = [json.loads(p.read_text()) for p in sorted((campaign / "batches").glob("b*.json"))]
     result = json.loads((campaign / "result.json").read_text())
     result.pop("run_id")
+    size = sum(p.stat().st_size for p in (campaign / "batches").glob("b*.json"))
     return {"runner": runner, "wall_s": wall, "systems": sum(b["batch"]["count"] for b in batches),
+            "batch_bytes": size,
             "batches": len(batches), "batch_s": sum(b["seconds"] for b in batches),
             "batch_s_max": max(b["seconds"] for b in batches),
             "load_before": load_before, "load_after": load1(),
             "steal_pct": 100.0 * (steal1 - steal0) / max(1, total1 - total0), "result": result}
+
+
+def scheduler_probe(tasks: int, workers: int) -> dict:
+    """The engine's own cost per task: `tasks` empty tasks through the embedded local cluster
+    (its host process, as a campaign starts it), submitted at once and gathered as they finish
+    (as a campaign does)."""
+    from distributed import Client, as_completed
+    host = subprocess.Popen([sys.executable, "-m", "chainrt.campaign.localcluster", str(workers)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        t0 = time.perf_counter()
+        address = host.stdout.readline().decode().strip()
+        client = Client(address, timeout="60s")
+        client.wait_for_workers(workers, timeout=120)
+        started = time.perf_counter() - t0
+        client.gather(client.map(int, range(workers * 4)))  # workers warm
+        steal0, total0 = cpu_times()
+        t1 = time.perf_counter()
+        futures = [client.submit(int, i, pure=False) for i in range(tasks)]
+        for f in as_completed(futures, loop=client.loop):
+            f.result()
+        elapsed = time.perf_counter() - t1
+        steal1, total1 = cpu_times()
+        client.close()
+    finally:
+        host.stdin.close()
+        host.wait(30)
+    return {"tasks": tasks, "workers": workers, "start_s": started, "elapsed_s": elapsed,
+            "per_task_ms": 1000 * elapsed / tasks, "steal_pct": 100.0 * (steal1 - steal0) / max(1, total1 - total0)}
 
 
 def spread(xs: list[float]) -> str:
@@ -104,7 +136,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--lock", default=None, help="hold this lock (flock) during each repetition")
     ap.add_argument("--csv", default=None, help="write one row per run here")
+    ap.add_argument("--probe", type=int, default=0, metavar="TASKS",
+                    help="only measure the engine's cost per task: TASKS empty tasks on 2 workers, REPEAT times")
     args = ap.parse_args()
+    if args.probe:
+        for rep in range(args.repeat):
+            with held(args.lock):
+                load = load1()
+                r = scheduler_probe(args.probe, 2)
+            print(f"rep {rep}: cluster up in {r['start_s']:.2f} s; {r['tasks']} empty tasks in {r['elapsed_s']:.2f} s: "
+                  f"{r['per_task_ms']:.3f} ms per task  load {load:.2f}  steal {r['steal_pct']:.1f} %", flush=True)
+        return 0
     argv = ["experiment", "soundness", "--analysis", args.analysis, "--sets", str(args.sets), "--seed",
             str(args.seed), "--batch", str(args.batch), "--json"] + args.extra.split()
     runs: list[dict] = []
@@ -136,7 +178,8 @@ def main() -> int:
           f"{statistics.mean(wall['1 worker']) / statistics.mean(wall['2 workers']):.3f})")
     print(f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
           f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
-    print(f"  per batch: mean {statistics.mean(per_batch):.3f} s of work")
+    print(f"  per batch: mean {statistics.mean(per_batch):.3f} s of work, "
+          f"{statistics.mean(r['batch_bytes'] / r['batches'] for r in runs) / 1024:.1f} KiB kept")
     print(f"  load average {min(r['load_before'] for r in runs):.2f}..{max(r['load_after'] for r in runs):.2f}, "
           f"steal {min(r['steal_pct'] for r in runs):.1f}..{max(r['steal_pct'] for r in runs):.1f} %")
     if args.csv:

@@ -114,12 +114,18 @@ class Dask:
         return f"the Dask cluster at {self.address}"
 
     def start(self) -> None:
+        if self.address is None:
+            self._spawn_host()  # first: it boots while this process imports Dask
         try:
             from distributed import Client
         except ImportError as e:
             raise CampaignError(f"Dask distributed is not installed ({e}); scripts/setup installs it") from None
+        # Dask's own log lines (a worker lost, a result fetched again) are not for the user: what
+        # matters is reported by the campaign; the local cluster's go to cluster.log.
+        import logging
+        logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
         if self.address is None:
-            self.address = self._start_local()
+            self.address = self._await_address()
         try:
             self.client = Client(self.address, timeout="20s", set_as_default=False)
         except (OSError, TimeoutError) as e:
@@ -139,20 +145,29 @@ class Dask:
             f = self.client.submit(execute, spec.task, spec.identity, b.as_dict(), pure=False,
                                    key=f"chainrt-{spec.kind}-{b.index}-{tag}")
             self._futures[f] = b
-        for f in as_completed(list(self._futures), loop=self.client.loop):
-            b = self._futures.pop(f)
-            if f.status == "finished":
-                try:
-                    record = f.result()
-                except Exception as e:  # the result could not be fetched: its worker went away
-                    yield b, None, f"its result was lost ({describe(e)})"
-                    continue
-                yield b, record, None
-            elif f.status == "error":
-                yield b, None, self._error(f)
-            else:  # cancelled: the scheduler forgot the task (the connection to it was lost)
+        pending = as_completed(list(self._futures), loop=self.client.loop)
+        for f in pending:
+            b = self._futures.get(f)
+            if b is None:
+                continue
+            if f.status == "cancelled":  # the scheduler forgot the task: the connection to it was lost
                 raise CampaignError(f"the Dask scheduler at {self.address} dropped the campaign's tasks "
                                     f"(connection lost?); the finished batches are kept: run the command again")
+            if f.status == "error":
+                del self._futures[f]
+                yield b, None, self._error(f)
+                f.release()
+                continue
+            if f.status != "finished":  # its result went with a worker that died: computed again
+                pending.add(f)
+                continue
+            try:
+                record = f.result()
+            except Exception:  # the same, noticed while fetching it
+                pending.add(f)
+                continue
+            del self._futures[f]
+            yield b, record, None
             f.release()
 
     @staticmethod
@@ -181,7 +196,7 @@ class Dask:
         self._stop_local()
 
     # --- the embedded local cluster -----------------------------------------------------------
-    def _start_local(self) -> str:
+    def _spawn_host(self) -> None:
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         try:
             self.host = subprocess.Popen(
@@ -190,6 +205,8 @@ class Dask:
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()
+
+    def _await_address(self) -> str:
         deadline = time.monotonic() + self.START_TIMEOUT_S
         line = b""
         while not line.endswith(b"\n"):

@@ -32,6 +32,12 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _end)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's to handle, never ours
     workers = int(sys.argv[1])
+    # Workers come from a fork server that has Dask and chainrt's extension loaded already: a
+    # worker (the first ones, and one restarted after a crash) starts in a fraction of a second
+    # instead of importing them again. Started first, it loads them while this process does.
+    import multiprocessing.forkserver
+    multiprocessing.set_forkserver_preload(["distributed", "chainrt._core"])
+    multiprocessing.forkserver.ensure_running()
     import logging
 
     import dask
@@ -40,7 +46,8 @@ def main() -> int:
     # No dashboard (it would take a port and needs bokeh); no memory manager pausing or
     # restarting workers: a batch's memory is the OS's to limit.
     dask.config.set({"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
-                     "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False})
+                     "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False,
+                     "distributed.worker.multiprocessing-method": "forkserver"})
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                            scheduler_port=0, dashboard_address=None, memory_limit=0,
                            silence_logs=logging.WARNING)
