@@ -123,7 +123,9 @@ class Dask:
         # Dask's own log lines (a worker lost, a result fetched again) are not for the user: what
         # matters is reported by the campaign; the local cluster's go to cluster.log.
         import logging
-        logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+        for name in ["distributed", "tornado"] + [n for n in logging.root.manager.loggerDict
+                                                  if n.startswith(("distributed.", "tornado."))]:
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
         if self.address is None:
             self.address = self._await_address()
         try:
