@@ -26,7 +26,6 @@ import contextlib
 import csv
 import fcntl
 import json
-import os
 import pathlib
 import statistics
 import subprocess

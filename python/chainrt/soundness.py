@@ -166,22 +166,14 @@ def run(args) -> int:
         print("chainrt experiment soundness: --fusion and --feature draw different systems; give one of them",
               file=sys.stderr)
         return 1
-    problem = command.check_engine_flags(args)
-    if problem:
-        print(f"chainrt experiment soundness: {problem}", file=sys.stderr)
-        return 1
     names = analysis_names() if args.analysis == "all" else [args.analysis]
     if args.analysis != "all" and args.analysis not in analysis_names():
         print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "
               f"{', '.join(analysis_names())})", file=sys.stderr)
         return 1
-    make = make_spec(args, names)
-    if args.replay_batch is not None:
-        return command.replay(args, make(command.batch_size(args)))
-    try:
-        outcome = command.run(args, make, args.out)
-    except command.CampaignError as err:
-        return command.fail("soundness", err)
+    outcome = command.campaign(args, "soundness", make_spec(args, names), args.out)
+    if isinstance(outcome, int):
+        return outcome
     found = 0
     merged = {}
     for name in names:

@@ -20,7 +20,7 @@ import pytest
 
 from chainrt import soundness
 from chainrt.campaign import command
-from chainrt.campaign.plan import Batch, Spec, build_id, merge, split
+from chainrt.campaign.plan import Spec, merge, split
 from chainrt.campaign.store import CampaignError, Store
 from chainrt.experiments.progress import Progress
 

@@ -205,6 +205,23 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
     return outcome
 
 
+def campaign(args, kind: str, make: Callable[[int], Spec], out: str) -> "Outcome | int":
+    """What every campaign command does with its plan: refuses contradicting engine flags,
+    replays one batch (``--replay-batch``), or runs the campaign. An int is the command's exit
+    code (it is done); an Outcome is for the command to merge and report."""
+    problem = check_engine_flags(args)
+    if problem:
+        _say(kind, problem)
+        return cliargs.ERROR
+    if args.replay_batch is not None:
+        return replay(args, make(batch_size(args)))
+    os.makedirs(out, exist_ok=True)
+    try:
+        return run(args, make, out)
+    except CampaignError as err:
+        return fail(kind, err)
+
+
 def finish(outcome: Outcome, result: dict) -> Path | None:
     """Keeps the merged result once the campaign is complete; reports broken batches."""
     spec = outcome.spec
@@ -221,4 +238,4 @@ def fail(kind: str, err: Exception) -> int:
     return cliargs.ERROR
 
 
-__all__ = ["add_arguments", "run", "replay", "finish", "fail", "check_engine_flags", "batch_size", "Outcome", "CampaignError"]
+__all__ = ["add_arguments", "campaign", "run", "replay", "finish", "fail", "check_engine_flags", "batch_size", "Outcome", "CampaignError"]

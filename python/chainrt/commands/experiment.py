@@ -135,20 +135,12 @@ def run_schedulability(args) -> int:
         print("chainrt experiment schedulability: --sets must be >= 1", file=sys.stderr)
         return 1
     from ..campaign import command
-    problem = command.check_engine_flags(args)
-    if problem:
-        print(f"chainrt experiment schedulability: {problem}", file=sys.stderr)
-        return 1
     points = sch.plan(panels, args.seed)
     make = sch.make_spec(points, args.sets, analyses,
                          {"panels": panels, "analyses": analyses, "sets": args.sets, "seed": args.seed})
-    if args.replay_batch is not None:
-        return command.replay(args, make(command.batch_size(args)))
-    os.makedirs(args.out, exist_ok=True)
-    try:
-        outcome = command.run(args, make, args.out)
-    except command.CampaignError as err:
-        return command.fail("schedulability", err)
+    outcome = command.campaign(args, "schedulability", make, args.out)
+    if isinstance(outcome, int):
+        return outcome
     sch.apply(points, outcome.results)
     command.finish(outcome, {"points": [{"panel": p.panel, "value": p.value, "sets": p.sets, "schedulable": p.counts}
                                         for p in points]})
@@ -199,19 +191,10 @@ def run_synthesis(args) -> int:
         print("chainrt experiment synthesis: need 2 <= chains <= 6, U_norm > 0 and --sets >= 1", file=sys.stderr)
         return 1
     from ..campaign import command
-    problem = command.check_engine_flags(args)
-    if problem:
-        print(f"chainrt experiment synthesis: {problem}", file=sys.stderr)
-        return 1
     ident = syn.identity(counts, us, args.sets, args.seed, layout=args.layout)
-    make = syn.make_spec(ident)
-    if args.replay_batch is not None:
-        return command.replay(args, make(command.batch_size(args)))
-    os.makedirs(args.out, exist_ok=True)
-    try:
-        outcome = command.run(args, make, args.out)
-    except command.CampaignError as err:
-        return command.fail("synthesis", err)
+    outcome = command.campaign(args, "synthesis", syn.make_spec(ident), args.out)
+    if isinstance(outcome, int):
+        return outcome
     rows = syn.rows_from(ident, outcome.results)
     command.finish(outcome, {"rows": rows})
     if not outcome.complete:

@@ -11,7 +11,6 @@ embedded local Dask cluster, a running cluster or in this process, kept per batc
 from __future__ import annotations
 
 import os
-import sys
 
 from .. import cliargs
 
@@ -55,17 +54,9 @@ def run(args) -> int:
 
     from ..campaign import command
     from ..campaign.plan import merge
-    problem = command.check_engine_flags(args)
-    if problem:
-        print(f"chainrt experiment lame-property: {problem}", file=sys.stderr)
-        return 1
-    make = make_spec(args.sets, args.seed)
-    if args.replay_batch is not None:
-        return command.replay(args, make(command.batch_size(args)))
-    try:
-        outcome = command.run(args, make, args.out)
-    except command.CampaignError as err:
-        return command.fail("lame-property", err)
+    outcome = command.campaign(args, "lame-property", make_spec(args.sets, args.seed), args.out)
+    if isinstance(outcome, int):
+        return outcome
     parts = outcome.results("lame")
     rep, _ = merge(parts) if parts else ({"systems": 0, "accepted": 0, "checked": 0, "be_checked": 0,
                                           "violations": []}, [])

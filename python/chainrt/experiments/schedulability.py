@@ -69,8 +69,8 @@ def plan(panels: list[str], base_seed: int, values: dict | None = None) -> list[
     return points
 
 
-# Systems per batch: about 0.3 ms of analyses each, so a batch takes a fraction of a second and a
-# 2000-system point is two batches (docs/campaigns.md, "Sizing").
+# Systems per batch: a few ms of analyses each (five analyses and the reference curve), so a batch
+# takes seconds and a 2000-system point is two batches (docs/campaigns.md, "Sizing").
 BATCH = 1000
 
 
