@@ -13,7 +13,13 @@ repetitions (run i of one runner against run i of the other). Every run must giv
 merged result (checked).
 
 With --lock PATH each repetition holds that lock (flock) while it runs, released between
-repetitions so that others can measure too.
+repetitions so that others can measure too. The kernel shares the CPU between sessions
+(CONFIG_SCHED_AUTOGROUP) whatever the processes' nice values, so on a machine shared with other
+sessions' builds the bench raises its own session's group to nice -20 (as root; the analogue of
+real-time priority for measured processes), and the embedded cluster's session takes the same
+(chainrt.campaign.localcluster); without root it measures as it is and says so. With --rt PRIO
+every process of the bench (the command, the cluster's host, scheduler and workers: all inherit
+it) runs at SCHED_RR PRIO instead, so that the other tenants' work cannot take the cores.
 
     .venv/bin/python bench/campaign/bench_campaign.py --sets 600 --repeat 3 --lock /work/measure.lock \
         --csv docs/data/campaign_bench.csv
@@ -26,6 +32,7 @@ import contextlib
 import csv
 import fcntl
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -121,6 +128,16 @@ def scheduler_probe(tasks: int, workers: int) -> dict:
             "per_task_ms": 1000 * elapsed / tasks, "steal_pct": 100.0 * (steal1 - steal0) / max(1, total1 - total0)}
 
 
+def raise_autogroup() -> str:
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("-20")
+        with open("/proc/self/autogroup") as f:
+            return f.read().strip()
+    except OSError as e:
+        return f"unchanged ({e.strerror})"
+
+
 def spread(xs: list[float]) -> str:
     return f"{statistics.mean(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f}, sd {statistics.pstdev(xs):.3f})"
 
@@ -135,9 +152,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--lock", default=None, help="hold this lock (flock) during each repetition")
     ap.add_argument("--csv", default=None, help="write one row per run here")
+    ap.add_argument("--rt", type=int, default=0, metavar="PRIO", help="run everything at SCHED_RR PRIO")
     ap.add_argument("--probe", type=int, default=0, metavar="TASKS",
                     help="only measure the engine's cost per task: TASKS empty tasks on 2 workers, REPEAT times")
     args = ap.parse_args()
+    print(f"session scheduling group: {raise_autogroup()}", flush=True)
+    if args.rt:
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(args.rt))
+        print(f"SCHED_RR {args.rt} (inherited by every process started)", flush=True)
     if args.probe:
         for rep in range(args.repeat):
             with held(args.lock):

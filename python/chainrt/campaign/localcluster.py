@@ -28,7 +28,22 @@ def _end(*_args) -> None:
     os._exit(0)
 
 
+def _inherit_autogroup_nice() -> None:
+    """A session of its own is also a scheduling group of its own where the kernel groups tasks
+    by session (CONFIG_SCHED_AUTOGROUP): the cluster takes the CPU priority of the command's
+    group, as its processes would have had in the command's session. Nothing where the kernel
+    has no such groups, or where raising the priority is not allowed."""
+    try:
+        with open(f"/proc/{os.getppid()}/autogroup") as f:
+            nice = int(f.read().split("nice")[1])
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(nice))
+    except (OSError, ValueError, IndexError):
+        pass
+
+
 def main() -> int:
+    _inherit_autogroup_nice()
     signal.signal(signal.SIGTERM, _end)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's to handle, never ours
     workers = int(sys.argv[1])
@@ -43,10 +58,13 @@ def main() -> int:
     import dask
     from distributed import LocalCluster
 
-    # No dashboard (it would take a port and needs bokeh); no memory manager pausing or
-    # restarting workers: a batch's memory is the OS's to limit.
+    # No dashboard (it would take a port and needs bokeh) and none of what feeds it: the worker's
+    # statistical profiler (100 stack samples a second, next to the batch's thread) and a system
+    # monitor twice a second; no memory manager pausing or restarting workers: a batch's memory is
+    # the OS's to limit.
     dask.config.set({"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                      "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False,
+                     "distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "5s",
                      "distributed.worker.multiprocessing-method": "forkserver"})
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                            scheduler_port=0, dashboard_address=None, memory_limit=0,
