@@ -305,7 +305,9 @@ def test_engine_flags_that_exclude_each_other(tmp_path):
     r = cli("experiment", "soundness", "--sets", "2", "--in-process", "--cluster", "tcp://127.0.0.1:1",
             "--out", str(tmp_path))
     assert r.returncode == 1 and "exclude each other" in r.stderr
-    r = cli("experiment", "synthesis", "--sets", "20", "--cluster", "tcp://127.0.0.1:9", "--out", str(tmp_path))
+    r = subprocess.run(CHAINRT + ["experiment", "synthesis", "--sets", "20", "--cluster", "tcp://127.0.0.1:9", "--out",
+                                  str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=str(ROOT),
+                       env=dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s"))
     assert r.returncode == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 

@@ -129,7 +129,8 @@ class Dask:
         if self.address is None:
             self.address = self._await_address()
         try:
-            self.client = Client(self.address, timeout="20s", set_as_default=False)
+            # (waits up to Dask's distributed.comm.timeouts.connect, 30 s unless configured)
+            self.client = Client(self.address, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise CampaignError(f"cannot reach the Dask scheduler at {self.address}: {e}") from None
 
