@@ -256,6 +256,7 @@ def test_resume_never_counts_a_batch_twice_and_ignores_foreign_files(tmp_path, c
     bad = json.loads(files[2].read_text())
     bad["run_id"] = "0000"                            # another run's file: not counted, runs again
     files[2].write_text(json.dumps(bad))
+    files[3].write_text("")                            # emptied by a power loss (not fsynced): runs again
     again = command.run(_args("--in-process"), make, str(tmp_path))
     assert again.complete
     numbers = [n for part in again.results("all") for n in part["numbers"]]

@@ -5,7 +5,7 @@
   build that computes them, when and by which command line it was started. Written once,
   atomically, before any batch runs.
 - ``batches/b000017.json``: one file per finished batch, written atomically (temporary file,
-  fsync, rename) as the batch's result arrives: the run id, the batch (group, first, count,
+  rename; not fsynced: a file a power loss leaves empty is ignored) as the batch's result arrives: the run id, the batch (group, first, count,
   seed), where and how long it ran, its result. A batch is whole or absent; a file is never
   replaced, so no system is counted twice, and a re-run computes only the missing batches.
 - ``result.json``: the merged result, once every batch is in.
@@ -104,7 +104,9 @@ class Store:
         if batch.index in self._done and self._done[batch.index]["batch"] == batch.as_dict():
             return False
         rec = {"format": FORMAT, "run_id": self.run_id, "batch": batch.as_dict(), **record}
-        cliargs.write_atomic(self.folder / "batches" / f"b{batch.index:06d}.json", json.dumps(rec) + "\n")
+        # Whole or absent; not fsynced: one a power loss leaves empty is ignored and runs again.
+        cliargs.write_atomic(self.folder / "batches" / f"b{batch.index:06d}.json", json.dumps(rec) + "\n",
+                             durable=False)
         self._done[batch.index] = rec
         return True
 
