@@ -388,3 +388,16 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_no_system_counts_twice(tmp_
     assert here.returncode == 0, here.stderr
     assert reports(here.stdout) == [rep]
     assert result(tmp_path / "here") == result(out)
+
+
+def test_a_resumed_campaign_keeps_its_batches_whatever_batch_size_is_asked(tmp_path, capsys):
+    make = _numbered(10)
+    first = command.run(_args("--in-process"), make, str(tmp_path))
+    assert first.complete and len(first.records) == 4  # batches of 3
+    (campaign_dir(tmp_path) / "batches" / "b000003.json").unlink()
+    p = argparse.ArgumentParser()
+    command.add_arguments(p, batch=3)
+    again = command.run(p.parse_args(["--in-process", "--batch", "5"]), make, str(tmp_path))
+    assert "resuming with the campaign's batches of 3 systems" in capsys.readouterr().err
+    assert again.complete and [b.count for b in again.spec.batches] == [3, 3, 3, 1]
+    assert [n for part in again.results("all") for n in part["numbers"]] == list(range(10))
