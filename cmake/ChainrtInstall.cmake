@@ -139,7 +139,8 @@ if(TARGET chainrt_tracing AND EXISTS "${PROJECT_BINARY_DIR}/chainrt_tracing.json
     DESTINATION ${CMAKE_INSTALL_DATADIR}/chainrt)
 endif()
 
-# The Python package (with chainrt._core, built into python/chainrt/) and a `chainrt` launcher
+# The Python package (with chainrt._core and chainrt._rclpy_exec, built into
+# <build>/python/chainrt/) and a `chainrt` launcher
 # that runs it with the interpreter chainrt was built with (it has numpy, matplotlib, PyYAML
 # and, for the wheels, rclpy).
 if(CHAINRT_BUILD_PYTHON AND TARGET _core)
@@ -152,7 +153,12 @@ if(CHAINRT_BUILD_PYTHON AND TARGET _core)
     OUTPUT_VARIABLE _pyver OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(CHAINRT_INSTALL_PYTHONDIR "${CMAKE_INSTALL_LIBDIR}/${_pyver}/site-packages")
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/python/chainrt" DESTINATION ${CHAINRT_INSTALL_PYTHONDIR}
-    PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+    PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN "*.so" EXCLUDE)
+  foreach(_ext _core _rclpy_exec)
+    if(TARGET ${_ext})
+      install(TARGETS ${_ext} LIBRARY DESTINATION ${CHAINRT_INSTALL_PYTHONDIR}/chainrt)
+    endif()
+  endforeach()
   install(CODE "
     set(_py \"${_pyexe}\")
     set(_dest \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/chainrt\")

@@ -38,6 +38,15 @@ if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "ch
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _cli_interrupt)
 
+# A source checkout's extension modules (chainrt._core, chainrt._rclpy_exec) are in the build
+# of this virtualenv's ROS 2 line (_build.py), searched before the package's own folder.
+from . import _build
+
+_ext = _build.extension_dir()
+if _ext is not None:
+    __path__.insert(0, str(_ext))
+del _ext
+
 from .model import Model, ModelError, load_model, load_model_from_string, validate
 
 __all__ = ["Model", "ModelError", "load_model", "load_model_from_string", "validate"]

@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import _build
+
 REPO = Path(__file__).resolve().parents[2]
 BINARY = "chainrt-run"
 
@@ -28,7 +30,8 @@ class RuntimeNotFound(RuntimeError):
 
 
 def find_built_program(name: str, env_var: str, subdir: str, missing: type[Exception] = RuntimeNotFound) -> Path:
-    """A program of the C++ build: ``$<env_var>``, else the newest ``<repo>/build*/**/<subdir>/<name>``,
+    """A program of the C++ build: ``$<env_var>``, else ``<build>/<subdir>/<name>`` (or the newest
+    ``<build>/*/<subdir>/<name>``) of this environment's build (its ROS 2 line's, ``_build.py``),
     else PATH; raises ``missing`` with how to get it."""
     env = os.environ.get(env_var)
     if env:
@@ -36,21 +39,22 @@ def find_built_program(name: str, env_var: str, subdir: str, missing: type[Excep
         if p.is_file() and os.access(p, os.X_OK):
             return p
         raise missing(f"{env_var}={env} is not an executable file")
-    candidates = []
-    for pattern in (f"build/{subdir}/{name}", f"build/*/{subdir}/{name}", f"build*/{subdir}/{name}"):
-        candidates += [p for p in REPO.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
-    if candidates:
-        return max(candidates, key=lambda p: p.stat().st_mtime)
+    build = _build.build_dir()
+    if build is not None:
+        for pattern in (f"{subdir}/{name}", f"*/{subdir}/{name}"):
+            candidates = [p for p in build.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
+            if candidates:
+                return max(candidates, key=lambda p: p.stat().st_mtime)
     found = shutil.which(name)
     if found:
         return Path(found)
     raise missing(
-        f"{name} is not built: run scripts/setup (it needs ROS 2: the ros-kilted wheels in .venv "
-        f"or a sourced ROS 2 installation), or set {env_var}")
+        f"{name} is not built: run scripts/setup (it needs ROS 2: the ros-<distro> wheels of the "
+        f"virtualenv or a sourced ROS 2 installation), or set {env_var}")
 
 
 def find_binary() -> Path:
-    """``$CHAINRT_RUN_BIN``, else the newest ``<repo>/build*/**/runtime/chainrt-run``, else PATH."""
+    """``$CHAINRT_RUN_BIN``, else this environment's ``<build>/runtime/chainrt-run``, else PATH."""
     return find_built_program(BINARY, "CHAINRT_RUN_BIN", "runtime")
 
 

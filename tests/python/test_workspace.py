@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from chainrt import _build
+
 REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("CHAINRT_BUILD_DIR", REPO / "build"))
-if not BUILD.is_absolute():
-    BUILD = REPO / BUILD
+BUILD = _build.build_dir()  # this virtualenv's ROS 2 line's build
 COLCON = Path(sys.executable).parent / "colcon"
 
 
