@@ -30,8 +30,11 @@ CHAINRT_BINDINGS(sim, 20) {
       "_simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
          std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
-         std::size_t trace_limit, std::map<std::string, Duration> offsets) {
+         std::size_t trace_limit, std::map<std::string, Duration> offsets, const std::string& timer_rule) {
         sim::SimOptions o;
+        if (timer_rule == "rcl5") o.timer_rule = sched::TimerRule::Rcl5;
+        else if (timer_rule != "rcl9")
+          throw std::invalid_argument("unknown timer rule '" + timer_rule + "' (rcl9, rcl5)");
         o.duration = duration;
         o.seed = seed;
         if (policy) {
@@ -56,8 +59,9 @@ CHAINRT_BINDINGS(sim, 20) {
       nb::arg("model"), nb::arg("duration_ns"), nb::arg("seed") = 1, nb::arg("policy") = nb::none(),
       nb::arg("threads") = nb::none(), nb::arg("exec") = "wcet", nb::arg("comm") = "fixed",
       nb::arg("trace") = false, nb::arg("trace_limit") = 2'000'000,
-      nb::arg("offsets") = std::map<std::string, Duration>{},
-      "Simulate the model; returns (summary JSON, trace JSON or '').");
+      nb::arg("offsets") = std::map<std::string, Duration>{}, nb::arg("timer_rule") = "rcl9",
+      "Simulate the model; returns (summary JSON, trace JSON or ''). timer_rule: rcl's timer "
+      "overrun rule, rcl9 (Jazzy, Kilted) or rcl5 (Humble, Iron).");
   m.def(
       "simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,

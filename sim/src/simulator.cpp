@@ -315,7 +315,7 @@ void Simulator::build() {
     if (cb.is_timer()) {
       auto it = o_.offsets.find(cb.name);
       const Duration off = it != o_.offsets.end() ? it->second : cb.offset;
-      s.clock = sched::TimerClock{cb.period, off};
+      s.clock = sched::TimerClock{cb.period, off, o_.timer_rule};
       s.jitter = cb.jitter;
       if (cb.period <= 0) throw std::invalid_argument("simulator: timer " + cb.name + " has no period");
     } else {
