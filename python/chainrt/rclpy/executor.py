@@ -33,10 +33,15 @@ import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import Executor, ExternalShutdownException
-from rclpy.timer import TimerInfo
 
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, load_view)
+
+# Differences between the rclpy of the ROS 2 lines chainrt runs on, in one place:
+try:  # Kilted's rclpy 9: timer callbacks may take a TimerInfo (rcl_timer_call_with_info)
+    from rclpy.timer import TimerInfo
+except ImportError:  # Jazzy's rclpy 7: no TimerInfo, timers are called with call_timer()
+    TimerInfo = None
 
 try:
     from rclpy.event_handler import EventHandler as _EventHandler
@@ -45,7 +50,7 @@ except ImportError:  # older rclpy
 
 try:
     from rclpy.exceptions import TimerCancelledError
-except ImportError:  # older rclpy
+except ImportError:  # Jazzy's rclpy 7 (and older)
     class TimerCancelledError(Exception):
         pass
 
@@ -747,7 +752,7 @@ class ChainExecutor(Executor):
         handle = tmr.handle
         cb = tmr.callback
         arg = None
-        if cb is not None:
+        if cb is not None and TimerInfo is not None:
             try:
                 for p in inspect.signature(cb).parameters.values():
                     if p.annotation is TimerInfo or p.annotation == "TimerInfo":
@@ -758,9 +763,11 @@ class ChainExecutor(Executor):
         clock_type = tmr.clock.clock_type
         spawn = self._spawn
 
+        call = handle.call_timer_with_info if TimerInfo is not None else handle.call_timer
+
         def run(t: int) -> bool:
             with handle:
-                info = handle.call_timer_with_info()
+                info = call()
             fn = tmr.callback
             if fn is None:
                 return False
