@@ -318,6 +318,9 @@ void ChainExecutor::add_node(::rclcpp::node_interfaces::NodeBaseInterface::Share
     nodes_.push_back(node);
   }
   ::rclcpp::Executor::add_node(node, notify);
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+  handle_updated_entities(notify);
+#endif
 }
 
 void ChainExecutor::add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
@@ -327,7 +330,22 @@ void ChainExecutor::add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
     group_nodes_.emplace_back(group, node);
   }
   ::rclcpp::Executor::add_callback_group(group, node, notify);
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+  handle_updated_entities(notify);
+#endif
 }
+
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+void ChainExecutor::remove_node(::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify) {
+  ::rclcpp::Executor::remove_node(node, notify);
+  handle_updated_entities(notify);
+}
+
+void ChainExecutor::remove_callback_group(::rclcpp::CallbackGroup::SharedPtr group, bool notify) {
+  ::rclcpp::Executor::remove_callback_group(group, notify);
+  handle_updated_entities(notify);
+}
+#endif
 
 void ChainExecutor::handle_updated_entities(bool notify) {
   rebuild_requested_.store(true, std::memory_order_release);

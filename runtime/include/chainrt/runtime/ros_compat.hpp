@@ -1,0 +1,27 @@
+// chainrt runtime: the C++ API differences between the ROS 2 lines chainrt builds on, Kilted
+// (rcl 10, rclcpp 29) and Jazzy (rcl 9, rclcpp 28), in one place (docs/ros_lines.md). The build
+// side of the lines is cmake/ChainrtROS2.cmake, which also defines CHAINRT_ROS_DISTRO_KILTED or
+// CHAINRT_ROS_DISTRO_JAZZY and CHAINRT_ROS_DISTRO_NAME for every target linking chainrt::ros2.
+// Code tests the feature macros below, never a distribution name. No paper section.
+//
+// The rcl API chainrt's runtime uses is the same on both lines (rcl's timer rule differs from
+// Humble's and Iron's, not between these two: sched/include/chainrt/sched/timer.hpp).
+#pragma once
+
+#include <rcl/version.h>  // RCL_VERSION_MAJOR: 9 Jazzy, 10 Kilted
+
+#if __has_include(<rclcpp/version.h>)
+#include <rclcpp/version.h>  // RCLCPP_VERSION_MAJOR: 28 Jazzy, 29 Kilted
+
+// rclcpp 29: Executor::handle_updated_entities(bool notify) is virtual; the base class's
+// add_node / remove_node / add_callback_group / remove_callback_group call it, so a derived
+// executor learns there of every change. rclcpp 28 has a non-virtual
+// trigger_entity_recollect(bool) instead: a derived executor overrides those four and calls its
+// own handler after the base class.
+#if RCLCPP_VERSION_MAJOR >= 29
+#define CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES 1
+#else
+#define CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES 0
+#endif
+
+#endif  // rclcpp
