@@ -20,7 +20,10 @@ each participant binds its host's address (and loopback) and lists the other par
 metatraffic locators as initial peers — discovery is unicast, no multicast is needed.
 
 The profile is the file's default participant profile (``is_default_profile``), which is what
-``rmw_fastrtps_cpp`` applies when ``FASTDDS_DEFAULT_PROFILES_FILE`` names the file.
+``rmw_fastrtps_cpp`` applies when the line's profiles variable names the file
+(:func:`profiles_variable`). The same XML serves Fast DDS 3 (Kilted) and 2.14 (Jazzy): every
+element written here is in both versions' schema, and both apply the thread settings to the
+threads they name dds.ev.*, dds.udp.*, dds.asyn.* (docs/ros_lines.md).
 """
 
 from __future__ import annotations
@@ -287,10 +290,25 @@ def write_profiles(model, directory: str | os.PathLike, **kwargs) -> dict[str, P
     return out
 
 
-def profile_environment(path: str | os.PathLike) -> dict[str, str]:
-    """The environment variables that make rmw_fastrtps_cpp load ``path`` as its default
-    participant profile (both spellings: Fast DDS 3 reads the first, 2.x the second)."""
-    return {"FASTDDS_DEFAULT_PROFILES_FILE": str(path), "FASTRTPS_DEFAULT_PROFILES_FILE": str(path)}
+#: The variables naming a default profiles file: Fast DDS 3 (Kilted) reads the first, and the
+#: second too but then warns at every start that it is deprecated; Fast DDS 2.14 (Jazzy) reads only
+#: the second.
+PROFILES_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+
+
+def profiles_variable(distro: str | None = None) -> str:
+    """The variable the Fast DDS of ROS 2 line ``distro`` (default: the line chainrt runs on,
+    ``_build.ros_distro``) reads its default profiles file from."""
+    if distro is None:
+        from ._build import ros_distro
+        distro = ros_distro()
+    return PROFILES_VARIABLES[1] if distro == "jazzy" else PROFILES_VARIABLES[0]
+
+
+def profile_environment(path: str | os.PathLike, distro: str | None = None) -> dict[str, str]:
+    """The environment that makes rmw_fastrtps_cpp of line ``distro`` (default: this one) load
+    ``path`` as its default participant profile."""
+    return {profiles_variable(distro): str(path)}
 
 
 def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike, env: dict[str, str],
@@ -305,7 +323,7 @@ def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike
     With a generated profile ``ROS_AUTOMATIC_DISCOVERY_RANGE`` is set to ``SYSTEM_DEFAULT``: the
     profile itself restricts discovery (to loopback, or to the model's hosts' addresses), and the
     rmw's own LOCALHOST setting would add a second UDP transport with a socket on 0.0.0.0."""
-    if env.get("FASTDDS_DEFAULT_PROFILES_FILE") or env.get("FASTRTPS_DEFAULT_PROFILES_FILE"):
+    if any(env.get(v) for v in PROFILES_VARIABLES):
         return {}
     if env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp":
         return {}

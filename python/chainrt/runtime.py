@@ -203,7 +203,7 @@ def _anonymous_profiles(process_env: dict[str, dict[str, str]]):
     files, out = {}, {}
     for proc, extra in process_env.items():
         extra = dict(extra)
-        path = extra.get("FASTDDS_DEFAULT_PROFILES_FILE")
+        path = extra.get("FASTDDS_DEFAULT_PROFILES_FILE") or extra.get("FASTRTPS_DEFAULT_PROFILES_FILE")
         if path:
             f = tempfile.TemporaryFile()
             f.write(Path(path).read_bytes())

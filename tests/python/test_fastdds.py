@@ -127,14 +127,22 @@ def test_host_addresses_profile_reaches_peers_over_udp_without_shm(model):
 def test_run_environments_leave_a_user_profile_alone(tmp_path):
     model = REPO / "tests/cpp/runtime/data/two_processes.yaml"
     assert fastdds.run_environments(model, tmp_path, {"FASTDDS_DEFAULT_PROFILES_FILE": "/x.xml"}) == {}
+    assert fastdds.run_environments(model, tmp_path, {"FASTRTPS_DEFAULT_PROFILES_FILE": "/x.xml"}) == {}
     assert fastdds.run_environments(model, tmp_path, {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}) == {}
     assert fastdds.run_environments(model, tmp_path, {"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}) == {}
     envs = fastdds.run_environments(model, tmp_path, {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
                                                       "ROS_DOMAIN_ID": "9"})
     assert set(envs) == {"sensing", "acting"}
     for proc, e in envs.items():
-        assert Path(e["FASTDDS_DEFAULT_PROFILES_FILE"]).is_file()
+        assert Path(e[fastdds.profiles_variable()]).is_file()
+        assert set(e) == {fastdds.profiles_variable(), "ROS_AUTOMATIC_DISCOVERY_RANGE"}
         assert e["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SYSTEM_DEFAULT"
+
+
+def test_profiles_variable_is_the_one_each_lines_fast_dds_reads():
+    assert fastdds.profiles_variable("kilted") == "FASTDDS_DEFAULT_PROFILES_FILE"  # Fast DDS 3
+    assert fastdds.profiles_variable("jazzy") == "FASTRTPS_DEFAULT_PROFILES_FILE"  # Fast DDS 2.14
+    assert fastdds.profile_environment("/p.xml", "jazzy") == {"FASTRTPS_DEFAULT_PROFILES_FILE": "/p.xml"}
 
 
 def _sockets() -> list[tuple[str, str]]:

@@ -9,6 +9,9 @@ virtualenv (docs/ros_lines.md).
   chainrt_ros2_env.json), so chainrt-run and chainrt.rclpy run on the rcl the tests import.
 - rclpy's timer API: Kilted's rclpy hands a TimerInfo to a timer callback that asks for one,
   Jazzy's has none; chainrt.rclpy runs timers on both (test_rclpy_executor.py covers the rest).
+- Fast DDS (3 on Kilted, 2.14 on Jazzy): the profile chainrt generates, named by the variable
+  this line's Fast DDS reads, gives the participant's DDS threads the executor's SCHED_FIFO
+  priority and pinning (CROS-RT P4), and prints no deprecation warning.
 The real-ROS parts run in a subprocess with their own ROS_DOMAIN_ID, localhost only."""
 from __future__ import annotations
 
@@ -147,3 +150,58 @@ def test_chainrt_rclpy_runs_a_timer_with_this_lines_timer_api():
             assert all((b - a) % (10 * MS) == 0 for a, b in zip(got, got[1:]))
     finally:
         rclpy.shutdown(context=ctx)
+
+
+# An rclpy participant with chainrt's generated profile for a one-thread executor at SCHED_FIFO
+# 60 on core 0: prints its threads' (name, policy, priority, cores) and what it logged.
+DDS_THREADS = r"""
+import json, os, sys
+from types import SimpleNamespace as NS
+from chainrt import fastdds
+thread = NS(fifo_priority=60, cores=[0], name="t0")
+model = NS(name="lines", topics=[NS(size=4096)],
+           executors=[NS(name="e", host="h", process="p", priority=None, threads=[thread], thread_classes=[])])
+path = sys.argv[1]
+open(path, "w").write(fastdds.profiles_xml(model, "p", domain_id=int(os.environ["ROS_DOMAIN_ID"])))
+os.environ.update(fastdds.profile_environment(path))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "SYSTEM_DEFAULT"
+import rclpy
+from std_msgs.msg import String
+rclpy.init()
+node = rclpy.create_node("lines_dds")
+pub = node.create_publisher(String, "lines_dds", 10)
+got = []
+node.create_subscription(String, "lines_dds", got.append, 10)
+for _ in range(100):
+    pub.publish(String(data="x"))
+    rclpy.spin_once(node, timeout_sec=0.05)
+    if got:
+        break
+rows = []
+for tid in os.listdir(f"/proc/{os.getpid()}/task"):
+    name = open(f"/proc/{os.getpid()}/task/{tid}/comm").read().strip()
+    t = int(tid)
+    rows.append([name, os.sched_getscheduler(t), os.sched_getparam(t).sched_priority, sorted(os.sched_getaffinity(t))])
+print(json.dumps({"received": bool(got), "threads": rows}))
+rclpy.shutdown()
+"""
+
+
+def test_generated_profile_sets_the_dds_threads_of_this_lines_fast_dds(tmp_path):
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (PermissionError, OSError):
+        pytest.skip("SCHED_FIFO is not permitted here")
+    env = _ros_env()
+    for v in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE"):
+        env.pop(v, None)
+    out = subprocess.run([sys.executable, "-c", DDS_THREADS, str(tmp_path / "p.xml")], capture_output=True,
+                         text=True, env=env, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "deprecated" not in out.stderr, out.stderr  # the variable this Fast DDS reads
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["received"]
+    dds = [t for t in res["threads"] if t[0].startswith(("dds.ev.", "dds.udp.", "dds.asyn."))]
+    assert {t[0].split(".")[1] for t in dds} >= {"ev", "udp", "asyn"}, res["threads"]
+    assert all(t[1:] == [os.SCHED_FIFO, 60, [0]] for t in dds), dds
