@@ -52,25 +52,3 @@ def extension_dir() -> Path | None:
     b = build_dir()
     return None if b is None else b / "python" / "chainrt"
 
-
-def ros_distro() -> str | None:
-    """The ROS 2 line chainrt runs on here ("kilted", "jazzy"): the one the build recorded
-    (``<build>/chainrt_ros2_env.json``), else that of the ros-<distro>-rcl wheel of this
-    interpreter, else a sourced ROS 2's ``ROS_DISTRO``; None when none says."""
-    import json
-    b = build_dir()
-    if b is not None:
-        try:
-            distro = json.loads((b / "chainrt_ros2_env.json").read_text()).get("distro")
-        except (OSError, ValueError):
-            distro = None
-        if distro:
-            return distro
-    import importlib.metadata as md
-    for line in ("kilted", "jazzy"):
-        try:
-            md.version(f"ros-{line}-rcl")
-            return line
-        except md.PackageNotFoundError:
-            pass
-    return os.environ.get("ROS_DISTRO") or None

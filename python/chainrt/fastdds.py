@@ -20,8 +20,8 @@ each participant binds its host's address (and loopback) and lists the other par
 metatraffic locators as initial peers — discovery is unicast, no multicast is needed.
 
 The profile is the file's default participant profile (``is_default_profile``), which is what
-``rmw_fastrtps_cpp`` applies when the line's profiles variable names the file
-(:func:`profiles_variable`). The same XML serves Fast DDS 3 (Kilted) and 2.14 (Jazzy): every
+``rmw_fastrtps_cpp`` applies when ``FASTDDS_DEFAULT_PROFILES_FILE`` / ``FASTRTPS_...`` names the
+file (:data:`PROFILES_VARIABLES`). The same XML serves Fast DDS 3 (Kilted) and 2.14 (Jazzy): every
 element written here is in both versions' schema, and both apply the thread settings to the
 threads they name dds.ev.*, dds.udp.*, dds.asyn.* (docs/ros_lines.md).
 """
@@ -290,25 +290,18 @@ def write_profiles(model, directory: str | os.PathLike, **kwargs) -> dict[str, P
     return out
 
 
-#: The variables naming a default profiles file: Fast DDS 3 (Kilted) reads the first, and the
-#: second too but then warns at every start that it is deprecated; Fast DDS 2.14 (Jazzy) reads only
-#: the second.
+#: The variables naming a default profiles file. Fast DDS 2.14 (Jazzy) reads only the second.
+#: Fast DDS 3 (Kilted) reads both: the first in its XML loader, which takes the file's realpath()
+#: and so cannot open the anonymous /dev/fd/N file a run hands its processes (runtime.py), the
+#: second in rmw_fastrtps, which opens it (and warns at every start that the name is deprecated).
+#: So both are set, for both lines.
 PROFILES_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
 
 
-def profiles_variable(distro: str | None = None) -> str:
-    """The variable the Fast DDS of ROS 2 line ``distro`` (default: the line chainrt runs on,
-    ``_build.ros_distro``) reads its default profiles file from."""
-    if distro is None:
-        from ._build import ros_distro
-        distro = ros_distro()
-    return PROFILES_VARIABLES[1] if distro == "jazzy" else PROFILES_VARIABLES[0]
-
-
-def profile_environment(path: str | os.PathLike, distro: str | None = None) -> dict[str, str]:
-    """The environment that makes rmw_fastrtps_cpp of line ``distro`` (default: this one) load
-    ``path`` as its default participant profile."""
-    return {profiles_variable(distro): str(path)}
+def profile_environment(path: str | os.PathLike) -> dict[str, str]:
+    """The environment variables that make rmw_fastrtps_cpp load ``path`` as its default
+    participant profile, on every line (PROFILES_VARIABLES)."""
+    return {v: str(path) for v in PROFILES_VARIABLES}
 
 
 def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike, env: dict[str, str],

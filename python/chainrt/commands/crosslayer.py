@@ -80,7 +80,7 @@ def run(args) -> int:
             paths = fastdds.write_profiles(model, args.profiles, domain_id=domain,
                                            localhost_only=addrs is None, host_addresses=addrs)
             for proc, path in paths.items():
-                print(f"{proc}: {path} ({fastdds.profiles_variable()}={path})")
+                print(f"{proc}: {path} (FASTDDS_DEFAULT_PROFILES_FILE={path})")
             return 0
     except (ValueError, OSError) as e:
         print(f"chainrt crosslayer: {e}", file=sys.stderr)
