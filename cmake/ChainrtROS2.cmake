@@ -47,6 +47,15 @@
 set(CHAINRT_HAVE_ROS2 OFF)
 set(CHAINRT_VENV "${PROJECT_SOURCE_DIR}/.venv" CACHE PATH "virtualenv with the ros-<distro> wheels")
 
+# Why the rcl runtime cannot be built: an error with CHAINRT_WITH_ROS2=ON, else a status line
+# (the caller returns).
+function(_chainrt_ros2_unusable why hint)
+  if(CHAINRT_WITH_ROS2 STREQUAL "ON")
+    message(FATAL_ERROR "chainrt: CHAINRT_WITH_ROS2=ON but ${why}. ${hint}")
+  endif()
+  message(STATUS "chainrt: ${why}; the rcl runtime (runtime/, tests/cpp/runtime) is SKIPPED. ${hint}")
+endfunction()
+
 function(_chainrt_ros2_is_prefix prefix out)
   if(EXISTS "${prefix}/include/rcl/rcl/rcl.h" AND EXISTS "${prefix}/lib/librcl.so")
     set(${out} ON PARENT_SCOPE)
@@ -97,11 +106,8 @@ if(NOT _ros_prefix AND NOT CHAINRT_ROS2_PIN_PREFIX)
 endif()
 
 if(NOT _ros_prefix)
-  set(_why "no ROS 2 found: neither AMENT_PREFIX_PATH ($ENV{AMENT_PREFIX_PATH}) nor CHAINRT_VENV (${CHAINRT_VENV}) holds include/rcl/rcl/rcl.h and lib/librcl.so")
-  if(CHAINRT_WITH_ROS2 STREQUAL "ON")
-    message(FATAL_ERROR "chainrt: CHAINRT_WITH_ROS2=ON but ${_why}. Run scripts/setup (wheels) or source your ROS 2 installation.")
-  endif()
-  message(STATUS "chainrt: ${_why}; the rcl runtime (runtime/, tests/cpp/runtime) is SKIPPED. Run scripts/setup or source ROS 2 to build it.")
+  _chainrt_ros2_unusable("no ROS 2 found: neither AMENT_PREFIX_PATH ($ENV{AMENT_PREFIX_PATH}) nor CHAINRT_VENV (${CHAINRT_VENV}) holds include/rcl/rcl/rcl.h and lib/librcl.so"
+                         "Run scripts/setup (wheels) or source your ROS 2 installation.")
   return()
 endif()
 
@@ -157,15 +163,12 @@ if(EXISTS "${_rcl_xml}")
     set(_found_distro kilted)
   endif()
 endif()
-if(NOT _found_distro AND _ros_kind STREQUAL "sourced" AND DEFINED ENV{ROS_DISTRO})
+if(NOT _found_distro AND _ros_kind STREQUAL "sourced" AND "$ENV{ROS_DISTRO}" MATCHES "^(kilted|jazzy)$")
   set(_found_distro "$ENV{ROS_DISTRO}")
 endif()
 if(NOT _found_distro)
-  set(_why "the ROS 2 at ${_ros_prefix} is neither Kilted (rcl 10) nor Jazzy (rcl 9), the lines chainrt supports")
-  if(CHAINRT_WITH_ROS2 STREQUAL "ON")
-    message(FATAL_ERROR "chainrt: ${_why}")
-  endif()
-  message(STATUS "chainrt: ${_why}; the rcl runtime is SKIPPED")
+  _chainrt_ros2_unusable("the ROS 2 at ${_ros_prefix} is neither Kilted (rcl 10) nor Jazzy (rcl 9), the lines chainrt supports"
+                         "Run scripts/setup (the wheels of either line) or source Kilted or Jazzy.")
   return()
 endif()
 if(CHAINRT_ROS_DISTRO AND NOT CHAINRT_ROS_DISTRO STREQUAL _found_distro)
