@@ -283,12 +283,15 @@ struct Reader {
   std::optional<std::string> ref(const YAML::Node& map, const char* key, const std::string& path, bool required,
                                  const char* what) {
     auto s = scalar(map, key, path, required, what);
-    if (!s) return std::nullopt;
-    if (auto why = detail::name_problem(*s)) {
-      d.error(sub(path, key), *why);
-      return std::nullopt;
-    }
-    return s;
+    if (s) check_name(*s, sub(path, key));
+    return s;  // kept when refused, so that what refers to it is not reported as unknown too
+  }
+
+  // Reports a name beyond the name limits; a value that is no text at all was reported by
+  // record_places already.
+  void check_name(const std::string& s, const std::string& path) {
+    if (detail::text_problem(s)) return;
+    if (auto why = detail::name_problem(s)) d.error(path, *why);
   }
 
   // An integer within [lo, hi] (by default any int: every integer of the model is an int).
@@ -370,8 +373,8 @@ struct Reader {
     YAML::Node v = map[key];
     if (!v) return out;
     auto one = [&](const YAML::Node& n, const std::string& p) {
-      if (auto why = detail::name_problem(n.Scalar())) d.error(p, *why);
-      else out.push_back(n.Scalar());
+      check_name(n.Scalar(), p);
+      out.push_back(n.Scalar());
     };
     if (v.IsScalar()) {
       one(v, sub(path, key));
@@ -605,10 +608,7 @@ void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
               break;
             }
             std::string name = paths[i][j].Scalar();
-            if (auto why = detail::name_problem(name)) {
-              r.d.error(at(at(pp, i), j), *why);
-              break;
-            }
+            r.check_name(name, at(at(pp, i), j));
             if (std::find(c.callbacks.begin(), c.callbacks.end(), name) == c.callbacks.end())
               c.callbacks.push_back(name);
             if (j > 0) {
