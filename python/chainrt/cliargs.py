@@ -47,6 +47,19 @@ def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURAT
     return d
 
 
+def period(text: str) -> int:
+    """A period that goes into a model (a reservation, a timer): within the model's limits
+    (docs/model.md "Limits": at least 10 us, at most 1 h), so that no command writes a model
+    that ``chainrt check`` then refuses."""
+    from ._core import MAX_DURATION_NS, MIN_PERIOD_NS, pretty_duration
+    d = duration(text)
+    if d < MIN_PERIOD_NS:
+        raise argparse.ArgumentTypeError(f"{text!r}: shorter than a model's minimum period of {pretty_duration(MIN_PERIOD_NS)}")
+    if d > MAX_DURATION_NS:
+        raise argparse.ArgumentTypeError(f"{text!r}: longer than a model's limit of 1 h")
+    return d
+
+
 def duration_or_zero(text: str) -> int:
     return duration(text, allow_zero=True)
 
@@ -94,6 +107,7 @@ def percentage(lo: float, hi: float):
 threads = count(1, 64, "a thread count")        # threads per executor (sched::kMaxThreads)
 fifo_priority = count(1, 99, "a SCHED_FIFO priority")
 seed = count(0, MAX_SEED, "a seed")
+ros_domain = count(0, 232, "a ROS domain id")  # DDS: 0..232 with the default port mapping
 positive = count(1, None, "a positive whole number")
 
 

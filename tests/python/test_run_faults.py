@@ -203,3 +203,22 @@ def test_a_trace_that_cannot_be_written_is_an_error_before_the_run(tmp_path):
            "--trace", str(tmp_path / "missing-folder" / "trace.jsonl")]
     r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=60)
     assert r.returncode == 1 and "cannot write the trace" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_profile_write_interrupted_leaves_the_model_as_it_was(tmp_path):
+    # Ctrl-C during `profile --run --write`: exit 130, says the measurements are partial, and the
+    # model and its percentiles file are exactly as before (nothing written from a partial run).
+    pytest.importorskip("rclpy")
+    model = tmp_path / "model.yaml"
+    model.write_bytes(MODEL.read_bytes())
+    before = model.read_bytes()
+    cmd = [sys.executable, "-m", "chainrt.cli", "profile", str(model), "--run", "--write", "--duration", LONG,
+           "--warmup", "300ms"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    _wait_children(proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert "partial" in err and "not written" in err and "Traceback" not in err
+    assert model.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.yaml"]

@@ -43,13 +43,13 @@ def register(sub) -> None:
     q.set_defaults(exp_func=run_predictability)
 
     y = esub.add_parser("synthesis", help="PiCAS synthesis vs. the exhaustive optimum on random small systems")
-    y.add_argument("--sets", type=int, default=50, help="systems per data point (default 50)")
+    y.add_argument("--sets", type=cliargs.positive, default=50, help="systems per data point (default 50)")
     y.add_argument("--chains", default="3,4,5", help="comma-separated maximum chain counts (at most 6)")
     y.add_argument("--u-norm", default="0.3,0.4,0.5,0.6,0.7", help="comma-separated normalised utilisations")
     y.add_argument("--layout", choices=["per-core", "per-chain", "auto"], default="per-core",
                    help="executor layout of both searches (default per-core)")
-    y.add_argument("--seed", type=int, default=1)
-    y.add_argument("--out", default="out/synthesis", help="output folder")
+    y.add_argument("--seed", type=cliargs.seed, default=1)
+    y.add_argument("--out", type=cliargs.output_dir, default="out/synthesis", help="output folder")
     y.add_argument("--quiet", action="store_true")
     y.set_defaults(exp_func=run_synthesis)
     from ..experiments.cros_rt_cli import add_parsers as add_cros_rt  # CROS-RT on namespace hosts
@@ -170,7 +170,8 @@ def run_synthesis(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     rows = syn.run(counts, us, args.sets, args.seed, layout=args.layout, progress=not args.quiet)
     csv_path = os.path.join(args.out, "synthesis.csv")
-    syn.write_csv(rows, csv_path)
+    with cliargs.atomic_path(csv_path) as tmp:
+        syn.write_csv(rows, tmp)
     png = syn.plot(rows, os.path.join(args.out, "synthesis.png"))
     print(syn.format_table(rows))
     print(f"{csv_path}\n  {png}")
