@@ -219,6 +219,7 @@ def test_profile_write_interrupted_leaves_the_model_as_it_was(tmp_path):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
-    assert "partial" in err and "not written" in err and "Traceback" not in err
+    assert "interrupted" in err and ("not written" in err or "nothing written" in err), err
+    assert "Traceback" not in err
     assert model.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.yaml"]

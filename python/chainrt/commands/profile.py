@@ -56,7 +56,13 @@ def run(args) -> int:
     try:
         with guard():  # a killed profile leaves no Fast DDS file of its listener or its run behind
             col, partial = _measure(args, pf, runtime, duration, warmup, topic)
-        prof = pf.build_profile(view, col, margin=margin, time_kind=args.time)
+        try:
+            prof = pf.build_profile(view, col, margin=margin, time_kind=args.time)
+        except pf.ProfileError as e:
+            if not partial:
+                raise
+            print(f"chainrt profile: {partial}, nothing written: {e}", file=sys.stderr)
+            return cliargs.INTERRUPTED if partial == "interrupted" else cliargs.ERROR
     except (runtime.RuntimeNotFound, pf.ProfileError, RuntimeError) as e:
         print(f"chainrt profile: {e}", file=sys.stderr)
         return 1
@@ -71,7 +77,7 @@ def run(args) -> int:
               file=sys.stderr)
     code = _show_and_write(args, pf, view, prof, margin, write=args.write and not partial)
     if partial:
-        return cliargs.INTERRUPTED if "interrupted" in partial else cliargs.ERROR
+        return cliargs.INTERRUPTED if partial == "interrupted" else cliargs.ERROR
     return code
 
 
