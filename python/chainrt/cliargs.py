@@ -202,11 +202,14 @@ def output_dir(text: str) -> str:
     return text
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+def write_atomic(path: str | os.PathLike, data: str | bytes, durable: bool = True) -> None:
     """Writes `data` to `path` whole or not at all: a temporary file in the same folder, fsync,
     rename over `path` (then the folder is fsynced). A special file (``/dev/stdout``,
     ``/dev/null``, ``/dev/full``) is written directly, and every write is checked. Raises OSError
-    (the caller reports it and exits 1); a failed write leaves no temporary file behind."""
+    (the caller reports it and exits 1); a failed write leaves no temporary file behind.
+    `durable=False` leaves out the fsyncs (tens of ms on a busy disk): the file is still whole or
+    absent for every reader and after a crash of the process, but a power loss may leave it
+    empty — for files whose loss only costs recomputing them (a campaign's batches)."""
     p = Path(path)
     raw = data.encode() if isinstance(data, str) else data
     try:
@@ -227,7 +230,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     try:
         try:
             _write_all(fd, raw)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, p)
@@ -237,6 +241,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         except OSError:
             pass
         raise
+    if not durable:
+        return
     try:
         dfd = os.open(folder, os.O_RDONLY)
         try:
