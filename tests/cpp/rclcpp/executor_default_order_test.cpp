@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <rclcpp/rclcpp.hpp>
+#include <rclcpp/version.h>  // RCLCPP_VERSION_MAJOR, named in the failure message
 #include <std_msgs/msg/string.hpp>
 
 #include "rclcpp_util.hpp"
