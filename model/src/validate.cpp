@@ -166,24 +166,24 @@ void fill_nodes_groups_topics(Model& m, Diagnostics& d) {
     cb.group = cb.node + "/default";
     if (!contains(m.groups, cb.group)) m.groups.push_back(CallbackGroup{cb.group, GroupType::MutuallyExclusive, cb.node});
   }
-  const bool topics_implied = m.topics.empty();
-  if (topics_implied) {
-    for (const auto& cb : m.callbacks) {
-      std::vector<std::string> used = cb.publishes;
-      if (!cb.topic.empty()) used.push_back(cb.topic);
-      for (const auto& t : used)
-        if (!contains(m.topics, t)) m.topics.push_back(Topic{t});
-    }
-  }
+  // A section that is absent is implied by what the callbacks name (default sizes).
+  auto imply = [&m](auto& section, auto names_of) {
+    if (!section.empty()) return;
+    for (const auto& cb : m.callbacks)
+      for (const auto& name : names_of(cb))
+        if (!contains(section, name)) section.push_back({name});
+  };
+  imply(m.topics, [](const Callback& cb) {
+    std::vector<std::string> used = cb.publishes;
+    if (!cb.topic.empty()) used.push_back(cb.topic);
+    return used;
+  });
   check_unique(m.topics, "topics", "topic", d);
-  if (m.services.empty()) {
-    for (const auto& cb : m.callbacks) {
-      std::vector<std::string> used = cb.calls;
-      if (!cb.service.empty()) used.push_back(cb.service);
-      for (const auto& s : used)
-        if (!contains(m.services, s)) m.services.push_back(Service{s});
-    }
-  }
+  imply(m.services, [](const Callback& cb) {
+    std::vector<std::string> used = cb.calls;
+    if (!cb.service.empty()) used.push_back(cb.service);
+    return used;
+  });
   check_unique(m.services, "services", "service", d);
   for (std::size_t i = 0; i < m.services.size(); ++i) {
     const std::string q = at("services", i);

@@ -38,26 +38,36 @@ std::vector<std::string> model_processes(const Model& m) {
 namespace {
 
 
-void write_header(Msg& m, const Stamp& s) {
+ChainHeader header_of(const Stamp& s) {
   ChainHeader h;
   h.chain = s.chain;
   h.instance = s.instance;
   h.release = s.release;
   h.deadline = s.deadline;
-  std::memcpy(m.data.data(), &h, sizeof h);
+  return h;
 }
 
-Stamp read_header(const Msg& m) {
+// The stamp a header carries (none when it is not chainrt's).
+Stamp stamp_of(const ChainHeader& h) {
   Stamp s;
-  if (m.data.size() < sizeof(ChainHeader)) return s;
-  ChainHeader h;
-  std::memcpy(&h, m.data.data(), sizeof h);
   if (h.magic != ChainHeader{}.magic) return s;
   s.chain = h.chain;
   s.instance = h.instance;
   s.release = h.release;
   s.deadline = h.deadline;
   return s;
+}
+
+void write_header(Msg& m, const Stamp& s) {
+  const ChainHeader h = header_of(s);
+  std::memcpy(m.data.data(), &h, sizeof h);
+}
+
+Stamp read_header(const Msg& m) {
+  if (m.data.size() < sizeof(ChainHeader)) return Stamp{};
+  ChainHeader h;
+  std::memcpy(&h, m.data.data(), sizeof h);
+  return stamp_of(h);
 }
 
 // One publishing end of a callback: a publisher and its preallocated message.
@@ -75,11 +85,7 @@ struct Output {
 using Srv = rcl_interfaces::srv::GetParameters;
 
 std::string hex_header(const Stamp& s) {
-  ChainHeader h;
-  h.chain = s.chain;
-  h.instance = s.instance;
-  h.release = s.release;
-  h.deadline = s.deadline;
+  const ChainHeader h = header_of(s);
   const auto* b = reinterpret_cast<const unsigned char*>(&h);
   static const char* digits = "0123456789abcdef";
   std::string out(2 * sizeof h, '0');
@@ -91,19 +97,13 @@ std::string hex_header(const Stamp& s) {
 }
 
 Stamp header_of_request(const Srv::Request& r) {
-  Stamp s;
-  if (r.names.empty() || r.names[0].size() != 2 * sizeof(ChainHeader)) return s;
+  if (r.names.empty() || r.names[0].size() != 2 * sizeof(ChainHeader)) return Stamp{};
   ChainHeader h;
   auto* b = reinterpret_cast<unsigned char*>(&h);
   auto nib = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
   for (std::size_t i = 0; i < sizeof h; ++i)
     b[i] = static_cast<unsigned char>(nib(r.names[0][2 * i]) << 4 | nib(r.names[0][2 * i + 1]));
-  if (h.magic != ChainHeader{}.magic) return s;
-  s.chain = h.chain;
-  s.instance = h.instance;
-  s.release = h.release;
-  s.deadline = h.deadline;
-  return s;
+  return stamp_of(h);
 }
 
 // The client end of one (node, service): filled when the node's client is created; a request

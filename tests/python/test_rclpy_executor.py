@@ -300,13 +300,19 @@ chains:
 """
 
 
-def test_chain_monitor_report_and_topic(ctx, tmp_path):
+def _camera_and_control(ctx, tmp_path, on_image):
+    """CHAIN_MODEL's nodes: cam's 10 ms timer publishes to ctl's subscription (on_image)."""
     model = tmp_path / "chain.yaml"
     model.write_text(CHAIN_MODEL)
     cam, ctl = Node("cam", context=ctx), Node("ctl", context=ctx)
     pub = cam.create_publisher(String, "image", 10)
     cam.create_timer(0.01, lambda: pub.publish(String(data="img")))
-    ctl.create_subscription(String, "image", lambda m: None, 10)
+    ctl.create_subscription(String, "image", on_image, 10)
+    return model, cam, ctl
+
+
+def test_chain_monitor_report_and_topic(ctx, tmp_path):
+    model, cam, ctl = _camera_and_control(ctx, tmp_path, lambda m: None)
     watcher = Node("watcher", context=ctx)
     seen = []
     watcher.create_subscription(String, "/chainrt/chain_stats", lambda m: seen.append(json.loads(m.data)), 10)
@@ -680,13 +686,8 @@ print("dispatches", r["dispatches"], "duration", r["duration_ns"])
 
 
 def test_record_from_now_starts_the_chain_statistics_afresh(ctx, tmp_path):
-    model = tmp_path / "chain.yaml"
-    model.write_text(CHAIN_MODEL)
-    cam, ctl = Node("cam", context=ctx), Node("ctl", context=ctx)
-    pub = cam.create_publisher(String, "image", 10)
-    cam.create_timer(0.01, lambda: pub.publish(String(data="img")))
     seen = []
-    ctl.create_subscription(String, "image", seen.append, 10)
+    model, cam, ctl = _camera_and_control(ctx, tmp_path, seen.append)
     with ChainExecutor(model=str(model), context=ctx, report=False) as ex:
         ex.add_node(cam)
         ex.add_node(ctl)
