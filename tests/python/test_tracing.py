@@ -406,9 +406,7 @@ RCLPY_CHAINS = textwrap.dedent("""
     for n in make_nodes():
         ex.add_node(n)
     def stop():
-        time.sleep(0.3)
-        ex.record_from_now()
-        time.sleep(2.0)
+        time.sleep(2.3)
         ex.shutdown(timeout_sec=0)
     threading.Thread(target=stop, daemon=True).start()
     ex.spin()
