@@ -180,7 +180,7 @@ def exact_period(fit: PeriodFit) -> tuple[int, int]:
     """(period, tolerance) in ns to write: the fitted period rounded to the coarsest unit whose
     rounding stays within two standard errors (``33333us`` for a 30 Hz timer measured to a
     microsecond, ``20ms`` for a 20 ms one), and a binding tolerance of TOLERANCE_SE standard
-    errors plus that rounding, at least 1 us."""
+    errors plus that rounding, at least 1 us and 100 ppm of the period."""
     p = fit.period_ns
     best = max(1, round(p))
     for unit in (1_000_000, 100_000, 10_000, 1_000, 100, 10, 1):
@@ -188,7 +188,9 @@ def exact_period(fit: PeriodFit) -> tuple[int, int]:
         if v > 0 and abs(v - p) <= max(2 * fit.stderr_ns, 0.5):
             best = v
             break
-    tol = TOLERANCE_SE * fit.stderr_ns + abs(best - p)
+    # at least 1 us and 100 ppm of the period: the sends' delays recur with the executor's other
+    # work, so their residuals are not independent and the standard error can be too small
+    tol = max(TOLERANCE_SE * fit.stderr_ns + abs(best - p), 1e-4 * best)
     tol = max(1_000, int(math.ceil(tol / 1_000)) * 1_000)
     return int(best), min(tol, int(best) // 2)
 
