@@ -61,6 +61,7 @@ class PeriodFit:
     skipped: int          # periods without a message
     periodic: bool        # one periodic source (residuals well inside a period)
     why: str = ""         # why not periodic
+    stderr_all_ns: float = 0.0  # the standard error with every send's jitter (no send left out)
 
 
 def _phases(rel, p: float):
@@ -171,16 +172,20 @@ def fit_period(times_ns: list[int]) -> PeriodFit | None:
     res = tt - (t0 + p * kk)
     stderr = float(np.sqrt((res ** 2).sum() / max(1, len(tt) - 2)) / np.sqrt(sxx))
     jitter = float(np.sqrt(((rel - (t0 + p * ks)) ** 2).sum() / max(1, n - 2)))
+    sxx_all = float(((ks - ks.mean()) ** 2).sum())
+    stderr_all = jitter / np.sqrt(sxx_all) if sxx_all > 0 else stderr
     slots = int(ks.max() - ks.min() + 1)
     used = len(set(ks.tolist()))
-    return PeriodFit(p, stderr, jitter, ts[0] + t0 + p * float(ks.min()), n, slots - 1, slots - used, periodic, why)
+    return PeriodFit(p, stderr, jitter, ts[0] + t0 + p * float(ks.min()), n, slots - 1, slots - used, periodic, why,
+                     max(stderr, float(stderr_all)))
 
 
 def exact_period(fit: PeriodFit) -> tuple[int, int]:
     """(period, tolerance) in ns to write: the fitted period rounded to the coarsest unit whose
     rounding stays within two standard errors (``33333us`` for a 30 Hz timer measured to a
     microsecond, ``20ms`` for a 20 ms one), and a binding tolerance of TOLERANCE_SE standard
-    errors plus that rounding, at least 1 us and 100 ppm of the period."""
+    errors (from the jitter of every send) plus that rounding, at least 1 us and 100 ppm of the
+    period."""
     p = fit.period_ns
     best = max(1, round(p))
     for unit in (1_000_000, 100_000, 10_000, 1_000, 100, 10, 1):
@@ -188,9 +193,10 @@ def exact_period(fit: PeriodFit) -> tuple[int, int]:
         if v > 0 and abs(v - p) <= max(2 * fit.stderr_ns, 0.5):
             best = v
             break
-    # at least 1 us and 100 ppm of the period: the sends' delays recur with the executor's other
-    # work, so their residuals are not independent and the standard error can be too small
-    tol = max(TOLERANCE_SE * fit.stderr_ns + abs(best - p), 1e-4 * best)
+    # The tolerance is derived from the jitter of every send (stderr_all_ns), not only the
+    # punctual ones: a starved executor's delays drift, so the punctual sends' standard error can
+    # be too small; at least 1 us and 100 ppm of the period
+    tol = max(TOLERANCE_SE * max(fit.stderr_ns, fit.stderr_all_ns) + abs(best - p), 1e-4 * best)
     tol = max(1_000, int(math.ceil(tol / 1_000)) * 1_000)
     return int(best), min(tol, int(best) // 2)
 

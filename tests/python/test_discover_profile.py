@@ -302,7 +302,8 @@ def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
         for c in cbs.values():
             if c["kind"] == "timer":
                 p, tol = parse_duration(c["period"]), parse_duration(c["period_tolerance"])
-                assert min(abs(p - 20_000_000), abs(p - 100_000_000)) <= tol < 2_000_000, c
+                # (the tolerance follows the send jitter: wide only on a starved machine)
+                assert min(abs(p - 20_000_000), abs(p - 100_000_000)) <= tol < 0.05 * p, c
         # measured from the rates: a timer never fires early, but a loaded machine delays it
         assert 16 <= periods[0] < 60 and 80 <= periods[1] < 300, periods
         sizes = {t["name"]: int(t["size"].rstrip("B")) for t in data["topics"]}

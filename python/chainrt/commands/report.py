@@ -8,53 +8,48 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .. import cliargs
+
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="HTML report: analysis, simulation and the measured running system "
                        "(or a trace, or a replay of the model) side by side")
-    p.add_argument("model", metavar="MODEL", help="model YAML file")
-    p.add_argument("-o", "--out", default=None, help="output folder (default out/report-<model name>)")
-    p.add_argument("--duration", default="10s",
+    p.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
+    p.add_argument("-o", "--out", type=cliargs.output_dir, default=None, help="output folder (default out/report-<model name>)")
+    p.add_argument("--duration", type=cliargs.duration, default="10s",
                    help="how long to listen to the running system (or to replay), and the simulated time (default 10s)")
     p.add_argument("--policy", choices=["ros-default", "picas", "fp", "edf", "mixed", "lame"],
                    help="override every executor's policy (analysis, simulation and replay)")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--trace", metavar="DIR", help="measured columns from this recorded trace (chainrt trace record)")
+    src.add_argument("--trace", metavar="DIR", type=_trace_dir,
+                     help="measured columns from this recorded trace (chainrt trace record)")
     src.add_argument("--replay", action="store_true",
                      help="measured columns from a replay of the model: chainrt run starts the model's synthetic "
                           "nodes, burning its WCETs (not your nodes)")
     src.add_argument("--no-run", action="store_true", help="analysis and simulation only (nothing measured)")
     p.add_argument("--namespace", help="listen on NS/chainrt/chain_stats (default: every */chainrt/chain_stats)")
     p.add_argument("--run-id", help="only use monitoring messages of this run id")
-    p.add_argument("--rt-priority", type=int, metavar="PRIO",
+    p.add_argument("--rt-priority", type=cliargs.fifo_priority, metavar="PRIO",
                    help="with --replay: run the executor threads at SCHED_FIFO PRIO (1..99) where the model gives "
                         "them no priority")
     p.set_defaults(func=run)
 
 
+def _trace_dir(text: str) -> str:
+    if not Path(text).is_dir():
+        import argparse
+        raise argparse.ArgumentTypeError(f"{text}: no such trace folder")
+    return text
+
+
 def run(args) -> int:
-    from .._core import parse_duration
     from ..model import load_model_or_report
     from ..report import model_report
     from ..report.html import plain
-    try:
-        d = parse_duration(args.duration)
-    except ValueError:
-        d = None
-    if d is None or d <= 0:
-        print(f"chainrt report: --duration: not a duration: {args.duration!r} (e.g. 10s)", file=sys.stderr)
-        return 1
-    if args.rt_priority is not None:
-        if not args.replay:
-            print("chainrt report: --rt-priority applies to --replay (a running system keeps the priorities "
-                  "it was started with)", file=sys.stderr)
-            return 1
-        if not 1 <= args.rt_priority <= 99:
-            print(f"chainrt report: --rt-priority: {args.rt_priority} is not a SCHED_FIFO priority (1..99)",
-                  file=sys.stderr)
-            return 1
-    if args.trace and not Path(args.trace).is_dir():
-        print(f"chainrt report: --trace: {args.trace}: no such trace folder", file=sys.stderr)
+    d = args.duration
+    if args.rt_priority is not None and not args.replay:
+        print("chainrt report: --rt-priority applies to --replay (a running system keeps the priorities "
+              "it was started with)", file=sys.stderr)
         return 1
     if load_model_or_report(args.model, "report") is None:
         return 1
@@ -69,7 +64,8 @@ def run(args) -> int:
         return 1
     for f in (data.get("verdict") or {}).get("findings", []):
         print(f"warning: {plain(f['text'])}", file=sys.stderr)
-    print(f"report: {page}")
+    others = [f for f in model_report.FILES[1:] if (out / f).is_file()]
+    print(f"report: {page}" + (f" (beside it: {', '.join(others)})" if others else ""))
     if data.get("run_failed"):
         # the page is written (analysis and simulation, and why nothing was measured), but the
         # measurement the report was asked for did not happen
