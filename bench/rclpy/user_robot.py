@@ -76,7 +76,10 @@ def one(variant: str, args, model: str | None, domain: int) -> dict:
         if args.fifo:
             prefix = ["chrt", "-f", str(args.fifo)] + prefix
         s0, l0 = steal_jiffies(), os.getloadavg()[0]
-        r = subprocess.run(prefix + cmd, env=env, capture_output=True, text=True, timeout=args.seconds + 90)
+        try:
+            r = subprocess.run(prefix + cmd, env=env, capture_output=True, text=True, timeout=args.seconds + 90)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{variant}: no end {args.seconds + 90:g} s after its start (killed)") from None
         s1 = steal_jiffies()
         if r.returncode != 0 or not out.is_file():
             raise RuntimeError(f"{variant}: exit {r.returncode}: {r.stderr.strip().splitlines()[-3:]}")
@@ -115,7 +118,11 @@ def main() -> int:
     domain = 100 + os.getpid() % 100
     for rep in range(a.reps):
         for kind in kinds:
-            r = one(kind, a, a.model, domain)
+            try:
+                r = one(kind, a, a.model, domain)
+            except RuntimeError as err:
+                print(f"user_robot: {err}", file=sys.stderr)
+                return 1
             r["rep"] = rep
             rows.append(r)
             print(f"rep {rep} {kind:18s} p50 {r['p50_ms']:6.2f}  p99 {r['p99_ms']:6.2f}  max {r['max_ms']:6.2f} ms  "

@@ -390,6 +390,18 @@ def test_period_fit_is_exact_to_the_precision_the_observation_allows():
     assert fit.periodic and abs(fit.period_ns - p) <= 4 * fit.stderr_ns + 1
 
 
+def test_a_period_fit_with_sends_delayed_by_most_of_a_period():
+    # a 30 Hz camera whose every 6th send waits 0.8 of a period behind a low chain's long
+    # callbacks on the same executor thread: one timer of 33.3 ms, not one of 16.7 ms
+    p = 33_333_333
+    ts = _sends(p, 180, jitter_ns=1_000_000)
+    ts = [t + (int(0.8 * p) if k % 6 == 3 else 0) for k, t in enumerate(ts)]
+    fit = dc.fit_period(ts)
+    assert fit.periodic and abs(fit.period_ns - p) <= 4 * fit.stderr_ns + 1, fit
+    period, tol = dc.exact_period(fit)
+    assert abs(period - p) <= tol < p // 100
+
+
 def test_two_interleaved_timers_are_not_one_period():
     # (timers whose periods share a fine common grid, 100 and 150 ms, can look like one 33 ms
     # timer with skipped releases: send times cannot tell them apart; docs/workflow.md)

@@ -228,6 +228,45 @@ def test_dispatch_order_on_a_deterministic_scenario(ctx, tmp_path, policy, expec
         ex.shutdown()
 
 
+def test_arrival_order_keeps_a_stimulus_place_for_the_work_it_causes(ctx):
+    """Model-less ("arrival"), oldest stimulus first: a message a timer's callback sends keeps the
+    timer's release as its key, so it runs before an unrelated message that arrived (from another
+    thread) while that callback ran -- though it reached the reader later. By arrival time alone
+    the unrelated one would run first and a chain's later hops queue behind every input that came
+    in while its earlier hops ran."""
+    node = Node("stimulus", context=ctx)
+    hop_pub = node.create_publisher(String, "hop", 10)
+    other_node = Node("elsewhere", context=ctx)
+    other_pub = other_node.create_publisher(String, "other", 10)
+    ran = []
+    in_tick, other_sent = threading.Event(), threading.Event()
+
+    def tick():
+        ran.append("tick")
+        in_tick.set()
+        assert other_sent.wait(5)           # the unrelated message arrives while this runs
+        hop_pub.publish(String(data="hop"))
+
+    def sender():
+        assert in_tick.wait(10)
+        other_pub.publish(String(data="other"))
+        other_sent.set()
+
+    timer = node.create_timer(0.05, tick)
+    node.create_subscription(String, "hop", lambda m: ran.append("hop"), 10)
+    node.create_subscription(String, "other", lambda m: ran.append("other"), 10)
+    with ChainExecutor(context=ctx, report=False) as ex:
+        ex.add_node(node)
+        ex.add_node(other_node)
+        threading.Thread(target=sender, daemon=True).start()
+        assert spin_until(ex, lambda: "tick" in ran)
+        timer.cancel()
+        assert spin_until(ex, lambda: "hop" in ran and "other" in ran)
+        assert ex.policy == "arrival"
+        assert ran[:3] == ["tick", "hop", "other"], ran
+        ex.shutdown()
+
+
 def test_fp_order_of_subscriptions_and_unmatched_callbacks(ctx, tmp_path):
     model = tmp_path / "order.yaml"
     model.write_text(ORDER_MODEL)
@@ -683,6 +722,32 @@ print("dispatches", r["dispatches"], "duration", r["duration_ns"])
     assert " 0 callbacks" not in summary and "in 0.0 s" not in summary, err
     assert "without a real counterpart" not in err, err
     assert "chain c:" in err and " 0 instances" not in err, err
+
+
+def test_no_leak_report_at_exit_while_a_thread_holds_the_executor(tmp_path):
+    """A program's daemon thread that still references the executor when the interpreter exits
+    (a run clock, a watchdog) keeps it alive to the end: that is no leak of the user's, and the
+    exit prints nothing of the bindings' internals."""
+    rc, out, err = _run_program("""
+import threading, time
+import rclpy
+from chainrt.rclpy import ChainExecutor
+rclpy.init()
+node = rclpy.create_node("exit_test")
+node.create_timer(0.01, lambda: None)
+ex = ChainExecutor(report=False)
+ex.add_node(node)
+def clock():
+    time.sleep(0.5)
+    rclpy.try_shutdown()
+    time.sleep(60)      # still holding ex when the main thread ends
+    print(ex)
+threading.Thread(target=clock, daemon=True).start()
+ex.spin()
+print("ended")
+""", tmp_path)
+    assert rc == 0 and "ended" in out, err
+    assert "leaked" not in err and "nanobind" not in err, err
 
 
 def test_record_from_now_starts_the_chain_statistics_afresh(ctx, tmp_path):

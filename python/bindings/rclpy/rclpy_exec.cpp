@@ -109,6 +109,14 @@ class StampRing {
   std::size_t head_ = 0, size_ = 0;
 };
 
+// "arrival" order: the key of the dispatch running on this thread (-1: none). A message sent
+// from inside a dispatch and delivered at once (Fast DDS hands a message to a reader of the same
+// process in the writer's thread) takes this key rather than the clock: the work a stimulus
+// causes keeps the stimulus's place in the queue (oldest stimulus first), so a chain's later
+// hops are not queued behind unrelated inputs that arrived while its earlier hops ran.
+// Written by begin()/done() of the thread's own dispatch, read by on_event() on the same thread.
+thread_local Duration tl_dispatch_key = -1;
+
 // Fixed-capacity FIFO of the arrival times of an entity's pending inputs ("arrival" order).
 class ArrivalRing {
  public:
@@ -282,6 +290,7 @@ class Loop {
   // The selected callback `cb` of thread `t` has finished. ran: the user's callback was called
   // (false when the take found no data); threw: it raised.
   void done(std::uint32_t t, CallbackId cb, bool ran, bool threw) {
+    tl_dispatch_key = -1;
     const Duration cpu1 = thread_cpu_ns();
     const Duration finish = mono_ns();
     if (hooks_.callback_end && cb < entities_.size()) hooks_.callback_end(&entities_[cb]);
@@ -547,7 +556,7 @@ class Loop {
   // n inputs of `e` arrived now (under m_).
   void arrived(Entity& e, std::size_t n) noexcept {
     if (!arrival_) return;
-    e.last_arrival = mono_ns();
+    e.last_arrival = tl_dispatch_key >= 0 ? tl_dispatch_key : mono_ns();
     for (std::size_t k = 0; k < n; ++k) e.arrivals.push(e.last_arrival);
   }
 
@@ -631,6 +640,8 @@ class Loop {
     r.cb = cb;
     r.stamp = e.queued;
     ++e.running;
+    if (arrival_)
+      tl_dispatch_key = e.kind == kTimer ? e.queued.release : (e.arrivals.empty() ? e.last_arrival : e.arrivals.front());
     if (e.kind != kTimer) {
       if (!e.inputs.empty()) e.inputs.pop();
       if (!e.arrivals.empty()) e.arrivals.pop();
@@ -888,6 +899,10 @@ class LameControl {
 NB_MODULE(_rclpy_exec, m) {
   using chainrt::rclpy_exec::Loop;
   m.doc() = "chainrt.rclpy's dispatch loop: event-driven readiness, the sched ReadyQueue, monitor";
+  // A user's daemon thread may still hold the executor (and so its Loop) when the interpreter
+  // exits; the process's end reclaims it. nanobind's leak report is for binding developers and
+  // would reach the user's terminal at every such exit.
+  nb::set_leak_warnings(false);
   nb::class_<Loop>(m, "Loop")
       .def(nb::init<const std::string&, std::vector<bool>,
                     const std::vector<std::tuple<int, std::uintptr_t, std::uint32_t, std::optional<int>,
