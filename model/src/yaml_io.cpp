@@ -542,7 +542,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "callbacks", [&](const YAML::Node& n, const std::string& p) {
     if (!r.keys(n, p,
                 {"name", "kind", "node", "group", "wcet", "bcet", "priority", "affinity", "period", "offset",
-                 "jitter", "topic", "queue_depth", "fuses", "publishes"},
+                 "jitter", "phase", "topic", "queue_depth", "fuses", "publishes"},
                 "a callback"))
       return;
     Callback cb;
@@ -563,6 +563,10 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
+    if (auto ph = r.scalar(n, "phase", p, false, "a callback")) {
+      if (auto v = timer_phase_from(*ph)) cb.phase = *v;
+      else r.d.error(sub(p, "phase"), "unknown timer phase '" + *ph + "' (free, guaranteed, observed)");
+    }
     cb.topic = r.scalar(n, "topic", p, false, "a callback").value_or("");
     if (auto q = r.integer(n, "queue_depth", p, false, "a callback", 1, limits::kMaxQueueDepth))
       cb.queue_depth = static_cast<int>(*q);
@@ -874,6 +878,7 @@ std::string save_model_to_string(const Model& m) {
       out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
       if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
       if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
+      if (c.phase != TimerPhase::Free) out << YAML::Key << "phase" << YAML::Value << to_string(c.phase);
     }
     if (!c.topic.empty()) out << YAML::Key << "topic" << YAML::Value << c.topic;
     if (c.queue_depth != 1) out << YAML::Key << "queue_depth" << YAML::Value << c.queue_depth;

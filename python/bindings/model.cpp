@@ -114,6 +114,8 @@ CHAINRT_BINDINGS(model, 0) {
       .def_rw("period", &Callback::period)
       .def_rw("offset", &Callback::offset)
       .def_rw("jitter", &Callback::jitter)
+      .def_prop_rw("phase", [](const Callback& c) { return std::string(to_string(c.phase)); },
+                   [](Callback& c, const std::string& s) { c.phase = enum_from(timer_phase_from(s), s, "timer phase"); })
       .def_rw("topic", &Callback::topic)
       .def_rw("queue_depth", &Callback::queue_depth)
       .def_rw("fuses", &Callback::fuses)

@@ -33,6 +33,7 @@ class ModelCallback:
     priority: int | None = None
     affinity: int = (1 << 64) - 1
     used: bool = False
+    offset_ns: int = 0                 # a timer's model offset: armed on the release grid
 
 
 @dataclass
@@ -89,7 +90,8 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
             continue
         p, aff = prio.get(cb.name, (None, (1 << 64) - 1))
         view.callbacks.append(ModelCallback(cb.name, cb.node, _MODEL_KIND.get(cb.kind, KIND_SUBSCRIPTION),
-                                            int(cb.period or 0), cb.topic or "", p, aff))
+                                            int(cb.period or 0), cb.topic or "", p, aff,
+                                            offset_ns=int(cb.offset or 0)))
     for ch in m.chains:
         if any(view.by_name(c) is not None for c in ch.callbacks):
             view.chains.append((ch.name, int(ch.period or 0), int(ch.deadline or 0), [list(p) for p in ch.paths()]))
