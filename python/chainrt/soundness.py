@@ -50,6 +50,12 @@ def add_arguments(parser) -> None:
                         help="generate systems whose chains join at fusion nodes fed by several timers (periods "
                              "alike, harmonic or unrelated; some inputs on no declared chain) instead of the "
                              "papers' workloads")
+    parser.add_argument("--phases", action="store_true",
+                        help="the offsets/fusion family: fusion systems whose timers have guaranteed phases and "
+                             "declared release jitter, simulated at the declared offsets with the jitter drawn, at "
+                             "its maximum, at zero and hill-climbed (the analyses use the phases: fusion rounds)")
+    parser.add_argument("--first-set", type=int, default=0, metavar="N",
+                        help="systems N .. N+sets-1 of the seed (split a run into chunks with identical results)")
     parser.add_argument("--feature", choices=FEATURES, default=None,
                         help="draw only systems with this feature: executors sharing a core under SCHED_FIFO "
                              "priorities (shared-cores), a callback on two chains (shared-callbacks: merges and "
@@ -60,10 +66,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
 
 
-def _inv(ratio: float) -> str:
-    """bound / worst simulated from worst simulated / bound (a chain never simulated to any
-    response is left out of the tightness figures)."""
-    return f"{1 / ratio:.2f}" if ratio > 0 else "inf"
+def _histogram(tightness: dict) -> str:
+    """The bound / worst simulated distribution as 'below 1.05: N, 1.05-1.1: N, ...'."""
+    b = tightness["bound_over_worst"]
+    ends = b["bucket_upper_ends"]
+    labels = [f"<{ends[0]:g}"] + [f"{lo:g}-{hi:g}" for lo, hi in zip(ends, ends[1:])] + [f">={ends[-1]:g}"]
+    return ", ".join(f"{lab}: {n}" for lab, n in zip(labels, b["histogram"]))
 
 
 def analysis_names() -> list[str]:
@@ -76,13 +84,15 @@ def analysis_names() -> list[str]:
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
-          fusion: bool = False, feature: str = "") -> dict:
+          fusion: bool = False, feature: str = "", phases: bool = False, first_set: int = 0) -> dict:
+    """One batch of the harness: systems [first_set, first_set + sets) of `seed` (each system
+    depends only on the seed and its number, so chunks give the results of one run)."""
     from . import _core
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
     return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
-                         fusion, feature or ""))
+                         fusion, feature or "", phases, first_set))
 
 
 def run(args) -> int:
@@ -92,9 +102,13 @@ def run(args) -> int:
     if args.climb < 0:
         print("chainrt experiment soundness: --climb must be at least 0", file=sys.stderr)
         return 1
-    if getattr(args, "fusion", False) and getattr(args, "feature", None):
-        print("chainrt experiment soundness: --fusion and --feature draw different systems; give one of them",
-              file=sys.stderr)
+    families = [f for f in ("fusion", "phases", "feature") if getattr(args, f, None)]
+    if len(families) > 1:
+        print(f"chainrt experiment soundness: --{families[0]} and --{families[1]} draw different systems; give one "
+              f"of them", file=sys.stderr)
+        return 1
+    if getattr(args, "first_set", 0) < 0:
+        print("chainrt experiment soundness: --first-set must be at least 0", file=sys.stderr)
         return 1
     names = analysis_names() if args.analysis == "all" else [args.analysis]
     found = 0
@@ -104,7 +118,8 @@ def run(args) -> int:
             rep = check(name, args.sets, args.seed, args.variants, max(1, args.jobs),
                         os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max,
                         args.harsh, args.climb, getattr(args, "fusion", False),
-                        getattr(args, "feature", None) or "")
+                        getattr(args, "feature", None) or "", getattr(args, "phases", False),
+                        getattr(args, "first_set", 0))
         except (ValueError, RuntimeError) as err:
             print(f"chainrt experiment soundness: {err}", file=sys.stderr)
             return 1
@@ -117,7 +132,8 @@ def run(args) -> int:
             continue
         print(f"{rep['analysis']}: {rep['systems']} systems, {rep['applicable']} applicable, "
               f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked"
-              + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)" if getattr(args, "fusion", False) else "")
+              + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)"
+                 if getattr(args, "fusion", False) or getattr(args, "phases", False) else "")
               + f" in "
               f"{rep['simulations']} simulations ({rep['executions']} callback executions, {elapsed:.1f} s); "
               + (f"harsh: {h['shuffled_priorities']} with shuffled priorities, {h['below_wcet']} below WCET, "
@@ -131,7 +147,8 @@ def run(args) -> int:
                  + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
                  + "; " if rep.get("feature") else "")
               + (f"tightness over {rep['tightness']['chains']} bounded chains: bound / worst simulated median "
-                 f"{_inv(rep['tightness']['median'])}, p90 {_inv(rep['tightness']['p10'])}; "
+                 f"{rep['tightness']['bound_over_worst']['median']:.2f}, "
+                 f"p90 {rep['tightness']['bound_over_worst']['p90']:.2f} ({_histogram(rep['tightness'])}); "
                  if rep["tightness"]["chains"] else "")
               + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
                  f"systems; " if args.climb else "") +
