@@ -788,7 +788,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
   std::vector<SetResult> results(static_cast<std::size_t>(std::max(0, o.sets)));
   std::atomic<int> next{0};
   auto worker = [&] {
-    for (int s; (s = next.fetch_add(1)) < o.sets;) results[static_cast<std::size_t>(s)] = check_set(*a, o, o.first_set + s);
+    for (int s; (s = next.fetch_add(1)) < o.sets;) results[static_cast<std::size_t>(s)] = check_set(*a, o, o.first + s);
   };
   const int jobs = std::max(1, std::min(o.jobs, 64));
   std::vector<std::thread> pool;
@@ -797,7 +797,6 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
   for (auto& t : pool) t.join();
   rep.feature = o.feature;
   rep.phases = o.phases;
-  rep.first_set = o.first_set;
   std::vector<double> ratios;
   for (auto& r : results) {
     rep.systems += r.generated;
@@ -852,6 +851,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     double sum = 0;
     for (double x : ratios) sum += x;
     rep.ratio_mean = sum / static_cast<double>(ratios.size());
+    rep.ratios = std::move(ratios);
   }
   return rep;
 }
@@ -889,7 +889,7 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"shared_cores\": " << r.shared_cores
      << ", \"climb_simulations\": " << r.climb_simulations << ", \"climb_raised\": " << r.climb_raised << "}"
      << ", \"feature\": " << q(r.feature) << ", \"phases\": " << (r.phases ? "true" : "false")
-     << ", \"first_set\": " << r.first_set << ", \"feature_systems\": " << r.feature_systems
+     << ", \"feature_systems\": " << r.feature_systems
      << ", \"feature_chains_checked\": " << r.feature_chains_checked
      << ", \"feature_bounded_systems\": " << r.feature_bounded_systems
      << ", \"multi_threaded_systems\": " << r.multi_threaded_systems
@@ -902,7 +902,13 @@ std::string report_to_json(const SoundnessReport& r) {
     os << (i ? ", " : "") << r.bound_over_worst_histogram[i];
   os << "], \"bucket_upper_ends\": [";
   for (std::size_t i = 0; i < std::size(kTightnessBuckets); ++i) os << (i ? ", " : "") << fmt(kTightnessBuckets[i]);
-  os << "]}}"
+  os << "]}}, \"ratios\": [";
+  for (std::size_t i = 0; i < r.ratios.size(); ++i) {  // %.17g: the same double back in a reader
+    char b[32];
+    std::snprintf(b, sizeof b, "%.17g", r.ratios[i]);
+    os << (i ? ", " : "") << b;
+  }
+  os << "]"
      << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];

@@ -56,6 +56,8 @@ struct SoundnessOptions {
   std::string analysis;               // registry name, e.g. "edf-mt"
   int sets = 100;                     // generated systems
   std::uint64_t seed = 1;
+  int first = 0;                      // index of the first system: systems first .. first + sets - 1 of
+                                      // `seed` (a campaign's batch; the same systems whatever the split)
   int variants = 4;                   // adversarial simulations per system (1..4, see above)
   int horizon_periods = 20;           // simulate for this many of the longest chain period
   double u_min = 0.1, u_max = 0.6;    // U_norm drawn per system in [u_min, u_max]
@@ -72,9 +74,6 @@ struct SoundnessOptions {
   // per timer (SimOptions::release_delays) with the execution times.
   bool phases = false;
   std::string feature;                // "", or one of soundness_features()
-  // The systems are sets [first_set, first_set + sets): a run split into chunks gives the same
-  // systems and results as one run (a system depends only on seed and its set number).
-  int first_set = 0;
 };
 
 // The features `feature` may name (for error messages and the CLI's choices).
@@ -109,7 +108,6 @@ struct SoundnessReport {
   int climb_raised = 0;               // systems whose worst ratio the climb raised above the draws'
   std::string feature;
   bool phases = false;                // the offsets/fusion family (SoundnessOptions::phases)
-  int first_set = 0;                  // the systems were [first_set, first_set + systems)
   int feature_systems = 0;            // applicable systems with `feature` (all of them when set)
   // chain bounds checked (per simulation) of the chains with the feature: those that share a
   // callback with another chain, or branch (every chain for shared-cores)
@@ -128,6 +126,8 @@ struct SoundnessReport {
   // kTightnessBuckets ([1, 1.05), [1.05, 1.1), [1.1, 1.3), [1.3, 1.5), [1.5, 2), [2, 3), [3, ∞)).
   double bound_over_worst_median = 0, bound_over_worst_p90 = 0;
   std::vector<std::int64_t> bound_over_worst_histogram;
+  std::vector<double> ratios;         // every such chain's ratio, ascending (the figures above come from
+                                      // it; a campaign merges its batches' lists into the same figures)
   std::vector<Counterexample> counterexamples;
 };
 
