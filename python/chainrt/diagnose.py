@@ -63,28 +63,33 @@ def _on_own_thread(model, name: str):
     """The model with the node of callback `name` on a new single-threaded executor of the same
     policy, on a core of its own (one more core on its host)."""
     m = _copy(model)
-    cb = next(c for c in m.callbacks if c.name == name)
-    node = next(n for n in m.nodes if n.name == cb.node)
-    old = next(e for e in m.executors if e.name == node.executor)
+    # (plain values first: the model's lists are replaced below)
+    node = next(c.node for c in m.callbacks if c.name == name)
+    exec_name = next(n.executor for n in m.nodes if n.name == node)
+    host_name, process, policy = next((e.host, e.process, e.policy) for e in m.executors if e.name == exec_name)
     hosts = m.hosts
-    host = next(h for h in hosts if h.name == old.host)
-    host.cores += 1
+    cores = 0
+    for h in hosts:
+        if h.name == host_name:
+            h.cores += 1
+            cores = h.cores
     m.hosts = hosts
-    e = type(old)()
-    e.name, e.host, e.process, e.policy = f"{node.name}_own", old.host, old.process, old.policy
-    t = type(old.threads[0])()
+    template = m.executors[0]
+    e = type(template)()
+    e.name, e.host, e.process, e.policy = f"{node}_own", host_name, process, policy
+    t = type(template.threads[0])()
     t.name = "t0"
-    t.cores = [host.cores - 1]
+    t.cores = [cores - 1]
     e.threads = [t]
     m.executors = list(m.executors) + [e]
     nodes = m.nodes
     for n in nodes:
-        if n.name == node.name:
+        if n.name == node:
             n.executor = e.name
     m.nodes = nodes
     cbs = m.callbacks
     for c in cbs:
-        if c.node == node.name:
+        if c.node == node:
             c.affinity = []
     m.callbacks = cbs
     return load_model_from_string(m.to_yaml(), "<what-if>")
