@@ -293,11 +293,10 @@ bool SegmentRta::on_foreign(int c) const {
   return false;
 }
 
-// A callback of J's own instance off the segment (fan-out, another branch) that never outranks
-// the segment: FP — a priority below all of the segment's; EDF — J's callbacks all keyed with
-// the instance's deadline (key_lo = key_hi: no merge) and the callback, stamped with the same
-// one in the runtime (fan-out: none in the simulator, last), below all of them in priority,
-// which breaks equal deadlines (sched key_of).
+// A callback of J's own fan-out that never outranks J's segment: FP — a priority below all of
+// the segment's; EDF — J's callbacks all keyed with the instance's deadline (key_lo = key_hi:
+// no merge) and the fan-out, stamped with the same one in the runtime (none in the simulator:
+// last), below all of them in priority, which breaks equal deadlines (sched key_of).
 bool SegmentRta::own_fan_out_below(const CbInfo& cb) const {
   if (cb.prio == kNoPriority || minprio_ == kNoPriority || cb.prio >= minprio_) return false;
   return order_ == Order::FixedPriority || (tk_.has_deadline && tk_.key_lo == tk_.key_hi);
@@ -367,18 +366,17 @@ bool SegmentRta::classify_others() {
     const int gi = group_index(cb.mutex_group);
     if (gi >= 0) own_group_C_[gi] += cb.wcet;
     if (cb.executor != X_ || !(cb.threads & mask_)) continue;
-    if (gi < 0 && own_fan_out_below(cb)) {
+    if (j < tk_.extras.size() && gi < 0 && own_fan_out_below(cb)) {
       own_low.push_back(cb.wcet);
       continue;
     }
     own_extra_ += cb.wcet;
     own_extra_n_++;
   }
-  // Work of J's own instance off the segment's path (its fan-out, its other branches) ranked
-  // below all of the segment (own_fan_out_below): it starts only when a thread finds none of the
-  // segment's callbacks eligible, so while J waits it is a lower-ranked callback that started
-  // before the current eligibility event — blocking, as another chain's (one per event and
-  // thread; any number of its executions: as a tail).
+  // Fan-out of J's own instance ranked below all of J's segment (own_fan_out_below): it starts
+  // only when a thread finds none of J's callbacks eligible, so while J waits it is a
+  // lower-ranked callback that started before the current eligibility event — blocking, as
+  // another chain's (one per event and thread; any number of its executions: as a tail).
   add_tail(tk_, own_low);
   for (std::size_t i = 0; i < v_.tasks.size(); ++i)
     if (static_cast<int>(i) != k_ && !skip_shadow(i))

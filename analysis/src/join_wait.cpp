@@ -488,18 +488,13 @@ Duration round_hop(const Model& m, const Task& t, const std::vector<int>& member
 
 // The linear segments of one round path (prefix ++ suffix): its first segment delivered after
 // `release` (the member's release delay and jitter), a segment boundary after the member (its
-// completion is the fused publication), the chain's hop costs. The round's other callbacks that
-// may run in parallel: before the join the other inputs' prefixes (`side_before`; the parts after
-// the join wait for this member, the causal last), after it the other chains' parts after the
-// join (`side_after`; every prefix of the round completed before the publication, and the next
-// round starts only after this one ended: R_round <= T). Returns the index of the segment that
-// ends at the member.
+// completion is the fused publication), the chain's hop costs. Returns the index of the segment
+// that ends at the member.
 int round_path_segments(const Model& m, const View& v, const Task& pre, const Task& suf, const std::vector<int>& members,
-                        const std::vector<int>& side_before, const std::vector<int>& side_after, Duration release,
-                        const HopCost& cost, std::vector<Segment>& segs) {
+                        const std::vector<int>& side, Duration release, const HopCost& cost, std::vector<Segment>& segs) {
   const std::vector<int> p = prefix_of(pre), s = suffix_of(suf);
   for (std::size_t j = 0; j < p.size(); ++j)
-    append_path_piece(segs, p[j], j ? round_hop(m, pre, members, p[j - 1], p[j], cost) : 0, side_before, v);
+    append_path_piece(segs, p[j], j ? round_hop(m, pre, members, p[j - 1], p[j], cost) : 0, side, v);
   segs.front().comm_before = release;
   const int at_member = static_cast<int>(segs.size()) - 1;
   for (std::size_t j = 0; j < s.size(); ++j) {
@@ -509,13 +504,13 @@ int round_path_segments(const Model& m, const View& v, const Task& pre, const Ta
       seg.executor = v.cbs[s[0]].executor;
       seg.comm_before = hc;
       seg.path_piece = true;
-      seg.side = side_after;
+      seg.side = side;
       seg.after_join = true;
       seg.cbs.push_back(s[0]);
       seg.hop_into.push_back(0);
       segs.push_back(std::move(seg));
     } else {
-      append_path_piece(segs, s[j], hc, side_after, v);
+      append_path_piece(segs, s[j], hc, side, v);
       segs.back().after_join = true;
     }
   }
@@ -650,23 +645,15 @@ void round_segments(const Model& m, const View& v, const std::vector<int>& chain
                     const HopCost& cost, Task& r) {
   Task::Round& rd = *r.round;
   rd.paths_of.assign(chains.size(), {});
-  std::set<int> prefixes, suffixes;
-  for (int k : in.feeder)
-    for (int c : prefix_of(v.tasks[k])) prefixes.insert(c);
-  for (int k : chains)
-    for (int c : suffix_of(v.tasks[k])) suffixes.insert(c);
-  auto others = [](const std::set<int>& all, const std::vector<int>& mine) {
-    std::vector<int> out;
-    for (int c : all)
-      if (std::find(mine.begin(), mine.end(), c) == mine.end()) out.push_back(c);
-    return out;
-  };
   for (std::size_t i = 0; i < in.members.size(); ++i)
     for (std::size_t j = 0; j < chains.size(); ++j) {
+      std::vector<int> on = prefix_of(v.tasks[in.feeder[i]]), side;
+      for (int c : suffix_of(v.tasks[chains[j]])) on.push_back(c);
+      for (int c : r.path)
+        if (std::find(on.begin(), on.end(), c) == on.end()) side.push_back(c);
       std::vector<Segment> segs;
-      const int at = round_path_segments(m, v, v.tasks[in.feeder[i]], v.tasks[chains[j]], in.members,
-                                         others(prefixes, prefix_of(v.tasks[in.feeder[i]])),
-                                         others(suffixes, suffix_of(v.tasks[chains[j]])), in.release[i], cost, segs);
+      const int at = round_path_segments(m, v, v.tasks[in.feeder[i]], v.tasks[chains[j]], in.members, side,
+                                         in.release[i], cost, segs);
       rd.members[i].ends.emplace_back(static_cast<int>(r.paths.size()), at);
       rd.paths_of[j].push_back(static_cast<int>(r.paths.size()));
       r.paths.push_back(std::move(segs));
