@@ -106,10 +106,15 @@ struct ForeignWork {
 // argument) at every point x of the fixed-point search. Not thread-safe; allocates in setup.
 class SegmentRta {
  public:
+  // low_fan_out_blocks: J's own fan-out ranked below the segment is charged as blocking
+  // (classify_others) rather than as J's own work; either is sound (global_segment_bound).
   SegmentRta(const View& v, Order order, int k, const Segment& seg, const Windows& W, Duration arrival,
-             Duration limit)
+             Duration limit, bool low_fan_out_blocks = true)
       : v_(v), order_(order), k_(k), seg_(seg), W_(W), arrival_(arrival), limit_(limit), tk_(v.tasks[k]),
-        Dk_(tk_.key_hi), X_(seg.executor) {}
+        Dk_(tk_.key_hi), X_(seg.executor), low_fan_out_blocks_(low_fan_out_blocks) {}
+
+  // Whether classify_others charged some of J's own fan-out as blocking.
+  bool fan_out_blocked() const { return fan_out_blocked_; }
 
   std::optional<Duration> bound() {
     if (!select_threads()) return std::nullopt;
@@ -181,6 +186,8 @@ class SegmentRta {
   const Task& tk_;
   const Duration Dk_;  // EDF: J's pending work is keyed at most a + Dk (Task::key_hi)
   const int X_;
+  const bool low_fan_out_blocks_;
+  bool fan_out_blocked_ = false;
 
   // threads
   std::uint64_t mask_ = ~std::uint64_t{0};
@@ -366,8 +373,9 @@ bool SegmentRta::classify_others() {
     const int gi = group_index(cb.mutex_group);
     if (gi >= 0) own_group_C_[gi] += cb.wcet;
     if (cb.executor != X_ || !(cb.threads & mask_)) continue;
-    if (j < tk_.extras.size() && gi < 0 && own_fan_out_below(cb)) {
+    if (low_fan_out_blocks_ && j < tk_.extras.size() && gi < 0 && own_fan_out_below(cb)) {
       own_low.push_back(cb.wcet);
+      fan_out_blocked_ = true;
       continue;
     }
     own_extra_ += cb.wcet;
@@ -917,7 +925,15 @@ std::optional<Duration> SegmentRta::reserved_bound() {
 
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
                                              const Windows& W, Duration arrival, Duration limit) {
-  return SegmentRta(v, order, k, seg, W, arrival, limit).bound();
+  // J's own low-ranked fan-out as blocking (one execution per eligibility event and thread) or
+  // as J's own work (each of its WCETs once): both bounds hold, neither dominates (blocking is
+  // smaller with few eligibility events, own work with many) — the smaller is the bound.
+  SegmentRta blocking(v, order, k, seg, W, arrival, limit);
+  std::optional<Duration> r = blocking.bound();
+  if (!blocking.fan_out_blocked()) return r;
+  const std::optional<Duration> own = SegmentRta(v, order, k, seg, W, arrival, limit, false).bound();
+  if (!r || (own && *own < *r)) return own;
+  return r;
 }
 
 std::optional<Duration> segments_end(const View& v, int k, const SegmentBound& segfn, const Windows& W,

@@ -124,7 +124,7 @@ def batch_task(identity: dict, batch: dict) -> dict:
     i = identity
     with tempfile.TemporaryDirectory(prefix="chainrt-soundness-") as folder:
         rep = check(batch["group"], batch["count"], batch["seed"], i["variants"], 1, folder, i["horizon"], i["u_min"],
-                    i["u_max"], i["harsh"], i["climb"], i["fusion"], i["feature"], i["phases"],
+                    i["u_max"], i["harsh"], i["climb"], i["fusion"], i["feature"], i.get("phases", False),
                     first=batch["first"])
         for c in rep["counterexamples"]:
             if c.get("file"):
