@@ -30,8 +30,11 @@ CHAINRT_BINDINGS(sim, 20) {
       "_simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
          std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
-         std::size_t trace_limit, std::map<std::string, Duration> offsets) {
+         std::size_t trace_limit, std::map<std::string, Duration> offsets,
+         std::map<std::string, Duration> release_delays, bool random_jitter) {
         sim::SimOptions o;
+        o.release_delays = std::move(release_delays);
+        o.random_jitter = random_jitter;
         o.duration = duration;
         o.seed = seed;
         if (policy) {
@@ -57,6 +60,7 @@ CHAINRT_BINDINGS(sim, 20) {
       nb::arg("threads") = nb::none(), nb::arg("exec") = "wcet", nb::arg("comm") = "fixed",
       nb::arg("trace") = false, nb::arg("trace_limit") = 2'000'000,
       nb::arg("offsets") = std::map<std::string, Duration>{},
+      nb::arg("release_delays") = std::map<std::string, Duration>{}, nb::arg("random_jitter") = true,
       "Simulate the model; returns (summary JSON, trace JSON or '').");
   m.def(
       "simulate",
@@ -93,8 +97,9 @@ CHAINRT_BINDINGS(soundness, 21) {
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
          const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb,
-         bool fusion, const std::string& feature, int first) {
+         bool fusion, const std::string& feature, bool phases, int first) {
         sim::SoundnessOptions o;
+        o.phases = phases;
         o.first = first;
         o.feature = feature;
         o.analysis = analysis;
@@ -119,7 +124,7 @@ CHAINRT_BINDINGS(soundness, 21) {
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
       nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
-      nb::arg("fusion") = false, nb::arg("feature") = "", nb::arg("first") = 0,
+      nb::arg("fusion") = false, nb::arg("feature") = "", nb::arg("phases") = false, nb::arg("first") = 0,
       "Soundness harness for one analysis over systems first .. first + sets - 1 of `seed`; returns the report as "
       "JSON.");
 }

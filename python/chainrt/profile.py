@@ -352,12 +352,31 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
     if not cbs:
         raise ProfileError("the monitoring messages name none of the model's callbacks (" +
                            ", ".join(sorted(monitor_cbs)[:6]) + "); is it the same system?")
+    _observed_phases(cbs, infos, by_model)
     chains = _chains(col)
     hops = _hops(view, infos, by_model)
     lost = sum(s.lost for s in col.sources.values())
     return {"margin": margin, "time": time_kind, "messages": col.messages,
             "runs": sorted({k[0] for k in col.sources}), "executors": sorted({k[1] for k in col.sources}),
             "samples_lost": lost, "callbacks": cbs, "missing": missing, "chains": chains, "hops": hops}
+
+
+def _observed_phases(cbs: dict, infos: dict, samples: dict) -> None:
+    """Each profiled timer's phase as the run showed it, ``observed_offset_ns``: its first release
+    after the earliest first release of all of them, modulo its period. Only between two or more
+    timers (one alone has no phase to speak of). The model records it as ``phase: observed``:
+    a measurement of unmodified nodes, never a guaranteed offset (docs/model.md)."""
+    firsts = {}
+    for name, row in cbs.items():
+        rel = [r for r in samples.get(name, {}).get("release_ns", []) if r > 0]
+        period = infos.get(name, {}).get("period_ns")
+        if infos.get(name, {}).get("kind") == "timer" and rel and period:
+            firsts[name] = (min(rel), period)
+    if len(firsts) < 2:
+        return
+    t0 = min(f for f, _ in firsts.values())
+    for name, (first, period) in firsts.items():
+        cbs[name]["observed_offset_ns"] = (first - t0) % period
 
 
 def _chains(col: Collection) -> dict:
@@ -447,6 +466,15 @@ def plan_changes(view: ModelView, prof: dict) -> list[Change]:
             old = fields[key][1].value if key in fields else None
             if old != new:
                 changes.append(Change(name, key, old, new))
+        # a measured timer phase, unless the model guarantees the timer's offset itself
+        phase = fields["phase"][1].value if "phase" in fields else None
+        if "observed_offset_ns" in row and phase != "guaranteed":
+            off = fmt(row["observed_offset_ns"]) if row["observed_offset_ns"] else "0ns"
+            old = fields["offset"][1].value if "offset" in fields else None
+            if old != off:
+                changes.append(Change(name, "offset", old, off))
+            if phase != "observed":
+                changes.append(Change(name, "phase", phase, "observed"))
     return changes
 
 

@@ -328,10 +328,23 @@ void Executor::prepare() {
       w->clock->add_jump_callback(th, &Executor::on_time_jump, w.get());
       w->jump_callback = true;
     }
+  // Timers on the executor's clock: on the release grid (sched/timer.hpp), so that the model's
+  // offsets hold across the executors and processes of the run.
+  const Duration grid_epoch = options_.release_epoch ? *options_.release_epoch
+                              : options_.clock       ? epoch
+                                                     : sched::release_epoch(epoch);
   for (auto& s : slots_)
     if (s->timer && !s->watch) {
+      const sched::ReleaseGrid grid{grid_epoch, s->timer->offset(), s->timer->period()};
+      const sched::ReleaseGrid::Start st = grid.start(epoch);
       s->clock.period = s->timer->period();
-      s->clock.next = epoch + s->timer->offset();
+      s->clock.next = st.first;
+      s->stats.grid_start_index = st.start_index;
+      if (st.start_index > 0)
+        warnings_.push_back("timer '" + s->stats.name + "' armed " + std::to_string(epoch - grid.at(0)) +
+                            " ns after its first grid release: it starts at grid index " +
+                            std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
+                            "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");
       next_timer_due_ = std::min(next_timer_due_, s->clock.next);
     }
   // DDS listeners; enlist every subscription once for inputs that arrived before.
@@ -522,7 +535,7 @@ void Executor::make_ready(CallbackId id) noexcept {
 
 // Algorithm 2 (readyQueue updating), incrementally: only subscriptions the DDS listener
 // enlisted since the last update, and timers only when one is due.
-void Executor::harvest(Duration now) noexcept {
+void Executor::harvest(Duration now, bool idle) noexcept {
   Slot* s = dirty_.exchange(nullptr, std::memory_order_acquire);
   while (s) {
     Slot* next = s->next_dirty;
@@ -543,8 +556,14 @@ void Executor::harvest(Duration now) noexcept {
   for (auto& sp : slots_) {
     Slot& t = *sp;
     if (!t.timer || t.watch || admission_->holds(t.id)) continue;
-    if (t.clock.ready(now)) make_ready(t.id);
-    else due = std::min(due, t.clock.next);
+    if (t.clock.ready(now)) {
+      // Release jitter against the grid, measured where a thread waited for this release (a
+      // busy executor takes a due timer at its next selection: interference, not jitter).
+      if (idle) t.stats.release_jitter.record(now - t.clock.next);
+      make_ready(t.id);
+    } else {
+      due = std::min(due, t.clock.next);
+    }
   }
   next_timer_due_ = due;
 }
@@ -680,11 +699,13 @@ void Executor::thread_main(sched::ThreadId t) {
   // Other threads are woken only when this thread changed the queue (new releases, a freed
   // group) and work is left in it: no wake storms, and no two idle threads waking each other.
   bool changed = true;
+  bool idle = false;  // this thread waited since its last selection
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = clock_now();
     const std::size_t before = queue_->size();
-    harvest(now);
+    harvest(now, idle);
+    idle = false;
     if (queue_->size() > before) changed = true;
     // Admission (a polling point of the default executor, LaME's best-effort refresh) and
     // Algorithm 1, as in the simulator (sched::Admission::next).
@@ -715,6 +736,7 @@ void Executor::thread_main(sched::ThreadId t) {
     futex_wait(&wake_, seq, timeout);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    idle = true;
   }
 }
 

@@ -104,6 +104,7 @@ struct CbState {
   // timer
   sched::TimerClock clock;
   Duration jitter = 0, cur_jitter = 0;
+  Duration fixed_delay = -1;  // SimOptions::release_delays: every release this late (else jitter draws)
   bool timer_ready = false;
   // message queue (ring in the shared pool)
   std::uint32_t q_begin = 0, q_cap = 0, q_head = 0, q_count = 0;
@@ -238,6 +239,7 @@ class Simulator {
     return s.wcet;
   }
   Duration jitter_sample(const CbState& s) {
+    if (s.fixed_delay >= 0) return s.fixed_delay;  // SimOptions::release_delays
     if (s.jitter <= 0) return 0;
     return o_.random_jitter ? rng_.uniform(0, s.jitter) : s.jitter;
   }
@@ -317,6 +319,8 @@ void Simulator::build() {
       const Duration off = it != o_.offsets.end() ? it->second : cb.offset;
       s.clock = sched::TimerClock{cb.period, off};
       s.jitter = cb.jitter;
+      if (auto d = o_.release_delays.find(cb.name); d != o_.release_delays.end())
+        s.fixed_delay = std::clamp<Duration>(d->second, 0, cb.jitter);
       if (cb.period <= 0) throw std::invalid_argument("simulator: timer " + cb.name + " has no period");
     } else {
       s.q_begin = pool_size;
@@ -397,7 +401,9 @@ void Simulator::build() {
       st.exec = static_cast<std::uint32_t>(x);
       st.local = static_cast<sched::ThreadId>(t);
       std::uint32_t core;
-      if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
+      if (!o_.threads && t < exd.threads.size())  // the model's threads: its placement rule (facts.hpp)
+        core = static_cast<std::uint32_t>(simulated_core(m_, x, t)) % host_cores;
+      else if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
       else core = h < m_.hosts.size() ? host_rr[h]++ % host_cores : 0;
       st.core = base + core;
       const auto gid = static_cast<std::uint32_t>(th_.size());

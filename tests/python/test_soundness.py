@@ -62,3 +62,12 @@ def test_experiment_command_when_present(capsys, tmp_path):
         pytest.skip(f"chainrt experiment soundness not available ({e})")
     assert rc == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["analysis"] == "fp-mt"
+
+
+def test_own_low_fan_out_is_charged_the_smaller_way():
+    """A chain's own fan-out ranked below it is charged as blocking or as the chain's own work,
+    whichever bound is smaller: on this shared-callbacks system (seed 911, system 1) the blocking
+    form alone gave one chain a bound 1.76x its own-work bound (worst / bound 0.34 instead of 0.60)."""
+    rep = soundness.check("fp-mt", 1, seed=911, feature="shared-callbacks", first=1)
+    assert rep["counterexamples"] == []
+    assert [round(r, 4) for r in rep["ratios"]] == [0.3259, 0.6022, 0.7289]

@@ -53,6 +53,7 @@
 #include "chainrt/runtime/tracing.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
+#include "chainrt/sched/timer.hpp"
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
 #include "chainrt/lame/controller.hpp"
 #include "chainrt/runtime/lame_controller.hpp"
@@ -150,6 +151,10 @@ struct Entity {
   runtime::CallbackStats stats;
   runtime::CpuWindow window;  // largest CPU times since the last take_cpu_window() (LaME)
   std::uint32_t running = 0;  // instances now running
+  // A model-bound timer on the release grid (arm_timer, sched::ReleaseGrid): released by this
+  // clock on CLOCK_MONOTONIC instead of rcl's next call time (rcl_timer_call still runs it).
+  bool on_grid = false;
+  sched::TimerClock grid;
   std::uint64_t instances_released = 0;  // a timer that starts a chain: its instance counter
 };
 
@@ -267,10 +272,12 @@ class Loop {
     if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
     const Duration until = timeout_ns < 0 ? kNoDeadline : mono_ns() + timeout_ns;
     std::unique_lock<std::mutex> lk(m_);
+    bool idle = false;  // this thread waited since it last looked (release jitter, arm_timer)
     for (;;) {
       if (stop_) return -3;
       const Duration now = mono_ns();
-      const Duration next_timer = harvest(now);
+      const Duration next_timer = harvest(now, idle);
+      idle = false;
       const CallbackId cb = queue_->select(t);
       if (cb != kNoCallback) {
         begin(t, cb);
@@ -284,6 +291,7 @@ class Loop {
       if (wake_at == kNoDeadline) cv_.wait(lk);
       else cv_.wait_for(lk, std::chrono::nanoseconds(std::max<Duration>(wake_at - now, 0)));
       --sleepers_;
+      idle = true;
     }
   }
 
@@ -498,6 +506,30 @@ class Loop {
     return r;
   }
 
+  // Arm timer `id` (a model-bound timer with this period and model offset) on the release grid
+  // (sched::ReleaseGrid): released at epoch + offset + k·period on CLOCK_MONOTONIC, the epoch
+  // the run's (CHAINRT_RELEASE_EPOCH_NS, else the process-wide one), so that the model's
+  // offsets hold across executors and processes. A timer armed after its first grid release
+  // starts at a later grid index (reported). Call before spinning; thread-safe.
+  void arm_timer(CallbackId id, Duration period_ns, Duration offset_ns) {
+    check(id);
+    std::unique_lock<std::mutex> lk(m_);
+    Entity& e = entities_[id];
+    if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0) throw std::invalid_argument("arm_timer: not a timer");
+    const Duration now = mono_ns();
+    const sched::ReleaseGrid grid{sched::release_epoch(now), offset_ns % period_ns, period_ns};
+    const sched::ReleaseGrid::Start st = grid.start(now);
+    e.grid = sched::TimerClock{period_ns, st.first};
+    e.on_grid = true;
+    e.stats.grid_start_index = st.start_index;
+    if (st.start_index > 0)
+      warnings_.push_back("timer '" + e.stats.name + "' armed " + std::to_string(now - grid.at(0)) +
+                          " ns after its first grid release: it starts at grid index " +
+                          std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
+                          "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");
+    cv_.notify_all();
+  }
+
   // Where callback `id` lives (fully qualified node, kind, topic), reported with its figures so
   // that tools match callbacks by place (chainrt profile). Not thread-safe against a running loop:
   // call before spinning.
@@ -593,11 +625,17 @@ class Loop {
   }
 
   // Move what became ready into the queue (under the lock); returns the next timer release.
-  Duration harvest(Duration now) noexcept {
+  // idle: the calling thread waited until now (a grid timer's lateness is release jitter).
+  Duration harvest(Duration now, bool idle = false) noexcept {
     Duration next_due = kNoDeadline;
     for (CallbackId id : timers_) {
       Entity& e = entities_[id];
       if (queue_->queued(id) || e.running) continue;  // taken only when it runs
+      if (e.on_grid && grid_ready(e, now, idle, next_due)) {
+        queue_->push(id, arrival_ ? e.queued.release : e.queued.deadline);
+        continue;
+      }
+      if (e.on_grid) continue;
       std::int64_t left = 0;
       if (rcl_timer_get_time_until_next_call(static_cast<rcl_timer_t*>(e.handle), &left) != RCL_RET_OK) {
         rcl_reset_error();  // cancelled or invalid: not ready
@@ -632,6 +670,39 @@ class Loop {
       }
     }
     return next_due;
+  }
+
+  // A grid timer (arm_timer): true when its release is due — its stamp set, lateness recorded
+  // when a thread waited for it, skipped grid releases counted as drops (sched::TimerClock's
+  // overrun rule) — else its next release lowers next_due. A cancelled timer is never due; one
+  // whose period was changed leaves the grid (rcl's own next call time from then on).
+  bool grid_ready(Entity& e, Duration now, bool idle, Duration& next_due) noexcept {
+    auto* timer = static_cast<rcl_timer_t*>(e.handle);
+    bool cancelled = false;
+    std::int64_t period = 0;
+    if (rcl_timer_is_canceled(timer, &cancelled) != RCL_RET_OK ||
+        rcl_timer_get_period(timer, &period) != RCL_RET_OK) {
+      rcl_reset_error();
+      return false;
+    }
+    if (cancelled) return false;
+    if (period != e.grid.period) {
+      e.on_grid = false;
+      return false;
+    }
+    if (!e.grid.ready(now)) {
+      next_due = std::min(next_due, e.grid.next);
+      return false;
+    }
+    if (idle) e.stats.release_jitter.record(now - e.grid.next);
+    const sched::TimerClock::Take tk = e.grid.take(now);
+    e.stats.drops += static_cast<std::uint64_t>(tk.skipped);
+    e.queued = Stamp{e.starts_chain, tk.released,
+                     e.chain_rel_deadline == kNoDeadline ? kNoDeadline : tk.released + e.chain_rel_deadline,
+                     e.starts_chain == kNoChain ? 0 : e.instances_released++};
+    if (e.starts_chain != kNoChain && hooks_.chain_release)
+      hooks_.chain_release(this, e.starts_chain, e.queued.instance, e.queued.release, e.queued.deadline);
+    return true;
   }
 
   void begin(std::uint32_t t, CallbackId cb) noexcept {
@@ -935,6 +1006,7 @@ NB_MODULE(_rclpy_exec, m) {
       .def("policy", &Loop::policy)
       .def("dispatches", &Loop::dispatches)
       .def("set_place", &Loop::set_place, "callback"_a, "node"_a, "kind"_a, "topic"_a)
+      .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a)
       .def("trace_registration", &Loop::trace_registration, "executor"_a)
       .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
       .def("monitor_json", &Loop::monitor_json, "run_id"_a, "executor"_a, "seq"_a,

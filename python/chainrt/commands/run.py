@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from .. import cliargs, runtime, verdict
+from .. import cliargs, release_grid, runtime, verdict
 
 POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 
@@ -47,6 +47,15 @@ def register(sub) -> None:
                    help="from AT after the start, every callback burns FACTOR x its WCET (repeatable; "
                         "emulates a CPU frequency change)")
     p.set_defaults(func=run)
+
+
+def _release_grid(model_path: str, callbacks: dict) -> tuple[list[dict], list[str]]:
+    """The timers' measured release jitter against the grid (chainrt.release_grid)."""
+    try:
+        from ..model import load_model
+        return release_grid.release_report(load_model(model_path), callbacks)
+    except (ImportError, ValueError, RuntimeError):
+        return [], []
 
 
 def _simulate(model_path: str, policy: str | None, threads: int | None, duration_ns: int):
@@ -159,6 +168,7 @@ def run(args) -> int:
             notes.append("interrupted during the comparison with the simulator and the analysis (skipped)")
 
     judged = watch.finish(result, bound, sim)
+    grid_rows, grid_warnings = _release_grid(args.model, result.get("callbacks", {}))
     # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
     # negative verdict (a chain above its bound or simulated worst case) on request
     code = exit_code(result)
@@ -172,7 +182,8 @@ def run(args) -> int:
                "failed_processes": result.get("failed_processes", []), "partial": bool(result.get("partial")),
                "exit_code": exit_code(result),
                "chains": result["chains"], "callbacks": result.get("callbacks", {}),
-               "warnings": result.get("warnings", []), "notes": notes}
+               "warnings": result.get("warnings", []) + grid_warnings, "notes": notes,
+               "release_jitter": grid_rows}
         if sim is not None:
             out["simulated"] = sim
         if bound is not None:
@@ -213,7 +224,9 @@ def run(args) -> int:
               f"[{a['decide_cpu_ms'] + a['apply_cpu_ms']:.2f} ms CPU]" +
               (f"; {'; '.join(a['classes'])}" if a["classes"] else "") +
               "".join(f"; refused: {e}" for e in a["errors"]))
-    for w in result.get("warnings", []):
+    if grid_rows:
+        print(release_grid.format_rows(grid_rows))
+    for w in result.get("warnings", []) + grid_warnings:
         print(f"warning: {w}")
     for n in notes:
         print(f"note: {n}")

@@ -51,6 +51,7 @@ class ModelCallback:
     affinity: int = (1 << 64) - 1
     tolerance_ns: int = 0         # timers: how far a real period may be from period_ns
     used: bool = False
+    offset_ns: int = 0                 # a timer's model offset: armed on the release grid
 
     def describe(self) -> str:
         if self.kind == KIND_TIMER:
@@ -167,7 +168,8 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
         period = int(cb.period or 0)
         tol = cb.period_tolerance if cb.period_tolerance is not None else int(DEFAULT_TOLERANCE * period)
         name = cb.service if kind in (KIND_SERVICE, KIND_CLIENT) else cb.topic
-        view.callbacks.append(ModelCallback(cb.name, cb.node, kind, period, name or "", p, aff, int(tol)))
+        view.callbacks.append(ModelCallback(cb.name, cb.node, kind, period, name or "", p, aff, int(tol),
+                                            offset_ns=int(cb.offset or 0)))
     for ch in m.chains:
         if any(view.by_name(c) is not None for c in ch.callbacks):
             view.chains.append((ch.name, int(ch.period or 0), int(ch.deadline or 0), [list(p) for p in ch.paths()]))

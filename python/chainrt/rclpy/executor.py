@@ -669,6 +669,7 @@ class ChainExecutor(Executor):
 
         held = []
         places = []                        # CallbackId -> (node, kind, topic) for the monitor
+        grid = []                          # model-bound timers: (CallbackId, period, model offset)
 
         def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
             pointer = 0
@@ -693,6 +694,8 @@ class ChainExecutor(Executor):
             if mc is not None:
                 mc.used = True
                 name, prio, aff = mc.name, mc.priority, mc.affinity
+                if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
+                    grid.append((len(ents), period_ns, mc.offset_ns))  # on the release grid
             else:
                 base = f"{node.get_name()}/{detail}"
                 k = names_used.get(base, 0)
@@ -761,6 +764,8 @@ class ChainExecutor(Executor):
         loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
         for i, (pnode, pkind, ptopic) in enumerate(places):
             loop.set_place(i, pnode, pkind, ptopic)
+        for i, period_ns, offset_ns in grid:
+            loop.arm_timer(i, period_ns, offset_ns)
         loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
@@ -982,6 +987,14 @@ def _infrastructure(node, entity, kind) -> bool:
     name = entity.service_name
     base = node.get_fully_qualified_name().rstrip("/") + "/"
     return name.startswith(base) and name[len(base):] in _PARAMETER_SERVICES
+
+
+def _simulated_time(timer) -> bool:
+    """A timer on a ROS clock under simulated time (released by /clock, not on the release grid)."""
+    try:
+        return bool(timer.clock.ros_time_is_active)
+    except AttributeError:
+        return False
 
 
 def _event_handle(wt):

@@ -376,10 +376,6 @@ TEST(Results, DoNotModifyTheModelAndAreDeterministic) {
   EXPECT_TRUE(m == copy);
 }
 
-namespace chainrt::detail {
-bool schedulable_verdict(const ResponseTimeAnalysis& a, const Model& m);
-}
-
 // The experiments' fast verdict (bounds stop at the deadline, first miss ends the run) must
 // agree with the full analysis on every system.
 TEST(Results, FastVerdictAgreesWithTheFullAnalysis) {
@@ -391,7 +387,7 @@ TEST(Results, FastVerdictAgreesWithTheFullAnalysis) {
     Model part = gen::partition_single_threaded(multi, Policy::Picas);
     for (const auto* a : analyses()) {
       const Model& m = a->name() == "edf-mt" || a->name() == "fp-mt" ? multi : part;
-      EXPECT_EQ(detail::schedulable_verdict(*a, m), a->analyze(m).schedulable) << a->name() << " seed " << seed;
+      EXPECT_EQ(a->schedulable(m), a->analyze(m).schedulable) << a->name() << " seed " << seed;
       ++agree;
     }
   }

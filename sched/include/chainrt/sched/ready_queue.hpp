@@ -8,7 +8,7 @@
 //    d_i^k = a_i^k + D_i (Sec. IV-B), fixed callback priority (PiCAS), mixed (callbacks with a
 //    deadline first, Sec. VI-A Case Study 1), the ROS default order timer ≻ subscription ≻
 //    service ≻ client (Sec. II) and LaME's priority-then-default order (LaME Sec. 4.1);
-//    ties are always broken by registration order (the CallbackId).
+//    remaining ties are always broken by registration order (the CallbackId).
 //  - Algorithm 1, callback selection with the skippedGroups rule: a thread takes the most
 //    urgent queued callback whose mutually exclusive group is not running and whose affinity
 //    mask (LaME Sec. 4.1, callback affinity) contains the thread. Callbacks of running groups
@@ -86,7 +86,8 @@ struct Key {
 //  ros-default: (0, kind rank, wait-set position, id) — registration order unless positions
 //               are drawn (wait_set_order(), rclcpp >= 28)
 //  fp, picas:   (0, -priority, 0, id); callbacks without a priority last (tier 1)
-//  edf:         (0, absolute deadline, 0, id); callbacks without a deadline last (tier 1)
+//  edf:         (0, absolute deadline, -priority, id); callbacks without a deadline last (tier
+//               1); equal deadlines by priority (none: after every priority), then registration
 //  mixed:       deadline callbacks first by deadline (tier 0), then fixed-priority ones by
 //               priority (tier 1), then the rest in ROS default order (tier 2)
 //  lame:        (0, -priority (missing = 0, as LaME's BE callbacks), kind rank, id): RT
@@ -225,6 +226,10 @@ inline Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration
     case Policy::Edf:  // d_i^k = a_i^k + D_i (Sec. IV-B)
       if (has_deadline) k.value = abs_deadline;
       else k.tier = 1;
+      // Equal deadlines (one chain instance's callbacks and the fan-out it stamps) by priority:
+      // the paper leaves ties open; the analyses then rank an instance's lower-priority fan-out
+      // below its chain (analysis/src/chain_rta.cpp).
+      k.rank = cb.priority ? -static_cast<std::int64_t>(*cb.priority) : std::numeric_limits<std::int64_t>::max();
       break;
     case Policy::Mixed:  // deadline callbacks always take precedence (Sec. VI-A)
       if (has_deadline) {

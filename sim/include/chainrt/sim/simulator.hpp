@@ -56,6 +56,9 @@ struct SimOptions {
   CommDelay comm = CommDelay::Fixed;
   bool random_jitter = true;           // timer release = nominal + U[0, jitter]; else + jitter
   std::map<std::string, Duration> offsets;  // timer name -> offset overriding the model's
+  // timer name -> a constant release delay in [0, its jitter] for every release, instead of the
+  // jitter draws (adversarial jitter: the soundness harness climbs over these)
+  std::map<std::string, Duration> release_delays;
   // ros-default executors: draw the order among ready callbacks of one kind as rclcpp >= 28
   // has it (a fixed, unspecified permutation; sched::wait_set_order) from this seed; unset:
   // registration order (the published models of the default executor).
