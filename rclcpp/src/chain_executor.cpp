@@ -955,7 +955,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
 
   bool ran = true, threw = false;
   const Duration start = clock_now();
-  const Duration cpu0 = runtime::thread_cpu_ns();
+  runtime::CallbackCpu cpu_meter;
+  cpu_meter.start();
   try {
     switch (s.kind) {
       case Kind::Timer:
@@ -1032,7 +1033,7 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
       if (!pending_exception_) pending_exception_ = std::current_exception();
     }
   }
-  const Duration cpu = runtime::thread_cpu_ns() - cpu0;
+  const Duration cpu = cpu_meter.stop();
   const Duration finish = clock_now();
   lk.lock();
   if (ran || threw) {

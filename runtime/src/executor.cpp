@@ -572,7 +572,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                                        : static_cast<const void*>(s.sub->get()));
     if (tr.callback_start) tr.callback_start(&s, false);
     const Duration start = clock_now();
-    const Duration cpu0 = thread_cpu_ns();
+    CallbackCpu cpu_meter;
+    cpu_meter.start();
     bool threw = false;
     try {
       if (s.timer) s.timer->invoke();
@@ -588,7 +589,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
         std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception "
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
-    const Duration cpu = thread_cpu_ns() - cpu0;
+    const Duration cpu = cpu_meter.stop();
     const Duration finish = clock_now();
     if (tr.callback_end) tr.callback_end(&s);
     set_current_stamp(Stamp{});
