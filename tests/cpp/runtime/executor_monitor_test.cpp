@@ -7,6 +7,7 @@
 #include "chainrt/runtime/node.hpp"
 
 using namespace chainrt::runtime;
+using chainrt::Duration;
 
 TEST(MonitorJson, RecordsAreGroupedPerCallbackInOrder) {
   // callback, thread, start, finish, cpu, deadline, release
