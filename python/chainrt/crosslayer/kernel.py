@@ -88,15 +88,22 @@ def _cache_dir() -> Path:
 def build() -> tuple[Path, Path]:
     """Builds (when missing or older than its source) the XDP object and the ``chainrt-xdp``
     loader with clang and libbpf; returns (object, loader). Raises KernelPathUnavailable."""
-    src_prog, src_loader = BPF_DIR / "crosslayer.bpf.c", BPF_DIR / "crosslayer_loader.c"
+    return build_bpf("crosslayer.bpf.c", "crosslayer_loader.c", "chainrt-xdp", "the kernel part")
+
+
+def build_bpf(program: str, loader_src: str, loader_name: str, what: str) -> tuple[Path, Path]:
+    """Builds (when missing or older than its source) ``bpf/<program>`` into a BPF object and
+    ``bpf/<loader_src>`` into the libbpf loader ``loader_name``, in the build cache; returns
+    (object, loader). ``what`` names the part in the errors. Raises KernelPathUnavailable."""
+    src_prog, src_loader = BPF_DIR / program, BPF_DIR / loader_src
     out = _cache_dir()
-    obj, loader = out / "crosslayer.bpf.o", out / "chainrt-xdp"
+    obj, loader = out / program.replace(".c", ".o"), out / loader_name
     clang = shutil.which("clang")
     cc = shutil.which("cc") or shutil.which("gcc") or clang
     if not clang:
-        raise KernelPathUnavailable("the kernel part needs clang to build its XDP program (apt package clang)")
+        raise KernelPathUnavailable(f"{what} needs clang to build its BPF program (apt package clang)")
     if not Path("/usr/include/bpf/libbpf.h").is_file():
-        raise KernelPathUnavailable("the kernel part needs libbpf (apt package libbpf-dev)")
+        raise KernelPathUnavailable(f"{what} needs libbpf (apt package libbpf-dev)")
     multiarch = subprocess.run([cc, "-print-multiarch"], capture_output=True, text=True, check=False).stdout.strip()
     steps = [
         (obj, src_prog, [clang, "-O2", "-g", "-target", "bpf", "-Wall"]
@@ -174,6 +181,11 @@ class Selector:
             if len(f) == 4 and f[0] == "class" and f[2] == "map":
                 self.map_ids[int(f[1])] = int(f[3])
         return self
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the handler (``chainrt-xdp``) while it runs."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     def selector_priority(self) -> int:
         """The priority of the threads that run the XDP selector (the NAPI threads of the

@@ -19,6 +19,13 @@ of the chains and gives it to the analyses as the hosts' **blackout curve** (mod
 * :func:`curve` samples S at the windows of ``CURVE_WINDOWS_MS`` (the largest over the given
   CPUs, plus the probe's own time) as a model's blackout curve; the analyses take S between and
   beyond the samples from it (analysis/supply.hpp).
+* Attribution (``bpf/platform_attrib.bpf.c``, with clang and libbpf): for every probe wake-up
+  that waited, when the probe was woken and which task held the CPU until it ran. A late wake-up
+  is the vCPU not running (hypervisor) or interrupts off; a wait after an on-time wake-up is a task
+  that kept the CPU — on this kernel without full preemption, any task in kernel code (a system
+  call, a network poll) keeps it until its next scheduling point. :func:`split` tells the
+  platform's part of each blackout from the part the model's own threads held (its processes,
+  its receive-path kernel threads): that part is the model's work, not the platform's.
 
 The probe measures the platform, never the chain under test; a bound with the platform term is
 therefore not fitted to the responses it is checked against.
@@ -33,7 +40,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir
+from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir, build_bpf
 
 PROBE_PRIORITY = 99
 PROBE_PERIOD_US = 500
@@ -117,8 +124,13 @@ class PlatformProbe:
     (begin, end) intervals, CLOCK_MONOTONIC ns} and ``span`` {cpu: (start, end)} afterwards.
     Needs root (SCHED_FIFO 99); raises KernelPathUnavailable when the probe cannot run."""
 
-    def __init__(self, duration_s: float, cpus: list[int] | None = None):
-        self.duration_s = duration_s
+    def __init__(self, duration_s: float, cpus: list[int] | None = None, attribute: bool = True):
+        self.duration_s, self.attribute = duration_s, attribute
+        # {cpu: sorted (switched, woken, holder tid, holder comm)}: who held the CPU when a probe
+        # wake-up waited (attribution); ``attribution_error``: why there is none
+        self.holds: dict[int, list[tuple[int, int, int, str]]] = {}
+        self.attribution_error = "" if attribute else "not asked for"
+        self._attrib = None
         self.cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
         self.blackouts: dict[int, list[tuple[int, int]]] = {}
         self.period_ns = PROBE_PERIOD_US * 1000
@@ -136,7 +148,46 @@ class PlatformProbe:
             self._procs.append((cpu, out, subprocess.Popen(
                 [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
                  str(self.duration_s), str(out)], stderr=subprocess.PIPE, text=True)))
+        if self.attribute:
+            self._start_attribution()
         return self
+
+    def _start_attribution(self) -> None:
+        import select
+        try:
+            obj, loader = build_bpf("platform_attrib.bpf.c", "platform_attrib.c", "chainrt-platform-attrib",
+                                    "the platform attribution")
+        except KernelPathUnavailable as e:
+            self.attribution_error = str(e)
+            return
+        self._attrib_out = Path(self._dir.name) / "attrib.txt"
+        self._attrib = subprocess.Popen([str(loader), str(obj), str(PROBE_THRESHOLD_US), str(self._attrib_out),
+                                         *(str(p.pid) for _, _, p in self._procs)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ready, _, _ = select.select([self._attrib.stdout], [], [], 10)
+        if not ready or self._attrib.stdout.readline().strip() != "ready":
+            self._attrib.terminate()
+            err = self._attrib.communicate(timeout=10)[1].strip()
+            self.attribution_error = err or "the attribution did not start"
+            self._attrib = None
+
+    def _stop_attribution(self) -> None:
+        a, self._attrib = self._attrib, None
+        if a is None:
+            return
+        if a.poll() is None:
+            a.terminate()
+        err = a.communicate(timeout=10)[1].strip()
+        if a.returncode != 0 or not self._attrib_out.is_file():
+            self.attribution_error = err or f"the attribution exited with {a.returncode}"
+            return
+        for line in self._attrib_out.read_text().splitlines():
+            f = line.split()
+            if line.startswith("#") or len(f) != 5:
+                continue
+            self.holds.setdefault(int(f[2]), []).append((int(f[1]), int(f[0]), int(f[3]), f[4]))
+        for v in self.holds.values():
+            v.sort()
 
     def __exit__(self, *exc):
         try:
@@ -147,6 +198,9 @@ class PlatformProbe:
                     pass  # (already gone: its own time stays unknown, probe_cost says so)
                 if p.poll() is None:
                     p.terminate()
+            for _, _, p in self._procs:
+                p.wait(timeout=10)
+            self._stop_attribution()
             errors = []
             for cpu, out, p in self._procs:
                 err = p.communicate(timeout=10)[1]
@@ -198,3 +252,36 @@ def curve(blackouts: list[list[tuple[int, int]]], probe_period_ns: int = 0, prob
         s = min(w, max(s, out[-1][1] if out else 0))
         out.append((w, s))
     return out
+
+
+def holder(holds: list[tuple[int, int, int, str]], begin: int, end: int) -> tuple[int, int, str] | None:
+    """(woken, tid, comm) of the wait that ended the blackout [begin, end] of one CPU: the
+    attribution's last switch to the probe inside it (the probe reads its clock just after it
+    gets the CPU); None when there is none (the probe was woken late: nothing held the CPU)."""
+    i = bisect.bisect_right(holds, (end + 20_000,)) - 1
+    if i >= 0 and holds[i][0] >= begin:
+        return holds[i][1], holds[i][2], holds[i][3]
+    return None
+
+
+def split(blackouts: list[tuple[int, int]], holds: list[tuple[int, int, int, str]],
+          model_tids: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[dict]]:
+    """One CPU's blackouts (sorted, disjoint) as (the platform's parts, the model's parts,
+    details): a blackout whose holder (:func:`holder`) is one of ``model_tids`` (the model's
+    own threads) was the model's from the probe's wake-up on (before it, the probe's timer was
+    late: the platform's); every other blackout is the platform's. Details per blackout:
+    {"begin", "end", "late_ns" (timer late), "held_ns", "holder", "model"}."""
+    plat, model, info = [], [], []
+    for b, e in blackouts:
+        h = holder(holds, b, e)
+        woken = min(e, max(b, h[0])) if h else e
+        ours = bool(h) and h[1] in model_tids
+        if ours:
+            if woken > b:
+                plat.append((b, woken))
+            model.append((woken, e))
+        else:
+            plat.append((b, e))
+        info.append({"begin": b, "end": e, "late_ns": woken - b, "held_ns": e - woken,
+                     "holder": h[2] if h else "", "model": ours})
+    return plat, model, info

@@ -140,13 +140,15 @@ def host_of_processes(model) -> dict[str, str]:
     return {e.process: e.host for e in model.executors}
 
 
-def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading.Event, rx=None) -> None:
+def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading.Event, rx=None,
+           interfaces: tuple[str, ...] = ()) -> None:
     """Records, once the run is under way, the scheduling policy of every thread of the run's
     chainrt-run processes (DDS threads included), of the class kernel threads and, with a fixed
     receive path, of its kernel threads."""
     if done.wait(after_s):
         return
     procs = {}
+    tids: set[int] = set()
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -161,6 +163,7 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
                 for t in os.listdir(f"/proc/{d}/task"):
                     comm = Path(f"/proc/{d}/task/{t}/comm").read_text().strip()
                     threads[f"{comm}#{t}"] = kpath.thread_policy(int(t))
+                    tids.add(int(t))
             except OSError:
                 continue
             procs[name] = threads
@@ -170,6 +173,13 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
         {str(c): v for c, v in sel.class_threads().items()} for sel in selectors]
     if rx is not None:
         out["rx_threads"] = rx.threads()
+    # the run's own threads: its processes' and its receive path's kernel threads (the hosts' NAPI
+    # threads, the selector's class threads; not ksoftirqd, which serves the whole machine)
+    tids.update(sel.pid for sel in selectors if sel.pid)  # the selector's handler (chainrt-xdp)
+    napi = tuple(f"napi/{i}"[:15] for i in interfaces)
+    tids.update(t for t, c in kpath._kernel_threads("napi/") if c.startswith(napi))
+    tids.update(t["tid"] for per_host in out["class_threads"] for ts in per_host.values() for t in ts)
+    out["model_tids"] = sorted(tids)
 
 
 def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
@@ -180,7 +190,9 @@ def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
 
     Returns runtime.run_model's merged report plus ``"hosts"`` {host: address}, with ``kernel``
     ``"selector"`` [per host {"host", "classes", "ports", ...}], with ``flood`` ``"flood"``
-    {"sent", "received", "delivery_ratio"}, with ``probe`` ``"threads"`` (policies seen mid-run).
+    {"sent", "received", "delivery_ratio"}, with ``probe`` ``"threads"`` (policies seen mid-run, and
+    ``"model_tids"``: the ids of the run's own threads — its processes', its receive path's kernel
+    threads', the flood's).
     ``rx_priority``: the Preempt-RT-style receive path instead of the selector — every receive
     kernel thread (the hosts' NAPI threads, ksoftirqd) at this SCHED_FIFO priority for the run
     (kernel.FixedRxThreads); not with ``kernel``.
@@ -247,7 +259,9 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
                 # the run's chainrt-run processes carry its run id on their command line
                 run_kwargs.setdefault("run_id", runtime.new_run_id())
                 prober = threading.Thread(target=_probe, args=(run_kwargs["run_id"], after, threads,
-                                                               selectors, done, rx), daemon=True)
+                                                               selectors, done, rx,
+                                                               tuple(net.interface[h] for h in hosts)),
+                                          daemon=True)
                 prober.start()
             try:
                 result = runtime.run_model(model_path, duration_ns, process_env=process_env,
@@ -262,5 +276,8 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
         if fl is not None:
             result["flood"] = fl.result
         if probe:
+            if fl is not None:  # the flood's sender and sink are the model's non-RT traffic
+                threads.setdefault("model_tids", [])
+                threads["model_tids"] = sorted({*threads["model_tids"], fl.sender.pid, fl.sink.pid})
             result["threads"] = threads
     return result

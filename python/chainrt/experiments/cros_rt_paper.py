@@ -7,9 +7,12 @@ in its own process (P3), a non-RT UDP flood A -> B in 1400-byte datagrams (the p
 Mbit/s unless swept), the platform probe beside it (``crosslayer/platform.py``). Per run one CSV
 row: the top chain's WCRT − BCRT (the paper's metric) and p99 − BCRT (its robust companion), every
 chain's figures, the flood's delivery ratio, the 1-min load average, the hypervisor's steal and
-what the probe saw. A run in which the probe saw a blackout longer than ``STALL_MS`` (a CPU taken
-from every thread of the model: hypervisor, long non-preemptible kernel section) is *stalled*:
-its figures are reported apart from the clean runs', never mixed in.
+what the probe saw. A run in which the probe saw a blackout of the platform longer than
+``STALL_MS`` (a CPU taken from every thread of the model: the hypervisor, another process's long
+non-preemptible kernel section) is *stalled*: its figures are reported apart from the clean runs',
+never mixed in. The time the model's own threads held the CPU while the probe waited (its
+processes in kernel code, its receive path's kernel threads: platform.split) is the model's,
+not the platform's, and is taken out of the blackouts first.
 
 Experiments (one engine, :func:`run_points`; the configurations of one point and run number run
 back to back, in an order rotated per run number, so paired ratios see the same machine):
@@ -114,7 +117,8 @@ FIELDS = ["experiment", "sweep", "value", "run", "config", "order", "started_utc
           "server_period_ms", "top", "top_instances", "top_wcrt_ms", "top_bcrt_ms", "top_p99_ms", "top_mean_ms",
           "top_jitter_ms", "top_p99_excess_ms", "top_misses", "top_unstalled_instances",
           "top_unstalled_jitter_ms", "top_hop_destalled_max_ms", "stalled", "blackout_max_ms",
-          "blackouts_long", "blackout_total_ms", "flood_sent", "flood_received", "pdr",
+          "blackouts_long", "blackout_total_ms", "probe_blackout_max_ms", "model_held_max_ms",
+          "model_held_total_ms", "platform_holders", "attribution", "flood_sent", "flood_received", "pdr",
           "rt_class_packets", "nonrt_class_packets", "threads_checked", "chain_figures", "chain_set"]
 
 
@@ -168,10 +172,25 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
     except (OSError, ValueError, IndexError):
         inst = []
     span = (min(r for r, _ in inst), max(f for _, f in inst)) if inst else None
-    per_cpu = {c: plat.clip(iv, *span) for c, iv in probe.blackouts.items()} if span else {}
+    raw = {c: plat.clip(iv, *span) for c, iv in probe.blackouts.items()} if span else {}
+    # the platform's part of each blackout: without the time the model's own threads held the CPU
+    model_tids = set(res.get("threads", {}).get("model_tids", []))
+    per_cpu, held, info = {}, [], []
+    for c, iv in raw.items():
+        per_cpu[c], m, d = plat.split(iv, probe.holds.get(c, []), model_tids)
+        held += m
+        info += d
     lengths = [(e - b) / 1e6 for iv in per_cpu.values() for b, e in iv]
     long_iv = plat.merge([(b, e) for iv in per_cpu.values() for b, e in iv if (e - b) / 1e6 > STALL_MS])
     every = plat.merge([x for iv in per_cpu.values() for x in iv])
+    holders: dict[str, float] = {}
+    for d in info:
+        if d["late_ns"]:
+            holders["(timer late)"] = holders.get("(timer late)", 0.0) + d["late_ns"] / 1e6
+        if d["held_ns"] and not d["model"]:
+            name = d["holder"].split("/")[0]
+            holders[name] = holders.get(name, 0.0) + d["held_ns"] / 1e6
+    holders = dict(sorted(((n, round(v, 2)) for n, v in holders.items()), key=lambda kv: -kv[1])[:6])
     calm = [(f - r) / 1e6 for r, f in inst if plat.overlap(long_iv, r, f) == 0]
     hops = [(f - r - plat.overlap(every, r, f)) / 1e6 - point.work_ms(point.top) for r, f in inst]
     curve = {}
@@ -197,6 +216,12 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
                stalled=int(bool(lengths) and max(lengths) > STALL_MS) if span else "",
                blackout_max_ms=round(max(lengths, default=0.0), 3) if span else nan,
                blackouts_long=sum(x > STALL_MS for x in lengths), blackout_total_ms=round(sum(lengths), 1),
+               probe_blackout_max_ms=round(max(((e - b) / 1e6 for iv in raw.values() for b, e in iv),
+                                               default=0.0), 3) if span else nan,
+               model_held_max_ms=round(max(((e - b) / 1e6 for b, e in held), default=0.0), 3),
+               model_held_total_ms=round(sum((e - b) / 1e6 for b, e in held), 1),
+               platform_holders=json.dumps(holders, separators=(",", ":")),
+               attribution=probe.attribution_error or "held/late",
                flood_sent=fl.get("sent", 0), flood_received=fl.get("received", 0),
                pdr=fl.get("delivery_ratio", nan) if flood else nan,
                rt_class_packets=sum(sum(s.get("classes", [0, 0, 0, 0])[1:4]) for s in res.get("selector", [])),
@@ -208,16 +233,17 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
                                          for n, c in chains.items() if c["instances"] > 0}, separators=(",", ":")),
                chain_set=json.dumps(list(point.chains), separators=(",", ":")), **curve)
     if raw_dir is not None:
-        _keep_raw(probe, tdir, top, raw_dir / f"{point.value}_{run}_{config}")
+        _keep_raw(probe, tdir, top, raw_dir / f"{point.value}_{run}_{config}", model_tids)
     return row
 
 
-def _keep_raw(probe, trace_dir: Path, top: str, dest: Path) -> None:
+def _keep_raw(probe, trace_dir: Path, top: str, dest: Path, model_tids: set[int]) -> None:
     """The run's probe blackouts and the top chain's traces (gzip), for re-analysis later."""
     import gzip
     dest.mkdir(parents=True, exist_ok=True)
     with gzip.open(dest / "blackouts.json.gz", "wt") as f:
-        json.dump({"period_ns": probe.period_ns, "cpus": {str(c): iv for c, iv in probe.blackouts.items()}}, f)
+        json.dump({"period_ns": probe.period_ns, "cpus": {str(c): iv for c, iv in probe.blackouts.items()},
+                   "holds": {str(c): h for c, h in probe.holds.items()}, "model_tids": sorted(model_tids)}, f)
     for src in Path(trace_dir).glob(f"{top}_*"):
         with open(src, "rb") as a, gzip.open(dest / (src.name + ".gz"), "wb") as b:
             b.write(a.read())
@@ -289,7 +315,7 @@ def run_points(experiment: str, points: list[Point], configs: list[str], runs: i
 def read_rows(paths: list[str]) -> list[dict]:
     """The rows of one or more runs.csv, typed (numbers as floats, run as int)."""
     text = ("experiment", "sweep", "value", "config", "started_utc", "size", "top", "threads_checked",
-            "chain_figures", "chain_set")
+            "chain_figures", "chain_set", "platform_holders", "attribution")
     rows = []
     need = {"sweep", "value", "run", "config", "top_jitter_ms", "top_p99_excess_ms", "stalled"}
     for p in paths:
