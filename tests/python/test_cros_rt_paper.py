@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rosutil import require_crosslayer
 
 from chainrt.crosslayer import kernel, stacks
 from chainrt.experiments import cros_rt_kernel as k
@@ -239,32 +240,11 @@ def test_sweep_csv_summary_and_figure_from_earlier_runs(tmp_path):
     assert flag.returncode == 1 and "unknown configuration 'preempt'" in flag.stderr and "Traceback" not in flag.stderr
 
 
-def _skip_reason() -> str | None:
-    from chainrt import runtime
-    from chainrt.crosslayer import netns
-    try:
-        runtime.find_binary()
-    except runtime.RuntimeNotFound as e:
-        return str(e)
-    why = netns.available()
-    if why:
-        return why
-    try:
-        kernel.build()
-    except kernel.KernelPathUnavailable as e:
-        return str(e)
-    return None
-
-
 def test_short_interleaved_run_writes_rows_with_the_fixed_receive_path(tmp_path, capsys):
     """A few seconds of the real experiment: two configurations, 25 instances each; the
     Preempt-RT-style run's receive threads were at the fixed priority mid-run, the machine's
     ksoftirqd policies are back afterwards, and the rows carry the probe's view."""
-    why = _skip_reason()
-    if why:
-        with capsys.disabled():
-            print(f"\nskipped: the namespace run needs it: {why}")
-        pytest.skip(why)
+    require_crosslayer(capsys)
     from chainrt.crosslayer.kernel import _get_policy, _kernel_threads
     os.environ.setdefault("ROS_DOMAIN_ID", str(20 + os.getpid() % 40))
     before = {t: _get_policy(t) for t, _ in _kernel_threads("ksoftirqd/")}

@@ -39,19 +39,25 @@ def add_parsers(esub) -> None:
     _paper_parsers(esub)
 
 
-def _common(p, configs: str, runs: int, out: str) -> None:
+def _common(p, configs: str, runs: int, out: str, rate: bool = True, size: bool = True) -> None:
+    """The options every one of the paper's experiments takes (``rate``/``size``: a fixed flood
+    rate / message size, where they are not what is swept)."""
     p.add_argument("--configs", default=configs,
                    help=f"configurations, run back to back per point and run number (default {configs}; "
                         "known: vanilla, preempt-rt, app-dds, full, full-server)")
     p.add_argument("--runs", type=int, default=runs, help=f"runs per point and configuration (default {runs})")
     p.add_argument("--instances", type=int, default=10_000,
                    help="instances of the top chain measured per run (default 10000, the paper's)")
+    if rate:
+        p.add_argument("--rate", type=float, default=60.0, help="non-RT flood in Mbit/s (default 60)")
+    if size:
+        p.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
     p.add_argument("--rx-priority", type=int, default=None, metavar="PRIO",
                    help="preempt-rt: the fixed SCHED_FIFO priority of every receive kernel thread "
                         "(default 50, PREEMPT_RT's for threaded interrupt handlers)")
     p.add_argument("--server", metavar="Q/T",
                    help="full-server's non-RT server, e.g. 1ms/10ms (default: the largest budget per 10 ms "
-                        "that cros-rt admits for the chains without communication costs)")
+                        "with which cros-rt keeps the chains within their deadlines at 2 ms per remote hop)")
     p.add_argument("--lock", default="", metavar="FILE",
                    help="hold an flock on FILE (a machine-wide measurement lock) for each point and run number")
     p.add_argument("--resume", action="store_true", help="keep OUT/runs.csv's rows and run only the missing ones")
@@ -68,14 +74,11 @@ def _paper_parsers(esub) -> None:
                              "across two namespace hosts under a 60 Mbit/s non-RT flood, vanilla / Preempt-RT-style "
                              "/ app+DDS / full / full+server interleaved")
     _common(p, "vanilla,preempt-rt,app-dds,full,full-server", 3, "out/cros_rt_predictability")
-    p.add_argument("--rate", type=float, default=60.0, help="non-RT flood in Mbit/s (default 60)")
-    p.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
     p.set_defaults(exp_func=run_paper, which="predictability")
     p = esub.add_parser("cros-rt-size", help="CROS-RT Fig. 12: the top chain's WCRT - BCRT for message sizes "
                                              "1 KiB .. 256 KiB across two namespace hosts")
-    _common(p, "vanilla,preempt-rt,app-dds,full", 1, "out/cros_rt_size")
+    _common(p, "vanilla,preempt-rt,app-dds,full", 1, "out/cros_rt_size", size=False)
     p.add_argument("--sizes", default="1KiB,4KiB,16KiB,64KiB,256KiB")
-    p.add_argument("--rate", type=float, default=60.0, help="non-RT flood in Mbit/s (default 60)")
     p.set_defaults(exp_func=run_paper, which="size")
     p = esub.add_parser("cros-rt-chains", help="CROS-RT Fig. 11: the top chain's WCRT - BCRT with 2 .. 8 chains "
                                                "(UUniFast) across two namespace hosts")
@@ -84,14 +87,11 @@ def _paper_parsers(esub) -> None:
     p.add_argument("--utilisation", type=float, default=0.3,
                    help="UUniFast utilisation of the chains below the top one, per core (default 0.3)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
-    p.add_argument("--rate", type=float, default=60.0, help="non-RT flood in Mbit/s (default 60)")
     p.set_defaults(exp_func=run_paper, which="chains")
     p = esub.add_parser("cros-rt-traffic", help="CROS-RT Fig. 13: the top chain's WCRT - BCRT and the non-RT "
                                                 "delivery ratio for non-RT traffic of 0 .. 90 Mbit/s")
-    _common(p, "vanilla,preempt-rt,full,full-server", 1, "out/cros_rt_traffic")
+    _common(p, "vanilla,preempt-rt,full,full-server", 1, "out/cros_rt_traffic", rate=False)
     p.add_argument("--rates", default="0,30,60,90", help="non-RT traffic in Mbit/s (default 0,30,60,90)")
-    p.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
     p.set_defaults(exp_func=run_paper, which="traffic")
 
 

@@ -49,6 +49,10 @@ INSTANCES = 10_000
 STALL_MS = 1.0
 WARMUP_NS = 2_000_000_000
 FLOOD_SIZE = 1400
+# the remote hop's cost (ms) the non-RT server's budget is chosen for (server_budget): above the
+# full setup's fitted hop cost on this machine (1.1–1.5 ms with the platform's blackouts taken
+# out), so that the budget the analysis admits still admits the chains with the measured costs
+SERVER_HOP_COST_MS = 2.0
 # the periods of the chains below the paper's high chain in the chain sweep (ms)
 OTHER_PERIODS_MS = (40, 50, 100, 200)
 # paired ratios of the top chain's WCRT − BCRT reported per point (numerator, denominator)
@@ -56,7 +60,7 @@ RATIOS = (("vanilla", "full"), ("preempt-rt", "full"), ("app-dds", "full"), ("ap
           ("vanilla", "full-server"), ("preempt-rt", "full-server"))
 VANILLA_REASON = ("vanilla runs ROS 2's default executor without chain priorities; cros-rt analyses "
                   "prioritised SCHED_FIFO executors (the paper's P1–P4)")
-SWEEPS = {"base": "configuration", "size": "message size", "chains": "number of chains",
+SWEEPS = {"base": "chain set", "size": "message size", "chains": "number of chains",
           "rate": "non-RT traffic (Mbit/s)"}
 
 
@@ -259,19 +263,27 @@ def _done_keys(csv_path: Path) -> set:
         return {(r["value"], int(r["run"]), r["config"]) for r in csv.DictReader(f)}
 
 
+def default_server(point: Point, hop_cost_ms: float = SERVER_HOP_COST_MS) -> tuple[int, int]:
+    """C4's parameters as the paper chooses them, by response-time analysis: the largest budget
+    per 10 ms with which ``cros-rt`` keeps every chain of the point within its deadline when each
+    remote hop costs ``hop_cost_ms`` (k.server_budget)."""
+    meas = [{"kind": "remote", "size": k._bytes(point.size), "latency_ns": hop_cost_ms * 1e6}]
+    return k.server_budget(measurements=meas, size=point.size, chains=list(point.chains))
+
+
 def run_points(experiment: str, points: list[Point], configs: list[str], runs: int, out_dir: str, *,
                instances: int = INSTANCES, server: tuple[int, int] | None = None,
                rx_priority: int | None = None, lock: str = "", resume: bool = False,
-               keep_raw: bool = True, log=print) -> list[dict]:
+               keep_raw: bool = True, log=None) -> list[dict]:
     """Runs every point in every configuration ``runs`` times and appends one row per run to
     ``OUT/runs.csv`` as it completes. A *round* is one point and run number: its configurations
     run back to back, the order rotated by the run number, holding the measurement ``lock``
     (an flock file; "" for none) for the round only. ``resume``: keep the rows already in
     runs.csv and run only what is missing. ``server``: the non-RT server of the configurations
-    with one (default: the largest budget per 10 ms ``cros-rt`` admits for the point's chains,
-    k.server_budget). Returns the rows of runs.csv."""
+    with one (default: :func:`default_server`). Returns the rows of runs.csv."""
     from ..crosslayer.kernel import PREEMPT_RT_PRIORITY
     from .lame_real import measurement_lock
+    log = log or (lambda *a: print(*a, flush=True))
     rx_priority = rx_priority or PREEMPT_RT_PRIORITY
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -283,15 +295,21 @@ def run_points(experiment: str, points: list[Point], configs: list[str], runs: i
     if not path.is_file():
         with open(path, "w", newline="") as f:
             csv.DictWriter(f, fieldnames=fields).writeheader()
+    # the non-RT server of every point, before any run (an analysis that admits none fails now)
     servers = {}
+    if any(STACKS[c].server for c in configs):
+        for p in points:
+            try:
+                servers[p.value] = server or default_server(p)
+            except RuntimeError as e:
+                raise RuntimeError(f"{p.sweep} {p.value}: {e} at {SERVER_HOP_COST_MS:g} ms per remote hop "
+                                   "(give one with --server Q/T)") from None
     with tempfile.TemporaryDirectory(prefix="chainrt-crosrt-") as tmp:
         for run in range(runs):
             for p in points:
                 todo = [c for c in configs if (p.value, run, c) not in done]
                 if not todo:
                     continue
-                if any(STACKS[c].server for c in todo) and p.value not in servers:
-                    servers[p.value] = server or k.server_budget(size=p.size, chains=list(p.chains))
                 rot = run % len(configs)
                 order = [c for c in configs[rot:] + configs[:rot] if c in todo]
                 with measurement_lock(lock):
@@ -485,6 +503,65 @@ def bounds(point: Point, rows: list[dict]) -> dict:
     return out
 
 
+def _fmt(st: dict | None, digits: int = 2) -> str:
+    if not st:
+        return "–"
+    if st["n"] == 1:
+        return f"{st['median']:.{digits}f}"
+    return f"{st['median']:.{digits}f} [{st['min']:.{digits}f}..{st['max']:.{digits}f}]"
+
+
+def tables(summary: dict, rows: list[dict]) -> str:
+    """The summary as Markdown: per point and configuration the clean runs' and, apart, the
+    stalled runs' top-chain WCRT − BCRT and p99 − BCRT (median [min..max], ms), the WCRT − BCRT of
+    the instances no platform blackout > STALL_MS touched, the non-RT delivery against vanilla's,
+    the load; the paired ratios; the cros-rt bounds of the top chain beside its measured WCRT."""
+    out = []
+    sweep = rows[0]["sweep"]
+    head = SWEEPS.get(sweep, sweep)
+    out.append(f"| {head} | configuration | clean runs | WCRT − BCRT | p99 − BCRT | stalled runs | WCRT − BCRT "
+               "(stalled) | p99 − BCRT (stalled) | WCRT − BCRT, instances without a platform blackout "
+               f"> {STALL_MS:g} ms | non-RT delivery / vanilla | load avg | steal (ms) |")
+    out.append("|" + "---|" * 12)
+    for v, p in summary["points"].items():
+        for c, e in p["configs"].items():
+            cl, st = e["clean"], e["stalled"]
+            allj = [r["top_unstalled_jitter_ms"] for r in rows if r["value"] == v and r["config"] == c]
+            pdr = p["pdr_over_vanilla"].get(c)
+            out.append(f"| {v} | {c} | {len(cl['runs'])} | {_fmt(cl['top_jitter_ms'])} | {_fmt(cl['top_p99_excess_ms'])} "
+                       f"| {len(st['runs'])} | {_fmt(st['top_jitter_ms'])} | {_fmt(st['top_p99_excess_ms'])} "
+                       f"| {_fmt(_median_spread(allj))} | {_fmt(pdr, 3) if pdr else '–'} "
+                       f"| {_fmt(e['loadavg'], 1)} | {_fmt(e['steal_ms'], 0)} |")
+    out.append("")
+    out.append(f"| {head} | WCRT − BCRT ratio | clean pairs | all pairs | p99 − BCRT ratio, clean pairs |")
+    out.append("|---|---|---|---|---|")
+    for v, p in summary["points"].items():
+        for key, r in p["ratios"].items():
+            out.append(f"| {v} | {key} | {_fmt(r['clean_pairs'], 1)} (n={(r['clean_pairs'] or {}).get('n', 0)}) "
+                       f"| {_fmt(r['all_pairs'], 1)} (n={r['all_pairs']['n']}) | {_fmt(r['p99_excess_clean_pairs'], 1)} |")
+    if summary.get("cros_rt"):
+        out.append("")
+        out.append(f"| {head} | configuration | C^R fitted (ms) | fit | top chain: bound without platform / "
+                   "measured WCRT per run (ms) | bound with the run's platform per run (ms) | reason where none |")
+        out.append("|---|---|---|---|---|---|---|")
+        for v, per in summary["cros_rt"].items():
+            for c, b in per.items():
+                if "fitted_remote_ms" not in b:
+                    out.append(f"| {v} | {c} | – | – | – | – | {b['reason']} |")
+                    continue
+                top = next(iter(b["bound_ms"]))
+                bound = b["bound_ms"][top]
+                meas = ", ".join(f"{x['measured_wcrt_ms'].get(top, float('nan')):.1f}"
+                                 + ("s" if x["stalled"] else "") for x in b["runs"])
+                plat = ", ".join(f"{x['platform_bound_ms'][top]:.1f}" if x["platform_bound_ms"].get(top) else "∞"
+                                 for x in b["runs"])
+                reasons = "; ".join(f"{n}: {t}" for n, t in b["reasons"].items())
+                fit = "in-sample" if b["in_sample"] else "runs " + ",".join(map(str, b["fit_runs"]))
+                out.append(f"| {v} | {c} | {b['fitted_remote_ms']:.2f} | {fit} | "
+                           f"{'∞' if bound is None else f'{bound:.1f}'} / {meas} | {plat} | {reasons} |")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------------------------------------
 # plots
 
@@ -643,5 +720,6 @@ def finish(experiment: str, rows: list[dict], out_dir: str) -> dict:
     by_value = {p.value: p for p in points_of(rows)}
     s = summarize(rows, by_value)
     (out / "summary.json").write_text(json.dumps(s, indent=2, default=str))
+    (out / "tables.md").write_text(tables(s, rows) + "\n")
     plot(rows, s, out / f"{experiment}.png", rows[0]["sweep"])
     return s
