@@ -3,7 +3,8 @@
 // for its CPU: when it was woken, when it ran, on which CPU, and the task that held the CPU
 // (python/chainrt/crosslayer/platform.py). Writes "ready" on stdout once attached; on
 // SIGTERM/SIGINT writes OUT ("# attrib threshold_ns T lost L" then one
-// "woken_ns switched_ns cpu holder_tid holder_comm" per wait, CLOCK_MONOTONIC) and exits 0.
+// "woken_ns switched_ns cpu holder_tid holder_comm stolen_ns" per wait, CLOCK_MONOTONIC; stolen:
+// the hypervisor's part of the wait, 0 outside KVM) and exits 0.
 //
 // usage: chainrt-platform-attrib OBJ THRESHOLD_US OUT TID...
 #include <bpf/bpf.h>
@@ -18,7 +19,7 @@
 #define MAX_EVENTS 400000
 
 struct held {
-  uint64_t woken, switched;
+  uint64_t woken, switched, stolen;
   uint32_t cpu, holder;
   char comm[16];
 };
@@ -54,14 +55,14 @@ int main(int argc, char **argv) {
   int config = bpf_object__find_map_fd_by_name(obj, "config");
   int events = bpf_object__find_map_fd_by_name(obj, "events");
   uint32_t zero = 0;
-  uint64_t thr = strtoull(argv[2], NULL, 10) * 1000ull, none = 0;
+  uint64_t thr = strtoull(argv[2], NULL, 10) * 1000ull, none[2] = {0, 0};
   if (probes < 0 || config < 0 || events < 0 || bpf_map_update_elem(config, &zero, &thr, BPF_ANY)) {
     fprintf(stderr, "chainrt-platform-attrib: bad BPF object\n");
     return 1;
   }
   for (int i = 4; i < argc; i++) {
     uint32_t tid = (uint32_t)strtoul(argv[i], NULL, 10);
-    if (bpf_map_update_elem(probes, &tid, &none, BPF_ANY)) {
+    if (bpf_map_update_elem(probes, &tid, none, BPF_ANY)) {
       fprintf(stderr, "chainrt-platform-attrib: probe map: %s\n", strerror(errno));
       return 1;
     }
@@ -97,8 +98,8 @@ int main(int argc, char **argv) {
     comm[16] = 0;
     for (char *c = comm; *c; c++)
       if (*c == ' ' || *c == '\n' || *c == '\t') *c = '_';
-    fprintf(f, "%llu %llu %u %u %s\n", (unsigned long long)recs[i].woken, (unsigned long long)recs[i].switched,
-            recs[i].cpu, recs[i].holder, comm[0] ? comm : "-");
+    fprintf(f, "%llu %llu %u %u %s %llu\n", (unsigned long long)recs[i].woken, (unsigned long long)recs[i].switched,
+            recs[i].cpu, recs[i].holder, comm[0] ? comm : "-", (unsigned long long)recs[i].stolen);
   }
   ring_buffer__free(rb);
   bpf_object__close(obj);

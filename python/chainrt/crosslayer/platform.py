@@ -20,12 +20,14 @@ of the chains and gives it to the analyses as the hosts' **blackout curve** (mod
   CPUs, plus the probe's own time) as a model's blackout curve; the analyses take S between and
   beyond the samples from it (analysis/supply.hpp).
 * Attribution (``bpf/platform_attrib.bpf.c``, with clang and libbpf): for every probe wake-up
-  that waited, when the probe was woken and which task held the CPU until it ran. A late wake-up
-  is the vCPU not running (hypervisor) or interrupts off; a wait after an on-time wake-up is a task
-  that kept the CPU — on this kernel without full preemption, any task in kernel code (a system
-  call, a network poll) keeps it until its next scheduling point. :func:`split` tells the
-  platform's part of each blackout from the part the model's own threads held (its processes,
-  its receive-path kernel threads): that part is the model's work, not the platform's.
+  that waited, when the probe was woken, which task held the CPU until it ran, and how much of
+  the wait the hypervisor took (the KVM steal clock). A late wake-up is the vCPU not running
+  (hypervisor) or interrupts off; a wait after an on-time wake-up is a task that kept the CPU —
+  on this kernel without full preemption, any task in kernel code (a system call, a network poll)
+  keeps it until its next scheduling point — or the hypervisor stopping the vCPU meanwhile, or
+  the real-time class throttled (``sched_rt_runtime_us``) by another process's real-time load.
+  :func:`split` tells the platform's part of each blackout from the part the model's own threads
+  held (its processes, its receive-path kernel threads): that part is the model's work.
 
 The probe measures the platform, never the chain under test; a bound with the platform term is
 therefore not fitted to the responses it is checked against.
@@ -126,9 +128,10 @@ class PlatformProbe:
 
     def __init__(self, duration_s: float, cpus: list[int] | None = None, attribute: bool = True):
         self.duration_s, self.attribute = duration_s, attribute
-        # {cpu: sorted (switched, woken, holder tid, holder comm)}: who held the CPU when a probe
-        # wake-up waited (attribution); ``attribution_error``: why there is none
-        self.holds: dict[int, list[tuple[int, int, int, str]]] = {}
+        # {cpu: sorted (switched, woken, holder tid, holder comm, stolen ns)}: who held the CPU when
+        # a probe wake-up waited, and how much of the wait the hypervisor took (attribution);
+        # ``attribution_error``: why there is none
+        self.holds: dict[int, list[tuple[int, int, int, str, int]]] = {}
         self.attribution_error = "" if attribute else "not asked for"
         self._attrib = None
         self.cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
@@ -151,6 +154,12 @@ class PlatformProbe:
         if self.attribute:
             self._start_attribution()
         return self
+
+    @property
+    def pids(self) -> set[int]:
+        """The probe's own processes (one per CPU, and the attribution's)."""
+        attrib = self._attrib.pid if self._attrib else getattr(self, "_attrib_pid", None)
+        return {p.pid for _, _, p in getattr(self, "_procs", [])} | ({attrib} if attrib else set())
 
     def _start_attribution(self) -> None:
         import select
@@ -183,11 +192,12 @@ class PlatformProbe:
             return
         for line in self._attrib_out.read_text().splitlines():
             f = line.split()
-            if line.startswith("#") or len(f) != 5:
+            if line.startswith("#") or len(f) != 6:
                 continue
-            self.holds.setdefault(int(f[2]), []).append((int(f[1]), int(f[0]), int(f[3]), f[4]))
+            self.holds.setdefault(int(f[2]), []).append((int(f[1]), int(f[0]), int(f[3]), f[4], int(f[5])))
         for v in self.holds.values():
             v.sort()
+        self._attrib_pid = a.pid
 
     def __exit__(self, *exc):
         try:
@@ -254,34 +264,39 @@ def curve(blackouts: list[list[tuple[int, int]]], probe_period_ns: int = 0, prob
     return out
 
 
-def holder(holds: list[tuple[int, int, int, str]], begin: int, end: int) -> tuple[int, int, str] | None:
-    """(woken, tid, comm) of the wait that ended the blackout [begin, end] of one CPU: the
-    attribution's last switch to the probe inside it (the probe reads its clock just after it
-    gets the CPU); None when there is none (the probe was woken late: nothing held the CPU)."""
+def holder(holds: list[tuple], begin: int, end: int) -> tuple[int, int, str, int] | None:
+    """(woken, tid, comm, stolen ns) of the wait that ended the blackout [begin, end] of one CPU:
+    the attribution's last switch to the probe inside it (the probe reads its clock just after
+    it gets the CPU); None when there is none (the probe was woken late: nothing held the CPU)."""
     i = bisect.bisect_right(holds, (end + 20_000,)) - 1
     if i >= 0 and holds[i][0] >= begin:
-        return holds[i][1], holds[i][2], holds[i][3]
+        h = holds[i]
+        return h[1], h[2], h[3], (h[4] if len(h) > 4 else 0)
     return None
 
 
-def split(blackouts: list[tuple[int, int]], holds: list[tuple[int, int, int, str]],
+def split(blackouts: list[tuple[int, int]], holds: list[tuple],
           model_tids: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[dict]]:
     """One CPU's blackouts (sorted, disjoint) as (the platform's parts, the model's parts,
-    details): a blackout whose holder (:func:`holder`) is one of ``model_tids`` (the model's
-    own threads) was the model's from the probe's wake-up on (before it, the probe's timer was
-    late: the platform's); every other blackout is the platform's. Details per blackout:
-    {"begin", "end", "late_ns" (timer late), "held_ns", "holder", "model"}."""
+    details). A blackout is the platform's unless its holder (:func:`holder`) is one of
+    ``model_tids`` (the model's own threads); then the part from the probe's wake-up on, less
+    what the hypervisor took meanwhile (the steal clock's advance), was the model's — taken as
+    the blackout's end —, the rest the platform's (the probe's timer late, the hypervisor).
+    Details per blackout: {"begin", "end", "late_ns" (timer late), "held_ns", "stolen_ns",
+    "holder", "model"}."""
     plat, model, info = [], [], []
     for b, e in blackouts:
         h = holder(holds, b, e)
         woken = min(e, max(b, h[0])) if h else e
-        ours = bool(h) and h[1] in model_tids
+        stolen = min(h[3], e - woken) if h else 0
+        ours = bool(h) and h[1] in model_tids and e - woken > stolen
         if ours:
-            if woken > b:
-                plat.append((b, woken))
-            model.append((woken, e))
+            cut = e - (e - woken - stolen)
+            if cut > b:
+                plat.append((b, cut))
+            model.append((cut, e))
         else:
             plat.append((b, e))
-        info.append({"begin": b, "end": e, "late_ns": woken - b, "held_ns": e - woken,
+        info.append({"begin": b, "end": e, "late_ns": woken - b, "held_ns": e - woken, "stolen_ns": stolen,
                      "holder": h[2] if h else "", "model": ours})
     return plat, model, info
