@@ -213,6 +213,9 @@ def test_sweep_csv_summary_and_figure_from_earlier_runs(tmp_path):
                                           ("256KiB", (40.0, 3.0, 0.6)))
             for c, j in zip(("vanilla", "preempt-rt", "full"), js)]
     rows[-1]["stalled"] = 1
+    # a run in which no instance of the top chain completed: no figure, no ratio, no crash
+    rows.append(dict(_row("1KiB", 0, "app-dds", float("nan")), top_instances=0, top_wcrt_ms=float("nan"),
+                     top_p99_excess_ms=float("nan")))
     _write_csv(tmp_path / "runs.csv", rows)
     out = subprocess.run([sys.executable, "-m", "chainrt.cli", "experiment", "cros-rt-size", "--from-csv",
                           str(tmp_path / "runs.csv"), "--out", str(tmp_path / "o")],

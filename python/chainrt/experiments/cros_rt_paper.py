@@ -542,7 +542,7 @@ def tables(summary: dict, rows: list[dict]) -> str:
     for v, p in summary["points"].items():
         for key, r in p["ratios"].items():
             out.append(f"| {v} | {key} | {_fmt(r['clean_pairs'], 1)} (n={(r['clean_pairs'] or {}).get('n', 0)}) "
-                       f"| {_fmt(r['all_pairs'], 1)} (n={r['all_pairs']['n']}) | {_fmt(r['p99_excess_clean_pairs'], 1)} |")
+                       f"| {_fmt(r['all_pairs'], 1)} (n={(r['all_pairs'] or {}).get('n', 0)}) | {_fmt(r['p99_excess_clean_pairs'], 1)} |")
     if summary.get("cros_rt"):
         out.append("")
         out.append(f"| {head} | configuration | C^R fitted (ms) | fit | top chain: bound without platform / "
