@@ -226,7 +226,9 @@ def test_sweep_csv_summary_and_figure_from_earlier_runs(tmp_path):
     assert list(s["points"]) == ["1KiB", "16KiB", "256KiB"]
     assert s["points"]["256KiB"]["configs"]["full"]["clean"]["top_jitter_ms"] is None
     assert s["sweep_spread"]["full"]["largest_over_smallest"] == pytest.approx(1.25)
-    assert "1KiB: WCRT-BCRT vanilla/full 30.0x" in out.stdout
+    # the tables on the terminal: the paired ratio, the bounds beside the measured WCRT
+    assert "| 1KiB | vanilla/full | 30.0 (n=1) |" in out.stdout
+    assert "| 1KiB | full | 0.30 | in-sample | 5.6 / 5.6 |" in out.stdout
     # the traffic and chain sweeps' figures have their third panel
     for sweep, val in (("rate", "30"), ("chains", "2")):
         r2 = [dict(r, sweep=sweep, value=val if r["value"] == "1KiB" else r["value"]) for r in rows[:3]]

@@ -165,14 +165,8 @@ def run_paper(args) -> int:
             ValueError, OSError, KeyError) as e:
         print(f"chainrt experiment: {e}", file=sys.stderr)
         return 1
-    for v, p in s["points"].items():
-        for key, r in p["ratios"].items():
-            c = r["clean_pairs"] or r["all_pairs"]
-            if not c:
-                continue
-            which = "clean pairs" if r["clean_pairs"] else "all pairs (no clean pair)"
-            print(f"{v}: WCRT-BCRT {key} {c['median']:.1f}x [{c['min']:.1f}..{c['max']:.1f}] ({which}, n={c['n']})")
-    print(f"written: {args.out}/summary.json, {name}.png" + ("" if args.from_csv else ", runs.csv"))
+    print(x.tables(s, rows))
+    print(f"written: {args.out}/summary.json, tables.md, {name}.png" + ("" if args.from_csv else ", runs.csv"))
     return 0
 
 
