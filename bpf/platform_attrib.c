@@ -7,6 +7,8 @@
 // the hypervisor's part of the wait, 0 outside KVM) and exits 0.
 //
 // usage: chainrt-platform-attrib OBJ THRESHOLD_US OUT TID...
+// With CHAINRT_PARENT_PID set it gets SIGTERM when that parent dies (PR_SET_PDEATHSIG), as the
+// probe does: a killed chainrt leaves no attribution attached.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #define MAX_EVENTS 400000
 
@@ -42,6 +46,11 @@ int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: chainrt-platform-attrib OBJ THRESHOLD_US OUT TID...\n");
     return 1;
+  }
+  const char *parent = getenv("CHAINRT_PARENT_PID");
+  if (parent && *parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (getppid() != (pid_t)atol(parent)) return 1;  // the parent died before the request
   }
   recs = calloc(MAX_EVENTS, sizeof *recs);
   if (!recs) return 1;

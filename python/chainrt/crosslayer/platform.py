@@ -143,17 +143,39 @@ class PlatformProbe:
         self.cpu_ns: dict[int, int] = {}
 
     def __enter__(self):
+        from ..runtime import tied_to_this_process
         exe = build_probe()
-        self._dir = tempfile.TemporaryDirectory(prefix="chainrt-probe-")
         self._procs = []
-        for cpu in self.cpus:
-            out = Path(self._dir.name) / f"cpu{cpu}.txt"
-            self._procs.append((cpu, out, subprocess.Popen(
-                [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
-                 str(self.duration_s), str(out)], stderr=subprocess.PIPE, text=True)))
-        if self.attribute:
-            self._start_attribution()
+        # Each probe (and the attribution) writes into an anonymous file it inherits (/dev/fd/N),
+        # and ends with this process (CHAINRT_PARENT_PID): a killed chainrt leaves neither a file
+        # nor a probe.
+        self._env = tied_to_this_process(dict(os.environ))
+        self._attrib_out = None
+        try:
+            for cpu in self.cpus:
+                out = tempfile.TemporaryFile()
+                self._procs.append((cpu, out, subprocess.Popen(
+                    [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
+                     str(self.duration_s), f"/dev/fd/{out.fileno()}"], stderr=subprocess.PIPE, text=True,
+                    pass_fds=(out.fileno(),), env=self._env)))
+            if self.attribute:
+                self._start_attribution()
+        except BaseException:
+            self._stop_all()
+            raise
         return self
+
+    def _stop_all(self) -> None:
+        for _, out, p in self._procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+        if self._attrib is not None and self._attrib.poll() is None:
+            self._attrib.kill()
+            self._attrib.wait()
+        if self._attrib_out is not None:
+            self._attrib_out.close()
 
     @property
     def pids(self) -> set[int]:
@@ -169,10 +191,12 @@ class PlatformProbe:
         except KernelPathUnavailable as e:
             self.attribution_error = str(e)
             return
-        self._attrib_out = Path(self._dir.name) / "attrib.txt"
-        self._attrib = subprocess.Popen([str(loader), str(obj), str(PROBE_THRESHOLD_US), str(self._attrib_out),
+        self._attrib_out = tempfile.TemporaryFile()
+        self._attrib = subprocess.Popen([str(loader), str(obj), str(PROBE_THRESHOLD_US),
+                                         f"/dev/fd/{self._attrib_out.fileno()}",
                                          *(str(p.pid) for _, _, p in self._procs)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        pass_fds=(self._attrib_out.fileno(),), env=self._env)
         ready, _, _ = select.select([self._attrib.stdout], [], [], 10)
         if not ready or self._attrib.stdout.readline().strip() != "ready":
             self._attrib.terminate()
@@ -187,10 +211,12 @@ class PlatformProbe:
         if a.poll() is None:
             a.terminate()
         err = a.communicate(timeout=10)[1].strip()
-        if a.returncode != 0 or not self._attrib_out.is_file():
+        self._attrib_out.seek(0)
+        text = self._attrib_out.read().decode(errors="replace")
+        if a.returncode != 0:
             self.attribution_error = err or f"the attribution exited with {a.returncode}"
             return
-        for line in self._attrib_out.read_text().splitlines():
+        for line in text.splitlines():
             f = line.split()
             if line.startswith("#") or len(f) != 6:
                 continue
@@ -214,10 +240,12 @@ class PlatformProbe:
             errors = []
             for cpu, out, p in self._procs:
                 err = p.communicate(timeout=10)[1]
-                if p.returncode != 0 or not out.is_file():
+                out.seek(0)
+                text = out.read().decode(errors="replace")
+                if p.returncode != 0 or not text.strip():
                     errors.append(f"cpu {cpu}: {err.strip() or p.returncode}")
                     continue
-                lines = out.read_text().splitlines()
+                lines = text.splitlines()
                 head = lines[0].split()
                 fields = dict(zip(head[1::2], head[2::2]))
                 self.span[cpu] = (int(fields["start_ns"]), int(fields["end_ns"]))
@@ -227,7 +255,7 @@ class PlatformProbe:
             if errors and exc[0] is None:
                 raise KernelPathUnavailable("the platform probe failed: " + "; ".join(errors))
         finally:
-            self._dir.cleanup()
+            self._stop_all()
 
 
 # The windows of a blackout curve (model hosts[].blackout), in ms: dense where chains' responses
