@@ -1,4 +1,5 @@
-"""What the ROS 2 tests of discover, profile and the run verdict need to know about this machine."""
+"""What the ROS 2 tests of discover, profile, the run verdict and the cross-layer path need to know about
+this machine."""
 
 
 def runtime_built() -> bool:
@@ -18,3 +19,32 @@ def have_rclpy() -> bool:
         return True
     except ImportError:
         return False
+
+
+def crosslayer_unavailable() -> str | None:
+    """Why the cross-layer tests cannot run here (no built runtime, no network namespaces, no
+    BPF toolchain), or None when they can."""
+    from chainrt import runtime
+    from chainrt.crosslayer import kernel, netns
+    try:
+        runtime.find_binary()
+    except runtime.RuntimeNotFound as e:
+        return str(e)
+    why = netns.available()
+    if why:
+        return why
+    try:
+        kernel.build()
+    except kernel.KernelPathUnavailable as e:
+        return str(e)
+    return None
+
+
+def require_crosslayer(capsys) -> None:
+    """Skips the calling test, saying why on the terminal, unless the cross-layer path can run."""
+    import pytest
+    why = crosslayer_unavailable()
+    if why:
+        with capsys.disabled():
+            print(f"\nskipped: the cross-host test needs it: {why}")
+        pytest.skip(why)

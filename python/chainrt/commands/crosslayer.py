@@ -7,7 +7,8 @@
   packet counters;
 * ``--profiles DIR``: writes the model's Fast DDS profiles (one file per process) instead;
 * ``--map``: prints the (port -> class, priority) map only;
-* ``--cleanup``: removes network namespaces a killed chainrt left behind.
+* ``--cleanup``: removes network namespaces a killed chainrt left behind, and gives the
+  ksoftirqd threads back the policy a killed Preempt-RT-style run had changed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def register(sub) -> None:
                    help="with --profiles: the hosts' addresses (default: everything on loopback)")
     p.add_argument("--map", action="store_true", help="print the (port -> class, priority) map and exit")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--cleanup", action="store_true", help="remove network namespaces left by a killed chainrt")
+    p.add_argument("--cleanup", action="store_true",
+                   help="remove network namespaces left by a killed chainrt (and restore the softirq threads' "
+                        "policy it changed)")
     p.set_defaults(func=run)
 
 
@@ -57,6 +60,9 @@ def run(args) -> int:
             return 1
         gone = netns.remove_stale()
         print(f"removed {len(gone)} namespace(s)" + (f": {', '.join(gone)}" if gone else ""))
+        back = kernel.restore_stale_rx_threads()
+        if back:
+            print(f"restored the scheduling policy of {', '.join(back)}")
         return 0
     if not args.model:
         print("chainrt crosslayer: a MODEL is needed (or --cleanup)", file=sys.stderr)
