@@ -26,7 +26,9 @@ FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-o
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--analysis", default="all", help="analysis name from the registry, or 'all' (default)")
+    parser.add_argument("--analysis", default="all",
+                        help="analysis name from the registry, 'all' (default), or 'lame': LaME's plans (RT chains by "
+                             "fp-mt, BE chains by its best-effort check) on random LaME systems")
     parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
     parser.add_argument("--seed", type=int, default=1, help="base seed of the generated systems")
     parser.add_argument("--variants", type=int, default=4, choices=[1, 2, 3, 4],
@@ -78,6 +80,13 @@ def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int 
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
           fusion: bool = False, feature: str = "") -> dict:
     from . import _core
+    if analysis == "lame":  # LaME's plans on LaME's random systems (lame/soundness.hpp)
+        fn = getattr(_core, "_lame_soundness", None)
+        if fn is None:
+            raise RuntimeError("the LaME module or the soundness harness is not built")
+        if fusion or feature:
+            raise ValueError("--analysis lame draws LaME's own systems; --fusion and --feature do not apply")
+        return json.loads(fn(sets, seed, variants, jobs, counterexample_dir, horizon, harsh, climb))
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
@@ -135,7 +144,10 @@ def run(args) -> int:
                  if rep["tightness"]["chains"] else "")
               + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
                  f"systems; " if args.climb else "") +
-              f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
+              (f"LaME: {rep['lame']['rt_bounded']} RT and {rep['lame']['be_bounded']} BE bounds reported "
+                 f"({rep['lame']['be_beyond_period']} BE bounds above the period), {rep['lame']['be_overload_refused']} "
+                 f"BE chains refused as overloaded; " if "lame" in rep else "")
+              + f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
         for c in rep["counterexamples"][:20]:
             print(f"  set {c['set']} ({c['variant']}): chain {c['chain']} {c['kind']} bound {c['bound_ns']} ns, "
                   f"simulated {c['observed_ns']} ns" + (f" -> {c['file']}" if c["file"] else ""))
