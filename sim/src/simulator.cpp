@@ -10,6 +10,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -84,7 +85,7 @@ struct EventLater {
 struct ChainRef {
   std::uint32_t chain;
   bool source;
-  bool last;
+  bool last;  // a leaf of the chain (its instance ends when all leaves have run)
 };
 
 struct Out {  // one (publisher, subscriber) pair
@@ -250,6 +251,7 @@ class Simulator {
   }
   Duration comm_delay(const Out& out);
   void record(std::uint32_t chain, Duration release);
+  void leaf_done(std::uint32_t chain, Duration release);
   // SimOptions::control: its activations, the monitoring samples it reads, what it changes.
   void schedule_control(Duration at);
   void control_activation();
@@ -277,6 +279,9 @@ class Simulator {
   // start at its first callback — what the runtime's one stamp per message carries from the
   // timer (runtime/src/executor.cpp, timer_rel_deadline), so both key a fork's branches alike.
   std::vector<Duration> chain_key_;
+  // Branching chains: leaves per chain, and per instance (its release) the leaves done so far.
+  std::vector<std::uint32_t> leaf_count_;
+  std::vector<std::map<Duration, std::uint32_t>> joins_;
   std::vector<ExecSamples> samples_;     // per callback since the control's last activation
   bool missed_ = false;                  // a watched chain missed since then
   Duration control_at_ = -1;             // the scheduled activation
@@ -293,6 +298,7 @@ void Simulator::build() {
   // chains
   r_.chains.resize(m_.chains.size());
   chain_deadline_.resize(m_.chains.size());
+  joins_.resize(m_.chains.size());
   for (std::uint32_t i = 0; i < m_.chains.size(); ++i) {
     const Chain& ch = m_.chains[i];
     ChainStats& st = r_.chains[i];
@@ -303,9 +309,18 @@ void Simulator::build() {
     if (ch.callbacks.empty()) continue;
     const std::size_t src = m_.callback_index(ch.callbacks.front());
     if (st.period == 0 && m_.callbacks[src].is_timer()) st.period = m_.callbacks[src].period;
+    // The instance ends when every leaf (the last callback of each root-to-leaf path) has run for
+    // it: a branching chain's fork-join end, as the runtime's monitor has it (ChainSpec::leaves).
+    std::vector<std::string> leaves;
+    for (const auto& path : ch.paths())
+      if (!path.empty() && std::find(leaves.begin(), leaves.end(), path.back()) == leaves.end())
+        leaves.push_back(path.back());
+    if (leaves.empty()) leaves.push_back(ch.callbacks.back());
+    leaf_count_.push_back(static_cast<std::uint32_t>(leaves.size()));
     for (std::size_t p = 0; p < ch.callbacks.size(); ++p) {
       const std::size_t c = m_.callback_index(ch.callbacks[p]);
-      cb_[c].chains.push_back(ChainRef{i, p == 0, p + 1 == ch.callbacks.size()});
+      const bool leaf = std::find(leaves.begin(), leaves.end(), ch.callbacks[p]) != leaves.end();
+      cb_[c].chains.push_back(ChainRef{i, p == 0, leaf});
       if (cb_[c].chains.size() > kMaxStamps)
         throw std::invalid_argument("simulator: callback " + m_.callbacks[c].name + " is on more than 8 chains");
     }
@@ -557,6 +572,17 @@ void Simulator::record(std::uint32_t chain, Duration release) {
   }
 }
 
+void Simulator::leaf_done(std::uint32_t chain, Duration release) {
+  if (leaf_count_[chain] <= 1) return record(chain, release);
+  auto& j = joins_[chain];
+  if (++j[release] < leaf_count_[chain]) {
+    if (j.size() > 4096) j.erase(j.begin());  // (an instance whose other branch was dropped)
+    return;
+  }
+  j.erase(release);
+  record(chain, release);
+}
+
 void Simulator::schedule_control(Duration at) {
   control_at_ = std::max(at, now_);
   push_event(control_at_, Ev::Control, ++control_version_);
@@ -683,7 +709,7 @@ void Simulator::complete_exec(std::uint32_t t) {
         if (th.input.s[k].chain == r.chain) rel = th.input.s[k].release;
     }
     if (rel < 0) continue;
-    if (r.last) record(r.chain, rel);
+    if (r.last) leaf_done(r.chain, rel);
     else if (out.n < kMaxStamps) out.s[out.n++] = Stamp{r.chain, rel};
   }
   if (s.fset != kNone) {  // implicit fusion: cache, and publish once the set is complete

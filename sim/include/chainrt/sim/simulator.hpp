@@ -23,7 +23,8 @@
 //    reservations (budget Q replenished every P, EDF among them) before SCHED_FIFO threads
 //    (by priority; an executor's `priority` is its threads' default) before other threads.
 //  - chains: a chain instance is released when its first callback is released and finishes
-//    when its last listed callback completes; messages carry the instance's release, and the
+//    when every leaf of the chain has completed for it (the last callback of a linear chain; a
+//    branching chain's fork-join end, as the runtime's monitor); messages carry the instance's release, and the
 //    EDF deadline d = a + D (Sec. IV-B) travels with them. Communication delay per hop from
 //    the model's CommCost of the hop kind (CROS-RT), or sampled from its measurements.
 // Zero overheads: selection, polling and publishing take no time. Time is integer ns.
