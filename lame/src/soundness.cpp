@@ -215,4 +215,10 @@ sim::SoundnessReport run_soundness(sim::SoundnessOptions o, SoundnessCounts* cou
   return r;
 }
 
+std::string counts_to_json(const SoundnessCounts& c) {
+  return "{\"rt_bounded\": " + std::to_string(c.rt_bounded) + ", \"be_bounded\": " + std::to_string(c.be_bounded) +
+         ", \"be_beyond_period\": " + std::to_string(c.be_beyond_period) +
+         ", \"be_overload_refused\": " + std::to_string(c.be_overload_refused) + "}";
+}
+
 }  // namespace chainrt::lame

@@ -15,8 +15,6 @@
 #include "registry.hpp"
 #if defined(CHAINRT_LAME_SIM)
 #include "chainrt/lame/sim_control.hpp"
-#include "chainrt/lame/soundness.hpp"
-#include "chainrt/sim/soundness.hpp"
 #endif
 
 namespace nb = nanobind;
@@ -210,37 +208,6 @@ CHAINRT_BINDINGS(lame, 40) {
       "Simulate the model: mode 'controller' under LaME with its controller (lame::Controller on the "
       "simulated measurements), 'plan' LaME's initial plan unchanged, 'model' the model as it is; "
       "summary JSON, per chain (release, response) of every completed instance, the activations");
-  m.def(
-      "_lame_soundness",
-      [](int sets, std::uint64_t seed, int variants, int jobs, const std::string& counterexample_dir,
-         int horizon_periods, bool harsh, int climb) {
-        sim::SoundnessOptions o;
-        o.analysis = "lame";
-        o.sets = sets;
-        o.seed = seed;
-        o.variants = variants;
-        o.jobs = jobs;
-        o.counterexample_dir = counterexample_dir;
-        o.horizon_periods = horizon_periods;
-        o.harsh = harsh;
-        o.climb = climb;
-        lame::SoundnessCounts counts;
-        sim::SoundnessReport r;
-        {
-          nb::gil_scoped_release unlocked;
-          r = lame::run_soundness(o, &counts);
-        }
-        std::string js = sim::report_to_json(r);
-        js.pop_back();  // the closing brace: LaME's tallies join the report
-        js += ", \"lame\": {\"rt_bounded\": " + std::to_string(counts.rt_bounded) +
-              ", \"be_bounded\": " + std::to_string(counts.be_bounded) +
-              ", \"be_beyond_period\": " + std::to_string(counts.be_beyond_period) +
-              ", \"be_overload_refused\": " + std::to_string(counts.be_overload_refused) + "}}";
-        return js;
-      },
-      nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
-      nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("harsh") = false,
-      nb::arg("climb") = 0, "The soundness harness on LaME's plans (lame/soundness.hpp); the report as JSON.");
 #endif
 }
 #endif  // CHAINRT_LAME_AVAILABLE

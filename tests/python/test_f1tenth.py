@@ -5,11 +5,6 @@ files, one-line errors, and a seconds-long run on real ROS 2 (no timing asserted
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-
-import pytest
 
 from chainrt.cli import main
 
@@ -52,16 +47,11 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
 
 
 def test_real_short_run(tmp_path):
-    from chainrt import runtime
-    try:
-        runtime.find_binary()
-    except runtime.RuntimeNotFound as e:
-        pytest.skip(str(e))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(21 + os.getpid() % 19), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    from rosutil import run_cli_on_ros
+
     out = tmp_path / "r"
-    cmd = [sys.executable, "-m", "chainrt.cli", "experiment", "f1tenth", "--real", "--runs", "1", "--duration", "1",
-           "--threads", "1", "--configs", "default,edf", "--no-plot", "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
+    p = run_cli_on_ros(["experiment", "f1tenth", "--real", "--runs", "1", "--duration", "1", "--threads", "1",
+                        "--configs", "default,edf", "--no-plot", "--out", str(out)], domain_base=21)
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "f1tenth.json").read_text())
     assert s["mode"] == "real ROS 2" and len(s["load"]) == 2

@@ -189,20 +189,11 @@ def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
     """A seconds-long `lame-overload --real` on real ROS 2 (own domain id, localhost discovery):
     both configurations run, the LaME run's controller log has its initial activation with its
     own CPU time, and the response-over-time figure is written. No timing is asserted."""
-    import os
-    import subprocess
-    import sys
+    from rosutil import run_cli_on_ros
 
-    from chainrt import runtime
-    try:
-        runtime.find_binary()
-    except runtime.RuntimeNotFound as e:
-        pytest.skip(str(e))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(1 + os.getpid() % 19), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     out = tmp_path / "o"
-    cmd = [sys.executable, "-m", "chainrt.cli", "experiment", "lame-overload", "--real", "--runs", "1",
-           "--duration", "2", "--controller-period", "1", "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
+    p = run_cli_on_ros(["experiment", "lame-overload", "--real", "--runs", "1", "--duration", "2",
+                        "--controller-period", "1", "--out", str(out)], domain_base=1)
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "lame_overload.json").read_text())
     assert s["mode"] == "real ROS 2"

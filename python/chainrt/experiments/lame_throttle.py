@@ -139,6 +139,7 @@ def run(args) -> int:
             per[config] = _window_misses(as_rt, rt_deadlines, args.window, n_windows)
             late_rt = [t for c, pts in as_rt.items() for t, ms in pts if t >= args.throttle_at and ms > deadlines[c]]
             results[config].append({
+                "initial_plan": r.get("initial_plan"),
                 "rt_class_misses_after_switch": len(late_rt),
                 "last_rt_class_miss_after_switch_s": (max(late_rt) - args.throttle_at) if late_rt else None,
                 "rt_misses_before_switch": sum(per[config][w] for w in range(n_windows)
@@ -168,7 +169,8 @@ def run(args) -> int:
         "mode": "simulator", "cores": args.cores, "runs": args.runs, "window_s": args.window,
         "duration_s": args.duration, "throttle_at_s": args.throttle_at, "controller_period_s": args.controller_period,
         "factor": factor[0] / factor[1], "paper_factor": PAPER_FACTOR[0] / PAPER_FACTOR[1],
-        "plan_nominal": {"rt_classes": plan0["rt_classes"], "demotions": plan0["demotions"]},
+        "plan_nominal": {"rt_classes": (lame[0]["initial_plan"] or plan0)["rt_classes"],
+                         "demotions": (lame[0]["initial_plan"] or plan0)["demotions"]},
         **{f"{c}_rt_misses_after_switch_per_run": [x["rt_misses_after_switch"] for x in results[c]] for c, _, _ in configs},
         **{f"{c}_rt_misses_before_switch_per_run": [x["rt_misses_before_switch"] for x in results[c]]
            for c, _, _ in configs},
@@ -188,8 +190,9 @@ def run(args) -> int:
     print(f"LaME throttling experiment, simulator, {args.cores} cores, {args.runs} runs x {args.duration:g} s, execution "
           f"times x {factor[0] / factor[1]:.3f} from {args.throttle_at:g} s (paper: x{PAPER_FACTOR[0] / PAPER_FACTOR[1]:.3f}, "
           f"2.3 -> 1.4 GHz on a Jetson, 3 cores)")
+    first = lame[0]["initial_plan"] or plan0
     print(f"  LaME's controller inside the simulation every {args.controller_period:g} s and on RT misses; "
-          f"initial RT budgets {lr.budgets(plan0['rt_classes'])}")
+          f"initial RT budgets {lr.budgets(first['rt_classes'])} (its plan for the model's times + 5 %)")
     for c, label in (("default", "ROS 2 default"), ("lame", "LaME + controller"), ("lame_plan", "LaME, no controller")):
         print(f"  {label:18s} RT misses per run before the switch {summary[f'{c}_rt_misses_before_switch_per_run']}, "
               f"after {summary[f'{c}_rt_misses_after_switch_per_run']}")

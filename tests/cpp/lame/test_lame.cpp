@@ -293,12 +293,15 @@ TEST(LameProperty, EveryReportedBoundHoldsUnderAdversarialSimulation) {
 // 120 % of the core. Counting only one instance of the chain bounded it by 12 ms + 1 ns while
 // the simulator shows more (14 ms and dropped instances here): the class is overloaded and refused.
 TEST(LameBeCheck, AnOverloadedClassIsRefused) {
-  Sys s;
-  s.cores = 1;
-  s.timer("a", 10, 6000, "ta");
-  s.sub("b", "ta", 6000);
-  s.chain("B", "a, b", 10, 0);
-  auto a = lame::allocate(s.model());
+  auto alone = [](int a_us, int b_us) {  // timer a -> subscription b, T = D = 10 ms, one core
+    Sys s;
+    s.cores = 1;
+    s.timer("a", 10, a_us, "ta");
+    s.sub("b", "ta", b_us);
+    s.chain("B", "a, b", 10, 0);
+    return s.model();
+  };
+  auto a = lame::allocate(alone(6000, 6000));
   const auto* v = verdict(a, "B");
   ASSERT_TRUE(v);
   EXPECT_FALSE(v->bounded);
@@ -311,12 +314,7 @@ TEST(LameBeCheck, AnOverloadedClassIsRefused) {
   EXPECT_GT(r.chain("B")->drops, 0);
   // Below the core (5 + 4 ms every 10 ms) it is bounded, above its period: the chain's own next
   // instance is in its busy window.
-  Sys t;
-  t.cores = 1;
-  t.timer("a", 10, 5000, "ta");
-  t.sub("b", "ta", 4000);
-  t.chain("B", "a, b", 10, 0);
-  auto a2 = lame::allocate(t.model());
+  auto a2 = lame::allocate(alone(5000, 4000));
   const auto* v2 = verdict(a2, "B");
   ASSERT_TRUE(v2 && v2->bounded) << (v2 ? v2->reason : "");
   auto r2 = sim::simulate(a2.model, so);

@@ -20,12 +20,9 @@ const char* kModel = R"(
 name: control
 hosts: [{name: h, cores: 1}]
 executors:
-  - name: e
-    host: h
-    policy: lame
-    thread_classes:
-      - {name: rt, kind: rt, cores: [0], reservation: {budget: 8ms, period: 10ms}}
-      - {name: be, kind: be, cores: [0], reservation: {budget: 2ms, period: 10ms}}
+  - {name: e, host: h, policy: lame, thread_classes: [
+      {name: rt, kind: rt, cores: [0], reservation: {budget: 8ms, period: 10ms}},
+      {name: be, kind: be, cores: [0], reservation: {budget: 2ms, period: 10ms}}]}
 nodes: [{name: n, executor: e}]
 callbacks:
   - {name: w, kind: timer, node: n, period: 20ms, wcet: 3ms, affinity: [rt]}

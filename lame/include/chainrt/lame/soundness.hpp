@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "chainrt/model/model.hpp"
 #include "chainrt/sim/soundness.hpp"
@@ -40,5 +41,7 @@ struct SoundnessCounts {
 // verdicts' tallies over every analysis run (harsh systems are analysed twice when their
 // deadlines are set to the bounds).
 sim::SoundnessReport run_soundness(sim::SoundnessOptions options, SoundnessCounts* counts = nullptr);
+// {"rt_bounded": N, "be_bounded": N, "be_beyond_period": N, "be_overload_refused": N}
+std::string counts_to_json(const SoundnessCounts& counts);
 
 }  // namespace chainrt::lame
