@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "chainrt/analysis/analysis.hpp"
@@ -43,6 +45,12 @@ class PlanAnalysis : public ResponseTimeAnalysis {
     AnalysisResult r;
     r.analysis = name();
     r.schedulable = a.rt_schedulable && a.be_starvation_free;
+    if (counts_) {
+      bool any = false;
+      for (const auto& v : a.verdicts) any = any || v.bounded;
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (any) bounded_systems_.insert(model.name);
+    }
     for (const auto& v : a.verdicts) {
       ChainBound b;
       b.chain = v.chain;
@@ -67,6 +75,7 @@ class PlanAnalysis : public ResponseTimeAnalysis {
   }
   void tally() const {
     if (!counts_) return;
+    counts_->systems_bounded = static_cast<std::int64_t>(bounded_systems_.size());
     counts_->rt_bounded = rt_bounded_;
     counts_->be_bounded = be_bounded_;
     counts_->be_beyond_period = be_beyond_;
@@ -76,6 +85,8 @@ class PlanAnalysis : public ResponseTimeAnalysis {
  private:
   SoundnessCounts* counts_;
   mutable std::atomic<std::int64_t> rt_bounded_{0}, be_bounded_{0}, be_beyond_{0}, be_overload_{0};
+  mutable std::mutex mutex_;
+  mutable std::set<std::string> bounded_systems_;  // by model name (one per drawn system)
 };
 
 }  // namespace
@@ -216,7 +227,7 @@ sim::SoundnessReport run_soundness(sim::SoundnessOptions o, SoundnessCounts* cou
 }
 
 std::string counts_to_json(const SoundnessCounts& c) {
-  return "{\"rt_bounded\": " + std::to_string(c.rt_bounded) + ", \"be_bounded\": " + std::to_string(c.be_bounded) +
+  return "{\"systems_bounded\": " + std::to_string(c.systems_bounded) + ", \"rt_bounded\": " + std::to_string(c.rt_bounded) + ", \"be_bounded\": " + std::to_string(c.be_bounded) +
          ", \"be_beyond_period\": " + std::to_string(c.be_beyond_period) +
          ", \"be_overload_refused\": " + std::to_string(c.be_overload_refused) + "}";
 }

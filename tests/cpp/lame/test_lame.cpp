@@ -14,6 +14,7 @@
 #include "chainrt/analysis/supply.hpp"
 #include "chainrt/lame/controller.hpp"
 #include "chainrt/lame/lame.hpp"
+#include "chainrt/lame/property.hpp"
 #include "chainrt/lame/sim_control.hpp"
 #include "chainrt/lame/soundness.hpp"
 #include "chainrt/sim/soundness.hpp"
@@ -24,44 +25,8 @@ using namespace chainrt;
 
 namespace {
 
-// A small YAML writer for hand-made systems: callbacks "name:kind:wcet_us[:period_ms]:topic_in:topic_out".
-struct Sys {
-  int cores = 2;
-  std::vector<std::string> callbacks, chains;
-  void timer(const std::string& n, int period_ms, int wcet_us, const std::string& out) {
-    callbacks.push_back("  - {name: " + n + ", kind: timer, node: " + n + "_node, period: " + std::to_string(period_ms) +
-                        "ms, wcet: " + std::to_string(wcet_us) + "us, publishes: [" + out + "]}");
-  }
-  void sub(const std::string& n, const std::string& in, int wcet_us, const std::string& out = "") {
-    callbacks.push_back("  - {name: " + n + ", kind: subscription, node: " + n + "_node, topic: " + in +
-                        ", wcet: " + std::to_string(wcet_us) + "us" + (out.empty() ? "" : ", publishes: [" + out + "]") + "}");
-  }
-  void chain(const std::string& n, const std::string& cbs, int deadline_ms, int criticality) {
-    chains.push_back("  - {name: " + n + ", callbacks: [" + cbs + "], deadline: " + std::to_string(deadline_ms) + "ms, " +
-                     (criticality > 0 ? "class: rt, criticality: " + std::to_string(criticality) : std::string("class: be")) + "}");
-  }
-  Model model() const {
-    std::ostringstream y;
-    y << "chainrt: 1\nname: t\nhosts:\n  - {name: h, cores: " << cores << "}\n"
-      << "executors:\n  - {name: x, host: h, policy: lame}\n";
-    std::vector<std::string> nodes, topics;
-    for (const auto& c : callbacks) {
-      auto n = c.substr(c.find("node: ") + 6);
-      nodes.push_back(n.substr(0, n.find(',')));
-      auto p = c.find("publishes: [");
-      if (p != std::string::npos) topics.push_back(c.substr(p + 12, c.find(']', p) - p - 12));
-    }
-    y << "nodes:\n";
-    for (const auto& n : nodes) y << "  - {name: " << n << ", executor: x}\n";
-    y << "topics:\n";
-    for (const auto& t : topics) y << "  - {name: " << t << "}\n";
-    y << "callbacks:\n";
-    for (const auto& c : callbacks) y << c << "\n";
-    y << "chains:\n";
-    for (const auto& c : chains) y << c << "\n";
-    return load_model_from_string(y.str(), "test.yaml");
-  }
-};
+// Hand-made systems: callbacks and chains as model YAML lines (lame/property.hpp).
+using Sys = lame::SystemText;
 
 const lame::ChainVerdict* verdict(const lame::Allocation& a, const std::string& chain) {
   for (const auto& v : a.verdicts)
@@ -366,6 +331,24 @@ TEST(LameBeCheck, TheoremsTwoAndThreeMissTheAdmissionWait) {
   EXPECT_GE(v->bound, seen);
   std::printf("BE chain J: Theorem 2 %.3f ms, Theorem 3 %.3f ms, simulated %.3f ms, chainrt's bound %.3f ms\n",
               thm2 / 1e6, thm3 / 1e6, seen / 1e6, v->bound / 1e6);
+}
+
+// The same check per seed range, as `chainrt experiment lame-property` runs it in batches
+// (lame/property.hpp): the systems of a range are those of their indices, every violation comes
+// with its model.
+TEST(LameProperty, ASeedRangeIsTheSameSystemsWhereverItRuns) {
+  const auto r = lame::check_property(5, 12);
+  for (const auto& v : r.violations)
+    ADD_FAILURE() << "seed " << v.seed << " chain " << v.chain << " (" << v.cls << ", " << v.exec << "): simulated "
+                  << v.observed << " ns > bound " << v.bound << " ns\n"
+                  << v.model;
+  EXPECT_EQ(r.systems, 12);
+  EXPECT_GT(r.accepted, 0);
+  EXPECT_GT(r.checked, 0);
+  const auto part = lame::check_property(9, 3);  // systems 9-11 of the range above
+  EXPECT_EQ(part.systems, 3);
+  EXPECT_LE(part.checked, r.checked);
+  EXPECT_EQ(lame::property_system(9).name, lame::random_system(gen::Rng::stream_seed(0, 9)).name);
 }
 
 // The controller (Sec. 4.3) on the paper's throttling scenario, in the simulator: the plan for

@@ -30,6 +30,7 @@ namespace chainrt::lame {
 Model random_system(std::uint64_t seed);
 
 struct SoundnessCounts {
+  std::int64_t systems_bounded = 0;     // systems with at least one chain bound
   std::int64_t be_bounded = 0;          // BE chain bounds reported (per analysed system)
   std::int64_t be_beyond_period = 0;    // ... of which above the chain's period (own later instances)
   std::int64_t be_overload_refused = 0; // BE chains refused because their class is overloaded
