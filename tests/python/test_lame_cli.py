@@ -63,6 +63,55 @@ def test_cores_override_the_models(capsys):
     assert any("3 cores in this plan" in n for n in r["notes"])
 
 
+BE_ALONE = """chainrt: 1
+name: be_alone
+hosts:
+  - {name: h, cores: 1}
+executors:
+  - {name: x, host: h, policy: lame}
+nodes:
+  - {name: a_node, executor: x}
+  - {name: b_node, executor: x}
+topics:
+  - {name: ta}
+callbacks:
+  - {name: a, kind: timer, node: a_node, period: 10ms, wcet: 6ms, publishes: [ta]}
+  - {name: b, kind: subscription, node: b_node, topic: ta, wcet: 6ms}
+chains:
+  - {name: B, callbacks: [a, b], deadline: 10ms, class: be}
+"""
+
+
+def test_an_overloaded_be_chain_gets_no_starvation_bound(tmp_path, capsys):
+    """One core, one BE chain alone, 6 + 6 ms every 10 ms: its class is overloaded; the report
+    says so instead of a bound below what the simulator shows (14 ms and more, drops)."""
+    model = tmp_path / "be.yaml"
+    model.write_text(BE_ALONE)
+    assert main(["lame", "allocate", str(model), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    b = r["chains"]["B"]
+    assert b["bound_ns"] is None and not b["starvation_free"] and "overloaded" in b["reason"]
+    assert r["be_starvation_free"] is False
+
+
+def test_soundness_of_lame_plans_small(tmp_path, capsys):
+    """`chainrt experiment soundness --analysis lame`: LaME's plans under the harness, its tallies
+    in the report, no counterexample; the same seed, the same report."""
+    reports = []
+    for k in range(2):
+        assert main(["experiment", "soundness", "--analysis", "lame", "--sets", "8", "--harsh", "--climb", "2",
+                     "--json", "--quiet", "--in-process", "--out", str(tmp_path / f"s{k}"),
+                     "--counterexamples", str(tmp_path / "cex")]) == 0
+        r = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        r.pop("elapsed_s", None)
+        reports.append(r)
+    r = reports[0]
+    assert r["analysis"] == "lame" and r["systems"] == 8 and r["counterexamples"] == []
+    assert r["chains_checked"] > 0 and r["lame"]["systems_bounded"] > 0
+    assert {"rt_bounded", "be_bounded", "be_beyond_period", "be_overload_refused"} <= set(r["lame"])
+    assert reports[0] == reports[1]
+
+
 def test_bad_input_is_one_line_error(tmp_path, capsys):
     assert main(["lame", "allocate", str(AUTOWARE), "--cores", "40"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
