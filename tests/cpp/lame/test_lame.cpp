@@ -333,6 +333,44 @@ TEST(LameBeCheck, TheoremsTwoAndThreeMissTheAdmissionWait) {
               thm2 / 1e6, thm3 / 1e6, seen / 1e6, v->bound / 1e6);
 }
 
+// The BE side's capacity rule (allocate.cpp, docs/lame.md "The BE side"): 2 cores, one RT chain
+// (3 ms every 10 ms: its least budget is 83 % of a core) and two BE chains of utilisation 0.8 and
+// 0.1. The paper's steps merge the empty RT class into the busy one and spread the BE chains
+// before the budgets exist: one BE class of 2 x 17 % carries 0.9, overloaded. The capacity rule
+// leaves core 1 to its BE class and places the BE chains by what the budgets leave: every BE
+// class within its supply, the RT chain's bound unchanged.
+TEST(LameAllocate, TheCapacityRulePlacesBeChainsByTheSupplyTheBudgetsLeave) {
+  Sys s;
+  s.cores = 2;
+  s.timer("r", 10, 3000, "tr");
+  s.chain("R", "r", 10, 1);
+  s.timer("big", 100, 80000, "tbig");
+  s.chain("Big", "big", 1000, 0);
+  s.timer("small", 100, 10000, "tsmall");
+  s.chain("Small", "small", 1000, 0);
+  const Model m = s.model();
+  auto load_vs_supply = [](const lame::Allocation& a) {
+    std::vector<std::pair<double, double>> out;  // per BE class: utilisation of its chains, supply
+    for (const auto& c : a.be) {
+      const double threads = static_cast<double>(c.cores.size());
+      out.emplace_back(c.utilisation() * threads, threads * static_cast<double>(c.budget) / static_cast<double>(c.period));
+    }
+    return out;
+  };
+  lame::Options capacity, paper;
+  paper.be_placement = lame::BePlacement::Paper;
+  const auto a = lame::allocate(m, capacity), b = lame::allocate(m, paper);
+  const auto* r = verdict(a, "R");
+  ASSERT_TRUE(r && r->meets_deadline);
+  // The RT side: the same bound under both rules.
+  ASSERT_TRUE(verdict(b, "R") && verdict(b, "R")->meets_deadline);
+  EXPECT_EQ(r->bound, verdict(b, "R")->bound);
+  bool paper_overloaded = false;
+  for (const auto& [u, supply] : load_vs_supply(b)) paper_overloaded |= u > supply + 1e-9;
+  EXPECT_TRUE(paper_overloaded) << "the paper's placement should overload a BE class here";
+  for (const auto& [u, supply] : load_vs_supply(a)) EXPECT_LE(u, supply + 1e-9);
+}
+
 // The same check per seed range, as `chainrt experiment lame-property` runs it in batches
 // (lame/property.hpp): the systems of a range are those of their indices, every violation comes
 // with its model.
