@@ -91,6 +91,9 @@ CHAINRT_BINDINGS(sim, 20) {
 
 #ifdef CHAINRT_SIM_SOUNDNESS
 #include "chainrt/sim/soundness.hpp"
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+#include "chainrt/lame/soundness.hpp"  // analysis "lame": LaME's plans on LaME's systems
+#endif
 
 CHAINRT_BINDINGS(soundness, 21) {
   m.def(
@@ -115,11 +118,24 @@ CHAINRT_BINDINGS(soundness, 21) {
         o.climb = climb;
         o.fusion = fusion;
         sim::SoundnessReport r;
+        std::string tallies;
         {
           nb::gil_scoped_release release;
-          r = sim::run_soundness(o);
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+          if (analysis == "lame") {
+            lame::SoundnessCounts counts;
+            r = lame::run_soundness(o, &counts);
+            tallies = lame::counts_to_json(counts);
+          } else
+#endif
+            r = sim::run_soundness(o);
         }
-        return sim::report_to_json(r);
+        std::string js = sim::report_to_json(r);
+        if (!tallies.empty()) {  // LaME's tallies join the report
+          js.pop_back();
+          js += ", \"lame\": " + tallies + "}";
+        }
+        return js;
       },
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,

@@ -44,7 +44,9 @@ FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-o
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--analysis", default="all", help="analysis name from the registry, or 'all' (default)")
+    parser.add_argument("--analysis", default="all",
+                        help="analysis name from the registry, 'all' (default), or 'lame': LaME's plans (RT chains by "
+                             "fp-mt, BE chains by its best-effort check) on random LaME systems")
     parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
     parser.add_argument("--seed", type=cliargs.seed, default=1, help="base seed of the generated systems")
     parser.add_argument("--first", type=cliargs.count(0, 2**31 - 1, "a system index"), default=0, metavar="INDEX",
@@ -110,6 +112,8 @@ def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int 
     """One batch of the harness: systems first .. first + sets - 1 of `seed` (each system
     depends only on the seed and its number, so batches give the results of one run)."""
     from . import _core
+    if analysis == "lame" and (fusion or feature):  # LaME's plans on LaME's systems (lame/soundness.hpp)
+        raise ValueError("--analysis lame draws LaME's own systems; --fusion and --feature do not apply")
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
@@ -194,9 +198,9 @@ def run(args) -> int:
               f"of them", file=sys.stderr)
         return 1
     names = analysis_names() if args.analysis == "all" else [args.analysis]
-    if args.analysis != "all" and args.analysis not in analysis_names():
+    if args.analysis not in ("all", "lame") and args.analysis not in analysis_names():
         print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "
-              f"{', '.join(analysis_names())})", file=sys.stderr)
+              f"{', '.join(analysis_names())}, lame)", file=sys.stderr)
         return 1
     outcome = command.campaign(args, "soundness", make_spec(args, names), args.out)
     if isinstance(outcome, int):
@@ -259,8 +263,11 @@ def _print_report(args, rep: dict, elapsed: float) -> None:
              f"p90 {rep['tightness']['bound_over_worst']['p90']:.2f} ({_histogram(rep['tightness'])}); "
              if rep["tightness"]["chains"] else "")
           + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
-             f"systems; " if args.climb else "") +
-          f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
+             f"systems; " if args.climb else "")
+          + (f"LaME: {rep['lame']['rt_bounded']} RT and {rep['lame']['be_bounded']} BE bounds reported "
+             f"({rep['lame']['be_beyond_period']} BE bounds above the period), {rep['lame']['be_overload_refused']} "
+             f"BE chains refused as overloaded; " if "lame" in rep else "")
+          + f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
     for c in rep["counterexamples"][:20]:
         print(f"  set {c['set']} ({c['variant']}): chain {c['chain']} {c['kind']} bound {c['bound_ns']} ns, "
               f"simulated {c['observed_ns']} ns" + (f" -> {c['file']}" if c["file"] else ""))

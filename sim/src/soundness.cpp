@@ -338,6 +338,10 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
 
 bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uint64_t seed, Model& out,
               bool* overloaded, FeatureDraw* fd = nullptr) {
+  if (o.generator) {  // the caller's systems
+    *overloaded = false;
+    return o.generator(seed, out);
+  }
   if (o.fusion || o.phases) {  // joins of several timers at implicit fusion nodes (soundness_fusion.hpp)
     *overloaded = false;
     return generate_fusion_system(a, seed, out, o.phases);
@@ -563,6 +567,8 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     }
   }
   sr.schedulable = res.schedulable;
+  // What the simulator runs: the system, or what the analysis made of it (SoundnessOptions).
+  const Model simulated = o.simulated ? o.simulated(model) : model;
 
   Duration longest = 0;
   for (const auto& c : model.chains) longest = std::max(longest, c.period);
@@ -600,9 +606,9 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     so.offsets = st.offsets;
     so.random_jitter = st.random_jitter;
     so.release_delays = st.delays;
-    const Model* run = &model;
+    const Model* run = &simulated;
     if (!st.fixed.empty()) {
-      fixed_model = model;
+      fixed_model = simulated;
       for (std::size_t c = 0; c < fixed_model.callbacks.size(); ++c)
       {
         fixed_model.callbacks[c].wcet = st.fixed[c];
@@ -633,7 +639,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     for (const auto& v : out.violations) {
       Counterexample c{set, seed, st.name, v.chain, v.kind, v.bound, v.observed, ""};
       if (!o.counterexample_dir.empty()) {
-        Model saved = model;
+        Model saved = simulated;
         for (auto& cb : saved.callbacks)
           if (cb.is_timer() && st.offsets.count(cb.name)) cb.offset = st.offsets.at(cb.name);
         // The climb's execution times are the saved model's BCETs, replayed with --exec bcet

@@ -829,7 +829,7 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
 // LaME's controller for chainrt.rclpy: the same lame::Controller (Algorithms 1-3, robust
 // estimate, budgets first) and the same mapping of a plan onto fixed thread slots and order of
-// applying it as the C++ executor's controller (runtime/lame_controller.hpp: lame_slot_plan,
+// applying it as the C++ executor's controller (lame/slots.hpp: slot_plan; runtime/lame_controller.hpp:
 // lame_apply); this class only feeds it the Loop's measured CPU times and gives lame_apply the
 // Loop's threads (sched_setattr) and ready queue. Not thread-safe: one
 // controller thread calls step().
@@ -845,10 +845,10 @@ class LameControl {
     const lame::Allocation& plan = ctl_->plan();
     for (std::size_t e = 0; e < plan.model.executors.size(); ++e)
       if (plan.model.executors[e].name == plan.executor) executor_index_ = e;
-    cores_ = runtime::lame_plan_cores(plan);
+    cores_ = lame::plan_cores(plan);
     if (2 * static_cast<std::size_t>(cores_) > sched::kMaxThreads)
       throw std::invalid_argument("the LaME controller runs at most 32 cores");
-    current_ = rclpy_slots(runtime::lame_slot_plan(plan, executor_index_, cores_).slots);
+    current_ = rclpy_slots(lame::slot_plan(plan, executor_index_, cores_).slots);
   }
   // Deviation for Python: BE threads run without a reservation (normal scheduling). All
   // Python callbacks share the GIL; a BE thread throttled by a small SCHED_DEADLINE budget while
@@ -866,14 +866,14 @@ class LameControl {
     std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> out;
     for (std::size_t s = 0; s < current_.size(); ++s) {
       const auto& r = current_[s];
-      out.emplace_back(runtime::lame_slot_name(static_cast<int>(s), cores_), std::vector<int>{},
+      out.emplace_back(lame::slot_name(static_cast<int>(s), cores_), std::vector<int>{},
                        std::nullopt, r ? r->budget : 0, r ? r->period : 0);
     }
     return out;
   }
   // Per model callback of the planned executor: (name, priority, affinity over the threads).
   std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> callbacks() const {
-    const runtime::LameSlotPlan sp = runtime::lame_slot_plan(ctl_->plan(), executor_index_, cores_);
+    const lame::SlotPlan sp = lame::slot_plan(ctl_->plan(), executor_index_, cores_);
     std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> out;
     for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
       out.emplace_back(sp.callbacks[i], sp.specs[i].priority, sp.specs[i].affinity);
@@ -909,7 +909,7 @@ class LameControl {
       e = ctl_->activate(samples, rt_miss, now);
       if (e.decision == "reallocated") {
         const double c0 = static_cast<double>(runtime::thread_cpu_ns());
-        runtime::LameSlotPlan sp = runtime::lame_slot_plan(ctl_->plan(), executor_index_, cores_);
+        lame::SlotPlan sp = lame::slot_plan(ctl_->plan(), executor_index_, cores_);
         sp.slots = rclpy_slots(std::move(sp.slots));
         std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> params;
         for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
@@ -920,7 +920,7 @@ class LameControl {
         };
         steps.reconfigure = [&] { loop.reconfigure(params); };
         for (const auto& r : runtime::lame_apply(current_, sp.slots, cores_, steps))
-          errors.push_back(runtime::lame_slot_name(r.slot, cores_) + ": " + r.error);
+          errors.push_back(lame::slot_name(r.slot, cores_) + ": " + r.error);
         apply_ms = (static_cast<double>(runtime::thread_cpu_ns()) - c0) / 1e6;
       }
     }

@@ -75,6 +75,8 @@ def register(sub) -> None:
     lame_overload.add_parser(esub)
     lame_throttle.add_parser(esub)
     lame_property.add_parser(esub)
+    from ..experiments import f1tenth  # EDF ready-queue paper, Case Study 1
+    f1tenth.add_parser(esub)
 
     def dispatch(args) -> int:
         fn = getattr(args, "exp_func", None)

@@ -1,4 +1,5 @@
-"""``chainrt lame allocate MODEL [--cores N] [--period 10ms] [-o OUT.yaml] [--json]``: LaME's
+"""``chainrt lame allocate MODEL [--cores N] [--period 10ms] [--be-placement capacity|paper] [-o OUT.yaml]
+[--json]``: LaME's
 thread classes, chain-to-threadclass allocation and least RT budgets (Algorithms 1-3 of the
 LaME paper) for the executor that runs the model's chains.
 
@@ -28,7 +29,12 @@ def register(sub) -> None:
     a = lsub.add_parser("allocate", help="allocate chains to thread classes and search the least RT budgets")
     a.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
     a.add_argument("--cores", type=cliargs.count(0, 1024, "a number of cores"), default=0, metavar="N",
-                   help="cores LaME may use (default: every core of the executor's host)")
+                   help="cores LaME may use (default: every core of the executor's host; more than the host "
+                        "declares overrides the model's cores)")
+    a.add_argument("--be-placement", choices=("capacity", "paper"), default="capacity",
+                   help="where best-effort chains go: by the capacity the RT budgets leave each BE class, "
+                        "keeping an overload in as few classes as possible (default), or the paper's worst-fit "
+                        "by utilisation (Algorithm 2, lines 38-41)")
     a.add_argument("--period", type=cliargs.period, default="10ms", metavar="DURATION",
                    help="SCHED_DEADLINE period of every thread (default 10ms)")
     a.add_argument("--step", default="1%", metavar="PERCENT",
@@ -53,9 +59,10 @@ def _permille(text: str) -> int:
 
 
 def allocate(model, cores: int = 0, period: int = 10_000_000, step_permille: int = 10,
-             controller_period: int = 10_000_000_000, measured=None) -> dict:
+             controller_period: int = 10_000_000_000, measured=None, be_placement: str = "capacity") -> dict:
     """The allocation as a JSON-ready dict (plus the planned Model under "model")."""
-    return _core.lame_allocate(model, cores, period, step_permille, controller_period, list(measured or []))
+    return _core.lame_allocate(model, cores, period, step_permille, controller_period, list(measured or []),
+                               be_placement)
 
 
 def _ms(ns) -> str:
@@ -126,7 +133,7 @@ def run_allocate(args) -> int:
     if model is None:
         return 1
     try:
-        r = allocate(model, args.cores, period, step, controller)
+        r = allocate(model, args.cores, period, step, controller, be_placement=args.be_placement)
     except ValueError as err:
         print(f"chainrt lame: {err}", file=sys.stderr)
         return 1

@@ -237,7 +237,7 @@ struct FakeAdmission {
   LameApplySteps steps(int cores) {
     LameApplySteps s;
     s.set_reservation = [this, cores](int slot, const std::optional<Reservation>& r) -> std::string {
-      calls.push_back("set " + lame_slot_name(slot, cores));
+      calls.push_back("set " + chainrt::lame::slot_name(slot, cores));
       double total = releasing;
       for (const auto& h : held) total += bw(h);
       if (!r) {

@@ -41,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,14 @@ struct SoundnessOptions {
   // per timer (SimOptions::release_delays) with the execution times.
   bool phases = false;
   std::string feature;                // "", or one of soundness_features()
+  // Systems from the caller instead of the generators above (e.g. LaME's best-effort systems,
+  // lame/soundness.hpp): fills `out` for the seed, false when it draws none. The harsh
+  // perturbations and the adversarial search apply to them as to generated ones.
+  std::function<bool(std::uint64_t seed, Model& out)> generator;
+  // The model the simulator runs for an analysed system, when the analysis decides more than
+  // the executor policy (LaME: its plan's thread classes, budgets, affinities and group splits);
+  // it must keep the system's callbacks, in the same order. Default: the system itself.
+  std::function<Model(const Model&)> simulated;
 };
 
 // The features `feature` may name (for error messages and the CLI's choices).
