@@ -65,7 +65,8 @@ def test_parse_log_reads_every_sample_as_upstream_prints_it():
                {"sink": "VehicleDBWSystem", "hot": 12.25, "drops": 2, "bp": True, "period": 100.012},
                {"sink": "VehicleDBWSystem", "bp": True, "period": 99.988},
                {"sink": "VehicleDBWSystem", "hot": 9.75, "bp": True, "period": 100.5}]
-    k, last = upstream.parse_log(upstream_lines(samples))
+    k, last, every = upstream.parse_log(upstream_lines(samples))
+    assert every.hot_path_latencies == k.hot_path_latencies
     assert k.hot_path_latencies == [10_500_000, 12_250_000, 9_750_000]
     assert k.hot_path_drops_per_sample == [0, 2, 0]
     assert k.behavior_planner_periods == pytest.approx([100_012_000, 99_988_000, 100_500_000])
@@ -79,19 +80,34 @@ def test_parse_log_reads_every_sample_as_upstream_prints_it():
     assert d["hot_path_drops"] == 2 and d["hot_path_latency"]["max_ns"] == 12_250_000
 
 
+def test_the_warm_up_is_what_the_program_printed_before_it_ended():
+    samples = [{"sink": "VehicleDBWSystem", "hot": 40.0 + i, "bp": True, "period": 130.0 if i == 1 else 100.0}
+               for i in range(3)]
+    samples += [{"sink": "VehicleDBWSystem", "hot": 10.0 + i, "bp": True, "period": 100.0} for i in range(4)]
+    text = upstream_lines(samples)
+    cut = len(upstream_lines(samples[:3])) + 100  # inside the 4th block: it started in the warm-up
+    k, last, every = upstream.parse_log(text, cut)
+    assert len(every.hot_path_latencies) == 7 and upstream.check_summary(every, last) == []
+    assert k.hot_path_latencies == [11_000_000, 12_000_000, 13_000_000]
+    assert k.behavior_planner_periods == pytest.approx([100e6] * 3)
+    assert k.sink_samples == {"VehicleDBWSystem": 3}
+    k, _, _ = upstream.parse_log(text, len(text))
+    assert k.hot_path_latencies == []
+
+
 def test_a_missed_line_disagrees_with_upstreams_summary():
     text = upstream_lines([{"sink": "VehicleDBWSystem", "hot": v, "bp": True} for v in (10.0, 11.0, 30.0)])
     lines = text.splitlines()
     i = max(j for j, line in enumerate(lines) if "hot path latency:" in line)
     # the 30 ms sample misread as 3 ms while its running statistics stay right
     mangled = "\n".join(lines[:i] + [lines[i].replace("30ms [", "3ms [")] + lines[i + 1:])
-    k, last = upstream.parse_log(mangled)
+    _, last, k = upstream.parse_log(mangled)
     problems = upstream.check_summary(k, last)
     assert problems and "hot_path_latency" in problems[0]
 
 
 def test_unparsable_or_empty_log_has_no_sample():
-    k, last = upstream.parse_log("RMW Implementation: rmw_fastrtps_cpp\nsomething else\n")
+    k, last, _ = upstream.parse_log("RMW Implementation: rmw_fastrtps_cpp\nsomething else\n")
     assert k.hot_path_latencies == [] and last == {}
 
 

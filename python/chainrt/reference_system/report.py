@@ -32,11 +32,18 @@ def format_table(result: dict) -> str:
                  f"{result['demand'] * 100:.0f} % of one core), {result['duration_ns'] / 1e9:g} s x {result['repeat']} "
                  f"run(s) per configuration" + (f", pinned to core {result['pin_core']}" if result.get('pin_core') is not None
                                                else ", not pinned")
+                 + (" (a cpuset: no thread leaves it)" if result.get("cpuset") else "")
                  + (f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""))
     step, phase = result.get("creation_step_ns"), result.get("planner_phase_ns") or 0
-    lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
-                                     else "all timers together")
-                 + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
+    if result.get("system") == "upstream":
+        nc = result.get("number_cruncher") or {}
+        lines.append("timer phases: upstream's (each timer starts when its node is created, one node after another)"
+                     + (f"; number-cruncher limit {nc['limit']} ({nc['work_ns'] / 1e6:.2f} ms of CPU time per working "
+                        "callback" + (", calibrated here)" if nc.get("calibration") else ", given)") if nc else ""))
+    else:
+        lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
+                                         else "all timers together")
+                     + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
     if result.get("host"):
         la = result["host"].get("load_average", [])
         if la:
@@ -79,7 +86,7 @@ def format_table(result: dict) -> str:
             an = c.get("analysis", {})
             rc = c.get("runtime_chains", {}).get(chain, {})
             meas = rc.get("mean_ns", {})
-            row = [name, _ms(meas.get("mean")) if meas else "-", _ms(rc.get("wcrt_ns")), _ms(sim.get("mean_ns")),
+            row = [name, _ms(meas.get("mean")) if meas and meas.get("runs") else "-", _ms(rc.get("wcrt_ns")), _ms(sim.get("mean_ns")),
                    _ms(sim.get("wcrt_ns")), an.get("analysis") or "-", _ms(an.get(key)) if an.get("analysis") else "-"]
             if with_platform:
                 ap = c.get("analysis_platform") or {}

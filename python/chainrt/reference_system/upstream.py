@@ -99,22 +99,33 @@ def _summary(m: re.Match, scale: float) -> dict:
             "average": float(avg) * scale, "deviation": float(dev) * scale}
 
 
-def parse_log(text: str) -> tuple[RunKpis, dict]:
+def parse_log(text: str, warmup_chars: int = 0) -> tuple[RunKpis, dict, RunKpis]:
     """The KPIs of one run from the lines upstream's sinks print (sample_management.hpp,
     print_sample_path): per sample the hot-path latency and drops ("hot path latency:", "hot
     path drops:", each printed for every sample that passed the hot path) and, where a new
     behaviour-planner period was recorded (upstream prints "bp period" just before it does), the
-    period. Times in ns. Also returns upstream's own summary: the last line of each KPI, with
-    its running min, max, average and deviation (what upstream's report shows)."""
-    k = RunKpis()
+    period. Times in ns.
+
+    Returns the measured samples — those of the blocks whose "sample path" line starts after
+    the first `warmup_chars` characters of the log (what the program had printed when the warm-up
+    ended) —, upstream's own summary (the last line of each KPI, with its running min, max,
+    average and deviation over every sample it printed: what upstream's report shows), and every
+    sample (to check against that summary)."""
+    k, every = RunKpis(), RunKpis()
     last: dict[str, dict] = {}
     sink = None
     new_period = False
-    for line in text.splitlines():
+    pos = 0
+    cur = [every] if warmup_chars > 0 else [every, k]
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        line = line.rstrip("\r\n")
         m = _SAMPLE_PATH.match(line)
         if m:
             sink = m.group(1)
-            k.sink_samples[sink] = k.sink_samples.get(sink, 0) + 1
+            cur = [every] if start < warmup_chars else [every, k]
+            for r in cur:
+                r.sink_samples[sink] = r.sink_samples.get(sink, 0) + 1
             new_period = False
             continue
         if line == "bp period":
@@ -123,23 +134,26 @@ def parse_log(text: str) -> tuple[RunKpis, dict]:
         m = _HOT_LATENCY.match(line)
         if m:
             s = _summary(m, 1e6)
-            k.hot_path_latencies.append(int(round(s["current"])))
+            for r in cur:
+                r.hot_path_latencies.append(int(round(s["current"])))
             last["hot_path_latency"] = s
             continue
         m = _HOT_DROPS.match(line)
         if m:
             s = _summary(m, 1.0)
-            k.hot_path_drops_per_sample.append(int(round(s["current"])))
+            for r in cur:
+                r.hot_path_drops_per_sample.append(int(round(s["current"])))
             last["hot_path_drops"] = s
             continue
         m = _BP_PERIOD.match(line)
         if m:
             s = _summary(m, 1e6)
             if new_period:
-                k.behavior_planner_periods.append(s["current"])
+                for r in cur:
+                    r.behavior_planner_periods.append(s["current"])
                 last["behavior_planner_period"] = s
             new_period = False
-    return k, last
+    return k, last, every
 
 
 def check_summary(k: RunKpis, last: dict) -> list[str]:
@@ -251,12 +265,13 @@ def _proc_rss(pid: int) -> int | None:
 
 
 def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s: float, cpuset: CpuSet | None,
-                progress=None, stop_grace_s: float = 15.0) -> dict:
+                progress=None, stop_grace_s: float = 15.0, warmup_s: float = 0.0) -> dict:
     """Runs one upstream-style program for `duration_s`, its stdout into `log_path`; then SIGINT
     (rclcpp's handler shuts it down; upstream's prioritized main then aborts on a thread it never
     joins — its log is complete by then), SIGKILL after `stop_grace_s`. Samples the process' CPU
     time and resident memory every 100 ms. Returns the usage series [t_ns, cpu_ns, rss] from
-    start, the exit code and stderr's tail."""
+    start, the exit code, stderr's tail and how much of the log was written when `warmup_s`
+    had passed (``warmup_chars``: the program flushes every line, so what it printed by then)."""
     full = cpuset.wrap(cmd) if cpuset else cmd
     err_path = log_path.with_suffix(".stderr")
     usage = []
@@ -265,9 +280,14 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
         proc = subprocess.Popen(full, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         stop_at = t0 + int(duration_s * 1e9)
+        warm_at = t0 + int(warmup_s * 1e9)
+        warm_chars = None
         killed = False
         while proc.poll() is None:
             now = time.monotonic_ns()
+            if warm_chars is None and now >= warm_at:
+                out.flush()
+                warm_chars = _text_length(log_path)
             cpu, rss = _proc_cpu_ns(proc.pid), _proc_rss(proc.pid)
             if cpu is not None and rss is not None:
                 usage.append([now - t0, cpu, rss])
@@ -283,8 +303,16 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
                     proc.wait()
                 break
             time.sleep(0.1)
-    return {"returncode": proc.returncode, "usage": usage, "stopped": killed,
+    return {"returncode": proc.returncode, "usage": usage, "stopped": killed, "warmup_chars": warm_chars,
             "stderr": err_path.read_text(errors="replace")[-2000:]}
+
+
+def _text_length(path: Path) -> int:
+    """Characters of the text in `path` (the log is ASCII; read to be exact)."""
+    try:
+        return len(path.read_text(errors="replace"))
+    except OSError:
+        return 0
 
 
 # ------------------------------------------------------------------------------- configurations
@@ -324,13 +352,14 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
     run_env = dict(env, **{LIMIT_ENV: str(limit)})
     duration_s = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
-    p = run_process(cmd, run_env, log, duration_s, cpuset, progress)
+    p = run_process(cmd, run_env, log, duration_s, cpuset, progress, warmup_s=opts.warmup_ns / 1e9)
     text = log.read_text(errors="replace")
-    k, last = parse_log(text)
+    # a run that ended before its warm-up did has nothing measured
+    k, last, every = parse_log(text, p["warmup_chars"] if p["warmup_chars"] is not None else len(text))
     if not k.hot_path_latencies:
-        raise RuntimeError(f"{tag}: no hot-path sample in upstream's log {log} (exit {p['returncode']}): "
-                           f"{p['stderr'].strip()[-1500:]}")
-    warnings = [f"{tag}: {w}" for w in check_summary(k, last)]
+        raise RuntimeError(f"{tag}: no hot-path sample after the warm-up in upstream's log {log} (exit "
+                           f"{p['returncode']}): {p['stderr'].strip()[-1500:]}")
+    warnings = [f"{tag}: {w}" for w in check_summary(every, last)]
     chains, callbacks = {}, {}
     if not is_stock(name):
         if not report.is_file():
