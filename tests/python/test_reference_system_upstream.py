@@ -93,6 +93,9 @@ def test_the_warm_up_is_what_the_program_printed_before_it_ended():
     assert k.sink_samples == {"VehicleDBWSystem": 3}
     k, _, _ = upstream.parse_log(text, len(text))
     assert k.hot_path_latencies == []
+    # what came after the stop signal (the program's shutdown) is not measured either
+    k, _, every = upstream.parse_log(text, cut, len(upstream_lines(samples[:6])))
+    assert k.hot_path_latencies == [11_000_000, 12_000_000] and len(every.hot_path_latencies) == 7
 
 
 def test_a_missed_line_disagrees_with_upstreams_summary():
@@ -120,7 +123,8 @@ def test_stock_configurations_and_their_replica_models():
     assert runner._model_config("picas-multi", "upstream") == "picas-multi"
     from chainrt.reference_system import configs
     assert configs.parse_configs(None, "upstream")[:6] == list(upstream.STOCK)
-    assert "picas-multi" in configs.parse_configs(None, "upstream")
+    assert ("picas-multi" in configs.parse_configs(None, "upstream")) == (_built(upstream.CHAIN_BINARY) is not None)
+    assert configs.parse_configs("rclcpp-events,edf-st", "upstream") == ["rclcpp-events", "edf-st"]
     with pytest.raises(ValueError, match="rclcpp-single-threaded"):
         configs.parse_configs("rclcpp-single-threaded")  # a stock executor is not a replica configuration
 

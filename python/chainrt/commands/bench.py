@@ -159,7 +159,10 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
             for w in verdict.start_warnings(None, fifo=args.rt_priority, how="--rt-priority PRIO"):
                 print(f"warning: {w}", file=sys.stderr)
         result = runner.run_bench(opts)
-    except (runner.WorkloadNotFound, runner.upstream.UpstreamNotBuilt) as err:
+    except runner.upstream.UpstreamNotBuilt as err:
+        print(f"chainrt bench: {err}", file=sys.stderr)
+        return 1
+    except runner.WorkloadNotFound as err:
         print(f"chainrt bench: {err}\n(--model-only runs the simulator and the analysis without ROS 2)", file=sys.stderr)
         return 1
     except (ValueError, RuntimeError, OSError) as err:

@@ -143,7 +143,7 @@ def parse_configs(text: str | None, system: str = "replica") -> list[str]:
     if system == "upstream":
         from . import upstream
         known = list(upstream.STOCK) + list(CONFIGS)
-        default = list(upstream.STOCK) + list(upstream.CHAIN_CONFIGS)
+        default = upstream.default_configs()
     else:
         known, default = list(CONFIGS), list(DEFAULT_CONFIGS)
     if not text:

@@ -80,8 +80,23 @@ CHAIN_CONFIGS = ["picas-single", "picas-multi", "edf-st", "edf-multi"]
 
 def find(name: str) -> Path:
     """One of the programs of bench/reference_system/upstream in the newest build."""
-    return chainrt_runtime.find_built_program(
-        name, "CHAINRT_RS_UPSTREAM_" + re.sub(r"\W", "_", name).upper(), SUBDIR, UpstreamNotBuilt)
+    var = "CHAINRT_RS_UPSTREAM_" + re.sub(r"\W", "_", name).upper()
+    try:
+        return chainrt_runtime.find_built_program(name, var, SUBDIR, UpstreamNotBuilt)
+    except UpstreamNotBuilt:
+        needs = ("rclcpp, upstream's reference_system package and chainrt's ChainExecutor" if name == CHAIN_BINARY
+                 else "rclcpp and upstream's reference_system package")
+        raise UpstreamNotBuilt(f"{name} is not built: it needs {needs}, which scripts/setup builds from the ROS 2 "
+                               f"sources in ../shared/vendor/ros2-src (or CHAINRT_ROS2_SRC); or set {var}") from None
+
+
+def default_configs() -> list[str]:
+    """Every stock executor, and chainrt's configurations where the ChainExecutor main is built."""
+    try:
+        find(CHAIN_BINARY)
+        return list(STOCK) + list(CHAIN_CONFIGS)
+    except UpstreamNotBuilt:
+        return list(STOCK)
 
 
 # ------------------------------------------------------------------------------------ the log
@@ -99,7 +114,7 @@ def _summary(m: re.Match, scale: float) -> dict:
             "average": float(avg) * scale, "deviation": float(dev) * scale}
 
 
-def parse_log(text: str, warmup_chars: int = 0) -> tuple[RunKpis, dict, RunKpis]:
+def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None) -> tuple[RunKpis, dict, RunKpis]:
     """The KPIs of one run from the lines upstream's sinks print (sample_management.hpp,
     print_sample_path): per sample the hot-path latency and drops ("hot path latency:", "hot
     path drops:", each printed for every sample that passed the hot path) and, where a new
@@ -108,7 +123,7 @@ def parse_log(text: str, warmup_chars: int = 0) -> tuple[RunKpis, dict, RunKpis]
 
     Returns the measured samples — those of the blocks whose "sample path" line starts after
     the first `warmup_chars` characters of the log (what the program had printed when the warm-up
-    ended) —, upstream's own summary (the last line of each KPI, with its running min, max,
+    ended) and before `stop_chars` (what it had printed when it was told to stop) —, upstream's own summary (the last line of each KPI, with its running min, max,
     average and deviation over every sample it printed: what upstream's report shows), and every
     sample (to check against that summary)."""
     k, every = RunKpis(), RunKpis()
@@ -123,7 +138,7 @@ def parse_log(text: str, warmup_chars: int = 0) -> tuple[RunKpis, dict, RunKpis]
         m = _SAMPLE_PATH.match(line)
         if m:
             sink = m.group(1)
-            cur = [every] if start < warmup_chars else [every, k]
+            cur = [every] if start < warmup_chars or (stop_chars is not None and start >= stop_chars) else [every, k]
             for r in cur:
                 r.sink_samples[sink] = r.sink_samples.get(sink, 0) + 1
             new_period = False
@@ -271,7 +286,8 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
     joins — its log is complete by then), SIGKILL after `stop_grace_s`. Samples the process' CPU
     time and resident memory every 100 ms. Returns the usage series [t_ns, cpu_ns, rss] from
     start, the exit code, stderr's tail and how much of the log was written when `warmup_s`
-    had passed (``warmup_chars``: the program flushes every line, so what it printed by then)."""
+    had passed and when it was told to stop (``warmup_chars``, ``stop_chars``: the program
+    flushes every line, so what it printed by then)."""
     full = cpuset.wrap(cmd) if cpuset else cmd
     err_path = log_path.with_suffix(".stderr")
     usage = []
@@ -281,7 +297,7 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
                                 start_new_session=True)
         stop_at = t0 + int(duration_s * 1e9)
         warm_at = t0 + int(warmup_s * 1e9)
-        warm_chars = None
+        warm_chars = stop_chars = None
         killed = False
         while proc.poll() is None:
             now = time.monotonic_ns()
@@ -294,6 +310,8 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
             if progress:
                 progress(min((now - t0) / 1e9, duration_s))
             if now >= stop_at and not killed:
+                out.flush()
+                stop_chars = _text_length(log_path)
                 proc.send_signal(signal.SIGINT)
                 killed = True
                 try:
@@ -304,6 +322,7 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
                 break
             time.sleep(0.1)
     return {"returncode": proc.returncode, "usage": usage, "stopped": killed, "warmup_chars": warm_chars,
+            "stop_chars": stop_chars, "stop_ns": stop_at - t0,
             "stderr": err_path.read_text(errors="replace")[-2000:]}
 
 
@@ -355,7 +374,8 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
     p = run_process(cmd, run_env, log, duration_s, cpuset, progress, warmup_s=opts.warmup_ns / 1e9)
     text = log.read_text(errors="replace")
     # a run that ended before its warm-up did has nothing measured
-    k, last, every = parse_log(text, p["warmup_chars"] if p["warmup_chars"] is not None else len(text))
+    k, last, every = parse_log(text, p["warmup_chars"] if p["warmup_chars"] is not None else len(text),
+                               p["stop_chars"])
     if not k.hot_path_latencies:
         raise RuntimeError(f"{tag}: no hot-path sample after the warm-up in upstream's log {log} (exit "
                            f"{p['returncode']}): {p['stderr'].strip()[-1500:]}")
@@ -377,7 +397,9 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
             if odd:
                 warnings.append(f"{tag} {ex_name}: {len(odd)} entities the model does not describe run last: "
                                 + ", ".join(odd[:8]) + (" ..." if len(odd) > 8 else ""))
-    return {"kpis": k, "upstream_summary": last, "returncode": p["returncode"], "usage": p["usage"],
+    # CPU and memory over the measured window only (not the shutdown)
+    usage = [u for u in p["usage"] if u[0] <= p["stop_ns"]]
+    return {"kpis": k, "upstream_summary": last, "returncode": p["returncode"], "usage": usage,
             "runtime_chains": chains, "runtime_callbacks": callbacks, "warnings": warnings, "records_lost": 0,
             "wall_s": time.monotonic() - t0, "stderr": p["stderr"], "gantt": None}
 
