@@ -255,7 +255,7 @@ if(_rclcpp_prefix)
   set(_rc_libs "")
   set(_missing "")
   foreach(n rclcpp rclcpp_action rclcpp_lifecycle component_manager class_loader ament_index_cpp
-            libstatistics_collector rcl_action rcl_lifecycle rcpputils tracetools rmw_implementation)
+            libstatistics_collector rcl_action rcl_lifecycle rcpputils tracetools)
     unset(_lib CACHE)
     find_library(_lib NAMES ${n} PATHS "${_rclcpp_prefix}/lib" ${_ros_libdirs} NO_DEFAULT_PATH)
     if(_lib)

@@ -202,7 +202,7 @@ LameController::Applied LameController::translate(const lame::Allocation& plan) 
   if (out.specs.size() != ex_->callback_count())
     for (sched::CallbackId id = 0; id < ex_->callback_count(); ++id) out.specs.push_back(ex_->spec_of(id));
   for (std::size_t i = 0; i < sp.callbacks.size(); ++i) {
-    const sched::CallbackId id = ex_->id_of(sp.callbacks[i]);
+    const sched::CallbackId id = ex_->callback_id(sp.callbacks[i]);
     if (id == sched::kNoCallback) continue;  // not run by this executor (e.g. a service)
     out.specs[id] = sp.specs[i];
   }
@@ -268,7 +268,7 @@ void LameController::apply(const Applied& next, LameActivation& a) {
   a.apply_cpu_ms = thread_cpu_ms() - c0;
 }
 
-void LameController::attach(Executor& ex) {
+void LameController::attach(ControlledExecutor& ex) {
   ex_ = &ex;
   current_.slots.clear();
   for (const auto& t : slot_threads()) current_.slots.push_back(t.reservation);  // the threads start with them
@@ -358,7 +358,7 @@ void LameController::main() {
       for (sched::CallbackId id = 0; id < cpu.size(); ++id) {
         if (cpu[id].count == 0) continue;
         lame::CpuSample x;
-        x.callback = ex_->name_of(id);
+        x.callback = ex_->callback_name(id);
         x.count = cpu[id].count;
         for (int k = 0; k < kCpuWindowTop && k < lame::kTopSamples; ++k) x.largest[k] = cpu[id].largest[k];
         measured.push_back(std::move(x));

@@ -137,4 +137,31 @@ std::string records_json(const std::vector<DispatchRecord>& records,
   return o + "}";
 }
 
+std::vector<DispatchRecord> TraceRing::snapshot() const {
+  std::vector<DispatchRecord> out;
+  const std::uint64_t cap = ring_.size();
+  const std::uint64_t n = std::min<std::uint64_t>(count_, cap);
+  for (std::uint64_t i = count_ - n; i < count_; ++i) out.push_back(ring_[i % cap]);
+  return out;
+}
+
+std::uint64_t TraceRing::take_since(std::uint64_t& published, Duration from, std::vector<DispatchRecord>& out) const {
+  const std::uint64_t cap = ring_.size();
+  const std::uint64_t first = std::max<std::uint64_t>(published, count_ > cap ? count_ - cap : 0);
+  const std::uint64_t lost = first - published;
+  for (std::uint64_t i = first; i < count_; ++i)
+    if (ring_[i % cap].start >= from) out.push_back(ring_[i % cap]);
+  published = count_;
+  return lost;
+}
+
+std::string monitor_message(const RunReport& r, std::uint64_t seq, std::uint64_t lost,
+                            const std::vector<DispatchRecord>& recent, const std::vector<std::string>& names) {
+  std::string js = to_json(r, true);
+  js.pop_back();  // the closing brace
+  js += ", \"seq\": " + std::to_string(seq) + ", \"samples_lost\": " + std::to_string(lost) +
+        ", \"samples\": " + records_json(recent, names) + "}";
+  return js;
+}
+
 }  // namespace chainrt::runtime

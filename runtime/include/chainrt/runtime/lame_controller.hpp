@@ -100,8 +100,11 @@ class LameController : public RunObserver {
   // The executor's threads: the slots with the initial plan's reservations.
   std::vector<sched::ThreadSpec> slot_threads() const;
   // Wire into the executor built from planned_model() with slot_threads() (after prepare(),
-  // before start()): applies the initial plan's callback parameters.
-  void attach(Executor& ex);
+  // before start()): applies the initial plan's callback parameters. Any executor that gives
+  // the controller what it needs (controlled_executor.hpp): the runtime's, the rclcpp one.
+  void attach(ControlledExecutor& ex);
+  // The run id of the decision events (run_model sets it through configure()).
+  void set_run_id(std::string id) { run_id_ = std::move(id); }
   // ExecutorOptions::on_deadline_miss: wakes the controller when `chain` is an RT chain.
   void on_deadline_miss(std::uint32_t chain) noexcept;
 
@@ -139,7 +142,7 @@ class LameController : public RunObserver {
   int cores_ = 1;
   LameControllerOptions options_;
   std::unique_ptr<lame::Controller> decision_;
-  Executor* ex_ = nullptr;
+  ControlledExecutor* ex_ = nullptr;
   Applied current_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> rt_chain_;  // by model chain index
   std::size_t chain_count_ = 0;
