@@ -212,6 +212,6 @@ def test_short_real_run_of_upstreams_executables(tmp_path, capsys):
         assert c["behavior_planner_period"]["count"] > 0
         assert c["cpu"]["mean_percent"]["mean"] > 0
         assert (tmp_path / "raw" / f"{n}-r1.log").is_file()
-    if "picas-multi" in names:
-        assert d["configs"]["picas-multi"]["runtime_chains"]["hot_path"]["mean_ns"]["runs"] == 1
+    if "picas-multi" in names:  # the executors' per-callback figures come back
+        assert (tmp_path / "raw" / "picas-multi-r1.json").is_file()
     assert "rclcpp-single-threaded" in d["checks"]["best_stock"] or d["checks"]["best_stock"] == "rclcpp-prioritized"

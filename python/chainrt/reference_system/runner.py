@@ -539,14 +539,16 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
                       info=(policy, summary)) if runs[name] else {"policy": policy, "summary": summary}
         if model is not None and opts.simulate:
             c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
+        if runs[name]:
+            # the platform measured beside the runs: what the hypervisor, interrupts or the
+            # kernel took above every thread (attributes outliers; bounds the chains below)
+            points, why = platform_curve(runs[name])
+            c["platform"] = {"curve": points, "reason": why, "runs": [_platform_summary(r) for r in runs[name]]}
         if model is not None and opts.analyze:
             c["analysis"] = analyze_config(model)
-            if runs[name]:
+            if runs[name] and c["platform"]["curve"]:
                 # The bound with the platform measured beside the runs (never their responses).
-                points, why = platform_curve(runs[name])
-                c["platform"] = {"curve": points, "reason": why, "runs": [_platform_summary(r) for r in runs[name]]}
-                if points:
-                    c["analysis_platform"] = analyze_config(with_platform(model, points))
+                c["analysis_platform"] = analyze_config(with_platform(model, c["platform"]["curve"]))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)
