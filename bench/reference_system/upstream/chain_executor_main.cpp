@@ -3,13 +3,15 @@
 // model of the reference system (one ChainExecutor per model executor; the nodes placed as the
 // model says; policy, callback priorities, threads, pinning and SCHED_FIFO from the model).
 //
-//   chainrt-rs-chain-executor MODEL [--report FILE] [--warmup DURATION]
+//   chainrt-rs-chain-executor MODEL [--report FILE] [--warmup DURATION] [--trace FILE]
 //
 // Runs until SIGINT/SIGTERM (rclcpp's signal handler shuts the context down, every executor's
 // spin returns). Upstream's sinks print the KPIs on stdout as in upstream's executables.
 // --report: a JSON object with each executor's monitoring report (runtime/monitor.hpp's JSON:
 // chains measured from the end of the warm-up), the entities the model does not describe and
-// the executors' warnings.
+// the executors' warnings. --trace: every executor's dispatch records (the last ones its ring
+// holds) as a JSON array of [executor, callback, thread, start, finish, deadline, release,
+// cpu] (CLOCK_MONOTONIC ns; the replica workload's trace format, which chainrt's Gantt reads).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -34,7 +36,7 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: chainrt-rs-chain-executor MODEL [--report FILE] [--warmup DURATION]\n");
+  std::fprintf(stderr, "usage: chainrt-rs-chain-executor MODEL [--report FILE] [--warmup DURATION] [--trace FILE]\n");
   return 1;
 }
 
@@ -63,14 +65,16 @@ std::string json_list(const std::vector<std::string>& v) {
 
 int main(int argc, char** argv) {
   if (!chainrt::runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
-  std::string model_path, report_path;
+  std::string model_path, report_path, trace_path;
   chainrt::Duration warmup = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "--report" || a == "--warmup") && i + 1 < argc) {
+    if ((a == "--report" || a == "--warmup" || a == "--trace") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (a == "--report") {
         report_path = v;
+      } else if (a == "--trace") {
+        trace_path = v;
       } else {
         std::string why;
         auto d = chainrt::parse_duration(v, &why);
@@ -152,6 +156,24 @@ int main(int argc, char** argv) {
     f << "}}\n";
     if (!f) {
       std::fprintf(stderr, "chainrt-rs-chain-executor: cannot write %s\n", report_path.c_str());
+      rc = 1;
+    }
+  }
+  if (!trace_path.empty()) {
+    std::ofstream f(trace_path);
+    f << "[";
+    bool first = true;
+    for (std::size_t i = 0; i < executors.size(); ++i) {
+      for (const auto& r : executors[i]->trace()) {
+        f << (first ? "" : ",\n") << "[" << json_string(model.executors[i].name) << ", "
+          << json_string(executors[i]->name_of(r.callback)) << ", " << r.thread << ", " << r.start << ", " << r.finish
+          << ", " << r.deadline << ", " << r.release << ", " << r.cpu << "]";
+        first = false;
+      }
+    }
+    f << "]\n";
+    if (!f) {
+      std::fprintf(stderr, "chainrt-rs-chain-executor: cannot write %s\n", trace_path.c_str());
       rc = 1;
     }
   }

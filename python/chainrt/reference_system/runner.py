@@ -449,14 +449,15 @@ def _probe_result(probe, platform):
 
 
 def run_upstream_once(name: str, model_path: Path | None, opts: BenchOptions, tag: str, limit: int, cpuset, env,
-                      progress: Progress | None = None, label: str = "") -> dict:
+                      progress: Progress | None = None, label: str = "", trace: bool = False) -> dict:
     """One real run of one configuration of upstream's system (upstream.run_config), with the
     platform probe beside it."""
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     probe, platform = _platform_probe(opts, expected + 60)
     with probe:
         r = upstream.run_config(name, model_path, opts, tag, limit, cpuset, env,
-                                progress=(lambda s: progress.show(s, label)) if progress else None)
+                                progress=(lambda s: progress.show(s, label)) if progress else None, trace=trace)
+    r["gantt"] = gantt_trace(r.pop("trace")) if trace else None
     r["platform"] = _probe_result(probe, platform)
     r["usage"] = usage_summary(r["usage"], opts.warmup_ns)
     return r
@@ -520,7 +521,7 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
                     tag = f"{name}-r{rep + 1}"
                     if opts.system == "upstream":
                         r = run_upstream_once(name, variants[name][1] if name in variants else None, opts, tag,
-                                              limit, cpuset, env, bar, label)
+                                              limit, cpuset, env, bar, label, trace=opts.gantt and rep == 0)
                     else:
                         r = run_once(binary, variants[name][1], opts, tag, bar, label, trace=opts.gantt and rep == 0)
                     runs[name].append(r)

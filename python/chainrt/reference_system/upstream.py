@@ -355,9 +355,10 @@ def _rclcpp_own(label: str) -> bool:
 
 
 def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, cpuset: CpuSet | None,
-               env: dict[str, str], progress=None) -> dict:
+               env: dict[str, str], progress=None, trace: bool = False) -> dict:
     """One run of one configuration on upstream's nodes: its log parsed into upstream's KPIs,
-    the process' CPU and memory, and (ChainExecutor) the executors' chain statistics."""
+    the process' CPU and memory, and (ChainExecutor) the executors' per-callback figures and,
+    with `trace`, their dispatch records (the Gantt chart)."""
     raw = opts.out_dir / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     log, report = raw / f"{tag}.log", raw / f"{tag}.json"
@@ -366,8 +367,11 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
     # as upstream starts it; every other one runs SCHED_FIFO at the base priority (threads inherit it).
     own = is_stock(name) and STOCK[name].own_priorities
     cmd = launcher(opts.pin_core, None if own else opts.rt_priority) + [str(program(name))]
+    trace_path = raw / f"{tag}.trace.json"
     if not is_stock(name):
         cmd += [str(model_path), "--report", str(report), "--warmup", f"{opts.warmup_ns}ns"]
+        if trace:
+            cmd += ["--trace", str(trace_path)]
     run_env = dict(env, **{LIMIT_ENV: str(limit)})
     duration_s = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
@@ -402,9 +406,10 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
                                 + ", ".join(odd[:8]) + (" ..." if len(odd) > 8 else ""))
     # CPU and memory over the measured window only (not the shutdown)
     usage = [u for u in p["usage"] if u[0] <= p["stop_ns"]]
+    records = json.loads(trace_path.read_text()) if trace and trace_path.is_file() else []
     return {"kpis": k, "upstream_summary": last, "returncode": p["returncode"], "usage": usage,
             "runtime_chains": chains, "runtime_callbacks": callbacks, "warnings": warnings, "records_lost": 0,
-            "wall_s": time.monotonic() - t0, "stderr": p["stderr"], "gantt": None}
+            "wall_s": time.monotonic() - t0, "stderr": p["stderr"], "trace": records}
 
 
 # ---------------------------------------------------------------------------------- targets
