@@ -106,6 +106,10 @@ _HOT_LATENCY = re.compile(rf"^ *hot path latency: *{_STATS}$")
 _HOT_DROPS = re.compile(rf"^ *hot path drops: *{_STATS}$")
 _BP_PERIOD = re.compile(rf"^ *behavior planner period: *{_STATS}$")
 _SAMPLE_PATH = re.compile(r"^sample path: \((.*)\) *$")
+# (line, unit in ns or 1, RunKpis list, summary key, value type)
+_KPI_LINES = ((_HOT_LATENCY, 1e6, "hot_path_latencies", "hot_path_latency", lambda v: int(round(v))),
+              (_HOT_DROPS, 1.0, "hot_path_drops_per_sample", "hot_path_drops", lambda v: int(round(v))),
+              (_BP_PERIOD, 1e6, "behavior_planner_periods", "behavior_planner_period", float))
 
 
 def _summary(m: re.Match, scale: float) -> dict:
@@ -146,28 +150,19 @@ def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None) -
         if line == "bp period":
             new_period = True
             continue
-        m = _HOT_LATENCY.match(line)
-        if m:
-            s = _summary(m, 1e6)
-            for r in cur:
-                r.hot_path_latencies.append(int(round(s["current"])))
-            last["hot_path_latency"] = s
-            continue
-        m = _HOT_DROPS.match(line)
-        if m:
-            s = _summary(m, 1.0)
-            for r in cur:
-                r.hot_path_drops_per_sample.append(int(round(s["current"])))
-            last["hot_path_drops"] = s
-            continue
-        m = _BP_PERIOD.match(line)
-        if m:
-            s = _summary(m, 1e6)
-            if new_period:
+        for rx, scale, attr, key, conv in _KPI_LINES:
+            m = rx.match(line)
+            if not m:
+                continue
+            # a behaviour-planner line repeats the last period unless a new one was recorded
+            if key != "behavior_planner_period" or new_period:
+                stat = _summary(m, scale)
                 for r in cur:
-                    r.behavior_planner_periods.append(s["current"])
-                last["behavior_planner_period"] = s
-            new_period = False
+                    getattr(r, attr).append(conv(stat["current"]))
+                last[key] = stat
+            if key == "behavior_planner_period":
+                new_period = False
+            break
     return k, last, every
 
 
