@@ -16,6 +16,9 @@
 // Usage: chainrt-platform-probe CPU PRIORITY PERIOD_US THRESHOLD_US DURATION_S OUT
 // OUT: "# cpu C period_ns P threshold_ns H start_ns S end_ns E" then one "begin_ns end_ns" per
 // blackout (CLOCK_MONOTONIC). Ends at DURATION_S or on SIGTERM/SIGINT, writing OUT then.
+// With CHAINRT_PARENT_PID set (python/chainrt/runtime.py, tied_to_this_process) it gets SIGTERM
+// when that parent dies (PR_SET_PDEATHSIG) and does not start when it is gone already: a killed
+// chainrt leaves no probe running.
 // Allocates its record array once before the loop; at most MAX_RECORDS blackouts are kept
 // (the count of the rest is in the header's "dropped" field).
 #define _GNU_SOURCE
@@ -26,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_RECORDS 200000
 
@@ -48,6 +53,11 @@ int main(int argc, char** argv) {
   const int64_t period = atoll(argv[3]) * 1000LL, threshold = atoll(argv[4]) * 1000LL;
   const double duration_s = atof(argv[5]);
   const char* out = argv[6];
+  const char* parent = getenv("CHAINRT_PARENT_PID");
+  if (parent && *parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (getppid() != (pid_t)atol(parent)) return 1;  // the parent died before the request
+  }
   if (period <= 0 || threshold < 0 || duration_s <= 0) {
     fprintf(stderr, "platform probe: bad period, threshold or duration\n");
     return 1;

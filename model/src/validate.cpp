@@ -11,6 +11,7 @@
 #include "chainrt/model/limits.hpp"
 #include "chainrt/model/units.hpp"
 #include "source_map.hpp"
+#include "text.hpp"
 
 namespace chainrt::detail {
 namespace {
@@ -136,11 +137,14 @@ void fill_infrastructure(Model& m, Diagnostics& d) {
 
 void fill_nodes_groups_topics(Model& m, Diagnostics& d) {
   const bool nodes_implied = m.nodes.empty();
+  std::vector<std::size_t> implied_by;  // per implied node: the first callback that names it
   if (nodes_implied) {
     for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
       const Callback& cb = m.callbacks[i];
-      if (cb.node.empty()) d.error(at("callbacks", i), "missing field 'node' of a callback");
-      else if (!contains(m.nodes, cb.node)) m.nodes.push_back(Node{cb.node, ""});
+      if (!cb.node.empty() && !contains(m.nodes, cb.node)) {
+        m.nodes.push_back(Node{cb.node, ""});
+        implied_by.push_back(i);
+      }
     }
   }
   check_unique(m.nodes, "nodes", "node", d);
@@ -148,9 +152,10 @@ void fill_nodes_groups_topics(Model& m, Diagnostics& d) {
     Node& n = m.nodes[i];
     if (n.executor.empty()) {
       if (m.executors.size() == 1) n.executor = m.executors.front().name;
-      else
-        d.error(nodes_implied ? std::string("nodes") : at("nodes", i),
-                "node " + quote(n.name) + " needs an 'executor' (the model has several executors)");
+      else  // an implied node is reported where a callback names it (the section is absent)
+        d.error(nodes_implied ? at("callbacks", implied_by[i]) + ".node" : at("nodes", i),
+                "node " + quote(n.name) + " needs an 'executor' (the model has several executors)" +
+                    (nodes_implied ? "; declare it in a 'nodes' section" : ""));
     } else if (!contains(m.executors, n.executor)) {
       d.error(at("nodes", i) + ".executor", "unknown executor " + quote(n.executor));
     }
@@ -193,7 +198,8 @@ void check_callbacks(Model& m, Diagnostics& d) {
     if (cb.bcet && *cb.bcet <= 0) d.error(p + ".bcet", "bcet must be positive");
     if (cb.bcet && *cb.bcet > cb.wcet)
       d.error(p + ".bcet", "bcet " + format_duration(*cb.bcet) + " exceeds wcet " + format_duration(cb.wcet));
-    if (!cb.node.empty() && !contains(m.nodes, cb.node)) d.error(p + ".node", "unknown node " + quote(cb.node));
+    if (cb.node.empty()) d.error(p, "missing required field 'node' of a callback");
+    else if (!contains(m.nodes, cb.node)) d.error(p + ".node", "unknown node " + quote(cb.node));
     if (!cb.group.empty()) {
       auto g = std::find_if(m.groups.begin(), m.groups.end(), [&](const CallbackGroup& x) { return x.name == cb.group; });
       if (g == m.groups.end()) d.error(p + ".group", "unknown callback group " + quote(cb.group));
@@ -350,11 +356,74 @@ void check_chains(Model& m, Diagnostics& d) {
   }
 }
 
-// Communication kinds need the placement, which needs a clean node/executor map.
-void derive_comm(Model& m) {
+// Communication kinds need the placement, which needs a clean node/executor map: derived only
+// when validation found nothing, and then every lookup succeeds. A model built in code that
+// still lacks a piece is reported, never an exception other than ModelError.
+void derive_comm(Model& m, Diagnostics& d) {
   m.reindex();
-  for (auto& c : m.chains)
-    for (auto& h : c.hops) h.comm = m.placement_comm(m.callback(h.from), m.callback(h.to));
+  auto placed = [&](const std::string& cb) {
+    auto c = std::find_if(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) { return x.name == cb; });
+    if (c == m.callbacks.end()) return false;
+    auto n = std::find_if(m.nodes.begin(), m.nodes.end(), [&](const Node& x) { return x.name == c->node; });
+    return n != m.nodes.end() && contains(m.executors, n->executor);
+  };
+  for (std::size_t i = 0; i < m.chains.size(); ++i)
+    for (auto& h : m.chains[i].hops) {
+      if (!placed(h.from) || !placed(h.to)) {
+        d.error(at("chains", i), "hop " + quote(h.from) + " -> " + quote(h.to) + " has a callback without a node on an executor");
+        continue;
+      }
+      h.comm = m.placement_comm(m.callback(h.from), m.callback(h.to));
+    }
+}
+
+// The name limits (text.hpp) on every name of a model built in code; a loaded file met them in
+// the parser already, which reported them with their place.
+void check_names(const Model& m, Diagnostics& d) {
+  auto one = [&](const std::string& name, const std::string& field, bool may_be_empty = false) {
+    if (may_be_empty && name.empty()) return;
+    if (auto why = name_problem(name)) d.error(field, *why);
+  };
+  auto list = [&](const std::vector<std::string>& names, const std::string& field) {
+    for (std::size_t k = 0; k < names.size(); ++k) one(names[k], at(field, k));
+  };
+  one(m.name, "name", true);
+  for (std::size_t i = 0; i < m.hosts.size(); ++i) one(m.hosts[i].name, at("hosts", i) + ".name");
+  for (std::size_t i = 0; i < m.executors.size(); ++i) {
+    const Executor& e = m.executors[i];
+    const std::string p = at("executors", i);
+    one(e.name, p + ".name");
+    one(e.host, p + ".host", true);
+    one(e.process, p + ".process", true);
+    for (std::size_t t = 0; t < e.threads.size(); ++t)
+      if (e.threads[t].thread_class.empty()) one(e.threads[t].name, at(p + ".threads", t) + ".name");
+    for (std::size_t t = 0; t < e.thread_classes.size(); ++t)
+      one(e.thread_classes[t].name, at(p + ".thread_classes", t) + ".name");
+  }
+  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+    one(m.nodes[i].name, at("nodes", i) + ".name");
+    one(m.nodes[i].executor, at("nodes", i) + ".executor", true);
+  }
+  for (std::size_t i = 0; i < m.groups.size(); ++i) {
+    one(m.groups[i].name, at("callback_groups", i) + ".name");
+    one(m.groups[i].node, at("callback_groups", i) + ".node", true);
+  }
+  for (std::size_t i = 0; i < m.topics.size(); ++i) one(m.topics[i].name, at("topics", i) + ".name");
+  for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
+    const Callback& cb = m.callbacks[i];
+    const std::string p = at("callbacks", i);
+    one(cb.name, p + ".name");
+    one(cb.node, p + ".node", true);
+    one(cb.group, p + ".group", true);
+    one(cb.topic, p + ".topic", true);
+    list(cb.affinity, p + ".affinity");
+    list(cb.fuses, p + ".fuses");
+    list(cb.publishes, p + ".publishes");
+  }
+  for (std::size_t i = 0; i < m.chains.size(); ++i) {
+    one(m.chains[i].name, at("chains", i) + ".name");
+    list(m.chains[i].callbacks, at("chains", i) + ".callbacks");
+  }
 }
 
 }  // namespace
@@ -364,6 +433,7 @@ void validate_model(Model& m, Diagnostics& d, bool derive) {
   // recomputed from the chain's structure, so they are cleared for linear chains.
   for (auto& c : m.chains)
     if (c.is_linear()) c.hops.clear();
+  check_names(m, d);
   fill_infrastructure(m, d);
   fill_nodes_groups_topics(m, d);
   check_callbacks(m, d);
@@ -372,7 +442,7 @@ void validate_model(Model& m, Diagnostics& d, bool derive) {
     for (std::size_t i = 0; i < m.communication.measurements.size(); ++i)
       if (m.communication.measurements[i].size <= 0 || m.communication.measurements[i].latency <= 0)
         d.error(at("communication.measurements", i), "a measurement needs a positive size and latency");
-  if (derive && d.empty()) derive_comm(m);
+  if (derive && d.empty()) derive_comm(m, d);
 }
 
 }  // namespace chainrt::detail

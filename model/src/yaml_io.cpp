@@ -5,7 +5,10 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +23,7 @@
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "source_map.hpp"
+#include "text.hpp"
 
 namespace chainrt {
 
@@ -193,20 +197,10 @@ bool within_limits(const std::string& text, Diagnostics& diags) {
   return true;
 }
 
-// A scalar used as a name or a value must be printable text: no control characters (they come
-// in through escapes such as "\x07"), no overlong names.
+// A scalar used as a name or a value must be printable text (text.hpp): no control characters
+// (they come in through escapes such as "\x07"), no invisible formatting characters.
 void check_scalar_text(const YAML::Node& n, const std::string& path, Diagnostics& diags) {
-  const std::string& s = n.Scalar();
-  int line = 0, column = 0;
-  if (find_bad_utf8(s, line, column) != std::string::npos) {
-    diags.error_at(place_of(n), path, "the value is not valid UTF-8 text");
-    return;
-  }
-  for (unsigned char c : s)
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
-      diags.error_at(place_of(n), path, "the value holds a control character");
-      return;
-    }
+  if (auto why = detail::text_problem(n.Scalar())) diags.error_at(place_of(n), path, "the value " + *why);
 }
 
 // Records the place of every node by field path ("chains[1].callbacks[2]") and checks that
@@ -280,17 +274,24 @@ struct Reader {
     return v.Scalar();
   }
 
+  // The name of the thing `map` defines (its required `name` field).
   std::optional<std::string> name(const YAML::Node& map, const std::string& path, const char* what) {
-    auto s = scalar(map, "name", path, true, what);
-    if (s && s->empty()) {
-      d.error(sub(path, "name"), "name must not be empty");
-      return std::nullopt;
-    }
-    if (s && static_cast<std::int64_t>(s->size()) > limits::kMaxNameBytes) {
-      d.error(sub(path, "name"), "a name is at most " + std::to_string(limits::kMaxNameBytes) + " bytes long");
-      return std::nullopt;
-    }
-    return s;
+    return ref(map, "name", path, true, what);
+  }
+
+  // A field that holds a name (a definition or a reference to one): the name limits apply.
+  std::optional<std::string> ref(const YAML::Node& map, const char* key, const std::string& path, bool required,
+                                 const char* what) {
+    auto s = scalar(map, key, path, required, what);
+    if (s) check_name(*s, sub(path, key));
+    return s;  // kept when refused, so that what refers to it is not reported as unknown too
+  }
+
+  // Reports a name beyond the name limits; a value that is no text at all was reported by
+  // record_places already.
+  void check_name(const std::string& s, const std::string& path) {
+    if (detail::text_problem(s)) return;
+    if (auto why = detail::name_problem(s)) d.error(path, *why);
   }
 
   // An integer within [lo, hi] (by default any int: every integer of the model is an int).
@@ -371,8 +372,12 @@ struct Reader {
     std::vector<std::string> out;
     YAML::Node v = map[key];
     if (!v) return out;
+    auto one = [&](const YAML::Node& n, const std::string& p) {
+      check_name(n.Scalar(), p);
+      out.push_back(n.Scalar());
+    };
     if (v.IsScalar()) {
-      out.push_back(v.Scalar());
+      one(v, sub(path, key));
       return out;
     }
     if (!v.IsSequence()) {
@@ -384,7 +389,7 @@ struct Reader {
         d.error(at(sub(path, key), i), "expected a name");
         continue;
       }
-      out.push_back(v[i].Scalar());
+      one(v[i], at(sub(path, key), i));
     }
     return out;
   }
@@ -459,8 +464,8 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
       return;
     Executor e;
     e.name = r.name(n, p, "an executor").value_or("");
-    e.host = r.scalar(n, "host", p, false, "an executor").value_or("");
-    e.process = r.scalar(n, "process", p, false, "an executor").value_or("");
+    e.host = r.ref(n, "host", p, false, "an executor").value_or("");
+    e.process = r.ref(n, "process", p, false, "an executor").value_or("");
     if (auto pol = r.scalar(n, "policy", p, false, "an executor")) {
       if (auto v = policy_from(*pol)) e.policy = *v;
       else r.d.error(sub(p, "policy"), "unknown policy '" + *pol + "' (ros-default, picas, fp, edf, mixed, lame)");
@@ -515,7 +520,7 @@ void parse_nodes_groups_topics(Reader& r, const YAML::Node& root, Model& m) {
     if (!r.keys(n, p, {"name", "executor"}, "a node")) return;
     Node node;
     node.name = r.name(n, p, "a node").value_or("");
-    node.executor = r.scalar(n, "executor", p, false, "a node").value_or("");
+    node.executor = r.ref(n, "executor", p, false, "a node").value_or("");
     m.nodes.push_back(node);
   });
   r.each(root, "callback_groups", [&](const YAML::Node& n, const std::string& p) {
@@ -526,7 +531,7 @@ void parse_nodes_groups_topics(Reader& r, const YAML::Node& root, Model& m) {
       if (auto v = group_type_from(*t)) g.type = *v;
       else r.d.error(sub(p, "type"), "unknown callback group type '" + *t + "' (mutually_exclusive or reentrant)");
     }
-    g.node = r.scalar(n, "node", p, true, "a callback group").value_or("");
+    g.node = r.ref(n, "node", p, true, "a callback group").value_or("");
     m.groups.push_back(g);
   });
   r.each(root, "topics", [&](const YAML::Node& n, const std::string& p) {
@@ -553,8 +558,8 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
         r.d.error(sub(p, "kind"), "unknown callback kind '" + *k +
                                       "' (timer, subscription, service, client, fusion_input, fusion_trigger)");
     }
-    cb.node = r.scalar(n, "node", p, false, "a callback").value_or("");
-    cb.group = r.scalar(n, "group", p, false, "a callback").value_or("");
+    cb.node = r.ref(n, "node", p, true, "a callback").value_or("");
+    cb.group = r.ref(n, "group", p, false, "a callback").value_or("");
     cb.wcet = r.duration(n, "wcet", p, true, "a callback").value_or(0);
     cb.bcet = r.duration(n, "bcet", p, false, "a callback");
     if (auto pr = r.integer(n, "priority", p, false, "a callback", -limits::kMaxPriority, limits::kMaxPriority))
@@ -563,7 +568,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
-    cb.topic = r.scalar(n, "topic", p, false, "a callback").value_or("");
+    cb.topic = r.ref(n, "topic", p, false, "a callback").value_or("");
     if (auto q = r.integer(n, "queue_depth", p, false, "a callback", 1, limits::kMaxQueueDepth))
       cb.queue_depth = static_cast<int>(*q);
     cb.fuses = r.names(n, "fuses", p);
@@ -603,6 +608,7 @@ void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
               break;
             }
             std::string name = paths[i][j].Scalar();
+            r.check_name(name, at(at(pp, i), j));
             if (std::find(c.callbacks.begin(), c.callbacks.end(), name) == c.callbacks.end())
               c.callbacks.push_back(name);
             if (j > 0) {
@@ -693,7 +699,7 @@ Model parse(const std::string& text, const std::string& file) {
   }
   if (auto v = r.integer(root, "chainrt", "", false, "a model"); v && *v != 1)
     diags.error("chainrt", "unsupported format version " + std::to_string(*v) + " (this chainrt reads version 1)");
-  m.name = r.scalar(root, "name", "", false, "a model").value_or("");
+  m.name = r.ref(root, "name", "", false, "a model").value_or("");
   if (auto d = r.scalar(root, "deadlines", "", false, "a model")) {
     if (*d == "constrained") m.constrained_deadlines = true;
     else if (*d == "arbitrary") m.constrained_deadlines = false;
@@ -760,22 +766,47 @@ void emit_cost(YAML::Emitter& out, const char* key, const CommCost& c) {
 Model load_model_from_string(const std::string& yaml, const std::string& file_name) { return parse(yaml, file_name); }
 
 // Reads at most kMaxModelBytes + 1 bytes, so that a device (/dev/zero) or a huge file costs
-// bounded memory; a directory or an unreadable path is one clear error.
+// bounded memory; a directory or an unreadable path is one clear error. A FIFO, a socket or a
+// terminal is read without blocking on its opening, and refused when it gives nothing for kIdleMs
+// (a FIFO that no program opens for writing included): a model never waits forever for its input.
 Model load_model(const std::string& path) {
+  constexpr int kIdleMs = 10'000;
   auto fail = [&](const std::string& why) { return ModelError({Diagnostic{path, 0, 0, "", why}}); };
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0)
     throw fail(std::string("cannot open the file: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw fail("is a directory, not a model file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw fail(std::string("cannot open the file: ") + std::strerror(errno));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw fail(std::string("cannot open the file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   std::string text;
   std::vector<char> buf(1 << 16);
-  while (in && static_cast<std::int64_t>(text.size()) <= limits::kMaxModelBytes) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+  int waited_ms = 0;
+  while (static_cast<std::int64_t>(text.size()) <= limits::kMaxModelBytes) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n > 0) {
+      text.append(buf.data(), static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      // A FIFO reads as empty until its writer opens it: wait for one for a bounded time.
+      if (!S_ISFIFO(st.st_mode) || !text.empty()) break;
+      if (waited_ms >= kIdleMs)
+        throw fail("a FIFO that no program wrote into for " + std::to_string(kIdleMs / 1000) + " s; a model is a file");
+      ::poll(nullptr, 0, 50);
+      waited_ms += 50;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      pollfd p{fd, POLLIN, 0};
+      const int r = ::poll(&p, 1, kIdleMs);
+      if (r == 0)
+        throw fail("nothing to read for " + std::to_string(kIdleMs / 1000) +
+                   " s (a FIFO or device that gives no model); a model is a file");
+      if (r < 0 && errno != EINTR) throw fail(std::string("cannot read the file: ") + std::strerror(errno));
+    } else if (errno != EINTR) {
+      throw fail(std::string("cannot read the file: ") + std::strerror(errno));
+    }
   }
-  if (in.bad()) throw fail("cannot read the file");
   if (static_cast<std::int64_t>(text.size()) > limits::kMaxModelBytes)
     throw fail("the file is larger than " + std::to_string(limits::kMaxModelBytes >> 20) +
                " MiB; chainrt refuses larger models");

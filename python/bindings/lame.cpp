@@ -111,4 +111,43 @@ CHAINRT_BINDINGS(lame, 40) {
       nb::arg("measured") = std::vector<std::pair<std::string, Duration>>{},
       "LaME Algorithms 1-3 on the model's executor: thread classes, budgets, allocation, demotions, bounds");
 }
+
+#if defined(CHAINRT_LAME_PROPERTY_AVAILABLE)
+#include "chainrt/lame/property.hpp"
+
+CHAINRT_BINDINGS(lame_property, 41) {
+  m.def(
+      "_lame_property",
+      [](std::uint64_t first_seed, std::uint64_t count) {
+        lame::PropertyReport r;
+        {
+          nb::gil_scoped_release unlocked;
+          r = lame::check_property(first_seed, count);
+        }
+        nb::dict out;
+        out["systems"] = r.systems;
+        out["accepted"] = r.accepted;
+        out["checked"] = r.checked;
+        out["be_checked"] = r.be_checked;
+        nb::list violations;
+        for (const auto& v : r.violations) {
+          nb::dict d;
+          d["seed"] = v.seed;
+          d["chain"] = v.chain;
+          d["class"] = v.cls;
+          d["thread_class"] = v.thread_class;
+          d["exec"] = v.exec;
+          d["bound_ns"] = v.bound;
+          d["observed_ns"] = v.observed;
+          d["model"] = v.model;
+          violations.append(d);
+        }
+        out["violations"] = violations;
+        return out;
+      },
+      nb::arg("first_seed"), nb::arg("count"),
+      "The LaME property check (lame/property.hpp) on seeds first_seed .. first_seed + count - 1: systems, "
+      "accepted, bounds checked, violations (with the planned model).");
+}
+#endif  // CHAINRT_LAME_PROPERTY_AVAILABLE
 #endif  // CHAINRT_LAME_AVAILABLE

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 
+#include "chainrt/model/limits.hpp"
 #include "chainrt/model/model.hpp"
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
@@ -176,6 +177,9 @@ CHAINRT_BINDINGS(model, 0) {
     if (!v) throw std::invalid_argument(why);
     return *v;
   });
+  // The model's limits that the command line checks too (cliargs: a period it writes into a plan).
+  m.attr("MIN_PERIOD_NS") = limits::kMinPeriod;
+  m.attr("MAX_DURATION_NS") = limits::kMaxDuration;
   m.def("format_duration", &format_duration);
   m.def("pretty_duration", &pretty_duration);
 }

@@ -93,8 +93,9 @@ CHAINRT_BINDINGS(soundness, 21) {
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
          const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb,
-         bool fusion, const std::string& feature) {
+         bool fusion, const std::string& feature, int first) {
         sim::SoundnessOptions o;
+        o.first = first;
         o.feature = feature;
         o.analysis = analysis;
         o.sets = sets;
@@ -118,6 +119,8 @@ CHAINRT_BINDINGS(soundness, 21) {
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
       nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
-      nb::arg("fusion") = false, nb::arg("feature") = "", "Soundness harness for one analysis; returns the report as JSON.");
+      nb::arg("fusion") = false, nb::arg("feature") = "", nb::arg("first") = 0,
+      "Soundness harness for one analysis over systems first .. first + sets - 1 of `seed`; returns the report as "
+      "JSON.");
 }
 #endif

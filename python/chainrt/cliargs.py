@@ -47,6 +47,19 @@ def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURAT
     return d
 
 
+def period(text: str) -> int:
+    """A period that goes into a model (a reservation, a timer): within the model's limits
+    (docs/model.md "Limits": at least 10 us, at most 1 h), so that no command writes a model
+    that ``chainrt check`` then refuses."""
+    from ._core import MAX_DURATION_NS, MIN_PERIOD_NS, pretty_duration
+    d = duration(text)
+    if d < MIN_PERIOD_NS:
+        raise argparse.ArgumentTypeError(f"{text!r}: shorter than a model's minimum period of {pretty_duration(MIN_PERIOD_NS)}")
+    if d > MAX_DURATION_NS:
+        raise argparse.ArgumentTypeError(f"{text!r}: longer than a model's limit of 1 h")
+    return d
+
+
 def duration_or_zero(text: str) -> int:
     return duration(text, allow_zero=True)
 
@@ -74,9 +87,27 @@ def count(lo: int, hi: int | None = None, what: str = "a whole number"):
     return parse
 
 
+def percentage(lo: float, hi: float):
+    """An argparse type: a percentage ``20%`` (or a fraction ``0.2``) within [lo %, hi %], as a fraction."""
+
+    def parse(text: str) -> float:
+        t = str(text).strip()
+        try:
+            v = float(t[:-1]) / 100.0 if t.endswith("%") else float(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (e.g. 20%)") from None
+        if not lo / 100.0 <= v <= hi / 100.0:  # (NaN fails too)
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {lo:g}%..{hi:g}%")
+        return v
+
+    parse.__name__ = "percentage"
+    return parse
+
+
 threads = count(1, 64, "a thread count")        # threads per executor (sched::kMaxThreads)
 fifo_priority = count(1, 99, "a SCHED_FIFO priority")
 seed = count(0, MAX_SEED, "a seed")
+ros_domain = count(0, 232, "a ROS domain id")  # DDS: 0..232 with the default port mapping
 positive = count(1, None, "a positive whole number")
 
 
@@ -94,7 +125,18 @@ def input_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text}: is a directory, not a file")
     if not os.access(p, os.R_OK):
         raise argparse.ArgumentTypeError(f"{text}: not readable")
+    if is_pipe(text):  # reading one could wait forever for a writer
+        raise argparse.ArgumentTypeError(f"{text}: is a FIFO or socket, not a file")
     return text
+
+
+def is_pipe(path: str | os.PathLike) -> bool:
+    """Is `path` a FIFO or a socket (whose reading can wait forever)?"""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def output_file(text: str) -> str:
@@ -160,11 +202,14 @@ def output_dir(text: str) -> str:
     return text
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+def write_atomic(path: str | os.PathLike, data: str | bytes, durable: bool = True) -> None:
     """Writes `data` to `path` whole or not at all: a temporary file in the same folder, fsync,
     rename over `path` (then the folder is fsynced). A special file (``/dev/stdout``,
     ``/dev/null``, ``/dev/full``) is written directly, and every write is checked. Raises OSError
-    (the caller reports it and exits 1); a failed write leaves no temporary file behind."""
+    (the caller reports it and exits 1); a failed write leaves no temporary file behind.
+    `durable=False` leaves out the fsyncs (tens of ms on a busy disk): the file is still whole or
+    absent for every reader and after a crash of the process, but a power loss may leave it
+    empty — for files whose loss only costs recomputing them (a campaign's batches)."""
     p = Path(path)
     raw = data.encode() if isinstance(data, str) else data
     try:
@@ -185,7 +230,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     try:
         try:
             _write_all(fd, raw)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, p)
@@ -195,6 +241,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         except OSError:
             pass
         raise
+    if not durable:
+        return
     try:
         dfd = os.open(folder, os.O_RDONLY)
         try:

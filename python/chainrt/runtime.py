@@ -228,8 +228,9 @@ def _mark_unfinished(result: dict, duration_ns: int) -> None:
                 + ": starved or broken; its response times are unknown, not 0")
 
 
-# Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks).
-SHM_PATTERNS = ("fastrtps_*", "fast_datasharing*", "sem.fastrtps_*")
+# Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks, data
+# sharing pools): "fastdds_*" since Fast DDS 3 (kilted), "fastrtps_*" before (jazzy).
+SHM_PATTERNS = ("fastdds_*", "fastrtps_*", "fast_datasharing*", "sem.fastdds_*", "sem.fastrtps_*")
 
 
 def shm_entries() -> set[str]:
@@ -334,6 +335,11 @@ class Supervisor:
                 pass
 
     def run(self) -> dict:
+        from .janitor import guard
+        with guard():  # a killed chainrt: the watcher removes what the run left in /dev/shm
+            return self._run()
+
+    def _run(self) -> dict:
         import time
         import threading
         shm_before = shm_entries()
@@ -359,13 +365,17 @@ class Supervisor:
             stopping_since = None
             timed_out = False
             while any(c["popen"].poll() is None for c in children):
-                failed = [c for c in children if c["popen"].returncode not in (None, 0, 130)]
+                for c in children:  # stopped by a signal chainrt did not send: its figures are partial
+                    if c["popen"].returncode == 130 and not c.get("asked") and "outside_s" not in c:
+                        c["outside_s"] = time.monotonic() - started
+                failed = [c for c in children if c["popen"].returncode not in (None, 0, 130) or "outside_s" in c]
                 want_stop = self.signals > 0 or bool(failed) or time.monotonic() > deadline
                 if want_stop and stopping_since is None:
                     timed_out = time.monotonic() > deadline and not self.signals and not failed
                     stopping_since = time.monotonic()
                     for c in children:
                         if c["popen"].poll() is None:
+                            c["asked"] = True
                             c["popen"].send_signal(signal.SIGINT)
                 shown = self._progress(time.monotonic() - started, shown, stopping_since is not None)
                 if stopping_since is not None and time.monotonic() - stopping_since > self.STOP_GRACE_S:
@@ -374,6 +384,9 @@ class Supervisor:
                             c["popen"].kill()
                 time.sleep(self.POLL_S)
             self._progress(None, shown, True)
+            for c in children:  # one that ended by an outside signal in the last poll interval
+                if c["popen"].returncode == 130 and not c.get("asked") and "outside_s" not in c:
+                    c["outside_s"] = time.monotonic() - started
             return self._collect(children, timed_out)
         finally:
             for c in children:  # every exit path: no child left running
@@ -415,6 +428,14 @@ class Supervisor:
             c["report"].seek(0)
             text = c["report"].read().decode(errors="replace")
             report = None
+            if "outside_s" in c:  # interrupted from outside: the figures cover only part of the run
+                last = log.splitlines()[-1] if log else ""
+                failed.append({"process": c["process"], "exit": rc, "stderr": last,
+                               "reason": f"interrupted by a signal chainrt did not send (SIGINT or SIGTERM) "
+                                         f"after {c['outside_s']:.1f} s"
+                                         + (f" of {self.expected_s:.1f} s" if self.expected_s else "")
+                                         + "; its figures are left out"})
+                continue
             if rc in (0, 130) and text.strip():
                 try:
                     report = json.loads(text)

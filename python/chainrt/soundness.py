@@ -9,7 +9,16 @@ every system outside the papers' assumptions (contradicting and tied priorities,
 WCET, constrained deadlines, executors sharing cores, jitter, overload, deadlines equal to the
 bounds, offsets clustered within nanoseconds) and ``--climb N`` hill-climbs over timer offsets and
 per-callback execution times (docs/analysis.md, "Soundness"). Counterexamples are saved as model
-files. Exit status: 0 no counterexample, 2 counterexamples found, 1 error.
+files. Exit status: 0 no counterexample, 2 counterexamples found, 1 error (a batch that failed
+included), 130 interrupted.
+
+The systems are a campaign (chainrt.campaign, docs/campaigns.md): batches of ``--batch`` systems
+(systems FIRST .. FIRST + n - 1 of the seed, the harness's ``first``), run on the embedded local
+Dask cluster (every core), on a running cluster (``--cluster``) or in this process
+(``--in-process``), kept per batch in ``<out>/campaign-soundness-<key>/``; the same command
+resumes an interrupted campaign. The merged report is the harness's own for all the systems at
+once: counts add up, the tightness figures are recomputed from every batch's ratios, and the
+counterexamples are listed in system order.
 
 ``add_arguments(parser)`` and ``run(args) -> int`` are called by the ``experiment`` command.
 """
@@ -19,20 +28,28 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
+import tempfile
+
+from . import cliargs
 
 
+# Systems per batch: 5-30 ms each here (harsh and climbing ones the slowest), so that a batch
+# takes about a second, far above a Dask task's cost (docs/campaigns.md, "Sizing").
+BATCH = 50
+# Where a worker's counterexample files stood, in their text: the folder they are written to.
+CX_DIR = "@COUNTEREXAMPLES@/"
 FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform")
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--analysis", default="all", help="analysis name from the registry, or 'all' (default)")
     parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
-    parser.add_argument("--seed", type=int, default=1, help="base seed of the generated systems")
+    parser.add_argument("--seed", type=cliargs.seed, default=1, help="base seed of the generated systems")
+    parser.add_argument("--first", type=cliargs.count(0, 2**31 - 1, "a system index"), default=0, metavar="INDEX",
+                        help="index of the first system: systems INDEX .. INDEX + SETS - 1 of the seed (default 0)")
     parser.add_argument("--variants", type=int, default=4, choices=[1, 2, 3, 4],
                         help="adversarial simulations per system (default 4: synchronous WCET, offsets WCET, "
                              "synchronous BCET/WCET mix, offsets uniform)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker threads (default 1)")
     parser.add_argument("--horizon", type=int, default=20, metavar="PERIODS",
                         help="simulated time in longest chain periods (default 20)")
     parser.add_argument("--u-min", type=float, default=0.1, help="lowest U_norm drawn per system (default 0.1)")
@@ -58,6 +75,11 @@ def add_arguments(parser) -> None:
                              "that takes the CPU from every thread at times, analysed from its blackout curve "
                              "(platform)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
+    parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
+                        help="folder of the campaign (its kept batches and merged result; default out/soundness)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    from .campaign import command
+    command.add_arguments(parser, batch=BATCH, worker_aliases=("--jobs",))
 
 
 def _inv(ratio: float) -> str:
@@ -76,16 +98,64 @@ def analysis_names() -> list[str]:
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
-          fusion: bool = False, feature: str = "") -> dict:
+          fusion: bool = False, feature: str = "", first: int = 0) -> dict:
     from . import _core
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
     return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
-                         fusion, feature or ""))
+                         fusion, feature or "", first))
+
+
+def batch_task(identity: dict, batch: dict) -> dict:
+    """One campaign batch on a worker: the harness on systems first .. first + count - 1 of the
+    analysis (the batch's group). Counterexample models come back in the report (``model``),
+    their folder written as CX_DIR, so that they reach the campaign from any machine."""
+    i = identity
+    with tempfile.TemporaryDirectory(prefix="chainrt-soundness-") as folder:
+        rep = check(batch["group"], batch["count"], batch["seed"], i["variants"], 1, folder, i["horizon"], i["u_min"],
+                    i["u_max"], i["harsh"], i["climb"], i["fusion"], i["feature"], first=batch["first"])
+        for c in rep["counterexamples"]:
+            if c.get("file"):
+                with open(c["file"]) as f:
+                    c["model"] = f.read().replace(folder + "/", CX_DIR)
+                c["file"] = os.path.basename(c["file"])
+    return rep
+
+
+def make_spec(args, names: list[str]):
+    from .campaign.plan import Spec, split
+    identity = {"analyses": names, "sets": args.sets, "first": args.first, "seed": args.seed,
+                "variants": args.variants, "horizon": args.horizon, "u_min": args.u_min, "u_max": args.u_max,
+                "harsh": bool(args.harsh), "climb": args.climb, "fusion": bool(getattr(args, "fusion", False)),
+                "feature": getattr(args, "feature", None) or ""}
+
+    def make(size: int) -> Spec:
+        return Spec("soundness", identity, split([(n, args.seed, args.sets) for n in names], size, args.first),
+                    batch_task, size=size)
+
+    return make
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """One analysis' batch reports (in system order) as the harness's report for all of them:
+    counts summed, counterexamples in system order, the tightness figures from every ratio
+    (the harness's percentiles and mean, sim/src/soundness.cpp; its six decimals)."""
+    from .campaign.plan import merge, quantile
+    rep, _dropped = merge(reports)
+    ratios = sorted(rep.get("ratios", []))
+    rep["ratios"] = ratios
+    six = lambda x: float(f"{x:.6f}")  # noqa: E731  (the harness prints %.6f)
+    rep["tightness"] = {"chains": len(ratios),
+                        "median": six(quantile(ratios, 0.5)) if ratios else 0.0,
+                        "p90": six(quantile(ratios, 0.9)) if ratios else 0.0,
+                        "p10": six(quantile(ratios, 0.1)) if ratios else 0.0,
+                        "mean": six(sum(ratios) / len(ratios)) if ratios else 0.0}
+    return rep
 
 
 def run(args) -> int:
+    from .campaign import command
     if args.sets < 1:
         print("chainrt experiment soundness: --sets must be at least 1", file=sys.stderr)
         return 1
@@ -97,46 +167,72 @@ def run(args) -> int:
               file=sys.stderr)
         return 1
     names = analysis_names() if args.analysis == "all" else [args.analysis]
+    if args.analysis != "all" and args.analysis not in analysis_names():
+        print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "
+              f"{', '.join(analysis_names())})", file=sys.stderr)
+        return 1
+    outcome = command.campaign(args, "soundness", make_spec(args, names), args.out)
+    if isinstance(outcome, int):
+        return outcome
     found = 0
+    merged = {}
     for name in names:
-        t0 = time.perf_counter()
-        try:
-            rep = check(name, args.sets, args.seed, args.variants, max(1, args.jobs),
-                        os.path.abspath(args.counterexamples), args.horizon, args.u_min, args.u_max,
-                        args.harsh, args.climb, getattr(args, "fusion", False),
-                        getattr(args, "feature", None) or "")
-        except (ValueError, RuntimeError) as err:
-            print(f"chainrt experiment soundness: {err}", file=sys.stderr)
-            return 1
-        elapsed = time.perf_counter() - t0
-        found += len(rep["counterexamples"])
-        h = rep.get("harsh", {})
-        if args.json:
-            rep["elapsed_s"] = round(elapsed, 3)
-            print(json.dumps(rep))
+        parts = outcome.results(name)
+        if not parts:
             continue
-        print(f"{rep['analysis']}: {rep['systems']} systems, {rep['applicable']} applicable, "
-              f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked"
-              + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)" if getattr(args, "fusion", False) else "")
-              + f" in "
-              f"{rep['simulations']} simulations ({rep['executions']} callback executions, {elapsed:.1f} s); "
-              + (f"harsh: {h['shuffled_priorities']} with shuffled priorities, {h['below_wcet']} below WCET, "
-                 f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "
-                 f"{h['overloaded']} overloaded, {h['tight_deadlines']} with deadlines = bounds; "
-                 if args.harsh else "")
-              + (f"feature {rep['feature']}: {rep['feature_systems']} systems, "
-                 f"{rep['feature_chains_checked']} bounds of chains with it checked (bounded in "
-                 f"{rep['feature_bounded_systems']} systems)"
-                 + (f" ({rep['merges']} merges, {rep['forks']} forks)" if rep['feature'] == "shared-callbacks" else "")
-                 + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
-                 + "; " if rep.get("feature") else "")
-              + (f"tightness over {rep['tightness']['chains']} bounded chains: bound / worst simulated median "
-                 f"{_inv(rep['tightness']['median'])}, p90 {_inv(rep['tightness']['p10'])}; "
-                 if rep["tightness"]["chains"] else "")
-              + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
-                 f"systems; " if args.climb else "") +
-              f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
-        for c in rep["counterexamples"][:20]:
-            print(f"  set {c['set']} ({c['variant']}): chain {c['chain']} {c['kind']} bound {c['bound_ns']} ns, "
-                  f"simulated {c['observed_ns']} ns" + (f" -> {c['file']}" if c["file"] else ""))
+        rep = merged[name] = merge_reports(parts)
+        _write_counterexamples(rep, args.counterexamples)
+        found += len(rep["counterexamples"])
+        elapsed = sum(outcome.records[b.index]["seconds"] for b in outcome.spec.batches
+                      if b.group == name and b.index in outcome.records)
+        _print_report(args, rep, elapsed)
+    command.finish(outcome, {"analyses": merged})
+    if not outcome.complete:
+        return 1
     return 2 if found else 0
+
+
+def _write_counterexamples(rep: dict, folder: str) -> None:
+    """Writes the counterexamples' models into `folder` (created only when there is one)."""
+    root = os.path.abspath(folder)
+    for c in rep["counterexamples"]:
+        text = c.get("model")
+        if text is None:
+            continue
+        os.makedirs(root, exist_ok=True)
+        c["file"] = os.path.join(root, c["file"])
+        cliargs.write_atomic(c["file"], text.replace(CX_DIR, root + "/"))
+
+
+def _print_report(args, rep: dict, elapsed: float) -> None:
+    h = rep.get("harsh", {})
+    if args.json:
+        shown = {k: v for k, v in rep.items() if k != "ratios"}
+        shown["counterexamples"] = [{k: v for k, v in c.items() if k != "model"} for c in rep["counterexamples"]]
+        shown["elapsed_s"] = round(elapsed, 3)
+        print(json.dumps(shown))
+        return
+    print(f"{rep['analysis']}: {rep['systems']} systems, {rep['applicable']} applicable, "
+          f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked"
+          + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)" if getattr(args, "fusion", False) else "")
+          + f" in "
+          f"{rep['simulations']} simulations ({rep['executions']} callback executions, {elapsed:.1f} s); "
+          + (f"harsh: {h['shuffled_priorities']} with shuffled priorities, {h['below_wcet']} below WCET, "
+             f"{h['constrained_deadlines']} constrained deadlines, {h['jitter']} with jitter, "
+             f"{h['overloaded']} overloaded, {h['tight_deadlines']} with deadlines = bounds; "
+             if args.harsh else "")
+          + (f"feature {rep['feature']}: {rep['feature_systems']} systems, "
+             f"{rep['feature_chains_checked']} bounds of chains with it checked (bounded in "
+             f"{rep['feature_bounded_systems']} systems)"
+             + (f" ({rep['merges']} merges, {rep['forks']} forks)" if rep['feature'] == "shared-callbacks" else "")
+             + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
+             + "; " if rep.get("feature") else "")
+          + (f"tightness over {rep['tightness']['chains']} bounded chains: bound / worst simulated median "
+             f"{_inv(rep['tightness']['median'])}, p90 {_inv(rep['tightness']['p10'])}; "
+             if rep["tightness"]["chains"] else "")
+          + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
+             f"systems; " if args.climb else "") +
+          f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
+    for c in rep["counterexamples"][:20]:
+        print(f"  set {c['set']} ({c['variant']}): chain {c['chain']} {c['kind']} bound {c['bound_ns']} ns, "
+              f"simulated {c['observed_ns']} ns" + (f" -> {c['file']}" if c["file"] else ""))

@@ -95,24 +95,158 @@ def _value(v):
         return str(v)
 
 
-def read_trace(path: str) -> Iterator[Event]:
-    """The events of the CTF trace(s) under ``path`` (an LTTng session's output folder), in
-    time order, with the vpid/vtid contexts when they were recorded."""
+# A trace directory is untrusted input: Babeltrace aborts the process (SIGABRT) on some damaged
+# metadata and spins for minutes, deaf to SIGINT, on others. It therefore reads in a child
+# process (``python -m chainrt.tracing DIR``) that streams the events back in batches; the
+# child must show progress (a batch, or a heartbeat while a long stream is decoded) every
+# STALL_S, or it is killed and the trace refused. The metadata is checked first (present, of
+# bounded size, CTF text or packetized CTF metadata, whole packets, a complete TSDL text),
+# which refuses garbage and truncated files at once.
+STALL_S = 3.0
+MAX_METADATA_BYTES = 64 << 20
+BATCH = 2000
+READER = ["-m", "chainrt.tracing"]  # the child's arguments after the interpreter (tests replace it)
+_PACKET_MAGIC = (b"\x57\x1d\xd1\x75", b"\x75\xd1\x1d\x57")  # 0x75D11D57, either byte order
+
+
+def check_metadata(path: str) -> list[str]:
+    """The metadata files of the CTF trace(s) under `path`; raises TraceError (one line) for a
+    directory that holds no trace or a metadata file that cannot be CTF metadata."""
     if not os.path.exists(path):
         raise TraceError(f"{path}: no such file or folder")
+    if not os.path.isdir(path):
+        raise TraceError(f"{path}: not a folder (a trace is the folder chainrt trace record wrote)")
+    found = []
+    for d, dirs, files in os.walk(path):
+        dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(d, x))]
+        if "metadata" in files:
+            found.append(os.path.join(d, "metadata"))
+    if not found:
+        raise TraceError(f"{path}: not a CTF trace (no metadata file)")
+    for m in found:
+        try:
+            size = os.path.getsize(m)
+            with open(m, "rb") as f:
+                head = f.read(64)
+        except OSError as e:
+            raise TraceError(f"{m}: cannot read the trace metadata ({e.strerror})") from None
+        if size > MAX_METADATA_BYTES:
+            raise TraceError(f"{m}: trace metadata of {size >> 20} MiB is not plausible")
+        if not (head[:4] in _PACKET_MAGIC or head.lstrip().startswith(b"/* CTF 1.8")):
+            raise TraceError(f"{m}: not CTF trace metadata (damaged or not a trace)")
+        why = _tsdl_problem(m)
+        if why:
+            raise TraceError(f"{m}: damaged trace metadata ({why})")
+    return found
+
+
+def _tsdl_problem(metadata: str) -> str | None:
+    """Why the metadata file is not whole: a packet cut short, or a TSDL text whose blocks do not
+    close (a file truncated at any byte is one of them); None when it looks whole."""
+    import struct
+    with open(metadata, "rb") as f:
+        data = f.read()
+    if data[:4] in _PACKET_MAGIC:
+        order = "<" if data[:4] == _PACKET_MAGIC[0] else ">"
+        text, at = bytearray(), 0
+        header = 37  # magic, uuid, checksum, content_size, packet_size, 5 one-byte fields (CTF 1.8)
+        while at < len(data):
+            if len(data) - at < header or data[at:at + 4] != data[:4]:
+                return "a metadata packet is cut short or has no header"
+            content, size = struct.unpack_from(order + "II", data, at + 24)
+            if size % 8 or content % 8 or content > size or content < header * 8 or at + size // 8 > len(data):
+                return "a metadata packet is cut short"
+            text += data[at + header:at + content // 8]
+            at += size // 8
+    else:
+        text = bytearray(data)
+    depth = 0
+    for c in bytes(text):
+        if c == ord("{"):
+            depth += 1
+        elif c == ord("}"):
+            depth -= 1
+            if depth < 0:
+                return "unbalanced braces"
+    if depth != 0 or not bytes(text).rstrip().endswith(b";"):
+        return "the TSDL text ends in the middle of a declaration"
+    return None
+
+
+def read_trace(path: str) -> Iterator[Event]:
+    """The events of the CTF trace(s) under ``path`` (an LTTng session's output folder), in
+    time order, with the vpid/vtid contexts when they were recorded. Raises TraceError with one
+    line for anything that is not a readable trace (read in a child process: see STALL_S)."""
+    import pickle
+    import queue
+    import subprocess
+    import threading
+    check_metadata(path)
     try:
-        bt2 = _import_bt2()
+        _import_bt2()
     except TraceError as e:
         raise TraceError(f"{path}: {e}") from None
+    env = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
+    child = subprocess.Popen([sys.executable, *READER, str(path)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    box: queue.Queue = queue.Queue()
+
+    def pump():  # the batches as they come; None at the end of the stream
+        try:
+            while True:
+                box.put(pickle.load(child.stdout))
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError):
+            box.put(None)
+
+    threading.Thread(target=pump, name="chainrt-trace-reader", daemon=True).start()
+    try:
+        while True:
+            try:
+                batch = box.get(timeout=STALL_S)
+            except queue.Empty:
+                raise TraceError(f"{path}: reading the trace made no progress for {STALL_S:g} s "
+                                 "(damaged metadata or streams?); stopped") from None
+            if batch is None:
+                break
+            if isinstance(batch, dict):  # the child's own one-line error, or a heartbeat
+                if "error" in batch:
+                    raise TraceError(f"{path}: {batch['error']}")
+                continue
+            for ts, name, fields, vpid, vtid in batch:
+                yield Event(ts, name, fields, vpid, vtid)
+        try:
+            rc = child.wait(timeout=STALL_S)
+        except subprocess.TimeoutExpired:
+            rc = None
+        if rc != 0:
+            import signal
+            why = ("it did not end" if rc is None else
+                   f"it aborted with {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else
+                   f"exit {rc}")
+            raise TraceError(f"{path}: Babeltrace failed on this trace ({why}); the metadata or a stream is damaged")
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        for f in (child.stdout, child.stderr):
+            f.close()
+
+
+def _read_events(path: str):
+    """The reading child: every event as (ts, name, fields, vpid, vtid), in batches."""
+    bt2 = _import_bt2()
     try:
         it = bt2.TraceCollectionMessageIterator(str(path))
     except Exception as e:  # bt2 raises its own error types with multi-line causes
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise TraceError(f"{path}: not a readable CTF trace ({first})") from None
+        raise TraceError(f"not a readable CTF trace ({first})") from None
     event_type = bt2._EventMessageConst
     try:
         for msg in it:
             if type(msg) is not event_type:
+                yield None  # progress without an event
                 continue
             ev = msg.event
             cs = msg.default_clock_snapshot
@@ -127,12 +261,34 @@ def read_trace(path: str) -> Iterator[Event]:
                     vpid = int(ctx["vpid"])
                 if "vtid" in ctx:
                     vtid = int(ctx["vtid"])
-            yield Event(ts, ev.name, fields, vpid, vtid)
-    except TraceError:
-        raise
+            yield (ts, ev.name, fields, vpid, vtid)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise TraceError(f"{path}: reading the trace failed ({first})") from None
+        raise TraceError(f"reading the trace failed ({first})") from None
+
+
+def _child_main(path: str) -> int:
+    import pickle
+    import time
+    out = sys.stdout.buffer
+    batch, last = [], time.monotonic()
+    pickle.dump({"heartbeat": True}, out)  # started: the stall watch now times the reading itself
+    out.flush()
+    try:
+        for ev in _read_events(path):
+            if ev is not None:
+                batch.append(ev)
+            now = time.monotonic()
+            if len(batch) >= BATCH or (now - last > 1.0):
+                pickle.dump(batch if batch else {"heartbeat": True}, out)
+                out.flush()
+                batch, last = [], now
+        if batch:
+            pickle.dump(batch, out)
+    except TraceError as e:
+        pickle.dump({"error": str(e)}, out)
+    out.flush()
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,3 +708,7 @@ def format_report(rep: TraceReport) -> str:
         out.append("Notes:")
         out.extend(f"  - {x}" for x in rep.notes)
     return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1]))

@@ -103,6 +103,15 @@ RunReport merge_reports(const std::vector<RunReport>& parts) {
 }
 
 RunReport run_model(const Model& model, const ModelRunOptions& opt) {
+  // A trace that cannot be written is refused before the run, not lost after it.
+  std::ofstream trace_file, trace_start;
+  if (!opt.trace_path.empty()) {
+    trace_file.open(opt.trace_path);
+    if (trace_file) trace_start.open(opt.trace_path + ".start");
+    if (!trace_file || !trace_start)
+      throw std::runtime_error("cannot write the trace " + opt.trace_path + (trace_file ? ".start" : "") + ": " +
+                               std::strerror(errno));
+  }
   install_signal_handlers();
   Context context;
   std::vector<std::size_t> exec_ix;
@@ -273,9 +282,10 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   if (!opt.trace_path.empty()) {
     // the run's start on CLOCK_MONOTONIC, beside the trace, so that its relative times can be
     // aligned with other measurements of the same run (the CROS-RT experiment's platform probe)
-    std::ofstream(opt.trace_path + ".start") << start << "\n";
+    trace_start << start << "\n";
+    trace_start.close();
     // one JSON object per dispatch; times in ns relative to the start of the run
-    std::ofstream f(opt.trace_path);
+    std::ofstream& f = trace_file;
     for (std::size_t e = 0; e < executors.size(); ++e)
       for (const DispatchRecord& d : executors[e]->trace()) {
         auto rel = [&](Duration t) { return t - start; };
@@ -287,6 +297,9 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           << ", \"deadline\": " << (d.deadline == sched::kNoDeadline ? -1 : rel(d.deadline))
           << "}\n";
       }
+    f.close();
+    if (!f || !trace_start)  // (a full disk): an error, not a silently truncated trace
+      throw std::runtime_error("writing the trace " + opt.trace_path + " failed: " + std::strerror(errno));
   }
   RunReport r = merge_reports(parts);
   r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());

@@ -719,7 +719,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
   std::vector<SetResult> results(static_cast<std::size_t>(std::max(0, o.sets)));
   std::atomic<int> next{0};
   auto worker = [&] {
-    for (int s; (s = next.fetch_add(1)) < o.sets;) results[static_cast<std::size_t>(s)] = check_set(*a, o, s);
+    for (int s; (s = next.fetch_add(1)) < o.sets;) results[static_cast<std::size_t>(s)] = check_set(*a, o, o.first + s);
   };
   const int jobs = std::max(1, std::min(o.jobs, 64));
   std::vector<std::thread> pool;
@@ -768,6 +768,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     double sum = 0;
     for (double x : ratios) sum += x;
     rep.ratio_mean = sum / static_cast<double>(ratios.size());
+    rep.ratios = std::move(ratios);
   }
   return rep;
 }
@@ -811,7 +812,13 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"multi_host_systems\": " << r.multi_host_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
-     << "}"
+     << "}, \"ratios\": [";
+  for (std::size_t i = 0; i < r.ratios.size(); ++i) {  // %.17g: the same double back in a reader
+    char b[32];
+    std::snprintf(b, sizeof b, "%.17g", r.ratios[i]);
+    os << (i ? ", " : "") << b;
+  }
+  os << "]"
      << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];

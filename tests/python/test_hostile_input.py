@@ -109,3 +109,13 @@ def test_crlf_file_is_fine(tmp_path, capsys):
     crlf = tmp_path / "crlf.yaml"
     crlf.write_bytes((ROOT / "examples/two_chains.yaml").read_bytes().replace(b"\n", b"\r\n"))
     assert main(["check", "-q", str(crlf)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_python_api_raises_a_located_model_error(path):
+    # the Python API raises chainrt.ModelError (a ValueError), never another exception, and
+    # every diagnostic has its line and column
+    import chainrt
+    with pytest.raises(chainrt.ModelError) as info:
+        chainrt.load_model(str(path))
+    assert info.value.diagnostics and all(d["line"] > 0 and d["column"] > 0 for d in info.value.diagnostics)

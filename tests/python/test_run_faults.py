@@ -179,3 +179,47 @@ def test_a_child_whose_parent_is_already_gone_exits_at_once():
     env[runtime.PARENT_PID_ENV] = str(os.getpid())  # its real parent
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=30)
     assert r.returncode == 0 and "sensing" in r.stdout, (r.returncode, r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_child_stopped_from_outside_makes_the_run_partial(sig):
+    # A child that ends cleanly on a signal chainrt did not send has figures for part of the
+    # run only: a failed process, exit 1, partial — not a normal end with exit 0.
+    before = runtime.shm_entries()
+    proc = _start()
+    kids = _wait_children(proc)
+    os.kill(kids["sensing"], sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    res = json.loads(out)
+    assert res["partial"] is True and res["exit_code"] == 1
+    assert [f["process"] for f in res["failed_processes"]] == ["sensing"]
+    assert "signal chainrt did not send" in res["failed_processes"][0]["reason"]
+    _nothing_left(before, proc.pid)
+
+
+def test_a_trace_that_cannot_be_written_is_an_error_before_the_run(tmp_path):
+    cmd = [str(runtime.find_binary()), str(MODEL), "--process", "acting", "--duration", "100ms",
+           "--trace", str(tmp_path / "missing-folder" / "trace.jsonl")]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=60)
+    assert r.returncode == 1 and "cannot write the trace" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_profile_write_interrupted_leaves_the_model_as_it_was(tmp_path):
+    # Ctrl-C during `profile --run --write`: exit 130, says the measurements are partial, and the
+    # model and its percentiles file are exactly as before (nothing written from a partial run).
+    pytest.importorskip("rclpy")
+    model = tmp_path / "model.yaml"
+    model.write_bytes(MODEL.read_bytes())
+    before = model.read_bytes()
+    cmd = [sys.executable, "-m", "chainrt.cli", "profile", str(model), "--run", "--write", "--duration", LONG,
+           "--warmup", "300ms"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    _wait_children(proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and ("not written" in err or "nothing written" in err), err
+    assert "Traceback" not in err
+    assert model.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.yaml"]

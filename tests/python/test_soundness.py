@@ -12,9 +12,11 @@ from chainrt import soundness
 
 
 def parse(*argv: str) -> argparse.Namespace:
+    """The command's arguments, run in this process, the campaign in a fresh folder."""
+    import tempfile
     p = argparse.ArgumentParser()
     soundness.add_arguments(p)
-    return p.parse_args(list(argv))
+    return p.parse_args(list(argv) + ["--in-process", "--quiet", "--out", tempfile.mkdtemp(prefix="chainrt-sound-")])
 
 
 def test_every_shipped_analysis_survives_a_few_systems(tmp_path, capsys):
@@ -52,10 +54,10 @@ def test_unknown_analysis_is_an_error(capsys):
     assert "unknown analysis" in capsys.readouterr().err
 
 
-def test_experiment_command_when_present(capsys):
+def test_experiment_command_when_present(capsys, tmp_path):
     from chainrt.cli import main
     try:
-        rc = main(["experiment", "soundness", "--analysis", "fp-mt", "--sets", "5", "--json"])
+        rc = main(["experiment", "soundness", "--analysis", "fp-mt", "--sets", "5", "--json", "--out", str(tmp_path)])
     except SystemExit as e:  # the experiment command (analysis engineer's) is not there yet
         pytest.skip(f"chainrt experiment soundness not available ({e})")
     assert rc == 0

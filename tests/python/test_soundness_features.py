@@ -33,7 +33,7 @@ def test_feature_systems_only(feature, tmp_path):
 
 def test_feature_line_and_bad_feature(tmp_path):
     ok = run_cli("--analysis", "edf-mt", "--sets", "10", "--feature", "shared-callbacks",
-                 "--counterexamples", str(tmp_path))
+                 "--counterexamples", str(tmp_path), "--out", str(tmp_path / "campaign"))
     assert ok.returncode == 0, ok.stderr
     assert "feature shared-callbacks: 10 systems" in ok.stdout and "bound / worst simulated median" in ok.stdout
     bad = run_cli("--analysis", "edf-mt", "--sets", "1", "--feature", "nope")

@@ -119,7 +119,7 @@ def test_synthesized_bounds_hold_in_the_simulator():
 def test_experiment_compares_heuristic_and_optimum(tmp_path, capsys):
     out = tmp_path / "syn"
     assert main(["experiment", "synthesis", "--sets", "3", "--chains", "3", "--u-norm", "0.5,0.8", "--quiet",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), "--in-process"]) == 0
     text = capsys.readouterr().out
     assert "PiCAS heuristic" in text and "exhaustive optimum" in text
     rows = (out / "synthesis.csv").read_text().splitlines()

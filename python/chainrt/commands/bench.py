@@ -8,9 +8,13 @@ through the simulator and the analysis. Prints the KPI table (or ``--json``), wr
 result.json, kpis.csv, the plots and index.html into ``--out``. See docs/reference_system.md.
 
 The output folder describes exactly one run: the run writes into a staging folder
-``<out>.partial-<run id>`` which replaces ``--out`` only when it is complete, with ``run.json``
-(the run id and every file's SHA-256) written last; a run that fails or is interrupted leaves
-``--out`` as it was and its staging folder marked by ``PARTIAL`` (docs/cli.md).
+``<out>.partial-<run id>`` beside it, with ``run.json`` (the run id and every file's SHA-256)
+written last; only when the run is complete do its files replace those of ``--out``. A run that
+fails or is interrupted leaves ``--out`` as it was and its staging folder marked by ``PARTIAL``
+(docs/cli.md). ``--out`` must be a new folder, an empty one or an earlier output of this
+benchmark (a folder holding exactly the files its ``run.json`` lists): the benchmark never
+deletes or overwrites a file it did not write, and refuses a folder holding any other file
+before it starts.
 """
 
 from __future__ import annotations
@@ -81,17 +85,71 @@ def _manifest(folder: Path, run_id: str, partial: str | None = None) -> None:
     cliargs.write_atomic(folder / "run.json", json.dumps(doc, indent=1))
 
 
+def _listed(folder: Path) -> set[str] | None:
+    """The files an earlier output of this benchmark in `folder` consists of (its run.json's list,
+    with run.json and PARTIAL), or None when `folder` holds no such run.json."""
+    try:
+        doc = json.loads((folder / "run.json").read_text())
+        files = doc["files"]
+        if not isinstance(doc.get("run_id"), str) or not isinstance(files, dict):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return {str(Path(f)) for f in files} | {"run.json", "PARTIAL"}
+
+
+def out_problem(out: Path, model: Path | None = None) -> str | None:
+    """Why the benchmark may not use `out` as its output folder, or None: it must be new, empty
+    or an earlier output of this benchmark holding nothing else (the files a run replaces are
+    exactly the ones it wrote), and must not hold the --model file."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        return f"{out}: exists and is not a folder"
+    present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if not p.is_dir())
+    if not present:
+        return None
+    listed = _listed(out)
+    if model is not None and listed is not None:
+        try:
+            model.resolve().relative_to(out.resolve())
+            return (f"--model {model} lies inside --out {out}, whose files the run replaces; "
+                    "copy the model elsewhere or choose another --out")
+        except ValueError:
+            pass
+    foreign = [p for p in present if listed is None or p not in listed]
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        return (f"--out {out} holds files that are not the output of an earlier benchmark run ({shown}); "
+                "chainrt bench replaces only its own output: choose a new or empty folder")
+    return None
+
+
 def _publish(staging: Path, out: Path, run_id: str) -> None:
-    """Replaces `out` by the complete `staging` folder (two renames; the old one is removed)."""
-    import shutil
-    old = out.with_name(f"{out.name}.old-{run_id}")
-    if out.exists():
-        out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
+    """Puts the complete `staging` folder in place of `out`: a new `out` is the staging folder
+    renamed; an existing one (empty, or an earlier output: out_problem) keeps its identity: the
+    earlier run's files are removed, the new ones moved in, run.json last."""
+    import os
+    if not out.exists():
+        staging.rename(out)
+        return
+    problem = out_problem(out)
+    if problem:  # something appeared in the folder during the run: leave everything as it is
+        raise OSError(problem)
+    for rel in sorted(_listed(out) or (), key=lambda r: -r.count("/")):
+        (out / rel).unlink(missing_ok=True)
+    for d in sorted((p for p in out.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+        try:
+            d.rmdir()  # only folders the earlier run's files left empty
+        except OSError:
+            pass
+    for entry in sorted(staging.iterdir(), key=lambda p: p.name == "run.json"):
+        os.replace(entry, out / entry.name)
+    staging.rmdir()
 
 
 def run_reference_system(args) -> int:
+    import os
     import shutil
     import uuid
     from ..reference_system import configs, report, runner
@@ -107,25 +165,33 @@ def run_reference_system(args) -> int:
             print(f"{c.name:<24} {c.summary}")
         return 0
     run_id = uuid.uuid4().hex[:12]
-    out = Path(args.out)
+    out = Path(os.path.abspath(args.out))  # "." and "..": the folder by its own name
+    problem = out_problem(out, Path(args.model) if args.model else None)
+    if problem:
+        print(f"chainrt bench: {problem}", file=sys.stderr)
+        return cliargs.ERROR
     staging = out.with_name(f"{out.name}.partial-{run_id}")
     try:
         staging.mkdir(parents=True)
     except OSError as err:
         print(f"chainrt bench: cannot create {staging}: {err.strerror}", file=sys.stderr)
         return cliargs.ERROR
+    from ..janitor import guard
     from ..runtime import shm_entries, remove_stale_shm
     shm_before = shm_entries()
-    try:
-        return _run_reference_system(args, run_id, out, staging, configs, report, runner)
-    except KeyboardInterrupt:
-        _mark_partial(staging, run_id, "interrupted")
-        print(f"chainrt bench: interrupted; {out} is unchanged, the partial run is in {staging}", file=sys.stderr)
-        return cliargs.INTERRUPTED
-    finally:
-        remove_stale_shm(shm_before)  # Fast DDS files a failed or killed workload left behind
-        if staging.exists() and not (staging / "PARTIAL").exists():
-            shutil.rmtree(staging, ignore_errors=True)  # nothing worth keeping (e.g. a bad argument)
+    # a killed bench (SIGKILL) leaves neither its staging folder nor Fast DDS files behind
+    with guard() as watcher:
+        watcher.remove_if_killed(staging)
+        try:
+            return _run_reference_system(args, run_id, out, staging, configs, report, runner)
+        except KeyboardInterrupt:
+            _mark_partial(staging, run_id, "interrupted")
+            print(f"chainrt bench: interrupted; {out} is unchanged, the partial run is in {staging}", file=sys.stderr)
+            return cliargs.INTERRUPTED
+        finally:
+            remove_stale_shm(shm_before)  # Fast DDS files a failed or killed workload left behind
+            if staging.exists() and not (staging / "PARTIAL").exists():
+                shutil.rmtree(staging, ignore_errors=True)  # nothing worth keeping (e.g. a bad argument)
 
 
 def _mark_partial(staging: Path, run_id: str, why: str) -> None:
@@ -180,10 +246,16 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
     try:
         written = report.write_report(result, staging, plots=not args.no_plots)
         _manifest(staging, run_id)
-        _publish(staging, out, run_id)
     except OSError as err:
         _mark_partial(staging, run_id, f"the report could not be written: {err}")
         print(f"chainrt bench: cannot write the report: {err}", file=sys.stderr)
+        return 1
+    try:
+        _publish(staging, out, run_id)
+    except OSError as err:
+        _mark_partial(staging, run_id, f"could not replace {out}: {err}")
+        print(f"chainrt bench: the run is complete in {staging} but could not replace {out}: "
+              f"{err.strerror or err}", file=sys.stderr)
         return 1
     written = {k: (out / v.relative_to(staging) if isinstance(v, Path) else
                    [out / i.relative_to(staging) for i in v] if isinstance(v, list) else v)

@@ -17,16 +17,18 @@ import signal
 import sys
 import time
 
+from .. import cliargs
+
 
 def register(sub) -> None:
     p = sub.add_parser("crosslayer", help="install a model's chain priorities into the kernel's packet path "
                                           "(XDP selector, per-class packet threads), or write its Fast DDS profiles")
     p.add_argument("model", metavar="MODEL", nargs="?", help="model YAML file")
     p.add_argument("--iface", action="append", default=[], help="receiving interface (repeatable)")
-    p.add_argument("--duration", default=None, help="remove everything after this time (default: at Ctrl-C)")
+    p.add_argument("--duration", type=cliargs.duration_text, default=None, help="remove everything after this time (default: at Ctrl-C)")
     p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", default=None,
                    help="non-real-time packet processing as a SCHED_DEADLINE server, e.g. 2ms/10ms")
-    p.add_argument("--domain", type=int, default=None, help="ROS domain id (default: $ROS_DOMAIN_ID or 0)")
+    p.add_argument("--domain", type=cliargs.ros_domain, default=None, help="ROS domain id (default: $ROS_DOMAIN_ID or 0)")
     p.add_argument("--profiles", metavar="DIR", help="write the Fast DDS profiles of every process into DIR")
     p.add_argument("--addresses", metavar="HOST=IP,...", default=None,
                    help="with --profiles: the hosts' addresses (default: everything on loopback)")

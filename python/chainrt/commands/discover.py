@@ -5,16 +5,18 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import cliargs
+
 
 def register(sub) -> None:
     p = sub.add_parser("discover", help="write a model skeleton of the running ROS 2 graph (nodes, topics, "
                        "rates, sizes, candidate chains)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the model here (default: standard output)")
-    p.add_argument("--duration", default="5s", help="how long to measure rates and sizes (default 5s)")
-    p.add_argument("--settle", default="2s",
+    p.add_argument("--duration", type=cliargs.duration_text, default="5s", help="how long to measure rates and sizes (default 5s)")
+    p.add_argument("--settle", type=cliargs.duration_text, default="2s",
                    help="discovery is done when the graph has not grown for this long (default 2s; "
                         "an empty graph is waited for up to 5 x as long, at least 10 s)")
-    p.add_argument("--expect-nodes", type=int, default=0, metavar="N",
+    p.add_argument("--expect-nodes", type=cliargs.count(0, 100_000, "a number of nodes"), default=0, metavar="N",
                    help="stop waiting for discovery once N application nodes are seen")
     p.add_argument("--name", default="discovered", help="the model's name (default: discovered)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --output file")
@@ -59,8 +61,7 @@ def run(args) -> int:
     text = discover.to_yaml(discover.skeleton(graph, name=args.name))
     if args.output:
         try:
-            with open(args.output, "w") as f:
-                f.write(text)
+            cliargs.write_atomic(args.output, text)  # whole or untouched, also when interrupted
         except OSError as e:
             print(f"chainrt discover: {e}", file=sys.stderr)
             return 1

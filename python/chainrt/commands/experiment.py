@@ -6,6 +6,11 @@
   number of UUniFast chains grows; CSV + PNG.
 - ``soundness``: the simulator-versus-analysis check (owned by the sim module,
   ``chainrt.soundness``).
+
+``schedulability``, ``synthesis``, ``soundness`` and ``lame-property`` are campaigns
+(``chainrt.campaign``, docs/campaigns.md): deterministic batches on the embedded local Dask
+cluster (every core), a running cluster (``--cluster``) or this process (``--in-process``), kept
+per batch under ``--out`` so that the same command resumes an interrupted run.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import time
 
 from .. import cliargs
 
@@ -28,10 +32,11 @@ def register(sub) -> None:
     s.add_argument("--analyses", default=None, help="comma-separated analyses (default: all five, plus the jiang22 reference curve "
                         "— published, refuted by Teper et al. 2024, never a verdict)")
     s.add_argument("--seed", type=cliargs.seed, default=1, help="base seed (default 1)")
-    s.add_argument("--threads", type=cliargs.count(0, 1024, "a thread count"), default=0, help="C++ worker threads (default: all cores)")
-    s.add_argument("--out", type=cliargs.output_dir, default="out/fig7", help="output folder for the CSV and PNGs (default out/fig7)")
+    s.add_argument("--out", type=cliargs.output_dir, default="out/fig7",
+                   help="output folder for the CSV, the PNGs and the campaign (default out/fig7)")
     s.add_argument("--no-plot", action="store_true", help="write only the CSV")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    campaign_flags(s, "schedulability", ("--threads",))
     s.set_defaults(exp_func=run_schedulability)
 
     q = esub.add_parser("predictability", help="CROS-RT: WCRT-BCRT bound of the top chain vs. number of chains")
@@ -43,14 +48,16 @@ def register(sub) -> None:
     q.set_defaults(exp_func=run_predictability)
 
     y = esub.add_parser("synthesis", help="PiCAS synthesis vs. the exhaustive optimum on random small systems")
-    y.add_argument("--sets", type=int, default=50, help="systems per data point (default 50)")
+    y.add_argument("--sets", type=cliargs.positive, default=50, help="systems per data point (default 50)")
     y.add_argument("--chains", default="3,4,5", help="comma-separated maximum chain counts (at most 6)")
     y.add_argument("--u-norm", default="0.3,0.4,0.5,0.6,0.7", help="comma-separated normalised utilisations")
     y.add_argument("--layout", choices=["per-core", "per-chain", "auto"], default="per-core",
                    help="executor layout of both searches (default per-core)")
-    y.add_argument("--seed", type=int, default=1)
-    y.add_argument("--out", default="out/synthesis", help="output folder")
+    y.add_argument("--seed", type=cliargs.seed, default=1)
+    y.add_argument("--out", type=cliargs.output_dir, default="out/synthesis",
+                   help="output folder for the CSV, the PNG and the campaign (default out/synthesis)")
     y.add_argument("--quiet", action="store_true")
+    campaign_flags(y, "synthesis")
     y.set_defaults(exp_func=run_synthesis)
     from ..experiments.cros_rt_cli import add_parsers as add_cros_rt  # CROS-RT on namespace hosts
     add_cros_rt(esub)
@@ -64,9 +71,10 @@ def register(sub) -> None:
         d.set_defaults(soundness_error=f"{type(e).__name__}: {e}")
     d.set_defaults(exp_func=run_soundness)
 
-    from ..experiments import lame_overload, lame_throttle  # LaME Sec. 5.2 and 5.3
+    from ..experiments import lame_overload, lame_property, lame_throttle  # LaME Sec. 5.2 and 5.3, the property
     lame_overload.add_parser(esub)
     lame_throttle.add_parser(esub)
+    lame_property.add_parser(esub)
 
     def dispatch(args) -> int:
         fn = getattr(args, "exp_func", None)
@@ -76,6 +84,13 @@ def register(sub) -> None:
         return fn(args)
 
     p.set_defaults(func=dispatch)
+
+
+def campaign_flags(parser, kind: str, worker_aliases: tuple[str, ...] = ()) -> None:
+    from ..campaign import command
+    from ..experiments import schedulability, synthesis
+    batch = {"schedulability": schedulability.BATCH, "synthesis": synthesis.BATCH}[kind]
+    command.add_arguments(parser, batch=batch, worker_aliases=worker_aliases)
 
 
 def _soundness_module():
@@ -119,15 +134,23 @@ def run_schedulability(args) -> int:
     if args.sets < 1:
         print("chainrt experiment schedulability: --sets must be >= 1", file=sys.stderr)
         return 1
-    os.makedirs(args.out, exist_ok=True)
-    t0 = time.monotonic()
+    from ..campaign import command
     points = sch.plan(panels, args.seed)
-    sch.run_points(points, args.sets, analyses, threads=args.threads, progress=not args.quiet)
-    elapsed = time.monotonic() - t0
+    make = sch.make_spec(points, args.sets, analyses,
+                         {"panels": panels, "analyses": analyses, "sets": args.sets, "seed": args.seed})
+    outcome = command.campaign(args, "schedulability", make, args.out)
+    if isinstance(outcome, int):
+        return outcome
+    sch.apply(points, outcome.results)
+    command.finish(outcome, {"points": [{"panel": p.panel, "value": p.value, "sets": p.sets, "schedulable": p.counts}
+                                        for p in points]})
+    if not outcome.complete:
+        return 1
     csv_path = os.path.join(args.out, "fig7.csv")
     with cliargs.atomic_path(csv_path) as tmp:
         sch.write_csv(points, tmp)
-    print(f"{len(points)} points x {args.sets} systems x {len(analyses)} analyses in {elapsed:.1f} s -> {csv_path}")
+    print(f"{len(points)} points x {args.sets} systems x {len(analyses)} analyses "
+          f"({outcome.elapsed_s:.1f} s on {outcome.engine or 'no engine: kept results'}) -> {csv_path}")
     if not args.no_plot:
         for f in sch.plot(points, args.out):
             print(f"  {f}")
@@ -167,10 +190,18 @@ def run_synthesis(args) -> int:
     if not counts or min(counts) < 2 or max(counts) > 6 or not us or min(us) <= 0 or args.sets < 1:
         print("chainrt experiment synthesis: need 2 <= chains <= 6, U_norm > 0 and --sets >= 1", file=sys.stderr)
         return 1
-    os.makedirs(args.out, exist_ok=True)
-    rows = syn.run(counts, us, args.sets, args.seed, layout=args.layout, progress=not args.quiet)
+    from ..campaign import command
+    ident = syn.identity(counts, us, args.sets, args.seed, layout=args.layout)
+    outcome = command.campaign(args, "synthesis", syn.make_spec(ident), args.out)
+    if isinstance(outcome, int):
+        return outcome
+    rows = syn.rows_from(ident, outcome.results)
+    command.finish(outcome, {"rows": rows})
+    if not outcome.complete:
+        return 1
     csv_path = os.path.join(args.out, "synthesis.csv")
-    syn.write_csv(rows, csv_path)
+    with cliargs.atomic_path(csv_path) as tmp:
+        syn.write_csv(rows, tmp)
     png = syn.plot(rows, os.path.join(args.out, "synthesis.png"))
     print(syn.format_table(rows))
     print(f"{csv_path}\n  {png}")

@@ -17,6 +17,7 @@ import json
 import sys
 
 from .. import _core
+from .. import cliargs
 from ..model import load_model_or_report
 
 
@@ -25,28 +26,18 @@ def register(sub) -> None:
     lsub = p.add_subparsers(dest="lame_command", metavar="COMMAND")
     lsub.required = True
     a = lsub.add_parser("allocate", help="allocate chains to thread classes and search the least RT budgets")
-    a.add_argument("model", metavar="MODEL", help="model YAML file")
-    a.add_argument("--cores", type=int, default=0, metavar="N",
+    a.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
+    a.add_argument("--cores", type=cliargs.count(0, 1024, "a number of cores"), default=0, metavar="N",
                    help="cores LaME may use (default: every core of the executor's host)")
-    a.add_argument("--period", default="10ms", metavar="DURATION",
+    a.add_argument("--period", type=cliargs.period, default="10ms", metavar="DURATION",
                    help="SCHED_DEADLINE period of every thread (default 10ms)")
     a.add_argument("--step", default="1%", metavar="PERCENT",
                    help="budget search step, a percentage of the period (default 1%%)")
-    a.add_argument("--controller-period", default="10s", metavar="DURATION",
+    a.add_argument("--controller-period", type=cliargs.duration, default="10s", metavar="DURATION",
                    help="BE chains must finish within it to count as starvation-free (default 10s)")
-    a.add_argument("-o", "--output", metavar="OUT.yaml", help="write the model with the plan applied")
+    a.add_argument("-o", "--output", metavar="OUT.yaml", type=cliargs.output_file, help="write the model with the plan applied")
     a.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     a.set_defaults(func=run_allocate)
-
-
-def _duration(text: str, what: str) -> int:
-    try:
-        v = _core.parse_duration(text)
-    except ValueError as err:
-        raise ValueError(f"{what}: {err}") from None
-    if v <= 0:
-        raise ValueError(f"{what} must be positive")
-    return v
 
 
 def _permille(text: str) -> int:
@@ -123,11 +114,8 @@ def _table(rows) -> list[str]:
 
 def run_allocate(args) -> int:
     try:
-        period = _duration(args.period, "--period")
-        controller = _duration(args.controller_period, "--controller-period")
+        period, controller = args.period, args.controller_period
         step = _permille(args.step)
-        if args.cores < 0:
-            raise ValueError("--cores must be positive")
     except ValueError as err:
         print(f"chainrt lame: {err}", file=sys.stderr)
         return 1
@@ -145,7 +133,7 @@ def run_allocate(args) -> int:
     planned = r.pop("model")
     if args.output:
         try:
-            planned.save(args.output)
+            cliargs.write_atomic(args.output, planned.to_yaml())
         except (OSError, RuntimeError, ValueError) as err:
             print(f"chainrt lame: cannot write {args.output}: {err}", file=sys.stderr)
             return 1

@@ -9,39 +9,30 @@ import sys
 import threading
 from pathlib import Path
 
+from .. import cliargs
+
 
 def register(sub) -> None:
     p = sub.add_parser("profile", help="measure callback execution times (and more) from chainrt's executor "
                        "monitoring and write BCET/WCET into the model")
     p.add_argument("model", metavar="MODEL", help="model YAML file (e.g. written by chainrt discover)")
-    p.add_argument("--duration", default="10s", help="how long to listen / run (default 10s)")
+    p.add_argument("--duration", type=cliargs.duration, default="10s", help="how long to listen / run (default 10s)")
     p.add_argument("--run", action="store_true",
                    help="run the model's nodes under the C++ runtime (chainrt run) while listening")
-    p.add_argument("--warmup", default="2s",
+    p.add_argument("--warmup", type=cliargs.duration_or_zero, default="2s",
                    help="with --run: unmeasured start-up time, also the time monitoring has to connect (default 2s)")
     p.add_argument("--namespace", help="listen on NS/chainrt/chain_stats (and run under NS with --run)")
     p.add_argument("--run-id", help="only use monitoring messages of this run")
-    p.add_argument("--margin", default="20%",
+    p.add_argument("--margin", type=cliargs.percentage(0, 1000), default="20%",
                    help="WCET = observed maximum x (1 + margin) (default 20%%; e.g. 0%%, 50%%)")
     p.add_argument("--time", choices=["cpu", "wall"], default="cpu",
                    help="execution time as thread CPU time (default) or wall time")
     p.add_argument("--no-measurements", action="store_true",
                    help="do not write communication.measurements (hop latencies)")
     p.add_argument("--write", action="store_true", help="write the changes into MODEL (otherwise: show the diff)")
-    p.add_argument("--side", metavar="FILE", help="percentiles file (default: MODEL with .profile.json)")
+    p.add_argument("--side", metavar="FILE", type=cliargs.output_file, help="percentiles file (default: MODEL with .profile.json)")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.set_defaults(func=run)
-
-
-def _margin(text: str) -> float:
-    t = text.strip()
-    try:
-        v = float(t[:-1]) / 100.0 if t.endswith("%") else float(t)
-    except ValueError:
-        raise ValueError(f"--margin: not a percentage: {text!r} (e.g. 20%)") from None
-    if not 0 <= v <= 10:
-        raise ValueError(f"--margin: {text} is out of range (0% .. 1000%)")
-    return v
 
 
 def _us(ns) -> str:
@@ -52,48 +43,26 @@ def run(args) -> int:
     from .. import profile as pf
     from .. import runtime
 
+    duration, warmup, margin = args.duration, args.warmup, args.margin
     try:
-        from .._core import parse_duration
-        duration = parse_duration(args.duration)
-        if duration is None or duration <= 0:
-            raise ValueError(f"--duration: not a duration: {args.duration!r} (e.g. 10s)")
-        margin = _margin(args.margin)
-        warmup = parse_duration(args.warmup)
-        if warmup is None or warmup < 0:
-            raise ValueError(f"--warmup: not a duration: {args.warmup!r} (e.g. 2s)")
+        if cliargs.is_pipe(args.model):  # reading it could wait forever for a writer
+            raise ValueError(f"{args.model}: is a FIFO or socket, not a model file")
         view = pf.read_model(args.model)
     except (ValueError, pf.ProfileError) as e:
         print(f"chainrt profile: {e}", file=sys.stderr)
         return 1
     topic = (args.namespace.rstrip("/") + pf.STATS_SUFFIX) if args.namespace else None
+    from ..janitor import guard
     try:
-        if args.run:
-            run_id = args.run_id or runtime.new_run_id()
-            done = threading.Event()
-            box = {}
-
-            def listen():
-                try:
-                    box["col"] = pf.listen(duration / 1e9, topic=topic or pf.STATS_SUFFIX, run_id=run_id,
-                                           until=done.is_set, settle_s=1.5)
-                except Exception as e:  # reported below
-                    box["error"] = e
-            th = threading.Thread(target=listen, daemon=True)
-            th.start()
-            try:
-                result = runtime.run_model(args.model, duration, warmup_ns=warmup, stats_period_ns=200_000_000,
-                                           namespace=args.namespace, run_id=run_id)
-            finally:
-                done.set()
-                th.join()
-            if "error" in box:
-                raise box["error"]
-            col = box["col"]
-            for w in result.get("warnings", []):
-                print(f"warning: {w}", file=sys.stderr)
-        else:
-            col = pf.listen(duration / 1e9, topic=topic, run_id=args.run_id)
-        prof = pf.build_profile(view, col, margin=margin, time_kind=args.time)
+        with guard():  # a killed profile leaves no Fast DDS file of its listener or its run behind
+            col, partial = _measure(args, pf, runtime, duration, warmup, topic)
+        try:
+            prof = pf.build_profile(view, col, margin=margin, time_kind=args.time)
+        except pf.ProfileError as e:
+            if not partial:
+                raise
+            print(f"chainrt profile: {partial}, nothing written: {e}", file=sys.stderr)
+            return cliargs.INTERRUPTED if partial == "interrupted" else cliargs.ERROR
     except (runtime.RuntimeNotFound, pf.ProfileError, RuntimeError) as e:
         print(f"chainrt profile: {e}", file=sys.stderr)
         return 1
@@ -101,7 +70,55 @@ def run(args) -> int:
         print(f"chainrt profile: rclpy is not available ({e}); source ROS 2 or run scripts/setup",
               file=sys.stderr)
         return 1
+    if partial:
+        # the measurements cover part of the time only: shown, never written into the model
+        print(f"chainrt profile: {partial}; the measurements are partial"
+              + (", so the model and the percentiles file were not written" if args.write else ""),
+              file=sys.stderr)
+    code = _show_and_write(args, pf, view, prof, margin, write=args.write and not partial)
+    if partial:
+        return cliargs.INTERRUPTED if partial == "interrupted" else cliargs.ERROR
+    return code
 
+
+def _measure(args, pf, runtime, duration, warmup, topic):
+    """(the monitoring messages collected, why they are partial or None)."""
+    partial = None
+    if args.run:
+        run_id = args.run_id or runtime.new_run_id()
+        done = threading.Event()
+        box = {}
+
+        def listen():
+            try:
+                box["col"] = pf.listen(duration / 1e9, topic=topic or pf.STATS_SUFFIX, run_id=run_id,
+                                       until=done.is_set, settle_s=1.5)
+            except Exception as e:  # reported below
+                box["error"] = e
+        th = threading.Thread(target=listen, daemon=True)
+        th.start()
+        try:
+            result = runtime.run_model(args.model, duration, warmup_ns=warmup, stats_period_ns=200_000_000,
+                                       namespace=args.namespace, run_id=run_id)
+        finally:
+            done.set()
+            th.join()
+        if "error" in box:
+            raise box["error"]
+        col = box["col"]
+        for w in result.get("warnings", []):
+            print(f"warning: {w}", file=sys.stderr)
+        if result.get("interrupted"):
+            partial = "interrupted"
+        elif result.get("failed_processes") or result.get("partial"):
+            partial = "the run was partial (" + "; ".join(
+                f"process {f['process']}: {f['reason']}" for f in result.get("failed_processes", [])) + ")"
+    else:
+        col = pf.listen(duration / 1e9, topic=topic, run_id=args.run_id)
+    return col, partial
+
+
+def _show_and_write(args, pf, view, prof, margin, write: bool) -> int:
     changes = pf.plan_changes(view, prof)
     meas = None if args.no_measurements else (pf.measurements_of(prof) or None)
     note = (f"hop latencies measured by chainrt profile (medians of {len(meas or [])} hop(s); "
@@ -140,15 +157,15 @@ def run(args) -> int:
                 f"{c.callback}.{c.field} {c.old} -> {c.new}" for c in hand))
         if new_text != view.text and not args.write:
             sys.stdout.write(pf.unified_diff(args.model, view.text, new_text))
-    if not args.write:
-        if new_text != view.text and not args.json:
+    if not write:
+        if new_text != view.text and not args.json and not args.write:
             print("(not written: add --write to change the model and write "
                   f"{side.name})")
         return 0
-    try:
+    try:  # each file whole or untouched; the model last, so that a failure leaves it as it was
+        cliargs.write_atomic(side, json.dumps(prof, indent=2) + "\n")
         if new_text != view.text:
-            Path(args.model).write_text(new_text)
-        side.write_text(json.dumps(prof, indent=2) + "\n")
+            cliargs.write_atomic(args.model, new_text)
     except OSError as e:
         print(f"chainrt profile: {e}", file=sys.stderr)
         return 1

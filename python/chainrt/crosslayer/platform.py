@@ -128,15 +128,30 @@ class PlatformProbe:
         self.cpu_ns: dict[int, int] = {}
 
     def __enter__(self):
+        from ..runtime import tied_to_this_process
         exe = build_probe()
-        self._dir = tempfile.TemporaryDirectory(prefix="chainrt-probe-")
         self._procs = []
-        for cpu in self.cpus:
-            out = Path(self._dir.name) / f"cpu{cpu}.txt"
-            self._procs.append((cpu, out, subprocess.Popen(
-                [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
-                 str(self.duration_s), str(out)], stderr=subprocess.PIPE, text=True)))
+        # Each probe writes into an anonymous file it inherits (/dev/fd/N), and ends with this
+        # process (CHAINRT_PARENT_PID): a killed chainrt leaves neither a file nor a probe.
+        env = tied_to_this_process(dict(os.environ))
+        try:
+            for cpu in self.cpus:
+                out = tempfile.TemporaryFile()
+                self._procs.append((cpu, out, subprocess.Popen(
+                    [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
+                     str(self.duration_s), f"/dev/fd/{out.fileno()}"], stderr=subprocess.PIPE, text=True,
+                    pass_fds=(out.fileno(),), env=env)))
+        except BaseException:
+            self._stop_all()
+            raise
         return self
+
+    def _stop_all(self) -> None:
+        for _, out, p in self._procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
 
     def __exit__(self, *exc):
         try:
@@ -150,10 +165,12 @@ class PlatformProbe:
             errors = []
             for cpu, out, p in self._procs:
                 err = p.communicate(timeout=10)[1]
-                if p.returncode != 0 or not out.is_file():
+                out.seek(0)
+                text = out.read().decode(errors="replace")
+                if p.returncode != 0 or not text.strip():
                     errors.append(f"cpu {cpu}: {err.strip() or p.returncode}")
                     continue
-                lines = out.read_text().splitlines()
+                lines = text.splitlines()
                 head = lines[0].split()
                 fields = dict(zip(head[1::2], head[2::2]))
                 self.span[cpu] = (int(fields["start_ns"]), int(fields["end_ns"]))
@@ -163,7 +180,7 @@ class PlatformProbe:
             if errors and exc[0] is None:
                 raise KernelPathUnavailable("the platform probe failed: " + "; ".join(errors))
         finally:
-            self._dir.cleanup()
+            self._stop_all()
 
 
 # The windows of a blackout curve (model hosts[].blackout), in ms: dense where chains' responses

@@ -69,26 +69,66 @@ def plan(panels: list[str], base_seed: int, values: dict | None = None) -> list[
     return points
 
 
-def run_points(points: list[Point], sets: int, analyses: list[str], threads: int = 0,
-               chunk: int = 250, progress: bool = True) -> list[Point]:
-    bar = Progress(len(points) * sets, "schedulability") if progress else None
+# Systems per batch: a few ms of analyses each (five analyses and the reference curve), so a batch
+# takes seconds and a 2000-system point is two batches (docs/campaigns.md, "Sizing").
+BATCH = 1000
+
+
+def point_label(panel: str, value) -> str:
+    return f"{panel}={value}"
+
+
+def batch_task(identity: dict, batch: dict) -> dict:
+    """Systems first .. first + count - 1 of one point (the batch's group, "panel=value"),
+    analysed by every analysis of the identity: how many each calls schedulable."""
+    panel, text = batch["group"].split("=", 1)
+    params = dict(DEFAULTS)
+    params[panel] = next(v for v in PANELS[panel] if str(v) == text) if panel in PANELS else float(text)
+    analyses = identity["analyses"]
+    counts = _core._schedulable_counts(int(params["m"]), int(params["n"]), int(params["b"]),
+                                       float(params["u_norm"]), int(params["g"]), float(params["alpha"]),
+                                       batch["seed"], batch["first"], batch["count"], analyses, 1)
+    return {"systems": batch["count"], "schedulable": dict(zip(analyses, counts))}
+
+
+def make_spec(points: list[Point], sets: int, analyses: list[str], identity: dict):
+    from ..campaign.plan import Spec, split
+
+    def make(size: int) -> Spec:
+        return Spec("schedulability", identity,
+                    split([(point_label(p.panel, p.value), p.seed, sets) for p in points], size), batch_task, size=size)
+
+    return make
+
+
+def apply(points: list[Point], results) -> list[Point]:
+    """Fills every point from its merged batch results (`results(label)`: in plan order)."""
+    from ..campaign.plan import merge
     for p in points:
-        counts = [0] * len(analyses)
-        done = 0
-        while done < sets:
-            c = min(chunk, sets - done)
-            part = _core._schedulable_counts(int(p.params["m"]), int(p.params["n"]), int(p.params["b"]),
-                                             float(p.params["u_norm"]), int(p.params["g"]),
-                                             float(p.params["alpha"]), p.seed, done, c, analyses, threads)
-            counts = [a + b for a, b in zip(counts, part)]
-            done += c
+        parts = results(point_label(p.panel, p.value))
+        if parts:
+            merged, _ = merge(parts)
+            p.counts, p.sets = merged["schedulable"], merged["systems"]
+    return points
+
+
+def run_points(points: list[Point], sets: int, analyses: list[str], threads: int = 0,
+               chunk: int = BATCH, progress: bool = True) -> list[Point]:
+    """The points' systems in this process, batch after batch (a library call; the command runs
+    them as a campaign). `threads` is kept for callers; every batch runs on one thread."""
+    from ..campaign.plan import Batch
+    bar = Progress(len(points) * sets, "schedulability", unit="systems") if progress else None
+    done: dict[str, list[dict]] = {}
+    for p in points:
+        label = point_label(p.panel, p.value)
+        for first in range(0, sets, chunk):
+            b = Batch(0, label, first, min(chunk, sets - first), p.seed)
+            done.setdefault(label, []).append(batch_task({"analyses": analyses}, b.as_dict()))
             if bar:
-                bar.advance(c, f"{p.panel}={p.value}")
-        p.counts = dict(zip(analyses, counts))
-        p.sets = sets
+                bar.advance(b.count, label)
     if bar:
         bar.close()
-    return points
+    return apply(points, lambda label: done.get(label, []))
 
 
 def write_csv(points: list[Point], path: str) -> None:

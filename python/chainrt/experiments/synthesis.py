@@ -4,6 +4,10 @@ mutually exclusive groups) the PiCAS synthesis (P1–P4, ``chainrt synthesize``)
 exhaustive search over every chain → core assignment and chain priority order are judged by the
 same analysis; per point the schedulability ratio of each and the share of the optimum's
 schedulable systems the heuristic also finds.
+
+A run is a campaign (chainrt.campaign): each point's systems (system s of point (n, U) has seed
+``point_seed + s``) are split into batches of ``BATCH`` systems (``batch_task``), run on the
+embedded local Dask cluster, a running cluster or in this process, and kept per batch.
 """
 
 from __future__ import annotations
@@ -15,34 +19,91 @@ from .. import _core
 from .progress import Progress
 
 
+# Systems per batch: the exhaustive search judges up to 2^n·n! configurations per system.
+BATCH = 5
+
+
+def point_seed(seed: int, n: int, u: float) -> int:
+    """System s of point (n, U) is generated with seed point_seed + s."""
+    return seed * 1_000_003 + n * 10_007 + int(u * 1000) * 101
+
+
+def point_label(n: int, u: float) -> str:
+    return f"n={n} U={u}"
+
+
+def batch_task(identity: dict, batch: dict) -> dict:
+    """Systems first .. first + count - 1 of one point: schedulable by the heuristic, by the
+    optimum, and the configurations the exhaustive search judged. Raises when the exhaustive
+    search misses a configuration the heuristic found (a bug: the batch is reported)."""
+    n = int(batch["group"].split()[0][2:])
+    i = identity
+    h_ok = x_ok = evaluated = 0
+    for s in range(batch["first"], batch["first"] + batch["count"]):
+        u = float(batch["group"].split()[1][2:])
+        model = _core.edf_paper_system(m=i["cores"], n=n, b=i["callbacks"], u_norm=u, g=0, alpha=0.0,
+                                       seed=batch["seed"] + s, policy="picas")
+        h = _core._synthesize(model, cores=i["cores"], search="picas", layout=i["layout"], analysis=i["analysis"])
+        x = _core._synthesize(model, cores=i["cores"], search="exhaustive", layout=i["layout"], analysis=i["analysis"])
+        h_ok += bool(h["schedulable"])
+        x_ok += bool(x["schedulable"])
+        evaluated += x["evaluated"]
+        if h["schedulable"] and not x["schedulable"]:
+            raise AssertionError(f"exhaustive search missed a schedulable configuration (n={n}, U={u}, "
+                                 f"system seed {batch['seed'] + s})")
+    return {"systems": batch["count"], "heuristic_schedulable": h_ok, "optimum_schedulable": x_ok,
+            "configurations": evaluated}
+
+
+def identity(chain_counts: list[int], u_norms: list[float], sets: int, seed: int, cores: int = 2,
+             callbacks: int = 4, layout: str = "per-core", analysis: str = "picas-st") -> dict:
+    return {"chains": chain_counts, "u_norm": u_norms, "sets": sets, "seed": seed, "cores": cores,
+            "callbacks": callbacks, "layout": layout, "analysis": analysis}
+
+
+def make_spec(ident: dict):
+    from ..campaign.plan import Spec, split
+
+    def make(size: int) -> Spec:
+        groups = [(point_label(n, u), point_seed(ident["seed"], n, u), ident["sets"])
+                  for n in ident["chains"] for u in ident["u_norm"]]
+        return Spec("synthesis", ident, split(groups, size), batch_task, size=size)
+
+    return make
+
+
+def rows_from(ident: dict, results) -> list[dict]:
+    """One row per (max chains n, U_norm) from the merged batch results (`results(label)`)."""
+    from ..campaign.plan import merge
+    rows = []
+    for n in ident["chains"]:
+        for u in ident["u_norm"]:
+            parts = results(point_label(n, u))
+            if not parts:
+                continue
+            m, _ = merge(parts)
+            rows.append({"max_chains": n, "u_norm": u, "systems": m["systems"],
+                         "heuristic_schedulable": m["heuristic_schedulable"],
+                         "optimum_schedulable": m["optimum_schedulable"],
+                         "mean_configurations": m["configurations"] / max(m["systems"], 1)})
+    return rows
+
+
 def run(chain_counts: list[int], u_norms: list[float], sets: int, seed: int, cores: int = 2, callbacks: int = 4,
         layout: str = "per-core", analysis: str = "picas-st", progress: bool = True) -> list[dict]:
-    """One row per (max chains n, U_norm): systems, schedulable by the heuristic, by the
-    optimum, configurations the exhaustive search judged (mean)."""
-    rows = []
-    bar = Progress(len(chain_counts) * len(u_norms) * sets, "synthesis") if progress else None
-    for n in chain_counts:
-        for u in u_norms:
-            h_ok = x_ok = 0
-            evaluated = 0
-            for s in range(sets):
-                model = _core.edf_paper_system(m=cores, n=n, b=callbacks, u_norm=u, g=0, alpha=0.0,
-                                               seed=seed * 1_000_003 + n * 10_007 + int(u * 1000) * 101 + s,
-                                               policy="picas")
-                h = _core._synthesize(model, cores=cores, search="picas", layout=layout, analysis=analysis)
-                x = _core._synthesize(model, cores=cores, search="exhaustive", layout=layout, analysis=analysis)
-                h_ok += bool(h["schedulable"])
-                x_ok += bool(x["schedulable"])
-                evaluated += x["evaluated"]
-                if h["schedulable"] and not x["schedulable"]:
-                    raise AssertionError(f"exhaustive search missed a schedulable configuration (n={n}, u={u}, set {s})")
-                if bar:
-                    bar.advance(1, f"n={n} U={u}")
-            rows.append({"max_chains": n, "u_norm": u, "systems": sets, "heuristic_schedulable": h_ok,
-                         "optimum_schedulable": x_ok, "mean_configurations": evaluated / max(sets, 1)})
+    """The comparison in this process, batch after batch (a library call; the command runs it
+    as a campaign)."""
+    ident = identity(chain_counts, u_norms, sets, seed, cores, callbacks, layout, analysis)
+    spec = make_spec(ident)(BATCH)
+    bar = Progress(spec.systems, "synthesis", unit="systems") if progress else None
+    done: dict[str, list[dict]] = {}
+    for b in spec.batches:
+        done.setdefault(b.group, []).append(batch_task(ident, b.as_dict()))
+        if bar:
+            bar.advance(b.count, b.group)
     if bar:
         bar.close()
-    return rows
+    return rows_from(ident, lambda label: done.get(label, []))
 
 
 def write_csv(rows: list[dict], path: str) -> None:

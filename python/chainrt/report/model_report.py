@@ -255,12 +255,17 @@ def render(data: dict, images: dict) -> str:
     return H.page(f"chainrt report: {data['name']}", "\n".join(parts), sub)
 
 
+# Every file write() may put into its folder (and nothing else): the command names them.
+FILES = ("index.html", "report.json", "worst_cases.png", "response_cdf.png", "execution_times.png")
+
+
 def write(data: dict, out_dir: Path) -> Path:
+    from .. import cliargs
     out_dir.mkdir(parents=True, exist_ok=True)
     images = {"worst": plot_worst_cases(data, out_dir / "worst_cases.png"),
               "cdf": plot_cdf(data, out_dir / "response_cdf.png"),
               "exec": plot_exec(data, out_dir / "execution_times.png")}
-    (out_dir / "report.json").write_text(json.dumps(data, indent=1, default=str))
+    cliargs.write_atomic(out_dir / "report.json", json.dumps(data, indent=1, default=str))
     page = out_dir / "index.html"
-    page.write_text(render(data, images))
+    cliargs.write_atomic(page, render(data, images))
     return page

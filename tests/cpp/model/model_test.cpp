@@ -196,3 +196,56 @@ chains:
     }
   }
 }
+
+// A callback without 'node' in a model that declares its nodes and has two executors: a located
+// ModelError (it was a std::out_of_range from deriving the hops' placement).
+TEST(Model, CallbackWithoutNodeIsALocatedModelError) {
+  const char* text = R"(chainrt: 1
+executors:
+  - {name: a, process: pa}
+  - {name: b, process: pb}
+nodes:
+  - {name: n1, executor: a}
+  - {name: n2, executor: b}
+callbacks:
+  - {name: t, kind: timer, node: n1, period: 10ms, wcet: 1ms, publishes: [x]}
+  - {name: s, kind: subscription, topic: x, wcet: 1ms}
+chains:
+  - {name: c, callbacks: [t, s]}
+)";
+  try {
+    load_model_from_string(text, "m.yaml");
+    FAIL() << "accepted";
+  } catch (const ModelError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].line, 10);
+    EXPECT_NE(e.diagnostics()[0].message.find("missing required field 'node'"), std::string::npos);
+  }
+}
+
+// The name limits hold for models built in code too, and for references as for definitions.
+TEST(Model, NameLimitsApplyToEveryNameOfACodeBuiltModel) {
+  auto base = [] {
+    Model m;
+    Callback cb;
+    cb.name = "x";
+    cb.kind = CallbackKind::Timer;
+    cb.node = "n";
+    cb.wcet = 1;
+    cb.period = 100;
+    m.callbacks.push_back(cb);
+    m.chains.push_back(Chain{"c", {"x"}});
+    return m;
+  };
+  Model ok = base();
+  EXPECT_NO_THROW(validate(ok, "generated"));
+  Model bidi = base();
+  bidi.callbacks[0].node = "n\u202Eevil";
+  EXPECT_THROW(validate(bidi, "generated"), ModelError);
+  Model lng = base();
+  lng.callbacks[0].publishes = {std::string(300, 't')};
+  EXPECT_THROW(validate(lng, "generated"), ModelError);
+  Model newline = base();
+  newline.chains[0].name = "two\nlines";
+  EXPECT_THROW(validate(newline, "generated"), ModelError);
+}

@@ -56,6 +56,8 @@ struct SoundnessOptions {
   std::string analysis;               // registry name, e.g. "edf-mt"
   int sets = 100;                     // generated systems
   std::uint64_t seed = 1;
+  int first = 0;                      // index of the first system: systems first .. first + sets - 1 of
+                                      // `seed` (a campaign's batch; the same systems whatever the split)
   int variants = 4;                   // adversarial simulations per system (1..4, see above)
   int horizon_periods = 20;           // simulate for this many of the longest chain period
   double u_min = 0.1, u_max = 0.6;    // U_norm drawn per system in [u_min, u_max]
@@ -113,6 +115,8 @@ struct SoundnessReport {
   // (bound / worst simulated, the other way round: 1 / median, and its 90th percentile 1 / p10).
   std::int64_t ratio_chains = 0;
   double ratio_median = 0, ratio_p90 = 0, ratio_p10 = 0, ratio_mean = 0;
+  std::vector<double> ratios;         // every such chain's ratio, ascending (the figures above come from
+                                      // it; a campaign merges its batches' lists into the same figures)
   std::vector<Counterexample> counterexamples;
 };
 

@@ -1,0 +1,255 @@
+"""Where a campaign's batches run.
+
+- ``InProcess``: one batch after the other in this process (the reference every other engine
+  must reproduce, and the runner of a single batch).
+- ``Dask``: Dask distributed. Without an address it starts the embedded local cluster (a host
+  process of its own on loopback, one single-threaded worker process per core, see
+  ``localcluster``); with ``--cluster ADDRESS`` it sends the same batches to a running cluster's
+  scheduler. Every batch is one task: ``execute(task, identity, batch)``; the task function
+  travels by reference (module and name), so every worker runs chainrt itself, and a result
+  made by another build is refused. A worker that dies mid-batch (killed, out of memory, its
+  machine gone) loses nothing: the scheduler gives the batch to another worker (Dask's
+  ``distributed.scheduler.allowed-failures``, 3 by default; a batch that ended more workers
+  than that is reported as broken).
+
+An engine's ``run(spec, pending)`` yields ``(batch, record, error)`` as batches finish, in any
+order: a record (the task's result, where and how long it ran) or the one-line error of a
+batch that raised. Ctrl-C raises KeyboardInterrupt out of ``run``; ``close()`` then stops what
+the engine started.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from ..cliargs import raise_if_interrupted
+from .plan import Batch, Spec, build_id
+from .store import CampaignError
+
+
+def execute(task, identity: dict, batch: dict) -> dict:
+    """One batch on a worker: the task's result and where and how long it ran."""
+    t0 = time.perf_counter()
+    result = task(identity, batch)
+    return {"result": result, "build": build_id(), "host": socket.gethostname(), "pid": os.getpid(),
+            "seconds": round(time.perf_counter() - t0, 6)}
+
+
+def describe(err: BaseException, tb: str = "") -> str:
+    text = (str(err).strip().splitlines() or [""])[0]
+    line = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    if os.environ.get("CHAINRT_DEBUG") and tb:
+        line += "\n" + tb.rstrip()
+    return line
+
+
+class InProcess:
+    """Batches one after the other in this process. Each runs in a thread of its own so that
+    Ctrl-C is noticed at once: a batch still running then (``busy``) cannot be stopped, and
+    the command ends the process once the finished batches are kept."""
+
+    name = "this process"
+
+    def __init__(self):
+        self.busy = False
+
+    def start(self) -> None:
+        pass
+
+    def workers(self) -> int:
+        return 1
+
+    def run(self, spec: Spec, pending: list[Batch]):
+        for b in pending:
+            box: dict = {}
+
+            def work(b=b, box=box):
+                try:
+                    box["record"] = execute(spec.task, spec.identity, b.as_dict())
+                except BaseException as e:  # handed to the caller's thread
+                    box["error"] = describe(e, traceback.format_exc())
+
+            t = threading.Thread(target=work, name=f"chainrt-batch-{b.index}", daemon=True)
+            self.busy = True
+            t.start()
+            while t.is_alive():
+                t.join(0.1)
+                raise_if_interrupted()
+            self.busy = False
+            yield b, box.get("record"), box.get("error")
+
+    def close(self) -> None:
+        pass
+
+
+class Dask:
+    """Batches as Dask tasks: on the embedded local cluster (`address` None) or on a running
+    cluster's scheduler."""
+
+    START_TIMEOUT_S = 120
+
+    def __init__(self, address: str | None = None, workers: int = 1, log_path: Path | None = None):
+        self.address = address
+        self.local_workers = workers
+        self.log_path = log_path
+        self.host: subprocess.Popen | None = None
+        self.client = None
+        self.busy = False
+        self._futures: dict = {}
+
+    @property
+    def name(self) -> str:
+        if self.host is not None:
+            return f"a local Dask cluster of {self.local_workers} worker process" + \
+                ("es" if self.local_workers != 1 else "")
+        return f"the Dask cluster at {self.address}"
+
+    def start(self) -> None:
+        if self.address is None:
+            self._spawn_host()  # first: it boots while this process imports Dask
+        try:
+            from distributed import Client
+        except ImportError as e:
+            raise CampaignError(f"Dask distributed is not installed ({e}); scripts/setup installs it") from None
+        # Dask's own log lines (a worker lost, a result fetched again) are not for the user: what
+        # matters is reported by the campaign; the local cluster's go to cluster.log.
+        import logging
+        for name in ["distributed", "tornado"] + [n for n in logging.root.manager.loggerDict
+                                                  if n.startswith(("distributed.", "tornado."))]:
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        if self.address is None:
+            self.address = self._await_address()
+        try:
+            # (waits up to Dask's distributed.comm.timeouts.connect, 30 s unless configured)
+            self.client = Client(self.address, set_as_default=False)
+        except (OSError, TimeoutError) as e:
+            raise CampaignError(f"cannot reach the Dask scheduler at {self.address}: {e}") from None
+
+    def workers(self) -> int:
+        try:
+            return len(self.client.scheduler_info().get("workers", {}))
+        except Exception:
+            return 0
+
+    def run(self, spec: Spec, pending: list[Batch]):
+        from distributed import as_completed
+
+        tag = os.urandom(4).hex()
+        for b in pending:
+            f = self.client.submit(execute, spec.task, spec.identity, b.as_dict(), pure=False,
+                                   key=f"chainrt-{spec.kind}-{b.index}-{tag}")
+            self._futures[f] = b
+        pending = as_completed(list(self._futures), loop=self.client.loop)
+        for f in pending:
+            b = self._futures.get(f)
+            if b is None:
+                continue
+            if f.status == "cancelled":  # the scheduler forgot the task: the connection to it was lost
+                raise CampaignError(f"the Dask scheduler at {self.address} dropped the campaign's tasks "
+                                    f"(connection lost?); the finished batches are kept: run the command again")
+            if f.status == "error":
+                del self._futures[f]
+                yield b, None, self._error(f)
+                f.release()
+                continue
+            if f.status != "finished":  # its result went with a worker that died: computed again
+                pending.add(f)
+                continue
+            try:
+                record = f.result()
+            except Exception:  # the same, noticed while fetching it
+                pending.add(f)
+                continue
+            del self._futures[f]
+            yield b, record, None
+            f.release()
+
+    @staticmethod
+    def _error(f) -> str:
+        err = f.exception()
+        if type(err).__name__ == "KilledWorker":
+            return ("it ended every worker process that ran it (a crash in the C++ code, or out of memory); "
+                    "replay it alone to see the crash")
+        tb = ""
+        try:
+            tb = "".join(traceback.format_tb(f.traceback()))
+        except Exception:
+            pass
+        return describe(err, tb)
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                if self._futures:
+                    self.client.cancel(list(self._futures), force=True)
+                self.client.close(timeout=5)
+            except Exception:
+                pass  # the scheduler is gone or going: nothing left to tell it
+            self.client = None
+            self._futures.clear()
+        self._stop_local()
+
+    # --- the embedded local cluster -----------------------------------------------------------
+    def _spawn_host(self) -> None:
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        try:
+            self.host = subprocess.Popen(
+                [sys.executable, "-m", "chainrt.campaign.localcluster", str(self.local_workers)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        finally:
+            if log is not subprocess.DEVNULL:
+                log.close()
+
+    def _await_address(self) -> str:
+        deadline = time.monotonic() + self.START_TIMEOUT_S
+        line = b""
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or self.host.poll() is not None:
+                where = f" (see {self.log_path})" if self.log_path else ""
+                raise CampaignError(f"the local Dask cluster did not start{where}")
+            ready, _, _ = select.select([self.host.stdout], [], [], min(left, 0.2))
+            raise_if_interrupted()
+            if ready:
+                chunk = os.read(self.host.stdout.fileno(), 512)
+                if not chunk:
+                    continue
+                line += chunk
+        return line.decode().strip()
+
+    def _stop_local(self) -> None:
+        """Closes the host's stdin (it closes its cluster and exits); whatever of its process
+        group (the session it was started in: only processes it started) is left 2 s after it
+        exited, or 15 s after it was asked to, is killed."""
+        host, self.host = self.host, None
+        if host is None:
+            return
+        try:
+            host.stdin.close()
+        except OSError:
+            pass
+        try:
+            host.wait(15)
+        except subprocess.TimeoutExpired:
+            pass
+        # Its workers are gone with it; any left behind (the host killed) go with the group.
+        deadline = time.monotonic() + 2
+        try:
+            while time.monotonic() < deadline:
+                os.killpg(host.pid, 0)
+                time.sleep(0.05)
+            os.killpg(host.pid, signal.SIGKILL)
+        except OSError:
+            pass  # the group is empty
+        host.wait()
+        if host.stdout:
+            host.stdout.close()
