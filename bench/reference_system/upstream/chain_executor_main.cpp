@@ -31,6 +31,7 @@
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
+#include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/supervised.hpp"
 
 namespace {
@@ -40,20 +41,7 @@ int usage() {
   return 1;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
+std::string json_string(const std::string& s) { return "\"" + chainrt::runtime::json_escape(s) + "\""; }
 
 std::string json_list(const std::vector<std::string>& v) {
   std::string out = "[";
