@@ -26,15 +26,24 @@ def format_table(result: dict) -> str:
     """The KPI table printed by `chainrt bench reference-system` (times in ms)."""
     lines = []
     floor = result.get("hot_path_floor_ns")
-    lines.append(f"Autoware reference system, load {result['load']} (work x{result['work_scale']:.2f}, model demand "
+    system = ("upstream's nodes on rclcpp 29 (stock executors and chainrt's ChainExecutor)"
+              if result.get("system") == "upstream" else "chainrt's replica on the chainrt runtime")
+    lines.append(f"Autoware reference system ({system}), load {result['load']} (work x{result['work_scale']:.2f}, model demand "
                  f"{result['demand'] * 100:.0f} % of one core), {result['duration_ns'] / 1e9:g} s x {result['repeat']} "
                  f"run(s) per configuration" + (f", pinned to core {result['pin_core']}" if result.get('pin_core') is not None
                                                else ", not pinned")
+                 + (" (a cpuset: no thread leaves it)" if result.get("cpuset") else "")
                  + (f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""))
     step, phase = result.get("creation_step_ns"), result.get("planner_phase_ns") or 0
-    lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
-                                     else "all timers together")
-                 + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
+    if result.get("system") == "upstream":
+        nc = result.get("number_cruncher") or {}
+        lines.append("timer phases: upstream's (each timer starts when its node is created, one node after another)"
+                     + (f"; number-cruncher limit {nc['limit']} ({nc['work_ns'] / 1e6:.2f} ms of CPU time per working "
+                        "callback" + (", calibrated here)" if nc.get("calibration") else ", given)") if nc else ""))
+    else:
+        lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
+                                         else "all timers together")
+                     + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
     if result.get("host"):
         la = result["host"].get("load_average", [])
         if la:
@@ -77,7 +86,7 @@ def format_table(result: dict) -> str:
             an = c.get("analysis", {})
             rc = c.get("runtime_chains", {}).get(chain, {})
             meas = rc.get("mean_ns", {})
-            row = [name, _ms(meas.get("mean")) if meas else "-", _ms(rc.get("wcrt_ns")), _ms(sim.get("mean_ns")),
+            row = [name, _ms(meas.get("mean")) if meas and meas.get("runs") else "-", _ms(rc.get("wcrt_ns")), _ms(sim.get("mean_ns")),
                    _ms(sim.get("wcrt_ns")), an.get("analysis") or "-", _ms(an.get(key)) if an.get("analysis") else "-"]
             if with_platform:
                 ap = c.get("analysis_platform") or {}
@@ -104,7 +113,9 @@ def format_table(result: dict) -> str:
     if with_platform:
         lines.append("('bound, measured platform': the same analysis with the hosts' blackout curve measured beside the "
                      "runs — CPU time the hypervisor, interrupts or the kernel took above every thread, and the probe's own)")
-    if result.get("checks"):
+    if result.get("checks") and result.get("system") == "upstream":
+        lines += upstream_checks_lines(result["checks"], result["load"])
+    elif result.get("checks"):
         lines.append("targets met (PiCAS / EDF configurations):")
         for name, ch in result["checks"].items():
             if ch.get("no_samples"):
@@ -118,6 +129,20 @@ def format_table(result: dict) -> str:
             parts.append(f"BP std < 0.1 ms: {'yes' if ch['planner_period_std_below_0.1ms'] else 'no'}")
             lines.append(f"  {name}: " + ", ".join(parts))
     return "\n".join(lines)
+
+
+def upstream_checks_lines(ch: dict, load: str) -> list[str]:
+    """The chainrt configurations against the best stock rclcpp executor of the same run."""
+    yes = {True: "yes", False: "no"}
+    lines = [f"against the best stock rclcpp executor, {ch['best_stock']} (mean {_ms(ch['best_stock_mean_ns'])} ms, "
+             f"max {_ms(ch['best_stock_max_ns'])} ms; smallest stock max {_ms(ch['least_stock_max_ns'])} ms):"]
+    for name, r in ch["configs"].items():
+        m = r["met"]
+        mx = "-" if r["max_vs_best_stock_max"] is None else f"{r['max_vs_best_stock_max']:.2f}"
+        lines.append(f"  {name}: mean {r['mean_vs_best_stock']:.2f}x (<= {r['mean_target']}: {yes[m['mean']]}), "
+                     f"p99/mean {r['p99_over_mean']:.2f} (<= 1.15: {yes[m['p99']]}), max {mx}x (<= 0.6: {yes[m['max']]}), "
+                     f"drops {r['drops']}, BP std {r['planner_period_std_ns'] / 1e6:.3f} ms (< 0.1: {yes[m['planner_std']]})")
+    return lines
 
 
 def _columns(rows) -> str:
