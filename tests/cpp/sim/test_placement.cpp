@@ -20,6 +20,7 @@ executors:
 callbacks:
   - {name: x, kind: timer, node: n, period: 10ms, wcet: 1ms}
 nodes: [{name: n, executor: a}]
+chains: [{name: c, callbacks: [x], deadline: 10ms}]
 )",
                                          "<placement>");
   // host h: a/t0 -> 0, a/t1 pinned to 1, a/t2 -> 1, b/t0 -> 0; host g: c/t0 -> 0, c/t1 -> 1
