@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import _core, cliargs
+from .. import _core, cliargs, diagnose
 from ..model import load_model_or_report, validate
 from .simulate import POLICIES
 
@@ -93,6 +93,9 @@ def format_table(result: dict, chosen_by_default: bool = False) -> str:
     how = " (chosen from the executors' policy)" if chosen_by_default else ""
     lines = [f"analysis {result['analysis']}{how}", *chain_rows(result)]
     lines.extend(f"  {name}: {c['reason']}" for name, c in result["chains"].items() if c["reason"])
+    for name, d in result.get("diagnosis", {}).items():
+        lines.append(f"  {name}: unbounded because {d['cause']}")
+        lines.extend(f"    a bound with: {fix}" for fix in d["fixes"])
     lines.append("schedulable" if result["schedulable"] else "NOT schedulable")
     return "\n".join(lines)
 
@@ -115,6 +118,10 @@ def run(args) -> int:
     except ValueError as e:
         print(f"chainrt analyze: {e}", file=sys.stderr)
         return 1
+    # the term that leaves a chain without a bound, and the smallest change that gives one
+    diagnosis = diagnose.explain(model, result["analysis"], result)
+    if diagnosis:
+        result["diagnosis"] = diagnosis
     if args.json:
         print(json.dumps(result, indent=2))
     else:
