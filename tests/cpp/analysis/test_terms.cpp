@@ -148,19 +148,33 @@ TEST(Terms, PhasedWorkloadClosedFormByHand) {
 
 // The closed form is the walk over every instance, term by term (the same sum, grouped): equal on
 // random inputs, including windows shorter than R, R > T, p > 1 and C > p·R.
+namespace {
+// A random offset-based workload term: period in [1, max_T], R up to r_mult·T, C up to R + 10
+// (at least c_min), 1-3 threads, a window up to h_mult·T (at least h_min), 1-4 phases.
+struct PhasedInput {
+  Duration T, R, C, p, h;
+  std::vector<Duration> deltas;
+};
+PhasedInput random_phased_input(std::mt19937_64& rng, Duration max_T, Duration r_mult, Duration h_mult, Duration c_min,
+                                Duration h_min) {
+  auto u = [&](Duration lo, Duration hi) { return std::uniform_int_distribution<Duration>(lo, hi)(rng); };
+  PhasedInput in;
+  in.T = u(1, max_T);
+  in.R = u(0, r_mult * in.T);
+  in.C = u(c_min, in.R + 10);
+  in.p = u(1, 3);
+  in.h = u(h_min, h_mult * in.T);
+  for (Duration n = u(1, 4); n > 0; --n) in.deltas.push_back(u(0, in.T - 1));
+  return in;
+}
+}  // namespace
+
 TEST(Terms, PhasedWorkloadClosedFormEqualsTheWalkOverEveryInstance) {
   std::mt19937_64 rng(27);
-  auto u = [&](Duration lo, Duration hi) { return std::uniform_int_distribution<Duration>(lo, hi)(rng); };
   for (int i = 0; i < 200000; ++i) {
-    const Duration T = u(1, 1000);
-    const Duration R = u(0, 4 * T);
-    const Duration C = u(0, R + 10);
-    const Duration p = u(1, 3);
-    const Duration h = u(0, 30 * T);
-    std::vector<Duration> deltas;
-    for (Duration n = u(1, 4); n > 0; --n) deltas.push_back(u(0, T - 1));
-    ASSERT_EQ(phased_workload(h, C, R, T, p, deltas), phased_workload_walk(h, C, R, T, p, deltas))
-        << "h " << h << " C " << C << " R " << R << " T " << T << " p " << p;
+    const PhasedInput x = random_phased_input(rng, 1000, 4, 30, 0, 0);
+    ASSERT_EQ(phased_workload(x.h, x.C, x.R, x.T, x.p, x.deltas), phased_workload_walk(x.h, x.C, x.R, x.T, x.p, x.deltas))
+        << "h " << x.h << " C " << x.C << " R " << x.R << " T " << x.T << " p " << x.p;
   }
 }
 
@@ -187,13 +201,9 @@ TEST(Terms, PhasedPieceAndMinPieceStayBelowTheirTerms) {
   std::mt19937_64 rng(271);
   auto u = [&](Duration lo, Duration hi) { return std::uniform_int_distribution<Duration>(lo, hi)(rng); };
   for (int i = 0; i < 20000; ++i) {
-    const Duration T = u(1, 200);
-    const Duration R = u(0, 3 * T);
-    const Duration C = u(1, R + 10);
-    const Duration p = u(1, 3);
-    const Duration h0 = u(1, 10 * T);
-    std::vector<Duration> deltas;
-    for (Duration n = u(1, 4); n > 0; --n) deltas.push_back(u(0, T - 1));
+    const PhasedInput x = random_phased_input(rng, 200, 3, 10, 1, 1);
+    const Duration T = x.T, R = x.R, C = x.C, p = x.p, h0 = x.h;
+    const std::vector<Duration>& deltas = x.deltas;
     const EnvelopePiece e = phased_piece(h0, C, R, T, p, deltas);
     const EnvelopePiece c = envelope_piece(h0, C, R, T, 0, false, 0, p);
     const EnvelopePiece m = min_piece(e, c);
