@@ -274,7 +274,7 @@ void ChainExecutor::init_chains() {
         auto& lo = b.cbs[*leaf].leaf_of;
         if (std::find(lo.begin(), lo.end(), c) == lo.end()) {
           lo.push_back(c);
-          ++t.leaf_count;
+          t.add_leaf(static_cast<CallbackId>(*leaf));
         }
       }
     }
@@ -1041,7 +1041,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
     trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, queued_deadline,
                                         stamp.chain != kNoChain ? stamp.release : 0});
     if (s.mcb)
-      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, stamp, finish, record_from_,
+      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, static_cast<CallbackId>(s.model_id.value_or(kNoCallback)), stamp, finish,
+                               record_from_,
                                [this](std::uint32_t c, Duration response) {
 #if defined(CHAINRT_HAVE_LAME)
                                  const Duration d = bound_->chains[c].deadline;

@@ -236,7 +236,7 @@ void Executor::prepare() {
       CallbackId id = id_of(n);
       if (id != kNoCallback) {
         slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
-        ++st.leaf_count;
+        st.add_leaf(id);
       }
     }
     st.reserve(options_.samples_per_chain);
@@ -616,7 +616,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     // monitoring (preallocated, no allocation)
     record_instance(s.stats, s.window_cpu, cpu, finish - start, threw);
     trace_.push(DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release});
-    complete_chains(chains_, s.leaf_of, stamp, finish, options_.record_from,
+    complete_chains(chains_, s.leaf_of, id, stamp, finish, options_.record_from,
                     [&](std::uint32_t c, Duration response) {
                       const Duration d = chain_specs_[c].deadline;
                       if (tr.chain_complete)
