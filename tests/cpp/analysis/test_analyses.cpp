@@ -273,14 +273,7 @@ const char* kGroupMatesAheadOfJ = R"(nodes:
   - {name: n0, executor: e}
   - {name: n1, executor: e}
   - {name: n4, executor: e}
-topics:
-  - {name: t01}
-  - {name: t02}
-  - {name: t03}
-  - {name: t04}
-  - {name: t11}
-  - {name: t41}
-  - {name: t42}
+topics: [{name: t01}, {name: t02}, {name: t03}, {name: t04}, {name: t11}, {name: t41}, {name: t42}]
 callbacks:
   - {name: c00, kind: timer, node: mx, period: 128ms, wcet: 15ms, priority: 1, publishes: [t01]}
   - {name: c01, kind: subscription, node: mx, topic: t01, wcet: 21ms, priority: 4, publishes: [t02]}
