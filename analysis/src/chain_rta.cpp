@@ -266,11 +266,24 @@ bool SegmentRta::select_threads() {
 // J's lowest priority, its mutually exclusive groups, how many of its callbacks are in each and
 // the lowest priority among them; g0: all of the segment in one group (then group-mates delay J
 // only through the group, time (3), never while J's callback is eligible, time (4)).
+//
+// Deviation from Eq. 10-11 (Thm 2), on an executor with one thread: all members of a group run
+// on that thread (a group belongs to a node, a node to one executor), so the group is busy only
+// while the thread runs one of them, and the schedule is the one the same executor gives without
+// groups. Time (3) is then empty — a member that delays J's ready callback occupies J's only
+// thread, time (4), where it is charged as interference (outranking J's lowest callback) or as
+// blocking like any other callback — and the groups are left out. Eq. 10's B_g on top of that
+// charged the largest member once more per callback of J in the group, and its rule of which
+// members count (priority >= J's callbacks *in the group*) hid members that outrank J's earlier
+// callbacks in the ready queue (tests/python/data/picas_st_counterexample.yaml: a single-threaded
+// PiCAS executor ran another chain's group-mates of priorities 4 and 7 ahead of J's first
+// callback, priority 4, whose group-mate had priority 8).
 void SegmentRta::own_groups() {
   for (int c : seg_.cbs) minprio_ = std::min(minprio_, v_.cbs[c].prio);
+  const bool one_thread = v_.supply[X_].size() == 1;
   for (int c : seg_.cbs) {
     const int g = v_.cbs[c].mutex_group;
-    if (g < 0) continue;
+    if (g < 0 || one_thread) continue;
     auto it = std::find(groups_.begin(), groups_.end(), g);
     if (it == groups_.end()) {
       groups_.push_back(g);
@@ -326,11 +339,17 @@ bool SegmentRta::group_outranks(const Task& ti, const CbInfo& cb, int gi) const 
 // lowest priorities, say) can only block J, at most once per eligibility event and thread,
 // however many instances of it are pending — or, on a foreign thread of the segment's cores,
 // preempt it as often as its releases allow (executions_in_window, collect_foreign).
+// A member of one of J's groups counts through its group (time (3)) AND, like any callback on
+// the segment's threads, through the ready queue (time (4)): a group-mate ranked below J's
+// callbacks of that group (FP: priority < theirs) may still outrank J's lowest callback and
+// run ahead of J's earlier callbacks, as classify_task charges it (counted_work, rta_terms.hpp).
 bool SegmentRta::counts(const Task& ti, int c) const {
   const CbInfo& cb = v_.cbs[c];
-  if (const int gi = group_index(cb.mutex_group); gi >= 0) return fallback_[gi] || group_outranks(ti, cb, gi);
-  if (on_foreign(c) || cb.executor != X_ || !(cb.threads & mask_)) return false;
-  return order_ == Order::FixedPriority ? cb.prio >= minprio_ : (!tk_.has_deadline || ti.has_deadline);
+  const int gi = group_index(cb.mutex_group);
+  const bool queue_outranks =
+      order_ == Order::FixedPriority ? cb.prio >= minprio_ : (!tk_.has_deadline || ti.has_deadline);
+  return counted_work(gi >= 0 && (fallback_[gi] || group_outranks(ti, cb, gi)),
+                      g0_ >= 0 && cb.mutex_group == g0_, on_segment_threads(c), queue_outranks);
 }
 
 // Callback c of some task's work as a tail: a group-mate of J blocks it once (time (3), B_g);

@@ -186,6 +186,23 @@ inline Duration lame_thm1_demand(Duration m, Duration E1w, Duration S, Duration 
   return m * (E1w + S + G) + own + psi;
 }
 
+// ---- which work of another chain needs an end bound (R_work, chain_rta.cpp) -------------
+
+// Whether a callback of another chain can delay J other than by blocking, so that it must lie
+// in a bounded window of its instance (the carry-in workload needs one): it outranks J in one
+// of J's mutually exclusive groups (time (3), Eq. 10-11's outranking members; every member of a
+// group that may run on other threads), or it is on the segment's threads, not only a member
+// of the one group all of J's segment is in, and outranks J's lowest callback in the ready
+// queue (time (4): FP priority >= J's lowest; EDF keyed with a deadline). Both hold
+// independently: a group-mate below J's callbacks of that group can still outrank J's earlier
+// callbacks in the queue and run before them — a single-threaded PiCAS executor ran a chain's
+// low-priority head (blocking J) and then its two higher-priority group-mates ahead of J, while
+// the bound charged them, as work without an end bound, one blocking only
+// (tests/python/data/picas_st_counterexample.yaml).
+inline bool counted_work(bool group_outranks, bool only_own_group, bool on_segment_threads, bool queue_outranks) {
+  return group_outranks || (!only_own_group && on_segment_threads && queue_outranks);
+}
+
 // ---- eligibility events (the blocking argument of chain_rta.cpp) -------------------------
 
 // "Full" events — J's release and the end of each delay (a hop's cost, a branch's later

@@ -54,6 +54,19 @@ TEST(Terms, EdfPaperTheoremOneAndTwo) {
   EXPECT_EQ(lame_thm1_demand(2, 10, 1, 2, 3, 4), 33);       // LaME Thm 1: 2·(10+1+2) + 3 + 4
 }
 
+TEST(Terms, CountedWorkThroughTheGroupOrTheReadyQueue) {
+  // (group_outranks, only_own_group, on_segment_threads, queue_outranks)
+  EXPECT_TRUE(counted_work(true, false, false, false));   // outranks J inside one of J's groups
+  EXPECT_TRUE(counted_work(true, true, true, false));     // ... J's only group
+  // A group-mate ranked below J's callbacks of the group that outranks J's lowest callback in
+  // the ready queue, on J's threads: it runs ahead of J's earlier callbacks (picas-st
+  // counterexample) — counted, although the group does not count it.
+  EXPECT_TRUE(counted_work(false, false, true, true));
+  EXPECT_FALSE(counted_work(false, true, true, true));    // all of J's segment in its group: time (3) only
+  EXPECT_FALSE(counted_work(false, false, false, true));  // on other threads: never time (4)
+  EXPECT_FALSE(counted_work(false, false, true, false));  // ranked below J: blocking only
+}
+
 TEST(Terms, EligibilityEventsAndBlockers) {
   EXPECT_EQ(full_eligibility_events(4, 1, false), 2);       // release + one delayed hop
   EXPECT_EQ(full_eligibility_events(4, 1, true, 2), 4);     // completion form on 2 threads: every callback
