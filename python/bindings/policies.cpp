@@ -23,6 +23,7 @@ CHAINRT_BINDINGS(policies, 1) {
           e["admission"] = sched::to_string(d.admission);
           e["analysis_single"] = d.analysis_single ? nb::object(nb::str(d.analysis_single)) : nb::none();
           e["analysis_multi"] = d.analysis_multi ? nb::object(nb::str(d.analysis_multi)) : nb::none();
+          e["orders_by_priority"] = d.orders_by_priority;
           e["no_analysis"] = d.no_analysis ? nb::object(nb::str(d.no_analysis)) : nb::none();
           out.append(e);
         }
@@ -30,5 +31,5 @@ CHAINRT_BINDINGS(policies, 1) {
       },
       "The executor policies (sched/policy.hpp), in their canonical order: a dict each with name, "
       "description, admission rule, default analysis for single- and multi-threaded executors "
-      "(None: none is sound, no_analysis says why).");
+      "(None: none is sound, no_analysis says why), whether it orders by the callbacks' priorities.");
 }

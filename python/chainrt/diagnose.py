@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from . import _core
 from .model import load_model_from_string
+from .model import policies as model_policies
 from . import output
 
 MAX_CANDIDATES = 24  # the other callbacks tried, largest execution time first
@@ -201,7 +202,7 @@ def explain_chain(model, analysis: str, chain: str) -> dict:
         except (ValueError, RuntimeError, StopIteration):
             pass
         policies = {e.policy for e in model.executors if e.name in mine}
-        if policies <= {"fp", "picas", "lame"}:
+        if policies <= {p["name"] for p in model_policies() if p["orders_by_priority"]}:
             try:
                 if _bounded(_above(model, chain, c.name), analysis, chain):
                     fixes.append(f"the chain's callbacks ranked above '{c.name}' (higher priorities)")

@@ -4,7 +4,7 @@ Every command, report and tool formats what it prints through these functions, s
 duration, a percentage or a table reads the same wherever it appears:
 
 - units: :func:`ms`, :func:`us` (a figure in a column, unit in its header), :func:`duration`
-  (the shortest readable form, ``20ms``), :func:`exact_duration` (the coarsest exact unit, as a
+  (the shortest readable form, ``20 ms``), :func:`exact_duration` (the coarsest exact unit, as a
   model file writes it), :func:`pct`, :func:`spread` (``median [min..max]`` over runs);
   a missing value (``None``) is ``-`` everywhere;
 - :func:`table`: aligned text columns (first column left, figures right);
@@ -67,7 +67,7 @@ def spread(st: dict | None, digits: int = 2, *, missing: str = MISSING) -> str:
 
 
 def duration(ns, *, missing: str = MISSING) -> str:
-    """The shortest readable form of a duration (``20ms``, ``1.5s``), as the model's messages write it."""
+    """The shortest readable form of a duration (``20 ms``, ``1.5 s``), as the model's messages write it."""
     if ns is None:
         return missing
     from ._core import pretty_duration

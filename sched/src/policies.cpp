@@ -66,9 +66,10 @@ constexpr const char* kNames[] = {
 };
 
 constexpr PolicyDescriptor describe(Policy p, KeyFn key, AdmissionRule admission, const char* analysis_single,
-                                    const char* analysis_multi, const char* no_analysis, const char* description) {
+                                    const char* analysis_multi, const char* no_analysis, const char* description,
+                                    bool orders_by_priority = false) {
   return {p, kNames[static_cast<std::size_t>(p)], key, admission, analysis_single, analysis_multi, no_analysis,
-          description};
+          description, orders_by_priority};
 }
 
 // One descriptor per line of policies.def, in its order.
@@ -76,16 +77,16 @@ constexpr PolicyDescriptor kDescriptors[] = {
     describe(Policy::RosDefault, key_ros_default, AdmissionRule::PollingPoint, "ros-default-st", nullptr,
              kNoMultiDefault, "ROS 2's default executor: refills at polling points, timers before subscriptions"),
     describe(Policy::Picas, key_fixed_priority, AdmissionRule::Immediate, "picas-st", "fp-mt", nullptr,
-             "PiCAS: fixed callback priorities from the chains' priorities"),
+             "PiCAS: fixed callback priorities from the chains' priorities", true),
     describe(Policy::FixedPriority, key_fixed_priority, AdmissionRule::Immediate, "fp-mt", "fp-mt", nullptr,
-             "fixed-priority ready queue: the highest callback priority first"),
+             "fixed-priority ready queue: the highest callback priority first", true),
     describe(Policy::Edf, key_edf, AdmissionRule::Immediate, "edf-mt", "edf-mt", nullptr,
              "EDF ready queue: the earliest absolute chain deadline first"),
     describe(Policy::Mixed, key_mixed, AdmissionRule::Immediate, nullptr, nullptr,
              "no analysis of the mixed policy is shipped",
              "deadline callbacks by EDF, then fixed priorities, then ROS 2's default order"),
     describe(Policy::Lame, key_lame, AdmissionRule::LameBestEffort, "fp-mt", "fp-mt", nullptr,
-             "LaME: real-time threads by priority, best-effort threads take the first eligible callback"),
+             "LaME: real-time threads by priority, best-effort threads take the first eligible callback", true),
 };
 static_assert(std::size(kDescriptors) == kPolicyCount, "one descriptor per policy in policies.def");
 

@@ -24,7 +24,7 @@ def test_units():
     assert output.us(1_500) == "2" and output.us(1_500, 1, unit=True) == "1.5 us"
     assert output.seconds(2_500_000_000, unit=True) == "2.5 s"
     assert output.pct(0.125, 1) == "12.5 %"
-    assert output.duration(20_000_000) == "20ms"
+    assert output.duration(20_000_000) == "20 ms"
     assert [output.exact_duration(n) for n in (2_000_000_000, 20_000_000, 33_333_000, 7)] == \
         ["2s", "20ms", "33333us", "7ns"]
     assert output.spread({"n": 1, "median": 1.0, "min": 1.0, "max": 1.0}) == "1.00"

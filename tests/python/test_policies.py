@@ -34,13 +34,14 @@ chains:
 def test_the_policies_are_the_descriptors():
     ps = policies()
     assert [p["name"] for p in ps] == policy_names()
-    assert set(policy_names()) == {"ros-default", "picas", "fp", "edf", "mixed", "lame"}
+    assert {"ros-default", "picas", "fp", "edf", "mixed", "lame"} <= set(policy_names())
     for p in ps:
         assert p["description"] and p["admission"] in ("immediate", "polling-point", "lame-best-effort")
         assert p["analysis_single"] or p["no_analysis"]
         for a in (p["analysis_single"], p["analysis_multi"]):
             assert a is None or a in analysis_names()
     assert {p["name"]: p["admission"] for p in ps}["ros-default"] == "polling-point"
+    assert {p["name"] for p in ps if p["orders_by_priority"]} == {"picas", "fp", "lame"}
 
 
 @pytest.mark.parametrize("policy", policy_names())
@@ -91,10 +92,16 @@ def test_experiments_read_the_registry():
     assert sch.ANALYSES == analysis_names()
 
 
+# The demo's tour picks three policies to show (a selection, not the list of policies).
+CHOSEN = {"commands/demo.py"}
+
+
 def _name_lists(names: set[str]):
     """(file, line) of every list, tuple or set literal in the package that spells out three or
     more of `names`."""
     for path in sorted(PACKAGE.rglob("*.py")):
+        if str(path.relative_to(PACKAGE)) in CHOSEN:
+            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
                 found = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}

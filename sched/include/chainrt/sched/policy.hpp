@@ -34,6 +34,8 @@ struct PolicyDescriptor {
   const char* analysis_multi;
   const char* no_analysis;
   const char* description;  // one line for users (`chainrt simulate --help`, docs)
+  // The order is the callbacks' fixed priorities (what a change of priorities can fix).
+  bool orders_by_priority;
 };
 
 // Every policy, in policies.def order (= the Policy enum's).
