@@ -162,6 +162,8 @@ class SegmentRta {
   Duration foreign_at(Duration x) const;
   Duration workload(Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited,
                     Duration p = 1, const std::vector<Duration>* deltas = nullptr) const;
+  EnvelopePiece piece(Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration p,
+                      const std::vector<Duration>& deltas) const;
   Duration carry_in(Duration x, Duration C, Duration Ri, Duration Ti, Duration p,
                     const std::vector<Duration>& deltas) const;
   std::vector<Duration> phases_of(std::size_t i) const;
@@ -651,6 +653,18 @@ Duration SegmentRta::workload(Duration x, Duration C, Duration Ri, Duration Ti, 
   return w;
 }
 
+// The lower envelope of workload(x0 + d, ...) for the jump: the carry-in piece, with guaranteed
+// phases the smaller of it and the offset-based piece (phased_piece, min_piece), capped by
+// I^EDF where EDF limits it. Its value at d = 0 is workload(x0, ...) itself.
+EnvelopePiece SegmentRta::piece(Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited,
+                                Duration p, const std::vector<Duration>& deltas) const {
+  if (deltas.empty()) return envelope_piece(x0, C, Ri, Ti, Di, edf_limited, Dk_, p);
+  EnvelopePiece e = min_piece(envelope_piece(x0, C, Ri, Ti, Di, false, Dk_, p),
+                              phased_piece(arrival_ + x0, C, Ri, Ti, p, deltas));
+  if (edf_limited) e = min_piece(e, EnvelopePiece{edf_interference(C, Dk_, Ti, Di, Ri, p), 0, e.par});
+  return e;
+}
+
 // G(x): group time (3) — Eq. 10's blocking, J's own work in its groups and the outranking
 // members' workloads; hprel_[g]: hand-overs of group g to members that outrank J's callback
 // (those of groups without the refinement are full events).
@@ -794,8 +808,7 @@ Duration SegmentRta::jump(Duration x0, const Eval& e0) {
   for (std::size_t g = 0; g < ng_; ++g) {
     G_const += own_group_C_[g];
     for (const auto& w : ghp_[g])
-      gz_.push_back(w.deltas.empty() ? envelope_piece(x0, w.C, w.R, w.T, w.D, w.edf_limited, Dk_)
-                                     : frozen_piece(workload(x0, w.C, w.R, w.T, w.D, w.edf_limited, 1, &w.deltas)));
+      gz_.push_back(piece(x0, w.C, w.R, w.T, w.D, w.edf_limited, 1, w.deltas));
   }
   Duration hp_lp_room_max = 0;
   fz_.assign(others_.size(), Frozen{});
@@ -803,13 +816,8 @@ Duration SegmentRta::jump(Duration x0, const Eval& e0) {
     const Other& o = others_[j];
     Frozen& z = fz_[j];
     z.W_unbounded = !o.bounded;
-    if (o.deltas.empty()) {
-      z.I = envelope_piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited, Dk_, o.par);
-      if (o.bounded) z.W = envelope_piece(x0, o.C_all, o.R, o.T, o.D, false, Dk_, o.par);
-    } else {  // offset-based: frozen at x0 (a lower bound of a non-decreasing term)
-      z.I = frozen_piece(terms_[j].I);
-      if (o.bounded) z.W = frozen_piece(terms_[j].W);
-    }
+    z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par, o.deltas);
+    if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false, o.par, o.deltas);
     z.L = terms_[j].L;
     z.w = o.width;
     hp_lp_room_max += z.L;
@@ -819,8 +827,7 @@ Duration SegmentRta::jump(Duration x0, const Eval& e0) {
   const Duration rho = ev_full_ * rho_full_ + ev_charged_ * rho_charged_;
   // Foreign work is added to the group term: both conditions charge it in full.
   for (const auto& w : fwork_)
-    gz_.push_back(w.deltas.empty() ? envelope_piece(x0, w.C, w.R, w.T, 0, false, Dk_)
-                                   : frozen_piece(carry_in(x0, w.C, w.R, w.T, 1, w.deltas)));
+    gz_.push_back(piece(x0, w.C, w.R, w.T, 0, false, 1, w.deltas));
   G_const += own_foreign_ + platform_at(x0);  // (S is non-decreasing: S(x0) is below it on [x0, ∞))
   for (const auto& [c, e] : frate_) G_const += e * *executions_in_window(*v_.model, static_cast<std::size_t>(c), x0);
   auto G_at = [&](Duration d) {

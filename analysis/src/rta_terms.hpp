@@ -63,11 +63,50 @@ inline std::vector<Duration> relative_phases(Duration phi_i, Duration T_i, Durat
 // Palencia & González Harbour, RTSS 1998): the work of a task whose instances are released at
 // δ + b·T (b ∈ ℤ) relative to J's release, each executing inside [release, release + R] with at
 // most C units on p threads, inside J's window [0, h) (h: J's latest arrival plus the window
-// length): Σ_b min(C, p·|[δ + bT, δ + bT + R] ∩ [0, h)|), the largest over the δ its phases
-// allow. At most the carry-in workload of the same window, and much less where the offsets keep
-// its instances away from J's.
+// length), for one phase δ:
+//   W_δ(h) = Σ_b min(C, p·|[δ + bT, δ + bT + R] ∩ [0, h)|).
+// Closed form (the same sum, term by term): with δ taken in [0, T), the instances released in
+// [0, h − R] lie wholly inside the window and give min(C, p·R) each,
+//   n_body = ⌊(h − R − δ)/T⌋ + 1  (0 when h − R < δ),
+// and only the carry-in instances (released in (−R, 0)) and the carry-out ones (released in
+// (max(0, h − R), h)) are summed one by one — at most ⌈R/T⌉ + 1 of each, whatever h is.
+// Cost O(R/T + 1), against O(h/T) for the walk over every instance (phased_workload_walk).
+inline Duration phased_workload_at(Duration h, Duration C, Duration R, Duration T, Duration p, Duration delta) {
+  if (C <= 0 || h <= 0 || T <= 0) return 0;
+  if (p < 1) p = 1;
+  if (R < 0) R = 0;
+  const Duration d = ((delta % T) + T) % T;
+  auto part = [&](Duration s) {  // one instance released at s
+    const Duration lo = std::max<Duration>(0, s), hi = std::min(h, s + R);
+    return hi > lo ? std::min(C, p * (hi - lo)) : Duration{0};
+  };
+  Duration w = 0;
+  for (Duration s = d - T; s + R > 0; s -= T) w += part(s);  // carry-in: released before 0
+  Duration s = d;                                              // the first release at or after 0
+  if (h - R >= d) {
+    const Duration n_body = (h - R - d) / T + 1;
+    w += n_body * std::min(C, p * R);
+    s = d + n_body * T;
+  }
+  for (; s < h; s += T) w += part(s);  // carry-out: released in (h − R, h)
+  return w;
+}
+
+// The largest W_δ(h) over the phases `deltas` its releases may have relative to J's
+// (relative_phases). At most the carry-in workload of the same window, and much less where the
+// offsets keep its instances away from J's.
 inline Duration phased_workload(Duration h, Duration C, Duration R, Duration T, Duration p,
                                 const std::vector<Duration>& deltas) {
+  if (C <= 0 || h <= 0) return 0;
+  Duration best = 0;
+  for (const Duration d : deltas) best = std::max(best, phased_workload_at(h, C, R, T, p, d));
+  return best;
+}
+
+// The reference form of W_δ(h), maximised over `deltas`: every instance whose window can meet
+// [0, h) walked one by one. Kept for the tests (they compare the closed form against it).
+inline Duration phased_workload_walk(Duration h, Duration C, Duration R, Duration T, Duration p,
+                                     const std::vector<Duration>& deltas) {
   if (C <= 0 || h <= 0) return 0;
   Duration best = 0;
   for (const Duration d : deltas) {
@@ -253,6 +292,49 @@ inline EnvelopePiece envelope_piece(Duration x0, Duration C, Duration Ri, Durati
     p.v0 = std::min(p.v0, cap);
   }
   return p;
+}
+
+// A lower envelope of min(a, b) for two pieces: v0 = min(a.v0, b.v0), room up to the smaller of
+// their final values, the smaller slope. Below both: for a.v0 >= v0,
+// a.v0 + min(a.room, a.par·d) = min(a.v0 + a.room, a.v0 + a.par·d) >= v0 + min(a.v0 + a.room − v0, par·d).
+inline EnvelopePiece min_piece(const EnvelopePiece& a, const EnvelopePiece& b) {
+  EnvelopePiece p;
+  p.v0 = std::min(a.v0, b.v0);
+  p.room = std::max<Duration>(0, std::min(a.v0 + a.room, b.v0 + b.room) - p.v0);
+  p.par = std::min(a.par, b.par);
+  return p;
+}
+
+// A lower envelope of the offset-based workload (phased_workload) from window h0 on, at window
+// h0 + d: v0 = its value at h0 (the phase δ* that gives it), and the growth of δ*'s instance
+// whose window straddles h0 (released at s < h0 < s + R; the one with the most room): it goes on
+// at slope p up to min(C, p·(s + R − max(0, s))), the others never decrease. Exact up to that
+// instance's end or cap, below the workload afterwards.
+inline EnvelopePiece phased_piece(Duration h0, Duration C, Duration R, Duration T, Duration p,
+                                  const std::vector<Duration>& deltas) {
+  EnvelopePiece e;
+  e.par = std::max<Duration>(1, p);
+  if (C <= 0 || h0 <= 0 || T <= 0) return e;
+  if (deltas.empty()) return e;
+  Duration best_d = deltas.front();
+  e.v0 = phased_workload_at(h0, C, R, T, p, best_d);
+  for (const Duration d : deltas) {
+    const Duration w = phased_workload_at(h0, C, R, T, p, d);
+    if (w > e.v0) {
+      e.v0 = w;
+      best_d = d;
+    }
+  }
+  const Duration d = ((best_d % T) + T) % T;
+  // releases s = d + b·T in (h0 − R, h0): the last one at or before h0 − 1 going back
+  Duration s = h0 - 1 - (((h0 - 1 - d) % T) + T) % T;
+  for (; s + R > h0; s -= T) {
+    const Duration lo = std::max<Duration>(0, s);
+    const Duration now = std::min(C, e.par * (h0 - lo));
+    const Duration full = std::min(C, e.par * (s + R - lo));
+    e.room = std::max(e.room, full - now);
+  }
+  return e;
 }
 
 // The least x in [from, xmax] with ok(x), where ok holds on an up-set of [from, ∞) (a concave

@@ -46,6 +46,8 @@ MONITOR_SUFFIX = "/chainrt/chain_stats"
 RATE_MATCH = 0.15        # a published topic "follows" an input when the rates differ by < 15 %
 MAX_CHAINS = 64          # candidate chains listed at most (paths can multiply in dense graphs)
 WCET_MARK = "wcet: measure with `chainrt profile`"   # chainrt profile --write replaces it
+MOVE_LATE_NEAR = 0.5     # _on_grid: late sends moved back with half the sends on one phase ...
+FULL_GRID = 0.9          # ... when then at least this share of the periods has its own send
 TOLERANCE_SE = 5         # period_tolerance = this many standard errors of the fitted period (+ rounding)
 SAME_TIMER_NS = 1_000_000  # two topics of one period come from one timer when sent within this
 
@@ -105,6 +107,24 @@ def _slot_indices(x, move_late: bool = True):
     return s
 
 
+def _grid_slots(x, near: float):
+    """The release index of each send (x as for _slot_indices) given the share `near` of the
+    sends on the grid's densest phase. Sends delayed into the next period are told from a second
+    timer where the punctual sends dominate (three quarters on one phase): two interleaved timers
+    spread their phases. A single thread busy with long callbacks (a 25 ms callback before a
+    30 Hz timer) delays a third of the sends, some into the next period: with half the sends on
+    one phase they are moved back when that gives every period its own send and leaves
+    (almost) no period empty; interleaved timers leave periods empty or doubled either way."""
+    n = len(x)
+    slots = _slot_indices(x, move_late=near >= 0.75)
+    if near >= MOVE_LATE_NEAR and n - len(set(slots.tolist())) > max(1, 0.05 * n):
+        moved = _slot_indices(x, move_late=True)
+        used = len(set(moved.tolist()))
+        if n - used <= max(1, 0.05 * n) and used / float(moved.max() - moved.min() + 1) >= FULL_GRID:
+            return moved
+    return slots
+
+
 def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
     """(share of the sends within an eighth of a period of the grid's densest phase, share of the
     grid's periods that have a send, whether every send has a period of its own)."""
@@ -113,9 +133,7 @@ def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
     hist = np.histogram(ph, bins=20, range=(0.0, 1.0))[0]
     k = int(np.argmax(hist))
     near = sum(int(hist[(k + d) % 20]) for d in (-2, -1, 0, 1, 2)) / n
-    # sends delayed into the next period are told from a second timer only where the punctual
-    # sends dominate (three quarters on one phase): two interleaved timers spread their phases
-    slots = _slot_indices((rel - (k + 0.5) / 20.0 * p) / p, move_late=near >= 0.75)
+    slots = _grid_slots((rel - (k + 0.5) / 20.0 * p) / p, near)
     used = len(set(slots.tolist()))
     total = float(slots.max() - slots.min() + 1)
     return near, used / total, n - used <= max(1, 0.05 * n)
@@ -169,7 +187,7 @@ def fit_period(times_ns: list[int]) -> PeriodFit | None:
     # period indices, then least squares over the punctual sends
     a = 2.0 * np.pi * _phases(rel, p)
     ref = float(np.arctan2(np.sin(a).sum(), np.cos(a).sum()) / (2 * np.pi)) * p
-    ks = _slot_indices((rel - ref) / p, move_late=best_near >= 0.75)
+    ks = _grid_slots((rel - ref) / p, best_near)
     keep = np.ones(n, dtype=bool)
     for rnd in range(2):
         kk, tt = ks[keep], rel[keep]

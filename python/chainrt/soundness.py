@@ -160,6 +160,10 @@ def merge_reports(reports: list[dict]) -> dict:
                         "p10": six(quantile(ratios, 0.1)) if ratios else 0.0,
                         "mean": six(sum(ratios) / len(ratios)) if ratios else 0.0,
                         "bound_over_worst": bound_over_worst(ratios)}
+    if "join_ratios" in rep:  # the fusion families: the chains from a fusion node's sources alone
+        joins = sorted(rep["join_ratios"])
+        rep["join_ratios"] = joins
+        rep["join_tightness"] = {"chains": len(joins), "bound_over_worst": bound_over_worst(joins)}
     return rep
 
 
@@ -231,7 +235,7 @@ def _write_counterexamples(rep: dict, folder: str) -> None:
 def _print_report(args, rep: dict, elapsed: float) -> None:
     h = rep.get("harsh", {})
     if args.json:
-        shown = {k: v for k, v in rep.items() if k != "ratios"}
+        shown = {k: v for k, v in rep.items() if k not in ("ratios", "join_ratios")}
         shown["counterexamples"] = [{k: v for k, v in c.items() if k != "model"} for c in rep["counterexamples"]]
         shown["elapsed_s"] = round(elapsed, 3)
         print(json.dumps(shown))
@@ -255,6 +259,10 @@ def _print_report(args, rep: dict, elapsed: float) -> None:
              f"{rep['tightness']['bound_over_worst']['median']:.2f}, "
              f"p90 {rep['tightness']['bound_over_worst']['p90']:.2f} ({_histogram(rep['tightness'])}); "
              if rep["tightness"]["chains"] else "")
+          + (f"of them the {rep['join_tightness']['chains']} from a fusion node's sources: median "
+             f"{rep['join_tightness']['bound_over_worst']['median']:.2f}, "
+             f"p90 {rep['join_tightness']['bound_over_worst']['p90']:.2f}; "
+             if rep.get("join_tightness", {}).get("chains") else "")
           + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
              f"systems; " if args.climb else "")
           + (f"LaME: {rep['lame']['rt_bounded']} RT and {rep['lame']['be_bounded']} BE bounds reported "

@@ -429,6 +429,11 @@ void perturb(Model& model, gen::Rng& rng, SetResult& sr, bool keep_cores) {
   }
 }
 
+// A chain of a fusion system from one of a fusion node's sources to the node, most of them on
+// through the join (soundness_fusion.cpp names them c_F<fusion>_s<source>; the background
+// chains c_b<k>).
+bool is_join_chain(const std::string& chain) { return chain.rfind("c_F", 0) == 0; }
+
 // Simulated worst case against the bounds.
 struct Check {
   double worst = 0;  // max observed / bound over bounded chains
@@ -450,7 +455,7 @@ Check compare(const AnalysisResult& res, const SimResult& r) {
     if (!st || !b.bounded) continue;
     ++c.chains;
     if (b.wcrt_bound > st->period) ++c.beyond_period;
-    if (b.chain.rfind("c_F", 0) == 0) ++c.fusion_chains;  // (fusion systems: a chain through a join)
+    if (is_join_chain(b.chain)) ++c.fusion_chains;
     if (b.wcrt_bound > 0 && st->instances > 0) {
       const double ratio = static_cast<double>(st->wcrt) / static_cast<double>(b.wcrt_bound);
       c.worst = std::max(c.worst, ratio);
@@ -831,7 +836,10 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.merges += r.merge;
     rep.forks += r.fork;
     rep.leaf_branches += r.leaf;
-    for (const auto& [name, x] : r.ratios) ratios.push_back(x);
+    for (const auto& [name, x] : r.ratios) {
+      ratios.push_back(x);
+      if ((o.fusion || o.phases) && is_join_chain(name)) rep.join_ratios.push_back(x);
+    }
     for (auto& c : r.cx) rep.counterexamples.push_back(std::move(c));
   }
   rep.bound_over_worst_histogram.assign(std::size(kTightnessBuckets) + 1, 0);
@@ -858,6 +866,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     for (double x : ratios) sum += x;
     rep.ratio_mean = sum / static_cast<double>(ratios.size());
     rep.ratios = std::move(ratios);
+    std::sort(rep.join_ratios.begin(), rep.join_ratios.end());
   }
   return rep;
 }
@@ -914,8 +923,17 @@ std::string report_to_json(const SoundnessReport& r) {
     std::snprintf(b, sizeof b, "%.17g", r.ratios[i]);
     os << (i ? ", " : "") << b;
   }
-  os << "]"
-     << ", \"counterexamples\": [";
+  os << "]";
+  if (r.phases || !r.join_ratios.empty()) {
+    os << ", \"join_ratios\": [";
+    for (std::size_t i = 0; i < r.join_ratios.size(); ++i) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.17g", r.join_ratios[i]);
+      os << (i ? ", " : "") << b;
+    }
+    os << "]";
+  }
+  os << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];
     os << (i ? ", " : "") << "{\"set\": " << c.set << ", \"seed\": " << c.seed << ", \"variant\": " << q(c.variant)

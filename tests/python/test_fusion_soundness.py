@@ -112,3 +112,12 @@ def test_offsets_family_has_no_counterexample(tmp_path):
         assert rep["applicable"] > 0, analysis
         if analysis in ("picas-st", "fp-mt"):
             assert rep["fusion_chains_checked"] > 50, (analysis, rep)
+            # the chains from fusion sources apart: some of the ratios, not all (background chains)
+            joins, every = rep["join_ratios"], rep["ratios"]
+            assert 0 < len(joins) < len(every), (analysis, len(joins), len(every))
+            rest = list(every)
+            for x in joins:
+                rest.remove(x)
+            merged = soundness.merge_reports([rep])
+            assert merged["join_tightness"]["chains"] == len(joins)
+            assert merged["join_tightness"]["bound_over_worst"]["median"] >= 1.0

@@ -3,6 +3,7 @@
 // and the fixed-point search of fixed_point.hpp against its brute-force cross-check.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 // This file's searches are cross-checked whatever the build type.
@@ -124,6 +125,96 @@ TEST(Terms, OffsetBasedInterference) {
   EXPECT_EQ(carry_in_workload(200, 10, 20, 100), 30);
   // On p = 2 threads: the instance at -10 may do 2·10 inside [0, 10): min(15, 20) = 15.
   EXPECT_EQ(phased_workload(30, 15, 20, 100, 2, {90}), 15);
+}
+
+TEST(Terms, PhasedWorkloadClosedFormByHand) {
+  // C 10, R 20, T 100, δ 30, window [0, 450): no carry-in (the release at −70 ends at −50);
+  // body: h − R = 430 >= δ, n_body = ⌊(430 − 30)/100⌋ + 1 = 5 (releases 30 … 430, each window
+  // inside [0, 450]) → 5·10 = 50; no carry-out (the next release, 530, is after h).
+  EXPECT_EQ(phased_workload_at(450, 10, 20, 100, 1, 30), 50);
+  // h 445: 430's window [430, 450] meets [0, 445) for 15: min(10, 15) = 10 — still 50; h 435:
+  // 5 of it: 45.
+  EXPECT_EQ(phased_workload_at(445, 10, 20, 100, 1, 30), 50);
+  EXPECT_EQ(phased_workload_at(435, 10, 20, 100, 1, 30), 45);
+  // R 250 > T (three instances may overlap), C 30, p 2, δ 0, h 300: carry-in releases -100
+  // ([−100, 150]: 150 inside → min(30, 300) = 30) and -200 ([−200, 50]: 50 → 30); body: 0, and
+  // h − R = 50 < 100: only release 0 ([0, 250]) → 30; carry-out 100 ([100, 350]: 200 → 30) and
+  // 200 ([200, 450]: 100 → 30): 150 in all.
+  EXPECT_EQ(phased_workload_at(300, 30, 250, 100, 2, 0), 150);
+  // δ outside [0, T) is the same phase: δ −70 ≡ 30.
+  EXPECT_EQ(phased_workload_at(435, 10, 20, 100, 1, -70), 45);
+  EXPECT_EQ(phased_workload_at(0, 10, 20, 100, 1, 0), 0);
+}
+
+// The closed form is the walk over every instance, term by term (the same sum, grouped): equal on
+// random inputs, including windows shorter than R, R > T, p > 1 and C > p·R.
+namespace {
+// A random offset-based workload term: period in [1, max_T], R up to r_mult·T, C up to R + 10
+// (at least c_min), 1-3 threads, a window up to h_mult·T (at least h_min), 1-4 phases.
+struct PhasedInput {
+  Duration T, R, C, p, h;
+  std::vector<Duration> deltas;
+};
+PhasedInput random_phased_input(std::mt19937_64& rng, Duration max_T, Duration r_mult, Duration h_mult, Duration c_min,
+                                Duration h_min) {
+  auto u = [&](Duration lo, Duration hi) { return std::uniform_int_distribution<Duration>(lo, hi)(rng); };
+  PhasedInput in;
+  in.T = u(1, max_T);
+  in.R = u(0, r_mult * in.T);
+  in.C = u(c_min, in.R + 10);
+  in.p = u(1, 3);
+  in.h = u(h_min, h_mult * in.T);
+  for (Duration n = u(1, 4); n > 0; --n) in.deltas.push_back(u(0, in.T - 1));
+  return in;
+}
+}  // namespace
+
+TEST(Terms, PhasedWorkloadClosedFormEqualsTheWalkOverEveryInstance) {
+  std::mt19937_64 rng(27);
+  for (int i = 0; i < 200000; ++i) {
+    const PhasedInput x = random_phased_input(rng, 1000, 4, 30, 0, 0);
+    ASSERT_EQ(phased_workload(x.h, x.C, x.R, x.T, x.p, x.deltas), phased_workload_walk(x.h, x.C, x.R, x.T, x.p, x.deltas))
+        << "h " << x.h << " C " << x.C << " R " << x.R << " T " << x.T << " p " << x.p;
+  }
+}
+
+TEST(Terms, PhasedPieceByHand) {
+  // C 10, R 20, T 100, δ 30, h0 435: 45 (above); the instance released at 430 straddles 435 with
+  // 5 of its 10 done: room 5 at slope 1 — 46 at +1, 50 from +5 on (its window ends at 450).
+  const EnvelopePiece e = phased_piece(435, 10, 20, 100, 1, {30});
+  EXPECT_EQ(e.v0, 45);
+  EXPECT_EQ(e.room, 5);
+  EXPECT_EQ(e.at(1), 46);
+  EXPECT_EQ(e.at(100), 50);
+  // Between two instances (h0 460: 430's window over, the next release at 530): no growth.
+  EXPECT_EQ(phased_piece(460, 10, 20, 100, 1, {30}).room, 0);
+  // min_piece: (10 + min(5, d)) and (12 + min(1, 2d)) → 10 + min(3, d).
+  const EnvelopePiece m = min_piece(EnvelopePiece{10, 5, 1}, EnvelopePiece{12, 1, 2});
+  EXPECT_EQ(m.v0, 10);
+  EXPECT_EQ(m.room, 3);
+  EXPECT_EQ(m.par, 1);
+}
+
+// The jump's envelopes (chain_rta.cpp) must stay below the terms they stand for: phased_piece
+// below the offset-based workload, min_piece below both of its pieces, each equal at d = 0.
+TEST(Terms, PhasedPieceAndMinPieceStayBelowTheirTerms) {
+  std::mt19937_64 rng(271);
+  auto u = [&](Duration lo, Duration hi) { return std::uniform_int_distribution<Duration>(lo, hi)(rng); };
+  for (int i = 0; i < 20000; ++i) {
+    const PhasedInput x = random_phased_input(rng, 200, 3, 10, 1, 1);
+    const Duration T = x.T, R = x.R, C = x.C, p = x.p, h0 = x.h;
+    const std::vector<Duration>& deltas = x.deltas;
+    const EnvelopePiece e = phased_piece(h0, C, R, T, p, deltas);
+    const EnvelopePiece c = envelope_piece(h0, C, R, T, 0, false, 0, p);
+    const EnvelopePiece m = min_piece(e, c);
+    ASSERT_EQ(e.at(0), phased_workload(h0, C, R, T, p, deltas));
+    ASSERT_EQ(m.at(0), std::min(e.at(0), c.at(0)));
+    for (Duration d = 0; d <= 3 * T; d += u(1, 7)) {
+      const Duration w = phased_workload(h0 + d, C, R, T, p, deltas);
+      ASSERT_LE(e.at(d), w) << "h0 " << h0 << " d " << d << " C " << C << " R " << R << " T " << T;
+      ASSERT_LE(m.at(d), std::min(w, c.at(d)));
+    }
+  }
 }
 
 TEST(FixedPoint, LeastFixedPointAndItsBruteForceCheck) {

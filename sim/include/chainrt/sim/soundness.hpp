@@ -137,6 +137,10 @@ struct SoundnessReport {
   std::vector<std::int64_t> bound_over_worst_histogram;
   std::vector<double> ratios;         // every such chain's ratio, ascending (the figures above come from
                                       // it; a campaign merges its batches' lists into the same figures)
+  // The fusion families (`fusion`, `phases`): the ratios of the chains from a fusion node's
+  // sources alone, most of them through the join (ascending; the rest of `ratios` are the
+  // background chains'), so that a report can tell the join's tightness from the other chains'.
+  std::vector<double> join_ratios;
   std::vector<Counterexample> counterexamples;
 };
 
