@@ -20,6 +20,7 @@
 #include "fixed_point.hpp"
 #include "join_wait.hpp"
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/sched/policy.hpp"
 
 namespace chainrt {
 
@@ -203,6 +204,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   std::string name() const override { return name_; }
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
+  bool single_threaded() const override { return single_; }
   bool applicable(const Model& m, std::string* why) const override {
     if (refuse_platform(m, why, true)) return false;
     View v = build_view(m, model_hop_cost(m));
@@ -295,6 +297,7 @@ class RosDefaultSt : public ResponseTimeAnalysis {
     return "Casini et al. ECRTS 2019: default single-threaded executor on a reservation (busy window, Sec. 6)";
   }
   Policy policy() const override { return Policy::RosDefault; }
+  bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
     return !refuse_platform(m, why, false) && structure_ok(m, true, true, why);
   }
@@ -323,6 +326,7 @@ class CrosRt : public ResponseTimeAnalysis {
     return "CROS-RT (Lee): fixed-point RTA with C^I/C^L/C^R communication costs, interference and blocking";
   }
   Policy policy() const override { return Policy::Picas; }
+  bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
     // A blackout curve is charged in the window (cros_rt.cpp); reservations are refused below.
     if (refuse_platform(m, why, true)) return false;
@@ -394,26 +398,13 @@ const ResponseTimeAnalysis* default_analysis(const Model& m, std::string* why) {
     if (why) *why = "the executors use different policies; pick one with --analysis";
     return nullptr;
   }
-  switch (*policies.begin()) {
-    case Policy::Edf:
-      return find_analysis("edf-mt");
-    case Policy::FixedPriority:
-    case Policy::Lame:
-      return find_analysis("fp-mt");
-    case Policy::Picas:
-      return find_analysis(multi ? "fp-mt" : "picas-st");
-    case Policy::RosDefault:
-      if (multi) {
-        if (why) *why = "the default multi-threaded executor has no sound analysis in chainrt (the published ones were "
-                        "refuted by Teper et al. 2024; see docs/analysis.md)";
-        return nullptr;
-      }
-      return find_analysis("ros-default-st");
-    case Policy::Mixed:
-      if (why) *why = "no analysis of the mixed policy is shipped";
-      return nullptr;
+  const auto& d = sched::descriptor(*policies.begin());
+  const char* name = multi ? d.analysis_multi : d.analysis_single;
+  if (name == nullptr) {
+    if (why) *why = d.no_analysis ? d.no_analysis : "no analysis of this policy is shipped";
+    return nullptr;
   }
-  return nullptr;
+  return find_analysis(name);
 }
 
 }  // namespace chainrt

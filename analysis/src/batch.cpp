@@ -11,7 +11,11 @@
 namespace chainrt {
 
 namespace {
-bool single_threaded(const std::string& name) { return name == "picas-st" || name == "ros-default-st" || name == "cros-rt"; }
+// The reference curves are not in the registry; jiang22 analyses the m-thread executor.
+bool single_threaded(const std::string& name) {
+  const auto* a = find_analysis(name);
+  return a != nullptr && a->single_threaded();
+}
 }  // namespace
 
 std::vector<std::int64_t> schedulable_counts(const gen::EdfPaperParams& params, std::uint64_t seed, std::int64_t first,

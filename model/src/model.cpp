@@ -142,8 +142,11 @@ constexpr Names kKinds[] = {{"timer", 0},   {"subscription", 1}, {"service", 2},
                             {"client", 3},  {"fusion_input", 4}, {"fusion_trigger", 5}};
 constexpr Names kGroups[] = {{"mutually_exclusive", 0}, {"reentrant", 1}};
 constexpr Names kComms[] = {{"intra_process", 0}, {"same_host", 1}, {"remote", 2}};
-constexpr Names kPolicies[] = {{"ros-default", 0}, {"picas", 1}, {"fp", 2},
-                               {"edf", 3},         {"mixed", 4}, {"lame", 5}};
+constexpr Names kPolicies[] = {
+#define CHAINRT_POLICY(id, name) {name, static_cast<int>(Policy::id)},
+#include "chainrt/model/policies.def"
+#undef CHAINRT_POLICY
+};
 constexpr Names kClasses[] = {{"rt", 0}, {"be", 1}};
 constexpr Names kPhases[] = {{"free", 0}, {"guaranteed", 1}, {"observed", 2}};
 constexpr Names kHops[] = {{"topic", 0}, {"request", 1}, {"response", 2}};

@@ -25,12 +25,10 @@ from __future__ import annotations
 
 from . import _core
 from .model import load_model_from_string
+from .model import policies as model_policies
+from . import output
 
 MAX_CANDIDATES = 24  # the other callbacks tried, largest execution time first
-
-
-def _ms(ns: int) -> str:
-    return f"{ns / 1e6:.3f} ms"
 
 
 def _bounded(model, analysis: str, chain: str) -> bool:
@@ -178,7 +176,7 @@ def explain_chain(model, analysis: str, chain: str) -> dict:
     own = model.chain(chain)
     own_work = sum(by[c].wcet for c in own.callbacks)
     if own.period and own_work > own.period:
-        return {"cause": f"its own callbacks take {_ms(own_work)}, more than its period {_ms(own.period)}",
+        return {"cause": f"its own callbacks take {output.ms(own_work, 3, unit=True)}, more than its period {output.ms(own.period, 3, unit=True)}",
                 "fixes": ["shorter callbacks on the chain, or a longer period"]}
     overload = _overload(model, chain)
     node_exec = {n.name: n.executor for n in model.nodes}
@@ -192,19 +190,19 @@ def explain_chain(model, analysis: str, chain: str) -> dict:
         if not _bounded(_with_wcet(model, c.name, 1), analysis, chain):
             continue
         where = f"executor '{node_exec[c.node]}'"
-        cause = (f"callback '{c.name}' ({_ms(c.wcet)}, node '{c.node}', {where}) {_rank(model, chain, c.name)} it"
+        cause = (f"callback '{c.name}' ({output.ms(c.wcet, 3, unit=True)}, node '{c.node}', {where}) {_rank(model, chain, c.name)} it"
                  + (f"; {overload}" if overload else ""))
         fixes = []
         w = _largest_wcet(model, analysis, chain, c.name, c.wcet)
         if w is not None:
-            fixes.append(f"'{c.name}' at most {_ms(w)}")
+            fixes.append(f"'{c.name}' at most {output.ms(w, 3, unit=True)}")
         try:
             if _bounded(_on_own_thread(model, c.name), analysis, chain):
                 fixes.append(f"node '{c.node}' on a thread of its own (another executor, another core)")
         except (ValueError, RuntimeError, StopIteration):
             pass
         policies = {e.policy for e in model.executors if e.name in mine}
-        if policies <= {"fp", "picas", "lame"}:
+        if policies <= {p["name"] for p in model_policies() if p["orders_by_priority"]}:
             try:
                 if _bounded(_above(model, chain, c.name), analysis, chain):
                     fixes.append(f"the chain's callbacks ranked above '{c.name}' (higher priorities)")

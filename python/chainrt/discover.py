@@ -35,6 +35,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from . import output
+
 # Graph entities that are ROS 2 infrastructure, not the application.
 INFRA_TOPICS = {"/rosout", "/parameter_events"}
 INFRA_SERVICE_SUFFIXES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
@@ -456,13 +458,6 @@ def nice_period_ns(rate_hz: float) -> int:
     return max(10_000, int(round(p / 10_000)) * 10_000)
 
 
-def fmt_duration(ns: int) -> str:
-    for unit, f in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if ns % f == 0:
-            return f"{ns // f}{unit}"
-    return f"{ns}ns"
-
-
 def _ident(name: str) -> str:
     return model_name(name).replace("/", "_")
 
@@ -700,8 +695,8 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
             f = {"name": cb, "kind": "timer", "node": mnode}
             if fit is not None and fit.periodic:
                 period, tol = exact_period(fit)
-                f["period"] = fmt_duration(period)
-                f["period_tolerance"] = fmt_duration(tol)
+                f["period"] = output.exact_duration(period)
+                f["period_tolerance"] = output.exact_duration(tol)
                 note = (f"inferred: a timer; period fitted to the send times of {fit.samples} messages on "
                         f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.stderr_ns / 1e3:.2f} us "
                         f"(send jitter {fit.jitter_ns / 1e6:.2f} ms"
@@ -717,7 +712,7 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
                 # the median gap, not the mean rate: a loaded system skips timer releases, which
                 # lowers the mean rate but leaves most gaps at the period
                 gap = g.topics[ts[0]].median_gap_s if ts[0] in g.topics else None
-                f["period"] = fmt_duration(nice_period_ns(1.0 / gap if gap else r))
+                f["period"] = output.exact_duration(nice_period_ns(1.0 / gap if gap else r))
                 note = (f"inferred: a timer; period from the median interval between messages on "
                         f"{', '.join(ts)} ({r:.2f}/s on average) -- the timer itself is not visible in the graph")
             else:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from . import output
 from .discover import WCET_MARK  # the skeleton's remark that --write replaces
 from .runtime import merge as merge_chain_reports
 from .runtime import quantile
@@ -286,13 +287,6 @@ def _floor_us(ns: float) -> int:
     return max(1000, int(ns // 1000) * 1000)
 
 
-def fmt(ns: int) -> str:
-    for unit, f in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if ns % f == 0:
-            return f"{ns // f}{unit}"
-    return f"{ns}ns"
-
-
 def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARGIN,
                   time_kind: str = "cpu") -> dict:
     """The profile of every model callback the monitor reported; raises ProfileError when none."""
@@ -462,14 +456,14 @@ def plan_changes(view: ModelView, prof: dict) -> list[Change]:
         for key in ("wcet", "bcet"):
             if row[f"{key}_ns"] is None:
                 continue
-            new = fmt(row[f"{key}_ns"])
+            new = output.exact_duration(row[f"{key}_ns"])
             old = fields[key][1].value if key in fields else None
             if old != new:
                 changes.append(Change(name, key, old, new))
         # a measured timer phase, unless the model guarantees the timer's offset itself
         phase = fields["phase"][1].value if "phase" in fields else None
         if "observed_offset_ns" in row and phase != "guaranteed":
-            off = fmt(row["observed_offset_ns"]) if row["observed_offset_ns"] else "0ns"
+            off = output.exact_duration(row["observed_offset_ns"]) if row["observed_offset_ns"] else "0ns"
             old = fields["offset"][1].value if "offset" in fields else None
             if old != off:
                 changes.append(Change(name, "offset", old, off))
@@ -546,7 +540,7 @@ def apply_changes(view: ModelView, changes: list[Change], measurements: list[dic
 def measurements_of(prof: dict) -> list[dict]:
     """The hops' median latencies as CROS-RT measurements; a hop whose every instance was blocked
     by another callback is left out (its figure would be blocking, not communication)."""
-    return [{"kind": h["kind"], "size": h["size"], "latency": fmt(_ceil_us(h["latency_ns"]["p50"]))}
+    return [{"kind": h["kind"], "size": h["size"], "latency": output.exact_duration(_ceil_us(h["latency_ns"]["p50"]))}
             for h in prof["hops"] if h["unblocked"]]
 
 

@@ -98,14 +98,6 @@ def _histogram(tightness: dict) -> str:
     return ", ".join(f"{lab}: {n}" for lab, n in zip(labels, b["histogram"]))
 
 
-def analysis_names() -> list[str]:
-    from . import _core
-    names = getattr(_core, "analysis_names", None)
-    if callable(names):  # (name, summary, policy) tuples
-        return [n[0] if isinstance(n, (tuple, list)) else n for n in names()]
-    return ["edf-mt", "fp-mt", "picas-st", "cros-rt", "ros-default-st"]
-
-
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
           fusion: bool = False, feature: str = "", phases: bool = False, first: int = 0) -> dict:
@@ -201,6 +193,7 @@ def run(args) -> int:
         print(f"chainrt experiment soundness: --{families[0]} and --{families[1]} draw different systems; give one "
               f"of them", file=sys.stderr)
         return 1
+    from .model import analysis_names
     names = analysis_names() if args.analysis == "all" else [args.analysis]
     if args.analysis not in ("all", "lame") and args.analysis not in analysis_names():
         print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "

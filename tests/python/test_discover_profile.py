@@ -33,6 +33,7 @@ from rosutil import have_rclpy, runtime_built
 import yaml
 
 from chainrt import discover as dc
+from chainrt import output
 from chainrt import profile as pf
 from chainrt.model import ModelError, load_model_from_string
 
@@ -380,7 +381,7 @@ def test_period_fit_is_exact_to_the_precision_the_observation_allows():
     assert abs(fit.period_ns - p) <= 4 * fit.stderr_ns
     period, tol = dc.exact_period(fit)
     assert abs(period - p) <= tol < 50_000                      # binds the real timer, not a 1 % guess
-    assert dc.fmt_duration(period) in ("33333us", "33334us", "33332us") or period % 100 == 0
+    assert output.exact_duration(period) in ("33333us", "33334us", "33332us") or period % 100 == 0
     # without jitter the period is known to the microsecond or better; a whole-ms timer stays round
     period, tol = dc.exact_period(dc.fit_period(_sends(p, 60)))
     assert abs(period - p) <= 1_000 and tol == 4_000          # 100 ppm of the period, rounded up

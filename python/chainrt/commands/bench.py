@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from .. import cliargs
+from .. import cliargs, output
 
 
 def register(sub) -> None:
@@ -156,13 +156,11 @@ def run_reference_system(args) -> int:
     if args.list:
         if args.system == "upstream":
             from ..reference_system import upstream
-            for st in upstream.STOCK.values():
-                print(f"{st.name:<30} {st.summary}")
-            for n in upstream.CHAIN_CONFIGS:
-                print(f"{n:<30} {configs.CONFIGS[n].summary}, on rclcpp (ChainExecutor)")
-            return 0
-        for c in configs.CONFIGS.values():
-            print(f"{c.name:<24} {c.summary}")
+            rows = [(st.name, st.summary) for st in upstream.STOCK.values()]
+            rows += [(n, f"{configs.CONFIGS[n].summary}, on rclcpp (ChainExecutor)") for n in upstream.CHAIN_CONFIGS]
+        else:
+            rows = [(c.name, c.summary) for c in configs.CONFIGS.values()]
+        print("\n".join(output.table(rows, left="all", sep=" ", rstrip=True)))
         return 0
     run_id = uuid.uuid4().hex[:12]
     out = Path(os.path.abspath(args.out))  # "." and "..": the folder by its own name
@@ -261,7 +259,7 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
                    [out / i.relative_to(staging) for i in v] if isinstance(v, list) else v)
                for k, v in written.items()}
     if args.json:
-        print(json.dumps(report.public_json(result)))
+        output.emit_json(report.public_json(result))
     else:
         print(written["table"])
         csv_note = f", CSV {written['csv']}" if written["csv"].is_file() else ""

@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import output
 from ..crosslayer.stacks import STACKS
 from . import cros_rt_kernel as k
 
@@ -509,14 +510,6 @@ def bounds(point: Point, rows: list[dict]) -> dict:
     return out
 
 
-def _fmt(st: dict | None, digits: int = 2) -> str:
-    if not st:
-        return "–"
-    if st["n"] == 1:
-        return f"{st['median']:.{digits}f}"
-    return f"{st['median']:.{digits}f} [{st['min']:.{digits}f}..{st['max']:.{digits}f}]"
-
-
 def tables(summary: dict, rows: list[dict]) -> str:
     """The summary as Markdown: per point and configuration the clean runs' and, apart, the
     stalled runs' top-chain WCRT − BCRT and p99 − BCRT (median [min..max], ms), the WCRT − BCRT of
@@ -534,18 +527,18 @@ def tables(summary: dict, rows: list[dict]) -> str:
             cl, st = e["clean"], e["stalled"]
             allj = [r["top_unstalled_jitter_ms"] for r in rows if r["value"] == v and r["config"] == c]
             pdr = p["pdr_over_vanilla"].get(c)
-            out.append(f"| {v} | {c} | {len(cl['runs'])} | {_fmt(cl['top_jitter_ms'])} | {_fmt(cl['top_p99_excess_ms'])} "
-                       f"| {len(st['runs'])} | {_fmt(st['top_jitter_ms'])} | {_fmt(st['top_p99_excess_ms'])} "
-                       f"| {_fmt(_median_spread(allj))} | {_fmt(pdr, 3) if pdr else '–'} "
+            out.append(f"| {v} | {c} | {len(cl['runs'])} | {output.spread(cl['top_jitter_ms'])} | {output.spread(cl['top_p99_excess_ms'])} "
+                       f"| {len(st['runs'])} | {output.spread(st['top_jitter_ms'])} | {output.spread(st['top_p99_excess_ms'])} "
+                       f"| {output.spread(_median_spread(allj))} | {output.spread(pdr, 3) if pdr else '–'} "
                        f"| {min(r['top_instances'] for r in rows if r['value'] == v and r['config'] == c):,.0f} "
-                       f"| {_fmt(e['loadavg'], 1)} | {_fmt(e['steal_ms'], 0)} |")
+                       f"| {output.spread(e['loadavg'], 1)} | {output.spread(e['steal_ms'], 0)} |")
     out.append("")
     out.append(f"| {head} | WCRT − BCRT ratio | clean pairs | all pairs | p99 − BCRT ratio, clean pairs |")
     out.append("|---|---|---|---|---|")
     for v, p in summary["points"].items():
         for key, r in p["ratios"].items():
-            out.append(f"| {v} | {key} | {_fmt(r['clean_pairs'], 1)} (n={(r['clean_pairs'] or {}).get('n', 0)}) "
-                       f"| {_fmt(r['all_pairs'], 1)} (n={(r['all_pairs'] or {}).get('n', 0)}) | {_fmt(r['p99_excess_clean_pairs'], 1)} |")
+            out.append(f"| {v} | {key} | {output.spread(r['clean_pairs'], 1)} (n={(r['clean_pairs'] or {}).get('n', 0)}) "
+                       f"| {output.spread(r['all_pairs'], 1)} (n={(r['all_pairs'] or {}).get('n', 0)}) | {output.spread(r['p99_excess_clean_pairs'], 1)} |")
     if summary.get("cros_rt"):
         out.append("")
         out.append(f"| {head} | configuration | C^R fitted (ms) | fit | top chain: bound without platform / "

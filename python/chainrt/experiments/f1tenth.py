@@ -29,7 +29,7 @@ import sys
 
 import yaml
 
-from .. import _core
+from .. import _core, output
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -166,7 +166,7 @@ def run(args) -> int:
         json.dump(summary, f, indent=2)
     print(f"EDF ready-queue paper, Case Study 1 (F1Tenth), {summary['mode']}, {args.runs} runs x {args.duration:g} s "
           f"per configuration (paper: Jetson AGX Xavier, threads pinned, SCHED_FIFO 99)")
-    print(f"  {'threads':>7}  {'configuration':18s}  " + "  ".join(f"{c + ' avg / max ms':>26s}" for c in chains))
+    rows = [("threads", "configuration", *(f"{c} avg / max ms" for c in chains))]
     for t in threads:
         for config in configs:
             cells = []
@@ -176,7 +176,8 @@ def run(args) -> int:
                 mx = f"{e['max_ms']['mean']:.1f}" + (" (starved)" if e["starved_runs"] else "")
                 paper = f" [paper {e['paper_max_ms']:g}]" if e["paper_max_ms"] else ""
                 cells.append(f"{avg} / {mx}{paper}")
-            print(f"  {t:>7}  {LABELS[config]:18s}  " + "  ".join(f"{c:>26s}" for c in cells))
+            rows.append((t, LABELS[config], *cells))
+    print("\n".join(output.table(rows, left=(1,), indent="  ")))
     for x in loads:
         print(f"  {x['config']} {x['threads']} thread(s) run {x['run']}: 1-min load {x['load_before'][:1]} -> "
               f"{x['load_after'][:1]}, steal {x['steal_percent']} %")

@@ -37,6 +37,8 @@ from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.clock_type import ClockType
 from rclpy.timer import TimerInfo
 
+from chainrt import output
+from chainrt.model import policy_names
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, UnboundModelCallbacks,
                                    load_view)
@@ -54,8 +56,9 @@ except ImportError:  # older rclpy
 
 _RCLError = getattr(_rclpy_impl, "RCLError", RuntimeError)
 _WAKE_SLICE_NS = 100_000_000   # spin re-checks shutdown/context at least this often
-POLICIES = ("arrival", "ros-default", "fp", "edf", "picas", "mixed", "lame")
 DEFAULT_POLICY = "arrival"   # without a model: rclpy's EventsExecutor's order (earliest ready first)
+# The model's policies (the C++ descriptors, sched/policy.hpp) and, first, rclpy's own order.
+POLICIES = (DEFAULT_POLICY, *policy_names())
 
 
 def _load_loop_module():
@@ -69,10 +72,6 @@ def _load_loop_module():
 
 _PLACE_KIND = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
                KIND_CLIENT: "client", KIND_EVENT: "event", KIND_EXTERNAL: "external"}
-
-
-def _fmt_ms(ns: float) -> str:
-    return f"{ns / 1e6:.2f} ms"
 
 
 class ChainExecutor(Executor):
@@ -308,8 +307,8 @@ class ChainExecutor(Executor):
         out = [f"chainrt.rclpy: policy {r['policy']}, {r['threads']} thread(s), "
                f"{r['dispatches']} callbacks in {r['duration_ns'] / 1e9:.1f} s"]
         for name, c in r["chains"].items():
-            out.append(f"  chain {name}: {c['instances']} instances, mean {_fmt_ms(c['mean_ns'])}, "
-                       f"p99 {_fmt_ms(c['p99_ns'])}, max {_fmt_ms(c['wcrt_ns'])}, "
+            out.append(f"  chain {name}: {c['instances']} instances, mean {output.ms(c['mean_ns'], unit=True)}, "
+                       f"p99 {output.ms(c['p99_ns'], unit=True)}, max {output.ms(c['wcrt_ns'], unit=True)}, "
                        f"{c['deadline_misses']} deadline misses, {c['drops']} drops")
         failed = {n: c["exceptions"] for n, c in r["callbacks"].items() if c["exceptions"]}
         for n, k in failed.items():

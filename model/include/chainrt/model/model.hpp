@@ -16,6 +16,7 @@
 // The format on disk is documented in docs/model.md; parsing lives in yaml_io.hpp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,8 +46,18 @@ enum class HopKind { Topic, Request, Response };
 // CROS-RT's three disjoint communication categories Λ^I, Λ^L, Λ^R.
 enum class CommKind { IntraProcess, SameHost, Remote };
 
-// Executor policies; the names are the same everywhere in chainrt (CLI, JSON, files).
-enum class Policy { RosDefault, Picas, FixedPriority, Edf, Mixed, Lame };
+// Executor policies, listed once in policies.def; the names are the same everywhere in chainrt
+// (CLI, JSON, files). What each one does is its descriptor (sched/policy.hpp).
+enum class Policy {
+#define CHAINRT_POLICY(id, name) id,
+#include "chainrt/model/policies.def"
+#undef CHAINRT_POLICY
+};
+inline constexpr std::size_t kPolicyCount = 0
+#define CHAINRT_POLICY(id, name) +1
+#include "chainrt/model/policies.def"
+#undef CHAINRT_POLICY
+    ;
 
 enum class CriticalityClass { RealTime, BestEffort };
 
