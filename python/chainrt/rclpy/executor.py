@@ -251,7 +251,10 @@ class ChainExecutor(Executor):
             # so this thread takes thread 0's parameters after the others exist.
             loop.apply_thread(0)
             while self._context.ok() and not self._is_shutdown:
-                self._spin_once_impl(None, 0)
+                try:
+                    self._spin_once_impl(None, 0)
+                except rclpy.executors.ShutdownException:
+                    break  # shutdown() while a callback was selected: spin returns, as rclpy's does
         finally:
             self._stop_lame()
             self._spinning = False
