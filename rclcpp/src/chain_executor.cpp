@@ -274,7 +274,7 @@ void ChainExecutor::init_chains() {
         auto& lo = b.cbs[*leaf].leaf_of;
         if (std::find(lo.begin(), lo.end(), c) == lo.end()) {
           lo.push_back(c);
-          t.add_leaf(static_cast<CallbackId>(*leaf));
+          t.leaves.push_back(static_cast<CallbackId>(*leaf));
         }
       }
     }

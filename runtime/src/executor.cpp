@@ -236,7 +236,7 @@ void Executor::prepare() {
       CallbackId id = id_of(n);
       if (id != kNoCallback) {
         slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
-        st.add_leaf(id);
+        st.leaves.push_back(id);
       }
     }
     st.reserve(options_.samples_per_chain);

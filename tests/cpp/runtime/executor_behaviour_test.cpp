@@ -380,8 +380,7 @@ TEST(ChainCompletion, EachLeafCountsOncePerInstance) {
   std::vector<ChainTrack> chains(1);
   chains[0].name = "fork";
   chains[0].source = 0;
-  chains[0].add_leaf(1);
-  chains[0].add_leaf(2);
+  chains[0].leaves = {1, 2};
   chains[0].reserve(16);
   const std::vector<std::uint32_t> leaf_of{0};
   std::vector<Duration> responses;

@@ -27,8 +27,7 @@ struct ChainTrack {
   sched::CallbackId source = sched::kNoCallback; // the source timer here (kNoCallback: elsewhere)
   std::string source_name;
   std::vector<sched::CallbackId> members;        // its callbacks in this executor
-  std::uint32_t leaf_count = 0;                  // leaves in this executor
-  std::vector<sched::CallbackId> leaves;         // which ones (add_leaf)
+  std::vector<sched::CallbackId> leaves;         // its leaves in this executor
   LatencyRecorder latency;
   // A branching chain's instance ends when every leaf has completed: the leaves completed so far
   // per instance (one bit per leaf, so a leaf that completes twice with one instance's stamp
@@ -39,23 +38,22 @@ struct ChainTrack {
   };
   std::vector<Pending> pending;
 
-  void add_leaf(sched::CallbackId id) {
-    leaves.push_back(id);
-    ++leaf_count;
-  }
-  // Size the storage once the leaves are known (add_leaf called).
+  // Size the storage once the leaves are known.
   void reserve(std::size_t samples) {
     latency.reserve(samples);
-    pending.assign(leaf_count > 1 ? 256 : 0, Pending{});
+    pending.assign(leaves.size() > 1 ? 256 : 0, Pending{});
   }
   // The bit of leaf `id` in Pending::done (a chain of more than 64 leaves shares the last bit
-  // among the rest: counted once each instance, so it ends at the 64th distinct leaf).
+  // among the rest: it ends once 64 distinct bits are set).
   std::uint64_t leaf_bit(sched::CallbackId id) const noexcept {
     for (std::size_t i = 0; i < leaves.size(); ++i)
       if (leaves[i] == id) return std::uint64_t{1} << (i < 63 ? i : 63);
     return 0;
   }
-  std::uint32_t bits_needed() const noexcept { return leaf_count < 64 ? leaf_count : 64; }
+  // Pending::done once every leaf has completed the instance.
+  std::uint64_t all_leaves() const noexcept {
+    return leaves.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << leaves.size()) - 1;
+  }
 };
 
 // Callback `leaf` finished instance `stamp` at `finish`; it is a leaf of the chains `leaf_of`
@@ -74,12 +72,12 @@ void complete_chains(std::vector<ChainTrack>& chains, const std::vector<std::uin
     if (!(c == stamp.chain || (src != sched::kNoCallback && ch.source == src) ||
           (src == sched::kNoCallback && ch.source_name == src_name)))
       continue;
-    if (ch.leaf_count > 1) {  // branching: wait for the other leaves of this instance
+    if (ch.leaves.size() > 1) {  // branching: wait for the other leaves of this instance
       ChainTrack::Pending& p = ch.pending[stamp.instance % ch.pending.size()];
       if (p.instance != stamp.instance) p = ChainTrack::Pending{stamp.instance, 0};
       const std::uint64_t before = p.done;
       p.done |= ch.leaf_bit(leaf);
-      if (p.done == before || static_cast<std::uint32_t>(__builtin_popcountll(p.done)) < ch.bits_needed()) continue;
+      if (p.done == before || p.done != ch.all_leaves()) continue;
     }
     ch.latency.record(finish - stamp.release, ch.deadline);
     done(c, finish - stamp.release);
