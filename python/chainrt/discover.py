@@ -107,6 +107,11 @@ def _slot_indices(x, move_late: bool = True):
     return s
 
 
+def _own_periods(n: int, used: int) -> bool:
+    """Whether n sends over `used` distinct periods have a period each (5 % shared allowed)."""
+    return n - used <= max(1, 0.05 * n)
+
+
 def _grid_slots(x, near: float):
     """The release index of each send (x as for _slot_indices) given the share `near` of the
     sends on the grid's densest phase. Sends delayed into the next period are told from a second
@@ -117,10 +122,10 @@ def _grid_slots(x, near: float):
     (almost) no period empty; interleaved timers leave periods empty or doubled either way."""
     n = len(x)
     slots = _slot_indices(x, move_late=near >= 0.75)
-    if near >= MOVE_LATE_NEAR and n - len(set(slots.tolist())) > max(1, 0.05 * n):
+    if near >= MOVE_LATE_NEAR and not _own_periods(n, len(set(slots.tolist()))):
         moved = _slot_indices(x, move_late=True)
         used = len(set(moved.tolist()))
-        if n - used <= max(1, 0.05 * n) and used / float(moved.max() - moved.min() + 1) >= FULL_GRID:
+        if _own_periods(n, used) and used / float(moved.max() - moved.min() + 1) >= FULL_GRID:
             return moved
     return slots
 
@@ -136,7 +141,7 @@ def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
     slots = _grid_slots((rel - (k + 0.5) / 20.0 * p) / p, near)
     used = len(set(slots.tolist()))
     total = float(slots.max() - slots.min() + 1)
-    return near, used / total, n - used <= max(1, 0.05 * n)
+    return near, used / total, _own_periods(n, used)
 
 
 def fit_period(times_ns: list[int]) -> PeriodFit | None:
