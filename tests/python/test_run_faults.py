@@ -23,6 +23,7 @@ from chainrt import runtime
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "tests/cpp/runtime/data/two_processes.yaml"
 LONG = "60s"  # the run's length: every fault ends it long before
+WARMUP_NS = 300_000_000
 
 
 @pytest.fixture(autouse=True)
@@ -49,14 +50,14 @@ def _env() -> dict:
 
 
 def _start(*extra: str, stdout=subprocess.PIPE) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", LONG, "--warmup", "300ms",
+    cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", LONG, "--warmup", f"{WARMUP_NS}ns",
            "--json", "--no-compare", *extra]
     # the run's release epoch, set here as a launcher may (sched/timer.hpp): the processes
     # measure from it on, so a test knows when they have measured something
     epoch = time.monotonic_ns() + 1_500_000_000
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True,
                             env={**_env(), runtime.RELEASE_EPOCH_ENV: str(epoch)})
-    proc.measuring_from = epoch / 1e9 + 0.3  # + the warm-up
+    proc.measuring_from = (epoch + WARMUP_NS) / 1e9
     return proc
 
 
