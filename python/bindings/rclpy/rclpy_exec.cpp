@@ -460,11 +460,12 @@ class Loop {
     const Stamp& s = running_.at(t).stamp;
     return {s.chain == kNoChain ? 0 : s.release, s.deadline};
   }
-  // Release of the callback now running on thread t as this loop made it ready (a grid timer:
-  // its grid instant, on CLOCK_MONOTONIC, whether or not it starts a chain; 0 when none).
-  Duration current_release(std::uint32_t t) {
+  // The grid instant (CLOCK_MONOTONIC) the timer now running on thread t was released at, whether
+  // or not it starts a chain; 0 when what runs there is not a timer on the release grid.
+  Duration current_grid_release(std::uint32_t t) {
     std::unique_lock<std::mutex> lk(m_);
-    return running_.at(t).stamp.release;
+    const Running& r = running_.at(t);
+    return r.cb < entities_.size() && entities_[r.cb].on_grid ? r.stamp.release : 0;
   }
   // Give the next input of subscription `cb` a chain instance released at `release` (the
   // cross-process mechanism: the release comes from the message, e.g. its header stamp).
@@ -1007,7 +1008,7 @@ NB_MODULE(_rclpy_exec, m) {
       .def("reconfigure", &Loop::reconfigure, "params"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("set_record_from", &Loop::set_record_from)
       .def("current_stamp", &Loop::current_stamp)
-      .def("current_release", &Loop::current_release, "thread"_a)
+      .def("current_grid_release", &Loop::current_grid_release, "thread"_a)
       .def("set_input_release", &Loop::set_input_release)
       .def("thread_count", &Loop::thread_count)
       .def("policy", &Loop::policy)

@@ -175,7 +175,6 @@ class ChainExecutor(Executor):
         self._stats_stop = threading.Event()
         self._stats_thread = None
         self._clock_offset = time.time_ns() - self._mod.monotonic_ns()
-        self._grid_timers: set[int] = set()  # id() of the timers this executor releases on the grid
         self._lame_period_ns = int(float(lame_controller) * 1e9) if lame_controller is not None else 0
         self._lame_res_ns = int(float(lame_reservation_period) * 1e9)
         self._lame_capacity = int(lame_capacity_permille)
@@ -674,7 +673,6 @@ class ChainExecutor(Executor):
         held = []
         places = []                        # CallbackId -> (node, kind, topic) for the monitor
         grid = []                          # model-bound timers: (CallbackId, period, model offset)
-        self._grid_timers.clear()
 
         def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
             pointer = 0
@@ -701,7 +699,6 @@ class ChainExecutor(Executor):
                 name, prio, aff = mc.name, mc.priority, mc.affinity
                 if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
                     grid.append((len(ents), period_ns, mc.offset_ns))  # on the release grid
-                    self._grid_timers.add(id(entity))
             else:
                 base = f"{node.get_name()}/{detail}"
                 k = names_used.get(base, 0)
@@ -811,7 +808,6 @@ class ChainExecutor(Executor):
                 pass
         clock_type = tmr.clock.clock_type
         spawn = self._spawn
-        grid_timers = self._grid_timers
         loop_ref = self
         steady = clock_type == ClockType.STEADY_TIME
 
@@ -825,13 +821,12 @@ class ChainExecutor(Executor):
                 r = fn()
             else:
                 expected = info["expected_call_time"]
-                if id(tmr) in grid_timers:
-                    # released on the release grid, not at rcl's next call time (which keeps the
-                    # phase of the timer's creation): the release the callback is told is the
-                    # grid instant this executor released it at, on the timer's clock
-                    release = loop_ref._loop.current_release(t)
-                    if release:
-                        expected = release if steady else release + loop_ref._clock_offset
+                # on the release grid, not at rcl's next call time (which keeps the phase of the
+                # timer's creation): the release the callback is told is the grid instant this
+                # executor released it at, on the timer's clock
+                release = loop_ref._loop.current_grid_release(t)
+                if release:
+                    expected = release if steady else release + loop_ref._clock_offset
                 r = fn(**{arg: TimerInfo(expected_call_time=expected,
                                          actual_call_time=info["actual_call_time"], clock_type=clock_type)})
             if r is not None and inspect.iscoroutine(r):
