@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent / "rclpy"))
 
-from common import spread  # noqa: E402
+from common import dispatch_table  # noqa: E402
 
 KINDS = ("chainrt", "chainrt-fp", "SingleThreaded", "StaticSingleThreaded", "MultiThreaded", "Events")
 
@@ -96,25 +96,8 @@ def main() -> int:
           f"{os.cpu_count()} CPUs, load average {load0:.1f} -> {os.getloadavg()[0]:.1f}, steal {steal_pct:.1f} %"
           f"{f', pinned to CPU {a.cpu}' if a.cpu is not None else ''}{f', SCHED_FIFO {a.fifo}' if a.fifo else ''}; "
           f"N=0: a lone 1 kHz timer, N>0: a 50 Hz timer publishing to N subscriptions")
-    print(f"{'N':>4s} {'executor':21s} {'CPU us per callback':>34s} {'process CPU %':>30s} {'run / due':>10s}")
-    for n in ns:
-        for kind in kinds:
-            rs = [r for r in rows if r["executor"] == kind and r["n"] == n]
-            if rs:
-                print(f"{n:4d} {kind:21s} {spread([r['us_per_callback'] for r in rs]):>34s} "
-                      f"{spread([r['cpu_pct'] for r in rs]):>30s} "
-                      f"{sum(r['callbacks'] for r in rs) / max(1, sum(r['expected'] for r in rs)):>9.1%}")
-        per_rep = {}
-        for r in rows:
-            if r["n"] == n:
-                per_rep.setdefault(r["rep"], {})[r["executor"]] = r["us_per_callback"]
-        for mine in ("chainrt", "chainrt-fp"):
-            for ref in ("SingleThreaded", "Events"):
-                ratios = [v[mine] / v[ref] for v in per_rep.values() if mine in v and ref in v]
-                if ratios:
-                    print(f"{'':4s} ratio {mine}/{ref}: {spread(ratios)}")
-    if a.json:
-        Path(a.json).write_text(json.dumps(rows, indent=1))
+    pairs = [(m, r) for m in ("chainrt", "chainrt-fp") for r in ("SingleThreaded", "Events")]
+    dispatch_table(rows, ns, kinds, pairs, a.json)
     return 0
 
 

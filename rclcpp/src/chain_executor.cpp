@@ -274,7 +274,7 @@ void ChainExecutor::init_chains() {
         auto& lo = b.cbs[*leaf].leaf_of;
         if (std::find(lo.begin(), lo.end(), c) == lo.end()) {
           lo.push_back(c);
-          ++t.leaf_count;
+          t.leaves.push_back(static_cast<CallbackId>(*leaf));
         }
       }
     }
@@ -552,8 +552,10 @@ bool ChainExecutor::rebuild() {
             s->stats.kind = "waitable";
             name_slot(s, f, "waitable");
           }
+#if CHAINRT_RCLCPP_WAITABLE_GET_TIMERS
           for (auto& tm : w->get_timers())
             if (tm) s->wt_timers.push_back(tm->get_timer_handle());
+#endif
         });
   }
 
@@ -973,7 +975,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
 
   bool ran = true, threw = false;
   const Duration start = clock_now();
-  const Duration cpu0 = runtime::thread_cpu_ns();
+  runtime::CallbackCpu cpu_meter;
+  cpu_meter.start();
   try {
     switch (s.kind) {
       case Kind::Timer:
@@ -1050,7 +1053,7 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
       if (!pending_exception_) pending_exception_ = std::current_exception();
     }
   }
-  const Duration cpu = runtime::thread_cpu_ns() - cpu0;
+  const Duration cpu = cpu_meter.stop();
   const Duration finish = clock_now();
   lk.lock();
   if (ran || threw) {
@@ -1058,7 +1061,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
     trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, queued_deadline,
                                         stamp.chain != kNoChain ? stamp.release : 0});
     if (s.mcb)
-      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, stamp, finish, record_from_,
+      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, static_cast<CallbackId>(s.model_id.value_or(kNoCallback)), stamp, finish,
+                               record_from_,
                                [this](std::uint32_t c, Duration response) {
 #if defined(CHAINRT_HAVE_LAME)
                                  const Duration d = bound_->chains[c].deadline;

@@ -236,7 +236,7 @@ void Executor::prepare() {
       CallbackId id = id_of(n);
       if (id != kNoCallback) {
         slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
-        ++st.leaf_count;
+        st.leaves.push_back(id);
       }
     }
     st.reserve(options_.samples_per_chain);
@@ -297,10 +297,23 @@ void Executor::prepare() {
       w->clock->add_jump_callback(th, &Executor::on_time_jump, w.get());
       w->jump_callback = true;
     }
+  // Timers on the executor's clock: on the release grid (sched/timer.hpp), so that the model's
+  // offsets hold across the executors and processes of the run.
+  const Duration grid_epoch = options_.release_epoch ? *options_.release_epoch
+                              : options_.clock       ? epoch
+                                                     : sched::release_epoch(epoch);
   for (auto& s : slots_)
     if (s->timer && !s->watch) {
+      const sched::ReleaseGrid grid{grid_epoch, s->timer->offset(), s->timer->period()};
+      const sched::ReleaseGrid::Start st = grid.start(epoch);
       s->clock.period = s->timer->period();
-      s->clock.next = epoch + s->timer->offset();
+      s->clock.next = st.first;
+      s->stats.grid_start_index = st.start_index;
+      if (st.start_index > 0)
+        warnings_.push_back("timer '" + s->stats.name + "' armed " + std::to_string(epoch - grid.at(0)) +
+                            " ns after its first grid release: it starts at grid index " +
+                            std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
+                            "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");
       next_timer_due_ = std::min(next_timer_due_, s->clock.next);
     }
   // DDS listeners; enlist every subscription once for inputs that arrived before.
@@ -491,7 +504,7 @@ void Executor::make_ready(CallbackId id) noexcept {
 
 // Algorithm 2 (readyQueue updating), incrementally: only subscriptions the DDS listener
 // enlisted since the last update, and timers only when one is due.
-void Executor::harvest(Duration now) noexcept {
+void Executor::harvest(Duration now, bool idle) noexcept {
   Slot* s = dirty_.exchange(nullptr, std::memory_order_acquire);
   while (s) {
     Slot* next = s->next_dirty;
@@ -512,8 +525,14 @@ void Executor::harvest(Duration now) noexcept {
   for (auto& sp : slots_) {
     Slot& t = *sp;
     if (!t.timer || t.watch || admission_->holds(t.id)) continue;
-    if (t.clock.ready(now)) make_ready(t.id);
-    else due = std::min(due, t.clock.next);
+    if (t.clock.ready(now)) {
+      // Release jitter against the grid, measured where a thread waited for this release (a
+      // busy executor takes a due timer at its next selection: interference, not jitter).
+      if (idle) t.stats.release_jitter.record(now - t.clock.next);
+      make_ready(t.id);
+    } else {
+      due = std::min(due, t.clock.next);
+    }
   }
   next_timer_due_ = due;
 }
@@ -572,7 +591,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                                        : static_cast<const void*>(s.sub->get()));
     if (tr.callback_start) tr.callback_start(&s, false);
     const Duration start = clock_now();
-    const Duration cpu0 = thread_cpu_ns();
+    CallbackCpu cpu_meter;
+    cpu_meter.start();
     bool threw = false;
     try {
       if (s.timer) s.timer->invoke();
@@ -588,7 +608,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
         std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception "
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
-    const Duration cpu = thread_cpu_ns() - cpu0;
+    const Duration cpu = cpu_meter.stop();
     const Duration finish = clock_now();
     if (tr.callback_end) tr.callback_end(&s);
     set_current_stamp(Stamp{});
@@ -596,7 +616,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     // monitoring (preallocated, no allocation)
     record_instance(s.stats, s.window_cpu, cpu, finish - start, threw);
     trace_.push(DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release});
-    complete_chains(chains_, s.leaf_of, stamp, finish, options_.record_from,
+    complete_chains(chains_, s.leaf_of, id, stamp, finish, options_.record_from,
                     [&](std::uint32_t c, Duration response) {
                       const Duration d = chain_specs_[c].deadline;
                       if (tr.chain_complete)
@@ -619,11 +639,13 @@ void Executor::thread_main(sched::ThreadId t) {
   // Other threads are woken only when this thread changed the queue (new releases, a freed
   // group) and work is left in it: no wake storms, and no two idle threads waking each other.
   bool changed = true;
+  bool idle = false;  // this thread waited since its last selection
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = clock_now();
     const std::size_t before = queue_->size();
-    harvest(now);
+    harvest(now, idle);
+    idle = false;
     if (queue_->size() > before) changed = true;
     // Admission (a polling point of the default executor, LaME's best-effort refresh) and
     // Algorithm 1, as in the simulator (sched::Admission::next).
@@ -654,6 +676,7 @@ void Executor::thread_main(sched::ThreadId t) {
     futex_wait(&wake_, seq, timeout);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    idle = true;
   }
 }
 

@@ -101,7 +101,14 @@ std::string to_json(const RunReport& r, bool with_samples) {
          ", \"wall_max_ns\": " + std::to_string(c.wall_max) +
          ", \"wall_min_ns\": " + std::to_string(c.wall_min) +
          ", \"exceptions\": " + std::to_string(c.exceptions) +
-         ", \"drops\": " + std::to_string(c.drops) + "}";
+         ", \"drops\": " + std::to_string(c.drops);
+    if (c.grid_start_index >= 0)
+      o += ", \"release_jitter_max_ns\": " + std::to_string(c.release_jitter.max) +
+           ", \"release_jitter_mean_ns\": " +
+           std::to_string(c.release_jitter.releases ? c.release_jitter.sum / c.release_jitter.releases : 0) +
+           ", \"release_jitter_samples\": " + std::to_string(c.release_jitter.releases) +
+           ", \"grid_start_index\": " + std::to_string(c.grid_start_index);
+    o += "}";
   }
   o += "}, \"warnings\": [";
   for (std::size_t i = 0; i < r.warnings.size(); ++i) {

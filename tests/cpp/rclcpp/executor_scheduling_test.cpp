@@ -180,20 +180,7 @@ TEST(ChainExecutorScheduling, LameControllerRunsOnTheRclcppExecutor) {
     chainrt::runtime::set_thread_reservation(static_cast<int>(gettid()), std::nullopt);
   }
   ChainExecutorOptions o;
-  o.model_yaml = R"(
-name: grow
-hosts: [{name: h, cores: 2}]
-executors: [{name: x, host: h, policy: lame}]
-nodes: [{name: n, executor: x}]
-topics: [{name: lame_a}]
-callbacks:
-  - {name: rt_src, kind: timer, node: n, period: 100ms, wcet: 2ms, publishes: [lame_a]}
-  - {name: rt_sink, kind: subscription, node: n, topic: lame_a, wcet: 2ms}
-  - {name: be_tick, kind: timer, node: n, period: 200ms, wcet: 1ms}
-chains:
-  - {name: control, callbacks: [rt_src, rt_sink], deadline: 100ms, class: rt, criticality: 2}
-  - {name: log, callbacks: [be_tick], deadline: 200ms, class: be}
-)";
+  o.model_file = std::string(CHAINRT_SOURCE_DIR) + "/tests/cpp/lame_runtime/data/grow.yaml";
   o.lame_controller = 500'000'000;
   o.lame_capacity_permille = 500;
   o.lame_log = false;
@@ -201,10 +188,10 @@ chains:
   EXPECT_EQ(exec.policy(), chainrt::Policy::Lame);
   EXPECT_EQ(exec.thread_count(), 4u);  // rt@0 rt@1 be@0 be@1
   auto node = std::make_shared<rclcpp::Node>("n");
-  auto pub = node->create_publisher<Str>("lame_a", 10);
+  auto pub = node->create_publisher<Str>("a", 10);
   std::atomic<int> sunk{0};
   auto src = node->create_wall_timer(100ms, [&] { pub->publish(Str()); });
-  auto sink = node->create_subscription<Str>("lame_a", 10, [&](const Str&) { ++sunk; });
+  auto sink = node->create_subscription<Str>("a", 10, [&](const Str&) { ++sunk; });
   auto tick = node->create_wall_timer(200ms, [] {});
   exec.add_node(node);
   {

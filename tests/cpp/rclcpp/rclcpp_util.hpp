@@ -1,5 +1,5 @@
-// Helpers of the rclcpp executor tests: rclcpp's init/shutdown for the test program and a
-// give-up-bounded wait (never a wall-clock assertion).
+// Helpers of the rclcpp executor tests: rclcpp's init/shutdown for the test program, a spinning
+// thread, and the runtime tests' give-up-bounded wait.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +11,8 @@
 
 #include <rclcpp/rclcpp.hpp>
 
+#include "ros_test_util.hpp"  // tests/cpp/runtime
+
 namespace chainrt::rclcpp::testing {
 
 class RclcppEnvironment : public ::testing::Environment {
@@ -21,16 +23,8 @@ class RclcppEnvironment : public ::testing::Environment {
   void TearDown() override { ::rclcpp::shutdown(); }
 };
 
-// Polls `pred` until it holds or `give_up_s` seconds passed (a loaded machine may be slow; the
-// bound only prevents a hang). Returns pred().
-inline bool wait_until(const std::function<bool()>& pred, int give_up_s = 90) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(give_up_s);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
+// Polls a condition with a give-up bound (never a wall-clock assertion): the runtime tests' own.
+using chainrt::runtime::testing::wait_until;
 
 // Spins `exec` on a thread of its own until the object goes away (cancel + join).
 template <class Exec>

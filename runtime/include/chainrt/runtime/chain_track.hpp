@@ -27,30 +27,43 @@ struct ChainTrack {
   sched::CallbackId source = sched::kNoCallback; // the source timer here (kNoCallback: elsewhere)
   std::string source_name;
   std::vector<sched::CallbackId> members;        // its callbacks in this executor
-  std::uint32_t leaf_count = 0;                  // leaves in this executor
+  std::vector<sched::CallbackId> leaves;         // its leaves in this executor
   LatencyRecorder latency;
   // A branching chain's instance ends when every leaf has completed: the leaves completed so far
-  // per instance, in a ring indexed by the instance number.
+  // per instance (one bit per leaf, so a leaf that completes twice with one instance's stamp
+  // counts once), in a ring indexed by the instance number.
   struct Pending {
     std::uint64_t instance = ~std::uint64_t{0};
-    std::uint32_t done = 0;
+    std::uint64_t done = 0;
   };
   std::vector<Pending> pending;
 
-  // Size the storage once the leaves are known (leaf_count set).
+  // Size the storage once the leaves are known.
   void reserve(std::size_t samples) {
     latency.reserve(samples);
-    pending.assign(leaf_count > 1 ? 256 : 0, Pending{});
+    pending.assign(leaves.size() > 1 ? 256 : 0, Pending{});
+  }
+  // The bit of leaf `id` in Pending::done (a chain of more than 64 leaves shares the last bit
+  // among the rest: it ends once 64 distinct bits are set).
+  std::uint64_t leaf_bit(sched::CallbackId id) const noexcept {
+    for (std::size_t i = 0; i < leaves.size(); ++i)
+      if (leaves[i] == id) return std::uint64_t{1} << (i < 63 ? i : 63);
+    return 0;
+  }
+  // Pending::done once every leaf has completed the instance.
+  std::uint64_t all_leaves() const noexcept {
+    return leaves.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << leaves.size()) - 1;
   }
 };
 
-// Callback instance `stamp` finished at `finish` on a callback that is a leaf of the chains
-// `leaf_of` (indices into `chains`). An instance of chain c is one stamped by c itself or by a
-// chain with the same source. For every chain instance this completes (all its leaves done),
+// Callback `leaf` finished instance `stamp` at `finish`; it is a leaf of the chains `leaf_of`
+// (indices into `chains`). An instance of chain c is one stamped by c itself or by a chain with
+// the same source. For every chain instance this completes (each of its leaves done once),
 // records finish - release (when release >= record_from) and calls done(c, response).
 template <class Done>
 void complete_chains(std::vector<ChainTrack>& chains, const std::vector<std::uint32_t>& leaf_of,
-                     const Stamp& stamp, Duration finish, Duration record_from, Done&& done) noexcept {
+                     sched::CallbackId leaf, const Stamp& stamp, Duration finish, Duration record_from,
+                     Done&& done) noexcept {
   if (stamp.chain == kNoChain || stamp.chain >= chains.size() || stamp.release < record_from) return;
   const sched::CallbackId src = chains[stamp.chain].source;
   const std::string& src_name = chains[stamp.chain].source_name;
@@ -59,10 +72,12 @@ void complete_chains(std::vector<ChainTrack>& chains, const std::vector<std::uin
     if (!(c == stamp.chain || (src != sched::kNoCallback && ch.source == src) ||
           (src == sched::kNoCallback && ch.source_name == src_name)))
       continue;
-    if (ch.leaf_count > 1) {  // branching: wait for the other leaves of this instance
+    if (ch.leaves.size() > 1) {  // branching: wait for the other leaves of this instance
       ChainTrack::Pending& p = ch.pending[stamp.instance % ch.pending.size()];
       if (p.instance != stamp.instance) p = ChainTrack::Pending{stamp.instance, 0};
-      if (++p.done < ch.leaf_count) continue;
+      const std::uint64_t before = p.done;
+      p.done |= ch.leaf_bit(leaf);
+      if (p.done == before || p.done != ch.all_leaves()) continue;
     }
     ch.latency.record(finish - stamp.release, ch.deadline);
     done(c, finish - stamp.release);

@@ -104,6 +104,11 @@ struct ExecutorOptions {
   // neither allocate nor block. With an injected clock an idle thread re-reads it at least
   // every millisecond (the clock may be advanced from outside).
   std::function<Duration()> clock;
+  // The release epoch of the timers on the executor's clock (sched::ReleaseGrid: releases at
+  // epoch + offset + k·period). Unset: the run's epoch, sched::release_epoch() (the environment's
+  // CHAINRT_RELEASE_EPOCH_NS, else the process-wide one) on CLOCK_MONOTONIC; with an injected
+  // clock: its time at prepare().
+  std::optional<Duration> release_epoch;
   // ros-default: the order among ready callbacks of one kind as rclcpp >= 28 has it (a fixed,
   // unspecified permutation of the registration order; sched::wait_set_order) drawn from this
   // seed; unset: registration order (the published models of the default executor).
@@ -129,8 +134,8 @@ class Executor : public ControlledExecutor {
   // Chain instances released before `t` (CLOCK_MONOTONIC ns) are not measured (warm-up).
   void measure_from(Duration t) noexcept { options_.record_from = t; }
 
-  // Resolve names, allocate every structure, arm timers (their epoch is now) and attach the
-  // DDS listeners. start() calls it when needed.
+  // Resolve names, allocate every structure, arm the timers on the release grid
+  // (sched::ReleaseGrid; ExecutorOptions::release_epoch) and attach the DDS listeners. start() calls it when needed.
   void prepare();
   void start();                    // start the threads (and the stats publisher)
   void request_stop() noexcept;    // async-signal-safe
@@ -196,7 +201,8 @@ class Executor : public ControlledExecutor {
   void harvest_clocks(Duration now) noexcept;
   Duration clocks_timeout() const noexcept;  // ns until a non-steady timer is due; -1: none
   void thread_main(sched::ThreadId t);
-  void harvest(Duration now) noexcept;          // Algorithm 2, incrementally
+  void harvest(Duration now, bool idle = false) noexcept;  // Algorithm 2, incrementally; idle: the
+                                                          // thread was waiting (release jitter)
   void make_ready(sched::CallbackId id) noexcept;
   Duration ready_deadline(sched::CallbackId id) const noexcept;
   void dispatch(sched::ThreadId t, sched::CallbackId id, Duration now,

@@ -7,6 +7,8 @@
 // entry when full and the aggregates stay exact).
 #pragma once
 
+#include "chainrt/sched/timer.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstddef>
@@ -43,6 +45,11 @@ struct CallbackStats {
   Duration wall_total = 0;
   Duration wall_max = 0;          // finish - start
   Duration wall_min = 0;
+  // Timers on the release grid (sched::ReleaseGrid): the release jitter measured against the
+  // grid — (made ready) − (grid instant), over the releases an idle executor thread took — and
+  // the grid index of the first release (> 0: its executor armed late, after epoch + offset).
+  sched::ReleaseJitter release_jitter;
+  std::int64_t grid_start_index = -1;  // -1: not a timer on the grid
 };
 
 // The largest thread-CPU times of one callback's instances in a measurement window (what a

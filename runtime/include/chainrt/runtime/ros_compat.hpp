@@ -24,4 +24,14 @@
 #define CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES 0
 #endif
 
+// rclcpp 29: Waitable::get_timers() lists a waitable's rcl timers (an action server's goal
+// expiry), which an event-driven executor must wait for itself. rclcpp 28 has no such call: its
+// action server watches that timer on a thread of its own and reports the expiry through the
+// waitable's on-ready callback, so the executor needs no timers of a waitable there.
+#if RCLCPP_VERSION_MAJOR >= 29
+#define CHAINRT_RCLCPP_WAITABLE_GET_TIMERS 1
+#else
+#define CHAINRT_RCLCPP_WAITABLE_GET_TIMERS 0
+#endif
+
 #endif  // rclcpp
