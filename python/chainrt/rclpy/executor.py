@@ -221,6 +221,12 @@ class ChainExecutor(Executor):
         self.wake()
         return task
 
+    def create_future(self):
+        """A Future attached to this executor (rclpy's Executor.create_future; Jazzy's rclpy has
+        none of its own)."""
+        from rclpy.task import Future
+        return Future(executor=self)
+
     def bind(self, model_callback: str, entity) -> None:
         """Bind an rclpy timer/subscription/service/client to a model callback by name."""
         self._explicit[model_callback] = entity
