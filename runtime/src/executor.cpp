@@ -591,8 +591,9 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                                        : static_cast<const void*>(s.sub->get()));
     if (tr.callback_start) tr.callback_start(&s, false);
     const Duration start = clock_now();
-    CallbackCpu cpu_meter;
-    cpu_meter.start();
+    CallbackCpu cpu_meter;  // on CLOCK_MONOTONIC: the executor's reading when that is its clock
+    if (options_.clock) cpu_meter.start();
+    else cpu_meter.start(start);
     bool threw = false;
     try {
       if (s.timer) s.timer->invoke();
@@ -608,8 +609,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
         std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception "
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
-    const Duration cpu = cpu_meter.stop();
     const Duration finish = clock_now();
+    const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
     if (tr.callback_end) tr.callback_end(&s);
     set_current_stamp(Stamp{});
     lk.lock();
