@@ -199,6 +199,14 @@ def main() -> int:
     wall = {name: [r["wall_s"] for r in rs] for name, rs in by.items()}
     speedup = [a / b for a, b in zip(wall["1 worker"], wall["2 workers"])]
     overhead = [100.0 * (a / b - 1) for a, b in zip(wall["1 worker"], wall["in-process"])]
+    # The same systems take more or less CPU as the other tenants' load changes between runs (the
+    # cores' caches and the host's other guests): each run's wall time scaled by the batches' CPU
+    # time of the run it is compared with removes that drift from the ratio.
+    cpu = {name: [r["batch_cpu_s"] for r in rs] for name, rs in by.items()}
+    speedup_eq = [a * (c2 / c1) / b for a, b, c1, c2 in zip(wall["1 worker"], wall["2 workers"], cpu["1 worker"],
+                                                            cpu["2 workers"])]
+    overhead_eq = [100.0 * (a / b * (cb / ca) - 1) for a, b, ca, cb in zip(wall["1 worker"], wall["in-process"],
+                                                                          cpu["1 worker"], cpu["in-process"])]
     per_batch = [r["batch_s"] / r["batches"] for r in runs]
     print(f"\n{args.sets} systems ({args.analysis} {args.extra}), batches of {args.batch}; identical results on "
           f"every runner")
@@ -208,6 +216,8 @@ def main() -> int:
           f"{statistics.mean(wall['1 worker']) / statistics.mean(wall['2 workers']):.3f})")
     print(f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
           f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
+    print(f"  at equal CPU work (each pair scaled by its batches' CPU time): speed-up {spread(speedup_eq)}, "
+          f"engine overhead % {spread(overhead_eq)}")
     for name, rs in by.items():
         print(f"  {name:10s} batches' CPU s {spread([r['batch_cpu_s'] for r in rs])}, off the CPU % "
               f"{spread([off_cpu(r) for r in rs])}")
