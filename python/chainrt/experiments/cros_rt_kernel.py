@@ -671,9 +671,9 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
     configuration (dots: runs), and both chains' WCRT per run next to the ``cros-rt`` bound
     fitted for that configuration (open: fit runs, filled: check runs; a cross at the top: no
     finite bound) and, in black, each run's bound with the platform term."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from chainrt.figures import pyplot, save_figure
+
+    plt = pyplot()
     loads = sorted({r["load"] for r in rows})
     configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
     check = (summary or {}).get("cros_rt") or cros_rt_check(rows)
@@ -723,5 +723,4 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
         ax.grid(alpha=0.3)
     fig.suptitle("CROS-RT two chains across two namespace hosts under a non-RT UDP flood (dots: runs, bars: mean)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
