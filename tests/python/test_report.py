@@ -100,7 +100,7 @@ def test_model_report_page(tmp_path):
 
     for png in ("worst_cases.png", "response_cdf.png", "execution_times.png"):
         with Image.open(tmp_path / png) as im:  # a drawn plot, not a blank canvas
-            assert im.width >= 400 and im.height >= 250
+            assert im.width >= 400 and im.height >= 150
             assert len(im.convert("RGB").getcolors(maxcolors=1 << 16) or ()) >= 8
     assert "Chain response time</b>:" in text and "Execution time</b>:" in text
     assert "exceeds the analysis bound 14.00 ms" in text
