@@ -48,6 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import cliargs
 from ..crosslayer.stacks import STACKS, run_arguments
 
 # the configurations (crosslayer.stacks): vanilla, preempt-rt, app-dds, full, full-server
@@ -414,7 +415,7 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
 
 def summarize_csv(csv_path: str, out_dir: str, size: str = "4KiB", plot: bool = True) -> dict:
     """Summary and plot of the rows of an earlier :func:`two_chains` (its ``runs.csv``)."""
-    with open(csv_path, newline="") as f:
+    with cliargs.open_text(csv_path) as f:
         rows = [{k: (v if k in ("load", "config") else float(v) if v != "" else float("nan")) for k, v in r.items()}
                 for r in csv.DictReader(f)]
     if not rows:

@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import output
+from .. import cliargs, output
 from ..crosslayer.stacks import STACKS
 from . import cros_rt_kernel as k
 
@@ -344,7 +344,7 @@ def read_rows(paths: list[str]) -> list[dict]:
     rows = []
     need = {"sweep", "value", "run", "config", "top_jitter_ms", "top_p99_excess_ms", "stalled"}
     for p in paths:
-        with open(p, newline="") as f:
+        with cliargs.open_text(p) as f:
             reader = csv.DictReader(f)
             missing = need - set(reader.fieldnames or [])
             if missing:
