@@ -34,7 +34,7 @@ from . import cliargs
 
 
 # Systems per batch: a system takes 1.6 ms here (a harsh one climbing 8 steps 2.4-3 ms), so a
-# batch takes 0.6-1.2 s, far above what a Dask task costs (10-16 ms of CPU here, taken from the
+# batch takes 0.6-2 s, far above what a Dask task costs (10-16 ms of CPU here, taken from the
 # batches when every core runs one: docs/campaigns.md, "Measured").
 BATCH = 400
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
