@@ -83,8 +83,9 @@ class ChainExecutor(Executor):
     :param executor: which executor of the model this is (default: the only one, or the one
         hosting the first added node).
     :param policy: ``arrival`` (earliest ready first, the order of rclpy's EventsExecutor),
-        ``ros-default`` (the order of rclpy's SingleThreadedExecutor: timers, subscriptions,
-        services, clients), ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``; default: the
+        ``ros-default`` (ROS 2's default executor as the C++ runtime and the simulator run it:
+        polling points, then timers, subscriptions, services, clients; rclpy's own executor takes
+        node by node instead), ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``; default: the
         model executor's policy, else ``arrival``.
     :param threads: number of executor threads (overrides the model's threads; thread 0 is
         the thread that calls spin).
@@ -654,7 +655,7 @@ class ChainExecutor(Executor):
         if view and view.threads:
             thread_specs = view.threads
         else:
-            thread_specs = [(f"t{i}", [], None, 0, 0) for i in range(self._threads_arg or 1)]
+            thread_specs = [(f"t{i}", [], None, 0, 0, True) for i in range(self._threads_arg or 1)]
 
         groups: dict[int, int] = {}
         reentrant: list[bool] = []
