@@ -175,7 +175,7 @@ class Loop {
                                     std::uint64_t, std::string>>& entities,
        const std::vector<std::tuple<std::string, Duration, Duration, std::vector<std::vector<CallbackId>>>>& chains,
        const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration, bool>>& threads,
-       std::size_t sample_capacity)
+       std::size_t sample_capacity, const std::vector<std::uint32_t>& take_positions = {})
       : entities_(entities.size()) {
     // "arrival": rclpy's EventsExecutor's order, earliest ready first -- the EDF queue keyed by
     // each input's arrival (a timer's by its release): EDF with every relative deadline 0. The
@@ -207,6 +207,18 @@ class Loop {
       s.affinity = affinity;
       specs.push_back(s);
       if (kind == kTimer) timers_.push_back(static_cast<CallbackId>(i));
+    }
+    // take_positions (ros-default only): rclpy's own SingleThreadedExecutor's take order
+    // instead of ROS 2's default order. rclpy takes what one wait returned node by node, with
+    // no rank of kinds across nodes: the ros-default key's kind rank is made equal for all and
+    // the ordering is the given position (sched::CallbackSpec::wait_set_position, the key's
+    // tie-break before registration order).
+    if (!take_positions.empty() && policy == "ros-default") {
+      if (take_positions.size() != specs.size()) throw std::invalid_argument("take_positions: one per entity");
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        specs[i].kind = CallbackKind::Timer;
+        specs[i].wait_set_position = take_positions[i];
+      }
     }
     for (const auto& [name, cores, fifo, budget, period, rt] : threads) {
       sched::ThreadSpec ts;
@@ -1036,8 +1048,9 @@ NB_MODULE(_rclpy_exec, m) {
                                                  std::vector<std::vector<chainrt::sched::CallbackId>>>>&,
                     const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>,
                                                  chainrt::Duration, chainrt::Duration, bool>>&,
-                    std::size_t>(),
-           "policy"_a, "group_reentrant"_a, "entities"_a, "chains"_a, "threads"_a, "sample_capacity"_a = 100000)
+                    std::size_t, const std::vector<std::uint32_t>&>(),
+           "policy"_a, "group_reentrant"_a, "entities"_a, "chains"_a, "threads"_a, "sample_capacity"_a = 100000,
+           "take_positions"_a = std::vector<std::uint32_t>{})
       .def("next", &Loop::next, "thread"_a, "timeout_ns"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("done", &Loop::done, "thread"_a, "callback"_a, "ran"_a, "threw"_a)
       .def("push_external", &Loop::push_external, nb::call_guard<nb::gil_scoped_release>())
