@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +43,7 @@ from chainrt import runtime as chainrt_runtime  # noqa: E402
 from chainrt.rclpy import ChainExecutor  # noqa: E402
 
 MS = 1_000_000
+DATA = Path(__file__).parent / "data"  # the scenarios: topics, callbacks, chains
 _ids = itertools.count()
 
 # Each scenario lists its callbacks node by node, timers before subscriptions: the registration
@@ -52,34 +54,13 @@ _ids = itertools.count()
 # priorities at its head, so ros-default (polling points: timers of one polling window first),
 # fp/picas (priority), edf/mixed (deadline) and LaME's best-effort thread (refresh only when
 # its queue is empty) each give their own order.
-FAN = """
-topics: [{name: ta, size: 16B}, {name: tb, size: 16B}, {name: tx, size: 16B}]
-callbacks:
-  - {name: A,  kind: timer, node: src, period: 10s, wcet: 2ms, publishes: [ta], priority: 4}
-  - {name: B,  kind: timer, node: src, period: 10s, wcet: 2ms, publishes: [tb], priority: 1}
-  - {name: a1, kind: subscription, node: work, topic: ta, wcet: 2ms, publishes: [tx], priority: 5}
-  - {name: b1, kind: subscription, node: work, topic: tb, wcet: 2ms, priority: 2}
-  - {name: x,  kind: subscription, node: work, topic: tx, wcet: 2ms, priority: 3}
-chains:
-  - {name: CA, callbacks: [A, a1, x], deadline: 30ms}
-  - {name: CB, callbacks: [B, b1], deadline: 10ms}
-"""
+FAN = (DATA / "dispatch_fan.yaml").read_text()
 
 # poll: T feeds s1 and s2; s1 feeds s3, registered before s2. The default executor's readySet
 # runs s2 (same polling window as s1) before s3 (released after the window was taken), where an
 # always-refreshed queue in the same kind order would run s3 first; priorities and deadlines
 # give the other policies other orders.
-POLL = """
-topics: [{name: t1, size: 16B}, {name: t2, size: 16B}, {name: t3, size: 16B}]
-callbacks:
-  - {name: T,  kind: timer, node: src, period: 10s, wcet: 2ms, publishes: [t1, t2]}
-  - {name: s1, kind: subscription, node: work, topic: t1, wcet: 2ms, publishes: [t3], priority: 3}
-  - {name: s3, kind: subscription, node: work, topic: t3, wcet: 2ms, priority: 4}
-  - {name: s2, kind: subscription, node: work, topic: t2, wcet: 2ms, priority: 2}
-chains:
-  - {name: C1, callbacks: [T, s1, s3], deadline: 20ms}
-  - {name: C2, callbacks: [T, s2], deadline: 10ms}
-"""
+POLL = (DATA / "dispatch_poll.yaml").read_text()
 
 SCENARIOS = {"fan": FAN, "poll": POLL}
 
