@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "chainrt/model/yaml_io.hpp"
+#include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/threads.hpp"
 #include "chainrt/runtime/tracing.hpp"
@@ -85,7 +86,7 @@ inline Duration thread_cpu_ns() noexcept {
   return Duration(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-constexpr std::uint32_t kNoChain = 0xffffffffu;
+using runtime::kNoChain;
 
 // A chain instance: its chain, release a_i^k and absolute deadline d_i^k.
 struct Stamp {
@@ -258,17 +259,8 @@ class Loop {
           auto& m = chain_members_.back();
           if (std::find(m.begin(), m.end(), id) == m.end()) m.push_back(id);
         }
-        // A timer that starts several chains stamps its instance with the one of the smallest
-        // deadline, as the C++ runtime's executor: one instance, d = a + min D.
         Entity& src = entities_[path.front()];
-        if (src.kind == kTimer) {
-          if (deadline > 0 && (src.starts_chain == kNoChain || deadline < src.chain_rel_deadline)) {
-            src.starts_chain = c;
-            src.chain_rel_deadline = deadline;
-          } else if (src.starts_chain == kNoChain) {
-            src.starts_chain = c;
-          }
-        }
+        if (src.kind == kTimer) runtime::choose_source_chain(src.starts_chain, src.chain_rel_deadline, c, deadline);
         for (std::size_t k = 0; k + 1 < path.size(); ++k) {
           auto& succ = entities_[path[k]].successors;
           std::pair<CallbackId, std::uint32_t> s{path[k + 1], c};
