@@ -266,8 +266,12 @@ class ChainExecutor(Executor):
             while self._context.ok() and not self._is_shutdown:
                 try:
                     self._spin_once_impl(None, 0)
-                except rclpy.executors.ShutdownException:
-                    break  # shutdown() while a callback was selected: spin returns, as rclpy's does
+                except (rclpy.executors.ShutdownException, ExternalShutdownException):
+                    # shutdown() or the context's end while a callback was selected or the thread
+                    # waited: spin returns, as its docstring says and rclpy's MultiThreadedExecutor
+                    # does (rclpy's SingleThreadedExecutor raises the external case only when it
+                    # lands in its wait, and returns when it lands anywhere else)
+                    break
         finally:
             self._stop_lame()
             self._spinning = False
