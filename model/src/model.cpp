@@ -128,6 +128,7 @@ constexpr Names kComms[] = {{"intra_process", 0}, {"same_host", 1}, {"remote", 2
 constexpr Names kPolicies[] = {{"ros-default", 0}, {"picas", 1}, {"fp", 2},
                                {"edf", 3},         {"mixed", 4}, {"lame", 5}};
 constexpr Names kClasses[] = {{"rt", 0}, {"be", 1}};
+constexpr Names kAccess[] = {{"direct", 0}, {"server", 1}};
 
 template <std::size_t N>
 const char* name_of(const Names (&table)[N], int v) {
@@ -148,12 +149,16 @@ const char* to_string(GroupType t) { return name_of(kGroups, static_cast<int>(t)
 const char* to_string(CommKind k) { return name_of(kComms, static_cast<int>(k)); }
 const char* to_string(Policy p) { return name_of(kPolicies, static_cast<int>(p)); }
 const char* to_string(CriticalityClass c) { return name_of(kClasses, static_cast<int>(c)); }
+const char* to_string(AcceleratorAccess a) { return name_of(kAccess, static_cast<int>(a)); }
 std::optional<CallbackKind> callback_kind_from(const std::string& s) { return value_of<CallbackKind>(kKinds, s); }
 std::optional<GroupType> group_type_from(const std::string& s) { return value_of<GroupType>(kGroups, s); }
 std::optional<CommKind> comm_kind_from(const std::string& s) { return value_of<CommKind>(kComms, s); }
 std::optional<Policy> policy_from(const std::string& s) { return value_of<Policy>(kPolicies, s); }
 std::optional<CriticalityClass> criticality_class_from(const std::string& s) {
   return value_of<CriticalityClass>(kClasses, s);
+}
+std::optional<AcceleratorAccess> accelerator_access_from(const std::string& s) {
+  return value_of<AcceleratorAccess>(kAccess, s);
 }
 
 }  // namespace chainrt

@@ -438,9 +438,55 @@ struct Reader {
   }
 };
 
+// ---- shared accelerators (PiCAS Sec. IV): a host's devices and a callback's segments --------
+
+void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& path, Host& h) {
+  YAML::Node list = host["accelerators"];
+  const std::string ap = sub(path, "accelerators");
+  if (list && !list.IsSequence()) r.d.error(ap, "expected a list of accelerators");
+  for (std::size_t i = 0; list && list.IsSequence() && i < list.size(); ++i) {
+    const std::string q = at(ap, i);
+    if (!r.keys(list[i], q, {"name", "access", "priority", "cores", "overhead"}, "an accelerator")) continue;
+    Accelerator a;
+    a.name = r.name(list[i], q, "an accelerator").value_or("");
+    if (auto k = r.scalar(list[i], "access", q, true, "an accelerator")) {
+      if (auto v = accelerator_access_from(*k)) a.access = *v;
+      else r.d.error(sub(q, "access"), "unknown accelerator access '" + *k + "' (direct or server)");
+    }
+    if (auto pr = r.integer(list[i], "priority", q, false, "an accelerator")) a.server_priority = static_cast<int>(*pr);
+    a.server_cores = r.cores(list[i], q);
+    a.server_overhead = r.duration(list[i], "overhead", q, false, "an accelerator", true).value_or(0);
+    h.accelerators.push_back(a);
+  }
+}
+
+void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Callback& c) {
+  YAML::Node list = cb["accelerator_segments"];
+  const std::string sp = sub(path, "accelerator_segments");
+  if (list && !list.IsSequence()) r.d.error(sp, "expected a list of accelerator segments");
+  for (std::size_t i = 0; list && list.IsSequence() && i < list.size(); ++i) {
+    const std::string q = at(sp, i);
+    if (!r.keys(list[i], q,
+                {"accelerator", "after", "copy_in", "kernel", "copy_out", "copy_in_bcet", "kernel_bcet",
+                 "copy_out_bcet"},
+                "an accelerator segment"))
+      continue;
+    AcceleratorSegment s;
+    s.accelerator = r.ref(list[i], "accelerator", q, true, "an accelerator segment").value_or("");
+    s.after = r.duration(list[i], "after", q, false, "an accelerator segment", true).value_or(0);
+    s.copy_in = r.duration(list[i], "copy_in", q, false, "an accelerator segment", true).value_or(0);
+    s.kernel = r.duration(list[i], "kernel", q, true, "an accelerator segment").value_or(0);
+    s.copy_out = r.duration(list[i], "copy_out", q, false, "an accelerator segment", true).value_or(0);
+    s.copy_in_bcet = r.duration(list[i], "copy_in_bcet", q, false, "an accelerator segment", true);
+    s.kernel_bcet = r.duration(list[i], "kernel_bcet", q, false, "an accelerator segment");
+    s.copy_out_bcet = r.duration(list[i], "copy_out_bcet", q, false, "an accelerator segment", true);
+    c.accelerator_segments.push_back(s);
+  }
+}
+
 void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "hosts", [&](const YAML::Node& n, const std::string& p) {
-    if (!r.keys(n, p, {"name", "cores", "blackout"}, "a host")) return;
+    if (!r.keys(n, p, {"name", "cores", "blackout", "accelerators"}, "a host")) return;
     Host h;
     h.name = r.name(n, p, "a host").value_or("");
     if (auto c = r.integer(n, "cores", p, false, "a host", 1, limits::kMaxCores)) h.cores = static_cast<int>(*c);
@@ -454,6 +500,7 @@ void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
       auto x = r.duration(bl[i], "max", q, true, "a blackout point", true);
       if (w && x) h.blackout.push_back({*w, *x});
     }
+    parse_accelerators(r, n, p, h);
     m.hosts.push_back(h);
   });
 }
@@ -547,7 +594,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "callbacks", [&](const YAML::Node& n, const std::string& p) {
     if (!r.keys(n, p,
                 {"name", "kind", "node", "group", "wcet", "bcet", "priority", "affinity", "period", "offset",
-                 "jitter", "topic", "queue_depth", "fuses", "publishes"},
+                 "jitter", "topic", "queue_depth", "fuses", "publishes", "accelerator_segments"},
                 "a callback"))
       return;
     Callback cb;
@@ -573,6 +620,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
       cb.queue_depth = static_cast<int>(*q);
     cb.fuses = r.names(n, "fuses", p);
     cb.publishes = r.names(n, "publishes", p);
+    parse_segments(r, n, p, cb);
     m.callbacks.push_back(cb);
   });
 }
@@ -761,6 +809,43 @@ void emit_cost(YAML::Emitter& out, const char* key, const CommCost& c) {
       << YAML::EndMap;
 }
 
+void emit_accelerators(YAML::Emitter& out, const std::vector<Accelerator>& list) {
+  if (list.empty()) return;
+  out << YAML::Key << "accelerators" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : list) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << a.name << YAML::Key << "access" << YAML::Value
+        << to_string(a.access);
+    if (a.server_priority) out << YAML::Key << "priority" << YAML::Value << *a.server_priority;
+    emit_cores(out, a.server_cores);
+    if (a.server_overhead) out << YAML::Key << "overhead" << YAML::Value << format_duration(a.server_overhead);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void emit_segments(YAML::Emitter& out, const std::vector<AcceleratorSegment>& list) {
+  if (list.empty()) return;
+  out << YAML::Key << "accelerator_segments" << YAML::Value << YAML::BeginSeq;
+  for (const auto& s : list) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "accelerator" << YAML::Value << s.accelerator;
+    auto opt = [&](const char* key, Duration v) {
+      if (v) out << YAML::Key << key << YAML::Value << format_duration(v);
+    };
+    auto best = [&](const char* key, const std::optional<Duration>& v) {
+      if (v) out << YAML::Key << key << YAML::Value << format_duration(*v);
+    };
+    opt("after", s.after);
+    opt("copy_in", s.copy_in);
+    out << YAML::Key << "kernel" << YAML::Value << format_duration(s.kernel);
+    opt("copy_out", s.copy_out);
+    best("copy_in_bcet", s.copy_in_bcet);
+    best("kernel_bcet", s.kernel_bcet);
+    best("copy_out_bcet", s.copy_out_bcet);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
 }  // namespace
 
 Model load_model_from_string(const std::string& yaml, const std::string& file_name) { return parse(yaml, file_name); }
@@ -837,6 +922,7 @@ std::string save_model_to_string(const Model& m) {
             << "max" << YAML::Value << format_duration(b.max) << YAML::EndMap;
       out << YAML::EndSeq;
     }
+    emit_accelerators(out, h.accelerators);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -910,6 +996,7 @@ std::string save_model_to_string(const Model& m) {
     if (c.queue_depth != 1) out << YAML::Key << "queue_depth" << YAML::Value << c.queue_depth;
     if (!c.fuses.empty()) emit_names(out, "fuses", c.fuses);
     if (!c.publishes.empty()) emit_names(out, "publishes", c.publishes);
+    emit_segments(out, c.accelerator_segments);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
