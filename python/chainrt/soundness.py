@@ -38,7 +38,7 @@ from . import cliargs
 BATCH = 50
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
 CX_DIR = "@COUNTEREXAMPLES@/"
-FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform")
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform", "accelerator")
 
 
 def add_arguments(parser) -> None:
@@ -73,7 +73,8 @@ def add_arguments(parser) -> None:
                              "forks), a chain branching onto another executor and joining at a fusion node "
                              "(branch-join), fan-out (fan-out; fan-out-tail: at the lowest priorities), a platform "
                              "that takes the CPU from every thread at times, analysed from its blackout curve "
-                             "(platform)")
+                             "(platform), shared accelerators reached directly or through the chain-priority server "
+                             "(accelerator)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
     parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
                         help="folder of the campaign (its kept batches and merged result; default out/soundness)")
