@@ -417,13 +417,19 @@ struct Reader {
 
   template <class F>
   void each(const YAML::Node& root, const char* key, F&& f) {
-    YAML::Node list = root[key];
+    each(root, key, "", key, f);
+  }
+  // The list `key` of the map at `path` (a top-level list: path ""), each element with its path.
+  template <class F>
+  void each(const YAML::Node& map, const char* key, const std::string& path, const std::string& what, F&& f) {
+    YAML::Node list = map[key];
     if (!list) return;
+    const std::string p = path.empty() ? std::string(key) : sub(path, key);
     if (!list.IsSequence()) {
-      d.error(key, std::string("expected a list of ") + key);
+      d.error(p, "expected a list of " + what);
       return;
     }
-    for (std::size_t i = 0; i < list.size(); ++i) f(list[i], at(key, i));
+    for (std::size_t i = 0; i < list.size(); ++i) f(list[i], at(p, i));
   }
 
   std::optional<Reservation> reservation(const YAML::Node& map, const std::string& path) {
@@ -441,47 +447,40 @@ struct Reader {
 // ---- shared accelerators (PiCAS Sec. IV): a host's devices and a callback's segments --------
 
 void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& path, Host& h) {
-  YAML::Node list = host["accelerators"];
-  const std::string ap = sub(path, "accelerators");
-  if (list && !list.IsSequence()) r.d.error(ap, "expected a list of accelerators");
-  for (std::size_t i = 0; list && list.IsSequence() && i < list.size(); ++i) {
-    const std::string q = at(ap, i);
-    if (!r.keys(list[i], q, {"name", "access", "priority", "cores", "overhead"}, "an accelerator")) continue;
+  r.each(host, "accelerators", path, "accelerators", [&](const YAML::Node& n, const std::string& q) {
+    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead"}, "an accelerator")) return;
     Accelerator a;
-    a.name = r.name(list[i], q, "an accelerator").value_or("");
-    if (auto k = r.scalar(list[i], "access", q, true, "an accelerator")) {
+    a.name = r.name(n, q, "an accelerator").value_or("");
+    if (auto k = r.scalar(n, "access", q, true, "an accelerator")) {
       if (auto v = accelerator_access_from(*k)) a.access = *v;
       else r.d.error(sub(q, "access"), "unknown accelerator access '" + *k + "' (direct or server)");
     }
-    if (auto pr = r.integer(list[i], "priority", q, false, "an accelerator")) a.server_priority = static_cast<int>(*pr);
-    a.server_cores = r.cores(list[i], q);
-    a.server_overhead = r.duration(list[i], "overhead", q, false, "an accelerator", true).value_or(0);
+    if (auto pr = r.integer(n, "priority", q, false, "an accelerator")) a.server_priority = static_cast<int>(*pr);
+    a.server_cores = r.cores(n, q);
+    a.server_overhead = r.duration(n, "overhead", q, false, "an accelerator", true).value_or(0);
     h.accelerators.push_back(a);
-  }
+  });
 }
 
 void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Callback& c) {
-  YAML::Node list = cb["accelerator_segments"];
-  const std::string sp = sub(path, "accelerator_segments");
-  if (list && !list.IsSequence()) r.d.error(sp, "expected a list of accelerator segments");
-  for (std::size_t i = 0; list && list.IsSequence() && i < list.size(); ++i) {
-    const std::string q = at(sp, i);
-    if (!r.keys(list[i], q,
+  const char* what = "an accelerator segment";
+  r.each(cb, "accelerator_segments", path, "accelerator segments", [&](const YAML::Node& n, const std::string& q) {
+    if (!r.keys(n, q,
                 {"accelerator", "after", "copy_in", "kernel", "copy_out", "copy_in_bcet", "kernel_bcet",
                  "copy_out_bcet"},
-                "an accelerator segment"))
-      continue;
+                what))
+      return;
     AcceleratorSegment s;
-    s.accelerator = r.ref(list[i], "accelerator", q, true, "an accelerator segment").value_or("");
-    s.after = r.duration(list[i], "after", q, false, "an accelerator segment", true).value_or(0);
-    s.copy_in = r.duration(list[i], "copy_in", q, false, "an accelerator segment", true).value_or(0);
-    s.kernel = r.duration(list[i], "kernel", q, true, "an accelerator segment").value_or(0);
-    s.copy_out = r.duration(list[i], "copy_out", q, false, "an accelerator segment", true).value_or(0);
-    s.copy_in_bcet = r.duration(list[i], "copy_in_bcet", q, false, "an accelerator segment", true);
-    s.kernel_bcet = r.duration(list[i], "kernel_bcet", q, false, "an accelerator segment");
-    s.copy_out_bcet = r.duration(list[i], "copy_out_bcet", q, false, "an accelerator segment", true);
+    s.accelerator = r.ref(n, "accelerator", q, true, what).value_or("");
+    s.after = r.duration(n, "after", q, false, what, true).value_or(0);
+    s.copy_in = r.duration(n, "copy_in", q, false, what, true).value_or(0);
+    s.kernel = r.duration(n, "kernel", q, true, what).value_or(0);
+    s.copy_out = r.duration(n, "copy_out", q, false, what, true).value_or(0);
+    s.copy_in_bcet = r.duration(n, "copy_in_bcet", q, false, what, true);
+    s.kernel_bcet = r.duration(n, "kernel_bcet", q, false, what);
+    s.copy_out_bcet = r.duration(n, "copy_out_bcet", q, false, what, true);
     c.accelerator_segments.push_back(s);
-  }
+  });
 }
 
 void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
