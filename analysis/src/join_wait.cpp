@@ -76,7 +76,8 @@ bool no_loss_to(const Model& m, const std::vector<int>& path, std::size_t upto) 
   if (!m.callbacks[path[0]].is_timer() || m.callbacks[path[0]].period <= 0) return false;
   for (std::size_t j = 1; j <= upto; ++j) {
     const Callback& cb = m.callbacks[path[j]];
-    if (cb.kind != CallbackKind::Subscription) return false;
+    if (cb.kind != CallbackKind::Subscription && cb.kind != CallbackKind::Service && cb.kind != CallbackKind::Client)
+      return false;  // (a lowered service or client is released by its topic's messages alone)
     int publishers = 0;
     bool pred = false;
     for (std::size_t u = 0; u < m.callbacks.size(); ++u)

@@ -38,8 +38,10 @@ std::optional<Duration> executions_upto(const Model& m, std::size_t c, Duration 
   const Callback& cb = m.callbacks[c];
   if (depth > static_cast<int>(m.callbacks.size())) return std::nullopt;  // a topic cycle
   if (cb.is_timer()) return ceil_div(x, cb.period) + 2;
+  // released by messages on its topic (a service's request and a client's response are, once
+  // the loader lowered them: model/src/validate.cpp, lower_services)
   if (cb.kind != CallbackKind::Subscription && cb.kind != CallbackKind::FusionInput &&
-      cb.kind != CallbackKind::FusionTrigger)
+      cb.kind != CallbackKind::FusionTrigger && cb.kind != CallbackKind::Service && cb.kind != CallbackKind::Client)
     return std::nullopt;
   Duration n = cb.queue_depth + 1;
   for (std::size_t u = 0; u < m.callbacks.size(); ++u)

@@ -96,7 +96,7 @@ AcceleratedModel expand_accelerators(const Model& m) {
       p.accelerator_segments.clear();
       if (k > 0) {
         p.name = piece_name(cb.name, static_cast<int>(k));
-        p.kind = CallbackKind::Client;
+        p.kind = CallbackKind::Subscription;  // released by the device's delivery on its own topic
         p.topic = p.name;
         p.period = p.offset = p.jitter = 0;
         p.queue_depth = limits::kMaxQueueDepth;  // a continuation is never overwritten

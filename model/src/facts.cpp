@@ -41,7 +41,12 @@ std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
   std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::size_t>> by_output;
   for (std::size_t c = 0; c < model.callbacks.size(); ++c) {
     const Callback& cb = model.callbacks[c];
-    if (cb.kind == CallbackKind::Subscription && !cb.publishes.empty()) by_output[{cb.node, cb.publishes}].push_back(c);
+    if (cb.kind != CallbackKind::Subscription) continue;
+    // a service request (a derived topic) is not an output that fuses inputs
+    std::vector<std::string> outputs;
+    for (const auto& t : cb.publishes)
+      if (const Topic* tp = model.topic(t); tp == nullptr || tp->service.empty()) outputs.push_back(t);
+    if (!outputs.empty()) by_output[{cb.node, outputs}].push_back(c);
   }
   std::vector<std::vector<std::size_t>> sets;
   for (auto& [key, members] : by_output)

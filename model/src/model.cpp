@@ -60,6 +60,7 @@ void Model::reindex() {
   build_index(executors, executor_ix_);
   build_index(groups, group_ix_);
   build_index(topics, topic_ix_);
+  build_index(services, service_ix_);
   build_index(hosts, host_ix_);
 }
 
@@ -72,6 +73,10 @@ const CallbackGroup& Model::group(const std::string& n) const { return lookup(gr
 const Topic* Model::topic(const std::string& n) const {
   auto it = topic_ix_.find(n);
   return it == topic_ix_.end() ? nullptr : &topics[it->second];
+}
+const Service* Model::service(const std::string& n) const {
+  auto it = service_ix_.find(n);
+  return it == service_ix_.end() ? nullptr : &services[it->second];
 }
 const Host* Model::host(const std::string& n) const {
   auto it = host_ix_.find(n);
@@ -90,6 +95,18 @@ std::vector<std::size_t> Model::subscribers(const std::string& t) const {
   for (std::size_t i = 0; i < callbacks.size(); ++i)
     if (!callbacks[i].topic.empty() && callbacks[i].topic == t) out.push_back(i);
   return out;
+}
+
+std::optional<std::size_t> Model::server_of(const std::string& s) const {
+  for (std::size_t i = 0; i < callbacks.size(); ++i)
+    if (callbacks[i].kind == CallbackKind::Service && callbacks[i].service == s) return i;
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Model::client_of(const std::string& node, const std::string& s) const {
+  for (std::size_t i = 0; i < callbacks.size(); ++i)
+    if (callbacks[i].kind == CallbackKind::Client && callbacks[i].service == s && callbacks[i].node == node) return i;
+  return std::nullopt;
 }
 
 CommKind Model::placement_comm(const Callback& from, const Callback& to) const {
@@ -113,7 +130,7 @@ double Model::chain_utilisation(const Chain& c) const {
 bool Model::operator==(const Model& o) const {
   return name == o.name && constrained_deadlines == o.constrained_deadlines && hosts == o.hosts &&
          executors == o.executors && nodes == o.nodes && groups == o.groups && topics == o.topics &&
-         callbacks == o.callbacks && chains == o.chains && communication == o.communication;
+         services == o.services && callbacks == o.callbacks && chains == o.chains && communication == o.communication;
 }
 
 namespace {
@@ -129,6 +146,7 @@ constexpr Names kPolicies[] = {{"ros-default", 0}, {"picas", 1}, {"fp", 2},
                                {"edf", 3},         {"mixed", 4}, {"lame", 5}};
 constexpr Names kClasses[] = {{"rt", 0}, {"be", 1}};
 constexpr Names kAccess[] = {{"direct", 0}, {"server", 1}};
+constexpr Names kHops[] = {{"topic", 0}, {"request", 1}, {"response", 2}};
 
 template <std::size_t N>
 const char* name_of(const Names (&table)[N], int v) {
@@ -150,6 +168,7 @@ const char* to_string(CommKind k) { return name_of(kComms, static_cast<int>(k));
 const char* to_string(Policy p) { return name_of(kPolicies, static_cast<int>(p)); }
 const char* to_string(CriticalityClass c) { return name_of(kClasses, static_cast<int>(c)); }
 const char* to_string(AcceleratorAccess a) { return name_of(kAccess, static_cast<int>(a)); }
+const char* to_string(HopKind k) { return name_of(kHops, static_cast<int>(k)); }
 std::optional<CallbackKind> callback_kind_from(const std::string& s) { return value_of<CallbackKind>(kKinds, s); }
 std::optional<GroupType> group_type_from(const std::string& s) { return value_of<GroupType>(kGroups, s); }
 std::optional<CommKind> comm_kind_from(const std::string& s) { return value_of<CommKind>(kComms, s); }

@@ -6,6 +6,7 @@
 // each chain with their topic, message size and communication kind (CROS-RT categories).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "chainrt/model/facts.hpp"
@@ -171,16 +172,32 @@ void fill_nodes_groups_topics(Model& m, Diagnostics& d) {
     cb.group = cb.node + "/default";
     if (!contains(m.groups, cb.group)) m.groups.push_back(CallbackGroup{cb.group, GroupType::MutuallyExclusive, cb.node});
   }
-  const bool topics_implied = m.topics.empty();
-  if (topics_implied) {
-    for (const auto& cb : m.callbacks) {
-      std::vector<std::string> used = cb.publishes;
-      if (!cb.topic.empty()) used.push_back(cb.topic);
-      for (const auto& t : used)
-        if (!contains(m.topics, t)) m.topics.push_back(Topic{t});
-    }
-  }
+  // A section that is absent is implied by what the callbacks name (default sizes).
+  auto imply = [&m](auto& section, auto names_of) {
+    if (!section.empty()) return;
+    for (const auto& cb : m.callbacks)
+      for (const auto& name : names_of(cb))
+        if (!contains(section, name)) section.push_back({name});
+  };
+  imply(m.topics, [](const Callback& cb) {
+    std::vector<std::string> used = cb.publishes;
+    if (!cb.topic.empty()) used.push_back(cb.topic);
+    return used;
+  });
   check_unique(m.topics, "topics", "topic", d);
+  imply(m.services, [](const Callback& cb) {
+    std::vector<std::string> used = cb.calls;
+    if (!cb.service.empty()) used.push_back(cb.service);
+    return used;
+  });
+  check_unique(m.services, "services", "service", d);
+  for (std::size_t i = 0; i < m.services.size(); ++i) {
+    const std::string q = at("services", i);
+    if (m.services[i].request_size <= 0 || m.services[i].request_size > limits::kMaxMessageBytes)
+      d.error(q + ".request_size", "request_size must be 1 B .. 1 GiB");
+    if (m.services[i].response_size <= 0 || m.services[i].response_size > limits::kMaxMessageBytes)
+      d.error(q + ".response_size", "response_size must be 1 B .. 1 GiB");
+  }
 }
 
 void check_callbacks(Model& m, Diagnostics& d) {
@@ -218,8 +235,64 @@ void check_callbacks(Model& m, Diagnostics& d) {
       if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0)
         d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : ".jitter"),
                 "only timers have period, offset and jitter (" + who + " is a " + to_string(cb.kind) + ")");
-      if (cb.topic.empty()) d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'topic'");
-      else if (!contains(m.topics, cb.topic)) d.error(p + ".topic", "unknown topic " + quote(cb.topic));
+      if (cb.period_tolerance)
+        d.error(p + ".period_tolerance", "only timers have a period_tolerance (" + who + " is a " +
+                                             to_string(cb.kind) + ")");
+      const bool service_kind = cb.kind == CallbackKind::Service || cb.kind == CallbackKind::Client;
+      if (service_kind) {
+        if (!cb.topic.empty())
+          d.error(p + ".topic", "a " + std::string(to_string(cb.kind)) + " callback names its service with "
+                                "'service:', not 'topic:'");
+        if (cb.service.empty())
+          d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'service'");
+        else if (!contains(m.services, cb.service))
+          d.error(p + ".service", "unknown service " + quote(cb.service));
+      } else if (cb.topic.empty()) {
+        d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'topic'");
+      } else if (!contains(m.topics, cb.topic)) {
+        d.error(p + ".topic", "unknown topic " + quote(cb.topic));
+      }
+    }
+    if (timer && cb.period_tolerance && cb.period > 0 && *cb.period_tolerance >= cb.period)
+      d.error(p + ".period_tolerance", "period_tolerance must be smaller than the period");
+    if (!cb.service.empty() && cb.kind != CallbackKind::Service && cb.kind != CallbackKind::Client)
+      d.error(p + ".service", "only service and client callbacks name a service (" + who + " is a " +
+                                  to_string(cb.kind) + "; a callback that sends requests lists them in 'calls')");
+    for (std::size_t k = 0; k < cb.calls.size(); ++k) {
+      const std::string& s = cb.calls[k];
+      if (!contains(m.services, s)) {
+        d.error(at(p + ".calls", k), "unknown service " + quote(s));
+      } else if (std::none_of(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) {
+                   return x.kind == CallbackKind::Service && x.service == s;
+                 })) {
+        d.error(at(p + ".calls", k), who + " calls service " + quote(s) +
+                                         " but no callback serves it (add a callback of kind 'service' with "
+                                         "'service: " + s + "')");
+      }
+    }
+    if (cb.kind == CallbackKind::Service && !cb.service.empty()) {
+      for (std::size_t j = 0; j < i; ++j)
+        if (m.callbacks[j].kind == CallbackKind::Service && m.callbacks[j].service == cb.service) {
+          d.error(p + ".service", "service " + quote(cb.service) + " is already served by " +
+                                      quote(m.callbacks[j].name) + " (a service has one server)");
+          break;
+        }
+    }
+    if (cb.kind == CallbackKind::Client && !cb.service.empty()) {
+      for (std::size_t j = 0; j < i; ++j)
+        if (m.callbacks[j].kind == CallbackKind::Client && m.callbacks[j].service == cb.service &&
+            m.callbacks[j].node == cb.node) {
+          d.error(p + ".service", "node " + quote(cb.node) + " already has the client callback " +
+                                      quote(m.callbacks[j].name) + " of service " + quote(cb.service) +
+                                      " (the responses to a node's requests go to one client callback)");
+          break;
+        }
+      if (std::none_of(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) {
+            return x.node == cb.node && std::find(x.calls.begin(), x.calls.end(), cb.service) != x.calls.end();
+          }))
+        d.error(p + ".service", who + " takes the responses of " + quote(cb.service) + ", but no callback of node " +
+                                    quote(cb.node) + " calls it (add 'calls: [" + cb.service +
+                                    "]' to the callback that sends the request)");
     }
     for (std::size_t k = 0; k < cb.publishes.size(); ++k)
       if (!contains(m.topics, cb.publishes[k]))
@@ -358,6 +431,41 @@ bool topological(const std::vector<std::string>& order, const std::vector<Hop>& 
   return true;
 }
 
+// A hop into a service callback is a request: the caller `a` calls b's service. A hop into a
+// client callback is a response: `a` serves b's service and the callback before `a` on the
+// same path is in b's node and calls the service (the response goes back to the caller's
+// node). Fills the hop's kind, service name and size; returns why it does not connect.
+std::optional<std::string> service_hop(const Model& m, const Chain& c, Hop& h, const Callback& a, const Callback& b,
+                                       std::map<std::string, const Callback*>& by_name) {
+  auto svc = std::find_if(m.services.begin(), m.services.end(), [&](const Service& s) { return s.name == b.service; });
+  if (b.kind == CallbackKind::Service) {
+    if (std::find(a.calls.begin(), a.calls.end(), b.service) == a.calls.end())
+      return quote(h.to) + " serves " + quote(b.service) + " but " + quote(h.from) + " does not call it (add 'calls: [" +
+             b.service + "]' to " + quote(h.from) + ")";
+    h.kind = HopKind::Request;
+    h.topic = b.service;
+    h.message_size = svc != m.services.end() ? svc->request_size : 0;
+    return std::nullopt;
+  }
+  if (a.kind != CallbackKind::Service || a.service != b.service)
+    return quote(h.to) + " takes the responses of " + quote(b.service) + ", which " + quote(h.from) +
+           " does not serve (a client callback follows the service's server in a chain)";
+  bool from_caller = false;
+  for (const Hop& in : c.hops) {
+    if (in.to != h.from || !by_name.count(in.from)) continue;
+    const Callback& caller = *by_name[in.from];
+    if (caller.node == b.node && std::find(caller.calls.begin(), caller.calls.end(), b.service) != caller.calls.end())
+      from_caller = true;
+  }
+  if (!from_caller)
+    return "the response of " + quote(b.service) + " goes back to the node that sent the request, and no callback "
+           "before " + quote(h.from) + " in this chain is a caller in node " + quote(b.node);
+  h.kind = HopKind::Response;
+  h.topic = b.service;
+  h.message_size = svc != m.services.end() ? svc->response_size : 0;
+  return std::nullopt;
+}
+
 void check_chains(Model& m, Diagnostics& d) {
   check_unique(m.chains, "chains", "chain", d);
   std::map<std::string, const Callback*> by_name;
@@ -407,8 +515,15 @@ void check_chains(Model& m, Diagnostics& d) {
       Hop& h = c.hops[k];
       const Callback& a = *by_name[h.from];
       const Callback& b = *by_name[h.to];
-      auto t = std::find(a.publishes.begin(), a.publishes.end(), b.topic);
       std::string where = linear_form ? at(list, k + 1) : list;
+      if (b.kind == CallbackKind::Service || b.kind == CallbackKind::Client) {
+        if (auto why = service_hop(m, c, h, a, b, by_name)) {
+          d.error(where, who + ": hop " + quote(h.from) + " -> " + quote(h.to) + " does not connect: " + *why);
+          continue;
+        }
+        continue;
+      }
+      auto t = std::find(a.publishes.begin(), a.publishes.end(), b.topic);
       if (b.topic.empty() || t == a.publishes.end()) {
         std::string pubs;
         for (const auto& x : a.publishes) pubs += (pubs.empty() ? "" : ", ") + x;
@@ -502,6 +617,7 @@ void check_names(const Model& m, Diagnostics& d) {
     one(m.groups[i].node, at("callback_groups", i) + ".node", true);
   }
   for (std::size_t i = 0; i < m.topics.size(); ++i) one(m.topics[i].name, at("topics", i) + ".name");
+  for (std::size_t i = 0; i < m.services.size(); ++i) one(m.services[i].name, at("services", i) + ".name");
   for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
     const Callback& cb = m.callbacks[i];
     const std::string p = at("callbacks", i);
@@ -509,6 +625,8 @@ void check_names(const Model& m, Diagnostics& d) {
     one(cb.node, p + ".node", true);
     one(cb.group, p + ".group", true);
     one(cb.topic, p + ".topic", true);
+    one(cb.service, p + ".service", true);
+    list(cb.calls, p + ".calls");
     list(cb.affinity, p + ".affinity");
     list(cb.fuses, p + ".fuses");
     list(cb.publishes, p + ".publishes");
@@ -521,11 +639,70 @@ void check_names(const Model& m, Diagnostics& d) {
   }
 }
 
+// Services in the message abstraction that every analysis and the simulator read: a request is
+// a message on a derived topic "<service>#request" that the caller publishes when it completes
+// and the server takes; the response is a message on "<service>#response@<node>" that the
+// server publishes and the client callback of the caller's node takes (the kinds stay service
+// and client, so the default executor's order is kept). Exact when every caller of a service is
+// in one node; with callers in several nodes the server publishes every caller node's response
+// topic, so each caller's client is released by every request (docs/model.md: an
+// over-approximation). The derived topics carry `Topic::service`; the writer leaves them out.
+void lower_services(Model& m) {
+  std::set<std::string> names;
+  for (const auto& t : m.topics) names.insert(t.name);
+  auto fresh = [&](std::string base) {
+    while (names.count(base)) base += "#";
+    names.insert(base);
+    return base;
+  };
+  for (const Service& s : m.services) {
+    auto server = m.server_of(s.name);
+    if (!server) continue;
+    const std::string req = fresh(s.name + "#request");
+    m.topics.push_back(Topic{req, s.request_size, s.name});
+    m.callbacks[*server].topic = req;
+    std::vector<std::string> caller_nodes;
+    for (auto& cb : m.callbacks) {
+      if (std::find(cb.calls.begin(), cb.calls.end(), s.name) == cb.calls.end()) continue;
+      if (std::find(cb.publishes.begin(), cb.publishes.end(), req) == cb.publishes.end()) cb.publishes.push_back(req);
+      if (std::find(caller_nodes.begin(), caller_nodes.end(), cb.node) == caller_nodes.end())
+        caller_nodes.push_back(cb.node);
+    }
+    for (const auto& node : caller_nodes) {
+      auto client = m.client_of(node, s.name);
+      if (!client) continue;  // the response is not modelled: the node has no client callback
+      const std::string resp = fresh(s.name + "#response@" + node);
+      m.topics.push_back(Topic{resp, s.response_size, s.name});
+      m.callbacks[*client].topic = resp;
+      m.callbacks[*server].publishes.push_back(resp);
+    }
+  }
+  m.reindex();
+}
+
+// Undo lower_services (a validated model validated again, e.g. after an edit).
+void unlower_services(Model& m) {
+  std::set<std::string> derived;
+  for (const auto& t : m.topics)
+    if (!t.service.empty()) derived.insert(t.name);
+  if (derived.empty()) return;
+  m.topics.erase(std::remove_if(m.topics.begin(), m.topics.end(), [](const Topic& t) { return !t.service.empty(); }),
+                 m.topics.end());
+  for (auto& cb : m.callbacks) {
+    cb.publishes.erase(std::remove_if(cb.publishes.begin(), cb.publishes.end(),
+                                      [&](const std::string& t) { return derived.count(t) > 0; }),
+                       cb.publishes.end());
+    if (derived.count(cb.topic)) cb.topic.clear();
+  }
+}
+
 }  // namespace
 
 void validate_model(Model& m, Diagnostics& d, bool derive) {
   // Validation may run on an already validated model (e.g. after an edit): derived hops are
-  // recomputed from the chain's structure, so they are cleared for linear chains.
+  // recomputed from the chain's structure, so they are cleared for linear chains; the derived
+  // topics of services are made again.
+  unlower_services(m);
   for (auto& c : m.chains)
     if (c.is_linear()) c.hops.clear();
   check_names(m, d);
@@ -538,7 +715,10 @@ void validate_model(Model& m, Diagnostics& d, bool derive) {
     for (std::size_t i = 0; i < m.communication.measurements.size(); ++i)
       if (m.communication.measurements[i].size <= 0 || m.communication.measurements[i].latency <= 0)
         d.error(at("communication.measurements", i), "a measurement needs a positive size and latency");
-  if (derive && d.empty()) derive_comm(m, d);
+  if (derive && d.empty()) {
+    derive_comm(m, d);
+    if (d.empty()) lower_services(m);
+  }
 }
 
 }  // namespace chainrt::detail

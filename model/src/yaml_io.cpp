@@ -587,13 +587,22 @@ void parse_nodes_groups_topics(Reader& r, const YAML::Node& root, Model& m) {
     if (auto s = r.size(n, "size", p, "a topic")) t.size = *s;
     m.topics.push_back(t);
   });
+  r.each(root, "services", [&](const YAML::Node& n, const std::string& p) {
+    if (!r.keys(n, p, {"name", "request_size", "response_size"}, "a service")) return;
+    Service s;
+    s.name = r.name(n, p, "a service").value_or("");
+    if (auto v = r.size(n, "request_size", p, "a service")) s.request_size = *v;
+    if (auto v = r.size(n, "response_size", p, "a service")) s.response_size = *v;
+    m.services.push_back(s);
+  });
 }
 
 void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "callbacks", [&](const YAML::Node& n, const std::string& p) {
     if (!r.keys(n, p,
                 {"name", "kind", "node", "group", "wcet", "bcet", "priority", "affinity", "period", "offset",
-                 "jitter", "topic", "queue_depth", "fuses", "publishes", "accelerator_segments"},
+                 "jitter", "period_tolerance", "topic", "service", "queue_depth", "fuses", "publishes", "calls",
+                 "accelerator_segments"},
                 "a callback"))
       return;
     Callback cb;
@@ -614,11 +623,14 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
+    cb.period_tolerance = r.duration(n, "period_tolerance", p, false, "a callback", true);
     cb.topic = r.ref(n, "topic", p, false, "a callback").value_or("");
+    cb.service = r.ref(n, "service", p, false, "a callback").value_or("");
     if (auto q = r.integer(n, "queue_depth", p, false, "a callback", 1, limits::kMaxQueueDepth))
       cb.queue_depth = static_cast<int>(*q);
     cb.fuses = r.names(n, "fuses", p);
     cb.publishes = r.names(n, "publishes", p);
+    cb.calls = r.names(n, "calls", p);
     parse_segments(r, n, p, cb);
     m.callbacks.push_back(cb);
   });
@@ -740,7 +752,7 @@ Model parse(const std::string& text, const std::string& file) {
   Reader r{diags};
   if (!r.keys(root, "",
               {"chainrt", "name", "deadlines", "hosts", "executors", "nodes", "callback_groups", "topics",
-               "callbacks", "chains", "communication"},
+               "services", "callbacks", "chains", "communication"},
               "a model")) {
     throw ModelError(diags.list());
   }
@@ -972,11 +984,25 @@ std::string save_model_to_string(const Model& m) {
         << YAML::Value << to_string(g.type) << YAML::Key << "node" << YAML::Value << g.node << YAML::EndMap;
   out << YAML::EndSeq;
 
+  // the derived topics of services (Topic::service) are the loader's, not the file's
+  auto derived = [&m](const std::string& topic) {
+    const Topic* t = m.topic(topic);
+    return t != nullptr && !t->service.empty();
+  };
   out << YAML::Key << "topics" << YAML::Value << YAML::BeginSeq;
   for (const auto& t : m.topics)
-    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "size"
-        << YAML::Value << format_size(t.size) << YAML::EndMap;
+    if (t.service.empty())
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "size"
+          << YAML::Value << format_size(t.size) << YAML::EndMap;
   out << YAML::EndSeq;
+  if (!m.services.empty()) {
+    out << YAML::Key << "services" << YAML::Value << YAML::BeginSeq;
+    for (const auto& s : m.services)
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name << YAML::Key
+          << "request_size" << YAML::Value << format_size(s.request_size) << YAML::Key << "response_size"
+          << YAML::Value << format_size(s.response_size) << YAML::EndMap;
+    out << YAML::EndSeq;
+  }
 
   out << YAML::Key << "callbacks" << YAML::Value << YAML::BeginSeq;
   for (const auto& c : m.callbacks) {
@@ -990,11 +1016,19 @@ std::string save_model_to_string(const Model& m) {
       out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
       if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
       if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
+      if (c.period_tolerance)
+        out << YAML::Key << "period_tolerance" << YAML::Value << format_duration(*c.period_tolerance);
     }
-    if (!c.topic.empty()) out << YAML::Key << "topic" << YAML::Value << c.topic;
+    const bool service_kind = c.kind == CallbackKind::Service || c.kind == CallbackKind::Client;
+    if (!c.topic.empty() && !service_kind) out << YAML::Key << "topic" << YAML::Value << c.topic;
+    if (!c.service.empty()) out << YAML::Key << "service" << YAML::Value << c.service;
     if (c.queue_depth != 1) out << YAML::Key << "queue_depth" << YAML::Value << c.queue_depth;
     if (!c.fuses.empty()) emit_names(out, "fuses", c.fuses);
-    if (!c.publishes.empty()) emit_names(out, "publishes", c.publishes);
+    std::vector<std::string> publishes;
+    for (const auto& t : c.publishes)
+      if (!derived(t)) publishes.push_back(t);
+    if (!publishes.empty()) emit_names(out, "publishes", publishes);
+    if (!c.calls.empty()) emit_names(out, "calls", c.calls);
     emit_segments(out, c.accelerator_segments);
     out << YAML::EndMap;
   }

@@ -100,7 +100,16 @@ CHAINRT_BINDINGS(model, 0) {
       .def_prop_rw("type", [](const CallbackGroup& g) { return std::string(to_string(g.type)); },
                    [](CallbackGroup& g, const std::string& s) { g.type = enum_from(group_type_from(s), s, "group type"); })
       .def_rw("node", &CallbackGroup::node);
-  nb::class_<Topic>(m, "Topic").def(nb::init<>()).def_rw("name", &Topic::name).def_rw("size", &Topic::size);
+  nb::class_<Topic>(m, "Topic")
+      .def(nb::init<>())
+      .def_rw("name", &Topic::name)
+      .def_rw("size", &Topic::size)
+      .def_rw("service", &Topic::service);  // non-empty: derived from a service (not in the file)
+  nb::class_<Service>(m, "Service")
+      .def(nb::init<>())
+      .def_rw("name", &Service::name)
+      .def_rw("request_size", &Service::request_size)
+      .def_rw("response_size", &Service::response_size);
   nb::class_<Callback>(m, "Callback")
       .def(nb::init<>())
       .def_rw("name", &Callback::name)
@@ -115,7 +124,10 @@ CHAINRT_BINDINGS(model, 0) {
       .def_rw("period", &Callback::period)
       .def_rw("offset", &Callback::offset)
       .def_rw("jitter", &Callback::jitter)
+      .def_rw("period_tolerance", &Callback::period_tolerance)
       .def_rw("topic", &Callback::topic)
+      .def_rw("service", &Callback::service)
+      .def_rw("calls", &Callback::calls)
       .def_rw("queue_depth", &Callback::queue_depth)
       .def_rw("fuses", &Callback::fuses)
       .def_rw("publishes", &Callback::publishes);
@@ -126,7 +138,8 @@ CHAINRT_BINDINGS(model, 0) {
       .def_rw("topic", &Hop::topic)
       .def_prop_rw("comm", [](const Hop& h) { return std::string(to_string(h.comm)); },
                    [](Hop& h, const std::string& s) { h.comm = enum_from(comm_kind_from(s), s, "communication kind"); })
-      .def_rw("message_size", &Hop::message_size);
+      .def_rw("message_size", &Hop::message_size)
+      .def_prop_ro("kind", [](const Hop& h) { return std::string(to_string(h.kind)); });
   nb::class_<Chain>(m, "Chain")
       .def(nb::init<>())
       .def_rw("name", &Chain::name)
@@ -149,6 +162,7 @@ CHAINRT_BINDINGS(model, 0) {
       .def_rw("nodes", &Model::nodes)
       .def_rw("groups", &Model::groups)
       .def_rw("topics", &Model::topics)
+      .def_rw("services", &Model::services)
       .def_rw("callbacks", &Model::callbacks)
       .def_rw("chains", &Model::chains)
       .def("callback", &Model::callback, nb::rv_policy::copy)

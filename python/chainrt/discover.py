@@ -3,33 +3,217 @@
 Two halves, kept apart so the second is testable without ROS 2:
 
 * :func:`observe` joins the graph (rclpy graph API, the caller's ``ROS_DOMAIN_ID`` and RMW) and
-  records what a graph can tell: nodes, topics and their types, publishers and subscriptions per
-  node, the process of each node (the DDS participant of its endpoints: nodes of one process share
-  its GUID prefix), and, by subscribing to every topic for a while, each topic's message rate and
-  serialized message size.
+  records what a graph can tell: nodes (and whether they stayed while observing), topics with
+  the type of every endpoint, publishers and subscriptions per node, the servers and clients of
+  services per node, the process of each node (the DDS participant of its endpoints: nodes of
+  one process share its GUID prefix), and, by subscribing to every topic for a while, the send
+  times (the writer's source timestamp) of every message per publishing node and its serialized
+  size.
 * :func:`skeleton` turns that :class:`Graph` into a model in the documented format
-  (docs/model.md) plus a note per entry saying what was inferred rather than observed. A graph does
-  not show callbacks, so they are inferred: one subscription callback per (node, subscribed topic);
-  a topic a node publishes is attributed to the subscription callback whose input topic has the
-  same rate (data-driven), else to a timer whose period is the topic's measured period. Candidate
-  chains are the paths from each timer along publish -> subscribe edges to a callback whose output
-  nobody takes. Execution times are not observable from the graph: they are left out, and
-  ``chainrt profile MODEL --write`` fills them (``chainrt check`` reports them missing until then).
+  (docs/model.md) plus a note per entry saying what was inferred rather than observed. A graph
+  does not show callbacks, so they are inferred: one subscription callback per (node,
+  subscribed topic), one service callback per served service; a topic a node publishes is
+  attributed to the subscription callback whose input has the same rate (data-driven, never the
+  node's own input), else to a timer whose period is the one fitted to the send times (two
+  topics of one period share a timer when their messages are sent together). A node that is a
+  client of a service is inferred to call it from its data-driven callback, whose outputs its
+  client callback (the continuation) then publishes. Candidate chains follow publish ->
+  subscribe edges (between endpoints of the same type) and request -> server -> response hops.
+  Execution times are not observable from the graph: they are left out, and ``chainrt profile
+  MODEL --write`` fills them (``chainrt check`` reports them missing until then).
+
+What the observation cannot determine is said in the file, never guessed silently: a topic with
+endpoints of different types, nodes that came or left while observing, two nodes of one name,
+a source that is not one periodic timer (then no period), a timer nobody's messages showed.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import time
 from dataclasses import dataclass, field
 
 # Graph entities that are ROS 2 infrastructure, not the application.
 INFRA_TOPICS = {"/rosout", "/parameter_events"}
+INFRA_SERVICE_SUFFIXES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
+                          "set_parameters", "set_parameters_atomically", "get_type_description",
+                          "get_logger_levels", "set_logger_levels")
 MONITOR_SUFFIX = "/chainrt/chain_stats"
 RATE_MATCH = 0.15        # a published topic "follows" an input when the rates differ by < 15 %
 MAX_CHAINS = 64          # candidate chains listed at most (paths can multiply in dense graphs)
 WCET_MARK = "wcet: measure with `chainrt profile`"   # chainrt profile --write replaces it
+TOLERANCE_SE = 5         # period_tolerance = this many standard errors of the fitted period (+ rounding)
+SAME_TIMER_NS = 1_000_000  # two topics of one period come from one timer when sent within this
+
+
+@dataclass
+class PeriodFit:
+    """A least-squares fit of send times t_i = t_0 + k_i * P, k_i counting whole periods (a
+    release a loaded system skipped adds one more)."""
+    period_ns: float      # P
+    stderr_ns: float      # standard error of P
+    jitter_ns: float      # standard deviation of the residuals (send-time jitter)
+    t0_ns: float          # t_0: the fitted send time of the first period (where in the period sends fall)
+    samples: int
+    periods: int          # whole periods spanned
+    skipped: int          # periods without a message
+    periodic: bool        # one periodic source (residuals well inside a period)
+    why: str = ""         # why not periodic
+    stderr_all_ns: float = 0.0  # the standard error with every send's jitter (no send left out)
+
+
+def _phases(rel, p: float):
+    """Each send's place in a period of p, 0..1 (rel: send times after the first, numpy)."""
+    import numpy as np
+    return np.mod(rel / p, 1.0)
+
+
+def _concentration(rel, p: float) -> float:
+    """How well the sends line up on a grid of period p: |mean of exp(2 pi i phase)| (1: all on
+    one phase; about 1/sqrt(n) for times unrelated to p)."""
+    import numpy as np
+    a = 2.0 * np.pi * _phases(rel, p)
+    return float(np.hypot(np.cos(a).sum(), np.sin(a).sum()) / len(rel))
+
+
+def _refine(rel, p: float, span: float) -> float:
+    """The period near p on whose grid the sends line up best (the peak is about p/span wide)."""
+    width = 0.02
+    for _ in range(4):
+        grid = [p * (1 + width * (i / 20.0 - 1)) for i in range(41)]
+        p = max(grid, key=lambda c: _concentration(rel, c))
+        width = max(2.0 / max(span / p, 1.0), width / 8)
+    return p
+
+
+def _slot_indices(x, move_late: bool = True):
+    """The release index of each send, x: the sends' times in periods from the grid's phase, in
+    time order. A send belongs to the last release at or before it (delays are late, never early;
+    a quarter period of jitter before the grid allowed); one delayed by more than three quarters
+    of a period (an executor busy with a long callback) lands, before its grid point, in the next
+    release's slot: when that slot's own send follows and the slot before is empty, the delayed
+    send is moved back."""
+    import numpy as np
+    s = np.floor(x + 0.25)
+    for i in range(len(s) - 1 if move_late else 0):
+        if s[i + 1] == s[i] and x[i] < s[i] and (i == 0 or s[i - 1] < s[i] - 1):
+            s[i] -= 1
+    return s
+
+
+def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
+    """(share of the sends within an eighth of a period of the grid's densest phase, share of the
+    grid's periods that have a send, whether every send has a period of its own)."""
+    import numpy as np
+    ph = _phases(rel, p)
+    hist = np.histogram(ph, bins=20, range=(0.0, 1.0))[0]
+    k = int(np.argmax(hist))
+    near = sum(int(hist[(k + d) % 20]) for d in (-2, -1, 0, 1, 2)) / n
+    # sends delayed into the next period are told from a second timer only where the punctual
+    # sends dominate (three quarters on one phase): two interleaved timers spread their phases
+    slots = _slot_indices((rel - (k + 0.5) / 20.0 * p) / p, move_late=near >= 0.75)
+    used = len(set(slots.tolist()))
+    total = float(slots.max() - slots.min() + 1)
+    return near, used / total, n - used <= max(1, 0.05 * n)
+
+
+def fit_period(times_ns: list[int]) -> PeriodFit | None:
+    """The period of one periodic source from its send times (None: fewer than 3).
+
+    A timer's sends lie on a grid t_0 + k P plus a delay (the executor's), and a loaded system
+    skips releases, so gaps are multiples of P blurred by the delays. Candidates (gaps, their
+    fractions, the mean gap allowing for skipped releases) are refined to the period on whose
+    grid the sends line up best; the period is the LARGEST candidate on whose grid most sends
+    (half) lie within an eighth of a period of one phase, one send per period, at least 30 % of
+    the periods used (P/2 fits as well, but is smaller; 2P puts two sends in a period). Then
+    each send gets its period index k_i and P is fitted by least squares over the punctual sends
+    (those delayed far beyond the others -- an executor busy with a long callback -- left out),
+    its standard error from their residuals. No candidate passing: not one periodic timer."""
+    import numpy as np
+    ts = sorted(times_ns)
+    n = len(ts)
+    if n < 3 or ts[-1] <= ts[0]:
+        return None
+    rel = np.array([t - ts[0] for t in ts], dtype=float)
+    span = float(rel[-1])
+    gaps = sorted(b - a for a, b in zip(ts, ts[1:]) if b > a)
+    if not gaps:
+        return None
+    cands = []
+    for q in (0.05, 0.1, 0.25, 0.5):
+        g = gaps[min(len(gaps) - 1, int(q * len(gaps)))]
+        cands += [g / k for k in range(1, 5)]
+    cands += [span / (n - 1)]
+    cands = sorted({round(c, -3) for c in cands if c > 0}, reverse=True)
+    seen: list[float] = []
+    best, best_why, best_near = None, "", 0.0
+    for c in cands:
+        if any(abs(c - x) <= 0.01 * x for x in seen):
+            continue
+        seen.append(c)
+        p = _refine(rel, c, span)
+        near, used, own = _on_grid(rel, p, n)
+        if near >= 0.5 and own and used >= 0.3:
+            if best is None or p > best * 1.01:
+                best, best_near = p, near
+        elif not best_why:
+            best_why = (f"on the best grid ({p / 1e6:.4g} ms) {100 * near:.0f} % of the sends line up, "
+                        f"{100 * used:.0f} % of its periods have a send"
+                        + ("" if own else ", several sends share a period"))
+    periodic, why = best is not None, "" if best is not None else best_why
+    p = best if best is not None else _refine(rel, cands[-1] if cands else gaps[len(gaps) // 2], span)
+    # period indices, then least squares over the punctual sends
+    a = 2.0 * np.pi * _phases(rel, p)
+    ref = float(np.arctan2(np.sin(a).sum(), np.cos(a).sum()) / (2 * np.pi)) * p
+    ks = _slot_indices((rel - ref) / p, move_late=best_near >= 0.75)
+    keep = np.ones(n, dtype=bool)
+    for rnd in range(2):
+        kk, tt = ks[keep], rel[keep]
+        if len(kk) < 3 or float(((kk - kk.mean()) ** 2).sum()) <= 0:
+            return None
+        km, tm = kk.mean(), tt.mean()
+        sxx = float(((kk - km) ** 2).sum())
+        p = float(((kk - km) * (tt - tm)).sum() / sxx)
+        t0 = tm - p * km
+        if rnd == 0:
+            r = rel - (t0 + p * ks)
+            med = float(np.median(r))
+            mad = float(np.median(np.abs(r - med))) * 1.4826
+            keep = np.abs(r - med) <= max(3 * mad, 1_000.0)
+            if keep.sum() < max(3, n // 2):
+                keep = np.ones(n, dtype=bool)
+    res = tt - (t0 + p * kk)
+    stderr = float(np.sqrt((res ** 2).sum() / max(1, len(tt) - 2)) / np.sqrt(sxx))
+    jitter = float(np.sqrt(((rel - (t0 + p * ks)) ** 2).sum() / max(1, n - 2)))
+    sxx_all = float(((ks - ks.mean()) ** 2).sum())
+    stderr_all = jitter / np.sqrt(sxx_all) if sxx_all > 0 else stderr
+    slots = int(ks.max() - ks.min() + 1)
+    used = len(set(ks.tolist()))
+    return PeriodFit(p, stderr, jitter, ts[0] + t0 + p * float(ks.min()), n, slots - 1, slots - used, periodic, why,
+                     max(stderr, float(stderr_all)))
+
+
+def exact_period(fit: PeriodFit) -> tuple[int, int]:
+    """(period, tolerance) in ns to write: the fitted period rounded to the coarsest unit whose
+    rounding stays within two standard errors (``33333us`` for a 30 Hz timer measured to a
+    microsecond, ``20ms`` for a 20 ms one), and a binding tolerance of TOLERANCE_SE standard
+    errors (from the jitter of every send) plus that rounding, at least 1 us and 100 ppm of the
+    period."""
+    p = fit.period_ns
+    best = max(1, round(p))
+    for unit in (1_000_000, 100_000, 10_000, 1_000, 100, 10, 1):
+        v = round(p / unit) * unit
+        if v > 0 and abs(v - p) <= max(2 * fit.stderr_ns, 0.5):
+            best = v
+            break
+    # The tolerance is derived from the jitter of every send (stderr_all_ns), not only the
+    # punctual ones: a starved executor's delays drift, so the punctual sends' standard error can
+    # be too small; at least 1 us and 100 ppm of the period
+    tol = max(TOLERANCE_SE * max(fit.stderr_ns, fit.stderr_all_ns) + abs(best - p), 1e-4 * best)
+    tol = max(1_000, int(math.ceil(tol / 1_000)) * 1_000)
+    return int(best), min(tol, int(best) // 2)
 
 
 @dataclass
@@ -41,6 +225,9 @@ class TopicStats:
     size_max: int | None = None    # serialized (CDR) bytes
     size_mean: float | None = None
     note: str = ""                 # why rate/size are missing
+    types: list[str] = field(default_factory=list)       # every type its endpoints use
+    fits: dict[str, PeriodFit] = field(default_factory=dict)  # publishing node -> its send-time fit
+    sends: dict[str, list[int]] = field(default_factory=dict)  # publishing node -> send times (ns)
 
 
 @dataclass
@@ -49,7 +236,12 @@ class Graph:
     topics: dict[str, TopicStats] = field(default_factory=dict)  # ROS topic name -> stats
     publishes: dict[str, list[str]] = field(default_factory=dict)   # node -> topics
     subscribes: dict[str, list[str]] = field(default_factory=dict)  # node -> topics
-    services: dict[str, list[str]] = field(default_factory=dict)    # node -> services
+    services: dict[str, list[str]] = field(default_factory=dict)    # node -> services it serves
+    clients: dict[str, list[str]] = field(default_factory=dict)     # node -> services it calls
+    pub_types: dict[tuple[str, str], str] = field(default_factory=dict)  # (node, topic) -> type
+    sub_types: dict[tuple[str, str], str] = field(default_factory=dict)
+    presence: dict[str, tuple[float, float]] = field(default_factory=dict)  # node -> (first, last) seen, s
+    duplicates: list[str] = field(default_factory=list)          # node names held by several nodes
     observed_s: float = 0.0
     domain: str = ""
     rmw: str = ""
@@ -68,6 +260,10 @@ def _is_ignored_node(fq: str, own: str) -> bool:
 
 def _is_ignored_topic(t: str) -> bool:
     return t in INFRA_TOPICS or t.endswith(MONITOR_SUFFIX) or "/_" in t
+
+
+def _is_ignored_service(s: str) -> bool:
+    return s.rsplit("/", 1)[-1].endswith(INFRA_SERVICE_SUFFIXES) or "/_" in s
 
 
 def _message_class(type_name: str):
@@ -118,62 +314,106 @@ def observe(duration_s: float = 5.0, settle_s: float = 2.0, expect_nodes: int = 
 
         g = Graph(domain=os.environ.get("ROS_DOMAIN_ID", "0"),
                   rmw=os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"))
-        for name, ns in node.get_node_names_and_namespaces():
-            fq = _fq(name, ns)
-            if _is_ignored_node(fq, own):
-                continue
-            g.nodes[fq] = ""
-            g.publishes[fq] = sorted(t for t, _ in node.get_publisher_names_and_types_by_node(name, ns)
-                                     if not _is_ignored_topic(t))
-            g.subscribes[fq] = sorted(t for t, _ in node.get_subscriber_names_and_types_by_node(name, ns)
-                                      if not _is_ignored_topic(t))
-            g.services[fq] = sorted(s for s, _ in node.get_service_names_and_types_by_node(name, ns)
-                                    if not s.rsplit("/", 1)[-1].endswith(
-                                        ("_parameters", "_parameter_types", "_parameters_atomically",
-                                         "describe_parameters", "get_type_description")))
-        # processes: nodes whose endpoints share a DDS participant (GUID prefix) share a process
-        for t, _types in node.get_topic_names_and_types():
-            infos = list(node.get_publishers_info_by_topic(t)) + list(node.get_subscriptions_info_by_topic(t))
-            for info in infos:
-                fq = _fq(info.node_name, info.node_namespace)
-                if fq in g.nodes and not g.nodes[fq]:
-                    g.nodes[fq] = bytes(info.endpoint_gid[:12]).hex()
-        for fq in g.nodes:
-            g.nodes[fq] = g.nodes[fq] or fq  # no endpoint seen: a process of its own
-        used = {t for ts in list(g.publishes.values()) + list(g.subscribes.values()) for t in ts}
-        types = dict((t, ty[0] if ty else "") for t, ty in node.get_topic_names_and_types())
         qos = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=100,
                          reliability=QoSReliabilityPolicy.BEST_EFFORT,
                          durability=QoSDurabilityPolicy.VOLATILE)
-        arrivals: dict[str, list[tuple[float, int]]] = {}
-        for t in sorted(used):
-            st = g.topics.setdefault(t, TopicStats(type=types.get(t, "")))
-            cls = _message_class(st.type)
-            if cls is None:
-                st.note = f"message type {st.type or '?'} is not importable here: rate and size not measured"
-                continue
-            arrivals[t] = []
+        writer_of: dict[bytes, str] = {}     # publisher endpoint gid -> node
+        measured: set[str] = set()
+        sizes: dict[str, list[int]] = {}
+        t_obs = time.monotonic()
 
-            def on_msg(data, t=t):
-                arrivals[t].append((time.monotonic(), len(data)))
+        def scan() -> None:
+            """One look at the graph: nodes, endpoints, types; new topics get a subscription."""
+            now = time.monotonic() - t_obs
+            seen: dict[str, int] = {}
+            for name, ns in node.get_node_names_and_namespaces():
+                fq = _fq(name, ns)
+                if _is_ignored_node(fq, own):
+                    continue
+                seen[fq] = seen.get(fq, 0) + 1
+                first = g.presence.get(fq, (now, now))[0]
+                g.presence[fq] = (first, now)
+                g.nodes.setdefault(fq, "")
+                pubs = {t: ty for t, ty in node.get_publisher_names_and_types_by_node(name, ns)
+                        if not _is_ignored_topic(t)}
+                subs = {t: ty for t, ty in node.get_subscriber_names_and_types_by_node(name, ns)
+                        if not _is_ignored_topic(t)}
+                g.publishes[fq] = sorted(set(g.publishes.get(fq, [])) | set(pubs))
+                g.subscribes[fq] = sorted(set(g.subscribes.get(fq, [])) | set(subs))
+                for t, ty in pubs.items():
+                    g.pub_types.setdefault((fq, t), ty[0] if ty else "")
+                for t, ty in subs.items():
+                    g.sub_types.setdefault((fq, t), ty[0] if ty else "")
+                srv = {s for s, _ in node.get_service_names_and_types_by_node(name, ns) if not _is_ignored_service(s)}
+                cli = {s for s, _ in node.get_client_names_and_types_by_node(name, ns) if not _is_ignored_service(s)}
+                g.services[fq] = sorted(set(g.services.get(fq, [])) | srv)
+                g.clients[fq] = sorted(set(g.clients.get(fq, [])) | cli)
+            for fq, k in seen.items():
+                if k > 1 and fq not in g.duplicates:
+                    g.duplicates.append(fq)
+            for t, types in node.get_topic_names_and_types():
+                infos = list(node.get_publishers_info_by_topic(t)) + list(node.get_subscriptions_info_by_topic(t))
+                for info in infos:
+                    fq = _fq(info.node_name, info.node_namespace)
+                    # processes: nodes whose endpoints share a DDS participant (GUID prefix)
+                    if fq in g.nodes and not g.nodes[fq]:
+                        g.nodes[fq] = bytes(info.endpoint_gid[:12]).hex()
+                if _is_ignored_topic(t):
+                    continue
+                for info in node.get_publishers_info_by_topic(t):
+                    writer_of[bytes(info.endpoint_gid[:16])] = _fq(info.node_name, info.node_namespace)
+                st = g.topics.setdefault(t, TopicStats())
+                for ty in types:
+                    if ty not in st.types:
+                        st.types.append(ty)
+                if t in measured or not any(t in v for v in list(g.publishes.values()) + list(g.subscribes.values())):
+                    continue
+                measured.add(t)
+                st.type = st.types[0] if st.types else ""
+                cls = _message_class(st.type)
+                if cls is None:
+                    st.note = f"message type {st.type or '?'} is not importable here: rate and size not measured"
+                    continue
+                sizes[t] = []
 
-            node.create_subscription(cls, t, on_msg, qos, raw=True)
+                def on_msg(data, info, t=t):
+                    gid = (info.get("publisher_gid") or {}).get("data") or b""
+                    who = writer_of.get(bytes(gid[:16]), "?")
+                    g.topics[t].sends.setdefault(who, []).append(int(info["source_timestamp"]))
+                    sizes[t].append(len(data))
+
+                node.create_subscription(cls, t, on_msg, qos, raw=True)
+
+        scan()
         end = time.monotonic() + duration_s
+        next_scan = time.monotonic() + 0.5
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
+            if time.monotonic() >= next_scan:
+                scan()
+                next_scan = time.monotonic() + 0.5
+        scan()
         g.observed_s = duration_s
-        for t, seen in arrivals.items():
-            st = g.topics[t]
+        for fq in g.nodes:
+            g.nodes[fq] = g.nodes[fq] or fq  # no endpoint seen: a process of its own
+        for t, st in g.topics.items():
+            seen = sizes.get(t)
+            if seen is None:
+                continue
             st.count = len(seen)
             if seen:
-                sizes = [n for _, n in seen]
-                st.size_max, st.size_mean = max(sizes), sum(sizes) / len(sizes)
-            if len(seen) >= 3 and seen[-1][0] > seen[0][0]:
-                st.rate_hz = (len(seen) - 1) / (seen[-1][0] - seen[0][0])
-                gaps = sorted(b[0] - a[0] for a, b in zip(seen, seen[1:]))
-                st.median_gap_s = gaps[len(gaps) // 2]
+                st.size_max, st.size_mean = max(seen), sum(seen) / len(seen)
+            every = sorted(x for v in st.sends.values() for x in v)
+            if len(every) >= 3 and every[-1] > every[0]:
+                st.rate_hz = (len(every) - 1) / ((every[-1] - every[0]) / 1e9)
+                gaps = sorted(b - a for a, b in zip(every, every[1:]))
+                st.median_gap_s = gaps[len(gaps) // 2] / 1e9
             else:
-                st.note = f"{len(seen)} message(s) in {duration_s:g} s: rate not measured"
+                st.note = f"{len(every)} message(s) in {duration_s:g} s: rate not measured"
+            for who, ts in st.sends.items():
+                f = fit_period(ts)
+                if f is not None:
+                    st.fits[who] = f
         executor.shutdown()
         node.destroy_node()
         return g
@@ -189,8 +429,8 @@ def model_name(ros_name: str) -> str:
 
 
 def nice_period_ns(rate_hz: float) -> int:
-    """The period of a measured rate, rounded: to a whole millisecond when within 2 %, else to
-    10 microseconds (timers are set in round numbers; the measurement has jitter)."""
+    """The period of a rate known only as messages per second (no send times): rounded to a
+    whole millisecond when within 2 %, else to 10 microseconds."""
     p = 1e9 / rate_hz
     ms = round(p / 1e6)
     if ms >= 1 and abs(p - ms * 1e6) <= 0.02 * p:
@@ -205,6 +445,10 @@ def fmt_duration(ns: int) -> str:
     return f"{ns}ns"
 
 
+def _ident(name: str) -> str:
+    return model_name(name).replace("/", "_")
+
+
 @dataclass
 class Entry:
     fields: dict            # ordered model fields (values already in model syntax)
@@ -217,13 +461,28 @@ class Skeleton:
     executors: list[Entry] = field(default_factory=list)
     nodes: list[Entry] = field(default_factory=list)
     topics: list[Entry] = field(default_factory=list)
+    services: list[Entry] = field(default_factory=list)
     callbacks: list[Entry] = field(default_factory=list)
     chains: list[Entry] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # what the observation could not determine
 
 
 def _rates_match(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) <= RATE_MATCH * max(a, b)
+
+
+def _same_timer(a: PeriodFit, b: PeriodFit) -> bool:
+    """Two send-time fits of one node come from one timer: the same period (within their
+    precision) and messages sent together in every period."""
+    tol = max(TOLERANCE_SE * (a.stderr_ns + b.stderr_ns), 1e-4 * a.period_ns)
+    if abs(a.period_ns - b.period_ns) > tol:
+        return False
+    # the offset of b's sends in a's period (t_0 of both lie at the start of the observation, so
+    # the period's error hardly moves it)
+    d = (b.t0_ns - a.t0_ns) % a.period_ns
+    d = min(d, a.period_ns - d)
+    return d <= max(SAME_TIMER_NS, 3 * (a.jitter_ns + b.jitter_ns))
 
 
 def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Skeleton:
@@ -248,13 +507,39 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
             {"name": ename, "host": "localhost", "process": ename, "policy": "ros-default", "threads": 1},
             f"inferred: one process ({len(members)} node(s) share a DDS participant), "
             "run by a single-threaded ROS 2 default executor"))
+    came_went = {}
+    if g.presence:
+        for n, (first, last) in g.presence.items():
+            bits = []
+            if first > 0.6:
+                bits.append(f"appeared {first:.1f} s into the observation")
+            if last < g.observed_s - 0.6 and g.observed_s > 0:
+                bits.append(f"was gone {last:.1f} s into it")
+            if bits:
+                came_went[n] = " and ".join(bits)
     for n in sorted(g.nodes):
-        sk.nodes.append(Entry({"name": model_name(n), "executor": exec_of[n]}))
+        note = ""
+        if n in came_went:
+            note = (f"unknown: this node {came_went[n]}; its rates are over the time it was there, its "
+                    "callbacks are those its endpoints showed")
+            sk.warnings.append(f"node {n} {came_went[n]}: the graph changed while observing")
+        if n in g.duplicates:
+            note = (note + "; " if note else "") + ("unknown: several nodes have this name; their endpoints are "
+                                                    "merged into one node here")
+            sk.warnings.append(f"several nodes are named {n}: their endpoints are merged into one model node")
+        sk.nodes.append(Entry({"name": model_name(n), "executor": exec_of[n]}, note))
     topics_used = sorted({t for ts in list(g.publishes.values()) + list(g.subscribes.values()) for t in ts})
     for t in topics_used:
         st = g.topics.get(t, TopicStats())
         f = {"name": model_name(t)}
-        bits = [st.type or "type unknown"]
+        types = st.types or ([st.type] if st.type else [])
+        bits = [" or ".join(types) if types else "type unknown"]
+        if len(types) > 1:
+            bits.append(f"unknown: the topic has {len(types)} types; endpoints of different types never "
+                        f"exchange a message, so only same-type publishers and subscriptions are connected; "
+                        f"size measured for {st.type or types[0]} only")
+            sk.warnings.append(f"topic {t} has {len(types)} types ({', '.join(types)}): publishers and "
+                               "subscriptions of different types are not connected in the model")
         if st.size_max is not None:
             f["size"] = f"{st.size_max}B"
             bits.append(f"size: largest of {st.count} messages (mean {st.size_mean:.0f}B)")
@@ -265,6 +550,16 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
         if st.note:
             bits.append(st.note)
         sk.topics.append(Entry(f, "; ".join(bits)))
+
+    # who serves and who calls each service
+    servers: dict[str, list[str]] = {}
+    for n in sorted(g.nodes):
+        for s in g.services.get(n, []):
+            servers.setdefault(s, []).append(n)
+    for s, ns_ in servers.items():
+        if len(ns_) > 1:
+            sk.warnings.append(f"service {s} is served by {len(ns_)} nodes ({', '.join(ns_)}): the model keeps "
+                               f"{ns_[0]}'s server (a request goes to one of them)")
 
     # callbacks
     cb_names: set[str] = set()
@@ -277,47 +572,130 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
         return n
 
     publishes_of: dict[str, list[str]] = {}   # callback -> topics
+    calls_of: dict[str, list[str]] = {}       # callback -> services
+    node_of: dict[str, str] = {}              # callback -> ROS node
     sub_cb: dict[tuple[str, str], str] = {}   # (node, topic) -> callback
+    server_cb: dict[str, str] = {}            # service -> callback
+    client_cb: dict[tuple[str, str], str] = {}  # (node, service) -> callback
     timers: list[str] = []
     entries: dict[str, Entry] = {}
-    rate = {t: g.topics[t].rate_hz if t in g.topics else None for t in topics_used}
+    def topic_rate(t: str) -> float | None:
+        """A topic's rate: its publisher's fitted period when it has one periodic publisher (a
+        message the observer lost does not change it), else messages per second."""
+        st = g.topics.get(t)
+        if st is None:
+            return None
+        fits = [f for f in st.fits.values() if f.periodic]
+        if len(st.fits) == 1 and fits:
+            return 1e9 / fits[0].period_ns
+        return st.rate_hz
+    rate = {t: topic_rate(t) for t in topics_used}
+
+    def node_rate(n: str, t: str) -> float | None:
+        """The rate at which node n sends topic t (its own messages), else the topic's."""
+        st = g.topics.get(t)
+        f = st.fits.get(n) if st else None
+        if f is not None and f.periodic:
+            return 1e9 / f.period_ns
+        if st and n in st.sends and len(st.sends[n]) >= 3:
+            ts = sorted(st.sends[n])
+            return (len(ts) - 1) / ((ts[-1] - ts[0]) / 1e9) if ts[-1] > ts[0] else None
+        return rate.get(t)
+
+    def raw_rate(t: str, n: str | None = None) -> float | None:
+        """Messages per second as received while observing (of node n's sends, or of all)."""
+        st = g.topics.get(t)
+        if st is None:
+            return None
+        ts = sorted(st.sends.get(n, [])) if n else sorted(x for v in st.sends.values() for x in v)
+        if len(ts) >= 3 and ts[-1] > ts[0]:
+            return (len(ts) - 1) / ((ts[-1] - ts[0]) / 1e9)
+        return st.rate_hz
+
+    def follows_input(s_in: str, n: str, t: str) -> bool:
+        """Node n sends t because it takes s_in: the rates match, measured alike -- the
+        messages received per second, or the fitted periods when both are periodic (an output
+        that follows its input has the input's rate; its send times need not look periodic)."""
+        a, b = g.topics.get(s_in), g.topics.get(t)
+        fa = [f for f in a.fits.values() if f.periodic] if a else []
+        fb = b.fits.get(n) if b else None
+        if a is not None and len(a.fits) == 1 and fa and fb is not None and fb.periodic and \
+                _rates_match(1e9 / fa[0].period_ns, 1e9 / fb.period_ns):
+            return True
+        ra, rb = raw_rate(s_in), raw_rate(t, n)
+        if ra is None and rb is None:
+            return _rates_match(rate.get(s_in), rate.get(t))
+        return _rates_match(ra, rb)
+
     for n in sorted(g.nodes):
         subs = g.subscribes.get(n, [])
         pubs = g.publishes.get(n, [])
         mnode = model_name(n)
         for t in subs:
-            cb = unique(f"{mnode}/on_{model_name(t).replace('/', '_')}")
+            cb = unique(f"{mnode}/on_{_ident(t)}")
             sub_cb[(n, t)] = cb
-            publishes_of[cb] = []
+            publishes_of[cb], calls_of[cb], node_of[cb] = [], [], n
             entries[cb] = Entry({"name": cb, "kind": "subscription", "node": mnode, "topic": model_name(t)})
-        timer_groups: list[tuple[float | None, list[str]]] = []
+        for s in g.services.get(n, []):
+            if servers.get(s, [n])[0] != n:
+                continue
+            cb = unique(f"{mnode}/on_{_ident(s)}_request")
+            server_cb[s] = cb
+            publishes_of[cb], calls_of[cb], node_of[cb] = [], [], n
+            entries[cb] = Entry({"name": cb, "kind": "service", "node": mnode, "service": model_name(s)},
+                                f"serves {s}")
+        timer_groups: list[tuple[float | None, PeriodFit | None, list[str]]] = []
         notes: dict[str, list[str]] = {}
         for t in pubs:
-            # data-driven: the input whose rate matches; with no rates known, the only input
-            follows = [s for s in subs if _rates_match(rate.get(s), rate.get(t))]
-            if not follows and subs and rate.get(t) is None and len(subs) == 1:
-                follows = subs
+            r_t = node_rate(n, t)
+            # data-driven: an input whose rate matches -- never the node's own input topic (a
+            # node that takes and sends one topic does not send it because it took it)
+            inputs = [s for s in subs if s != t]
+            follows = [s for s in inputs if follows_input(s, n, t)]
+            if not follows and inputs and r_t is None and len(inputs) == 1:
+                follows = inputs
                 why = f"inferred: publishes {t} (no rate measured; the node's only input)"
             else:
-                why = (f"inferred: publishes {t} ({rate.get(t) or 0:.1f}/s, as its input "
+                why = (f"inferred: publishes {t} ({r_t or 0:.1f}/s, as its input "
                        f"{follows[0] if follows else ''})")
             if follows:
                 cb = sub_cb[(n, follows[0])]
                 publishes_of[cb].append(t)
                 notes.setdefault(cb, []).append(why)
                 continue
-            for r, ts in timer_groups:
-                if _rates_match(r, rate.get(t)):
+            st = g.topics.get(t)
+            fit = st.fits.get(n) if st else None
+            for k, (r, gf, ts) in enumerate(timer_groups):
+                if fit is not None and gf is not None and fit.periodic and gf.periodic:
+                    if _same_timer(fit, gf):
+                        ts.append(t)
+                        break
+                elif fit is None and gf is None and _rates_match(r, r_t):
                     ts.append(t)
                     break
             else:
-                timer_groups.append((rate.get(t), [t]))
-        for r, ts in timer_groups:
+                timer_groups.append((r_t, fit, [t]))
+        for r, fit, ts in timer_groups:
             cb = unique(f"{mnode}/timer")
             timers.append(cb)
-            publishes_of[cb] = ts
+            publishes_of[cb], calls_of[cb], node_of[cb] = list(ts), [], n
             f = {"name": cb, "kind": "timer", "node": mnode}
-            if r is not None:
+            if fit is not None and fit.periodic:
+                period, tol = exact_period(fit)
+                f["period"] = fmt_duration(period)
+                f["period_tolerance"] = fmt_duration(tol)
+                note = (f"inferred: a timer; period fitted to the send times of {fit.samples} messages on "
+                        f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.stderr_ns / 1e3:.2f} us "
+                        f"(send jitter {fit.jitter_ns / 1e6:.2f} ms"
+                        + (f", {fit.skipped} release(s) without a message" if fit.skipped else "")
+                        + "); period_tolerance for binding the real timer -- the timer itself is not visible "
+                        "in the graph")
+            elif fit is not None:
+                note = (f"unknown: period -- the messages on {', '.join(ts)} are not one periodic timer's "
+                        f"({fit.why}); add `period:` by hand")
+                sk.warnings.append(f"node {n}: {', '.join(ts)} is not sent by one periodic timer ({fit.why}); "
+                                   "its period is left unknown")
+            elif r is not None:
                 # the median gap, not the mean rate: a loaded system skips timer releases, which
                 # lowers the mean rate but leaves most gaps at the period
                 gap = g.topics[ts[0]].median_gap_s if ts[0] in g.topics else None
@@ -330,25 +708,69 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
             entries[cb] = Entry(f, note)
         for cb, ns_ in notes.items():
             entries[cb].note = "; ".join(ns_)
+        # a client of a service: its data-driven callback calls it, the client callback (the
+        # continuation) publishes that callback's outputs
+        for s in g.clients.get(n, []):
+            if s not in server_cb:
+                sk.warnings.append(f"node {n} is a client of {s}, which no node of the graph serves: not modelled")
+                continue
+            own = [sub_cb[(n, t)] for t in subs]
+            callers = [c for c in own if publishes_of[c]] or own or [c for c in timers if node_of[c] == n]
+            if not callers:
+                sk.warnings.append(f"node {n} is a client of {s} but has no callback that could call it: not modelled")
+                continue
+            caller = callers[0]
+            calls_of[caller].append(s)
+            cb = unique(f"{mnode}/on_{_ident(s)}_response")
+            client_cb[(n, s)] = cb
+            publishes_of[cb], calls_of[cb], node_of[cb] = publishes_of[caller], [], n
+            publishes_of[caller] = []
+            entries[cb] = Entry({"name": cb, "kind": "client", "node": mnode, "service": model_name(s)},
+                                f"inferred: the continuation of {caller}'s request to {s}"
+                                + (f", publishes what {caller} would ({', '.join(publishes_of[cb])})"
+                                   if publishes_of[cb] else ""))
+            entries[caller].note = ((entries[caller].note + "; ") if entries[caller].note else "") + \
+                f"inferred: calls {s} (node {n} is its client)"
     for cb, e in entries.items():
         if publishes_of.get(cb):
             e.fields["publishes"] = "[" + ", ".join(model_name(t) for t in publishes_of[cb]) + "]"
+        if calls_of.get(cb):
+            e.fields["calls"] = "[" + ", ".join(model_name(s) for s in calls_of[cb]) + "]"
         e.note = (e.note + "; " if e.note else "") + WCET_MARK
         sk.callbacks.append(e)
+    called = sorted({s for v in calls_of.values() for s in v})
+    for s in called:
+        callers_ = sorted({node_of[c] for c, v in calls_of.items() if s in v})
+        sk.services.append(Entry({"name": model_name(s)},
+                                 f"served by {servers[s][0]}, called by {', '.join(callers_)}; unknown: request and "
+                                 "response sizes (default 64B; a graph does not show them)"))
 
     # candidate chains: timer -> ... -> a callback whose outputs nobody takes
-    takers: dict[str, list[str]] = {}
+    takers: dict[str, list[tuple[str, str]]] = {}   # topic -> (callback, type)
     for (n, t), cb in sub_cb.items():
-        takers.setdefault(model_name(t), []).append(cb)
+        takers.setdefault(t, []).append((cb, g.sub_types.get((n, t), "")))
     for v in takers.values():
         v.sort()
     chains: list[list[str]] = []
 
+    def successors(path: list[str]) -> list[str]:
+        cur = path[-1]
+        out = []
+        for t in publishes_of.get(cur, []):
+            ty = g.pub_types.get((node_of[cur], t), "")
+            out += [c for c, sty in takers.get(t, []) if not (ty and sty and ty != sty)]
+        out += [server_cb[s] for s in calls_of.get(cur, []) if s in server_cb]
+        if entries[cur].fields.get("kind") == "service" and len(path) > 1:
+            s = next(k for k, v in server_cb.items() if v == cur)
+            caller = path[-2]
+            if s in calls_of.get(caller, []) and (node_of[caller], s) in client_cb:
+                out.append(client_cb[(node_of[caller], s)])
+        return [c for c in out if c not in path]
+
     def walk(path: list[str]) -> None:
         if len(chains) >= MAX_CHAINS:
             return
-        nxt = [c for t in publishes_of.get(path[-1], []) for c in takers.get(model_name(t), [])
-               if c not in path]
+        nxt = successors(path)
         if not nxt:
             if len(path) > 1:
                 chains.append(list(path))
@@ -362,7 +784,7 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
     for path in chains:
         last_node = entries[path[-1]].fields["node"].replace("/", "_")
         src_topics = publishes_of.get(path[0]) or ["chain"]
-        base = f"{model_name(src_topics[0]).replace('/', '_')}_to_{last_node}"
+        base = f"{_ident(src_topics[0])}_to_{last_node}"
         cname, i = base, 2
         while cname in chain_names:
             cname, i = f"{base}_{i}", i + 1
@@ -370,18 +792,20 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
         sk.chains.append(Entry({"name": cname, "callbacks": "[" + ", ".join(path) + "]"},
                                "candidate: a path from a timer to a sink; period = the timer's, "
                                "deadline assumed = period"))
-    svc = sorted({s for ss in g.services.values() for s in ss})
     sk.header = [
-        f"Model skeleton written by `chainrt discover` from the running ROS 2 graph",
+        "Model skeleton written by `chainrt discover` from the running ROS 2 graph",
         f"(ROS_DOMAIN_ID {g.domain}, {g.rmw}; observed for {g.observed_s:g} s): "
-        f"{len(g.nodes)} node(s), {len(topics_used)} topic(s), {len(sk.callbacks)} callback(s), "
-        f"{len(sk.chains)} candidate chain(s).",
+        f"{len(g.nodes)} node(s), {len(topics_used)} topic(s), {len(sk.services)} service(s), "
+        f"{len(sk.callbacks)} callback(s), {len(sk.chains)} candidate chain(s).",
         "Comments say what was inferred rather than observed ('inferred:') and what is unknown",
         "('unknown:'). Execution times cannot be seen in a graph: run the nodes under a chainrt",
         "executor and `chainrt profile THIS_FILE --write`; `chainrt check` lists them until then.",
     ]
-    if svc:
-        sk.header.append(f"Services seen but not modelled: {', '.join(svc)}.")
+    unmodelled = sorted({s for ss in g.services.values() for s in ss} - set(called))
+    if unmodelled:
+        sk.header.append(f"Services served but called by no node of the graph (not modelled): {', '.join(unmodelled)}.")
+    for w in sk.warnings:
+        sk.header.append(f"WARNING: {w}")
     sk.header.append(f"name: {name}")
     return sk
 
@@ -399,7 +823,7 @@ def to_yaml(sk: Skeleton) -> str:
     name = sk.header[-1].split(": ", 1)[1] if sk.header and sk.header[-1].startswith("name: ") else "discovered"
     out = [f"# {line}" for line in sk.header if not line.startswith("name: ")]
     out += ["chainrt: 1", f"name: {name}"]
-    for section in ("hosts", "executors", "nodes", "topics", "callbacks", "chains"):
+    for section in ("hosts", "executors", "nodes", "topics", "services", "callbacks", "chains"):
         entries = getattr(sk, section)
         if not entries:
             continue

@@ -105,7 +105,8 @@ def _counted(msg: dict) -> int:
 def listen(duration_s: float, topic: str | None = None, run_id: str | None = None,
            until=None, settle_s: float = 1.0) -> Collection:
     """Subscribes to the monitoring topic(s) -- ``topic``, or every ``*/chainrt/chain_stats``
-    found in the graph -- for ``duration_s`` (or, with ``until``, while ``until()`` is False and
+    found in the graph -- for ``duration_s`` from when the first one is found (discovery is
+    given 10 s more) (or, with ``until``, while ``until()`` is False and
     then ``settle_s`` more to catch the executors' final messages)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -131,11 +132,14 @@ def listen(duration_s: float, topic: str | None = None, run_id: str | None = Non
             subscribe(topic)
         start = time.monotonic()
         end = start + duration_s
+        # without a topic the listening time starts when the first monitoring topic is found
+        # (discovery on a loaded machine takes seconds); it is looked for at most 10 s more
+        found = bool(topic)
         last_scan = 0.0
         stop_at = None
         while True:
             now = time.monotonic()
-            if until is None and now >= end:
+            if until is None and now >= end and (found or now >= end + 10.0):
                 break
             if until is not None:
                 if stop_at is None and until():
@@ -149,6 +153,8 @@ def listen(duration_s: float, topic: str | None = None, run_id: str | None = Non
                 for t, types in node.get_topic_names_and_types():
                     if t.endswith(STATS_SUFFIX) and "std_msgs/msg/String" in types:
                         subscribe(t)
+                        if not found:
+                            found, end = True, now + duration_s
             ex.spin_once(timeout_sec=0.05)
         ex.shutdown()
         node.destroy_node()
@@ -207,8 +213,11 @@ def _callback_info(view: ModelView) -> dict:
     out = {}
     for cb in view.data.get("callbacks") or []:
         if isinstance(cb, dict) and "name" in cb:
-            out[str(cb["name"])] = {"node": str(cb.get("node", "")), "kind": str(cb.get("kind", "")),
-                                    "topic": str(cb.get("topic", "")), "period_ns": _period_ns(cb.get("period")),
+            kind = str(cb.get("kind", ""))
+            # the monitor's "topic" of a service server or client is its service name
+            where = cb.get("service", "") if kind in ("service", "client") else cb.get("topic", "")
+            out[str(cb["name"])] = {"node": str(cb.get("node", "")), "kind": kind,
+                                    "topic": str(where), "period_ns": _period_ns(cb.get("period")),
                                     "publishes": [str(t) for t in cb.get("publishes") or []]}
     return out
 
@@ -373,6 +382,7 @@ def _hops(view: ModelView, infos: dict, samples: dict) -> list[dict]:
                   for st, w in zip(s.get("start_ns", []), s.get("wall_ns", [])))
     topics = {str(t.get("name")): t.get("size", "64B") for t in view.data.get("topics") or []
               if isinstance(t, dict)}
+    services = {str(t.get("name")): t for t in view.data.get("services") or [] if isinstance(t, dict)}
     edges = set()
     for ch in view.data.get("chains") or []:
         if not isinstance(ch, dict):
@@ -405,7 +415,12 @@ def _hops(view: ModelView, infos: dict, samples: dict) -> list[dict]:
         if not lat_all:
             continue
         use = lat_free or lat_all
-        out.append({"from": a, "to": b, "topic": topic, "size": str(topics.get(topic, "64B")),
+        if infos[b]["kind"] in ("service", "client"):  # a request or a response of the service
+            key = "request_size" if infos[b]["kind"] == "service" else "response_size"
+            size = services.get(topic, {}).get(key, "64B")
+        else:
+            size = topics.get(topic, "64B")
+        out.append({"from": a, "to": b, "topic": topic, "size": str(size),
                     "kind": hop_kind(view, infos[a]["node"], infos[b]["node"]),
                     "latency_ns": dist(use), "unblocked": bool(lat_free), "all_ns": dist(lat_all)})
     return out

@@ -599,9 +599,13 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
         what = ("the time from a chain's release to its source callback's start (the message-flow "
                 "latency above starts at that callback)" if rep.flow_chains else
                 "end-to-end chain latency (release -> completion)")
-        rep.not_derivable.append(
-            f"{what}: the trace has no chainrt chain events (the program did not run under "
-            "chainrt's executor); a chain's release is not an rcl/rmw event")
+        if counts.get("chainrt:executor_init", 0) > 0:
+            why = ("chainrt's executor ran but monitored no chain (give it a model that names the "
+                   "chains: ChainExecutor(model=...), chainrt run MODEL)")
+        else:
+            why = ("the trace has no chainrt chain events (no chainrt executor ran, or the chainrt "
+                   "events were not enabled)")
+        rep.not_derivable.append(f"{what}: {why}; a chain's release is not an rcl/rmw event")
     if not have_callbacks:
         rep.not_derivable.append(
             "callback execution and response times: the executor emitted no ros2:callback_start/"

@@ -60,7 +60,8 @@ def architecture(model, namespace: str = "") -> dict:
             pname = ch.name if len(plist) == 1 else f"{ch.name}/{i}"
             hop_topic = {}
             for h in ch.hops:
-                hop_topic[(h.from_, h.to)] = h.topic or None
+                # a service's request/response is no topic of CARET's paths
+                hop_topic[(h.from_, h.to)] = (h.topic or None) if h.kind == "topic" else None
             chain_nodes = []   # [node, subscribe_topic, publish_topic]
             prev = None
             for cb in seq:

@@ -3,6 +3,8 @@
 #include "chainrt/runtime/names.hpp"
 #include "chainrt/model/accelerator.hpp"
 
+#include <rcl_interfaces/msg/parameter_type.hpp>
+#include <rcl_interfaces/srv/get_parameters.hpp>
 #include <std_msgs/msg/u_int8_multi_array.hpp>
 #include <unistd.h>
 
@@ -11,10 +13,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "chainrt/runtime/executor.hpp"
+#include "chainrt/runtime/services.hpp"
 #include "chainrt/sched/setup.hpp"
 
 namespace chainrt::runtime {
@@ -35,20 +39,18 @@ std::vector<std::string> model_processes(const Model& m) {
 namespace {
 
 
-void write_header(Msg& m, const Stamp& s) {
+ChainHeader header_of(const Stamp& s) {
   ChainHeader h;
   h.chain = s.chain;
   h.instance = s.instance;
   h.release = s.release;
   h.deadline = s.deadline;
-  std::memcpy(m.data.data(), &h, sizeof h);
+  return h;
 }
 
-Stamp read_header(const Msg& m) {
+// The stamp a header carries (none when it is not chainrt's).
+Stamp stamp_of(const ChainHeader& h) {
   Stamp s;
-  if (m.data.size() < sizeof(ChainHeader)) return s;
-  ChainHeader h;
-  std::memcpy(&h, m.data.data(), sizeof h);
   if (h.magic != ChainHeader{}.magic) return s;
   s.chain = h.chain;
   s.instance = h.instance;
@@ -57,11 +59,60 @@ Stamp read_header(const Msg& m) {
   return s;
 }
 
+void write_header(Msg& m, const Stamp& s) {
+  const ChainHeader h = header_of(s);
+  std::memcpy(m.data.data(), &h, sizeof h);
+}
+
+Stamp read_header(const Msg& m) {
+  if (m.data.size() < sizeof(ChainHeader)) return Stamp{};
+  ChainHeader h;
+  std::memcpy(&h, m.data.data(), sizeof h);
+  return stamp_of(h);
+}
+
 // One publishing end of a callback: a publisher and its preallocated message.
 struct Output {
   std::shared_ptr<Publisher<Msg>> pub;
   Msg msg;
   std::size_t expected_subscribers = 0;
+};
+
+// A model service runs as a real ROS 2 service of a standard type that can carry a payload of
+// the model's sizes (rcl_interfaces/srv/GetParameters): the request's names[0] is the chain
+// header in hex (the server's chain instance), names[1] pads it to request_size; the response's
+// values[0].byte_array_value is response_size bytes. The client's response takes the instance
+// of the callback that sent the request (services.hpp).
+using Srv = rcl_interfaces::srv::GetParameters;
+
+std::string hex_header(const Stamp& s) {
+  const ChainHeader h = header_of(s);
+  const auto* b = reinterpret_cast<const unsigned char*>(&h);
+  static const char* digits = "0123456789abcdef";
+  std::string out(2 * sizeof h, '0');
+  for (std::size_t i = 0; i < sizeof h; ++i) {
+    out[2 * i] = digits[b[i] >> 4];
+    out[2 * i + 1] = digits[b[i] & 15];
+  }
+  return out;
+}
+
+Stamp header_of_request(const Srv::Request& r) {
+  if (r.names.empty() || r.names[0].size() != 2 * sizeof(ChainHeader)) return Stamp{};
+  ChainHeader h;
+  auto* b = reinterpret_cast<unsigned char*>(&h);
+  auto nib = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (std::size_t i = 0; i < sizeof h; ++i)
+    b[i] = static_cast<unsigned char>(nib(r.names[0][2 * i]) << 4 | nib(r.names[0][2 * i + 1]));
+  return stamp_of(h);
+}
+
+// The client end of one (node, service): filled when the node's client is created; a request
+// prepared once (its header is rewritten per call).
+struct Caller {
+  std::shared_ptr<Client<Srv>> client;
+  Srv::Request request;
+  std::mutex m;  // the request is shared by the node's callers (reentrant groups)
 };
 
 }  // namespace
@@ -135,6 +186,23 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> fusion_cached;  // input callback -> cached
   // WCET scale in parts per million (ModelRunOptions::wcet_steps), read by every callback.
   auto scale = std::make_shared<std::atomic<std::int64_t>>(1'000'000);
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Caller>> callers;  // (node, service)
+  std::vector<std::shared_ptr<Service<Srv>>> servers;
+  auto derived = [&model](const std::string& topic) {
+    const Topic* t = model.topic(topic);
+    return t != nullptr && !t->service.empty();
+  };
+  auto caller_of = [&](const std::string& node, const std::string& service) {
+    auto& c = callers[{node, service}];
+    if (!c) {
+      c = std::make_shared<Caller>();
+      const chainrt::Service* sv = model.service(service);
+      c->request.names.assign(2, std::string());
+      const std::size_t size = sv ? static_cast<std::size_t>(sv->request_size) : 0;
+      c->request.names[1].assign(size > 2 * sizeof(ChainHeader) ? size - 2 * sizeof(ChainHeader) : 0, 'x');
+    }
+    return c;
+  };
 
   for (std::size_t e : exec_ix) {
     const chainrt::Executor& me = model.executors[e];
@@ -182,6 +250,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       // what it publishes
       std::vector<std::shared_ptr<Output>> outs;
       for (const auto& tname : cb.publishes) {
+        if (derived(tname)) continue;  // a service's request or response: sent as one below
         auto& out = outputs[{cb.node, tname}];
         if (!out) {
           out = std::make_shared<Output>();
@@ -214,7 +283,9 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
           needs.push_back(flag);
         }
-      auto work = [wcet, outs, cached, needs, scale]() {
+      std::vector<std::shared_ptr<Caller>> calls;
+      for (const auto& sname : cb.calls) calls.push_back(caller_of(cb.node, sname));
+      auto work = [wcet, outs, cached, needs, scale, calls]() {
         burn_cpu(static_cast<Duration>(static_cast<__int128>(wcet) * scale->load(std::memory_order_relaxed) / 1'000'000));
         if (cached) cached->store(true);
         for (const auto& n : needs)
@@ -223,6 +294,12 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         for (const auto& o : outs) {
           write_header(o->msg, st);
           o->pub->publish(o->msg);
+        }
+        for (const auto& c : calls) {
+          std::lock_guard<std::mutex> lk(c->m);
+          if (!c->client) continue;
+          c->request.names[0] = hex_header(st);
+          c->client->async_send_request(c->request);
         }
       };
       switch (cb.kind) {
@@ -236,6 +313,27 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
                                          static_cast<std::size_t>(std::max(1, cb.queue_depth)),
                                          [work](const Msg&) { work(); }, co, &read_header);
           break;
+        case CallbackKind::Service: {
+          const chainrt::Service* sv = model.service(cb.service);
+          const std::size_t bytes = sv ? static_cast<std::size_t>(sv->response_size) : 0;
+          servers.push_back(node->create_service<Srv>(
+              ros_topic_name(opt.topic_prefix, cb.service),
+              [work, bytes](const Srv::Request&, Srv::Response& res) {
+                work();
+                res.values.resize(1);
+                res.values[0].type = rcl_interfaces::msg::ParameterType::PARAMETER_BYTE_ARRAY;
+                res.values[0].byte_array_value.assign(bytes, 0);
+              },
+              co, &header_of_request, static_cast<std::size_t>(std::max(1, cb.queue_depth))));
+          break;
+        }
+        case CallbackKind::Client: {
+          auto c = caller_of(cb.node, cb.service);
+          std::lock_guard<std::mutex> lk(c->m);
+          c->client = node->create_client<Srv>(ros_topic_name(opt.topic_prefix, cb.service),
+                                               [work](const Srv::Response&, std::int64_t) { work(); }, co);
+          break;
+        }
         default:
           warnings.push_back("callback '" + cb.name + "': " + to_string(cb.kind) +
                              " callbacks are not run by chainrt-run (skipped)");
@@ -243,6 +341,17 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           // the callback is simply absent (the sched ids of later callbacks shift).
           break;
       }
+    }
+    // a caller whose node has no client callback of the service: a client whose response
+    // does nothing (the model leaves the response out)
+    for (auto& [key, c] : callers) {
+      std::lock_guard<std::mutex> lk(c->m);
+      auto n = nodes.find(key.first);
+      if (c->client || n == nodes.end()) continue;
+      CallbackOptions co;
+      co.name = key.first + "/" + key.second + "/client";
+      c->client = n->second->create_client<Srv>(ros_topic_name(opt.topic_prefix, key.second),
+                                                [](const Srv::Response&, std::int64_t) {}, co);
     }
     // every chain of the model, in model order (the stamp's chain index is the model's)
     for (const auto& c : model.chains) {
@@ -262,6 +371,14 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
                          std::to_string(out->pub->subscription_count()) + " of " +
                          std::to_string(out->expected_subscribers) +
                          " subscriptions matched before the start (is every process running?)");
+  }
+  for (auto& [key, c] : callers) {
+    if (!c->client) continue;
+    while (!c->client->service_is_ready() && now_ns() < give_up && !signal_received())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!c->client->service_is_ready())
+      warnings.push_back("service '" + key.second + "' called by node '" + key.first +
+                         "': no server matched before the start (is every process running?)");
   }
   // Start all executors of the process together; measure after the warm-up.
   const Duration start = now_ns();

@@ -27,6 +27,7 @@ ModelBinding::ModelBinding(Model model, const std::string& executor) : model_(st
     if (!found) throw std::invalid_argument("the model has no executor '" + executor + "'");
   }
   setup_ = sched::make_setup(model_, executor_);
+  bound_.assign(setup_.callbacks.size(), false);
 }
 
 ExecutorOptions ModelBinding::executor_options() const {
@@ -46,6 +47,7 @@ CallbackOptions ModelBinding::options(const std::string& callback, CallbackGroup
     co.group = group;
     co.priority = setup_.specs[id].priority;
     co.affinity = setup_.specs[id].affinity;
+    bound_[id] = true;
     return co;
   }
   throw std::invalid_argument("the model has no callback '" + callback + "' on executor '" +
@@ -54,6 +56,22 @@ CallbackOptions ModelBinding::options(const std::string& callback, CallbackGroup
 
 void ModelBinding::add_chains(Executor& executor) const {
   for (const auto& c : model_.chains) executor.add_chain(ChainSpec::of(c));
+}
+
+std::vector<std::string> ModelBinding::unbound() const {
+  std::vector<std::string> out;
+  for (sched::CallbackId id = 0; id < setup_.callbacks.size(); ++id)
+    if (!bound_[id]) out.push_back(model_.callbacks[setup_.callbacks[id]].name);
+  return out;
+}
+
+void ModelBinding::check_bound() const {
+  const auto missing = unbound();
+  if (missing.empty()) return;
+  std::string list;
+  for (const auto& n : missing) list += (list.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("model callbacks of executor '" + model_.executors[executor_].name +
+                              "' without a real counterpart (no options() asked for them): " + list);
 }
 
 std::uint32_t ModelBinding::chain_index(const std::string& chain) const {

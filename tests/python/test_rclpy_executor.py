@@ -217,13 +217,53 @@ def test_dispatch_order_on_a_deterministic_scenario(ctx, tmp_path, policy, expec
     # deadlines 10 ms apart
     for name in ("first", "second", "third"):
         node.create_timer(0.3, lambda n=name: ran.append(n))
-    with ChainExecutor(model=str(model), policy=policy, context=ctx, report=False) as ex:
+    # the model's subscription 'sink' has no node here: allowed explicitly
+    with ChainExecutor(model=str(model), policy=policy, context=ctx, report=False, allow_unbound=True) as ex:
         ex.add_node(node)
         assert ex.unmatched == [] or all("/service:" in u or "waitable" in u for u in ex.unmatched)
         time.sleep(0.35)  # all three timers are due before the executor looks
         for _ in range(3):
             ex.spin_once(timeout_sec=1)
         assert ran[:3] == expected
+        ex.shutdown()
+
+
+def test_arrival_order_keeps_a_stimulus_place_for_the_work_it_causes(ctx):
+    """Model-less ("arrival"), oldest stimulus first: a message a timer's callback sends keeps the
+    timer's release as its key, so it runs before an unrelated message that arrived (from another
+    thread) while that callback ran -- though it reached the reader later. By arrival time alone
+    the unrelated one would run first and a chain's later hops queue behind every input that came
+    in while its earlier hops ran."""
+    node = Node("stimulus", context=ctx)
+    hop_pub = node.create_publisher(String, "hop", 10)
+    other_node = Node("elsewhere", context=ctx)
+    other_pub = other_node.create_publisher(String, "other", 10)
+    ran = []
+    in_tick, other_sent = threading.Event(), threading.Event()
+
+    def tick():
+        ran.append("tick")
+        in_tick.set()
+        assert other_sent.wait(5)           # the unrelated message arrives while this runs
+        hop_pub.publish(String(data="hop"))
+
+    def sender():
+        assert in_tick.wait(10)
+        other_pub.publish(String(data="other"))
+        other_sent.set()
+
+    timer = node.create_timer(0.05, tick)
+    node.create_subscription(String, "hop", lambda m: ran.append("hop"), 10)
+    node.create_subscription(String, "other", lambda m: ran.append("other"), 10)
+    with ChainExecutor(context=ctx, report=False) as ex:
+        ex.add_node(node)
+        ex.add_node(other_node)
+        threading.Thread(target=sender, daemon=True).start()
+        assert spin_until(ex, lambda: "tick" in ran)
+        timer.cancel()
+        assert spin_until(ex, lambda: "hop" in ran and "other" in ran)
+        assert ex.policy == "arrival"
+        assert ran[:3] == ["tick", "hop", "other"], ran
         ex.shutdown()
 
 
@@ -237,7 +277,7 @@ def test_fp_order_of_subscriptions_and_unmatched_callbacks(ctx, tmp_path):
     src = Node("source", context=ctx)
     p1 = src.create_publisher(String, "other_topic", 10)
     p2 = src.create_publisher(String, "order_topic", 10)
-    with ChainExecutor(model=str(model), context=ctx, report=False) as ex:
+    with ChainExecutor(model=str(model), context=ctx, report=False, allow_unbound=True) as ex:
         ex.add_node(sink)
         assert ex.policy == "fp"  # the model executor's policy
         assert "order_sink/sub:/other_topic" in ex.unmatched
@@ -299,13 +339,19 @@ chains:
 """
 
 
-def test_chain_monitor_report_and_topic(ctx, tmp_path):
+def _camera_and_control(ctx, tmp_path, on_image):
+    """CHAIN_MODEL's nodes: cam's 10 ms timer publishes to ctl's subscription (on_image)."""
     model = tmp_path / "chain.yaml"
     model.write_text(CHAIN_MODEL)
     cam, ctl = Node("cam", context=ctx), Node("ctl", context=ctx)
     pub = cam.create_publisher(String, "image", 10)
     cam.create_timer(0.01, lambda: pub.publish(String(data="img")))
-    ctl.create_subscription(String, "image", lambda m: None, 10)
+    ctl.create_subscription(String, "image", on_image, 10)
+    return model, cam, ctl
+
+
+def test_chain_monitor_report_and_topic(ctx, tmp_path):
+    model, cam, ctl = _camera_and_control(ctx, tmp_path, lambda m: None)
     watcher = Node("watcher", context=ctx)
     seen = []
     watcher.create_subscription(String, "/chainrt/chain_stats", lambda m: seen.append(json.loads(m.data)), 10)
@@ -407,7 +453,7 @@ def test_thread_parameters_from_the_model_with_fallback(ctx, tmp_path):
     model.write_text(STAMP_MODEL)
     node = Node("far_sink", context=ctx)
     seen = []
-    ex = ChainExecutor(model=str(model), context=ctx, report=False)
+    ex = ChainExecutor(model=str(model), context=ctx, report=False, allow_unbound=True)
 
     def probe():
         seen.append((os.sched_getscheduler(0), os.sched_getaffinity(0)))
@@ -480,4 +526,241 @@ def test_late_timer_periods_are_counted_as_drops(ctx):
         ex.add_node(node)
         assert spin_until(ex, lambda: len(ticks) >= 10)
         assert ex.report()["callbacks"]["late_timer/timer@10ms"]["drops"] >= 3
+        ex.shutdown()
+
+
+# --------------------------------------------------------------------------- binding rule, services, exit
+
+CAMERA_MODEL = """
+chainrt: 1
+executors: [{name: main, policy: edf}]
+nodes: [{name: camera, executor: main}]
+callbacks:
+  - {name: capture, kind: timer, node: camera, period: PERIOD, wcet: 1ms}
+  - {name: slow, kind: timer, node: camera, period: 34ms, period_tolerance: 10us, wcet: 1ms}
+chains:
+  - {name: c, callbacks: [capture]}
+"""
+
+
+def test_an_unbound_model_callback_is_an_error_at_start_unless_allowed(ctx, tmp_path):
+    from chainrt.rclpy import UnboundModelCallbacks
+    model = tmp_path / "camera.yaml"
+    model.write_text(CAMERA_MODEL.replace("PERIOD", "33ms"))   # a 30 Hz camera written as 33 ms
+    node = Node("camera", context=ctx)
+    node.create_timer(1 / 30, lambda: None)
+    node.create_timer(0.034, lambda: None)
+    ex = ChainExecutor(model=str(model), context=ctx, report=False)
+    ex.add_node(node)
+    with pytest.raises(UnboundModelCallbacks) as e:
+        ex.spin_once(timeout_sec=0)
+    msg = str(e.value)
+    assert "capture (timer, period 33 ms" in msg and "33.3333 ms" in msg and "1.01 % off" in msg
+    assert "slow" not in msg                     # 34 ms binds its timer exactly
+    ex.shutdown()
+    ex = ChainExecutor(model=str(model), context=ctx, report=False, allow_unbound=True)
+    ex.add_node(node)
+    ex.spin_once(timeout_sec=0)
+    assert ex.unused_model_callbacks == ["capture"] and "camera/timer@33.3333ms" in ex.unmatched
+    assert any("capture" in w for w in ex.report()["warnings"])
+    ex.shutdown()
+
+
+def test_a_timer_binds_within_its_period_tolerance_to_the_nearest_period(ctx, tmp_path):
+    model = tmp_path / "camera.yaml"
+    # what discover writes for a 30 Hz timer: the period to a microsecond, its measurement's tolerance
+    model.write_text(CAMERA_MODEL.replace("PERIOD", "33333us, period_tolerance: 8us"))
+    node = Node("camera", context=ctx)
+    node.create_timer(0.0334, lambda: None)       # 33.4 ms: outside 8 us, inside a 1 % rule
+    node.create_timer(1 / 30, lambda: None)
+    node.create_timer(0.034, lambda: None)
+    with ChainExecutor(model=str(model), context=ctx, report=False) as ex:
+        ex.add_node(node)
+        ex.spin_once(timeout_sec=0)
+        names = [e[3] for e in ex._ents]
+        assert names[:3] == ["camera/timer@33.4ms", "capture", "slow"]
+        ex.shutdown()
+
+
+SERVICE_MODEL = """
+chainrt: 1
+executors: [{name: main, policy: edf}]
+services: [{name: lookup, request_size: 64B, response_size: 64B}]
+callbacks:
+  - {name: tick, kind: timer, node: asker, period: 50ms, wcet: 1ms, calls: [lookup]}
+  - {name: answer, kind: service, node: oracle, service: lookup, wcet: 1ms}
+  - {name: on_answer, kind: client, node: asker, service: lookup, wcet: 1ms, publishes: [result]}
+  - {name: use, kind: subscription, node: user, topic: result, wcet: 1ms}
+chains:
+  - {name: ask, callbacks: [tick, answer, on_answer, use]}
+"""
+
+
+def test_a_chain_through_a_service_is_bound_and_monitored_through_the_continuation(ctx, tmp_path):
+    from rcl_interfaces.srv import GetParameterTypes
+    model = tmp_path / "service.yaml"
+    model.write_text(SERVICE_MODEL)
+    asker, oracle, user = Node("asker", context=ctx), Node("oracle", context=ctx), Node("user", context=ctx)
+    oracle.create_service(GetParameterTypes, "lookup", lambda req, res: res)
+    cli = asker.create_client(GetParameterTypes, "lookup")
+    pub = asker.create_publisher(String, "result", 10)
+    used, inside = [], []
+    ex = ChainExecutor(model=str(model), context=ctx, report=False)
+
+    def done(future):
+        # the continuation runs in the client callback's dispatch, with the chain's instance
+        inside.append(ex._loop.current_stamp(0)[0] > 0)
+        pub.publish(String(data="ok"))
+    asker.create_timer(0.05, lambda: cli.call_async(GetParameterTypes.Request(names=["x"])).add_done_callback(done))
+    user.create_subscription(String, "result", used.append, 10)
+    for n in (asker, oracle, user):
+        ex.add_node(n)
+    assert cli.wait_for_service(timeout_sec=10)
+    assert spin_until(ex, lambda: len(used) >= 10)
+    r = ex.report()
+    assert not ex.unmatched and not ex.unused_model_callbacks
+    assert set(r["callbacks"]) >= {"tick", "answer", "on_answer", "use"}
+    assert inside and all(inside)
+    assert r["chains"]["ask"]["instances"] >= 8
+    ex.shutdown()
+
+
+def _run_program(code: str, tmp_path, timeout=60, sigint_after=None):
+    import signal
+    import subprocess
+    import sys
+    prog = tmp_path / "prog.py"
+    prog.write_text(code)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(200 + (os.getpid() + next(_ids)) % 30),
+               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    p = subprocess.Popen([sys.executable, str(prog)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    if sigint_after is not None:
+        assert p.stdout.readline().strip() == "spinning"
+        time.sleep(sigint_after)
+        p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err
+
+
+def test_no_weakmethod_left_in_the_context_to_print_at_exit(ctx):
+    """rclpy's Executor registers its bound `wake` with the context as a WeakMethod whose finaliser
+    removes it from the context's list. A shutdown empties that list while the WeakMethods it
+    iterated are still alive; an executor that dies then makes the finaliser remove from the new
+    list: "Exception ignored in: <function WeakMethod...>" ValueError at exit. The executor leaves
+    no WeakMethod there (a plain function with a weak reference does the wake-up)."""
+    import gc
+    import sys
+    import weakref
+    ex = ChainExecutor(context=ctx, report=False)
+    ours = [w for w in ctx._callbacks if isinstance(w, weakref.WeakMethod) and w() == ex.wake]
+    assert not ours
+    # the sequence that printed the traceback: the list iterated by a shutdown is kept alive
+    # while the context's list is replaced, and the executor dies meanwhile
+    raised = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = raised.append
+    try:
+        held = list(ctx._callbacks)
+        ctx._callbacks = []
+        del ex
+        gc.collect()
+        del held
+    finally:
+        sys.unraisablehook = old_hook
+    assert not raised, [str(r.exc_value) for r in raised]
+
+
+def test_nothing_is_dispatched_once_the_context_is_shut_down(ctx):
+    """After Ctrl-C (rclpy's handler shuts the context down) or rclpy.shutdown() from another
+    thread, a thread that was already handed a due timer does not run it (its take would raise
+    RCLError, its callback would run after shutdown)."""
+    node = Node("after_shutdown", context=ctx)
+    ran = []
+    node.create_timer(0.001, lambda: ran.append(1))
+    ex = ChainExecutor(threads=3, context=ctx, report=False)
+    ex.add_node(node)
+    ex.spin_once(timeout_sec=0)     # built; the timer's handle is held by the loop
+    time.sleep(0.01)                # due
+    n = len(ran)
+    rclpy.shutdown(context=ctx)
+    for _ in range(3):
+        try:
+            ex.spin_once(timeout_sec=0.05)
+        except Exception as err:    # rclpy's own shutdown exceptions end a spin; nothing else
+            assert type(err).__name__ in ("ExternalShutdownException", "ShutdownException"), repr(err)
+    assert len(ran) == n and not ex.exceptions
+
+
+def test_summary_after_rclpy_shutdown_from_another_thread(tmp_path):
+    rc, out, err = _run_program("""
+import threading, time
+import rclpy
+from chainrt.rclpy import ChainExecutor
+rclpy.init()
+import tempfile
+node = rclpy.create_node("summary_test")
+node.create_timer(0.005, lambda: None)
+model = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+model.write("chainrt: 1\\ncallbacks: [{name: tick, kind: timer, node: summary_test, period: 5ms, wcet: 1ms}]\\n"
+            "chains: [{name: c, callbacks: [tick]}]\\n")
+model.close()
+ex = ChainExecutor(model=model.name)
+ex.add_node(node)
+threading.Thread(target=lambda: (time.sleep(1.0), rclpy.shutdown()), daemon=True).start()
+try:
+    ex.spin()
+except Exception as e:
+    print(type(e).__name__)
+r = ex.last_report
+print("dispatches", r["dispatches"], "duration", r["duration_ns"])
+""", tmp_path)
+    assert rc == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("dispatches"))
+    assert int(line.split()[1]) > 50 and int(line.split()[3]) > 500_000_000, out
+    summary = next(x for x in err.splitlines() if x.startswith("chainrt.rclpy: policy"))
+    assert " 0 callbacks" not in summary and "in 0.0 s" not in summary, err
+    assert "without a real counterpart" not in err, err
+    assert "chain c:" in err and " 0 instances" not in err, err
+
+
+def test_no_leak_report_at_exit_while_a_thread_holds_the_executor(tmp_path):
+    """A program's daemon thread that still references the executor when the interpreter exits
+    (a run clock, a watchdog) keeps it alive to the end: that is no leak of the user's, and the
+    exit prints nothing of the bindings' internals."""
+    rc, out, err = _run_program("""
+import threading, time
+import rclpy
+from chainrt.rclpy import ChainExecutor
+rclpy.init()
+node = rclpy.create_node("exit_test")
+node.create_timer(0.01, lambda: None)
+ex = ChainExecutor(report=False)
+ex.add_node(node)
+def clock():
+    time.sleep(0.5)
+    rclpy.try_shutdown()
+    time.sleep(60)      # still holding ex when the main thread ends
+    print(ex)
+threading.Thread(target=clock, daemon=True).start()
+ex.spin()
+print("ended")
+""", tmp_path)
+    assert rc == 0 and "ended" in out, err
+    assert "leaked" not in err and "nanobind" not in err, err
+
+
+def test_record_from_now_starts_the_chain_statistics_afresh(ctx, tmp_path):
+    seen = []
+    model, cam, ctl = _camera_and_control(ctx, tmp_path, seen.append)
+    with ChainExecutor(model=str(model), context=ctx, report=False) as ex:
+        ex.add_node(cam)
+        ex.add_node(ctl)
+        ex.spin_once(timeout_sec=0)
+        assert spin_until(ex, lambda: ex.report()["chains"]["loop"]["instances"] >= 5)
+        ex.record_from_now()
+        assert ex.report()["chains"]["loop"]["instances"] == 0   # the warm-up's are dropped
+        n = len(seen)
+        assert spin_until(ex, lambda: len(seen) >= n + 5)
+        assert 0 < ex.report()["chains"]["loop"]["instances"] <= len(seen) - n
         ex.shutdown()

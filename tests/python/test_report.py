@@ -69,6 +69,7 @@ def check_structure(page: str) -> Outline:
 def _run_data():
     return {
         "model": "m.yaml", "name": "m", "duration_ns": 2_000_000_000, "policy": None, "when": "now",
+        "measured": "replay",
         "host": {"cpus": 2, "load_average": [0.5]}, "chains": ["high", "low"],
         "model_chains": {"high": {"period_ns": 20_000_000, "deadline_ns": 20_000_000, "callbacks": ["a", "b"]},
                          "low": {"period_ns": 200_000_000, "deadline_ns": 200_000_000, "callbacks": ["c"]}},
@@ -104,7 +105,7 @@ def test_model_report_page(tmp_path):
 
 def test_model_report_without_a_run_has_no_empty_plots(tmp_path):
     d = _run_data()
-    d["run"], d["verdict"] = None, None
+    d["run"], d["verdict"], d["measured"] = None, None, None
     text = model_report.write(d, tmp_path).read_text()
     o = check_structure(text)
     assert o.seq.count("figure") == 1          # only the worst cases: bound and simulation
@@ -166,3 +167,51 @@ def test_report_renders_in_a_headless_browser(tmp_path):
     assert (gray < 0.3).mean() > 0.002
     colored = (abs(img[..., 0] - img[..., 2]) > 0.2).mean()
     assert colored > 0.001
+
+
+def test_the_page_says_what_was_measured_and_how(tmp_path):
+    d = _run_data()
+    text = model_report.write(d, tmp_path).read_text()
+    assert "Measured: a replay of the model by chainrt run (not your nodes)" in text
+    d["measured"], d["verdict"] = "monitor", None
+    d["run"].update(messages=12, listened_ns=3_000_000_000, executors=["main"])
+    text = model_report.write(d, tmp_path).read_text()
+    assert "Measured: the running system, as its chainrt executors monitor it" in text
+    assert "12 monitoring message(s) in 3 s from executor(s) main" in text
+    # the monitor's figures are judged against the bound as well
+    assert "chain high: measured worst case 16.00 ms exceeds its analysis bound 14.00 ms" in text
+
+
+def test_a_failed_measurement_is_text_on_the_page_and_a_non_zero_exit(tmp_path, monkeypatch, capsys):
+    from chainrt import runtime
+    from chainrt.cli import main
+
+    def fail(*a, **kw):  # what a Fast DDS XML error on the terminal looks like
+        raise RuntimeError("process main failed: \x1b[31;1m[XMLPARSER Error]\x1b[0m bad profile\x07")
+    monkeypatch.setattr(runtime, "run_model", fail)
+    out = tmp_path / "rep"
+    rc = main(["report", str(REPO / "examples" / "two_chains.yaml"), "--replay", "--duration", "1s",
+               "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "\x1b" not in err and "[XMLPARSER Error] bad profile" in err
+    page = (out / "index.html").read_text()
+    assert "\x1b" not in page and "\x07" not in page and "[XMLPARSER Error] bad profile" in page
+    # the replay's SCHED_FIFO priority reaches chainrt run; --rt-priority only with --replay
+    seen = {}
+    monkeypatch.setattr(runtime, "run_model", lambda *a, **kw: seen.update(kw) or fail())
+    assert main(["report", str(REPO / "examples" / "two_chains.yaml"), "--replay", "--rt-priority", "70",
+                 "--duration", "1s", "-o", str(out)]) == 1
+    assert seen["fifo"] == 70
+    assert main(["report", str(REPO / "examples" / "two_chains.yaml"), "--rt-priority", "70", "-o", str(out)]) == 1
+    assert "--rt-priority applies to --replay" in capsys.readouterr().err
+
+
+def test_report_of_a_running_system_that_is_not_there_fails(tmp_path, monkeypatch, capsys):
+    from chainrt import profile
+    from chainrt.cli import main
+    monkeypatch.setattr(profile, "listen", lambda *a, **kw: profile.Collection())
+    out = tmp_path / "rep"
+    assert main(["report", str(REPO / "examples" / "two_chains.yaml"), "--duration", "1s", "-o", str(out)]) == 1
+    assert "no monitoring message" in capsys.readouterr().err
+    assert "no monitoring message" in (out / "index.html").read_text()

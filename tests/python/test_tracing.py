@@ -393,3 +393,46 @@ def test_record_two_chains_under_chainrt_agrees_with_its_monitoring(tmp_path):
     # the ros2 events of chainrt's executor: its callbacks are named and timed
     assert {"hi_pub", "hi_sub", "lo_pub", "lo_sub"} <= set(rep.callbacks)
     assert any(h["topic"].endswith("/hi_data") for h in rep.hops)
+
+
+RCLPY_CHAINS = textwrap.dedent("""
+    import json, sys, threading, time
+    import rclpy
+    sys.path.insert(0, sys.argv[1])
+    from chainrt.rclpy import ChainExecutor
+    from two_chains_nodes import make_nodes
+    rclpy.init()
+    ex = ChainExecutor(model=sys.argv[2], report=False)
+    for n in make_nodes():
+        ex.add_node(n)
+    def stop():
+        time.sleep(2.3)
+        ex.shutdown(timeout_sec=0)
+    threading.Thread(target=stop, daemon=True).start()
+    ex.spin()
+    print(json.dumps(ex.last_report["chains"]))
+""")
+
+
+def test_record_rclpy_program_under_chain_executor_agrees_with_its_monitoring(tmp_path):
+    _skip_without_lttng()
+    pytest.importorskip("chainrt._rclpy_exec", reason="chainrt.rclpy needs the ROS 2 build (scripts/setup)")
+    prog = tmp_path / "chains.py"
+    prog.write_text(RCLPY_CHAINS)
+    trace = tmp_path / "trace"
+    r = subprocess.run([sys.executable, "-m", "chainrt.cli", "trace", "record", "-o", str(trace), "--",
+                        sys.executable, str(prog), str(REPO / "examples" / "rclpy"), TWO],
+                       env=_ros_env(150 + (os.getpid() + 13) % 40), capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    monitored = json.loads(r.stdout.strip().splitlines()[-1])
+    rep = analyze(tracing.read_trace(str(trace)), load_model(TWO))
+    # the rclpy program ran under chainrt's executor: its chain events are in the trace
+    assert set(rep.chains) == {"high", "low"}, rep.to_json()
+    assert not any("chain latency" in x for x in rep.not_derivable), rep.not_derivable
+    for name, m in monitored.items():
+        t = rep.chains[name]
+        assert t["instances"] == m["instances"] > 0, (name, t, m)
+        assert t["mean_ns"] == pytest.approx(m["mean_ns"], rel=0.02), (name, t, m)
+        assert t["deadline_misses"] == m["deadline_misses"]
+    # its callbacks are named and timed by callback_start/callback_end
+    assert {"hi_pub", "hi_sub", "lo_pub", "lo_sub"} <= set(rep.callbacks), rep.callbacks

@@ -50,6 +50,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/threads.hpp"
+#include "chainrt/runtime/tracing.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
@@ -87,6 +88,7 @@ struct Stamp {
   std::uint32_t chain = kNoChain;
   Duration release = 0;
   Duration deadline = kNoDeadline;
+  std::uint64_t instance = 0;  // per chain source: the k of a_i^k (tracing's chain events)
 };
 
 // Fixed-capacity FIFO of chain instances waiting at a subscription (inputs published by its
@@ -107,12 +109,39 @@ class StampRing {
   std::size_t head_ = 0, size_ = 0;
 };
 
+// "arrival" order: the key of the dispatch running on this thread (-1: none). A message sent
+// from inside a dispatch and delivered at once (Fast DDS hands a message to a reader of the same
+// process in the writer's thread) takes this key rather than the clock: the work a stimulus
+// causes keeps the stimulus's place in the queue (oldest stimulus first), so a chain's later
+// hops are not queued behind unrelated inputs that arrived while its earlier hops ran.
+// Written by begin()/done() of the thread's own dispatch, read by on_event() on the same thread.
+thread_local Duration tl_dispatch_key = -1;
+
+// Fixed-capacity FIFO of the arrival times of an entity's pending inputs ("arrival" order).
+class ArrivalRing {
+ public:
+  void reserve(std::size_t n) { ring_.assign(n, 0); }
+  void push(Duration t) noexcept {
+    if (size_ == ring_.size()) return;  // more pending than remembered: the rest keep the last key
+    ring_[(head_ + size_) % ring_.size()] = t;
+    ++size_;
+  }
+  bool empty() const noexcept { return size_ == 0; }
+  Duration front() const noexcept { return ring_[head_]; }
+  void pop() noexcept { if (size_) { head_ = (head_ + 1) % ring_.size(); --size_; } }
+ private:
+  std::vector<Duration> ring_;
+  std::size_t head_ = 0, size_ = 0;
+};
+
 struct Entity {
   int kind = kExternal;
   void* handle = nullptr;   // rcl_timer_t*, rcl_subscription_t*, ...
   std::atomic<std::int64_t> pending{0};  // middleware events not yet taken
   Stamp queued;             // the instance it is queued with
   StampRing inputs;         // chain instances at a subscription
+  ArrivalRing arrivals;     // when its pending inputs arrived ("arrival" order)
+  Duration last_arrival = 0;
   std::uint32_t starts_chain = kNoChain;  // a timer that releases a chain
   Duration chain_rel_deadline = kNoDeadline;
   // chain successors: (successor entity, chain); leaf_of: chains whose last callback this is
@@ -121,6 +150,7 @@ struct Entity {
   runtime::CallbackStats stats;
   runtime::CpuWindow window;  // largest CPU times since the last take_cpu_window() (LaME)
   std::uint32_t running = 0;  // instances now running
+  std::uint64_t instances_released = 0;  // a timer that starts a chain: its instance counter
 };
 
 struct Running {
@@ -139,9 +169,13 @@ class Loop {
        const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>>& threads,
        std::size_t sample_capacity)
       : entities_(entities.size()) {
-    auto p = policy_from(policy);
+    // "arrival": rclpy's EventsExecutor's order, earliest ready first -- the EDF queue keyed by
+    // each input's arrival (a timer's by its release): EDF with every relative deadline 0. The
+    // default without a model (chain deadlines are not used for the order then).
+    arrival_ = policy == "arrival";
+    auto p = arrival_ ? std::optional<Policy>(Policy::Edf) : policy_from(policy);
     if (!p) throw std::invalid_argument("unknown policy '" + policy + "'");
-    policy_name_ = to_string(*p);
+    policy_name_ = arrival_ ? std::string("arrival") : std::string(to_string(*p));
     std::vector<sched::CallbackSpec> specs;
     std::vector<sched::GroupSpec> groups;
     for (bool r : group_reentrant)
@@ -154,6 +188,7 @@ class Loop {
       e.handle = reinterpret_cast<void*>(handle);
       e.stats.name = name;
       e.inputs.reserve(64);
+      e.arrivals.reserve(64);
       sched::CallbackSpec s;
       s.kind = kind == kTimer ? CallbackKind::Timer
              : kind == kService ? CallbackKind::Service
@@ -255,8 +290,10 @@ class Loop {
   // The selected callback `cb` of thread `t` has finished. ran: the user's callback was called
   // (false when the take found no data); threw: it raised.
   void done(std::uint32_t t, CallbackId cb, bool ran, bool threw) {
+    tl_dispatch_key = -1;
     const Duration cpu1 = thread_cpu_ns();
     const Duration finish = mono_ns();
+    if (hooks_.callback_end && cb < entities_.size()) hooks_.callback_end(&entities_[cb]);
     std::unique_lock<std::mutex> lk(m_);
     Running& r = running_[t];
     if (r.cb != cb) throw std::invalid_argument("done() for a callback this thread does not run");
@@ -282,8 +319,10 @@ class Loop {
         for (std::uint32_t c : e.leaf_of)
           if (c == r.stamp.chain && r.stamp.release >= record_from_) {
             latency_[c].record(finish - r.stamp.release, chain_stats_[c].deadline_ns);
-            if (chain_stats_[c].deadline_ns > 0 && finish - r.stamp.release > chain_stats_[c].deadline_ns)
-              ++chain_misses_[c];
+            const bool missed = chain_stats_[c].deadline_ns > 0 && finish - r.stamp.release > chain_stats_[c].deadline_ns;
+            if (missed) ++chain_misses_[c];
+            if (hooks_.chain_complete)
+              hooks_.chain_complete(this, c, r.stamp.instance, &e, r.stamp.release, r.stamp.deadline, missed ? 1 : 0);
           }
       }
     }
@@ -298,6 +337,7 @@ class Loop {
     check(cb);
     std::unique_lock<std::mutex> lk(m_);
     entities_[cb].pending.fetch_add(1);
+    arrived(entities_[cb], 1);
     dirty_ = true;
     cv_.notify_all();
   }
@@ -393,9 +433,17 @@ class Loop {
     std::unique_lock<std::mutex> lk(m_);
     warnings_.push_back(w);
   }
+  // Chain response-time statistics afresh from t: what was recorded so far is dropped, and an
+  // instance released before t is not recorded (callback statistics are kept).
   void set_record_from(Duration t) {
     std::unique_lock<std::mutex> lk(m_);
     record_from_ = t;
+    for (std::size_t c = 0; c < latency_.size(); ++c) {
+      const std::size_t capacity = latency_[c].capacity();
+      latency_[c] = runtime::LatencyRecorder{};
+      latency_[c].reserve(capacity);
+      chain_misses_[c] = 0;
+    }
   }
 
   // Release of the chain instance now running on thread t (0 when none) and its deadline.
@@ -412,7 +460,9 @@ class Loop {
     if (r.cb == kNoCallback) return;
     for (std::uint32_t c = 0; c < chain_members_.size(); ++c)
       if (!chain_members_[c].empty() && chain_members_[c].front() == r.cb) {
-        r.stamp = Stamp{c, release, chain_stats_[c].deadline_ns > 0 ? release + chain_stats_[c].deadline_ns : kNoDeadline};
+        r.stamp = Stamp{c, release, chain_stats_[c].deadline_ns > 0 ? release + chain_stats_[c].deadline_ns : kNoDeadline,
+                        input_instance_++};
+        if (hooks_.chain_release) hooks_.chain_release(this, c, r.stamp.instance, r.stamp.release, r.stamp.deadline);
         return;
       }
   }
@@ -498,8 +548,16 @@ class Loop {
     Loop* self = slot->first;
     self->entities_[slot->second].pending.fetch_add(static_cast<std::int64_t>(n));
     std::unique_lock<std::mutex> lk(self->m_);  // no lost wake-up against next()
+    self->arrived(self->entities_[slot->second], n);
     self->dirty_ = true;
     if (self->sleepers_) self->cv_.notify_one();
+  }
+
+  // n inputs of `e` arrived now (under m_).
+  void arrived(Entity& e, std::size_t n) noexcept {
+    if (!arrival_) return;
+    e.last_arrival = tl_dispatch_key >= 0 ? tl_dispatch_key : mono_ns();
+    for (std::size_t k = 0; k < n; ++k) e.arrivals.push(e.last_arrival);
   }
 
   void install(CallbackId id, bool on) {
@@ -555,8 +613,11 @@ class Loop {
           rcl_reset_error();
         const Duration release = now + left;
         e.queued = Stamp{e.starts_chain, release,
-                         e.chain_rel_deadline == kNoDeadline ? kNoDeadline : release + e.chain_rel_deadline};
-        queue_->push(id, e.queued.deadline);
+                         e.chain_rel_deadline == kNoDeadline ? kNoDeadline : release + e.chain_rel_deadline,
+                         e.starts_chain == kNoChain ? 0 : e.instances_released++};
+        if (e.starts_chain != kNoChain && hooks_.chain_release)
+          hooks_.chain_release(this, e.starts_chain, e.queued.instance, e.queued.release, e.queued.deadline);
+        queue_->push(id, arrival_ ? release : e.queued.deadline);
       } else {
         next_due = std::min(next_due, now + left);
       }
@@ -567,7 +628,7 @@ class Loop {
         Entity& e = entities_[id];
         if (e.kind == kTimer || e.pending.load(std::memory_order_relaxed) <= 0 || queue_->queued(id)) continue;
         e.queued = e.inputs.empty() ? Stamp{} : e.inputs.front();
-        queue_->push(id, e.queued.deadline);
+        queue_->push(id, arrival_ ? (e.arrivals.empty() ? e.last_arrival : e.arrivals.front()) : e.queued.deadline);
       }
     }
     return next_due;
@@ -579,8 +640,11 @@ class Loop {
     r.cb = cb;
     r.stamp = e.queued;
     ++e.running;
+    if (arrival_)
+      tl_dispatch_key = e.kind == kTimer ? e.queued.release : (e.arrivals.empty() ? e.last_arrival : e.arrivals.front());
     if (e.kind != kTimer) {
       if (!e.inputs.empty()) e.inputs.pop();
+      if (!e.arrivals.empty()) e.arrivals.pop();
       if (e.pending.fetch_sub(1) > 1) dirty_ = true;  // more events: queue it again
     }
     // The chain instance reaches the successors' inputs when this callback STARTS, before it
@@ -592,10 +656,46 @@ class Loop {
         if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
           entities_[succ].inputs.push(Stamp{c, r.stamp.release,
                                             chain_stats_[c].deadline_ns > 0 ? r.stamp.release + chain_stats_[c].deadline_ns
-                                                                            : kNoDeadline});
+                                                                            : kNoDeadline,
+                                            r.stamp.instance});
+    if (hooks_.execute && e.handle) hooks_.execute(e.handle);
+    if (hooks_.callback_start) hooks_.callback_start(&e, false);
     r.start = mono_ns();
     r.cpu0 = thread_cpu_ns();
   }
+
+ public:
+  // Standard tracing (runtime/tracing.hpp, the C++ executor's events): every entity tied to its
+  // rcl handle and named `chainrt:<callback>`, the executor and its chains (provider `chainrt`).
+  // The callback pointer of the events is the Entity.
+  void trace_registration(const std::string& name) {
+    if (!hooks_.any) return;
+    for (auto& e : entities_) {
+      const std::string symbol = "chainrt:" + e.stats.name;
+      if (e.kind == kTimer && e.handle) {
+        if (hooks_.timer_callback_added) hooks_.timer_callback_added(e.handle, &e);
+      } else if (e.kind == kSubscription && e.handle) {
+        if (hooks_.subscription_init) hooks_.subscription_init(e.handle, &e);
+        if (hooks_.subscription_callback_added) hooks_.subscription_callback_added(&e, &e);
+      }
+      if (hooks_.callback_register) hooks_.callback_register(&e, symbol.c_str());
+    }
+    if (hooks_.executor_init)
+      hooks_.executor_init(this, name.c_str(), policy_name_.c_str(), static_cast<std::uint32_t>(threads_.size()));
+    for (std::uint32_t c = 0; c < chain_stats_.size(); ++c) {
+      if (hooks_.chain_init)
+        hooks_.chain_init(this, c, chain_stats_[c].name.c_str(), chain_stats_[c].period_ns, chain_stats_[c].deadline_ns);
+      if (!hooks_.chain_callback) continue;
+      std::uint32_t pos = 0;
+      for (CallbackId id : chain_members_[c]) {
+        const auto& leaf = entities_[id].leaf_of;
+        hooks_.chain_callback(this, c, pos++, &entities_[id], entities_[id].stats.name.c_str(),
+                              std::find(leaf.begin(), leaf.end(), c) != leaf.end() ? 1 : 0);
+      }
+    }
+  }
+
+ private:
 
   std::mutex m_;
   std::condition_variable cv_;
@@ -617,9 +717,12 @@ class Loop {
   std::uint64_t dispatches_ = 0;
   std::vector<runtime::DispatchRecord> trace_ = std::vector<runtime::DispatchRecord>(16384);
   std::uint64_t published_ = 0;  // monitor_json: dispatches already taken
+  std::uint64_t input_instance_ = 0;  // instances released by a message (set_input_release)
+  const runtime::tracing::Hooks& hooks_ = runtime::tracing::hooks();
   std::size_t sleepers_ = 0;
   std::uint32_t woken_ = 0;
   bool dirty_ = true, stop_ = false, detached_ = false;
+  bool arrival_ = false;  // "arrival" order (EventsExecutor's): EDF keyed by arrival times
   Duration started_at_ = 0, record_from_ = 0;
 };
 
@@ -796,6 +899,10 @@ class LameControl {
 NB_MODULE(_rclpy_exec, m) {
   using chainrt::rclpy_exec::Loop;
   m.doc() = "chainrt.rclpy's dispatch loop: event-driven readiness, the sched ReadyQueue, monitor";
+  // A user's daemon thread may still hold the executor (and so its Loop) when the interpreter
+  // exits; the process's end reclaims it. nanobind's leak report is for binding developers and
+  // would reach the user's terminal at every such exit.
+  nb::set_leak_warnings(false);
   nb::class_<Loop>(m, "Loop")
       .def(nb::init<const std::string&, std::vector<bool>,
                     const std::vector<std::tuple<int, std::uintptr_t, std::uint32_t, std::optional<int>,
@@ -828,6 +935,8 @@ NB_MODULE(_rclpy_exec, m) {
       .def("policy", &Loop::policy)
       .def("dispatches", &Loop::dispatches)
       .def("set_place", &Loop::set_place, "callback"_a, "node"_a, "kind"_a, "topic"_a)
+      .def("trace_registration", &Loop::trace_registration, "executor"_a)
+      .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
       .def("monitor_json", &Loop::monitor_json, "run_id"_a, "executor"_a, "seq"_a,
            nb::call_guard<nb::gil_scoped_release>())
       .def("report_json", &Loop::report_json, "with_samples"_a = false, "max_samples"_a = 2048,

@@ -58,7 +58,10 @@ def run(args) -> int:
               f"(is the system running, with the same ROS_DOMAIN_ID and RMW_IMPLEMENTATION?)",
               file=sys.stderr)
         return 1
-    text = discover.to_yaml(discover.skeleton(graph, name=args.name))
+    sk = discover.skeleton(graph, name=args.name)
+    text = discover.to_yaml(sk)
+    for w in sk.warnings:  # what the observation could not determine (also in the file's header)
+        print(f"chainrt discover: warning: {w}", file=sys.stderr)
     if args.output:
         try:
             cliargs.write_atomic(args.output, text)  # whole or untouched, also when interrupted

@@ -8,10 +8,11 @@
     executor.add_node(my_node)
     executor.spin()
 
-See docs/rclpy.md. The ready queue, the policies (ros-default, fp, edf, picas, mixed, lame), the
+See docs/rclpy.md. The ready queue, the policies (arrival, ros-default, fp, edf, picas, mixed, lame), the
 thread setup and the monitor are the C++ runtime's, through chainrt._rclpy_exec.
 """
 
+from chainrt.rclpy.binding import UnboundModelCallbacks
 from chainrt.rclpy.executor import POLICIES, ChainExecutor
 
-__all__ = ["ChainExecutor", "POLICIES"]
+__all__ = ["ChainExecutor", "POLICIES", "UnboundModelCallbacks"]

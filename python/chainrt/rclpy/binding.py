@@ -1,13 +1,18 @@
 """Binding real rclpy entities to the callbacks of a chainrt model.
 
-A model callback is matched by its node's name and
-  - a timer: its period (the real timer's period within 1 %),
-  - a subscription: its topic (``hi_data`` matches ``/hi_data``),
-  - a service or a client: its service name (the model's ``topic`` field),
-in creation order when a node has several candidates. ``ChainExecutor.bind(name, entity)``
-binds explicitly and wins over the rule. Entities that match nothing run with the default:
-no priority (last under fp/picas), no deadline (last under edf), their ROS kind rank under
-ros-default; ``ChainExecutor.unmatched`` lists them.
+The rule is written once, in docs/model.md ("Binding real callbacks to the model"); every
+chainrt executor follows it. A model callback of the executor is matched by its node and
+  - a timer: its period, within the model's ``period_tolerance`` (default 1 % of the period);
+    of several timers of one node, the nearest period;
+  - a subscription (and the fusion kinds): its topic (``hi_data`` matches ``/hi_data``);
+  - a service: its service name; a client: the service name of the client;
+in creation order when a node has several candidates. A node matches the model node named
+like its fully qualified name without the leading ``/`` (``ns/camera``), else like its plain
+name. ``ChainExecutor.bind(name, entity)`` binds explicitly and wins over the rule. Entities
+that match nothing run with the default: no priority (last under fp/picas), no deadline (last
+under edf), their ROS kind rank under ros-default; ``ChainExecutor.unmatched`` lists them. A
+model callback without a real counterpart is an error when the executor starts
+(:class:`UnboundModelCallbacks`), unless ``allow_unbound=True``.
 """
 
 from __future__ import annotations
@@ -17,10 +22,22 @@ from dataclasses import dataclass, field
 KIND_TIMER, KIND_SUBSCRIPTION, KIND_SERVICE, KIND_CLIENT, KIND_EXTERNAL, KIND_EVENT = range(6)
 _MODEL_KIND = {"timer": KIND_TIMER, "subscription": KIND_SUBSCRIPTION, "fusion_input": KIND_SUBSCRIPTION,
                "fusion_trigger": KIND_SUBSCRIPTION, "service": KIND_SERVICE, "client": KIND_CLIENT}
+_KIND_WORD = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
+              KIND_CLIENT: "client"}
+DEFAULT_TOLERANCE = 0.01   # of the period, when the model gives no period_tolerance
+
+
+class UnboundModelCallbacks(ValueError):
+    """Model callbacks of the executor have no real counterpart (the message names each and
+    the nearest real entity); ``ChainExecutor(allow_unbound=True)`` runs anyway."""
 
 
 def _norm(name: str) -> str:
     return name.lstrip("/")
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.6g} ms"
 
 
 @dataclass
@@ -29,10 +46,26 @@ class ModelCallback:
     node: str
     kind: int
     period_ns: int
-    topic: str
+    topic: str                    # subscriptions: the topic; services and clients: the service
     priority: int | None = None
     affinity: int = (1 << 64) - 1
+    tolerance_ns: int = 0         # timers: how far a real period may be from period_ns
     used: bool = False
+
+    def describe(self) -> str:
+        if self.kind == KIND_TIMER:
+            return f"timer, period {_ms(self.period_ns)} ± {_ms(self.tolerance_ns)}"
+        word = _KIND_WORD.get(self.kind, "callback")
+        return f"{word} of {'service' if self.kind in (KIND_SERVICE, KIND_CLIENT) else 'topic'} '{self.topic}'"
+
+
+@dataclass
+class RealEntity:
+    """What the binding sees of one real entity (for the error message of an unbound callback)."""
+    node: tuple[str, str]         # (fully qualified without the leading '/', plain name)
+    kind: int
+    period_ns: int
+    topic: str
 
 
 @dataclass
@@ -42,6 +75,7 @@ class ModelView:
     threads: list = field(default_factory=list)          # (name, cores, fifo, budget, period)
     callbacks: list[ModelCallback] = field(default_factory=list)
     chains: list = field(default_factory=list)            # (name, period_ns, deadline_ns, paths)
+    seen: list[RealEntity] = field(default_factory=list)  # the real entities offered to match()
 
     def by_name(self, name: str) -> ModelCallback | None:
         for c in self.callbacks:
@@ -49,16 +83,56 @@ class ModelView:
                 return c
         return None
 
-    def match(self, node_name: str, kind: int, period_ns: int, topic: str) -> ModelCallback | None:
+    def reset(self) -> None:
         for c in self.callbacks:
-            if c.used or c.kind != kind or c.node != node_name:
+            c.used = False
+        self.seen = []
+
+    def match(self, node: tuple[str, str], kind: int, period_ns: int, topic: str) -> ModelCallback | None:
+        """The model callback the real entity is (see the module's rule), marked used."""
+        self.seen.append(RealEntity(node, kind, period_ns, topic))
+        fq, plain = node
+        names = {c.node for c in self.callbacks}
+        want = fq if fq in names else plain
+        best, best_diff = None, None
+        for c in self.callbacks:
+            if c.used or c.kind != kind or c.node != want:
                 continue
             if kind == KIND_TIMER:
-                if c.period_ns and abs(c.period_ns - period_ns) <= 0.01 * c.period_ns:
-                    return c
+                diff = abs(c.period_ns - period_ns)
+                if c.period_ns and diff <= c.tolerance_ns and (best_diff is None or diff < best_diff):
+                    best, best_diff = c, diff
             elif _norm(c.topic) == _norm(topic):
-                return c
-        return None
+                best = c
+                break
+        if best is not None:
+            best.used = True
+        return best
+
+    def unbound(self) -> list[ModelCallback]:
+        return [c for c in self.callbacks if not c.used]
+
+    def explain_unbound(self) -> str:
+        """One line per model callback without a real counterpart, with the nearest real entity."""
+        lines = []
+        for c in self.unbound():
+            cands = [e for e in self.seen if e.kind == c.kind and c.node in e.node]
+            if not any(c.node in e.node for e in self.seen):
+                why = f"no node '{c.node}' was added to the executor"
+            elif not cands:
+                why = f"node '{c.node}' has no {_KIND_WORD.get(c.kind, 'such callback')}"
+            elif c.kind == KIND_TIMER:
+                near = min(cands, key=lambda e: abs(e.period_ns - c.period_ns))
+                off = abs(near.period_ns - c.period_ns)
+                why = (f"the nearest timer of node '{c.node}' has period {_ms(near.period_ns)} "
+                       f"({100.0 * off / c.period_ns:.3g} % off; write its period exactly, e.g. "
+                       f"'period: {near.period_ns}ns', or a wider 'period_tolerance')")
+            else:
+                what = "services" if c.kind in (KIND_SERVICE, KIND_CLIENT) else "topics"
+                why = (f"node '{c.node}' has {_KIND_WORD[c.kind]}s of {what} "
+                       + ", ".join(sorted({e.topic for e in cands})))
+            lines.append(f"  {c.name} ({c.describe()}): {why}")
+        return "\n".join(lines)
 
 
 def load_view(model, executor: str | None, policy: str | None, threads: int | None,
@@ -80,7 +154,8 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
                 raise ValueError("the model has several executors; say which one with executor=...")
     if executor not in names:
         raise ValueError(f"the model has no executor '{executor}' (it has: {', '.join(names)})")
-    setup = _rclpy_exec.model_setup(m.to_yaml(), executor, policy, threads)
+    # "arrival" (the rclpy executor's own order) needs no priorities from the model
+    setup = _rclpy_exec.model_setup(m.to_yaml(), executor, None if policy == "arrival" else policy, threads)
     nodes_of = {n.name for n in m.nodes if n.executor == executor}
     prio = {name: (p, aff) for name, p, aff in setup["callbacks"]}
     view = ModelView(policy=setup["policy"], threads=list(setup["threads"]))
@@ -88,8 +163,11 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
         if cb.node not in nodes_of:
             continue
         p, aff = prio.get(cb.name, (None, (1 << 64) - 1))
-        view.callbacks.append(ModelCallback(cb.name, cb.node, _MODEL_KIND.get(cb.kind, KIND_SUBSCRIPTION),
-                                            int(cb.period or 0), cb.topic or "", p, aff))
+        kind = _MODEL_KIND.get(cb.kind, KIND_SUBSCRIPTION)
+        period = int(cb.period or 0)
+        tol = cb.period_tolerance if cb.period_tolerance is not None else int(DEFAULT_TOLERANCE * period)
+        name = cb.service if kind in (KIND_SERVICE, KIND_CLIENT) else cb.topic
+        view.callbacks.append(ModelCallback(cb.name, cb.node, kind, period, name or "", p, aff, int(tol)))
     for ch in m.chains:
         if any(view.by_name(c) is not None for c in ch.callbacks):
             view.chains.append((ch.name, int(ch.period or 0), int(ch.deadline or 0), [list(p) for p in ch.paths()]))

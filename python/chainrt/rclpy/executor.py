@@ -32,11 +32,13 @@ from typing import Any
 import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import InvalidHandle
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.timer import TimerInfo
 
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
-                                   KIND_SUBSCRIPTION, KIND_TIMER, ModelView, load_view)
+                                   KIND_SUBSCRIPTION, KIND_TIMER, ModelView, UnboundModelCallbacks,
+                                   load_view)
 
 try:
     from rclpy.event_handler import EventHandler as _EventHandler
@@ -49,8 +51,10 @@ except ImportError:  # older rclpy
     class TimerCancelledError(Exception):
         pass
 
+_RCLError = getattr(_rclpy_impl, "RCLError", RuntimeError)
 _WAKE_SLICE_NS = 100_000_000   # spin re-checks shutdown/context at least this often
-POLICIES = ("ros-default", "fp", "edf", "picas", "mixed", "lame")
+POLICIES = ("arrival", "ros-default", "fp", "edf", "picas", "mixed", "lame")
+DEFAULT_POLICY = "arrival"   # without a model: rclpy's EventsExecutor's order (earliest ready first)
 
 
 def _load_loop_module():
@@ -78,8 +82,10 @@ class ChainExecutor(Executor):
         no chains, every callback unmatched.
     :param executor: which executor of the model this is (default: the only one, or the one
         hosting the first added node).
-    :param policy: ``ros-default``, ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``;
-        default: the model executor's policy, else ``ros-default``.
+    :param policy: ``arrival`` (earliest ready first, the order of rclpy's EventsExecutor),
+        ``ros-default`` (the order of rclpy's SingleThreadedExecutor: timers, subscriptions,
+        services, clients), ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``; default: the
+        model executor's policy, else ``arrival``.
     :param threads: number of executor threads (overrides the model's threads; thread 0 is
         the thread that calls spin).
     :param stats_period: seconds between monitor messages on ``stats_topic`` (JSON in
@@ -102,6 +108,9 @@ class ChainExecutor(Executor):
         admission limit less the fair server's 5 %).
     :param lame_on_miss: activate the controller at once on an RT deadline miss (else only
         every period).
+    :param allow_unbound: run although model callbacks of the executor have no real
+        counterpart (they are listed in the report's warnings); by default the executor
+        refuses to start with :class:`chainrt.rclpy.UnboundModelCallbacks` naming each.
     """
 
     def __init__(self, *, model: Any = None, executor: str | None = None, policy: str | None = None,
@@ -110,7 +119,8 @@ class ChainExecutor(Executor):
                  header_stamp: bool = False, raise_exceptions: bool = False,
                  sample_capacity: int = 100_000, run_id: str | None = None,
                  lame_controller: float | None = None, lame_reservation_period: float = 0.01,
-                 lame_capacity_permille: int = 0, lame_on_miss: bool = True) -> None:
+                 lame_capacity_permille: int = 0, lame_on_miss: bool = True,
+                 allow_unbound: bool = False) -> None:
         self._sigint_gc = None  # rclpy's Executor.__del__ reads it even when __init__ failed
         if policy is not None and policy not in POLICIES:
             raise ValueError(f"unknown policy '{policy}' (one of: {', '.join(POLICIES)})")
@@ -129,6 +139,7 @@ class ChainExecutor(Executor):
         if lame_controller is not None and not getattr(self._mod, "HAVE_LAME", False):
             raise RuntimeError("this build of chainrt has no LaME controller for rclpy (lame/ not built)")
         super().__init__(context=context)
+        _weak_shutdown_hook(self)
         self._model_arg = model
         self._model_executor = executor
         self._policy_arg = policy
@@ -174,6 +185,8 @@ class ChainExecutor(Executor):
         self.lame_log: list[dict] = []     # every controller activation (the event dicts)
         self._lame_node = None             # publishes the decisions on the monitoring topic
         self._lame_pub = None              # (publisher, String)
+        self._allow_unbound = bool(allow_unbound)
+        self._binding_checked = False      # the first build with nodes checks the binding
 
     # ---- rclpy Executor contract --------------------------------------------------------
     def add_node(self, node) -> bool:
@@ -270,7 +283,7 @@ class ChainExecutor(Executor):
         """The monitor's report: the C++ runtime's JSON keys (policy, threads, duration_ns,
         dispatches, chains{...}, callbacks{...}, warnings[...]) plus ``unmatched``."""
         if self._loop is None:
-            return {"policy": self._policy_arg or "ros-default", "threads": 0, "duration_ns": 0,
+            return {"policy": self._policy_arg or DEFAULT_POLICY, "threads": 0, "duration_ns": 0,
                     "dispatches": 0, "chains": {}, "callbacks": {}, "warnings": [], "unmatched": []}
         r = json.loads(self._loop.report_json(with_samples, self._sample_capacity))
         r["unmatched"] = list(self.unmatched)
@@ -499,6 +512,13 @@ class ChainExecutor(Executor):
                 slice_ns = max(0, min(_WAKE_SLICE_NS, end - self._mod.monotonic_ns()))
             cb = loop.next(t, slice_ns)
             if cb >= 0:
+                if self._is_shutdown or not self._context.ok():
+                    # Ctrl-C or rclpy.shutdown() while this thread waited: run nothing more
+                    # (a timer taken now raises RCLError: its context is gone)
+                    loop.done(t, cb, False, False)
+                    if self._is_shutdown:
+                        raise rclpy.executors.ShutdownException()
+                    raise ExternalShutdownException()
                 self._dispatch(t, cb, loop, ents)
                 if self._tasks:
                     self._run_tasks()
@@ -537,8 +557,11 @@ class ChainExecutor(Executor):
         except (InvalidHandle, TimerCancelledError):
             ran = False
         except Exception as err:  # a user callback raised
-            ran = threw = True
-            self._user_exception(name, err)
+            if isinstance(err, _RCLError) and not self._context.ok():
+                ran = False  # the context went away during the take or the callback: shutdown
+            else:
+                ran = threw = True
+                self._user_exception(name, err)
         finally:
             loop.done(t, cb, ran, threw)
             self._busy[t] = False
@@ -601,7 +624,11 @@ class ChainExecutor(Executor):
 
     def _maybe_rebuild(self) -> None:
         with self._build_lock:
-            if self._entity_signature() == self._signature:
+            if self._is_shutdown or not self._context.ok():
+                # rclpy.shutdown() destroys the nodes: the loop that ran keeps its figures for
+                # the end-of-spin report instead of an empty one over no entities
+                self._rebuild_pending = False
+            elif self._entity_signature() == self._signature:
                 self._rebuild_pending = False
             elif any(self._busy):  # not while a callback runs: the finishing thread rebuilds
                 self._rebuild_pending = True
@@ -612,13 +639,15 @@ class ChainExecutor(Executor):
     def _build(self) -> None:
         view = self._view
         if view is None and self._model_arg is not None:
+            names = [x for n in self._node_order
+                     for x in (n.get_fully_qualified_name().lstrip("/"), n.get_name())]
             view = self._view = load_view(self._model_arg, self._model_executor, self._policy_arg,
-                                          self._threads_arg, [n.get_name() for n in self._node_order])
+                                          self._threads_arg, names)
         if view is not None and self._lame_period_ns:
             self._lame_view(view)
-        for c in (view.callbacks if view else []):
-            c.used = False
-        policy = self._policy_arg or (view.policy if view else "ros-default")
+        if view is not None:
+            view.reset()
+        policy = self._policy_arg or (view.policy if view else DEFAULT_POLICY)
         if view and view.threads:
             thread_specs = view.threads
         else:
@@ -659,7 +688,8 @@ class ChainExecutor(Executor):
                     if mc is None:
                         raise ValueError(f"bind(): the model has no callback '{explicit[id(entity)]}'")
                 elif kind not in (KIND_EXTERNAL, KIND_EVENT):
-                    mc = view.match(node.get_name(), kind, period_ns, topic)
+                    mc = view.match((node.get_fully_qualified_name().lstrip("/"), node.get_name()),
+                                    kind, period_ns, topic)
             if mc is not None:
                 mc.used = True
                 name, prio, aff = mc.name, mc.priority, mc.affinity
@@ -702,6 +732,18 @@ class ChainExecutor(Executor):
                                   f"waitable:{type(wt).__name__}")
                 unmatched.append(ents[-1][3])
 
+        if view is not None and self._node_order and not self._binding_checked:
+            self._binding_checked = True
+            if view.unbound() and not self._allow_unbound:
+                for h in held:
+                    try:
+                        h.__exit__(None, None, None)
+                    except Exception:
+                        pass
+                raise UnboundModelCallbacks(
+                    "chainrt.rclpy: model callbacks without a real counterpart (a model that does not "
+                    "describe these nodes would be monitored and scheduled wrongly; "
+                    "ChainExecutor(allow_unbound=True) runs anyway):\n" + view.explain_unbound())
         chains = []
         if view is not None:
             index = {e[3]: i for i, e in enumerate(ents)}
@@ -719,6 +761,7 @@ class ChainExecutor(Executor):
         loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
         for i, (pnode, pkind, ptopic) in enumerate(places):
             loop.set_place(i, pnode, pkind, ptopic)
+        loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
         self._ents, self._ext_ids, self.unmatched = ents, ext, unmatched
@@ -833,8 +876,22 @@ class ChainExecutor(Executor):
                 future = cli.get_pending_request(header.request_id.sequence_number)
             except KeyError:  # the request was cancelled
                 return True
+            # The client's continuation runs in this dispatch, on the chain: the future's done
+            # callbacks are called here (rclpy's executors queue them as tasks), then the tasks
+            # that await it resume (a coroutine callback's `await client.call_async(...)`).
+            callbacks = _take_done_callbacks(future)
             future._set_executor(executor)
             future.set_result(response)
+            failed = None
+            for fn in callbacks:
+                try:
+                    fn(future)
+                except Exception as err:  # the others still run; the first is reported
+                    failed = failed or err
+            if executor._tasks:
+                executor._run_tasks()
+            if failed is not None:
+                raise failed
             return True
         return run
 
@@ -872,6 +929,45 @@ class ChainExecutor(Executor):
             executor._start(wt.execute(data))
             return True
         return run
+
+
+def _weak_shutdown_hook(executor) -> None:
+    """rclpy's Executor registers its bound ``wake`` with the context as a WeakMethod whose
+    finaliser removes it from the context's list; after the context was shut down that list is
+    empty, so an executor collected later (at interpreter exit, without an explicit shutdown())
+    prints "Exception ignored in: <function WeakMethod...>" (ValueError). The hook is replaced
+    by a plain function holding a weak reference: the same wake-up on shutdown, nothing to
+    remove at collection."""
+    import weakref
+    ctx = executor._context
+    cbs = getattr(ctx, "_callbacks", None)
+    lock = getattr(ctx, "_lock", None)
+    if not isinstance(cbs, list) or lock is None:
+        return
+    with lock:
+        ours = [w for w in cbs if isinstance(w, weakref.WeakMethod) and w() == executor.wake]
+        if not ours:
+            return
+        for w in ours:
+            cbs.remove(w)
+        ref = weakref.ref(executor)
+
+        def wake() -> None:
+            ex = ref()
+            if ex is not None:
+                ex.wake()
+        cbs.append(wake)
+
+
+def _take_done_callbacks(future) -> list:
+    """The done callbacks of an rclpy Future, removed from it (none when this rclpy keeps them
+    elsewhere: it then schedules them itself, as a task)."""
+    lock = getattr(future, "_lock", None)
+    if lock is None or not isinstance(getattr(future, "_callbacks", None), list):
+        return []
+    with lock:
+        callbacks, future._callbacks = future._callbacks, []
+    return callbacks
 
 
 _PARAMETER_SERVICES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",

@@ -24,8 +24,18 @@ ul.findings li{margin:.3em 0}
 """
 
 
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def plain(text: str) -> str:
+    """Text as a page or a terminal line may show it: terminal escape sequences (the colours of a
+    captured Fast DDS or ROS 2 message) and other control characters removed."""
+    text = _ANSI.sub("", str(text))
+    return "".join(ch for ch in text if ch in "\n\t" or (ord(ch) >= 0x20 and ord(ch) != 0x7F))
+
+
 def esc(x) -> str:
-    return html.escape(str(x))
+    return html.escape(plain(str(x)))
 
 
 def page(title: str, body: str, subtitle: str = "") -> str:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from . import html as H
+from .html import plain
 
 RESPONSE_TIME = ("Chain response time", "completion of the chain's last callback minus the release of its "
                  "first callback (the timer release), per chain instance. The analysis gives an upper bound, "
@@ -28,14 +29,46 @@ def _ms(ns, digits=2) -> str:
     return "-" if ns is None else f"{ns / 1e6:.{digits}f}"
 
 
-def collect(model_path: str, duration_ns: int, run: bool = True, policy: str | None = None, log=None) -> dict:
-    """Analysis, simulation and (with ``run``) a real run of the model; each part records why it
-    is missing instead of failing the report."""
+MEASURES = {
+    "monitor": ("the running system, as its chainrt executors monitor it",
+                "The measured columns are the monitoring of the running system: the chainrt executors "
+                "that run your nodes publish their statistics on <namespace>/chainrt/chain_stats "
+                "(ChainExecutor(stats_period=...), the C++ runtime's ExecutorOptions::stats_period, "
+                "chainrt run --stats-period); this report listened for the stated time and shows each "
+                "executor's figures as of its last message. A chain's response time is measured by the "
+                "executor per instance, from the release of its first callback to the end of its last "
+                "(since the executor started, or since record_from_now()); execution time is the thread "
+                "CPU time of each callback instance."),
+    "trace": ("a recorded LTTng trace of the system",
+              "The measured columns come from a trace recorded with chainrt trace record: chain response "
+              "times from chainrt's chain events (chain_complete's callback_end minus the instance's "
+              "release) where the executor emitted them, execution times from callback_start/callback_end."),
+    "replay": ("a replay of the model by chainrt run (not your nodes)",
+               "The measured columns are a REPLAY: chainrt run started the model's synthetic nodes, each "
+               "callback burning its WCET from the model as thread CPU time and publishing messages of the "
+               "model's sizes. It measures how the model's timing behaves on this machine under chainrt's "
+               "executor, not how your own nodes behave."),
+}
+
+
+def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: str | None = None, log=None,
+            fifo: int | None = None, namespace: str | None = None, run_id: str | None = None,
+            trace: str | None = None) -> dict:
+    """Analysis, simulation and the measured columns of the model; each part records why it is
+    missing instead of failing the report.
+
+    ``run``: "monitor" (the monitoring of the running system, listened to for ``duration_ns``;
+    ``namespace``/``run_id`` select it), "trace" (a recorded trace at ``trace``), "replay"
+    (chainrt run of the model's synthetic nodes, threads at SCHED_FIFO ``fifo``), or False (none).
+    ``True`` is "replay", the former meaning. ``data["run_failed"]`` says why a requested
+    measurement gave nothing."""
+    if run is True:
+        run = "replay"
     from ..commands.analyze import analyze
     from ..commands.simulate import simulate
     from ..model import load_model
     model = load_model(model_path)
-    data = {"model": str(model_path), "name": getattr(model, "name", "") or Path(model_path).stem,
+    data = {"model": str(model_path), "name": getattr(model, "name", "") or Path(model_path).stem, "fifo": fifo,
             "duration_ns": duration_ns, "policy": policy, "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "host": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
             "chains": [c.name for c in model.chains],
@@ -53,18 +86,96 @@ def collect(model_path: str, duration_ns: int, run: bool = True, policy: str | N
         data["simulation"] = None
         data["notes"].append(f"simulation failed: {e}")
     data["run"] = None
-    if run:
+    data["measured"] = run or None
+    data["run_failed"] = None
+    if run == "replay":
         from .. import runtime, verdict
         try:
             watch = verdict.RunWatch(model_path, stream=open(os.devnull, "w"))
             data["start_warnings"] = watch.warnings
-            r = runtime.run_model(model_path, duration_ns, policy=policy)
+            r = runtime.run_model(model_path, duration_ns, policy=policy, fifo=fifo)
             v = watch.finish(r, data["analysis"], (data["simulation"] or {}).get("chains"))
             data["run"] = r
             data["verdict"] = v.to_json()
-        except (runtime.RuntimeNotFound, RuntimeError) as e:
-            data["notes"].append(f"no real run: {e}")
+            if r.get("failed_processes") or r.get("partial"):
+                data["run_failed"] = "the replay did not complete: " + "; ".join(
+                    plain(str(x)) for x in (r.get("failed_processes") or ["a process ended early"]))
+        except (runtime.RuntimeNotFound, RuntimeError, OSError) as e:
+            data["run_failed"] = f"the replay failed: {plain(str(e))}"
+    elif run == "monitor":
+        try:
+            data["run"] = _from_monitoring(model, duration_ns, namespace, run_id)
+        except Exception as e:  # no ROS 2, nothing running: said on the page and as the exit status
+            data["run_failed"] = plain(str(e))
+    elif run == "trace":
+        try:
+            data["run"] = _from_trace(model, trace)
+        except Exception as e:
+            data["run_failed"] = plain(str(e))
+    if data["run_failed"]:
+        data["notes"].append(f"no measurement: {data['run_failed']}")
     return data
+
+
+def _from_monitoring(model, duration_ns: int, namespace: str | None, run_id: str | None) -> dict:
+    """The measured columns from the executors' monitoring topic (chainrt.profile.listen)."""
+    from .. import profile as pf
+    from ..runtime import merge
+    topic = (namespace.rstrip("/") + pf.STATS_SUFFIX) if namespace else None
+    col = pf.listen(duration_ns / 1e9, topic=topic, run_id=run_id)
+    if not col.sources:
+        raise RuntimeError(f"no monitoring message in {duration_ns / 1e9:g} s on "
+                           f"{topic or '*' + pf.STATS_SUFFIX} (is the system running under a chainrt executor "
+                           "with monitoring on, in this ROS_DOMAIN_ID? --replay measures a replay of the model "
+                           "instead)")
+    parts = [src.last for src in col.sources.values()]
+    names = [c.name for c in model.chains]
+    chains: dict = {}
+    samples: dict = {}
+    for name in names:
+        rows = [p["chains"][name] for p in parts if name in (p.get("chains") or {})
+                and p["chains"][name].get("instances")]
+        if len(rows) == 1:   # one executor measured it: its own figures (its p99 is exact)
+            chains[name] = {k: v for k, v in rows[0].items() if k != "samples_ns"}
+            samples[name] = list(rows[0].get("samples_ns", []))
+        elif rows:
+            m = merge([{"chains": {name: r}} for r in rows])
+            chains[name] = m["chains"][name]
+            samples[name] = m["samples_ns"][name]
+    callbacks: dict = {}
+    for p in parts:
+        callbacks.update(p.get("callbacks") or {})
+    # the model's names: a callback an executor reports under another name, matched by place
+    infos = {cb.name: {"node": cb.node, "kind": cb.kind,
+                       "topic": cb.service if cb.kind in ("service", "client") else cb.topic,
+                       "period_ns": cb.period} for cb in model.callbacks}
+    by_model = {}
+    for name, info in infos.items():
+        m = pf._match(name, info, callbacks)
+        if m is not None:
+            by_model[name] = callbacks[m]
+    return {"chains": chains, "samples_ns": samples, "callbacks": by_model,
+            "warnings": sorted({w for p in parts for w in p.get("warnings", [])}),
+            "run_id": ", ".join(sorted({k[0] for k in col.sources if k[0]})),
+            "executors": sorted({k[1] for k in col.sources}), "messages": col.messages,
+            "listened_ns": duration_ns}
+
+
+def _from_trace(model, path: str) -> dict:
+    """The measured columns from a recorded trace (chainrt.tracing, as trace-report)."""
+    from .. import tracing
+    rep = tracing.analyze(tracing.read_trace(path), model)
+    chains = {n: c for n, c in rep.chains.items()}
+    if not chains:
+        raise RuntimeError("the trace has no chain events of chainrt's executor: "
+                           + "; ".join(rep.not_derivable[:1]))
+    cbs = {}
+    for name, c in rep.callbacks.items():
+        key = name[len("chainrt:"):] if name.startswith("chainrt:") else name
+        cbs[key] = {"instances": c["instances"], "cpu_total_ns": c["mean_ns"] * c["instances"],
+                    "cpu_max_ns": c["wcrt_ns"], "wall_max_ns": c["wcrt_ns"]}
+    return {"chains": chains, "samples_ns": {}, "callbacks": cbs, "warnings": list(rep.notes),
+            "trace": str(path), "events": rep.events}
 
 
 def _analysis_for(model, policy):
@@ -205,8 +316,17 @@ def render(data: dict, images: dict) -> str:
         cls.append("bad" if over_b or (has and r.get("deadline_misses")) else
                    ("warn" if has and s.get("wcrt_ns") and r["wcrt_ns"] > s["wcrt_ns"] else ""))
     analysis_name = (data.get("analysis") or {}).get("analysis", "none")
-    parts = []
+    parts = [_measured_section(data)]
     v = data.get("verdict") or {}
+    if run and not v:  # the running system or a trace: the bound and the deadline, as measured
+        v = {"findings": [{"text": f"chain {c}: measured worst case {_ms(rc[c]['wcrt_ns'])} ms"
+                           + (f" exceeds its analysis bound {_ms((an.get(c) or {}).get('wcrt_bound_ns'))} ms"
+                              if (an.get(c) or {}).get("wcrt_bound_ns") is not None
+                              and rc[c]["wcrt_ns"] > an[c]["wcrt_bound_ns"] else "")
+                           + (f"; {rc[c]['deadline_misses']} deadline miss(es)" if rc[c].get("deadline_misses") else "")}
+                          for c in data["chains"] if (rc.get(c) or {}).get("instances")
+                          and ((an.get(c) or {}).get("wcrt_bound_ns") is not None
+                               and rc[c]["wcrt_ns"] > an[c]["wcrt_bound_ns"] or rc[c].get("deadline_misses"))]}
     if run:
         if v.get("findings"):
             parts.append(H.section("Verdict: the run disagrees with the model",
@@ -253,6 +373,30 @@ def render(data: dict, images: dict) -> str:
     sub = (f"{data['model']} - {data['when']} - {data['host']['cpus']} CPUs, load average {la[0]:.2f} at the start"
            + (f" - run id {run.get('run_id')}" if run.get("run_id") else ""))
     return H.page(f"chainrt report: {data['name']}", "\n".join(parts), sub)
+
+
+def _measured_section(data: dict) -> str:
+    """What the measured columns are and how they were measured (the first thing on the page)."""
+    mode = data.get("measured")
+    run = data.get("run") or {}
+    if not mode:
+        return H.section("What was measured", H.para("Nothing: this report shows the analysis and the simulation "
+                                                     "of the model only (--no-run)."))
+    what, how = MEASURES[mode]
+    bits = [f"Measured: {what}."]
+    if mode == "monitor" and run:
+        bits.append(f"{run.get('messages', 0)} monitoring message(s) in {run.get('listened_ns', 0) / 1e9:g} s from "
+                    f"executor(s) {', '.join(run.get('executors') or ['?'])}"
+                    + (f" (run id {run['run_id']})" if run.get("run_id") else "") + ".")
+    elif mode == "trace" and run:
+        bits.append(f"Trace {run.get('trace')}: {run.get('events', 0)} events.")
+    elif mode == "replay":
+        bits.append(f"chainrt run of the model for {data['duration_ns'] / 1e9:g} s"
+                    + (f", executor threads at SCHED_FIFO {data['fifo']}" if data.get("fifo") else
+                       ", executor threads with the model's own priorities (none given: normal scheduling)") + ".")
+    if data.get("run_failed"):
+        bits.append(f"The measurement failed: {data['run_failed']}")
+    return H.section("What was measured", H.para(" ".join(bits)), H.para(how))
 
 
 # Every file write() may put into its folder (and nothing else): the command names them.

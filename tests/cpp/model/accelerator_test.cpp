@@ -90,7 +90,7 @@ TEST(Accelerator, ServerSegmentsSplitTheCallbackIntoPieces) {
   EXPECT_EQ(p0.bcet, 1 * ms);      // min(1 ms, 1.5 ms) - 0
   EXPECT_EQ(p0.publishes, std::vector<std::string>{"detect#1"});
   EXPECT_EQ(p1.name, "detect#1");
-  EXPECT_EQ(p1.kind, CallbackKind::Client);
+  EXPECT_EQ(p1.kind, CallbackKind::Subscription);
   EXPECT_EQ(p1.topic, "detect#1");
   EXPECT_EQ(p1.wcet, 2 * ms);      // 3 ms - 1 ms
   EXPECT_EQ(p1.bcet, 500 * us);    // min(3, 1.5) - min(1, 1.5)

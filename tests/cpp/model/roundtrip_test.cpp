@@ -90,10 +90,15 @@ Model random_model(std::uint64_t seed) {
     int len = r.uniform(1, 4);
     std::string prev;
     Duration period = random_duration(r, 5'000'000, 500'000'000);
+    std::string service, caller_node;  // the previous callback served `service` for caller_node
     for (int k = 0; k < len; ++k) {
       Callback cb;
       cb.name = ch.name + "_cb" + std::to_string(k);
-      const Node& node = m.nodes[r.uniform(0, nodes - 1)];
+      // after a server: the response hop to the caller node's client callback, now and then
+      const bool client = !service.empty() && r.coin();
+      const Node& node = client ? *std::find_if(m.nodes.begin(), m.nodes.end(),
+                                               [&](const Node& n) { return n.name == caller_node; })
+                                : m.nodes[r.uniform(0, nodes - 1)];
       cb.node = node.name;
       for (const auto& g : m.groups)
         if (g.node == node.name && r.coin()) cb.group = g.name;
@@ -105,11 +110,22 @@ Model random_model(std::uint64_t seed) {
         cb.period = period;
         if (r.coin()) cb.offset = period / r.uniform(2, 9);
         if (r.coin()) cb.jitter = period / r.uniform(10, 20);
+      } else if (client) {
+        cb.kind = CallbackKind::Client;
+        cb.service = service;
+      } else if (r.uniform(0, 4) == 0) {  // a request hop: the previous callback calls it
+        cb.kind = CallbackKind::Service;
+        cb.service = "service" + std::to_string(topic_id);
+        m.callbacks.back().calls.push_back(cb.service);
+        m.services.push_back(Service{cb.service, static_cast<Bytes>(r.uniform(1, 4096)),
+                                     static_cast<Bytes>(r.uniform(1, 1 << 20))});
+        caller_node = m.callbacks.back().node;
       } else {
-        cb.kind = r.uniform(0, 5) == 0 ? CallbackKind::Service : CallbackKind::Subscription;
+        cb.kind = CallbackKind::Subscription;
         cb.topic = prev;
         if (r.coin()) cb.queue_depth = r.uniform(1, 10);
       }
+      service = cb.kind == CallbackKind::Service ? cb.service : "";
       std::string topic = "topic" + std::to_string(topic_id++);
       cb.publishes.push_back(topic);
       m.topics.push_back(Topic{topic, static_cast<Bytes>(r.uniform(1, 1 << 20))});

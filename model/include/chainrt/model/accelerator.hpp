@@ -21,8 +21,9 @@
 //
 // expand_accelerators() makes those pieces callbacks of a model: piece 0 keeps the callback
 // (name, kind, topic, period, ...) with the CPU time before its first server segment; piece k
-// is a client callback "<name>#k" of the same node, group, priority and affinity, released by
-// the topic "<name>#k" (never a real topic: the device delivers it), with the CPU time between
+// is a subscription "<name>#k" of the same node, group, priority and affinity, released by
+// the topic "<name>#k" (never a real topic: the device delivers it, as an asynchronous client's
+// response), with the CPU time between
 // segments k and k+1; the last piece publishes what the callback publishes. Chains list the
 // pieces in order. A piece's best-case CPU time is min(a_{k+1}, bcet) − min(a_k, bcet) of the
 // callback's (a_k: the `after` of server segment k), so the pieces' best cases sum to the

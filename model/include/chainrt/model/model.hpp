@@ -34,13 +34,17 @@ using Bytes = std::int64_t;
 enum class CallbackKind {
   Timer,          // released periodically by the executor's clock
   Subscription,   // released by a message on its topic
-  Service,
-  Client,
+  Service,        // a service server: released by a request, answers with a response
+  Client,         // a client's continuation: released by the response to its node's request
   FusionInput,    // LaME: subscription that only caches its input
   FusionTrigger,  // LaME: subscription that works and publishes once every fused input is cached
 };
 
 enum class GroupType { MutuallyExclusive, Reentrant };
+
+// What carries a chain hop: a message on a topic, a service request (caller -> server) or the
+// server's response (server -> the caller's client callback).
+enum class HopKind { Topic, Request, Response };
 
 // CROS-RT's three disjoint communication categories Λ^I, Λ^L, Λ^R.
 enum class CommKind { IntraProcess, SameHost, Remote };
@@ -166,7 +170,18 @@ struct CallbackGroup {
 struct Topic {
   std::string name;
   Bytes size = 64;                    // message size in bytes
+  // Set only on the topics the loader derives for a service (services.hpp, lower_services):
+  // the service whose requests or responses it carries. Never written to a file.
+  std::string service;
   bool operator==(const Topic&) const = default;
+};
+
+// A ROS 2 service: a request from a caller to the server, a response back to the caller's node.
+struct Service {
+  std::string name;
+  Bytes request_size = 64;            // bytes of one request
+  Bytes response_size = 64;           // bytes of one response
+  bool operator==(const Service&) const = default;
 };
 
 struct Callback {
@@ -182,8 +197,16 @@ struct Callback {
   Duration period = 0;
   Duration offset = 0;
   Duration jitter = 0;
-  // subscriptions (and fusion callbacks)
+  // How far a real timer's period may be from `period` for an executor to bind it to this
+  // callback; nullopt: 1 % of the period (docs/model.md, "Binding real callbacks").
+  std::optional<Duration> period_tolerance;
+  // subscriptions (and fusion callbacks); for services and clients the derived request or
+  // response topic (lower_services), never written to a file
   std::string topic;
+  // services and clients: the service they serve or whose responses they take
+  std::string service;
+  // the services it sends one request each to when it completes
+  std::vector<std::string> calls;
   int queue_depth = 1;
   std::vector<std::string> fuses;     // FusionTrigger: the FusionInput callbacks it waits for
   // what it publishes when it completes
@@ -203,6 +226,7 @@ struct Hop {
   std::string topic;
   CommKind comm = CommKind::IntraProcess;  // derived from placement unless the file overrides it
   Bytes message_size = 0;
+  HopKind kind = HopKind::Topic;           // a request/response hop: `topic` is the service
   bool operator==(const Hop&) const = default;
 };
 
@@ -257,7 +281,8 @@ class Model {
   std::vector<Executor> executors;
   std::vector<Node> nodes;
   std::vector<CallbackGroup> groups;
-  std::vector<Topic> topics;
+  std::vector<Topic> topics;          // the file's topics, then the derived ones of services
+  std::vector<Service> services;
   std::vector<Callback> callbacks;
   std::vector<Chain> chains;
   Communication communication;
@@ -270,13 +295,19 @@ class Model {
   const Executor& executor(const std::string& name) const;
   const CallbackGroup& group(const std::string& name) const;
   const Topic* topic(const std::string& name) const;
+  const Service* service(const std::string& name) const;
   const Host* host(const std::string& name) const;
   std::size_t callback_index(const std::string& name) const;
   std::size_t executor_index(const std::string& name) const;
   const Executor& executor_of(const Callback& cb) const { return executor(node(cb.node).executor); }
 
-  // Subscribers of a topic, in registration (file) order.
+  // Subscribers of a topic, in registration (file) order (for a derived service topic: the
+  // server, or the clients of one node).
   std::vector<std::size_t> subscribers(const std::string& topic) const;
+  // The callback that serves `service` (nullopt: none).
+  std::optional<std::size_t> server_of(const std::string& service) const;
+  // The client callback of `service` in `node` that takes the responses (nullopt: none).
+  std::optional<std::size_t> client_of(const std::string& node, const std::string& service) const;
   // Communication kind between two callbacks from their placement (CROS-RT categories).
   CommKind placement_comm(const Callback& from, const Callback& to) const;
 
@@ -288,7 +319,7 @@ class Model {
 
  private:
   std::unordered_map<std::string, std::size_t> callback_ix_, chain_ix_, node_ix_, executor_ix_,
-      group_ix_, topic_ix_, host_ix_;
+      group_ix_, topic_ix_, service_ix_, host_ix_;
 };
 
 const char* to_string(CallbackKind k);
@@ -297,6 +328,7 @@ const char* to_string(CommKind k);
 const char* to_string(Policy p);
 const char* to_string(CriticalityClass c);
 const char* to_string(AcceleratorAccess a);
+const char* to_string(HopKind k);
 std::optional<CallbackKind> callback_kind_from(const std::string& s);
 std::optional<GroupType> group_type_from(const std::string& s);
 std::optional<CommKind> comm_kind_from(const std::string& s);

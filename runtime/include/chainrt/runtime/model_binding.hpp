@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "chainrt/model/model.hpp"
 #include "chainrt/runtime/executor.hpp"
@@ -46,6 +47,12 @@ class ModelBinding {
   CallbackOptions options(const std::string& callback, CallbackGroup* group = nullptr) const;
   // Register every model chain with the executor (the chain index is the model's order).
   void add_chains(Executor& executor) const;
+  // The model callbacks of this executor that no options() call has asked for (unbound).
+  std::vector<std::string> unbound() const;
+  // Throws std::invalid_argument naming the unbound model callbacks (docs/model.md, "Binding
+  // real callbacks to the model": an unbound model callback is an error at start); call it
+  // after creating the nodes, before Executor::start(). Not calling it allows unbound ones.
+  void check_bound() const;
   // Index and relative deadline D of a model chain; throws std::invalid_argument if unknown.
   std::uint32_t chain_index(const std::string& chain) const;
   Duration chain_deadline(const std::string& chain) const;
@@ -70,6 +77,7 @@ class ModelBinding {
   Model model_;
   std::size_t executor_ = 0;
   sched::ExecutorSetup setup_;
+  mutable std::vector<bool> bound_;  // per setup_ callback: options() asked for it
 };
 
 }  // namespace chainrt::runtime

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     rt::Context ctx(argc, argv);  // rcl takes the --ros-args part
     pipeline_demo::CameraDriver camera(ctx, model, 1'000'000);
     pipeline_demo::ObstacleFilter filter(ctx, model, 2'000'000, 4'000'000);
+    model.check_bound();  // every model callback of the executor has its real one
 
     rt::Executor executor(ctx, model.executor_options());
     executor.add_node(camera.node());
