@@ -1,8 +1,8 @@
 // chainrt-xdp: loads chainrt's CROS-RT message selector (crosslayer.bpf.c) onto receiving
 // interfaces of the current network namespace, installs the (port -> class) map (C1), creates
 // one cpumap entry per class and CPU, and runs the RT/non-RT handlers (C3/C4): every class's
-// kernel thread gets the class's SCHED_FIFO priority, the non-RT class a SCHED_DEADLINE server
-// (or SCHED_OTHER), re-applied every handler period so a re-created thread gets it too.
+// kernel thread gets the class's SCHED_FIFO priority, the non-RT class a polling server (priority
+// switching, see --class 0:server) or SCHED_OTHER, re-applied every handler period.
 // Everything is removed on exit: the XDP programs are attached through bpf_links owned by this
 // process (the kernel detaches them when it exits, however it exits), the maps die with them.
 // On SIGINT/SIGTERM it writes the counters as JSON (--stats FILE) and exits 0.
@@ -91,16 +91,26 @@ static int find_tids(uint32_t map_id, pid_t *tids, int max) {
   return n;
 }
 
-static int apply(uint32_t map_id, const struct class_policy *p, int report, FILE *out) {
-  pid_t tids[64];
-  int n = find_tids(map_id, tids, 64);
-  for (int i = 0; i < n; i++) {
-    if (set_policy(tids[i], p) != 0 && report)
-      fprintf(stderr, "chainrt-xdp: cannot set the policy of cpumap thread %d (map %u): %s\n", tids[i], map_id,
-              strerror(errno));
-    if (out) fprintf(out, "%s{\"thread\": \"cpumap/map:%u\", \"tid\": %d}", i ? ", " : "", map_id, tids[i]);
+// the class threads found so far, per cpumap: looked up in /proc once (a scan of /proc takes
+// milliseconds of kernel time on a busy machine, in system calls that this kernel does not
+// preempt) and again only when one of them has gone (ESRCH)
+struct tid_cache { uint32_t map_id; pid_t tids[64]; int n, valid; };
+
+static int apply(struct tid_cache *c, const struct class_policy *p, int report, FILE *out) {
+  if (!c->valid) {
+    c->n = find_tids(c->map_id, c->tids, 64);
+    c->valid = c->n > 0;
   }
-  return n;
+  for (int i = 0; i < c->n; i++) {
+    if (set_policy(c->tids[i], p) != 0) {
+      if (errno == ESRCH) c->valid = 0;
+      else if (report)
+        fprintf(stderr, "chainrt-xdp: cannot set the policy of cpumap thread %d (map %u): %s\n", c->tids[i],
+                c->map_id, strerror(errno));
+    }
+    if (out) fprintf(out, "%s{\"thread\": \"cpumap/map:%u\", \"tid\": %d}", i ? ", " : "", c->map_id, c->tids[i]);
+  }
+  return c->n;
 }
 
 int main(int argc, char **argv) {
@@ -157,6 +167,8 @@ int main(int argc, char **argv) {
   int pport_map = bpf_object__find_map_fd_by_name(obj, "port_packets");
   int cpumaps[CLASSES];
   uint32_t cpumap_ids[CLASSES];
+  struct tid_cache cache[CLASSES];
+  memset(cache, 0, sizeof cache);
   for (int c = 0; c < CLASSES; c++) {
     char name[16];
     snprintf(name, sizeof name, "cpus_c%d", c);
@@ -165,6 +177,7 @@ int main(int argc, char **argv) {
     memset(&info, 0, sizeof info);
     if (cpumaps[c] < 0 || bpf_obj_get_info_by_fd(cpumaps[c], &info, &len)) return die("cpumap");
     cpumap_ids[c] = info.id;
+    cache[c].map_id = info.id;
   }
   if (!prog || port_map < 0 || class_map < 0 || pport_map < 0) { fprintf(stderr, "chainrt-xdp: bad BPF object\n"); return 1; }
   // C1: the (port -> class) map
@@ -200,7 +213,7 @@ int main(int argc, char **argv) {
   signal(SIGHUP, on_signal);
   signal(SIGPIPE, SIG_IGN);
   for (int c = 0; c < CLASSES; c++)
-    if (pol[c].policy && pol[c].policy != POL_SERVER) apply(cpumap_ids[c], &pol[c], 1, NULL);
+    if (pol[c].policy && pol[c].policy != POL_SERVER) apply(&cache[c], &pol[c], 1, NULL);
   if (ready) {  // "<pid>" then "class <c> map <id>" per class: written last, read as the start signal
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", ready);
@@ -221,25 +234,28 @@ int main(int argc, char **argv) {
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     uint64_t periods = 0, per_refresh = (uint64_t)period_ms * 1000000ull / pol[0].period + 1;
-    pid_t tids[64];
-    int ntids = find_tids(cpumap_ids[0], tids, 64);
     while (!stop) {
-      for (int i = 0; i < ntids; i++) set_policy(tids[i], &on);
+      apply(&cache[0], &on, 0, NULL);
       struct timespec t = next;
       t.tv_nsec += (long)pol[0].budget;
       while (t.tv_nsec >= 1000000000L) { t.tv_nsec -= 1000000000L; t.tv_sec++; }
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
-      for (int i = 0; i < ntids; i++) set_policy(tids[i], &off);
+      apply(&cache[0], &off, 0, NULL);
       next.tv_nsec += (long)pol[0].period;
       while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec++; }
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - next.tv_sec) * 1000000000LL + (now.tv_nsec - next.tv_nsec) > (long long)pol[0].period)
+        next = now;  // the handler was held up past a whole period: skip the periods missed, never
+                     // run them back to back at priority 99
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
       if (++periods % per_refresh == 0) {
-        // re-applying the RT classes scans /proc (milliseconds on a busy machine): done at
-        // SCHED_OTHER, never at the handler's priority 99, where it would preempt the real-time
-        // executors for that long every refresh
+        // re-applying the RT classes may have to scan /proc again (a thread gone: milliseconds on a
+        // busy machine): done at SCHED_OTHER, never at the handler's priority 99, where it would
+        // preempt the real-time executors for that long
         struct sched_param other = {.sched_priority = 0};
         sched_setscheduler(0, SCHED_OTHER, &other);
-        for (int c = 1; c < CLASSES; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 0, NULL);
+        for (int c = 1; c < CLASSES; c++) if (pol[c].policy) apply(&cache[c], &pol[c], 0, NULL);
         sched_setscheduler(0, SCHED_FIFO, &sp);
       }
     }
@@ -247,7 +263,7 @@ int main(int argc, char **argv) {
   while (!stop) {
     struct timespec ts = {period_ms / 1000, (long)(period_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
-    for (int c = 0; c < CLASSES && !stop; c++) if (pol[c].policy) apply(cpumap_ids[c], &pol[c], 0, NULL);
+    for (int c = 0; c < CLASSES && !stop; c++) if (pol[c].policy) apply(&cache[c], &pol[c], 0, NULL);
   }
   if (stats) {
     FILE *f = fopen(stats, "w");
@@ -271,7 +287,7 @@ int main(int argc, char **argv) {
       for (int c = 0; c < CLASSES; c++) {
         if (!pol[c].policy) continue;
         fprintf(f, "%s\"%d\": [", first ? "" : ", ", c);
-        apply(cpumap_ids[c], &(struct class_policy){0}, 0, f);
+        apply(&cache[c], &(struct class_policy){0}, 0, f);
         fprintf(f, "]");
         first = 0;
       }

@@ -20,7 +20,9 @@
 #
 # Imported targets: chainrt::model, chainrt::sched, chainrt::analysis, chainrt::sim, chainrt::synth,
 # chainrt::lame and
-# chainrt::runtime (the last only when chainrt was built with ROS 2). chainrt::runtime needs
+# chainrt::runtime (the last only when chainrt was built with ROS 2), chainrt::lame_runtime, and
+# chainrt::rclcpp (the rclcpp executor, when built with rclcpp; it needs chainrt::ros2_rclcpp,
+# re-created like chainrt::ros2). chainrt::runtime needs
 # chainrt::ros2, which is NOT exported with absolute paths: chainrtConfig.cmake re-creates it
 # with cmake/ChainrtROS2.cmake (the one place that knows how to link the wheels or a sourced
 # ROS 2), pinned to the ROS 2 chainrt was built against.
@@ -29,13 +31,16 @@ include(CMakePackageConfigHelpers)
 
 set(CHAINRT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/chainrt")
 set(_chainrt_exported "")
-foreach(_m model sched analysis sim synth lame runtime)
+foreach(_m model sched analysis sim synth lame runtime lame_runtime rclcpp)
   set(_t chainrt_${_m})
   if(NOT TARGET ${_t})
     continue()
   endif()
   # The modules give their include folder as a source path; exported targets use <prefix>/include.
   get_target_property(_inc ${_t} INTERFACE_INCLUDE_DIRECTORIES)
+  if(NOT _inc)
+    set(_inc "")
+  endif()
   set(_wrapped "")
   foreach(_d IN LISTS _inc)
     if(_d MATCHES "^\\$<")
@@ -53,18 +58,23 @@ foreach(_m model sched analysis sim synth lame runtime)
   list(APPEND _chainrt_exported ${_t})
 endforeach()
 
-if(TARGET chainrt_runtime)
-  # chainrt::ros2 stays a build-tree target; the installed config re-creates it (see above).
-  get_target_property(_links chainrt_runtime INTERFACE_LINK_LIBRARIES)
-  set(_new "")
-  foreach(_l IN LISTS _links)
-    if(_l STREQUAL "chainrt::ros2" OR _l STREQUAL "chainrt_ros2")
-      list(APPEND _new "$<BUILD_INTERFACE:chainrt::ros2>")
+# `target`'s link to the build-tree target chainrt::<dep> (chainrt::ros2, chainrt::ros2_rclcpp) is
+# for the build tree only: the installed config re-creates the dependency (see above).
+function(_chainrt_build_tree_link target dep)
+  get_target_property(links ${target} INTERFACE_LINK_LIBRARIES)
+  set(new "")
+  foreach(l IN LISTS links)
+    if(l STREQUAL "chainrt::${dep}" OR l STREQUAL "chainrt_${dep}")
+      list(APPEND new "$<BUILD_INTERFACE:chainrt::${dep}>")
     else()
-      list(APPEND _new "${_l}")
+      list(APPEND new "${l}")
     endif()
   endforeach()
-  set_property(TARGET chainrt_runtime PROPERTY INTERFACE_LINK_LIBRARIES "${_new}")
+  set_property(TARGET ${target} PROPERTY INTERFACE_LINK_LIBRARIES "${new}")
+endfunction()
+
+if(TARGET chainrt_runtime)
+  _chainrt_build_tree_link(chainrt_runtime ros2)
   install(TARGETS chainrt-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(FILES "${PROJECT_SOURCE_DIR}/cmake/ChainrtROS2.cmake" DESTINATION ${CHAINRT_INSTALL_CMAKEDIR})
   set(CHAINRT_CONFIG_WITH_RUNTIME ON)
@@ -74,6 +84,18 @@ if(TARGET chainrt_runtime)
   set(CHAINRT_CONFIG_VENV "${CHAINRT_VENV}")
 else()
   set(CHAINRT_CONFIG_WITH_RUNTIME OFF)
+endif()
+
+if(TARGET chainrt_rclcpp)
+  # chainrt::ros2_rclcpp, as chainrt::ros2: re-created by the installed config, pinned to the
+  # rclcpp chainrt was built against.
+  _chainrt_build_tree_link(chainrt_rclcpp ros2_rclcpp)
+  install(TARGETS chainrt_component_container RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set(CHAINRT_CONFIG_WITH_RCLCPP ON)
+  set(CHAINRT_CONFIG_RCLCPP_PREFIX "${CHAINRT_RCLCPP_PREFIX}")
+else()
+  set(CHAINRT_CONFIG_WITH_RCLCPP OFF)
+  set(CHAINRT_CONFIG_RCLCPP_PREFIX "")
 endif()
 
 install(TARGETS ${_chainrt_exported} EXPORT chainrtTargets

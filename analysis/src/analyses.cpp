@@ -18,8 +18,11 @@
 
 #include "accelerator.hpp"
 #include "chain_rta.hpp"
+#include "fixed_point.hpp"
+#include "join_wait.hpp"
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/model/accelerator.hpp"
+#include "chainrt/sched/policy.hpp"
 
 namespace chainrt {
 
@@ -136,22 +139,24 @@ std::optional<Duration> lame_theorem2_check(const View& v, int k) {
     if (E > 0) others.push_back({E, v.tasks[i].T, std::max<Duration>(0, v.tasks[i].D - E)});
   }
   const Duration base = static_cast<Duration>(pi.size()) * (tk.path_wcet - elast);
-  for (Duration d = 1; d <= tk.T;) {
-    Duration dbf = base;
+  auto dbf = [&](Duration d) {
+    Duration sum = base;
     for (const auto& o : others) {
       const Duration l = d + o.alpha, n = l / o.T;
-      dbf += n * o.E + std::min(o.E, l - n * o.T);
+      sum += n * o.E + std::min(o.E, l - n * o.T);
     }
-    if (dbf < pi.sbf(d)) {
-      Duration inv = 0;
-      for (const auto& s : pi.threads) inv = std::max(inv, s.sbf_inverse(elast - 1));
-      return d + inv;
-    }
-    auto nd = pi.first_at_least(dbf + 1, d + 1, tk.T + 1);
-    if (!nd) return std::nullopt;
-    d = *nd;
-  }
-  return std::nullopt;
+    return sum;
+  };
+  // The least Δ with dbf(Δ) < sbf_Π(Δ): the least fixed point of Δ ↦ (Δ where it holds, else the
+  // first later point where the supply exceeds dbf(Δ)), non-decreasing (fixed_point.hpp).
+  const auto found = least_fixed_point(1, tk.T, [&](Duration d) {
+    const Duration need = dbf(d);
+    return need < pi.sbf(d) ? d : pi.first_at_least(need + 1, d + 1, tk.T + 1).value_or(tk.T + 1);
+  });
+  if (!found) return std::nullopt;
+  Duration inv = 0;
+  for (const auto& s : pi.threads) inv = std::max(inv, s.sbf_inverse(elast - 1));
+  return *found.value + inv;
 }
 
 // EDF needs a bound on the absolute deadline every pending callback of a chain instance is
@@ -201,6 +206,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   std::string name() const override { return name_; }
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
+  bool single_threaded() const override { return single_; }
   bool applicable(const Model& m, std::string* why) const override {
     if (uses_accelerators(m)) {  // the device bounds, then the CPU side as pieces (accelerator.hpp)
       const AcceleratorPlan plan = plan_accelerators(m);
@@ -213,7 +219,12 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
     return applicable_with(m, model_hop_cost(m), why);
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
+  bool schedulable(const Model& m) const override { return run(m, true).schedulable; }
 
+  // The holistic analysis with the fusion rounds of guaranteed phases (join_wait.hpp): run with
+  // every round that can form; a round whose pairing condition fails at the fixed point (or that
+  // has no bound) is dropped and the analysis run again, its chains then charged the generic
+  // join term. Rounds are only ever dropped, so this ends after at most one run per fusion set.
   AnalysisResult run(const Model& m, bool verdict_only) const {
     if (uses_accelerators(m)) {
       const AcceleratorPlan plan = plan_accelerators(m);
@@ -233,18 +244,31 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   AnalysisResult run_with(const Model& m, const HopCost& cost, bool verdict_only) const {
     std::string why;
     if (refuse_platform(m, &why, true)) return not_applicable(m, why, name_);
-    View v = build_view(m, cost);
-    if (!structure_ok(m, v, single_, false, &why, order_ == Order::FixedPriority, true) ||
-        (order_ == Order::Edf && !keyed_deadlines(v, &why)))
+    const View base = build_view(m, cost);
+    if (!structure_ok(m, base, single_, false, &why, order_ == Order::FixedPriority, true) ||
+        (order_ == Order::Edf && !keyed_deadlines(base, &why)))
       return not_applicable(m, why, name_);
+    std::vector<int> disabled;
+    for (;;) {
+      View v = base;
+      fusion_rounds(m, v, cost, disabled);
+      std::vector<int> failed;
+      AnalysisResult r = run_view(v, verdict_only, &failed);
+      if (failed.empty()) return r;
+      disabled.insert(disabled.end(), failed.begin(), failed.end());
+    }
+  }
+
+  AnalysisResult run_view(const View& v, bool verdict_only, std::vector<int>* failed_rounds) const {
     HolisticOptions opt;
     opt.analysis = name_;
     opt.require_deadlines_met = deadlines_;
     opt.verdict_only = verdict_only;
     opt.work_windows = true;
+    opt.failed_rounds = failed_rounds;
     const Order order = order_;
-    SegmentBound seg = [order](const View& vv, int k, const Segment& s, const Windows& W, Duration,
-                               Duration limit) { return global_segment_bound(vv, order, k, s, W, limit); };
+    SegmentBound seg = [order](const View& vv, int k, const Segment& s, const Windows& W, Duration arrival,
+                               Duration limit) { return global_segment_bound(vv, order, k, s, W, arrival, limit); };
     std::function<bool(int, std::string*)> skip;
     if (order_ == Order::FixedPriority) {
       // LaME best-effort threads pick the first eligible callback and refresh only when their
@@ -295,10 +319,12 @@ class RosDefaultSt : public ResponseTimeAnalysis {
     return "Casini et al. ECRTS 2019: default single-threaded executor on a reservation (busy window, Sec. 6)";
   }
   Policy policy() const override { return Policy::RosDefault; }
+  bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
     return !refuse_accelerators(m, name(), why) && !refuse_platform(m, why, false) && structure_ok(m, true, true, why);
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
+  bool schedulable(const Model& m) const override { return run(m, true).schedulable; }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
@@ -323,6 +349,7 @@ class CrosRt : public ResponseTimeAnalysis {
     return "CROS-RT (Lee): fixed-point RTA with C^I/C^L/C^R communication costs, interference and blocking";
   }
   Policy policy() const override { return Policy::Picas; }
+  bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
     // A blackout curve is charged in the window (cros_rt.cpp); reservations are refused below.
     if (refuse_accelerators(m, name(), why) || refuse_platform(m, why, true)) return false;
@@ -375,15 +402,6 @@ const std::vector<const ResponseTimeAnalysis*>& registry() {
 
 }  // namespace
 
-namespace detail {
-// The verdict alone, faster (experiments): same answer as analyze(m).schedulable.
-bool schedulable_verdict(const ResponseTimeAnalysis& a, const Model& m) {
-  if (auto* g = dynamic_cast<const GlobalAnalysis*>(&a)) return g->run(m, true).schedulable;
-  if (auto* d = dynamic_cast<const RosDefaultSt*>(&a)) return d->run(m, true).schedulable;
-  return a.analyze(m).schedulable;
-}
-}  // namespace detail
-
 std::vector<const ResponseTimeAnalysis*> analyses() { return registry(); }
 
 const ResponseTimeAnalysis* find_analysis(const std::string& name) {
@@ -403,26 +421,13 @@ const ResponseTimeAnalysis* default_analysis(const Model& m, std::string* why) {
     if (why) *why = "the executors use different policies; pick one with --analysis";
     return nullptr;
   }
-  switch (*policies.begin()) {
-    case Policy::Edf:
-      return find_analysis("edf-mt");
-    case Policy::FixedPriority:
-    case Policy::Lame:
-      return find_analysis("fp-mt");
-    case Policy::Picas:
-      return find_analysis(multi ? "fp-mt" : "picas-st");
-    case Policy::RosDefault:
-      if (multi) {
-        if (why) *why = "the default multi-threaded executor has no sound analysis in chainrt (the published ones were "
-                        "refuted by Teper et al. 2024; see docs/analysis.md)";
-        return nullptr;
-      }
-      return find_analysis("ros-default-st");
-    case Policy::Mixed:
-      if (why) *why = "no analysis of the mixed policy is shipped";
-      return nullptr;
+  const auto& d = sched::descriptor(*policies.begin());
+  const char* name = multi ? d.analysis_multi : d.analysis_single;
+  if (name == nullptr) {
+    if (why) *why = d.no_analysis ? d.no_analysis : "no analysis of this policy is shipped";
+    return nullptr;
   }
-  return nullptr;
+  return find_analysis(name);
 }
 
 }  // namespace chainrt

@@ -58,6 +58,7 @@
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
 #include "join_wait.hpp"
+#include "rta_terms.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -69,6 +70,9 @@ namespace chainrt::detail {
 
 namespace {
 
+// What a segment bound sees of another chain i (time (4) of the derivation): its work on the
+// segment's threads, which part of it can interfere after an eligibility event, and which can
+// only block.
 struct Other {
   Duration C_all = 0;         // all its work that may run on the segment's threads
   Duration C_hp = 0;          // work that may interfere after an eligibility event
@@ -80,801 +84,888 @@ struct Other {
   int width = 1;
   Duration par = 1;               // threads its work may occupy at once: min(width, m)
   bool bounded = true;
+  std::vector<Duration> deltas;   // its releases relative to J's (relative_phases); empty: any phase
 };
 
-// EDF: number of jobs of chain i with absolute deadline in (a_k, d_k] that can still run after
-// a_k (the earliest one only when its tail r − (D_i − R_i) is positive).
-Duration edf_jobs(Duration Dk, Duration Ti, Duration Di, Duration Ri) {
-  Duration q = Dk / Ti;
-  Duration r = Dk - q * Ti;
-  return q + (r - (Di - Ri) > 0 ? 1 : 0);
-}
+// Group work of one chain in one of J's mutually exclusive groups (time (3)).
+struct GroupWork {
+  Duration C = 0, cnt = 0, R = 0, T = 1, D = 0;
+  bool edf_limited = false;
+  std::vector<Duration> deltas;   // as Other::deltas
+};
 
-Duration edf_interference(Duration C, Duration Dk, Duration Ti, Duration Di, Duration Ri, Duration p = 1) {
-  // Jobs of chain i with absolute deadline in (a_k, d_k]; the earliest of them has at most
-  // r − (D_i − R_i) time left after a_k, so p·(r − (D_i − R_i)) work on p threads.
-  Duration q = Dk / Ti;
-  Duration r = Dk - q * Ti;
-  Duration tail = std::max<Duration>(0, r - (Di - Ri));
-  return q * C + std::min(C, p * tail);
-}
+// Work of other executors' threads on the segment's cores (time (5)): a chain's callbacks
+// there, inside [r, r + R] of each instance.
+struct ForeignWork {
+  Duration C = 0, R = 0, T = 1;
+  std::vector<Duration> deltas;   // as Other::deltas
+};
 
+// One segment's bound (global_segment_bound): the state the terms share, set up once by the
+// classification steps and read by the demand functions f1 (Eq. 8/11) and f2 (the phase
+// argument) at every point x of the fixed-point search. Not thread-safe; allocates in setup.
+class SegmentRta {
+ public:
+  // low_fan_out_blocks: J's own fan-out ranked below the segment is charged as blocking
+  // (classify_others) rather than as J's own work; either is sound (global_segment_bound).
+  SegmentRta(const View& v, Order order, int k, const Segment& seg, const Windows& W, Duration arrival,
+             Duration limit, bool low_fan_out_blocks = true)
+      : v_(v), order_(order), k_(k), seg_(seg), W_(W), arrival_(arrival), limit_(limit), tk_(v.tasks[k]),
+        Dk_(tk_.key_hi), X_(seg.executor), low_fan_out_blocks_(low_fan_out_blocks) {}
 
-// Eq. 9 (and Eq. 12), EDF ready-queue paper, Thm 1: the last callback has started by a + x − 1
-// (x the least point satisfying the start condition), so the segment completes by
-// x − 1 + e_last (on a reservation e_last is its supply time sbf⁻¹(e_last)). In the completion
-// form (branching chains, foreign threads) e_last = 0.
-Duration rta_eq9_response(Duration x, Duration e_last) { return x - 1 + e_last; }
+  // Whether classify_others charged some of J's own fan-out as blocking.
+  bool fan_out_blocked() const { return fan_out_blocked_; }
 
-// Eq. 4 and 5, EDF ready-queue paper (Lemma 4): chain i's share of the window is capped by the
-// room the window leaves it, FI = min(I, t − E_k + e_last). Here (the derivation above) its share
-// of time (4) is at most M_i = min(W_i(x), w_i·(x − E' − S)): its carry-in workload, and w_i
-// threads busy for the whole window after J's own work and hop suspension.
-Duration rta_eq4_5_room(Duration W, Duration width, Duration window_after_own) {
-  const Duration cap = width * window_after_own;
-  return W == kUnbounded ? cap : std::min(cap, W);
-}
-
-// Eq. 6, EDF ready-queue paper (Ψ1: Σ FI^NC plus the m − 1 largest carry-in differences). Here
-// Ψ(x) = Σ_i min(I_i, M_i) + min(LP_cross, Σ_i min(L_i, M_i − min(I_i, M_i))): the outranking
-// interference fills each chain's room first (`hp`), the blocking the rest of it (`room`), and
-// all chains together block at most with the `slots` largest blocker executions (`lp_cross`).
-Duration rta_eq6_psi(Duration hp, Duration lp_cross, Duration room) { return hp + std::min(lp_cross, room); }
-
-// Eq. 10, EDF ready-queue paper (Lemma 5): I^X_k = Σ over J's callbacks in mutually exclusive
-// groups of the largest WCET in that group — `q[g]` callbacks of J in group g, `B[g]` its
-// largest member WCET. (Only the one member running when J's callback becomes ready; the
-// outranking members that run after it are added by the caller, see the header.)
-Duration rta_eq10_group_blocking(const std::vector<Duration>& q, const std::vector<Duration>& B) {
-  Duration ix = 0;
-  for (std::size_t g = 0; g < q.size(); ++g) ix += q[g] * B[g];
-  return ix;
-}
-
-// Eq. 8 (Theorem 1) and Eq. 11 (Theorem 2), EDF ready-queue paper: the last callback has
-// started by a + x when  E_k − e_last + 1 + I^X_k + ⌊Ψ/m⌋ <= x;  the value returned is the
-// left-hand side. Here E' (J's work before its last callback; all of it in the completion
-// form), S (hop suspension), G (group time: Eq. 10 and the outranking members) and F (work of
-// other executors' threads on the segment's core, PiCAS's shared cores) are charged in full.
-Duration rta_eq11_start_demand(Duration E1, Duration S, Duration G, Duration F, Duration psi, Duration m) {
-  return E1 + S + G + F + psi / m + 1;
-}
-
-// Not in the paper (the phase argument of the derivation above, a second sufficient
-// condition): E' + S + G + F + Σ ρ per eligibility event + outranking work + 1 <= x.
-Duration rta_phase_start_demand(Duration E1, Duration S, Duration G, Duration F, Duration rho, Duration hp) {
-  return E1 + S + G + F + rho + hp + 1;
-}
-
-// LaME Sec. 4.2 Theorem 1 (Sobhani et al. 2023) on reserved threads: the demand
-// dbf(x) = m·(E'_w + S + G) + own parallel work + Ψ_∞(x) that must stay below sbf_Π(x).
-Duration lame_thm1_demand(Duration m, Duration E1w, Duration S, Duration G, Duration own, Duration psi) {
-  return m * (E1w + S + G) + own + psi;
-}
-
-}  // namespace
-
-std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
-                                             const Windows& W, Duration limit) {
-  const Task& tk = v.tasks[k];
-  // EDF: J's pending work is keyed at most a + Dk (Task::key_hi); other chains' work counts as
-  // interference from its earliest key (Other::D), as blocking up to its latest (Other::D_blk).
-  const Duration Dk = tk.key_hi;
-  const int X = seg.executor;
-  std::uint64_t mask = ~std::uint64_t{0};
-  for (int c : seg.cbs) mask &= v.cbs[c].threads;
-  std::vector<const Supply*> threads;
-  for (std::size_t t = 0; t < v.supply[X].size() && t < 64; ++t)
-    if (mask & (std::uint64_t{1} << t)) threads.push_back(&v.supply[X][t]);
-  const Duration m = static_cast<Duration>(threads.size());
-  if (m == 0) return std::nullopt;
-  bool dedicated = true;
-  // Threads of other executors that share the segment's cores and may preempt or run ahead of
-  // its threads (PiCAS: executors sharing a core, ordered by SCHED_FIFO priority).
-  std::vector<View::ThreadRef> foreign;
-  for (std::size_t t = 0; t < v.supply[X].size() && t < 64; ++t)
-    if ((mask >> t & 1) && v.thread_shared[X][t]) {
-      if (!v.foreign_ok[X][t]) return std::nullopt;  // no supply bound
-      for (const auto& f : v.foreign[X][t])
-        if (std::none_of(foreign.begin(), foreign.end(),
-                         [&](const View::ThreadRef& g) { return g.executor == f.executor && g.thread == f.thread; }))
-          foreign.push_back(f);
-    }
-  for (auto* s : threads)
-    if (s->reservation && s->reservation->budget < s->reservation->period) dedicated = false;
-  auto on_foreign = [&](int c) {
-    for (const auto& f : foreign)
-      if (v.cbs[c].executor == f.executor && (v.cbs[c].threads >> f.thread & 1)) return true;
-    return false;
-  };
-
-  int minprio = INT_MAX;
-  for (int c : seg.cbs) minprio = std::min(minprio, v.cbs[c].prio);
-  // J's mutually exclusive groups, how many of its callbacks are in each, and the lowest
-  // priority among them.
-  std::vector<int> groups;
-  std::vector<Duration> qg;
-  std::vector<int> gminprio;
-  for (int c : seg.cbs) {
-    int g = v.cbs[c].mutex_group;
-    if (g < 0) continue;
-    auto it = std::find(groups.begin(), groups.end(), g);
-    if (it == groups.end()) {
-      groups.push_back(g);
-      qg.push_back(1);
-      gminprio.push_back(v.cbs[c].prio);
-    } else {
-      qg[it - groups.begin()]++;
-      gminprio[it - groups.begin()] = std::min(gminprio[it - groups.begin()], v.cbs[c].prio);
-    }
-  }
-  // All of the segment in one group g0: group-mates of g0 can only delay J through the group
-  // (time (3)), never while J's callback is eligible (time (4)).
-  const int g0 = (groups.size() == 1 && qg[0] == static_cast<Duration>(seg.cbs.size())) ? groups[0] : -1;
-  auto group_index = [&](int g) -> int {
-    if (g < 0) return -1;
-    auto it = std::find(groups.begin(), groups.end(), g);
-    return it == groups.end() ? -1 : static_cast<int>(it - groups.begin());
-  };
-
-  // Group blocking (3), refined Lemma 5: when J's callback c of group g becomes ready, at most
-  // one group-mate is running (any priority: B_g = its largest WCET); after that the group is
-  // handed to the most urgent queued member, so only members that outrank c (FP: priority >=
-  // c's; EDF: deadline <= d_k) can run before c. When a member may run on threads the segment
-  // cannot use (affinity), the refinement is not used: all group-mates' work counts.
-  struct GroupWork {
-    Duration C = 0, cnt = 0, R = 0, T = 1, D = 0;
-    bool edf_limited = false;
-  };
-  const std::size_t ng = groups.size();
-  std::vector<Duration> Bg(ng, 0);
-  std::vector<bool> fallback(ng, false);
-  std::vector<std::vector<GroupWork>> ghp(ng), gall(ng);
-  std::vector<Duration> own_group_C(ng, 0);
-
-  std::vector<Other> others;
-  std::vector<std::vector<std::vector<Duration>>> gblockers;  // [other][group] sorted
-  Duration own_extra = 0, own_extra_n = 0;
-  // The instance's own work off the segment's path: its extras and, on a path piece of a
-  // chain branching across executors, the chain's other branches.
-  std::vector<int> own_side = tk.extras;
-  own_side.insert(own_side.end(), seg.side.begin(), seg.side.end());
-  for (int c : own_side) {
-    const CbInfo& cb = v.cbs[c];
-    if (cb.executor == X && (cb.threads & mask)) {
-      own_extra += cb.wcet;
-      own_extra_n++;
-    }
-    int gi = group_index(cb.mutex_group);
-    if (gi >= 0) own_group_C[gi] += cb.wcet;
-  }
-  // A join shadow (join_wait.hpp): its owner's segments before the join do not count it.
-  auto skip_shadow = [&](std::size_t i) { return v.tasks[i].shadow_of == k && !seg.after_join; };
-  // R_work, priority-aware (Windows): the callbacks of task i that can delay J other than by
-  // blocking — on the segment's threads and outranking J (FP: priority >= J's lowest; EDF: any
-  // with a deadline, keyed at most as late as J's) or in one of J's groups. Those must lie in a
-  // bounded window of i's instance; the rest of i's work without an end bound (a fan-out at the
-  // lowest priorities, say) can only block J, at most once per eligibility event and thread,
-  // however many instances of it are pending — or, on a foreign thread of the segment's cores,
-  // preempt it as often as its releases allow (executions_in_window, below).
-  // (A group-mate that may run on other threads than J's callbacks: all of the group's work
-  // counts, without the refinement — `fallback`.)
-  for (std::size_t i = 0; i < v.tasks.size(); ++i)
-    if (static_cast<int>(i) != k && !skip_shadow(i))
-      for (int c : v.tasks[i].work) {
-        const int gi = group_index(v.cbs[c].mutex_group);
-        if (gi >= 0 && v.cbs[c].threads != mask) fallback[gi] = true;
-      }
-  // A group-mate of task i that outranks J's callbacks of group gi (FP: priority >= their
-  // lowest; EDF: keyed with a deadline).
-  auto group_outranks = [&](const Task& ti, const CbInfo& cb, int gi) {
-    return order == Order::FixedPriority ? cb.prio >= gminprio[gi] : (!tk.has_deadline || ti.has_deadline);
-  };
-  auto counts = [&](const Task& ti, int c) {
-    const CbInfo& cb = v.cbs[c];
-    if (const int gi = group_index(cb.mutex_group); gi >= 0) return fallback[gi] || group_outranks(ti, cb, gi);
-    if (on_foreign(c) || cb.executor != X || !(cb.threads & mask)) return false;
-    return order == Order::FixedPriority ? cb.prio >= minprio : (!tk.has_deadline || ti.has_deadline);
-  };
-  auto on_segment_threads = [&](int c) { return v.cbs[c].executor == X && (v.cbs[c].threads & mask); };
-  // Callback c of some task's work as a tail: a group-mate of J blocks it once (time (3), B_g);
-  // on the segment's threads it is a blocker (not one of J's own group g0: only time (3)).
-  auto block_only = [&](int c, std::vector<Duration>& tail) {
-    if (const int gi = group_index(v.cbs[c].mutex_group); gi >= 0) Bg[gi] = std::max(Bg[gi], v.cbs[c].wcet);
-    if (on_segment_threads(c) && !(g0 >= 0 && v.cbs[c].mutex_group == g0)) tail.push_back(v.cbs[c].wcet);
-  };
-  std::vector<Duration> Rwin(v.tasks.size(), kUnbounded);  // the window of each task's counted work
-  for (std::size_t i = 0; i < v.tasks.size(); ++i)
-    Rwin[i] = W.window(v.tasks[i].work, i, [&](int c) { return counts(v.tasks[i], c); });
-  // Work of task i that may run at any time (no end bound), on the segment's threads and never
-  // outranking J: blocking only, as a chain without a bound (m parallel blockers, any number).
-  auto add_tail = [&](const Task& ti, const std::vector<Duration>& tail) {
-    if (tail.empty()) return;
-    Other o;
-    for (Duration e : tail) o.C_all += e;
-    o.blockers = tail;
-    std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
-    o.R = kUnbounded;
-    o.T = ti.T;
-    o.D = ti.key_lo;
-    o.D_blk = ti.key_hi;
-    o.width = static_cast<int>(m);
-    o.par = m;
-    o.bounded = false;
-    others.push_back(std::move(o));
-    gblockers.emplace_back(ng);
-  };
-  std::vector<int> tail_foreign;  // J's own earlier instances' work on foreign threads without an end bound
-  for (std::size_t i = 0; i < v.tasks.size(); ++i) {
-    const Task& ti = v.tasks[i];
-    if ((static_cast<int>(i) == k && !tk.join) || skip_shadow(i)) {
-      // Earlier instances of J's own chain (of its prefix, for a chain that waits at a fusion
-      // node): their work that may still run at J's release (end > T, or none) must not be
-      // counted work for this segment; on its threads it blocks. (The rest of a joining chain's
-      // earlier instances is counted through the other members' chains: join_wait.cpp.)
-      std::vector<Duration> tail;
-      for (int c : static_cast<int>(i) == k ? tk.extras : ti.work) {
-        const Duration e = W.end_of(i, c);
-        if (e != kUnbounded && e <= tk.T) continue;
-        if (counts(ti, c)) return std::nullopt;
-        if (on_foreign(c)) tail_foreign.push_back(c);
-        block_only(c, tail);
-      }
-      add_tail(ti, tail);
-      continue;
-    }
-    if (static_cast<int>(i) == k) continue;
-    std::vector<Duration> tail;
-    Other o;
-    bool relevant = false;
-    std::vector<GroupWork> hpw(ng), allw(ng);
-    std::vector<std::vector<Duration>> gb(ng);
-    bool in_group = false;
-    const bool edf_pair = order == Order::Edf && tk.has_deadline && ti.has_deadline;
-    for (int c : ti.work) {
-      const CbInfo& cb = v.cbs[c];
-      if (Rwin[i] != kUnbounded && W.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
-        block_only(c, tail);
-        continue;
-      }
-      int gi = group_index(cb.mutex_group);
-      if (gi >= 0) {
-        in_group = true;
-        Bg[gi] = std::max(Bg[gi], cb.wcet);
-        const bool outranks = group_outranks(ti, cb, gi);
-        allw[gi].C += cb.wcet;
-        allw[gi].cnt++;
-        if (outranks) {
-          hpw[gi].C += cb.wcet;
-          hpw[gi].cnt++;
-        }
-      }
-      if (cb.executor != X || !(cb.threads & mask)) continue;
-      if (g0 >= 0 && cb.mutex_group == g0) continue;  // only ever time (3)
-      relevant = true;
-      o.C_all += cb.wcet;
-      bool hp;
-      if (order == Order::FixedPriority) {
-        hp = cb.prio >= minprio;
-      } else {
-        // EDF: chains without a deadline (pseudo-tasks) are queued last (sched tier 1).
-        hp = !tk.has_deadline || ti.has_deadline;
-        if (edf_pair) o.edf_limited = true;
-      }
-      if (hp) {
-        o.C_hp += cb.wcet;
-        o.n_hp++;
-      }
-      if (!hp || o.edf_limited) {
-        if (gi >= 0) gb[gi].push_back(cb.wcet);
-        else o.blockers.push_back(cb.wcet);
-      }
-    }
-    add_tail(ti, tail);
-    if (!relevant && !in_group) continue;
-    // A chain without a bound (its instances may overlap) can still block: its callbacks
-    // count as up to m parallel blockers; its interference or group work cannot be bounded.
-    const bool unbounded = Rwin[i] == kUnbounded;
-    if (unbounded) {
-      if (o.C_hp > 0) return std::nullopt;
-      for (std::size_t g = 0; g < ng; ++g)
-        if (hpw[g].C > 0 || (fallback[g] && allw[g].C > 0)) return std::nullopt;
-    }
-    for (std::size_t g = 0; g < ng; ++g) {
-      for (auto* w : {&hpw[g], &allw[g]}) {
-        w->R = Rwin[i];
-        w->T = ti.T;
-        w->D = ti.key_lo;
-        w->edf_limited = edf_pair;
-      }
-      allw[g].edf_limited = false;
-      if (hpw[g].C > 0) ghp[g].push_back(hpw[g]);
-      if (allw[g].C > 0) gall[g].push_back(allw[g]);
-    }
-    if (relevant) {
-      o.R = Rwin[i];
-      o.T = ti.T;
-      o.D = ti.key_lo;
-      o.D_blk = ti.key_hi;
-      o.width = unbounded ? static_cast<int>(m) : ti.width;
-      o.par = std::min<Duration>(o.width, m);
-      o.bounded = !unbounded;
-      std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
-      for (auto& b : gb) std::sort(b.begin(), b.end(), std::greater<>());
-      others.push_back(std::move(o));
-      gblockers.push_back(std::move(gb));
-    }
-  }
-  for (std::size_t g = 0; g < ng; ++g)
-    if (fallback[g]) {
-      Bg[g] = 0;
-      ghp[g] = gall[g];
-      // (a group-mate's chain without a bound has no workload bound)
-      for (const auto& w : ghp[g])
-        if (w.R == kUnbounded) return std::nullopt;
-    }
-  // Foreign work (5): every instant a foreign thread runs on one of the segment's cores, at
-  // most Σ_i W_i(x) over the chains' callbacks on those threads (carry-in workload with R_i;
-  // the chain's own instance only with its extra work — its path runs one callback at a time,
-  // here). It can preempt J's running callback too, so with foreign work the bound is taken to
-  // the segment's COMPLETION (its last callback counted in E', R = x − 1).
-  struct ForeignWork {
-    Duration C = 0, R = 0, T = 1;
-  };
-  std::vector<ForeignWork> fwork;
-  std::vector<std::pair<int, Duration>> frate;  // callbacks of chains without a bound: (callback, WCET)
-  Duration own_foreign = 0;
-  if (!foreign.empty()) {
-    if (!dedicated) return std::nullopt;
-    // Foreign work without an end bound (of a chain without a bound, or a fan-out tail): its
-    // executions are bounded by their release rates and the messages that can be queued
-    // (executions_in_window).
-    auto by_rate = [&](int c) {
-      if (!executions_in_window(*v.model, static_cast<std::size_t>(c), 1)) return false;
-      frate.emplace_back(c, v.cbs[c].wcet);
-      return true;
-    };
-    for (int c : tail_foreign)
-      if (!by_rate(c)) return std::nullopt;
-    for (std::size_t i = 0; i < v.tasks.size(); ++i) {
-      if (skip_shadow(i)) continue;
-      Duration C = 0;
-      for (int c : static_cast<int>(i) == k ? own_side : v.tasks[i].work) {
-        if (!on_foreign(c)) continue;
-        if (static_cast<int>(i) != k && W.end_of(i, c) == kUnbounded) {
-          if (!by_rate(c)) return std::nullopt;
-        } else {
-          C += v.cbs[c].wcet;
-        }
-      }
-      if (C == 0) continue;
-      if (static_cast<int>(i) == k) {
-        own_foreign = C;
-        continue;
-      }
-      fwork.push_back({C, W.inside(i), v.tasks[i].T});
-    }
-  }
-  // The platform (model Host::blackout, supply.hpp): a top-priority interferer on every core.
-  // Any instant of the window at which a core of the segment is taken by it is either one at
-  // which J's running callback is stopped or one at which J waits with some thread's core gone;
-  // together they number at most the blackout on those cores, n_cores·S(x), charged in full
-  // like foreign work. (Deviation: the papers assume a CPU that is always there; this VM's is
-  // not. Checked by the soundness harness's `platform` feature.)
-  static const std::vector<BlackoutPoint> no_blackout;
-  const auto& curve = v.model->hosts.empty() ? no_blackout : v.model->hosts[v.host_of[X]].blackout;
-  Duration platform_cores = 0;
-  if (!curve.empty()) {
-    const int host_cores = v.model->hosts[v.host_of[X]].cores;
-    std::set<int> cores;
-    const auto& ths = v.model->executors[X].threads;
-    for (std::size_t t = 0; t < ths.size() && t < 64; ++t) {
-      if (!(mask >> t & 1)) continue;
-      if (ths[t].cores.empty())
-        for (int c = 0; c < host_cores; ++c) cores.insert(c);
-      for (int c : ths[t].cores) cores.insert(c);
-    }
-    platform_cores = static_cast<Duration>(cores.size());
-  }
-  auto platform_at = [&](Duration x) { return platform_cores * platform_blackout(curve, x); };
-  auto foreign_at = [&](Duration x) {
-    Duration F = own_foreign + platform_at(x);
-    for (const auto& w : fwork) F += carry_in_workload(x, w.C, w.R, w.T);
-    for (const auto& [c, e] : frate) F += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x);
-    return F;
-  };
-  const std::size_t q = seg.cbs.size();
-  const bool completion_mode = !tk.linear && !seg.path_piece;
-  const bool finish_form = completion_mode || !foreign.empty();
-  Duration E1 = 0, elast = 0;
-  for (std::size_t j = 0; j < q; ++j) {
-    if (!finish_form && j + 1 == q) elast = v.cbs[seg.cbs[j]].wcet;
-    else E1 += v.cbs[seg.cbs[j]].wcet;
-  }
-  const Duration S = seg.intra_comm;
-  // Once J's last callback has started (start form), only the platform can stop it on its
-  // dedicated core: it ends within platform_stretch(e_last) (= e_last without a curve).
-  Duration elast_span = elast;
-  if (!curve.empty() && elast > 0) {
-    auto st = platform_stretch(curve, elast, limit);
-    if (!st) return std::nullopt;
-    elast_span = *st;
+  std::optional<Duration> bound() {
+    if (!select_threads()) return std::nullopt;
+    own_groups();
+    if (!classify_others()) return std::nullopt;
+    if (!collect_foreign()) return std::nullopt;
+    setup_platform();
+    if (!own_lengths()) return std::nullopt;
+    prepare_blockers();
+    return dedicated_ ? dedicated_bound() : reserved_bound();
   }
 
-  // (Group work runs one member at a time: p = 1.)
-  auto workload = [&](Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration p = 1) {
-    Duration w = carry_in_workload(x, C, Ri, Ti, p);
-    if (edf_limited) w = std::min(w, edf_interference(C, Dk, Ti, Di, Ri, p));
-    return w;
-  };
-  auto interference = [&](const Other& o, Duration x) {
-    return workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par);
-  };
-
-  // Eligibility events. "Full" events — J's release and the end of each hop delay — can find
-  // all m threads running lower-ranked callbacks. At a callback boundary without hop delay the
-  // thread that ran J's previous callback is free, and at a group hand-over the thread that ran
-  // the group-mate is free: J's callback is then delayed only if that thread starts a callback
-  // that outranks it at that instant, so these "charged" events number at most the executions
-  // of outranking callbacks in the window, and find at most m − 1 lower-ranked callbacks.
-  const Duration full_events = completion_mode ? static_cast<Duration>(q) : 1 + seg.delayed_hops;
-  const Duration quiet_boundaries =
-      completion_mode ? 0 : std::max<Duration>(0, static_cast<Duration>(q) - 1 - seg.delayed_hops);
-  std::vector<Duration> hprel(ng, 0);
-  Duration hprel_total = 0, hprel_fallback = 0;  // hand-overs of groups without the refinement are full events
-  // G(x): group time (3); hprel[g]: hand-overs of group g to members that outrank J's callback.
-  auto group_terms = [&](Duration x) {
-    Duration G = rta_eq10_group_blocking(qg, Bg);
-    hprel_total = 0;
-    hprel_fallback = 0;
-    for (std::size_t g = 0; g < ng; ++g) {
-      G += own_group_C[g];
-      hprel[g] = 0;
-      for (const auto& w : ghp[g]) {
-        G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited);
-        Duration n = overlapping_instances(x, w.R, w.T);
-        if (w.edf_limited) n = std::min(n, edf_jobs(Dk, w.T, w.D, w.R));
-        hprel[g] += n * w.cnt;
-      }
-      if (fallback[g]) hprel_fallback += hprel[g];
-      else hprel_total += hprel[g];
-    }
-    return G;
-  };
-  // Jobs of chain j whose outranking callbacks can run in the window.
-  auto hp_jobs = [&](const Other& o, Duration x) -> Duration {
-    if (o.edf_limited) return edf_jobs(Dk, o.T, o.D, o.R);
-    return o.bounded ? overlapping_instances(x, o.R, o.T) : x;  // (unbounded chains have no HP work)
+ private:
+  struct Eval {
+    Duration f1, f2, G;
   };
   struct Terms {
     Duration I = 0, L = 0, W = 0;
   };
-  std::vector<Terms> terms(others.size());
-  // Per-chain interference I, blocking L and workload W at window x, and the blocking bound
-  // across chains: the `slots` largest blocker executions (m per full event, m − 1 per charged
-  // one), each chain giving at most one per event (w_j in parallel).
-  // Blocker executions of one chain: its lower-ranked callbacks, largest first, each repeated
-  // once per lower-ranked job it can have in the window (EDF: jobs with deadline > d_k
-  // released before a + x <= d_k, at most ⌈D_j/T_j⌉; FP: the instances overlapping the
-  // window; a chain without a bound: any number), the first n of them.
-  struct Seq {
-    const std::vector<Duration>* b = nullptr;
-    const std::vector<Duration>* pre = nullptr;  // prefix sums of b
-    Duration mult = 1, n = 0;
-    Duration at(Duration k) const { return (*b)[static_cast<std::size_t>(k / mult)]; }
-    Duration sum() const {
-      const Duration g = n / mult, r = n % mult;
-      return mult * (*pre)[static_cast<std::size_t>(g)] + (r > 0 ? r * (*b)[static_cast<std::size_t>(g)] : 0);
-    }
+  struct Frozen {  // one chain's terms on the envelope (jump)
+    EnvelopePiece I, W;
+    bool W_unbounded = false;
+    Duration L = 0, w = 1;
   };
-  auto prefix = [](const std::vector<Duration>& b) {
-    std::vector<Duration> p(b.size() + 1, 0);
-    for (std::size_t k = 0; k < b.size(); ++k) p[k + 1] = p[k] + b[k];
-    return p;
-  };
-  std::vector<std::vector<Duration>> pre_free(others.size());
-  std::vector<std::vector<std::vector<Duration>>> pre_group(others.size());
-  for (std::size_t j = 0; j < others.size(); ++j) {
-    pre_free[j] = prefix(others[j].blockers);
-    for (const auto& gbl : gblockers[j]) pre_group[j].push_back(prefix(gbl));
-  }
-  std::vector<Seq> seqs;
-  std::vector<Duration> heads;
-  Duration ev_full = 0, ev_charged = 0, slots_now = 0;
-  Duration rho_full = 0, rho_charged = 0;
-  std::vector<Duration> firsts;
-  auto evaluate = [&](Duration x) {
-    Duration hp_exec = own_extra_n;
-    for (std::size_t j = 0; j < others.size(); ++j) hp_exec += hp_jobs(others[j], x) * others[j].n_hp;
-    const Duration full = full_events + hprel_fallback;
-    const Duration charged = std::min(quiet_boundaries + hprel_total, hp_exec);
-    const Duration events = full + charged;
-    const Duration events_raw = full + quiet_boundaries + hprel_total;
-    const Duration slots = full * m + charged * (m - 1);
-    ev_full = full;
-    ev_charged = charged;
-    seqs.clear();
-    firsts.clear();
-    for (std::size_t j = 0; j < others.size(); ++j) {
-      const Other& o = others[j];
-      Terms& t = terms[j];
-      t.I = interference(o, x);
-      t.W = o.bounded ? carry_in_workload(x, o.C_all, o.R, o.T, o.par) : kUnbounded;
-      const Duration par = std::min<Duration>(o.width, m);
-      // Lower-ranked jobs of j that can start before J's last event: EDF — deadline > d_k, so
-      // released in (a + D_k − D_j, a + x): ⌈(x + D_j − D_k)/T_j⌉ (none when x <= D_k − D_j);
-      // FP — the instances overlapping the window; a chain without a bound — any number.
-      const bool unlimited = !o.edf_limited && !o.bounded;
-      const Duration mult = o.edf_limited ? ceil_div(x + o.D_blk - tk.key_lo, o.T)
-                                          : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
-      Duration L = 0;
-      auto add = [&](const std::vector<Duration>& b, const std::vector<Duration>& pre, Duration n) {
-        if (b.empty() || n <= 0 || (!unlimited && mult <= 0)) return;
-        Seq q;
-        q.b = &b;
-        q.pre = &pre;
-        q.mult = unlimited ? n : mult;  // unbounded: the largest, again and again
-        q.n = std::min(n, q.mult * static_cast<Duration>(b.size()));
-        L += q.sum();
-        seqs.push_back(q);
-        for (Duration w = 0; w < par; ++w) firsts.push_back(b[0]);
-      };
-      add(o.blockers, pre_free[j], events * par);
-      // Blockers of J's own groups cannot block at the events of J's callbacks in that group
-      // or at that group's hand-overs.
-      for (std::size_t g = 0; g < ng; ++g)
-        add(gblockers[j][g], pre_group[j][g], std::min(events, std::max<Duration>(0, events_raw - qg[g] - hprel[g])) * par);
-      t.L = L;
+
+  bool select_threads();
+  void own_groups();
+  int group_index(int g) const;
+  bool on_foreign(int c) const;
+  bool on_segment_threads(int c) const;
+  bool own_fan_out_below(const CbInfo& cb) const;
+  bool skip_shadow(std::size_t i) const { return v_.tasks[i].shadow_of == k_ && !seg_.after_join; }
+  bool group_outranks(const Task& ti, const CbInfo& cb, int gi) const;
+  bool counts(const Task& ti, int c) const;
+  void block_only(int c, std::vector<Duration>& tail);
+  void add_tail(const Task& ti, const std::vector<Duration>& tail);
+  bool classify_others();
+  bool classify_own_earlier(std::size_t i);
+  bool classify_task(std::size_t i);
+  bool collect_foreign();
+  void setup_platform();
+  bool own_lengths();
+  void prepare_blockers();
+  Duration platform_at(Duration x) const;
+  Duration foreign_at(Duration x) const;
+  Duration workload(Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited,
+                    Duration p = 1, const std::vector<Duration>* deltas = nullptr) const;
+  EnvelopePiece piece(Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration p,
+                      const std::vector<Duration>& deltas) const;
+  Duration carry_in(Duration x, Duration C, Duration Ri, Duration Ti, Duration p,
+                    const std::vector<Duration>& deltas) const;
+  std::vector<Duration> phases_of(std::size_t i) const;
+  Duration group_terms(Duration x);
+  Duration hp_jobs(const Other& o, Duration x) const;
+  void evaluate(Duration x);
+  Duration lp_cross_upto(Duration enough) { return largest_blockers_sum(seqs_, slots_now_, enough, heads_); }
+  template <class RoomOf>
+  Duration combine(RoomOf room_of);
+  Eval eval(Duration x);
+  Duration jump(Duration x0, const Eval& e0);
+  std::optional<Duration> dedicated_bound();
+  std::optional<Duration> reserved_bound();
+
+  const View& v_;
+  const Order order_;
+  const int k_;
+  const Segment& seg_;
+  const Windows& W_;
+  const Duration arrival_;  // the segment's latest arrival after J's release (offset-based interference)
+  const Duration limit_;
+  const Task& tk_;
+  const Duration Dk_;  // EDF: J's pending work is keyed at most a + Dk (Task::key_hi)
+  const int X_;
+  const bool low_fan_out_blocks_;
+  bool fan_out_blocked_ = false;
+
+  // threads
+  std::uint64_t mask_ = ~std::uint64_t{0};
+  std::vector<const Supply*> threads_;
+  Duration m_ = 0;
+  bool dedicated_ = true;
+  std::vector<View::ThreadRef> foreign_;
+  // J's mutually exclusive groups
+  int minprio_ = INT_MAX;
+  std::vector<int> groups_;
+  std::vector<Duration> qg_;
+  std::vector<int> gminprio_;
+  int g0_ = -1;
+  std::size_t ng_ = 0;
+  std::vector<Duration> Bg_;
+  std::vector<bool> fallback_;
+  std::vector<std::vector<GroupWork>> ghp_, gall_;
+  std::vector<Duration> own_group_C_;
+  // other chains
+  std::vector<Other> others_;
+  std::vector<std::vector<std::vector<Duration>>> gblockers_;  // [other][group] sorted
+  Duration own_extra_ = 0, own_extra_n_ = 0;
+  std::vector<int> own_side_;
+  std::vector<Duration> Rwin_;
+  std::vector<int> tail_foreign_;
+  // foreign work and the platform
+  std::vector<ForeignWork> fwork_;
+  std::vector<std::pair<int, Duration>> frate_;  // callbacks of chains without a bound: (callback, WCET)
+  Duration own_foreign_ = 0;
+  const std::vector<BlackoutPoint>* curve_ = nullptr;
+  Duration platform_cores_ = 0;
+  // J's own work
+  std::size_t q_ = 0;
+  bool completion_mode_ = false;
+  Duration E1_ = 0, elast_ = 0, S_ = 0, elast_span_ = 0;
+  // eligibility events and blockers
+  Duration full_events_ = 0, quiet_boundaries_ = 0;
+  std::vector<Duration> hprel_;
+  Duration hprel_total_ = 0, hprel_fallback_ = 0;
+  std::vector<Terms> terms_;
+  std::vector<std::vector<Duration>> pre_free_;
+  std::vector<std::vector<std::vector<Duration>>> pre_group_;
+  std::vector<BlockerRun> seqs_;
+  std::vector<Duration> heads_, firsts_;
+  Duration ev_full_ = 0, ev_charged_ = 0, slots_now_ = 0, rho_full_ = 0, rho_charged_ = 0;
+  // envelope scratch
+  std::vector<Frozen> fz_;
+  std::vector<EnvelopePiece> gz_;
+};
+
+// The threads that may run every callback of the segment (their mask), whether they are
+// dedicated (no reservation below a full budget), and the threads of other executors that share
+// their cores and may preempt or run ahead of them (PiCAS: executors sharing a core, ordered by
+// SCHED_FIFO priority). False: no supply bound.
+bool SegmentRta::select_threads() {
+  for (int c : seg_.cbs) mask_ &= v_.cbs[c].threads;
+  for (std::size_t t = 0; t < v_.supply[X_].size() && t < 64; ++t)
+    if (mask_ & (std::uint64_t{1} << t)) threads_.push_back(&v_.supply[X_][t]);
+  m_ = static_cast<Duration>(threads_.size());
+  if (m_ == 0) return false;
+  for (std::size_t t = 0; t < v_.supply[X_].size() && t < 64; ++t)
+    if ((mask_ >> t & 1) && v_.thread_shared[X_][t]) {
+      if (!v_.foreign_ok[X_][t]) return false;  // no supply bound
+      for (const auto& f : v_.foreign[X_][t])
+        if (std::none_of(foreign_.begin(), foreign_.end(),
+                         [&](const View::ThreadRef& g) { return g.executor == f.executor && g.thread == f.thread; }))
+          foreign_.push_back(f);
     }
-    // The m-th largest first blocker (the phase argument in f below); a chain's free and group
-    // blockers both counted is a safe over-approximation.
-    if (static_cast<Duration>(firsts.size()) >= m) {
-      std::nth_element(firsts.begin(), firsts.begin() + (m - 1), firsts.end(), std::greater<>());
-      rho_full = firsts[static_cast<std::size_t>(m - 1)];
+  for (auto* s : threads_)
+    if (s->reservation && s->reservation->budget < s->reservation->period) dedicated_ = false;
+  return true;
+}
+
+// J's lowest priority, its mutually exclusive groups, how many of its callbacks are in each and
+// the lowest priority among them; g0: all of the segment in one group (then group-mates delay J
+// only through the group, time (3), never while J's callback is eligible, time (4)).
+//
+// Deviation from Eq. 10-11 (Thm 2), on an executor with one thread: all members of a group run
+// on that thread (a group belongs to a node, a node to one executor), so the group is busy only
+// while the thread runs one of them, and the schedule is the one the same executor gives without
+// groups. Time (3) is then empty — a member that delays J's ready callback occupies J's only
+// thread, time (4), where it is charged as interference (outranking J's lowest callback) or as
+// blocking like any other callback — and the groups are left out. Eq. 10's B_g on top of that
+// charged the largest member once more per callback of J in the group, and its rule of which
+// members count (priority >= J's callbacks *in the group*) hid members that outrank J's earlier
+// callbacks in the ready queue (tests/python/data/picas_st_counterexample.yaml: a single-threaded
+// PiCAS executor ran another chain's group-mates of priorities 4 and 7 ahead of J's first
+// callback, priority 4, whose group-mate had priority 8).
+// A callback waiting on a shared accelerator keeps this rule true (model/accelerator.hpp): in
+// direct mode its thread stays blocked inside the member, and the wait is charged here as the
+// member's execution (suspension-oblivious, accelerator.cpp), so the group is held exactly while
+// the thread "runs" the member; in server mode the member's piece ends at the request — the
+// simulator frees the thread and the group then (complete_exec issues the request as the piece's
+// output) — and the rest is a continuation piece of its own, released after the request's
+// response bound (a delayed hop), which takes the group again like any other member.
+void SegmentRta::own_groups() {
+  for (int c : seg_.cbs) minprio_ = std::min(minprio_, v_.cbs[c].prio);
+  const bool one_thread = v_.supply[X_].size() == 1;
+  for (int c : seg_.cbs) {
+    const int g = v_.cbs[c].mutex_group;
+    if (g < 0 || one_thread) continue;
+    auto it = std::find(groups_.begin(), groups_.end(), g);
+    if (it == groups_.end()) {
+      groups_.push_back(g);
+      qg_.push_back(1);
+      gminprio_.push_back(v_.cbs[c].prio);
     } else {
-      rho_full = 0;
+      qg_[it - groups_.begin()]++;
+      gminprio_[it - groups_.begin()] = std::min(gminprio_[it - groups_.begin()], v_.cbs[c].prio);
     }
-    // At a charged event the freed thread has just started an outranking callback, so the
-    // callback that ends first there is bounded by outranking work already counted: no ρ.
-    rho_charged = 0;
-    slots_now = slots;
-  };
-  // Across chains: the sum of the `slots` largest blocker executions (merge of the sorted
-  // sequences), computed only as far as `enough` (the caller takes the minimum with it).
-  auto lp_cross_upto = [&](Duration enough) {
-    Duration sum = 0;
-    heads.assign(seqs.size(), 0);
-    for (Duration k = 0; k < slots_now && sum < enough; ++k) {
-      Duration best = -1;
-      std::size_t which = 0;
-      for (std::size_t i = 0; i < seqs.size(); ++i)
-        if (heads[i] < seqs[i].n && seqs[i].at(heads[i]) > best) {
-          best = seqs[i].at(heads[i]);
-          which = i;
-        }
-      if (best < 0) break;
-      sum += best;
-      heads[which]++;
-    }
-    return sum;
-  };
-
-  // Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
-  // with M_j = min(W_j, cap_j): the interference fills each chain's room first, the blocking
-  // (bounded per chain and across chains) the rest.
-  auto combine = [&](auto room_of) {
-    Duration hp = 0, room = 0;
-    for (std::size_t j = 0; j < others.size(); ++j) {
-      const Terms& t = terms[j];
-      const Duration M = room_of(others[j], t.W);
-      const Duration h = std::min(t.I, M);
-      hp += h;
-      room += std::min(t.L, M - h);
-    }
-    return rta_eq6_psi(hp, lp_cross_upto(room), room);
-  };
-
-  if (dedicated) {
-    // f(x) = min(f1(x), f2(x)) (two sufficient conditions, below); every x with f(x) <= x is a
-    // valid bound (the contrapositive above holds for each x on its own) and the bound is the
-    // LEAST such x. Every term is non-decreasing in x, so Kleene iteration from below reaches
-    // exactly that x, and it is non-decreasing in every WCET, in 1/period and in R of the other
-    // chains (each term is); that is what makes the analysis sustainable. A search that stops
-    // at "some" x with f(x) <= x (the former gallop + bisection after 48 steps) is safe but
-    // not monotone: it returned 1 ns more for a system than for the same system with a larger
-    // WCET (tests/cpp/analysis/test_sustainability.cpp).
-    struct Eval {
-      Duration f1, f2, G;
-    };
-    auto eval = [&](Duration x) -> Eval {
-      const Duration cap = x - E1 - S;
-      const Duration G = group_terms(x);
-      evaluate(x);
-      const Duration psi = combine([&](const Other& o, Duration W) { return rta_eq4_5_room(W, o.width, cap); }) +
-                           std::min(own_extra, own_extra_n * cap);
-      const Duration F = foreign_at(x);
-      const Duration f1 = rta_eq11_start_demand(E1, S, G, F, psi, m);
-      // Phase argument (a second, independent sufficient condition): split (4) into maximal
-      // "phases", each starting at an eligibility event. During a phase all threads are busy;
-      // the thread θ whose running callback ends first must, if the phase goes on, start an
-      // outranking callback, and runs only such callbacks until the phase ends. So a phase
-      // lasts at most r_min + (outranking work on θ in the phase), where r_min is at most the
-      // outranking work another thread does in the phase when an outranking callback was
-      // running at the phase start (always the case at a charged event), else — all m running
-      // callbacks lower-ranked — at most the m-th largest blocker: |(4)| <= full·ρ + Σ_i
-      // min(I_i, W_i). Not divided by m, so it helps where little work outranks J.
-      Duration hp = own_extra;
-      for (std::size_t j = 0; j < others.size(); ++j)
-        hp += terms[j].W == kUnbounded ? terms[j].I : std::min(terms[j].I, terms[j].W);
-      const Duration f2 = rta_phase_start_demand(E1, S, G, F, ev_full * rho_full + ev_charged * rho_charged, hp);
-      return {f1, f2, G};
-    };
-    const Duration xmax = limit + 1 - elast_span;  // largest x whose bound stays within the limit
-
-    // Exact acceleration. Where the caps w_j·(x − E' − S) bind, or carry-in workloads grow
-    // with slope 1, f(x) − x can stay small for millions of nanoseconds and the iteration
-    // creeps. At an iterate x0 (f(x0) > x0) we build a lower envelope of f on [x0, ∞): the
-    // step terms (events, blockers L_j, LP_cross, ρ, hand-overs) frozen at their x0 values,
-    // the carry-in workloads (interference I_j, workload W_j, group work) as
-    // v0 + min(room, x − x0) (exact up to the next release, below it afterwards), the caps
-    // linear. Ψ is min(Σ min(I_j, M_j) + LP_cross, Σ min(I_j + L_j, M_j)), non-decreasing in
-    // every term, so the envelope is below f; it is concave in x, so the set where it is
-    // <= x is an up-set of [x0, ∞) and its least element z is found by bisection. No x in
-    // [x0, z) satisfies f(x) <= x, so jumping to z keeps the iteration below the least fixed
-    // point — the result is the same as plain Kleene iteration.
-    struct Piece {  // v0 + min(room, par·(x − x0))
-      Duration v0 = 0, room = 0, par = 1;
-      Duration at(Duration d) const { return v0 + std::min(room, par * d); }
-    };
-    auto piece = [&](Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited, Duration par = 1) {
-      Piece p;
-      p.par = par;
-      p.v0 = carry_in_workload(x0, C, Ri, Ti, par);
-      const Duration span = x0 + Ri - C / par;
-      if (C > 0 && x0 > 0 && span >= 0) p.room = C - std::min(C, par * (span % Ti));
-      if (edf_limited) {
-        const Duration cap = edf_interference(C, Dk, Ti, Di, Ri, par);
-        p.room = std::max<Duration>(0, std::min(p.room, cap - p.v0));
-        p.v0 = std::min(p.v0, cap);
-      }
-      return p;
-    };
-    struct Frozen {
-      Piece I, W;
-      bool W_unbounded = false;
-      Duration L = 0, w = 1;
-    };
-    std::vector<Frozen> fz(others.size());
-    std::vector<Piece> gz;
-    auto jump = [&](Duration x0, const Eval& e0) -> Duration {
-      // Group work G(x): constant part plus the outranking members' carry-in workloads.
-      gz.clear();
-      Duration G_const = rta_eq10_group_blocking(qg, Bg);
-      for (std::size_t g = 0; g < ng; ++g) {
-        G_const += own_group_C[g];
-        for (const auto& w : ghp[g]) gz.push_back(piece(x0, w.C, w.R, w.T, w.D, w.edf_limited));
-      }
-      Duration hp_lp_room_max = 0;
-      for (std::size_t j = 0; j < others.size(); ++j) {
-        const Other& o = others[j];
-        Frozen& z = fz[j];
-        z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par);
-        z.W_unbounded = !o.bounded;
-        if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false, o.par);
-        z.L = terms[j].L;
-        z.w = o.width;
-        hp_lp_room_max += z.L;
-      }
-      // LP_cross at x0 (only its value up to the largest room it can ever fill matters).
-      const Duration lpx = lp_cross_upto(hp_lp_room_max);
-      const Duration rho = ev_full * rho_full + ev_charged * rho_charged;
-      // Foreign work is added to the group term: both conditions charge it in full.
-      for (const auto& w : fwork) gz.push_back(piece(x0, w.C, w.R, w.T, 0, false));
-      G_const += own_foreign + platform_at(x0);  // (S is non-decreasing: S(x0) is below it on [x0, ∞))
-      for (const auto& [c, e] : frate) G_const += e * *executions_in_window(*v.model, static_cast<std::size_t>(c), x0);
-      auto G_at = [&](Duration d) {
-        Duration G = G_const;
-        for (const auto& p : gz) G += p.at(d);
-        return G;
-      };
-      // Envelope of f1 <= x  and of f2 <= x at x = x0 + d.
-      auto ok1 = [&](Duration x) {
-        const Duration d = x - x0, cap = x - E1 - S;
-        Duration h = 0, room = 0;
-        for (const auto& z : fz) {
-          const Duration I = z.I.at(d);
-          const Duration M = rta_eq4_5_room(z.W_unbounded ? kUnbounded : z.W.at(d), z.w, cap);
-          const Duration hj = std::min(I, M);
-          h += hj;
-          room += std::min(z.L, M - hj);
-        }
-        const Duration psi = rta_eq6_psi(h, lpx, room) + std::min(own_extra, own_extra_n * cap);
-        return rta_eq11_start_demand(E1, S, G_at(d), 0, psi, m) <= x;
-      };
-      auto ok2 = [&](Duration x) {
-        const Duration d = x - x0;
-        Duration hp = own_extra;
-        for (const auto& z : fz) hp += z.W_unbounded ? z.I.at(d) : std::min(z.I.at(d), z.W.at(d));
-        return rta_phase_start_demand(E1, S, G_at(d), 0, rho, hp) <= x;
-      };
-      // Least x in (x0, xmax] with ok(x) (an up-set there), or xmax + 1.
-      auto least = [&](auto ok, Duration from) {
-        if (from > xmax) return xmax + 1;
-        if (ok(from)) return from;
-        if (!ok(xmax)) return xmax + 1;
-        Duration lo = from, hi = xmax;  // ok(lo) false, ok(hi) true; gallop first: z is usually near
-        for (Duration step = std::max<Duration>(1, (from - E1 - S) / 8); lo + step < hi; step *= 2) {
-          if (ok(lo + step)) {
-            hi = lo + step;
-            break;
-          }
-          lo += step;
-        }
-        while (hi - lo > 1) {
-          const Duration mid = lo + (hi - lo) / 2;
-          if (ok(mid)) hi = mid;
-          else lo = mid;
-        }
-        return hi;
-      };
-      // Below f1(x0) (resp. f2(x0)) neither envelope can hold (each is >= its value at x0).
-      return std::min(least(ok1, e0.f1), least(ok2, e0.f2));
-    };
-
-    const Duration x0 = E1 + S + 1;
-    if (x0 > xmax) {  // (already beyond the limit: the bound of x0 itself, as before)
-      const Eval e = eval(x0);
-      if (std::min(e.f1, e.f2) <= x0) return rta_eq9_response(x0, elast_span);
-      return std::nullopt;
-    }
-    Eval last{};
-    int steps = 0;
-    const auto found = least_fixed_point(
-        x0, xmax,
-        [&](Duration x) {
-          last = eval(x);
-          return std::min(last.f1, last.f2);
-        },
-        [&](Duration x, Duration fx) { return steps++ >= 3 ? jump(x, last) : fx; });
-    if (!found) return std::nullopt;
-    return rta_eq9_response(*found.value, elast_span);
   }
-  // Reserved threads: supply form (no platform curve: the analyses refuse that combination,
-  // platform_refusal in analyses.cpp).
-  if (!curve.empty()) return std::nullopt;
+  g0_ = (groups_.size() == 1 && qg_[0] == static_cast<Duration>(seg_.cbs.size())) ? groups_[0] : -1;
+  ng_ = groups_.size();
+  Bg_.assign(ng_, 0);
+  fallback_.assign(ng_, false);
+  ghp_.assign(ng_, {});
+  gall_.assign(ng_, {});
+  own_group_C_.assign(ng_, 0);
+}
+
+int SegmentRta::group_index(int g) const {
+  if (g < 0) return -1;
+  auto it = std::find(groups_.begin(), groups_.end(), g);
+  return it == groups_.end() ? -1 : static_cast<int>(it - groups_.begin());
+}
+
+bool SegmentRta::on_foreign(int c) const {
+  for (const auto& f : foreign_)
+    if (v_.cbs[c].executor == f.executor && (v_.cbs[c].threads >> f.thread & 1)) return true;
+  return false;
+}
+
+// A callback of J's own fan-out that never outranks J's segment: FP — a priority below all of
+// the segment's; EDF — J's callbacks all keyed with the instance's deadline (key_lo = key_hi:
+// no merge) and the fan-out, stamped with the same one in the runtime (none in the simulator:
+// last), below all of them in priority, which breaks equal deadlines (sched key_of).
+bool SegmentRta::own_fan_out_below(const CbInfo& cb) const {
+  if (cb.prio == kNoPriority || minprio_ == kNoPriority || cb.prio >= minprio_) return false;
+  return order_ == Order::FixedPriority || (tk_.has_deadline && tk_.key_lo == tk_.key_hi);
+}
+
+bool SegmentRta::on_segment_threads(int c) const { return v_.cbs[c].executor == X_ && (v_.cbs[c].threads & mask_); }
+
+// A group-mate of task i that outranks J's callbacks of group gi (FP: priority >= their
+// lowest; EDF: keyed with a deadline).
+bool SegmentRta::group_outranks(const Task& ti, const CbInfo& cb, int gi) const {
+  return order_ == Order::FixedPriority ? cb.prio >= gminprio_[gi] : (!tk_.has_deadline || ti.has_deadline);
+}
+
+// R_work, priority-aware (Windows): the callbacks of task i that can delay J other than by
+// blocking — on the segment's threads and outranking J (FP: priority >= J's lowest; EDF: any
+// with a deadline, keyed at most as late as J's) or in one of J's groups. Those must lie in a
+// bounded window of i's instance; the rest of i's work without an end bound (a fan-out at the
+// lowest priorities, say) can only block J, at most once per eligibility event and thread,
+// however many instances of it are pending — or, on a foreign thread of the segment's cores,
+// preempt it as often as its releases allow (executions_in_window, collect_foreign).
+// A member of one of J's groups counts through its group (time (3)) AND, like any callback on
+// the segment's threads, through the ready queue (time (4)): a group-mate ranked below J's
+// callbacks of that group (FP: priority < theirs) may still outrank J's lowest callback and
+// run ahead of J's earlier callbacks, as classify_task charges it (counted_work, rta_terms.hpp).
+bool SegmentRta::counts(const Task& ti, int c) const {
+  const CbInfo& cb = v_.cbs[c];
+  const int gi = group_index(cb.mutex_group);
+  const bool queue_outranks =
+      order_ == Order::FixedPriority ? cb.prio >= minprio_ : (!tk_.has_deadline || ti.has_deadline);
+  return counted_work(gi >= 0 && (fallback_[gi] || group_outranks(ti, cb, gi)),
+                      g0_ >= 0 && cb.mutex_group == g0_, on_segment_threads(c), queue_outranks);
+}
+
+// Callback c of some task's work as a tail: a group-mate of J blocks it once (time (3), B_g);
+// on the segment's threads it is a blocker (not one of J's own group g0: only time (3)).
+void SegmentRta::block_only(int c, std::vector<Duration>& tail) {
+  if (const int gi = group_index(v_.cbs[c].mutex_group); gi >= 0) Bg_[gi] = std::max(Bg_[gi], v_.cbs[c].wcet);
+  if (on_segment_threads(c) && !(g0_ >= 0 && v_.cbs[c].mutex_group == g0_)) tail.push_back(v_.cbs[c].wcet);
+}
+
+// Work of task i that may run at any time (no end bound), on the segment's threads and never
+// outranking J: blocking only, as a chain without a bound (m parallel blockers, any number).
+void SegmentRta::add_tail(const Task& ti, const std::vector<Duration>& tail) {
+  if (tail.empty()) return;
+  Other o;
+  for (Duration e : tail) o.C_all += e;
+  o.blockers = tail;
+  std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
+  o.R = kUnbounded;
+  o.T = ti.T;
+  o.D = ti.key_lo;
+  o.D_blk = ti.key_hi;
+  o.width = static_cast<int>(m_);
+  o.par = m_;
+  o.bounded = false;
+  others_.push_back(std::move(o));
+  gblockers_.emplace_back(ng_);
+}
+
+// Every other task's work as interference, blocking, group work or tail (Other, GroupWork).
+// A group-mate that may run on other threads than J's callbacks: all of the group's work
+// counts, without the refinement of Lemma 5 (`fallback`). False: no bound (interference from
+// work without an end bound).
+bool SegmentRta::classify_others() {
+  // The instance's own work off the segment's path: its extras and, on a path piece of a chain
+  // branching across executors, the chain's other branches.
+  own_side_ = tk_.extras;
+  own_side_.insert(own_side_.end(), seg_.side.begin(), seg_.side.end());
+  std::vector<Duration> own_low;  // J's fan-out that never outranks it: blocking only (below)
+  for (std::size_t j = 0; j < own_side_.size(); ++j) {
+    const int c = own_side_[j];
+    const CbInfo& cb = v_.cbs[c];
+    const int gi = group_index(cb.mutex_group);
+    if (gi >= 0) own_group_C_[gi] += cb.wcet;
+    if (cb.executor != X_ || !(cb.threads & mask_)) continue;
+    if (low_fan_out_blocks_ && j < tk_.extras.size() && gi < 0 && own_fan_out_below(cb)) {
+      own_low.push_back(cb.wcet);
+      fan_out_blocked_ = true;
+      continue;
+    }
+    own_extra_ += cb.wcet;
+    own_extra_n_++;
+  }
+  // Fan-out of J's own instance ranked below all of J's segment (own_fan_out_below): it starts
+  // only when a thread finds none of J's callbacks eligible, so while J waits it is a
+  // lower-ranked callback that started before the current eligibility event — blocking, as
+  // another chain's (one per event and thread; any number of its executions: as a tail).
+  add_tail(tk_, own_low);
+  for (std::size_t i = 0; i < v_.tasks.size(); ++i)
+    if (static_cast<int>(i) != k_ && !skip_shadow(i))
+      for (int c : v_.tasks[i].work) {
+        const int gi = group_index(v_.cbs[c].mutex_group);
+        if (gi >= 0 && v_.cbs[c].threads != mask_) fallback_[gi] = true;
+      }
+  Rwin_.assign(v_.tasks.size(), kUnbounded);  // the window of each task's counted work
+  for (std::size_t i = 0; i < v_.tasks.size(); ++i)
+    Rwin_[i] = W_.window(v_.tasks[i].work, i, [&](int c) { return counts(v_.tasks[i], c); });
+  for (std::size_t i = 0; i < v_.tasks.size(); ++i) {
+    if ((static_cast<int>(i) == k_ && !tk_.join) || skip_shadow(i)) {
+      if (!classify_own_earlier(i)) return false;
+      continue;
+    }
+    if (static_cast<int>(i) == k_) continue;
+    if (!classify_task(i)) return false;
+  }
+  for (std::size_t g = 0; g < ng_; ++g)
+    if (fallback_[g]) {
+      Bg_[g] = 0;
+      ghp_[g] = gall_[g];
+      // (a group-mate's chain without a bound has no workload bound)
+      for (const auto& w : ghp_[g])
+        if (w.R == kUnbounded) return false;
+    }
+  return true;
+}
+
+// Earlier instances of J's own chain (of its prefix, for a chain that waits at a fusion node):
+// their work that may still run at J's release (end > T, or none) must not be counted work for
+// this segment; on its threads it blocks. (The rest of a joining chain's earlier instances is
+// counted through the other members' chains: join_wait.cpp.)
+bool SegmentRta::classify_own_earlier(std::size_t i) {
+  const Task& ti = v_.tasks[i];
+  std::vector<Duration> tail;
+  for (int c : static_cast<int>(i) == k_ ? tk_.extras : ti.work) {
+    const Duration e = W_.end_of(i, c);
+    if (e != kUnbounded && e <= tk_.T) continue;
+    if (counts(ti, c)) return false;
+    if (on_foreign(c)) tail_foreign_.push_back(c);
+    block_only(c, tail);
+  }
+  add_tail(ti, tail);
+  return true;
+}
+
+// Task i's work on the segment's threads (interference C_hp, blockers), in J's groups (group
+// work), or as a tail (work without an end bound that only blocks).
+bool SegmentRta::classify_task(std::size_t i) {
+  const Task& ti = v_.tasks[i];
+  std::vector<Duration> tail;
+  Other o;
+  bool relevant = false;
+  std::vector<GroupWork> hpw(ng_), allw(ng_);
+  std::vector<std::vector<Duration>> gb(ng_);
+  bool in_group = false;
+  const bool edf_pair = order_ == Order::Edf && tk_.has_deadline && ti.has_deadline;
+  o.deltas = phases_of(i);
+  for (int c : ti.work) {
+    const CbInfo& cb = v_.cbs[c];
+    if (Rwin_[i] != kUnbounded && W_.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
+      block_only(c, tail);
+      continue;
+    }
+    const int gi = group_index(cb.mutex_group);
+    if (gi >= 0) {
+      in_group = true;
+      Bg_[gi] = std::max(Bg_[gi], cb.wcet);
+      allw[gi].C += cb.wcet;
+      allw[gi].cnt++;
+      if (group_outranks(ti, cb, gi)) {
+        hpw[gi].C += cb.wcet;
+        hpw[gi].cnt++;
+      }
+    }
+    if (cb.executor != X_ || !(cb.threads & mask_)) continue;
+    if (g0_ >= 0 && cb.mutex_group == g0_) continue;  // only ever time (3)
+    relevant = true;
+    o.C_all += cb.wcet;
+    bool hp;
+    if (order_ == Order::FixedPriority) {
+      hp = cb.prio >= minprio_;
+    } else {
+      // EDF: chains without a deadline (pseudo-tasks) are queued last (sched tier 1).
+      hp = !tk_.has_deadline || ti.has_deadline;
+      if (edf_pair) o.edf_limited = true;
+    }
+    if (hp) {
+      o.C_hp += cb.wcet;
+      o.n_hp++;
+    }
+    if (!hp || o.edf_limited) {
+      if (gi >= 0) gb[gi].push_back(cb.wcet);
+      else o.blockers.push_back(cb.wcet);
+    }
+  }
+  add_tail(ti, tail);
+  if (!relevant && !in_group) return true;
+  // A chain without a bound (its instances may overlap) can still block: its callbacks count as
+  // up to m parallel blockers; its interference or group work cannot be bounded.
+  const bool unbounded = Rwin_[i] == kUnbounded;
+  if (unbounded) {
+    if (o.C_hp > 0) return false;
+    for (std::size_t g = 0; g < ng_; ++g)
+      if (hpw[g].C > 0 || (fallback_[g] && allw[g].C > 0)) return false;
+  }
+  for (std::size_t g = 0; g < ng_; ++g) {
+    for (auto* w : {&hpw[g], &allw[g]}) {
+      w->R = Rwin_[i];
+      w->T = ti.T;
+      w->D = ti.key_lo;
+      w->edf_limited = edf_pair;
+      w->deltas = o.deltas;
+    }
+    allw[g].edf_limited = false;
+    if (hpw[g].C > 0) ghp_[g].push_back(hpw[g]);
+    if (allw[g].C > 0) gall_[g].push_back(allw[g]);
+  }
+  if (relevant) {
+    o.R = Rwin_[i];
+    o.T = ti.T;
+    o.D = ti.key_lo;
+    o.D_blk = ti.key_hi;
+    o.width = unbounded ? static_cast<int>(m_) : ti.width;
+    o.par = std::min<Duration>(o.width, m_);
+    o.bounded = !unbounded;
+    std::sort(o.blockers.begin(), o.blockers.end(), std::greater<>());
+    for (auto& b : gb) std::sort(b.begin(), b.end(), std::greater<>());
+    others_.push_back(std::move(o));
+    gblockers_.push_back(std::move(gb));
+  }
+  return true;
+}
+
+// Foreign work (5): every instant a foreign thread runs on one of the segment's cores, at most
+// Σ_i W_i(x) over the chains' callbacks on those threads (carry-in workload with R_i; the
+// chain's own instance only with its extra work — its path runs one callback at a time, here).
+// It can preempt J's running callback too, so with foreign work the bound is taken to the
+// segment's COMPLETION (its last callback counted in E', R = x − 1). Work without an end bound
+// (of a chain without a bound, or a fan-out tail) is bounded by its release rate and the
+// messages that can be queued (executions_in_window). False: no such bound.
+bool SegmentRta::collect_foreign() {
+  if (foreign_.empty()) return true;
+  if (!dedicated_) return false;
+  auto by_rate = [&](int c) {
+    if (!executions_in_window(*v_.model, static_cast<std::size_t>(c), 1)) return false;
+    frate_.emplace_back(c, v_.cbs[c].wcet);
+    return true;
+  };
+  for (int c : tail_foreign_)
+    if (!by_rate(c)) return false;
+  for (std::size_t i = 0; i < v_.tasks.size(); ++i) {
+    if (skip_shadow(i)) continue;
+    Duration C = 0;
+    for (int c : static_cast<int>(i) == k_ ? own_side_ : v_.tasks[i].work) {
+      if (!on_foreign(c)) continue;
+      if (static_cast<int>(i) != k_ && W_.end_of(i, c) == kUnbounded) {
+        if (!by_rate(c)) return false;
+      } else {
+        C += v_.cbs[c].wcet;
+      }
+    }
+    if (C == 0) continue;
+    if (static_cast<int>(i) == k_) {
+      own_foreign_ = C;
+      continue;
+    }
+    fwork_.push_back({C, W_.inside(i), v_.tasks[i].T, phases_of(i)});
+  }
+  return true;
+}
+
+// The platform (model Host::blackout, supply.hpp): a top-priority interferer on every core.
+// Any instant of the window at which a core of the segment is taken by it is either one at
+// which J's running callback is stopped or one at which J waits with some thread's core gone;
+// together they number at most the blackout on those cores, n_cores·S(x), charged in full like
+// foreign work. (Deviation: the papers assume a CPU that is always there; this VM's is not.
+// Checked by the soundness harness's `platform` feature.)
+void SegmentRta::setup_platform() {
+  static const std::vector<BlackoutPoint> no_blackout;
+  curve_ = v_.model->hosts.empty() ? &no_blackout : &v_.model->hosts[v_.host_of[X_]].blackout;
+  if (curve_->empty()) return;
+  const int host_cores = v_.model->hosts[v_.host_of[X_]].cores;
+  std::set<int> cores;
+  const auto& ths = v_.model->executors[X_].threads;
+  for (std::size_t t = 0; t < ths.size() && t < 64; ++t) {
+    if (!(mask_ >> t & 1)) continue;
+    if (ths[t].cores.empty())
+      for (int c = 0; c < host_cores; ++c) cores.insert(c);
+    for (int c : ths[t].cores) cores.insert(c);
+  }
+  platform_cores_ = static_cast<Duration>(cores.size());
+}
+
+Duration SegmentRta::platform_at(Duration x) const { return platform_cores_ * platform_blackout(*curve_, x); }
+
+// F(x) of Eq. 8/11: foreign work (5) and the platform, charged in full.
+Duration SegmentRta::foreign_at(Duration x) const {
+  Duration F = own_foreign_ + platform_at(x);
+  for (const auto& w : fwork_) F += carry_in(x, w.C, w.R, w.T, 1, w.deltas);
+  for (const auto& [c, e] : frate_) F += e * *executions_in_window(*v_.model, static_cast<std::size_t>(c), x);
+  return F;
+}
+
+// J's own work: E' (before its last callback; all of it in the completion form: branching
+// chains, and segments next to foreign threads), e_last, the hop suspension S, and the span of
+// the last callback once started (only the platform can stop it on its dedicated core:
+// platform_stretch, = e_last without a curve). False: the stretch exceeds the limit.
+bool SegmentRta::own_lengths() {
+  q_ = seg_.cbs.size();
+  completion_mode_ = !tk_.linear && !seg_.path_piece;
+  const bool finish_form = completion_mode_ || !foreign_.empty();
+  for (std::size_t j = 0; j < q_; ++j) {
+    if (!finish_form && j + 1 == q_) elast_ = v_.cbs[seg_.cbs[j]].wcet;
+    else E1_ += v_.cbs[seg_.cbs[j]].wcet;
+  }
+  S_ = seg_.intra_comm;
+  elast_span_ = elast_;
+  if (!curve_->empty() && elast_ > 0) {
+    auto st = platform_stretch(*curve_, elast_, limit_);
+    if (!st) return false;
+    elast_span_ = *st;
+  }
+  return true;
+}
+
+// The eligibility events (rta_terms.hpp) and the prefix sums of every chain's blockers.
+void SegmentRta::prepare_blockers() {
+  full_events_ = full_eligibility_events(static_cast<Duration>(q_), seg_.delayed_hops, completion_mode_, m_);
+  quiet_boundaries_ = quiet_boundaries(static_cast<Duration>(q_), seg_.delayed_hops, completion_mode_, m_);
+  hprel_.assign(ng_, 0);
+  terms_.assign(others_.size(), Terms{});
+  pre_free_.assign(others_.size(), {});
+  pre_group_.assign(others_.size(), {});
+  for (std::size_t j = 0; j < others_.size(); ++j) {
+    pre_free_[j] = prefix_sums(others_[j].blockers);
+    for (const auto& gbl : gblockers_[j]) pre_group_[j].push_back(prefix_sums(gbl));
+  }
+}
+
+// Task i's releases relative to J's where both are on the host's release grid (guaranteed
+// phases: relative_phases), else empty (any phase).
+std::vector<Duration> SegmentRta::phases_of(std::size_t i) const {
+  const Task& ti = v_.tasks[i];
+  if (tk_.grid_host < 0 || ti.grid_host != tk_.grid_host || Rwin_[i] == kUnbounded) return {};
+  return relative_phases(ti.grid_offset, ti.T, tk_.grid_offset, tk_.T);
+}
+
+// A chain's workload in the window: the carry-in workload (Bertogna & Cirinei; Melani et al.
+// for p > 1), or, with guaranteed phases, the offset-based one where smaller (phased_workload:
+// its instances' windows against J's window [r, r + arrival + x)).
+Duration SegmentRta::carry_in(Duration x, Duration C, Duration Ri, Duration Ti, Duration p,
+                              const std::vector<Duration>& deltas) const {
+  const Duration w = carry_in_workload(x, C, Ri, Ti, p);
+  return deltas.empty() || x <= 0 ? w : std::min(w, phased_workload(arrival_ + x, C, Ri, Ti, p, deltas));
+}
+
+// ... capped by I^EDF where EDF limits it. (Group work runs one member at a time: p = 1.)
+Duration SegmentRta::workload(Duration x, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited,
+                              Duration p, const std::vector<Duration>* deltas) const {
+  Duration w = deltas ? carry_in(x, C, Ri, Ti, p, *deltas) : carry_in_workload(x, C, Ri, Ti, p);
+  if (edf_limited) w = std::min(w, edf_interference(C, Dk_, Ti, Di, Ri, p));
+  return w;
+}
+
+// The lower envelope of workload(x0 + d, ...) for the jump: the carry-in piece, with guaranteed
+// phases the smaller of it and the offset-based piece (phased_piece, min_piece), capped by
+// I^EDF where EDF limits it. Its value at d = 0 is workload(x0, ...) itself.
+EnvelopePiece SegmentRta::piece(Duration x0, Duration C, Duration Ri, Duration Ti, Duration Di, bool edf_limited,
+                                Duration p, const std::vector<Duration>& deltas) const {
+  if (deltas.empty()) return envelope_piece(x0, C, Ri, Ti, Di, edf_limited, Dk_, p);
+  EnvelopePiece e = min_piece(envelope_piece(x0, C, Ri, Ti, Di, false, Dk_, p),
+                              phased_piece(arrival_ + x0, C, Ri, Ti, p, deltas));
+  if (edf_limited) e = min_piece(e, EnvelopePiece{edf_interference(C, Dk_, Ti, Di, Ri, p), 0, e.par});
+  return e;
+}
+
+// G(x): group time (3) — Eq. 10's blocking, J's own work in its groups and the outranking
+// members' workloads; hprel_[g]: hand-overs of group g to members that outrank J's callback
+// (those of groups without the refinement are full events).
+Duration SegmentRta::group_terms(Duration x) {
+  Duration G = rta_eq10_group_blocking(qg_, Bg_);
+  hprel_total_ = 0;
+  hprel_fallback_ = 0;
+  for (std::size_t g = 0; g < ng_; ++g) {
+    G += own_group_C_[g];
+    hprel_[g] = 0;
+    for (const auto& w : ghp_[g]) {
+      G += workload(x, w.C, w.R, w.T, w.D, w.edf_limited, 1, &w.deltas);
+      Duration n = overlapping_instances(x, w.R, w.T);
+      if (w.edf_limited) n = std::min(n, edf_jobs(Dk_, w.T, w.D, w.R));
+      hprel_[g] += n * w.cnt;
+    }
+    if (fallback_[g]) hprel_fallback_ += hprel_[g];
+    else hprel_total_ += hprel_[g];
+  }
+  return G;
+}
+
+// Jobs of chain j whose outranking callbacks can run in the window.
+Duration SegmentRta::hp_jobs(const Other& o, Duration x) const {
+  if (o.edf_limited) return edf_jobs(Dk_, o.T, o.D, o.R);
+  return o.bounded ? overlapping_instances(x, o.R, o.T) : x;  // (unbounded chains have no HP work)
+}
+
+// Per chain at window x: interference I (outranking carry-in workload), workload W and blocking
+// L — its lower-ranked callbacks, largest first, each repeated once per lower-ranked job it can
+// have in the window (EDF: jobs with deadline > d_k released before a + x <= d_k, at most
+// ⌈D_j/T_j⌉; FP: the instances overlapping the window; a chain without a bound: any number), at
+// most one per event and thread it may occupy — and the blocker runs LP_cross merges (m per full
+// event, m − 1 per charged one); ρ for the phase argument.
+void SegmentRta::evaluate(Duration x) {
+  Duration hp_exec = own_extra_n_;
+  for (std::size_t j = 0; j < others_.size(); ++j) hp_exec += hp_jobs(others_[j], x) * others_[j].n_hp;
+  const Duration full = full_events_ + hprel_fallback_;
+  const Duration charged = charged_eligibility_events(quiet_boundaries_, hprel_total_, hp_exec);
+  const Duration events = full + charged;
+  const Duration events_raw = full + quiet_boundaries_ + hprel_total_;
+  ev_full_ = full;
+  ev_charged_ = charged;
+  seqs_.clear();
+  firsts_.clear();
+  for (std::size_t j = 0; j < others_.size(); ++j) {
+    const Other& o = others_[j];
+    Terms& t = terms_[j];
+    t.I = workload(x, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par, &o.deltas);
+    t.W = o.bounded ? carry_in(x, o.C_all, o.R, o.T, o.par, o.deltas) : kUnbounded;
+    const Duration par = std::min<Duration>(o.width, m_);
+    // Lower-ranked jobs of j that can start before J's last event: EDF — deadline > d_k, so
+    // released in (a + D_k − D_j, a + x): ⌈(x + D_j − D_k)/T_j⌉ (none when x <= D_k − D_j);
+    // FP — the instances overlapping the window; a chain without a bound — any number.
+    const bool unlimited = !o.edf_limited && !o.bounded;
+    const Duration mult = o.edf_limited ? ceil_div(x + o.D_blk - tk_.key_lo, o.T)
+                                        : o.bounded ? overlapping_instances(x, o.R, o.T) : 0;
+    Duration L = 0;
+    auto add = [&](const std::vector<Duration>& b, const std::vector<Duration>& pre, Duration n) {
+      if (b.empty() || n <= 0 || (!unlimited && mult <= 0)) return;
+      BlockerRun run;
+      run.b = &b;
+      run.pre = &pre;
+      run.mult = unlimited ? n : mult;  // unbounded: the largest, again and again
+      run.n = std::min(n, run.mult * static_cast<Duration>(b.size()));
+      L += run.sum();
+      seqs_.push_back(run);
+      for (Duration w = 0; w < par; ++w) firsts_.push_back(b[0]);
+    };
+    add(o.blockers, pre_free_[j], events * par);
+    // Blockers of J's own groups cannot block at the events of J's callbacks in that group or
+    // at that group's hand-overs.
+    for (std::size_t g = 0; g < ng_; ++g)
+      add(gblockers_[j][g], pre_group_[j][g],
+          std::min(events, std::max<Duration>(0, events_raw - qg_[g] - hprel_[g])) * par);
+    t.L = L;
+  }
+  // The m-th largest first blocker (the phase argument); a chain's free and group blockers both
+  // counted is a safe over-approximation. At a charged event the freed thread has just started
+  // an outranking callback, so the callback that ends first there is bounded by outranking work
+  // already counted: no ρ.
+  rho_full_ = mth_largest_blocker(firsts_, m_);
+  rho_charged_ = 0;
+  slots_now_ = blocker_slots(full, charged, m_);
+}
+
+// Eq. 6: Σ_j min(e_j, cap_j) is at most Σ_j min(I_j, M_j) + min(LP_cross, Σ_j min(L_j, M_j − min(I_j, M_j)))
+// with M_j = room_of(chain, W_j): the interference fills each chain's room first, the blocking
+// (bounded per chain and across chains) the rest.
+template <class RoomOf>
+Duration SegmentRta::combine(RoomOf room_of) {
+  Duration hp = 0, room = 0;
+  for (std::size_t j = 0; j < others_.size(); ++j) {
+    const Terms& t = terms_[j];
+    const PsiShare s = rta_eq6_share(t.I, t.L, room_of(others_[j], t.W));
+    hp += s.hp;
+    room += s.room;
+  }
+  return rta_eq6_psi(hp, lp_cross_upto(room), room);
+}
+
+// f1 (Eq. 8/11) and f2 (the phase argument) at x. Phase argument (a second, independent
+// sufficient condition): split (4) into maximal "phases", each starting at an eligibility
+// event. During a phase all threads are busy; the thread θ whose running callback ends first
+// must, if the phase goes on, start an outranking callback, and runs only such callbacks until
+// the phase ends. So a phase lasts at most r_min + (outranking work on θ in the phase), where
+// r_min is at most the outranking work another thread does in the phase when an outranking
+// callback was running at the phase start (always the case at a charged event), else — all m
+// running callbacks lower-ranked — at most the m-th largest blocker: |(4)| <= full·ρ + Σ_i
+// min(I_i, W_i). Not divided by m, so it helps where little work outranks J.
+SegmentRta::Eval SegmentRta::eval(Duration x) {
+  const Duration cap = x - E1_ - S_;
+  const Duration G = group_terms(x);
+  evaluate(x);
+  const Duration psi = combine([&](const Other& o, Duration W) { return rta_eq4_5_room(W, o.width, cap); }) +
+                       std::min(own_extra_, own_extra_n_ * cap);
+  const Duration F = foreign_at(x);
+  const Duration f1 = rta_eq11_start_demand(E1_, S_, G, F, psi, m_);
+  Duration hp = own_extra_;
+  for (std::size_t j = 0; j < others_.size(); ++j)
+    hp += terms_[j].W == kUnbounded ? terms_[j].I : std::min(terms_[j].I, terms_[j].W);
+  const Duration f2 = rta_phase_start_demand(E1_, S_, G, F, ev_full_ * rho_full_ + ev_charged_ * rho_charged_, hp);
+  return {f1, f2, G};
+}
+
+// Exact acceleration. Where the caps w_j·(x − E' − S) bind, or carry-in workloads grow with
+// slope 1, f(x) − x can stay small for millions of nanoseconds and the iteration creeps. At an
+// iterate x0 (f(x0) > x0) we build a lower envelope of f on [x0, ∞): the step terms (events,
+// blockers L_j, LP_cross, ρ, hand-overs) frozen at their x0 values, the carry-in workloads
+// (interference I_j, workload W_j, group work) as v0 + min(room, x − x0) (exact up to the next
+// release, below it afterwards), the caps linear. Ψ is min(Σ min(I_j, M_j) + LP_cross,
+// Σ min(I_j + L_j, M_j)), non-decreasing in every term, so the envelope is below f; it is
+// concave in x, so the set where it is <= x is an up-set of [x0, ∞) and its least element z is
+// found by bisection. No x in [x0, z) satisfies f(x) <= x, so jumping to z keeps the iteration
+// below the least fixed point — the result is the same as plain Kleene iteration (checked by
+// the brute-force cross-check of fixed_point.hpp).
+Duration SegmentRta::jump(Duration x0, const Eval& e0) {
+  const Duration xmax = limit_ + 1 - elast_span_;
+  gz_.clear();
+  Duration G_const = rta_eq10_group_blocking(qg_, Bg_);
+  for (std::size_t g = 0; g < ng_; ++g) {
+    G_const += own_group_C_[g];
+    for (const auto& w : ghp_[g])
+      gz_.push_back(piece(x0, w.C, w.R, w.T, w.D, w.edf_limited, 1, w.deltas));
+  }
+  Duration hp_lp_room_max = 0;
+  fz_.assign(others_.size(), Frozen{});
+  for (std::size_t j = 0; j < others_.size(); ++j) {
+    const Other& o = others_[j];
+    Frozen& z = fz_[j];
+    z.W_unbounded = !o.bounded;
+    z.I = piece(x0, o.C_hp, o.R, o.T, o.D, o.edf_limited, o.par, o.deltas);
+    if (o.bounded) z.W = piece(x0, o.C_all, o.R, o.T, o.D, false, o.par, o.deltas);
+    z.L = terms_[j].L;
+    z.w = o.width;
+    hp_lp_room_max += z.L;
+  }
+  // LP_cross at x0 (only its value up to the largest room it can ever fill matters).
+  const Duration lpx = lp_cross_upto(hp_lp_room_max);
+  const Duration rho = ev_full_ * rho_full_ + ev_charged_ * rho_charged_;
+  // Foreign work is added to the group term: both conditions charge it in full.
+  for (const auto& w : fwork_)
+    gz_.push_back(piece(x0, w.C, w.R, w.T, 0, false, 1, w.deltas));
+  G_const += own_foreign_ + platform_at(x0);  // (S is non-decreasing: S(x0) is below it on [x0, ∞))
+  for (const auto& [c, e] : frate_) G_const += e * *executions_in_window(*v_.model, static_cast<std::size_t>(c), x0);
+  auto G_at = [&](Duration d) {
+    Duration G = G_const;
+    for (const auto& p : gz_) G += p.at(d);
+    return G;
+  };
+  // Envelope of f1 <= x and of f2 <= x at x = x0 + d.
+  auto ok1 = [&](Duration x) {
+    const Duration d = x - x0, cap = x - E1_ - S_;
+    Duration h = 0, room = 0;
+    for (const auto& z : fz_) {
+      const PsiShare s =
+          rta_eq6_share(z.I.at(d), z.L, rta_eq4_5_room(z.W_unbounded ? kUnbounded : z.W.at(d), z.w, cap));
+      h += s.hp;
+      room += s.room;
+    }
+    const Duration psi = rta_eq6_psi(h, lpx, room) + std::min(own_extra_, own_extra_n_ * cap);
+    return rta_eq11_start_demand(E1_, S_, G_at(d), 0, psi, m_) <= x;
+  };
+  auto ok2 = [&](Duration x) {
+    const Duration d = x - x0;
+    Duration hp = own_extra_;
+    for (const auto& z : fz_) hp += z.W_unbounded ? z.I.at(d) : std::min(z.I.at(d), z.W.at(d));
+    return rta_phase_start_demand(E1_, S_, G_at(d), 0, rho, hp) <= x;
+  };
+  // Below f1(x0) (resp. f2(x0)) neither envelope can hold (each is >= its value at x0).
+  return std::min(least_in_upset(ok1, e0.f1, xmax, (e0.f1 - E1_ - S_) / 8),
+                  least_in_upset(ok2, e0.f2, xmax, (e0.f2 - E1_ - S_) / 8));
+}
+
+// Dedicated cores: f(x) = min(f1(x), f2(x)) (two sufficient conditions); every x with
+// f(x) <= x is a valid bound (the contrapositive of the derivation holds for each x on its own)
+// and the bound is the LEAST such x. Every term is non-decreasing in x, so Kleene iteration from
+// below reaches exactly that x, and it is non-decreasing in every WCET, in 1/period and in R of
+// the other chains (each term is); that is what makes the analysis sustainable. A search that
+// stops at "some" x with f(x) <= x is safe but not monotone: it returned 1 ns more for a system
+// than for the same system with a larger WCET (tests/cpp/analysis/test_sustainability.cpp).
+std::optional<Duration> SegmentRta::dedicated_bound() {
+  const Duration xmax = limit_ + 1 - elast_span_;  // largest x whose bound stays within the limit
+  const Duration x0 = E1_ + S_ + 1;
+  if (x0 > xmax) {  // (already beyond the limit: the bound of x0 itself)
+    const Eval e = eval(x0);
+    if (std::min(e.f1, e.f2) <= x0) return rta_eq9_response(x0, elast_span_);
+    return std::nullopt;
+  }
+  Eval last{};
+  int steps = 0;
+  const auto found = least_fixed_point(
+      x0, xmax,
+      [&](Duration x) {
+        last = eval(x);
+        return std::min(last.f1, last.f2);
+      },
+      [&](Duration x, Duration fx) { return steps++ >= 3 ? jump(x, last) : fx; });
+  if (!found) return std::nullopt;
+  return rta_eq9_response(*found.value, elast_span_);
+}
+
+// Reserved threads: the supply form (LaME Sec. 4.2 Thm 1), the least x with dbf(x) < sbf_Π(x),
+// i.e. the least fixed point of x ↦ (first point where the supply exceeds the demand at x).
+// (No platform curve: the analyses refuse that combination, refuse_platform in analyses.cpp.)
+std::optional<Duration> SegmentRta::reserved_bound() {
+  if (!curve_->empty()) return std::nullopt;
   SupplySet pi;
-  for (auto* s : threads) pi.threads.push_back(*s);
+  for (auto* s : threads_) pi.threads.push_back(*s);
   auto wall = [&](Duration e) {
     Duration w = 0;
-    for (auto* s : threads) {
-      Duration inv = s->sbf_inverse(e);
+    for (auto* s : threads_) {
+      const Duration inv = s->sbf_inverse(e);
       if (inv < 0) return kUnbounded;
       w = std::max(w, inv);
     }
     return w;
   };
   Duration E1w = 0;
-  for (std::size_t j = 0; j < q; ++j) {
-    if (!completion_mode && j + 1 == q) continue;
-    Duration w = wall(v.cbs[seg.cbs[j]].wcet);
+  for (std::size_t j = 0; j < q_; ++j) {
+    if (!completion_mode_ && j + 1 == q_) continue;
+    const Duration w = wall(v_.cbs[seg_.cbs[j]].wcet);
     if (w == kUnbounded) return std::nullopt;
     E1w += w;
   }
-  Duration elastw = elast > 0 ? wall(elast) : 0;
+  const Duration elastw = elast_ > 0 ? wall(elast_) : 0;
   if (elastw == kUnbounded) return std::nullopt;
-  // LaME Sec. 4.2 Thm 1's form: the least x with dbf(x) < sbf_Π(x), i.e. the least fixed point
-  // of x ↦ (first point where the supply exceeds the demand at x).
-  const auto found = least_fixed_point(1, limit + 1, [&](Duration x) {
+  const auto found = least_fixed_point(1, limit_ + 1, [&](Duration x) {
     const Duration G = group_terms(x);
     evaluate(x);
-    const Duration demand = lame_thm1_demand(m, E1w, S, G, own_extra, combine([](const Other&, Duration W) {
-      return W == kUnbounded ? std::numeric_limits<Duration>::max() / 4 : std::min(std::numeric_limits<Duration>::max() / 4, W);
-    }));
-    return pi.first_at_least(demand + 1, x, limit + 1).value_or(limit + 2);
+    const Duration demand =
+        lame_thm1_demand(m_, E1w, S_, G, own_extra_, combine([](const Other&, Duration W) {
+                           return W == kUnbounded ? std::numeric_limits<Duration>::max() / 4
+                                                  : std::min(std::numeric_limits<Duration>::max() / 4, W);
+                         }));
+    return pi.first_at_least(demand + 1, x, limit_ + 1).value_or(limit_ + 2);
   });
   if (!found) return std::nullopt;
   const Duration r = rta_eq9_response(*found.value, elastw);
-  if (r > limit) return std::nullopt;
+  if (r > limit_) return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
+                                             const Windows& W, Duration arrival, Duration limit) {
+  // J's own low-ranked fan-out as blocking (one execution per eligibility event and thread) or
+  // as J's own work (each of its WCETs once): both bounds hold, neither dominates (blocking is
+  // smaller with few eligibility events, own work with many) — the smaller is the bound.
+  SegmentRta blocking(v, order, k, seg, W, arrival, limit);
+  std::optional<Duration> r = blocking.bound();
+  if (!blocking.fan_out_blocked()) return r;
+  const std::optional<Duration> own = SegmentRta(v, order, k, seg, W, arrival, limit, false).bound();
+  if (!r || (own && *own < *r)) return own;
   return r;
 }
 
@@ -951,216 +1042,367 @@ void work_path_ends(const View& v, int k, const SegmentBound& segfn, const Windo
   }
 }
 
-AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const HolisticOptions& opt,
-                        const std::function<bool(int, std::string*)>& skip) {
-  const View v = with_join_shadows(v_in);  // chains that wait at a fusion node (join_wait.hpp)
-  const std::size_t n = v.tasks.size();
-  Windows W;
-  std::vector<Duration>& R = W.R;
-  R.assign(n, 0);
-  if (opt.work_windows) {
-    W.end.assign(n, std::vector<Duration>(v.cbs.size(), 0));
-    W.finite.assign(n, 0);
+namespace {
+
+// The holistic driver's state (holistic): every task's bound R (Windows), the end of each
+// segment (`ends`, which the join term of other chains reads) and why a task has no bound.
+class Holistic {
+ public:
+  Holistic(const View& v_in, const SegmentBound& segfn, const HolisticOptions& opt,
+           const std::function<bool(int, std::string*)>& skip)
+      : v_in_(v_in), v_(with_join_shadows(v_in)), segfn_(segfn), opt_(opt), skip_(skip), n_(v_.tasks.size()) {}
+
+  AnalysisResult run();
+
+ private:
+  void init();
+  Duration lower_bound(const Task& t) const;
+  bool raise_ends(std::size_t x, const std::vector<Duration>& cb_end);
+  void set_unbounded(std::size_t x) {
+    W_.R[x] = kUnbounded;
+    raise_ends(x, unbounded_ends_);
   }
-  std::vector<std::string> failed(n);
-  std::vector<std::vector<Duration>> ends(n);  // bound at the end of each segment (join_wait.hpp)
-  for (std::size_t k = 0; k < n; ++k) ends[k].assign(v.tasks[k].segments.size(), 0);
-  for (std::size_t k = 0; k < n; ++k) {
-    const Task& t = v.tasks[k];
-    std::string why;
-    if (!t.join_wait.empty() && !t.join) failed[k] = t.join_refused.empty() ? t.join_wait : t.join_refused;
-    else if (skip && k < v_in.tasks.size() && skip(static_cast<int>(k), &why)) failed[k] = why.empty() ? "not analysed" : why;
-    else if (t.segments.empty() && t.paths.empty()) failed[k] = "a branching chain that spans several executors is not supported";
-    Duration lower = t.src_jitter + t.path_wcet;
-    for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;
-    if (!t.paths.empty()) {  // the longest path
-      lower = t.src_jitter;
-      for (const auto& p : t.paths) {
-        Duration l = t.src_jitter;
-        for (const auto& s : p) {
-          l += s.comm_before + s.intra_comm;
-          for (int c : s.cbs) l += v.cbs[c].wcet;
-        }
-        lower = std::max(lower, l);
-      }
-    }
-    R[k] = failed[k].empty() ? lower : kUnbounded;
-    if (opt.work_windows && failed[k].empty()) W.finite[k] = lower;
-  }
-  // Windows::end of task x from one instance's callback ends (kUnset: on no path that was
-  // bounded — the largest end of the instance then, as a window for all of its work); true when
-  // something grew. Ends only grow, and an unbounded one stays so: the iteration is monotone.
-  auto raise_ends = [&](std::size_t x, const std::vector<Duration>& cb_end) {
-    if (!opt.work_windows) return false;
-    Duration all = 0;
-    for (Duration e : cb_end)
-      if (e == kUnbounded || all == kUnbounded) all = kUnbounded;
-      else all = std::max(all, e);
-    bool grew = false;
-    for (int c : v.tasks[x].work) {
-      Duration e = cb_end[static_cast<std::size_t>(c)];
-      if (e == kUnset) e = all;
-      Duration& old = W.end[x][static_cast<std::size_t>(c)];
-      if (old == kUnbounded || (e != kUnbounded && e <= old)) continue;
-      old = e;
-      grew = true;
-    }
-    for (int c : v.tasks[x].work) {
-      const Duration e = W.end[x][static_cast<std::size_t>(c)];
-      if (e != kUnbounded && e > W.finite[x]) {
-        W.finite[x] = e;
-        grew = true;
-      }
-    }
-    return grew;
-  };
-  const std::vector<Duration> unbounded_ends(v.cbs.size(), kUnbounded);
-  auto set_unbounded = [&](std::size_t x) {
-    R[x] = kUnbounded;
-    raise_ends(x, unbounded_ends);
-  };
-  // Executors each task touches, for the propagation of unbounded tasks.
-  std::vector<std::set<int>> execs(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    for (int c : v.tasks[k].work) execs[k].insert(v.cbs[c].executor);
-  }
-  auto share = [&](std::size_t a, std::size_t b) {
-    for (int x : execs[a])
-      if (execs[b].count(x)) return true;
-    return false;
-  };
-  auto failing_neighbour = [&](std::size_t k) -> std::string {
-    for (std::size_t i = 0; i < n; ++i)
-      if (i != k && R[i] == kUnbounded && share(i, k) && v.tasks[i].shadow_of < 0) return v.tasks[i].name;
-    return "";
-  };
-  auto quick_fail = [&]() {
+  bool share(std::size_t a, std::size_t b) const;
+  std::string failing_neighbour(std::size_t k) const;
+  bool round_join_task(std::size_t k, bool& changed);
+  bool round_task(std::size_t k, bool& changed);
+  bool fusion_round_task(std::size_t k, bool& changed);
+  bool fusion_round_failed(std::size_t k, const std::string& why);
+  void require_deadlines();
+  AnalysisResult quick_fail() const {
     AnalysisResult quick;
-    quick.analysis = opt.analysis;
+    quick.analysis = opt_.analysis;
     quick.schedulable = false;
     return quick;
-  };
-  std::vector<Duration> cb_end(v.cbs.size(), kUnset);
-  for (int round = 0; round < opt.max_rounds; ++round) {
+  }
+
+  const View& v_in_;
+  const View v_;  // with one pseudo-task per joining chain (join_wait.hpp)
+  const SegmentBound& segfn_;
+  const HolisticOptions& opt_;
+  const std::function<bool(int, std::string*)>& skip_;
+  const std::size_t n_;
+  Windows W_;
+  std::vector<std::string> failed_;
+  std::vector<std::vector<Duration>> ends_;  // bound at the end of each segment (join_wait.hpp)
+  std::vector<std::set<int>> execs_;         // executors each task touches
+  std::vector<Duration> unbounded_ends_, cb_end_;
+  bool verdict_failed_ = false;              // verdict_only: a reported chain has no bound
+};
+
+// The lower bound every task starts from: its jitter, WCETs and hop costs (the longest path of a
+// chain branching across executors); tasks the analysis leaves out get their reason.
+Duration Holistic::lower_bound(const Task& t) const {
+  Duration lower = t.src_jitter + t.path_wcet;
+  for (const auto& s : t.segments) lower += s.comm_before + s.intra_comm;
+  if (!t.paths.empty()) {  // the longest path
+    lower = t.src_jitter;
+    for (const auto& p : t.paths) {
+      Duration l = t.src_jitter;
+      for (const auto& s : p) {
+        l += s.comm_before + s.intra_comm;
+        for (int c : s.cbs) l += v_.cbs[c].wcet;
+      }
+      lower = std::max(lower, l);
+    }
+  }
+  return lower;
+}
+
+void Holistic::init() {
+  W_.R.assign(n_, 0);
+  if (opt_.work_windows) {
+    W_.end.assign(n_, std::vector<Duration>(v_.cbs.size(), 0));
+    W_.finite.assign(n_, 0);
+  }
+  failed_.assign(n_, "");
+  ends_.resize(n_);
+  for (std::size_t k = 0; k < n_; ++k) ends_[k].assign(v_.tasks[k].segments.size(), 0);
+  for (std::size_t k = 0; k < n_; ++k) {
+    const Task& t = v_.tasks[k];
+    std::string why;
+    if (t.absorbed_by >= 0) continue;  // its bound comes from its fusion round
+    if (!t.join_wait.empty() && !t.join) failed_[k] = t.join_refused.empty() ? t.join_wait : t.join_refused;
+    else if (skip_ && k < v_in_.tasks.size() && skip_(static_cast<int>(k), &why)) failed_[k] = why.empty() ? "not analysed" : why;
+    else if (t.segments.empty() && t.paths.empty()) failed_[k] = "a branching chain that spans several executors is not supported";
+    const Duration lower = lower_bound(t);
+    W_.R[k] = failed_[k].empty() ? lower : kUnbounded;
+    if (opt_.work_windows && failed_[k].empty()) W_.finite[k] = lower;
+  }
+  unbounded_ends_.assign(v_.cbs.size(), kUnbounded);
+  cb_end_.assign(v_.cbs.size(), kUnset);
+  execs_.resize(n_);
+  for (std::size_t k = 0; k < n_; ++k)
+    for (int c : v_.tasks[k].work) execs_[k].insert(v_.cbs[c].executor);
+}
+
+// Windows::end of task x from one instance's callback ends (kUnset: on no path that was bounded
+// — the largest end of the instance then, as a window for all of its work); true when something
+// grew. Ends only grow, and an unbounded one stays so: the iteration is monotone.
+bool Holistic::raise_ends(std::size_t x, const std::vector<Duration>& cb_end) {
+  if (!opt_.work_windows) return false;
+  Duration all = 0;
+  for (Duration e : cb_end)
+    if (e == kUnbounded || all == kUnbounded) all = kUnbounded;
+    else all = std::max(all, e);
+  bool grew = false;
+  for (int c : v_.tasks[x].work) {
+    Duration e = cb_end[static_cast<std::size_t>(c)];
+    if (e == kUnset) e = all;
+    Duration& old = W_.end[x][static_cast<std::size_t>(c)];
+    if (old == kUnbounded || (e != kUnbounded && e <= old)) continue;
+    old = e;
+    grew = true;
+  }
+  for (int c : v_.tasks[x].work) {
+    const Duration e = W_.end[x][static_cast<std::size_t>(c)];
+    if (e != kUnbounded && e > W_.finite[x]) {
+      W_.finite[x] = e;
+      grew = true;
+    }
+  }
+  return grew;
+}
+
+bool Holistic::share(std::size_t a, std::size_t b) const {
+  for (int x : execs_[a])
+    if (execs_[b].count(x)) return true;
+  return false;
+}
+
+// A task without a bound that shares an executor with task k (the likely cause of k's).
+std::string Holistic::failing_neighbour(std::size_t k) const {
+  for (std::size_t i = 0; i < n_; ++i)
+    if (i != k && W_.R[i] == kUnbounded && share(i, k) && v_.tasks[i].shadow_of < 0) return v_.tasks[i].name;
+  return "";
+}
+
+// One round for a chain that waits at a fusion node (join_wait.hpp): its bound, its prefix
+// pseudo-task's (the prefix bound, or none) and its work's ends. False: verdict_only and failed.
+bool Holistic::round_join_task(std::size_t k, bool& changed) {
+  const Task& t = v_.tasks[k];
+  std::string why;
+  const Duration cap = (opt_.require_deadlines_met || opt_.verdict_only) && t.has_deadline ? t.D : 0;
+  Duration join_at = 0;
+  auto b = join_chain_bound(v_, static_cast<int>(k), segfn_, W_, ends_, cap, &why, &join_at);
+  const auto first_after = static_cast<std::size_t>(t.join->first_after);
+  if (b && opt_.work_windows) {
+    record_ends(t.segments, ends_[k], t.segments.size(), cb_end_);
+    join_work_ends(v_, static_cast<int>(k), segfn_, W_, join_at, cb_end_);
+  }
+  for (std::size_t s = k + 1; s < n_; ++s)  // its shadow: the prefix bound, or none
+    if (v_.tasks[s].shadow_of == static_cast<int>(k) && failed_[s].empty()) {
+      const Duration pre = b ? ends_[k][first_after - 1] : kUnbounded;
+      if (pre != W_.R[s]) changed = true;
+      W_.R[s] = pre;
+      if (b) changed |= raise_ends(s, cb_end_);
+      else set_unbounded(s), failed_[s] = why;
+    }
+  if (!b) {
+    if (opt_.verdict_only && t.reported) return false;
+    const std::string dep = failing_neighbour(k);
+    failed_[k] = dep.empty() || why.rfind("no bound within", 0) != 0
+                     ? why
+                     : why + ": '" + dep + "', which shares its executor, has no bound itself";
+    set_unbounded(k);
+    changed = true;
+    return true;
+  }
+  if (*b > W_.R[k]) {
+    W_.R[k] = *b;
+    changed = true;
+  }
+  changed |= raise_ends(k, cb_end_);
+  return true;
+}
+
+// One round for any other task: R_k = src_jitter + Σ_segments (comm_before + segment bound); of
+// a chain branching across executors the largest over its paths (Task::paths). `ends` (linear
+// chains): the bound at the end of each segment, which the join term of other chains reads.
+// EDF bounds are only used when every deadline is met: stop at the deadline (at the earliest
+// its callbacks are keyed with, key_lo: a shared timer's shortest). Then when each callback of
+// the instance's work (its fan-out) is done: each work path within the period (EDF: its
+// deadline, the key its callbacks run with); a fan-out without such a bound is a tail that only
+// blocks others (global_segment_bound). False: verdict_only and failed.
+bool Holistic::round_task(std::size_t k, bool& changed) {
+  const Task& t = v_.tasks[k];
+  const Duration dl = opt_.require_deadlines_met ? t.key_lo : t.D;
+  const Duration cap = (opt_.require_deadlines_met || opt_.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T;
+  const std::function<Duration(Duration)> within_cap = [cap](Duration total) { return cap - total; };
+  Duration total = 0;
+  bool ok = true;
+  if (t.paths.empty()) {
+    const auto e = segments_end(v_, static_cast<int>(k), segfn_, W_, t.segments, 0, t.segments.size(), t.src_jitter,
+                                within_cap, ends_[k].data());
+    ok = e.has_value();
+    if (ok) {
+      total = *e;
+      record_ends(t.segments, ends_[k], t.segments.size(), cb_end_);
+    }
+  } else {
+    for (const auto& p : t.paths) {
+      const auto e = segments_end(v_, static_cast<int>(k), segfn_, W_, p, 0, p.size(), t.src_jitter, within_cap);
+      if (!(ok = e.has_value())) break;
+      total = std::max(total, *e);
+    }
+    if (ok)
+      for (int c : t.path) cb_end_[static_cast<std::size_t>(c)] = total;
+  }
+  if (!ok || total > t.T) {
+    if (opt_.verdict_only && t.reported) return false;
+    const std::string dep = failing_neighbour(k);
+    failed_[k] = dep.empty() ? "no bound within the period " + std::to_string(t.T) +
+                                   " ns (the analysis needs every instance to finish before the next is released)"
+                             : "no bound within the period: '" + dep + "', which shares its executor, has no bound itself";
+    set_unbounded(k);
+    changed = true;
+    return true;
+  }
+  if (opt_.work_windows) {
+    const Duration wcap = opt_.require_deadlines_met && t.has_deadline ? std::min(t.T, t.key_lo) : t.T;
+    work_path_ends(v_, static_cast<int>(k), segfn_, W_, t.work_paths, t.src_jitter,
+                   [wcap](Duration tot) { return wcap - tot; }, [](const Segment&) { return false; }, cb_end_);
+  }
+  if (total > W_.R[k]) {
+    W_.R[k] = total;
+    changed = true;
+  }
+  changed |= raise_ends(k, cb_end_);
+  return true;
+}
+
+// A fusion round without a bound, or whose pairing condition (P) fails (join_wait.cpp): it and
+// its chains lose their bounds and the set is reported in failed_rounds (the analysis is run
+// again without it). False: verdict_only (the rerun decides).
+bool Holistic::fusion_round_failed(std::size_t k, const std::string& why) {
+  const Task::Round& rd = *v_.tasks[k].round;
+  if (opt_.failed_rounds) opt_.failed_rounds->push_back(rd.set);
+  failed_[k] = why;
+  set_unbounded(k);
+  for (int c : rd.chains) {
+    failed_[static_cast<std::size_t>(c)] = why;
+    W_.R[static_cast<std::size_t>(c)] = kUnbounded;
+  }
+  return !opt_.verdict_only;
+}
+
+// One round for a fusion round task (Task::Round, join_wait.cpp "fusion rounds"): its paths'
+// (or its one segment's) bounds from the round's origin ρ, each within the period; the pairing
+// condition (P) max_c R_c − min_c B_c < T over its members; its chains' bounds (the largest of
+// their paths less their release delay); its work's ends. False: verdict_only and failed.
+bool Holistic::fusion_round_task(std::size_t k, bool& changed) {
+  const Task& t = v_.tasks[k];
+  const Task::Round& rd = *t.round;
+  const Duration cap = opt_.require_deadlines_met ? std::min(t.T, t.key_lo) : t.T;
+  const std::function<Duration(Duration)> within_cap = [cap](Duration total) { return cap - total; };
+  const std::string at = "its fusion round at '" + rd.node + "' (inputs with guaranteed phases)";
+  std::vector<Duration> path_end(t.paths.size(), 0);
+  std::vector<std::vector<Duration>> seg_end(t.paths.size());
+  Duration total = 0;
+  if (rd.one_segment) {
+    const auto e = segments_end(v_, static_cast<int>(k), segfn_, W_, t.segments, 0, 1, 0, within_cap, ends_[k].data());
+    if (!e) return fusion_round_failed(k, "no bound within the period for " + at);
+    total = *e;
+    record_ends(t.segments, ends_[k], 1, cb_end_);
+  } else {
+    for (std::size_t p = 0; p < t.paths.size(); ++p) {
+      seg_end[p].assign(t.paths[p].size(), 0);
+      const auto e = segments_end(v_, static_cast<int>(k), segfn_, W_, t.paths[p], 0, t.paths[p].size(), 0,
+                                  within_cap, seg_end[p].data());
+      if (!e) return fusion_round_failed(k, "no bound within the period for " + at);
+      path_end[p] = *e;
+      total = std::max(total, *e);
+    }
+    for (int c : t.path) cb_end_[static_cast<std::size_t>(c)] = total;
+  }
+  Duration arrive = 0, lower = std::numeric_limits<Duration>::max();
+  for (const auto& mem : rd.members) {
+    lower = std::min(lower, mem.lower);
+    if (rd.one_segment) arrive = total;
+    for (const auto& [p, s] : mem.ends)
+      if (!rd.one_segment) arrive = std::max(arrive, seg_end[static_cast<std::size_t>(p)][static_cast<std::size_t>(s)]);
+  }
+  if (!rounds_pair(arrive, lower, t.T))
+    return fusion_round_failed(k, "its inputs' arrivals at fusion node '" + rd.node + "' may span " +
+                                      std::to_string(arrive - lower) + " ns, not less than the period: rounds may pair "
+                                      "across periods, so the guaranteed phases do not bound the wait");
+  if (opt_.work_windows) {
+    const Duration wcap = cap;
+    work_path_ends(v_, static_cast<int>(k), segfn_, W_, t.work_paths, 0, [wcap](Duration tot) { return wcap - tot; },
+                   [](const Segment&) { return false; }, cb_end_);
+  }
+  if (total > W_.R[k]) {
+    W_.R[k] = total;
+    changed = true;
+  }
+  changed |= raise_ends(k, cb_end_);
+  for (std::size_t j = 0; j < rd.chains.size(); ++j) {
+    Duration b = 0;
+    if (rd.one_segment) b = total;
+    for (int p : rd.paths_of[j])
+      if (!rd.one_segment) b = std::max(b, path_end[static_cast<std::size_t>(p)]);
+    b = round_chain_bound(b, rd.delay[j]);
+    Duration& R = W_.R[static_cast<std::size_t>(rd.chains[j])];
+    if (b > R) {
+      R = b;
+      changed = true;
+    }
+  }
+  return true;
+}
+
+// EDF: a bound is valid only if every chain on its executors meets its deadline (the carry-in of
+// a job is limited by its deadline); every chain sharing an executor with a late one loses its.
+void Holistic::require_deadlines() {
+  std::vector<std::size_t> late;
+  for (std::size_t k = 0; k < n_; ++k)
+    if (failed_[k].empty() && v_.tasks[k].has_deadline && W_.R[k] > v_.tasks[k].key_lo) late.push_back(k);
+  for (std::size_t k : late) {
+    const std::string who = v_.tasks[k].name;
+    const std::string fixed_point = std::to_string(W_.R[k]);
+    for (std::size_t b = 0; b < n_; ++b)
+      if (failed_[b].empty() && (b == k || share(k, b)))
+        failed_[b] = b == k ? "may miss its deadline (fixed point " + fixed_point +
+                                  " ns > deadline); the bounds assume every chain on the executor meets its deadline"
+                            : "chain '" + who + "' may miss its deadline, and this bound assumes every chain on the executor meets it";
+  }
+}
+
+AnalysisResult Holistic::run() {
+  init();
+  for (int round = 0; round < opt_.max_rounds; ++round) {
     bool changed = false;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (!failed[k].empty()) continue;
-      const Task& t = v.tasks[k];
-      if (t.shadow_of >= 0) continue;  // its bound is its owner's prefix bound (below)
-      std::fill(cb_end.begin(), cb_end.end(), kUnset);
+    for (std::size_t k = 0; k < n_; ++k) {
+      if (!failed_[k].empty()) continue;
+      const Task& t = v_.tasks[k];
+      if (t.shadow_of >= 0) continue;  // its bound is its owner's prefix bound (round_join_task)
+      if (t.absorbed_by >= 0) continue;  // its bound is its fusion round's (fusion_round_task)
+      std::fill(cb_end_.begin(), cb_end_.end(), kUnset);
       // Work off the path: with no work paths (a topic cycle, too many paths), no end bound.
       if (!t.work_paths_why.empty())
-        for (int c : t.extras) cb_end[static_cast<std::size_t>(c)] = kUnbounded;
-      if (t.join) {
-        std::string why;
-        const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? t.D : 0;
-        Duration join_at = 0;
-        auto b = join_chain_bound(v, static_cast<int>(k), segfn, W, ends, cap, &why, &join_at);
-        const auto first_after = static_cast<std::size_t>(t.join->first_after);
-        if (b && opt.work_windows) {
-          record_ends(t.segments, ends[k], t.segments.size(), cb_end);
-          join_work_ends(v, static_cast<int>(k), segfn, W, join_at, cb_end);
-        }
-        for (std::size_t s = k + 1; s < n; ++s)  // its shadow: the prefix bound, or none
-          if (v.tasks[s].shadow_of == static_cast<int>(k) && failed[s].empty()) {
-            const Duration pre = b ? ends[k][first_after - 1] : kUnbounded;
-            if (pre != R[s]) changed = true;
-            R[s] = pre;
-            if (b) changed |= raise_ends(s, cb_end);
-            else set_unbounded(s), failed[s] = why;
-          }
-        if (!b) {
-          if (opt.verdict_only && t.reported) return quick_fail();
-          const std::string dep = failing_neighbour(k);
-          failed[k] = dep.empty() || why.rfind("no bound within", 0) != 0
-                          ? why
-                          : why + ": '" + dep + "', which shares its executor, has no bound itself";
-          set_unbounded(k);
-          changed = true;
-        } else {
-          if (*b > R[k]) {
-            R[k] = *b;
-            changed = true;
-          }
-          changed |= raise_ends(k, cb_end);
-        }
-        continue;
-      }
-      // R_k = src_jitter + Σ_segments (comm_before + segment bound); of a chain branching
-      // across executors the largest over its paths (Task::paths). `ends` (linear chains): the
-      // bound at the end of each segment, which the join term of other chains reads.
-      // EDF bounds are only used when every deadline is met: stop at the deadline (at the
-      // earliest its callbacks are keyed with, key_lo: a shared timer's shortest).
-      const Duration dl = opt.require_deadlines_met ? t.key_lo : t.D;
-      const Duration cap = (opt.require_deadlines_met || opt.verdict_only) && t.has_deadline ? std::min(t.T, dl) : t.T;
-      const std::function<Duration(Duration)> within_cap = [cap](Duration total) { return cap - total; };
-      Duration total = 0;
-      bool ok = true;
-      if (t.paths.empty()) {
-        const auto e = segments_end(v, static_cast<int>(k), segfn, W, t.segments, 0, t.segments.size(), t.src_jitter,
-                                    within_cap, ends[k].data());
-        ok = e.has_value();
-        if (ok) {
-          total = *e;
-          record_ends(t.segments, ends[k], t.segments.size(), cb_end);
-        }
-      } else {
-        for (const auto& p : t.paths) {
-          const auto e = segments_end(v, static_cast<int>(k), segfn, W, p, 0, p.size(), t.src_jitter, within_cap);
-          if (!(ok = e.has_value())) break;
-          total = std::max(total, *e);
-        }
-        if (ok)
-          for (int c : t.path) cb_end[static_cast<std::size_t>(c)] = total;
-      }
-      if (!ok || total > t.T) {
-        if (opt.verdict_only && t.reported) return quick_fail();
-        std::string dep = failing_neighbour(k);
-        failed[k] = dep.empty() ? "no bound within the period " + std::to_string(t.T) +
-                                      " ns (the analysis needs every instance to finish before the next is released)"
-                                : "no bound within the period: '" + dep +
-                                      "', which shares its executor, has no bound itself";
-        set_unbounded(k);
-        changed = true;
-        continue;
-      }
-      // When each callback of the instance's work (its fan-out) is done: each work path within
-      // the period (EDF: its deadline, the key its callbacks run with); a fan-out without such a
-      // bound is a tail that only blocks others (global_segment_bound).
-      if (opt.work_windows) {
-        const Duration wcap = opt.require_deadlines_met && t.has_deadline ? std::min(t.T, t.key_lo) : t.T;
-        work_path_ends(v, static_cast<int>(k), segfn, W, t.work_paths, t.src_jitter,
-                       [wcap](Duration tot) { return wcap - tot; }, [](const Segment&) { return false; }, cb_end);
-      }
-      if (total > R[k]) {
-        R[k] = total;
-        changed = true;
-      }
-      changed |= raise_ends(k, cb_end);
+        for (int c : t.extras) cb_end_[static_cast<std::size_t>(c)] = kUnbounded;
+      const bool ok = t.round  ? fusion_round_task(k, changed)
+                      : t.join ? round_join_task(k, changed)
+                               : round_task(k, changed);
+      if (!ok) return quick_fail();
     }
     if (!changed) break;
-    if (round + 1 == opt.max_rounds)
-      for (std::size_t k = 0; k < n; ++k)
-        if (failed[k].empty()) {
-          failed[k] = "the fixed point did not converge";
+    if (round + 1 == opt_.max_rounds)
+      for (std::size_t k = 0; k < n_; ++k)
+        if (failed_[k].empty()) {
+          failed_[k] = "the fixed point did not converge";
           set_unbounded(k);
         }
   }
-  if (opt.require_deadlines_met) {
-    std::vector<std::size_t> late;
-    for (std::size_t k = 0; k < n; ++k)
-      if (failed[k].empty() && v.tasks[k].has_deadline && R[k] > v.tasks[k].key_lo) late.push_back(k);
-    for (std::size_t k : late) {
-      std::string who = v.tasks[k].name;
-      std::string fixed_point = std::to_string(R[k]);
-      for (std::size_t b = 0; b < n; ++b)
-        if (failed[b].empty() && (b == k || share(k, b)))
-          failed[b] = b == k ? "may miss its deadline (fixed point " + fixed_point +
-                                   " ns > deadline); the bounds assume every chain on the executor meets its deadline"
-                             : "chain '" + who + "' may miss its deadline, and this bound assumes every chain on the executor meets it";
-    }
-  }
-  return collect_result(opt.analysis, v.tasks, R, failed);
+  if (opt_.require_deadlines_met) require_deadlines();
+  return collect_result(opt_.analysis, v_.tasks, W_.R, failed_);
+}
+
+}  // namespace
+
+AnalysisResult holistic(const View& v_in, const SegmentBound& segfn, const HolisticOptions& opt,
+                        const std::function<bool(int, std::string*)>& skip) {
+  return Holistic(v_in, segfn, opt, skip).run();
 }
 
 }  // namespace chainrt::detail

@@ -19,7 +19,6 @@ enum class Order {
   FixedPriority,  // readyQueue ordered by callback priority (PiCAS / LaME RT threads / fp)
 };
 
-constexpr Duration kUnbounded = -1;
 
 // What the segment bounds see of every task in a round of the holistic driver: when the work of
 // one of its instances (release r) is done. Not thread-safe to share while the driver writes it.
@@ -67,11 +66,11 @@ std::optional<Duration> segments_end(const View& v, int k, const SegmentBound& s
                                      Duration* seg_ends = nullptr, std::size_t* failed = nullptr);
 
 // Limited-preemptive global scheduling of chains on the threads that may run the segment
-// (chain_rta.cpp). `order` decides which other work can interfere after the segment's
+// (chain_rta.cpp); `arrival`: the segment's latest arrival after the chain's release. `order` decides which other work can interfere after the segment's
 // callbacks became eligible and which can only block them (non-preemptively, once per
 // eligibility event).
 std::optional<Duration> global_segment_bound(const View& v, Order order, int k, const Segment& seg,
-                                             const Windows& W, Duration limit);
+                                             const Windows& W, Duration arrival, Duration limit);
 
 // ros-default-st's segment bound (casini.cpp), single-threaded executors only.
 std::optional<Duration> casini_segment_bound(const View& v, int k, const Segment& seg, const Windows& W,
@@ -98,6 +97,9 @@ struct HolisticOptions {
   // Other chains' work is seen per callback (Windows::end, Task::work_paths: when each callback
   // of an instance's work, fan-out included, is done) instead of in [r, r + R] (its path's end).
   bool work_windows = false;
+  // Receives the fusion sets (Task::Round::set) whose round has no bound or whose pairing
+  // condition failed at the fixed point: the analysis must be run again without them.
+  std::vector<int>* failed_rounds = nullptr;
 };
 
 // Fixed point over all tasks: R_k = src_jitter + Σ_segments (comm_before + segment bound).

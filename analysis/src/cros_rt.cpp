@@ -247,225 +247,288 @@ Duration busy_period_bound(const std::function<SearchResult(Duration, Duration)>
   }
 }
 
-}  // namespace
+// The cros-rt analysis of one model (cros_rt_analyze): per task its work C_i (callbacks and
+// hops), callbacks E_i, blocking B_i and bound R_i, iterated to a fixed point over all chains.
+class CrosRtAnalysis {
+ public:
+  explicit CrosRtAnalysis(const Model& m)
+      : m_(m), comm_(fitted_communication(m.communication)), cost_(model_hop_cost(m)), v_(build_view(m, cost_)),
+        n_(v_.tasks.size()) {}
 
-AnalysisResult cros_rt_analyze(const Model& m) {
-  const Communication comm = fitted_communication(m.communication);
-  HopCost cost = model_hop_cost(m);  // the fit, never below the declared cost or a measurement
-  View v = build_view(m, cost);
-  const std::size_t n = v.tasks.size();
-  std::vector<Duration> C(n, 0), B(n, 0), R(n, 0), E(n, 0);  // E: the callbacks' WCETs
-  std::vector<std::set<int>> hosts(n), execs(n);
-  std::vector<int> remote_hops(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Task& t = v.tasks[i];
+  AnalysisResult run();
+
+ private:
+  void work();
+  int max_prio_on(std::size_t t, int x) const;
+  int min_prio_on(std::size_t t, int x) const;
+  void rank();
+  void blocking();
+  Duration interference(std::size_t i, Duration w) const;
+  std::optional<Duration> whole_chain_form(std::size_t i, const PlatformCharge& platform, Duration limit) const;
+  std::vector<Stage> stages_of(std::size_t i, Duration limit, long double& demand) const;
+  bool chain_round(std::size_t i);
+
+  const Model& m_;
+  const Communication comm_;
+  const HopCost cost_;  // the fit, never below the declared cost or a measurement
+  const View v_;
+  const std::size_t n_;
+  std::vector<Duration> C_, B_, R_, E_;  // E: the callbacks' WCETs
+  std::vector<std::set<int>> hosts_, execs_;
+  std::vector<int> remote_hops_;
+  std::vector<std::vector<std::size_t>> hp_, lp_;
+  std::vector<Duration> B_sel_;
+  std::vector<std::vector<Duration>> B_stage_;  // pipelined: per callback of t.work
+  std::vector<std::string> failed_;
+};
+
+void CrosRtAnalysis::work() {
+  C_.assign(n_, 0);
+  B_.assign(n_, 0);
+  R_.assign(n_, 0);
+  E_.assign(n_, 0);
+  hosts_.assign(n_, {});
+  execs_.assign(n_, {});
+  remote_hops_.assign(n_, 0);
+  for (std::size_t i = 0; i < n_; ++i) {
+    const Task& t = v_.tasks[i];
     for (int c : t.work) {
-      C[i] += v.cbs[c].wcet;
-      E[i] += v.cbs[c].wcet;
-      execs[i].insert(v.cbs[c].executor);
-      hosts[i].insert(v.host_of[v.cbs[c].executor]);
+      C_[i] += v_.cbs[c].wcet;
+      E_[i] += v_.cbs[c].wcet;
+      execs_[i].insert(v_.cbs[c].executor);
+      hosts_[i].insert(v_.host_of[v_.cbs[c].executor]);
     }
     if (t.chain >= 0) {
-      const Chain& ch = m.chains[t.chain];
+      const Chain& ch = m_.chains[t.chain];
       for (const auto& h : ch.hops) {
-        C[i] += cost(h);
-        if (h.comm == CommKind::Remote) remote_hops[i]++;
+        C_[i] += cost_(h);
+        if (h.comm == CommKind::Remote) remote_hops_[i]++;
       }
     }
   }
-  // The effective callback priorities (what the picas readyQueue orders by) of a task's
-  // callbacks on one executor.
-  auto max_prio_on = [&](std::size_t t, int x) {
-    int p = kNoPriority;
-    for (int c : v.tasks[t].work)
-      if (v.cbs[c].executor == x) p = std::max(p, v.cbs[c].prio);
-    return p;
-  };
-  auto min_prio_on = [&](std::size_t t, int x) {
-    int p = INT_MAX;
-    for (int c : v.tasks[t].work)
-      if (v.cbs[c].executor == x) p = std::min(p, v.cbs[c].prio);
-    return p;
-  };
-  // hp(i).
-  std::vector<std::vector<std::size_t>> hp(n);
-  std::vector<std::vector<std::size_t>> lp(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t h = 0; h < n; ++h) {
+}
+
+// The effective callback priorities (what the picas readyQueue orders by) of a task's callbacks
+// on one executor.
+int CrosRtAnalysis::max_prio_on(std::size_t t, int x) const {
+  int p = kNoPriority;
+  for (int c : v_.tasks[t].work)
+    if (v_.cbs[c].executor == x) p = std::max(p, v_.cbs[c].prio);
+  return p;
+}
+
+int CrosRtAnalysis::min_prio_on(std::size_t t, int x) const {
+  int p = INT_MAX;
+  for (int c : v_.tasks[t].work)
+    if (v_.cbs[c].executor == x) p = std::min(p, v_.cbs[c].prio);
+  return p;
+}
+
+// hp(i) and lp(i) (header: ranked by the priorities the executors really use).
+void CrosRtAnalysis::rank() {
+  hp_.assign(n_, {});
+  lp_.assign(n_, {});
+  for (std::size_t i = 0; i < n_; ++i) {
+    for (std::size_t h = 0; h < n_; ++h) {
       if (h == i) continue;
       // Chains interfere only where their executors can run on a common core of a host.
       bool common_cpu = false;
-      for (int xh : execs[h])
-        for (int xi : execs[i]) common_cpu |= share_cpu(m, v, xh, xi);
+      for (int xh : execs_[h])
+        for (int xi : execs_[i]) common_cpu |= share_cpu(m_, v_, xh, xi);
       if (!common_cpu) continue;
-      bool higher = !v.tasks[i].has_deadline || !v.tasks[h].has_deadline;
-      for (int xh : execs[h])
-        for (int xi : execs[i]) {
+      bool higher = !v_.tasks[i].has_deadline || !v_.tasks[h].has_deadline;
+      for (int xh : execs_[h])
+        for (int xi : execs_[i]) {
           if (higher) break;
           if (xh == xi) higher = max_prio_on(h, xi) >= min_prio_on(i, xi);
-          else if (share_cpu(m, v, xh, xi) && exec_priority(m.executors[xh]) >= exec_priority(m.executors[xi]))
+          else if (share_cpu(m_, v_, xh, xi) && exec_priority(m_.executors[xh]) >= exec_priority(m_.executors[xi]))
             higher = true;
         }
-      (higher ? hp[i] : lp[i]).push_back(h);
+      (higher ? hp_[i] : lp_[i]).push_back(h);
     }
   }
-  // Blocking: non-preemptive lower-priority callbacks in the chain's own executors, and the
-  // remote-message term of the slides (B_sel: a pipelined chain's hops carry it).
-  const Duration e_sel = comm.remote.fixed;
-  std::vector<Duration> B_sel(n, 0);
-  std::vector<std::vector<Duration>> B_stage(n);  // pipelined: per callback of t.work
-  for (std::size_t i = 0; i < n; ++i) {
+}
+
+// Blocking: non-preemptive lower-priority callbacks in the chain's own executors — one when the
+// chain enters an executor and one after every hop with a delay inside it (at a zero-delay
+// boundary the executor's only thread has just finished the chain's previous callback and takes
+// the next one, which outranks the lower chain) — and the remote-message term of the slides
+// (B_sel: a pipelined chain's hops carry it).
+void CrosRtAnalysis::blocking() {
+  const Duration e_sel = comm_.remote.fixed;
+  B_sel_.assign(n_, 0);
+  B_stage_.assign(n_, {});
+  for (std::size_t i = 0; i < n_; ++i) {
     auto worst_lp = [&](int executor) {
       Duration worst = 0;
-      for (std::size_t l : lp[i])
-        for (int d : v.tasks[l].work)
-          if (v.cbs[d].executor == executor) worst = std::max(worst, v.cbs[d].wcet);
+      for (std::size_t l : lp_[i])
+        for (int d : v_.tasks[l].work)
+          if (v_.cbs[d].executor == executor) worst = std::max(worst, v_.cbs[d].wcet);
       return worst;
     };
-    // One blocking when the chain enters an executor and one after every hop with a delay
-    // inside it; at a zero-delay boundary the executor's only thread has just finished the
-    // chain's previous callback and takes the next one (it outranks the lower chain).
-    const Task& t = v.tasks[i];
-    for (int c : t.work) B_stage[i].push_back(worst_lp(v.cbs[c].executor));
+    const Task& t = v_.tasks[i];
+    for (int c : t.work) B_stage_[i].push_back(worst_lp(v_.cbs[c].executor));
     if (t.linear && !t.segments.empty()) {
-      for (const auto& s : t.segments) B[i] += (1 + s.delayed_hops) * worst_lp(s.executor);
+      for (const auto& s : t.segments) B_[i] += (1 + s.delayed_hops) * worst_lp(s.executor);
     } else {
-      for (int c : t.path) B[i] += worst_lp(v.cbs[c].executor);
+      for (int c : t.path) B_[i] += worst_lp(v_.cbs[c].executor);
     }
     bool lp_remote = false;
-    for (std::size_t l : lp[i]) lp_remote |= remote_hops[l] > 0;
-    if (lp_remote) B_sel[i] = static_cast<Duration>(remote_hops[i]) * static_cast<Duration>(lp[i].size()) * e_sel;
-    B[i] += B_sel[i];
+    for (std::size_t l : lp_[i]) lp_remote |= remote_hops_[l] > 0;
+    if (lp_remote) B_sel_[i] = static_cast<Duration>(remote_hops_[i]) * static_cast<Duration>(lp_[i].size()) * e_sel;
+    B_[i] += B_sel_[i];
   }
-  std::vector<std::string> failed(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    R[i] = C[i] + B[i] + v.tasks[i].src_jitter;
-    failed[i] = v.tasks[i].join_wait;
+}
+
+// I_i(w) = Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉·C_h (slides, "Interference and blocking", with release
+// jitter J_h = R_h − C_h).
+Duration CrosRtAnalysis::interference(std::size_t i, Duration w) const {
+  Duration sum = 0;
+  for (std::size_t h : hp_[i]) sum += ceil_div(w + std::max<Duration>(0, R_[h] - C_[h]), v_.tasks[h].T) * C_[h];
+  return sum;
+}
+
+// Pipelined, the stage decomposition also gives the whole-chain form with the hops and blocking
+// once: w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) + P̂_i(w) (all interference in one
+// window; tighter where an hp chain's hop costs would be charged on several stages).
+std::optional<Duration> CrosRtAnalysis::whole_chain_form(std::size_t i, const PlatformCharge& platform,
+                                                         Duration limit) const {
+  const Task& t = v_.tasks[i];
+  long double u = static_cast<long double>(E_[i]) / static_cast<long double>(t.T) + platform.rate();
+  for (std::size_t h : hp_[i]) u += static_cast<long double>(C_[h]) / static_cast<long double>(v_.tasks[h].T);
+  if (u > 1.0L) return std::nullopt;
+  std::string why;
+  const Duration once = t.src_jitter + C_[i] - E_[i] + B_[i];
+  const Duration r = busy_period_bound(
+      [&](Duration q, Duration start) {
+        return least_fixed_point(start, limit, [&](Duration w) {
+          return once + (q + 1) * E_[i] + interference(i, w) + platform.bucket_at(w);
+        });
+      },
+      t.T, once + E_[i], &why);
+  if (!why.empty()) return std::nullopt;
+  return r;
+}
+
+// The stages of a pipelined chain (one per callback of its work) and the demand per period
+// they add up to (>= T_i: the busy period never ends).
+std::vector<Stage> CrosRtAnalysis::stages_of(std::size_t i, Duration limit, long double& demand) const {
+  const Task& t = v_.tasks[i];
+  std::vector<Stage> stages;
+  for (std::size_t k = 0; k < t.work.size(); ++k) {
+    const int x = v_.cbs[t.work[k]].executor;
+    Stage st{v_.cbs[t.work[k]].wcet, B_stage_[i][k], {}};
+    long double u = 0;
+    for (std::size_t h : hp_[i]) {
+      Duration on = 0;
+      for (int d : v_.tasks[h].work)
+        if (share_cpu(m_, v_, v_.cbs[d].executor, x)) on += v_.cbs[d].wcet;
+      if (on == 0) continue;
+      on += C_[h] - E_[h];  // h's hop costs, charged as interference (slides)
+      st.hp.push_back({on, std::max<Duration>(0, R_[h] - on), v_.tasks[h].T});
+      u += static_cast<long double>(on) / static_cast<long double>(v_.tasks[h].T);
+    }
+    demand += u >= 1.0L ? static_cast<long double>(limit) : static_cast<long double>(st.wcet) / (1.0L - u);
+    stages.push_back(std::move(st));
+  }
+  return stages;
+}
+
+// One round for chain i: w_i(q), the end of instance q after the release of instance 0 of a
+// level-i busy period (header) — per instance C_i + B_i and the later instances, or, pipelined,
+// the hops once and each stage's own fixed point — and the whole-chain form, the smaller kept.
+// True when its bound changed or it lost it.
+bool CrosRtAnalysis::chain_round(std::size_t i) {
+  for (std::size_t h : hp_[i])
+    if (!failed_[h].empty()) {
+      failed_[i] = "interfered with by a chain that has no bound";
+      return true;
+    }
+  const Task& t = v_.tasks[i];
+  const Duration limit = kMaxBusyPeriods * t.T;
+  // The platform (header): a chain on a host with a blackout curve is analysed with the window
+  // of the non-pipelined form, which needs no sub-additivity of S_h, and, pipelined, with the
+  // whole-chain form charging the sub-additive Ŝ_h — not with the stage form.
+  const PlatformCharge platform = platform_charge(m_, v_, t, cost_);
+  const bool pipe = pipelined(m_, v_, t);
+  const bool stage_form = pipe && platform.empty();
+  const std::optional<Duration> whole = pipe ? whole_chain_form(i, platform, limit) : std::nullopt;
+  std::function<SearchResult(Duration, Duration)> window;
+  long double demand = 0;  // per period of T_i; >= T_i: the busy period never ends
+  std::vector<Stage> stages;
+  std::vector<Duration> x_prev;
+  if (!stage_form) {
+    window = [&](Duration q, Duration start) {
+      return least_fixed_point(start, limit, [&](Duration w) {
+        return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C_[i] + B_[i]) + interference(i, w) +
+               platform.at(w);
+      });
+    };
+    long double u = static_cast<long double>(C_[i] + B_[i]) / static_cast<long double>(t.T) + platform.rate();
+    for (std::size_t h : hp_[i]) u += static_cast<long double>(C_[h]) / static_cast<long double>(v_.tasks[h].T);
+    demand = u * static_cast<long double>(t.T);
+  } else {
+    stages = stages_of(i, limit, demand);
+    x_prev.assign(stages.size(), 0);
+    window = [&](Duration q, Duration) {
+      Duration w = t.src_jitter + (C_[i] - E_[i]) + B_sel_[i];  // J_i + Σ hops + message selection
+      for (std::size_t k = 0; k < stages.size(); ++k) {
+        const Stage& st = stages[k];
+        const auto x = least_fixed_point(std::max(x_prev[k], st.block + (q + 1) * st.wcet), limit, [&](Duration y) {
+          Duration next = st.block + (q + 1) * st.wcet;
+          for (const auto& h : st.hp) next += ceil_div(y + h.jitter, h.T) * h.work;
+          return next;
+        });
+        if (!x) return x;
+        x_prev[k] = *x.value;
+        w += *x.value;
+      }
+      return SearchResult{w, SearchFailure::ExceedsLimit};
+    };
+  }
+  Duration r = 0;
+  if (demand > static_cast<long double>(t.T)) {
+    failed_[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
+                 "interfere with it demand more than the CPU)";
+  } else {
+    r = busy_period_bound(window, t.T, t.src_jitter + C_[i] + B_[i], &failed_[i]);
+  }
+  if (whole && (!failed_[i].empty() || *whole < r)) {  // both forms are bounds: the smaller
+    r = *whole;
+    failed_[i].clear();
+  }
+  if (!failed_[i].empty()) return true;
+  if (r > R_[i]) {
+    R_[i] = r;
+    return true;
+  }
+  return false;
+}
+
+AnalysisResult CrosRtAnalysis::run() {
+  work();
+  rank();
+  blocking();
+  failed_.assign(n_, "");
+  for (std::size_t i = 0; i < n_; ++i) {
+    R_[i] = C_[i] + B_[i] + v_.tasks[i].src_jitter;
+    failed_[i] = v_.tasks[i].join_wait;
   }
   bool converged = false;
   for (int round = 0; round < kMaxHolisticRounds && !converged; ++round) {
     bool changed = false;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!failed[i].empty()) continue;
-      bool dead = false;
-      for (std::size_t h : hp[i]) dead |= !failed[h].empty();
-      if (dead) {
-        failed[i] = "interfered with by a chain that has no bound";
-        changed = true;
-        continue;
-      }
-      const Task& t = v.tasks[i];
-      // I_i(w) = Σ_{h ∈ hp(i)} ⌈(w + J_h)/T_h⌉·C_h (slides, "Interference and blocking", with
-      // release jitter J_h = R_h − C_h).
-      auto interference = [&](Duration w) {
-        Duration sum = 0;
-        for (std::size_t h : hp[i]) sum += ceil_div(w + std::max<Duration>(0, R[h] - C[h]), v.tasks[h].T) * C[h];
-        return sum;
-      };
-      // w_i(q): the end of instance q after the release of instance 0 of a level-i busy
-      // period (header). Per instance C_i + B_i and the later instances, or, pipelined, the
-      // hops once and each stage's own fixed point.
-      const Duration limit = kMaxBusyPeriods * t.T;
-      std::function<SearchResult(Duration, Duration)> window;
-      long double demand = 0;  // per period of T_i; >= T_i: the busy period never ends
-      std::vector<Stage> stages;
-      std::vector<Duration> x_prev;
-      // The platform (header): a chain on a host with a blackout curve is analysed with the
-      // window of the non-pipelined form, which needs no sub-additivity of S_h, and, pipelined,
-      // with the whole-chain form charging the sub-additive Ŝ_h — not with the stage form.
-      const PlatformCharge platform = platform_charge(m, v, t, cost);
-      const bool pipe = pipelined(m, v, t);
-      const bool stage_form = pipe && platform.empty();
-      // Pipelined, the stage decomposition also gives the whole-chain form with the hops and
-      // blocking once: w_i(q) = J_i + Σ hops + B_i + (q+1) E_i + I_i(w) (all interference in one
-      // window; tighter where an hp chain's hop costs would be charged on several stages).
-      std::optional<Duration> whole;
-      if (pipe) {
-        long double u = static_cast<long double>(E[i]) / static_cast<long double>(t.T) + platform.rate();
-        for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
-        if (u <= 1.0L) {
-          std::string why;
-          const Duration once = t.src_jitter + C[i] - E[i] + B[i];
-          const Duration r = busy_period_bound(
-              [&](Duration q, Duration start) {
-                return least_fixed_point(start, limit, [&](Duration w) {
-                  return once + (q + 1) * E[i] + interference(w) + platform.bucket_at(w);
-                });
-              },
-              t.T, once + E[i], &why);
-          if (why.empty()) whole = r;
-        }
-      }
-      if (!stage_form) {
-        window = [&](Duration q, Duration start) {
-          return least_fixed_point(start, limit, [&](Duration w) {
-            return t.src_jitter + std::max(q + 1, ceil_div(w, t.T)) * (C[i] + B[i]) + interference(w) +
-                   platform.at(w);
-          });
-        };
-        long double u = static_cast<long double>(C[i] + B[i]) / static_cast<long double>(t.T) + platform.rate();
-        for (std::size_t h : hp[i]) u += static_cast<long double>(C[h]) / static_cast<long double>(v.tasks[h].T);
-        demand = u * static_cast<long double>(t.T);
-      } else {
-        for (std::size_t k = 0; k < t.work.size(); ++k) {
-          const int x = v.cbs[t.work[k]].executor;
-          Stage st{v.cbs[t.work[k]].wcet, B_stage[i][k], {}};
-          long double u = 0;
-          for (std::size_t h : hp[i]) {
-            Duration on = 0;
-            for (int d : v.tasks[h].work)
-              if (share_cpu(m, v, v.cbs[d].executor, x)) on += v.cbs[d].wcet;
-            if (on == 0) continue;
-            on += C[h] - E[h];  // h's hop costs, charged as interference (slides)
-            st.hp.push_back({on, std::max<Duration>(0, R[h] - on), v.tasks[h].T});
-            u += static_cast<long double>(on) / static_cast<long double>(v.tasks[h].T);
-          }
-          demand += u >= 1.0L ? static_cast<long double>(limit) : static_cast<long double>(st.wcet) / (1.0L - u);
-          stages.push_back(std::move(st));
-        }
-        x_prev.assign(stages.size(), 0);
-        window = [&](Duration q, Duration) {
-          Duration w = t.src_jitter + (C[i] - E[i]) + B_sel[i];  // J_i + Σ hops + message selection
-          for (std::size_t k = 0; k < stages.size(); ++k) {
-            const Stage& st = stages[k];
-            const auto x = least_fixed_point(std::max(x_prev[k], st.block + (q + 1) * st.wcet), limit, [&](Duration y) {
-              Duration next = st.block + (q + 1) * st.wcet;
-              for (const auto& h : st.hp) next += ceil_div(y + h.jitter, h.T) * h.work;
-              return next;
-            });
-            if (!x) return x;
-            x_prev[k] = *x.value;
-            w += *x.value;
-          }
-          return SearchResult{w, SearchFailure::ExceedsLimit};
-        };
-      }
-      Duration r = 0;
-      if (demand > static_cast<long double>(t.T)) {
-        failed[i] = "R_i exceeds T_i and the level-i busy period never ends (the chain and the chains that "
-                    "interfere with it demand more than the CPU)";
-      } else {
-        r = busy_period_bound(window, t.T, t.src_jitter + C[i] + B[i], &failed[i]);
-      }
-      if (whole && (!failed[i].empty() || *whole < r)) {  // both forms are bounds: the smaller
-        r = *whole;
-        failed[i].clear();
-      }
-      if (!failed[i].empty()) {
-        changed = true;
-        continue;
-      }
-      if (r > R[i]) {
-        R[i] = r;
-        changed = true;
-      }
-    }
+    for (std::size_t i = 0; i < n_; ++i)
+      if (failed_[i].empty()) changed |= chain_round(i);
     converged = !changed;
   }
   if (!converged)
-    for (std::size_t i = 0; i < n; ++i)
-      if (failed[i].empty()) failed[i] = "the fixed point over all chains did not converge";
-  return collect_result("cros-rt", v.tasks, R, failed);
+    for (std::size_t i = 0; i < n_; ++i)
+      if (failed_[i].empty()) failed_[i] = "the fixed point over all chains did not converge";
+  return collect_result("cros-rt", v_.tasks, R_, failed_);
 }
+
+}  // namespace
+
+AnalysisResult cros_rt_analyze(const Model& m) { return CrosRtAnalysis(m).run(); }
 
 }  // namespace chainrt::detail

@@ -62,6 +62,7 @@
 #include "join_wait.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "chainrt/model/facts.hpp"
@@ -106,17 +107,6 @@ int segment_threads(const View& v, const Segment& seg) {
   for (std::size_t t = 0; t < v.supply[seg.executor].size() && t < 64; ++t) n += static_cast<int>(mask >> t & 1);
   return n;
 }
-
-// Eq. J1: the next instance of the chain overwrites J's cached input.
-Duration join_own_overwrite(Duration T, Duration Rpre) { return T + Rpre; }
-
-// Eq. J2, one other input: its next arrival at the fusion node after J's.
-Duration join_other_arrival(Duration T_other, Duration Rpre_other, Duration Bpre_other) {
-  return T_other + Rpre_other - Bpre_other;
-}
-
-// Eq. G: least time between two completions of a member fed by a chain of period T.
-Duration member_gap(Duration T, Duration Rpre, Duration Bpre) { return T - (Rpre - Bpre); }
 
 }  // namespace
 
@@ -227,13 +217,13 @@ void resolve_joins(const Model& m, View& v, const HopCost& cost) {
 
 View with_join_shadows(const View& v) {
   bool any = false;
-  for (const auto& t : v.tasks) any = any || t.join.has_value();
+  for (const auto& t : v.tasks) any = any || (t.join.has_value() && t.absorbed_by < 0);
   if (!any) return v;
   View w = v;
   const Model& m = *v.model;
   for (std::size_t k = 0; k < v.tasks.size(); ++k) {
     const Task& t = v.tasks[k];
-    if (!t.join) continue;
+    if (!t.join || t.absorbed_by >= 0) continue;
     Task s;
     s.name = t.name + " (later instances' prefix)";
     s.chain = t.chain;
@@ -247,6 +237,8 @@ View with_join_shadows(const View& v) {
     s.key_hi = t.key_hi;
     s.edf_unkeyed = t.edf_unkeyed;
     s.shadow_of = static_cast<int>(k);
+    s.grid_offset = t.grid_offset;  // released with its owner
+    s.grid_host = t.grid_host;
     for (int c : t.path) {
       s.path.push_back(c);
       if (c == t.join->member) break;
@@ -382,6 +374,332 @@ void join_work_ends(const View& v, int k, const SegmentBound& segfn, const Windo
   // fusions is not used for it).
   work_path_ends(v, k, segfn, W, t.join_work_after, join_at, [&](Duration) { return t.T; },
                  [&](const Segment& seg) { return segment_threads(v, seg) > 1; }, cb_end);
+}
+
+// ---- fusion rounds: the join under guaranteed phases -----------------------------------
+//
+// (P, pairing) Let every member c of a fusion set be fed by a declared chain k_c that waits
+// there (Task::join), its source a timer with a guaranteed phase (model TimerPhase::Guaranteed:
+// armed on the host's release grid, sched/timer.hpp) — all of one period T, on one host, every
+// timer starting at grid index 0 (the run's common start) — with no instance lost before c
+// (no_loss_to). Round q is the q-th instance of every such timer: member c's instance of round
+// q is released at ρ_q + δ_c (ρ_q = E + q·T + min offset, δ_c = offset_c − min offset), starts c
+// no earlier than ρ_q + B_c (B_c = δ_c + Σ BCET strictly between the timer and c) and completes
+// it by ρ_q + R_c (R_c: the bound of the round's path to c from ρ_q, the timer's release jitter
+// J_c included). If
+//     max_c R_c − min_c B_c < T                                                        (P)
+// then every round's arrivals at the node happen after the previous round's and before the
+// next round's, each member exactly once; by induction over q (round 0 finds every member
+// stale: nothing was cached before the start), the first arrival of round q finds every
+// member stale, each later one caches, and the last one finds all others fresh and publishes
+// round q's instances — whichever semantics of the cache (overwritten at a member's completion,
+// as the simulator does, or at its start, as the benchmark's Fusion node does: both happen
+// inside [ρ_q + B_c, ρ_q + R_c]). So no instance is lost or paired across rounds, and the
+// fused publication of round q is the completion of its last member.
+// (Round task) Round q is then one instance of a branching task released at ρ_q: the prefixes
+// of all members (member c's delayed by δ_c + J_c, a release delay before its first callback)
+// joining at the node, then the suffixes of all chains k_c after it — analysed as any branching
+// chain: on one executor to its completion (the release delays are suspension: an instant at
+// which no callback of the round is eligible waits for a hop or a later release, at most
+// Σ hop costs + max_c (δ_c + J_c)), across executors by its root-to-leaf paths (the causal path
+// to a chain's last callback passes the member that arrived last, and that path ran as a linear
+// chain: Task::paths). Chain k's response (from its own release ρ_q + δ_k) is at most the
+// bound of its paths minus δ_k. Its window for the others is [ρ_q, ρ_q + R_round], the round's
+// work being every callback the chains' instances run.
+// (P) uses bounds the same fixed point computes; the usual argument (the first instant at which
+// any bound or (P) would fail, everything before it held) closes the circle. Where (P) fails at
+// the fixed point, or the round has no bound within T, the analysis is run again without this
+// round (GlobalAnalysis::run): the chains get the generic join term (J1/J2 above), which holds
+// for every phase. Deviations: none of the papers models fusion nodes; the pairing argument is
+// the offset-based analysis of transactions (Tindell 1994; Palencia & González Harbour 1998:
+// tasks released at known offsets of one period, analysed as one transaction) applied to
+// ROS 2 fusion nodes, whose input rounds must pair — hence (P), which those analyses do not
+// need. Timers on ROS time, free or observed phases, several hosts (one CLOCK_MONOTONIC per
+// host), LaME best-effort threads and ros-default-st (linear chains only) keep the generic term.
+
+namespace {
+
+// The chains that wait at fusion set `set` and can form its round (pairing conditions above),
+// or empty with `why`.
+std::vector<int> round_chains(const Model& m, const View& v, const std::vector<std::size_t>& set, std::string* why) {
+  std::vector<int> chains;
+  for (std::size_t k = 0; k < v.tasks.size(); ++k) {
+    const Task& t = v.tasks[k];
+    if (t.join && t.absorbed_by < 0 && t.reported &&
+        std::find(set.begin(), set.end(), static_cast<std::size_t>(t.join->member)) != set.end())
+      chains.push_back(static_cast<int>(k));
+  }
+  if (chains.empty()) return {};
+  Duration T = -1;
+  int host = -1;
+  for (int k : chains) {
+    const Task& t = v.tasks[k];
+    const Callback& src = m.callbacks[static_cast<std::size_t>(t.path.front())];
+    const int h = v.host_of[v.cbs[t.path.front()].executor];
+    if (!t.join->own_source_ok || src.phase != TimerPhase::Guaranteed || (T >= 0 && src.period != T) ||
+        (host >= 0 && h != host) || !t.edf_unkeyed.empty()) {
+      *why = "not every input comes from a timer with a guaranteed phase of one period on one host";
+      return {};
+    }
+    T = src.period;
+    host = h;
+    for (int c : t.work) {
+      const std::uint64_t mask = v.cbs[c].threads;
+      for (std::size_t th = 0; th < v.thread_be[v.cbs[c].executor].size() && th < 64; ++th)
+        if ((mask >> th & 1) && v.thread_be[v.cbs[c].executor][th]) {
+          *why = "some of its work may run on LaME best-effort threads";
+          return {};
+        }
+    }
+  }
+  for (std::size_t c : set)
+    if (std::none_of(chains.begin(), chains.end(), [&](int k) { return v.tasks[k].join->member == static_cast<int>(c); })) {
+      *why = "fusion input '" + m.callbacks[c].name + "' is fed by no declared chain that waits there";
+      return {};
+    }
+  return chains;
+}
+
+// The callbacks of chain k's path up to its member (prefix) and after it (suffix).
+std::vector<int> prefix_of(const Task& t) {
+  std::vector<int> p;
+  for (int c : t.path) {
+    p.push_back(c);
+    if (c == t.join->member) break;
+  }
+  return p;
+}
+std::vector<int> suffix_of(const Task& t) {
+  auto it = std::find(t.path.begin(), t.path.end(), t.join->member);
+  return std::vector<int>(it + 1, t.path.end());
+}
+
+// The hop into path[j] (j > 0) on chain `t`'s declared hops or, from a fusion member, the
+// largest any member's publication may take (fused_publication_hop).
+Duration round_hop(const Model& m, const Task& t, const std::vector<int>& members, int from, int to,
+                   const HopCost& cost) {
+  if (std::find(members.begin(), members.end(), from) != members.end())
+    return fused_publication_hop(m, members, to, cost);
+  const Chain& ch = m.chains[static_cast<std::size_t>(t.chain)];
+  for (const auto& h : ch.hops)
+    if (h.from == m.callbacks[static_cast<std::size_t>(from)].name && h.to == m.callbacks[static_cast<std::size_t>(to)].name)
+      return cost(h);
+  return placement_hop_cost(m, from, to, cost);
+}
+
+// The linear segments of one round path (prefix ++ suffix): its first segment delivered after
+// `release` (the member's release delay and jitter), a segment boundary after the member (its
+// completion is the fused publication), the chain's hop costs. Returns the index of the segment
+// that ends at the member.
+int round_path_segments(const Model& m, const View& v, const Task& pre, const Task& suf, const std::vector<int>& members,
+                        const std::vector<int>& side, Duration release, const HopCost& cost, std::vector<Segment>& segs) {
+  const std::vector<int> p = prefix_of(pre), s = suffix_of(suf);
+  for (std::size_t j = 0; j < p.size(); ++j)
+    append_path_piece(segs, p[j], j ? round_hop(m, pre, members, p[j - 1], p[j], cost) : 0, side, v);
+  segs.front().comm_before = release;
+  const int at_member = static_cast<int>(segs.size()) - 1;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    const Duration hc = round_hop(m, suf, members, j ? s[j - 1] : p.back(), s[j], cost);
+    if (j == 0) {  // a new segment: released by the fused publication
+      Segment seg;
+      seg.executor = v.cbs[s[0]].executor;
+      seg.comm_before = hc;
+      seg.path_piece = true;
+      seg.side = side;
+      seg.after_join = true;
+      seg.cbs.push_back(s[0]);
+      seg.hop_into.push_back(0);
+      segs.push_back(std::move(seg));
+    } else {
+      append_path_piece(segs, s[j], hc, side, v);
+      segs.back().after_join = true;
+    }
+  }
+  return at_member;
+}
+
+// The round's work paths (R_work): every trigger path from each member's timer inside the
+// round's work, its first segment delayed by that member's release delay and jitter.
+void round_work_paths(const Model& m, const View& v, Task& r, const std::vector<int>& timers,
+                      const std::vector<Duration>& release, const std::vector<int>& members, const HopCost& cost) {
+  const std::set<int> in_work(r.work.begin(), r.work.end());
+  for (std::size_t i = 0; i < timers.size(); ++i) {
+    const auto paths = trigger_paths(m, in_work, timers[i], &r.work_paths_why);
+    if (!paths) {
+      r.work_paths.clear();
+      return;
+    }
+    for (const auto& p : *paths) {
+      std::vector<int> side;
+      for (int c : r.path)
+        if (std::find(p.begin(), p.end(), c) == p.end()) side.push_back(c);
+      std::vector<Segment> segs;
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        const bool fused = j > 0 && std::find(members.begin(), members.end(), p[j - 1]) != members.end();
+        append_path_piece(segs, p[j],
+                          j == 0  ? 0
+                          : fused ? fused_publication_hop(m, members, p[j], cost)
+                                  : placement_hop_cost(m, p[j - 1], p[j], cost),
+                          side, v);
+      }
+      segs.front().comm_before = release[i];
+      r.work_paths.push_back(std::move(segs));
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A round's inputs: per member of the fusion set, its callback, the chain whose prefix feeds it,
+// and the release delay of that chain's timer after the round's origin (offset − the smallest).
+struct RoundInputs {
+  std::vector<int> members, feeder;
+  std::vector<Duration> delay, release;  // δ_c and δ_c + J_c
+  std::vector<int> timers;
+  Duration first = 0;                    // the smallest offset: the round's origin on the grid
+};
+
+RoundInputs round_inputs(const Model& m, const View& v, const std::vector<std::size_t>& set,
+                         const std::vector<int>& chains) {
+  RoundInputs in;
+  for (std::size_t c : set) {
+    in.members.push_back(static_cast<int>(c));
+    for (int k : chains)
+      if (v.tasks[k].join->member == static_cast<int>(c)) {
+        in.feeder.push_back(k);
+        break;
+      }
+  }
+  in.first = std::numeric_limits<Duration>::max();
+  for (int k : in.feeder) in.first = std::min(in.first, m.callbacks[static_cast<std::size_t>(v.tasks[k].path.front())].offset);
+  for (int k : in.feeder) {
+    const Callback& src = m.callbacks[static_cast<std::size_t>(v.tasks[k].path.front())];
+    in.delay.push_back(src.offset - in.first);
+    in.release.push_back(src.offset - in.first + src.jitter);
+    in.timers.push_back(v.tasks[k].path.front());
+  }
+  return in;
+}
+
+// The round task's callbacks (the inputs' prefixes, then every chain's part after the join),
+// its work (every chain's), members (B_c from ρ), EDF keys (relative to ρ) and grid.
+Task round_shell(const Model& m, const View& v, std::size_t si, const std::vector<int>& chains, const RoundInputs& in) {
+  Task r;
+  Task::Round rd;
+  rd.set = static_cast<int>(si);
+  rd.node = m.callbacks[static_cast<std::size_t>(in.members.front())].node;
+  rd.chains = chains;
+  const Task& t0 = v.tasks[chains.front()];
+  r.name = "fusion round at '" + rd.node + "'";
+  r.T = t0.T;
+  r.has_deadline = true;
+  r.linear = false;
+  r.grid_offset = in.first;  // the round's origin ρ is on the grid of its earliest timer
+  r.grid_host = t0.grid_host;
+  auto add = [&](int c) {
+    if (std::find(r.path.begin(), r.path.end(), c) == r.path.end()) r.path.push_back(c);
+  };
+  for (int k : in.feeder)
+    for (int c : prefix_of(v.tasks[k])) add(c);
+  for (int k : chains)
+    for (int c : suffix_of(v.tasks[k])) add(c);
+  std::set<int> work;
+  for (int k : chains) work.insert(v.tasks[k].work.begin(), v.tasks[k].work.end());
+  r.work = r.path;
+  for (int c : work)
+    if (std::find(r.path.begin(), r.path.end(), c) == r.path.end()) r.extras.push_back(c);
+  r.work.insert(r.work.end(), r.extras.begin(), r.extras.end());
+  for (int c : r.path) r.path_wcet += v.cbs[c].wcet;
+  for (std::size_t i = 0; i < in.members.size(); ++i) {
+    Task::Round::Member mem;
+    mem.callback = in.members[i];
+    mem.lower = in.delay[i] + v.tasks[in.feeder[i]].join->bpre;
+    rd.members.push_back(mem);
+  }
+  r.key_lo = std::numeric_limits<Duration>::max();
+  r.key_hi = 0;
+  // A chain's callbacks after the join take the set's one publication per round (all members
+  // publish the same message): no merge with another chain's older messages there.
+  auto member = [&](std::size_t c) {
+    return std::find(in.members.begin(), in.members.end(), static_cast<int>(c)) != in.members.end();
+  };
+  for (int k : chains) {
+    const Task& t = v.tasks[k];
+    const Duration d = m.callbacks[static_cast<std::size_t>(t.path.front())].offset - in.first;
+    rd.delay.push_back(d);
+    r.key_lo = std::min(r.key_lo, d + t.key_lo);
+    r.key_hi = std::max(r.key_hi, d + edf_key_hi(m, t, member, nullptr));
+  }
+  r.D = r.key_lo;
+  rd.one_segment = std::all_of(r.path.begin(), r.path.end(),
+                               [&](int c) { return v.cbs[c].executor == v.cbs[r.path.front()].executor; });
+  r.round = std::move(rd);
+  return r;
+}
+
+// The round's paths (input × chain: the input's prefix, then the chain's part after the join)
+// or, on one executor, its one segment to its completion (the latest release delay and every
+// path's hops as suspension; an edge on several paths is counted on each: safe).
+void round_segments(const Model& m, const View& v, const std::vector<int>& chains, const RoundInputs& in,
+                    const HopCost& cost, Task& r) {
+  Task::Round& rd = *r.round;
+  rd.paths_of.assign(chains.size(), {});
+  for (std::size_t i = 0; i < in.members.size(); ++i)
+    for (std::size_t j = 0; j < chains.size(); ++j) {
+      std::vector<int> on = prefix_of(v.tasks[in.feeder[i]]), side;
+      for (int c : suffix_of(v.tasks[chains[j]])) on.push_back(c);
+      for (int c : r.path)
+        if (std::find(on.begin(), on.end(), c) == on.end()) side.push_back(c);
+      std::vector<Segment> segs;
+      const int at = round_path_segments(m, v, v.tasks[in.feeder[i]], v.tasks[chains[j]], in.members, side,
+                                         in.release[i], cost, segs);
+      rd.members[i].ends.emplace_back(static_cast<int>(r.paths.size()), at);
+      rd.paths_of[j].push_back(static_cast<int>(r.paths.size()));
+      r.paths.push_back(std::move(segs));
+    }
+  if (!rd.one_segment) return;
+  Segment seg;
+  seg.executor = v.cbs[r.path.front()].executor;
+  seg.cbs = r.path;
+  seg.intra_comm = *std::max_element(in.release.begin(), in.release.end());
+  for (Duration d : in.release) seg.delayed_hops += d > 0 ? 1 : 0;  // a later release: a delay
+  for (const auto& p : r.paths)
+    for (std::size_t s = 0; s < p.size(); ++s) {
+      seg.intra_comm += (s ? p[s].comm_before : 0) + p[s].intra_comm;
+      seg.delayed_hops += (s && p[s].comm_before > 0 ? 1 : 0) + p[s].delayed_hops;
+    }
+  r.segments.push_back(std::move(seg));
+  r.paths.clear();
+}
+
+}  // namespace
+
+void fusion_rounds(const Model& m, View& v, const HopCost& cost, const std::vector<int>& disabled) {
+  const auto sets = implicit_fusion_sets(m);
+  for (std::size_t si = 0; si < sets.size(); ++si) {
+    if (std::find(disabled.begin(), disabled.end(), static_cast<int>(si)) != disabled.end()) continue;
+    std::string why;
+    const std::vector<int> chains = round_chains(m, v, sets[si], &why);
+    if (chains.empty()) continue;
+    const RoundInputs in = round_inputs(m, v, sets[si], chains);
+    Task r = round_shell(m, v, si, chains, in);
+    round_segments(m, v, chains, in, cost, r);
+    r.width = static_cast<int>(in.members.size() * chains.size() + r.extras.size());
+    if (!r.extras.empty()) round_work_paths(m, v, r, in.timers, in.release, in.members, cost);
+    const int ri = static_cast<int>(v.tasks.size());
+    for (int k : chains) {  // their work is the round's now
+      Task& t = v.tasks[k];
+      t.absorbed_by = ri;
+      t.work.clear();
+      t.extras.clear();
+      t.work_paths.clear();
+      t.join_work_before.clear();
+      t.join_work_after.clear();
+    }
+    v.tasks.push_back(std::move(r));
+  }
 }
 
 }  // namespace chainrt::detail

@@ -17,12 +17,45 @@
 
 namespace chainrt::detail {
 
+// ---- the terms (join_wait.cpp has the derivation; tests/cpp/analysis/test_terms.cpp) ----
+
+// Eq. J1: the next instance of the chain overwrites J's cached input: P − r <= T + Rpre.
+inline Duration join_own_overwrite(Duration T, Duration Rpre) { return T + Rpre; }
+
+// Eq. J2, one other input: its next arrival at the fusion node after J's, relative to J's
+// arrival: T' + R'pre − B'pre.
+inline Duration join_other_arrival(Duration T_other, Duration Rpre_other, Duration Bpre_other) {
+  return T_other + Rpre_other - Bpre_other;
+}
+
+// Eq. G: least time between two completions of a member fed by a chain of period T.
+inline Duration member_gap(Duration T, Duration Rpre, Duration Bpre) { return T - (Rpre - Bpre); }
+
+// Eq. P (fusion rounds): the rounds pair when the members' arrivals of one round, from the
+// latest bound max_c R_c to the earliest start min_c B_c (both from the round's origin), span
+// less than the period.
+inline bool rounds_pair(Duration latest_arrival, Duration earliest_start, Duration T) {
+  return latest_arrival - earliest_start < T;
+}
+
+// A chain of a fusion round: its response bound from its own release, δ after the round's
+// origin, given the bound of its paths from the origin.
+inline Duration round_chain_bound(Duration path_bound, Duration delay) { return path_bound - delay; }
+
 // After build_view's tasks exist: for every chain with a join wait, its JoinTerm (or
 // join_refused), its segments split after its fusion input (the part after the join is
 // released by the fusion's publication), the hop into that part charged at the largest cost
 // any member's publication may take, and its width raised to one per callback (a later
 // instance's prefix may run while the suffix runs). Allocates; not for hot paths.
 void resolve_joins(const Model& m, View& v, const HopCost& cost);
+
+// Fusion rounds (Task::Round; derivation in join_wait.cpp, "Guaranteed phases"): for every
+// implicit fusion set not in `disabled` whose every member is fed by a declared chain that waits
+// there (Task::join), each from a timer with a guaranteed phase, all of one period on one host,
+// with no instance lost before the member and no LaME best-effort thread: a round task
+// appended to the view that stands for all those chains (they are marked absorbed_by and lose
+// their work). Call after build_view. Allocates; not for hot paths.
+void fusion_rounds(const Model& m, View& v, const HopCost& cost, const std::vector<int>& disabled);
 
 // The view the holistic driver iterates: `v` itself, or a copy with one pseudo-task per
 // joining chain (shadow_of = the chain): the chain's prefix up to its fusion input (its work

@@ -27,6 +27,8 @@
 #include <algorithm>
 
 #include "chainrt/analysis/reference.hpp"
+#include "fixed_point.hpp"
+#include "rta_terms.hpp"
 #include "workload.hpp"
 
 namespace chainrt::reference {
@@ -55,43 +57,28 @@ struct Other {
   Duration C, T;
 };
 
-// Least fixed point L* <= Lmax, or nullopt. Kleene iteration from L = A (exact), accelerated
-// like chain_rta.cpp: the lower envelope Σ_k (W_k(L0) + min(room_k, L − L0)) is concave, so
-// the least L where A + ⌈envelope/m⌉ <= L is found by bisection and no fixed point is skipped.
+// Least fixed point L* <= Lmax, or nullopt: the one search (fixed_point.hpp) from L = A, with a
+// jump like chain_rta.cpp's: the lower envelope Σ_k (W_k(L0) + min(room_k, L − L0)) is concave,
+// so the least L where A + ⌈envelope/m⌉ <= L is found by bisection and no fixed point is skipped.
 std::optional<Duration> least_fixed_point(Duration A, const std::vector<Other>& others, Duration m, Duration Lmax) {
   auto f = [&](Duration L) {
     Duration s = 0;
     for (const auto& o : others) s += workload(L, o.C, o.T);
     return A + detail::ceil_div(s, m);
   };
-  Duration L = A;
-  for (int it = 0;; ++it) {
-    if (L > Lmax) return std::nullopt;
-    const Duration fl = f(L);
-    if (fl <= L) return L;
-    if (fl > Lmax) return std::nullopt;
-    Duration next = fl;
-    if (it >= 3) {
-      std::vector<std::pair<Duration, Duration>> env;  // (W(L0), room)
-      for (const auto& o : others) env.emplace_back(workload(L, o.C, o.T), room(L, o.C, o.T));
-      const Duration L0 = L;
-      auto ok = [&](Duration x) {
-        Duration s = 0;
-        for (const auto& [w, r] : env) s += w + std::min(r, x - L0);
-        return A + detail::ceil_div(s, m) <= x;
-      };
-      if (!ok(Lmax)) return std::nullopt;
-      Duration lo = fl - 1, hi = Lmax;  // ok(lo) false (the envelope is >= its value at L0)
-      if (ok(fl)) hi = fl;
-      while (hi - lo > 1) {
-        const Duration mid = lo + (hi - lo) / 2;
-        if (ok(mid)) hi = mid;
-        else lo = mid;
-      }
-      next = std::max(next, hi);
-    }
-    L = next;
-  }
+  int steps = 0;
+  auto jump = [&](Duration L0, Duration fl) -> Duration {
+    if (steps++ < 3) return fl;
+    std::vector<std::pair<Duration, Duration>> env;  // (W(L0), room)
+    for (const auto& o : others) env.emplace_back(workload(L0, o.C, o.T), room(L0, o.C, o.T));
+    auto ok = [&](Duration x) {
+      Duration s = 0;
+      for (const auto& [w, r] : env) s += w + std::min(r, x - L0);
+      return A + detail::ceil_div(s, m) <= x;
+    };
+    return detail::least_in_upset(ok, fl, Lmax, Lmax - fl);  // (the envelope is >= its value at L0)
+  };
+  return detail::least_fixed_point(A, Lmax, f, jump).value;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 namespace chainrt::detail {
 
 inline constexpr int kNoPriority = INT_MIN;  // sorts after every fixed priority (sched tier 1)
+inline constexpr Duration kUnbounded = -1;   // no bound (a response, an end, a workload)
 
 struct CbInfo {
   Duration wcet = 0;
@@ -123,6 +125,34 @@ struct Task {
   // chains can queue ahead of the instance's at a callback it shares with them (a merge).
   Duration key_lo = 0, key_hi = 0;
   std::string edf_unkeyed;  // non-empty: a path callback can queue messages without a deadline
+  // A fusion round (join_wait.hpp, fusion_rounds): set on the pseudo-task that stands for every
+  // chain joining at one implicit fusion set whose inputs come from timers with guaranteed
+  // phases (model TimerPhase::Guaranteed) of one period on one host. It is released at the
+  // round's origin ρ (the earliest of those timers' grid releases of one index) and its work
+  // is every such chain's; the chains themselves (`absorbed_by`) have no work of their own and
+  // take their bounds from it.
+  struct Round {
+    int set = -1;                          // index into implicit_fusion_sets(model)
+    std::string node;                      // the fusion node (for reasons)
+    std::vector<int> chains;               // the absorbed tasks
+    std::vector<Duration> delay;           // per absorbed chain: its nominal release after ρ
+    std::vector<std::vector<int>> paths_of;  // per absorbed chain: its paths (indices into `paths`)
+    struct Member {
+      int callback = -1;
+      Duration lower = 0;                  // lower bound from ρ to the member's start
+      std::vector<std::pair<int, int>> ends;  // (path, segment) whose end is the member's completion
+    };
+    std::vector<Member> members;
+    bool one_segment = false;              // all on one executor: analysed to its completion
+  };
+  std::optional<Round> round;
+  int absorbed_by = -1;                    // a chain analysed as part of that round task
+  // Its releases on the host's release grid (a source timer with a guaranteed phase, model
+  // TimerPhase::Guaranteed): nominal releases at E + grid_offset + k·T on host grid_host
+  // (-1: the phase is not guaranteed). Other segments see its interference by phase
+  // (phased_workload, rta_terms.hpp).
+  Duration grid_offset = 0;
+  int grid_host = -1;
 };
 
 struct View {
@@ -159,10 +189,23 @@ View build_view(const Model& m, const HopCost& cost);
 // placement's kind and the topic's size.
 Duration placement_hop_cost(const Model& m, int from, int to, const HopCost& cost);
 
+// Appends callback c, reached over a hop of cost hc, to the linear segments of one path: a new
+// segment where the executor changes (hc is then the cost that delivers it), else the same one.
+void append_path_piece(std::vector<Segment>& segs, int c, Duration hc, const std::vector<int>& side, const View& v);
+// The root-to-leaf trigger paths from `root` inside `in_work` (a publisher and a subscriber of
+// its topic, both in the work); nullopt with `why` on a topic cycle or more than 256 paths.
+std::optional<std::vector<std::vector<int>>> trigger_paths(const Model& m, const std::set<int>& in_work, int root,
+                                                           std::string* why);
 // Fills every task's work paths (Task::work_paths); build_view calls it.
 void work_paths(const Model& m, View& v, const HopCost& cost);
 // Fills every task's EDF key range (Task::key_lo, key_hi, edf_unkeyed); build_view calls it.
 void edf_keys(const Model& m, View& v);
+// Task t's key_hi (edf_keys: its key_lo set): its deadline, raised where a path callback also
+// takes messages another chain passes on to it — except from publishers `same_message` names
+// (callback index: their messages are the ones t's own instance travels in, as a fusion set's
+// members' one publication). Writes why there is no bound into `unkeyed` (when given).
+Duration edf_key_hi(const Model& m, const Task& t, const std::function<bool(std::size_t)>& same_message,
+                    std::string* unkeyed);
 
 // (Effective priorities, thread FIFO priorities and thread masks: chainrt/model/facts.hpp,
 // shared with sched/.)

@@ -30,6 +30,7 @@
 #include <std_msgs/msg/string.hpp>
 
 #include "chainrt/runtime/executor.hpp"
+#include "chainrt/sched/policy.hpp"
 
 using chainrt::Duration;
 using chainrt::Policy;
@@ -233,8 +234,9 @@ double mean(const std::vector<Duration>& v) {
 
 int main(int argc, char** argv) {
   std::vector<int> ns = {1, 2, 5, 10, 20, 50, 100, 150, 200};
-  std::vector<std::string> configs = {"ros-default", "picas", "fp", "edf", "mixed", "lame", "rcl-loop",
-                                      "edf-full-refresh"};
+  std::vector<std::string> configs;  // every policy, then the two baselines of this benchmark
+  for (const auto& d : chainrt::sched::policies()) configs.emplace_back(d.name);
+  configs.insert(configs.end(), {"rcl-loop", "edf-full-refresh"});
   int reps = 3, instances = 60;
   Duration period = 10'000'000;
   std::string json_path;

@@ -1,4 +1,5 @@
-"""Shared by the chainrt.rclpy benchmarks: making each executor, statistics with spread."""
+"""Shared by the chainrt.rclpy benchmarks (and bench/rclcpp/dispatch.py): making each executor,
+statistics with spread, the dispatch-cost table."""
 
 from __future__ import annotations
 
@@ -60,3 +61,31 @@ def measure(script: str, args: list[str], label: str, timeout: float) -> dict | 
         print(f"{label}: failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
         return None
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def dispatch_table(rows: list[dict], ns: list[int], kinds: list[str], pairs: list[tuple[str, str]],
+                   json_path: str | None = None) -> None:
+    """Print the dispatch-cost table of bench/rclpy/dispatch.py and bench/rclcpp/dispatch.py: per N
+    and executor, the CPU time per callback and the process CPU % (mean ± stdev [min..max] over the
+    repetitions) and the share of due callbacks that ran; per (mine, reference) pair the ratio of
+    the two within each repetition (rows carry "rep"). Writes the rows to json_path when given."""
+    width = max(len(k) for k in kinds) + 1
+    print(f"{'N':>4s} {'executor':{width}s} {'CPU us per callback':>34s} {'process CPU %':>30s} {'run / due':>10s}")
+    for n in ns:
+        for kind in kinds:
+            rs = [r for r in rows if r["executor"] == kind and r["n"] == n]
+            if rs:
+                print(f"{n:4d} {kind:{width}s} {spread([r['us_per_callback'] for r in rs]):>34s} "
+                      f"{spread([r['cpu_pct'] for r in rs]):>30s} "
+                      f"{sum(r['callbacks'] for r in rs) / max(1, sum(r['expected'] for r in rs)):>9.1%}")
+        per_rep: dict[int, dict[str, float]] = {}
+        for r in rows:
+            if r["n"] == n:
+                per_rep.setdefault(r["rep"], {})[r["executor"]] = r["us_per_callback"]
+        for mine, ref in pairs:
+            ratios = [v[mine] / v[ref] for v in per_rep.values() if mine in v and ref in v]
+            if ratios:
+                print(f"{'':4s} ratio {mine}/{ref}: {spread(ratios)}")
+    if json_path:
+        from pathlib import Path
+        Path(json_path).write_text(json.dumps(rows, indent=1))

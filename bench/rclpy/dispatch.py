@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import make_executor, measure, ros_env, spread  # noqa: E402
+from common import dispatch_table, make_executor, measure, ros_env  # noqa: E402
 
 KINDS = ("chainrt-fp", "SingleThreaded", "MultiThreaded", "Events")
 FANOUT_HZ = 50.0
@@ -99,27 +99,14 @@ def main() -> int:
                 r = measure(__file__, [kind, str(n), "--seconds", str(a.seconds)], f"{kind} N={n}", a.seconds + 90)
                 if r is None:
                     continue
+                r["rep"] = rep
                 rows.append(r)
                 print(f"rep {rep} N={n:3d} {kind:15s} {r['us_per_callback']:8.1f} us/cb  {r['cpu_pct']:5.1f} % CPU "
                       f"{r['callbacks']}/{r['expected']:.0f} callbacks", file=sys.stderr)
     print(f"dispatch cost, {a.seconds:g} s per run, {a.reps} repetitions (mean ± stdev [min..max]), "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; N=0: a lone 1 kHz timer, "
           f"N>0: a {FANOUT_HZ:g} Hz timer publishing to N subscriptions")
-    print(f"{'N':>4s} {'executor':15s} {'CPU us per callback':>34s} {'process CPU %':>30s} {'callbacks run / due':>20s}")
-    for n in ns:
-        for kind in KINDS:
-            rs = [r for r in rows if r["executor"] == kind and r["n"] == n]
-            if rs:
-                print(f"{n:4d} {kind:15s} {spread([r['us_per_callback'] for r in rs]):>34s} "
-                      f"{spread([r['cpu_pct'] for r in rs]):>30s} "
-                      f"{sum(r['callbacks'] for r in rs) / max(1, sum(r['expected'] for r in rs)):>19.1%}")
-        by = {k: [r["us_per_callback"] for r in rows if r["executor"] == k and r["n"] == n] for k in KINDS}
-        if by["chainrt-fp"] and by["SingleThreaded"] and by["Events"]:
-            ratios_s = [c / s for c, s in zip(by["chainrt-fp"], by["SingleThreaded"])]
-            ratios_e = [c / e for c, e in zip(by["chainrt-fp"], by["Events"])]
-            print(f"{'':4s} ratio chainrt/SingleThreaded {spread(ratios_s)}   chainrt/Events {spread(ratios_e)}")
-    if a.json:
-        Path(a.json).write_text(json.dumps(rows, indent=1))
+    dispatch_table(rows, ns, list(KINDS), [("chainrt-fp", "SingleThreaded"), ("chainrt-fp", "Events")], a.json)
     return 0
 
 

@@ -17,6 +17,22 @@
 //    when the merged class stays schedulable at 100 %; otherwise the empty class is dropped
 //    and its core goes entirely to its BE counterpart.
 //  - Budgets are searched in per-mille steps of the period (step = 10 ‰ = the paper's 1 %).
+//  - The capacity rule for the BE side (Options::be_placement = Capacity, the default; Paper
+//    keeps the paper's steps), so that BE chains do not starve where the cores have room:
+//    (a) an RT class left without chains is merged into the busiest one (Algorithm 3, lines
+//        5-7) only when the merged class's least budgets take no more of the cores than the
+//        busiest class's alone; the paper merges whenever the merged class is schedulable, and
+//        since fp-mt charges a chain's own work once per thread, the merged class often needs
+//        its full budget on every thread, which leaves the BE classes of all those cores nothing;
+//    (b) BE chains are placed once Algorithm 3 has fixed the budgets, largest utilisation first,
+//        on the BE class with the most capacity left (its threads x budget share, less the
+//        utilisation placed) among those it fits in; one that fits nowhere goes to a class that
+//        is overloaded already, else to the one with the most room — the overload stays in as
+//        few classes as possible. The paper's lines 38-41 spread the chains by utilisation
+//        before the BE classes have budgets, so an overloaded BE side overloads every class.
+//    Cost to the RT side: (b) none (the RT classes, budgets and bounds are fixed before); (a)
+//    the RT chains of the busiest class do not get the empty class's thread — their budget and
+//    bound are those of their own class (the merge would not have lowered the budget it takes).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -253,10 +269,17 @@ Allocation allocate(const Model& input, const Options& opt) {
   const Host* host = model.host(ex.host);
   const int host_cores = host ? host->cores : 1;
   const int ncores = opt.cores > 0 ? opt.cores : host_cores;
-  if (ncores > host_cores)
-    throw std::invalid_argument("--cores " + std::to_string(ncores) + " exceeds the " + std::to_string(host_cores) +
-                                " cores of host '" + ex.host + "'");
   if (ncores > 32) throw std::invalid_argument("at most 32 cores");
+  std::string cores_note;
+  if (ncores > host_cores) {
+    // Options::cores overrides the model's cores: the executor's host gets them (the written
+    // plan says so).
+    for (auto& h : model.hosts)
+      if (h.name == ex.host) h.cores = ncores;
+    model.reindex();
+    cores_note = "host '" + ex.host + "' has " + std::to_string(ncores) + " cores in this plan (the model declares " +
+                 std::to_string(host_cores) + ")";
+  }
 
   // Algorithm 1.
   c.lin = linearise(model);
@@ -392,10 +415,31 @@ retry:
     }
   }
 
+  // Algorithm 3, lines 8-27: the least budget of RT class k (set on it and returned).
+  auto least_budget = [&](std::vector<ThreadClassPlan>& R, const std::vector<ThreadClassPlan>& B, int k) {
+    int lo = 0, hi = cap, mid = cap;
+    while (lo < hi) {  // lines 8-23
+      mid = (lo + hi) / 2;
+      R[k].budget = std::max<Duration>(1, budget_of(mid));
+      if (class_schedulable(c, R, B, k)) hi = mid;
+      else lo = mid + opt.step_permille;
+    }
+    int best = std::min(cap, std::max(lo, std::min(mid, hi)));  // line 24
+    R[k].budget = std::max<Duration>(1, budget_of(best));
+    // (the search assumes schedulability is monotone in the budget; confirm the result)
+    while (best < cap && !class_schedulable(c, R, B, k)) {
+      best = std::min(cap, best + opt.step_permille);
+      R[k].budget = budget_of(best);
+    }
+    return R[k].budget;
+  };
   // Algorithm 3 for every RT class.
   for (std::size_t k = 0; k < rt.size(); ++k) {
     if (opt.keep || !rt[k].chains.empty()) continue;
-    // Lines 5-7: merge an empty class into the busiest one when that stays schedulable.
+    // Lines 5-7: merge an empty class into the busiest one when that stays schedulable — and,
+    // under the capacity rule (header), only when the merged class's least budgets take no more
+    // of the cores than the busiest class's alone: otherwise the empty class's core is left
+    // entirely to its BE class.
     set_util(c, rt);
     int busiest = -1;
     for (std::size_t j = 0; j < rt.size(); ++j)
@@ -404,12 +448,18 @@ retry:
     auto rt2 = rt, be2 = be;
     merge(rt2, be2, static_cast<int>(k), busiest);
     const int merged = std::min(static_cast<int>(k), busiest);
-    if (class_schedulable(c, rt2, be2, merged)) {
-      rt = rt2;
-      be = be2;
-      rename(rt, be);
-      k = static_cast<std::size_t>(-1);  // restart the scan
+    if (!class_schedulable(c, rt2, be2, merged)) continue;
+    if (opt.be_placement == BePlacement::Capacity) {
+      auto alone = rt;
+      const __int128 before = static_cast<__int128>(least_budget(alone, be, busiest)) * alone[busiest].cores.size();
+      const __int128 after = static_cast<__int128>(least_budget(rt2, be2, merged)) * rt2[merged].cores.size();
+      rt2[merged].budget = full;
+      if (after > before) continue;
     }
+    rt = rt2;
+    be = be2;
+    rename(rt, be);
+    k = static_cast<std::size_t>(-1);  // restart the scan
   }
   for (std::size_t k = 0; k < rt.size(); ++k) {
     if (rt[k].chains.empty()) {
@@ -417,21 +467,39 @@ retry:
       be[k].budget = full;
       continue;
     }
-    int lo = 0, hi = cap, mid = cap;
-    while (lo < hi) {  // lines 8-23
-      mid = (lo + hi) / 2;
-      rt[k].budget = std::max<Duration>(1, budget_of(mid));
-      if (class_schedulable(c, rt, be, static_cast<int>(k))) hi = mid;
-      else lo = mid + opt.step_permille;
-    }
-    int best = std::min(cap, std::max(lo, std::min(mid, hi)));  // line 24
-    rt[k].budget = std::max<Duration>(1, budget_of(best));
-    // (the search assumes schedulability is monotone in the budget; confirm the result)
-    while (best < cap && !class_schedulable(c, rt, be, static_cast<int>(k))) {
-      best = std::min(cap, best + opt.step_permille);
-      rt[k].budget = budget_of(best);
-    }
+    least_budget(rt, be, static_cast<int>(k));
     be[k].budget = full - rt[k].budget;  // lines 28-32
+  }
+
+  // BE chains by capacity (header): with the budgets known, each BE chain (largest utilisation
+  // first) goes to the BE class with the most capacity left among those it fits in (utilisation
+  // below the class's supply rate); one that fits nowhere goes to a class that is overloaded
+  // already, else to the one with the most room, so the overload stays in as few classes as
+  // possible. The RT classes, their budgets and bounds are fixed before: they do not change.
+  if (!opt.keep && opt.be_placement == BePlacement::Capacity) {
+    for (auto& p : be) p.chains.clear();
+    std::vector<double> room(be.size(), 0.0);
+    for (std::size_t k = 0; k < be.size(); ++k)
+      if (be[k].budget > 0 && be[k].period > 0)
+        room[k] = static_cast<double>(be[k].cores.size()) *
+                  std::min(1.0, static_cast<double>(be[k].budget) / static_cast<double>(be[k].period));
+    std::vector<int> order = be_chains;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
+    for (int i : order) {
+      if (lin.chains[i].own().empty()) continue;
+      const int n = static_cast<int>(be.size());
+      int k = -1;
+      for (int j = 0; j < n; ++j)  // fits: the most room left
+        if (room[j] > c.util[i] && (k < 0 || room[j] > room[k])) k = j;
+      if (k < 0)  // fits nowhere: the most overloaded class ...
+        for (int j = 0; j < n; ++j)
+          if (room[j] < 0 && (k < 0 || room[j] < room[k])) k = j;
+      if (k < 0)  // ... or the one with the most room (its own best chance)
+        for (int j = 0; j < n; ++j)
+          if (k < 0 || room[j] > room[k]) k = j;
+      be[k].chains.push_back(i);
+      room[k] -= c.util[i];
+    }
   }
 
   // Final bounds.
@@ -479,6 +547,7 @@ retry:
     out.be_starvation_free = out.be_starvation_free && v.starvation_free;
     out.verdicts.push_back(v);
   }
+  if (!cores_note.empty()) out.notes.push_back(cores_note);
   // Notes: split groups.
   std::map<std::string, std::string> split;
   for (const auto& g : out.model.groups)

@@ -43,6 +43,37 @@ double thread_cpu_ms() {
 
 }  // namespace
 
+ActivationClock::ActivationClock(Duration start, Duration period, Duration min_gap)
+    : period_(std::max<Duration>(1, period)),
+      min_gap_(std::max<Duration>(0, min_gap)),
+      next_(start + period_),
+      last_miss_(start - min_gap_),
+      last_activation_(start) {}
+
+Duration ActivationClock::wake(bool miss, Duration due) const {
+  Duration w = std::min(next_, due_at(due));
+  if (miss) w = std::min(w, last_miss_ + min_gap_);
+  return w;
+}
+
+ActivationClock::Trigger ActivationClock::fire(Duration now, bool miss, Duration due) {
+  const Duration d = due_at(due);
+  const bool by_miss = miss && now >= last_miss_ + min_gap_;
+  const bool by_due = !by_miss && now >= d && d < next_;
+  last_activation_ = now;
+  if (by_miss) {
+    last_miss_ = now;
+    return Trigger::Miss;
+  }
+  if (by_due) return Trigger::Due;
+  while (next_ <= now) next_ += period_;
+  return Trigger::Period;
+}
+
+const char* to_string(ActivationClock::Trigger t) {
+  return t == ActivationClock::Trigger::Miss ? "deadline miss" : t == ActivationClock::Trigger::Due ? "demotion due" : "period";
+}
+
 Controller::Controller(Model model, Options options, Duration now, ControllerOptions policy)
     : model_(std::move(model)), options_(std::move(options)), policy_(policy) {
   policy_.window = std::max(1, policy_.window);

@@ -1,15 +1,17 @@
-// The LaME property check (lame/property.hpp): random LaME systems, planned by Algorithms 1-3
-// and the BE check, against the simulator.
+// The LaME property check (lame/property.hpp): LaME's random systems, planned by Algorithms 1-3
+// and the BE check, against the simulator under the soundness harness (soundness.hpp).
 #include "chainrt/lame/property.hpp"
 
-#include <algorithm>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "chainrt/analysis/generator.hpp"
-#include "chainrt/lame/lame.hpp"
+#include "chainrt/lame/soundness.hpp"
 #include "chainrt/model/yaml_io.hpp"
-#include "chainrt/sim/simulator.hpp"
 
 namespace chainrt::lame {
 
@@ -50,84 +52,47 @@ Model SystemText::model() const {
   return load_model_from_string(y.str(), "test.yaml");
 }
 
-Model property_system(std::uint64_t seed) {
-  gen::Rng rng(seed * 7919);
-  SystemText s;
-  s.cores = static_cast<int>(rng.uniform_int(1, 3));
-  const int nchains = static_cast<int>(rng.uniform_int(2, 5));
-  const int periods[] = {20, 40, 50, 100, 200};
-  auto shares = gen::uunifast(rng, nchains, 0.5 * s.cores + 0.3 * rng.uniform01());
-  std::vector<std::pair<std::string, std::string>> rt_paths;  // chain -> last callback/topic
-  for (int c = 0; c < nchains; ++c) {
-    const int T = periods[rng.uniform_int(0, 4)];
-    const int n = static_cast<int>(rng.uniform_int(1, 3));
-    const std::string p = "c" + std::to_string(c) + "_";
-    const double per_cb = std::max(0.01, std::min(0.9, shares[c])) * T * 1000.0 / n;
-    const int w = std::max(50, static_cast<int>(per_cb));
-    std::string cbs;
-    // Sometimes a BE chain branches off an earlier RT chain (Fig. 3).
-    const bool be = rng.uniform01() < 0.5;
-    if (be && !rt_paths.empty() && rng.uniform01() < 0.5) {
-      auto& [up_chain, up_cbs] = rt_paths[rng.uniform_int(0, static_cast<int>(rt_paths.size()) - 1)];
-      const std::string last = up_cbs.substr(up_cbs.rfind(' ') + 1);
-      s.sub(p + "b", "topic_" + last, w);
-      // deadline of the branch = the upstream chain's period (kept in the chain line)
-      const std::string line = up_cbs + ", " + p + "b";
-      const auto tpos = s.chains[std::stoi(up_chain.substr(1))].find("deadline: ");
-      const std::string dl = s.chains[std::stoi(up_chain.substr(1))].substr(tpos + 10);
-      s.chains.push_back("  - {name: " + p.substr(0, p.size() - 1) + ", callbacks: [" + line + "], deadline: " +
-                         dl.substr(0, dl.find(',')) + ", class: be}");
-      continue;
-    }
-    s.timer(p + "0", T, w, "topic_" + p + "0");
-    cbs = p + "0";
-    for (int j = 1; j < n; ++j) {
-      const std::string name = p + std::to_string(j);
-      s.sub(name, "topic_" + p + std::to_string(j - 1), w, "topic_" + name);
-      cbs += ", " + name;
-    }
-    s.chain(p.substr(0, p.size() - 1), cbs, T, be ? 0 : static_cast<int>(rng.uniform_int(1, 3)));
-    if (!be) rt_paths.push_back({p.substr(0, p.size() - 1), cbs});
-  }
-  return s.model();
-}
+Model property_system(std::uint64_t seed) { return random_system(gen::Rng::stream_seed(0, seed)); }
 
 PropertyReport check_property(std::uint64_t first_seed, std::uint64_t count) {
+  if (first_seed + count > (std::uint64_t{1} << 31))
+    throw std::invalid_argument("seeds beyond 2^31 are not drawn");
+  // The harness writes a counterexample's model (offsets applied) into a folder: one of our own.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("chainrt-lame-property-" + std::to_string(::getpid()) + "-" + std::to_string(first_seed));
+  sim::SoundnessOptions o;
+  o.seed = 0;  // system i: random_system(stream_seed(0, i)), as property_system(i)
+  o.first = static_cast<int>(first_seed);
+  o.sets = static_cast<int>(count);
+  o.harsh = true;
+  o.climb = 4;
+  o.counterexample_dir = dir.string();
+  SoundnessCounts counts;
+  const sim::SoundnessReport r = run_soundness(o, &counts);
   PropertyReport rep;
-  for (std::uint64_t seed = first_seed; seed < first_seed + count; ++seed) {
-    Model m;
-    try {
-      m = property_system(seed);
-    } catch (const ModelError& e) {
-      throw std::runtime_error("seed " + std::to_string(seed) + ": the drawn system does not validate: " + e.what());
-    }
-    ++rep.systems;
-    auto a = allocate(m);
-    bool any = false;
-    for (const auto& v : a.verdicts) any |= v.bounded;
-    if (!any) continue;
-    ++rep.accepted;
-    for (auto mode : {sim::ExecTime::Wcet, sim::ExecTime::Mix}) {
-      sim::SimOptions so;
-      so.duration = 4'000'000'000;
-      so.exec = mode;
-      so.seed = seed;
-      so.keep_samples = false;
-      auto r = sim::simulate(a.model, so);
-      for (const auto& v : a.verdicts) {
-        if (!v.bounded) continue;
-        const auto* cs = r.chain(v.chain);
-        if (!cs) throw std::runtime_error("seed " + std::to_string(seed) + ": chain " + v.chain + " was not simulated");
-        ++rep.checked;
-        const bool be = v.cls == CriticalityClass::BestEffort;
-        if (be && mode == sim::ExecTime::Wcet) ++rep.be_checked;
-        if (cs->wcrt > v.bound)
-          rep.violations.push_back({seed, v.chain, be ? "be" : "rt", v.thread_class,
-                                    mode == sim::ExecTime::Wcet ? "wcet" : "mix", v.bound, cs->wcrt,
-                                    save_model_to_string(a.model)});
-      }
-    }
+  rep.systems = r.systems;
+  rep.accepted = counts.systems_bounded;
+  rep.checked = r.chains_checked;
+  rep.be_checked = counts.be_bounded;
+  for (const auto& c : r.counterexamples) {
+    PropertyViolation v;
+    v.seed = static_cast<std::uint64_t>(c.set);
+    v.chain = c.chain;
+    const Model m = property_system(v.seed);
+    for (const auto& ch : m.chains)
+      if (ch.name == c.chain.substr(0, c.chain.find('#')))
+        v.cls = ch.criticality_class == CriticalityClass::RealTime ? "rt" : "be";
+    v.exec = c.variant;
+    v.bound = c.bound;
+    v.observed = c.observed;
+    std::ifstream f(c.file);
+    std::ostringstream text;
+    text << f.rdbuf();
+    v.model = text.str();
+    rep.violations.push_back(std::move(v));
   }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   return rep;
 }
 

@@ -37,6 +37,24 @@ std::uint64_t thread_mask(const Executor& executor, const Callback& callback) {
   return mask;
 }
 
+int simulated_core(const Model& model, std::size_t executor, std::size_t thread) {
+  const Executor& mine = model.executors[executor];
+  int cores = 1;
+  for (const auto& h : model.hosts)
+    if (h.name == mine.host) cores = std::max(1, h.cores);
+  const Thread& t = mine.threads[thread];
+  if (!t.cores.empty()) return t.cores.front() % cores;
+  int rr = 0;
+  for (std::size_t x = 0; x < model.executors.size(); ++x) {
+    if (model.executors[x].host != mine.host) continue;
+    for (std::size_t u = 0; u < model.executors[x].threads.size(); ++u) {
+      if (x == executor && u == thread) return rr % cores;
+      if (model.executors[x].threads[u].cores.empty()) ++rr;
+    }
+  }
+  return 0;
+}
+
 std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
   std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::size_t>> by_output;
   for (std::size_t c = 0; c < model.callbacks.size(); ++c) {

@@ -142,10 +142,14 @@ constexpr Names kKinds[] = {{"timer", 0},   {"subscription", 1}, {"service", 2},
                             {"client", 3},  {"fusion_input", 4}, {"fusion_trigger", 5}};
 constexpr Names kGroups[] = {{"mutually_exclusive", 0}, {"reentrant", 1}};
 constexpr Names kComms[] = {{"intra_process", 0}, {"same_host", 1}, {"remote", 2}};
-constexpr Names kPolicies[] = {{"ros-default", 0}, {"picas", 1}, {"fp", 2},
-                               {"edf", 3},         {"mixed", 4}, {"lame", 5}};
+constexpr Names kPolicies[] = {
+#define CHAINRT_POLICY(id, name) {name, static_cast<int>(Policy::id)},
+#include "chainrt/model/policies.def"
+#undef CHAINRT_POLICY
+};
 constexpr Names kClasses[] = {{"rt", 0}, {"be", 1}};
 constexpr Names kAccess[] = {{"direct", 0}, {"server", 1}};
+constexpr Names kPhases[] = {{"free", 0}, {"guaranteed", 1}, {"observed", 2}};
 constexpr Names kHops[] = {{"topic", 0}, {"request", 1}, {"response", 2}};
 
 template <std::size_t N>
@@ -168,6 +172,7 @@ const char* to_string(CommKind k) { return name_of(kComms, static_cast<int>(k));
 const char* to_string(Policy p) { return name_of(kPolicies, static_cast<int>(p)); }
 const char* to_string(CriticalityClass c) { return name_of(kClasses, static_cast<int>(c)); }
 const char* to_string(AcceleratorAccess a) { return name_of(kAccess, static_cast<int>(a)); }
+const char* to_string(TimerPhase p) { return name_of(kPhases, static_cast<int>(p)); }
 const char* to_string(HopKind k) { return name_of(kHops, static_cast<int>(k)); }
 std::optional<CallbackKind> callback_kind_from(const std::string& s) { return value_of<CallbackKind>(kKinds, s); }
 std::optional<GroupType> group_type_from(const std::string& s) { return value_of<GroupType>(kGroups, s); }
@@ -179,5 +184,6 @@ std::optional<CriticalityClass> criticality_class_from(const std::string& s) {
 std::optional<AcceleratorAccess> accelerator_access_from(const std::string& s) {
   return value_of<AcceleratorAccess>(kAccess, s);
 }
+std::optional<TimerPhase> timer_phase_from(const std::string& s) { return value_of<TimerPhase>(kPhases, s); }
 
 }  // namespace chainrt

@@ -232,9 +232,9 @@ void check_callbacks(Model& m, Diagnostics& d) {
       if (cb.period > 0 && cb.jitter >= cb.period) d.error(p + ".jitter", "jitter must be smaller than the period");
       if (cb.period > 0 && cb.offset >= cb.period) d.error(p + ".offset", "offset must be smaller than the period");
     } else {
-      if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0)
-        d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : ".jitter"),
-                "only timers have period, offset and jitter (" + who + " is a " + to_string(cb.kind) + ")");
+      if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0 || cb.phase != TimerPhase::Free)
+        d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : cb.jitter ? ".jitter" : ".phase"),
+                "only timers have period, offset, jitter and phase (" + who + " is a " + to_string(cb.kind) + ")");
       if (cb.period_tolerance)
         d.error(p + ".period_tolerance", "only timers have a period_tolerance (" + who + " is a " +
                                              to_string(cb.kind) + ")");

@@ -601,7 +601,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "callbacks", [&](const YAML::Node& n, const std::string& p) {
     if (!r.keys(n, p,
                 {"name", "kind", "node", "group", "wcet", "bcet", "priority", "affinity", "period", "offset",
-                 "jitter", "period_tolerance", "topic", "service", "queue_depth", "fuses", "publishes", "calls",
+                 "jitter", "phase", "period_tolerance", "topic", "service", "queue_depth", "fuses", "publishes", "calls",
                  "accelerator_segments"},
                 "a callback"))
       return;
@@ -623,6 +623,10 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
+    if (auto ph = r.scalar(n, "phase", p, false, "a callback")) {
+      if (auto v = timer_phase_from(*ph)) cb.phase = *v;
+      else r.d.error(sub(p, "phase"), "unknown timer phase '" + *ph + "' (free, guaranteed, observed)");
+    }
     cb.period_tolerance = r.duration(n, "period_tolerance", p, false, "a callback", true);
     cb.topic = r.ref(n, "topic", p, false, "a callback").value_or("");
     cb.service = r.ref(n, "service", p, false, "a callback").value_or("");
@@ -1016,6 +1020,7 @@ std::string save_model_to_string(const Model& m) {
       out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
       if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
       if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
+      if (c.phase != TimerPhase::Free) out << YAML::Key << "phase" << YAML::Value << to_string(c.phase);
       if (c.period_tolerance)
         out << YAML::Key << "period_tolerance" << YAML::Value << format_duration(*c.period_tolerance);
     }

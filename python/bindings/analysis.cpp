@@ -81,6 +81,22 @@ CHAINRT_BINDINGS(analysis, 10) {
       },
       "The shipped analyses: (name, summary, policy it bounds).");
   m.def(
+      "analyses",
+      [] {
+        nb::list out;
+        for (const auto* a : analyses()) {
+          nb::dict e;
+          e["name"] = a->name();
+          e["summary"] = a->summary();
+          e["policy"] = to_string(a->policy());
+          e["single_threaded"] = a->single_threaded();
+          out.append(e);
+        }
+        return out;
+      },
+      "The analysis registry: a dict each with name, summary, the policy it bounds, and whether it "
+      "bounds single-threaded executors only (the experiments partition the chains for it).");
+  m.def(
       "_analyze",
       [](const Model& model, const std::string& name) {
         const ResponseTimeAnalysis& a = named(name);

@@ -2,6 +2,7 @@
 // allocation comes back as a plain dict in the JSON layout of `chainrt lame allocate --json`,
 // plus the planned model (a Model object) under "model".
 #if defined(CHAINRT_LAME_AVAILABLE)  // (the lame module may be skipped)
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -12,6 +13,9 @@
 #include "chainrt/lame/lame.hpp"
 #include "chainrt/model/model.hpp"
 #include "registry.hpp"
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+#include "chainrt/lame/sim_control.hpp"
+#endif
 
 namespace nb = nanobind;
 using namespace chainrt;
@@ -90,8 +94,11 @@ CHAINRT_BINDINGS(lame, 40) {
   m.def(
       "lame_allocate",
       [](const Model& model, int cores, Duration period, int step_permille, Duration controller_period,
-         const std::vector<std::pair<std::string, Duration>>& measured) {
+         const std::vector<std::pair<std::string, Duration>>& measured, const std::string& be_placement) {
         lame::Options o;
+        if (be_placement == "paper") o.be_placement = lame::BePlacement::Paper;
+        else if (be_placement != "capacity")
+          throw std::invalid_argument("unknown BE placement '" + be_placement + "' (capacity, paper)");
         o.cores = cores;
         o.period = period;
         o.step_permille = step_permille;
@@ -108,11 +115,103 @@ CHAINRT_BINDINGS(lame, 40) {
       },
       nb::arg("model"), nb::arg("cores") = 0, nb::arg("period") = 10'000'000, nb::arg("step_permille") = 10,
       nb::arg("controller_period") = 10'000'000'000LL,
-      nb::arg("measured") = std::vector<std::pair<std::string, Duration>>{},
+      nb::arg("measured") = std::vector<std::pair<std::string, Duration>>{}, nb::arg("be_placement") = "capacity",
       "LaME Algorithms 1-3 on the model's executor: thread classes, budgets, allocation, demotions, bounds");
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+  m.def(
+      "lame_simulate",
+      [](const Model& model, Duration duration, std::uint64_t seed, int cores, Duration controller_period,
+         Duration reservation_period, int capacity_permille, const std::string& mode, Duration scale_at,
+         std::int64_t scale_num, std::int64_t scale_den, const std::string& exec,
+         std::map<std::string, Duration> offsets, const std::string& be_placement) {
+        if (mode != "controller" && mode != "plan" && mode != "model")
+          throw std::invalid_argument("unknown mode '" + mode + "' (controller, plan, model)");
+        lame::SimControlOptions c;
+        c.period = controller_period;
+        c.plan.cores = cores;
+        c.plan.period = reservation_period;
+        c.plan.capacity_permille = capacity_permille;
+        if (be_placement == "paper") c.plan.be_placement = lame::BePlacement::Paper;
+        else if (be_placement != "capacity")
+          throw std::invalid_argument("unknown BE placement '" + be_placement + "' (capacity, paper)");
+        sim::SimOptions o;
+        o.duration = duration;
+        o.seed = seed;
+        o.keep_samples = true;
+        o.offsets = std::move(offsets);
+        o.scale_at = scale_at;
+        o.scale_num = scale_num;
+        o.scale_den = scale_den;
+        if (exec == "wcet") o.exec = sim::ExecTime::Wcet;
+        else if (exec == "bcet") o.exec = sim::ExecTime::Bcet;
+        else if (exec == "uniform") o.exec = sim::ExecTime::Uniform;
+        else if (exec == "mix") o.exec = sim::ExecTime::Mix;
+        else throw std::invalid_argument("unknown execution-time mode '" + exec + "' (wcet, bcet, uniform, mix)");
+        lame::ControlledRun run;
+        {
+          nb::gil_scoped_release unlocked;
+          if (mode == "controller") {
+            run = lame::simulate_with_controller(model, c, o);
+          } else if (mode == "plan") {  // the initial plan on the same slots, never changed
+            lame::SimControl fixed(model, c);
+            run.simulated = fixed.simulated_model();
+            run.activations = fixed.log();
+            run.initial_plan = run.final_plan = fixed.initial_plan();
+            run.result = sim::simulate(run.simulated, o);
+          } else {  // the model as it is (e.g. the default executor as a baseline)
+            run.simulated = model;
+            run.result = sim::simulate(model, o);
+          }
+        }
+        nb::dict out;
+        out["summary"] = sim::result_to_json(run.result);
+        nb::dict responses;
+        for (const auto& ch : run.result.chains) {
+          nb::list pts;
+          for (std::size_t i = 0; i < ch.samples.size() && i < ch.releases.size(); ++i)
+            pts.append(nb::make_tuple(ch.releases[i], ch.samples[i]));
+          responses[ch.name.c_str()] = pts;
+        }
+        out["responses"] = responses;
+        nb::list acts;
+        for (const auto& a : run.activations) {
+          nb::dict d;
+          d["at_ns"] = a.at;
+          d["trigger"] = a.trigger;
+          d["decision"] = a.event.decision;
+          d["kind"] = a.event.kind;
+          d["why"] = a.event.why;
+          d["chains"] = a.event.chains;
+          d["analyses"] = a.event.analyses;
+          d["cpu_ms"] = a.event.cpu_ms;
+          d["supply_permille"] = a.event.supply_permille;
+          d["classes"] = a.classes;
+          d["demoted"] = a.demoted;
+          acts.append(d);
+        }
+        out["activations"] = acts;
+        out["model"] = nb::cast(run.simulated);
+        if (mode != "model") {
+          nb::dict first = to_dict(run.initial_plan, 0), last = to_dict(run.final_plan, 0);
+          first.attr("pop")("model");
+          last.attr("pop")("model");
+          out["initial_plan"] = first;
+          out["final_plan"] = last;
+        }
+        return out;
+      },
+      nb::arg("model"), nb::arg("duration_ns"), nb::arg("seed") = 1, nb::arg("cores") = 0,
+      nb::arg("controller_period") = 10'000'000'000LL, nb::arg("reservation_period") = 10'000'000,
+      nb::arg("capacity_permille") = 1000, nb::arg("mode") = "controller", nb::arg("scale_at") = -1,
+      nb::arg("scale_num") = 1, nb::arg("scale_den") = 1, nb::arg("exec") = "wcet",
+      nb::arg("offsets") = std::map<std::string, Duration>{}, nb::arg("be_placement") = "capacity",
+      "Simulate the model: mode 'controller' under LaME with its controller (lame::Controller on the "
+      "simulated measurements), 'plan' LaME's initial plan unchanged, 'model' the model as it is; "
+      "summary JSON, per chain (release, response) of every completed instance, the activations");
+#endif
 }
 
-#if defined(CHAINRT_LAME_PROPERTY_AVAILABLE)
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
 #include "chainrt/lame/property.hpp"
 
 CHAINRT_BINDINGS(lame_property, 41) {
@@ -149,5 +248,5 @@ CHAINRT_BINDINGS(lame_property, 41) {
       "The LaME property check (lame/property.hpp) on seeds first_seed .. first_seed + count - 1: systems, "
       "accepted, bounds checked, violations (with the planned model).");
 }
-#endif  // CHAINRT_LAME_PROPERTY_AVAILABLE
+#endif  // CHAINRT_LAME_SIM_AVAILABLE
 #endif  // CHAINRT_LAME_AVAILABLE

@@ -124,6 +124,8 @@ CHAINRT_BINDINGS(model, 0) {
       .def_rw("period", &Callback::period)
       .def_rw("offset", &Callback::offset)
       .def_rw("jitter", &Callback::jitter)
+      .def_prop_rw("phase", [](const Callback& c) { return std::string(to_string(c.phase)); },
+                   [](Callback& c, const std::string& s) { c.phase = enum_from(timer_phase_from(s), s, "timer phase"); })
       .def_rw("period_tolerance", &Callback::period_tolerance)
       .def_rw("topic", &Callback::topic)
       .def_rw("service", &Callback::service)

@@ -30,8 +30,11 @@ CHAINRT_BINDINGS(sim, 20) {
       "_simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
          std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
-         std::size_t trace_limit, std::map<std::string, Duration> offsets) {
+         std::size_t trace_limit, std::map<std::string, Duration> offsets,
+         std::map<std::string, Duration> release_delays, bool random_jitter) {
         sim::SimOptions o;
+        o.release_delays = std::move(release_delays);
+        o.random_jitter = random_jitter;
         o.duration = duration;
         o.seed = seed;
         if (policy) {
@@ -57,6 +60,7 @@ CHAINRT_BINDINGS(sim, 20) {
       nb::arg("threads") = nb::none(), nb::arg("exec") = "wcet", nb::arg("comm") = "fixed",
       nb::arg("trace") = false, nb::arg("trace_limit") = 2'000'000,
       nb::arg("offsets") = std::map<std::string, Duration>{},
+      nb::arg("release_delays") = std::map<std::string, Duration>{}, nb::arg("random_jitter") = true,
       "Simulate the model; returns (summary JSON, trace JSON or '').");
   m.def(
       "simulate",
@@ -87,14 +91,18 @@ CHAINRT_BINDINGS(sim, 20) {
 
 #ifdef CHAINRT_SIM_SOUNDNESS
 #include "chainrt/sim/soundness.hpp"
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+#include "chainrt/lame/soundness.hpp"  // analysis "lame": LaME's plans on LaME's systems
+#endif
 
 CHAINRT_BINDINGS(soundness, 21) {
   m.def(
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
          const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb,
-         bool fusion, const std::string& feature, int first) {
+         bool fusion, const std::string& feature, bool phases, int first) {
         sim::SoundnessOptions o;
+        o.phases = phases;
         o.first = first;
         o.feature = feature;
         o.analysis = analysis;
@@ -110,16 +118,29 @@ CHAINRT_BINDINGS(soundness, 21) {
         o.climb = climb;
         o.fusion = fusion;
         sim::SoundnessReport r;
+        std::string tallies;
         {
           nb::gil_scoped_release release;
-          r = sim::run_soundness(o);
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+          if (analysis == "lame") {
+            lame::SoundnessCounts counts;
+            r = lame::run_soundness(o, &counts);
+            tallies = lame::counts_to_json(counts);
+          } else
+#endif
+            r = sim::run_soundness(o);
         }
-        return sim::report_to_json(r);
+        std::string js = sim::report_to_json(r);
+        if (!tallies.empty()) {  // LaME's tallies join the report
+          js.pop_back();
+          js += ", \"lame\": " + tallies + "}";
+        }
+        return js;
       },
       nb::arg("analysis"), nb::arg("sets") = 100, nb::arg("seed") = 1, nb::arg("variants") = 4, nb::arg("jobs") = 1,
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
       nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
-      nb::arg("fusion") = false, nb::arg("feature") = "", nb::arg("first") = 0,
+      nb::arg("fusion") = false, nb::arg("feature") = "", nb::arg("phases") = false, nb::arg("first") = 0,
       "Soundness harness for one analysis over systems first .. first + sets - 1 of `seed`; returns the report as "
       "JSON.");
 }

@@ -87,13 +87,15 @@ def count(lo: int, hi: int | None = None, what: str = "a whole number"):
     return parse
 
 
-def percentage(lo: float, hi: float):
-    """An argparse type: a percentage ``20%`` (or a fraction ``0.2``) within [lo %, hi %], as a fraction."""
+def percentage(lo: float, hi: float, *, bare: str = "fraction"):
+    """An argparse type: a percentage ``20%`` within [lo %, hi %], as a fraction. A number without
+    ``%`` is a fraction (``0.2``), or with ``bare="percent"`` a percentage (``20``)."""
+    scale = 100.0 if bare == "percent" else 1.0
 
     def parse(text: str) -> float:
         t = str(text).strip()
         try:
-            v = float(t[:-1]) / 100.0 if t.endswith("%") else float(t)
+            v = float(t[:-1]) / 100.0 if t.endswith("%") else float(t) / scale
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (e.g. 20%)") from None
         if not lo / 100.0 <= v <= hi / 100.0:  # (NaN fails too)
@@ -109,6 +111,18 @@ fifo_priority = count(1, 99, "a SCHED_FIFO priority")
 seed = count(0, MAX_SEED, "a seed")
 ros_domain = count(0, 232, "a ROS domain id")  # DDS: 0..232 with the default port mapping
 positive = count(1, None, "a positive whole number")
+
+
+def time_factor(text: str) -> tuple[int, float]:
+    """``AT:FACTOR``: from AT (a duration, zero allowed) on, a positive factor (``2s:1.5``)."""
+    at, sep, factor = str(text).rpartition(":")
+    try:
+        f = float(factor)
+    except ValueError:
+        f = 0.0
+    if not sep or not 0 < f < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: want AT:FACTOR with a positive FACTOR, e.g. 2s:1.5")
+    return duration(at, allow_zero=True), f
 
 
 def cpu_core(text: str) -> int:
@@ -128,6 +142,27 @@ def input_file(text: str) -> str:
     if is_pipe(text):  # reading one could wait forever for a writer
         raise argparse.ArgumentTypeError(f"{text}: is a FIFO or socket, not a file")
     return text
+
+
+def input_dir(text: str) -> str:
+    """An existing folder (a recorded trace)."""
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder")
+    return text
+
+
+def budget_period(text: str) -> tuple[int, int]:
+    """A reservation ``BUDGET/PERIOD`` (``2ms/10ms``) as (budget, period) in ns, 0 < budget <= period."""
+    if isinstance(text, tuple):  # already parsed (a default given as a pair)
+        return text
+    parts = str(text).split("/")
+    try:
+        budget, per = (duration(x) for x in parts) if len(parts) == 2 else (0, 0)
+    except argparse.ArgumentTypeError:
+        budget, per = 0, 0
+    if not 0 < budget <= per:
+        raise argparse.ArgumentTypeError(f"{text!r}: want BUDGET/PERIOD with 0 < budget <= period, e.g. 2ms/10ms")
+    return budget, per
 
 
 def is_pipe(path: str | os.PathLike) -> bool:
@@ -200,6 +235,45 @@ def output_dir(text: str) -> str:
     if why:
         raise argparse.ArgumentTypeError(f"{text}: cannot be created in {parent} ({why})")
     return text
+
+
+def with_model(command: str):
+    """Decorates a command's ``run(args, model)``: the command's MODEL argument is loaded once,
+    here, and passed down; an invalid model is reported (every diagnostic, file:line:column) and
+    the command ends with ERROR before any work."""
+
+    def wrap(run):
+        def run_with_model(args) -> int:
+            from .model import load_model_or_report
+            model = load_model_or_report(args.model, command)
+            return ERROR if model is None else run(args, model)
+
+        run_with_model.__doc__ = run.__doc__
+        return run_with_model
+
+    return wrap
+
+
+def fail(command: str, message) -> int:
+    """Report a command's error in its one line on stderr (``chainrt CMD: message``); ERROR."""
+    import sys
+    print(f"chainrt {command}: {message}", file=sys.stderr)
+    return ERROR
+
+
+def write_outputs(command: str, files: dict) -> bool:
+    """Write every {path: text} asked for (a None path: not asked for) with :func:`write_atomic`;
+    False after reporting the first that cannot be written (the others are not tried)."""
+    for path, make in files.items():
+        if not path:
+            continue
+        try:
+            write_atomic(path, make() if callable(make) else make)
+        except (OSError, RuntimeError, ValueError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else e
+            fail(command, f"cannot write {path}: {why}")
+            return False
+    return True
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, durable: bool = True) -> None:

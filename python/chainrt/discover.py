@@ -35,6 +35,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from . import output
+
 # Graph entities that are ROS 2 infrastructure, not the application.
 INFRA_TOPICS = {"/rosout", "/parameter_events"}
 INFRA_SERVICE_SUFFIXES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
@@ -44,6 +46,8 @@ MONITOR_SUFFIX = "/chainrt/chain_stats"
 RATE_MATCH = 0.15        # a published topic "follows" an input when the rates differ by < 15 %
 MAX_CHAINS = 64          # candidate chains listed at most (paths can multiply in dense graphs)
 WCET_MARK = "wcet: measure with `chainrt profile`"   # chainrt profile --write replaces it
+MOVE_LATE_NEAR = 0.5     # _on_grid: late sends moved back with half the sends on one phase ...
+FULL_GRID = 0.9          # ... when then at least this share of the periods has its own send
 TOLERANCE_SE = 5         # period_tolerance = this many standard errors of the fitted period (+ rounding)
 SAME_TIMER_NS = 1_000_000  # two topics of one period come from one timer when sent within this
 
@@ -103,6 +107,29 @@ def _slot_indices(x, move_late: bool = True):
     return s
 
 
+def _own_periods(n: int, used: int) -> bool:
+    """Whether n sends over `used` distinct periods have a period each (5 % shared allowed)."""
+    return n - used <= max(1, 0.05 * n)
+
+
+def _grid_slots(x, near: float):
+    """The release index of each send (x as for _slot_indices) given the share `near` of the
+    sends on the grid's densest phase. Sends delayed into the next period are told from a second
+    timer where the punctual sends dominate (three quarters on one phase): two interleaved timers
+    spread their phases. A single thread busy with long callbacks (a 25 ms callback before a
+    30 Hz timer) delays a third of the sends, some into the next period: with half the sends on
+    one phase they are moved back when that gives every period its own send and leaves
+    (almost) no period empty; interleaved timers leave periods empty or doubled either way."""
+    n = len(x)
+    slots = _slot_indices(x, move_late=near >= 0.75)
+    if near >= MOVE_LATE_NEAR and not _own_periods(n, len(set(slots.tolist()))):
+        moved = _slot_indices(x, move_late=True)
+        used = len(set(moved.tolist()))
+        if _own_periods(n, used) and used / float(moved.max() - moved.min() + 1) >= FULL_GRID:
+            return moved
+    return slots
+
+
 def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
     """(share of the sends within an eighth of a period of the grid's densest phase, share of the
     grid's periods that have a send, whether every send has a period of its own)."""
@@ -111,12 +138,10 @@ def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
     hist = np.histogram(ph, bins=20, range=(0.0, 1.0))[0]
     k = int(np.argmax(hist))
     near = sum(int(hist[(k + d) % 20]) for d in (-2, -1, 0, 1, 2)) / n
-    # sends delayed into the next period are told from a second timer only where the punctual
-    # sends dominate (three quarters on one phase): two interleaved timers spread their phases
-    slots = _slot_indices((rel - (k + 0.5) / 20.0 * p) / p, move_late=near >= 0.75)
+    slots = _grid_slots((rel - (k + 0.5) / 20.0 * p) / p, near)
     used = len(set(slots.tolist()))
     total = float(slots.max() - slots.min() + 1)
-    return near, used / total, n - used <= max(1, 0.05 * n)
+    return near, used / total, _own_periods(n, used)
 
 
 def fit_period(times_ns: list[int]) -> PeriodFit | None:
@@ -167,7 +192,7 @@ def fit_period(times_ns: list[int]) -> PeriodFit | None:
     # period indices, then least squares over the punctual sends
     a = 2.0 * np.pi * _phases(rel, p)
     ref = float(np.arctan2(np.sin(a).sum(), np.cos(a).sum()) / (2 * np.pi)) * p
-    ks = _slot_indices((rel - ref) / p, move_late=best_near >= 0.75)
+    ks = _grid_slots((rel - ref) / p, best_near)
     keep = np.ones(n, dtype=bool)
     for rnd in range(2):
         kk, tt = ks[keep], rel[keep]
@@ -438,13 +463,6 @@ def nice_period_ns(rate_hz: float) -> int:
     return max(10_000, int(round(p / 10_000)) * 10_000)
 
 
-def fmt_duration(ns: int) -> str:
-    for unit, f in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if ns % f == 0:
-            return f"{ns // f}{unit}"
-    return f"{ns}ns"
-
-
 def _ident(name: str) -> str:
     return model_name(name).replace("/", "_")
 
@@ -682,8 +700,8 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
             f = {"name": cb, "kind": "timer", "node": mnode}
             if fit is not None and fit.periodic:
                 period, tol = exact_period(fit)
-                f["period"] = fmt_duration(period)
-                f["period_tolerance"] = fmt_duration(tol)
+                f["period"] = output.exact_duration(period)
+                f["period_tolerance"] = output.exact_duration(tol)
                 note = (f"inferred: a timer; period fitted to the send times of {fit.samples} messages on "
                         f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.stderr_ns / 1e3:.2f} us "
                         f"(send jitter {fit.jitter_ns / 1e6:.2f} ms"
@@ -699,7 +717,7 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
                 # the median gap, not the mean rate: a loaded system skips timer releases, which
                 # lowers the mean rate but leaves most gaps at the period
                 gap = g.topics[ts[0]].median_gap_s if ts[0] in g.topics else None
-                f["period"] = fmt_duration(nice_period_ns(1.0 / gap if gap else r))
+                f["period"] = output.exact_duration(nice_period_ns(1.0 / gap if gap else r))
                 note = (f"inferred: a timer; period from the median interval between messages on "
                         f"{', '.join(ts)} ({r:.2f}/s on average) -- the timer itself is not visible in the graph")
             else:

@@ -22,6 +22,27 @@ class ModelError(ValueError):
         super().__init__("\n".join(d["text"] for d in diagnostics))
 
 
+def policies() -> list[dict]:
+    """The executor policies (the C++ descriptors, sched/policy.hpp): name, description,
+    admission rule and default analyses, in their canonical order."""
+    return _core.policies()
+
+
+def policy_names() -> list[str]:
+    """The names a model's ``policy`` and every ``--policy`` accept."""
+    return [p["name"] for p in _core.policies()]
+
+
+def analyses() -> list[dict]:
+    """The analysis registry (analysis/analysis.hpp): name, summary, the policy it bounds,
+    and whether it bounds single-threaded executors only."""
+    return _core.analyses()
+
+
+def analysis_names() -> list[str]:
+    return [a["name"] for a in _core.analyses()]
+
+
 def load_model(path: str) -> Model:
     model, diags = _core._load_model(str(path))
     if diags:

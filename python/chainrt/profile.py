@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from . import output
 from .discover import WCET_MARK  # the skeleton's remark that --write replaces
 from .runtime import merge as merge_chain_reports
 from .runtime import quantile
@@ -286,13 +287,6 @@ def _floor_us(ns: float) -> int:
     return max(1000, int(ns // 1000) * 1000)
 
 
-def fmt(ns: int) -> str:
-    for unit, f in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if ns % f == 0:
-            return f"{ns // f}{unit}"
-    return f"{ns}ns"
-
-
 def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARGIN,
                   time_kind: str = "cpu") -> dict:
     """The profile of every model callback the monitor reported; raises ProfileError when none."""
@@ -352,12 +346,31 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
     if not cbs:
         raise ProfileError("the monitoring messages name none of the model's callbacks (" +
                            ", ".join(sorted(monitor_cbs)[:6]) + "); is it the same system?")
+    _observed_phases(cbs, infos, by_model)
     chains = _chains(col)
     hops = _hops(view, infos, by_model)
     lost = sum(s.lost for s in col.sources.values())
     return {"margin": margin, "time": time_kind, "messages": col.messages,
             "runs": sorted({k[0] for k in col.sources}), "executors": sorted({k[1] for k in col.sources}),
             "samples_lost": lost, "callbacks": cbs, "missing": missing, "chains": chains, "hops": hops}
+
+
+def _observed_phases(cbs: dict, infos: dict, samples: dict) -> None:
+    """Each profiled timer's phase as the run showed it, ``observed_offset_ns``: its first release
+    after the earliest first release of all of them, modulo its period. Only between two or more
+    timers (one alone has no phase to speak of). The model records it as ``phase: observed``:
+    a measurement of unmodified nodes, never a guaranteed offset (docs/model.md)."""
+    firsts = {}
+    for name, row in cbs.items():
+        rel = [r for r in samples.get(name, {}).get("release_ns", []) if r > 0]
+        period = infos.get(name, {}).get("period_ns")
+        if infos.get(name, {}).get("kind") == "timer" and rel and period:
+            firsts[name] = (min(rel), period)
+    if len(firsts) < 2:
+        return
+    t0 = min(f for f, _ in firsts.values())
+    for name, (first, period) in firsts.items():
+        cbs[name]["observed_offset_ns"] = (first - t0) % period
 
 
 def _chains(col: Collection) -> dict:
@@ -443,10 +456,19 @@ def plan_changes(view: ModelView, prof: dict) -> list[Change]:
         for key in ("wcet", "bcet"):
             if row[f"{key}_ns"] is None:
                 continue
-            new = fmt(row[f"{key}_ns"])
+            new = output.exact_duration(row[f"{key}_ns"])
             old = fields[key][1].value if key in fields else None
             if old != new:
                 changes.append(Change(name, key, old, new))
+        # a measured timer phase, unless the model guarantees the timer's offset itself
+        phase = fields["phase"][1].value if "phase" in fields else None
+        if "observed_offset_ns" in row and phase != "guaranteed":
+            off = output.exact_duration(row["observed_offset_ns"]) if row["observed_offset_ns"] else "0ns"
+            old = fields["offset"][1].value if "offset" in fields else None
+            if old != off:
+                changes.append(Change(name, "offset", old, off))
+            if phase != "observed":
+                changes.append(Change(name, "phase", phase, "observed"))
     return changes
 
 
@@ -518,7 +540,7 @@ def apply_changes(view: ModelView, changes: list[Change], measurements: list[dic
 def measurements_of(prof: dict) -> list[dict]:
     """The hops' median latencies as CROS-RT measurements; a hop whose every instance was blocked
     by another callback is left out (its figure would be blocking, not communication)."""
-    return [{"kind": h["kind"], "size": h["size"], "latency": fmt(_ceil_us(h["latency_ns"]["p50"]))}
+    return [{"kind": h["kind"], "size": h["size"], "latency": output.exact_duration(_ceil_us(h["latency_ns"]["p50"]))}
             for h in prof["hops"] if h["unblocked"]]
 
 

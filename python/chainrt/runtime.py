@@ -17,10 +17,16 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BINARY = "chainrt-run"
+# The run's release epoch (sched/timer.hpp): set for every process of a multi-process run, this
+# far after the launch (start-up and discovery of the processes fit in it; a process that starts
+# its executors later starts its timers at a later grid index and says so).
+RELEASE_EPOCH_ENV = "CHAINRT_RELEASE_EPOCH_NS"
+MULTI_PROCESS_EPOCH_MARGIN_NS = 5_000_000_000
 
 
 class RuntimeNotFound(RuntimeError):
@@ -152,6 +158,10 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     binary = find_binary()
     env = ros_environment(binary)
     processes = list_processes(model_path, binary)
+    if len(processes) > 1 and RELEASE_EPOCH_ENV not in env:
+        # one release epoch for every process (sched/timer.hpp, ReleaseGrid): the model's timer
+        # offsets hold across processes and every timer starts at the same grid index
+        env[RELEASE_EPOCH_ENV] = str(time.monotonic_ns() + MULTI_PROCESS_EPOCH_MARGIN_NS)
     # nodes and topics keep the model's names unless a namespace is asked for; the monitoring
     # topic is <namespace>/chainrt/chain_stats and its messages carry the run id
     common = [str(model_path), "--duration", f"{int(duration_ns)}ns", "--warmup", f"{int(warmup_ns)}ns",

@@ -38,11 +38,15 @@ from . import cliargs
 BATCH = 50
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
 CX_DIR = "@COUNTEREXAMPLES@/"
+# The bound / worst simulated buckets' upper ends (sim::kTightnessBuckets).
+TIGHTNESS_BUCKETS = (1.05, 1.1, 1.3, 1.5, 2.0, 3.0)
 FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform", "accelerator")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--analysis", default="all", help="analysis name from the registry, or 'all' (default)")
+    parser.add_argument("--analysis", default="all",
+                        help="analysis name from the registry, 'all' (default), or 'lame': LaME's plans (RT chains by "
+                             "fp-mt, BE chains by its best-effort check) on random LaME systems")
     parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
     parser.add_argument("--seed", type=cliargs.seed, default=1, help="base seed of the generated systems")
     parser.add_argument("--first", type=cliargs.count(0, 2**31 - 1, "a system index"), default=0, metavar="INDEX",
@@ -67,6 +71,10 @@ def add_arguments(parser) -> None:
                         help="generate systems whose chains join at fusion nodes fed by several timers (periods "
                              "alike, harmonic or unrelated; some inputs on no declared chain) instead of the "
                              "papers' workloads")
+    parser.add_argument("--phases", action="store_true",
+                        help="the offsets/fusion family: fusion systems whose timers have guaranteed phases and "
+                             "declared release jitter, simulated at the declared offsets with the jitter drawn, at "
+                             "its maximum, at zero and hill-climbed (the analyses use the phases: fusion rounds)")
     parser.add_argument("--feature", choices=FEATURES, default=None,
                         help="draw only systems with this feature: executors sharing a core under SCHED_FIFO "
                              "priorities (shared-cores), a callback on two chains (shared-callbacks: merges and "
@@ -83,29 +91,27 @@ def add_arguments(parser) -> None:
     command.add_arguments(parser, batch=BATCH, worker_aliases=("--jobs",))
 
 
-def _inv(ratio: float) -> str:
-    """bound / worst simulated from worst simulated / bound (a chain never simulated to any
-    response is left out of the tightness figures)."""
-    return f"{1 / ratio:.2f}" if ratio > 0 else "inf"
-
-
-def analysis_names() -> list[str]:
-    from . import _core
-    names = getattr(_core, "analysis_names", None)
-    if callable(names):  # (name, summary, policy) tuples
-        return [n[0] if isinstance(n, (tuple, list)) else n for n in names()]
-    return ["edf-mt", "fp-mt", "picas-st", "cros-rt", "ros-default-st"]
+def _histogram(tightness: dict) -> str:
+    """The bound / worst simulated distribution as 'below 1.05: N, 1.05-1.1: N, ...'."""
+    b = tightness["bound_over_worst"]
+    ends = b["bucket_upper_ends"]
+    labels = [f"<{ends[0]:g}"] + [f"{lo:g}-{hi:g}" for lo, hi in zip(ends, ends[1:])] + [f">={ends[-1]:g}"]
+    return ", ".join(f"{lab}: {n}" for lab, n in zip(labels, b["histogram"]))
 
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
-          fusion: bool = False, feature: str = "", first: int = 0) -> dict:
+          fusion: bool = False, feature: str = "", phases: bool = False, first: int = 0) -> dict:
+    """One batch of the harness: systems first .. first + sets - 1 of `seed` (each system
+    depends only on the seed and its number, so batches give the results of one run)."""
     from . import _core
+    if analysis == "lame" and (fusion or feature):  # LaME's plans on LaME's systems (lame/soundness.hpp)
+        raise ValueError("--analysis lame draws LaME's own systems; --fusion and --feature do not apply")
     fn = getattr(_core, "_soundness", None)
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
     return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
-                         fusion, feature or "", first))
+                         fusion, feature or "", phases, first))
 
 
 def batch_task(identity: dict, batch: dict) -> dict:
@@ -115,7 +121,8 @@ def batch_task(identity: dict, batch: dict) -> dict:
     i = identity
     with tempfile.TemporaryDirectory(prefix="chainrt-soundness-") as folder:
         rep = check(batch["group"], batch["count"], batch["seed"], i["variants"], 1, folder, i["horizon"], i["u_min"],
-                    i["u_max"], i["harsh"], i["climb"], i["fusion"], i["feature"], first=batch["first"])
+                    i["u_max"], i["harsh"], i["climb"], i["fusion"], i["feature"], i.get("phases", False),
+                    first=batch["first"])
         for c in rep["counterexamples"]:
             if c.get("file"):
                 with open(c["file"]) as f:
@@ -129,7 +136,8 @@ def make_spec(args, names: list[str]):
     identity = {"analyses": names, "sets": args.sets, "first": args.first, "seed": args.seed,
                 "variants": args.variants, "horizon": args.horizon, "u_min": args.u_min, "u_max": args.u_max,
                 "harsh": bool(args.harsh), "climb": args.climb, "fusion": bool(getattr(args, "fusion", False)),
-                "feature": getattr(args, "feature", None) or ""}
+                "feature": getattr(args, "feature", None) or "",
+                "phases": bool(getattr(args, "phases", False))}
 
     def make(size: int) -> Spec:
         return Spec("soundness", identity, split([(n, args.seed, args.sets) for n in names], size, args.first),
@@ -151,8 +159,26 @@ def merge_reports(reports: list[dict]) -> dict:
                         "median": six(quantile(ratios, 0.5)) if ratios else 0.0,
                         "p90": six(quantile(ratios, 0.9)) if ratios else 0.0,
                         "p10": six(quantile(ratios, 0.1)) if ratios else 0.0,
-                        "mean": six(sum(ratios) / len(ratios)) if ratios else 0.0}
+                        "mean": six(sum(ratios) / len(ratios)) if ratios else 0.0,
+                        "bound_over_worst": bound_over_worst(ratios)}
+    if "join_ratios" in rep:  # the fusion families: the chains from a fusion node's sources alone
+        joins = sorted(rep["join_ratios"])
+        rep["join_ratios"] = joins
+        rep["join_tightness"] = {"chains": len(joins), "bound_over_worst": bound_over_worst(joins)}
     return rep
+
+
+def bound_over_worst(ratios: list[float]) -> dict:
+    """The bound / worst simulated distribution from the ascending worst / bound ratios, as the
+    harness computes it (sim/src/soundness.cpp): median, p90 and the count per bucket."""
+    from .campaign.plan import quantile
+    inv = sorted(1 / x if x > 0 else float("inf") for x in ratios)
+    six = lambda x: float(f"{x:.6f}")  # noqa: E731
+    histogram = [0] * (len(TIGHTNESS_BUCKETS) + 1)
+    for b in inv:
+        histogram[sum(1 for e in TIGHTNESS_BUCKETS if b >= e)] += 1
+    return {"median": six(quantile(inv, 0.5)) if inv else 0.0, "p90": six(quantile(inv, 0.9)) if inv else 0.0,
+            "histogram": histogram, "bucket_upper_ends": list(TIGHTNESS_BUCKETS)}
 
 
 def run(args) -> int:
@@ -163,14 +189,16 @@ def run(args) -> int:
     if args.climb < 0:
         print("chainrt experiment soundness: --climb must be at least 0", file=sys.stderr)
         return 1
-    if getattr(args, "fusion", False) and getattr(args, "feature", None):
-        print("chainrt experiment soundness: --fusion and --feature draw different systems; give one of them",
-              file=sys.stderr)
+    families = [f for f in ("fusion", "phases", "feature") if getattr(args, f, None)]
+    if len(families) > 1:
+        print(f"chainrt experiment soundness: --{families[0]} and --{families[1]} draw different systems; give one "
+              f"of them", file=sys.stderr)
         return 1
+    from .model import analysis_names
     names = analysis_names() if args.analysis == "all" else [args.analysis]
-    if args.analysis != "all" and args.analysis not in analysis_names():
+    if args.analysis not in ("all", "lame") and args.analysis not in analysis_names():
         print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "
-              f"{', '.join(analysis_names())})", file=sys.stderr)
+              f"{', '.join(analysis_names())}, lame)", file=sys.stderr)
         return 1
     outcome = command.campaign(args, "soundness", make_spec(args, names), args.out)
     if isinstance(outcome, int):
@@ -208,14 +236,14 @@ def _write_counterexamples(rep: dict, folder: str) -> None:
 def _print_report(args, rep: dict, elapsed: float) -> None:
     h = rep.get("harsh", {})
     if args.json:
-        shown = {k: v for k, v in rep.items() if k != "ratios"}
+        shown = {k: v for k, v in rep.items() if k not in ("ratios", "join_ratios")}
         shown["counterexamples"] = [{k: v for k, v in c.items() if k != "model"} for c in rep["counterexamples"]]
         shown["elapsed_s"] = round(elapsed, 3)
         print(json.dumps(shown))
         return
     print(f"{rep['analysis']}: {rep['systems']} systems, {rep['applicable']} applicable, "
           f"{rep['schedulable']} schedulable, {rep['chains_checked']} chain bounds checked"
-          + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)" if getattr(args, "fusion", False) else "")
+          + (f" ({rep.get('fusion_chains_checked', 0)} through a fusion join)" if getattr(args, "fusion", False) or getattr(args, "phases", False) else "")
           + f" in "
           f"{rep['simulations']} simulations ({rep['executions']} callback executions, {elapsed:.1f} s); "
           + (f"harsh: {h['shuffled_priorities']} with shuffled priorities, {h['below_wcet']} below WCET, "
@@ -229,11 +257,19 @@ def _print_report(args, rep: dict, elapsed: float) -> None:
              + (f" ({rep['leaf_branches']} branches without a join)" if rep['feature'] == "branch-join" else "")
              + "; " if rep.get("feature") else "")
           + (f"tightness over {rep['tightness']['chains']} bounded chains: bound / worst simulated median "
-             f"{_inv(rep['tightness']['median'])}, p90 {_inv(rep['tightness']['p10'])}; "
+             f"{rep['tightness']['bound_over_worst']['median']:.2f}, "
+             f"p90 {rep['tightness']['bound_over_worst']['p90']:.2f} ({_histogram(rep['tightness'])}); "
              if rep["tightness"]["chains"] else "")
+          + (f"of them the {rep['join_tightness']['chains']} from a fusion node's sources: median "
+             f"{rep['join_tightness']['bound_over_worst']['median']:.2f}, "
+             f"p90 {rep['join_tightness']['bound_over_worst']['p90']:.2f}; "
+             if rep.get("join_tightness", {}).get("chains") else "")
           + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
-             f"systems; " if args.climb else "") +
-          f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
+             f"systems; " if args.climb else "")
+          + (f"LaME: {rep['lame']['rt_bounded']} RT and {rep['lame']['be_bounded']} BE bounds reported "
+             f"({rep['lame']['be_beyond_period']} BE bounds above the period), {rep['lame']['be_overload_refused']} "
+             f"BE chains refused as overloaded; " if "lame" in rep else "")
+          + f"max observed/bound {rep['max_ratio']:.3f}; counterexamples: {len(rep['counterexamples'])}")
     for c in rep["counterexamples"][:20]:
         print(f"  set {c['set']} ({c['variant']}): chain {c['chain']} {c['kind']} bound {c['bound_ns']} ns, "
               f"simulated {c['observed_ns']} ns" + (f" -> {c['file']}" if c["file"] else ""))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from .runtime import quantile
+from . import output
 
 
 class TraceError(Exception):
@@ -657,10 +658,6 @@ def _merge(found: list[dict]) -> dict:
             "bcrt_ns": min(x["bcrt_ns"] for x in found)}
 
 
-def _ms(ns) -> str:
-    return f"{ns / 1e6:9.3f}"
-
-
 def format_report(rep: TraceReport) -> str:
     out = [f"trace: {rep.events} events from {len(rep.processes)} process(es)"]
     for title, chains in (("Per-chain end-to-end latency (ms): release -> completion of the chain's last callback",
@@ -669,12 +666,10 @@ def format_report(rep: TraceReport) -> str:
                            rep.flow_chains)):
         if not chains:
             continue
-        out += ["", title,
-                f"  {'chain':<24}{'instances':>10}{'mean':>10}{'p99':>10}{'max':>10}{'min':>10}{'misses':>8}"]
-        for name, c in sorted(chains.items()):
-            misses = c.get("deadline_misses", "-")
-            out.append(f"  {name:<24}{c['instances']:>10}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}"
-                       f"{_ms(c['wcrt_ns']):>10}{_ms(c['bcrt_ns']):>10}{misses:>8}")
+        rows = [("chain", "instances", "mean", "p99", "max", "min", "misses")]
+        rows += [(name, c["instances"], *(output.ms(c[k], 3) for k in ("mean_ns", "p99_ns", "wcrt_ns", "bcrt_ns")),
+                  c.get("deadline_misses", "-")) for name, c in sorted(chains.items())]
+        out += ["", title, *output.table(rows, indent="  ")]
     if rep.model_chains:
         out.append("")
         out.append("Model chains, hop by hop (publish -> take, ms)")
@@ -687,22 +682,22 @@ def format_report(rep: TraceReport) -> str:
                 if "note" in h:
                     out.append(f"    {h['from']} -> {h['to']}: {h['note']}")
                 else:
-                    out.append(f"    {h['from']} -> {h['to']} [{h['topic']}]: n={h['instances']} mean {_ms(h['mean_ns']).strip()}"
-                               f" p99 {_ms(h['p99_ns']).strip()} max {_ms(h['wcrt_ns']).strip()}")
+                    out.append(f"    {h['from']} -> {h['to']} [{h['topic']}]: n={h['instances']} mean {output.ms(h['mean_ns'], 3)}"
+                               f" p99 {output.ms(h['p99_ns'], 3)} max {output.ms(h['wcrt_ns'], 3)}")
     if rep.hops:
         out.append("")
         out.append("Per hop, publish (rmw_publish) -> take (rmw_take) of the same message (ms)")
-        out.append(f"  {'topic':<28}{'publisher -> subscriber':<36}{'n':>7}{'mean':>10}{'p99':>10}{'max':>10}")
-        for h in rep.hops:
-            who = f"{h['publisher_node']} -> {h['subscriber_node']}"
-            out.append(f"  {h['topic']:<28}{who:<36}{h['instances']:>7}{_ms(h['mean_ns']):>10}"
-                       f"{_ms(h['p99_ns']):>10}{_ms(h['wcrt_ns']):>10}")
+        rows = [("topic", "publisher -> subscriber", "n", "mean", "p99", "max")]
+        rows += [(h["topic"], f"{h['publisher_node']} -> {h['subscriber_node']}", h["instances"],
+                  *(output.ms(h[k], 3) for k in ("mean_ns", "p99_ns", "wcrt_ns"))) for h in rep.hops]
+        out += output.table(rows, left=(0, 1), indent="  ")
     if rep.callbacks:
         out.append("")
         out.append("Callback execution (callback_start -> callback_end, wall, ms)")
-        out.append(f"  {'callback':<36}{'n':>7}{'mean':>10}{'p99':>10}{'max':>10}")
-        for name, c in sorted(rep.callbacks.items()):
-            out.append(f"  {name:<36}{c['instances']:>7}{_ms(c['mean_ns']):>10}{_ms(c['p99_ns']):>10}{_ms(c['wcrt_ns']):>10}")
+        rows = [("callback", "n", "mean", "p99", "max")]
+        rows += [(name, c["instances"], *(output.ms(c[k], 3) for k in ("mean_ns", "p99_ns", "wcrt_ns")))
+                 for name, c in sorted(rep.callbacks.items())]
+        out += output.table(rows, indent="  ")
     if rep.not_derivable:
         out.append("")
         out.append("Not derivable from this trace:")

@@ -32,6 +32,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from . import output
+
 BUSY_OTHER_SHARE = 0.20     # other processes used > 20 % of the machine: "busy"
 PSI_SHARE = 0.10            # some task waited for a CPU > 10 % of the time
 STEAL_SHARE = 0.02          # the hypervisor took > 2 % of the CPU time
@@ -159,14 +161,14 @@ class Finding:
     def text(self) -> str:
         parts = []
         if self.exceeds_bound:
-            parts.append(f"measured WCRT {_ms(self.measured_wcrt_ns)} ms exceeds the analysis bound "
-                         f"{_ms(self.bound_ns)} ms ({self.measured_wcrt_ns / self.bound_ns:.1f}x)")
+            parts.append(f"measured WCRT {output.ms(self.measured_wcrt_ns)} ms exceeds the analysis bound "
+                         f"{output.ms(self.bound_ns)} ms ({self.measured_wcrt_ns / self.bound_ns:.1f}x)")
         if self.exceeds_simulation:
-            parts.append(("" if self.exceeds_bound else f"measured WCRT {_ms(self.measured_wcrt_ns)} ms ")
-                         + f"exceeds the simulated worst case {_ms(self.simulated_wcrt_ns)} ms")
+            parts.append(("" if self.exceeds_bound else f"measured WCRT {output.ms(self.measured_wcrt_ns)} ms ")
+                         + f"exceeds the simulated worst case {output.ms(self.simulated_wcrt_ns)} ms")
         if self.deadline_misses:
             parts.append(f"{self.deadline_misses} deadline miss(es) in {self.instances} instance(s)"
-                         + (f" (deadline {_ms(self.deadline_ns)} ms)" if self.deadline_ns else ""))
+                         + (f" (deadline {output.ms(self.deadline_ns)} ms)" if self.deadline_ns else ""))
         why = ("; likely cause: " + "; ".join(self.causes)) if self.causes else \
             "; cause not identified from the measurements"
         return f"chain '{self.chain}': " + ", ".join(parts) + why
@@ -188,10 +190,6 @@ class Verdict:
     def to_json(self) -> dict:
         return {"negative": self.negative, "load": self.load,
                 "findings": [dict(f.__dict__, text=f.text()) for f in self.findings]}
-
-
-def _ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.2f}"
 
 
 def _model_wcets(model) -> dict:
@@ -244,8 +242,8 @@ def _causes(chain, model, cbs, wcet, asked_rt, rt_failed, load, excess=None) -> 
         st = cbs.get(cb)
         if st and cb in wcet and st.get("cpu_max_ns", 0) > OVERRUN_RATIO * wcet[cb]:
             extra += st["cpu_max_ns"] - wcet[cb]
-            over.append(f"{cb} used up to {_ms(st['cpu_max_ns'])} ms of CPU per instance, its WCET in the model "
-                        f"is {_ms(wcet[cb])} ms")
+            over.append(f"{cb} used up to {output.ms(st['cpu_max_ns'])} ms of CPU per instance, its WCET in the model "
+                        f"is {output.ms(wcet[cb])} ms")
     # an overrun is a likely cause only when it accounts for a tenth of the excess or more
     if over and (excess is None or extra >= EXPLAINS_SHARE * excess):
         out.append("the model understates execution times (" + "; ".join(over[:3]) +
@@ -270,8 +268,8 @@ def _causes(chain, model, cbs, wcet, asked_rt, rt_failed, load, excess=None) -> 
     for cb in members:
         st = cbs.get(cb)
         if st and lost_cpu(st):
-            pre.append(f"{cb} took up to {_ms(st['wall_max_ns'])} ms of wall time for at most "
-                       f"{_ms(st['cpu_max_ns'])} ms of CPU")
+            pre.append(f"{cb} took up to {output.ms(st['wall_max_ns'])} ms of wall time for at most "
+                       f"{output.ms(st['cpu_max_ns'])} ms of CPU")
     if pre:
         out.append("preempted while running (" + "; ".join(pre[:2]) + ")")
     return out
@@ -308,14 +306,14 @@ def bench_findings(result: dict) -> list[str]:
             s = (sim.get(chain) or {}).get("wcrt_ns")
             over = []
             if pb is not None and meas > pb:
-                over.append(f"the analysis bound with the measured platform {_ms(pb)} ms ({meas / pb:.1f}x)")
+                over.append(f"the analysis bound with the measured platform {output.ms(pb)} ms ({meas / pb:.1f}x)")
             elif b is not None and meas > b and pb is not None:
-                over.append(f"the model's bound {_ms(b)} ms, which assumes a CPU that is always there (with the "
-                            f"platform measured beside the runs the bound is {_ms(pb)} ms and holds)")
+                over.append(f"the model's bound {output.ms(b)} ms, which assumes a CPU that is always there (with the "
+                            f"platform measured beside the runs the bound is {output.ms(pb)} ms and holds)")
             elif b is not None and meas > b:
-                over.append(f"the analysis bound {_ms(b)} ms ({meas / b:.1f}x)")
+                over.append(f"the analysis bound {output.ms(b)} ms ({meas / b:.1f}x)")
             if s and meas > s:
-                over.append(f"the simulated worst case {_ms(s)} ms")
+                over.append(f"the simulated worst case {output.ms(s)} ms")
             if over:
                 dist = [d for d in c.get("disturbed_runs", [])]
                 causes = ["the machine was busy (run(s) " +
@@ -325,12 +323,12 @@ def bench_findings(result: dict) -> list[str]:
                     # (the executor threads' priority: above the process' other threads, so the CPU
                     # went to another process' thread or to the hypervisor)
                     causes.append("preempted while running (" + "; ".join(
-                        f"run {x['run']}: {x['callback']} took {_ms(x['wall_ns'])} ms of wall time for "
-                        f"{_ms(x['cpu_ns'])} ms of CPU" for x in lost[:2]) + ")")
+                        f"run {x['run']}: {x['callback']} took {output.ms(x['wall_ns'])} ms of wall time for "
+                        f"{output.ms(x['cpu_ns'])} ms of CPU" for x in lost[:2]) + ")")
                 if result.get("rt_priority") is None and not causes:
                     causes.append("no real-time priority (--rt-priority sets one)")
                 cause = "; likely cause: " + "; ".join(causes) if causes else "; cause not identified from the measurements"
-                lines.append(f"{name}: {chain} measured WCRT {_ms(meas)} ms exceeds " + " and ".join(over) + cause)
+                lines.append(f"{name}: {chain} measured WCRT {output.ms(meas)} ms exceeds " + " and ".join(over) + cause)
     return lines
 
 
@@ -338,15 +336,19 @@ class RunWatch:
     """What ``chainrt run`` calls around a run: warnings at the start (printed at once), the
     machine's counters before and after, and the verdict."""
 
-    def __init__(self, model_path: str, fifo: int | None = None, thread_params: bool = True, stream=None,
+    def __init__(self, model, fifo: int | None = None, thread_params: bool = True, stream=None,
                  probe=rt_available):
+        """``model``: the loaded Model, or its file (loaded here; a bad file leaves no warnings:
+        the run reports it itself)."""
         import sys
         self.fifo, self.thread_params = fifo, thread_params
-        try:
-            from .model import load_model
-            self.model = load_model(model_path)
-        except Exception:  # the run reports a bad model itself
-            self.model = None
+        if isinstance(model, (str, os.PathLike)):
+            try:
+                from .model import load_model
+                model = load_model(model)
+            except Exception:
+                model = None
+        self.model = model
         self.warnings = start_warnings(self.model, fifo, thread_params, probe) if self.model is not None else []
         for w in self.warnings:
             print(f"warning: {w}", file=stream or sys.stderr)

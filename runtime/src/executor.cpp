@@ -2,7 +2,6 @@
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/tracing.hpp"
 
-#include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,23 +23,6 @@ namespace {
 using sched::CallbackId;
 using sched::kNoCallback;
 using sched::kNoDeadline;
-
-void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Duration timeout) {
-  timespec ts{};
-  timespec* tp = nullptr;
-  if (timeout >= 0) {
-    ts.tv_sec = static_cast<time_t>(timeout / 1000000000);
-    ts.tv_nsec = static_cast<long>(timeout % 1000000000);
-    tp = &ts;
-  }
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, tp,
-          nullptr, 0);
-}
-
-void futex_wake_all(std::atomic<std::uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX,
-          nullptr, nullptr, 0);
-}
 
 // Registry of started executors for the signal handler (async-signal-safe: fixed array).
 constexpr int kMaxExecutors = 64;
@@ -108,21 +90,6 @@ struct Executor::Slot {
   // lock-free dirty list (DDS listener -> executor)
   std::atomic<bool> enlisted{false};
   Slot* next_dirty = nullptr;
-};
-
-struct Executor::ChainState {
-  std::uint32_t source = kNoCallback;  // CallbackId of the source timer (kNoCallback: elsewhere)
-  std::string source_name;
-  std::vector<CallbackId> members;
-  LatencyRecorder latency;
-  // A branching chain's instance ends when every leaf (of this executor) has completed; the
-  // leaves completed so far per instance, in a ring indexed by the instance number.
-  std::uint32_t leaf_count = 0;
-  struct Pending {
-    std::uint64_t instance = ~std::uint64_t{0};
-    std::uint32_t done = 0;
-  };
-  std::vector<Pending> pending;
 };
 
 // The timers of one clock other than the executor's (a node's ROS clock, or a system clock).
@@ -251,8 +218,10 @@ void Executor::prepare() {
   chains_.resize(chain_specs_.size());
   for (std::size_t c = 0; c < chain_specs_.size(); ++c) {
     const ChainSpec& cs = chain_specs_[c];
-    ChainState& st = chains_[c];
-    st.latency.reserve(options_.samples_per_chain);
+    ChainTrack& st = chains_[c];
+    st.name = cs.name;
+    st.period = cs.period;
+    st.deadline = cs.deadline;
     for (const auto& n : cs.callbacks) {
       CallbackId id = id_of(n);
       if (id != kNoCallback) st.members.push_back(id);
@@ -267,10 +236,10 @@ void Executor::prepare() {
       CallbackId id = id_of(n);
       if (id != kNoCallback) {
         slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
-        ++st.leaf_count;
+        st.leaves.push_back(id);
       }
     }
-    st.pending.assign(st.leaf_count > 1 ? 256 : 0, ChainState::Pending{});
+    st.reserve(options_.samples_per_chain);
     if (st.source != kNoCallback) {
       Slot& src = *slots_[st.source];
       if (!src.timer) {
@@ -289,7 +258,7 @@ void Executor::prepare() {
   if (!mutex_.priority_inheritance())
     warnings_.push_back("the ready-queue lock has no priority inheritance on this system "
                         "(PTHREAD_PRIO_INHERIT unsupported); a plain mutex is used");
-  trace_.assign(std::max<std::size_t>(options_.trace_capacity, 1), DispatchRecord{});
+  trace_.reserve(options_.trace_capacity);
   for (auto& s : slots_)
     if (s->sub) s->sub->prepare_slots(threads_spec_.size());
 
@@ -328,10 +297,23 @@ void Executor::prepare() {
       w->clock->add_jump_callback(th, &Executor::on_time_jump, w.get());
       w->jump_callback = true;
     }
+  // Timers on the executor's clock: on the release grid (sched/timer.hpp), so that the model's
+  // offsets hold across the executors and processes of the run.
+  const Duration grid_epoch = options_.release_epoch ? *options_.release_epoch
+                              : options_.clock       ? epoch
+                                                     : sched::release_epoch(epoch);
   for (auto& s : slots_)
     if (s->timer && !s->watch) {
+      const sched::ReleaseGrid grid{grid_epoch, s->timer->offset(), s->timer->period()};
+      const sched::ReleaseGrid::Start st = grid.start(epoch);
       s->clock.period = s->timer->period();
-      s->clock.next = epoch + s->timer->offset();
+      s->clock.next = st.first;
+      s->stats.grid_start_index = st.start_index;
+      if (st.start_index > 0)
+        warnings_.push_back("timer '" + s->stats.name + "' armed " + std::to_string(epoch - grid.at(0)) +
+                            " ns after its first grid release: it starts at grid index " +
+                            std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
+                            "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");
       next_timer_due_ = std::min(next_timer_due_, s->clock.next);
     }
   // DDS listeners; enlist every subscription once for inputs that arrived before.
@@ -522,7 +504,7 @@ void Executor::make_ready(CallbackId id) noexcept {
 
 // Algorithm 2 (readyQueue updating), incrementally: only subscriptions the DDS listener
 // enlisted since the last update, and timers only when one is due.
-void Executor::harvest(Duration now) noexcept {
+void Executor::harvest(Duration now, bool idle) noexcept {
   Slot* s = dirty_.exchange(nullptr, std::memory_order_acquire);
   while (s) {
     Slot* next = s->next_dirty;
@@ -543,8 +525,14 @@ void Executor::harvest(Duration now) noexcept {
   for (auto& sp : slots_) {
     Slot& t = *sp;
     if (!t.timer || t.watch || admission_->holds(t.id)) continue;
-    if (t.clock.ready(now)) make_ready(t.id);
-    else due = std::min(due, t.clock.next);
+    if (t.clock.ready(now)) {
+      // Release jitter against the grid, measured where a thread waited for this release (a
+      // busy executor takes a due timer at its next selection: interference, not jitter).
+      if (idle) t.stats.release_jitter.record(now - t.clock.next);
+      make_ready(t.id);
+    } else {
+      due = std::min(due, t.clock.next);
+    }
   }
   next_timer_due_ = due;
 }
@@ -603,7 +591,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                                        : static_cast<const void*>(s.sub->get()));
     if (tr.callback_start) tr.callback_start(&s, false);
     const Duration start = clock_now();
-    const Duration cpu0 = thread_cpu_ns();
+    CallbackCpu cpu_meter;
+    cpu_meter.start();
     bool threw = false;
     try {
       if (s.timer) s.timer->invoke();
@@ -619,52 +608,22 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
         std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception "
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
-    const Duration cpu = thread_cpu_ns() - cpu0;
+    const Duration cpu = cpu_meter.stop();
     const Duration finish = clock_now();
     if (tr.callback_end) tr.callback_end(&s);
     set_current_stamp(Stamp{});
     lk.lock();
     // monitoring (preallocated, no allocation)
-    CallbackStats& cs = s.stats;
-    ++cs.instances;
-    if (threw) ++cs.exceptions;
-    cs.cpu_total += cpu;
-    cs.cpu_max = std::max(cs.cpu_max, cpu);
-    cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
-    s.window_cpu.record(cpu);
-    cs.wall_total += finish - start;
-    cs.wall_max = std::max(cs.wall_max, finish - start);
-    cs.wall_min = cs.instances == 1 ? finish - start : std::min(cs.wall_min, finish - start);
-    DispatchRecord& r = trace_[dispatches_ % trace_.size()];
-    r = DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release};
-    ++dispatches_;
-    if (stamp.chain != kNoChain && stamp.chain < chains_.size() &&
-        stamp.release >= options_.record_from) {
-      const std::uint32_t src = chains_[stamp.chain].source;
-      const std::string& src_name = chains_[stamp.chain].source_name;
-      for (std::uint32_t c : s.leaf_of) {
-        ChainState& ch = chains_[c];
-        // an instance of chain c: stamped by c itself or by a chain with the same source
-        if (!(c == stamp.chain || (src != kNoCallback && ch.source == src) ||
-              (src == kNoCallback && ch.source_name == src_name)))
-          continue;
-        if (ch.leaf_count > 1) {  // branching: wait for the other leaves of this instance
-          ChainState::Pending& p = ch.pending[stamp.instance % ch.pending.size()];
-          if (p.instance != stamp.instance) p = ChainState::Pending{stamp.instance, 0};
-          if (++p.done < ch.leaf_count) continue;
-        }
-        ch.latency.record(finish - stamp.release, chain_specs_[c].deadline);
-        if (tr.chain_complete) {
-          const Duration d = chain_specs_[c].deadline;
-          tr.chain_complete(this, c, stamp.instance, &s, stamp.release,
-                            d > 0 ? stamp.release + d : kNoDeadline,
-                            d > 0 && finish - stamp.release > d ? 1 : 0);
-        }
-        if (options_.on_deadline_miss && chain_specs_[c].deadline > 0 &&
-            finish - stamp.release > chain_specs_[c].deadline)
-          options_.on_deadline_miss(c);
-      }
-    }
+    record_instance(s.stats, s.window_cpu, cpu, finish - start, threw);
+    trace_.push(DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release});
+    complete_chains(chains_, s.leaf_of, id, stamp, finish, options_.record_from,
+                    [&](std::uint32_t c, Duration response) {
+                      const Duration d = chain_specs_[c].deadline;
+                      if (tr.chain_complete)
+                        tr.chain_complete(this, c, stamp.instance, &s, stamp.release,
+                                          d > 0 ? stamp.release + d : kNoDeadline, d > 0 && response > d ? 1 : 0);
+                      if (options_.on_deadline_miss && d > 0 && response > d) options_.on_deadline_miss(c);
+                    });
   }
   queue_->complete(id);
   running_[t] = kNoCallback;
@@ -680,11 +639,13 @@ void Executor::thread_main(sched::ThreadId t) {
   // Other threads are woken only when this thread changed the queue (new releases, a freed
   // group) and work is left in it: no wake storms, and no two idle threads waking each other.
   bool changed = true;
+  bool idle = false;  // this thread waited since its last selection
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = clock_now();
     const std::size_t before = queue_->size();
-    harvest(now);
+    harvest(now, idle);
+    idle = false;
     if (queue_->size() > before) changed = true;
     // Admission (a polling point of the default executor, LaME's best-effort refresh) and
     // Algorithm 1, as in the simulator (sched::Admission::next).
@@ -715,6 +676,7 @@ void Executor::thread_main(sched::ThreadId t) {
     futex_wait(&wake_, seq, timeout);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    idle = true;
   }
 }
 
@@ -817,21 +779,13 @@ void Executor::stats_main() {
     std::uint64_t lost = 0;
     {
       std::unique_lock<PiMutex> lk(mutex_);
-      const std::uint64_t cap = trace_.size();
-      const std::uint64_t from = std::max<std::uint64_t>(published, dispatches_ > cap ? dispatches_ - cap : 0);
-      lost = from - published;
-      for (std::uint64_t i = from; i < dispatches_; ++i)
-        if (trace_[i % cap].start >= options_.record_from) recent.push_back(trace_[i % cap]);
-      published = dispatches_;
+      lost = trace_.take_since(published, options_.record_from, recent);
     }
     if (names.size() != slots_.size()) {
       names.clear();
       for (std::size_t i = 0; i < slots_.size(); ++i) names.push_back(name_of(static_cast<CallbackId>(i)));
     }
-    std::string js = to_json(r, true);
-    js.pop_back();  // the closing brace
-    js += ", \"seq\": " + std::to_string(seq++) + ", \"samples_lost\": " + std::to_string(lost) +
-          ", \"samples\": " + records_json(recent, names) + "}";
+    std::string js = monitor_message(r, seq++, lost, recent, names);
     msg.data = std::move(js);
     pub->publish(msg);
     if (stopping) return;
@@ -844,7 +798,7 @@ RunReport Executor::report(std::size_t max_samples) const {
   r.threads = threads_spec_.size();
   std::unique_lock<PiMutex> lk(mutex_);
   r.duration_ns = started_at_ == 0 ? 0 : (stopped_at_ ? stopped_at_ : now_ns()) - started_at_;
-  r.dispatches = dispatches_;
+  r.dispatches = trace_.count();
   r.warnings = warnings_;
   for (auto& s : slots_) {
     CallbackStats cs = s->stats;
@@ -853,9 +807,9 @@ RunReport Executor::report(std::size_t max_samples) const {
   }
   for (std::size_t c = 0; c < chains_.size(); ++c) {
     ChainStats st;
-    st.name = chain_specs_[c].name;
-    st.period_ns = chain_specs_[c].period;
-    st.deadline_ns = chain_specs_[c].deadline;
+    st.name = chains_[c].name;
+    st.period_ns = chains_[c].period;
+    st.deadline_ns = chains_[c].deadline;
     chains_[c].latency.summarize(st, max_samples);
     for (CallbackId id : chains_[c].members) st.drops += r.callbacks[id].drops;
     r.chains.push_back(std::move(st));
@@ -936,11 +890,7 @@ void Executor::take_cpu_window(std::vector<CpuWindow>& out) {
 
 std::vector<DispatchRecord> Executor::trace() const {
   std::unique_lock<PiMutex> lk(mutex_);
-  std::vector<DispatchRecord> out;
-  const std::size_t cap = trace_.size();
-  const std::size_t n = std::min<std::uint64_t>(dispatches_, cap);
-  for (std::uint64_t i = dispatches_ - n; i < dispatches_; ++i) out.push_back(trace_[i % cap]);
-  return out;
+  return trace_.snapshot();
 }
 
 std::vector<std::string> Executor::warnings() const {

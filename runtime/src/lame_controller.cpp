@@ -93,7 +93,7 @@ LameController::LameController(const Model& model, LameControllerOptions options
   executor_ = plan.executor;
   for (std::size_t e = 0; e < planned_.executors.size(); ++e)
     if (planned_.executors[e].name == executor_) executor_index_ = e;
-  cores_ = lame_plan_cores(plan);
+  cores_ = lame::plan_cores(plan);
   if (2 * static_cast<std::size_t>(cores_) > sched::kMaxThreads)
     throw std::invalid_argument("the LaME controller runs at most 32 cores");
   chain_count_ = model_.chains.size();
@@ -131,7 +131,7 @@ std::vector<sched::ThreadSpec> LameController::slot_threads() const {
   for (int kind = 0; kind < 2; ++kind)
     for (int k = 0; k < cores_; ++k) {
       sched::ThreadSpec t;
-      t.name = lame_slot_name(kind * cores_ + k, cores_);
+      t.name = lame::slot_name(kind * cores_ + k, cores_);
       t.role = kind == 0 ? CriticalityClass::RealTime : CriticalityClass::BestEffort;
       out.push_back(std::move(t));  // unpinned: see the header (SCHED_DEADLINE and root domains)
     }
@@ -140,40 +140,6 @@ std::vector<sched::ThreadSpec> LameController::slot_threads() const {
     out[(t.role == CriticalityClass::RealTime ? 0 : cores_) + k].reservation = t.reservation;
   }
   return out;
-}
-
-LameSlotPlan lame_slot_plan(const lame::Allocation& plan, std::size_t executor_index, int cores) {
-  LameSlotPlan out;
-  const sched::ExecutorSetup setup = sched::make_setup(plan.model, executor_index);
-  std::vector<int> slot_of(setup.threads.size(), 0);
-  out.slots.assign(2 * static_cast<std::size_t>(cores), std::nullopt);
-  for (std::size_t j = 0; j < setup.threads.size(); ++j) {
-    const auto& t = setup.threads[j];
-    const int k = t.cores.empty() ? 0 : t.cores.front();
-    slot_of[j] = (t.role == CriticalityClass::RealTime ? 0 : cores) + k;
-    out.slots[slot_of[j]] = t.reservation;
-  }
-  out.groups = setup.groups;
-  for (std::size_t i = 0; i < setup.callbacks.size(); ++i) {
-    sched::CallbackSpec spec = setup.specs[i];
-    if (spec.affinity != sched::kAnyThread) {
-      sched::AffinityMask m = 0;
-      for (std::size_t j = 0; j < setup.threads.size(); ++j)
-        if (spec.affinity & (sched::AffinityMask{1} << j)) m |= sched::AffinityMask{1} << slot_of[j];
-      spec.affinity = m;
-    }
-    out.callbacks.push_back(plan.model.callbacks[setup.callbacks[i]].name);
-    out.specs.push_back(spec);
-  }
-  return out;
-}
-
-int lame_plan_cores(const lame::Allocation& plan) {
-  int cores = 1;
-  for (const auto* P : {&plan.rt, &plan.be})
-    for (const auto& p : *P)
-      for (int c : p.cores) cores = std::max(cores, c + 1);
-  return cores;
 }
 
 std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>& current,
@@ -195,22 +161,18 @@ std::vector<int> lame_apply_order(const std::vector<std::optional<Reservation>>&
 
 LameController::Applied LameController::translate(const lame::Allocation& plan) const {
   Applied out;
-  const LameSlotPlan sp = lame_slot_plan(plan, executor_index_, cores_);
+  const lame::SlotPlan sp = lame::slot_plan(plan, executor_index_, cores_);
   out.slots = sp.slots;
   out.groups = sp.groups;
   out.specs = current_.specs;
   if (out.specs.size() != ex_->callback_count())
     for (sched::CallbackId id = 0; id < ex_->callback_count(); ++id) out.specs.push_back(ex_->spec_of(id));
   for (std::size_t i = 0; i < sp.callbacks.size(); ++i) {
-    const sched::CallbackId id = ex_->id_of(sp.callbacks[i]);
+    const sched::CallbackId id = ex_->callback_id(sp.callbacks[i]);
     if (id == sched::kNoCallback) continue;  // not run by this executor (e.g. a service)
     out.specs[id] = sp.specs[i];
   }
   return out;
-}
-
-std::string lame_slot_name(int slot, int cores) {
-  return std::string(slot < cores ? "rt@" : "be@") + std::to_string(slot < cores ? slot : slot - cores);
 }
 
 std::vector<LameRefusal> lame_apply(std::vector<std::optional<Reservation>>& current,
@@ -261,14 +223,14 @@ void LameController::apply(const Applied& next, LameActivation& a) {
   };
   if (affinity || other) steps.reconfigure = [&] { ex_->reconfigure(next.specs, next.groups); };
   for (const auto& r : lame_apply(current_.slots, next.slots, cores_, steps))
-    a.errors.push_back(lame_slot_name(r.slot, cores_) + ": " + r.error);
+    a.errors.push_back(lame::slot_name(r.slot, cores_) + ": " + r.error);
   a.allocation_changed = affinity;
   current_.specs = next.specs;
   current_.groups = next.groups;
   a.apply_cpu_ms = thread_cpu_ms() - c0;
 }
 
-void LameController::attach(Executor& ex) {
+void LameController::attach(ControlledExecutor& ex) {
   ex_ = &ex;
   current_.slots.clear();
   for (const auto& t : slot_threads()) current_.slots.push_back(t.reservation);  // the threads start with them
@@ -316,8 +278,7 @@ void LameController::stop() {
 }
 
 void LameController::main() {
-  Duration next = run_start_ + options_.period;
-  Duration last_miss = run_start_ - options_.min_gap;
+  lame::ActivationClock clock(run_start_, options_.period, options_.min_gap);
   {
     LameActivation initial;
     {
@@ -328,29 +289,21 @@ void LameController::main() {
   }
   std::vector<CpuWindow> cpu;
   std::vector<lame::CpuSample> measured;
-  Duration last_activation = run_start_;
   while (!stop_.load()) {
     const Duration now = now_ns();
     const std::uint32_t miss = miss_.load(std::memory_order_acquire);
     // A deferred demotion is re-checked when it is due (lame::Controller::demotion_due): no
     // demotion waits longer than one controller period for the next periodic activation.
     const Duration due_at = decision_->demotion_due();
-    const Duration due = due_at > 0 && run_start_ + due_at > last_activation ? run_start_ + due_at : next;
-    Duration wake = std::min(next, due);
-    if (miss) wake = std::min(wake, last_miss + options_.min_gap);
+    const Duration due = due_at > 0 ? run_start_ + due_at : 0;
+    const Duration wake = clock.wake(miss != 0, due);
     if (now < wake) {
       wait_word(&miss_, miss, std::min<Duration>(wake - now, 100'000'000));
       continue;
     }
-    const bool by_miss = miss && now >= last_miss + options_.min_gap;
-    const bool by_due = !by_miss && now >= due && due < next;
-    last_activation = now;
-    if (by_miss) {
-      miss_.store(0, std::memory_order_release);
-      last_miss = now;
-    } else if (!by_due) {
-      while (next <= now) next += options_.period;
-    }
+    const auto trigger = clock.fire(now, miss != 0, due);
+    const bool by_miss = trigger == lame::ActivationClock::Trigger::Miss;
+    if (by_miss) miss_.store(0, std::memory_order_release);
     LameActivation a;
     try {
       ex_->take_cpu_window(cpu);
@@ -358,14 +311,14 @@ void LameController::main() {
       for (sched::CallbackId id = 0; id < cpu.size(); ++id) {
         if (cpu[id].count == 0) continue;
         lame::CpuSample x;
-        x.callback = ex_->name_of(id);
+        x.callback = ex_->callback_name(id);
         x.count = cpu[id].count;
         for (int k = 0; k < kCpuWindowTop && k < lame::kTopSamples; ++k) x.largest[k] = cpu[id].largest[k];
         measured.push_back(std::move(x));
       }
       const lame::ControllerEvent& e = decision_->activate(measured, by_miss, now - run_start_);
       a.at = now - run_start_;
-      a.trigger = by_due ? "demotion due" : e.trigger;
+      a.trigger = lame::to_string(trigger);
       a.decision = e.decision;
       a.kind = e.kind;
       a.chains = e.chains;
@@ -382,7 +335,7 @@ void LameController::main() {
       }
     } catch (const std::exception& ex) {
       a.at = now - run_start_;
-      a.trigger = by_miss ? "deadline miss" : "period";
+      a.trigger = lame::to_string(trigger);
       a.decision = "failed";
       a.kind = "failed";
       a.why = ex.what();

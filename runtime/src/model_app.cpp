@@ -20,6 +20,7 @@
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/services.hpp"
 #include "chainrt/sched/setup.hpp"
+#include "chainrt/sched/timer.hpp"
 
 namespace chainrt::runtime {
 
@@ -380,8 +381,11 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       warnings.push_back("service '" + key.second + "' called by node '" + key.first +
                          "': no server matched before the start (is every process running?)");
   }
-  // Start all executors of the process together; measure after the warm-up.
-  const Duration start = now_ns();
+  // Start all executors of the process together; measure after the warm-up. The timers are
+  // released from the run's release epoch (sched/timer.hpp): a launcher of several processes
+  // sets it ahead of their start, so the warm-up and the duration count from it, not from now.
+  const Duration started = now_ns();
+  const Duration start = std::max(started, sched::release_epoch(started));
   for (auto& ex : executors) {
     ex->measure_from(start + opt.warmup);
     ex->prepare();

@@ -101,7 +101,14 @@ std::string to_json(const RunReport& r, bool with_samples) {
          ", \"wall_max_ns\": " + std::to_string(c.wall_max) +
          ", \"wall_min_ns\": " + std::to_string(c.wall_min) +
          ", \"exceptions\": " + std::to_string(c.exceptions) +
-         ", \"drops\": " + std::to_string(c.drops) + "}";
+         ", \"drops\": " + std::to_string(c.drops);
+    if (c.grid_start_index >= 0)
+      o += ", \"release_jitter_max_ns\": " + std::to_string(c.release_jitter.max) +
+           ", \"release_jitter_mean_ns\": " +
+           std::to_string(c.release_jitter.releases ? c.release_jitter.sum / c.release_jitter.releases : 0) +
+           ", \"release_jitter_samples\": " + std::to_string(c.release_jitter.releases) +
+           ", \"grid_start_index\": " + std::to_string(c.grid_start_index);
+    o += "}";
   }
   o += "}, \"warnings\": [";
   for (std::size_t i = 0; i < r.warnings.size(); ++i) {
@@ -135,6 +142,33 @@ std::string records_json(const std::vector<DispatchRecord>& records,
          thr + "]}";
   }
   return o + "}";
+}
+
+std::vector<DispatchRecord> TraceRing::snapshot() const {
+  std::vector<DispatchRecord> out;
+  const std::uint64_t cap = ring_.size();
+  const std::uint64_t n = std::min<std::uint64_t>(count_, cap);
+  for (std::uint64_t i = count_ - n; i < count_; ++i) out.push_back(ring_[i % cap]);
+  return out;
+}
+
+std::uint64_t TraceRing::take_since(std::uint64_t& published, Duration from, std::vector<DispatchRecord>& out) const {
+  const std::uint64_t cap = ring_.size();
+  const std::uint64_t first = std::max<std::uint64_t>(published, count_ > cap ? count_ - cap : 0);
+  const std::uint64_t lost = first - published;
+  for (std::uint64_t i = first; i < count_; ++i)
+    if (ring_[i % cap].start >= from) out.push_back(ring_[i % cap]);
+  published = count_;
+  return lost;
+}
+
+std::string monitor_message(const RunReport& r, std::uint64_t seq, std::uint64_t lost,
+                            const std::vector<DispatchRecord>& recent, const std::vector<std::string>& names) {
+  std::string js = to_json(r, true);
+  js.pop_back();  // the closing brace
+  js += ", \"seq\": " + std::to_string(seq) + ", \"samples_lost\": " + std::to_string(lost) +
+        ", \"samples\": " + records_json(recent, names) + "}";
+  return js;
 }
 
 }  // namespace chainrt::runtime

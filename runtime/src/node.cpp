@@ -9,6 +9,7 @@
 #include "chainrt/runtime/parameters.hpp"
 #include <time.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace chainrt::runtime {
@@ -43,6 +44,26 @@ Duration thread_cpu_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+thread_local Duration t_cpu_last = 0;      // the thread's CPU time at its last CallbackCpu::stop()
+thread_local std::uint64_t t_cpu_gen = 0;  // CallbackCpu::stop()s on this thread
+}  // namespace
+
+void CallbackCpu::start() noexcept {
+  gen0_ = t_cpu_gen;
+  wall0_ = now_ns();
+}
+
+Duration CallbackCpu::stop() noexcept {
+  const Duration wall = now_ns() - wall0_;
+  const Duration cpu = thread_cpu_ns();
+  const Duration since = cpu - t_cpu_last;
+  const bool nested = t_cpu_gen != gen0_;
+  t_cpu_last = cpu;
+  ++t_cpu_gen;
+  return nested ? wall : std::max<Duration>(0, std::min(wall, since));
 }
 
 void burn_cpu(Duration work) noexcept {

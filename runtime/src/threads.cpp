@@ -3,15 +3,33 @@
 #include "chainrt/runtime/threads.hpp"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <ctime>
 
 namespace chainrt::runtime {
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Duration timeout) noexcept {
+  timespec ts{};
+  timespec* tp = nullptr;
+  if (timeout >= 0) {
+    ts.tv_sec = static_cast<time_t>(timeout / 1000000000);
+    ts.tv_nsec = static_cast<long>(timeout % 1000000000);
+    tp = &ts;
+  }
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, tp, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
 
 PiMutex::PiMutex() noexcept {
   pthread_mutexattr_t attr;

@@ -13,6 +13,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/model_app.hpp"
+#include "chainrt/sched/policy.hpp"
 #include "chainrt/runtime/supervised.hpp"
 #ifdef CHAINRT_HAVE_LAME
 #include "chainrt/runtime/lame_controller.hpp"
@@ -22,15 +23,18 @@ using namespace chainrt;
 
 namespace {
 int usage() {
+  std::string names;  // the policies' names, from their descriptors (sched/policy.hpp)
+  for (const auto& d : sched::policies()) names += (names.empty() ? "" : "|") + std::string(d.name);
   std::fprintf(stderr,
                "usage: chainrt-run MODEL [--process NAME] [--duration 10s] [--warmup 500ms]\n"
-               "                   [--policy ros-default|picas|fp|edf|mixed|lame] [--threads N]\n"
+               "                   [--policy %s] [--threads N]\n"
                "                   [--json FILE|-] [--namespace /ns] [--run-id ID]\n"
                "                   [--topic-prefix /ns] [--stats-period 1s]\n"
                "                   [--no-thread-params] [--fifo PRIO] [--trace FILE]\n"
                "                   [--list-processes]\n"
                "                   [--lame-controller PERIOD] [--lame-reservation-period 10ms]\n"
-               "                   [--scale-wcet AT:FACTOR]...\n");
+               "                   [--scale-wcet AT:FACTOR]...\n",
+               names.c_str());
   return 1;
 }
 Duration duration_arg(const char* flag, const std::string& v) {

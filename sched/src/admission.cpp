@@ -1,6 +1,8 @@
 // chainrt sched: the admission rule shared by the simulator and the runtime (admission.hpp).
 #include "chainrt/sched/admission.hpp"
 
+#include "chainrt/sched/policy.hpp"
+
 #include <utility>
 
 namespace chainrt::sched {
@@ -15,11 +17,11 @@ const char* to_string(AdmissionRule r) noexcept {
 }
 
 AdmissionRule admission_rule(Policy policy, const std::vector<bool>& rt_thread) noexcept {
-  if (policy == Policy::RosDefault) return AdmissionRule::PollingPoint;
-  if (policy == Policy::Lame)
-    for (bool rt : rt_thread)
-      if (!rt) return AdmissionRule::LameBestEffort;
-  return AdmissionRule::Immediate;
+  const AdmissionRule rule = descriptor(policy).admission;
+  if (rule != AdmissionRule::LameBestEffort) return rule;
+  for (bool rt : rt_thread)
+    if (!rt) return rule;
+  return AdmissionRule::Immediate;  // no best-effort thread
 }
 
 Admission::Admission(ReadyQueue& queue, AdmissionRule rule, std::vector<bool> rt_thread)

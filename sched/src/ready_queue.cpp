@@ -4,6 +4,8 @@
 // active lanes per affinity class).
 #include "chainrt/sched/ready_queue.hpp"
 
+#include "chainrt/sched/policy.hpp"
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -13,7 +15,7 @@ namespace chainrt::sched {
 
 ReadyQueue::ReadyQueue(Policy policy, std::vector<CallbackSpec> callbacks,
                        std::vector<GroupSpec> groups, std::size_t threads)
-    : policy_(policy), threads_(threads), specs_(std::move(callbacks)), groups_(std::move(groups)) {
+    : policy_(policy), key_fn_(descriptor(policy).key), threads_(threads), specs_(std::move(callbacks)), groups_(std::move(groups)) {
   if (threads_ == 0 || threads_ > kMaxThreads)
     throw std::invalid_argument("ReadyQueue: thread count must be 1..64");
   const std::size_t n = specs_.size();

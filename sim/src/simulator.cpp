@@ -11,6 +11,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -69,7 +70,7 @@ struct Rng {
   }
 };
 
-enum class Ev : std::uint8_t { TimerFire, Deliver, CoreDone, Replenish, DeviceDone };
+enum class Ev : std::uint8_t { TimerFire, Deliver, CoreDone, Replenish, Control, DeviceDone };
 struct Event {
   Duration t;
   std::uint64_t seq;
@@ -85,7 +86,7 @@ struct EventLater {
 struct ChainRef {
   std::uint32_t chain;
   bool source;
-  bool last;
+  bool last;  // a leaf of the chain (its instance ends when all leaves have run)
 };
 
 struct Out {  // one (publisher, subscriber) pair
@@ -106,6 +107,7 @@ struct CbState {
   // timer
   sched::TimerClock clock;
   Duration jitter = 0, cur_jitter = 0;
+  Duration fixed_delay = -1;  // SimOptions::release_delays: every release this late (else jitter draws)
   bool timer_ready = false;
   // message queue (ring in the shared pool)
   std::uint32_t q_begin = 0, q_cap = 0, q_head = 0, q_count = 0;
@@ -145,6 +147,8 @@ struct ThreadState {
   Duration exec_done = 0;      // CPU time of its finished chunks
   std::uint32_t next_call = 0; // the piece's next direct call
   std::uint32_t device = kNone;  // an accelerator's server thread (no executor): its device
+  std::uint32_t res_gen = 0;   // replenishment chain (a reservation set by a Control starts a new one)
+  Duration drawn = 0;          // execution time drawn for the running instance (monitoring sample)
 };
 
 // ---- shared accelerators (PiCAS Sec. IV; model/accelerator.hpp) ------------------------------
@@ -284,19 +288,31 @@ class Simulator {
   }
   Duration exec_time(const CbState& s) {
     switch (o_.exec) {
-      case ExecTime::Wcet: return s.wcet;
-      case ExecTime::Bcet: return s.bcet;
-      case ExecTime::Uniform: return rng_.uniform(s.bcet, s.wcet);
-      case ExecTime::Mix: return (rng_.next() >> 11) & 1 ? s.wcet : s.bcet;
+      case ExecTime::Wcet: return scaled(s.wcet);
+      case ExecTime::Bcet: return scaled(s.bcet);
+      case ExecTime::Uniform: return scaled(rng_.uniform(s.bcet, s.wcet));
+      case ExecTime::Mix: return scaled((rng_.next() >> 11) & 1 ? s.wcet : s.bcet);
     }
-    return s.wcet;
+    return scaled(s.wcet);
+  }
+  // SimOptions::scale_at: execution times drawn from then on grow by scale_num / scale_den.
+  Duration scaled(Duration d) const {
+    if (o_.scale_at < 0 || now_ < o_.scale_at || o_.scale_den <= 0) return d;
+    return static_cast<Duration>(static_cast<__int128>(d) * o_.scale_num / o_.scale_den);
   }
   Duration jitter_sample(const CbState& s) {
+    if (s.fixed_delay >= 0) return s.fixed_delay;  // SimOptions::release_delays
     if (s.jitter <= 0) return 0;
     return o_.random_jitter ? rng_.uniform(0, s.jitter) : s.jitter;
   }
   Duration comm_delay(const Out& out);
   void record(std::uint32_t chain, Duration release);
+  void leaf_done(std::uint32_t chain, Duration release);
+  // SimOptions::control: its activations, the monitoring samples it reads, what it changes.
+  void schedule_control(Duration at);
+  void control_activation();
+  void reconfigure(const Reconfiguration& r);
+  void set_reservation(std::uint32_t t, const std::optional<Reservation>& r);
 
   const Model& m_;
   const SimOptions& o_;
@@ -324,6 +340,13 @@ class Simulator {
   std::vector<DeviceState> dev_;
   std::vector<std::uint32_t> dev_dirty_;
   std::uint64_t req_seq_ = 0;
+  // Branching chains: leaves per chain, and per instance (its release) the leaves done so far.
+  std::vector<std::uint32_t> leaf_count_;
+  std::vector<std::map<Duration, std::uint32_t>> joins_;
+  std::vector<ExecSamples> samples_;     // per callback since the control's last activation
+  bool missed_ = false;                  // a watched chain missed since then
+  Duration control_at_ = -1;             // the scheduled activation
+  std::uint32_t control_version_ = 0;    // ... (an earlier one replaces it)
   SimResult r_;
 };
 
@@ -336,6 +359,7 @@ void Simulator::build() {
   // chains
   r_.chains.resize(m_.chains.size());
   chain_deadline_.resize(m_.chains.size());
+  joins_.resize(m_.chains.size());
   for (std::uint32_t i = 0; i < m_.chains.size(); ++i) {
     const Chain& ch = m_.chains[i];
     ChainStats& st = r_.chains[i];
@@ -346,9 +370,18 @@ void Simulator::build() {
     if (ch.callbacks.empty()) continue;
     const std::size_t src = m_.callback_index(ch.callbacks.front());
     if (st.period == 0 && m_.callbacks[src].is_timer()) st.period = m_.callbacks[src].period;
+    // The instance ends when every leaf (the last callback of each root-to-leaf path) has run for
+    // it: a branching chain's fork-join end, as the runtime's monitor has it (ChainSpec::leaves).
+    std::vector<std::string> leaves;
+    for (const auto& path : ch.paths())
+      if (!path.empty() && std::find(leaves.begin(), leaves.end(), path.back()) == leaves.end())
+        leaves.push_back(path.back());
+    if (leaves.empty()) leaves.push_back(ch.callbacks.back());
+    leaf_count_.push_back(static_cast<std::uint32_t>(leaves.size()));
     for (std::size_t p = 0; p < ch.callbacks.size(); ++p) {
       const std::size_t c = m_.callback_index(ch.callbacks[p]);
-      cb_[c].chains.push_back(ChainRef{i, p == 0, p + 1 == ch.callbacks.size()});
+      const bool leaf = std::find(leaves.begin(), leaves.end(), ch.callbacks[p]) != leaves.end();
+      cb_[c].chains.push_back(ChainRef{i, p == 0, leaf});
       if (cb_[c].chains.size() > kMaxStamps)
         throw std::invalid_argument("simulator: callback " + m_.callbacks[c].name + " is on more than 8 chains");
     }
@@ -376,6 +409,8 @@ void Simulator::build() {
       const Duration off = it != o_.offsets.end() ? it->second : cb.offset;
       s.clock = sched::TimerClock{cb.period, off};
       s.jitter = cb.jitter;
+      if (auto d = o_.release_delays.find(cb.name); d != o_.release_delays.end())
+        s.fixed_delay = std::clamp<Duration>(d->second, 0, cb.jitter);
       if (cb.period <= 0) throw std::invalid_argument("simulator: timer " + cb.name + " has no period");
     } else {
       s.q_begin = pool_size;
@@ -456,7 +491,9 @@ void Simulator::build() {
       st.exec = static_cast<std::uint32_t>(x);
       st.local = static_cast<sched::ThreadId>(t);
       std::uint32_t core;
-      if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
+      if (!o_.threads && t < exd.threads.size())  // the model's threads: its placement rule (facts.hpp)
+        core = static_cast<std::uint32_t>(simulated_core(m_, x, t)) % host_cores;
+      else if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
       else core = h < m_.hosts.size() ? host_rr[h]++ % host_cores : 0;
       st.core = base + core;
       const auto gid = static_cast<std::uint32_t>(th_.size());
@@ -508,12 +545,27 @@ void Simulator::on_release(std::uint32_t c) {
 }
 
 void Simulator::dispatch(ExecState& e, std::uint32_t first) {
-  if (first != kNone && !th_[first].busy && !try_take(e, first) && e.default_mode) return;
-  for (std::uint32_t t : e.threads) {
-    if (th_[t].busy || t == first) continue;
-    if (!try_take(e, t)) {
-      if (e.default_mode || (e.q.empty() && e.adm.waiting() == 0)) return;
+  bool idle_before = false;  // an idle thread found nothing earlier in this pass
+  if (first != kNone && !th_[first].busy) {
+    if (!try_take(e, first)) {
+      if (e.default_mode) return;
+      idle_before = true;
     }
+  }
+  // LaME's best-effort refresh can admit work in the middle of a pass: the idle threads tried
+  // before it look again, as the runtime wakes them (Executor::wake_others on admitted()).
+  for (bool again = true; again;) {
+    again = false;
+    for (std::uint32_t t : e.threads) {
+      if (th_[t].busy || t == first) continue;
+      const bool took = try_take(e, t);
+      if (e.adm.admitted() && idle_before) again = true;
+      if (!took) {
+        idle_before = true;
+        if (e.default_mode || (e.q.empty() && e.adm.waiting() == 0)) return;
+      }
+    }
+    first = kNone;
   }
 }
 
@@ -560,7 +612,8 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   if (s.fset != kNone)
     for (std::uint32_t o : fsets_[s.fset])
       if (o != c && !cb_[o].fresh) th.completes_pair = false;
-  th.exec_total = th.completes_pair ? exec_time(s) : s.bcet;  // a cache-only run
+  th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
+  th.drawn = th.exec_total;
   th.exec_done = 0;
   th.next_call = 0;
   th.remaining = chunk_end(th);
@@ -574,8 +627,102 @@ void Simulator::record(std::uint32_t chain, Duration release) {
   if (st.instances == 0 || rt < st.bcrt) st.bcrt = rt;
   st.mean += static_cast<double>(rt);  // sum until finalised
   ++st.instances;
-  if (st.deadline > 0 && rt > st.deadline) ++st.deadline_misses;
-  if (o_.keep_samples) st.samples.push_back(rt);
+  if (st.deadline > 0 && rt > st.deadline) {
+    ++st.deadline_misses;
+    if (o_.control && o_.control->watches(chain) && !missed_) {
+      missed_ = true;
+      const Duration at = o_.control->next_activation(now_, true);
+      if (at >= 0 && (control_at_ < 0 || at < control_at_)) schedule_control(at);
+    }
+  }
+  if (o_.keep_samples) {
+    st.samples.push_back(rt);
+    st.releases.push_back(release);
+  }
+}
+
+void Simulator::leaf_done(std::uint32_t chain, Duration release) {
+  if (leaf_count_[chain] <= 1) return record(chain, release);
+  auto& j = joins_[chain];
+  if (++j[release] < leaf_count_[chain]) {
+    if (j.size() > 4096) j.erase(j.begin());  // (an instance whose other branch was dropped)
+    return;
+  }
+  j.erase(release);
+  record(chain, release);
+}
+
+void Simulator::schedule_control(Duration at) {
+  control_at_ = std::max(at, now_);
+  push_event(control_at_, Ev::Control, ++control_version_);
+}
+
+void Simulator::control_activation() {
+  std::vector<ExecSamples> taken(samples_.size());
+  std::swap(taken, samples_);
+  const bool missed = missed_;
+  missed_ = false;
+  for (const Reconfiguration& r : o_.control->activate(now_, missed, taken)) reconfigure(r);
+  const Duration at = o_.control->next_activation(now_ + 1, missed_);
+  control_at_ = -1;
+  if (at >= 0) schedule_control(at);
+}
+
+// As the runtime's Executor::reconfigure (a new ready queue; queued and running instances carry
+// over; kind and wait-set order stay) and sched_setattr on the executor's threads.
+void Simulator::reconfigure(const Reconfiguration& r) {
+  if (r.executor >= ex_.size()) throw std::invalid_argument("simulator: a reconfiguration names no executor");
+  ExecState& e = ex_[r.executor];
+  if (r.reservations.size() > e.threads.size())
+    throw std::invalid_argument("simulator: a reconfiguration names more threads than the executor has");
+  for (std::size_t t = 0; t < r.reservations.size(); ++t) set_reservation(e.threads[t], r.reservations[t]);
+  if (!r.specs.empty()) {
+    if (r.specs.size() != e.setup.specs.size())
+      throw std::invalid_argument("simulator: a reconfiguration's callbacks do not match the executor's");
+    std::vector<sched::CallbackSpec> specs = r.specs;
+    for (std::size_t id = 0; id < specs.size(); ++id) {
+      if (specs[id].group >= r.groups.size()) throw std::invalid_argument("simulator: a reconfiguration names no group");
+      specs[id].kind = e.setup.specs[id].kind;
+      specs[id].wait_set_position = e.setup.specs[id].wait_set_position;
+    }
+    sched::ReadyQueue fresh(e.setup.policy, specs, r.groups, e.threads.size());
+    for (std::uint32_t t : e.threads)
+      if (th_[t].busy) fresh.start(cb_[th_[t].cb].local);
+    for (CallbackId id = 0; id < specs.size(); ++id)
+      if (e.q.queued(id)) fresh.push(id, e.q.deadline(id));
+    std::swap(e.q, fresh);  // the admission rule keeps pointing at e.q (its waiting work stays)
+    e.setup.specs = std::move(specs);
+    e.setup.groups = r.groups;
+  }
+  mark_dispatch(static_cast<std::uint32_t>(r.executor));
+}
+
+// A reservation set on a running thread. With the same period as before, the replenishment grid
+// stays and this period's remaining budget moves by the change (the core's reservations stay
+// in phase, as the supply bound function of the analyses assumes); otherwise a new server
+// starts now with a full budget.
+void Simulator::set_reservation(std::uint32_t t, const std::optional<Reservation>& r) {
+  ThreadState& th = th_[t];
+  charge(cores_[th.core]);
+  const bool on = r && r->budget > 0 && r->period > 0;
+  if (on && th.has_res && th.P == r->period) {
+    th.budget = std::max<Duration>(0, th.budget + r->budget - th.Q);
+    th.Q = r->budget;
+  } else if (on) {
+    th.has_res = true;
+    th.cls = 0;
+    th.Q = r->budget;
+    th.P = r->period;
+    th.budget = th.Q;
+    th.rank = now_ + th.P;
+    push_event(now_ + th.P, Ev::Replenish, t, ++th.res_gen);
+  } else if (th.has_res) {
+    th.has_res = false;
+    ++th.res_gen;
+    th.cls = 2;
+    th.rank = t;
+  }
+  mark(th.core);
 }
 
 Duration Simulator::comm_delay(const Out& out) {
@@ -609,6 +756,13 @@ void Simulator::complete_exec(std::uint32_t t) {
     if (r_.trace.size() < o_.trace_limit) r_.trace.push_back(TraceEntry{t, c, th.release, th.start, now_});
     else r_.trace_truncated = true;
   }
+  if (o_.control) {  // the monitoring's sample: this instance's execution time
+    ExecSamples& x = samples_[c];
+    ++x.count;
+    Duration v = th.drawn;
+    for (Duration& slot : x.largest)
+      if (v > slot) std::swap(v, slot);
+  }
   // chain instances: start, forward, or finish (Sec. III: R = finish of the last - release of the first)
   Message out;
   out.n = 0;
@@ -624,7 +778,7 @@ void Simulator::complete_exec(std::uint32_t t) {
         if (th.input.s[k].chain == r.chain) rel = th.input.s[k].release;
     }
     if (rel < 0) continue;
-    if (r.last) record(r.chain, rel);
+    if (r.last) leaf_done(r.chain, rel);
     else if (out.n < kMaxStamps) out.s[out.n++] = Stamp{r.chain, rel};
   }
   if (s.fset != kNone) {  // implicit fusion: cache, and publish once the set is complete
@@ -928,7 +1082,12 @@ SimResult Simulator::run() {
     push_event(s.clock.next + s.cur_jitter, Ev::TimerFire, c);
   }
   for (std::uint32_t t = 0; t < th_.size(); ++t)
-    if (th_[t].has_res) push_event(0, Ev::Replenish, t);
+    if (th_[t].has_res) push_event(0, Ev::Replenish, t, th_[t].res_gen);
+  if (o_.control) {
+    samples_.assign(cb_.size(), ExecSamples{});
+    const Duration at = o_.control->next_activation(0, false);
+    if (at >= 0) schedule_control(at);
+  }
 
   const Duration end = o_.duration;
   while (!heap_.empty() && heap_.front().t <= end) {
@@ -972,13 +1131,17 @@ SimResult Simulator::run() {
         break;
       case Ev::Replenish: {
         ThreadState& th = th_[ev.a];
+        if (ev.b != th.res_gen || !th.has_res) break;  // replaced by a Control's reservation
         charge(cores_[th.core]);
         th.budget = th.Q;
         th.rank = now_ + th.P;  // server deadline
-        push_event(now_ + th.P, Ev::Replenish, ev.a);
+        push_event(now_ + th.P, Ev::Replenish, ev.a, th.res_gen);
         mark(th.core);
         break;
       }
+      case Ev::Control:
+        if (ev.a == control_version_) control_activation();
+        break;
     }
     }
     flush_devices();

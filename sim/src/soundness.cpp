@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -435,9 +437,13 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
 
 bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uint64_t seed, Model& out,
               bool* overloaded, FeatureDraw* fd = nullptr) {
-  if (o.fusion) {  // joins of several timers at implicit fusion nodes (soundness_fusion.hpp)
+  if (o.generator) {  // the caller's systems
     *overloaded = false;
-    return generate_fusion_system(a, seed, out);
+    return o.generator(seed, out);
+  }
+  if (o.fusion || o.phases) {  // joins of several timers at implicit fusion nodes (soundness_fusion.hpp)
+    *overloaded = false;
+    return generate_fusion_system(a, seed, out, o.phases);
   }
   gen::Rng rng(seed ^ 0x5eedULL);
   gen::EdfPaperParams p;
@@ -523,6 +529,11 @@ void perturb(Model& model, gen::Rng& rng, SetResult& sr, bool keep_cores) {
   }
 }
 
+// A chain of a fusion system from one of a fusion node's sources to the node, most of them on
+// through the join (soundness_fusion.cpp names them c_F<fusion>_s<source>; the background
+// chains c_b<k>).
+bool is_join_chain(const std::string& chain) { return chain.rfind("c_F", 0) == 0; }
+
 // Simulated worst case against the bounds.
 struct Check {
   double worst = 0;  // max observed / bound over bounded chains
@@ -544,7 +555,7 @@ Check compare(const AnalysisResult& res, const SimResult& r) {
     if (!st || !b.bounded) continue;
     ++c.chains;
     if (b.wcrt_bound > st->period) ++c.beyond_period;
-    if (b.chain.rfind("c_F", 0) == 0) ++c.fusion_chains;  // (fusion systems: a chain through a join)
+    if (is_join_chain(b.chain)) ++c.fusion_chains;
     if (b.wcrt_bound > 0 && st->instances > 0) {
       const double ratio = static_cast<double>(st->wcrt) / static_cast<double>(b.wcrt_bound);
       c.worst = std::max(c.worst, ratio);
@@ -566,7 +577,54 @@ struct Setting {
   ExecTime exec = ExecTime::Wcet;
   std::map<std::string, Duration> offsets;
   std::vector<Duration> fixed;  // empty, or one execution time per callback
+  // Release jitter: drawn per release (random_jitter) or its maximum, or a constant delay per
+  // timer (delays; the phases family's climb).
+  bool random_jitter = true;
+  std::map<std::string, Duration> delays;
 };
+
+// The offsets/fusion family's simulations (SoundnessOptions::phases): the declared offsets,
+// with the release jitter at its maximum, drawn per release, and none (constant delays of 0),
+// under WCET, BCET/WCET mixes and uniform execution times; harsh: also a constant random delay
+// per timer. Each with its simulation seed.
+std::vector<std::pair<Setting, std::uint64_t>> phase_settings(const SoundnessOptions& o, const Model& model,
+                                                              const std::vector<int>& timers, gen::Rng& rng,
+                                                              std::uint64_t seed) {
+  struct PhaseVariant {
+    const char* name;
+    ExecTime exec;
+    int jitter;  // 0: maximum, 1: drawn per release, 2: none, 3: a constant random delay per timer
+  };
+  static constexpr PhaseVariant kPhaseVariants[] = {
+      {"declared-wcet-max-jitter", ExecTime::Wcet, 0},     {"declared-wcet-random-jitter", ExecTime::Wcet, 1},
+      {"declared-mix-random-jitter", ExecTime::Mix, 1},    {"declared-uniform-no-jitter", ExecTime::Uniform, 2},
+      {"declared-wcet-random-delays", ExecTime::Wcet, 3},  {"declared-mix-max-jitter", ExecTime::Mix, 0}};
+  std::vector<std::pair<Setting, std::uint64_t>> out;
+  const int n = std::clamp(o.variants, 1, 4) + (o.harsh ? 2 : 0);
+  for (int v = 0; v < n; ++v) {
+    const PhaseVariant& var = kPhaseVariants[v];
+    Setting st;
+    st.name = var.name;
+    st.exec = var.exec;
+    st.random_jitter = var.jitter == 1;
+    for (int c : timers) {
+      const Callback& cb = model.callbacks[static_cast<std::size_t>(c)];
+      if (var.jitter == 0) st.delays[cb.name] = cb.jitter;
+      if (var.jitter == 2) st.delays[cb.name] = 0;
+      if (var.jitter == 3) st.delays[cb.name] = rng.uniform_int(0, cb.jitter);
+    }
+    out.emplace_back(std::move(st), seed + static_cast<std::uint64_t>(v));
+  }
+  return out;
+}
+
+// One climb move of the offsets/fusion family: a timer's constant release delay to 0, to its
+// declared jitter, or anywhere between.
+void mutate_release_delay(Setting& next, const Model& model, const std::vector<int>& timers, gen::Rng& rng) {
+  const Callback& cb = model.callbacks[static_cast<std::size_t>(timers[rng.uniform_int(0, timers.size() - 1)])];
+  const double r = rng.uniform01();
+  next.delays[cb.name] = r < 0.3 ? 0 : r < 0.6 ? cb.jitter : rng.uniform_int(0, cb.jitter);
+}
 
 SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, int set) {
   SetResult sr;
@@ -615,6 +673,8 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     }
   }
   sr.schedulable = res.schedulable;
+  // What the simulator runs: the system, or what the analysis made of it (SoundnessOptions).
+  const Model simulated = o.simulated ? o.simulated(model) : model;
 
   Duration longest = 0;
   for (const auto& c : model.chains) longest = std::max(longest, c.period);
@@ -653,9 +713,11 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     so.exec = st.exec;
     so.keep_samples = false;
     so.offsets = st.offsets;
-    const Model* run = &model;
+    so.random_jitter = st.random_jitter;
+    so.release_delays = st.delays;
+    const Model* run = &simulated;
     if (!st.fixed.empty()) {
-      fixed_model = model;
+      fixed_model = simulated;
       for (std::size_t c = 0; c < fixed_model.callbacks.size(); ++c)
       {
         fixed_model.callbacks[c].wcet = st.fixed[c];
@@ -681,12 +743,12 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     }
     sr.chains_checked += out.chains;
     sr.beyond_period_checked += out.beyond_period;
-    if (o.fusion) sr.fusion_chains_checked += out.fusion_chains;
+    if (o.fusion || o.phases) sr.fusion_chains_checked += out.fusion_chains;
     sr.max_ratio = std::max(sr.max_ratio, out.worst);
     for (const auto& v : out.violations) {
       Counterexample c{set, seed, st.name, v.chain, v.kind, v.bound, v.observed, ""};
       if (!o.counterexample_dir.empty()) {
-        Model saved = model;
+        Model saved = simulated;
         for (auto& cb : saved.callbacks)
           if (cb.is_timer() && st.offsets.count(cb.name)) cb.offset = st.offsets.at(cb.name);
         // The climb's execution times are the saved model's BCETs, replayed with --exec bcet
@@ -702,7 +764,13 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
         c.file = o.counterexample_dir + "/" + a.name() + "-set" + std::to_string(set) + "-" + st.name + ".yaml";
         std::ofstream f(c.file);
         f << "# soundness counterexample: analysis " << a.name() << " bounds chain " << v.chain << " (" << v.kind
-          << ") by " << v.bound << " ns; simulated " << v.observed << " ns\n"
+          << ") by " << v.bound << " ns; simulated " << v.observed << " ns\n";
+        if (!st.delays.empty()) {  // (the simulator's release_delays: not a model field)
+          f << "# constant release delays of the simulation (SimOptions::release_delays):";
+          for (const auto& [t, d] : st.delays) f << " " << t << "=" << d << "ns";
+          f << "\n";
+        }
+        f
           << "# reproduce: chainrt simulate " << c.file << " --policy " << to_string(a.policy()) << " --exec "
           << (st.fixed.empty() ? exec_name(st.exec) : "bcet") << " --seed " << so.seed << " --duration " << horizon
           << "ns --json\n"
@@ -719,13 +787,21 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   bool have_best = false;
   auto consider = [&](const Setting& st, const Check& c) {
     if (st.exec != ExecTime::Wcet && st.exec != ExecTime::Bcet) return;  // the climb needs fixed times
+    if (o.phases && st.random_jitter && st.delays.empty()) return;        // ... and fixed release delays
     if (!have_best || c.worst > best_check.worst || (c.worst == best_check.worst && c.sum > best_check.sum)) {
       best = st;
       best_check = c;
       have_best = true;
     }
   };
-  for (int v = 0; v < variants; ++v) {
+  if (o.phases) {  // the offsets/fusion family: declared offsets, jitter varied (phase_settings)
+    for (auto& [st, sim_seed] : phase_settings(o, model, timers, rng, seed)) {
+      Check c;
+      if (!simulate_setting(st, sim_seed, c)) return sr;
+      consider(st, c);
+    }
+  }
+  for (int v = 0; v < variants && !o.phases; ++v) {
     const Variant& var = kVariants[v];
     Setting st;
     st.name = var.name;
@@ -738,7 +814,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     if (!simulate_setting(st, seed + static_cast<std::uint64_t>(v), c)) return sr;
     consider(st, c);
   }
-  if (o.harsh) {
+  if (o.harsh && !o.phases) {
     // Offsets clustered within 3 ns of two instants: the releases' order is all that differs.
     for (int v = 0; v < 2; ++v) {
       Setting st;
@@ -763,6 +839,8 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       for (std::size_t c = 0; c < model.callbacks.size(); ++c)
         cur.fixed[c] = cur.exec == ExecTime::Bcet ? model.callbacks[c].best_case() : model.callbacks[c].wcet;
     }
+    if (o.phases && cur.delays.empty())  // (the maximum jitter as constant delays)
+      for (int c : timers) cur.delays[model.callbacks[static_cast<std::size_t>(c)].name] = model.callbacks[static_cast<std::size_t>(c)].jitter;
     Check cur_check = best_check;
     const double start = best_check.worst;
     for (int step = 0; step < o.climb; ++step) {
@@ -770,7 +848,9 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       next.name = "climb" + std::to_string(step);
       const int moves = static_cast<int>(rng.uniform_int(1, 2));
       for (int mv = 0; mv < moves; ++mv) {
-        if (!timers.empty() && rng.uniform01() < 0.5) {
+        if (o.phases && !timers.empty() && rng.uniform01() < 0.5) {
+          mutate_release_delay(next, model, timers, rng);  // the declared offsets stay
+        } else if (!o.phases && !timers.empty() && rng.uniform01() < 0.5) {
           const auto& cb = model.callbacks[static_cast<std::size_t>(timers[rng.uniform_int(0, timers.size() - 1)])];
           Duration& off = next.offsets[cb.name];
           const double r = rng.uniform01();
@@ -835,6 +915,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
   worker();
   for (auto& t : pool) t.join();
   rep.feature = o.feature;
+  rep.phases = o.phases;
   std::vector<double> ratios;
   for (auto& r : results) {
     rep.systems += r.generated;
@@ -866,11 +947,27 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.direct_access_systems += r.applicable && r.direct_access;
     rep.server_access_systems += r.applicable && r.server_access;
     rep.both_access_systems += r.applicable && r.both_access;
-    for (const auto& [name, x] : r.ratios) ratios.push_back(x);
+    for (const auto& [name, x] : r.ratios) {
+      ratios.push_back(x);
+      if ((o.fusion || o.phases) && is_join_chain(name)) rep.join_ratios.push_back(x);
+    }
     for (auto& c : r.cx) rep.counterexamples.push_back(std::move(c));
   }
+  rep.bound_over_worst_histogram.assign(std::size(kTightnessBuckets) + 1, 0);
   if (!ratios.empty()) {
     std::sort(ratios.begin(), ratios.end());
+    // bound / worst: the ratios' inverses, in descending order of the ratio (a tight chain first)
+    std::vector<double> inv;
+    for (double x : ratios) inv.push_back(x > 0 ? 1.0 / x : std::numeric_limits<double>::infinity());
+    std::sort(inv.begin(), inv.end());
+    auto inv_at = [&](double q) { return inv[std::min(inv.size() - 1, static_cast<std::size_t>(q * static_cast<double>(inv.size())))]; };
+    rep.bound_over_worst_median = inv_at(0.5);
+    rep.bound_over_worst_p90 = inv_at(0.9);
+    for (double b : inv) {
+      std::size_t k = 0;
+      while (k < std::size(kTightnessBuckets) && b >= kTightnessBuckets[k]) ++k;
+      rep.bound_over_worst_histogram[k]++;
+    }
     auto at = [&](double q) { return ratios[std::min(ratios.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ratios.size())))]; };
     rep.ratio_chains = static_cast<std::int64_t>(ratios.size());
     rep.ratio_median = at(0.5);
@@ -880,6 +977,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     for (double x : ratios) sum += x;
     rep.ratio_mean = sum / static_cast<double>(ratios.size());
     rep.ratios = std::move(ratios);
+    std::sort(rep.join_ratios.begin(), rep.join_ratios.end());
   }
   return rep;
 }
@@ -916,7 +1014,8 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"overloaded\": " << r.overloaded << ", \"tight_deadlines\": " << r.tight_deadlines
      << ", \"shared_cores\": " << r.shared_cores
      << ", \"climb_simulations\": " << r.climb_simulations << ", \"climb_raised\": " << r.climb_raised << "}"
-     << ", \"feature\": " << q(r.feature) << ", \"feature_systems\": " << r.feature_systems
+     << ", \"feature\": " << q(r.feature) << ", \"phases\": " << (r.phases ? "true" : "false")
+     << ", \"feature_systems\": " << r.feature_systems
      << ", \"feature_chains_checked\": " << r.feature_chains_checked
      << ", \"feature_bounded_systems\": " << r.feature_bounded_systems
      << ", \"multi_threaded_systems\": " << r.multi_threaded_systems
@@ -925,14 +1024,29 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"both_access_systems\": " << r.both_access_systems
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
-     << "}, \"ratios\": [";
+     << ", \"bound_over_worst\": {\"median\": " << fmt(r.bound_over_worst_median)
+     << ", \"p90\": " << fmt(r.bound_over_worst_p90) << ", \"histogram\": [";
+  for (std::size_t i = 0; i < r.bound_over_worst_histogram.size(); ++i)
+    os << (i ? ", " : "") << r.bound_over_worst_histogram[i];
+  os << "], \"bucket_upper_ends\": [";
+  for (std::size_t i = 0; i < std::size(kTightnessBuckets); ++i) os << (i ? ", " : "") << fmt(kTightnessBuckets[i]);
+  os << "]}}, \"ratios\": [";
   for (std::size_t i = 0; i < r.ratios.size(); ++i) {  // %.17g: the same double back in a reader
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", r.ratios[i]);
     os << (i ? ", " : "") << b;
   }
-  os << "]"
-     << ", \"counterexamples\": [";
+  os << "]";
+  if (r.phases || !r.join_ratios.empty()) {
+    os << ", \"join_ratios\": [";
+    for (std::size_t i = 0; i < r.join_ratios.size(); ++i) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.17g", r.join_ratios[i]);
+      os << (i ? ", " : "") << b;
+    }
+    os << "]";
+  }
+  os << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];
     os << (i ? ", " : "") << "{\"set\": " << c.set << ", \"seed\": " << c.seed << ", \"variant\": " << q(c.variant)

@@ -2,6 +2,7 @@
 #include "soundness_fusion.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@ namespace chainrt::sim {
 
 namespace {
 
-std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool single_threaded) {
+std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool single_threaded, bool phases) {
   gen::Rng rng(seed ^ 0xf05e5ULL);
   constexpr Duration ms = 1'000'000;
   const int executors = static_cast<int>(rng.uniform_int(1, 3));
@@ -31,7 +32,9 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
   std::ostringstream nodes, topics, cbs, chains;
   // Periods: all sources of a fusion node alike (the reference system's LiDARs), harmonic, or
   // unrelated; the load scale per system.
-  const int mode = static_cast<int>(rng.uniform_int(0, 2));
+  int mode = static_cast<int>(rng.uniform_int(0, 2));
+  // (Guaranteed phases: mostly sources of one period, which fusion rounds need; its own stream.)
+  if (phases && gen::Rng(seed ^ 0x9a5e5ULL).uniform01() < 0.7) mode = 0;
   const Duration base = ms * (mode == 2 ? rng.uniform_int(10, 100) : std::vector<Duration>{10, 20, 50, 100}[rng.uniform_int(0, 3)]);
   double load = 0.01 + 0.05 * rng.uniform01();  // WCET / period per callback, at most
   // A quarter of the systems four times as heavy (the processing after a join may then outlast
@@ -153,14 +156,41 @@ std::string fusion_yaml(const ResponseTimeAnalysis& a, std::uint64_t seed, bool 
   return y.str();
 }
 
+// The offsets/fusion family's phases (generate_fusion_system): every timer guaranteed; the
+// sources of one fusion node (timers named F<f>_s<s>) in phase at one offset in half of the
+// systems, else each at its own; other timers at random offsets; jitter up to T/20 on 70 %.
+void guarantee_phases(Model& m, std::uint64_t seed) {
+  gen::Rng rng(seed ^ 0x0ff5e7ULL);
+  const bool in_phase = rng.uniform01() < 0.5;
+  std::map<std::string, Duration> common;  // fusion node -> its sources' offset
+  for (auto& cb : m.callbacks) {
+    if (!cb.is_timer()) continue;
+    cb.phase = TimerPhase::Guaranteed;
+    const std::string node = cb.name.substr(0, cb.name.find('_'));
+    const bool source = cb.name.size() > 1 && cb.name[0] == 'F' && cb.name.find("_s") != std::string::npos;
+    Duration off = rng.uniform_int(0, cb.period - 1);
+    if (source && in_phase) {
+      if (!common.count(node)) common[node] = rng.uniform01() < 0.5 ? 0 : off;
+      off = common[node] % cb.period;
+    }
+    cb.offset = off;
+    cb.jitter = rng.uniform01() < 0.7 ? rng.uniform_int(0, cb.period / 20) : 0;
+  }
+}
+
 }  // namespace
 
-bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, Model& out) {
+bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, Model& out, bool phases) {
   std::string why;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const std::string text = fusion_yaml(a, gen::Rng::stream_seed(seed, static_cast<std::uint64_t>(attempt)), attempt >= 2);
+    const std::uint64_t s = gen::Rng::stream_seed(seed, static_cast<std::uint64_t>(attempt));
+    const std::string text = fusion_yaml(a, s, attempt >= 2, phases);
     if (text.empty()) continue;
     Model m = load_model_from_string(text, "<fusion system>");
+    if (phases) {
+      guarantee_phases(m, s);
+      validate(m, m.name);
+    }
     if (a.applicable(m, &why)) {
       out = std::move(m);
       return true;

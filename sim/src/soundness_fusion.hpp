@@ -19,6 +19,11 @@ class ResponseTimeAnalysis;
 namespace chainrt::sim {
 
 // A fusion system the analysis applies to (up to four draws from `seed`), or false.
-bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, Model& out);
+// `phases`: the offsets/fusion family — every timer's phase guaranteed (model
+// TimerPhase::Guaranteed) at a declared offset (a fusion node's sources in phase in half of the
+// systems, at random offsets in the others), most with a declared release jitter (up to a
+// twentieth of the period), and the sources of a fusion node mostly of one period; the harness
+// then keeps the offsets and varies the jitter (within the declared one) and execution times.
+bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, Model& out, bool phases = false);
 
 }  // namespace chainrt::sim

@@ -1,4 +1,5 @@
-"""What the ROS 2 tests of discover, profile and the run verdict need to know about this machine."""
+"""What the ROS 2 tests of discover, profile, the run verdict and the cross-layer path need to know about
+this machine."""
 
 
 def runtime_built() -> bool:
@@ -18,3 +19,48 @@ def have_rclpy() -> bool:
         return True
     except ImportError:
         return False
+
+
+def crosslayer_unavailable() -> str | None:
+    """Why the cross-layer tests cannot run here (no built runtime, no network namespaces, no
+    BPF toolchain), or None when they can."""
+    from chainrt import runtime
+    from chainrt.crosslayer import kernel, netns
+    try:
+        runtime.find_binary()
+    except runtime.RuntimeNotFound as e:
+        return str(e)
+    why = netns.available()
+    if why:
+        return why
+    try:
+        kernel.build()
+    except kernel.KernelPathUnavailable as e:
+        return str(e)
+    return None
+
+
+def require_crosslayer(capsys) -> None:
+    """Skips the calling test, saying why on the terminal, unless the cross-layer path can run."""
+    import pytest
+    why = crosslayer_unavailable()
+    if why:
+        with capsys.disabled():
+            print(f"\nskipped: the cross-host test needs it: {why}")
+        pytest.skip(why)
+
+
+def run_cli_on_ros(args: list[str], domain_base: int, timeout: float = 300):
+    """`python -m chainrt.cli ARGS` in its own ROS_DOMAIN_ID (domain_base + pid % 19) with
+    localhost discovery; skips the calling test when chainrt-run is not built."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    if not runtime_built():
+        pytest.skip("chainrt-run is not built")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_base + os.getpid() % 19), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)

@@ -34,6 +34,17 @@ MODEL = str(ROOT / "examples/two_chains.yaml")
     (["profile", MODEL, "--warmup", "-1s"], "--warmup"),
     (["bench", "reference-system", "--repeat", "0"], "--repeat"),
     (["run", MODEL, "--threads", "0"], "--threads"),
+    (["run", MODEL, "--scale-wcet", "2s:-1"], "--scale-wcet"),
+    (["run", MODEL, "--scale-wcet", "later:2"], "--scale-wcet"),
+    (["run", MODEL, "--lame-controller", "0s"], "--lame-controller"),
+    (["run", MODEL, "--nonrt-server", "5ms/2ms"], "--nonrt-server"),
+    (["lame", "allocate", MODEL, "--step", "0"], "--step"),
+    (["lame", "allocate", MODEL, "--step", "a bit"], "--step"),
+    (["crosslayer", MODEL, "--nonrt-server", "2ms"], "--nonrt-server"),
+    (["crosslayer", MODEL, "--duration", "soon"], "--duration"),
+    (["discover", "--settle", "0s"], "--settle"),
+    (["report", MODEL, "--trace", "no/such/folder"], "--trace"),
+    (["simulate", MODEL, "--policy", "fifo"], "--policy"),
 ])
 def test_nonsense_is_refused_in_one_line(argv, word, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rosutil import crosslayer_unavailable, require_crosslayer
 
 from chainrt import fastdds
 from chainrt.crosslayer import kernel, netns
@@ -62,28 +63,8 @@ def test_crosslayer_map_command():
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
-def _skip_reason() -> str | None:
-    from chainrt import runtime
-    try:
-        runtime.find_binary()
-    except runtime.RuntimeNotFound as e:
-        return str(e)
-    why = netns.available()
-    if why:
-        return why
-    try:
-        kernel.build()
-    except kernel.KernelPathUnavailable as e:
-        return str(e)
-    return None
-
-
 def test_remote_two_hop_chain_is_classified_and_runs_at_its_priority(capsys):
-    why = _skip_reason()
-    if why:
-        with capsys.disabled():
-            print(f"\nskipped: the cross-host test needs it: {why}")
-        pytest.skip(why)
+    require_crosslayer(capsys)
     from chainrt.crosslayer import session
     os.environ.setdefault("ROS_DOMAIN_ID", str(60 + os.getpid() % 40))
     before = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
@@ -126,20 +107,23 @@ def test_without_privilege_hosts_run_here_with_a_note(monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     calls = []
     monkeypatch.setattr(runtime, "run_model", lambda path, d, **kw: calls.append(path) or {"chains": {}})
+    from chainrt.model import load_model
+    model = load_model(str(MODEL))
     args = argparse.Namespace(model=str(MODEL), hosts="auto", crosslayer=False, nonrt_server=None)
-    assert cli.run_model(args, 1_000_000) == {"chains": {}}
+    assert cli.wanted(args, model)  # several hosts: the namespaces are tried first
+    assert cli.run_model(args, model, 1_000_000) == {"chains": {}}
     assert calls == [str(MODEL)]
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "need root" in err
     for a in (dict(crosslayer=True), dict(hosts="netns")):
         with pytest.raises(RuntimeError, match="need root"):
-            cli.run_model(argparse.Namespace(**{**vars(args), **a}), 1_000_000)
+            cli.run_model(argparse.Namespace(**{**vars(args), **a}), model, 1_000_000)
 
 
 def test_interrupted_run_removes_its_namespaces():
     """SIGINT and SIGTERM during a namespace run: exit 0/130 with the figures so far, and no
     namespace, no chainrt-xdp left behind."""
-    why = _skip_reason()
+    why = crosslayer_unavailable()
     if why:
         pytest.skip(why)
     import signal

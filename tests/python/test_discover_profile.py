@@ -33,6 +33,7 @@ from rosutil import have_rclpy, runtime_built
 import yaml
 
 from chainrt import discover as dc
+from chainrt import output
 from chainrt import profile as pf
 from chainrt.model import ModelError, load_model_from_string
 
@@ -380,7 +381,7 @@ def test_period_fit_is_exact_to_the_precision_the_observation_allows():
     assert abs(fit.period_ns - p) <= 4 * fit.stderr_ns
     period, tol = dc.exact_period(fit)
     assert abs(period - p) <= tol < 50_000                      # binds the real timer, not a 1 % guess
-    assert dc.fmt_duration(period) in ("33333us", "33334us", "33332us") or period % 100 == 0
+    assert output.exact_duration(period) in ("33333us", "33334us", "33332us") or period % 100 == 0
     # without jitter the period is known to the microsecond or better; a whole-ms timer stays round
     period, tol = dc.exact_period(dc.fit_period(_sends(p, 60)))
     assert abs(period - p) <= 1_000 and tol == 4_000          # 100 ppm of the period, rounded up
@@ -515,3 +516,27 @@ def test_nodes_that_came_or_went_while_observing_are_said():
     assert "WARNING: several nodes are named /filter" in text
     nodes = {n["name"] for n in yaml.safe_load(text)["nodes"]}
     assert nodes == {"sensor", "filter", "control", "logger"}
+
+
+def test_a_period_fit_behind_long_callbacks_on_one_thread():
+    # the user robot's camera (30 Hz) on one executor thread with a 5 Hz logger (25 ms) and its
+    # uploader (15 ms): of every six sends one waits 0.8 of a period and one a quarter, and the
+    # punctual ones are only about two thirds -- still one timer of 33.3 ms, not one of 16.7 ms
+    p = 33_333_333
+    ts = _sends(p, 180, jitter_ns=1_000_000)
+    delay = {2: int(0.25 * p), 3: int(0.8 * p)}
+    ts = [t + delay.get(k % 6, 0) for k, t in enumerate(ts)]
+    fit = dc.fit_period(ts)
+    assert fit.periodic and abs(fit.period_ns - p) <= 4 * fit.stderr_ns + 1, fit
+    period, tol = dc.exact_period(fit)
+    assert abs(period - p) <= tol < p // 100
+
+
+def test_two_timers_of_one_period_on_one_topic_are_not_one_timer():
+    # two publishers' worth of sends on one grid period but two phases: never one timer of that
+    # period (every period would hold two sends), whatever the share of each phase
+    p = 33_333_333
+    for phase in (0.3, 0.5, 0.8):
+        ts = _sends(p, 90, jitter_ns=500_000) + _sends(p, 90, jitter_ns=500_000, phase_ns=int(phase * p), seed=2)
+        fit = dc.fit_period(ts)
+        assert not (fit.periodic and abs(fit.period_ns - p) < p // 100), (phase, fit)

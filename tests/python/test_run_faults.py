@@ -23,6 +23,7 @@ from chainrt import runtime
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "tests/cpp/runtime/data/two_processes.yaml"
 LONG = "60s"  # the run's length: every fault ends it long before
+WARMUP_NS = 300_000_000
 
 
 @pytest.fixture(autouse=True)
@@ -49,9 +50,15 @@ def _env() -> dict:
 
 
 def _start(*extra: str, stdout=subprocess.PIPE) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", LONG, "--warmup", "300ms",
+    cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", LONG, "--warmup", f"{WARMUP_NS}ns",
            "--json", "--no-compare", *extra]
-    return subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, env=_env())
+    # the run's release epoch, set here as a launcher may (sched/timer.hpp): the processes
+    # measure from it on, so a test knows when they have measured something
+    epoch = time.monotonic_ns() + 1_500_000_000
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                            env={**_env(), runtime.RELEASE_EPOCH_ENV: str(epoch)})
+    proc.measuring_from = (epoch + WARMUP_NS) / 1e9
+    return proc
 
 
 def _children(pid: int) -> dict[str, int]:
@@ -101,7 +108,8 @@ def _wait_for(cond, timeout: float) -> bool:
 
 def _wait_children(proc: subprocess.Popen, n: int = 2) -> dict[str, int]:
     assert _wait_for(lambda: len(_children(proc.pid)) == n, 30), "the chainrt-run processes did not start"
-    time.sleep(2.0)  # let both measure something
+    start = getattr(proc, "measuring_from", time.monotonic())
+    time.sleep(max(0.0, start - time.monotonic()) + 1.5)  # let both measure something
     return _children(proc.pid)
 
 

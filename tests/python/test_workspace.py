@@ -81,6 +81,56 @@ def test_install_prefix_has_package_config_and_python(installed):
     assert list(site.glob("_core*.so")), "the compiled extension is installed with the package"
 
 
+RCLCPP_CONSUMER_CMAKE = """cmake_minimum_required(VERSION 3.22)
+project(consumer CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(chainrt REQUIRED)
+if(NOT chainrt_HAS_RCLCPP)
+  message(FATAL_ERROR "chainrt was installed without chainrt::rclcpp")
+endif()
+add_executable(consumer main.cpp)
+target_link_libraries(consumer PRIVATE chainrt::rclcpp)
+"""
+
+RCLCPP_CONSUMER_MAIN = """#include <chainrt/rclcpp/chain_executor.hpp>
+#include <rclcpp/rclcpp.hpp>
+#include <cstdio>
+int main(int argc, char** argv) {
+  rclcpp::init(argc, argv);
+  auto node = std::make_shared<rclcpp::Node>("consumer");
+  int ticks = 0;
+  auto timer = node->create_wall_timer(std::chrono::milliseconds(2), [&] { ++ticks; });
+  chainrt::rclcpp::ChainExecutor exec;
+  exec.add_node(node);
+  while (ticks < 5) exec.spin_once(std::chrono::seconds(5));
+  std::printf("ticks %d policy %s\\n", ticks, chainrt::to_string(exec.policy()));
+  rclcpp::shutdown();
+  return 0;
+}
+"""
+
+
+def test_installed_package_exports_the_rclcpp_executor(installed, tmp_path):
+    """find_package(chainrt) of the install prefix gives chainrt::rclcpp: a project of its own
+    links it and runs an rclcpp node under the ChainExecutor."""
+    if not (BUILD / "rclcpp" / "libchainrt_rclcpp.a").exists():
+        pytest.skip("chainrt was built without rclcpp")
+    targets = (installed / "lib" / "cmake" / "chainrt" / "chainrtTargets.cmake").read_text()
+    assert "add_library(chainrt::rclcpp " in targets
+    (tmp_path / "CMakeLists.txt").write_text(RCLCPP_CONSUMER_CMAKE)
+    (tmp_path / "main.cpp").write_text(RCLCPP_CONSUMER_MAIN)
+    env = {**os.environ, "CMAKE_PREFIX_PATH": str(installed)}
+    env.pop("AMENT_PREFIX_PATH", None)
+    for cmd in (["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "b"), "-G", "Ninja"],
+                ["cmake", "--build", str(tmp_path / "b")]):
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    run_env = {**os.environ, "ROS_DOMAIN_ID": str(60 + os.getpid() % 40), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    r = subprocess.run([str(tmp_path / "b" / "consumer")], env=run_env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "ticks 5 policy ros-default", r.stdout
+
+
 @pytest.fixture(scope="module")
 def workspace(installed, tmp_path_factory):
     """The example package built by colcon in a clean workspace against the installed chainrt:

@@ -53,6 +53,7 @@
 #include "chainrt/runtime/tracing.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
+#include "chainrt/sched/timer.hpp"
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
 #include "chainrt/lame/controller.hpp"
 #include "chainrt/runtime/lame_controller.hpp"
@@ -150,6 +151,10 @@ struct Entity {
   runtime::CallbackStats stats;
   runtime::CpuWindow window;  // largest CPU times since the last take_cpu_window() (LaME)
   std::uint32_t running = 0;  // instances now running
+  // A model-bound timer on the release grid (arm_timer, sched::ReleaseGrid): released by this
+  // clock on CLOCK_MONOTONIC instead of rcl's next call time (rcl_timer_call still runs it).
+  bool on_grid = false;
+  sched::TimerClock grid;
   std::uint64_t instances_released = 0;  // a timer that starts a chain: its instance counter
 };
 
@@ -267,10 +272,12 @@ class Loop {
     if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
     const Duration until = timeout_ns < 0 ? kNoDeadline : mono_ns() + timeout_ns;
     std::unique_lock<std::mutex> lk(m_);
+    bool idle = false;  // this thread waited since it last looked (release jitter, arm_timer)
     for (;;) {
       if (stop_) return -3;
       const Duration now = mono_ns();
-      const Duration next_timer = harvest(now);
+      const Duration next_timer = harvest(now, idle);
+      idle = false;
       const CallbackId cb = queue_->select(t);
       if (cb != kNoCallback) {
         begin(t, cb);
@@ -284,6 +291,7 @@ class Loop {
       if (wake_at == kNoDeadline) cv_.wait(lk);
       else cv_.wait_for(lk, std::chrono::nanoseconds(std::max<Duration>(wake_at - now, 0)));
       --sleepers_;
+      idle = true;
     }
   }
 
@@ -452,6 +460,13 @@ class Loop {
     const Stamp& s = running_.at(t).stamp;
     return {s.chain == kNoChain ? 0 : s.release, s.deadline};
   }
+  // The grid instant (CLOCK_MONOTONIC) the timer now running on thread t was released at, whether
+  // or not it starts a chain; 0 when what runs there is not a timer on the release grid.
+  Duration current_grid_release(std::uint32_t t) {
+    std::unique_lock<std::mutex> lk(m_);
+    const Running& r = running_.at(t);
+    return r.cb < entities_.size() && entities_[r.cb].on_grid ? r.stamp.release : 0;
+  }
   // Give the next input of subscription `cb` a chain instance released at `release` (the
   // cross-process mechanism: the release comes from the message, e.g. its header stamp).
   void set_input_release(std::uint32_t t, Duration release) {
@@ -496,6 +511,30 @@ class Loop {
       r.chains.push_back(std::move(st));
     }
     return r;
+  }
+
+  // Arm timer `id` (a model-bound timer with this period and model offset) on the release grid
+  // (sched::ReleaseGrid): released at epoch + offset + k·period on CLOCK_MONOTONIC, the epoch
+  // the run's (CHAINRT_RELEASE_EPOCH_NS, else the process-wide one), so that the model's
+  // offsets hold across executors and processes. A timer armed after its first grid release
+  // starts at a later grid index (reported). Call before spinning; thread-safe.
+  void arm_timer(CallbackId id, Duration period_ns, Duration offset_ns) {
+    check(id);
+    std::unique_lock<std::mutex> lk(m_);
+    Entity& e = entities_[id];
+    if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0) throw std::invalid_argument("arm_timer: not a timer");
+    const Duration now = mono_ns();
+    const sched::ReleaseGrid grid{sched::release_epoch(now), offset_ns % period_ns, period_ns};
+    const sched::ReleaseGrid::Start st = grid.start(now);
+    e.grid = sched::TimerClock{period_ns, st.first};
+    e.on_grid = true;
+    e.stats.grid_start_index = st.start_index;
+    if (st.start_index > 0)
+      warnings_.push_back("timer '" + e.stats.name + "' armed " + std::to_string(now - grid.at(0)) +
+                          " ns after its first grid release: it starts at grid index " +
+                          std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
+                          "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");
+    cv_.notify_all();
   }
 
   // Where callback `id` lives (fully qualified node, kind, topic), reported with its figures so
@@ -593,11 +632,17 @@ class Loop {
   }
 
   // Move what became ready into the queue (under the lock); returns the next timer release.
-  Duration harvest(Duration now) noexcept {
+  // idle: the calling thread waited until now (a grid timer's lateness is release jitter).
+  Duration harvest(Duration now, bool idle = false) noexcept {
     Duration next_due = kNoDeadline;
     for (CallbackId id : timers_) {
       Entity& e = entities_[id];
       if (queue_->queued(id) || e.running) continue;  // taken only when it runs
+      if (e.on_grid && grid_ready(e, now, idle, next_due)) {
+        queue_->push(id, arrival_ ? e.queued.release : e.queued.deadline);
+        continue;
+      }
+      if (e.on_grid) continue;
       std::int64_t left = 0;
       if (rcl_timer_get_time_until_next_call(static_cast<rcl_timer_t*>(e.handle), &left) != RCL_RET_OK) {
         rcl_reset_error();  // cancelled or invalid: not ready
@@ -632,6 +677,39 @@ class Loop {
       }
     }
     return next_due;
+  }
+
+  // A grid timer (arm_timer): true when its release is due — its stamp set, lateness recorded
+  // when a thread waited for it, skipped grid releases counted as drops (sched::TimerClock's
+  // overrun rule) — else its next release lowers next_due. A cancelled timer is never due; one
+  // whose period was changed leaves the grid (rcl's own next call time from then on).
+  bool grid_ready(Entity& e, Duration now, bool idle, Duration& next_due) noexcept {
+    auto* timer = static_cast<rcl_timer_t*>(e.handle);
+    bool cancelled = false;
+    std::int64_t period = 0;
+    if (rcl_timer_is_canceled(timer, &cancelled) != RCL_RET_OK ||
+        rcl_timer_get_period(timer, &period) != RCL_RET_OK) {
+      rcl_reset_error();
+      return false;
+    }
+    if (cancelled) return false;
+    if (period != e.grid.period) {
+      e.on_grid = false;
+      return false;
+    }
+    if (!e.grid.ready(now)) {
+      next_due = std::min(next_due, e.grid.next);
+      return false;
+    }
+    if (idle) e.stats.release_jitter.record(now - e.grid.next);
+    const sched::TimerClock::Take tk = e.grid.take(now);
+    e.stats.drops += static_cast<std::uint64_t>(tk.skipped);
+    e.queued = Stamp{e.starts_chain, tk.released,
+                     e.chain_rel_deadline == kNoDeadline ? kNoDeadline : tk.released + e.chain_rel_deadline,
+                     e.starts_chain == kNoChain ? 0 : e.instances_released++};
+    if (e.starts_chain != kNoChain && hooks_.chain_release)
+      hooks_.chain_release(this, e.starts_chain, e.queued.instance, e.queued.release, e.queued.deadline);
+    return true;
   }
 
   void begin(std::uint32_t t, CallbackId cb) noexcept {
@@ -758,7 +836,7 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
 // LaME's controller for chainrt.rclpy: the same lame::Controller (Algorithms 1-3, robust
 // estimate, budgets first) and the same mapping of a plan onto fixed thread slots and order of
-// applying it as the C++ executor's controller (runtime/lame_controller.hpp: lame_slot_plan,
+// applying it as the C++ executor's controller (lame/slots.hpp: slot_plan; runtime/lame_controller.hpp:
 // lame_apply); this class only feeds it the Loop's measured CPU times and gives lame_apply the
 // Loop's threads (sched_setattr) and ready queue. Not thread-safe: one
 // controller thread calls step().
@@ -774,10 +852,10 @@ class LameControl {
     const lame::Allocation& plan = ctl_->plan();
     for (std::size_t e = 0; e < plan.model.executors.size(); ++e)
       if (plan.model.executors[e].name == plan.executor) executor_index_ = e;
-    cores_ = runtime::lame_plan_cores(plan);
+    cores_ = lame::plan_cores(plan);
     if (2 * static_cast<std::size_t>(cores_) > sched::kMaxThreads)
       throw std::invalid_argument("the LaME controller runs at most 32 cores");
-    current_ = rclpy_slots(runtime::lame_slot_plan(plan, executor_index_, cores_).slots);
+    current_ = rclpy_slots(lame::slot_plan(plan, executor_index_, cores_).slots);
   }
   // Deviation for Python: BE threads run without a reservation (normal scheduling). All
   // Python callbacks share the GIL; a BE thread throttled by a small SCHED_DEADLINE budget while
@@ -795,14 +873,14 @@ class LameControl {
     std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> out;
     for (std::size_t s = 0; s < current_.size(); ++s) {
       const auto& r = current_[s];
-      out.emplace_back(runtime::lame_slot_name(static_cast<int>(s), cores_), std::vector<int>{},
+      out.emplace_back(lame::slot_name(static_cast<int>(s), cores_), std::vector<int>{},
                        std::nullopt, r ? r->budget : 0, r ? r->period : 0);
     }
     return out;
   }
   // Per model callback of the planned executor: (name, priority, affinity over the threads).
   std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> callbacks() const {
-    const runtime::LameSlotPlan sp = runtime::lame_slot_plan(ctl_->plan(), executor_index_, cores_);
+    const lame::SlotPlan sp = lame::slot_plan(ctl_->plan(), executor_index_, cores_);
     std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> out;
     for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
       out.emplace_back(sp.callbacks[i], sp.specs[i].priority, sp.specs[i].affinity);
@@ -838,7 +916,7 @@ class LameControl {
       e = ctl_->activate(samples, rt_miss, now);
       if (e.decision == "reallocated") {
         const double c0 = static_cast<double>(runtime::thread_cpu_ns());
-        runtime::LameSlotPlan sp = runtime::lame_slot_plan(ctl_->plan(), executor_index_, cores_);
+        lame::SlotPlan sp = lame::slot_plan(ctl_->plan(), executor_index_, cores_);
         sp.slots = rclpy_slots(std::move(sp.slots));
         std::vector<std::tuple<std::string, std::optional<int>, std::uint64_t>> params;
         for (std::size_t i = 0; i < sp.callbacks.size(); ++i)
@@ -849,7 +927,7 @@ class LameControl {
         };
         steps.reconfigure = [&] { loop.reconfigure(params); };
         for (const auto& r : runtime::lame_apply(current_, sp.slots, cores_, steps))
-          errors.push_back(runtime::lame_slot_name(r.slot, cores_) + ": " + r.error);
+          errors.push_back(lame::slot_name(r.slot, cores_) + ": " + r.error);
         apply_ms = (static_cast<double>(runtime::thread_cpu_ns()) - c0) / 1e6;
       }
     }
@@ -930,11 +1008,13 @@ NB_MODULE(_rclpy_exec, m) {
       .def("reconfigure", &Loop::reconfigure, "params"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("set_record_from", &Loop::set_record_from)
       .def("current_stamp", &Loop::current_stamp)
+      .def("current_grid_release", &Loop::current_grid_release, "thread"_a)
       .def("set_input_release", &Loop::set_input_release)
       .def("thread_count", &Loop::thread_count)
       .def("policy", &Loop::policy)
       .def("dispatches", &Loop::dispatches)
       .def("set_place", &Loop::set_place, "callback"_a, "node"_a, "kind"_a, "topic"_a)
+      .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a)
       .def("trace_registration", &Loop::trace_registration, "executor"_a)
       .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
       .def("monitor_json", &Loop::monitor_json, "run_id"_a, "executor"_a, "seq"_a,

@@ -12,20 +12,18 @@ executor, thread classes and callback affinity dropped, as the simulator and run
 
 from __future__ import annotations
 
-import json
 import sys
 
-from .. import _core, cliargs
-from ..model import load_model_or_report, validate
-from .simulate import POLICIES
+from .. import _core, cliargs, diagnose, output
+from ..model import analyses, analysis_names, load_model_or_report, policy_names, validate
 
 
 def register(sub) -> None:
-    names = [n for n, _, _ in _core.analysis_names()]
+    names = analysis_names()
     p = sub.add_parser("analyze", help="response-time bounds and schedulability of every chain of a model")
     p.add_argument("model", metavar="MODEL", nargs="?", help="model YAML file")
     p.add_argument("--analysis", "-a", choices=names, help="analysis to run (default: the one matching the policy)")
-    p.add_argument("--policy", choices=POLICIES, help="override every executor's policy (as simulate and run)")
+    p.add_argument("--policy", choices=policy_names(), help="override every executor's policy (as simulate and run)")
     p.add_argument("--threads", type=cliargs.threads,
                    help="N plain threads per executor, 1..64 (replaces the model's threads, as simulate and run)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -72,8 +70,18 @@ def analyze(model, analysis: str | None = None) -> dict:
     return _core._analyze(model, analysis)
 
 
-def _ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f}"
+def analysis_for_policy(model, policy: str | None) -> tuple[dict | None, str | None]:
+    """The result of the first registry analysis that bounds ``policy`` (any policy when None)
+    and applies to the model, or (None, why none does)."""
+    tried = []
+    for a in analyses():
+        if policy and a["policy"] != policy:
+            continue
+        ok, why = _core._applicable(model, a["name"])
+        if ok:
+            return _core._analyze(model, a["name"]), None
+        tried.append(f"{a['name']}: {why}")
+    return None, f"no analysis for policy {policy} applies to this model" + (f" ({'; '.join(tried)})" if tried else "")
 
 
 def chain_rows(result: dict) -> list[str]:
@@ -82,25 +90,26 @@ def chain_rows(result: dict) -> list[str]:
     rows = [("chain", "WCRT bound ms", "BCRT bound ms", "deadline ms", "slack ms", "verdict")]
     for name, c in result["chains"].items():
         verdict = "ok" if c["schedulable"] else ("MISS" if c["wcrt_bound_ns"] is not None else "UNBOUNDED")
-        rows.append((name, _ms(c["wcrt_bound_ns"]), _ms(c["bcrt_bound_ns"]), _ms(c["deadline_ns"]),
-                     _ms(c["slack_ns"]), verdict))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  " + "  ".join(v.ljust(w) if i in (0, 5) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip()
-            for r in rows]
+        rows.append((name, *(output.ms(c[k], 3) for k in ("wcrt_bound_ns", "bcrt_bound_ns", "deadline_ns", "slack_ns")),
+                     verdict))
+    return output.table(rows, left=(0, 5), indent="  ", rstrip=True)
 
 
 def format_table(result: dict, chosen_by_default: bool = False) -> str:
     how = " (chosen from the executors' policy)" if chosen_by_default else ""
     lines = [f"analysis {result['analysis']}{how}", *chain_rows(result)]
     lines.extend(f"  {name}: {c['reason']}" for name, c in result["chains"].items() if c["reason"])
+    for name, d in result.get("diagnosis", {}).items():
+        lines.append(f"  {name}: unbounded because {d['cause']}")
+        lines.extend(f"    a bound with: {fix}" for fix in d["fixes"])
     lines.append("schedulable" if result["schedulable"] else "NOT schedulable")
     return "\n".join(lines)
 
 
 def run(args) -> int:
     if args.list:
-        for name, summary, policy in _core.analysis_names():
-            print(f"{name:15s} policy {policy:11s} {summary}")
+        rows = [(a["name"], f"policy {a['policy']}", a["summary"]) for a in analyses()]
+        print("\n".join(output.table(rows, left="all", sep=" ", rstrip=True)))
         return 0
     if args.model is None:
         print("chainrt analyze: error: the following arguments are required: MODEL (see chainrt analyze --help)",
@@ -115,8 +124,12 @@ def run(args) -> int:
     except ValueError as e:
         print(f"chainrt analyze: {e}", file=sys.stderr)
         return 1
+    # the term that leaves a chain without a bound, and the smallest change that gives one
+    diagnosis = diagnose.explain(model, result["analysis"], result)
+    if diagnosis:
+        result["diagnosis"] = diagnosis
     if args.json:
-        print(json.dumps(result, indent=2))
+        output.emit_json(result)
     else:
         print(format_table(result, chosen_by_default=args.analysis is None))
     return 0 if result["schedulable"] else 2

@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from .. import cliargs
+from .. import cliargs, output
 
 
 def register(sub) -> None:
@@ -46,6 +46,12 @@ def register(sub) -> None:
     r.add_argument("--planner-phase", type=cliargs.duration_or_zero, default="0ms", help="release offset of the BehaviorPlanner timer (default 0: all timers together)")
     r.add_argument("--creation-step", type=cliargs.duration, help="timer phases as upstream's sequential node creation gives them: "
                    "the timer of the k-th node starts at k x STEP (e.g. 1ms; default: all timers together)")
+    r.add_argument("--system", choices=["replica", "upstream"], default="replica",
+                   help="replica: chainrt's re-creation of the workload on the chainrt runtime (default); upstream: "
+                        "upstream's own nodes on real rclcpp, stock rclcpp executors and chainrt's ChainExecutor")
+    r.add_argument("--number-cruncher-limit", type=cliargs.positive,
+                   help="upstream: the prime-count limit of every working node (default: calibrated to the load's "
+                        "CPU time per working callback on this machine)")
     r.add_argument("--model", type=cliargs.input_file, help="the reference model (default examples/autoware_reference.yaml)")
     r.add_argument("--out", type=cliargs.output_dir, default="out/reference-system", help="output folder (default out/reference-system)")
     r.add_argument("--json", action="store_true", help="print the result as JSON (no samples) instead of the table")
@@ -148,8 +154,13 @@ def run_reference_system(args) -> int:
     import uuid
     from ..reference_system import configs, report, runner
     if args.list:
-        for c in configs.CONFIGS.values():
-            print(f"{c.name:<24} {c.summary}")
+        if args.system == "upstream":
+            from ..reference_system import upstream
+            rows = [(st.name, st.summary) for st in upstream.STOCK.values()]
+            rows += [(n, f"{configs.CONFIGS[n].summary}, on rclcpp (ChainExecutor)") for n in upstream.CHAIN_CONFIGS]
+        else:
+            rows = [(c.name, c.summary) for c in configs.CONFIGS.values()]
+        print("\n".join(output.table(rows, left="all", sep=" ", rstrip=True)))
         return 0
     run_id = uuid.uuid4().hex[:12]
     out = Path(os.path.abspath(args.out))  # "." and "..": the folder by its own name
@@ -192,10 +203,15 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
     try:
         opts = runner.BenchOptions(
             duration_ns=args.duration, warmup_ns=args.warmup, load=args.load,
-            configs=configs.parse_configs(args.configs), repeat=args.repeat, pin_core=args.pin_core,
+            configs=configs.parse_configs(args.configs, args.system), repeat=args.repeat, pin_core=args.pin_core,
             workload=args.workload, out_dir=staging, simulate=not args.no_sim, analyze=not args.no_analysis,
             planner_phase_ns=args.planner_phase, real=not args.model_only, rt_priority=args.rt_priority,
-            gantt=args.gantt, creation_step_ns=args.creation_step, platform_probe=not args.no_platform_probe)
+            gantt=args.gantt, creation_step_ns=args.creation_step, platform_probe=not args.no_platform_probe,
+            system=args.system, number_cruncher_limit=args.number_cruncher_limit)
+        if opts.system == "upstream":
+            # upstream's nodes start their timers one after another as they are created (phases
+            # no model states); the simulator and the analysis compare with the replica
+            opts.simulate = opts.analyze = False
         if args.model:
             opts.base_model = Path(args.model)
         if opts.repeat < 1:
@@ -207,6 +223,9 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
             for w in verdict.start_warnings(None, fifo=args.rt_priority, how="--rt-priority PRIO"):
                 print(f"warning: {w}", file=sys.stderr)
         result = runner.run_bench(opts)
+    except runner.upstream.UpstreamNotBuilt as err:
+        print(f"chainrt bench: {err}", file=sys.stderr)
+        return 1
     except runner.WorkloadNotFound as err:
         print(f"chainrt bench: {err}\n(--model-only runs the simulator and the analysis without ROS 2)", file=sys.stderr)
         return 1
@@ -240,7 +259,7 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
                    [out / i.relative_to(staging) for i in v] if isinstance(v, list) else v)
                for k, v in written.items()}
     if args.json:
-        print(json.dumps(report.public_json(result)))
+        output.emit_json(report.public_json(result))
     else:
         print(written["table"])
         csv_note = f", CSV {written['csv']}" if written["csv"].is_file() else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .._core import pretty_duration
+from .. import output
 from ..model import load_model_or_report
 
 
@@ -53,11 +53,9 @@ def summary(model) -> str:
         total += u
         cls = c.criticality_class + (f"/{c.criticality}" if c.criticality else "")
         shape = str(len(c.callbacks)) + ("" if c.is_linear() else f" ({len(c.paths())} paths)")
-        rows.append((c.name, shape, pretty_duration(c.period), pretty_duration(c.deadline), cls,
+        rows.append((c.name, shape, output.duration(c.period), output.duration(c.deadline), cls,
                      "-" if c.priority is None else str(c.priority), f"{u:.3f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        lines.append("  " + "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    lines += output.table(rows, indent="  ")
     lines.append(f"  total: chain utilisation sum {total:.3f}; system utilisation at most {system_utilisation(model):.3f} "
                  f"(callbacks counted once, each at the summed rate of its topic's publishers)")
     for e in model.executors:

@@ -7,17 +7,17 @@
   packet counters;
 * ``--profiles DIR``: writes the model's Fast DDS profiles (one file per process) instead;
 * ``--map``: prints the (port -> class, priority) map only;
-* ``--cleanup``: removes network namespaces a killed chainrt left behind.
+* ``--cleanup``: removes network namespaces a killed chainrt left behind, and gives the
+  ksoftirqd threads back the policy a killed Preempt-RT-style run had changed.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import time
 
-from .. import cliargs
+from .. import cliargs, output
 
 
 def register(sub) -> None:
@@ -25,16 +25,18 @@ def register(sub) -> None:
                                           "(XDP selector, per-class packet threads), or write its Fast DDS profiles")
     p.add_argument("model", metavar="MODEL", nargs="?", help="model YAML file")
     p.add_argument("--iface", action="append", default=[], help="receiving interface (repeatable)")
-    p.add_argument("--duration", type=cliargs.duration_text, default=None, help="remove everything after this time (default: at Ctrl-C)")
-    p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", default=None,
+    p.add_argument("--duration", type=cliargs.duration, default=None, help="remove everything after this time (default: at Ctrl-C)")
+    p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", type=cliargs.budget_period, default=None,
                    help="non-real-time packet processing as a SCHED_DEADLINE server, e.g. 2ms/10ms")
     p.add_argument("--domain", type=cliargs.ros_domain, default=None, help="ROS domain id (default: $ROS_DOMAIN_ID or 0)")
-    p.add_argument("--profiles", metavar="DIR", help="write the Fast DDS profiles of every process into DIR")
+    p.add_argument("--profiles", metavar="DIR", type=cliargs.output_dir, help="write the Fast DDS profiles of every process into DIR")
     p.add_argument("--addresses", metavar="HOST=IP,...", default=None,
                    help="with --profiles: the hosts' addresses (default: everything on loopback)")
     p.add_argument("--map", action="store_true", help="print the (port -> class, priority) map and exit")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--cleanup", action="store_true", help="remove network namespaces left by a killed chainrt")
+    p.add_argument("--cleanup", action="store_true",
+                   help="remove network namespaces left by a killed chainrt (and restore the softirq threads' "
+                        "policy it changed)")
     p.set_defaults(func=run)
 
 
@@ -50,30 +52,26 @@ def _domain(args) -> int:
 
 def run(args) -> int:
     from .. import fastdds
-    from ..crosslayer import cli as xcli, kernel, netns
+    from ..crosslayer import kernel, netns
     if args.cleanup:
         if netns.available():
             print(f"chainrt crosslayer: {netns.available()}", file=sys.stderr)
             return 1
         gone = netns.remove_stale()
         print(f"removed {len(gone)} namespace(s)" + (f": {', '.join(gone)}" if gone else ""))
+        back = kernel.restore_stale_rx_threads()
+        if back:
+            print(f"restored the scheduling policy of {', '.join(back)}")
         return 0
     if not args.model:
-        print("chainrt crosslayer: a MODEL is needed (or --cleanup)", file=sys.stderr)
-        return 1
+        return cliargs.fail("crosslayer", "a MODEL is needed (or --cleanup)")
     from ..model import load_model_or_report
     model = load_model_or_report(args.model, "crosslayer")
     if model is None:
-        return 1
+        return cliargs.ERROR
     try:
         domain = _domain(args)
-        server = xcli.parse_server(args.nonrt_server)
-        duration = None
-        if args.duration:
-            from .._core import parse_duration
-            duration = parse_duration(args.duration)
-            if duration is None:
-                raise ValueError(f"--duration: not a duration: {args.duration!r}")
+        server, duration = args.nonrt_server, args.duration
         entries, class_prio = kernel.port_classes(model, domain)
         if args.profiles:
             addrs = None
@@ -118,7 +116,7 @@ def run(args) -> int:
         return 1
     stats = sel.stats or {}
     if args.json:
-        print(json.dumps({"map": rows, "counters": stats, "class_threads": threads}, indent=2))
+        output.emit_json({"map": rows, "counters": stats, "class_threads": threads})
     else:
         cls = stats.get("classes", [])
         print("removed; packets per class: " + ", ".join(
@@ -130,9 +128,9 @@ def run(args) -> int:
 
 def _print_map(rows, class_prio, as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"map": rows, "class_priorities": class_prio}, indent=2))
+        output.emit_json({"map": rows, "class_priorities": class_prio})
         return
-    print(f"{'port':>6} {'process':<20} {'class':>5} {'priority':>8} {'cpu':>4}")
-    for r in rows:
-        print(f"{r['port']:>6} {r['process']:<20} {r['class']:>5} {r['priority'] or 'non-RT':>8} "
-              f"{'any' if r['cpu'] < 0 else r['cpu']:>4}")
+    table = [("port", "process", "class", "priority", "cpu")]
+    table += [(r["port"], r["process"], r["class"], r["priority"] or "non-RT", "any" if r["cpu"] < 0 else r["cpu"])
+              for r in rows]
+    print("\n".join(output.table(table, left=(1,), sep=" ")))

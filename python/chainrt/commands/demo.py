@@ -19,10 +19,12 @@ import re
 import subprocess
 import sys
 
-from .. import cliargs
+from .. import cliargs, output
+from ..model import policies
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-POLICY_ANALYSIS = {"ros-default": "ros-default-st", "fp": "fp-mt", "edf": "edf-mt"}
+# The tour's three orders, each with its default analysis for one thread (sched/policy.hpp).
+POLICY_ANALYSIS = {p["name"]: p["analysis_single"] for p in policies() if p["name"] in ("ros-default", "fp", "edf")}
 RUN_FIFO = "50"        # the two chains' executor thread (examples/two_chains.yaml gives none)
 BENCH_FIFO = "10"      # the reference system's base priority (configurations keep their own order)
 
@@ -77,14 +79,8 @@ def rt_allowed() -> bool:
     return verdict.rt_available()[0]
 
 
-def ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.2f}"
-
-
 def columns(header: tuple, rows: list[tuple], indent: str = "   ") -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for r in [header, *rows]:
-        print(indent + "  ".join(str(v).rjust(w) for v, w in zip(r, widths)))
+    print("\n".join(output.table([header, *rows], left=(), indent=indent)))
 
 
 def two_chains(tour: Tour, duration: str, rt: bool) -> None:
@@ -102,9 +98,9 @@ def two_chains(tour: Tour, duration: str, rt: bool) -> None:
         real = chains_of(tour, "run", model, "--policy", policy, "--duration", duration, "--no-compare", *fifo)
         for chain in ("high", "low"):
             b, s, r = bound.get(chain, {}), sim.get(chain, {}), real.get(chain, {})
-            bound_text = ms(b.get("wcrt_bound_ns")) if b.get("wcrt_bound_ns") is not None else ("none" if b else "-")
-            rows.append((chain, policy, bound_text, ms(s.get("wcrt_ns")), ms(r.get("mean_ns")),
-                         ms(r.get("p99_ns")), ms(r.get("wcrt_ns")), str(r.get("deadline_misses", "-"))))
+            bound_text = output.ms(b.get("wcrt_bound_ns")) if b.get("wcrt_bound_ns") is not None else ("none" if b else "-")
+            rows.append((chain, policy, bound_text, output.ms(s.get("wcrt_ns")), output.ms(r.get("mean_ns")),
+                         output.ms(r.get("p99_ns")), output.ms(r.get("wcrt_ns")), str(r.get("deadline_misses", "-"))))
     print()
     columns(("chain", "policy", "bound", "sim worst", "real mean", "real p99", "real max", "misses"),
             sorted(rows, key=lambda r: (r[0] != "high", r[0])))
@@ -141,11 +137,11 @@ def reference_system(tour: Tour, duration: str, rt: bool) -> None:
     rows = []
     for name, c in result.get("configs", {}).items():
         lat = c.get("hot_path_latency") or {}
-        rows.append((name, c.get("summary", ""), ms(lat.get("mean_ns")), ms(lat.get("p99_ns")),
-                     ms(lat.get("max_ns")), str(c.get("hot_path_drops", "-"))))
+        rows.append((name, c.get("summary", ""), output.ms(lat.get("mean_ns")), output.ms(lat.get("p99_ns")),
+                     output.ms(lat.get("max_ns")), str(c.get("hot_path_drops", "-"))))
     print()
     columns(("configuration", "", "hot path mean", "p99", "max", "drops"), rows)
-    print(f"   (ms; the hot path's work floor: {ms(floor)} ms) report with plots: {out_dir / 'index.html'}\n")
+    print(f"   (ms; the hot path's work floor: {output.ms(floor)} ms) report with plots: {out_dir / 'index.html'}\n")
 
 
 def run(args) -> int:

@@ -12,8 +12,8 @@ def register(sub) -> None:
     p = sub.add_parser("discover", help="write a model skeleton of the running ROS 2 graph (nodes, topics, "
                        "rates, sizes, candidate chains)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the model here (default: standard output)")
-    p.add_argument("--duration", type=cliargs.duration_text, default="5s", help="how long to measure rates and sizes (default 5s)")
-    p.add_argument("--settle", type=cliargs.duration_text, default="2s",
+    p.add_argument("--duration", type=cliargs.duration, default="5s", help="how long to measure rates and sizes (default 5s)")
+    p.add_argument("--settle", type=cliargs.duration, default="2s",
                    help="discovery is done when the graph has not grown for this long (default 2s; "
                         "an empty graph is waited for up to 5 x as long, at least 10 s)")
     p.add_argument("--expect-nodes", type=cliargs.count(0, 100_000, "a number of nodes"), default=0, metavar="N",
@@ -23,20 +23,8 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _seconds(text: str) -> float:
-    from .._core import parse_duration
-    d = parse_duration(text)
-    if d is None or d < 0:
-        raise ValueError(f"not a duration: {text!r} (e.g. 5s, 500ms)")
-    return d / 1e9
-
-
 def run(args) -> int:
-    try:
-        duration, settle = _seconds(args.duration), _seconds(args.settle)
-    except ValueError as e:
-        print(f"chainrt discover: {e}", file=sys.stderr)
-        return 1
+    duration, settle = args.duration / 1e9, args.settle / 1e9
     if args.output and os.path.exists(args.output) and not args.force:
         print(f"chainrt discover: {args.output} exists (use --force to overwrite it)", file=sys.stderr)
         return 1

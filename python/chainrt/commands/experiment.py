@@ -20,6 +20,7 @@ import os
 import sys
 
 from .. import cliargs
+from ..model import analysis_names
 
 
 def register(sub) -> None:
@@ -75,6 +76,8 @@ def register(sub) -> None:
     lame_overload.add_parser(esub)
     lame_throttle.add_parser(esub)
     lame_property.add_parser(esub)
+    from ..experiments import f1tenth  # EDF ready-queue paper, Case Study 1
+    f1tenth.add_parser(esub)
 
     def dispatch(args) -> int:
         fn = getattr(args, "exp_func", None)
@@ -115,7 +118,6 @@ def run_soundness(args) -> int:
 
 
 def run_schedulability(args) -> int:
-    from .. import _core
     from ..experiments import schedulability as sch
 
     panels = [x.strip() for x in args.panels.split(",") if x.strip()]
@@ -124,7 +126,7 @@ def run_schedulability(args) -> int:
         print(f"chainrt experiment schedulability: unknown panel(s) {', '.join(bad)} "
               f"(known: {', '.join(sch.PANELS)})", file=sys.stderr)
         return 1
-    known = [n for n, _, _ in _core.analysis_names()] + sch.REFERENCE
+    known = analysis_names() + sch.REFERENCE
     analyses = sch.ANALYSES + sch.REFERENCE if not args.analyses else [x.strip() for x in args.analyses.split(",") if x.strip()]
     bad = [x for x in analyses if x not in known]
     if bad:

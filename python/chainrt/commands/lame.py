@@ -1,4 +1,5 @@
-"""``chainrt lame allocate MODEL [--cores N] [--period 10ms] [-o OUT.yaml] [--json]``: LaME's
+"""``chainrt lame allocate MODEL [--cores N] [--period 10ms] [--be-placement capacity|paper] [-o OUT.yaml]
+[--json]``: LaME's
 thread classes, chain-to-threadclass allocation and least RT budgets (Algorithms 1-3 of the
 LaME paper) for the executor that runs the model's chains.
 
@@ -13,12 +14,9 @@ Exit codes: 0 every RT chain meets its deadline, 2 some RT chain does not (or wa
 
 from __future__ import annotations
 
-import json
-import sys
 
 from .. import _core
-from .. import cliargs
-from ..model import load_model_or_report
+from .. import cliargs, output
 
 
 def register(sub) -> None:
@@ -28,10 +26,15 @@ def register(sub) -> None:
     a = lsub.add_parser("allocate", help="allocate chains to thread classes and search the least RT budgets")
     a.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
     a.add_argument("--cores", type=cliargs.count(0, 1024, "a number of cores"), default=0, metavar="N",
-                   help="cores LaME may use (default: every core of the executor's host)")
+                   help="cores LaME may use (default: every core of the executor's host; more than the host "
+                        "declares overrides the model's cores)")
+    a.add_argument("--be-placement", choices=("capacity", "paper"), default="capacity",
+                   help="where best-effort chains go: by the capacity the RT budgets leave each BE class, "
+                        "keeping an overload in as few classes as possible (default), or the paper's worst-fit "
+                        "by utilisation (Algorithm 2, lines 38-41)")
     a.add_argument("--period", type=cliargs.period, default="10ms", metavar="DURATION",
                    help="SCHED_DEADLINE period of every thread (default 10ms)")
-    a.add_argument("--step", default="1%", metavar="PERCENT",
+    a.add_argument("--step", type=cliargs.percentage(0.1, 100, bare="percent"), default="1%", metavar="PERCENT",
                    help="budget search step, a percentage of the period (default 1%%)")
     a.add_argument("--controller-period", type=cliargs.duration, default="10s", metavar="DURATION",
                    help="BE chains must finish within it to count as starvation-free (default 10s)")
@@ -40,26 +43,11 @@ def register(sub) -> None:
     a.set_defaults(func=run_allocate)
 
 
-def _permille(text: str) -> int:
-    t = text.strip().rstrip("%")
-    try:
-        v = float(t)
-    except ValueError:
-        raise ValueError(f"--step: '{text}' is not a percentage") from None
-    pm = round(v * 10)
-    if not 1 <= pm <= 1000:
-        raise ValueError("--step must be between 0.1% and 100%")
-    return pm
-
-
 def allocate(model, cores: int = 0, period: int = 10_000_000, step_permille: int = 10,
-             controller_period: int = 10_000_000_000, measured=None) -> dict:
+             controller_period: int = 10_000_000_000, measured=None, be_placement: str = "capacity") -> dict:
     """The allocation as a JSON-ready dict (plus the planned Model under "model")."""
-    return _core.lame_allocate(model, cores, period, step_permille, controller_period, list(measured or []))
-
-
-def _ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f}"
+    return _core.lame_allocate(model, cores, period, step_permille, controller_period, list(measured or []),
+                               be_placement)
 
 
 def format_report(r: dict) -> str:
@@ -69,11 +57,10 @@ def format_report(r: dict) -> str:
     rows = [("class", "kind", "threads", "cores", "runtime", "period", "budget", "U/thread", "chains")]
     for c in r["rt_classes"] + r["be_classes"]:
         rows.append((c["name"], c["kind"], str(c["threads"]), ",".join(map(str, c["cores"])),
-                     _core.pretty_duration(c["runtime_ns"]) if c["runtime_ns"] else "none",
-                     _core.pretty_duration(c["period_ns"]),
-                     f"{100.0 * c['runtime_ns'] / c['period_ns']:.1f}%",
+                     output.duration(c["runtime_ns"]) if c["runtime_ns"] else "none",
+                     output.duration(c["period_ns"]), output.pct(c["runtime_ns"] / c["period_ns"], 1),
                      f"{c['utilisation_per_thread']:.3f}", ", ".join(c["chains"]) or "-"))
-    out += _table(rows)
+    out += output.table(rows, left="all", indent="  ", rstrip=True)
     if r["demotions"]:
         out.append("demoted to best effort:")
         out += [f"  {d['chain']}: {d['reason']}" for d in r["demotions"]]
@@ -93,10 +80,10 @@ def format_report(r: dict) -> str:
         else:
             verdict = ("starvation-free" + ("" if c["meets_deadline"] else ", past its deadline")) \
                 if c["starvation_free"] else "no starvation bound"
-        rows.append((name, c["class"], c["thread_class"], _ms(c["bound_ns"]), _ms(c["deadline_ns"]), verdict))
+        rows.append((name, c["class"], c["thread_class"], output.ms(c["bound_ns"], 3), output.ms(c["deadline_ns"], 3), verdict))
         if c["reason"] and not (c["class"] == "rt" and c["meets_deadline"]):
             notes.append(f"  {name}: {c['reason']}")
-    out += _table(rows)
+    out += output.table(rows, left="all", indent="  ", rstrip=True)
     out += notes
     for n in r["notes"]:
         out.append(f"note: {n}")
@@ -107,40 +94,21 @@ def format_report(r: dict) -> str:
     return "\n".join(out)
 
 
-def _table(rows) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-
-
 def run_allocate(args) -> int:
-    try:
-        period, controller = args.period, args.controller_period
-        step = _permille(args.step)
-    except ValueError as err:
-        print(f"chainrt lame: {err}", file=sys.stderr)
-        return 1
     if not hasattr(_core, "lame_allocate"):
-        print("chainrt lame: this build has no LaME module (built with CHAINRT_SKIP_MODULES=lame)", file=sys.stderr)
-        return 1
-    model = load_model_or_report(args.model, "lame")
-    if model is None:
-        return 1
+        return cliargs.fail("lame", "this build has no LaME module (built with CHAINRT_SKIP_MODULES=lame)")
+    return _allocate_and_report(args)
+
+
+@cliargs.with_model("lame")
+def _allocate_and_report(args, model) -> int:
+    step = round(args.step * 1000)  # permille of the period
     try:
-        r = allocate(model, args.cores, period, step, controller)
+        r = allocate(model, args.cores, args.period, step, args.controller_period, be_placement=args.be_placement)
     except ValueError as err:
-        print(f"chainrt lame: {err}", file=sys.stderr)
-        return 1
+        return cliargs.fail("lame", err)
     planned = r.pop("model")
-    if args.output:
-        try:
-            cliargs.write_atomic(args.output, planned.to_yaml())
-        except (OSError, RuntimeError, ValueError) as err:
-            print(f"chainrt lame: cannot write {args.output}: {err}", file=sys.stderr)
-            return 1
-    if args.json:
-        print(json.dumps(r, indent=2))
-    else:
-        print(format_report(r))
-        if args.output:
-            print(f"wrote {args.output}")
+    if not cliargs.write_outputs("lame", {args.output: planned.to_yaml}):
+        return cliargs.ERROR
+    output.emit(r, lambda: format_report(r), as_json=args.json, wrote=[args.output])
     return 0 if (r["rt_schedulable"] and not r["demotions"]) else 2

@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .. import cliargs
+from .. import cliargs, output
 
 
 def register(sub) -> None:
@@ -33,10 +33,6 @@ def register(sub) -> None:
     p.add_argument("--side", metavar="FILE", type=cliargs.output_file, help="percentiles file (default: MODEL with .profile.json)")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.set_defaults(func=run)
-
-
-def _us(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.0f}"
 
 
 def run(args) -> int:
@@ -127,24 +123,26 @@ def _show_and_write(args, pf, view, prof, margin, write: bool) -> int:
     side = Path(args.side) if args.side else Path(args.model).with_suffix(".profile.json")
 
     if args.json:
-        print(json.dumps({**prof, "changes": [c.__dict__ for c in changes]}, indent=2))
+        output.emit_json({**prof, "changes": [c.__dict__ for c in changes]})
     else:
         print(f"{args.model}: {prof['messages']} monitoring message(s) from executor(s) "
               f"{', '.join(e or '?' for e in prof['executors'])}; execution time = thread "
               f"{'CPU' if args.time == 'cpu' else 'wall'} time, WCET = max x {1 + margin:g}")
-        print(f"{'callback':<24} {'n':>6} {'cpu mean':>9} {'cpu p99':>8} {'cpu max':>8} {'wall max':>9} "
-              f"{'inter-arr':>9} | {'bcet':>7} {'wcet':>7}   (us)")
+        rows = [("callback", "n", "cpu mean", "cpu p99", "cpu max", "wall max", "inter-arr", "|", "bcet", "wcet")]
         for name, r in prof["callbacks"].items():
             c, w, ia = r["cpu_ns"], r["wall_ns"], r["inter_arrival_ns"]
-            print(f"{name:<24} {r['instances']:>6} {_us(c.get('mean')):>9} {_us(c.get('p99')):>8} "
-                  f"{_us(c.get('max')):>8} {_us(w.get('max')):>9} {_us(ia.get('mean')):>9} | "
-                  f"{_us(r['bcet_ns']):>7} {_us(r['wcet_ns']):>7}")
+            rows.append((name, r["instances"], *(output.us(v) for v in (c.get("mean"), c.get("p99"), c.get("max"),
+                                                                        w.get("max"), ia.get("mean"))),
+                         "|", output.us(r["bcet_ns"]), output.us(r["wcet_ns"])))
+        lines = output.table(rows, sep=" ")
+        lines[0] += "   (us)"
+        print("\n".join(lines))
         for name, c in prof["chains"].items():
-            print(f"chain {name}: {c['instances']} instance(s), response time min {_us(c['bcrt_ns'])} / "
-                  f"mean {_us(c['mean_ns'])} / p99 {_us(c['p99_ns'])} / max {_us(c['wcrt_ns'])} us")
+            print(f"chain {name}: {c['instances']} instance(s), response time min {output.us(c['bcrt_ns'])} / "
+                  f"mean {output.us(c['mean_ns'])} / p99 {output.us(c['p99_ns'])} / max {output.us(c['wcrt_ns'])} us")
         for h in prof["hops"]:
             print(f"hop {h['from']} -> {h['to']} ({h['kind']}, {h['size']}): latency median "
-                  f"{_us(h['latency_ns']['p50'])} us over {h['latency_ns']['n']} instance(s)"
+                  f"{output.us(h['latency_ns']['p50'])} us over {h['latency_ns']['n']} instance(s)"
                   + ("" if h["unblocked"] else " (every instance blocked by another callback: not written)"))
         if prof["missing"]:
             print(f"not measured (no instance seen): {', '.join(prof['missing'])}", file=sys.stderr)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .. import cliargs
+from ..model import policy_names
 
 
 def register(sub) -> None:
@@ -18,10 +19,10 @@ def register(sub) -> None:
     p.add_argument("-o", "--out", type=cliargs.output_dir, default=None, help="output folder (default out/report-<model name>)")
     p.add_argument("--duration", type=cliargs.duration, default="10s",
                    help="how long to listen to the running system (or to replay), and the simulated time (default 10s)")
-    p.add_argument("--policy", choices=["ros-default", "picas", "fp", "edf", "mixed", "lame"],
+    p.add_argument("--policy", choices=policy_names(),
                    help="override every executor's policy (analysis, simulation and replay)")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--trace", metavar="DIR", type=_trace_dir,
+    src.add_argument("--trace", metavar="DIR", type=cliargs.input_dir,
                      help="measured columns from this recorded trace (chainrt trace record)")
     src.add_argument("--replay", action="store_true",
                      help="measured columns from a replay of the model: chainrt run starts the model's synthetic "
@@ -33,13 +34,6 @@ def register(sub) -> None:
                    help="with --replay: run the executor threads at SCHED_FIFO PRIO (1..99) where the model gives "
                         "them no priority")
     p.set_defaults(func=run)
-
-
-def _trace_dir(text: str) -> str:
-    if not Path(text).is_dir():
-        import argparse
-        raise argparse.ArgumentTypeError(f"{text}: no such trace folder")
-    return text
 
 
 def run(args) -> int:

@@ -8,13 +8,11 @@ the analysis bound for the same model and policy when those are available in ``c
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
-from .. import cliargs, runtime, verdict
+from .. import cliargs, output, release_grid, runtime, verdict
+from ..model import policy_names
 
-POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 
 
 def register(sub) -> None:
@@ -23,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--duration", type=cliargs.duration, default="30s", help="measured run time (default 30s)")
     p.add_argument("--warmup", type=cliargs.duration_or_zero, default="500ms",
                    help="unmeasured start-up time (default 500ms)")
-    p.add_argument("--policy", choices=POLICIES, help="override every executor's policy")
+    p.add_argument("--policy", choices=policy_names(), help="override every executor's policy")
     p.add_argument("--threads", type=cliargs.threads,
                    help="N plain threads per executor, 1..64 (ignores the model's threads)")
     p.add_argument("--fifo", type=cliargs.fifo_priority, metavar="PRIO",
@@ -39,25 +37,32 @@ def register(sub) -> None:
                    help="run nodes and topics under NS (default: the model's own names)")
     from ..crosslayer.cli import add_run_arguments
     add_run_arguments(p)
-    p.add_argument("--lame-controller", nargs="?", const="10s", default=None, metavar="PERIOD",
-                   type=cliargs.duration_text,
+    p.add_argument("--lame-controller", nargs="?", const=10_000_000_000, default=None, metavar="PERIOD",
+                   type=cliargs.duration,
                    help="run LaME's controller: plan the model's chains (thread classes, budgets), re-plan every "
                         "PERIOD (default 10s) and on an RT deadline miss with the measured execution times")
-    p.add_argument("--scale-wcet", action="append", default=[], metavar="AT:FACTOR",
+    p.add_argument("--scale-wcet", action="append", default=[], metavar="AT:FACTOR", type=cliargs.time_factor,
                    help="from AT after the start, every callback burns FACTOR x its WCET (repeatable; "
                         "emulates a CPU frequency change)")
     p.set_defaults(func=run)
 
 
-def _simulate(model_path: str, policy: str | None, threads: int | None, duration_ns: int):
+def _release_grid(model, callbacks: dict) -> tuple[list[dict], list[str]]:
+    """The timers' measured release jitter against the grid (chainrt.release_grid)."""
+    try:
+        return release_grid.release_report(model, callbacks)
+    except (ImportError, ValueError, RuntimeError):
+        return [], []
+
+
+def _simulate(model, policy: str | None, threads: int | None, duration_ns: int):
     """The simulator's per-chain result for the same model and policy, or (None, note)."""
     try:
-        from ..model import load_model
         from .simulate import simulate
     except ImportError as e:
         return None, f"simulator unavailable ({e})"
     try:
-        summary, _ = simulate(load_model(model_path), duration_ns, policy=policy, threads=threads)
+        summary, _ = simulate(model, duration_ns, policy=policy, threads=threads)
         return summary.get("chains", {}), None
     except AttributeError as e:  # bindings not built into this chainrt._core
         return None, f"simulator bindings not built ({e})"
@@ -65,35 +70,15 @@ def _simulate(model_path: str, policy: str | None, threads: int | None, duration
         return None, f"simulator call failed: {e}"
 
 
-def _analyse(model_path: str, policy: str | None, threads: int | None):
+def _analyse(model, policy: str | None, threads: int | None):
     """The bound of the analysis matching `policy` (chainrt analyze), or (None, note)."""
-    try:
-        from .. import _core
-        from ..model import load_model
-        names = _core.analysis_names()
-    except (ImportError, AttributeError) as e:
-        return None, f"analysis bindings not built ({e})"
     if threads:
         return None, "no analysis bound shown with --threads (the model's threads differ)"
     try:
-        model = load_model(model_path)
-        tried = []
-        for name, _summary, pol in names:
-            if policy and pol != policy:
-                continue
-            ok, why = _core._applicable(model, name)
-            if ok:
-                res = _core._analyze(model, name)
-                return (json.loads(res) if isinstance(res, str) else res), None
-            tried.append(f"{name}: {why}")
-        return None, f"no analysis for policy {policy} applies to this model" + (
-            f" ({'; '.join(tried)})" if tried else "")
+        from .analyze import analysis_for_policy
+        return analysis_for_policy(model, policy)
     except Exception as e:  # report, do not fail the run
         return None, f"analysis call failed: {e}"
-
-
-def _ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.2f}"
 
 
 def exit_code(result: dict) -> int:
@@ -105,39 +90,28 @@ def exit_code(result: dict) -> int:
     return cliargs.OK
 
 
-def run(args) -> int:
-    from ..model import load_model_or_report
-    if load_model_or_report(args.model, "run") is None:  # every error of the file, before ROS 2 starts
-        return cliargs.ERROR
+@cliargs.with_model("run")  # every error of the file, before ROS 2 starts
+def run(args, model) -> int:
     duration, warmup = args.duration, args.warmup
     stats = args.stats_period or 0
     extra = []
-    try:
-        if args.lame_controller is not None:
-            extra += ["--lame-controller", f"{cliargs.duration(args.lame_controller)}ns"]
-        for step in args.scale_wcet:
-            at, sep, factor = step.rpartition(":")
-            if not sep or float(factor) <= 0:
-                raise ValueError(f"--scale-wcet: expected AT:FACTOR, got {step!r}")
-            extra += ["--scale-wcet", f"{cliargs.duration_or_zero(at)}ns:{float(factor)!r}"]
-    except (ValueError, argparse.ArgumentTypeError) as e:
-        print(f"chainrt run: {e}", file=sys.stderr)
-        return cliargs.ERROR
     if args.lame_controller is not None:
+        extra += ["--lame-controller", f"{args.lame_controller}ns"]
         args.no_compare = True  # the plan changes at run time: no single model to simulate
-    watch = verdict.RunWatch(args.model, args.fifo, not args.no_thread_params)
+    for at, factor in args.scale_wcet:
+        extra += ["--scale-wcet", f"{at}ns:{factor!r}"]
+    watch = verdict.RunWatch(model, args.fifo, not args.no_thread_params)
+    kwargs = dict(policy=args.policy, threads=args.threads, warmup_ns=warmup, fifo=args.fifo,
+                  thread_params=not args.no_thread_params, stats_period_ns=stats, namespace=args.namespace,
+                  extra_args=extra)
     try:
-        from ..crosslayer.cli import run_model
-        result = run_model(args, duration, policy=args.policy, threads=args.threads,
-                                   warmup_ns=warmup, fifo=args.fifo,
-                                   thread_params=not args.no_thread_params, stats_period_ns=stats,
-                                   namespace=args.namespace, extra_args=extra)
-    except runtime.RuntimeNotFound as e:
-        print(f"chainrt run: {e}", file=sys.stderr)
-        return 1
-    except (RuntimeError, ValueError) as e:
-        print(f"chainrt run: {e}", file=sys.stderr)
-        return 1
+        from ..crosslayer import cli as xcli
+        if xcli.wanted(args, model):
+            result = xcli.run_model(args, model, duration, **kwargs)
+        else:
+            result = runtime.run_model(args.model, duration, **kwargs)
+    except (runtime.RuntimeNotFound, RuntimeError, ValueError) as e:
+        return cliargs.fail("run", e)
 
     notes = []
     if result.get("interrupted"):
@@ -148,10 +122,10 @@ def run(args) -> int:
     sim = bound = None
     if not args.no_compare and not result.get("interrupted"):
         try:  # a Ctrl-C here skips the comparison; the run's figures are still reported
-            sim, note = _simulate(args.model, args.policy, args.threads, duration + warmup)
+            sim, note = _simulate(model, args.policy, args.threads, duration + warmup)
             if note:
                 notes.append(note)
-            bound, note = _analyse(args.model, args.policy or result.get("policy"), args.threads)
+            bound, note = _analyse(model, args.policy or result.get("policy"), args.threads)
             if note:
                 notes.append(note)
         except KeyboardInterrupt:
@@ -159,6 +133,7 @@ def run(args) -> int:
             notes.append("interrupted during the comparison with the simulator and the analysis (skipped)")
 
     judged = watch.finish(result, bound, sim)
+    grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
     # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
     # negative verdict (a chain above its bound or simulated worst case) on request
     code = exit_code(result)
@@ -172,7 +147,8 @@ def run(args) -> int:
                "failed_processes": result.get("failed_processes", []), "partial": bool(result.get("partial")),
                "exit_code": exit_code(result),
                "chains": result["chains"], "callbacks": result.get("callbacks", {}),
-               "warnings": result.get("warnings", []), "notes": notes}
+               "warnings": result.get("warnings", []) + grid_warnings, "notes": notes,
+               "release_jitter": grid_rows}
         if sim is not None:
             out["simulated"] = sim
         if bound is not None:
@@ -181,39 +157,43 @@ def run(args) -> int:
         if "lame_controller" in result:
             out["lame_controller"] = result["lame_controller"]
         out["verdict"] = judged.to_json()
-        print(json.dumps(out, indent=2))
+        output.emit_json(out)
         return code
 
     print(f"{args.model}: policy {result.get('policy')}, {result.get('threads')} thread(s), "
           f"processes {', '.join(result.get('processes', []))}, "
           f"{(result.get('duration_ns', 0) if result.get('interrupted') else duration) / 1e9:g} s on real ROS 2")
-    head = f"{'chain':<14} {'wcrt':>9} {'bcrt':>9} {'mean':>9} {'p99':>9} {'inst':>6} {'miss':>5} {'drop':>5}"
+    head = ["chain", "wcrt", "bcrt", "mean", "p99", "inst", "miss", "drop"]
     if sim is not None:
-        head += f" | {'sim wcrt':>9} {'sim mean':>9} {'sim p99':>9} {'sim miss':>8}"
+        head += ["|", "sim wcrt", "sim mean", "sim p99", "sim miss"]
     if bound is not None:
-        head += f" | {'bound':>9}"
+        head += ["|", "bound"]
         notes.insert(0, f"bound: analysis {bound.get('analysis')}")
-    print(head + "   (ms)")
+    rows = [head]
     for name, c in result["chains"].items():
         if c.get("never_completed"):
-            line = (f"{name:<14} {'never':>9} {'-':>9} {'-':>9} {'-':>9} {0:>6} {'-':>5} {c['drops']:>5}")
+            row = [name, "never", "-", "-", "-", 0, "-", c["drops"]]
         else:
-            line = (f"{name:<14} {_ms(c['wcrt_ns']):>9} {_ms(c['bcrt_ns']):>9} {_ms(c['mean_ns']):>9} "
-                    f"{_ms(c['p99_ns']):>9} {c['instances']:>6} {c['deadline_misses']:>5} {c['drops']:>5}")
+            row = [name, *(output.ms(c[k]) for k in ("wcrt_ns", "bcrt_ns", "mean_ns", "p99_ns")),
+                   c["instances"], c["deadline_misses"], c["drops"]]
         if sim is not None:
             s = sim.get(name, {}) if isinstance(sim, dict) else {}
-            line += (f" | {_ms(s.get('wcrt_ns')):>9} {_ms(s.get('mean_ns')):>9} {_ms(s.get('p99_ns')):>9}"
-                     f" {s.get('deadline_misses', '-'):>8}")
+            row += ["|", *(output.ms(s.get(k)) for k in ("wcrt_ns", "mean_ns", "p99_ns")), s.get("deadline_misses", "-")]
         if bound is not None:
             b = bound.get("chains", {}).get(name, {}) if isinstance(bound, dict) else {}
-            line += f" | {_ms(b.get('wcrt_bound_ns')):>9}"
-        print(line)
+            row += ["|", output.ms(b.get("wcrt_bound_ns"))]
+        rows.append(row)
+    lines = output.table(rows, sep=" ")
+    lines[0] += "   (ms)"
+    print("\n".join(lines))
     for a in result.get("lame_controller", []):
         print(f"lame controller +{a['at_ns'] / 1e9:.2f} s ({a['trigger']}): {a['decision']} - {a['why']} "
               f"[{a['decide_cpu_ms'] + a['apply_cpu_ms']:.2f} ms CPU]" +
               (f"; {'; '.join(a['classes'])}" if a["classes"] else "") +
               "".join(f"; refused: {e}" for e in a["errors"]))
-    for w in result.get("warnings", []):
+    if grid_rows:
+        print(release_grid.format_rows(grid_rows))
+    for w in result.get("warnings", []) + grid_warnings:
         print(f"warning: {w}")
     for n in notes:
         print(f"note: {n}")

@@ -9,11 +9,10 @@ chart per thread (PNG). Without ``--policy``/``--threads`` the model's executors
 from __future__ import annotations
 
 import json
-import sys
 
-from .. import cliargs
+from .. import cliargs, output
+from ..model import policy_names
 
-POLICIES = ["ros-default", "picas", "fp", "edf", "mixed", "lame"]
 EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
 
 
@@ -22,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("model", metavar="MODEL", help="model YAML file")
     p.add_argument("--duration", type=cliargs.duration, default="10s", help="simulated time (default 10s)")
     p.add_argument("--seed", type=cliargs.seed, default=1, help="seed of sampled execution times, jitter and delays")
-    p.add_argument("--policy", choices=POLICIES, help="override every executor's policy")
+    p.add_argument("--policy", choices=policy_names(), help="override every executor's policy")
     p.add_argument("--threads", type=cliargs.threads, help="N plain threads per executor, 1..64 (replaces the model's threads)")
     p.add_argument("--exec", choices=EXEC_MODES, default="wcet",
                    help="execution times: wcet (default), bcet, uniform in [bcet, wcet], mix of both")
@@ -48,47 +47,33 @@ def simulate(model, duration_ns: int, seed: int = 1, policy: str | None = None, 
 
 
 def format_table(result: dict) -> str:
-    from .._core import pretty_duration
     rows = [("chain", "period", "deadline", "WCRT", "BCRT", "mean", "p99", "instances", "misses", "drops")]
     for name, c in result["chains"].items():
-        rows.append((name, pretty_duration(c["period_ns"]), pretty_duration(c["deadline_ns"]),
-                     pretty_duration(c["wcrt_ns"]), pretty_duration(c["bcrt_ns"]), pretty_duration(c["mean_ns"]),
-                     pretty_duration(c["p99_ns"]), str(c["instances"]), str(c["deadline_misses"]), str(c["drops"])))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
-    lines.append(f"{result['executions']} callback executions in {pretty_duration(result['duration_ns'])} simulated")
+        rows.append((name, *(output.duration(c[k]) for k in ("period_ns", "deadline_ns", "wcrt_ns", "bcrt_ns", "mean_ns",
+                                                              "p99_ns")),
+                     c["instances"], c["deadline_misses"], c["drops"]))
+    lines = output.table(rows)
+    lines.append(f"{result['executions']} callback executions in {output.duration(result['duration_ns'])} simulated")
     return "\n".join(lines)
 
 
-def run(args) -> int:
-    from ..model import load_model_or_report
-    model = load_model_or_report(args.model, "simulate")
-    if model is None:
-        return 1
+@cliargs.with_model("simulate")
+def run(args, model) -> int:
     try:
         duration = args.duration
         want_trace = bool(args.trace or args.gantt)
         result, trace = cliargs.interruptible(simulate, model, duration, args.seed, args.policy, args.threads,
                                               args.exec, args.comm, want_trace)
     except (ValueError, RuntimeError) as err:
-        print(f"chainrt simulate: {err}", file=sys.stderr)
-        return 1
-    try:
-        if args.trace:
-            cliargs.write_atomic(args.trace, json.dumps(trace))
-        if args.gantt:
-            from .. import gantt
-            window = args.gantt_window if args.gantt_window else min(duration, 1_000_000_000)
-            gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
-    except OSError as err:
-        print(f"chainrt simulate: cannot write {err.filename or 'the output'}: {err.strerror or err}", file=sys.stderr)
+        return cliargs.fail("simulate", err)
+    if not cliargs.write_outputs("simulate", {args.trace: lambda: json.dumps(trace)}):
         return cliargs.ERROR
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print(format_table(result))
-        if args.trace:
-            print(f"trace: {args.trace}")
-        if args.gantt:
-            print(f"gantt: {args.gantt}")
+    if args.gantt:
+        from .. import gantt
+        window = args.gantt_window if args.gantt_window else min(duration, 1_000_000_000)
+        try:
+            gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
+        except OSError as err:
+            return cliargs.fail("simulate", f"cannot write {args.gantt}: {err.strerror or err}")
+    output.emit(result, lambda: format_table(result), as_json=args.json, wrote=[args.trace, args.gantt])
     return 0

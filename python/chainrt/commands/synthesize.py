@@ -16,16 +16,14 @@ Exit codes: 0 every chain schedulable, 2 some chain is not (each is named with t
 
 from __future__ import annotations
 
-import json
-import sys
 
-from .. import _core, cliargs
-from ..model import load_model_or_report
-from .analyze import _ms, chain_rows
+from .. import _core, cliargs, output
+from ..model import analysis_names
+from .analyze import chain_rows
 
 
 def register(sub) -> None:
-    names = [n for n, _, _ in _core.analysis_names()]
+    names = analysis_names()
     p = sub.add_parser("synthesize", help="PiCAS priorities and node/executor/core allocation for a model")
     p.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
     p.add_argument("--cores", type=cliargs.count(1, 64, "a number of cores"), default=0,
@@ -88,43 +86,30 @@ def format_report(s: dict) -> str:
         if c["wcrt_bound_ns"] is None:
             lines.append(f"  {name} cannot be guaranteed: {c['reason']}")
         else:
-            lines.append(f"  {name} cannot be guaranteed: its bound {_ms(c['wcrt_bound_ns'])} ms exceeds its "
-                         f"deadline {_ms(c['deadline_ns'])} ms under this allocation (more cores, less work, or a "
+            lines.append(f"  {name} cannot be guaranteed: its bound {output.ms(c['wcrt_bound_ns'], 3)} ms exceeds its "
+                         f"deadline {output.ms(c['deadline_ns'], 3)} ms under this allocation (more cores, less work, or a "
                          "longer deadline)")
     lines.append("schedulable" if r["schedulable"] else "NOT schedulable")
     return "\n".join(lines)
 
 
-def run(args) -> int:
-    model = load_model_or_report(args.model, "synthesize")
-    if model is None:
-        return 1
+@cliargs.with_model("synthesize")
+def run(args, model) -> int:
     try:
         s = synthesize(model, cores=args.cores, search=args.search, layout=args.layout,
                        objective=args.objective, analysis=args.analysis, fifo_base=args.fifo_base)
     except ValueError as e:
-        print(f"chainrt synthesize: {e}", file=sys.stderr)
-        return 1
-    try:
-        if args.output:
-            cliargs.write_atomic(args.output, s["model"].to_yaml())
-        if args.fastdds_xml:
-            from ..fastdds import profiles_xml
+        return cliargs.fail("synthesize", e)
 
-            cliargs.write_atomic(args.fastdds_xml, profiles_xml(s["model"]))
-    except OSError as e:
-        print(f"chainrt synthesize: cannot write: {e}", file=sys.stderr)
-        return 1
-    if args.json:
-        out = {k: v for k, v in s.items() if k != "model"}
-        out["executors"] = [{"name": e.name, "core": e.threads[0].cores[0], "fifo_priority": e.threads[0].fifo_priority,
-                             "priority": e.priority} for e in s["model"].executors]
-        out["written"] = args.output
-        print(json.dumps(out, indent=2))
-    else:
-        print(format_report(s))
-        if args.output:
-            print(f"wrote {args.output}")
-        if args.fastdds_xml:
-            print(f"wrote {args.fastdds_xml}")
+    def xml():
+        from ..fastdds import profiles_xml
+        return profiles_xml(s["model"])
+
+    if not cliargs.write_outputs("synthesize", {args.output: s["model"].to_yaml, args.fastdds_xml: xml}):
+        return cliargs.ERROR
+    out = {k: v for k, v in s.items() if k != "model"}
+    out["executors"] = [{"name": e.name, "core": e.threads[0].cores[0], "fifo_priority": e.threads[0].fifo_priority,
+                         "priority": e.priority} for e in s["model"].executors]
+    out["written"] = args.output
+    output.emit(out, lambda: format_report(s), as_json=args.json, wrote=[args.output, args.fastdds_xml])
     return 0 if s["schedulable"] else 2

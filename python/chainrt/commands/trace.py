@@ -13,13 +13,12 @@ architecture file (its path definitions).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
 import time
 
-from .. import cliargs
+from .. import cliargs, output
 
 
 def register(sub) -> None:
@@ -119,7 +118,7 @@ def report(args) -> int:
         print(f"chainrt trace-report: {e}", file=sys.stderr)
         return cliargs.ERROR
     if args.json:
-        print(json.dumps(rep.to_json(), indent=1))
+        output.emit_json(rep.to_json())
     else:
         print(format_report(rep))
     return cliargs.OK

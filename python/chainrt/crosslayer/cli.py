@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import runtime
+from .. import cliargs, runtime
 
 
 def add_run_arguments(p) -> None:
@@ -14,7 +14,7 @@ def add_run_arguments(p) -> None:
     p.add_argument("--crosslayer", action="store_true",
                    help="with hosts in namespaces: the kernel part of the chain priority path (XDP selector, "
                         "per-class packet threads at the chain's priority; needs root, clang, libbpf)")
-    p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", default=None,
+    p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", type=cliargs.budget_period, default=None,
                    help="with --crosslayer: run non-real-time packet processing as a polling server, above the "
                         "real-time classes for BUDGET of every PERIOD (e.g. 2ms/10ms); default: below every "
                         "real-time thread")
@@ -24,21 +24,28 @@ def parse_server(text: str | None, flag: str = "--nonrt-server") -> tuple[int, i
     """(budget, period) in ns of a non-RT server given as BUDGET/PERIOD; ValueError names ``flag``."""
     if not text:
         return None
-    from .._core import parse_duration
-    parts = text.split("/")
-    vals = [parse_duration(x) for x in parts] if len(parts) == 2 else [None]
-    if None in vals or not 0 < vals[0] <= vals[1]:
-        raise ValueError(f"{flag} {text!r}: want BUDGET/PERIOD with 0 < budget <= period, e.g. 2ms/10ms")
-    return int(vals[0]), int(vals[1])
+    import argparse
+    try:
+        return cliargs.budget_period(text)
+    except argparse.ArgumentTypeError as e:
+        raise ValueError(f"{flag} {e}") from None
 
 
-def run_model(args, duration_ns: int, **kwargs) -> dict:
-    """runtime.run_model, or session.run_on_hosts when the model's hosts go into namespaces.
-    Notes for the user (why hosts run here) go to stderr; raises RuntimeError (one line)."""
-    from ..model import load_model
+def wanted(args, model) -> bool:
+    """Does this run need the hosts' namespaces or the kernel path (else: a plain local run)?"""
+    hosts = {e.host for e in model.executors}
+    mode = getattr(args, "hosts", "local")
+    return bool(args.crosslayer or getattr(args, "nonrt_server", None) or mode == "netns"
+                or (mode == "auto" and len(hosts) > 1))
+
+
+def run_model(args, model, duration_ns: int, **kwargs) -> dict:
+    """runtime.run_model, or session.run_on_hosts when the model's hosts go into namespaces
+    (``model``: the loaded model of ``args.model``). Notes for the user (why hosts run here) go
+    to stderr; raises RuntimeError (one line)."""
     from . import kernel, netns, session
     server = parse_server(getattr(args, "nonrt_server", None))
-    hosts = {e.host for e in load_model(args.model).executors}
+    hosts = {e.host for e in model.executors}
     mode = getattr(args, "hosts", "local")
     if args.crosslayer and len(hosts) < 2:
         raise RuntimeError("--crosslayer needs a model whose executors are on two or more hosts "

@@ -19,6 +19,9 @@
   these threads are bound to one CPU), so the server is realised by priority switching, which
   bounds the RT interference by Q per T just the same (plus two syscalls per period).
 
+The Preempt-RT-style baseline the paper compares against — every receive-path kernel thread at one
+fixed real-time priority, no selector — is :class:`FixedRxThreads`.
+
 Classes: 0 = non-RT (participants without a real-time priority, and every other UDP port);
 real-time priorities in descending order get classes 1, 2, 3 (a fourth and lower distinct
 priorities share class 3, whose threads then run at the highest of them).
@@ -85,15 +88,22 @@ def _cache_dir() -> Path:
 def build() -> tuple[Path, Path]:
     """Builds (when missing or older than its source) the XDP object and the ``chainrt-xdp``
     loader with clang and libbpf; returns (object, loader). Raises KernelPathUnavailable."""
-    src_prog, src_loader = BPF_DIR / "crosslayer.bpf.c", BPF_DIR / "crosslayer_loader.c"
+    return build_bpf("crosslayer.bpf.c", "crosslayer_loader.c", "chainrt-xdp", "the kernel part")
+
+
+def build_bpf(program: str, loader_src: str, loader_name: str, what: str) -> tuple[Path, Path]:
+    """Builds (when missing or older than its source) ``bpf/<program>`` into a BPF object and
+    ``bpf/<loader_src>`` into the libbpf loader ``loader_name``, in the build cache; returns
+    (object, loader). ``what`` names the part in the errors. Raises KernelPathUnavailable."""
+    src_prog, src_loader = BPF_DIR / program, BPF_DIR / loader_src
     out = _cache_dir()
-    obj, loader = out / "crosslayer.bpf.o", out / "chainrt-xdp"
+    obj, loader = out / program.replace(".c", ".o"), out / loader_name
     clang = shutil.which("clang")
     cc = shutil.which("cc") or shutil.which("gcc") or clang
     if not clang:
-        raise KernelPathUnavailable("the kernel part needs clang to build its XDP program (apt package clang)")
+        raise KernelPathUnavailable(f"{what} needs clang to build its BPF program (apt package clang)")
     if not Path("/usr/include/bpf/libbpf.h").is_file():
-        raise KernelPathUnavailable("the kernel part needs libbpf (apt package libbpf-dev)")
+        raise KernelPathUnavailable(f"{what} needs libbpf (apt package libbpf-dev)")
     multiarch = subprocess.run([cc, "-print-multiarch"], capture_output=True, text=True, check=False).stdout.strip()
     steps = [
         (obj, src_prog, [clang, "-O2", "-g", "-target", "bpf", "-Wall"]
@@ -172,6 +182,11 @@ class Selector:
                 self.map_ids[int(f[1])] = int(f[3])
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The process id of the handler (``chainrt-xdp``) while it runs."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
     def selector_priority(self) -> int:
         """The priority of the threads that run the XDP selector (the NAPI threads of the
         interfaces): above every class, as the paper's kmond — they only classify and enqueue."""
@@ -243,6 +258,139 @@ def _kernel_threads(prefix: str) -> list[tuple[int, str]]:
 
 
 POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+
+#: PREEMPT_RT runs threaded interrupt handlers at SCHED_FIFO 50 (MAX_RT_PRIO / 2): the fixed
+#: priority of the Preempt-RT-style receive path unless another is asked for.
+PREEMPT_RT_PRIORITY = 50
+SOFTIRQ_THREADS = "ksoftirqd/"
+
+
+def _state_dir() -> Path:
+    return Path(os.environ.get("CHAINRT_STATE_DIR", "/run/chainrt"))
+
+
+def _set_policy(tid: int, policy: int, priority: int) -> None:
+    os.sched_setscheduler(tid, policy, os.sched_param(priority))
+
+
+def _get_policy(tid: int) -> tuple[int, int]:
+    return os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority
+
+
+class FixedRxThreads:
+    """The Preempt-RT-style receive path, CROS-RT's "fixed kernel-thread priority" baseline
+    (the paper's Preempt-RT: a static priority on ksoftirqd), on this unmodified kernel: every
+    kernel thread of the receive path — the NAPI threads of ``interfaces`` (where a threaded-NAPI
+    interface does its whole receive processing: GRO, IP, UDP, delivery to the socket) and every
+    CPU's ksoftirqd (softirq work deferred from interrupt exits) — at one SCHED_FIFO
+    ``priority``, the same for every packet whatever chain it serves. There is no selector: the
+    packets of every chain and of the non-RT traffic share these threads in arrival order.
+
+    For the lifetime of the context. The ksoftirqd threads are the machine's: their policies are
+    recorded in a state file (``/run/chainrt/rx-threads.<pid>.json``) before they change and
+    restored on exit, and ``chainrt crosslayer --cleanup`` restores them after a chainrt that
+    could not (killed). The NAPI threads go with their interfaces' namespaces.
+    ``threads``/``set_policy``/``get_policy``: the kernel-thread lister and the scheduler calls
+    (replaced in tests). Raises KernelPathUnavailable when a thread's policy cannot be set."""
+
+    def __init__(self, interfaces: list[str], priority: int = PREEMPT_RT_PRIORITY, *,
+                 threads=None, set_policy=None, get_policy=None):
+        if not 1 <= int(priority) <= 99:
+            raise ValueError(f"receive-path priority {priority}: want 1..99")
+        self.interfaces, self.priority = list(interfaces), int(priority)
+        self._list = threads or _kernel_threads
+        self._set = set_policy or _set_policy
+        self._get = get_policy or _get_policy
+        self.saved: dict[int, tuple[str, int, int]] = {}  # tid -> (comm, policy, priority) before
+        self._state: Path | None = None
+
+    def _napi_prefixes(self) -> list[str]:
+        return [f"napi/{i}"[:15] for i in self.interfaces]
+
+    def receive_threads(self) -> list[tuple[int, str]]:
+        """(tid, comm) of the receive path's kernel threads: the interfaces' NAPI threads, then
+        every ksoftirqd."""
+        pre = self._napi_prefixes()
+        napi = [(t, c) for t, c in self._list("napi/") if any(c.startswith(p) for p in pre)]
+        return sorted(napi) + sorted(self._list(SOFTIRQ_THREADS))
+
+    def __enter__(self) -> "FixedRxThreads":
+        found = self.receive_threads()
+        if not any(c.startswith("napi/") for _, c in found) and self.interfaces:
+            raise KernelPathUnavailable(f"no NAPI thread of {', '.join(self.interfaces)} "
+                                        "(threaded NAPI is off)")
+        for tid, comm in found:
+            if comm.startswith(SOFTIRQ_THREADS):
+                try:
+                    self.saved[tid] = (comm, *self._get(tid))
+                except OSError:
+                    continue
+        self._write_state()
+        try:
+            for tid, comm in found:
+                try:
+                    self._set(tid, os.SCHED_FIFO, self.priority)
+                except ProcessLookupError:
+                    continue
+                except OSError as e:
+                    raise KernelPathUnavailable(f"cannot give {comm} SCHED_FIFO {self.priority}: {e.strerror}") from None
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _write_state(self) -> None:
+        if not self.saved:
+            return
+        try:
+            d = _state_dir()
+            d.mkdir(parents=True, exist_ok=True)
+            self._state = d / f"rx-threads.{os.getpid()}.json"
+            self._state.write_text(json.dumps({"pid": os.getpid(), "priority": self.priority, "threads": {
+                str(t): list(v) for t, v in self.saved.items()}}))
+        except OSError:
+            self._state = None  # (restored on exit all the same; only a kill -9 would leave them)
+
+    def threads(self) -> list[dict]:
+        """Live: the receive path's kernel threads and their policy."""
+        return [{"tid": t, "thread": c, **thread_policy(t)} for t, c in self.receive_threads()]
+
+    def __exit__(self, *exc) -> None:
+        for tid, (comm, policy, prio) in self.saved.items():
+            try:
+                self._set(tid, policy, prio)
+            except OSError:
+                pass
+        self.saved = {}
+        if self._state is not None:
+            self._state.unlink(missing_ok=True)
+            self._state = None
+
+
+def restore_stale_rx_threads() -> list[str]:
+    """Gives the ksoftirqd threads back the policies a killed chainrt's FixedRxThreads recorded
+    (state files of processes that no longer run); returns the threads restored. A thread is
+    left alone unless it still runs at the priority that chainrt gave it."""
+    done = []
+    d = _state_dir()
+    for f in sorted(d.glob("rx-threads.*.json")) if d.is_dir() else []:
+        try:
+            st = json.loads(f.read_text())
+            pid, prio = int(st["pid"]), int(st["priority"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if os.path.exists(f"/proc/{pid}"):
+            continue
+        for tid, (comm, policy, old) in st.get("threads", {}).items():
+            try:
+                if Path(f"/proc/{tid}/comm").read_text().strip() != comm or _get_policy(int(tid)) != (os.SCHED_FIFO, prio):
+                    continue
+                _set_policy(int(tid), int(policy), int(old))
+                done.append(comm)
+            except (OSError, ValueError):
+                continue
+        f.unlink(missing_ok=True)
+    return done
 
 
 def thread_policy(tid: int) -> dict:

@@ -19,6 +19,15 @@ of the chains and gives it to the analyses as the hosts' **blackout curve** (mod
 * :func:`curve` samples S at the windows of ``CURVE_WINDOWS_MS`` (the largest over the given
   CPUs, plus the probe's own time) as a model's blackout curve; the analyses take S between and
   beyond the samples from it (analysis/supply.hpp).
+* Attribution (``bpf/platform_attrib.bpf.c``, with clang and libbpf): for every probe wake-up
+  that waited, when the probe was woken, which task held the CPU until it ran, and how much of
+  the wait the hypervisor took (the KVM steal clock). A late wake-up is the vCPU not running
+  (hypervisor) or interrupts off; a wait after an on-time wake-up is a task that kept the CPU —
+  on this kernel without full preemption, any task in kernel code (a system call, a network poll)
+  keeps it until its next scheduling point — or the hypervisor stopping the vCPU meanwhile, or
+  the real-time class throttled (``sched_rt_runtime_us``) by another process's real-time load.
+  :func:`split` tells the platform's part of each blackout from the part the model's own threads
+  held (its processes, its receive-path kernel threads): that part is the model's work.
 
 The probe measures the platform, never the chain under test; a bound with the platform term is
 therefore not fitted to the responses it is checked against.
@@ -33,7 +42,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir
+from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir, build_bpf
 
 PROBE_PRIORITY = 99
 PROBE_PERIOD_US = 500
@@ -117,8 +126,14 @@ class PlatformProbe:
     (begin, end) intervals, CLOCK_MONOTONIC ns} and ``span`` {cpu: (start, end)} afterwards.
     Needs root (SCHED_FIFO 99); raises KernelPathUnavailable when the probe cannot run."""
 
-    def __init__(self, duration_s: float, cpus: list[int] | None = None):
-        self.duration_s = duration_s
+    def __init__(self, duration_s: float, cpus: list[int] | None = None, attribute: bool = True):
+        self.duration_s, self.attribute = duration_s, attribute
+        # {cpu: sorted (switched, woken, holder tid, holder comm, stolen ns)}: who held the CPU when
+        # a probe wake-up waited, and how much of the wait the hypervisor took (attribution);
+        # ``attribution_error``: why there is none
+        self.holds: dict[int, list[tuple[int, int, int, str, int]]] = {}
+        self.attribution_error = "" if attribute else "not asked for"
+        self._attrib = None
         self.cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
         self.blackouts: dict[int, list[tuple[int, int]]] = {}
         self.period_ns = PROBE_PERIOD_US * 1000
@@ -131,16 +146,20 @@ class PlatformProbe:
         from ..runtime import tied_to_this_process
         exe = build_probe()
         self._procs = []
-        # Each probe writes into an anonymous file it inherits (/dev/fd/N), and ends with this
-        # process (CHAINRT_PARENT_PID): a killed chainrt leaves neither a file nor a probe.
-        env = tied_to_this_process(dict(os.environ))
+        # Each probe (and the attribution) writes into an anonymous file it inherits (/dev/fd/N),
+        # and ends with this process (CHAINRT_PARENT_PID): a killed chainrt leaves neither a file
+        # nor a probe.
+        self._env = tied_to_this_process(dict(os.environ))
+        self._attrib_out = None
         try:
             for cpu in self.cpus:
                 out = tempfile.TemporaryFile()
                 self._procs.append((cpu, out, subprocess.Popen(
                     [str(exe), str(cpu), str(PROBE_PRIORITY), str(PROBE_PERIOD_US), str(PROBE_THRESHOLD_US),
                      str(self.duration_s), f"/dev/fd/{out.fileno()}"], stderr=subprocess.PIPE, text=True,
-                    pass_fds=(out.fileno(),), env=env)))
+                    pass_fds=(out.fileno(),), env=self._env)))
+            if self.attribute:
+                self._start_attribution()
         except BaseException:
             self._stop_all()
             raise
@@ -152,6 +171,59 @@ class PlatformProbe:
                 p.kill()
                 p.wait()
             out.close()
+        if self._attrib is not None and self._attrib.poll() is None:
+            self._attrib.kill()
+            self._attrib.wait()
+        if self._attrib_out is not None:
+            self._attrib_out.close()
+
+    @property
+    def pids(self) -> set[int]:
+        """The probe's own processes (one per CPU, and the attribution's)."""
+        attrib = self._attrib.pid if self._attrib else getattr(self, "_attrib_pid", None)
+        return {p.pid for _, _, p in getattr(self, "_procs", [])} | ({attrib} if attrib else set())
+
+    def _start_attribution(self) -> None:
+        import select
+        try:
+            obj, loader = build_bpf("platform_attrib.bpf.c", "platform_attrib.c", "chainrt-platform-attrib",
+                                    "the platform attribution")
+        except KernelPathUnavailable as e:
+            self.attribution_error = str(e)
+            return
+        self._attrib_out = tempfile.TemporaryFile()
+        self._attrib = subprocess.Popen([str(loader), str(obj), str(PROBE_THRESHOLD_US),
+                                         f"/dev/fd/{self._attrib_out.fileno()}",
+                                         *(str(p.pid) for _, _, p in self._procs)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        pass_fds=(self._attrib_out.fileno(),), env=self._env)
+        ready, _, _ = select.select([self._attrib.stdout], [], [], 10)
+        if not ready or self._attrib.stdout.readline().strip() != "ready":
+            self._attrib.terminate()
+            err = self._attrib.communicate(timeout=10)[1].strip()
+            self.attribution_error = err or "the attribution did not start"
+            self._attrib = None
+
+    def _stop_attribution(self) -> None:
+        a, self._attrib = self._attrib, None
+        if a is None:
+            return
+        if a.poll() is None:
+            a.terminate()
+        err = a.communicate(timeout=10)[1].strip()
+        self._attrib_out.seek(0)
+        text = self._attrib_out.read().decode(errors="replace")
+        if a.returncode != 0:
+            self.attribution_error = err or f"the attribution exited with {a.returncode}"
+            return
+        for line in text.splitlines():
+            f = line.split()
+            if line.startswith("#") or len(f) != 6:
+                continue
+            self.holds.setdefault(int(f[2]), []).append((int(f[1]), int(f[0]), int(f[3]), f[4], int(f[5])))
+        for v in self.holds.values():
+            v.sort()
+        self._attrib_pid = a.pid
 
     def __exit__(self, *exc):
         try:
@@ -162,6 +234,9 @@ class PlatformProbe:
                     pass  # (already gone: its own time stays unknown, probe_cost says so)
                 if p.poll() is None:
                     p.terminate()
+            for _, _, p in self._procs:
+                p.wait(timeout=10)
+            self._stop_attribution()
             errors = []
             for cpu, out, p in self._procs:
                 err = p.communicate(timeout=10)[1]
@@ -215,3 +290,41 @@ def curve(blackouts: list[list[tuple[int, int]]], probe_period_ns: int = 0, prob
         s = min(w, max(s, out[-1][1] if out else 0))
         out.append((w, s))
     return out
+
+
+def holder(holds: list[tuple], begin: int, end: int) -> tuple[int, int, str, int] | None:
+    """(woken, tid, comm, stolen ns) of the wait that ended the blackout [begin, end] of one CPU:
+    the attribution's last switch to the probe inside it (the probe reads its clock just after
+    it gets the CPU); None when there is none (the probe was woken late: nothing held the CPU)."""
+    i = bisect.bisect_right(holds, (end + 20_000,)) - 1
+    if i >= 0 and holds[i][0] >= begin:
+        h = holds[i]
+        return h[1], h[2], h[3], (h[4] if len(h) > 4 else 0)
+    return None
+
+
+def split(blackouts: list[tuple[int, int]], holds: list[tuple],
+          model_tids: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[dict]]:
+    """One CPU's blackouts (sorted, disjoint) as (the platform's parts, the model's parts,
+    details). A blackout is the platform's unless its holder (:func:`holder`) is one of
+    ``model_tids`` (the model's own threads); then the part from the probe's wake-up on, less
+    what the hypervisor took meanwhile (the steal clock's advance), was the model's — taken as
+    the blackout's end —, the rest the platform's (the probe's timer late, the hypervisor).
+    Details per blackout: {"begin", "end", "late_ns" (timer late), "held_ns", "stolen_ns",
+    "holder", "model"}."""
+    plat, model, info = [], [], []
+    for b, e in blackouts:
+        h = holder(holds, b, e)
+        woken = min(e, max(b, h[0])) if h else e
+        stolen = min(h[3], e - woken) if h else 0
+        ours = bool(h) and h[1] in model_tids and e - woken > stolen
+        if ours:
+            cut = e - (e - woken - stolen)
+            if cut > b:
+                plat.append((b, cut))
+            model.append((cut, e))
+        else:
+            plat.append((b, e))
+        info.append({"begin": b, "end": e, "late_ns": woken - b, "held_ns": e - woken, "stolen_ns": stolen,
+                     "holder": h[2] if h else "", "model": ours})
+    return plat, model, info

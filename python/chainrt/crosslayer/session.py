@@ -140,12 +140,15 @@ def host_of_processes(model) -> dict[str, str]:
     return {e.process: e.host for e in model.executors}
 
 
-def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading.Event) -> None:
+def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading.Event, rx=None,
+           interfaces: tuple[str, ...] = ()) -> None:
     """Records, once the run is under way, the scheduling policy of every thread of the run's
-    chainrt-run processes (DDS threads included) and of the class kernel threads."""
+    chainrt-run processes (DDS threads included), of the class kernel threads and, with a fixed
+    receive path, of its kernel threads."""
     if done.wait(after_s):
         return
     procs = {}
+    tids: set[int] = set()
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -160,6 +163,7 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
                 for t in os.listdir(f"/proc/{d}/task"):
                     comm = Path(f"/proc/{d}/task/{t}/comm").read_text().strip()
                     threads[f"{comm}#{t}"] = kpath.thread_policy(int(t))
+                    tids.add(int(t))
             except OSError:
                 continue
             procs[name] = threads
@@ -167,17 +171,31 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
     out["selector_threads"] = [sel.selector_threads() for sel in selectors]
     out["class_threads"] = [
         {str(c): v for c, v in sel.class_threads().items()} for sel in selectors]
+    if rx is not None:
+        out["rx_threads"] = rx.threads()
+    # the run's own threads: its processes' and its receive path's kernel threads (the hosts' NAPI
+    # threads, the selector's class threads; not ksoftirqd, which serves the whole machine)
+    tids.update(sel.pid for sel in selectors if sel.pid)  # the selector's handler (chainrt-xdp)
+    napi = tuple(f"napi/{i}"[:15] for i in interfaces)
+    tids.update(t for t, c in kpath._kernel_threads("napi/") if c.startswith(napi))
+    tids.update(t["tid"] for per_host in out["class_threads"] for ts in per_host.values() for t in ts)
+    out["model_tids"] = sorted(tids)
 
 
 def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
                  server: tuple[int, int] | None = None, dds_priorities: bool = True,
                  flood: Flood | None = None, probe: bool = False, trace_dir: str | None = None,
-                 **run_kwargs) -> dict:
+                 rx_priority: int | None = None, **run_kwargs) -> dict:
     """Runs the model with each host in its own network namespace (see the module doc).
 
     Returns runtime.run_model's merged report plus ``"hosts"`` {host: address}, with ``kernel``
     ``"selector"`` [per host {"host", "classes", "ports", ...}], with ``flood`` ``"flood"``
-    {"sent", "received", "delivery_ratio"}, with ``probe`` ``"threads"`` (policies seen mid-run).
+    {"sent", "received", "delivery_ratio"}, with ``probe`` ``"threads"`` (policies seen mid-run, and
+    ``"model_tids"``: the ids of the run's own threads — its processes', its receive path's kernel
+    threads', the flood's).
+    ``rx_priority``: the Preempt-RT-style receive path instead of the selector — every receive
+    kernel thread (the hosts' NAPI threads, ksoftirqd) at this SCHED_FIFO priority for the run
+    (kernel.FixedRxThreads); not with ``kernel``.
     ``trace_dir``: every process writes its dispatch trace (chainrt-run ``--trace``) to
     ``trace_dir/<process>.jsonl`` (times relative to that process's own start).
     Raises NetnsUnavailable / KernelPathUnavailable / fastdds.ProfileError / RuntimeError."""
@@ -186,11 +204,14 @@ def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
     def _interrupt(signum, frame):
         raise KeyboardInterrupt
     # SIGTERM unwinds like Ctrl-C, so the namespaces and the XDP programs are removed
+    if kernel and rx_priority:
+        raise ValueError("the fixed receive-path priority and the message selector exclude each other")
     old_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return _run_on_hosts(model_path, duration_ns, kernel=kernel, server=server,
                              dds_priorities=dds_priorities and run_kwargs.get("thread_params", True),
-                             flood=flood, probe=probe, trace_dir=trace_dir, **run_kwargs)
+                             flood=flood, probe=probe, trace_dir=trace_dir, rx_priority=rx_priority,
+                             **run_kwargs)
     finally:
         signal.signal(signal.SIGTERM, old_term)
 
@@ -201,7 +222,7 @@ def _trace_prefix(prefix: list[str], path: Path) -> list[str]:
 
 
 def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, trace_dir=None,
-                  **run_kwargs):
+                  rx_priority=None, **run_kwargs):
     from ..model import load_model
     model = load_model(str(model_path))
     hosts_of = host_of_processes(model)
@@ -221,7 +242,10 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
                               for p, pre in process_prefix.items()}
         selectors: list[kpath.Selector] = []
         threads: dict = {}
+        rx = None
         with contextlib.ExitStack() as stack:
+            if rx_priority:
+                rx = stack.enter_context(kpath.FixedRxThreads([net.interface[h] for h in hosts], rx_priority))
             if kernel:
                 entries, class_prio = kpath.port_classes(model, domain)
                 for h in hosts:
@@ -235,7 +259,9 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
                 # the run's chainrt-run processes carry its run id on their command line
                 run_kwargs.setdefault("run_id", runtime.new_run_id())
                 prober = threading.Thread(target=_probe, args=(run_kwargs["run_id"], after, threads,
-                                                               selectors, done), daemon=True)
+                                                               selectors, done, rx,
+                                                               tuple(net.interface[h] for h in hosts)),
+                                          daemon=True)
                 prober.start()
             try:
                 result = runtime.run_model(model_path, duration_ns, process_env=process_env,
@@ -250,5 +276,8 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
         if fl is not None:
             result["flood"] = fl.result
         if probe:
+            if fl is not None:  # the flood's sender and sink are the model's non-RT traffic
+                threads.setdefault("model_tids", [])
+                threads["model_tids"] = sorted({*threads["model_tids"], fl.sender.pid, fl.sink.pid})
             result["threads"] = threads
     return result

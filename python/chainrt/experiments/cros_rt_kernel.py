@@ -1,24 +1,16 @@
 """CROS-RT's experiments across two network-namespace hosts, on real ROS 2 (rcl + Fast DDS).
 
-Configurations compared (the paper's baselines, on this machine):
-  * ``vanilla``   — default ROS 2: default executor order, no thread priorities or pinning,
-                    Fast DDS threads at their defaults, kernel packet path untouched;
-  * ``app-dds``   — PiCAS priorities on the executors (SCHED_FIFO, pinned) and the DDS threads
-                    at their executor's priority (P4); kernel packet path untouched;
-  * ``full``      — app-dds plus the kernel part: the XDP message selector steering each class
-                    to its own cpumap threads at the class priority, non-RT below every RT thread;
-  * ``full-server`` — full with the non-RT packet threads as a polling server whose budget the
-                    ``cros-rt`` analysis chooses (:func:`server_budget`).
+Configurations compared: the paper's baselines and the steps between them, one descriptor each
+in :mod:`chainrt.crosslayer.stacks` (``vanilla``, ``preempt-rt``, ``app-dds``, ``full``,
+``full-server``; the non-RT server's budget is the largest the ``cros-rt`` analysis admits,
+:func:`server_budget`).
 
-Experiments:
-  * (a) :func:`two_chains` — a high chain (T = 20 ms, 5 ms of work) and a low chain
-    (T = 200 ms, 20 ms), each publisher on host A and subscriber on host B, under a non-RT UDP
-    flood A -> B (60 Mbit/s by default); WCRT − BCRT and p99 of the high chain per
-    configuration over several runs, the flood's delivery ratio, and the ``cros-rt`` bounds
-    with communication costs fitted from the measured hops.
-  * (b) :func:`chain_count` — the high chain's WCRT − BCRT as UUniFast chain sets grow.
-  * (c) :func:`message_size` — the same for message sizes 1 KiB .. 256 KiB (IP fragmentation
-    above the MTU, Fast DDS fragmentation above 64 KiB).
+Experiment (a), :func:`two_chains`: a high chain (T = 20 ms, 5 ms of work) and a low chain
+(T = 200 ms, 20 ms), each publisher on host A and subscriber on host B, under a non-RT UDP flood
+A -> B (60 Mbit/s by default) and the loads below; WCRT − BCRT and p99 of the high chain per
+configuration over several runs, the flood's delivery ratio, and the ``cros-rt`` bounds with
+communication costs fitted from the measured hops. The paper's own runs and sweeps (≥ 10,000
+instances, message size, number of chains, non-RT traffic) are :mod:`.cros_rt_paper`.
 
 Loads: ``paper`` — the flood at 60 Mbit/s, unpinned; ``pinned`` — the same flood's sender on the
 high publisher's core, so the flood's receive processing (which a veth does in the sender's
@@ -36,7 +28,7 @@ the real-time CPU): the flood's receive processing and the real-time subscriber 
 ``rx-busy-overload`` — rx-overload plus the hogs.
 
 ``cros-rt`` bounds (:func:`cros_rt_check`): per load and per configuration the analysis models
-(``app-dds``, ``full``, ``full-server``), the remote cost C^R is fitted from that configuration's
+(every one but ``vanilla``), the remote cost C^R is fitted from that configuration's
 own fit runs (even run numbers) and the bound is checked against its check runs (odd run
 numbers), which the fit never saw; and again with the measured platform (:func:`platform_check`):
 the CPUs' blackouts, measured beside every run by a top-priority probe
@@ -50,14 +42,16 @@ import csv
 import json
 import math
 import os
-import random
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-CONFIGS = ["vanilla", "app-dds", "full", "full-server"]
+from ..crosslayer.stacks import STACKS, run_arguments
+
+# the configurations (crosslayer.stacks): vanilla, preempt-rt, app-dds, full, full-server
+CONFIGS = list(STACKS)
 LOADS = ("paper", "pinned", "overload", "busy", "busy-overload", "rx-overload", "rx-busy-overload")
 # loads whose flood is pinned to the high publisher's CPU at the overload rate / with CPU hogs
 OVERLOAD_LOADS = ("overload", "busy-overload", "rx-overload", "rx-busy-overload")
@@ -67,23 +61,35 @@ HOG_LOADS = ("busy", "busy-overload", "rx-busy-overload")
 HI_PRIO, LO_PRIO = 80, 70
 
 
+# the paper's two chains (experiment (a)): T = 20 ms with 5 ms of work, T = 200 ms with 20 ms
+PAPER_CHAINS = (dict(name="high", period_ms=20, wcet_us=2500, prio=HI_PRIO),
+                dict(name="low", period_ms=200, wcet_us=10000, prio=LO_PRIO))
+
+
 def two_chain_model(size: str = "4KiB", extra_chains: list[dict] | None = None, name: str = "cros_rt_two_chains",
                     measurements: list[dict] | None = None, server: tuple[int, int] | None = None,
                     blackout: list[tuple[int, int]] | None = None) -> str:
-    """The model of experiment (a) as YAML: each chain's publisher in its own process on host A,
-    its subscriber in its own process on host B (CROS-RT's P3: one chain per executor); the high
-    chain on core 0 (A) / 1 (B) at SCHED_FIFO 80, the low chain on the same cores at 70.
-    ``extra_chains``: more chains {name, period_ms, wcet_us, prio} (experiment b).
+    """The model of experiment (a) as YAML (:func:`chains_model` of the paper's two chains): the
+    high chain at SCHED_FIFO 80, the low chain at 70. ``extra_chains``: more chains after them."""
+    return chains_model(list(PAPER_CHAINS) + list(extra_chains or []), size, name=name,
+                        measurements=measurements, server=server, blackout=blackout)
+
+
+def chains_model(chains: list[dict], size: str = "4KiB", name: str = "cros_rt_chains",
+                 measurements: list[dict] | None = None, server: tuple[int, int] | None = None,
+                 blackout: list[tuple[int, int]] | None = None) -> str:
+    """A model of CROS-RT's experiments as YAML: each chain {name, period_ms, wcet_us, prio} a
+    timer publisher in its own process on host A and a subscriber in its own process on host B
+    (CROS-RT's P3: one chain per executor), each callback ``wcet_us``, publishers on core 0 of A,
+    subscribers on core 1 of B, at the chain's SCHED_FIFO priority; messages of ``size``.
     ``server``: the non-RT server (budget, period ns) as a top-priority chain on both hosts, for
     the analysis only. ``blackout``: both hosts' blackout curve [(window ns, max ns)] (model
     ``hosts[].blackout``; see :func:`platform_bounds`): the two namespace hosts share this
     machine's CPUs, so the curve measured on them is each host's."""
-    chains = [dict(name="high", period_ms=20, wcet_us=2500, prio=HI_PRIO),
-              dict(name="low", period_ms=200, wcet_us=10000, prio=LO_PRIO)] + list(extra_chains or [])
     curve = ""
     if blackout:
         curve = ", blackout: [" + ", ".join(f"{{window: {w}ns, max: {x}ns}}" for w, x in blackout) + "]"
-    lines = [f"chainrt: 1", f"name: {name}", "hosts:", f"  - {{name: A, cores: 2{curve}}}",
+    lines = ["chainrt: 1", f"name: {name}", "hosts:", f"  - {{name: A, cores: 2{curve}}}",
              f"  - {{name: B, cores: 2{curve}}}", "executors:"]
     nodes, topics, cbs, chs = [], [], [], []
     for i, c in enumerate(chains):
@@ -130,15 +136,18 @@ def cros_rt_bounds(yaml_text: str) -> dict:
             for n, c in r["chains"].items()}, r
 
 
-def server_budget(measurements: list[dict] | None = None, period_ns: int = 10_000_000, size: str = "4KiB") -> tuple[int, int]:
+def server_budget(measurements: list[dict] | None = None, period_ns: int = 10_000_000, size: str = "4KiB",
+                  chains: list[dict] | None = None) -> tuple[int, int]:
     """C4's parameters from the ``cros-rt`` analysis: the largest budget Q (in 100 µs steps) of a
     non-RT server with period T that, as a top-priority chain on the real-time cores of both
-    hosts, leaves every RT chain within its deadline."""
+    hosts, leaves every RT chain within its deadline. ``chains``: the chain set (default: the
+    paper's two chains)."""
+    chains = list(chains or PAPER_CHAINS)
     best = 0
     step = 100_000
     for q in range(step, period_ns, step):
-        bounds, res = cros_rt_bounds(two_chain_model(size, measurements=measurements, server=(q, period_ns)))
-        if all(res["chains"][c]["schedulable"] for c in ("high", "low")):
+        bounds, res = cros_rt_bounds(chains_model(chains, size, measurements=measurements, server=(q, period_ns)))
+        if all(res["chains"][c["name"]]["schedulable"] for c in chains):
             best = q
         else:
             break
@@ -225,15 +234,17 @@ def chain_components(trace_dir: str, chain: str = "high", warmup_ns: int = 0) ->
 
 
 def _run_config(model_path: str, config: str, duration_ns: int, flood, server, warmup_ns: int,
-                hogs: int = 0, trace_dir: str | None = None, probe=None) -> dict:
+                hogs: int = 0, trace_dir: str | None = None, probe=None, rx_priority: int | None = None,
+                threads: bool = False) -> dict:
+    """One run of the model in configuration ``config`` (crosslayer.stacks), with ``hogs``
+    CPU-bound processes per CPU and the platform ``probe`` beside it; ``threads``: record the
+    threads' policies mid-run (session.run_on_hosts ``probe``)."""
     import contextlib
     from ..crosslayer import session
-    kw = dict(warmup_ns=warmup_ns, trace_dir=trace_dir)
-    if config == "vanilla":
-        kw.update(policy="ros-default", thread_params=False)
+    kw = dict(warmup_ns=warmup_ns, trace_dir=trace_dir, flood=flood, probe=threads,
+              **run_arguments(STACKS[config], server=server, rx_priority=rx_priority))
     with CpuHogs(hogs) if hogs else contextlib.nullcontext(), probe or contextlib.nullcontext():
-        return session.run_on_hosts(model_path, duration_ns, kernel=config in ("full", "full-server"),
-                                    server=server if config == "full-server" else None, flood=flood, **kw)
+        return session.run_on_hosts(model_path, duration_ns, **kw)
 
 
 def _keep_raw(probe, trace_dir: Path, dest: Path) -> None:
@@ -250,6 +261,31 @@ def _keep_raw(probe, trace_dir: Path, dest: Path) -> None:
 PLATFORM_CPU = {"A": 0, "B": 1}
 
 
+def process_start(trace_dir: str, process: str) -> int:
+    """The CLOCK_MONOTONIC start (ns) of a process of the run, from the ``.start`` file it
+    writes beside its trace. Raises OSError / ValueError / IndexError when there is none."""
+    return int((Path(trace_dir) / f"{process}.jsonl.start").read_text().split()[0])
+
+
+def chain_instances(trace_dir: str, chain: str, warmup_ns: int = 0) -> list[tuple[int, int]]:
+    """(release, finish) on CLOCK_MONOTONIC (ns) of every instance of ``chain`` dispatched after
+    the warm-up, from the trace of its last callback ``<chain>_sub`` (process ``<chain>_sub``):
+    the release is the chain's, carried with the message; aligned through the process's
+    ``.start``. Raises OSError / ValueError / IndexError when the start is missing; no trace: []."""
+    start = process_start(trace_dir, f"{chain}_sub")
+    path = Path(trace_dir) / f"{chain}_sub.jsonl"
+    out = []
+    for line in (path.read_text().splitlines() if path.is_file() else []):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("callback") != f"{chain}_sub" or d.get("release", -1) < 0 or d["start"] < warmup_ns:
+            continue
+        out.append((start + d["release"], start + d["finish"]))
+    return out
+
+
 def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, widened: bool = False) -> dict:
     """What the platform probe saw during the measured part of a run, as CSV columns:
     per CPU the largest and the total blackout, the blackout curve of the hosts
@@ -263,13 +299,10 @@ def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, wi
     CLOCK_MONOTONIC). ``widened``: the same from the blackouts widened by the probe's period
     (platform.widen), columns ``platw_*`` and ``hi_hopw_destalled_max_ms``."""
     from ..crosslayer import platform as plat
-    starts = {}
-    for proc in ("high_pub", "high_sub"):
-        try:
-            starts[proc] = int((Path(trace_dir) / f"{proc}.jsonl.start").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return {}
-    begin = starts["high_pub"] + warmup_ns
+    try:
+        begin = process_start(trace_dir, "high_pub") + warmup_ns
+    except (OSError, ValueError, IndexError):
+        return {}
     end = begin + duration_ns
     cols: dict = {}
     both = []
@@ -286,17 +319,11 @@ def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, wi
         for w, x in plat.curve([measured(iv) for iv in probe.blackouts.values()], probe.period_ns, cost):
             cols[f"{pre}_s_{w // 1000}us_ns"] = x
     both = plat.merge(both)
-    hops = []
-    path = Path(trace_dir) / "high_sub.jsonl"
-    for line in (path.read_text().splitlines() if path.is_file() else []):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if d.get("callback") != "high_sub" or d.get("release", -1) < 0 or d["start"] < warmup_ns:
-            continue
-        r, f = starts["high_sub"] + d["release"], starts["high_sub"] + d["finish"]
-        hops.append((f - r - plat.overlap(both, r, f)) / 1e6 - HIGH_WORK_MS)
+    try:
+        inst = chain_instances(trace_dir, "high", warmup_ns)
+    except (OSError, ValueError, IndexError):
+        return {}
+    hops = [(f - r - plat.overlap(both, r, f)) / 1e6 - HIGH_WORK_MS for r, f in inst]
     cols[hop_key] = max(hops) if hops else float("nan")
     return cols
 
@@ -463,12 +490,13 @@ def summarize(rows: list[dict], size: str = "4KiB") -> dict:
 
 
 # the configurations whose scheduling the cros-rt analysis models: chain priorities in the
-# executors and DDS threads (app-dds: the kernel path is left as it is, so its measured costs carry
-# the kernel's inversions; full: the kernel path is priority-aware, as the analysis assumes).
+# executors and DDS threads (app-dds and preempt-rt: the kernel path selects no message by
+# priority, so their measured costs carry its inversions; full: the kernel path is
+# priority-aware, as the analysis assumes).
 # full-server: full with the non-RT server, modelled (as server_budget chooses its budget) as a
 # top-priority chain of budget Q every T on both hosts. vanilla (the default executor, no
 # priorities) is not what cros-rt models.
-MODELLED = ("app-dds", "full", "full-server")
+MODELLED = ("preempt-rt", "app-dds", "full", "full-server")
 HIGH_WORK_MS = 5.0  # the high chain's two callbacks, 2 x 2.5 ms
 DEADLINE_MS = {"high": 20.0, "low": 200.0}  # two_chain_model: each chain's deadline is its period
 
@@ -553,6 +581,29 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
     return out
 
 
+def curve_points(row: dict, pre: str = "plat") -> list[tuple[int, int]]:
+    """The hosts' blackout curve [(window ns, max ns)] of a run from its columns
+    ``<pre>_s_<window µs>us_ns`` (platform.CURVE_WINDOWS_MS); [] when the row has none."""
+    from ..crosslayer.platform import CURVE_WINDOWS_MS
+    points = []
+    for w_ms in CURVE_WINDOWS_MS:
+        w = int(w_ms * 1_000_000)
+        x = _finite(row.get(f"{pre}_s_{w // 1000}us_ns"))
+        if x is None:
+            return []
+        points.append((w, int(x)))
+    return points
+
+
+def verdict(bound_ms: float | None, measured_ms: float, deadline_ms: float) -> str:
+    """A bound against a run's response: "covered" (a finite bound at or above it), "beaten" (a
+    finite bound below it: unsound), "miss" (no finite bound, and the run did miss the
+    deadline: the analysis was right), "pessimistic" (no finite bound, the deadline was met)."""
+    if bound_ms is not None:
+        return "covered" if bound_ms >= measured_ms else "beaten"
+    return "miss" if measured_ms > deadline_ms else "pessimistic"
+
+
 def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, int] | None,
                     pre: str = "plat") -> dict:
     """The ``cros-rt`` bounds {chain: ms or None} of one run with the measured platform.
@@ -565,14 +616,9 @@ def platform_bounds(remote_ms: float, size: str, row: dict, server: tuple[int, i
     core the chain can be delayed on (docs/analysis.md, "The platform term"). The bound is the
     response against the supply the platform gave in that run. A run without curve columns
     gives {}."""
-    from ..crosslayer.platform import CURVE_WINDOWS_MS
-    points = []
-    for w_ms in CURVE_WINDOWS_MS:
-        w = int(w_ms * 1_000_000)
-        x = _finite(row.get(f"{pre}_s_{w // 1000}us_ns"))
-        if x is None:
-            return {}
-        points.append((w, int(x)))
+    points = curve_points(row, pre)
+    if not points:
+        return {}
     meas = [{"kind": "remote", "size": _bytes(size), "latency_ns": remote_ms * 1e6}]
     bounds, _ = cros_rt_bounds(two_chain_model(size, measurements=meas, server=server, blackout=points))
     return {chain: (bounds[chain] / 1e6 if bounds.get(chain) else None) for chain in ("high", "low")}
@@ -597,13 +643,9 @@ def platform_check(rs: list[dict], fit: list[dict], check: list[dict], size: str
         if not b:
             return {}
         meas = {"high": r["hi_wcrt_ms"], "low": r["lo_wcrt_ms"]}
-        # per chain: "covered" (a finite bound at or above the response), "beaten" (a finite
-        # bound below it: unsound), "miss" (no finite bound, and the run did miss the deadline:
-        # the analysis was right), "pessimistic" (no finite bound, the run met the deadline)
-        verdict = {k: ("covered" if b[k] is not None and b[k] >= meas[k] else "beaten" if b[k] is not None
-                       else "miss" if meas[k] > DEADLINE_MS[k] else "pessimistic") for k in meas}
+        v = {k: verdict(b[k], meas[k], DEADLINE_MS[k]) for k in meas}
         runs.append({"run": int(r["run"]), "role": "check" if int(r["run"]) % 2 else "fit",
-                     "bound_ms": b, "measured_ms": meas, "verdict": verdict,
+                     "bound_ms": b, "measured_ms": meas, "verdict": v,
                      "stall_max_ms": max(_finite(r.get(f"{pre}_stall_max{c}_ms")) or 0.0 for c in PLATFORM_CPU.values()),
                      "holds": all(b[k] is not None and b[k] >= meas[k] for k in meas)})
     chk = [x for x in runs if x["role"] == "check"]
@@ -680,128 +722,6 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
                      "black: each run's bound with the platform term", fontsize=8)
         ax.grid(alpha=0.3)
     fig.suptitle("CROS-RT two chains across two namespace hosts under a non-RT UDP flood (dots: runs, bars: mean)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _uunifast(n: int, u: float, rng: random.Random) -> list[float]:
-    us, rest = [], u
-    for i in range(1, n):
-        nxt = rest * rng.random() ** (1.0 / (n - i))
-        us.append(rest - nxt)
-        rest = nxt
-    return us + [rest]
-
-
-def chain_count(out_dir: str = "out/cros_rt_chains", counts=(2, 3, 4, 6), sets: int = 2, duration_s: float = 6.0,
-                utilisation: float = 0.5, rate_mbps: float = 60.0, configs=("vanilla", "app-dds", "full"),
-                seed: int = 1, plot: bool = True, log=print) -> list[dict]:
-    """Experiment (b): UUniFast chain sets of growing size (periods 20..200 ms, total utilisation
-    ``utilisation`` per host core, rate-monotonic chain priorities); the highest-priority chain's
-    WCRT − BCRT per configuration under the flood."""
-    from ..crosslayer.session import Flood
-    rng = random.Random(seed)
-    rows = []
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="chainrt-crosrt-") as tmp:
-        for n in counts:
-            for s in range(sets):
-                us = _uunifast(n, utilisation, rng)
-                periods = sorted(rng.choice([20, 40, 50, 100, 200]) for _ in range(n))
-                chains = []
-                for i, (u, t) in enumerate(zip(us, periods)):
-                    wcet_us = max(100, int(u * t * 1000 / 2))  # two callbacks per chain
-                    chains.append(dict(name=f"c{i}", period_ms=t, wcet_us=wcet_us, prio=HI_PRIO - i))
-                text = _chains_model(chains)
-                path = Path(tmp) / f"n{n}_s{s}.yaml"
-                path.write_text(text)
-                for config in configs:
-                    res = _run_config(str(path), config, int(duration_s * 1e9), Flood("A", "B", rate_mbps), None, 2_000_000_000)
-                    top = res["chains"]["c0"]
-                    ok = top["instances"] > 0
-                    rows.append(dict(chains=n, set=s, config=config,
-                                     top_jitter_ms=(top["wcrt_ns"] - top["bcrt_ns"]) / 1e6 if ok else float("nan"),
-                                     top_p99_ms=top["p99_ns"] / 1e6 if ok else float("nan"),
-                                     top_instances=top["instances"]))
-                    log(f"n={n} set {s} {config:<8} top chain WCRT-BCRT {rows[-1]['top_jitter_ms']:.2f} ms, p99 {rows[-1]['top_p99_ms']:.2f} ms")
-    _write(rows, out / "chains.csv")
-    if plot:
-        _plot_lines(rows, "chains", "top_jitter_ms", "number of chains", "top chain WCRT − BCRT (ms)", out / "chains.png")
-    return rows
-
-
-def _chains_model(chains: list[dict]) -> str:
-    text = two_chain_model(extra_chains=chains, name="cros_rt_chains")
-    # drop the fixed two chains: experiment (b) uses only the generated ones
-    keep = []
-    for line in text.splitlines():
-        if any(f"{n}_" in line or f"name: {n}," in line for n in ("high", "low")):
-            continue
-        keep.append(line)
-    return "\n".join(keep) + "\n"
-
-
-def message_size(out_dir: str = "out/cros_rt_size", sizes=("1KiB", "4KiB", "16KiB", "64KiB", "128KiB", "256KiB"),
-                 duration_s: float = 6.0, rate_mbps: float = 60.0, configs=("vanilla", "app-dds", "full"),
-                 plot: bool = True, log=print) -> list[dict]:
-    """Experiment (c): the two-chain model with message sizes 1 KiB .. 256 KiB under the flood."""
-    from ..crosslayer.session import Flood
-    rows = []
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="chainrt-crosrt-") as tmp:
-        for size in sizes:
-            path = Path(tmp) / f"{size}.yaml"
-            path.write_text(two_chain_model(size))
-            for config in configs:
-                res = _run_config(str(path), config, int(duration_s * 1e9), Flood("A", "B", rate_mbps), None, 2_000_000_000)
-                hi = res["chains"]["high"]
-                ok = hi["instances"] > 0
-                rows.append(dict(size=size, bytes=_bytes(size), config=config,
-                                 hi_jitter_ms=(hi["wcrt_ns"] - hi["bcrt_ns"]) / 1e6 if ok else float("nan"),
-                                 hi_p99_ms=hi["p99_ns"] / 1e6 if ok else float("nan"), hi_instances=hi["instances"]))
-                log(f"{size:>7} {config:<8} high WCRT-BCRT {rows[-1]['hi_jitter_ms']:.2f} ms, p99 {rows[-1]['hi_p99_ms']:.2f} ms, n={hi['instances']}")
-    _write(rows, out / "size.csv")
-    if plot:
-        _plot_lines(rows, "bytes", "hi_jitter_ms", "message size (bytes)", "high chain WCRT − BCRT (ms)", out / "size.png", logx=True)
-    return rows
-
-
-def _write(rows, path):
-    if not rows:
-        return
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
-def _plot_lines(rows, xkey, ykey, xlabel, ylabel, path, logx=False):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for c in CONFIGS:
-        pts = {}
-        for r in rows:
-            if r["config"] == c:
-                pts.setdefault(r[xkey], []).append(r[ykey])
-        pts = {x: [y for y in ys if y == y] for x, ys in pts.items()}
-        pts = {x: ys for x, ys in pts.items() if ys}  # runs without a completed instance: no point
-        if pts:
-            xs = sorted(pts)
-            ax.plot(xs, [statistics.fmean(pts[x]) for x in xs], marker="o", label=c)
-            for x in xs:
-                ax.scatter([x] * len(pts[x]), pts[x], s=8, alpha=0.4)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_yscale("log")
-    if logx:
-        ax.set_xscale("log", base=2)
-    ax.grid(alpha=0.3)
-    ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

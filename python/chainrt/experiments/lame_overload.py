@@ -146,30 +146,81 @@ def real_run(doc: dict, path: str, seconds: float, extra: list[str] | None = Non
     return runtime.run_model(path, int(seconds * 1e9), warmup_ns=int(warmup * 1e9), extra_args=extra or [])
 
 
-def lame_model(overload_model, cores: int):
-    r = _core.lame_allocate(overload_model, cores)
-    return r.pop("model"), r
+def with_cores(doc: dict, cores: int) -> dict:
+    """The model with `cores` cores on every host that runs an executor (``--cores`` overrides the
+    model's cores: LaME's allocation and the baseline then see the same machine)."""
+    d = copy.deepcopy(doc)
+    hosts = {e.get("host") for e in d.get("executors", [])}
+    for h in d.get("hosts", []):
+        if h["name"] in hosts or None in hosts:
+            h["cores"] = cores
+    return d
 
 
-def simulate(model, seconds: float, seed: int) -> dict:
+def phases(model, seed: int) -> dict[str, int]:
+    """Timer offsets of run `seed`: every timer's phase drawn uniformly in [0, period)."""
     rng = random.Random(seed)
-    offsets = {cb.name: rng.randrange(0, cb.period) for cb in model.callbacks if cb.kind == "timer" and cb.period > 0}
-    summary, _ = _core._simulate(model, int(seconds * 1e9), seed, None, None, "wcet", "fixed", False, 0, offsets)
-    return json.loads(summary)
+    return {cb.name: rng.randrange(0, cb.period) for cb in model.callbacks if cb.kind == "timer" and cb.period > 0}
+
+
+def sim_run(model, seconds: float, seed: int, mode: str, cores: int = 0, controller_period: float = 10.0,
+            be_placement: str = "capacity", scale_at: float | None = None, factor: tuple[int, int] = (1, 1)) -> dict:
+    """One deterministic simulation (chainrt._core.lame_simulate) with the run's random phases:
+    mode "controller" (LaME and its controller, lame::Controller on the simulated measurements),
+    "plan" (LaME's initial plan, never changed) or "model" (the model as it is: the baseline).
+    From `scale_at` seconds on every execution time is x factor[0]/factor[1]. The summary (as
+    `chainrt simulate --json`) under "chains", plus "responses" (per chain (release s, response
+    ms) of every completed instance), "activations" and the plans."""
+    r = _core.lame_simulate(model, int(seconds * 1e9), seed, cores, int(controller_period * 1e9), 10_000_000, 1000,
+                            mode, -1 if scale_at is None else int(scale_at * 1e9), factor[0], factor[1], "wcet",
+                            phases(model, seed), be_placement)
+    out = json.loads(r["summary"])
+    out["responses"] = {c: [(t / 1e9, v / 1e6) for t, v in pts] for c, pts in r["responses"].items()}
+    out["activations"] = [dict(a, at_s=a["at_ns"] / 1e9) for a in r["activations"]]
+    for key in ("initial_plan", "final_plan"):
+        if key in r:
+            out[key] = r[key]
+    return out
+
+
+def be_fate(plan: dict, result: dict, be: list[str]) -> dict:
+    """Per BE chain (of the model, demoted RT chains included): the BE class of the plan that
+    serves its own callbacks, that class's utilisation and supply (threads x budget share), and
+    what the run did (instances completed; starved = none)."""
+    supply = {c["name"]: c["threads"] * c["runtime_ns"] / c["period_ns"] for c in plan["be_classes"]}
+    util = {c["name"]: c["utilisation_per_thread"] * c["threads"] for c in plan["be_classes"]}
+    where = {}
+    for c in plan["be_classes"]:
+        for lin in c["chains"]:
+            where.setdefault(lin.split("#")[0], c["name"])
+    for lin in plan["linear_chains"]:  # a chain that owns nothing runs in its prefix's class
+        where.setdefault(lin["origin"], "(prefix of " + (lin["upstream"] or "?") + ")")
+    out = {}
+    for name in be:
+        k = where.get(name, "")
+        ch = result["chains"].get(name, {})
+        out[name] = {"class": k, "class_utilisation": round(util.get(k, 0.0), 4),
+                     "class_supply": round(supply.get(k, 0.0), 4),
+                     "class_overloaded": k in util and util[k] >= supply[k],
+                     "instances": ch.get("instances", 0), "starved": ch.get("instances", 0) == 0}
+    return out
 
 
 def add_parser(esub) -> None:
     p = esub.add_parser("lame-overload",
                         help="LaME Sec. 5.2 on 2 cores: worst RT/BE response, default executor vs LaME (simulator)")
     p.add_argument("--model", default=_example_path(), help="base model (default examples/autoware_lame.yaml)")
-    p.add_argument("--cores", type=int, default=2, help="cores (default 2; the paper used 3)")
+    p.add_argument("--cores", type=int, default=2,
+                   help="cores (default 2; the paper used 3); overrides the model's cores")
     p.add_argument("--duration", type=float, default=60.0, help="simulated seconds per run (default 60)")
     p.add_argument("--runs", type=int, default=3, help="runs per configuration, random timer phases (default 3)")
     p.add_argument("--out", default="out/lame_overload", help="output folder")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--real", action="store_true",
                    help="run on real ROS 2 (chainrt-run; LaME with its controller) instead of the simulator")
-    p.add_argument("--controller-period", type=float, default=10.0, help="--real: LaME controller period (s)")
+    p.add_argument("--controller-period", type=float, default=10.0, help="LaME controller period (s, default 10)")
+    p.add_argument("--be-placement", choices=("capacity", "paper"), default="capacity",
+                   help="where LaME puts best-effort chains (default capacity; paper: Algorithm 2, lines 38-41)")
     p.add_argument("--lock", default="", metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.set_defaults(exp_func=run)
@@ -182,11 +233,12 @@ def run(args) -> int:
     try:
         with open(args.model) as f:
             base = yaml.safe_load(f)
-        over = overload_document(base)
+        over = with_cores(overload_document(base), args.cores)
         over_model = load_model_from_string(yaml.safe_dump(over, sort_keys=False), "overload.yaml")
         default_model = load_model_from_string(yaml.safe_dump(default_document(over, args.cores), sort_keys=False),
                                                "default.yaml")
-        lame, plan = lame_model(over_model, args.cores)
+        plan = _core.lame_allocate(over_model, args.cores, be_placement=args.be_placement)
+        plan.pop("model")
     except (OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as err:
         print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
         return 1
@@ -197,7 +249,7 @@ def run(args) -> int:
     real_warnings = []
     per_run = {"default": [], "lame": []}  # --real: load, controller activations, trace
     leaves = lr.leaves_of(over_model)
-    for config, model in (("default", default_model), ("lame", lame)):
+    for config, model in (("default", default_model), ("lame", over_model)):
         for k in range(args.runs):
             if args.real:
                 trace = os.path.join(args.out, f"{config}_{k}.trace.jsonl")
@@ -222,7 +274,13 @@ def run(args) -> int:
                 per_run[config].append({"load_before": load0, "load_after": load1, "trace": trace,
                                         "activations": lr.activations(r)})
             else:
-                r = simulate(model, args.duration, 1000 + k)
+                try:
+                    r = sim_run(model, args.duration, 1000 + k, "model" if config == "default" else "controller",
+                                args.cores, args.controller_period, args.be_placement)
+                except ValueError as err:
+                    print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
+                    return 1
+                per_run[config].append({"activations": r.get("activations", [])})
             results[config].append(r)
             for name, c in r["chains"].items():
                 rows.append({"config": config, "run": k, "chain": name,
@@ -263,6 +321,18 @@ def run(args) -> int:
                            "worst_rt_ms_per_run": worst_rt, "rt_deadline_misses_per_run": misses,
                            "rt_chains": {c: stat([r["chains"][c]["wcrt_ns"] / 1e6 for r in results[config]]) for c in rt},
                            "be_chains_worst_ms": worst_be, "be_starved_runs": starved}
+    # The BE chains' fate and the rule that decides it: the class each one's own callbacks run
+    # in, that class's utilisation against its supply (the plan the LaME run started with).
+    used = results["lame"][0].get("initial_plan", plan) if results["lame"] else plan
+    summary["lame_plan"] = {"rt_classes": used["rt_classes"], "be_classes": used["be_classes"],
+                            "demotions": used["demotions"], "be_placement": args.be_placement}
+    fate = be_fate(used, results["lame"][0], be) if results["lame"] else {}
+    for c in fate:
+        fate[c]["starved_runs"] = summary["lame"]["be_starved_runs"][c]
+    summary["lame_be_fate"] = fate
+    if not args.real:
+        summary["lame_activations"] = [[{k: a[k] for k in ("at_s", "trigger", "decision", "kind", "why", "demoted")}
+                                        for a in p["activations"]] for p in per_run["lame"]]
     with open(os.path.join(args.out, "lame_overload.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(f"LaME overload experiment, {summary['mode']}, {args.cores} cores, {args.runs} runs x {args.duration:g} s "
@@ -286,6 +356,23 @@ def run(args) -> int:
         print(f"  {config:8s} BE chains: worst response (mean over runs) of the chains that completed instances: "
               f"median {statistics.median(fed) if fed else float('nan'):.1f} ms, max {max(fed) if fed else float('nan'):.1f} ms; "
               f"starved (no instance completed in some run): {', '.join(starved) or 'none'}")
+    print(f"  LaME best-effort side ({args.be_placement} placement; RT budgets "
+          f"{lr.budgets(used['rt_classes'])}):")
+    for k in used["be_classes"]:
+        members = [c for c, f in fate.items() if f["class"] == k["name"]]
+        if not members and not k["chains"]:
+            continue
+        u = k["utilisation_per_thread"] * k["threads"]
+        cap = k["threads"] * k["runtime_ns"] / k["period_ns"]
+        print(f"    {k['name']} (cores {','.join(map(str, k['cores']))}): utilisation {u:.2f} of supply {cap:.2f}"
+              f"{' - OVERLOADED' if u >= cap else ''}; chains "
+              + ", ".join(f"{c}{' (starved)' if fate[c]['starved_runs'] else ''}" for c in members))
+    if not args.real:
+        for k, acts in enumerate(summary["lame_activations"]):
+            changes = [f"{a['at_s']:.1f} s {a['kind']}" for a in acts if a["decision"] == "reallocated"
+                       and a["trigger"] != "initial"]
+            if changes:
+                print(f"  LaME controller run {k}: {', '.join(changes)}")
     if args.real:
         for config in ("default", "lame"):
             loads = [f"{p['load_before'][0]:.2f}-{p['load_after'][0]:.2f}" for p in per_run[config] if p["load_before"]]

@@ -1,11 +1,13 @@
 """``chainrt experiment lame-property``: LaME's Algorithms 1-3 and the BE check against the
 simulator on random LaME systems (lame/property.hpp; docs/lame.md, "Checked against the
-simulator"). System i is drawn from seed SEED + i; every RT and BE chain bound the allocation
-reports is compared with the simulator's worst response time of the planned model under WCET
-and random BCET/WCET mixes. A campaign (chainrt.campaign): batches of ``BATCH`` seeds on the
-embedded local Dask cluster, a running cluster or in this process, kept per batch under
-``--out``. A bound beaten by the simulator is a violation: its planned model is written to
-``<out>/violations/``, and the exit status is 2.
+simulator"). System i is ``lame::random_system`` of index SEED + i (BE chains slow enough to overlap
+their next instance, overloaded BE classes); every RT and BE chain bound the allocation reports is
+compared with the simulator running the plan under the soundness harness's adversarial search
+(harsh perturbations, a hill climb of 4 steps) — the check of ``chainrt experiment soundness
+--analysis lame``, with a short report. A campaign (chainrt.campaign): batches of ``BATCH`` seeds
+on the embedded local Dask cluster, a running cluster or in this process, kept per batch under
+``--out``. A bound beaten by the simulator is a violation: its model (the plan with the
+simulation's timer phases) is written to ``<out>/violations/``, and the exit status is 2.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 
 from .. import cliargs
 
-BATCH = 20  # seeds per batch: 20-100 ms each (two 4 s simulations of an accepted system)
+BATCH = 20  # seeds per batch: ~0.1-0.3 s each (a dozen adversarial simulations of a system)
 
 
 def add_parser(esub) -> None:
@@ -73,7 +75,7 @@ def run(args) -> int:
         print(json.dumps(shown))
     else:
         print(f"lame-property: {rep['systems']} systems, {rep['accepted']} with a bounded chain, "
-              f"{rep['checked']} chain bounds checked ({rep['be_checked']} best-effort under WCET); "
+              f"{rep['checked']} chain bounds checked ({rep['be_checked']} best-effort bounds); "
               f"violations: {len(rep['violations'])}")
         for v in rep["violations"][:20]:
             print(f"  seed {v['seed']} ({v['exec']}): chain {v['chain']} ({v['class']} on {v['thread_class']}) bound "

@@ -61,6 +61,96 @@ def steal_percent(before: tuple[int, int], after: tuple[int, int]) -> float | No
     return round(100.0 * (after[0] - before[0]) / total, 2) if total > 0 else None
 
 
+class StealSampler:
+    """Hypervisor steal of every CPU (/proc/stat), sampled every `interval` seconds on
+    CLOCK_MONOTONIC by a background thread while the block runs — the platform's blackouts: time
+    the host ran something else while this VM wanted the CPU. A miss is attributed to them by
+    the steal during its instance (steal_ms). /proc/stat counts in clock ticks (10 ms at
+    USER_HZ = 100), so a blackout shorter than a tick may show as one tick or none."""
+
+    def __init__(self, interval: float = 0.05):
+        import threading
+
+        self.interval = interval
+        self.samples: list[tuple[int, int]] = []  # (monotonic ns, steal ticks summed over the CPUs)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def _read() -> int:
+        total = 0
+        try:
+            with open("/proc/stat") as f:
+                for line in f:
+                    if line.startswith("cpu") and line[3:4].isdigit():
+                        v = line.split()
+                        total += int(v[8]) if len(v) > 8 else 0
+        except (OSError, ValueError):
+            return 0
+        return total
+
+    def _run(self) -> None:
+        import time
+
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic_ns(), self._read()))
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        import time
+
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((time.monotonic_ns(), self._read()))
+        return False
+
+    def steal_ms(self, t0_ns: int, t1_ns: int) -> float | None:
+        """Steal (ms, all CPUs) between the last sample at or before t0 and the first at or after
+        t1; None outside the sampled span."""
+        before = [s for s in self.samples if s[0] <= t0_ns]
+        after = [s for s in self.samples if s[0] >= t1_ns]
+        if not before or not after:
+            return None
+        tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+        return (after[0][1] - before[-1][1]) * tick_ms
+
+
+def misses_with_steal(responses: dict[str, list[tuple[float, float]]], deadlines_ms: dict[str, float],
+                      start_ns: int | None, sampler: StealSampler, since_s: float = 0.0) -> list[dict]:
+    """Every instance from `since_s` on that missed its deadline, with the hypervisor steal during
+    it (release to completion; `start_ns`: the run's start on CLOCK_MONOTONIC, the trace's zero)."""
+    out = []
+    for chain, pts in responses.items():
+        for t, ms in pts:
+            if t < since_s or ms <= deadlines_ms[chain]:
+                continue
+            steal = None
+            if start_ns is not None:
+                t0 = start_ns + int(t * 1e9)
+                steal = sampler.steal_ms(t0, t0 + int(ms * 1e6))
+            out.append({"chain": chain, "release_s": round(t, 4), "response_ms": round(ms, 3),
+                        "steal_ms": None if steal is None else round(steal, 1)})
+    return sorted(out, key=lambda m: m["release_s"])
+
+
+def trace_start_ns(trace: str) -> int | None:
+    """The run's start on CLOCK_MONOTONIC that chainrt-run writes beside its trace (FILE.start)."""
+    try:
+        with open(trace + ".start") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def budgets(classes: list[dict]) -> str:
+    """"rt0 68.0 %, rt1 82.3 %": each thread class's budget as a share of its period."""
+    return ", ".join(f"{c['name']} {100 * c['runtime_ns'] / c['period_ns']:.1f} %" for c in classes)
+
+
 def demoted_at(acts: list[dict]):
     """From a run's controller activations: a function (chain, t in s) -> whether the chain was
     demoted (best effort) by the plan in force at t. Demotions name linear chains ("<chain>#k"

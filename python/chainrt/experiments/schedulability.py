@@ -22,6 +22,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from .. import _core
+from ..model import analyses, analysis_names
 from .progress import Progress
 
 DEFAULTS = {"m": 4, "n": 8, "b": 5, "u_norm": 0.3, "g": 2, "alpha": 0.2}
@@ -37,12 +38,11 @@ PANELS: dict[str, list] = {
 LABELS = {"u_norm": "U_norm", "n": "n (max chains)", "b": "b (max callbacks per chain)",
           "g": "g (max mutually exclusive groups)", "alpha": "α (share of callbacks in groups)"}
 
-ANALYSES = ["edf-mt", "fp-mt", "picas-st", "ros-default-st", "cros-rt"]
+ANALYSES = analysis_names()  # the registry (analysis.hpp), in its order
 # Reference curves: published analyses chainrt does not ship (analysis/include/chainrt/analysis/reference.hpp).
 REFERENCE = ["jiang22"]
 LEGEND = {"jiang22": "jiang22 (published, unsound:\nrefuted by Teper et al. 2024)",
-          "ros-default-st": "ros-default-st (partitioned)", "picas-st": "picas-st (partitioned)",
-          "cros-rt": "cros-rt (partitioned)"}
+          **{a["name"]: f"{a['name']} (partitioned)" for a in analyses() if a["single_threaded"]}}
 
 
 @dataclass

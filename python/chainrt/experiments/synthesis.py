@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import os
 
-from .. import _core
+from .. import _core, output
 from .progress import Progress
 
 
@@ -114,12 +114,11 @@ def write_csv(rows: list[dict], path: str) -> None:
 
 
 def format_table(rows: list[dict]) -> str:
-    lines = ["max chains  U_norm  systems  PiCAS heuristic  exhaustive optimum  heuristic/optimum"]
+    table = [("max chains", "U_norm", "systems", "PiCAS heuristic", "exhaustive optimum", "heuristic/optimum")]
     for r in rows:
         h, x, n = r["heuristic_schedulable"], r["optimum_schedulable"], r["systems"]
-        share = f"{h / x:.2f}" if x else "-"
-        lines.append(f"{r['max_chains']:>10}  {r['u_norm']:>6.2f}  {n:>7}  {h / n:>15.2f}  {x / n:>18.2f}  {share:>17}")
-    return "\n".join(lines)
+        table.append((r["max_chains"], f"{r['u_norm']:.2f}", n, f"{h / n:.2f}", f"{x / n:.2f}", f"{h / x:.2f}" if x else "-"))
+    return "\n".join(output.table(table, left=()))
 
 
 def plot(rows: list[dict], path: str) -> str:

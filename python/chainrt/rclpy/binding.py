@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import output
+
 KIND_TIMER, KIND_SUBSCRIPTION, KIND_SERVICE, KIND_CLIENT, KIND_EXTERNAL, KIND_EVENT = range(6)
 _MODEL_KIND = {"timer": KIND_TIMER, "subscription": KIND_SUBSCRIPTION, "fusion_input": KIND_SUBSCRIPTION,
                "fusion_trigger": KIND_SUBSCRIPTION, "service": KIND_SERVICE, "client": KIND_CLIENT}
@@ -36,10 +38,6 @@ def _norm(name: str) -> str:
     return name.lstrip("/")
 
 
-def _ms(ns: float) -> str:
-    return f"{ns / 1e6:.6g} ms"
-
-
 @dataclass
 class ModelCallback:
     name: str
@@ -51,10 +49,11 @@ class ModelCallback:
     affinity: int = (1 << 64) - 1
     tolerance_ns: int = 0         # timers: how far a real period may be from period_ns
     used: bool = False
+    offset_ns: int = 0                 # a timer's model offset: armed on the release grid
 
     def describe(self) -> str:
         if self.kind == KIND_TIMER:
-            return f"timer, period {_ms(self.period_ns)} ± {_ms(self.tolerance_ns)}"
+            return f"timer, period {output.ms(self.period_ns, '.6g', unit=True)} ± {output.ms(self.tolerance_ns, '.6g', unit=True)}"
         word = _KIND_WORD.get(self.kind, "callback")
         return f"{word} of {'service' if self.kind in (KIND_SERVICE, KIND_CLIENT) else 'topic'} '{self.topic}'"
 
@@ -124,7 +123,7 @@ class ModelView:
             elif c.kind == KIND_TIMER:
                 near = min(cands, key=lambda e: abs(e.period_ns - c.period_ns))
                 off = abs(near.period_ns - c.period_ns)
-                why = (f"the nearest timer of node '{c.node}' has period {_ms(near.period_ns)} "
+                why = (f"the nearest timer of node '{c.node}' has period {output.ms(near.period_ns, '.6g', unit=True)} "
                        f"({100.0 * off / c.period_ns:.3g} % off; write its period exactly, e.g. "
                        f"'period: {near.period_ns}ns', or a wider 'period_tolerance')")
             else:
@@ -167,7 +166,8 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
         period = int(cb.period or 0)
         tol = cb.period_tolerance if cb.period_tolerance is not None else int(DEFAULT_TOLERANCE * period)
         name = cb.service if kind in (KIND_SERVICE, KIND_CLIENT) else cb.topic
-        view.callbacks.append(ModelCallback(cb.name, cb.node, kind, period, name or "", p, aff, int(tol)))
+        view.callbacks.append(ModelCallback(cb.name, cb.node, kind, period, name or "", p, aff, int(tol),
+                                            offset_ns=int(cb.offset or 0)))
     for ch in m.chains:
         if any(view.by_name(c) is not None for c in ch.callbacks):
             view.chains.append((ch.name, int(ch.period or 0), int(ch.deadline or 0), [list(p) for p in ch.paths()]))

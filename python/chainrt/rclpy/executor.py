@@ -34,8 +34,11 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import InvalidHandle
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.executors import Executor, ExternalShutdownException
+from rclpy.clock_type import ClockType
 from rclpy.timer import TimerInfo
 
+from chainrt import output
+from chainrt.model import policy_names
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, UnboundModelCallbacks,
                                    load_view)
@@ -53,8 +56,9 @@ except ImportError:  # older rclpy
 
 _RCLError = getattr(_rclpy_impl, "RCLError", RuntimeError)
 _WAKE_SLICE_NS = 100_000_000   # spin re-checks shutdown/context at least this often
-POLICIES = ("arrival", "ros-default", "fp", "edf", "picas", "mixed", "lame")
 DEFAULT_POLICY = "arrival"   # without a model: rclpy's EventsExecutor's order (earliest ready first)
+# The model's policies (the C++ descriptors, sched/policy.hpp) and, first, rclpy's own order.
+POLICIES = (DEFAULT_POLICY, *policy_names())
 
 
 def _load_loop_module():
@@ -68,10 +72,6 @@ def _load_loop_module():
 
 _PLACE_KIND = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
                KIND_CLIENT: "client", KIND_EVENT: "event", KIND_EXTERNAL: "external"}
-
-
-def _fmt_ms(ns: float) -> str:
-    return f"{ns / 1e6:.2f} ms"
 
 
 class ChainExecutor(Executor):
@@ -250,7 +250,10 @@ class ChainExecutor(Executor):
             # so this thread takes thread 0's parameters after the others exist.
             loop.apply_thread(0)
             while self._context.ok() and not self._is_shutdown:
-                self._spin_once_impl(None, 0)
+                try:
+                    self._spin_once_impl(None, 0)
+                except rclpy.executors.ShutdownException:
+                    break  # shutdown() while a callback was selected: spin returns, as rclpy's does
         finally:
             self._stop_lame()
             self._spinning = False
@@ -306,8 +309,8 @@ class ChainExecutor(Executor):
         out = [f"chainrt.rclpy: policy {r['policy']}, {r['threads']} thread(s), "
                f"{r['dispatches']} callbacks in {r['duration_ns'] / 1e9:.1f} s"]
         for name, c in r["chains"].items():
-            out.append(f"  chain {name}: {c['instances']} instances, mean {_fmt_ms(c['mean_ns'])}, "
-                       f"p99 {_fmt_ms(c['p99_ns'])}, max {_fmt_ms(c['wcrt_ns'])}, "
+            out.append(f"  chain {name}: {c['instances']} instances, mean {output.ms(c['mean_ns'], unit=True)}, "
+                       f"p99 {output.ms(c['p99_ns'], unit=True)}, max {output.ms(c['wcrt_ns'], unit=True)}, "
                        f"{c['deadline_misses']} deadline misses, {c['drops']} drops")
         failed = {n: c["exceptions"] for n, c in r["callbacks"].items() if c["exceptions"]}
         for n, k in failed.items():
@@ -669,6 +672,7 @@ class ChainExecutor(Executor):
 
         held = []
         places = []                        # CallbackId -> (node, kind, topic) for the monitor
+        grid = []                          # model-bound timers: (CallbackId, period, model offset)
 
         def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
             pointer = 0
@@ -693,6 +697,8 @@ class ChainExecutor(Executor):
             if mc is not None:
                 mc.used = True
                 name, prio, aff = mc.name, mc.priority, mc.affinity
+                if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
+                    grid.append((len(ents), period_ns, mc.offset_ns))  # on the release grid
             else:
                 base = f"{node.get_name()}/{detail}"
                 k = names_used.get(base, 0)
@@ -761,6 +767,8 @@ class ChainExecutor(Executor):
         loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
         for i, (pnode, pkind, ptopic) in enumerate(places):
             loop.set_place(i, pnode, pkind, ptopic)
+        for i, period_ns, offset_ns in grid:
+            loop.arm_timer(i, period_ns, offset_ns)
         loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
@@ -800,6 +808,8 @@ class ChainExecutor(Executor):
                 pass
         clock_type = tmr.clock.clock_type
         spawn = self._spawn
+        loop_ref = self
+        steady = clock_type == ClockType.STEADY_TIME
 
         def run(t: int) -> bool:
             with handle:
@@ -810,7 +820,14 @@ class ChainExecutor(Executor):
             if arg is None:
                 r = fn()
             else:
-                r = fn(**{arg: TimerInfo(expected_call_time=info["expected_call_time"],
+                expected = info["expected_call_time"]
+                # on the release grid, not at rcl's next call time (which keeps the phase of the
+                # timer's creation): the release the callback is told is the grid instant this
+                # executor released it at, on the timer's clock
+                release = loop_ref._loop.current_grid_release(t)
+                if release:
+                    expected = release if steady else release + loop_ref._clock_offset
+                r = fn(**{arg: TimerInfo(expected_call_time=expected,
                                          actual_call_time=info["actual_call_time"], clock_type=clock_type)})
             if r is not None and inspect.iscoroutine(r):
                 spawn(r)
@@ -982,6 +999,14 @@ def _infrastructure(node, entity, kind) -> bool:
     name = entity.service_name
     base = node.get_fully_qualified_name().rstrip("/") + "/"
     return name.startswith(base) and name[len(base):] in _PARAMETER_SERVICES
+
+
+def _simulated_time(timer) -> bool:
+    """A timer on a ROS clock under simulated time (released by /clock, not on the release grid)."""
+    try:
+        return bool(timer.clock.ros_time_is_active)
+    except AttributeError:
+        return False
 
 
 def _event_handle(wt):

@@ -138,13 +138,20 @@ CONFIGS: dict[str, Config] = {c.name: c for c in [
 DEFAULT_CONFIGS = list(CONFIGS)
 
 
-def parse_configs(text: str | None) -> list[str]:
+def parse_configs(text: str | None, system: str = "replica") -> list[str]:
+    """The configurations named in `text` (comma-separated; default: all of the system's)."""
+    if system == "upstream":
+        from . import upstream
+        known = list(upstream.STOCK) + list(CONFIGS)
+        default = upstream.default_configs()
+    else:
+        known, default = list(CONFIGS), list(DEFAULT_CONFIGS)
     if not text:
-        return list(DEFAULT_CONFIGS)
+        return default
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CONFIGS]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
+        raise ValueError(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(known)}")
     return names
 
 

@@ -11,11 +11,9 @@ import csv
 import json
 from pathlib import Path
 
+from .. import output
+
 MS = 1e6
-
-
-def _ms(v, digits: int = 2) -> str:
-    return "-" if v is None else f"{v / MS:.{digits}f}"
 
 
 def has_measurements(result: dict) -> bool:
@@ -26,22 +24,31 @@ def format_table(result: dict) -> str:
     """The KPI table printed by `chainrt bench reference-system` (times in ms)."""
     lines = []
     floor = result.get("hot_path_floor_ns")
-    lines.append(f"Autoware reference system, load {result['load']} (work x{result['work_scale']:.2f}, model demand "
+    system = ("upstream's nodes on rclcpp 29 (stock executors and chainrt's ChainExecutor)"
+              if result.get("system") == "upstream" else "chainrt's replica on the chainrt runtime")
+    lines.append(f"Autoware reference system ({system}), load {result['load']} (work x{result['work_scale']:.2f}, model demand "
                  f"{result['demand'] * 100:.0f} % of one core), {result['duration_ns'] / 1e9:g} s x {result['repeat']} "
                  f"run(s) per configuration" + (f", pinned to core {result['pin_core']}" if result.get('pin_core') is not None
                                                else ", not pinned")
+                 + (" (a cpuset: no thread leaves it)" if result.get("cpuset") else "")
                  + (f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""))
     step, phase = result.get("creation_step_ns"), result.get("planner_phase_ns") or 0
-    lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
-                                     else "all timers together")
-                 + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
+    if result.get("system") == "upstream":
+        nc = result.get("number_cruncher") or {}
+        lines.append("timer phases: upstream's (each timer starts when its node is created, one node after another)"
+                     + (f"; number-cruncher limit {nc['limit']} ({nc['work_ns'] / 1e6:.2f} ms of CPU time per working "
+                        "callback" + (", calibrated here)" if nc.get("calibration") else ", given)") if nc else ""))
+    else:
+        lines.append("timer phases: " + (f"sequential node creation, {step / 1e6:g} ms per node" if step is not None
+                                         else "all timers together")
+                     + (f", BehaviorPlanner +{phase / 1e6:g} ms" if phase else ""))
     if result.get("host"):
         la = result["host"].get("load_average", [])
         if la:
             lines.append(f"host: {result['host'].get('cpus')} CPUs, load average before the runs {la[0]:.2f}"
                          + (f", after {result['host']['load_average_after'][0]:.2f}"
                             if result['host'].get('load_average_after') else ""))
-    lines.append(f"hot-path floor {_ms(floor)} ms (work after the later LiDAR sample {_ms(result.get('hot_path_floor_no_blocking_ns'))}"
+    lines.append(f"hot-path floor {output.ms(floor)} ms (work after the later LiDAR sample {output.ms(result.get('hot_path_floor_no_blocking_ns'))}"
                  " ms + one blocking callback)")
     if has_measurements(result):
         rows = [("config", "hot-path mean", "±runs", "min", "max", "std", "p99", "/floor", "sim mean", "drops",
@@ -51,14 +58,14 @@ def format_table(result: dict) -> str:
                 continue
             lat, bp = c["hot_path_latency"], c["behavior_planner_period"]
             sp = c["spread"]["hot_path_latency_mean_ns"]
-            rows.append((name, _ms(lat["mean_ns"]), _ms(sp["std"]), _ms(lat["min_ns"]), _ms(lat["max_ns"]),
-                         _ms(lat["std_ns"]), _ms(lat["p99_ns"]),
+            rows.append((name, output.ms(lat["mean_ns"]), output.ms(sp["std"]), output.ms(lat["min_ns"]), output.ms(lat["max_ns"]),
+                         output.ms(lat["std_ns"]), output.ms(lat["p99_ns"]),
                          "-" if c.get("latency_over_floor") is None else f"{c['latency_over_floor']:.2f}",
-                         _ms(c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")),
-                         str(c["hot_path_drops"]), _ms(bp["mean_ns"]), _ms(bp["std_ns"], 3),
+                         output.ms(c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")),
+                         str(c["hot_path_drops"]), output.ms(bp["mean_ns"]), output.ms(bp["std_ns"], 3),
                          f"{c['cpu']['mean_percent']['mean']:.1f}",
                          f"{c['memory']['rss_max_bytes']['mean'] / 2 ** 20:.1f}"))
-        lines.append(_columns(rows))
+        lines.append("\n".join(output.table(rows)))
         lines.append("(times in ms; '±runs' is the std of the per-run means; min/max/std/p99 over all samples of all runs;"
                      " 'sim mean': the same KPI in the simulator)")
         disturbed = [f"{n} run {d['run']} ({d['cpu_percent']:.0f} %)" for n, c in result["configs"].items()
@@ -77,14 +84,14 @@ def format_table(result: dict) -> str:
             an = c.get("analysis", {})
             rc = c.get("runtime_chains", {}).get(chain, {})
             meas = rc.get("mean_ns", {})
-            row = [name, _ms(meas.get("mean")) if meas else "-", _ms(rc.get("wcrt_ns")), _ms(sim.get("mean_ns")),
-                   _ms(sim.get("wcrt_ns")), an.get("analysis") or "-", _ms(an.get(key)) if an.get("analysis") else "-"]
+            row = [name, output.ms(meas.get("mean")) if meas and meas.get("runs") else "-", output.ms(rc.get("wcrt_ns")), output.ms(sim.get("mean_ns")),
+                   output.ms(sim.get("wcrt_ns")), an.get("analysis") or "-", output.ms(an.get(key)) if an.get("analysis") else "-"]
             if with_platform:
                 ap = c.get("analysis_platform") or {}
-                row.append(_ms(ap.get(key)) if ap.get("analysis") else "-")
+                row.append(output.ms(ap.get(key)) if ap.get("analysis") else "-")
             model_rows.append(tuple(row))
         lines.append(title)
-        lines.append(_columns(model_rows))
+        lines.append("\n".join(output.table(model_rows)))
     notes = [(n, c["analysis"]) for n, c in result["configs"].items()
              if c.get("analysis") and c["analysis"].get("hot_path_bound_ns") is None and c["analysis"].get("reason")]
     for n, an in notes:
@@ -104,7 +111,9 @@ def format_table(result: dict) -> str:
     if with_platform:
         lines.append("('bound, measured platform': the same analysis with the hosts' blackout curve measured beside the "
                      "runs — CPU time the hypervisor, interrupts or the kernel took above every thread, and the probe's own)")
-    if result.get("checks"):
+    if result.get("checks") and result.get("system") == "upstream":
+        lines += upstream_checks_lines(result["checks"], result["load"])
+    elif result.get("checks"):
         lines.append("targets met (PiCAS / EDF configurations):")
         for name, ch in result["checks"].items():
             if ch.get("no_samples"):
@@ -120,10 +129,19 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _columns(rows) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
-                     for r in rows)
+def upstream_checks_lines(ch: dict, load: str) -> list[str]:
+    """The chainrt configurations against the best stock rclcpp executor of the same run."""
+    yes = {True: "yes", False: "no"}
+    lines = [f"against the best stock rclcpp executor, {ch['best_stock']} (mean {output.ms(ch['best_stock_mean_ns'])} ms, "
+             f"max {output.ms(ch['best_stock_max_ns'])} ms; smallest stock max {output.ms(ch['least_stock_max_ns'])} ms):"]
+    for name, r in ch["configs"].items():
+        m = r["met"]
+        mx = "-" if r["max_vs_best_stock_max"] is None else f"{r['max_vs_best_stock_max']:.2f}"
+        lines.append(f"  {name}: mean {r['mean_vs_best_stock']:.2f}x (<= {r['mean_target']}: {yes[m['mean']]}), "
+                     f"p99/mean {r['p99_over_mean']:.2f} (<= 1.15: {yes[m['p99']]}), max {mx}x (<= 0.6: {yes[m['max']]}), "
+                     f"drops {r['drops']}, BP std {r['planner_period_std_ns'] / 1e6:.3f} ms (< 0.1: {yes[m['planner_std']]})")
+    return lines
+
 
 
 def public_json(result: dict, with_samples: bool = False) -> dict:
@@ -382,7 +400,7 @@ def markdown_summary(result: dict) -> str:
     rt = f", SCHED_FIFO base {result['rt_priority']}" if result.get("rt_priority") is not None else ""
     head = (f"Load **{result['load']}** (model demand {result['demand'] * 100:.0f} % of one core), "
             f"{result['duration_ns'] / 1e9:g} s x {result['repeat']} runs per configuration{pin}{rt}; "
-            f"hot-path floor {_ms(result['hot_path_floor_ns'])} ms. Mean ± std over the runs' means; "
+            f"hot-path floor {output.ms(result['hot_path_floor_ns'])} ms. Mean ± std over the runs' means; "
             f"max and p99 over all samples.\n\n")
     rows = ["| configuration | hot-path latency mean [ms] | max [ms] | p99 [ms] | mean / floor | simulated mean [ms] "
             "| hot-path drops | planner period std [ms] | CPU [%] |",
@@ -395,10 +413,10 @@ def markdown_summary(result: dict) -> str:
         bp = sp["behavior_planner_period_std_ns"]
         cpu = c["cpu"]["mean_percent"]
         sim = c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")
-        rows.append(f"| `{name}` | {_ms(sp['hot_path_latency_mean_ns']['mean'])} ± "
-                    f"{_ms(sp['hot_path_latency_mean_ns']['std'])} | {_ms(lat['max_ns'])} | {_ms(lat['p99_ns'])} | "
-                    f"{'-' if c['latency_over_floor'] is None else format(c['latency_over_floor'], '.2f')} | {_ms(sim)} | {sp['hot_path_drops']['mean']:.1f} ± "
-                    f"{sp['hot_path_drops']['std']:.1f} | {_ms(bp['mean'], 3)} ± {_ms(bp['std'], 3)} | "
+        rows.append(f"| `{name}` | {output.ms(sp['hot_path_latency_mean_ns']['mean'])} ± "
+                    f"{output.ms(sp['hot_path_latency_mean_ns']['std'])} | {output.ms(lat['max_ns'])} | {output.ms(lat['p99_ns'])} | "
+                    f"{'-' if c['latency_over_floor'] is None else format(c['latency_over_floor'], '.2f')} | {output.ms(sim)} | {sp['hot_path_drops']['mean']:.1f} ± "
+                    f"{sp['hot_path_drops']['std']:.1f} | {output.ms(bp['mean'], 3)} ± {output.ms(bp['std'], 3)} | "
                     f"{cpu['mean']:.1f} ± {cpu['std']:.1f} |")
     return head + "\n".join(rows) + "\n"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import runtime as chainrt_runtime
 from .. import verdict
 from ..crosslayer import platform as platform_mod
-from . import configs, kpi, message, topology
+from . import configs, kpi, message, topology, upstream
 
 REPO = Path(__file__).resolve().parents[3]
 BINARY = "chainrt-reference-system"
@@ -59,6 +59,11 @@ class BenchOptions:
     # measure the platform's blackouts beside every real run (crosslayer/platform.py) and bound
     # the chains with them too (the hosts' blackout curve); needs SCHED_FIFO 99 (root)
     platform_probe: bool = True
+    # "replica": chainrt's re-creation of the workload on the chainrt runtime (configs.py);
+    # "upstream": upstream's own nodes on real rclcpp, stock executors and the ChainExecutor
+    # (upstream.py)
+    system: str = "replica"
+    number_cruncher_limit: int | None = None  # upstream: the limit to use (default: calibrated)
 
 
 class Progress:
@@ -343,19 +348,19 @@ def chain_callbacks(model) -> dict[str, list[str]]:
 
 
 def aggregate(name: str, runs: list[dict], floor_ns: int, demand: float | None = None,
-              chains: dict[str, list[str]] | None = None) -> dict:
+              chains: dict[str, list[str]] | None = None, info: tuple[str, str] | None = None) -> dict:
     """The figures of one configuration: pooled samples of all runs plus the spread of the
     per-run figures (mean, std, min, max over runs). `chains`: the callbacks of each chain, for
     the instances that lost the CPU while running (preempted_callbacks)."""
-    cfg = configs.CONFIGS[name]
+    policy, summary = info or (configs.CONFIGS[name].policy, configs.CONFIGS[name].summary)
     pooled = kpi.pooled([r["kpis"] for r in runs]).to_dict()
     per_run = [dict(r["kpis"].to_dict(), cpu_percent=r["usage"]["cpu_percent"],
                     rss_max_bytes=r["usage"]["rss_max_bytes"]) for r in runs]
     runtime_hot = [_pooled_chain(r["runtime_chains"], HOT_CHAINS) for r in runs]
     runtime_bp = [_pooled_chain(r["runtime_chains"], ["behavior_planner"]) for r in runs]
     out = {
-        "policy": cfg.policy,
-        "summary": cfg.summary,
+        "policy": policy,
+        "summary": summary,
         **pooled,
         "cpu": {"mean_percent": kpi.spread([r["usage"]["cpu_percent"] for r in runs])},
         "memory": {"rss_max_bytes": kpi.spread([r["usage"]["rss_max_bytes"] for r in runs])},
@@ -419,24 +424,69 @@ def checks(result: dict) -> dict:
     return out
 
 
+def _model_config(name: str, system: str) -> str | None:
+    """The layout (configs.py) whose model variant describes a configuration: its own; for a
+    stock rclcpp executor of the upstream system the replica layout with the same executor
+    rule (None where there is none: the EventsExecutor, upstream's callback-group layout)."""
+    if system == "upstream" and upstream.is_stock(name):
+        return upstream.STOCK[name].replica
+    return name
+
+
+def _info(name: str, system: str) -> tuple[str, str]:
+    """(policy, summary) of a configuration."""
+    if system == "upstream" and upstream.is_stock(name):
+        return "rclcpp", upstream.STOCK[name].summary
+    cfg = configs.CONFIGS[name]
+    return cfg.policy, (cfg.summary + " on rclcpp (ChainExecutor)" if system == "upstream" else cfg.summary)
+
+
+def _probe_result(probe, platform):
+    if isinstance(probe, platform_mod.PlatformProbe):
+        return {"blackouts": probe.blackouts, "period_ns": probe.period_ns, "cost_ns": platform_mod.probe_cost(probe),
+                "dropped": probe.dropped}
+    return platform
+
+
+def run_upstream_once(name: str, model_path: Path | None, opts: BenchOptions, tag: str, limit: int, cpuset, env,
+                      progress: Progress | None = None, label: str = "", trace: bool = False) -> dict:
+    """One real run of one configuration of upstream's system (upstream.run_config), with the
+    platform probe beside it."""
+    expected = (opts.duration_ns + opts.warmup_ns) / 1e9
+    probe, platform = _platform_probe(opts, expected + 60)
+    with probe:
+        r = upstream.run_config(name, model_path, opts, tag, limit, cpuset, env,
+                                progress=(lambda s: progress.show(s, label)) if progress else None, trace=trace)
+    r["gantt"] = gantt_trace(r.pop("trace")) if trace else None
+    r["platform"] = _probe_result(probe, platform)
+    r["usage"] = usage_summary(r["usage"], opts.warmup_ns)
+    return r
+
+
 def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | None = None,
               log=lambda s: None) -> dict:
     """Run the benchmark; returns the result dict (see docs/reference_system.md)."""
+    if opts.system not in ("replica", "upstream"):
+        raise ValueError(f"unknown system {opts.system!r} (replica, upstream)")
     base = configs.load_model(str(opts.base_model))
     scale = configs.load_scale(base, opts.load)
     models_dir = opts.out_dir / "models"
     models_dir.mkdir(parents=True, exist_ok=True)
     variants = {}
     for name in opts.configs:
-        m = configs.variant(str(opts.base_model), name, opts.load, opts.pin_core, opts.planner_phase_ns,
+        layout = _model_config(name, opts.system)
+        if layout is None:
+            continue
+        m = configs.variant(str(opts.base_model), layout, opts.load, opts.pin_core, opts.planner_phase_ns,
                             rt_priority=opts.rt_priority, creation_step_ns=opts.creation_step_ns)
         path = models_dir / f"{name}.yaml"
         m.save(str(path))
         variants[name] = (m, path)
-    any_model = next(iter(variants.values()))[0]
+    any_model = next(iter(variants.values()))[0] if variants else configs.variant(
+        str(opts.base_model), "ros-default-st", opts.load, opts.pin_core)
     floor_ns = topology.hot_path_floor(any_model)
     result = {
-        "benchmark": "autoware-reference-system",
+        "benchmark": "autoware-reference-system", "system": opts.system,
         "load": opts.load, "work_scale": scale, "demand": topology.demand(any_model),
         "duration_ns": opts.duration_ns, "warmup_ns": opts.warmup_ns, "repeat": opts.repeat,
         "pin_core": opts.pin_core, "rt_priority": opts.rt_priority, "workload": opts.workload, "planner_phase_ns": opts.planner_phase_ns,
@@ -446,7 +496,21 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
     }
     runs: dict[str, list[dict]] = {n: [] for n in opts.configs}
     if opts.real:
-        binary = find_binary()
+        cpuset = None
+        if opts.system == "upstream":
+            env = _environment(upstream.program(opts.configs[0]))
+            work_ns = topology.work_per_callback(any_model)
+            if opts.number_cruncher_limit is None:
+                cal = upstream.calibrate(work_ns, opts.pin_core, opts.rt_priority)
+                limit = cal["limit"]
+            else:
+                limit, cal = opts.number_cruncher_limit, None
+            result["number_cruncher"] = {"limit": limit, "work_ns": work_ns, "calibration": cal}
+            cpuset = upstream.CpuSet.create(opts.pin_core)
+            result["cpuset"] = cpuset is not None
+            log(f"number-cruncher limit {limit} for {work_ns / 1e6:.2f} ms of CPU time per working callback")
+        else:
+            binary = find_binary()
         per_run = (opts.duration_ns + opts.warmup_ns) / 1e9 + 2.0
         bar = Progress(per_run * opts.repeat * len(opts.configs), progress_stream, progress)
         try:
@@ -454,30 +518,39 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
                 order = opts.configs[rep % len(opts.configs):] + opts.configs[:rep % len(opts.configs)]
                 for name in order:
                     label = f"{name} run {rep + 1}/{opts.repeat}"
-                    r = run_once(binary, variants[name][1], opts, f"{name}-r{rep + 1}", bar, label,
-                                 trace=opts.gantt and rep == 0)
+                    tag = f"{name}-r{rep + 1}"
+                    if opts.system == "upstream":
+                        r = run_upstream_once(name, variants[name][1] if name in variants else None, opts, tag,
+                                              limit, cpuset, env, bar, label, trace=opts.gantt and rep == 0)
+                    else:
+                        r = run_once(binary, variants[name][1], opts, tag, bar, label, trace=opts.gantt and rep == 0)
                     runs[name].append(r)
                     bar.advance(per_run)
                     bar.show(0, label)
                     log(f"{label}: hot-path mean {r['kpis'].to_dict()['hot_path_latency']['mean_ns'] / 1e6:.2f} ms")
         finally:
             bar.close()
+            if cpuset is not None:
+                cpuset.remove()
         result["host"]["load_average_after"] = list(os.getloadavg())
     for name in opts.configs:
-        model = variants[name][0]
-        c = aggregate(name, runs[name], floor_ns, result["demand"], chain_callbacks(model)) if runs[name] else {
-            "policy": configs.CONFIGS[name].policy, "summary": configs.CONFIGS[name].summary}
-        if opts.simulate:
+        model = variants[name][0] if name in variants else None
+        policy, summary = _info(name, opts.system)
+        c = aggregate(name, runs[name], floor_ns, result["demand"], chain_callbacks(model) if model else {},
+                      info=(policy, summary)) if runs[name] else {"policy": policy, "summary": summary}
+        if model is not None and opts.simulate:
             c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
-        if opts.analyze:
+        if runs[name]:
+            # the platform measured beside the runs: what the hypervisor, interrupts or the
+            # kernel took above every thread (attributes outliers; bounds the chains below)
+            points, why = platform_curve(runs[name])
+            c["platform"] = {"curve": points, "reason": why, "runs": [_platform_summary(r) for r in runs[name]]}
+        if model is not None and opts.analyze:
             c["analysis"] = analyze_config(model)
-            if runs[name]:
+            if runs[name] and c["platform"]["curve"]:
                 # The bound with the platform measured beside the runs (never their responses).
-                points, why = platform_curve(runs[name])
-                c["platform"] = {"curve": points, "reason": why, "runs": [_platform_summary(r) for r in runs[name]]}
-                if points:
-                    c["analysis_platform"] = analyze_config(with_platform(model, points))
+                c["analysis_platform"] = analyze_config(with_platform(model, c["platform"]["curve"]))
         result["configs"][name] = c
     if opts.real:
-        result["checks"] = checks(result)
+        result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)
     return result

@@ -173,3 +173,14 @@ def scale_for(model, target: float) -> float:
     if work <= 0:
         raise ValueError("the model has no working callback to scale")
     return (target - fixed) / work
+
+
+def work_per_callback(model) -> int:
+    """The CPU time of one working callback in ns. The reference system gives every working node
+    the same work (upstream: one number-cruncher limit for all), so the model's working callbacks
+    must agree (ValueError otherwise)."""
+    w = {c.wcet for c in model.callbacks if working(model, c)}
+    if len(w) != 1:
+        raise ValueError(f"the working callbacks of the model differ in execution time ({sorted(w)}); upstream's "
+                         "reference system gives them one number-cruncher limit")
+    return int(next(iter(w)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import html as H
+from .. import output
 
 HOT_PATH_KPI = ("Hot-path latency (upstream KPI)",
                 "start of ObjectCollisionEstimator minus the later of the two LiDAR samples it fuses, per message "
@@ -32,10 +33,6 @@ CAPTIONS = {
                          "value above the bound means the run did not follow the model's assumptions (see the "
                          "verdict above).",
 }
-
-
-def _ms(v, digits: int = 2) -> str:
-    return "-" if v is None else f"{v / 1e6:.{digits}f}"
 
 
 def _caption(p: Path) -> str:
@@ -66,11 +63,11 @@ def render(result: dict, images: list[Path]) -> str:
         for name, c in measured:
             lat, bp = c["hot_path_latency"], c["behavior_planner_period"]
             sp = c["spread"]["hot_path_latency_mean_ns"]
-            rows.append([name, _ms(lat["mean_ns"]), _ms(sp["std"]), _ms(lat["min_ns"]), _ms(lat["max_ns"]),
-                         _ms(lat["p99_ns"]),
+            rows.append([name, output.ms(lat["mean_ns"]), output.ms(sp["std"]), output.ms(lat["min_ns"]), output.ms(lat["max_ns"]),
+                         output.ms(lat["p99_ns"]),
                          "-" if c.get("latency_over_floor") is None else f"{c['latency_over_floor']:.2f}",
-                         _ms(c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")),
-                         c["hot_path_drops"], _ms(bp["mean_ns"]), _ms(bp["std_ns"], 3),
+                         output.ms(c.get("simulated", {}).get("hot_path_latency", {}).get("mean_ns")),
+                         c["hot_path_drops"], output.ms(bp["mean_ns"]), output.ms(bp["std_ns"], 3),
                          f"{c['cpu']['mean_percent']['mean']:.1f}",
                          f"{c['memory']['rss_max_bytes']['mean'] / 2 ** 20:.1f}"])
         parts.append(H.section(
@@ -78,7 +75,7 @@ def render(result: dict, images: list[Path]) -> str:
             H.table(["configuration", "mean", "± std of run means", "min", "max", "p99", "mean / floor",
                      "simulated mean", "drops", "planner period mean", "planner period std", "CPU %", "RSS MiB"],
                     rows, f"Hot-path latency and behaviour-planner period in ms (hot-path floor "
-                          f"{_ms(result.get('hot_path_floor_ns'))} ms: the work after the later LiDAR sample plus "
+                          f"{output.ms(result.get('hot_path_floor_ns'))} ms: the work after the later LiDAR sample plus "
                           "one blocking callback). min/max/p99 over all samples of all runs.", HOT_PATH_KPI)))
         disturbed = [f"{n} run {d['run']}: the process got {d['cpu_percent']:.0f} % CPU" for n, c in measured
                      for d in c.get("disturbed_runs", [])]
@@ -91,9 +88,9 @@ def render(result: dict, images: list[Path]) -> str:
         an = c.get("analysis", {}) or {}
         rc = c.get("runtime_chains", {}).get("hot_path", {})
         mean = (rc.get("mean_ns") or {}).get("mean") if rc else None
-        mrows.append([name, _ms(mean), _ms(rc.get("wcrt_ns") if rc else None), _ms(sim.get("mean_ns")),
-                      _ms(sim.get("wcrt_ns")), an.get("analysis") or "none",
-                      _ms(an.get("hot_path_bound_ns")) if an.get("analysis") else "-"])
+        mrows.append([name, output.ms(mean), output.ms(rc.get("wcrt_ns") if rc else None), output.ms(sim.get("mean_ns")),
+                      output.ms(sim.get("wcrt_ns")), an.get("analysis") or "none",
+                      output.ms(an.get("hot_path_bound_ns")) if an.get("analysis") else "-"])
     parts.append(H.section(
         "Real run, simulation and analysis side by side",
         H.table(["configuration", "measured mean", "measured worst", "simulated mean", "simulated worst", "analysis",
@@ -103,7 +100,22 @@ def render(result: dict, images: list[Path]) -> str:
     if reasons:
         parts.append(H.para("Configurations without an analysis bound, and why:"))
         parts.append(H.items(reasons))
-    if result.get("checks"):
+    if result.get("checks") and result.get("system") == "upstream":
+        ch = result["checks"]
+        yes = {True: "yes", False: "no"}
+        crow = [[n, f"{r['mean_vs_best_stock']:.2f} (<= {r['mean_target']}: {yes[r['met']['mean']]})",
+                 f"{r['p99_over_mean']:.2f} ({yes[r['met']['p99']]})",
+                 "-" if r["max_vs_best_stock_max"] is None else
+                 f"{r['max_vs_best_stock_max']:.2f} ({yes[r['met']['max']]})",
+                 str(r["drops"]), f"{r['planner_period_std_ns'] / 1e6:.3f} ({yes[r['met']['planner_std']]})"]
+                for n, r in ch["configs"].items()]
+        parts.append(H.section(
+            f"chainrt against the best stock rclcpp executor ({ch['best_stock']}, mean "
+            f"{output.ms(ch['best_stock_mean_ns'])} ms, max {output.ms(ch['best_stock_max_ns'])} ms)", H.table(
+                ["configuration", "mean / best stock mean", "p99 / own mean (<= 1.15)",
+                 "max / best stock's max (<= 0.6)", "drops", "planner period std [ms] (< 0.1)"], crow,
+                "Each target measured in this run.", HOT_PATH_KPI)))
+    elif result.get("checks"):
         crow = []
         for name, ch in result["checks"].items():
             if ch.get("no_samples"):

@@ -17,16 +17,13 @@ from pathlib import Path
 
 from . import html as H
 from .html import plain
+from .. import output
 
 RESPONSE_TIME = ("Chain response time", "completion of the chain's last callback minus the release of its "
                  "first callback (the timer release), per chain instance. The analysis gives an upper bound, "
                  "the simulator and the real run give observed values.")
 EXEC_TIME = ("Execution time", "thread CPU time used by one instance of a callback (the executor's own "
              "measurement), compared with the WCET the model gives it.")
-
-
-def _ms(ns, digits=2) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.{digits}f}"
 
 
 MEASURES = {
@@ -179,11 +176,11 @@ def _from_trace(model, path: str) -> dict:
 
 
 def _analysis_for(model, policy):
-    from .. import _core
-    for name, _summary, pol in _core.analysis_names():
-        if pol == policy and _core._applicable(model, name)[0]:
-            return _core._analyze(model, name)
-    raise ValueError(f"no analysis for policy {policy} applies to this model")
+    from ..commands.analyze import analysis_for_policy
+    result, why = analysis_for_policy(model, policy)
+    if result is None:
+        raise ValueError(why)
+    return result
 
 
 # --------------------------------------------------------------------------- plots
@@ -308,9 +305,9 @@ def render(data: dict, images: dict) -> str:
         s = sim.get(c) or {}
         r = rc.get(c) or {}
         has = bool(r.get("instances"))
-        rows.append([c, _ms(m["deadline_ns"]), _ms(b), _ms(s.get("wcrt_ns")), _ms(s.get("mean_ns")),
-                     _ms(r.get("wcrt_ns")) if has else "-", _ms(r.get("mean_ns")) if has else "-",
-                     _ms(r.get("p99_ns")) if has else "-", r.get("instances", "-") if run else "-",
+        rows.append([c, output.ms(m["deadline_ns"]), output.ms(b), output.ms(s.get("wcrt_ns")), output.ms(s.get("mean_ns")),
+                     output.ms(r.get("wcrt_ns")) if has else "-", output.ms(r.get("mean_ns")) if has else "-",
+                     output.ms(r.get("p99_ns")) if has else "-", r.get("instances", "-") if run else "-",
                      r.get("deadline_misses", "-") if run else "-"])
         over_b = has and b is not None and r["wcrt_ns"] > b
         cls.append("bad" if over_b or (has and r.get("deadline_misses")) else
@@ -319,8 +316,8 @@ def render(data: dict, images: dict) -> str:
     parts = [_measured_section(data)]
     v = data.get("verdict") or {}
     if run and not v:  # the running system or a trace: the bound and the deadline, as measured
-        v = {"findings": [{"text": f"chain {c}: measured worst case {_ms(rc[c]['wcrt_ns'])} ms"
-                           + (f" exceeds its analysis bound {_ms((an.get(c) or {}).get('wcrt_bound_ns'))} ms"
+        v = {"findings": [{"text": f"chain {c}: measured worst case {output.ms(rc[c]['wcrt_ns'])} ms"
+                           + (f" exceeds its analysis bound {output.ms((an.get(c) or {}).get('wcrt_bound_ns'))} ms"
                               if (an.get(c) or {}).get("wcrt_bound_ns") is not None
                               and rc[c]["wcrt_ns"] > an[c]["wcrt_bound_ns"] else "")
                            + (f"; {rc[c]['deadline_misses']} deadline miss(es)" if rc[c].get("deadline_misses") else "")}
@@ -357,8 +354,8 @@ def render(data: dict, images: dict) -> str:
             st = cbs.get(n)
             if not st or not st.get("instances"):
                 continue
-            crow.append([n, _ms(w, 3), _ms(st["cpu_total_ns"] / st["instances"], 3), _ms(st["cpu_max_ns"], 3),
-                         _ms(st["wall_max_ns"], 3), st["instances"]])
+            crow.append([n, output.ms(w, 3), output.ms(st["cpu_total_ns"] / st["instances"], 3), output.ms(st["cpu_max_ns"], 3),
+                         output.ms(st["wall_max_ns"], 3), st["instances"]])
         parts.append(H.section(
             "Callbacks: execution times",
             H.table(["callback", "WCET in the model", "measured mean", "measured max", "wall-time max", "instances"],

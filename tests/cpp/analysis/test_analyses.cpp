@@ -213,8 +213,11 @@ chains:
 }
 
 // Boundary: equal deadlines (EDF ties count as interference both ways). Two one-callback
-// chains, 10 ms each, T = D = 100 ms, one thread: each is delayed by the other once as
-// interference (min(W, I^EDF) = 10 ms) and once as a blocker (10 ms): R = 10 + 20 = 30 ms.
+// chains, 10 ms each, T = D = 100 ms, one thread: each is delayed by the other once, as
+// interference or blocking of its one job (min(I + L, W) = W = 10 ms): R = 10 + 10 = 20 ms,
+// what a tie broken against it gives. (Both callbacks are in node n's default mutually exclusive
+// group; on one thread the group never delays anything the thread does not, so Eq. 10's B_g is
+// not charged on top.)
 TEST(Boundary, EqualDeadlinesEdf) {
   std::string body = R"(nodes:
   - {name: n, executor: e}
@@ -227,8 +230,8 @@ chains:
 )";
   Model m = load(header("edf", 1) + body);
   auto r = run("edf-mt", m);
-  EXPECT_EQ(bound(r, "A"), 30 * ms);
-  EXPECT_EQ(bound(r, "B"), 30 * ms);
+  EXPECT_EQ(bound(r, "A"), 20 * ms);
+  EXPECT_EQ(bound(r, "B"), 20 * ms);
 }
 
 // Boundary: one group shared by every callback, m = 4 threads: the group serialises all
@@ -257,6 +260,66 @@ chains:
   // worst case (b and a run before c, with c released 1 ns after another member started)
   // is 10 + 10 + 10 + 10 − 1 ns, within our 40 ms.
   EXPECT_GE(bound(r, "C"), 40 * ms - 1);
+}
+
+// One single-threaded PiCAS executor: chain C0's head c00 (priority 1, 15 ms) runs, then its
+// c01 and c02 (priorities 4 and 7, both >= C4's lowest, 4) run ahead of C4's c40; c01, c02 and
+// C4's last callback c42 (priority 8) share node mx's mutually exclusive group. The simulator
+// gives C4 68 ms (c00 started just before C4's release: 15 + 21 + 23 + 4 + 4 + 3 less the
+// head start). c01 and c02 are ranked below c42 inside the group, yet outrank C4 in the ready
+// queue: they are interference, and need an end bound like any other (counted_work).
+const char* kGroupMatesAheadOfJ = R"(nodes:
+  - {name: mx, executor: e}
+  - {name: n0, executor: e}
+  - {name: n1, executor: e}
+  - {name: n4, executor: e}
+topics: [{name: t01}, {name: t02}, {name: t03}, {name: t04}, {name: t11}, {name: t41}, {name: t42}]
+callbacks:
+  - {name: c00, kind: timer, node: mx, period: 128ms, wcet: 15ms, priority: 1, publishes: [t01]}
+  - {name: c01, kind: subscription, node: mx, topic: t01, wcet: 21ms, priority: 4, publishes: [t02]}
+  - {name: c02, kind: subscription, node: mx, topic: t02, wcet: 23ms, priority: 7, publishes: [t03]}
+  - {name: c03, kind: subscription, node: n0, topic: t03, wcet: 9ms, priority: 2, publishes: [t04]}
+  - {name: c04, kind: subscription, node: mx, topic: t04, wcet: 1ms, priority: 3}
+  - {name: c40, kind: timer, node: n4, period: 105ms, wcet: 4ms, priority: 4, publishes: [t41]}
+  - {name: c41, kind: subscription, node: n4, topic: t41, wcet: 4ms, priority: 7, publishes: [t42]}
+  - {name: c42, kind: subscription, node: mx, topic: t42, wcet: 3ms, priority: 8}
+)";
+
+// With chain C1 (c10: 17 ms every 161 ms, priority 3; c11 in mx, priority 1) C0 has no bound
+// within its period (every callback on the thread outranks its head), so its work has no end
+// bound; c01 and c02 must then make C4 unbounded too. (They were charged as one blocking of
+// work without an end bound: 4 + 4 + 23 (B_g of mx) + 23 (the largest blocker) + 3 = 57 ms,
+// which the simulator beats with 68 ms.)
+TEST(PicasSt, GroupMatesThatOutrankInTheQueueNeedAnEndBound) {
+  const std::string c1 = R"(  - {name: c10, kind: timer, node: n1, period: 161ms, wcet: 17ms, priority: 3, publishes: [t11]}
+  - {name: c11, kind: subscription, node: mx, topic: t11, wcet: 2ms, priority: 1}
+chains:
+  - {name: C0, callbacks: [c00, c01, c02, c03, c04], priority: 3}
+  - {name: C1, callbacks: [c10, c11], priority: 1}
+  - {name: C4, callbacks: [c40, c41, c42], priority: 3}
+)";
+  Model m = load(header("picas", 1) + kGroupMatesAheadOfJ + c1);
+  auto r = run("picas-st", m);
+  ASSERT_NE(r.find("C0"), nullptr);
+  EXPECT_FALSE(r.find("C0")->bounded);
+  ASSERT_NE(r.find("C4"), nullptr);
+  EXPECT_FALSE(r.find("C4")->bounded) << r.find("C4")->wcrt_bound;
+}
+
+// Without C1, C0 is bounded and C4 charged c01 and c02 as interference: E' = 8 ms (c40, c41),
+// Ψ = 44 ms (c01 + c02 of C0's one instance in the window: x + R_0 − C_0 = 67 + 91 − 69 < 128)
+// + 15 ms (c00, the largest lower-priority callback, blocking at C4's release; on one thread
+// nothing lower-priority can be running at a callback boundary) = 59 ms, x = 8 + 59 + 1 = 68 ms,
+// R = x − 1 + e_last = 70 ms (the simulator: 69 ms). The group mx adds nothing on one thread:
+// Eq. 10's B_g (23 ms) on top made C4 unbounded (> 105 ms).
+TEST(PicasSt, GroupOnOneThreadIsChargedAsTheThreadsWork) {
+  const std::string chains = R"(chains:
+  - {name: C0, callbacks: [c00, c01, c02, c03, c04], priority: 3}
+  - {name: C4, callbacks: [c40, c41, c42], priority: 3}
+)";
+  Model m = load(header("picas", 1) + kGroupMatesAheadOfJ + chains);
+  auto r = run("picas-st", m);
+  EXPECT_EQ(bound(r, "C4"), 70 * ms);
 }
 
 // Boundary: a chain of one callback on four threads with nothing else: R = C.
@@ -376,10 +439,6 @@ TEST(Results, DoNotModifyTheModelAndAreDeterministic) {
   EXPECT_TRUE(m == copy);
 }
 
-namespace chainrt::detail {
-bool schedulable_verdict(const ResponseTimeAnalysis& a, const Model& m);
-}
-
 // The experiments' fast verdict (bounds stop at the deadline, first miss ends the run) must
 // agree with the full analysis on every system.
 TEST(Results, FastVerdictAgreesWithTheFullAnalysis) {
@@ -391,7 +450,7 @@ TEST(Results, FastVerdictAgreesWithTheFullAnalysis) {
     Model part = gen::partition_single_threaded(multi, Policy::Picas);
     for (const auto* a : analyses()) {
       const Model& m = a->name() == "edf-mt" || a->name() == "fp-mt" ? multi : part;
-      EXPECT_EQ(detail::schedulable_verdict(*a, m), a->analyze(m).schedulable) << a->name() << " seed " << seed;
+      EXPECT_EQ(a->schedulable(m), a->analyze(m).schedulable) << a->name() << " seed " << seed;
       ++agree;
     }
   }

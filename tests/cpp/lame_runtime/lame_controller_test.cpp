@@ -38,20 +38,7 @@ bool can_use_deadline() {
   return true;
 }
 
-const char* kModel = R"(chainrt: 1
-name: grow
-hosts: [{name: h, cores: 2}]
-executors: [{name: x, host: h, policy: lame}]
-nodes: [{name: n, executor: x}]
-topics: [{name: a}]
-callbacks:
-  - {name: rt_src, kind: timer, node: n, period: 100ms, wcet: 2ms, publishes: [a]}
-  - {name: rt_sink, kind: subscription, node: n, topic: a, wcet: 2ms}
-  - {name: be_tick, kind: timer, node: n, period: 200ms, wcet: 1ms}
-chains:
-  - {name: control, callbacks: [rt_src, rt_sink], deadline: 100ms, class: rt, criticality: 2}
-  - {name: log, callbacks: [be_tick], deadline: 200ms, class: be}
-)";
+const std::string kModelFile = std::string(CHAINRT_SOURCE_DIR) + "/tests/cpp/lame_runtime/data/grow.yaml";
 
 // Forwards to the controller and, before the run stops, reads every slot thread's
 // SCHED_DEADLINE parameters back from the kernel (sched_getattr).
@@ -82,7 +69,7 @@ struct Probe : RunObserver {
 // hand-made cases of tests/cpp/lame pin the decisions down.
 TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThreads) {
   if (!can_use_deadline()) GTEST_SKIP() << "SCHED_DEADLINE needs privilege";
-  Model model = chainrt::load_model_from_string(kModel, "grow.yaml");
+  Model model = chainrt::load_model(kModelFile);
   LameControllerOptions lo;
   lo.period = 1'000'000'000;      // 1 s
   lo.capacity_permille = 500;     // a small share of the shared machine's DEADLINE bandwidth
@@ -250,7 +237,7 @@ struct FakeAdmission {
   LameApplySteps steps(int cores) {
     LameApplySteps s;
     s.set_reservation = [this, cores](int slot, const std::optional<Reservation>& r) -> std::string {
-      calls.push_back("set " + lame_slot_name(slot, cores));
+      calls.push_back("set " + chainrt::lame::slot_name(slot, cores));
       double total = releasing;
       for (const auto& h : held) total += bw(h);
       if (!r) {

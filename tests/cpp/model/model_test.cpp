@@ -142,15 +142,22 @@ chains:
   }
 }
 
-TEST(Model, ValidateReportsModelsBuiltInCode) {
+// One timer callback 'x' of node 'n' (WCET 1 ns, the given period) and a chain 'c' of it, built in code.
+static Model one_timer_model(Duration period) {
   Model m;
   Callback cb;
   cb.name = "x";
   cb.kind = CallbackKind::Timer;
   cb.node = "n";
   cb.wcet = 1;
-  m.callbacks.push_back(cb);  // no period
+  cb.period = period;
+  m.callbacks.push_back(cb);
   m.chains.push_back(Chain{"c", {"x"}});
+  return m;
+}
+
+TEST(Model, ValidateReportsModelsBuiltInCode) {
+  Model m = one_timer_model(0);  // no period
   EXPECT_THROW(validate(m, "generated"), ModelError);
   m.callbacks[0].period = 100;
   EXPECT_NO_THROW(validate(m, "generated"));
@@ -225,18 +232,7 @@ chains:
 
 // The name limits hold for models built in code too, and for references as for definitions.
 TEST(Model, NameLimitsApplyToEveryNameOfACodeBuiltModel) {
-  auto base = [] {
-    Model m;
-    Callback cb;
-    cb.name = "x";
-    cb.kind = CallbackKind::Timer;
-    cb.node = "n";
-    cb.wcet = 1;
-    cb.period = 100;
-    m.callbacks.push_back(cb);
-    m.chains.push_back(Chain{"c", {"x"}});
-    return m;
-  };
+  auto base = [] { return one_timer_model(100); };
   Model ok = base();
   EXPECT_NO_THROW(validate(ok, "generated"));
   Model bidi = base();

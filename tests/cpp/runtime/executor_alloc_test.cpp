@@ -16,28 +16,7 @@
 #include "chainrt/runtime/executor.hpp"
 #include "ros_test_util.hpp"
 
-// Sanitizer builds replace operator new themselves (and Fast DDS mixes new/free, which ASan
-// reports once operator new is replaced here): the check runs in normal builds only.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CHAINRT_COUNT_ALLOCATIONS 0
-#else
-#define CHAINRT_COUNT_ALLOCATIONS 1
-#endif
-
-namespace {
-thread_local std::uint64_t t_allocs = 0;
-}
-
-#if CHAINRT_COUNT_ALLOCATIONS
-
-void* operator new(std::size_t n) {
-  ++t_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#endif
+#include "../alloc_counter.hpp"
 
 namespace chainrt::runtime {
 namespace {

@@ -1,10 +1,13 @@
 // The monitoring message's parts that chainrt profile reads (monitor.hpp): the per-dispatch
-// samples grouped by callback, and the run id, executor and callback place in the report JSON.
+// samples grouped by callback, and the run id, executor and callback place in the report JSON;
+// the CPU time of a callback as the executors measure it (CallbackCpu).
 #include <gtest/gtest.h>
 
 #include "chainrt/runtime/monitor.hpp"
+#include "chainrt/runtime/node.hpp"
 
 using namespace chainrt::runtime;
+using chainrt::Duration;
 
 TEST(MonitorJson, RecordsAreGroupedPerCallbackInOrder) {
   // callback, thread, start, finish, cpu, deadline, release
@@ -48,4 +51,37 @@ TEST(MonitorJson, ReportCarriesRunIdExecutorAndCallbackPlace) {
   RunReport plain;
   plain.policy = "edf";
   EXPECT_EQ(to_json(plain).rfind("{\"policy\": \"edf\"", 0), 0u);
+}
+
+// CallbackCpu (node.hpp): one read of the thread's CPU clock per callback, yet never below the
+// callback's own CPU time and never above its duration; a meter stopped inside the callback (an
+// executor spun there) does not shorten it.
+TEST(CallbackCpu, NeverBelowTheCallbacksCpuTimeNorAboveItsDuration) {
+  for (int i = 0; i < 20; ++i) {
+    burn_cpu(200'000);  // the executor's own work between two callbacks
+    const Duration w0 = now_ns();
+    CallbackCpu m;
+    m.start();
+    const Duration c0 = thread_cpu_ns();
+    burn_cpu(1'000'000);
+    const Duration c1 = thread_cpu_ns();
+    const Duration got = m.stop();
+    const Duration w1 = now_ns();
+    EXPECT_GE(got, c1 - c0);
+    EXPECT_LE(got, w1 - w0);
+  }
+}
+
+TEST(CallbackCpu, ANestedMeterDoesNotShortenTheOuterCallback) {
+  CallbackCpu outer;
+  outer.start();
+  const Duration c0 = thread_cpu_ns();
+  burn_cpu(2'000'000);
+  CallbackCpu inner;
+  inner.start();
+  burn_cpu(500'000);
+  inner.stop();
+  burn_cpu(200'000);
+  const Duration c1 = thread_cpu_ns();
+  EXPECT_GE(outer.stop(), c1 - c0);
 }

@@ -123,6 +123,10 @@ std::vector<std::string> dispatch_order(Policy policy) {
   }
   ExecutorOptions eo;
   eo.policy = policy;  // one thread
+  // The timer's first release on the release grid is one second from now (as a launcher sets
+  // the run's epoch ahead of its executors): with the process-wide epoch, an executor armed
+  // after an earlier test's would start the hour-long timer at its next grid instant.
+  eo.release_epoch = now_ns() + 1'000'000'000;
   Executor ex(ctx, eo);
   ex.add_node(app);
   EXPECT_TRUE(wait_until([&] { return ex.poll_ready() == 6; }));

@@ -24,29 +24,20 @@
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sim/simulator.hpp"
 #include "ros_test_util.hpp"
+#include "sim_trace.hpp"
 
 namespace chainrt::runtime {
 namespace {
 
+using testing::scenario;
+using testing::show;
+using testing::simulated;
+using testing::Trace;
 using testing::unique_topic;
 using testing::wait_matched;
 using testing::wait_until;
 using Str = std_msgs::msg::String;
 constexpr Duration ms = 1'000'000;
-
-using Trace = std::vector<std::pair<std::string, Duration>>;  // (callback, start) in order
-
-Trace simulated(const Model& m, Duration duration,
-                std::optional<std::uint64_t> wait_set_seed = std::nullopt) {
-  sim::SimOptions o;
-  o.duration = duration;
-  o.wait_set_seed = wait_set_seed;
-  o.trace = true;
-  const auto r = sim::simulate(m, o);
-  Trace t;
-  for (const auto& e : r.trace) t.emplace_back(m.callbacks[e.callback].name, e.start);
-  return t;
-}
 
 // Builds executor 0 of `m` on real ROS 2 (one node per model node, callbacks in file order so
 // registration order matches the simulator's), runs it until `dispatches` callbacks ran.
@@ -109,30 +100,6 @@ Trace measured(const Model& m, std::size_t dispatches,
   for (const auto& d : ex.trace()) t.emplace_back(ex.name_of(d.callback), d.start - t0);
   if (t.size() > dispatches) t.resize(dispatches);
   return t;
-}
-
-// Two timers A and B (3 ms each) released together every 10 ms; A feeds a1 (2 ms, priority 5),
-// B feeds b1 (2 ms): 10 ms of work per period, so the thread never idles. `executors` gives
-// the one executor "e" on host "h".
-Model scenario(const std::string& executors) {
-  return load_model_from_string("name: order\nhosts: [{name: h, cores: 1}]\n" + executors + R"(
-nodes: [{name: na, executor: e}, {name: nb, executor: e}, {name: nc, executor: e}]
-topics: [{name: ta, size: 16B}, {name: tb, size: 16B}]
-callbacks:
-  - {name: A, kind: timer, node: na, period: 10ms, wcet: 3ms, publishes: [ta]}
-  - {name: B, kind: timer, node: nb, period: 10ms, wcet: 3ms, publishes: [tb]}
-  - {name: a1, kind: subscription, node: nc, topic: ta, wcet: 2ms, priority: 5}
-  - {name: b1, kind: subscription, node: nc, topic: tb, wcet: 2ms}
-chains:
-  - {name: CA, callbacks: [A, a1], deadline: 10ms}
-  - {name: CB, callbacks: [B, b1], deadline: 10ms}
-)");
-}
-
-std::string show(const Trace& t) {
-  std::string s;
-  for (const auto& [n, at] : t) s += n + "@" + std::to_string(at / ms) + "ms ";
-  return s;
 }
 
 // LaME (Sec. 4.1): a best-effort thread refreshes its queue only when it is empty. A and B

@@ -157,17 +157,19 @@ TEST(SynthPicas, ReferenceSystemOnTwoCoresKeepsTheHotPathTogether) {
   Synthesis s = picas(m, o);
   ASSERT_TRUE(s.score.applicable) << s.score.why;
   // The behaviour planner (a join at VehicleInterface) is bounded; the per-LiDAR hot-path
-  // chains wait at PointCloudFusion for the other LiDAR (up to a LiDAR period): bounded above
-  // their 100 ms deadline. Their fan-out to the lowest-priority localisation and map nodes has
-  // no end bound, but only blocks (R_work by priority).
+  // chains wait at PointCloudFusion for the other LiDAR: with the model's timer phases
+  // guaranteed (one release grid), the fusion round bounds that wait by the other input's
+  // prefix, not by a LiDAR period, so the hot paths meet their 100 ms deadline. Their fan-out to
+  // the lowest-priority localisation and map nodes has no end bound, but only blocks (R_work by
+  // priority).
   const ChainBound* bp = s.score.result.find("behavior_planner");
   ASSERT_NE(bp, nullptr);
   EXPECT_TRUE(bp->schedulable) << bp->reason;
   const ChainBound* hot = s.score.result.find("hot_path_front");
   ASSERT_NE(hot, nullptr);
   ASSERT_TRUE(hot->bounded) << hot->reason;
-  EXPECT_GT(hot->wcrt_bound, hot->deadline);
-  EXPECT_FALSE(hot->schedulable);
+  EXPECT_LE(hot->wcrt_bound, hot->deadline);
+  EXPECT_TRUE(hot->schedulable) << hot->reason;
   // Every node of the hot path on one core (P4).
   std::set<int> cores;
   for (const auto& cb : s.model.chain("hot_path_front").callbacks) {

@@ -43,9 +43,16 @@ class ResponseTimeAnalysis {
   // The executor policy whose behaviour this analysis bounds (what the simulator must run to
   // check it for soundness).
   virtual Policy policy() const = 0;
+  // Whether it bounds single-threaded executors only (the schedulability experiments give it
+  // the chains partitioned onto single-threaded executors, batch.hpp).
+  virtual bool single_threaded() const { return false; }
   // Whether the analysis applies to this model's configuration; `why` says what does not fit.
   virtual bool applicable(const Model& model, std::string* why) const = 0;
   virtual AnalysisResult analyze(const Model& model) const = 0;
+  // The verdict alone (schedulability experiments): the same answer as analyze(model).schedulable,
+  // possibly faster (bounds searched only up to the deadlines, the first chain without one
+  // ends the analysis). The default runs analyze().
+  virtual bool schedulable(const Model& model) const { return analyze(model).schedulable; }
 };
 
 // Registry of the shipped analyses.

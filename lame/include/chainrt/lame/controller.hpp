@@ -103,6 +103,28 @@ struct ControllerEvent {
   int analyses = 0;           // response-time analyses it ran
 };
 
+// When LaME's controller activates (Sec. 4.3): every `period` from `start`, at once when an RT
+// chain missed its deadline — at most every `min_gap` (misses come in bursts) — and when a
+// deferred demotion is due (Controller::demotion_due). One rule for the runtime's controller
+// thread and the simulator's controller (sim_control.hpp). Times on the caller's clock.
+// Not thread-safe; no allocation.
+class ActivationClock {
+ public:
+  enum class Trigger { Period, Miss, Due };
+  ActivationClock(Duration start, Duration period, Duration min_gap);
+  // When the next activation is due: `miss`, an RT miss is pending; `due`, a deferred
+  // demotion's due time on the caller's clock (0: none).
+  Duration wake(bool miss, Duration due) const;
+  // An activation at `now` (>= wake(miss, due)): what triggered it; the clock moves on (a
+  // periodic activation to the next period; a miss's starts the gap).
+  Trigger fire(Duration now, bool miss, Duration due);
+
+ private:
+  Duration due_at(Duration due) const { return due > 0 && due > last_activation_ ? due : next_; }
+  Duration period_, min_gap_, next_, last_miss_, last_activation_;
+};
+const char* to_string(ActivationClock::Trigger t);
+
 class Controller {
  public:
   // Runs the initial allocation (Algorithms 1-3) on the model's execution times.

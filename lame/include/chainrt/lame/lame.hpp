@@ -53,8 +53,16 @@ Linearised linearise(const Model& model);
 
 struct Allocation;
 
+// The BE side's rule (allocate.cpp header): Capacity (default) — an empty RT class is merged
+// into the busiest only when that takes no more of the cores, and BE chains are placed after
+// Algorithm 3 by the capacity the budgets leave each BE class, keeping an overload in as few
+// classes as possible; Paper — Algorithm 3 lines 5-7 and Algorithm 2 lines 38-41 as printed.
+enum class BePlacement { Capacity, Paper };
+
 struct Options {
-  int cores = 0;                         // |M|; 0: every core of the executor's host
+  // |M|; 0: every core of the executor's host. More than the host declares overrides the
+  // model's cores: the planned model's host has them (and the allocation notes it).
+  int cores = 0;
   Duration period = 10'000'000;          // SCHED_DEADLINE period T^r of every thread (10 ms)
   int step_permille = 10;                // Algorithm 3's step (1 % as in the paper)
   // Share of each core the reservations of its RT and BE classes may take together (‰). The
@@ -63,6 +71,7 @@ struct Options {
   // runtime's controller plans with that limit (deviation, runtime/lame_controller.hpp).
   int capacity_permille = 1000;
   Duration controller_period = 10'000'000'000;  // BE chains must finish within it (10 s)
+  BePlacement be_placement = BePlacement::Capacity;
   // Execution times measured at run time (callback name -> WCET) that replace the model's.
   std::vector<std::pair<std::string, Duration>> measured_wcet;
   // Budget-only re-adjustment (the controller's first reaction to a violation, LaME Sec. 4.3):

@@ -1,12 +1,12 @@
 // chainrt lame: the property check of Algorithms 1-3 and the BE check against the simulator
-// (docs/lame.md, "Checked against the simulator"). Seed s draws one random LaME system (1-3
-// cores, 2-5 chains of 1-3 callbacks at a total utilisation of 0.5 per core plus up to 0.3,
-// periods 20-200 ms, half of the chains best effort, some of those branching off an RT chain as
-// in the paper's Fig. 3); lame::allocate plans it, and every RT and BE chain bound it reports is
-// compared with the simulator's worst response time of the planned model under WCET and under
-// random BCET/WCET mixes (4 s each). A seed draws the same system wherever it runs, so a
-// campaign splits the seeds into batches (`chainrt experiment lame-property`, the property
-// test in tests/cpp/lame).
+// (docs/lame.md, "Checked against the simulator"), per seed range: system i of a range is
+// lame::random_system of index i (soundness.hpp: 1-4 cores, RT and BE chains, BE chains
+// branching off an earlier chain as in the paper's Fig. 3, BE chains slow enough to overlap
+// their next instance, overloaded BE sides), planned by lame::allocate, and every RT and BE
+// chain bound it reports is compared with the simulator running the plan under the soundness
+// harness's adversarial search (harsh perturbations, a hill climb of 4 steps). A seed draws the
+// same system wherever it runs, so a campaign splits the seeds into batches (`chainrt experiment
+// lame-property`; `chainrt experiment soundness --analysis lame` gives the harness's full report).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ struct SystemText {
   Model model() const;  // throws ModelError
 };
 
-// The system of `seed` (allocates; throws ModelError should a draw not validate).
+// The system of index `seed` (the one check_property draws for it).
 Model property_system(std::uint64_t seed);
 
 struct PropertyViolation {
@@ -37,21 +37,21 @@ struct PropertyViolation {
   std::string chain;
   std::string cls;           // "rt" or "be"
   std::string thread_class;
-  std::string exec;          // "wcet" or "mix"
+  std::string exec;          // the adversarial simulation that beat the bound (soundness.hpp)
   Duration bound = 0, observed = 0;
-  std::string model;         // the planned model, as YAML
+  std::string model;         // the planned model with the simulation's timer offsets, as YAML
 };
 
 struct PropertyReport {
   std::int64_t systems = 0;     // drawn
   std::int64_t accepted = 0;    // with at least one bounded chain
   std::int64_t checked = 0;     // chain bounds compared (per simulation)
-  std::int64_t be_checked = 0;  // of those, best-effort bounds under WCET
+  std::int64_t be_checked = 0;  // best-effort chain bounds reported (per analysis)
   std::vector<PropertyViolation> violations;
 };
 
-// Seeds first_seed .. first_seed + count - 1, in order. Not thread-safe to share a report;
-// separate calls may run in parallel (no shared state).
+// Seeds first_seed .. first_seed + count - 1 (first_seed + count <= 2^31). Separate calls may run
+// in parallel (no shared state).
 PropertyReport check_property(std::uint64_t first_seed, std::uint64_t count);
 
 }  // namespace chainrt::lame

@@ -27,6 +27,12 @@ std::optional<int> thread_fifo_priority(const Executor& executor, const Thread& 
 // (0 when it names none).
 std::uint64_t thread_mask(const Executor& executor, const Callback& callback);
 
+// The core (0-based, on its host) the simulator runs thread `thread` of executor `executor` on:
+// its first listed core when pinned, else the next core in a round robin over the host's cores
+// of the host's unpinned threads in model order (executors, then their threads). The
+// analyses cover this placement besides the kernel's global scheduling of unpinned threads.
+int simulated_core(const Model& model, std::size_t executor, std::size_t thread);
+
 // Implicit fusion sets (the reference system's Fusion node): two or more plain subscriptions of
 // one node that publish the same (non-empty) topics. Each member caches its input; the member
 // that completes the set works and publishes one message carrying every cached input's chain

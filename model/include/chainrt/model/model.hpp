@@ -20,6 +20,7 @@
 // The format on disk is documented in docs/model.md; parsing lives in yaml_io.hpp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,10 +50,29 @@ enum class HopKind { Topic, Request, Response };
 // CROS-RT's three disjoint communication categories Λ^I, Λ^L, Λ^R.
 enum class CommKind { IntraProcess, SameHost, Remote };
 
-// Executor policies; the names are the same everywhere in chainrt (CLI, JSON, files).
-enum class Policy { RosDefault, Picas, FixedPriority, Edf, Mixed, Lame };
+// Executor policies, listed once in policies.def; the names are the same everywhere in chainrt
+// (CLI, JSON, files). What each one does is its descriptor (sched/policy.hpp).
+enum class Policy {
+#define CHAINRT_POLICY(id, name) id,
+#include "chainrt/model/policies.def"
+#undef CHAINRT_POLICY
+};
+inline constexpr std::size_t kPolicyCount = 0
+#define CHAINRT_POLICY(id, name) +1
+#include "chainrt/model/policies.def"
+#undef CHAINRT_POLICY
+    ;
 
 enum class CriticalityClass { RealTime, BestEffort };
+
+// What a timer's `offset` is worth to the analyses. Free (the default): the timer starts at an
+// arbitrary phase (the analyses assume none). Guaranteed: chainrt's executors arm it on the
+// host's release grid — releases at epoch + offset + k·period on CLOCK_MONOTONIC, the epoch
+// shared by every executor of the run (sched/timer.hpp, ReleaseGrid) — and every timer of the
+// host starts at k = 0, so offsets between guaranteed timers of one host hold for the whole run,
+// up to each timer's declared release `jitter`. Observed: measured on a run of unmodified nodes
+// (`chainrt profile --write`); informative only, never used as guaranteed.
+enum class TimerPhase { Free, Guaranteed, Observed };
 
 struct Reservation {  // SCHED_DEADLINE runtime Q every period P
   Duration budget = 0;
@@ -197,6 +217,7 @@ struct Callback {
   Duration period = 0;
   Duration offset = 0;
   Duration jitter = 0;
+  TimerPhase phase = TimerPhase::Free;
   // How far a real timer's period may be from `period` for an executor to bind it to this
   // callback; nullopt: 1 % of the period (docs/model.md, "Binding real callbacks").
   std::optional<Duration> period_tolerance;
@@ -328,6 +349,7 @@ const char* to_string(CommKind k);
 const char* to_string(Policy p);
 const char* to_string(CriticalityClass c);
 const char* to_string(AcceleratorAccess a);
+const char* to_string(TimerPhase p);
 const char* to_string(HopKind k);
 std::optional<CallbackKind> callback_kind_from(const std::string& s);
 std::optional<GroupType> group_type_from(const std::string& s);
@@ -335,5 +357,6 @@ std::optional<CommKind> comm_kind_from(const std::string& s);
 std::optional<Policy> policy_from(const std::string& s);
 std::optional<CriticalityClass> criticality_class_from(const std::string& s);
 std::optional<AcceleratorAccess> accelerator_access_from(const std::string& s);
+std::optional<TimerPhase> timer_phase_from(const std::string& s);
 
 }  // namespace chainrt

@@ -54,6 +54,8 @@
 #include <thread>
 #include <vector>
 
+#include "chainrt/runtime/chain_track.hpp"
+#include "chainrt/runtime/controlled_executor.hpp"
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/node.hpp"
 #include "chainrt/runtime/threads.hpp"
@@ -102,6 +104,11 @@ struct ExecutorOptions {
   // neither allocate nor block. With an injected clock an idle thread re-reads it at least
   // every millisecond (the clock may be advanced from outside).
   std::function<Duration()> clock;
+  // The release epoch of the timers on the executor's clock (sched::ReleaseGrid: releases at
+  // epoch + offset + k·period). Unset: the run's epoch, sched::release_epoch() (the environment's
+  // CHAINRT_RELEASE_EPOCH_NS, else the process-wide one) on CLOCK_MONOTONIC; with an injected
+  // clock: its time at prepare().
+  std::optional<Duration> release_epoch;
   // ros-default: the order among ready callbacks of one kind as rclcpp >= 28 has it (a fixed,
   // unspecified permutation of the registration order; sched::wait_set_order) drawn from this
   // seed; unset: registration order (the published models of the default executor).
@@ -113,10 +120,10 @@ struct ExecutorOptions {
   std::function<void(std::uint32_t chain)> on_deadline_miss;
 };
 
-class Executor {
+class Executor : public ControlledExecutor {
  public:
   explicit Executor(Context& context, ExecutorOptions options = {});
-  ~Executor();
+  ~Executor() override;
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -127,8 +134,8 @@ class Executor {
   // Chain instances released before `t` (CLOCK_MONOTONIC ns) are not measured (warm-up).
   void measure_from(Duration t) noexcept { options_.record_from = t; }
 
-  // Resolve names, allocate every structure, arm timers (their epoch is now) and attach the
-  // DDS listeners. start() calls it when needed.
+  // Resolve names, allocate every structure, arm the timers on the release grid
+  // (sched::ReleaseGrid; ExecutorOptions::release_epoch) and attach the DDS listeners. start() calls it when needed.
   void prepare();
   void start();                    // start the threads (and the stats publisher)
   void request_stop() noexcept;    // async-signal-safe
@@ -141,9 +148,11 @@ class Executor {
   // dispatching (only while no executor thread runs). Returns the number of ready instances.
   std::size_t poll_ready();
 
-  std::size_t callback_count() const noexcept { return slots_.size(); }
+  std::size_t callback_count() const noexcept override { return slots_.size(); }
   sched::CallbackId id_of(const std::string& name) const noexcept;
   const std::string& name_of(sched::CallbackId id) const noexcept;
+  sched::CallbackId callback_id(const std::string& name) const override { return id_of(name); }
+  std::string callback_name(sched::CallbackId id) const override { return name_of(id); }
   Policy policy() const noexcept { return options_.policy; }
   std::size_t thread_count() const noexcept { return threads_spec_.size(); }
 
@@ -157,28 +166,28 @@ class Executor {
   // Give running thread t a SCHED_DEADLINE reservation (budget/period), or normal scheduling
   // when `r` is empty: sched_setattr on the thread (threads.hpp). Returns "" on success, else
   // why it was refused (the thread keeps its old parameters). No lock; allocates only on error.
-  std::string set_thread_reservation(sched::ThreadId t, const std::optional<Reservation>& r);
+  std::string set_thread_reservation(sched::ThreadId t, const std::optional<Reservation>& r) override;
   // Replace the callbacks' scheduling parameters (by CallbackId: group, priority, affinity;
   // the kind and wait-set position are kept) and the callback groups. Builds a new ready queue
   // outside the lock (allocates), then under the lock carries every queued instance (with its
   // deadline) and every running instance over and swaps it in: no callback instance is lost,
   // a running one completes on its thread. O(n log n) under the lock. Throws
   // std::invalid_argument on a spec count or group id that does not fit.
-  void reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec> groups);
+  void reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec> groups) override;
   // The scheduling parameters of callback `id` now (a copy; takes the lock).
-  sched::CallbackSpec spec_of(sched::CallbackId id) const;
+  sched::CallbackSpec spec_of(sched::CallbackId id) const override;
   // Per callback (by CallbackId), the largest thread-CPU time of one instance since the
   // previous call (0: none ran), and restart that window. `out` is resized to the callback
   // count (no allocation when it has the capacity).
   void take_cpu_max(std::vector<Duration>& out);
   // The same with the kCpuWindowTop largest times (descending, 0: fewer ran) and the number of
   // instances per callback: a controller's robust estimate (LaME) drops outliers with them.
-  void take_cpu_window(std::vector<CpuWindow>& out);
+  void take_cpu_window(std::vector<CpuWindow>& out) override;
   // Publishes `json` (one JSON object with an "event" key) on the monitoring topic
   // (stats_topic) next to the periodic statistics; false when there is no monitoring publisher
   // (stats_period 0 and monitoring_events unset, or not started). Not for executor threads:
   // allocates and publishes (rcl_publish; thread-safe).
-  bool publish_event(const std::string& json);
+  bool publish_event(const std::string& json) override;
 
   RunReport report(std::size_t max_samples = SIZE_MAX) const;
   std::vector<DispatchRecord> trace() const;       // oldest first
@@ -187,13 +196,13 @@ class Executor {
 
  private:
   struct Slot;
-  struct ChainState;
   struct ClockWatch;  // the timers of one non-steady clock (ROS time)
   static void on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void* user);
   void harvest_clocks(Duration now) noexcept;
   Duration clocks_timeout() const noexcept;  // ns until a non-steady timer is due; -1: none
   void thread_main(sched::ThreadId t);
-  void harvest(Duration now) noexcept;          // Algorithm 2, incrementally
+  void harvest(Duration now, bool idle = false) noexcept;  // Algorithm 2, incrementally; idle: the
+                                                          // thread was waiting (release jitter)
   void make_ready(sched::CallbackId id) noexcept;
   Duration ready_deadline(sched::CallbackId id) const noexcept;
   void dispatch(sched::ThreadId t, sched::CallbackId id, Duration now,
@@ -217,11 +226,10 @@ class Executor {
   std::unique_ptr<sched::Admission> admission_;  // when ready work enters queue_ (shared rule)
   struct AdmissionSource;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<ChainState> chains_;
+  std::vector<ChainTrack> chains_;
   std::vector<std::unique_ptr<ClockWatch>> clocks_;
   Duration next_timer_due_ = 0;
-  std::vector<DispatchRecord> trace_;
-  std::uint64_t dispatches_ = 0;
+  TraceRing trace_;  // the dispatch trace (dispatch count: trace_.count())
   std::vector<std::string> warnings_;
   std::atomic<Slot*> dirty_{nullptr};
   std::atomic<std::uint32_t> wake_{0};

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "chainrt/lame/controller.hpp"
+#include "chainrt/lame/slots.hpp"
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/model_app.hpp"
 
@@ -100,8 +101,11 @@ class LameController : public RunObserver {
   // The executor's threads: the slots with the initial plan's reservations.
   std::vector<sched::ThreadSpec> slot_threads() const;
   // Wire into the executor built from planned_model() with slot_threads() (after prepare(),
-  // before start()): applies the initial plan's callback parameters.
-  void attach(Executor& ex);
+  // before start()): applies the initial plan's callback parameters. Any executor that gives
+  // the controller what it needs (controlled_executor.hpp): the runtime's, the rclcpp one.
+  void attach(ControlledExecutor& ex);
+  // The run id of the decision events (run_model sets it through configure()).
+  void set_run_id(std::string id) { run_id_ = std::move(id); }
   // ExecutorOptions::on_deadline_miss: wakes the controller when `chain` is an RT chain.
   void on_deadline_miss(std::uint32_t chain) noexcept;
 
@@ -139,7 +143,7 @@ class LameController : public RunObserver {
   int cores_ = 1;
   LameControllerOptions options_;
   std::unique_ptr<lame::Controller> decision_;
-  Executor* ex_ = nullptr;
+  ControlledExecutor* ex_ = nullptr;
   Applied current_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> rt_chain_;  // by model chain index
   std::size_t chain_count_ = 0;
@@ -152,19 +156,9 @@ class LameController : public RunObserver {
   std::vector<LameActivation> log_;
 };
 
-// A plan on the fixed thread slots (rt@k = slot k, be@k = slot cores + k; header comment),
-// shared by the C++ executor's controller and chainrt.rclpy's: the reservation of every slot,
-// and per callback of the planned executor (sched::make_setup order) its scheduling parameters
-// with the affinity mask over the slots. Pure; allocates.
-struct LameSlotPlan {
-  std::vector<std::optional<Reservation>> slots;   // 2 * cores
-  std::vector<std::string> callbacks;              // model callback names
-  std::vector<sched::CallbackSpec> specs;          // by index into `callbacks`
-  std::vector<sched::GroupSpec> groups;
-};
-LameSlotPlan lame_slot_plan(const lame::Allocation& plan, std::size_t executor_index, int cores);
-// The cores a plan's thread classes span (at least 1).
-int lame_plan_cores(const lame::Allocation& plan);
+// Plans on the fixed thread slots (rt@k = slot k, be@k = slot cores + k): lame/slots.hpp
+// (lame::slot_plan, lame::plan_cores, lame::slot_name), shared with chainrt.rclpy's controller
+// and the simulator's.
 
 // The order in which a new plan is applied to running threads: slot indices, and -1 where the
 // callbacks' new parameters (ready-queue swap) go. 1. BE reservations that shrink or end; 2. RT
@@ -205,8 +199,6 @@ struct LameRefusal {
 std::vector<LameRefusal> lame_apply(std::vector<std::optional<Reservation>>& current,
                                     const std::vector<std::optional<Reservation>>& next, int cores,
                                     const LameApplySteps& steps);
-// "rt@k" / "be@k": slot `slot`'s thread name.
-std::string lame_slot_name(int slot, int cores);
 
 // The SCHED_DEADLINE bandwidth per core in ‰ that chainrt's reservations may take: the
 // kernel's admission limit (sched_rt_runtime_us / sched_rt_period_us; -1 = no limit → 1000)

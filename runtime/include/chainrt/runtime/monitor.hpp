@@ -7,6 +7,8 @@
 // entry when full and the aggregates stay exact).
 #pragma once
 
+#include "chainrt/sched/timer.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstddef>
@@ -43,6 +45,11 @@ struct CallbackStats {
   Duration wall_total = 0;
   Duration wall_max = 0;          // finish - start
   Duration wall_min = 0;
+  // Timers on the release grid (sched::ReleaseGrid): the release jitter measured against the
+  // grid — (made ready) − (grid instant), over the releases an idle executor thread took — and
+  // the grid index of the first release (> 0: its executor armed late, after epoch + offset).
+  sched::ReleaseJitter release_jitter;
+  std::int64_t grid_start_index = -1;  // -1: not a timer on the grid
 };
 
 // The largest thread-CPU times of one callback's instances in a measurement window (what a
@@ -122,5 +129,47 @@ std::string to_json(const RunReport& r, bool with_samples = false);
 std::string records_json(const std::vector<DispatchRecord>& records,
                          const std::vector<std::string>& names);
 std::string json_escape(const std::string& s);
+
+// One finished instance of a callback into its figures (instances, CPU and wall times, the
+// controller's CPU window). No allocation; the caller's lock.
+inline void record_instance(CallbackStats& cs, CpuWindow& window, Duration cpu, Duration wall,
+                            bool threw) noexcept {
+  ++cs.instances;
+  if (threw) ++cs.exceptions;
+  cs.cpu_total += cpu;
+  cs.cpu_max = cs.instances == 1 ? cpu : (cpu > cs.cpu_max ? cpu : cs.cpu_max);
+  cs.cpu_min = cs.instances == 1 ? cpu : (cpu < cs.cpu_min ? cpu : cs.cpu_min);
+  window.record(cpu);
+  cs.wall_total += wall;
+  cs.wall_max = cs.instances == 1 ? wall : (wall > cs.wall_max ? wall : cs.wall_max);
+  cs.wall_min = cs.instances == 1 ? wall : (wall < cs.wall_min ? wall : cs.wall_min);
+}
+
+// The dispatch trace of an executor: a fixed ring of the latest records. push() never
+// allocates; the rest allocates (off the dispatch path). Not thread-safe (the owner's lock).
+class TraceRing {
+ public:
+  void reserve(std::size_t capacity) { ring_.assign(capacity == 0 ? 1 : capacity, DispatchRecord{}); }
+  void push(const DispatchRecord& r) noexcept {
+    ring_[count_ % ring_.size()] = r;
+    ++count_;
+  }
+  std::uint64_t count() const noexcept { return count_; }
+  std::vector<DispatchRecord> snapshot() const;  // what the ring holds, oldest first
+  // The records pushed since `published` (a count() taken earlier), oldest first, that started
+  // at or after `from`, appended to `out`; `published` becomes count(). Returns how many of them
+  // the ring overwrote before they could be taken.
+  std::uint64_t take_since(std::uint64_t& published, Duration from, std::vector<DispatchRecord>& out) const;
+
+ private:
+  std::vector<DispatchRecord> ring_{DispatchRecord{}};
+  std::uint64_t count_ = 0;
+};
+
+// One message of the monitoring topic (docs/runtime.md): the report `r` (to_json with chain
+// samples) plus "seq", "samples_lost" and "samples" (records_json of `recent`, the dispatches
+// since the previous message; `names[id]` names callback id).
+std::string monitor_message(const RunReport& r, std::uint64_t seq, std::uint64_t lost,
+                            const std::vector<DispatchRecord>& recent, const std::vector<std::string>& names);
 
 }  // namespace chainrt::runtime

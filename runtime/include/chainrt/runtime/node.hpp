@@ -48,6 +48,23 @@ Duration thread_cpu_ns() noexcept;
 // Burn `work` nanoseconds of the calling thread's CPU time (a callback's execution time).
 void burn_cpu(Duration work) noexcept;
 
+// The CPU time of one callback on the calling thread, with one read of the thread's CPU clock (a
+// system call: CLOCK_THREAD_CPUTIME_ID has no vDSO path) instead of two. It is the lesser of two
+// upper bounds: the callback's CLOCK_MONOTONIC duration and the thread's CPU time since its
+// previous CallbackCpu::stop(). Exact when the callback is not preempted; otherwise over by at
+// most what the thread did between its previous callback and this one (the executor's own
+// work). Never under: a callback in which another CallbackCpu stopped on the same thread (an
+// executor spun inside a callback) gets its duration. Per-thread state, no allocation, no lock.
+class CallbackCpu {
+ public:
+  void start() noexcept;
+  Duration stop() noexcept;
+
+ private:
+  Duration wall0_ = 0;
+  std::uint64_t gen0_ = 0;
+};
+
 inline constexpr std::uint32_t kNoChain = 0xffffffffu;
 
 // The chain instance a callback instance belongs to.

@@ -10,6 +10,8 @@
 
 #include <pthread.h>
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +35,12 @@ class PiMutex {
   pthread_mutex_t m_;
   bool pi_ = false;
 };
+
+// The executors' sleep and wake-up (Linux futex on a 32-bit word, process-private): block
+// while *word == expected, at most `timeout` ns (< 0: no limit); wake every waiter. Both are
+// lock-free system calls: no allocation, async-signal-safe.
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Duration timeout) noexcept;
+void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept;
 
 // What applying a ThreadSpec to the calling thread achieved.
 struct ThreadSetupResult {

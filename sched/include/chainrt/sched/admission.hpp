@@ -39,8 +39,9 @@ enum class AdmissionRule : std::uint8_t { Immediate, PollingPoint, LameBestEffor
 
 const char* to_string(AdmissionRule r) noexcept;
 
-// The rule of an executor: PollingPoint for ros-default; LameBestEffort for lame when one of
-// its threads is best-effort (`rt_thread[t] == false`); Immediate otherwise.
+// The rule of an executor: its policy's descriptor's (sched/policy.hpp: PollingPoint for
+// ros-default), LameBestEffort only when one of its threads is best-effort
+// (`rt_thread[t] == false`), else Immediate.
 AdmissionRule admission_rule(Policy policy, const std::vector<bool>& rt_thread) noexcept;
 
 class Admission {

@@ -8,7 +8,7 @@
 //    d_i^k = a_i^k + D_i (Sec. IV-B), fixed callback priority (PiCAS), mixed (callbacks with a
 //    deadline first, Sec. VI-A Case Study 1), the ROS default order timer ≻ subscription ≻
 //    service ≻ client (Sec. II) and LaME's priority-then-default order (LaME Sec. 4.1);
-//    ties are always broken by registration order (the CallbackId).
+//    remaining ties are always broken by registration order (the CallbackId).
 //  - Algorithm 1, callback selection with the skippedGroups rule: a thread takes the most
 //    urgent queued callback whose mutually exclusive group is not running and whose affinity
 //    mask (LaME Sec. 4.1, callback affinity) contains the thread. Callbacks of running groups
@@ -82,17 +82,13 @@ struct Key {
   }
 };
 
-// The orderings (one function, no class per paper):
-//  ros-default: (0, kind rank, wait-set position, id) — registration order unless positions
-//               are drawn (wait_set_order(), rclcpp >= 28)
-//  fp, picas:   (0, -priority, 0, id); callbacks without a priority last (tier 1)
-//  edf:         (0, absolute deadline, 0, id); callbacks without a deadline last (tier 1)
-//  mixed:       deadline callbacks first by deadline (tier 0), then fixed-priority ones by
-//               priority (tier 1), then the rest in ROS default order (tier 2)
-//  lame:        (0, -priority (missing = 0, as LaME's BE callbacks), kind rank, id): RT
-//               threads get the highest priority; among the equal-priority BE callbacks this
-//               is the ROS default order, so a BE thread takes the "first eligible" one.
-inline Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept;
+// An ordering: the key of one queued instance of `cb` (registration id `id`) whose chain
+// instance has absolute deadline `abs_deadline` (kNoDeadline: none). Each policy's ordering is
+// its descriptor's (sched/policy.hpp, sched/src/policies.cpp). Pure, never allocates.
+using KeyFn = Key (*)(const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept;
+
+// The ordering of `policy` (its descriptor's key), for callers outside a ReadyQueue.
+Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept;
 
 class ReadyQueue {
  public:
@@ -158,6 +154,7 @@ class ReadyQueue {
   CallbackId best_for(ThreadId t, LaneId* lane) const noexcept;
 
   Policy policy_;
+  KeyFn key_fn_;  // the policy's ordering (its descriptor's key)
   std::size_t threads_;
   std::vector<CallbackSpec> specs_;
   std::vector<GroupSpec> groups_;
@@ -206,43 +203,6 @@ inline int ros_default_rank(CallbackKind k) noexcept {
     case CallbackKind::Client: return 3;
   }
   return 4;
-}
-
-inline Key key_of(Policy policy, const CallbackSpec& cb, CallbackId id, Duration abs_deadline) noexcept {
-  Key k;
-  k.id = id;
-  const bool has_deadline = abs_deadline != kNoDeadline;
-  switch (policy) {
-    case Policy::RosDefault:
-      k.value = ros_default_rank(cb.kind);
-      k.rank = cb.wait_set_position;
-      break;
-    case Policy::FixedPriority:
-    case Policy::Picas:
-      if (cb.priority) k.value = -static_cast<std::int64_t>(*cb.priority);
-      else k.tier = 1;  // no scheduling parameter: last (footnote 3)
-      break;
-    case Policy::Edf:  // d_i^k = a_i^k + D_i (Sec. IV-B)
-      if (has_deadline) k.value = abs_deadline;
-      else k.tier = 1;
-      break;
-    case Policy::Mixed:  // deadline callbacks always take precedence (Sec. VI-A)
-      if (has_deadline) {
-        k.value = abs_deadline;
-      } else if (cb.priority) {
-        k.tier = 1;
-        k.value = -static_cast<std::int64_t>(*cb.priority);
-      } else {
-        k.tier = 2;
-        k.value = ros_default_rank(cb.kind);
-      }
-      break;
-    case Policy::Lame:  // RT: highest priority; BE (priority 0): first in default order
-      k.value = -static_cast<std::int64_t>(cb.priority.value_or(0));
-      k.rank = ros_default_rank(cb.kind);
-      break;
-  }
-  return k;
 }
 
 // ---- lane heaps (callbacks of one lane, by key) ----------------------------------------
@@ -377,7 +337,7 @@ inline void ReadyQueue::lane_changed(LaneId l) noexcept {
 inline bool ReadyQueue::push(CallbackId cb, Duration abs_deadline) noexcept {
   if (lane_pos_[cb] != kAbsent) return false;  // one queued instance per callback
   deadline_[cb] = abs_deadline;
-  key_[cb] = key_of(policy_, specs_[cb], cb, abs_deadline);
+  key_[cb] = key_fn_(specs_[cb], cb, abs_deadline);
   const LaneId l = lane_of_[cb];
   const std::uint32_t i = lane_size_[l]++;
   lane_heap_[lane_begin_[l] + i] = cb;

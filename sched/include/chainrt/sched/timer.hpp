@@ -24,6 +24,10 @@
 // in overload, where no bound applies and the honest figure is the one measured from a.
 //
 // Cost: header-only, O(1), no allocation, noexcept; not thread-safe (the owner's lock).
+//
+// The release grid (ReleaseGrid, below) is where every chainrt executor — the C++ runtime,
+// chainrt.rclpy and the rclcpp executor — arms its timers, so that the model's timer offsets
+// hold across executors and processes of one host (model TimerPhase::Guaranteed).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +60,75 @@ struct TimerClock {
       }
     }
     return t;
+  }
+};
+
+// ---- the release grid ----------------------------------------------------------------
+//
+// Rule (every executor of a run, on CLOCK_MONOTONIC): a timer with period T and model offset o
+// is released at  E + o + k·T,  k = 0, 1, 2, …, where E is the run's release epoch:
+//   - CHAINRT_RELEASE_EPOCH_NS (kReleaseEpochEnv) when set: an absolute CLOCK_MONOTONIC time in
+//     ns, which a launcher sets for every process of a run (chainrt run and the benchmarks set
+//     it to their start + kReleaseEpochMargin; a user's launch file may set it too);
+//   - else the first call of release_epoch() in the process plus kReleaseEpochMargin, shared by
+//     every executor of the process.
+// So every timer of the host starts at k = 0 when its executor arms before E + o, and the
+// offsets between timers hold for the whole run (CLOCK_MONOTONIC is one clock per host). An
+// executor that arms later starts at the first grid instant at or after its arming time
+// (start_index > 0: a late start — the offsets still hold, the common start does not; the
+// executor reports it). Timers on ROS or system clocks are not on the grid.
+// A release is "late" by (the instant the executor made it ready) − (its grid instant): the
+// release jitter, which executors measure (ReleaseJitter) and the analyses take from the model's
+// `jitter` (bounds hold for jitter up to the declared one).
+// Thread-safe: release_epoch() (one atomic); the rest is pure. No allocation.
+
+inline constexpr const char* kReleaseEpochEnv = "CHAINRT_RELEASE_EPOCH_NS";
+// How far after the first arming a process-wide epoch lies: every executor of the process that
+// arms within it starts at k = 0.
+inline constexpr Duration kReleaseEpochMargin = 50'000'000;
+
+// The run's release epoch E (CLOCK_MONOTONIC ns), given the caller's `now` on that clock: the
+// environment's, else the process-wide one (set by the first call: now + margin). An unparsable
+// or negative CHAINRT_RELEASE_EPOCH_NS is ignored (the process-wide epoch applies);
+// `from_environment` (optional) says which one was used.
+Duration release_epoch(Duration now, bool* from_environment = nullptr) noexcept;
+
+// One timer on the grid: its first release at or after `armed_at`, and which grid index that is.
+struct ReleaseGrid {
+  Duration epoch = 0, offset = 0, period = 0;
+
+  struct Start {
+    Duration first = 0;          // E + o + start_index·T
+    std::int64_t start_index = 0;  // > 0: the executor armed after E + o (a late start)
+  };
+  Start start(Duration armed_at) const noexcept {
+    const Duration k0 = epoch + offset;
+    if (armed_at <= k0 || period <= 0) return {k0, 0};
+    const std::int64_t k = (armed_at - k0 + period - 1) / period;
+    return {k0 + k * period, k};
+  }
+  // The grid instant of release index k and the index of the latest grid instant <= t.
+  Duration at(std::int64_t k) const noexcept { return epoch + offset + k * period; }
+  std::int64_t index_at_or_before(Duration t) const noexcept {
+    if (period <= 0 || t < epoch + offset) return -1;
+    return (t - epoch - offset) / period;
+  }
+  // The TimerClock that runs it from `armed_at` (rcl's overrun rule keeps it on the grid).
+  TimerClock clock(Duration armed_at) const noexcept { return TimerClock{period, start(armed_at).first}; }
+};
+
+// The release jitter a timer showed in a run: max and sum of (ready − grid instant) over its
+// releases (an executor calls record() when it makes a timer release ready). No allocation;
+// not thread-safe (the owner's lock).
+struct ReleaseJitter {
+  Duration max = 0;
+  Duration sum = 0;
+  std::int64_t releases = 0;
+  void record(Duration late) noexcept {
+    if (late < 0) late = 0;
+    max = late > max ? late : max;
+    sum += late;
+    ++releases;
   }
 };
 

@@ -29,12 +29,14 @@
 //    request (effective priority, then arrival); the continuation is released when it is done.
 //    Device times: copy-in + kernel + copy-out, each drawn like a callback's execution time.
 //  - chains: a chain instance is released when its first callback is released and finishes
-//    when its last listed callback completes; messages carry the instance's release, and the
+//    when every leaf of the chain has completed for it (the last callback of a linear chain; a
+//    branching chain's fork-join end, as the runtime's monitor); messages carry the instance's release, and the
 //    EDF deadline d = a + D (Sec. IV-B) travels with them. Communication delay per hop from
 //    the model's CommCost of the hop kind (CROS-RT), or sampled from its measurements.
 // Zero overheads: selection, polling and publishing take no time. Time is integer ns.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -42,8 +44,37 @@
 #include <vector>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/sched/ready_queue.hpp"
 
 namespace chainrt::sim {
+
+// ---- A controller beside the executors (LaME's adaptive controller: lame/sim_control.hpp) ----
+// What the executor's monitoring measured of one callback since the previous activation: its
+// largest execution times (the CPU time each instance ran, preemption excluded: what
+// CLOCK_THREAD_CPUTIME_ID measures on the runtime) and how many instances ran.
+struct ExecSamples {
+  std::array<Duration, 4> largest{};  // descending; 0: fewer instances ran
+  std::uint64_t count = 0;
+};
+// A change applied to a running executor at once, as the runtime's Executor::reconfigure and
+// sched_setattr do: queued and running instances carry over, none is lost.
+struct Reconfiguration {
+  std::size_t executor = 0;                              // index in model.executors
+  std::vector<std::optional<Reservation>> reservations;  // by the executor's thread; empty: unchanged
+  std::vector<sched::CallbackSpec> specs;                // by callback id (sched::make_setup order); empty: unchanged
+  std::vector<sched::GroupSpec> groups;                  // with `specs`
+};
+class Control {
+ public:
+  virtual ~Control() = default;
+  // The next activation at or after `now` (< 0: none); `missed`: a chain it watches completed
+  // after its deadline since the last activation.
+  virtual Duration next_activation(Duration now, bool missed) const = 0;
+  virtual bool watches(std::size_t chain) const = 0;  // model chain index
+  // An activation at `now` with the samples since the previous one (by model callback index);
+  // the changes to apply now.
+  virtual std::vector<Reconfiguration> activate(Duration now, bool missed, const std::vector<ExecSamples>& samples) = 0;
+};
 
 enum class ExecTime {
   Wcet,     // every instance runs its WCET
@@ -62,6 +93,9 @@ struct SimOptions {
   CommDelay comm = CommDelay::Fixed;
   bool random_jitter = true;           // timer release = nominal + U[0, jitter]; else + jitter
   std::map<std::string, Duration> offsets;  // timer name -> offset overriding the model's
+  // timer name -> a constant release delay in [0, its jitter] for every release, instead of the
+  // jitter draws (adversarial jitter: the soundness harness climbs over these)
+  std::map<std::string, Duration> release_delays;
   // ros-default executors: draw the order among ready callbacks of one kind as rclcpp >= 28
   // has it (a fixed, unspecified permutation; sched::wait_set_order) from this seed; unset:
   // registration order (the published models of the default executor).
@@ -69,6 +103,13 @@ struct SimOptions {
   bool trace = false;                  // record every execution (start/finish per thread)
   std::size_t trace_limit = 2'000'000;
   bool keep_samples = true;            // keep response times (for p99 and histograms)
+  // A controller activated while the simulation runs (not owned; its state changes). Its
+  // decisions depend only on the simulated measurements, so a run stays deterministic.
+  Control* control = nullptr;
+  // From `scale_at` on, every execution time drawn is x scale_num / scale_den (a CPU frequency
+  // change, as chainrt-run's --scale-wcet); < 0: never.
+  Duration scale_at = -1;
+  std::int64_t scale_num = 1, scale_den = 1;
 };
 
 struct ChainStats {
@@ -84,6 +125,7 @@ struct ChainStats {
   std::int64_t deadline_misses = 0;    // completed late, or unfinished and older than D at the end
   std::int64_t drops = 0;              // instances lost: message overwritten, timer overrun skip
   std::vector<Duration> samples;       // response times in completion order (keep_samples)
+  std::vector<Duration> releases;      // ... and the release of each of those instances
 };
 
 struct CallbackStats {

@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,20 @@ struct SoundnessOptions {
   bool harsh = false;                 // perturbed systems, clustered offsets (see above)
   int climb = 0;                      // hill-climbing simulations per system (see above)
   bool fusion = false;                // fusion systems instead (soundness_fusion.hpp): joins of several timers
+  // The offsets/fusion family instead (soundness_fusion.hpp, `phases`): fusion systems whose
+  // timers have guaranteed phases and declared release jitter; simulated at the declared
+  // offsets only, with the jitter drawn per release, at its maximum, at zero, and hill-climbed
+  // per timer (SimOptions::release_delays) with the execution times.
+  bool phases = false;
   std::string feature;                // "", or one of soundness_features()
+  // Systems from the caller instead of the generators above (e.g. LaME's best-effort systems,
+  // lame/soundness.hpp): fills `out` for the seed, false when it draws none. The harsh
+  // perturbations and the adversarial search apply to them as to generated ones.
+  std::function<bool(std::uint64_t seed, Model& out)> generator;
+  // The model the simulator runs for an analysed system, when the analysis decides more than
+  // the executor policy (LaME: its plan's thread classes, budgets, affinities and group splits);
+  // it must keep the system's callbacks, in the same order. Default: the system itself.
+  std::function<Model(const Model&)> simulated;
 };
 
 // The features `feature` may name (for error messages and the CLI's choices).
@@ -106,6 +120,7 @@ struct SoundnessReport {
   std::int64_t climb_simulations = 0;
   int climb_raised = 0;               // systems whose worst ratio the climb raised above the draws'
   std::string feature;
+  bool phases = false;                // the offsets/fusion family (SoundnessOptions::phases)
   int feature_systems = 0;            // applicable systems with `feature` (all of them when set)
   // chain bounds checked (per simulation) of the chains with the feature: those that share a
   // callback with another chain, or branch (every chain for shared-cores)
@@ -122,10 +137,22 @@ struct SoundnessReport {
   // (bound / worst simulated, the other way round: 1 / median, and its 90th percentile 1 / p10).
   std::int64_t ratio_chains = 0;
   double ratio_median = 0, ratio_p90 = 0, ratio_p10 = 0, ratio_mean = 0;
+  // The distribution of bound / worst simulated response over the same chains (tightness, the
+  // other way round): its median and 90th percentile, and how many chains fall into each of
+  // kTightnessBuckets ([1, 1.05), [1.05, 1.1), [1.1, 1.3), [1.3, 1.5), [1.5, 2), [2, 3), [3, ∞)).
+  double bound_over_worst_median = 0, bound_over_worst_p90 = 0;
+  std::vector<std::int64_t> bound_over_worst_histogram;
   std::vector<double> ratios;         // every such chain's ratio, ascending (the figures above come from
                                       // it; a campaign merges its batches' lists into the same figures)
+  // The fusion families (`fusion`, `phases`): the ratios of the chains from a fusion node's
+  // sources alone, most of them through the join (ascending; the rest of `ratios` are the
+  // background chains'), so that a report can tell the join's tightness from the other chains'.
+  std::vector<double> join_ratios;
   std::vector<Counterexample> counterexamples;
 };
+
+// The upper ends of the tightness histogram's buckets (the last one is open).
+inline constexpr double kTightnessBuckets[] = {1.05, 1.1, 1.3, 1.5, 2.0, 3.0};
 
 // Throws std::invalid_argument for an unknown analysis name.
 SoundnessReport run_soundness(const SoundnessOptions& options);

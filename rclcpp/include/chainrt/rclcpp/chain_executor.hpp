@@ -1,0 +1,300 @@
+// chainrt rclcpp: ChainExecutor, an rclcpp::Executor that runs UNMODIFIED rclcpp nodes (timers,
+// subscriptions incl. intra-process, services, clients, actions and every other waitable, QoS
+// events) with chainrt's scheduling: the ready queue, admission rule, timer rule and policies of
+// the C++ runtime, the rclpy executor and the simulator (sched::ReadyQueue, sched::Admission,
+// sched::TimerClock; ros-default, fp, edf, picas, mixed, lame), on one or more threads with the
+// model's pinning, SCHED_FIFO and SCHED_DEADLINE.
+//
+//   chainrt::rclcpp::ChainExecutor exec;                        // monitoring only, ros-default
+//   chainrt::rclcpp::ChainExecutor exec("system.yaml");         // a model binds the callbacks
+//   exec.add_node(node);  exec.spin();
+//
+// Papers: EDF ready-queue paper Sec. IV-A (readyQueue, Algorithm 1 selection with the
+// skippedGroups rule, Algorithm 2 updating, event driven as in the runtime: see executor.hpp of
+// chainrt::runtime), Sec. IV-B (chain instances carry d = a + D); PiCAS (callback priorities);
+// LaME Sec. 4.1/4.3 (thread classes, the online controller).
+//
+// How it sits in rclcpp (29.x; 28.x has the same API): nodes and callback groups are tracked by
+// rclcpp's own ExecutorEntitiesCollector (the base class's add_node / add_callback_group /
+// remove_*: rclcpp's contract, e.g. a node belongs to one executor). Readiness is event driven
+// as in rclcpp's EventsExecutor — the rcl/rmw "on new message/request/response" callbacks,
+// Waitable::set_on_ready_callback (intra-process subscriptions, QoS events, actions) and the
+// executor's notify waitable (guard conditions of nodes and groups: entities added or removed,
+// cancel(), shutdown) — but instead of EventsExecutor's FIFO of events the ready work goes into
+// the shared sched::ReadyQueue through the shared sched::Admission rule, and it honours
+// callback groups (EventsExecutor ignores them): a mutually exclusive group never runs two
+// callbacks at once, on any number of threads (ReadyQueue's group lanes), a reentrant one may.
+// rclcpp's wait-set path (get_next_ready_executable, a wait set rebuilt per wait) is not used:
+// its cost grows with the number of entities at every wait (rclcpp's SingleThreadedExecutor
+// and MultiThreadedExecutor), the cost the EDF paper measures in Sec. VI-B.
+//
+// Timers: a timer on the steady clock (create_wall_timer, rclcpp's default for nodes'
+// wall timers) is released by sched::TimerClock (rcl's overrun rule) on the executor's clock,
+// armed at rcl's next call time, re-armed when the timer is reset, never released while
+// cancelled; at its release the executor calls rcl_timer_call itself (TimerInfo's expected call
+// time is the release). A timer on ROS or system time is released when rcl says it is ready
+// (rcl applies the same overrun rule and its time-jump rules); the executor re-reads those
+// timers at least every 100 ms and when a ROS clock jumps. Timers of waitables (an action
+// server's goal-expiry timer) make the waitable poll itself when they are due.
+//
+// Binding to a model (runtime/entity_binding.hpp, the rule of chainrt.rclpy): node name and
+// timer period / topic / service name. A bound callback gets the model's name, effective
+// priority and thread affinity; a timer that starts a model chain stamps its instances
+// (release, d = a + D) and the executor hands the instance to the chain's successors in this
+// executor when a callback starts (the messages of unmodified nodes carry no stamp). Entities
+// the model does not have run last and are listed (unmatched()). Without a model every entity
+// runs under ros-default (or the policy given) and is monitored.
+//
+// Monitoring: the runtime's figures and JSON (runtime/monitor.hpp) — per callback instances,
+// CPU and wall times, exceptions, drops; per chain response times and deadline misses — in
+// report() and, every stats_period, on `stats_topic` (/chainrt/chain_stats, std_msgs/String)
+// with the dispatches since the previous message, so `chainrt discover`, `chainrt profile
+// --write` and `chainrt run`'s verdicts work on rclcpp nodes.
+//
+// Deviations from rclcpp's executors (docs/rclcpp.md): an exception of a user callback is
+// reported with the callback's name and counted, and the executor goes on (rclcpp lets it
+// leave spin(); rethrow_exceptions restores that); spin() runs the calling thread as executor
+// thread 0 and the others on threads of its own (as MultiThreadedExecutor); spin_some() runs
+// what was ready when it was called, in the ready queue's order (rclcpp: timers first).
+//
+// Threading contract: add_node / remove_node / add_callback_group / cancel from any thread at
+// any time (rclcpp's contract); spin* from one thread at a time (a second throws, as rclcpp).
+// Dispatch path (the private functions below, marked HOT): no allocation and no exception after
+// the first spin while the set of entities stays the same; rclcpp's own take-and-execute code
+// (execute_subscription: the message memory strategy) allocates as in every rclcpp executor.
+// Adding or removing entities rebuilds the executor's tables on an executor thread (allocates).
+#pragma once
+
+#include <rclcpp/executor.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+#include "chainrt/runtime/controlled_executor.hpp"
+#include "chainrt/runtime/monitor.hpp"
+#include "chainrt/runtime/threads.hpp"
+#include "chainrt/sched/admission.hpp"
+#include "chainrt/sched/ready_queue.hpp"
+#include "chainrt/sched/setup.hpp"
+#include "chainrt/sched/timer.hpp"
+
+namespace rclcpp {
+class Node;
+class PublisherBase;
+}  // namespace rclcpp
+
+namespace chainrt::runtime {
+class EntityBinder;
+class LameController;
+}  // namespace chainrt::runtime
+
+namespace chainrt::rclcpp {
+
+struct ChainExecutorOptions {
+  // The model (a file, or its YAML text) and which of its executors this is ("": the only
+  // one, or the one hosting the first node added). Neither: no model (monitoring only).
+  std::string model_file;
+  std::string model_yaml;
+  std::string executor;
+  std::optional<Policy> policy;   // default: the model executor's, else ros-default
+  std::optional<int> threads;     // N plain threads instead of the model's (1..64)
+  bool thread_params = true;      // spin(): apply pinning, SCHED_FIFO, SCHED_DEADLINE
+  Duration stats_period = 0;      // monitoring message every ...; 0: none
+  std::string stats_topic = "/chainrt/chain_stats";
+  std::string run_id;             // of the monitoring messages (default: rclcpp-<pid>)
+  bool print_report = false;      // a summary on stderr when spin() returns
+  bool print_exceptions = true;   // report user exceptions on stderr
+  bool rethrow_exceptions = false;  // rethrow a user exception from spin*, as rclcpp does
+  std::size_t trace_capacity = 1 << 16;     // dispatch records kept (a ring)
+  std::size_t samples_per_chain = 1 << 17;  // response times kept per chain (a ring)
+  // The executor's clock in ns (empty: CLOCK_MONOTONIC), as runtime::ExecutorOptions::clock:
+  // deterministic scenarios inject one. Thread-safe, no allocation, no blocking.
+  std::function<Duration()> clock;
+  // ros-default: rclcpp >= 28's wait-set order drawn from this seed (sched::wait_set_order).
+  std::optional<std::uint64_t> wait_set_seed;
+  // LaME's online controller (runtime/lame_controller.hpp, the runtime's) every this many ns,
+  // and at once on an RT chain's deadline miss; 0: none. Needs a model: the executor runs LaME's
+  // plan of it (policy lame, one RT and one BE thread per core with the plan's SCHED_DEADLINE
+  // budgets); the controller re-plans from the CPU times measured here and applies new budgets
+  // and callback priorities/affinities to the running executor (rclcpp's callback groups stay).
+  Duration lame_controller = 0;
+  Duration lame_reservation_period = 10'000'000;
+  int lame_capacity_permille = 0;   // 0: the kernel's admission limit less the fair server's
+  bool lame_log = true;             // one line per activation on stderr
+  ::rclcpp::ExecutorOptions executor_options;  // the context
+};
+
+class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecutor {
+ public:
+  RCLCPP_SMART_PTR_DEFINITIONS(ChainExecutor)
+
+  // No model: monitoring only (ros-default unless options.policy).
+  ChainExecutor();
+  explicit ChainExecutor(ChainExecutorOptions options);
+  // The model in file `model_file` (throws std::invalid_argument with a one-line reason when it
+  // cannot be loaded).
+  explicit ChainExecutor(const std::string& model_file, ChainExecutorOptions options = {});
+  ~ChainExecutor() override;
+
+  // rclcpp::Executor's contract. spin(): until cancel() or the context shuts down, on the
+  // executor's threads (thread 0 = the caller). spin_once(): one callback (waiting at most
+  // `timeout`). spin_some() / spin_all(): what is ready now (spin_all: until nothing is).
+  // spin_until_future_complete(): base class, one callback at a time, the future re-checked at
+  // least every 100 ms.
+  using ::rclcpp::Executor::add_node;
+  using ::rclcpp::Executor::remove_node;
+  void add_node(::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify = true) override;
+  void add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
+                          ::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node,
+                          bool notify = true) override;
+  void spin() override;
+  void spin_some(std::chrono::nanoseconds max_duration = std::chrono::nanoseconds(0)) override;
+  void spin_all(std::chrono::nanoseconds max_duration) override;
+  void cancel() override;
+
+  // Bind an entity explicitly to model callback `name` (wins over the matching rule).
+  void bind(const std::string& model_callback, const void* entity);
+  // Entities the model does not describe (they run last), and model callbacks no entity was
+  // bound to. Updated when the entities change.
+  std::vector<std::string> unmatched() const;
+  std::vector<std::string> unused_model_callbacks() const;
+
+  Policy policy() const;
+  std::size_t thread_count() const;
+  // Chain instances released before now are not measured (a warm-up).
+  void record_from_now();
+  // The monitor (runtime/monitor.hpp's report and JSON); the dispatch trace, oldest first,
+  // callbacks named by name_of(record.callback). Thread-safe; allocate.
+  runtime::RunReport report(std::size_t max_samples = SIZE_MAX) const;
+  std::string report_json(bool with_samples = false) const;
+  std::vector<runtime::DispatchRecord> trace() const;
+  std::string name_of(sched::CallbackId monitor_id) const;
+  std::uint64_t exceptions() const;
+  std::vector<std::string> warnings() const;
+  // LaME's controller activations so far as a JSON array ("[]" without a controller).
+  std::string lame_log_json() const;
+
+  // runtime::ControlledExecutor (LaME's controller; callbacks of the current tables). Off the
+  // dispatch path: each takes the ready-queue lock briefly and may allocate.
+  std::size_t callback_count() const override;
+  sched::CallbackId callback_id(const std::string& name) const override;
+  std::string callback_name(sched::CallbackId id) const override;
+  sched::CallbackSpec spec_of(sched::CallbackId id) const override;
+  std::string set_thread_reservation(sched::ThreadId t, const std::optional<Reservation>& r) override;
+  void reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec> groups) override;
+  void take_cpu_window(std::vector<runtime::CpuWindow>& out) override;
+  bool publish_event(const std::string& json) override;
+
+ protected:
+  void spin_once_impl(std::chrono::nanoseconds timeout) override;
+  ::rclcpp::FutureReturnCode spin_until_future_complete_impl(
+      std::chrono::nanoseconds timeout,
+      const std::function<std::future_status(std::chrono::nanoseconds)>& wait_for_future) override;
+  // The base class's add_* / remove_* call it: the entities changed.
+  void handle_updated_entities(bool notify) override;
+
+ private:
+  struct Slot;
+  struct ModelCb;
+  struct Tables;
+  struct Bound;
+  struct Running {
+    Slot* slot = nullptr;
+    sched::CallbackId qid = sched::kNoCallback;  // what the ready queue counts as running
+  };
+  struct AdmissionSource;
+
+  void init();
+  void bind_model(const std::vector<std::string>& node_names);
+  void init_chains();
+  void spin_some_impl(std::chrono::nanoseconds max_duration, bool exhaustive);
+  void start_stats();
+  void stop_stats();
+  void start_lame();
+  void stop_lame();
+  Duration clock_now() const noexcept;
+  // Rebuild the tables from rclcpp's collection when entities changed (allocates; any
+  // executor thread; carries queued work over). Returns whether anything changed.
+  bool rebuild();
+  void install(Slot& s);    // event callbacks of a new entity
+  void uninstall(Slot& s);  // ... of a removed one
+
+  // HOT: an rmw/rcl thread (or a thread triggering a guard condition) reports events of `s`:
+  // counts them, enlists `s` in the lock-free dirty list, wakes a sleeping executor thread.
+  // Lock-free, no allocation.
+  static void on_event(Slot* s, std::size_t n, int waitable_data) noexcept;
+  // HOT: wake sleeping executor threads (futex); lock-free, no allocation.
+  void wake_others() noexcept;
+  // HOT (ready-queue lock held): Algorithm 2 incrementally — the enlisted slots, the steady
+  // timers when one is due (O(1) otherwise), the rcl-timed timers when their check is due.
+  void harvest(Duration now) noexcept;
+  void make_ready(Slot& s) noexcept;
+  void arm(Slot& s, Duration now) noexcept;  // a steady timer's first release (or after a reset)
+  Duration ready_deadline(const Slot& s) const noexcept;
+  // HOT: take `id` for thread `t` (lock held), run it without the lock, record it. Catches
+  // every exception of the callback.
+  void dispatch(sched::ThreadId t, sched::CallbackId id, std::unique_lock<runtime::PiMutex>& lk);
+  // One selection on thread `t`, waiting until `until` (executor clock; kNoDeadline: no
+  // limit) for work; false when none came (timeout, cancel, shutdown).
+  bool run_one(sched::ThreadId t, Duration until, bool wait);
+  void thread_main(sched::ThreadId t);
+  void stats_main();
+  void rethrow_pending();
+  void print_summary() const;
+
+  ChainExecutorOptions options_;
+  std::unique_ptr<Model> model_;    // parsed at construction, bound at the first rebuild
+  std::string model_text_, model_origin_;
+  std::unique_ptr<runtime::EntityBinder> binder_;
+  std::unique_ptr<runtime::LameController> lame_;
+  bool lame_attached_ = false;
+  // LaME's priority and affinity by model callback (kept across rebuilds)
+  std::vector<std::optional<std::pair<std::optional<int>, sched::AffinityMask>>> lame_params_;
+  std::unique_ptr<Bound> bound_;     // chain state by model callback and chain
+  std::vector<sched::ThreadSpec> threads_spec_;
+  Policy policy_ = Policy::RosDefault;
+
+  mutable runtime::PiMutex mutex_;  // the ready-queue lock (priority inheritance)
+  std::mutex rebuild_mutex_;        // one rebuild at a time
+  std::unique_ptr<Tables> tables_;  // current slots, ready queue, admission
+  std::mutex nodes_mutex_;
+  std::vector<::rclcpp::node_interfaces::NodeBaseInterface::WeakPtr> nodes_;  // in the order added
+  std::vector<std::pair<::rclcpp::CallbackGroup::WeakPtr, ::rclcpp::node_interfaces::NodeBaseInterface::WeakPtr>>
+      group_nodes_;
+  std::vector<std::unique_ptr<Slot>> all_slots_;  // every slot ever made (stable pointers)
+  std::vector<std::unique_ptr<ModelCb>> model_cbs_;
+  std::vector<Running> running_;    // per thread
+  std::atomic<Slot*> dirty_{nullptr};
+  std::atomic<bool> rebuild_requested_{true};
+  std::atomic<std::uint32_t> wake_{0};
+  std::atomic<std::uint32_t> sleepers_{0};
+  std::atomic<bool> wake_pending_{false};
+  Duration next_timer_due_ = 0;     // earliest release of a steady timer not yet released
+  Duration next_rcl_check_ = 0;     // when rcl-timed timers are read again
+  Duration record_from_ = 0;
+  Duration started_at_ = 0;
+  std::vector<std::string> warnings_;
+  std::vector<std::pair<std::string, const void*>> explicit_;
+  runtime::TraceRing trace_;
+  std::vector<std::string> monitor_names_;  // by monitor id (slot creation order)
+  std::exception_ptr pending_exception_;
+  std::vector<std::thread> helpers_;
+  std::thread stats_thread_;
+  std::shared_ptr<::rclcpp::Node> stats_node_;
+  std::shared_ptr<::rclcpp::PublisherBase> stats_pub_;
+  std::mutex publish_mutex_;
+  std::atomic<std::uint32_t> stats_stop_{0};
+  std::uint64_t stats_seq_ = 0;
+  std::vector<std::atomic<int>> tids_;
+};
+
+}  // namespace chainrt::rclcpp

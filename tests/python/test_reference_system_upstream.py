@@ -1,0 +1,217 @@
+"""Upstream's reference system on rclcpp (chainrt.reference_system.upstream): the KPIs read from
+the lines upstream's sinks print, the calibration, the placement of the processes, the targets
+against the best stock executor; with the programs built, a short real run of an upstream
+executable and of the ChainExecutor main."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chainrt.reference_system import kpi, runner, upstream
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _stat(values: list[float]) -> str:
+    """What upstream's operator<<(statistic_value_t) prints for values already divided by the
+    adjustment (C++'s default stream format: 6 significant digits, %g)."""
+    n = len(values)
+    mean = sum(values) / n
+    dev = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else float("nan")
+    return f"[min={min(values):g}{{u}}, max={max(values):g}{{u}}, average={mean:g}{{u}}, deviation={dev:g}{{u}}]"
+
+
+def upstream_lines(samples: list[dict]) -> str:
+    """A log as upstream's print_sample_path writes it: one block per sample at a sink, the hot
+    path's latency and drops where the sample passed the hot path, the behaviour-planner period
+    where it carries a BehaviorPlanner entry ("bp period" printed where a new period is recorded)."""
+    out, lat, drops, per, latency = [], [], [], [], []
+    for s in samples:
+        out += ["-" * 58, f"sample path: ({s['sink']}) ",
+                "  order timepoint           sequence nr.                  node name     dropped samples"]
+        if s.get("period") is not None:
+            out.append("bp period")
+            per.append(s["period"])
+        out.append("latency")
+        latency.append(s.get("e2e", 30.0))
+        out += ["", "Statistics:", f"  latency:                  {latency[-1]:g}ms " + _stat(latency).format(u="ms")]
+        if s.get("hot") is not None:
+            out.append("hotpath")
+            lat.append(s["hot"])
+            drops.append(s.get("drops", 0))
+            out.append("  hot path:                 FrontLidarDriver/RearLidarDriver -> ObjectCollisionEstimator")
+            out.append(f"  hot path latency:         {lat[-1]:g}ms " + _stat(lat).format(u="ms"))
+            out.append(f"  hot path drops:           {drops[-1]} " + _stat(drops).format(u=""))
+        if s.get("bp"):
+            if per:
+                out.append(f"  behavior planner period:  {per[-1]:g}ms " + _stat(per).format(u="ms"))
+            else:  # upstream prints the empty statistic of the first BehaviorPlanner sample
+                out.append("  behavior planner period:  0ms [min=1.84467e+13ms, max=0ms, average=0ms, deviation=0ms]")
+        out += ["-" * 58, ""]
+    return "\n".join(out) + "\n"
+
+
+def test_parse_log_reads_every_sample_as_upstream_prints_it():
+    samples = [{"sink": "IntersectionOutput"},
+               {"sink": "VehicleDBWSystem", "hot": 10.5, "bp": True},
+               {"sink": "IntersectionOutput"},
+               {"sink": "VehicleDBWSystem", "hot": 12.25, "drops": 2, "bp": True, "period": 100.012},
+               {"sink": "VehicleDBWSystem", "bp": True, "period": 99.988},
+               {"sink": "VehicleDBWSystem", "hot": 9.75, "bp": True, "period": 100.5}]
+    k, last, every = upstream.parse_log(upstream_lines(samples))
+    assert every.hot_path_latencies == k.hot_path_latencies
+    assert k.hot_path_latencies == [10_500_000, 12_250_000, 9_750_000]
+    assert k.hot_path_drops_per_sample == [0, 2, 0]
+    assert k.behavior_planner_periods == pytest.approx([100_012_000, 99_988_000, 100_500_000])
+    assert k.sink_samples == {"IntersectionOutput": 2, "VehicleDBWSystem": 4}
+    # upstream's own summary is the last line of each KPI, and the samples agree with it
+    assert last["hot_path_latency"]["average"] == pytest.approx((10.5 + 12.25 + 9.75) / 3 * 1e6, rel=1e-5)
+    assert last["hot_path_latency"]["deviation"] == pytest.approx(
+        upstream.upstream_deviation([10.5e6, 12.25e6, 9.75e6]), rel=1e-5)
+    assert upstream.check_summary(k, last) == []
+    d = k.to_dict()
+    assert d["hot_path_drops"] == 2 and d["hot_path_latency"]["max_ns"] == 12_250_000
+
+
+def test_the_warm_up_is_what_the_program_printed_before_it_ended():
+    samples = [{"sink": "VehicleDBWSystem", "hot": 40.0 + i, "bp": True, "period": 130.0 if i == 1 else 100.0}
+               for i in range(3)]
+    samples += [{"sink": "VehicleDBWSystem", "hot": 10.0 + i, "bp": True, "period": 100.0} for i in range(4)]
+    text = upstream_lines(samples)
+    cut = len(upstream_lines(samples[:3])) + 100  # inside the 4th block: it started in the warm-up
+    k, last, every = upstream.parse_log(text, cut)
+    assert len(every.hot_path_latencies) == 7 and upstream.check_summary(every, last) == []
+    assert k.hot_path_latencies == [11_000_000, 12_000_000, 13_000_000]
+    assert k.behavior_planner_periods == pytest.approx([100e6] * 3)
+    assert k.sink_samples == {"VehicleDBWSystem": 3}
+    k, _, _ = upstream.parse_log(text, len(text))
+    assert k.hot_path_latencies == []
+    # what came after the stop signal (the program's shutdown) is not measured either
+    k, _, every = upstream.parse_log(text, cut, len(upstream_lines(samples[:6])))
+    assert k.hot_path_latencies == [11_000_000, 12_000_000] and len(every.hot_path_latencies) == 7
+
+
+def test_a_missed_line_disagrees_with_upstreams_summary():
+    text = upstream_lines([{"sink": "VehicleDBWSystem", "hot": v, "bp": True} for v in (10.0, 11.0, 30.0)])
+    lines = text.splitlines()
+    i = max(j for j, line in enumerate(lines) if "hot path latency:" in line)
+    # the 30 ms sample misread as 3 ms while its running statistics stay right
+    mangled = "\n".join(lines[:i] + [lines[i].replace("30ms [", "3ms [")] + lines[i + 1:])
+    _, last, k = upstream.parse_log(mangled)
+    problems = upstream.check_summary(k, last)
+    assert problems and "hot_path_latency" in problems[0]
+
+
+def test_unparsable_or_empty_log_has_no_sample():
+    k, last, _ = upstream.parse_log("RMW Implementation: rmw_fastrtps_cpp\nsomething else\n")
+    assert k.hot_path_latencies == [] and last == {}
+
+
+def test_stock_configurations_and_their_replica_models():
+    assert set(upstream.STOCK) == {"rclcpp-single-threaded", "rclcpp-static-single-threaded", "rclcpp-multi-threaded",
+                                   "rclcpp-prioritized", "rclcpp-cbg", "rclcpp-events"}
+    assert upstream.STOCK["rclcpp-prioritized"].own_priorities and not upstream.STOCK["rclcpp-single-threaded"].own_priorities
+    assert runner._model_config("rclcpp-multi-threaded", "upstream") == "ros-default-mt"
+    assert runner._model_config("rclcpp-events", "upstream") is None
+    assert runner._model_config("picas-multi", "upstream") == "picas-multi"
+    from chainrt.reference_system import configs
+    assert configs.parse_configs(None, "upstream")[:6] == list(upstream.STOCK)
+    assert ("picas-multi" in configs.parse_configs(None, "upstream")) == (_built(upstream.CHAIN_BINARY) is not None)
+    assert configs.parse_configs("rclcpp-events,edf-st", "upstream") == ["rclcpp-events", "edf-st"]
+    with pytest.raises(ValueError, match="rclcpp-single-threaded"):
+        configs.parse_configs("rclcpp-single-threaded")  # a stock executor is not a replica configuration
+
+
+def test_launcher_places_and_ties_the_process():
+    cmd = upstream.launcher(1, 10)
+    assert cmd[:4] == ["setpriv", "--pdeathsig", "TERM", "--"]
+    assert cmd[4:] == ["chrt", "-f", "10", "taskset", "-c", "1"]
+    assert upstream.launcher(None, None) == ["setpriv", "--pdeathsig", "TERM", "--"]
+
+
+def _result(load, stock: dict, chain: dict) -> dict:
+    def c(mean, p99, mx, drops=0, bp_std=20_000):
+        return {"hot_path_latency": {"count": 100, "mean_ns": mean, "p99_ns": p99, "max_ns": mx},
+                "hot_path_drops": drops, "behavior_planner_period": {"std_ns": bp_std}}
+    cfgs = {n: c(*v) for n, v in stock.items()} | {n: c(*v) for n, v in chain.items()}
+    return {"load": load, "configs": cfgs}
+
+
+def test_targets_against_the_best_stock_executor():
+    r = _result("stressed", {"rclcpp-single-threaded": (40e6, 60e6, 70e6), "rclcpp-prioritized": (19e6, 29e6, 44e6)},
+                {"picas-multi": (17e6, 19e6, 20e6), "picas-single": (18e6, 30e6, 35e6, 1, 2e6)})
+    ch = upstream.checks(r)
+    assert ch["best_stock"] == "rclcpp-prioritized"
+    pm, ps = ch["configs"]["picas-multi"], ch["configs"]["picas-single"]
+    assert pm["mean_vs_best_stock"] == pytest.approx(17 / 19) and all(pm["met"].values())
+    assert ps["met"] == {"mean": False, "p99": False, "max": False, "drops": False, "planner_std": False}
+    # at the default load the mean only has to match the best stock executor
+    r = _result("default", {"rclcpp-prioritized": (8e6, 9e6, 10e6)}, {"picas-multi": (8e6, 8.5e6, 5e6)})
+    assert upstream.checks(r)["configs"]["picas-multi"]["met"]["mean"]
+
+
+def test_work_per_callback_is_the_one_limit_of_the_model():
+    from chainrt.reference_system import configs, topology
+    path = str(REPO / "examples" / "autoware_reference.yaml")
+    scale = configs.load_scale(configs.load_model(path), "stressed")
+    assert topology.work_per_callback(configs.variant(path, "ros-default-st", "stressed")) == round(2_000_000 * scale)
+    assert topology.work_per_callback(configs.variant(path, "picas-multi")) == 2_000_000
+
+
+# ---------------------------------------------------------------- with the programs built
+def _built(name):
+    try:
+        return upstream.find(name)
+    except upstream.UpstreamNotBuilt:
+        return None
+
+
+needs_calibrate = pytest.mark.skipif(_built(upstream.CALIBRATE_BINARY) is None,
+                                     reason="upstream's reference system is not built (needs rclcpp)")
+
+
+@needs_calibrate
+def test_calibration_finds_the_limit_that_costs_the_cpu_time():
+    a = upstream.calibrate(1_000_000)
+    b = upstream.calibrate(3_000_000)
+    assert a["limit"] < b["limit"]
+    assert 0.7e6 < a["cost_ns"] < 1.4e6 and 2.2e6 < b["cost_ns"] < 4e6
+    bad = subprocess.run([str(_built(upstream.CALIBRATE_BINARY)), "x"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "usage" in bad.stderr
+
+
+needs_upstream = pytest.mark.skipif(_built("autoware_default_singlethreaded") is None,
+                                    reason="upstream's reference system is not built (needs rclcpp)")
+
+
+@needs_upstream
+def test_short_real_run_of_upstreams_executables(tmp_path, capsys):
+    from chainrt.cli import main
+    names = ["rclcpp-single-threaded", "rclcpp-prioritized"]
+    if _built(upstream.CHAIN_BINARY) is not None:
+        names.append("picas-multi")
+    rc = main(["bench", "reference-system", "--system", "upstream", "--configs", ",".join(names),
+               "--duration", "3s", "--warmup", "500ms", "--repeat", "1", "--no-plots", "--no-analysis", "--no-sim",
+               "--no-platform-probe", "--json", "--out", str(tmp_path)])
+    assert rc == 0
+    import json
+    d = json.loads(capsys.readouterr().out)
+    assert d["system"] == "upstream" and d["number_cruncher"]["limit"] > 2
+    assert d["number_cruncher"]["calibration"]["target_ns"] == 2_000_000
+    for n in names:
+        c = d["configs"][n]
+        assert c["hot_path_latency"]["count"] > 0, n
+        assert c["hot_path_latency"]["min_ns"] > 0
+        assert c["behavior_planner_period"]["count"] > 0
+        assert c["cpu"]["mean_percent"]["mean"] > 0
+        assert (tmp_path / "raw" / f"{n}-r1.log").is_file()
+    if "picas-multi" in names:  # the executors' per-callback figures come back
+        assert (tmp_path / "raw" / "picas-multi-r1.json").is_file()
+    assert "rclcpp-single-threaded" in d["checks"]["best_stock"] or d["checks"]["best_stock"] == "rclcpp-prioritized"
