@@ -33,9 +33,10 @@ import tempfile
 from . import cliargs
 
 
-# Systems per batch: 5-30 ms each here (harsh and climbing ones the slowest), so that a batch
-# takes about a second, far above a Dask task's cost (docs/campaigns.md, "Sizing").
-BATCH = 50
+# Systems per batch: a system takes 1.6 ms here (a harsh one climbing 8 steps 2.4-3 ms), so a
+# batch takes 0.6-2 s, far above what a Dask task costs (10-16 ms of CPU here, taken from the
+# batches when every core runs one: docs/campaigns.md, "Measured").
+BATCH = 400
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
 CX_DIR = "@COUNTEREXAMPLES@/"
 # The bound / worst simulated buckets' upper ends (sim::kTightnessBuckets).

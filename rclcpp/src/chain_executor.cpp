@@ -281,11 +281,7 @@ void ChainExecutor::init_chains() {
     t.reserve(options_.samples_per_chain);
     if (t.source != kNoCallback && binder_->callback(t.source).kind == CallbackKind::Timer) {
       ModelCb& src = b.cbs[t.source];
-      const Duration d = ch.deadline > 0 ? ch.deadline : kNoDeadline;
-      if (src.timer_chain == kNoChain || d < src.timer_rel_deadline) {
-        src.timer_chain = c;
-        src.timer_rel_deadline = d;
-      }
+      runtime::choose_source_chain(src.timer_chain, src.timer_rel_deadline, c, ch.deadline);
     }
   }
 }

@@ -245,12 +245,8 @@ void Executor::prepare() {
       if (!src.timer) {
         warnings_.push_back("chain '" + cs.name + "': its first callback '" + st.source_name +
                             "' is not a timer; its instances are not stamped here");
-      } else if (cs.deadline > 0 && (src.timer_chain == kNoChain ||
-                                     cs.deadline < src.timer_rel_deadline)) {
-        src.timer_chain = static_cast<std::uint32_t>(c);
-        src.timer_rel_deadline = cs.deadline;
-      } else if (src.timer_chain == kNoChain) {
-        src.timer_chain = static_cast<std::uint32_t>(c);
+      } else {
+        choose_source_chain(src.timer_chain, src.timer_rel_deadline, static_cast<std::uint32_t>(c), cs.deadline);
       }
     }
   }

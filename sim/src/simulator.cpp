@@ -1093,7 +1093,9 @@ SimResult Simulator::run() {
   while (!heap_.empty() && heap_.front().t <= end) {
     now_ = heap_.front().t;
     // every event of this instant first (simultaneous releases are seen together), then the
-    // dispatch decisions, then the cores.
+    // dispatch decisions, then the cores. A completion is the exception: it runs its own
+    // dispatch pass at once (complete_exec), so completions of one instant are applied one at
+    // a time (docs/simulator.md, "Instants").
     while (!heap_.empty() && heap_.front().t == now_) {
     const Event ev = heap_.front();
     std::pop_heap(heap_.begin(), heap_.end(), EventLater{});

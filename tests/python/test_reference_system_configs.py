@@ -240,7 +240,7 @@ def test_gantt_from_executor_trace(tmp_path):
     lidar = [e for e in g["events"] if g["callbacks"][e[1]] == "FrontLidarDriver/timer"]
     assert lidar[0][3] == 1 * MS + 3 * MS  # 1 ms before the nominal release, started 3 ms late
     assert len(g["threads"]) == 2
-    plt = report._plt()
+    plt = report.pyplot()
     out = report.draw_gantt(g, tmp_path / "g.png", plt, "test")
     assert out.stat().st_size > 1000
     assert runner.gantt_trace([]) is None
