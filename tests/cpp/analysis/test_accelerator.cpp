@@ -6,6 +6,7 @@
 #include "../../../analysis/src/accelerator.hpp"
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/model/yaml_io.hpp"
+#include "../accelerator_scenario.hpp"
 
 using namespace chainrt;
 using namespace chainrt::detail;
@@ -68,14 +69,7 @@ namespace {
 Model three_chains(const std::string& access) {
   const std::string acc = access == "server" ? "{name: gpu, access: server, priority: 90, cores: [3], overhead: 1ms}"
                                              : "{name: gpu, access: direct}";
-  return load_model_from_string(R"(
-hosts: [{name: h, cores: 4, accelerators: [)" + acc + R"(]}]
-executors:
-  - {name: eh, host: h, policy: picas, threads: [{name: t, cores: [0], priority: 30}]}
-  - {name: e1, host: h, policy: picas, threads: [{name: t, cores: [1], priority: 20}]}
-  - {name: e2, host: h, policy: picas, threads: [{name: t, cores: [2], priority: 10}]}
-nodes: [{name: nh, executor: eh}, {name: n1, executor: e1}, {name: n2, executor: e2}]
-callbacks:
+  return load_model_from_string(chainrt::test::three_executors_with(acc) + R"(callbacks:
   - {name: hi, kind: timer, node: nh, period: 100ms, wcet: 2ms, priority: 30,
      accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 10ms}]}
   - {name: lo1, kind: timer, node: n1, period: 200ms, wcet: 2ms, priority: 20,

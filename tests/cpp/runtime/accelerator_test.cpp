@@ -23,6 +23,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/accelerator.hpp"
 #include "chainrt/sim/simulator.hpp"
+#include "../accelerator_scenario.hpp"
 
 namespace chainrt::runtime {
 namespace {
@@ -91,14 +92,7 @@ class VirtualTime {
 // 2 ms (copy-in 5, kernel 10, copy-out 5), H — the highest priority — at 4 ms (10 ms); L1's
 // second segment (3 ms) comes 2 ms of CPU after its first is done.
 Model scenario(const std::string& accelerator) {
-  return load_model_from_string(R"(
-hosts: [{name: h, cores: 4, accelerators: [)" + accelerator + R"(]}]
-executors:
-  - {name: eh, host: h, policy: picas, threads: [{name: t, cores: [0], priority: 30}]}
-  - {name: e1, host: h, policy: picas, threads: [{name: t, cores: [1], priority: 20}]}
-  - {name: e2, host: h, policy: picas, threads: [{name: t, cores: [2], priority: 10}]}
-nodes: [{name: nh, executor: eh}, {name: n1, executor: e1}, {name: n2, executor: e2}]
-callbacks:
+  return load_model_from_string(chainrt::test::three_executors_with(accelerator) + R"(callbacks:
   - {name: hi, kind: timer, node: nh, period: 100ms, offset: 3ms, wcet: 2ms, priority: 30,
      accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 10ms}]}
   - {name: lo1, kind: timer, node: n1, period: 100ms, wcet: 4ms, priority: 20,
@@ -106,11 +100,7 @@ callbacks:
                             {accelerator: gpu, after: 3ms, copy_in: 1ms, kernel: 2ms}]}
   - {name: lo2, kind: timer, node: n2, period: 100ms, offset: 1ms, wcet: 2ms, priority: 10,
      accelerator_segments: [{accelerator: gpu, after: 1ms, copy_in: 5ms, kernel: 10ms, copy_out: 5ms}]}
-chains:
-  - {name: H, callbacks: [hi], priority: 3}
-  - {name: L1, callbacks: [lo1], priority: 2}
-  - {name: L2, callbacks: [lo2], priority: 1}
-)");
+)" + chainrt::test::kRankedChains);
 }
 
 struct Use {

@@ -7,6 +7,7 @@
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
+#include "../accelerator_scenario.hpp"
 
 using namespace chainrt;
 
@@ -18,14 +19,7 @@ constexpr Duration ms = 1'000'000;
 // (30 ms of work), L2 at 2 ms (20 ms), H (highest priority) at 4 ms (10 ms). `extra` is added
 // to the executors' YAML of L1's executor (another callback sharing its thread).
 Model three_chains(const std::string& accelerator, const std::string& extra = "") {
-  return load_model_from_string(R"(
-hosts: [{name: h, cores: 4, accelerators: [)" + accelerator + R"(]}]
-executors:
-  - {name: eh, host: h, policy: picas, threads: [{name: t, cores: [0], priority: 30}]}
-  - {name: e1, host: h, policy: picas, threads: [{name: t, cores: [1], priority: 20}]}
-  - {name: e2, host: h, policy: picas, threads: [{name: t, cores: [2], priority: 10}]}
-nodes: [{name: nh, executor: eh}, {name: n1, executor: e1}, {name: n2, executor: e2}]
-callbacks:
+  return load_model_from_string(chainrt::test::three_executors_with(accelerator) + R"(callbacks:
   - {name: hi, kind: timer, node: nh, period: 100ms, offset: 3ms, wcet: 2ms, priority: 30,
      accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 10ms}]}
   - {name: lo1, kind: timer, node: n1, period: 100ms, wcet: 2ms, priority: 20,
@@ -33,11 +27,7 @@ callbacks:
   - {name: lo2, kind: timer, node: n2, period: 100ms, offset: 1ms, wcet: 2ms, priority: 10,
      accelerator_segments: [{accelerator: gpu, after: 1ms, copy_in: 5ms, kernel: 10ms, copy_out: 5ms}]}
 )" + extra + R"(
-chains:
-  - {name: H, callbacks: [hi], priority: 3}
-  - {name: L1, callbacks: [lo1], priority: 2}
-  - {name: L2, callbacks: [lo2], priority: 1}
-)");
+)" + chainrt::test::kRankedChains);
 }
 
 sim::SimResult run(const Model& m, Duration duration = 100 * ms) {
