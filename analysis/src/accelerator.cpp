@@ -182,19 +182,11 @@ bool at_least_as_urgent(const Site& s, const Site& p) {
   return !p.priority || *s.priority >= *p.priority;
 }
 
-}  // namespace
-
-AcceleratorPlan plan_accelerators(const Model& user) {
-  AcceleratorPlan plan;
-  if (std::string why = server_placement(user); !why.empty()) {
-    plan.refused = why;
-    return plan;
-  }
-  const AcceleratedModel am = expand_accelerators(user);
-  Model x = am.model;
-  const auto devices = accelerator_refs(user);
-
-  // Direct access: every thread's largest segment per device (a thread has one request at most).
+// Direct access: each callback's segments as suspension-oblivious execution, each request
+// blocked first come first served behind every other thread's largest segment (FIFO blocking).
+void bound_direct_calls(const Model& user, const AcceleratedModel& am, const std::vector<AcceleratorRef>& devices,
+                        Model& x) {
+  // every thread's largest segment per device (a thread has one request at most)
   // [device][executor][thread]
   std::vector<std::vector<std::vector<Duration>>> largest(devices.size());
   for (auto& d : largest) {
@@ -233,6 +225,69 @@ AcceleratorPlan plan_accelerators(const Model& user) {
     cb.wcet = suspension_oblivious_wcet(cb.wcet, responses);
     cb.bcet = best;
   }
+
+}
+
+// The server side as the engine sees it: continuations as subscriptions, each server's
+// overhead as top-priority work on its cores.
+void add_server_work(const Model& user, const AcceleratedModel& am, const std::vector<AcceleratorRef>& devices,
+                     const std::vector<Site>& sites, Model& x) {
+  // The continuations as the engine's subscriptions (counted per input, never dropped: one per
+  // instance in flight); the server threads' overhead as top-priority work on their cores: per
+  // site and chain a timer of the chain's period released anywhere in it (jitter T − 1), so that
+  // the engine never gives it a window and counts its executions in any window of length l as
+  // ⌈l/T⌉ + 2 (executions_in_window), at least the requests of that chain served in it.
+  for (std::size_t c = 0; c < x.callbacks.size(); ++c)
+    if (am.pieces[c].index > 0) {
+      x.callbacks[c].kind = CallbackKind::Subscription;
+      x.callbacks[c].queue_depth = 1;
+    }
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const Accelerator& acc = accelerator_of(user, devices[d]);
+    if (acc.access != AcceleratorAccess::Server || acc.server_overhead <= 0) continue;
+    const std::string host = x.hosts[devices[d].host].name;
+    const std::string tag = "accelerator server " + host + "/" + acc.name;
+    Executor e;
+    e.name = tag;
+    e.host = host;
+    e.process = tag;
+    e.policy = x.executors.empty() ? Policy::FixedPriority : x.executors.front().policy;
+    e.threads.push_back(Thread{"t0", acc.server_cores, acc.server_priority, std::nullopt, ""});
+    x.executors.push_back(e);
+    x.nodes.push_back(Node{tag, tag});
+    x.groups.push_back(CallbackGroup{tag + "/default", GroupType::MutuallyExclusive, tag});
+    for (const Site& s : sites) {
+      if (s.device != d) continue;
+      for (std::size_t y : s.chains) {
+        Callback t;
+        t.name = tag + " " + x.callbacks[s.piece].name + " " + x.chains[y].name;
+        t.kind = CallbackKind::Timer;
+        t.node = tag;
+        t.group = tag + "/default";
+        t.wcet = acc.server_overhead;
+        t.bcet = acc.server_overhead;
+        t.period = x.chains[y].period;
+        t.jitter = x.chains[y].period - 1;
+        t.priority = s.priority;
+        x.callbacks.push_back(t);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+AcceleratorPlan plan_accelerators(const Model& user) {
+  AcceleratorPlan plan;
+  if (std::string why = server_placement(user); !why.empty()) {
+    plan.refused = why;
+    return plan;
+  }
+  const AcceleratedModel am = expand_accelerators(user);
+  Model x = am.model;
+  const auto devices = accelerator_refs(user);
+
+  bound_direct_calls(user, am, devices, x);
 
   // Server access: the sites, their coverage by chains, and each request's response.
   std::vector<Site> sites;
@@ -292,47 +347,7 @@ AcceleratorPlan plan_accelerators(const Model& user) {
   }
   plan.requesters.assign(requesters.begin(), requesters.end());
 
-  // The continuations as the engine's subscriptions (counted per input, never dropped: one per
-  // instance in flight); the server threads' overhead as top-priority work on their cores: per
-  // site and chain a timer of the chain's period released anywhere in it (jitter T − 1), so that
-  // the engine never gives it a window and counts its executions in any window of length l as
-  // ⌈l/T⌉ + 2 (executions_in_window), at least the requests of that chain served in it.
-  for (std::size_t c = 0; c < x.callbacks.size(); ++c)
-    if (am.pieces[c].index > 0) {
-      x.callbacks[c].kind = CallbackKind::Subscription;
-      x.callbacks[c].queue_depth = 1;
-    }
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    const Accelerator& acc = accelerator_of(user, devices[d]);
-    if (acc.access != AcceleratorAccess::Server || acc.server_overhead <= 0) continue;
-    const std::string host = x.hosts[devices[d].host].name;
-    const std::string tag = "accelerator server " + host + "/" + acc.name;
-    Executor e;
-    e.name = tag;
-    e.host = host;
-    e.process = tag;
-    e.policy = x.executors.empty() ? Policy::FixedPriority : x.executors.front().policy;
-    e.threads.push_back(Thread{"t0", acc.server_cores, acc.server_priority, std::nullopt, ""});
-    x.executors.push_back(e);
-    x.nodes.push_back(Node{tag, tag});
-    x.groups.push_back(CallbackGroup{tag + "/default", GroupType::MutuallyExclusive, tag});
-    for (const Site& s : sites) {
-      if (s.device != d) continue;
-      for (std::size_t y : s.chains) {
-        Callback t;
-        t.name = tag + " " + x.callbacks[s.piece].name + " " + x.chains[y].name;
-        t.kind = CallbackKind::Timer;
-        t.node = tag;
-        t.group = tag + "/default";
-        t.wcet = acc.server_overhead;
-        t.bcet = acc.server_overhead;
-        t.period = x.chains[y].period;
-        t.jitter = x.chains[y].period - 1;
-        t.priority = s.priority;
-        x.callbacks.push_back(t);
-      }
-    }
-  }
+  add_server_work(user, am, devices, sites, x);
   x.reindex();
   plan.model = std::move(x);
   const HopCost base = model_hop_cost(plan.model);

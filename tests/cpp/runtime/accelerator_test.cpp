@@ -72,10 +72,9 @@ class VirtualTime {
         std::lock_guard<std::mutex> lk(m_);
         if (waiting_) return;
       }
-      if (acc.idle()) {
-        std::lock_guard<std::mutex> lk(m_);
-        if (!waiting_ && acc.idle()) return;
-      }
+      // Never both locks at once: the accelerator reads this clock under its own lock. Idle
+      // here is final: only this test gives the accelerator new requests.
+      if (acc.idle()) return;
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
