@@ -17,6 +17,8 @@ from __future__ import annotations
 import io
 import os
 
+from . import cliargs
+
 MAX_WIDTH_PX = 1100
 PALETTE_COLOURS = 64
 
@@ -50,7 +52,7 @@ def save_figure(fig, path, *, dpi: int = 110, tight: bool = False):
     """Write ``fig`` to ``path`` (its folder made if missing), close it and return ``path``.
 
     ``tight``: crop to the drawn area (matplotlib's ``bbox_inches="tight"``). The file appears
-    whole or not at all (written beside it, then renamed)."""
+    whole or not at all (:func:`chainrt.cliargs.write_atomic`)."""
     plt = pyplot()
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
@@ -59,23 +61,12 @@ def save_figure(fig, path, *, dpi: int = 110, tight: bool = False):
     if width_in * dpi > MAX_WIDTH_PX:
         dpi = max(1, int(MAX_WIDTH_PX / width_in))
     extra = {"bbox_inches": "tight"} if tight else {}
+    fmt = os.path.splitext(target)[1].lstrip(".").lower() or "png"
+    buf = io.BytesIO()
     try:
-        if target.lower().endswith(".png"):
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=dpi, **extra)
-            data = _compact_png(buf.getvalue())
-        else:
-            buf = io.BytesIO()
-            fig.savefig(buf, format=os.path.splitext(target)[1].lstrip(".") or "png", dpi=dpi, **extra)
-            data = buf.getvalue()
+        fig.savefig(buf, format=fmt, dpi=dpi, **extra)
     finally:
         plt.close(fig)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    data = _compact_png(buf.getvalue()) if fmt == "png" else buf.getvalue()
+    cliargs.write_atomic(target, data, durable=False)
     return path
