@@ -16,10 +16,12 @@
 #include <algorithm>
 #include <set>
 
+#include "accelerator.hpp"
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
 #include "join_wait.hpp"
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/model/accelerator.hpp"
 #include "chainrt/sched/policy.hpp"
 
 namespace chainrt {
@@ -206,10 +208,15 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   Policy policy() const override { return policy_; }
   bool single_threaded() const override { return single_; }
   bool applicable(const Model& m, std::string* why) const override {
-    if (refuse_platform(m, why, true)) return false;
-    View v = build_view(m, model_hop_cost(m));
-    return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
-           (order_ != Order::Edf || keyed_deadlines(v, why));
+    if (uses_accelerators(m)) {  // the device bounds, then the CPU side as pieces (accelerator.hpp)
+      const AcceleratorPlan plan = plan_accelerators(m);
+      if (!plan.refused.empty()) {
+        if (why) *why = plan.refused;
+        return false;
+      }
+      return applicable_with(plan.model, plan.cost, why);
+    }
+    return applicable_with(m, model_hop_cost(m), why);
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
   bool schedulable(const Model& m) const override { return run(m, true).schedulable; }
@@ -219,9 +226,24 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   // has no bound) is dropped and the analysis run again, its chains then charged the generic
   // join term. Rounds are only ever dropped, so this ends after at most one run per fusion set.
   AnalysisResult run(const Model& m, bool verdict_only) const {
+    if (uses_accelerators(m)) {
+      const AcceleratorPlan plan = plan_accelerators(m);
+      if (!plan.refused.empty()) return not_applicable(m, plan.refused, name_);
+      return finish_accelerators(plan, run_with(plan.model, plan.cost, verdict_only));
+    }
+    return run_with(m, model_hop_cost(m), verdict_only);
+  }
+
+  bool applicable_with(const Model& m, const HopCost& cost, std::string* why) const {
+    if (refuse_platform(m, why, true)) return false;
+    View v = build_view(m, cost);
+    return structure_ok(m, v, single_, false, why, order_ == Order::FixedPriority, true) &&
+           (order_ != Order::Edf || keyed_deadlines(v, why));
+  }
+
+  AnalysisResult run_with(const Model& m, const HopCost& cost, bool verdict_only) const {
     std::string why;
     if (refuse_platform(m, &why, true)) return not_applicable(m, why, name_);
-    const HopCost cost = model_hop_cost(m);
     const View base = build_view(m, cost);
     if (!structure_ok(m, base, single_, false, &why, order_ == Order::FixedPriority, true) ||
         (order_ == Order::Edf && !keyed_deadlines(base, &why)))
@@ -299,14 +321,15 @@ class RosDefaultSt : public ResponseTimeAnalysis {
   Policy policy() const override { return Policy::RosDefault; }
   bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
-    return !refuse_platform(m, why, false) && structure_ok(m, true, true, why);
+    return !refuse_accelerators(m, name(), why) && !refuse_platform(m, why, false) && structure_ok(m, true, true, why);
   }
   AnalysisResult analyze(const Model& m) const override { return run(m, false); }
   bool schedulable(const Model& m) const override { return run(m, true).schedulable; }
 
   AnalysisResult run(const Model& m, bool verdict_only) const {
     std::string why;
-    if (refuse_platform(m, &why, false)) return GlobalAnalysis::not_applicable(m, why, name());
+    if (refuse_accelerators(m, name(), &why) || refuse_platform(m, &why, false))
+      return GlobalAnalysis::not_applicable(m, why, name());
     View v = build_view(m, model_hop_cost(m));
     if (!structure_ok(m, v, true, true, &why)) return GlobalAnalysis::not_applicable(m, why, name());
     HolisticOptions opt;
@@ -329,7 +352,7 @@ class CrosRt : public ResponseTimeAnalysis {
   bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
     // A blackout curve is charged in the window (cros_rt.cpp); reservations are refused below.
-    if (refuse_platform(m, why, true)) return false;
+    if (refuse_accelerators(m, name(), why) || refuse_platform(m, why, true)) return false;
     for (const auto& e : m.executors)
       if (e.threads.size() != 1) {
         if (why) *why = "CROS-RT assumes single-threaded executors; '" + e.name + "' has " +

@@ -278,6 +278,13 @@ bool SegmentRta::select_threads() {
 // callbacks in the ready queue (tests/python/data/picas_st_counterexample.yaml: a single-threaded
 // PiCAS executor ran another chain's group-mates of priorities 4 and 7 ahead of J's first
 // callback, priority 4, whose group-mate had priority 8).
+// A callback waiting on a shared accelerator keeps this rule true (model/accelerator.hpp): in
+// direct mode its thread stays blocked inside the member, and the wait is charged here as the
+// member's execution (suspension-oblivious, accelerator.cpp), so the group is held exactly while
+// the thread "runs" the member; in server mode the member's piece ends at the request — the
+// simulator frees the thread and the group then (complete_exec issues the request as the piece's
+// output) — and the rest is a continuation piece of its own, released after the request's
+// response bound (a delayed hop), which takes the group again like any other member.
 void SegmentRta::own_groups() {
   for (int c : seg_.cbs) minprio_ = std::min(minprio_, v_.cbs[c].prio);
   const bool one_thread = v_.supply[X_].size() == 1;

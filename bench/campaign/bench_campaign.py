@@ -7,7 +7,9 @@ the runners' order rotates between repetitions. Each run starts from an empty ca
 and is timed from the command's start to its exit (cluster start-up and shutdown included). Per
 run: wall time, systems per second, the sum of the batches' own times (from the batch files),
 the 1-min load average before and after, and the hypervisor's steal share over the run
-(/proc/stat). Then per runner the mean and spread, the speed-up from 1 to 2 workers and the
+(/proc/stat), and the batches' own CPU time (the share of their wall time their threads were off
+the CPU: waiting for a core that the engine's threads, the kernel's real-time throttling or an
+interrupt took, or for the GIL in a batch's few Python steps). Then per runner the mean and spread, the speed-up from 1 to 2 workers and the
 engine's overhead against this process, each as the ratio of means and its range over the
 repetitions (run i of one runner against run i of the other). Every run must give the same
 merged result (checked).
@@ -93,9 +95,15 @@ def one_run(argv: list[str], runner: str, folder: pathlib.Path) -> dict:
     return {"runner": runner, "wall_s": wall, "systems": sum(b["batch"]["count"] for b in batches),
             "batch_bytes": size,
             "batches": len(batches), "batch_s": sum(b["seconds"] for b in batches),
+            "batch_cpu_s": sum(b.get("cpu_seconds", 0.0) for b in batches),
             "batch_s_max": max(b["seconds"] for b in batches),
             "load_before": load_before, "load_after": load1(),
             "steal_pct": 100.0 * (steal1 - steal0) / max(1, total1 - total0), "result": result}
+
+
+def off_cpu(r: dict) -> float:
+    """The share of the batches' wall time their threads were off the CPU (see above)."""
+    return 100.0 * (r["batch_s"] - r["batch_cpu_s"]) / max(r["batch_s"], 1e-9)
 
 
 def scheduler_probe(tasks: int, workers: int) -> dict:
@@ -180,7 +188,8 @@ def main() -> int:
                     r["repetition"] = rep
                     runs.append(r)
                     print(f"rep {rep} {runner:10s} wall {r['wall_s']:7.2f} s  {r['systems'] / r['wall_s']:6.2f} "
-                          f"systems/s  batches {r['batch_s']:7.2f} s (max {r['batch_s_max']:.2f})  load "
+                          f"systems/s  batches {r['batch_s']:7.2f} s (max {r['batch_s_max']:.2f}; CPU "
+                          f"{r['batch_cpu_s']:.2f} s, off the CPU {off_cpu(r):.1f} %)  load "
                           f"{r['load_before']:.2f}->{r['load_after']:.2f}  steal {r['steal_pct']:.1f} %",
                           flush=True)
     first = runs[0]["result"]
@@ -190,6 +199,14 @@ def main() -> int:
     wall = {name: [r["wall_s"] for r in rs] for name, rs in by.items()}
     speedup = [a / b for a, b in zip(wall["1 worker"], wall["2 workers"])]
     overhead = [100.0 * (a / b - 1) for a, b in zip(wall["1 worker"], wall["in-process"])]
+    # The same systems take more or less CPU as the other tenants' load changes between runs (the
+    # cores' caches and the host's other guests): each run's wall time scaled by the batches' CPU
+    # time of the run it is compared with removes that drift from the ratio.
+    cpu = {name: [r["batch_cpu_s"] for r in rs] for name, rs in by.items()}
+    speedup_eq = [a * (c2 / c1) / b for a, b, c1, c2 in zip(wall["1 worker"], wall["2 workers"], cpu["1 worker"],
+                                                            cpu["2 workers"])]
+    overhead_eq = [100.0 * (a / b * (cb / ca) - 1) for a, b, ca, cb in zip(wall["1 worker"], wall["in-process"],
+                                                                          cpu["1 worker"], cpu["in-process"])]
     per_batch = [r["batch_s"] / r["batches"] for r in runs]
     print(f"\n{args.sets} systems ({args.analysis} {args.extra}), batches of {args.batch}; identical results on "
           f"every runner")
@@ -199,6 +216,11 @@ def main() -> int:
           f"{statistics.mean(wall['1 worker']) / statistics.mean(wall['2 workers']):.3f})")
     print(f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
           f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
+    print(f"  at equal CPU work (each pair scaled by its batches' CPU time): speed-up {spread(speedup_eq)}, "
+          f"engine overhead % {spread(overhead_eq)}")
+    for name, rs in by.items():
+        print(f"  {name:10s} batches' CPU s {spread([r['batch_cpu_s'] for r in rs])}, off the CPU % "
+              f"{spread([off_cpu(r) for r in rs])}")
     print(f"  per batch: mean {statistics.mean(per_batch):.3f} s of work, "
           f"{statistics.mean(r['batch_bytes'] / r['batches'] for r in runs) / 1024:.1f} KiB kept")
     print(f"  load average {min(r['load_before'] for r in runs):.2f}..{max(r['load_after'] for r in runs):.2f}, "
@@ -207,10 +229,11 @@ def main() -> int:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["repetition", "runner", "systems", "batches", "wall_s", "systems_per_s", "batch_work_s",
-                        "load1_before", "load1_after", "steal_pct"])
+                        "batch_cpu_s", "load1_before", "load1_after", "steal_pct"])
             for r in runs:
                 w.writerow([r["repetition"], r["runner"], r["systems"], r["batches"], f"{r['wall_s']:.3f}",
-                            f"{r['systems'] / r['wall_s']:.3f}", f"{r['batch_s']:.3f}", f"{r['load_before']:.2f}",
+                            f"{r['systems'] / r['wall_s']:.3f}", f"{r['batch_s']:.3f}", f"{r['batch_cpu_s']:.3f}",
+                            f"{r['load_before']:.2f}",
                             f"{r['load_after']:.2f}", f"{r['steal_pct']:.2f}"])
     return 0
 

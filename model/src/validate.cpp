@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/limits.hpp"
 #include "chainrt/model/units.hpp"
 #include "source_map.hpp"
@@ -318,6 +319,94 @@ void check_callbacks(Model& m, Diagnostics& d) {
   }
 }
 
+// ---- shared accelerators (PiCAS Sec. IV; model/accelerator.hpp) ------------------------------
+// A host's accelerators: unique names; the server thread (priority, cores, overhead) only in
+// server mode, where it needs a SCHED_FIFO priority. A callback's segments: an accelerator of
+// its executor's host, `after` within its WCET and non-decreasing, a kernel, best cases within
+// the worst; timers and plain subscriptions only (a fusion callback's caching and a split
+// callback's pieces do not mix), and no callback named like a piece of a split one.
+void check_accelerators(const Model& m, Diagnostics& d) {
+  for (std::size_t h = 0; h < m.hosts.size(); ++h) {
+    const Host& host = m.hosts[h];
+    const std::string hp = at("hosts", h) + ".accelerators";
+    check_unique(host.accelerators, hp, "accelerator", d);
+    for (std::size_t i = 0; i < host.accelerators.size(); ++i) {
+      const Accelerator& a = host.accelerators[i];
+      const std::string q = at(hp, i);
+      check_duration(a.server_overhead, q + ".overhead", "overhead", d);
+      if (a.access == AcceleratorAccess::Direct) {
+        if (a.server_priority || !a.server_cores.empty() || a.server_overhead)
+          d.error(q + (a.server_priority ? ".priority" : !a.server_cores.empty() ? ".cores" : ".overhead"),
+                  "only a server-mode accelerator has a server thread (priority, cores, overhead); " + quote(a.name) +
+                      " has access: direct");
+        continue;
+      }
+      if (!a.server_priority) d.error(q, "accelerator " + quote(a.name) + " has access: server and needs the server thread's SCHED_FIFO 'priority' (1..99)");
+      else if (*a.server_priority < 1 || *a.server_priority > 99) d.error(q + ".priority", "SCHED_FIFO priority must be 1..99");
+      for (std::size_t k = 0; k < a.server_cores.size(); ++k)
+        if (a.server_cores[k] >= host.cores)
+          d.error(at(q + ".cores", k), "core " + std::to_string(a.server_cores[k]) + " does not exist on host " +
+                                           quote(host.name) + " (" + std::to_string(host.cores) + " cores)");
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& cb : m.callbacks) names.insert(cb.name);
+  for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
+    const Callback& cb = m.callbacks[i];
+    if (cb.accelerator_segments.empty()) continue;
+    const std::string p = at("callbacks", i) + ".accelerator_segments";
+    if (cb.kind != CallbackKind::Timer && cb.kind != CallbackKind::Subscription)
+      d.error(p, "only timers and subscriptions may use an accelerator (callback " + quote(cb.name) + " is a " +
+                     to_string(cb.kind) + ")");
+    const Host* host = nullptr;
+    auto node = std::find_if(m.nodes.begin(), m.nodes.end(), [&](const Node& n) { return n.name == cb.node; });
+    if (node != m.nodes.end()) {
+      auto e = std::find_if(m.executors.begin(), m.executors.end(), [&](const Executor& x) { return x.name == node->executor; });
+      if (e != m.executors.end())
+        for (const auto& h : m.hosts)
+          if (h.name == e->host) host = &h;
+    }
+    Duration prev = 0;
+    int server_segments = 0;
+    for (std::size_t k = 0; k < cb.accelerator_segments.size(); ++k) {
+      const AcceleratorSegment& s = cb.accelerator_segments[k];
+      const std::string q = at(p, k);
+      const Accelerator* a = host ? host->accelerator(s.accelerator) : nullptr;
+      if (host && !a)
+        d.error(q + ".accelerator", "no accelerator " + quote(s.accelerator) + " on host " + quote(host->name) +
+                                        " (where callback " + quote(cb.name) + " runs)");
+      if (a && a->access == AcceleratorAccess::Server) ++server_segments;
+      if (s.kernel <= 0) d.error(q + ".kernel", "kernel must be positive");
+      for (auto [v, f] : {std::pair{s.after, "after"}, {s.copy_in, "copy_in"}, {s.kernel, "kernel"}, {s.copy_out, "copy_out"}})
+        check_duration(v, q + "." + f, f, d);
+      if (s.after > cb.wcet)
+        d.error(q + ".after", "after " + format_duration(s.after) + " exceeds the callback's wcet " + format_duration(cb.wcet));
+      if (s.after < prev)
+        d.error(q + ".after", "segments must be listed in the order of 'after' (" + format_duration(s.after) +
+                                  " after " + format_duration(prev) + ")");
+      prev = std::max(prev, s.after);
+      auto best = [&](const std::optional<Duration>& b, Duration w, const char* f) {
+        if (b && *b > w) d.error(q + "." + f, std::string(f) + " " + format_duration(*b) + " exceeds its worst case " + format_duration(w));
+      };
+      best(s.copy_in_bcet, s.copy_in, "copy_in_bcet");
+      best(s.kernel_bcet, s.kernel, "kernel_bcet");
+      best(s.copy_out_bcet, s.copy_out, "copy_out_bcet");
+      if (s.kernel_bcet && *s.kernel_bcet <= 0) d.error(q + ".kernel_bcet", "kernel_bcet must be positive");
+    }
+    // A callback with server-mode segments runs as pieces "<name>#1".. (model/accelerator.hpp).
+    for (int k = 1; k <= server_segments; ++k)
+      if (names.count(cb.name + "#" + std::to_string(k)))
+        d.error(p, "callback " + quote(cb.name + "#" + std::to_string(k)) + " has the name of the continuation of " +
+                       quote(cb.name) + " after its server-mode segment " + std::to_string(k) + "; rename it");
+  }
+  for (const auto& set : implicit_fusion_sets(m))
+    for (std::size_t c : set)
+      if (!m.callbacks[c].accelerator_segments.empty())
+        d.error(at("callbacks", c) + ".accelerator_segments",
+                "callback " + quote(m.callbacks[c].name) + " is a member of an implicit fusion set (subscriptions of one node "
+                "that publish the same topics); such a callback may not use an accelerator");
+}
+
 // Kahn's topological order of a chain graph, ties by first appearance; false on a cycle.
 bool topological(const std::vector<std::string>& order, const std::vector<Hop>& hops, std::vector<std::string>& out) {
   std::map<std::string, int> indeg;
@@ -503,7 +592,11 @@ void check_names(const Model& m, Diagnostics& d) {
     for (std::size_t k = 0; k < names.size(); ++k) one(names[k], at(field, k));
   };
   one(m.name, "name", true);
-  for (std::size_t i = 0; i < m.hosts.size(); ++i) one(m.hosts[i].name, at("hosts", i) + ".name");
+  for (std::size_t i = 0; i < m.hosts.size(); ++i) {
+    one(m.hosts[i].name, at("hosts", i) + ".name");
+    for (std::size_t a = 0; a < m.hosts[i].accelerators.size(); ++a)
+      one(m.hosts[i].accelerators[a].name, at(at("hosts", i) + ".accelerators", a) + ".name");
+  }
   for (std::size_t i = 0; i < m.executors.size(); ++i) {
     const Executor& e = m.executors[i];
     const std::string p = at("executors", i);
@@ -537,6 +630,8 @@ void check_names(const Model& m, Diagnostics& d) {
     list(cb.affinity, p + ".affinity");
     list(cb.fuses, p + ".fuses");
     list(cb.publishes, p + ".publishes");
+    for (std::size_t k = 0; k < cb.accelerator_segments.size(); ++k)
+      one(cb.accelerator_segments[k].accelerator, at(p + ".accelerator_segments", k) + ".accelerator");
   }
   for (std::size_t i = 0; i < m.chains.size(); ++i) {
     one(m.chains[i].name, at("chains", i) + ".name");
@@ -614,6 +709,7 @@ void validate_model(Model& m, Diagnostics& d, bool derive) {
   fill_infrastructure(m, d);
   fill_nodes_groups_topics(m, d);
   check_callbacks(m, d);
+  check_accelerators(m, d);
   check_chains(m, d);
   if (!m.communication.measurements.empty())
     for (std::size_t i = 0; i < m.communication.measurements.size(); ++i)

@@ -417,13 +417,19 @@ struct Reader {
 
   template <class F>
   void each(const YAML::Node& root, const char* key, F&& f) {
-    YAML::Node list = root[key];
+    each(root, key, "", key, f);
+  }
+  // The list `key` of the map at `path` (a top-level list: path ""), each element with its path.
+  template <class F>
+  void each(const YAML::Node& map, const char* key, const std::string& path, const std::string& what, F&& f) {
+    YAML::Node list = map[key];
     if (!list) return;
+    const std::string p = path.empty() ? std::string(key) : sub(path, key);
     if (!list.IsSequence()) {
-      d.error(key, std::string("expected a list of ") + key);
+      d.error(p, "expected a list of " + what);
       return;
     }
-    for (std::size_t i = 0; i < list.size(); ++i) f(list[i], at(key, i));
+    for (std::size_t i = 0; i < list.size(); ++i) f(list[i], at(p, i));
   }
 
   std::optional<Reservation> reservation(const YAML::Node& map, const std::string& path) {
@@ -438,9 +444,48 @@ struct Reader {
   }
 };
 
+// ---- shared accelerators (PiCAS Sec. IV): a host's devices and a callback's segments --------
+
+void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& path, Host& h) {
+  r.each(host, "accelerators", path, "accelerators", [&](const YAML::Node& n, const std::string& q) {
+    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead"}, "an accelerator")) return;
+    Accelerator a;
+    a.name = r.name(n, q, "an accelerator").value_or("");
+    if (auto k = r.scalar(n, "access", q, true, "an accelerator")) {
+      if (auto v = accelerator_access_from(*k)) a.access = *v;
+      else r.d.error(sub(q, "access"), "unknown accelerator access '" + *k + "' (direct or server)");
+    }
+    if (auto pr = r.integer(n, "priority", q, false, "an accelerator")) a.server_priority = static_cast<int>(*pr);
+    a.server_cores = r.cores(n, q);
+    a.server_overhead = r.duration(n, "overhead", q, false, "an accelerator", true).value_or(0);
+    h.accelerators.push_back(a);
+  });
+}
+
+void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Callback& c) {
+  const char* what = "an accelerator segment";
+  r.each(cb, "accelerator_segments", path, "accelerator segments", [&](const YAML::Node& n, const std::string& q) {
+    if (!r.keys(n, q,
+                {"accelerator", "after", "copy_in", "kernel", "copy_out", "copy_in_bcet", "kernel_bcet",
+                 "copy_out_bcet"},
+                what))
+      return;
+    AcceleratorSegment s;
+    s.accelerator = r.ref(n, "accelerator", q, true, what).value_or("");
+    s.after = r.duration(n, "after", q, false, what, true).value_or(0);
+    s.copy_in = r.duration(n, "copy_in", q, false, what, true).value_or(0);
+    s.kernel = r.duration(n, "kernel", q, true, what).value_or(0);
+    s.copy_out = r.duration(n, "copy_out", q, false, what, true).value_or(0);
+    s.copy_in_bcet = r.duration(n, "copy_in_bcet", q, false, what, true);
+    s.kernel_bcet = r.duration(n, "kernel_bcet", q, false, what);
+    s.copy_out_bcet = r.duration(n, "copy_out_bcet", q, false, what, true);
+    c.accelerator_segments.push_back(s);
+  });
+}
+
 void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "hosts", [&](const YAML::Node& n, const std::string& p) {
-    if (!r.keys(n, p, {"name", "cores", "blackout"}, "a host")) return;
+    if (!r.keys(n, p, {"name", "cores", "blackout", "accelerators"}, "a host")) return;
     Host h;
     h.name = r.name(n, p, "a host").value_or("");
     if (auto c = r.integer(n, "cores", p, false, "a host", 1, limits::kMaxCores)) h.cores = static_cast<int>(*c);
@@ -454,6 +499,7 @@ void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
       auto x = r.duration(bl[i], "max", q, true, "a blackout point", true);
       if (w && x) h.blackout.push_back({*w, *x});
     }
+    parse_accelerators(r, n, p, h);
     m.hosts.push_back(h);
   });
 }
@@ -555,7 +601,8 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "callbacks", [&](const YAML::Node& n, const std::string& p) {
     if (!r.keys(n, p,
                 {"name", "kind", "node", "group", "wcet", "bcet", "priority", "affinity", "period", "offset",
-                 "jitter", "phase", "period_tolerance", "topic", "service", "queue_depth", "fuses", "publishes", "calls"},
+                 "jitter", "phase", "period_tolerance", "topic", "service", "queue_depth", "fuses", "publishes", "calls",
+                 "accelerator_segments"},
                 "a callback"))
       return;
     Callback cb;
@@ -588,6 +635,7 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     cb.fuses = r.names(n, "fuses", p);
     cb.publishes = r.names(n, "publishes", p);
     cb.calls = r.names(n, "calls", p);
+    parse_segments(r, n, p, cb);
     m.callbacks.push_back(cb);
   });
 }
@@ -776,6 +824,43 @@ void emit_cost(YAML::Emitter& out, const char* key, const CommCost& c) {
       << YAML::EndMap;
 }
 
+void emit_accelerators(YAML::Emitter& out, const std::vector<Accelerator>& list) {
+  if (list.empty()) return;
+  out << YAML::Key << "accelerators" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : list) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << a.name << YAML::Key << "access" << YAML::Value
+        << to_string(a.access);
+    if (a.server_priority) out << YAML::Key << "priority" << YAML::Value << *a.server_priority;
+    emit_cores(out, a.server_cores);
+    if (a.server_overhead) out << YAML::Key << "overhead" << YAML::Value << format_duration(a.server_overhead);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void emit_segments(YAML::Emitter& out, const std::vector<AcceleratorSegment>& list) {
+  if (list.empty()) return;
+  out << YAML::Key << "accelerator_segments" << YAML::Value << YAML::BeginSeq;
+  for (const auto& s : list) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "accelerator" << YAML::Value << s.accelerator;
+    auto opt = [&](const char* key, Duration v) {
+      if (v) out << YAML::Key << key << YAML::Value << format_duration(v);
+    };
+    auto best = [&](const char* key, const std::optional<Duration>& v) {
+      if (v) out << YAML::Key << key << YAML::Value << format_duration(*v);
+    };
+    opt("after", s.after);
+    opt("copy_in", s.copy_in);
+    out << YAML::Key << "kernel" << YAML::Value << format_duration(s.kernel);
+    opt("copy_out", s.copy_out);
+    best("copy_in_bcet", s.copy_in_bcet);
+    best("kernel_bcet", s.kernel_bcet);
+    best("copy_out_bcet", s.copy_out_bcet);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
 }  // namespace
 
 Model load_model_from_string(const std::string& yaml, const std::string& file_name) { return parse(yaml, file_name); }
@@ -852,6 +937,7 @@ std::string save_model_to_string(const Model& m) {
             << "max" << YAML::Value << format_duration(b.max) << YAML::EndMap;
       out << YAML::EndSeq;
     }
+    emit_accelerators(out, h.accelerators);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -948,6 +1034,7 @@ std::string save_model_to_string(const Model& m) {
       if (!derived(t)) publishes.push_back(t);
     if (!publishes.empty()) emit_names(out, "publishes", publishes);
     if (!c.calls.empty()) emit_names(out, "calls", c.calls);
+    emit_segments(out, c.accelerator_segments);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

@@ -144,6 +144,16 @@ def input_file(text: str) -> str:
     return text
 
 
+def open_text(path: str | os.PathLike):
+    """A text file opened for reading as CSV (``newline=""``), gunzipped when its name ends in
+    ``.gz`` (the measured series kept in ``docs/`` are stored compressed)."""
+    if os.fspath(path).endswith(".gz"):
+        import gzip
+
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
+
+
 def input_dir(text: str) -> str:
     """An existing folder (a recorded trace)."""
     if not Path(text).is_dir():

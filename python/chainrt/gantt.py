@@ -7,9 +7,9 @@ from __future__ import annotations
 
 
 def draw(trace: dict, path: str, start_ns: int = 0, end_ns: int | None = None, title: str = "") -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from chainrt.figures import pyplot, save_figure
+
+    plt = pyplot()
 
     threads = trace["threads"]
     names = trace["callbacks"]
@@ -41,5 +41,4 @@ def draw(trace: dict, path: str, start_ns: int = 0, end_ns: int | None = None, t
         ax.legend(handles, [names[cb] for cb in used[:20]], fontsize=7, loc="upper left",
                   bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)

@@ -33,14 +33,15 @@ import tempfile
 from . import cliargs
 
 
-# Systems per batch: 5-30 ms each here (harsh and climbing ones the slowest), so that a batch
-# takes about a second, far above a Dask task's cost (docs/campaigns.md, "Sizing").
-BATCH = 50
+# Systems per batch: a system takes 1.6 ms here (a harsh one climbing 8 steps 2.4-3 ms), so a
+# batch takes 0.6-2 s, far above what a Dask task costs (10-16 ms of CPU here, taken from the
+# batches when every core runs one: docs/campaigns.md, "Measured").
+BATCH = 400
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
 CX_DIR = "@COUNTEREXAMPLES@/"
 # The bound / worst simulated buckets' upper ends (sim::kTightnessBuckets).
 TIGHTNESS_BUCKETS = (1.05, 1.1, 1.3, 1.5, 2.0, 3.0)
-FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform")
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform", "accelerator")
 
 
 def add_arguments(parser) -> None:
@@ -81,7 +82,8 @@ def add_arguments(parser) -> None:
                              "forks), a chain branching onto another executor and joining at a fusion node "
                              "(branch-join), fan-out (fan-out; fan-out-tail: at the lowest priorities), a platform "
                              "that takes the CPU from every thread at times, analysed from its blackout curve "
-                             "(platform)")
+                             "(platform), shared accelerators reached directly or through the chain-priority server "
+                             "(accelerator)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
     parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
                         help="folder of the campaign (its kept batches and merged result; default out/soundness)")

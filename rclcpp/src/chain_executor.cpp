@@ -82,15 +82,27 @@ struct ChainExecutor::ModelCb {
 // Run-time state of one entity. Created when the entity first appears; kept (id = kNoCallback)
 // after it is removed, so that pointers held by event callbacks and running dispatches stay valid.
 struct ChainExecutor::Slot {
+  // What every dispatch and event touches, together (a fan-out of many subscriptions runs them
+  // back to back with the DDS layer's data in between: the fewer cache lines, the better).
   ChainExecutor* ex = nullptr;
   std::uint32_t mon = 0;                   // monitor id: slot creation order, never reused
   CallbackId id = kNoCallback;             // in the current tables; kNoCallback: removed
   Kind kind = Kind::Subscription;
+  bool reentrant = false;
+  bool released = false;                   // (lock) timers: a release waits or is queued
+  std::uint32_t running = 0;
+  std::atomic<std::int64_t> pending{0};    // events not yet taken
+  std::int64_t depth = 0;                  // queue depth (keep-last): more events are drops
+  std::atomic<bool> enlisted{false};
+  Slot* next_dirty = nullptr;
+  ModelCb* mcb = nullptr;
+  std::weak_ptr<::rclcpp::SubscriptionBase> sub;
+  std::atomic<bool> poll{false};           // a waitable's timer is due: it polls itself
+  runtime::CpuWindow window;
+  runtime::CallbackStats stats;
   const void* key = nullptr;               // the entity's address
   const void* group_key = nullptr;
-  bool reentrant = false;
   std::weak_ptr<::rclcpp::TimerBase> timer;
-  std::weak_ptr<::rclcpp::SubscriptionBase> sub;
   std::weak_ptr<::rclcpp::ServiceBase> srv;
   std::weak_ptr<::rclcpp::ClientBase> cli;
   std::weak_ptr<::rclcpp::Waitable> wt;
@@ -98,33 +110,23 @@ struct ChainExecutor::Slot {
   std::shared_ptr<const rcl_timer_t> handle;
   bool steady = false;
   sched::TimerClock clock;                 // steady timers: released by the shared rule
-  bool released = false;                   // (lock) a release waits or is queued
   Duration release_steady = 0;             // rcl-timed timers: the release on the executor's clock
   std::atomic<bool> reset{false};          // the timer was reset: re-arm from rcl
   std::vector<std::shared_ptr<rcl_timer_call_info_t>> info;  // per executor thread
   // waitables with timers (an action server's goal expiry): polled through a wait set
   std::vector<std::shared_ptr<const rcl_timer_t>> wt_timers;
   std::unique_ptr<rcl_wait_set_t> ws;
-  std::atomic<bool> poll{false};
   std::atomic<bool> polling{false};
   // events
-  std::atomic<std::int64_t> pending{0};    // events not yet taken
-  std::int64_t depth = 0;                  // queue depth (keep-last): more events are drops
   std::array<std::atomic<std::int32_t>, kWaitableIds> wdata{};  // waitable events per entity id
   std::atomic<std::int32_t> wother{0};     // ... with an id >= kWaitableIds (take_data())
   std::atomic<std::uint64_t> event_drops{0};
-  std::atomic<bool> enlisted{false};
-  Slot* next_dirty = nullptr;
   // model
   std::optional<std::size_t> model_id;
-  ModelCb* mcb = nullptr;
   bool listed = true;                      // listed as unmatched when the model lacks it
   std::string bind_node;                   // its node's name (binding)
   bool ipc = false;                        // an intra-process subscription
   bool stale = false;                      // to be bound again (bind())
-  runtime::CallbackStats stats;
-  runtime::CpuWindow window;
-  std::uint32_t running = 0;
 };
 
 struct ChainExecutor::Tables {
@@ -281,11 +283,7 @@ void ChainExecutor::init_chains() {
     t.reserve(options_.samples_per_chain);
     if (t.source != kNoCallback && binder_->callback(t.source).kind == CallbackKind::Timer) {
       ModelCb& src = b.cbs[t.source];
-      const Duration d = ch.deadline > 0 ? ch.deadline : kNoDeadline;
-      if (src.timer_chain == kNoChain || d < src.timer_rel_deadline) {
-        src.timer_chain = c;
-        src.timer_rel_deadline = d;
-      }
+      runtime::choose_source_chain(src.timer_chain, src.timer_rel_deadline, c, ch.deadline);
     }
   }
 }
@@ -830,7 +828,16 @@ void ChainExecutor::make_ready(Slot& s) noexcept {
 
 void ChainExecutor::harvest(Duration now) noexcept {
   Tables& T = *tables_;
-  Slot* s = dirty_.exchange(nullptr, std::memory_order_acquire);
+  // The dirty list is a stack (newest first); released in the order the events came, which is
+  // registration order for a fan-out, each push then costs the ready queue O(1) instead of a
+  // sift to the top. The queue's order does not depend on the order of pushes.
+  Slot* s = nullptr;
+  for (Slot* top = dirty_.exchange(nullptr, std::memory_order_acquire); top;) {
+    Slot* below = top->next_dirty;
+    top->next_dirty = s;
+    s = top;
+    top = below;
+  }
   while (s) {
     Slot* next = s->next_dirty;
     s->enlisted.store(false, std::memory_order_release);
@@ -908,7 +915,6 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   running_[t] = Running{&s, id};
   ++s.running;
   const Duration queued_deadline = T.queue->deadline(id);
-  const Duration now = clock_now();
   Stamp stamp;
   int wid = -1;
   bool poll = false;
@@ -917,7 +923,7 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
       s.released = false;
       if (s.steady) {
         // rcl_timer_call's rule (sched::TimerClock): the next release moves past now.
-        const sched::TimerClock::Take tk = s.clock.take(now);
+        const sched::TimerClock::Take tk = s.clock.take(clock_now());
         s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
         stamp.release = tk.released;
         next_timer_due_ = std::min(next_timer_due_, s.clock.next);
@@ -975,8 +981,9 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
 
   bool ran = true, threw = false;
   const Duration start = clock_now();
-  runtime::CallbackCpu cpu_meter;
-  cpu_meter.start();
+  runtime::CallbackCpu cpu_meter;  // on CLOCK_MONOTONIC: the executor's reading when that is its clock
+  if (options_.clock) cpu_meter.start();
+  else cpu_meter.start(start);
   try {
     switch (s.kind) {
       case Kind::Timer:
@@ -1053,8 +1060,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
       if (!pending_exception_) pending_exception_ = std::current_exception();
     }
   }
-  const Duration cpu = cpu_meter.stop();
   const Duration finish = clock_now();
+  const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
   lk.lock();
   if (ran || threw) {
     runtime::record_instance(s.stats, s.window, cpu, finish - start, threw);

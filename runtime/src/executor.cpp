@@ -245,12 +245,8 @@ void Executor::prepare() {
       if (!src.timer) {
         warnings_.push_back("chain '" + cs.name + "': its first callback '" + st.source_name +
                             "' is not a timer; its instances are not stamped here");
-      } else if (cs.deadline > 0 && (src.timer_chain == kNoChain ||
-                                     cs.deadline < src.timer_rel_deadline)) {
-        src.timer_chain = static_cast<std::uint32_t>(c);
-        src.timer_rel_deadline = cs.deadline;
-      } else if (src.timer_chain == kNoChain) {
-        src.timer_chain = static_cast<std::uint32_t>(c);
+      } else {
+        choose_source_chain(src.timer_chain, src.timer_rel_deadline, static_cast<std::uint32_t>(c), cs.deadline);
       }
     }
   }
@@ -591,8 +587,9 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                                        : static_cast<const void*>(s.sub->get()));
     if (tr.callback_start) tr.callback_start(&s, false);
     const Duration start = clock_now();
-    CallbackCpu cpu_meter;
-    cpu_meter.start();
+    CallbackCpu cpu_meter;  // on CLOCK_MONOTONIC: the executor's reading when that is its clock
+    if (options_.clock) cpu_meter.start();
+    else cpu_meter.start(start);
     bool threw = false;
     try {
       if (s.timer) s.timer->invoke();
@@ -608,8 +605,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
         std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception "
                      "(the executor goes on)\n", s.stats.name.c_str());
     }
-    const Duration cpu = cpu_meter.stop();
     const Duration finish = clock_now();
+    const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
     if (tr.callback_end) tr.callback_end(&s);
     set_current_stamp(Stamp{});
     lk.lock();

@@ -1,6 +1,7 @@
 // chainrt runtime: a chainrt model as real ROS 2 nodes (see model_app.hpp).
 #include "chainrt/runtime/model_app.hpp"
 #include "chainrt/runtime/names.hpp"
+#include "chainrt/model/accelerator.hpp"
 
 #include <rcl_interfaces/msg/parameter_type.hpp>
 #include <rcl_interfaces/srv/get_parameters.hpp>
@@ -164,6 +165,12 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       throw std::runtime_error("cannot write the trace " + opt.trace_path + (trace_file ? ".start" : "") + ": " +
                                std::strerror(errno));
   }
+  // Accelerator segments have no device backend in this runtime yet: running the callbacks
+  // without their device time and waiting would report responses the system cannot have.
+  if (uses_accelerators(model))
+    throw std::invalid_argument(
+        "the model uses accelerators (accelerator_segments), which chainrt's runtime does not run yet; "
+        "simulate or analyse it instead (docs/accelerator.md)");
   install_signal_handlers();
   Context context;
   std::vector<std::size_t> exec_ix;

@@ -56,12 +56,22 @@ std::string trace_to_json(const Model& model, const SimResult& r) {
        << ", \"host\": " << quote(t.host) << ", \"core\": " << t.core << "}";
   }
   os << "], \"callbacks\": [";
-  for (std::size_t i = 0; i < model.callbacks.size(); ++i) os << (i ? ", " : "") << quote(model.callbacks[i].name);
+  if (r.trace_callbacks.empty())
+    for (std::size_t i = 0; i < model.callbacks.size(); ++i) os << (i ? ", " : "") << quote(model.callbacks[i].name);
+  for (std::size_t i = 0; i < r.trace_callbacks.size(); ++i) os << (i ? ", " : "") << quote(r.trace_callbacks[i]);
   os << "], \"events\": [";
   for (std::size_t i = 0; i < r.trace.size(); ++i) {
     const TraceEntry& e = r.trace[i];
     os << (i ? ", " : "") << "[" << e.thread << ", " << e.callback << ", " << e.release << ", " << e.start << ", "
        << e.finish << "]";
+  }
+  os << "], \"accelerators\": [";
+  for (std::size_t i = 0; i < r.accelerators.size(); ++i) os << (i ? ", " : "") << quote(r.accelerators[i]);
+  os << "], \"device\": [";
+  for (std::size_t i = 0; i < r.device_trace.size(); ++i) {
+    const DeviceTraceEntry& e = r.device_trace[i];
+    os << (i ? ", " : "") << "[" << e.accelerator << ", " << e.callback << ", " << e.segment << ", " << e.issued << ", "
+       << e.start << ", " << e.finish << "]";
   }
   os << "], \"truncated\": " << (r.trace_truncated ? "true" : "false") << ", \"duration_ns\": " << r.duration << "}";
   return os.str();

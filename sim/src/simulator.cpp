@@ -4,6 +4,7 @@
 // per core a preemptive thread scheduler with SCHED_DEADLINE-like reservations.
 #include "chainrt/sim/simulator.hpp"
 
+#include "chainrt/model/accelerator.hpp"
 #include "chainrt/model/facts.hpp"
 
 #include <algorithm>
@@ -69,7 +70,7 @@ struct Rng {
   }
 };
 
-enum class Ev : std::uint8_t { TimerFire, Deliver, CoreDone, Replenish, Control };
+enum class Ev : std::uint8_t { TimerFire, Deliver, CoreDone, Replenish, Control, DeviceDone };
 struct Event {
   Duration t;
   std::uint64_t seq;
@@ -95,6 +96,7 @@ struct Out {  // one (publisher, subscriber) pair
   Duration fixed_delay;
   std::vector<std::uint32_t> chains;  // chains whose hop goes publisher -> sub
   Duration last_arrival = -1;         // of the latest message on this pair (in-order delivery)
+  bool device = false;                // a server-mode request: the device delivers it (accelerators)
 };
 
 struct CbState {
@@ -118,6 +120,7 @@ struct CbState {
   std::uint32_t fset = kNone;                  // implicit fusion set (see build())
   bool fresh = false;                          // fusion member: input cached since last publish
   Message cache;                               // fusion member: stamps of that input
+  const Piece* piece = nullptr;                // its device calls (model/accelerator.hpp)
 };
 
 struct ThreadState {
@@ -137,8 +140,42 @@ struct ThreadState {
   std::int64_t rank = 0;
   bool has_res = false;
   Duration Q = 0, P = 0, budget = 0;
+  // Accelerators: the instance's CPU time is cut at the piece's direct-mode calls, during which
+  // the thread is blocked (busy, but it takes no CPU).
+  bool suspended = false;
+  Duration exec_total = 0;     // the instance's CPU time
+  Duration exec_done = 0;      // CPU time of its finished chunks
+  std::uint32_t next_call = 0; // the piece's next direct call
+  std::uint32_t device = kNone;  // an accelerator's server thread (no executor): its device
   std::uint32_t res_gen = 0;   // replenishment chain (a reservation set by a Control starts a new one)
   Duration drawn = 0;          // execution time drawn for the running instance (monitoring sample)
+};
+
+// ---- shared accelerators (PiCAS Sec. IV; model/accelerator.hpp) ------------------------------
+// A device runs one request at a time, never preempted. Direct access: requests in arrival
+// order, the calling thread blocked. Server access: the server thread takes the most urgent
+// request (effective priority, then arrival), spends the server overhead on its core, then the
+// device runs the segment; the continuation is delivered when it is done.
+struct Request {
+  std::uint32_t piece = kNone;   // the piece that issued it (a callback of the expanded model)
+  std::uint32_t call = 0;        // direct: index in the piece's direct calls
+  std::uint32_t thread = kNone;  // direct: the blocked thread
+  std::uint32_t target = kNone;  // server: the continuation to deliver to
+  std::uint32_t slot = kNone;    // server: the chain stamps (a flight_ slot)
+  std::uint32_t segment = 0;     // index in the origin callback's accelerator_segments
+  std::int64_t key = 0;          // server: -priority (none: last)
+  Duration issued = 0;
+  std::uint64_t seq = 0;
+};
+struct DeviceState {
+  AcceleratorAccess access = AcceleratorAccess::Direct;
+  Duration overhead = 0;
+  std::uint32_t server = kNone;  // server thread (server access)
+  std::vector<Request> queue;    // waiting
+  bool busy = false;             // a request is in service (server overhead or device)
+  Request current;
+  Duration started = 0;
+  bool dirty = false;
 };
 
 struct Core {
@@ -171,7 +208,12 @@ struct ExecState {
 
 class Simulator {
  public:
-  Simulator(const Model& m, const SimOptions& o) : m_(m), o_(o), rng_(o.seed) { build(); }
+  // `am`: the model's pieces (model/accelerator.hpp) when it uses accelerators; `m` is then
+  // am->model and `user` the model as loaded.
+  Simulator(const Model& m, const SimOptions& o, const AcceleratedModel* am = nullptr, const Model* user = nullptr)
+      : m_(m), o_(o), rng_(o.seed), am_(am), user_(user) {
+    build();
+  }
   SimResult run();
 
  private:
@@ -224,6 +266,18 @@ class Simulator {
   void start_exec(std::uint32_t t, std::uint32_t c);
   void complete_exec(std::uint32_t t);
   void deliver(std::uint32_t sub, const Message& msg);
+  // accelerators
+  void build_devices();
+  Duration chunk_end(const ThreadState& th) const;
+  void chunk_done(std::uint32_t t);
+  void issue(std::uint32_t device, Request rq);
+  void flush_devices();
+  void start_device(std::uint32_t device);
+  void device_done(std::uint32_t device);
+  Duration device_time(const AcceleratorSegment& s);
+  const AcceleratorSegment& segment_of(const Request& rq) const {
+    return user_->callbacks[am_->pieces[rq.piece].origin].accelerator_segments[rq.segment];
+  }
   void charge(Core& k);
   void resched(std::uint32_t core);
   void mark(std::uint32_t core) {
@@ -281,6 +335,11 @@ class Simulator {
   // start at its first callback — what the runtime's one stamp per message carries from the
   // timer (runtime/src/executor.cpp, timer_rel_deadline), so both key a fork's branches alike.
   std::vector<Duration> chain_key_;
+  const AcceleratedModel* am_;
+  const Model* user_;
+  std::vector<DeviceState> dev_;
+  std::vector<std::uint32_t> dev_dirty_;
+  std::uint64_t req_seq_ = 0;
   // Branching chains: leaves per chain, and per instance (its release) the leaves done so far.
   std::vector<std::uint32_t> leaf_count_;
   std::vector<std::map<Duration, std::uint32_t>> joins_;
@@ -459,6 +518,7 @@ void Simulator::build() {
       cb_[e.setup.callbacks[lc]].local = static_cast<CallbackId>(lc);
     }
   }
+  if (am_) build_devices();
   heap_.reserve(1024 + 4 * n + th_.size());
 }
 
@@ -552,8 +612,11 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   if (s.fset != kNone)
     for (std::uint32_t o : fsets_[s.fset])
       if (o != c && !cb_[o].fresh) th.completes_pair = false;
-  th.remaining = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
-  th.drawn = th.remaining;
+  th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
+  th.drawn = th.exec_total;
+  th.exec_done = 0;
+  th.next_call = 0;
+  th.remaining = chunk_end(th);
   mark(th.core);
 }
 
@@ -743,6 +806,26 @@ void Simulator::complete_exec(std::uint32_t t) {
       for (std::uint32_t k = 0; k < out.n; ++k)
         for (std::uint32_t ch : o.chains)
           if (out.s[k].chain == ch) msg.s[msg.n++] = out.s[k];
+      if (o.device) {  // a server-mode request: its continuation is delivered by the device
+        const DeviceCall& call = *s.piece->request;
+        Request rq;
+        rq.piece = c;
+        rq.target = o.sub;
+        rq.segment = static_cast<std::uint32_t>(call.segment);
+        const auto prio = effective_priority(m_, c);
+        rq.key = prio ? -static_cast<std::int64_t>(*prio) : std::numeric_limits<std::int64_t>::max();
+        msg.arrival = now_;
+        if (flight_free_.empty()) {
+          rq.slot = static_cast<std::uint32_t>(flight_.size());
+          flight_.emplace_back();
+        } else {
+          rq.slot = flight_free_.back();
+          flight_free_.pop_back();
+        }
+        copy_message(flight_[rq.slot], msg);
+        issue(static_cast<std::uint32_t>(accelerator_index(*user_, call.accelerator)), rq);
+        continue;
+      }
       // DDS delivers one writer's samples to a reader in the order they were written (a
       // reliable reader waits for a gap to be filled, a best-effort one discards an older
       // sample): a message never overtakes an earlier one on the same pair, however the
@@ -801,6 +884,165 @@ void Simulator::deliver(std::uint32_t sub, const Message& msg) {
   on_release(sub);
 }
 
+// ---- shared accelerators (PiCAS Sec. IV; model/accelerator.hpp) ------------------------------
+
+// Devices of every host (flat, accelerator_index order); server threads after the executors'
+// threads, pinned to their first core (unpinned: round robin after the executors' threads) at
+// their SCHED_FIFO priority; every piece's calls; the Outs that are server-mode requests.
+void Simulator::build_devices() {
+  const auto refs = accelerator_refs(*user_);
+  dev_.resize(refs.size());
+  std::vector<std::uint32_t> base(m_.hosts.size() + 1, 0), rr(m_.hosts.size(), 0);
+  for (std::size_t h = 0; h < m_.hosts.size(); ++h) base[h + 1] = base[h] + static_cast<std::uint32_t>(std::max(1, m_.hosts[h].cores));
+  for (const ThreadInfo& ti : r_.threads)  // continue the executors' round robin
+    for (std::size_t h = 0; h < m_.hosts.size(); ++h)
+      if (m_.hosts[h].name == ti.host) ++rr[h];
+  // (the executors' round robin counted only unpinned threads; counting all is a placement too)
+  for (std::size_t d = 0; d < refs.size(); ++d) {
+    const Accelerator& a = accelerator_of(*user_, refs[d]);
+    DeviceState& dv = dev_[d];
+    dv.access = a.access;
+    dv.overhead = a.server_overhead;
+    r_.accelerators.push_back(m_.hosts[refs[d].host].name + "/" + a.name);
+    if (a.access != AcceleratorAccess::Server) continue;
+    const std::uint32_t host_cores = base[refs[d].host + 1] - base[refs[d].host];
+    ThreadState st;
+    st.exec = kNone;
+    st.device = static_cast<std::uint32_t>(d);
+    const std::uint32_t core = a.server_cores.empty() ? rr[refs[d].host]++ % host_cores
+                                                      : static_cast<std::uint32_t>(a.server_cores.front()) % host_cores;
+    st.core = base[refs[d].host] + core;
+    st.cls = 1;
+    st.rank = -static_cast<std::int64_t>(a.server_priority.value_or(0));
+    dv.server = static_cast<std::uint32_t>(th_.size());
+    th_.push_back(st);
+    cores_[st.core].threads.push_back(dv.server);
+    r_.threads.push_back(ThreadInfo{"", a.name + " server", m_.hosts[refs[d].host].name, static_cast<int>(core)});
+  }
+  for (std::size_t c = 0; c < cb_.size(); ++c) {
+    CbState& s = cb_[c];
+    s.piece = &am_->pieces[c];
+    if (!s.piece->request) continue;
+    const std::string& next = m_.callbacks[c + 1].name;  // the continuation follows its piece
+    for (Out& o : s.outs)
+      if (m_.callbacks[o.sub].name == next) o.device = true;
+  }
+}
+
+// Where the thread's current CPU chunk ends (CPU time of the instance): at the next direct call,
+// or at the end of the instance's CPU time (a call beyond it is made when the CPU part is over).
+Duration Simulator::chunk_end(const ThreadState& th) const {
+  const Piece* p = cb_[th.cb].piece;
+  if (p && th.next_call < p->direct.size()) return std::min(p->direct[th.next_call].at, th.exec_total);
+  return th.exec_total;
+}
+
+// The thread ran its chunk: a direct call (the thread blocks) or the end of the instance.
+void Simulator::chunk_done(std::uint32_t t) {
+  ThreadState& th = th_[t];
+  th.exec_done = chunk_end(th);
+  const Piece* p = cb_[th.cb].piece;
+  if (p && th.next_call < p->direct.size()) {
+    const DeviceCall& call = p->direct[th.next_call];
+    Request rq;
+    rq.piece = th.cb;
+    rq.call = th.next_call;
+    rq.thread = t;
+    rq.segment = static_cast<std::uint32_t>(call.segment);
+    th.suspended = true;
+    issue(static_cast<std::uint32_t>(accelerator_index(*user_, call.accelerator)), rq);
+    return;
+  }
+  complete_exec(t);
+}
+
+void Simulator::issue(std::uint32_t device, Request rq) {
+  rq.issued = now_;
+  rq.seq = req_seq_++;
+  DeviceState& d = dev_[device];
+  d.queue.push_back(rq);
+  if (!d.dirty) {
+    d.dirty = true;
+    dev_dirty_.push_back(device);
+  }
+}
+
+// After every event of an instant: an idle device takes its next request (direct: the oldest;
+// server: the most urgent, then the oldest), the server first spending its overhead.
+void Simulator::flush_devices() {
+  for (std::size_t i = 0; i < dev_dirty_.size(); ++i) {
+    const std::uint32_t x = dev_dirty_[i];
+    DeviceState& d = dev_[x];
+    d.dirty = false;
+    if (d.busy || d.queue.empty()) continue;
+    auto best = d.queue.begin();
+    for (auto it = d.queue.begin(); it != d.queue.end(); ++it)
+      if (d.access == AcceleratorAccess::Server ? std::pair(it->key, it->seq) < std::pair(best->key, best->seq)
+                                                 : it->seq < best->seq)
+        best = it;
+    d.current = *best;
+    d.queue.erase(best);
+    d.busy = true;
+    if (d.access == AcceleratorAccess::Server && d.overhead > 0) {
+      ThreadState& srv = th_[d.server];
+      srv.busy = true;
+      srv.remaining = d.overhead;
+      mark(srv.core);
+    } else {
+      start_device(x);
+    }
+  }
+  dev_dirty_.clear();
+}
+
+Duration Simulator::device_time(const AcceleratorSegment& s) {
+  auto part = [&](Duration w, const std::optional<Duration>& b) {
+    const Duration lo = std::min(b.value_or(w), w);
+    switch (o_.exec) {
+      case ExecTime::Wcet: return w;
+      case ExecTime::Bcet: return lo;
+      case ExecTime::Uniform: return rng_.uniform(lo, w);
+      case ExecTime::Mix: return (rng_.next() >> 11) & 1 ? w : lo;
+    }
+    return w;
+  };
+  return part(s.copy_in, s.copy_in_bcet) + part(s.kernel, s.kernel_bcet) + part(s.copy_out, s.copy_out_bcet);
+}
+
+void Simulator::start_device(std::uint32_t x) {
+  DeviceState& d = dev_[x];
+  d.started = now_;
+  push_event(now_ + device_time(segment_of(d.current)), Ev::DeviceDone, x);
+}
+
+void Simulator::device_done(std::uint32_t x) {
+  DeviceState& d = dev_[x];
+  const Request rq = d.current;
+  d.busy = false;
+  if (o_.trace) {
+    if (r_.device_trace.size() < o_.trace_limit)
+      r_.device_trace.push_back(DeviceTraceEntry{x, rq.piece, rq.segment, rq.issued, d.started, now_});
+    else
+      r_.trace_truncated = true;
+  }
+  if (rq.thread != kNone) {  // direct: the thread goes on with its CPU part
+    ThreadState& th = th_[rq.thread];
+    th.suspended = false;
+    ++th.next_call;
+    th.remaining = chunk_end(th) - th.exec_done;
+    if (th.remaining <= 0) chunk_done(rq.thread);
+    else mark(th.core);
+  } else {  // server: the continuation is released with the request's chain instances
+    flight_[rq.slot].arrival = now_;
+    flight_free_.push_back(rq.slot);
+    deliver(rq.target, flight_[rq.slot]);
+  }
+  if (!d.dirty) {
+    d.dirty = true;
+    dev_dirty_.push_back(x);
+  }
+}
+
 void Simulator::charge(Core& k) {
   if (k.running != kNone) {
     ThreadState& th = th_[k.running];
@@ -818,7 +1060,7 @@ void Simulator::resched(std::uint32_t core) {
   std::uint32_t best = kNone;
   for (std::uint32_t t : k.threads) {
     const ThreadState& th = th_[t];
-    if (!th.busy || (th.has_res && th.budget <= 0)) continue;
+    if (!th.busy || th.suspended || (th.has_res && th.budget <= 0)) continue;
     if (best == kNone || th.cls < th_[best].cls || (th.cls == th_[best].cls && th.rank < th_[best].rank)) best = t;
   }
   if (best == k.running && best == kNone) return;
@@ -851,7 +1093,9 @@ SimResult Simulator::run() {
   while (!heap_.empty() && heap_.front().t <= end) {
     now_ = heap_.front().t;
     // every event of this instant first (simultaneous releases are seen together), then the
-    // dispatch decisions, then the cores.
+    // dispatch decisions, then the cores. A completion is the exception: it runs its own
+    // dispatch pass at once (complete_exec), so completions of one instant are applied one at
+    // a time (docs/simulator.md, "Instants").
     while (!heap_.empty() && heap_.front().t == now_) {
     const Event ev = heap_.front();
     std::pop_heap(heap_.begin(), heap_.end(), EventLater{});
@@ -874,11 +1118,19 @@ SimResult Simulator::run() {
         const std::uint32_t t = k.running;
         if (th_[t].remaining <= 0) {
           k.running = kNone;
-          complete_exec(t);
+          if (th_[t].device != kNone) {  // an accelerator's server thread: its overhead is spent
+            th_[t].busy = false;
+            start_device(th_[t].device);
+          } else {
+            chunk_done(t);
+          }
         }
         mark(ev.a);
         break;
       }
+      case Ev::DeviceDone:
+        device_done(ev.a);
+        break;
       case Ev::Replenish: {
         ThreadState& th = th_[ev.a];
         if (ev.b != th.res_gen || !th.has_res) break;  // replaced by a Control's reservation
@@ -894,6 +1146,7 @@ SimResult Simulator::run() {
         break;
     }
     }
+    flush_devices();
     flush_dispatch();
     while (!dirty_.empty()) {
       const std::uint32_t core = dirty_.back();
@@ -921,8 +1174,13 @@ SimResult Simulator::run() {
   }
   for (const Event& ev : heap_)
     if (ev.kind == Ev::Deliver) late(flight_[ev.b]);
+  for (const DeviceState& d : dev_) {  // server-mode requests waiting or in service
+    for (const Request& rq : d.queue)
+      if (rq.slot != kNone) late(flight_[rq.slot]);
+    if (d.busy && d.current.slot != kNone) late(flight_[d.current.slot]);
+  }
   for (const ThreadState& th : th_)
-    if (th.busy) {
+    if (th.busy && th.cb != kNone) {
       Message in = th.input;
       for (const ChainRef& r : cb_[th.cb].chains)
         if (r.source && in.n < kMaxStamps) in.s[in.n++] = Stamp{r.chain, th.chain_release};
@@ -945,8 +1203,30 @@ SimResult Simulator::run() {
 }  // namespace
 
 SimResult simulate(const Model& model, const SimOptions& options) {
-  Simulator s(model, options);
-  return s.run();
+  if (!uses_accelerators(model)) {
+    Simulator s(model, options);
+    return s.run();
+  }
+  // Callbacks with server-mode segments run as pieces (model/accelerator.hpp); the result is
+  // reported per callback of the model: its executions are its last piece's, its drops and
+  // largest latency those of any piece.
+  const AcceleratedModel am = expand_accelerators(model);
+  Simulator s(am.model, options, &am, &model);
+  SimResult r = s.run();
+  for (const auto& c : am.model.callbacks) r.trace_callbacks.push_back(c.name);
+  std::vector<CallbackStats> per(model.callbacks.size());
+  r.executions = 0;
+  for (std::size_t u = 0; u < model.callbacks.size(); ++u) {
+    per[u].name = model.callbacks[u].name;
+    per[u].executions = r.callbacks[am.last[u]].executions;
+    for (std::size_t p = am.first[u]; p <= am.last[u]; ++p) {
+      per[u].drops += r.callbacks[p].drops;
+      per[u].max_latency = std::max(per[u].max_latency, r.callbacks[p].max_latency);
+    }
+    r.executions += static_cast<std::uint64_t>(per[u].executions);
+  }
+  r.callbacks = std::move(per);
+  return r;
 }
 
 }  // namespace chainrt::sim

@@ -19,6 +19,7 @@
 
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/analysis/generator.hpp"
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
 #include "soundness_fusion.hpp"
@@ -55,7 +56,12 @@ bool share_cores(Model& model, gen::Rng& rng) {
   bool single = !model.executors.empty();
   for (const auto& e : model.executors) single &= e.threads.size() == 1 && !e.threads[0].reservation;
   if (!single) return false;
-  for (auto& h : model.hosts) h.cores = static_cast<int>(rng.uniform_int(1, std::max(1, h.cores / 2)));
+  for (auto& h : model.hosts) {
+    h.cores = static_cast<int>(rng.uniform_int(1, std::max(1, h.cores / 2)));
+    for (auto& a : h.accelerators)  // an accelerator server pinned to a core that is gone: another one
+      for (int& c : a.server_cores)
+        if (c >= h.cores) c = static_cast<int>(rng.uniform_int(0, h.cores - 1));
+  }
   for (auto& e : model.executors) {
     int cores = 1;
     for (const auto& h : model.hosts)
@@ -221,6 +227,97 @@ bool branch_join(Model& m, gen::Rng& rng, bool* leaf) {
   return true;
 }
 
+// Shared accelerators (PiCAS Sec. IV; model/accelerator.hpp): every host gets a device "gpu"
+// reached directly (first come, first served) or through the chain-priority server (kind 0 and
+// 1), or both a server-mode "gpu" and a direct-mode "dla" (kind 2). The server thread runs at
+// SCHED_FIFO 99 (the model's threads are kept below), pinned to a random core shared with the
+// executors' threads or unpinned, with an overhead of 0-100 us per request. About two thirds of
+// the chains get one or two segments on callbacks of theirs (timers and subscriptions outside
+// implicit fusion sets): a device time of 10-100 % of the callback's WCET split into copy-in,
+// kernel and copy-out, issued anywhere in its CPU time, best cases below the worst for half of
+// them; the segments of each device are scaled to a utilization of at most 5-40 % of it.
+bool add_accelerators(Model& m, gen::Rng& rng, int* kind) {
+  const double r = rng.uniform01();
+  *kind = r < 0.4 ? 0 : r < 0.8 ? 1 : 2;
+  for (auto& e : m.executors) {
+    if (e.priority && *e.priority > 98) e.priority = 98;
+    for (auto& t : e.threads)
+      if (t.fifo_priority && *t.fifo_priority > 98) t.fifo_priority = 98;
+  }
+  for (auto& h : m.hosts) {
+    Accelerator gpu;
+    gpu.name = "gpu";
+    gpu.access = *kind == 0 ? AcceleratorAccess::Direct : AcceleratorAccess::Server;
+    if (gpu.access == AcceleratorAccess::Server) {
+      gpu.server_priority = 99;
+      if (rng.uniform01() < 0.6) gpu.server_cores = {static_cast<int>(rng.uniform_int(0, std::max(1, h.cores) - 1))};
+      gpu.server_overhead = rng.uniform01() < 0.3 ? 0 : rng.uniform_int(1, 100'000);
+    }
+    h.accelerators.push_back(gpu);
+    if (*kind == 2) h.accelerators.push_back(Accelerator{"dla", AcceleratorAccess::Direct, std::nullopt, {}, 0});
+  }
+  std::set<std::size_t> fused;
+  for (const auto& set : implicit_fusion_sets(m)) fused.insert(set.begin(), set.end());
+  struct Use {
+    std::size_t cb;
+    std::string device;
+    Duration period;
+  };
+  std::vector<Use> uses;
+  std::set<std::size_t> taken;
+  for (const auto& ch : m.chains) {
+    if (rng.uniform01() < 0.35) continue;
+    const int n = rng.uniform01() < 0.3 ? 2 : 1;
+    for (int k = 0; k < n; ++k) {
+      const std::size_t c = m.callback_index(
+          ch.callbacks[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(ch.callbacks.size()) - 1))]);
+      const Callback& cb = m.callbacks[c];
+      if (fused.count(c) || taken.count(c) || cb.wcet < 10 ||
+          (cb.kind != CallbackKind::Timer && cb.kind != CallbackKind::Subscription))
+        continue;
+      taken.insert(c);
+      uses.push_back({c, *kind == 2 && rng.uniform01() < 0.5 ? "dla" : "gpu", ch.period});
+    }
+  }
+  if (uses.empty()) return false;
+  std::map<std::pair<std::string, std::string>, double> util;  // (host, device) -> utilization
+  for (const Use& u : uses) {
+    Callback& cb = m.callbacks[u.cb];
+    AcceleratorSegment s;
+    s.accelerator = u.device;
+    s.after = rng.uniform_int(0, cb.wcet);
+    const Duration g = std::max<Duration>(3, static_cast<Duration>(cb.wcet * (0.1 + 0.9 * rng.uniform01())));
+    s.copy_in = static_cast<Duration>(g * 0.2 * rng.uniform01());
+    s.copy_out = static_cast<Duration>(g * 0.2 * rng.uniform01());
+    s.kernel = std::max<Duration>(1, g - s.copy_in - s.copy_out);
+    cb.accelerator_segments.push_back(s);
+    util[{m.executor_of(cb).host, u.device}] += static_cast<double>(s.wcet()) / static_cast<double>(u.period);
+  }
+  for (const Use& u : uses) {
+    Callback& cb = m.callbacks[u.cb];
+    AcceleratorSegment& s = cb.accelerator_segments.back();
+    const double limit = 0.05 + 0.35 * rng.uniform01(), have = util[{m.executor_of(cb).host, u.device}];
+    if (have > limit) {
+      const double f = limit / have;
+      s.copy_in = static_cast<Duration>(s.copy_in * f);
+      s.copy_out = static_cast<Duration>(s.copy_out * f);
+      s.kernel = std::max<Duration>(1, static_cast<Duration>(s.kernel * f));
+    }
+    if (rng.uniform01() < 0.5) {
+      s.kernel_bcet = rng.uniform_int(1, s.kernel);
+      if (s.copy_in) s.copy_in_bcet = rng.uniform_int(0, s.copy_in);
+      if (s.copy_out) s.copy_out_bcet = rng.uniform_int(0, s.copy_out);
+    }
+  }
+  m.reindex();
+  return true;
+}
+
+bool uses_segments(const Model& m, const Chain& ch) {
+  return std::any_of(ch.callbacks.begin(), ch.callbacks.end(),
+                     [&](const std::string& n) { return !m.callback(n).accelerator_segments.empty(); });
+}
+
 // A system the analysis applies to, or false: the EDF-paper system (multi-threaded), its
 // single-threaded partition, then CROS-RT's multi-host chains (harsh: in a random order, and a
 // fifth of the systems overloaded).
@@ -322,6 +419,8 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
     }
     for (auto& h : m.hosts) h.blackout = periodic_blackout(fd.platform_Q, fd.platform_T);
     ok = true;
+  } else if (feature == "accelerator") {
+    ok = add_accelerators(m, rng, &fd.kind);
   } else if (feature == "branch-join") {
     bool leaf = false;
     ok = branch_join(m, rng, &leaf);
@@ -396,6 +495,7 @@ struct SetResult {
   int climb_raised = 0;
   bool feature = false;
   int merge = 0, fork = 0, leaf = 0;
+  int direct_access = 0, server_access = 0, both_access = 0;  // accelerator: the modes drawn
   std::map<std::string, double> ratios;  // per bounded chain: worst simulated / bound
   std::int64_t feature_chains = 0;       // bounded chains with the feature, in all simulations
   bool feature_bounded = false;          // some chain with the feature had a bound to check
@@ -545,6 +645,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   if (o.feature == "shared-cores") sr.shared_cores = 1;
   if (o.feature == "shared-callbacks") (fd.kind == 0 ? sr.merge : sr.fork) = 1;
   if (o.feature == "branch-join" && fd.kind == 1) sr.leaf = 1;
+  if (o.feature == "accelerator") (fd.kind == 0 ? sr.direct_access : fd.kind == 1 ? sr.server_access : sr.both_access) = 1;
   // BCET mixes need a best case: give callbacks without one a quarter of their WCET.
   for (auto& cb : model.callbacks)
     if (!cb.bcet) cb.bcet = std::max<Duration>(1, cb.wcet / 4);
@@ -595,7 +696,10 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     for (const auto& c : model.chains)
       for (const auto& n : c.callbacks) on[n]++;
     for (const auto& c : model.chains) {
-      bool f = o.feature == "branch-join" ? !c.is_linear() : o.feature == "shared-callbacks" ? false : !o.feature.empty();
+      bool f = o.feature == "branch-join"        ? !c.is_linear()
+               : o.feature == "accelerator"      ? uses_segments(model, c)
+               : o.feature == "shared-callbacks" ? false
+                                                 : !o.feature.empty();
       if (o.feature == "shared-callbacks")
         for (const auto& n : c.callbacks) f |= on[n] > 1;
       if (f) featured.insert(c.name);
@@ -788,7 +892,11 @@ SoundnessReport run_soundness(const SoundnessOptions& o) {
   if (!a) throw std::invalid_argument("unknown analysis '" + o.analysis + "'");
   const auto& f = soundness_features();
   if (!o.feature.empty() && std::find(f.begin(), f.end(), o.feature) == f.end())
-    throw std::invalid_argument("unknown feature '" + o.feature + "' (shared-cores, shared-callbacks, branch-join, fan-out, fan-out-tail, platform)");
+    throw std::invalid_argument("unknown feature '" + o.feature + "' (" + [&] {
+      std::string all;
+      for (const auto& n : f) all += (all.empty() ? "" : ", ") + n;
+      return all;
+    }() + ")");
   return run_soundness(*a, o);
 }
 
@@ -836,6 +944,9 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.merges += r.merge;
     rep.forks += r.fork;
     rep.leaf_branches += r.leaf;
+    rep.direct_access_systems += r.applicable && r.direct_access;
+    rep.server_access_systems += r.applicable && r.server_access;
+    rep.both_access_systems += r.applicable && r.both_access;
     for (const auto& [name, x] : r.ratios) {
       ratios.push_back(x);
       if ((o.fusion || o.phases) && is_join_chain(name)) rep.join_ratios.push_back(x);
@@ -873,7 +984,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
 
 const std::vector<std::string>& soundness_features() {
   static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail",
-                                          "platform"};
+                                          "platform", "accelerator"};
   return f;
 }
 
@@ -909,6 +1020,8 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"feature_bounded_systems\": " << r.feature_bounded_systems
      << ", \"multi_threaded_systems\": " << r.multi_threaded_systems
      << ", \"multi_host_systems\": " << r.multi_host_systems << ", \"merges\": " << r.merges << ", \"forks\": " << r.forks << ", \"leaf_branches\": " << r.leaf_branches
+     << ", \"direct_access_systems\": " << r.direct_access_systems << ", \"server_access_systems\": " << r.server_access_systems
+     << ", \"both_access_systems\": " << r.both_access_systems
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
      << ", \"bound_over_worst\": {\"median\": " << fmt(r.bound_over_worst_median)

@@ -215,6 +215,10 @@ def test_chain_components_from_traces_and_summary_from_csv(tmp_path):
     assert (tmp_path / "out" / "two_chains.png").is_file() and (tmp_path / "out" / "summary.json").is_file()
     assert s["cros_rt"]["loads"]["paper"]["full"]["fit_runs"] == [0, 2]
     assert s["cros_rt"]["loads"]["paper"]["full"]["holds_on_check_runs"] is True
+    import gzip  # the stored series in docs/ are gzipped: the same rows read from a .csv.gz
+    with open(tmp_path / "runs.csv", "rb") as f, gzip.open(tmp_path / "runs.csv.gz", "wb") as g:
+        g.write(f.read())
+    assert x.summarize_csv(str(tmp_path / "runs.csv.gz"), str(tmp_path / "out_gz")) == s
 
 
 def test_platform_blackout_function_and_curve():

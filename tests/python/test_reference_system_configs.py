@@ -86,7 +86,16 @@ def test_every_configuration_is_a_valid_variant(name):
     assert {e.policy for e in m.executors} == {configs.CONFIGS[name].policy}
     assert len(m.nodes) == 24
     assert all(t.cores == [1] for e in m.executors for t in e.threads)
-    assert all(t.fifo_priority is not None and t.fifo_priority >= 10 for e in m.executors for t in e.threads)
+    # SCHED_FIFO (at the base priority or above) exactly for the executors that run a chain with a deadline
+    critical = {cb for ch in m.chains for cb in ch.callbacks}
+    placed = {n.name: n.executor for n in m.nodes}
+    for e in m.executors:
+        runs_chain = any(c.name in critical for c in m.callbacks if placed[c.node] == e.name)
+        for t in e.threads:
+            assert t.fifo_priority is None or (t.fifo_priority >= 10 and runs_chain), e.name
+            # (upstream's prioritized layout keeps its own: "other" runs planner callbacks at normal priority)
+            assert configs.CONFIGS[name].own_priorities or (t.fifo_priority is not None) == runs_chain, e.name
+        assert runs_chain or e.priority is None, e.name
     assert m.callback("BehaviorPlanner/timer").offset == 0
     assert configs.variant(str(REF), name, planner_phase_ns=50 * MS).callback("BehaviorPlanner/timer").offset == 50 * MS
     assert [c.name for c in m.chains] == ["hot_path_front", "hot_path_rear", "behavior_planner"]
@@ -131,11 +140,57 @@ def test_prioritized_layout_is_upstreams():
 def test_picas_multi_executor_priorities_follow_their_most_critical_callback():
     m = configs.variant(str(REF), "picas-multi")
     ex = {e.name: e for e in m.executors}
-    assert ex["planner"].priority == 69 and ex["hot_path"].priority == 58 and ex["other"].priority == 49
-    assert ex["planner"].threads[0].fifo_priority > ex["hot_path"].threads[0].fifo_priority > \
-        ex["other"].threads[0].fifo_priority
+    assert ex["planner"].priority == 69 and ex["hot_path"].priority == 58
+    assert ex["planner"].threads[0].fifo_priority > ex["hot_path"].threads[0].fifo_priority
     assert {n.name for n in m.nodes if n.executor == "planner"} == {
         "BehaviorPlanner", "MPCController", "VehicleInterface", "VehicleDBWSystem"}
+
+
+@pytest.mark.parametrize("rt", [None, 10])
+def test_only_executors_with_a_deadline_chain_get_sched_fifo(rt):
+    # the layout rule: SCHED_FIFO where an executor runs a chain with a deadline, SCHED_OTHER elsewhere
+    def fifo(config, **kw):
+        m = configs.variant(str(REF), config, rt_priority=rt, **kw)
+        return {e.name: (e.priority, [t.fifo_priority for t in e.threads]) for e in m.executors}
+    base = rt or 0
+    for multi in ("picas-multi", "edf-multi"):
+        f = fifo(multi)
+        assert f["planner"][1] == [base + 3] and f["hot_path"][1] == [base + 2]
+        assert f["other"] == (None, [None])   # no chain: neither a FIFO nor an executor priority
+    p = fifo("ros-default-prioritized")
+    assert [p[e][1] for e in ("front", "rear", "fusion", "planner")] == [[base + 1]] * 3 + [[base + 30]]
+    # upstream's layout keeps its own classes: its "other" (which also runs the planner chain's
+    # later callbacks) at normal priority, as upstream runs it
+    assert p["other"] == (None, [None])
+    # one executor holding everything runs the chains: SCHED_FIFO at the base (none without one)
+    assert fifo("picas-single")["main"][1] == [rt]
+    assert fifo("edf-mt")["main"][1] == [rt, rt]
+    # the rule reads the chains, not the layout's names: without deadlines nothing is real-time
+    m = chainrt.load_model(str(REF))
+    assert configs.needs_fifo(m, ["BehaviorPlanner"]) and configs.needs_fifo(m, ["RayGroundFilter"])
+    other = [n.name for n in configs.variant(str(REF), "picas-multi").nodes if n.executor == "other"]
+    assert len(other) == 12 and not configs.needs_fifo(m, other)
+    chains = m.chains
+    for ch in chains:
+        ch.deadline = 0  # none
+    m.chains = chains
+    assert not configs.needs_fifo(m, [n.name for n in m.nodes])
+
+
+def test_the_other_executor_is_below_every_chain_in_the_simulator():
+    # picas-multi's "other" executor without a SCHED_FIFO priority: the simulated hot path and
+    # planner are what they were with "other" at the lowest FIFO rank
+    m = configs.variant(str(REF), "picas-multi", pin_core=1, rt_priority=10)
+    sim = runner.simulate_config(m, 2_000_000_000)
+    old = configs.variant(str(REF), "picas-multi", pin_core=1, rt_priority=10)
+    exs = old.executors
+    for e in exs:
+        if e.name == "other":
+            e.threads[0].fifo_priority = 11
+    old.executors = exs
+    before = runner.simulate_config(old, 2_000_000_000)
+    assert sim["chains"] == before["chains"]
+    assert sim["hot_path_latency"] == before["hot_path_latency"]
 
 
 def test_unknown_configuration_is_rejected():
@@ -240,7 +295,7 @@ def test_gantt_from_executor_trace(tmp_path):
     lidar = [e for e in g["events"] if g["callbacks"][e[1]] == "FrontLidarDriver/timer"]
     assert lidar[0][3] == 1 * MS + 3 * MS  # 1 ms before the nominal release, started 3 ms late
     assert len(g["threads"]) == 2
-    plt = report._plt()
+    plt = report.pyplot()
     out = report.draw_gantt(g, tmp_path / "g.png", plt, "test")
     assert out.stat().st_size > 1000
     assert runner.gantt_trace([]) is None

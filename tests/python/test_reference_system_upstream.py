@@ -136,6 +136,24 @@ def test_launcher_places_and_ties_the_process():
     assert upstream.launcher(None, None) == ["setpriv", "--pdeathsig", "TERM", "--"]
 
 
+def test_only_stock_executors_run_wholly_sched_fifo(monkeypatch):
+    # a stock executor has no per-thread priorities: its whole process at the base priority;
+    # upstream's prioritized layouts as upstream starts them; chainrt's configurations not under
+    # chrt at all (the ChainExecutor gives SCHED_FIFO to the chains' executor threads itself)
+    assert upstream.process_rt_priority("rclcpp-single-threaded", 10) == 10
+    assert upstream.process_rt_priority("rclcpp-events", 10) == 10
+    assert upstream.process_rt_priority("rclcpp-prioritized", 10) is None
+    for name in ("picas-single", "picas-multi", "edf-st", "edf-multi"):
+        assert upstream.process_rt_priority(name, 10) is None
+    monkeypatch.setattr(upstream, "program", lambda name: Path("/prog/" + name))
+    assert upstream.command("rclcpp-events", None, 1, 10)[4:] == ["chrt", "-f", "10", "taskset", "-c", "1",
+                                                                  "/prog/rclcpp-events"]
+    cmd = upstream.command("picas-multi", Path("m.yaml"), 1, 10, Path("r.json"), 1_000_000_000, Path("t.json"))
+    assert "chrt" not in cmd
+    assert cmd[4:] == ["taskset", "-c", "1", "/prog/picas-multi", "m.yaml", "--warmup", "1000000000ns",
+                       "--report", "r.json", "--trace", "t.json"]
+
+
 def _result(load, stock: dict, chain: dict) -> dict:
     def c(mean, p99, mx, drops=0, bp_std=20_000):
         return {"hot_path_latency": {"count": 100, "mean_ns": mean, "p99_ns": p99, "max_ns": mx},
@@ -215,3 +233,55 @@ def test_short_real_run_of_upstreams_executables(tmp_path, capsys):
     if "picas-multi" in names:  # the executors' per-callback figures come back
         assert (tmp_path / "raw" / "picas-multi-r1.json").is_file()
     assert "rclcpp-single-threaded" in d["checks"]["best_stock"] or d["checks"]["best_stock"] == "rclcpp-prioritized"
+
+
+def _threads(pid: int) -> dict[int, tuple[str, int, int]]:
+    """tid -> (name, scheduling policy, real-time priority) of every thread of `pid`."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            comm = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended
+        out[int(task.name)] = (comm, int(fields[38]), int(fields[37]))  # stat fields 41, 40
+    return out
+
+
+@pytest.mark.skipif(_built(upstream.CHAIN_BINARY) is None, reason="the ChainExecutor main is not built (needs rclcpp)")
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root")
+def test_chain_executor_gives_sched_fifo_only_to_the_chains_executors(tmp_path):
+    # picas-multi on upstream's nodes, started as the bench starts it: the planner and hot-path
+    # executor threads SCHED_FIFO at the model's priorities, every other thread (the "other"
+    # executor, the middleware, rclcpp's own) SCHED_OTHER
+    import signal
+    import time
+    from chainrt.reference_system import configs
+    model = configs.variant(str(REPO / "examples" / "autoware_reference.yaml"), "picas-multi", rt_priority=10)
+    path = tmp_path / "picas-multi.yaml"
+    model.save(str(path))
+    env = dict(runner._environment(upstream.program("picas-multi")), **{upstream.LIMIT_ENV: "16"})
+    proc = subprocess.Popen(upstream.command("picas-multi", path, None, 10), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        threads = {}
+        while time.monotonic() < deadline and proc.poll() is None:
+            threads = _threads(proc.pid)
+            if sum(1 for _, pol, _ in threads.values() if pol == 1) >= 2:
+                time.sleep(1.0)  # every thread of the run exists by now
+                threads = _threads(proc.pid)
+                break
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+    fifo = sorted(prio for _, pol, prio in threads.values() if pol == 1)
+    assert fifo == [12, 13], (threads, err[-1000:])
+    assert all(pol in (0, 1) for _, pol, _ in threads.values()), threads  # nothing else (SCHED_RR, ...)
+    other = [name for name, pol, _ in threads.values() if pol == 0]
+    assert len(other) >= 3 and any(name.startswith("dds.") for name in other), threads

@@ -213,6 +213,22 @@ def test_a_trace_that_cannot_be_written_is_an_error_before_the_run(tmp_path):
     assert r.returncode == 1 and "cannot write the trace" in r.stderr, (r.returncode, r.stderr)
 
 
+def test_a_model_with_accelerator_segments_is_refused_before_the_run(tmp_path):
+    # The runtime has no device backend yet: running the callbacks without their device time
+    # would report responses the system cannot have.
+    model = tmp_path / "gpu.yaml"
+    model.write_text("hosts: [{name: h, accelerators: [{name: gpu, access: direct}]}]\n"
+                     "callbacks:\n"
+                     "  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms,\n"
+                     "     accelerator_segments: [{accelerator: gpu, kernel: 2ms}]}\n"
+                     "chains: [{name: c, callbacks: [a]}]\n")
+    cmd = [str(runtime.find_binary()), str(model), "--duration", "100ms"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "uses accelerators" in r.stderr and "does not run yet" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1  # one line
+
+
 def test_profile_write_interrupted_leaves_the_model_as_it_was(tmp_path):
     # Ctrl-C during `profile --run --write`: exit 130, says the measurements are partial, and the
     # model and its percentiles file are exactly as before (nothing written from a partial run).

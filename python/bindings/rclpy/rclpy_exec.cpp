@@ -2,8 +2,10 @@
 //
 // Owns, for one chainrt.rclpy executor: the readiness of its rclpy entities, the sched
 // ReadyQueue that orders them (EDF ready-queue paper Sec. IV-A, Algorithm 1; PiCAS/FP, mixed,
-// ros-default through sched::key_of), the chain instances that travel from callback to callback
-// (d_i^k = a_i^k + D_i, Sec. IV-B) and the run-time monitor (runtime/monitor.hpp: the same
+// ros-default through sched::key_of) and the sched::Admission rule that says when ready work
+// enters it (ros-default's polling points, LaME's best-effort refresh) — both shared with the
+// C++ runtime, the rclcpp executor and the simulator — the chain instances that travel from
+// callback to callback (d_i^k = a_i^k + D_i, Sec. IV-B) and the run-time monitor (runtime/monitor.hpp: the same
 // LatencyRecorder, RunReport and JSON as the C++ runtime). Python only takes the data of the
 // selected entity and calls the user's callback; the wait, the ready-queue update and the
 // selection happen here, without the GIL.
@@ -48,9 +50,11 @@
 #include <vector>
 
 #include "chainrt/model/yaml_io.hpp"
+#include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/threads.hpp"
 #include "chainrt/runtime/tracing.hpp"
+#include "chainrt/sched/admission.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
@@ -82,7 +86,7 @@ inline Duration thread_cpu_ns() noexcept {
   return Duration(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-constexpr std::uint32_t kNoChain = 0xffffffffu;
+using runtime::kNoChain;
 
 // A chain instance: its chain, release a_i^k and absolute deadline d_i^k.
 struct Stamp {
@@ -171,8 +175,8 @@ class Loop {
        const std::vector<std::tuple<int, std::uintptr_t, std::uint32_t, std::optional<int>,
                                     std::uint64_t, std::string>>& entities,
        const std::vector<std::tuple<std::string, Duration, Duration, std::vector<std::vector<CallbackId>>>>& chains,
-       const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>>& threads,
-       std::size_t sample_capacity)
+       const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration, bool>>& threads,
+       std::size_t sample_capacity, const std::vector<std::uint32_t>& take_positions = {})
       : entities_(entities.size()) {
     // "arrival": rclpy's EventsExecutor's order, earliest ready first -- the EDF queue keyed by
     // each input's arrival (a timer's by its release): EDF with every relative deadline 0. The
@@ -205,9 +209,22 @@ class Loop {
       specs.push_back(s);
       if (kind == kTimer) timers_.push_back(static_cast<CallbackId>(i));
     }
-    for (const auto& [name, cores, fifo, budget, period] : threads) {
+    // take_positions (ros-default only): rclpy's own SingleThreadedExecutor's take order
+    // instead of ROS 2's default order. rclpy takes what one wait returned node by node, with
+    // no rank of kinds across nodes: the ros-default key's kind rank is made equal for all and
+    // the ordering is the given position (sched::CallbackSpec::wait_set_position, the key's
+    // tie-break before registration order).
+    if (!take_positions.empty() && policy == "ros-default") {
+      if (take_positions.size() != specs.size()) throw std::invalid_argument("take_positions: one per entity");
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        specs[i].kind = CallbackKind::Timer;
+        specs[i].wait_set_position = take_positions[i];
+      }
+    }
+    for (const auto& [name, cores, fifo, budget, period, rt] : threads) {
       sched::ThreadSpec ts;
       ts.name = name;
+      ts.role = rt ? CriticalityClass::RealTime : CriticalityClass::BestEffort;
       ts.cores = cores;
       ts.fifo_priority = fifo;
       if (budget > 0 && period > 0) ts.reservation = Reservation{budget, period};
@@ -218,6 +235,11 @@ class Loop {
     groups_ = groups;
     tids_ = std::vector<std::atomic<int>>(threads_.size());
     queue_ = std::make_unique<sched::ReadyQueue>(*p, std::move(specs), std::move(groups), threads_.size());
+    // When ready work enters queue_: the rule of the C++ runtime, the rclcpp executor and the
+    // simulator (sched/admission.hpp), e.g. ros-default's polling points.
+    std::vector<bool> rt;
+    for (const auto& ts : threads_) rt.push_back(ts.role == CriticalityClass::RealTime);
+    admission_ = std::make_unique<sched::Admission>(*queue_, sched::admission_rule(*p, rt), rt);
     running_.resize(threads_.size());
     for (std::uint32_t c = 0; c < chains.size(); ++c) {
       const auto& [name, period, deadline, paths] = chains[c];
@@ -238,10 +260,7 @@ class Loop {
           if (std::find(m.begin(), m.end(), id) == m.end()) m.push_back(id);
         }
         Entity& src = entities_[path.front()];
-        if (src.kind == kTimer && src.starts_chain == kNoChain) {
-          src.starts_chain = c;
-          src.chain_rel_deadline = deadline > 0 ? deadline : kNoDeadline;
-        }
+        if (src.kind == kTimer) runtime::choose_source_chain(src.starts_chain, src.chain_rel_deadline, c, deadline);
         for (std::size_t k = 0; k + 1 < path.size(); ++k) {
           auto& succ = entities_[path[k]].successors;
           std::pair<CallbackId, std::uint32_t> s{path[k + 1], c};
@@ -250,6 +269,15 @@ class Loop {
         auto& leaf = entities_[path.back()].leaf_of;
         if (std::find(leaf.begin(), leaf.end(), c) == leaf.end()) leaf.push_back(c);
       }
+    }
+    // The deadline an instance of chain c carries to its later callbacks: D_c, or less when its
+    // timer's instance has a smaller one (the instance is one; the simulator's chain key).
+    for (std::uint32_t c = 0; c < chain_stats_.size(); ++c) {
+      const Duration d = chain_stats_[c].deadline_ns;
+      Duration key = d > 0 ? d : kNoDeadline;
+      if (key != kNoDeadline && !chain_members_[c].empty())
+        key = std::min(key, entities_[chain_members_[c].front()].chain_rel_deadline);
+      chain_key_.push_back(key);
     }
     // Event callbacks last: rcl calls them at once for events that arrived before.
     for (std::size_t i = 0; i < entities_.size(); ++i) install(static_cast<CallbackId>(i), true);
@@ -278,12 +306,15 @@ class Loop {
       const Duration now = mono_ns();
       const Duration next_timer = harvest(now, idle);
       idle = false;
-      const CallbackId cb = queue_->select(t);
+      // Admission (a polling point of the default executor, LaME's best-effort refresh) and
+      // Algorithm 1, as in the runtime and the simulator (sched::Admission::next).
+      const CallbackId cb = admission_->next(t, AdmissionSource{this});
       if (cb != kNoCallback) {
         begin(t, cb);
         if (!queue_->empty()) cv_.notify_one();  // work left for another thread
         return cb;
       }
+      if (admission_->admitted() && sleepers_) cv_.notify_all();
       if (woken_ > 0) { --woken_; return -2; }
       if (now >= until) return -1;
       const Duration wake_at = std::min(until, next_timer);
@@ -433,7 +464,8 @@ class Loop {
       if (r.cb != kNoCallback) fresh->start(r.cb);
     for (CallbackId id = 0; id < entities_.size(); ++id)
       if (queue_->queued(id)) fresh->push(id, queue_->deadline(id));
-    std::swap(queue_, fresh);
+    // The admission rule keeps pointing at *queue_ (its waiting work carries over as is).
+    std::swap(*queue_, *fresh);
     cv_.notify_all();  // threads may now see work their old masks hid
   }
 
@@ -631,15 +663,32 @@ class Loop {
     }
   }
 
-  // Move what became ready into the queue (under the lock); returns the next timer release.
+  // The admission rule's view of the entities (sched::Admission's Src): a timer is ready once it
+  // was released (it stays due until it runs), any other entity while it has pending events.
+  // The key is the instance's absolute deadline, or its arrival ("arrival" order).
+  struct AdmissionSource {
+    const Loop* loop;
+    bool ready(CallbackId id) const noexcept {
+      const Entity& e = loop->entities_[id];
+      return e.kind == kTimer || e.pending.load(std::memory_order_relaxed) > 0;
+    }
+    Duration deadline(CallbackId id) const noexcept {
+      const Entity& e = loop->entities_[id];
+      if (!loop->arrival_) return e.queued.deadline;
+      if (e.kind == kTimer) return e.queued.release;
+      return e.arrivals.empty() ? e.last_arrival : e.arrivals.front();
+    }
+  };
+
+  // Move what became ready into the admission rule (under the lock); returns the next timer release.
   // idle: the calling thread waited until now (a grid timer's lateness is release jitter).
   Duration harvest(Duration now, bool idle = false) noexcept {
     Duration next_due = kNoDeadline;
     for (CallbackId id : timers_) {
       Entity& e = entities_[id];
-      if (queue_->queued(id) || e.running) continue;  // taken only when it runs
+      if (admission_->holds(id) || e.running) continue;  // taken only when it runs
       if (e.on_grid && grid_ready(e, now, idle, next_due)) {
-        queue_->push(id, arrival_ ? e.queued.release : e.queued.deadline);
+        admission_->released(id, AdmissionSource{this});
         continue;
       }
       if (e.on_grid) continue;
@@ -662,7 +711,7 @@ class Loop {
                          e.starts_chain == kNoChain ? 0 : e.instances_released++};
         if (e.starts_chain != kNoChain && hooks_.chain_release)
           hooks_.chain_release(this, e.starts_chain, e.queued.instance, e.queued.release, e.queued.deadline);
-        queue_->push(id, arrival_ ? release : e.queued.deadline);
+        admission_->released(id, AdmissionSource{this});
       } else {
         next_due = std::min(next_due, now + left);
       }
@@ -671,9 +720,9 @@ class Loop {
       dirty_ = false;
       for (CallbackId id = 0; id < entities_.size(); ++id) {
         Entity& e = entities_[id];
-        if (e.kind == kTimer || e.pending.load(std::memory_order_relaxed) <= 0 || queue_->queued(id)) continue;
+        if (e.kind == kTimer || e.pending.load(std::memory_order_relaxed) <= 0 || admission_->holds(id)) continue;
         e.queued = e.inputs.empty() ? Stamp{} : e.inputs.front();
-        queue_->push(id, arrival_ ? (e.arrivals.empty() ? e.last_arrival : e.arrivals.front()) : e.queued.deadline);
+        admission_->released(id, AdmissionSource{this});
       }
     }
     return next_due;
@@ -733,8 +782,7 @@ class Loop {
       for (auto [succ, c] : e.successors)
         if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
           entities_[succ].inputs.push(Stamp{c, r.stamp.release,
-                                            chain_stats_[c].deadline_ns > 0 ? r.stamp.release + chain_stats_[c].deadline_ns
-                                                                            : kNoDeadline,
+                                            chain_key_[c] == kNoDeadline ? kNoDeadline : r.stamp.release + chain_key_[c],
                                             r.stamp.instance});
     if (hooks_.execute && e.handle) hooks_.execute(e.handle);
     if (hooks_.callback_start) hooks_.callback_start(&e, false);
@@ -782,9 +830,11 @@ class Loop {
   std::vector<CallbackId> timers_;
   std::vector<sched::ThreadSpec> threads_;
   std::unique_ptr<sched::ReadyQueue> queue_;
+  std::unique_ptr<sched::Admission> admission_;  // when ready work enters queue_ (shared rule)
   std::vector<Running> running_;
   std::vector<runtime::ChainStats> chain_stats_;
   std::vector<std::uint64_t> chain_misses_;
+  std::vector<Duration> chain_key_;  // per chain: the relative deadline its instances carry
   Policy policy_ = Policy::RosDefault;
   std::vector<sched::GroupSpec> groups_;
   std::vector<std::atomic<int>> tids_;
@@ -823,7 +873,8 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
   for (const auto& t : s.threads)
     th.append(nb::make_tuple(t.name, t.cores, t.fifo_priority,
                              t.reservation ? t.reservation->budget : Duration{0},
-                             t.reservation ? t.reservation->period : Duration{0}));
+                             t.reservation ? t.reservation->period : Duration{0},
+                             t.role == CriticalityClass::RealTime));
   for (std::size_t i = 0; i < s.callbacks.size(); ++i)
     cbs.append(nb::make_tuple(model.callbacks[s.callbacks[i]].name, s.specs[i].priority, s.specs[i].affinity));
   nb::dict d;
@@ -868,13 +919,13 @@ class LameControl {
   }
   std::string executor() const { return ctl_->plan().executor; }
   // The executor's threads: rt@0.. and be@0.. with the current plan's reservations (the tuple
-  // of model_setup()'s "threads": name, cores, fifo, budget, period).
-  std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> threads() const {
-    std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration>> out;
+  // of model_setup()'s "threads": name, cores, fifo, budget, period, real-time).
+  std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration, bool>> threads() const {
+    std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>, Duration, Duration, bool>> out;
     for (std::size_t s = 0; s < current_.size(); ++s) {
       const auto& r = current_[s];
       out.emplace_back(lame::slot_name(static_cast<int>(s), cores_), std::vector<int>{},
-                       std::nullopt, r ? r->budget : 0, r ? r->period : 0);
+                       std::nullopt, r ? r->budget : 0, r ? r->period : 0, s < static_cast<std::size_t>(cores_));
     }
     return out;
   }
@@ -988,9 +1039,10 @@ NB_MODULE(_rclpy_exec, m) {
                     const std::vector<std::tuple<std::string, chainrt::Duration, chainrt::Duration,
                                                  std::vector<std::vector<chainrt::sched::CallbackId>>>>&,
                     const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>,
-                                                 chainrt::Duration, chainrt::Duration>>&,
-                    std::size_t>(),
-           "policy"_a, "group_reentrant"_a, "entities"_a, "chains"_a, "threads"_a, "sample_capacity"_a = 100000)
+                                                 chainrt::Duration, chainrt::Duration, bool>>&,
+                    std::size_t, const std::vector<std::uint32_t>&>(),
+           "policy"_a, "group_reentrant"_a, "entities"_a, "chains"_a, "threads"_a, "sample_capacity"_a = 100000,
+           "take_positions"_a = std::vector<std::uint32_t>{})
       .def("next", &Loop::next, "thread"_a, "timeout_ns"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("done", &Loop::done, "thread"_a, "callback"_a, "ran"_a, "threw"_a)
       .def("push_external", &Loop::push_external, nb::call_guard<nb::gil_scoped_release>())

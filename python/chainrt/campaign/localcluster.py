@@ -61,10 +61,14 @@ def main() -> int:
     # No dashboard (it would take a port and needs bokeh) and none of what feeds it: the worker's
     # statistical profiler (100 stack samples a second, next to the batch's thread) and a system
     # monitor twice a second; no memory manager pausing or restarting workers: a batch's memory is
-    # the OS's to limit.
+    # the OS's to limit. The event loops' watchdog (`tick`, which only warns of a loop blocked for
+    # seconds) every second instead of every 20 ms: at 20 ms the scheduler, the nannies and the
+    # workers of an idle 2-worker cluster take 88 ms of CPU a second between them, 19 ms at 1 s —
+    # CPU that the batches need when every core runs one (docs/campaigns.md, "Measured").
     dask.config.set({"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                      "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False,
                      "distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "5s",
+                     "distributed.admin.tick.interval": "1s",
                      "distributed.worker.multiprocessing-method": "forkserver"})
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                            scheduler_port=0, dashboard_address=None, memory_limit=0,

@@ -40,7 +40,10 @@ def register(sub) -> None:
     r.add_argument("--repeat", type=cliargs.positive, default=3, help="runs per configuration, interleaved (default 3)")
     r.add_argument("--pin-core", type=cliargs.cpu_core, help="run the whole process (all executor threads) on this CPU core")
     r.add_argument("--rt-priority", type=cliargs.fifo_priority,
-                   help="SCHED_FIFO base priority for every executor thread (configurations keep their own order)")
+                   help="SCHED_FIFO base priority for every executor thread that runs a chain with a deadline "
+                        "(configurations keep their own order; the rest and the middleware stay SCHED_OTHER; "
+                        "with --system upstream, a stock rclcpp executor's whole process runs at it; upstream's "
+                        "prioritized layouts set their own)")
     r.add_argument("--workload", choices=["cpu", "primes"], default="cpu",
                    help="work per callback: calibrated thread CPU time (default) or upstream's prime count")
     r.add_argument("--planner-phase", type=cliargs.duration_or_zero, default="0ms", help="release offset of the BehaviorPlanner timer (default 0: all timers together)")

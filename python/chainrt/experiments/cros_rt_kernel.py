@@ -48,6 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import cliargs
 from ..crosslayer.stacks import STACKS, run_arguments
 
 # the configurations (crosslayer.stacks): vanilla, preempt-rt, app-dds, full, full-server
@@ -414,7 +415,7 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
 
 def summarize_csv(csv_path: str, out_dir: str, size: str = "4KiB", plot: bool = True) -> dict:
     """Summary and plot of the rows of an earlier :func:`two_chains` (its ``runs.csv``)."""
-    with open(csv_path, newline="") as f:
+    with cliargs.open_text(csv_path) as f:
         rows = [{k: (v if k in ("load", "config") else float(v) if v != "" else float("nan")) for k, v in r.items()}
                 for r in csv.DictReader(f)]
     if not rows:
@@ -671,9 +672,9 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
     configuration (dots: runs), and both chains' WCRT per run next to the ``cros-rt`` bound
     fitted for that configuration (open: fit runs, filled: check runs; a cross at the top: no
     finite bound) and, in black, each run's bound with the platform term."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from chainrt.figures import pyplot, save_figure
+
+    plt = pyplot()
     loads = sorted({r["load"] for r in rows})
     configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
     check = (summary or {}).get("cros_rt") or cros_rt_check(rows)
@@ -723,5 +724,4 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
         ax.grid(alpha=0.3)
     fig.suptitle("CROS-RT two chains across two namespace hosts under a non-RT UDP flood (dots: runs, bars: mean)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import output
+from .. import cliargs, output
 from ..crosslayer.stacks import STACKS
 from . import cros_rt_kernel as k
 
@@ -344,7 +344,7 @@ def read_rows(paths: list[str]) -> list[dict]:
     rows = []
     need = {"sweep", "value", "run", "config", "top_jitter_ms", "top_p99_excess_ms", "stalled"}
     for p in paths:
-        with open(p, newline="") as f:
+        with cliargs.open_text(p) as f:
             reader = csv.DictReader(f)
             missing = need - set(reader.fieldnames or [])
             if missing:
@@ -582,9 +582,9 @@ def plot(rows: list[dict], summary: dict, path: Path, sweep: str) -> None:
     runs' median WCRT − BCRT and p99 − BCRT per configuration against the swept value (every run
     a point: filled clean, hollow stalled); the traffic sweep adds the flood's delivery ratio, the
     chain sweep every chain's WCRT − BCRT in its largest set."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from chainrt.figures import pyplot, save_figure
+
+    plt = pyplot()
     configs = [c for c in STACKS if any(r["config"] == c for r in rows)]
     vals = point_values(rows)
     if sweep == "base":
@@ -679,8 +679,7 @@ def plot(rows: list[dict], summary: dict, path: Path, sweep: str) -> None:
                  f"{int(min(r['top_instances'] for r in rows)):,}+ instances per run; stalled: a CPU blackout "
                  f"> {STALL_MS:g} ms during the run", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 # ---------------------------------------------------------------------------------------------

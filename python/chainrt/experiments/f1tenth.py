@@ -192,10 +192,9 @@ def _plot(summary: dict, path: str) -> None:
     """Fig. 4's layout: one panel per thread count; per chain a group of bars (one per
     configuration) with the average latency as the bar and the maximum as a marker above it;
     log scale (the overloaded single thread spans orders of magnitude)."""
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     threads, configs, chains = summary["threads"], summary["configs"], summary["chains"]
     fig, axes = plt.subplots(1, len(threads), figsize=(6 * len(threads), 4.2), squeeze=False)
@@ -223,5 +222,4 @@ def _plot(summary: dict, path: str) -> None:
     fig.suptitle(f"F1Tenth case study (EDF ready-queue paper Fig. 4), {summary['mode']}, {summary['runs']} runs x "
                  f"{summary['seconds']:g} s; magenta: deadlines; x: the paper's maxima", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

@@ -401,10 +401,9 @@ def run(args) -> int:
 
 
 def _plot(summary, rt, be, path, mode="simulator") -> None:
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [1, 3]})
     for ax, names, key, title in ((axes[0], rt, "rt_chains", "RT chains (cf. paper Fig. 5)"),
@@ -433,5 +432,4 @@ def _plot(summary, rt, be, path, mode="simulator") -> None:
     fig.suptitle(f"LaME overload, {mode}, {summary['cores']} cores, {summary['runs']} runs "
                  f"(bars: mean, whiskers: min-max); * = duplicated 100 ms chain")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

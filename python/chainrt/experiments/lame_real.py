@@ -226,10 +226,9 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
     chain group (`groups`: (title, chains)); each chain's instances as dots, its deadline as a
     dashed line of the same colour; `vlines[config]`: (time, label) marks (throttle switch,
     controller re-plans)."""
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     configs = list(series)
     import textwrap
@@ -260,18 +259,15 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
                 ax.set_xlabel("chain release [s since start]")
     fig.suptitle(textwrap.fill(title, int(width * 14)), fontsize=10)
     fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, switch_s: float | None = None) -> None:
     """The controller's own thread-CPU time per activation over the run (paper Fig. 8a), deciding
     and applying stacked, one marker per run; re-planning activations filled, the others hollow."""
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(9, 3.2))
     markers = "osD^v<>"
@@ -289,5 +285,4 @@ def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, swit
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6, ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)

@@ -407,10 +407,9 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
 
 
 def _plot(rows, summary, n_windows, args, path) -> None:
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(10, 4))
     ts = [w * args.window for w in range(n_windows)]
@@ -435,5 +434,4 @@ def _plot(rows, summary, n_windows, args, path) -> None:
                  f"(line: mean, band: min-max; grey: two controller periods after the switch)", fontsize=9)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

@@ -9,7 +9,6 @@ host grows with the number of chains).
 from __future__ import annotations
 
 import csv
-import os
 
 from .. import _core
 from .progress import Progress
@@ -48,10 +47,9 @@ def write_csv(result: dict[int, list[int | None]], path: str) -> None:
 
 
 def plot(result: dict[int, list[int | None]], path: str) -> str:
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     ns = sorted(result)
     data = [[g / 1e6 for g in result[n] if g is not None] or [0.0] for n in ns]
@@ -64,7 +62,5 @@ def plot(result: dict[int, list[int | None]], path: str) -> str:
     ax.set_title("cros-rt predictability (UUniFast chains)\nunbounded: " + ", ".join(map(str, unb)), fontsize=8)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path

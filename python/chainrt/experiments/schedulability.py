@@ -141,10 +141,9 @@ def write_csv(points: list[Point], path: str) -> None:
 
 
 def plot(points: list[Point], out_dir: str, prefix: str = "fig7_") -> list[str]:
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     style = {"edf-mt": ("o", "-", "C0"), "fp-mt": ("s", "-", "C1"), "picas-st": ("^", "--", "C2"),
              "ros-default-st": ("v", "--", "C3"), "cros-rt": ("x", ":", "C4"), "jiang22": ("D", "-.", "0.45")}
@@ -170,7 +169,6 @@ def plot(points: list[Point], out_dir: str, prefix: str = "fig7_") -> list[str]:
         ax.legend(fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         fig.tight_layout()
         path = os.path.join(out_dir, f"{prefix}{letter}_{panel}.png")
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        plt.close(fig)
+        save_figure(fig, path, dpi=120, tight=True)
         files.append(path)
     return files

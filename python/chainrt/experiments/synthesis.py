@@ -13,7 +13,6 @@ embedded local Dask cluster, a running cluster or in this process, and kept per 
 from __future__ import annotations
 
 import csv
-import os
 
 from .. import _core, output
 from .progress import Progress
@@ -122,10 +121,9 @@ def format_table(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: str) -> str:
-    import matplotlib
+    from chainrt.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 4))
     for i, n in enumerate(sorted({r["max_chains"] for r in rows})):
@@ -142,6 +140,5 @@ def plot(rows: list[dict], path: str) -> str:
     ax.set_title("PiCAS heuristic vs. the best configuration (same analysis)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path

@@ -71,7 +71,7 @@ class RealEntity:
 class ModelView:
     """What the executor needs from a model for ONE of its executors."""
     policy: str
-    threads: list = field(default_factory=list)          # (name, cores, fifo, budget, period)
+    threads: list = field(default_factory=list)          # (name, cores, fifo, budget, period, real-time)
     callbacks: list[ModelCallback] = field(default_factory=list)
     chains: list = field(default_factory=list)            # (name, period_ns, deadline_ns, paths)
     seen: list[RealEntity] = field(default_factory=list)  # the real entities offered to match()

@@ -64,6 +64,10 @@ _WAKE_SLICE_NS = 100_000_000   # spin re-checks shutdown/context at least this o
 DEFAULT_POLICY = "arrival"   # without a model: rclpy's EventsExecutor's order (earliest ready first)
 # The model's policies (the C++ descriptors, sched/policy.hpp) and, first, rclpy's own order.
 POLICIES = (DEFAULT_POLICY, *policy_names())
+TAKE_ORDERS = ("kind", "node")   # ros-default: ROS 2's default order, or rclpy's node by node
+# rclpy's SingleThreadedExecutor within one node: timers, subscriptions, guard conditions,
+# clients, services (waitables of every node before all of them)
+_RCLPY_TAKE_RANK = {KIND_TIMER: 0, KIND_SUBSCRIPTION: 1, KIND_SERVICE: 4, KIND_CLIENT: 3}
 
 
 def _load_loop_module():
@@ -88,11 +92,18 @@ class ChainExecutor(Executor):
     :param executor: which executor of the model this is (default: the only one, or the one
         hosting the first added node).
     :param policy: ``arrival`` (earliest ready first, the order of rclpy's EventsExecutor),
-        ``ros-default`` (the order of rclpy's SingleThreadedExecutor: timers, subscriptions,
-        services, clients), ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``; default: the
+        ``ros-default`` (ROS 2's default executor as the C++ runtime and the simulator run it:
+        polling points, then timers, subscriptions, services, clients; rclpy's own executor takes
+        node by node instead: ``take_order``), ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``; default: the
         model executor's policy, else ``arrival``.
     :param threads: number of executor threads (overrides the model's threads; thread 0 is
         the thread that calls spin).
+    :param take_order: under ``ros-default``, the order in which one polling point's callbacks
+        are taken: ``kind`` (ROS 2's default executor as the C++ runtime, the rclcpp executor
+        and the simulator run it and the analyses model it: timers, subscriptions, services,
+        clients across all nodes) or ``node`` (rclpy's own SingleThreadedExecutor: waitables
+        first, then node by node its timers, subscriptions, guard conditions, clients,
+        services). No effect under the other policies.
     :param stats_period: seconds between monitor messages on ``stats_topic`` (JSON in
         std_msgs/String, the C++ runtime's keys, with the dispatches since the previous message
         as ``samples``: what ``chainrt profile`` reads); None: not published.
@@ -125,10 +136,12 @@ class ChainExecutor(Executor):
                  sample_capacity: int = 100_000, run_id: str | None = None,
                  lame_controller: float | None = None, lame_reservation_period: float = 0.01,
                  lame_capacity_permille: int = 0, lame_on_miss: bool = True,
-                 allow_unbound: bool = False) -> None:
+                 allow_unbound: bool = False, take_order: str = "kind") -> None:
         self._sigint_gc = None  # rclpy's Executor.__del__ reads it even when __init__ failed
         if policy is not None and policy not in POLICIES:
             raise ValueError(f"unknown policy '{policy}' (one of: {', '.join(POLICIES)})")
+        if take_order not in TAKE_ORDERS:
+            raise ValueError(f"unknown take_order '{take_order}' (one of: {', '.join(TAKE_ORDERS)})")
         if threads is not None and not 1 <= int(threads) <= 64:
             raise ValueError("threads must be 1..64")
         if lame_controller is not None:
@@ -148,6 +161,7 @@ class ChainExecutor(Executor):
         self._model_arg = model
         self._model_executor = executor
         self._policy_arg = policy
+        self._take_order = take_order
         self._threads_arg = threads
         self._stats_period = stats_period
         self._stats_topic = stats_topic
@@ -263,8 +277,12 @@ class ChainExecutor(Executor):
             while self._context.ok() and not self._is_shutdown:
                 try:
                     self._spin_once_impl(None, 0)
-                except rclpy.executors.ShutdownException:
-                    break  # shutdown() while a callback was selected: spin returns, as rclpy's does
+                except (rclpy.executors.ShutdownException, ExternalShutdownException):
+                    # shutdown() or the context's end while a callback was selected or the thread
+                    # waited: spin returns, as its docstring says and rclpy's MultiThreadedExecutor
+                    # does (rclpy's SingleThreadedExecutor raises the external case only when it
+                    # lands in its wait, and returns when it lands anywhere else)
+                    break
         finally:
             self._stop_lame()
             self._spinning = False
@@ -665,7 +683,7 @@ class ChainExecutor(Executor):
         if view and view.threads:
             thread_specs = view.threads
         else:
-            thread_specs = [(f"t{i}", [], None, 0, 0) for i in range(self._threads_arg or 1)]
+            thread_specs = [(f"t{i}", [], None, 0, 0, True) for i in range(self._threads_arg or 1)]
 
         groups: dict[int, int] = {}
         reentrant: list[bool] = []
@@ -682,10 +700,11 @@ class ChainExecutor(Executor):
             return groups[key]
 
         held = []
+        takes = []                         # CallbackId -> its place in rclpy's own take order
         places = []                        # CallbackId -> (node, kind, topic) for the monitor
         grid = []                          # model-bound timers: (CallbackId, period, model offset)
 
-        def add(kind, entity, node, run, handle, detail, period_ns=0, topic=""):
+        def add(kind, entity, node, run, handle, detail, period_ns=0, topic="", take=None):
             pointer = 0
             if handle is not None:
                 # Held "in use" while the loop knows its rcl address: rclpy defers the
@@ -718,6 +737,8 @@ class ChainExecutor(Executor):
                 if kind not in (KIND_EXTERNAL, KIND_EVENT) and not _infrastructure(node, entity, kind):
                     unmatched.append(name)
             specs.append((kind, pointer, group_of(entity), prio, aff, name))
+            node_index = self._node_order.index(node)
+            takes.append((1, node_index, _RCLPY_TAKE_RANK.get(kind, 2)) if take is None else (0, node_index, 0))
             places.append((node.get_fully_qualified_name(), _PLACE_KIND.get(kind, "other"), topic))
             ents.append((kind, entity, run, name))
             return len(ents) - 1
@@ -743,10 +764,10 @@ class ChainExecutor(Executor):
             for wt in node.waitables:
                 event = _event_handle(wt)
                 if event is not None:
-                    add(KIND_EVENT, wt, node, self._event_runner(wt), event, "qos_event")
+                    add(KIND_EVENT, wt, node, self._event_runner(wt), event, "qos_event", take="waitable")
                     continue
                 ext[id(wt)] = add(KIND_EXTERNAL, wt, node, self._waitable_runner(wt), None,
-                                  f"waitable:{type(wt).__name__}")
+                                  f"waitable:{type(wt).__name__}", take="waitable")
                 unmatched.append(ents[-1][3])
 
         if view is not None and self._node_order and not self._binding_checked:
@@ -775,7 +796,13 @@ class ChainExecutor(Executor):
             old.detach()
         self._release_handles()
         self._held = held
-        loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity)
+        positions = []
+        if self._take_order == "node":
+            ranked = sorted(range(len(takes)), key=lambda i: (takes[i], i))
+            positions = [0] * len(takes)
+            for pos, i in enumerate(ranked):
+                positions[i] = pos
+        loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity, positions)
         for i, (pnode, pkind, ptopic) in enumerate(places):
             loop.set_place(i, pnode, pkind, ptopic)
         for i, period_ns, offset_ns in grid:

@@ -12,14 +12,15 @@ name                         executors
 ``picas-single``             one PiCAS executor, one thread, the reference page's callback priorities
 ``picas-multi``              PiCAS with single-threaded executors per chain group: planner chain,
                              hot path, the rest; executor priority = its most critical callback's
-                             rank, applied as SCHED_FIFO priorities 3 / 2 / 1 (PiCAS Sec. III)
+                             rank, applied as SCHED_FIFO priorities 3 / 2 (PiCAS Sec. III); the
+                             rest runs no chain and stays SCHED_OTHER (``needs_fifo``)
 ``picas-synth``              the layout ``chainrt synthesize`` derives for the host's cores (PiCAS P1-P4:
                              priorities, chain-aware node allocation, pinned executors, SCHED_FIFO);
                              for one core where the benchmark pins every thread to one
 ``edf-st``                   one EDF ready-queue executor, one thread (EDF paper, readyQueue)
 ``edf-mt``                   one EDF ready-queue executor, two threads
 ``edf-multi``                (extra) EDF inside picas-multi's three executors: EDF within an executor,
-                             the executors' fixed priorities across them
+                             the executors' fixed priorities across them (the rest SCHED_OTHER)
 ============================ ========================================================================
 
 Loads: ``default`` keeps the model's execution times (2 ms per working callback); ``stressed``
@@ -31,6 +32,19 @@ after another; ``creation_step_ns`` gives the timer of the k-th node (in the mod
 upstream's creation order) the offset k * step. ``planner_phase`` (default 0) releases the
 BehaviorPlanner timer later still: with 50 ms the two 100 ms chains never start at the same
 instant, which halves the ROS default executors' hot-path latency (docs/reference_system.md).
+
+Scheduling classes (one rule for every configuration, ``needs_fifo``): an executor gets SCHED_FIFO
+only where it runs a callback of a chain with a deadline; an executor that runs none (picas-multi's
+"other") keeps SCHED_OTHER, and so do the processes' middleware threads (the ChainExecutor main is not started under ``chrt``: upstream.py). The reason
+is the kernel's real-time bandwidth: the SCHED_FIFO threads of a core may take at most
+``sched_rt_runtime_us`` of every ``sched_rt_period_us`` (95 % here); past it the kernel runs the
+normal tasks for the rest of the period and every real-time thread of the core stops (~50 ms each
+second). A configuration whose every thread is SCHED_FIFO at a 90 % load reaches that limit with
+a probe or any other real-time thread beside it; one whose real-time part is only its chains
+stays below it, and its non-critical work takes what the chains leave, as it would anyway.
+A replica of a layout with its own priorities (``ros-default-prioritized``: upstream's, whose
+"other" executor also runs the planner chain's later callbacks) keeps them: what it leaves
+without a real-time priority stays SCHED_OTHER, as upstream runs it.
 """
 
 from __future__ import annotations
@@ -52,6 +66,9 @@ class Config:
     policy: str
     summary: str
     layout: Callable  # (model, cores) -> list of (executor name, policy, threads, fifo, priority, nodes[, cores])
+    # the layout's priorities are another system's own (upstream's prioritized layout): an executor
+    # it gives no SCHED_FIFO priority stays SCHED_OTHER under --rt-priority too, whatever it runs
+    own_priorities: bool = False
 
 
 def _chain_nodes(model, chain: str) -> list[str]:
@@ -124,15 +141,17 @@ CONFIGS: dict[str, Config] = {c.name: c for c in [
     Config("ros-default-mt", "ros-default", "ROS 2 default executor, 2 threads", _single("ros-default", 2)),
     Config("ros-default-prioritized", "ros-default",
            "upstream 'prioritized': 5 single-threaded default executors, hot path FIFO 1, planner FIFO 30",
-           _prioritized),
+           _prioritized, own_priorities=True),
     Config("picas-single", "picas", "PiCAS, one single-threaded executor", _single("picas", 1)),
-    Config("picas-multi", "picas", "PiCAS, 3 single-threaded executors (planner, hot path, other) with FIFO 3/2/1",
+    Config("picas-multi", "picas",
+           "PiCAS, 3 single-threaded executors: planner FIFO 3, hot path FIFO 2, other (no chain) SCHED_OTHER",
            _multi("picas")),
     Config("picas-synth", "picas", "PiCAS layout from chainrt synthesize on the host's cores (executors pinned)",
            _synthesized),
     Config("edf-st", "edf", "EDF ready queue, 1 thread", _single("edf", 1)),
     Config("edf-mt", "edf", "EDF ready queue, 2 threads", _single("edf", 2)),
-    Config("edf-multi", "edf", "EDF ready queue in picas-multi's 3 single-threaded executors (FIFO 3/2/1)",
+    Config("edf-multi", "edf",
+           "EDF ready queue in picas-multi's 3 single-threaded executors (FIFO 3/2, other SCHED_OTHER)",
            _multi("edf")),
 ]}
 DEFAULT_CONFIGS = list(CONFIGS)
@@ -185,13 +204,29 @@ def creation_phases(model, step_ns: int) -> dict[str, int]:
     return {c.name: (order.index(c.node) * step_ns) % c.period for c in model.callbacks if c.period}
 
 
+def needs_fifo(model, nodes) -> bool:
+    """Whether an executor holding ``nodes`` gets SCHED_FIFO: it runs a callback of a chain with a
+    deadline. Every other executor (and the middleware) runs SCHED_OTHER, so that the real-time
+    part of a configuration is its chains and stays inside the kernel's real-time bandwidth
+    (module docstring). The simulator and the analyses read such an executor as a thread without
+    a SCHED_FIFO priority: below every real-time thread of its core (model/facts.hpp,
+    thread_fifo_priority), which is also where picas-multi's lowest FIFO rank put it."""
+    critical = {cb for ch in model.chains if ch.deadline for cb in ch.callbacks}
+    held = set(nodes)
+    return any(c.name in critical for c in model.callbacks if c.node in held)
+
+
 def variant(base_path: str, config: str, load: str = "default", pin_core: int | None = None,
             planner_phase_ns: int = DEFAULT_PLANNER_PHASE_NS, scale: float | None = None,
             rt_priority: int | None = None, creation_step_ns: int | None = None):
     """The model of one configuration: executors, threads, pinning, priorities, load, phases.
-    ``rt_priority``: every executor thread runs SCHED_FIFO at this base priority (shields all
-    configurations alike from other processes); a configuration's own priorities are added
-    on top, so their order is kept."""
+    ``rt_priority``: every executor thread that gets SCHED_FIFO (``needs_fifo``: it runs a chain
+    with a deadline) runs at this base priority (shields all configurations alike from other
+    processes); a configuration's own priorities are added on top, so their order is kept. An
+    executor that runs no such chain has neither a SCHED_FIFO priority nor an executor priority
+    (the model's fallback for its threads' SCHED_FIFO priority), whatever its layout says; a
+    layout with another system's own priorities (``Config.own_priorities``: upstream's
+    prioritized) keeps its executors without one at SCHED_OTHER too."""
     cfg = CONFIGS[config]
     model = load_model(base_path)
     model = scaled(model, load_scale(model, load) if scale is None else scale)
@@ -210,15 +245,16 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
     executors, placement = [], {}
     template = model.executors[0]
     for name, policy, threads, fifo, priority, nodes, *pinned in layout:
+        rt = needs_fifo(model, nodes) and not (cfg.own_priorities and fifo is None)
         e = type(template)()
         e.name, e.host, e.process, e.policy = name, host, "reference_system", policy
-        e.priority = priority
+        e.priority = priority if rt else None
         ts = []
         for i in range(threads):
             t = type(template.threads[0])()
             t.name = f"{name}_t{i}"
             t.cores = [pin_core] if pin_core is not None else (pinned[0] if pinned else [])
-            t.fifo_priority = fifo if rt_priority is None else rt_priority + (fifo or 0)
+            t.fifo_priority = None if not rt else fifo if rt_priority is None else rt_priority + (fifo or 0)
             ts.append(t)
         e.threads = ts
         executors.append(e)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from .. import output
+from ..figures import pyplot, save_figure
 
 MS = 1e6
 
@@ -177,13 +178,6 @@ def write_csv(result: dict, path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------ plots
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def _title(result: dict, what: str) -> str:
     pin = f", core {result['pin_core']}" if result.get("pin_core") is not None else ""
     return f"{what} — {result['load']} load, {result['duration_ns'] / 1e9:g} s x {result['repeat']} runs{pin}"
@@ -212,7 +206,7 @@ def summary_plot(ax, names: list[str], stats: list[dict], run_means: list[list[f
 
 
 def plot_all(result: dict, out_dir: Path) -> list[Path]:
-    plt = _plt()
+    plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
     measured = {n: c for n, c in result["configs"].items() if "hot_path_latency" in c and c["hot_path_latency"]["count"]}
@@ -378,8 +372,7 @@ def draw_gantt(g: dict, path: Path, plt, title: str) -> Path:
 
 def _save(fig, path: Path, plt) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 

@@ -349,6 +349,38 @@ def _rclcpp_own(label: str) -> bool:
     return label.rsplit("/", 1)[-1] in _RCLCPP_SERVICES or any(label.endswith("/" + s) for s in _RCLCPP_SERVICES)
 
 
+def process_rt_priority(name: str, rt_priority: int | None) -> int | None:
+    """The SCHED_FIFO priority a configuration's process is started with (every thread it
+    creates inherits it), or None (SCHED_OTHER):
+
+    - a stock executor without priorities of its own: ``rt_priority`` for the whole process
+      (rclcpp's stock executors have no per-thread priorities; its middleware threads inherit it);
+    - upstream's prioritized and callback-group layouts: None, started as upstream starts them
+      (they set SCHED_RR 1 on the hot path, 30 on the planner and leave the rest and the
+      middleware at normal priority);
+    - chainrt's configurations: None. The ChainExecutor sets the model's SCHED_FIFO priorities on
+      its own executor threads, which the model gives only to executors that run a chain with a
+      deadline (configs.needs_fifo); the executor without one and the middleware threads stay
+      SCHED_OTHER, so that the real-time part of the process is its chains and stays inside the
+      kernel's real-time bandwidth (configs.py's module docstring)."""
+    if is_stock(name) and not STOCK[name].own_priorities:
+        return rt_priority
+    return None
+
+
+def command(name: str, model_path: Path | None, pin_core: int | None, rt_priority: int | None,
+            report: Path | None = None, warmup_ns: int = 0, trace_path: Path | None = None) -> list[str]:
+    """The command line of one run of a configuration (process_rt_priority says its scheduling)."""
+    cmd = launcher(pin_core, process_rt_priority(name, rt_priority)) + [str(program(name))]
+    if not is_stock(name):
+        cmd += [str(model_path), "--warmup", f"{int(warmup_ns)}ns"]
+        if report is not None:
+            cmd += ["--report", str(report)]
+        if trace_path is not None:
+            cmd += ["--trace", str(trace_path)]
+    return cmd
+
+
 def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, cpuset: CpuSet | None,
                env: dict[str, str], progress=None, trace: bool = False) -> dict:
     """One run of one configuration on upstream's nodes: its log parsed into upstream's KPIs,
@@ -357,16 +389,9 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
     raw = opts.out_dir / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     log, report = raw / f"{tag}.log", raw / f"{tag}.json"
-    # Where the configuration sets its own real-time priorities (upstream's prioritized and cbg
-    # layouts: hot path SCHED_RR 1, planner SCHED_RR 30, the rest none), the process is started
-    # as upstream starts it; every other one runs SCHED_FIFO at the base priority (threads inherit it).
-    own = is_stock(name) and STOCK[name].own_priorities
-    cmd = launcher(opts.pin_core, None if own else opts.rt_priority) + [str(program(name))]
     trace_path = raw / f"{tag}.trace.json"
-    if not is_stock(name):
-        cmd += [str(model_path), "--report", str(report), "--warmup", f"{opts.warmup_ns}ns"]
-        if trace:
-            cmd += ["--trace", str(trace_path)]
+    cmd = command(name, model_path, opts.pin_core, opts.rt_priority, report, opts.warmup_ns,
+                  trace_path if trace else None)
     run_env = dict(env, **{LIMIT_ENV: str(limit)})
     duration_s = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()

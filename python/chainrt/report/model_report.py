@@ -18,6 +18,7 @@ from pathlib import Path
 from . import html as H
 from .html import plain
 from .. import output
+from ..figures import pyplot, save_figure
 
 RESPONSE_TIME = ("Chain response time", "completion of the chain's last callback minus the release of its "
                  "first callback (the timer release), per chain instance. The analysis gives an upper bound, "
@@ -185,16 +186,9 @@ def _analysis_for(model, policy):
 
 # --------------------------------------------------------------------------- plots
 
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def plot_worst_cases(data: dict, path: Path):
     """Per chain: bound, simulated and measured worst case as a fraction of the deadline."""
-    plt = _plt()
+    plt = pyplot()
     chains = data["chains"]
     an = (data.get("analysis") or {}).get("chains", {})
     sim = (data.get("simulation") or {}).get("chains", {})
@@ -224,8 +218,7 @@ def plot_worst_cases(data: dict, path: Path):
     ax.legend(loc="lower right", fontsize=8)
     ax.set_xlim(0, max(1.15, ax.get_xlim()[1] * 1.12))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 
@@ -236,7 +229,7 @@ def plot_cdf(data: dict, path: Path):
     chains = [c for c in data["chains"] if samples.get(c)]
     if not chains:
         return None
-    plt = _plt()
+    plt = pyplot()
     an = (data.get("analysis") or {}).get("chains", {})
     sim = (data.get("simulation") or {}).get("chains", {})
     cols = min(2, len(chains))
@@ -262,8 +255,7 @@ def plot_cdf(data: dict, path: Path):
     for ax in list(axes.flat)[len(chains):]:
         ax.axis("off")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 
@@ -273,7 +265,7 @@ def plot_exec(data: dict, path: Path):
     names = [n for n in data["wcet"] if n in cbs and cbs[n].get("instances")]
     if not names:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.4 * len(names)))
     mean = [cbs[n]["cpu_total_ns"] / cbs[n]["instances"] / data["wcet"][n] for n in names]
     mx = [cbs[n]["cpu_max_ns"] / data["wcet"][n] for n in names]
@@ -286,8 +278,7 @@ def plot_exec(data: dict, path: Path):
     ax.set_xlabel("measured CPU time per instance / WCET in the model")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 

@@ -24,6 +24,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
 #include "chainrt/runtime/threads.hpp"
+#include "chainrt/sched/policy.hpp"
 #include "rclcpp_util.hpp"
 #include "sim_trace.hpp"
 
@@ -110,9 +111,11 @@ Trace measured(const std::string& yaml_policy, const Model& m, std::size_t dispa
   return t;
 }
 
-TEST(ChainExecutorScheduling, DispatchOrderIsTheSimulatorsUnderFpEdfAndPicas) {
+// Every policy of the descriptor (sched/policy.hpp); fp, edf and picas get their own parameters.
+TEST(ChainExecutorScheduling, DispatchOrderIsTheSimulatorsUnderEveryPolicy) {
   std::map<std::string, std::string> orders;
-  for (const char* policy : {"fp", "edf", "picas"}) {
+  for (const auto& d : chainrt::sched::policies()) {
+    const std::string policy = d.name;
     const Model m = scenario(policy);
     const Trace sim = simulated(m, 30 * ms);
     ASSERT_EQ(sim.size(), 12u) << policy << ": " << show(sim);

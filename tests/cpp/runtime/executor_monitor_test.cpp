@@ -53,9 +53,9 @@ TEST(MonitorJson, ReportCarriesRunIdExecutorAndCallbackPlace) {
   EXPECT_EQ(to_json(plain).rfind("{\"policy\": \"edf\"", 0), 0u);
 }
 
-// CallbackCpu (node.hpp): one read of the thread's CPU clock per callback, yet never below the
-// callback's own CPU time and never above its duration; a meter stopped inside the callback (an
-// executor spun there) does not shorten it.
+// CallbackCpu (node.hpp): at most one read of the thread's CPU clock per callback, yet never
+// below the callback's own CPU time and never above its duration; a meter stopped inside the
+// callback (an executor spun there) does not shorten it.
 TEST(CallbackCpu, NeverBelowTheCallbacksCpuTimeNorAboveItsDuration) {
   for (int i = 0; i < 20; ++i) {
     burn_cpu(200'000);  // the executor's own work between two callbacks
@@ -84,4 +84,50 @@ TEST(CallbackCpu, ANestedMeterDoesNotShortenTheOuterCallback) {
   burn_cpu(200'000);
   const Duration c1 = thread_cpu_ns();
   EXPECT_GE(outer.stop(), c1 - c0);
+}
+
+// A short callback (duration under kShort) reports its duration without a system call; every
+// kReadEvery-th one reads the clock all the same (so that a later long callback's bound covers
+// little more than itself). Durations given by the caller: deterministic.
+TEST(CallbackCpu, ShortCallbacksReadTheClockOnlyEveryKth) {
+  constexpr Duration kShortWall = CallbackCpu::kShort / 2;
+  {
+    CallbackCpu m;  // not short: it reads the clock, and the count of unread ones restarts
+    m.start(0);
+    m.stop(CallbackCpu::kShort);
+  }
+  std::uint64_t reads = CallbackCpu::clock_reads();
+  Duration t = 1'000'000'000;
+  for (std::uint32_t i = 0; i < 4 * CallbackCpu::kReadEvery; ++i) {
+    CallbackCpu m;
+    m.start(t);
+    t += kShortWall;
+    const Duration got = m.stop(t);
+    const bool read = CallbackCpu::clock_reads() != reads;
+    reads = CallbackCpu::clock_reads();
+    EXPECT_EQ(read, (i + 1) % CallbackCpu::kReadEvery == 0) << i;
+    if (read) EXPECT_LE(got, kShortWall);
+    else EXPECT_EQ(got, kShortWall);  // its duration: never below its CPU time
+  }
+}
+
+TEST(CallbackCpu, ALongCallbackAfterShortOnesIsNeverBelowItsCpuTime) {
+  for (int i = 0; i < 10; ++i) {
+    for (int k = 0; k < 7; ++k) {  // short callbacks: no read of the clock
+      CallbackCpu m;
+      m.start();
+      m.stop();
+    }
+    burn_cpu(100'000);
+    const Duration w0 = now_ns();
+    CallbackCpu m;
+    m.start();
+    const Duration c0 = thread_cpu_ns();
+    burn_cpu(500'000);
+    const Duration c1 = thread_cpu_ns();
+    const Duration got = m.stop();
+    const Duration w1 = now_ns();
+    EXPECT_GE(got, c1 - c0);
+    EXPECT_LE(got, w1 - w0);
+  }
 }

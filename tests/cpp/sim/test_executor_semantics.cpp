@@ -4,6 +4,7 @@
 // (determinism, drops, timer overruns, chains across executors with communication delay).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -380,3 +381,40 @@ chains:
 
 }  // namespace
 }  // namespace chainrt
+
+// One instant (docs/simulator.md, "Instants"): releases and deliveries of an instant are
+// applied together before any thread selects, but completions are applied one at a time in
+// event order, each with its own dispatch pass: the callback publishes, idle threads react
+// while its group is still taken, then it returns. P1 and P2 complete together at 2 ms on two
+// threads and publish into one mutually exclusive group (node w's default group) while a third
+// thread idles. P2's completion comes first in event order: the idle thread takes `lo` before
+// P1's message to `hi` exists, and `hi` (more urgent) waits for `lo`'s group. Had every completion been applied
+// first, `hi` would run at 2 ms. Both orders are legal; the analyses cover the worse.
+TEST(Simulator, CompletionsOfOneInstantAreAppliedOneAtATime) {
+  const Model m = load_model_from_string(R"(
+name: instant
+hosts: [{name: h, cores: 3}]
+executors: [{name: e, host: h, policy: fp, threads: 3}]
+nodes: [{name: p1, executor: e}, {name: p2, executor: e}, {name: w, executor: e}]
+topics: [{name: t1, size: 16B}, {name: t2, size: 16B}]
+callbacks:
+  - {name: P1, kind: timer, node: p1, period: 100ms, wcet: 2ms, publishes: [t2], priority: 5}
+  - {name: P2, kind: timer, node: p2, period: 100ms, wcet: 2ms, publishes: [t1], priority: 4}
+  - {name: lo, kind: subscription, node: w, topic: t1, wcet: 1ms, priority: 1}
+  - {name: hi, kind: subscription, node: w, topic: t2, wcet: 1ms, priority: 9}
+chains:
+  - {name: L, callbacks: [P2, lo], deadline: 100ms}
+  - {name: H, callbacks: [P1, hi], deadline: 100ms}
+)");
+  sim::SimOptions o;
+  o.duration = 10 * ms;
+  o.trace = true;
+  const auto r = sim::simulate(m, o);
+  std::map<std::string, std::pair<Duration, Duration>> at;  // callback -> (start, finish)
+  for (const auto& e : r.trace) at[m.callbacks[e.callback].name] = {e.start, e.finish};
+  ASSERT_EQ(at.size(), 4u);
+  EXPECT_EQ(at["P1"].second, 2 * ms);
+  EXPECT_EQ(at["P2"].second, 2 * ms);  // the same instant
+  EXPECT_EQ(at["lo"].first, 2 * ms);
+  EXPECT_EQ(at["hi"].first, 3 * ms);   // after lo, although more urgent and there at 2 ms
+}

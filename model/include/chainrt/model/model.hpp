@@ -9,7 +9,11 @@
 //    readyQueue (EDF ready-queue paper, Sec. III);
 //  - chain criticality classes (RT with a level, BE), thread classes with SCHED_DEADLINE
 //    budgets, callback affinity, Fusion input/trigger callbacks (LaME, Sec. 4.1 and 5);
-//  - callback and executor priorities (PiCAS).
+//  - callback and executor priorities (PiCAS);
+//  - shared accelerators (PiCAS Sec. IV): devices of a host that run one segment (copy-in,
+//    kernel, copy-out) at a time, non-preemptively, reached directly (first come, first
+//    served) or through a chain-priority server (Kim et al., JSA 2018); model/accelerator.hpp
+//    says how callbacks with accelerator segments run.
 //
 // Units: every duration is an integer number of nanoseconds (Duration); sizes are bytes.
 // Priorities: a larger number is more important (as SCHED_FIFO and the PiCAS paper).
@@ -87,11 +91,56 @@ struct BlackoutPoint {
   bool operator==(const BlackoutPoint&) const = default;
 };
 
+// ---- shared accelerators (PiCAS Sec. IV) ---------------------------------------------------
+
+// How the callbacks reach a shared accelerator.
+enum class AcceleratorAccess {
+  Direct,  // each callback calls the device itself: requests run first come, first served, and
+           // the calling thread is blocked (no CPU) until its segment is done
+  Server,  // through the chain-priority server (Kim et al. JSA 2018): the server thread runs the
+           // requests one at a time in the order of their priority (a running one is never
+           // preempted); the calling callback's thread is free meanwhile, and the callback goes
+           // on in a continuation released when its segment is done
+};
+
+// A device of a host (a GPU, a DLA, an FPGA) that executes one segment at a time.
+struct Accelerator {
+  std::string name;                   // unique among the host's accelerators
+  AcceleratorAccess access = AcceleratorAccess::Direct;
+  // Server mode: the server thread (SCHED_FIFO priority, pinning) and its CPU time per request
+  // (receiving it, launching the segment, sending the result: Kim et al.'s overhead).
+  std::optional<int> server_priority;
+  std::vector<int> server_cores;      // empty = any core of the host
+  Duration server_overhead = 0;
+  bool operator==(const Accelerator&) const = default;
+};
+
 struct Host {
   std::string name;
   int cores = 1;
   std::vector<BlackoutPoint> blackout;  // empty: the CPU is always there (the papers' model)
+  std::vector<Accelerator> accelerators{};
+  const Accelerator* accelerator(const std::string& n) const {
+    for (const auto& a : accelerators)
+      if (a.name == n) return &a;
+    return nullptr;
+  }
   bool operator==(const Host&) const = default;
+};
+
+// One use of an accelerator by a callback: after `after` of the callback's CPU time it hands the
+// device a segment — copy-in, kernel, copy-out, run back to back without preemption — and
+// waits for it (self-suspends) before its CPU part goes on.
+struct AcceleratorSegment {
+  std::string accelerator;            // an accelerator of the callback's host
+  Duration after = 0;                 // CPU time of the callback before the request (<= wcet)
+  Duration copy_in = 0, kernel = 0, copy_out = 0;             // worst cases
+  std::optional<Duration> copy_in_bcet, kernel_bcet, copy_out_bcet;  // best cases (default: worst)
+  Duration wcet() const { return copy_in + kernel + copy_out; }
+  Duration bcet() const {
+    return copy_in_bcet.value_or(copy_in) + kernel_bcet.value_or(kernel) + copy_out_bcet.value_or(copy_out);
+  }
+  bool operator==(const AcceleratorSegment&) const = default;
 };
 
 // LaME thread class: one thread per listed core, identical scheduling parameters.
@@ -183,6 +232,8 @@ struct Callback {
   std::vector<std::string> fuses;     // FusionTrigger: the FusionInput callbacks it waits for
   // what it publishes when it completes
   std::vector<std::string> publishes;
+  // accelerator use, in the order of `after` (timers and subscriptions only)
+  std::vector<AcceleratorSegment> accelerator_segments{};
 
   Duration best_case() const { return bcet.value_or(wcet); }
   bool is_timer() const { return kind == CallbackKind::Timer; }
@@ -297,6 +348,7 @@ const char* to_string(GroupType t);
 const char* to_string(CommKind k);
 const char* to_string(Policy p);
 const char* to_string(CriticalityClass c);
+const char* to_string(AcceleratorAccess a);
 const char* to_string(TimerPhase p);
 const char* to_string(HopKind k);
 std::optional<CallbackKind> callback_kind_from(const std::string& s);
@@ -304,6 +356,7 @@ std::optional<GroupType> group_type_from(const std::string& s);
 std::optional<CommKind> comm_kind_from(const std::string& s);
 std::optional<Policy> policy_from(const std::string& s);
 std::optional<CriticalityClass> criticality_class_from(const std::string& s);
+std::optional<AcceleratorAccess> accelerator_access_from(const std::string& s);
 std::optional<TimerPhase> timer_phase_from(const std::string& s);
 
 }  // namespace chainrt

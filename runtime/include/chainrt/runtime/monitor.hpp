@@ -33,9 +33,7 @@ struct DispatchRecord {
 };
 
 struct CallbackStats {
-  std::string name;
-  std::string node, kind, topic;  // where it lives (fully qualified node, kind, topic); for
-                                  // tools that match callbacks by place (chainrt profile)
+  // (the figures every dispatch updates first, in as few cache lines as they fit)
   std::uint64_t instances = 0;
   std::uint64_t exceptions = 0;
   std::uint64_t drops = 0;        // subscription: overwritten inputs; timer: skipped releases
@@ -50,6 +48,9 @@ struct CallbackStats {
   // the grid index of the first release (> 0: its executor armed late, after epoch + offset).
   sched::ReleaseJitter release_jitter;
   std::int64_t grid_start_index = -1;  // -1: not a timer on the grid
+  std::string name;
+  std::string node, kind, topic;  // where it lives (fully qualified node, kind, topic); for
+                                  // tools that match callbacks by place (chainrt profile)
 };
 
 // The largest thread-CPU times of one callback's instances in a measurement window (what a

@@ -48,17 +48,28 @@ Duration thread_cpu_ns() noexcept;
 // Burn `work` nanoseconds of the calling thread's CPU time (a callback's execution time).
 void burn_cpu(Duration work) noexcept;
 
-// The CPU time of one callback on the calling thread, with one read of the thread's CPU clock (a
-// system call: CLOCK_THREAD_CPUTIME_ID has no vDSO path) instead of two. It is the lesser of two
-// upper bounds: the callback's CLOCK_MONOTONIC duration and the thread's CPU time since its
-// previous CallbackCpu::stop(). Exact when the callback is not preempted; otherwise over by at
-// most what the thread did between its previous callback and this one (the executor's own
-// work). Never under: a callback in which another CallbackCpu stopped on the same thread (an
-// executor spun inside a callback) gets its duration. Per-thread state, no allocation, no lock.
+// The CPU time of one callback on the calling thread, reading the thread's CPU clock (a system
+// call: CLOCK_THREAD_CPUTIME_ID has no vDSO path) at most once per callback and only where it
+// tells something: a callback whose CLOCK_MONOTONIC duration is under kShort reports that
+// duration (over its CPU time by less than kShort: the time it was preempted or stalled); a
+// longer one, and every kReadEvery-th one, reports the lesser of its duration and the thread's
+// CPU time since the clock's previous read. That is exact when the callback is not preempted;
+// otherwise over by at most what the thread did between the previous read and this callback
+// (the executor's own work, at most kReadEvery - 1 short callbacks). Never under: a callback
+// in which another CallbackCpu stopped on the same thread (an executor spun inside a callback)
+// gets its duration. Per-thread state, no allocation, no lock.
+// start(now) / stop(now) take CLOCK_MONOTONIC readings the caller has anyway (now_ns(): the
+// same clock); start() / stop() read it themselves.
 class CallbackCpu {
  public:
-  void start() noexcept;
-  Duration stop() noexcept;
+  static constexpr Duration kShort = 10'000;   // ns
+  static constexpr std::uint32_t kReadEvery = 16;
+  void start() noexcept { start(now_ns()); }
+  void start(Duration mono_now) noexcept;
+  Duration stop() noexcept { return stop(now_ns()); }
+  Duration stop(Duration mono_now) noexcept;
+  // Reads of the CPU clock by the calling thread's meters so far.
+  static std::uint64_t clock_reads() noexcept;
 
  private:
   Duration wall0_ = 0;

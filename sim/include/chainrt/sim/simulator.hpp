@@ -23,6 +23,12 @@
 //    round-robin over the host's cores); per core, preemptive: SCHED_DEADLINE-like
 //    reservations (budget Q replenished every P, EDF among them) before SCHED_FIFO threads
 //    (by priority; an executor's `priority` is its threads' default) before other threads.
+//  - accelerators (PiCAS Sec. IV; model/accelerator.hpp): a device runs one segment at a time,
+//    never preempted. Direct access: first come first served, the calling thread blocked (no
+//    CPU) until its segment is done. Server access: the callback's piece returns, the server
+//    thread (its priority, its core) spends its overhead and the device runs the most urgent
+//    request (effective priority, then arrival); the continuation is released when it is done.
+//    Device times: copy-in + kernel + copy-out, each drawn like a callback's execution time.
 //  - chains: a chain instance is released when its first callback is released and finishes
 //    when every leaf of the chain has completed for it (the last callback of a linear chain; a
 //    branching chain's fork-join end, as the runtime's monitor); messages carry the instance's release, and the
@@ -149,6 +155,17 @@ struct TraceEntry {
   Duration finish = 0;
 };
 
+// One segment on a shared accelerator (PiCAS Sec. IV): who issued it, when, and when the device
+// ran it.
+struct DeviceTraceEntry {
+  std::uint32_t accelerator = 0;       // index into SimResult::accelerators
+  std::uint32_t callback = 0;          // the piece that issued it (as TraceEntry::callback)
+  std::uint32_t segment = 0;           // index in the callback's accelerator_segments
+  Duration issued = 0;
+  Duration start = 0;                  // the device starts it (after the server's overhead)
+  Duration finish = 0;
+};
+
 struct SimResult {
   Duration duration = 0;
   std::uint64_t executions = 0;        // callback instances completed
@@ -157,6 +174,12 @@ struct SimResult {
   std::vector<CallbackStats> callbacks;  // model order
   std::vector<ThreadInfo> threads;
   std::vector<TraceEntry> trace;
+  // Names of the callbacks TraceEntry::callback indexes when the model uses accelerators: its
+  // callbacks and the continuations of callbacks with server-mode segments ("<name>#k",
+  // model/accelerator.hpp). Empty: the model's callbacks.
+  std::vector<std::string> trace_callbacks;
+  std::vector<std::string> accelerators;   // "host/name", every host's accelerators in order
+  std::vector<DeviceTraceEntry> device_trace;
   bool trace_truncated = false;
   const ChainStats* chain(const std::string& name) const {
     for (const auto& c : chains)
@@ -174,7 +197,8 @@ SimResult simulate(const Model& model, const SimOptions& options);
 //  "executions": N, "duration_ns": D}
 std::string result_to_json(const SimResult& result);
 // {"threads": [{executor, name, host, core}], "callbacks": [names],
-//  "events": [[thread, callback, release_ns, start_ns, finish_ns], ...], "truncated": bool}
+//  "events": [[thread, callback, release_ns, start_ns, finish_ns], ...], "truncated": bool,
+//  "accelerators": [names], "device": [[accelerator, callback, segment, issued_ns, start_ns, finish_ns], ...]}
 std::string trace_to_json(const Model& model, const SimResult& result);
 
 }  // namespace chainrt::sim

@@ -34,6 +34,10 @@
 //                    topics) whose every input is on the chain (or, for a quarter, a branch that
 //                    ends on the other executor). A system with one multi-threaded executor is
 //                    split into two executors with half of its threads and nodes each.
+//   accelerator      shared accelerators (PiCAS Sec. IV): a device per host reached directly or
+//                    through the chain-priority server (or one of each), segments of random
+//                    sizes on callbacks of most chains, the server thread on a core shared with
+//                    the executors' threads or unpinned.
 // Any chain whose simulated response time exceeds its WCRT bound, falls below its BCRT bound,
 // or misses a deadline the analysis calls met is a counterexample; it is saved as a model file
 // (offsets of the variant written into the timers; the header comment gives the simulate
@@ -125,6 +129,9 @@ struct SoundnessReport {
   int multi_threaded_systems = 0;     // applicable systems with a multi-threaded executor
   int multi_host_systems = 0;         // applicable systems whose chains span several hosts
   int merges = 0, forks = 0, leaf_branches = 0;  // which shared-callback / branch construct
+  // accelerator: applicable systems whose devices are reached directly, through the server, or
+  // both (a server-mode and a direct-mode device on each host)
+  int direct_access_systems = 0, server_access_systems = 0, both_access_systems = 0;
   // Tightness: per bounded chain, its worst simulated response over its bound (max over the
   // system's simulations); the median, 10th and 90th percentile and mean over all such chains
   // (bound / worst simulated, the other way round: 1 / median, and its 90th percentile 1 / p10).

@@ -1,0 +1,153 @@
+// chainrt runtime: shared accelerators (PiCAS Sec. IV; the server after Kim et al., "A
+// server-based approach for predictable GPU access with improved analysis", JSA 2018). The
+// runtime side of model/accelerator.hpp, the one reading of a callback's accelerator segments
+// that the simulator and the analyses share:
+//  - direct access: the calling callback hands its segment to the device and its thread blocks
+//    until the segment is done; the device serves requests first come, first served.
+//  - server access: the request is queued at the accelerator's server, which serves the queued
+//    requests in the order of their priority (the requesting callback's effective priority;
+//    ties and requests without one in arrival order, those last). A request in service is
+//    never preempted (request-level preemption: a more urgent request overtakes queued ones
+//    only). The server thread spends the accelerator's overhead on its core before each
+//    segment; the calling thread is free meanwhile, and the request's completion hook (run on
+//    the server thread when the segment is done) releases the continuation.
+//
+// The device itself is a DeviceBackend: EmulatedDevice (the default: copy-in, kernel and
+// copy-out as waits of their durations on the accelerator's own thread, one request at a
+// time) needs no GPU. A CUDA backend is not part of this build: it needs a CUDA toolkit and a
+// GPU, which the machines this was built and tested on do not have; a backend for one
+// implements DeviceBackend::run (copies and the kernel launch on one stream, then a
+// synchronize), and nothing else changes.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+
+namespace chainrt::runtime {
+
+// The device work of one request: the three parts of an accelerator segment.
+struct DeviceWork {
+  Duration copy_in = 0, kernel = 0, copy_out = 0;
+  Duration total() const { return copy_in + kernel + copy_out; }
+};
+
+// A device that runs one request at a time, to completion. run() is called only from the
+// accelerator's one thread and blocks until the work is done; it must not throw.
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual std::string name() const = 0;
+  virtual void run(const DeviceWork& work) noexcept = 0;
+};
+
+// The emulated device: each part a wait of its duration on the accelerator's thread (no CPU
+// time is used, as a device's would not be). `wait` replaces the sleep (tests: a virtual
+// clock); by default an absolute CLOCK_MONOTONIC sleep per part.
+class EmulatedDevice : public DeviceBackend {
+ public:
+  using Wait = std::function<void(Duration)>;
+  explicit EmulatedDevice(Wait wait = {});
+  std::string name() const override { return "emulated"; }
+  void run(const DeviceWork& work) noexcept override;
+
+ private:
+  Wait wait_;
+};
+
+// One served request, as the accelerator's trace records it (the simulator's DeviceTraceEntry).
+struct DeviceRecord {
+  std::uint32_t site = 0;     // who asked (the caller's tag: a callback piece)
+  std::uint32_t segment = 0;  // which of its segments
+  Duration issued = 0, start = 0, finish = 0;  // start: the device begins (after the overhead)
+};
+
+struct AcceleratorOptions {
+  std::string name;
+  AcceleratorAccess access = AcceleratorAccess::Direct;
+  Duration overhead = 0;                 // server: CPU time of the server thread per request
+  std::optional<int> fifo_priority;      // the accelerator thread's SCHED_FIFO priority
+  std::vector<int> cores;                // its pinning (empty: any)
+  std::vector<std::string>* warnings = nullptr;  // what applying them could not do (filled at start)
+  std::function<Duration()> clock;       // time of the trace (default: CLOCK_MONOTONIC)
+  std::function<void(Duration)> spend;   // the server's overhead (default: burn_cpu, thread CPU time)
+  std::size_t capacity = 256;            // requests queued at once (preallocated)
+  std::size_t trace_capacity = 0;        // records kept (preallocated; 0: no trace)
+};
+
+// The accelerator of one host: its queue, its thread and its device.
+// Thread-safe: call() and submit() may be called from any thread at once. After the
+// constructor neither allocates: the queue and the trace are preallocated (`capacity`,
+// `trace_capacity`); a full queue is refused (submit() false, call() throws only then).
+class SharedAccelerator {
+ public:
+  // Runs on the accelerator's thread when a server-mode request's segment is done.
+  using Completion = void (*)(void* context, std::uint64_t token) noexcept;
+
+  SharedAccelerator(AcceleratorOptions options, std::unique_ptr<DeviceBackend> device);
+  ~SharedAccelerator();  // stops the thread; queued requests are dropped
+  SharedAccelerator(const SharedAccelerator&) = delete;
+  SharedAccelerator& operator=(const SharedAccelerator&) = delete;
+
+  const AcceleratorOptions& options() const noexcept { return o_; }
+  std::string device_name() const { return device_->name(); }
+
+  // Direct access: queue the work first come, first served and block the calling thread until
+  // the device has run it. Throws std::runtime_error only when the queue is full.
+  void call(std::uint32_t site, std::uint32_t segment, const DeviceWork& work);
+
+  // Server access: queue the work at `priority` (nullopt: after every prioritized request) and
+  // return; `done(context, token)` runs on the accelerator's thread when it is done. False when
+  // the queue is full (nothing queued).
+  bool submit(std::optional<int> priority, std::uint32_t site, std::uint32_t segment, const DeviceWork& work,
+              Completion done, void* context, std::uint64_t token) noexcept;
+
+  // The served requests in completion order (at most trace_capacity). Call after stop().
+  std::vector<DeviceRecord> trace() const;
+  bool trace_truncated() const;
+  // Waits until nothing is queued or in service.
+  void drain();
+  // Nothing queued or in service now; the number of requests queued so far.
+  bool idle() const;
+  std::uint64_t requests() const;
+  void stop();
+
+ private:
+  struct Request {
+    std::int64_t key = 0;  // server: -priority (none: last); direct: 0
+    std::uint64_t seq = 0;
+    std::uint32_t site = 0, segment = 0;
+    DeviceWork work;
+    Duration issued = 0;
+    Completion done = nullptr;
+    void* context = nullptr;
+    std::uint64_t token = 0;
+    bool* finished = nullptr;  // direct: the blocked caller's flag
+  };
+  bool enqueue(const Request& r) noexcept;
+  void loop();
+  Duration now() const;
+
+  AcceleratorOptions o_;
+  std::unique_ptr<DeviceBackend> device_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;       // the thread: work or stop
+  std::condition_variable done_cv_;  // callers of call() and drain()
+  std::vector<Request> queue_;       // capacity preallocated; unordered, selected by (key, seq)
+  std::vector<DeviceRecord> trace_;
+  bool truncated_ = false;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::uint64_t seq_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace chainrt::runtime

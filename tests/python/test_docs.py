@@ -1,0 +1,32 @@
+"""The documentation as a reader meets it: every relative link of the README and docs/ leads to a
+file that exists, and docs/ stays a set of pages, not a store of runs (at most 1.5 MB)."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # [text](target), images included
+DOCS_LIMIT_BYTES = 1_500_000
+
+
+def _pages():
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_every_relative_link_resolves():
+    broken = []
+    for page in _pages():
+        text = page.read_text(encoding="utf-8")
+        text = re.sub(r"```.*?```", "", text, flags=re.S)  # code blocks are not links
+        for target in LINK.findall(text):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue  # a URL or an anchor in the page
+            path = target.split("#", 1)[0]
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, "\n".join(broken)
+
+
+def test_docs_stay_small():
+    total = sum(p.stat().st_size for p in (ROOT / "docs").rglob("*") if p.is_file())
+    assert total <= DOCS_LIMIT_BYTES, f"docs/ holds {total} bytes (limit {DOCS_LIMIT_BYTES})"
