@@ -290,11 +290,11 @@ def write_profiles(model, directory: str | os.PathLike, **kwargs) -> dict[str, P
     return out
 
 
-#: The variables naming a default profiles file. Fast DDS 2.14 (Jazzy) reads only the second.
-#: Fast DDS 3 (Kilted) reads both: the first in its XML loader, which takes the file's realpath()
-#: and so cannot open the anonymous /dev/fd/N file a run hands its processes (runtime.py), the
-#: second in rmw_fastrtps, which opens it (and warns at every start that the name is deprecated).
-#: So both are set, for both lines.
+#: The variables naming a default profiles file: Fast DDS 3 (Kilted) reads the first, Fast DDS 2.14
+#: (Jazzy) only the second; both are set, so one environment serves either line (Kilted's
+#: rmw_fastrtps also reads the second, and logs that the name is deprecated). Both versions' XML
+#: loader takes the file's realpath(): the file must be a named one (an unlinked file's /dev/fd/N
+#: has no realpath and is silently not loaded on Jazzy).
 PROFILES_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
 
 
