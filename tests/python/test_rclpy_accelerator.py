@@ -14,48 +14,29 @@ import itertools
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("chainrt._rclpy_exec", reason="chainrt.rclpy needs the ROS 2 build (scripts/setup)")
 
-from rclpy.context import Context  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
 from chainrt.rclpy import ChainExecutor, accelerator  # noqa: E402
+from rosutil import rclpy_context  # noqa: E402
 
 _ids = itertools.count()
 
 # Three chains of one timer each on three executor threads: high (chain priority 3), low2 (2),
-# low1 (1).
-MODEL = """
-name: accelerator_client
-hosts: [{name: h, cores: 2}]
-executors: [{name: e, host: h, threads: 3, policy: picas}]
-nodes: [{name: acc_hi, executor: e}, {name: acc_lo1, executor: e}, {name: acc_lo2, executor: e}]
-callbacks:
-  - {name: H, kind: timer, node: acc_hi, period: 20ms, wcet: 1ms}
-  - {name: L1, kind: timer, node: acc_lo1, period: 20ms, wcet: 1ms}
-  - {name: L2, kind: timer, node: acc_lo2, period: 20ms, wcet: 1ms}
-chains:
-  - {name: high, callbacks: [H], deadline: 20ms, priority: 3}
-  - {name: low1, callbacks: [L1], deadline: 20ms, priority: 1}
-  - {name: low2, callbacks: [L2], deadline: 20ms, priority: 2}
-"""
+# low1 (1); the rclcpp test's too.
+MODEL = Path(__file__).resolve().parents[1] / "cpp" / "runtime" / "data" / "accelerator_client.yaml"
 SITES = {1: "L1", 2: "L2", 3: "H"}
 
 
 @pytest.fixture
 def ctx():
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    context = Context()
-    rclpy.init(context=context, domain_id=150 + (os.getpid() + next(_ids)) % 20)
-    yield context
-    try:
-        rclpy.shutdown(context=context)
-    except Exception:
-        pass
+    yield from rclpy_context(150 + (os.getpid() + next(_ids)) % 20)
 
 
 def wait_until(cond, limit=60.0):
@@ -65,11 +46,10 @@ def wait_until(cond, limit=60.0):
     return cond()
 
 
-def run_nodes(ctx, tmp_path, bodies, requests, gpu):
+def run_nodes(ctx, bodies, requests, gpu):
     """The three nodes (plain rclpy timers) under the model; bodies[name] runs on the callback's
     first run. Returns the device order (sites named) and the executor's exceptions."""
-    model = tmp_path / "system.yaml"
-    model.write_text(MODEL)
+    model = MODEL
     ran = {name: threading.Event() for name in bodies}
     nodes = []
     for node, cb in (("acc_hi", "H"), ("acc_lo1", "L1"), ("acc_lo2", "L2")):
@@ -126,21 +106,21 @@ def three_requests(gpu, first_job=None):
     }
 
 
-def test_server_runs_the_high_chains_request_before_queued_lower_ones(ctx, tmp_path):
+def test_server_runs_the_high_chains_request_before_queued_lower_ones(ctx):
     with accelerator.SharedAccelerator(f"gpu_server_{os.getpid()}", "server") as gpu:
-        order, errors = run_nodes(ctx, tmp_path, three_requests(gpu), 3, gpu)
+        order, errors = run_nodes(ctx, three_requests(gpu), 3, gpu)
     assert errors == []
     assert order == ["L1", "H", "L2"]
 
 
-def test_direct_access_is_first_come_first_served(ctx, tmp_path):
+def test_direct_access_is_first_come_first_served(ctx):
     with accelerator.SharedAccelerator(f"gpu_direct_{os.getpid()}", "direct") as gpu:
-        order, errors = run_nodes(ctx, tmp_path, three_requests(gpu), 3, gpu)
+        order, errors = run_nodes(ctx, three_requests(gpu), 3, gpu)
     assert errors == []
     assert order == ["L1", "L2", "H"]
 
 
-def test_a_request_outside_a_dispatch_has_the_lowest_priority(ctx, tmp_path):
+def test_a_request_outside_a_dispatch_has_the_lowest_priority(ctx):
     with accelerator.SharedAccelerator(f"gpu_plain_{os.getpid()}", "server") as gpu:
         assert accelerator.dispatch_priority() == (False, None)
         seen = []
@@ -154,7 +134,7 @@ def test_a_request_outside_a_dispatch_has_the_lowest_priority(ctx, tmp_path):
             seen.append(accelerator.dispatch_priority())
             wait_until(lambda: gpu.requests() >= 2)
             gpu.run(kernel=0.001, site=1)
-        order, errors = run_nodes(ctx, tmp_path, {"L1": low}, 3, gpu)
+        order, errors = run_nodes(ctx, {"L1": low}, 3, gpu)
         blocker.join(20)
         plain.join(20)
     assert errors == []
@@ -164,11 +144,11 @@ def test_a_request_outside_a_dispatch_has_the_lowest_priority(ctx, tmp_path):
     assert order == ["plain100", "L1", "plain101"]
 
 
-def test_a_raising_request_leaves_the_accelerator_usable(ctx, tmp_path):
+def test_a_raising_request_leaves_the_accelerator_usable(ctx):
     def fail():
         raise RuntimeError("kernel failed")
     with accelerator.SharedAccelerator(f"gpu_raise_{os.getpid()}", "server") as gpu:
-        order, errors = run_nodes(ctx, tmp_path, three_requests(gpu, fail), 3, gpu)
+        order, errors = run_nodes(ctx, three_requests(gpu, fail), 3, gpu)
         assert gpu.run(job=lambda: 42) == 42    # still serving, from any thread
         assert wait_until(lambda: len(gpu.trace()) == 4)
     assert len(errors) == 1

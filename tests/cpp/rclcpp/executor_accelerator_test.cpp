@@ -37,21 +37,8 @@ constexpr Duration ms = 1'000'000;
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new chainrt::rclcpp::testing::RclcppEnvironment);
 
 // Three chains of one timer each, on three executor threads (each callback may block on the
-// device while the others run): high (chain priority 3), low2 (2), low1 (1).
-const char* const kModel = R"(
-name: accelerator_client
-hosts: [{name: h, cores: 2}]
-executors: [{name: e, host: h, threads: 3, policy: picas}]
-nodes: [{name: acc_hi, executor: e}, {name: acc_lo1, executor: e}, {name: acc_lo2, executor: e}]
-callbacks:
-  - {name: H, kind: timer, node: acc_hi, period: 20ms, wcet: 1ms}
-  - {name: L1, kind: timer, node: acc_lo1, period: 20ms, wcet: 1ms}
-  - {name: L2, kind: timer, node: acc_lo2, period: 20ms, wcet: 1ms}
-chains:
-  - {name: high, callbacks: [H], deadline: 20ms, priority: 3}
-  - {name: low1, callbacks: [L1], deadline: 20ms, priority: 1}
-  - {name: low2, callbacks: [L2], deadline: 20ms, priority: 2}
-)";
+// device while the others run): high (chain priority 3), low2 (2), low1 (1); the rclpy test's too.
+const std::string kModel = CHAINRT_SOURCE_DIR "/tests/cpp/runtime/data/accelerator_client.yaml";
 
 // An emulated device whose first request waits (in the device) until `gate` requests have been
 // issued: the rest queue behind it meanwhile (serving(): the first is in service). Later
@@ -105,7 +92,7 @@ Outcome run_nodes(acc::SharedAccelerator& device, std::size_t requests,
     nodes.push_back(nd);
   }
   ChainExecutorOptions o;
-  o.model_yaml = kModel;
+  o.model_file = kModel;
   o.thread_params = false;
   o.print_exceptions = false;
   ChainExecutor exec(o);
