@@ -31,9 +31,22 @@ accelerator's own thread, one request at a time); no GPU backend is built into c
 
 from __future__ import annotations
 
+import atexit
+import weakref
 from typing import Any, Callable, Iterable
 
 __all__ = ["SharedAccelerator", "run", "dispatch_priority"]
+
+
+# Accelerators not closed by their owner are closed before the interpreter goes away: a queued
+# Python job needs the interpreter on the accelerator's thread.
+_open: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for a in list(_open):
+        a.close()
 
 
 def _mod():
@@ -65,6 +78,7 @@ class SharedAccelerator:
         _mod().accelerator_add(name, access, _ns(overhead, "overhead"), fifo_priority, list(cores),
                                int(capacity), int(trace_capacity))
         self._open = True
+        _open.add(self)
 
     def run(self, copy_in: float = 0.0, kernel: float = 0.0, copy_out: float = 0.0, *,
             job: Callable[[], Any] | None = None, site: int | None = None) -> Any:
