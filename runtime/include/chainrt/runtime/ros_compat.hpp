@@ -34,4 +34,16 @@
 #define CHAINRT_RCLCPP_WAITABLE_GET_TIMERS 0
 #endif
 
+// rclcpp 28: every node's TimeSource subscribes to /parameter_events (in the node's default
+// callback group, created by the node's constructor before any user entity) to watch
+// use_sim_time; the node's own parameter declarations publish events at start, so that
+// subscription is ready soon after the node is added. rclcpp 29's TimeSource watches the
+// parameter through a callback and has no subscription. An executor must still serve it (it is
+// rclcpp's), but it is not a user's callback: chainrt never lists it as unmatched.
+#if RCLCPP_VERSION_MAJOR >= 29
+#define CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS 0
+#else
+#define CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS 1
+#endif
+
 #endif  // rclcpp
