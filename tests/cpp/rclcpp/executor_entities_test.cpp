@@ -321,24 +321,30 @@ TEST(ChainExecutor, SpinWhileSpinningThrowsAndCancelReturns) {
   EXPECT_THROW(other.add_node(node), std::runtime_error);
 }
 
-// A model names the callbacks: bound entities take the model's names and priorities; what the
-// model lacks is listed as unmatched; model callbacks without an entity are reported.
-TEST(ChainExecutor, BindsEntitiesToTheModel) {
-  const std::string yaml = R"(
-name: bind
+// The model of a Talker and a Listener on `topic`: the chain talk = tick -> hear under fp; with
+// `phantom`, a third node's timer that no entity has.
+std::string talk_model(const std::string& topic, bool phantom) {
+  return R"(
+name: talk
 hosts: [{name: h, cores: 1}]
 executors: [{name: e, host: h, policy: fp}]
-nodes: [{name: talker, executor: e}, {name: listener, executor: e}, {name: ghost, executor: e}]
-topics: [{name: chatter, size: 64B}]
+nodes: [{name: talker, executor: e}, {name: listener, executor: e})" +
+         std::string(phantom ? ", {name: ghost, executor: e}" : "") + R"(]
+topics: [{name: )" + topic + R"(, size: 64B}]
 callbacks:
-  - {name: tick, kind: timer, node: talker, period: 10ms, wcet: 1ms, publishes: [chatter]}
-  - {name: hear, kind: subscription, node: listener, topic: chatter, wcet: 1ms}
-  - {name: phantom, kind: timer, node: ghost, period: 5ms, wcet: 1ms}
+  - {name: tick, kind: timer, node: talker, period: 10ms, wcet: 1ms, publishes: [)" + topic + R"(]}
+  - {name: hear, kind: subscription, node: listener, topic: )" + topic + R"(, wcet: 1ms})" +
+         std::string(phantom ? "\n  - {name: phantom, kind: timer, node: ghost, period: 5ms, wcet: 1ms}" : "") + R"(
 chains:
   - {name: talk, callbacks: [tick, hear], deadline: 10ms, priority: 1}
 )";
+}
+
+// A model names the callbacks: bound entities take the model's names and priorities; what the
+// model lacks is listed as unmatched; model callbacks without an entity are reported.
+TEST(ChainExecutor, BindsEntitiesToTheModel) {
   ChainExecutorOptions o;
-  o.model_yaml = yaml;
+  o.model_yaml = talk_model("chatter", true);
   ChainExecutor exec(o);
   auto talker = std::make_shared<Talker>("chatter");
   auto listener = std::make_shared<Listener>("chatter");
@@ -370,20 +376,8 @@ chains:
 // TimeSource gives every node one; rclcpp 29 none) and a user's explicit one are served by the
 // executor beside a model chain, which keeps running; only the user's is listed as unmatched.
 TEST(ChainExecutor, ParameterEventSubscriptionsOutsideTheModelAreServed) {
-  const std::string yaml = R"(
-name: params
-hosts: [{name: h, cores: 1}]
-executors: [{name: e, host: h, policy: fp}]
-nodes: [{name: talker, executor: e}, {name: listener, executor: e}]
-topics: [{name: pe_chatter, size: 64B}]
-callbacks:
-  - {name: tick, kind: timer, node: talker, period: 10ms, wcet: 1ms, publishes: [pe_chatter]}
-  - {name: hear, kind: subscription, node: listener, topic: pe_chatter, wcet: 1ms}
-chains:
-  - {name: talk, callbacks: [tick, hear], deadline: 10ms, priority: 1}
-)";
   ChainExecutorOptions o;
-  o.model_yaml = yaml;
+  o.model_yaml = talk_model("pe_chatter", false);
   ChainExecutor exec(o);
   // default node options: parameter events published, and on rclcpp 28 each node subscribes
   auto talker = std::make_shared<Talker>("pe_chatter");
