@@ -217,7 +217,7 @@ def test_an_accelerator_shared_by_two_processes_is_refused_before_the_run(tmp_pa
     # chainrt run emulates one device per process: two processes using one accelerator would
     # each get a device of their own, and report responses the system cannot have.
     model = tmp_path / "gpu.yaml"
-    model.write_text("hosts: [{name: h, accelerators: [{name: gpu, access: server}]}]\n"
+    model.write_text("hosts: [{name: h, accelerators: [{name: gpu, access: server, priority: 50}]}]\n"
                      "executors: [{name: ea, host: h, process: pa}, {name: eb, host: h, process: pb}]\n"
                      "nodes: [{name: na, executor: ea}, {name: nb, executor: eb}]\n"
                      "callbacks:\n"
