@@ -158,6 +158,9 @@ struct ServerRequest {
   }
 };
 
+// SCHED_FIFO priority of a direct-mode accelerator's thread (the emulated device alone).
+constexpr int kDeviceFifo = 98;
+
 // The device work of one segment.
 DeviceWork device_work(const AcceleratorSegment& s) { return DeviceWork{s.copy_in, s.kernel, s.copy_out}; }
 
@@ -265,7 +268,10 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       ao.access = a.access;
       ao.overhead = a.server_overhead;
       if (opt.thread_params) {
-        ao.fifo_priority = a.server_priority;
+        // Direct access has no server: the accelerator's thread is only the emulated device,
+        // which stands for hardware that needs no CPU, so it runs above every model thread
+        // (a normal-priority thread would add the machine's scheduling delays to each segment).
+        ao.fifo_priority = a.access == AcceleratorAccess::Server ? a.server_priority : std::optional<int>(kDeviceFifo);
         ao.cores = a.server_cores;
       }
       ao.warnings = &accelerator_warnings;
