@@ -163,17 +163,12 @@ def run(args) -> int:
         path = os.path.join(args.out, f"accelerator_{mode}.yaml")
         with open(path, "w") as f:
             f.write(text)
-        from .. import runtime
         for k in range(args.runs):
             try:
-                with lr.measurement_lock(args.lock):
-                    load0, j0 = lr.loadavg(), lr.cpu_jiffies()
-                    r = runtime.run_model(path, int(args.duration * 1e9), warmup_ns=500_000_000)
-                    load1, j1 = lr.loadavg(), lr.cpu_jiffies()
+                r, load = lr.measured_run(path, int(args.duration * 1e9), args.lock, 500_000_000)
             except Exception as err:  # the runtime's one-line errors
                 print(f"chainrt experiment accelerator: {err}", file=sys.stderr)
                 return 1
-            load = {"load_before": load0[:1], "load_after": load1[:1], "steal_percent": lr.steal_percent(j0, j1)}
             loads.append({"mode": mode, "run": k, **load})
             rows.append(row(mode, "real", k, r, bound, load))
             for w in r.get("warnings", []):
@@ -195,8 +190,7 @@ def run(args) -> int:
         print(f"  {where}: inversion under direct access {'shown' if x['inversion_shown'] else 'NOT shown'}; "
               f"server {'removes it (worst <= bound, no miss)' if x['removed_by_server'] else 'does NOT remove it'}")
     for x in loads:
-        print(f"  {x['mode']} run {x['run']}: 1-min load {x['load_before']} -> {x['load_after']}, "
-              f"steal {x['steal_percent']} %")
+        print(f"  {x['mode']} run {x['run']}: {lr.load_text(x)}")
     if not args.no_plot:
         plot(summary, os.path.join(args.out, "accelerator.png"))
         print(f"  wrote {os.path.join(args.out, 'accelerator.png')}")
