@@ -24,7 +24,7 @@ every process of the bench (the command, the cluster's host, scheduler and worke
 it) runs at SCHED_RR PRIO instead, so that the other tenants' work cannot take the cores.
 
     .venv/bin/python bench/campaign/bench_campaign.py --sets 600 --repeat 3 --lock /work/measure.lock \
-        --csv docs/data/campaign_bench.csv
+        --csv docs/campaign_bench.csv
 """
 
 from __future__ import annotations
@@ -159,7 +159,9 @@ def main() -> int:
     ap.add_argument("--extra", default="", help="more soundness flags, e.g. '--harsh --climb 2'")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--lock", default=None, help="hold this lock (flock) during each repetition")
-    ap.add_argument("--csv", default=None, help="write one row per run here")
+    ap.add_argument("--csv", default=None,
+                    help="append one row per run here (the header when the file is new), each with the batch's "
+                         "start time (UTC)")
     ap.add_argument("--rt", type=int, default=0, metavar="PRIO", help="run everything at SCHED_RR PRIO")
     ap.add_argument("--probe", type=int, default=0, metavar="TASKS",
                     help="only measure the engine's cost per task: TASKS empty tasks on 2 workers, REPEAT times")
@@ -179,6 +181,7 @@ def main() -> int:
     argv = ["experiment", "soundness", "--analysis", args.analysis, "--sets", str(args.sets), "--seed",
             str(args.seed), "--batch", str(args.batch), "--json"] + args.extra.split()
     runs: list[dict] = []
+    started_utc = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
     order = list(RUNNERS)
     with tempfile.TemporaryDirectory(prefix="chainrt-bench-campaign-") as tmp:
         for rep in range(args.repeat):
@@ -226,12 +229,14 @@ def main() -> int:
     print(f"  load average {min(r['load_before'] for r in runs):.2f}..{max(r['load_after'] for r in runs):.2f}, "
           f"steal {min(r['steal_pct'] for r in runs):.1f}..{max(r['steal_pct'] for r in runs):.1f} %")
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
+        new_file = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
+        with open(args.csv, "a", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["repetition", "runner", "systems", "batches", "wall_s", "systems_per_s", "batch_work_s",
-                        "batch_cpu_s", "load1_before", "load1_after", "steal_pct"])
+            if new_file:
+                w.writerow(["batch_utc", "repetition", "runner", "systems", "batches", "wall_s", "systems_per_s",
+                            "batch_work_s", "batch_cpu_s", "load1_before", "load1_after", "steal_pct"])
             for r in runs:
-                w.writerow([r["repetition"], r["runner"], r["systems"], r["batches"], f"{r['wall_s']:.3f}",
+                w.writerow([started_utc, r["repetition"], r["runner"], r["systems"], r["batches"], f"{r['wall_s']:.3f}",
                             f"{r['systems'] / r['wall_s']:.3f}", f"{r['batch_s']:.3f}", f"{r['batch_cpu_s']:.3f}",
                             f"{r['load_before']:.2f}",
                             f"{r['load_after']:.2f}", f"{r['steal_pct']:.2f}"])

@@ -51,6 +51,7 @@
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/chain_track.hpp"
+#include "chainrt/runtime/dispatch_context.hpp"
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/threads.hpp"
 #include "chainrt/runtime/tracing.hpp"
@@ -311,6 +312,7 @@ class Loop {
   // (false when the take found no data); threw: it raised.
   void done(std::uint32_t t, CallbackId cb, bool ran, bool threw) {
     tl_dispatch_key = -1;
+    runtime::clear_dispatch();
     const Duration cpu1 = thread_cpu_ns();
     const Duration finish = mono_ns();
     if (hooks_.callback_end && cb < entities_.size()) hooks_.callback_end(&entities_[cb]);
@@ -752,6 +754,9 @@ class Loop {
     r.cb = cb;
     r.stamp = e.queued;
     ++e.running;
+    // The callback's priority for what it asks on the chain's behalf (the accelerator client);
+    // the Python callback runs on this thread until done().
+    runtime::set_dispatch(runtime::DispatchContext{queue_->spec(cb).priority, cb});
     if (arrival_)
       tl_dispatch_key = e.kind == kTimer ? e.queued.release : (e.arrivals.empty() ? e.last_arrival : e.arrivals.front());
     if (e.kind != kTimer) {
@@ -1011,6 +1016,10 @@ class LameControl {
 
 }  // namespace chainrt::rclpy_exec
 
+namespace chainrt::rclpy_exec {
+void bind_accelerator(nb::module_& m);  // accelerator_binding.cpp
+}  // namespace chainrt::rclpy_exec
+
 NB_MODULE(_rclpy_exec, m) {
   using chainrt::rclpy_exec::Loop;
   m.doc() = "chainrt.rclpy's dispatch loop: event-driven readiness, the sched ReadyQueue, monitor";
@@ -1078,4 +1087,5 @@ NB_MODULE(_rclpy_exec, m) {
   m.def("model_setup", &chainrt::rclpy_exec::model_setup, "yaml"_a, "executor"_a, "policy"_a = nb::none(),
         "threads"_a = nb::none());
   m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);
+  chainrt::rclpy_exec::bind_accelerator(m);
 }
