@@ -3,6 +3,8 @@
 // and the reference system's Fusion node (two subscriptions of one node publishing one topic).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sched/setup.hpp"
@@ -48,23 +50,28 @@ chains:
   EXPECT_LE(r.chain("L")->wcrt, 30 * ms);
 }
 
-TEST(Picas, ExecutorPriorityPreemptsOnASharedCore) {
-  // Two single-threaded executors pinned to the same core; the high-priority executor's
-  // thread preempts the low one (SCHED_FIFO by executor priority).
-  const Model m = load_model_from_string(R"(
+// Two single-threaded executors pinned to one core: `hi` runs F (fast, every 10 ms from 1 ms),
+// `lo` runs S (slow: 30 ms every 100 ms); `hi_sched`/`lo_sched` are their executors' extra fields.
+static Model shared_core(const std::string& hi_sched, const std::string& lo_sched, const std::string& fast_wcet) {
+  return load_model_from_string(R"(
 name: picas_small
 hosts: [{name: h, cores: 1}]
 executors:
-  - {name: hi, host: h, policy: picas, priority: 90, threads: [{name: t, cores: [0]}]}
-  - {name: lo, host: h, policy: picas, priority: 10, threads: [{name: t, cores: [0]}]}
+  - {name: hi, host: h, policy: picas, )" + hi_sched + R"(threads: [{name: t, cores: [0]}]}
+  - {name: lo, host: h, policy: picas, )" + lo_sched + R"(threads: [{name: t, cores: [0]}]}
 nodes: [{name: nh, executor: hi}, {name: nl, executor: lo}]
 callbacks:
-  - {name: fast, kind: timer, node: nh, period: 10ms, offset: 1ms, wcet: 2ms, priority: 5}
+  - {name: fast, kind: timer, node: nh, period: 10ms, offset: 1ms, wcet: )" + fast_wcet + R"(, priority: 5}
   - {name: slow, kind: timer, node: nl, period: 100ms, wcet: 30ms, priority: 5}
 chains:
   - {name: F, callbacks: [fast], deadline: 10ms}
   - {name: S, callbacks: [slow], deadline: 100ms}
 )");
+}
+
+TEST(Picas, ExecutorPriorityPreemptsOnASharedCore) {
+  // The high-priority executor's thread preempts the low one (SCHED_FIFO by executor priority).
+  const Model m = shared_core("priority: 90, ", "priority: 10, ", "2ms");
   sim::SimOptions o;
   o.duration = 1000 * ms;
   const auto r = sim::simulate(m, o);
@@ -109,20 +116,7 @@ TEST(Picas, ExecutorPriorityZeroIsNoFifoPriority) {
   // Executor priority 0 gives its thread no SCHED_FIFO priority: it runs as a SCHED_OTHER thread,
   // here after the earlier one in model order (the simulator's order among such threads), so
   // the plain executor's 5 ms callback is never delayed by the 30 ms one.
-  const Model m = load_model_from_string(R"(
-name: zero
-hosts: [{name: h, cores: 1}]
-executors:
-  - {name: plain, host: h, policy: picas, threads: [{name: t, cores: [0]}]}
-  - {name: zero, host: h, policy: picas, priority: 0, threads: [{name: t, cores: [0]}]}
-nodes: [{name: np, executor: plain}, {name: nz, executor: zero}]
-callbacks:
-  - {name: fast, kind: timer, node: np, period: 10ms, offset: 1ms, wcet: 5ms, priority: 5}
-  - {name: slow, kind: timer, node: nz, period: 100ms, wcet: 30ms, priority: 5}
-chains:
-  - {name: F, callbacks: [fast], deadline: 10ms}
-  - {name: S, callbacks: [slow], deadline: 100ms}
-)");
+  const Model m = shared_core("", "priority: 0, ", "5ms");
   sim::SimOptions o;
   o.duration = 1000 * ms;
   const auto r = sim::simulate(m, o);
