@@ -26,6 +26,7 @@
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/chain_track.hpp"
+#include "chainrt/runtime/dispatch_context.hpp"
 #include "chainrt/runtime/entity_binding.hpp"
 #if defined(CHAINRT_HAVE_LAME)
 #include "chainrt/runtime/lame_controller.hpp"
@@ -957,7 +958,10 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
         bound_->cbs[succ].inputs.push(
             Stamp{stamp.release, chains[c].deadline > 0 ? stamp.release + chains[c].deadline : kNoDeadline, c, stamp.instance});
   }
+  // The callback's priority for what it asks on the chain's behalf (the accelerator client).
+  const runtime::DispatchContext context{T.queue->spec(id).priority, s.mon};
   lk.unlock();
+  const runtime::DispatchScope in_dispatch(context);
 
   bool ran = true, threw = false;
   const Duration start = clock_now();

@@ -126,6 +126,7 @@ void SharedAccelerator::loop() {
     }
     const Duration start = now();
     device_->run(r.work);
+    if (r.work.job) r.work.job(r.work.job_context);
     const Duration finish = now();
     if (r.done) r.done(r.context, r.token);
     lk.lock();

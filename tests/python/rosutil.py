@@ -64,3 +64,21 @@ def run_cli_on_ros(args: list[str], domain_base: int, timeout: float = 300):
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain_base + os.getpid() % 19), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True, env=env,
                           timeout=timeout, check=False)
+
+
+def rclpy_context(domain_id: int):
+    """An rclpy Context of its own on `domain_id` with localhost-only discovery, shut down
+    afterwards (a generator for a pytest fixture: `yield from rclpy_context(...)`)."""
+    import os
+
+    import rclpy
+    from rclpy.context import Context
+
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    context = Context()
+    rclpy.init(context=context, domain_id=domain_id)
+    yield context
+    try:
+        rclpy.shutdown(context=context)
+    except Exception:
+        pass

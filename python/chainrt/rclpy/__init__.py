@@ -12,7 +12,8 @@ See docs/rclpy.md. The ready queue, the policies (arrival, ros-default, fp, edf,
 thread setup and the monitor are the C++ runtime's, through chainrt._rclpy_exec.
 """
 
+from chainrt.rclpy import accelerator
 from chainrt.rclpy.binding import UnboundModelCallbacks
 from chainrt.rclpy.executor import POLICIES, ChainExecutor
 
-__all__ = ["ChainExecutor", "POLICIES", "UnboundModelCallbacks"]
+__all__ = ["ChainExecutor", "POLICIES", "UnboundModelCallbacks", "accelerator"]

@@ -34,9 +34,14 @@
 
 namespace chainrt::runtime {
 
-// The device work of one request: the three parts of an accelerator segment.
+// The device work of one request: the three parts of an accelerator segment, and optionally
+// real work — `job(job_context)`, run on the accelerator's thread after the backend's run() of
+// the parts and before the request counts as done, never preempted by another request (a
+// client's own device code: copies, a kernel launch and its synchronize). It must not throw.
 struct DeviceWork {
   Duration copy_in = 0, kernel = 0, copy_out = 0;
+  void (*job)(void* context) noexcept = nullptr;
+  void* job_context = nullptr;
   Duration total() const { return copy_in + kernel + copy_out; }
 };
 

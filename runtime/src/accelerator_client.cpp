@@ -1,0 +1,99 @@
+// chainrt runtime: the accelerator client and the process's registry of accelerators
+// (accelerator_client.hpp).
+#include "chainrt/runtime/accelerator_client.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace chainrt::runtime {
+
+namespace {
+
+struct Registry {
+  std::mutex m;
+  std::vector<std::shared_ptr<SharedAccelerator>> all;
+};
+
+Registry& registry() {
+  static Registry r;  // never destroyed before a static user's calls end (function-local)
+  return r;
+}
+
+// A server-mode caller waiting for its request; the completion hook runs on the accelerator's
+// thread and touches the waiter only under its lock (the caller cannot return before).
+struct Waiter {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+void wake(void* context, std::uint64_t) noexcept {
+  auto* w = static_cast<Waiter*>(context);
+  std::lock_guard<std::mutex> lk(w->m);
+  w->done = true;
+  w->cv.notify_one();
+}
+
+}  // namespace
+
+void register_accelerator(std::shared_ptr<SharedAccelerator> acc) {
+  if (!acc) throw std::invalid_argument("register_accelerator: no accelerator");
+  const std::string& name = acc->options().name;
+  if (name.empty()) throw std::invalid_argument("register_accelerator: an accelerator needs a name");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.m);
+  for (const auto& a : r.all)
+    if (a->options().name == name) throw std::invalid_argument("an accelerator named '" + name + "' exists already");
+  r.all.push_back(std::move(acc));
+}
+
+std::shared_ptr<SharedAccelerator> add_accelerator(AcceleratorOptions options, std::unique_ptr<DeviceBackend> device) {
+  if (!device) device = std::make_unique<EmulatedDevice>();
+  auto acc = std::make_shared<SharedAccelerator>(std::move(options), std::move(device));
+  register_accelerator(acc);
+  return acc;
+}
+
+bool unregister_accelerator(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.m);
+  auto it = std::find_if(r.all.begin(), r.all.end(), [&](const auto& a) { return a->options().name == name; });
+  if (it == r.all.end()) return false;
+  r.all.erase(it);
+  return true;
+}
+
+std::shared_ptr<SharedAccelerator> find_accelerator(std::string_view name) noexcept {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.m);
+  for (const auto& a : r.all)
+    if (a->options().name == name) return a;
+  return nullptr;
+}
+
+void run_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, std::optional<std::uint32_t> site) {
+  const DispatchContext* d = current_dispatch();
+  const std::uint32_t s = site ? *site : (d ? d->callback : 0);
+  if (acc.options().access == AcceleratorAccess::Direct) {
+    acc.call(s, 0, work);  // FCFS; the calling thread blocks
+    return;
+  }
+  Waiter w;
+  if (!acc.submit(d ? d->priority : std::nullopt, s, 0, work, &wake, &w, 0))
+    throw std::runtime_error("accelerator '" + acc.options().name + "': more than " +
+                             std::to_string(acc.options().capacity) + " requests queued at once, or it was stopped");
+  std::unique_lock<std::mutex> lk(w.m);
+  w.cv.wait(lk, [&] { return w.done; });
+}
+
+void run_on_accelerator(std::string_view accelerator, const DeviceWork& work, std::optional<std::uint32_t> site) {
+  const std::shared_ptr<SharedAccelerator> acc = find_accelerator(accelerator);
+  if (!acc) throw std::invalid_argument("no accelerator named '" + std::string(accelerator) + "' (add_accelerator makes one)");
+  run_on_accelerator(*acc, work, site);
+}
+
+}  // namespace chainrt::runtime
