@@ -43,6 +43,25 @@ def loadavg() -> list[float]:
         return []
 
 
+def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int) -> tuple[dict, dict]:
+    """One ``chainrt run`` of the model file `path` holding the measurement lock `lock`: its
+    report and {"load_before", "load_after" (load averages), "steal_percent"} around it. Raises
+    what chainrt.runtime.run_model raises (its one-line errors)."""
+    from .. import runtime
+
+    with measurement_lock(lock):
+        load0, j0 = loadavg(), cpu_jiffies()
+        r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
+        load1, j1 = loadavg(), cpu_jiffies()
+    return r, {"load_before": load0, "load_after": load1, "steal_percent": steal_percent(j0, j1)}
+
+
+def load_text(load: dict) -> str:
+    """'1-min load [a] -> [b], steal s %' of a measured_run() load record."""
+    return (f"1-min load {load['load_before'][:1]} -> {load['load_after'][:1]}, "
+            f"steal {load['steal_percent']} %")
+
+
 def cpu_jiffies() -> tuple[int, int]:
     """(steal, total) jiffies of all CPUs from /proc/stat ((0, 0) when not readable): the share
     of time the hypervisor ran something else while this VM wanted to run, over an interval, is
