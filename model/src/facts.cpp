@@ -23,7 +23,10 @@ std::optional<int> effective_priority(const Model& model, std::size_t callback) 
 }
 
 std::optional<int> thread_fifo_priority(const Executor& executor, const Thread& thread) {
-  return thread.fifo_priority ? thread.fifo_priority : executor.priority;
+  if (thread.reservation) return std::nullopt;
+  if (thread.fifo_priority) return thread.fifo_priority;
+  if (executor.priority && *executor.priority > 0) return executor.priority;
+  return std::nullopt;
 }
 
 std::uint64_t thread_mask(const Executor& executor, const Callback& callback) {

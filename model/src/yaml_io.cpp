@@ -525,27 +525,20 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
         for (long long i = 0; i < *count; ++i) e.threads.push_back(Thread{"t" + std::to_string(i)});
       }
     } else if (threads && threads.IsSequence()) {
-      for (std::size_t i = 0; i < threads.size(); ++i) {
-        const YAML::Node& t = threads[i];
-        std::string q = at(tp, i);
-        if (!r.keys(t, q, {"name", "cores", "priority", "reservation"}, "a thread")) continue;
+      r.each(n, "threads", p, "threads", [&](const YAML::Node& t, const std::string& q) {
+        if (!r.keys(t, q, {"name", "cores", "priority", "reservation"}, "a thread")) return;
         Thread th;
         th.name = r.name(t, q, "a thread").value_or("");
         th.cores = r.cores(t, q);
         if (auto pr = r.integer(t, "priority", q, false, "a thread")) th.fifo_priority = static_cast<int>(*pr);
         th.reservation = r.reservation(t, q);
         e.threads.push_back(th);
-      }
+      });
     } else if (threads) {
       r.d.error(tp, "expected a thread count or a list of threads");
     }
-    YAML::Node classes = n["thread_classes"];
-    std::string cp = sub(p, "thread_classes");
-    if (classes && !classes.IsSequence()) r.d.error(cp, "expected a list of thread classes");
-    for (std::size_t i = 0; classes && classes.IsSequence() && i < classes.size(); ++i) {
-      const YAML::Node& c = classes[i];
-      std::string q = at(cp, i);
-      if (!r.keys(c, q, {"name", "kind", "cores", "priority", "reservation"}, "a thread class")) continue;
+    r.each(n, "thread_classes", p, "thread classes", [&](const YAML::Node& c, const std::string& q) {
+      if (!r.keys(c, q, {"name", "kind", "cores", "priority", "reservation"}, "a thread class")) return;
       ThreadClass tc;
       tc.name = r.name(c, q, "a thread class").value_or("");
       if (auto k = r.scalar(c, "kind", q, false, "a thread class")) {
@@ -556,7 +549,7 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
       if (auto pr = r.integer(c, "priority", q, false, "a thread class")) tc.fifo_priority = static_cast<int>(*pr);
       tc.reservation = r.reservation(c, q);
       e.thread_classes.push_back(tc);
-    }
+    });
     m.executors.push_back(e);
   });
 }

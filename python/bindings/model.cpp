@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/limits.hpp"
 #include "chainrt/model/model.hpp"
 #include "chainrt/model/units.hpp"
@@ -92,7 +93,10 @@ CHAINRT_BINDINGS(model, 0) {
                    [](Executor& e, const std::string& s) { e.policy = enum_from(policy_from(s), s, "policy"); })
       .def_rw("priority", &Executor::priority)
       .def_rw("threads", &Executor::threads)
-      .def_rw("thread_classes", &Executor::thread_classes);
+      .def_rw("thread_classes", &Executor::thread_classes)
+      .def("thread_fifo_priority", &thread_fifo_priority, nb::arg("thread"),
+           "The SCHED_FIFO priority `thread` of this executor runs at (model/facts.hpp): its own, else the "
+           "executor's (1..99); None for SCHED_OTHER and for a thread with a reservation.");
   nb::class_<Node>(m, "Node").def(nb::init<>()).def_rw("name", &Node::name).def_rw("executor", &Node::executor);
   nb::class_<CallbackGroup>(m, "CallbackGroup")
       .def(nb::init<>())

@@ -116,12 +116,11 @@ def rt_available() -> tuple[bool, str]:
 
 
 def model_asks_rt(model) -> bool:
-    """Does any executor thread of the model have a SCHED_FIFO priority or a reservation?"""
-    for e in getattr(model, "executors", []):
-        for t in list(getattr(e, "threads", [])) + list(getattr(e, "thread_classes", [])):
-            if getattr(t, "fifo_priority", None) or getattr(t, "reservation", None):
-                return True
-    return False
+    """Does any executor thread of the model have a SCHED_FIFO priority (its own or its
+    executor's: Executor.thread_fifo_priority, the executors' rule) or a reservation? The
+    threads of a validated model include its thread classes' threads."""
+    return any(t.reservation is not None or e.thread_fifo_priority(t) is not None
+               for e in model.executors for t in e.threads)
 
 
 def start_warnings(model, fifo: int | None = None, thread_params: bool = True, probe=rt_available,

@@ -2,6 +2,8 @@
 #include "chainrt/runtime/model_app.hpp"
 #include "chainrt/runtime/names.hpp"
 #include "chainrt/model/accelerator.hpp"
+#include "chainrt/model/facts.hpp"
+#include "chainrt/runtime/accelerator.hpp"
 
 #include <rcl_interfaces/msg/parameter_type.hpp>
 #include <rcl_interfaces/srv/get_parameters.hpp>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -116,6 +119,51 @@ struct Caller {
   std::mutex m;  // the request is shared by the node's callers (reentrant groups)
 };
 
+// A direct-mode device call inside a piece: after `at` of the piece's CPU time, the calling
+// thread blocks until the device has run `work` (model/accelerator.hpp, DeviceCall).
+struct DirectCall {
+  SharedAccelerator* acc = nullptr;
+  std::uint32_t segment = 0;
+  Duration at = 0;
+  DeviceWork work;
+};
+
+// A server-mode request when a piece's CPU part is done. The requesting instance's stamp waits
+// in a ring slot (the token) until the server's completion publishes it on the continuation's
+// topic, on the accelerator's one thread (so `out` is written by that thread only). The ring
+// has the accelerator's capacity: one site's requests share one priority and so complete first
+// in, first out, and at most `capacity` of them are queued at once, so a slot is free again
+// before it is reused.
+struct ServerRequest {
+  SharedAccelerator* acc = nullptr;
+  std::optional<int> priority;  // the piece's effective priority (facts.hpp)
+  std::uint32_t site = 0, segment = 0;
+  DeviceWork work;
+  std::shared_ptr<Output> out;
+  std::vector<Stamp> stamps;
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> refused{0};  // a full queue: the instance ends here
+  std::atomic<std::uint64_t> unsent{0};   // the continuation could not be published
+
+  void submit(const Stamp& st) noexcept {
+    const std::uint64_t slot = next.fetch_add(1, std::memory_order_relaxed) % stamps.size();
+    stamps[slot] = st;
+    if (!acc->submit(priority, site, segment, work, &ServerRequest::done, this, slot))
+      refused.fetch_add(1, std::memory_order_relaxed);
+  }
+  static void done(void* self, std::uint64_t slot) noexcept {
+    auto* r = static_cast<ServerRequest*>(self);
+    write_header(r->out->msg, r->stamps[slot]);
+    if (!r->out->pub->publish(r->out->msg)) r->unsent.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+// SCHED_FIFO priority of a direct-mode accelerator's thread (the emulated device alone).
+constexpr int kDeviceFifo = 98;
+
+// The device work of one segment.
+DeviceWork device_work(const AcceleratorSegment& s) { return DeviceWork{s.copy_in, s.kernel, s.copy_out}; }
+
 }  // namespace
 
 RunReport merge_reports(const std::vector<RunReport>& parts) {
@@ -165,17 +213,34 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       throw std::runtime_error("cannot write the trace " + opt.trace_path + (trace_file ? ".start" : "") + ": " +
                                std::strerror(errno));
   }
-  // Accelerator segments have no device backend in this runtime yet: running the callbacks
-  // without their device time and waiting would report responses the system cannot have.
-  if (uses_accelerators(model))
-    throw std::invalid_argument(
-        "the model uses accelerators (accelerator_segments), which chainrt's runtime does not run yet; "
-        "simulate or analyse it instead (docs/accelerator.md)");
+  // The model as its pieces (model/accelerator.hpp): every callback with server-mode segments
+  // runs as a piece and its continuations; without accelerators, the model itself.
+  const AcceleratedModel am = expand_accelerators(model);
+  const Model& xm = am.model;
+  // An accelerator is one device: the callbacks using it run here, all of them or none.
+  auto runs_here = [&](const chainrt::Executor& e) { return opt.process.empty() || process_of(e) == opt.process; };
+  for (const AcceleratorRef& ref : accelerator_refs(model)) {
+    std::string here, elsewhere;
+    for (std::size_t c = 0; c < xm.callbacks.size(); ++c) {
+      const Piece& pc = am.pieces[c];
+      bool uses = pc.request && pc.request->accelerator == ref;
+      for (const DeviceCall& d : pc.direct) uses = uses || d.accelerator == ref;
+      if (!uses) continue;
+      const chainrt::Executor& e = xm.executor_of(xm.callbacks[c]);
+      (runs_here(e) ? here : elsewhere) = process_of(e);
+    }
+    if (!here.empty() && !elsewhere.empty())
+      throw std::invalid_argument("accelerator '" + accelerator_of(model, ref).name + "' of host '" +
+                                  model.hosts[ref.host].name + "' is used by processes '" + here + "' and '" +
+                                  elsewhere + "': chainrt run emulates one device per process, so give its "
+                                  "users' executors one `process`");
+  }
+  const auto clk = [&opt]() -> Duration { return opt.clock ? opt.clock() : now_ns(); };
   install_signal_handlers();
   Context context;
   std::vector<std::size_t> exec_ix;
   for (std::size_t e = 0; e < model.executors.size(); ++e)
-    if (opt.process.empty() || process_of(model.executors[e]) == opt.process) exec_ix.push_back(e);
+    if (runs_here(model.executors[e])) exec_ix.push_back(e);
   if (exec_ix.empty()) throw std::invalid_argument("no executor runs in process '" + opt.process + "'");
 
   std::vector<std::string> warnings;
@@ -189,15 +254,44 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   auto scale = std::make_shared<std::atomic<std::int64_t>>(1'000'000);
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Caller>> callers;  // (node, service)
   std::vector<std::shared_ptr<Service<Srv>>> servers;
-  auto derived = [&model](const std::string& topic) {
-    const Topic* t = model.topic(topic);
+  // This process's accelerators (flat accelerator_index), created when a piece first uses one;
+  // they stop after the executors, so no request is left in flight behind a running callback.
+  std::map<std::size_t, std::unique_ptr<SharedAccelerator>> accelerators;
+  std::vector<std::string> accelerator_warnings;
+  std::vector<std::shared_ptr<ServerRequest>> requests;
+  auto accelerator_for = [&](const AcceleratorRef& ref) {
+    auto& acc = accelerators[accelerator_index(model, ref)];
+    if (!acc) {
+      const Accelerator& a = accelerator_of(model, ref);
+      AcceleratorOptions ao;
+      ao.name = model.hosts[ref.host].name + "/" + a.name;
+      ao.access = a.access;
+      ao.overhead = a.server_overhead;
+      if (opt.thread_params) {
+        // Direct access has no server: the accelerator's thread is only the emulated device,
+        // which stands for hardware that needs no CPU, so it runs above every model thread
+        // (a normal-priority thread would add the machine's scheduling delays to each segment).
+        ao.fifo_priority = a.access == AcceleratorAccess::Server ? a.server_priority : std::optional<int>(kDeviceFifo);
+        ao.cores = a.server_cores;
+      }
+      ao.warnings = &accelerator_warnings;
+      ao.clock = opt.clock;
+      ao.spend = opt.server_overhead;
+      ao.trace_capacity = opt.trace_path.empty() ? 0 : std::size_t{1} << 16;
+      acc = std::make_unique<SharedAccelerator>(std::move(ao), std::make_unique<EmulatedDevice>(opt.device_wait));
+    }
+    return acc.get();
+  };
+  const std::function<void(Duration)> cpu_work = opt.work ? opt.work : std::function<void(Duration)>(burn_cpu);
+  auto derived = [&xm](const std::string& topic) {
+    const Topic* t = xm.topic(topic);
     return t != nullptr && !t->service.empty();
   };
   auto caller_of = [&](const std::string& node, const std::string& service) {
     auto& c = callers[{node, service}];
     if (!c) {
       c = std::make_shared<Caller>();
-      const chainrt::Service* sv = model.service(service);
+      const chainrt::Service* sv = xm.service(service);
       c->request.names.assign(2, std::string());
       const std::size_t size = sv ? static_cast<std::size_t>(sv->request_size) : 0;
       c->request.names[1].assign(size > 2 * sizeof(ChainHeader) ? size - 2 * sizeof(ChainHeader) : 0, 'x');
@@ -207,7 +301,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
 
   for (std::size_t e : exec_ix) {
     const chainrt::Executor& me = model.executors[e];
-    sched::ExecutorSetup setup = sched::make_setup(model, e, opt.policy, opt.threads);
+    sched::ExecutorSetup setup = sched::make_setup(xm, e, opt.policy, opt.threads);
     ExecutorOptions eo;
     eo.policy = setup.policy;
     eo.threads = setup.threads;
@@ -224,11 +318,15 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
     eo.stats_period = opt.stats_period;
     eo.stats_topic = ros_topic_name(opt.topic_prefix, "chainrt/chain_stats");
     eo.run_id = opt.run_id;
+    eo.clock = opt.clock;
     if (opt.observer) opt.observer->configure(me, eo);
     auto ex = std::make_unique<Executor>(context, eo);
 
     for (sched::CallbackId id = 0; id < setup.callbacks.size(); ++id) {
-      const Callback& cb = model.callbacks[setup.callbacks[id]];
+      const std::size_t ci = setup.callbacks[id];  // the piece, a callback of xm
+      const Callback& cb = xm.callbacks[ci];
+      const Piece& piece = am.pieces[ci];
+      const auto site = static_cast<std::uint32_t>(ci);
       auto& node = nodes[cb.node];
       if (!node) {
         // the model's own node name (under the run's namespace when one is given)
@@ -238,7 +336,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       CallbackGroup*& grp = groups[cb.group];
       if (!grp) {
         GroupType type = GroupType::MutuallyExclusive;
-        for (const auto& g : model.groups)
+        for (const auto& g : xm.groups)
           if (g.name == cb.group) type = g.type;
         grp = node->create_callback_group(type, cb.group);
       }
@@ -249,16 +347,18 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       co.affinity = opt.threads ? sched::kAnyThread : setup.specs[id].affinity;
 
       // what it publishes
+      // (a piece with a server-mode request publishes only its continuation's topic, through
+      // the server's completion: `request`, below)
       std::vector<std::shared_ptr<Output>> outs;
       for (const auto& tname : cb.publishes) {
         if (derived(tname)) continue;  // a service's request or response: sent as one below
         auto& out = outputs[{cb.node, tname}];
         if (!out) {
           out = std::make_shared<Output>();
-          const Topic* t = model.topic(tname);
+          const Topic* t = xm.topic(tname);
           std::size_t depth = 1;
-          for (std::size_t s : model.subscribers(tname)) {
-            depth = std::max<std::size_t>(depth, static_cast<std::size_t>(model.callbacks[s].queue_depth));
+          for (std::size_t s : xm.subscribers(tname)) {
+            depth = std::max<std::size_t>(depth, static_cast<std::size_t>(xm.callbacks[s].queue_depth));
             ++out->expected_subscribers;
           }
           out->pub = node->create_publisher<Msg>(ros_topic_name(opt.topic_prefix, tname), depth);
@@ -267,6 +367,26 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           out->msg.data.assign(size, 0);
         }
         outs.push_back(out);
+      }
+      std::vector<DirectCall> direct;
+      for (const DeviceCall& d : piece.direct)
+        direct.push_back(DirectCall{accelerator_for(d.accelerator), static_cast<std::uint32_t>(d.segment), d.at,
+                                    device_work(am.segment(model, d, ci))});
+      std::shared_ptr<ServerRequest> request;
+      if (piece.request) {
+        SharedAccelerator* acc = accelerator_for(piece.request->accelerator);
+        request = std::make_shared<ServerRequest>();
+        request->acc = acc;
+        if (auto p = effective_priority(xm, ci)) request->priority = static_cast<int>(*p);
+        request->site = site;
+        request->segment = static_cast<std::uint32_t>(piece.request->segment);
+        request->work = device_work(am.segment(model, *piece.request, ci));
+        request->stamps.assign(acc->options().capacity, Stamp{});
+        if (outs.size() != 1)
+          throw std::logic_error("callback '" + cb.name + "': a piece with a server request must publish its continuation only");
+        request->out = outs.front();
+        outs.clear();
+        requests.push_back(request);
       }
       const Duration wcet = cb.wcet;
       // LaME fusion (as the simulator): an input callback caches its message; the trigger
@@ -284,14 +404,27 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
           needs.push_back(flag);
         }
+      // service calls go out with what the callback publishes: from its last piece
       std::vector<std::shared_ptr<Caller>> calls;
-      for (const auto& sname : cb.calls) calls.push_back(caller_of(cb.node, sname));
-      auto work = [wcet, outs, cached, needs, scale, calls]() {
-        burn_cpu(static_cast<Duration>(static_cast<__int128>(wcet) * scale->load(std::memory_order_relaxed) / 1'000'000));
+      if (!request)
+        for (const auto& sname : cb.calls) calls.push_back(caller_of(cb.node, sname));
+      auto work = [wcet, outs, cached, needs, scale, calls, direct, request, cpu_work, site]() {
+        auto cpu = [&](Duration d) {
+          if (d > 0) cpu_work(static_cast<Duration>(static_cast<__int128>(d) * scale->load(std::memory_order_relaxed) / 1'000'000));
+        };
+        // the CPU part, cut by the direct-mode calls (the thread blocks in each)
+        Duration done = 0;
+        for (const DirectCall& d : direct) {
+          cpu(d.at - done);
+          done = d.at;
+          d.acc->call(site, d.segment, d.work);
+        }
+        cpu(wcet - done);
         if (cached) cached->store(true);
         for (const auto& n : needs)
           if (!n->load()) return;  // a fused input was never cached: nothing to publish yet
         const Stamp& st = current_stamp();
+        if (request) request->submit(st);  // the continuation follows when the device is done
         for (const auto& o : outs) {
           write_header(o->msg, st);
           o->pub->publish(o->msg);
@@ -315,7 +448,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
                                          [work](const Msg&) { work(); }, co, &read_header);
           break;
         case CallbackKind::Service: {
-          const chainrt::Service* sv = model.service(cb.service);
+          const chainrt::Service* sv = xm.service(cb.service);
           const std::size_t bytes = sv ? static_cast<std::size_t>(sv->response_size) : 0;
           servers.push_back(node->create_service<Srv>(
               ros_topic_name(opt.topic_prefix, cb.service),
@@ -355,7 +488,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
                                                 [](const Srv::Response&, std::int64_t) {}, co);
     }
     // every chain of the model, in model order (the stamp's chain index is the model's)
-    for (const auto& c : model.chains) {
+    for (const auto& c : xm.chains) {
       ex->add_chain(ChainSpec::of(c));
     }
     executors.push_back(std::move(ex));
@@ -384,8 +517,10 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   // Start all executors of the process together; measure after the warm-up. The timers are
   // released from the run's release epoch (sched/timer.hpp): a launcher of several processes
   // sets it ahead of their start, so the warm-up and the duration count from it, not from now.
-  const Duration started = now_ns();
-  const Duration start = std::max(started, sched::release_epoch(started));
+  const Duration started = clk();
+  // (an injected clock is its own epoch: the executors release their timers from its time at
+  // prepare(), which is `started` while nothing moves it)
+  const Duration start = opt.clock ? started : std::max(started, sched::release_epoch(started));
   for (auto& ex : executors) {
     ex->measure_from(start + opt.warmup);
     ex->prepare();
@@ -395,8 +530,8 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   if (opt.observer) opt.observer->started(start);
   const Duration end = start + opt.warmup + opt.duration;
   std::size_t step = 0;
-  while (now_ns() < end && !signal_received()) {
-    for (; step < opt.wcet_steps.size() && now_ns() >= start + opt.wcet_steps[step].at; ++step)
+  while (clk() < end && !signal_received()) {
+    for (; step < opt.wcet_steps.size() && clk() >= start + opt.wcet_steps[step].at; ++step)
       scale->store(static_cast<std::int64_t>(opt.wcet_steps[step].factor * 1e6), std::memory_order_relaxed);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -406,6 +541,16 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   for (auto& ex : executors) {
     ex->join();
     parts.push_back(ex->report());
+  }
+  // the executors are stopped: what is left queued at a device has no continuation to run
+  for (auto& [ix, acc] : accelerators) acc->stop();
+  for (const auto& w : accelerator_warnings) warnings.push_back(w);
+  for (const auto& rq : requests) {
+    const std::string who = xm.callbacks[rq->site].name;
+    if (rq->refused) warnings.push_back("callback '" + who + "': " + std::to_string(rq->refused.load()) +
+                                        " accelerator requests refused (the device's queue was full)");
+    if (rq->unsent) warnings.push_back("callback '" + who + "': " + std::to_string(rq->unsent.load()) +
+                                       " continuations could not be published");
   }
   if (!opt.trace_path.empty()) {
     // the run's start on CLOCK_MONOTONIC, beside the trace, so that its relative times can be
@@ -425,6 +570,15 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
           << ", \"deadline\": " << (d.deadline == sched::kNoDeadline ? -1 : rel(d.deadline))
           << "}\n";
       }
+    // one JSON object per device request served, in completion order
+    for (auto& [ix, acc] : accelerators) {
+      if (acc->trace_truncated()) warnings.push_back("accelerator '" + acc->options().name + "': device trace truncated");
+      for (const DeviceRecord& d : acc->trace())
+        f << "{\"device\": \"" << json_escape(acc->options().name) << "\", \"callback\": \""
+          << json_escape(xm.callbacks[d.site].name) << "\", \"segment\": " << d.segment
+          << ", \"issued\": " << d.issued - start << ", \"start\": " << d.start - start
+          << ", \"finish\": " << d.finish - start << "}\n";
+    }
     f.close();
     if (!f || !trace_start)  // (a full disk): an error, not a silently truncated trace
       throw std::runtime_error("writing the trace " + opt.trace_path + " failed: " + std::strerror(errno));

@@ -55,16 +55,26 @@ ExecutorSetup make_setup(const Model& model, std::size_t executor, std::optional
   if (threads) {
     if (*threads < 1 || *threads > static_cast<int>(kMaxThreads))
       throw std::invalid_argument("threads must be 1..64");
-    for (int t = 0; t < *threads; ++t) { ThreadSpec ts; ts.name = ex.name + "/t" + std::to_string(t); s.threads.push_back(std::move(ts)); }
+    for (int t = 0; t < *threads; ++t) {
+      ThreadSpec ts;
+      ts.name = ex.name + "/t" + std::to_string(t);
+      ts.fifo_priority = thread_fifo_priority(ex, Thread{});  // the executor's default
+      s.threads.push_back(std::move(ts));
+    }
   } else {
     for (const Thread& th : ex.threads) {
-      ThreadSpec ts{th.name, CriticalityClass::RealTime, th.cores, th.fifo_priority, th.reservation,
+      ThreadSpec ts{th.name, CriticalityClass::RealTime, th.cores, thread_fifo_priority(ex, th), th.reservation,
                     th.thread_class};
       for (const ThreadClass& tc : ex.thread_classes)
         if (tc.name == th.thread_class) ts.role = tc.kind;
       s.threads.push_back(std::move(ts));
     }
-    if (s.threads.empty()) { ThreadSpec ts; ts.name = ex.name + "/t0"; s.threads.push_back(std::move(ts)); }
+    if (s.threads.empty()) {
+      ThreadSpec ts;
+      ts.name = ex.name + "/t0";
+      ts.fifo_priority = thread_fifo_priority(ex, Thread{});
+      s.threads.push_back(std::move(ts));
+    }
     if (s.threads.size() > kMaxThreads) throw std::invalid_argument("executor " + ex.name + ": more than 64 threads");
   }
 

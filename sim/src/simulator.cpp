@@ -502,9 +502,9 @@ void Simulator::build() {
         st.cls = 0;
         st.Q = ts.reservation->budget;
         st.P = ts.reservation->period;
-      } else if (ts.fifo_priority || exd.priority) {
+      } else if (ts.fifo_priority) {  // thread_fifo_priority (model/facts.hpp), via make_setup
         st.cls = 1;
-        st.rank = -static_cast<std::int64_t>(ts.fifo_priority.value_or(exd.priority.value_or(0)));
+        st.rank = -static_cast<std::int64_t>(*ts.fifo_priority);
       } else {
         st.rank = gid;
       }

@@ -26,4 +26,20 @@ inline const char* const kRankedChains = R"(chains:
   - {name: L2, callbacks: [lo2], priority: 1}
 )";
 
+// The runtime's trace scenario on that platform (`accelerator`: the host's accelerator entry):
+// L1 asks at 1 ms (30 ms of device work), L2 at 2 ms (copy-in 5, kernel 10, copy-out 5), H — the
+// highest priority — at 4 ms (10 ms); L1's second segment (3 ms) comes 2 ms of CPU after its
+// first is done. Every 100 ms.
+inline std::string three_chain_segments_with(const std::string& accelerator) {
+  return three_executors_with(accelerator) + R"(callbacks:
+  - {name: hi, kind: timer, node: nh, period: 100ms, offset: 3ms, wcet: 2ms, priority: 30,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 10ms}]}
+  - {name: lo1, kind: timer, node: n1, period: 100ms, wcet: 4ms, priority: 20,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 30ms},
+                            {accelerator: gpu, after: 3ms, copy_in: 1ms, kernel: 2ms}]}
+  - {name: lo2, kind: timer, node: n2, period: 100ms, offset: 1ms, wcet: 2ms, priority: 10,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, copy_in: 5ms, kernel: 10ms, copy_out: 5ms}]}
+)" + kRankedChains;
+}
+
 }  // namespace chainrt::test

@@ -213,19 +213,23 @@ def test_a_trace_that_cannot_be_written_is_an_error_before_the_run(tmp_path):
     assert r.returncode == 1 and "cannot write the trace" in r.stderr, (r.returncode, r.stderr)
 
 
-def test_a_model_with_accelerator_segments_is_refused_before_the_run(tmp_path):
-    # The runtime has no device backend yet: running the callbacks without their device time
-    # would report responses the system cannot have.
+def test_an_accelerator_shared_by_two_processes_is_refused_before_the_run(tmp_path):
+    # chainrt run emulates one device per process: two processes using one accelerator would
+    # each get a device of their own, and report responses the system cannot have.
     model = tmp_path / "gpu.yaml"
-    model.write_text("hosts: [{name: h, accelerators: [{name: gpu, access: direct}]}]\n"
+    model.write_text("hosts: [{name: h, accelerators: [{name: gpu, access: server, priority: 50}]}]\n"
+                     "executors: [{name: ea, host: h, process: pa}, {name: eb, host: h, process: pb}]\n"
+                     "nodes: [{name: na, executor: ea}, {name: nb, executor: eb}]\n"
                      "callbacks:\n"
-                     "  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms,\n"
+                     "  - {name: a, kind: timer, node: na, period: 10ms, wcet: 1ms,\n"
                      "     accelerator_segments: [{accelerator: gpu, kernel: 2ms}]}\n"
-                     "chains: [{name: c, callbacks: [a]}]\n")
-    cmd = [str(runtime.find_binary()), str(model), "--duration", "100ms"]
+                     "  - {name: b, kind: timer, node: nb, period: 10ms, wcet: 1ms,\n"
+                     "     accelerator_segments: [{accelerator: gpu, kernel: 2ms}]}\n"
+                     "chains: [{name: ca, callbacks: [a]}, {name: cb, callbacks: [b]}]\n")
+    cmd = [str(runtime.find_binary()), str(model), "--process", "pa", "--duration", "100ms"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=60)
     assert r.returncode == 1, (r.returncode, r.stderr)
-    assert "uses accelerators" in r.stderr and "does not run yet" in r.stderr, r.stderr
+    assert "used by processes 'pa' and 'pb'" in r.stderr and "one `process`" in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1  # one line
 
 

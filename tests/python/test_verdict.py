@@ -107,6 +107,10 @@ def test_start_warnings():
     w = verdict.start_warnings(model, probe=lambda: (True, ""))
     assert "no executor thread has a real-time priority" in w[0]
     assert verdict.start_warnings(model, fifo=50, probe=lambda: (True, "")) == []
+    # an executor priority is its threads' SCHED_FIFO priority (the executors' rule): asked for
+    prioritized = load_model_from_string(MODEL.replace("policy: fp,", "policy: fp, priority: 40,"))
+    assert prioritized.executors[0].thread_fifo_priority(prioritized.executors[0].threads[0]) == 40
+    assert verdict.start_warnings(prioritized, probe=lambda: (True, "")) == []
 
 
 def test_machine_load_from_counters():

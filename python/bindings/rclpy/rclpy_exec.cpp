@@ -89,31 +89,12 @@ inline Duration thread_cpu_ns() noexcept {
 
 using runtime::kNoChain;
 
-// A chain instance: its chain, release a_i^k and absolute deadline d_i^k.
-struct Stamp {
-  std::uint32_t chain = kNoChain;
-  Duration release = 0;
-  Duration deadline = kNoDeadline;
-  std::uint64_t instance = 0;  // per chain source: the k of a_i^k (tracing's chain events)
-};
-
-// Fixed-capacity FIFO of chain instances waiting at a subscription (inputs published by its
-// chain predecessor in this executor, not yet taken).
-class StampRing {
- public:
-  void reserve(std::size_t n) { ring_.assign(n, Stamp{}); }
-  void push(const Stamp& s) noexcept {
-    if (size_ == ring_.size()) { head_ = (head_ + 1) % ring_.size(); --size_; }  // oldest lost
-    ring_[(head_ + size_) % ring_.size()] = s;
-    ++size_;
-  }
-  bool empty() const noexcept { return size_ == 0; }
-  const Stamp& front() const noexcept { return ring_[head_]; }
-  void pop() noexcept { if (size_) { head_ = (head_ + 1) % ring_.size(); --size_; } }
- private:
-  std::vector<Stamp> ring_;
-  std::size_t head_ = 0, size_ = 0;
-};
+// A chain instance (release a_i^k, absolute deadline d_i^k, chain, k) and the fixed-capacity
+// FIFO of those waiting at a subscription (inputs published by its chain predecessor in this
+// executor, not yet taken): the runtime's (chain_track.hpp; push/pop allocate nothing, guarded
+// here by m_).
+using runtime::Stamp;
+using runtime::StampRing;
 
 // "arrival" order: the key of the dispatch running on this thread (-1: none). A message sent
 // from inside a dispatch and delivered at once (Fast DDS hands a message to a reader of the same
@@ -509,8 +490,10 @@ class Loop {
     if (r.cb == kNoCallback) return;
     for (std::uint32_t c = 0; c < chain_members_.size(); ++c)
       if (!chain_members_[c].empty() && chain_members_[c].front() == r.cb) {
-        r.stamp = Stamp{c, release, chain_stats_[c].deadline_ns > 0 ? release + chain_stats_[c].deadline_ns : kNoDeadline,
-                        input_instance_++};
+        r.stamp = Stamp{.release = release,
+                        .deadline = chain_stats_[c].deadline_ns > 0 ? release + chain_stats_[c].deadline_ns : kNoDeadline,
+                        .chain = c,
+                        .instance = input_instance_++};
         if (hooks_.chain_release) hooks_.chain_release(this, c, r.stamp.instance, r.stamp.release, r.stamp.deadline);
         return;
       }
@@ -708,9 +691,10 @@ class Loop {
         else
           rcl_reset_error();
         const Duration release = now + left;
-        e.queued = Stamp{e.starts_chain, release,
-                         e.chain_rel_deadline == kNoDeadline ? kNoDeadline : release + e.chain_rel_deadline,
-                         e.starts_chain == kNoChain ? 0 : e.instances_released++};
+        e.queued = Stamp{.release = release,
+                         .deadline = e.chain_rel_deadline == kNoDeadline ? kNoDeadline : release + e.chain_rel_deadline,
+                         .chain = e.starts_chain,
+                         .instance = e.starts_chain == kNoChain ? 0 : e.instances_released++};
         if (e.starts_chain != kNoChain && hooks_.chain_release)
           hooks_.chain_release(this, e.starts_chain, e.queued.instance, e.queued.release, e.queued.deadline);
         admission_->released(id, AdmissionSource{this});
@@ -755,9 +739,10 @@ class Loop {
     if (idle) e.stats.release_jitter.record(now - e.grid.next);
     const sched::TimerClock::Take tk = e.grid.take(now);
     e.stats.drops += static_cast<std::uint64_t>(tk.skipped);
-    e.queued = Stamp{e.starts_chain, tk.released,
-                     e.chain_rel_deadline == kNoDeadline ? kNoDeadline : tk.released + e.chain_rel_deadline,
-                     e.starts_chain == kNoChain ? 0 : e.instances_released++};
+    e.queued = Stamp{.release = tk.released,
+                     .deadline = e.chain_rel_deadline == kNoDeadline ? kNoDeadline : tk.released + e.chain_rel_deadline,
+                     .chain = e.starts_chain,
+                     .instance = e.starts_chain == kNoChain ? 0 : e.instances_released++};
     if (e.starts_chain != kNoChain && hooks_.chain_release)
       hooks_.chain_release(this, e.starts_chain, e.queued.instance, e.queued.release, e.queued.deadline);
     return true;
@@ -786,9 +771,10 @@ class Loop {
     if (r.stamp.chain != kNoChain)
       for (auto [succ, c] : e.successors)
         if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
-          entities_[succ].inputs.push(Stamp{c, r.stamp.release,
-                                            chain_key_[c] == kNoDeadline ? kNoDeadline : r.stamp.release + chain_key_[c],
-                                            r.stamp.instance});
+          entities_[succ].inputs.push(Stamp{.release = r.stamp.release,
+                                            .deadline = chain_key_[c] == kNoDeadline ? kNoDeadline : r.stamp.release + chain_key_[c],
+                                            .chain = c,
+                                            .instance = r.stamp.instance});
     if (hooks_.execute && e.handle) hooks_.execute(e.handle);
     if (hooks_.callback_start) hooks_.callback_start(&e, false);
     r.start = mono_ns();

@@ -78,6 +78,8 @@ def register(sub) -> None:
     lame_property.add_parser(esub)
     from ..experiments import f1tenth  # EDF ready-queue paper, Case Study 1
     f1tenth.add_parser(esub)
+    from ..experiments import accelerator  # PiCAS Sec. IV: shared accelerators, direct vs the server
+    accelerator.add_parser(esub)
 
     def dispatch(args) -> int:
         fn = getattr(args, "exp_func", None)

@@ -113,17 +113,12 @@ def run(args) -> int:
                 path = os.path.join(args.out, f"{config}_{t}.yaml")
                 with open(path, "w") as f:
                     yaml.safe_dump(configured(doc, config, t), f, sort_keys=False)
-                from .. import runtime
                 try:
-                    with lr.measurement_lock(args.lock):
-                        load0, j0 = lr.loadavg(), lr.cpu_jiffies()
-                        r = runtime.run_model(path, int(args.duration * 1e9), warmup_ns=1_000_000_000)
-                        load1, j1 = lr.loadavg(), lr.cpu_jiffies()
+                    r, load = lr.measured_run(path, int(args.duration * 1e9), args.lock, 1_000_000_000)
                 except Exception as err:  # the runtime's one-line errors
                     print(f"chainrt experiment f1tenth: {err}", file=sys.stderr)
                     return 1
-                loads.append({"config": config, "threads": t, "run": k, "load_before": load0, "load_after": load1,
-                              "steal_percent": lr.steal_percent(j0, j1)})
+                loads.append({"config": config, "threads": t, "run": k, **load})
             else:
                 r = _simulate(model, args.duration, 1000 + k)
             for name in chains:
@@ -179,8 +174,7 @@ def run(args) -> int:
             rows.append((t, LABELS[config], *cells))
     print("\n".join(output.table(rows, left=(1,), indent="  ")))
     for x in loads:
-        print(f"  {x['config']} {x['threads']} thread(s) run {x['run']}: 1-min load {x['load_before'][:1]} -> "
-              f"{x['load_after'][:1]}, steal {x['steal_percent']} %")
+        print(f"  {x['config']} {x['threads']} thread(s) run {x['run']}: {lr.load_text(x)}")
     if not args.no_plot:
         _plot(summary, os.path.join(args.out, "f1tenth.png"))
         print(f"  wrote {os.path.join(args.out, 'f1tenth.png')}")

@@ -43,6 +43,49 @@ def loadavg() -> list[float]:
         return []
 
 
+def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int,
+                 probe: bool = False) -> tuple[dict, dict]:
+    """One ``chainrt run`` of the model file `path` holding the measurement lock `lock`: its
+    report and {"load_before", "load_after" (load averages), "steal_percent"} around it. With
+    `probe`, the platform probe (crosslayer.platform: a SCHED_FIFO 99 thread per CPU, above
+    everything of the model) runs beside it and the record adds "longest_blackout_ms", the
+    longest time any CPU was not there for it during the run (None where the probe cannot run,
+    "probe_error" saying why). Raises what chainrt.runtime.run_model raises (its one-line
+    errors)."""
+    from .. import runtime
+
+    with measurement_lock(lock):
+        load0, j0 = loadavg(), cpu_jiffies()
+        platform = {}
+        if probe:
+            from ..crosslayer.kernel import KernelPathUnavailable
+            from ..crosslayer.platform import PlatformProbe
+            seconds = (duration_ns + warmup_ns) / 1e9 + 5
+            try:
+                with PlatformProbe(seconds, attribute=False) as pp:
+                    r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
+                longest = max((b - a for iv in pp.blackouts.values() for a, b in iv), default=0)
+                platform = {"longest_blackout_ms": round(longest / 1e6, 3)}
+            except KernelPathUnavailable as e:
+                platform = {"longest_blackout_ms": None, "probe_error": str(e)}
+                r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
+        else:
+            r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
+        load1, j1 = loadavg(), cpu_jiffies()
+    return r, {"load_before": load0, "load_after": load1, "steal_percent": steal_percent(j0, j1), **platform}
+
+
+def load_text(load: dict) -> str:
+    """'1-min load [a] -> [b], steal s %' of a measured_run() load record, and the longest
+    platform blackout where the probe ran."""
+    text = f"1-min load {load['load_before'][:1]} -> {load['load_after'][:1]}, steal {load['steal_percent']} %"
+    if load.get("longest_blackout_ms") is not None:
+        text += f", longest platform blackout {load['longest_blackout_ms']:.2f} ms"
+    elif load.get("probe_error"):
+        text += f" (no platform probe: {load['probe_error']})"
+    return text
+
+
 def cpu_jiffies() -> tuple[int, int]:
     """(steal, total) jiffies of all CPUs from /proc/stat ((0, 0) when not readable): the share
     of time the hypervisor ran something else while this VM wanted to run, over an interval, is

@@ -3,7 +3,11 @@
 // and the reference system's Fusion node (two subscriptions of one node publishing one topic).
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
+#include "chainrt/sched/setup.hpp"
 #include "chainrt/sim/simulator.hpp"
 
 using namespace chainrt;
@@ -46,29 +50,77 @@ chains:
   EXPECT_LE(r.chain("L")->wcrt, 30 * ms);
 }
 
-TEST(Picas, ExecutorPriorityPreemptsOnASharedCore) {
-  // Two single-threaded executors pinned to the same core; the high-priority executor's
-  // thread preempts the low one (SCHED_FIFO by executor priority).
-  const Model m = load_model_from_string(R"(
+// Two single-threaded executors pinned to one core: `hi` runs F (fast, every 10 ms from 1 ms),
+// `lo` runs S (slow: 30 ms every 100 ms); `hi_sched`/`lo_sched` are their executors' extra fields.
+static Model shared_core(const std::string& hi_sched, const std::string& lo_sched, const std::string& fast_wcet) {
+  return load_model_from_string(R"(
 name: picas_small
 hosts: [{name: h, cores: 1}]
 executors:
-  - {name: hi, host: h, policy: picas, priority: 90, threads: [{name: t, cores: [0]}]}
-  - {name: lo, host: h, policy: picas, priority: 10, threads: [{name: t, cores: [0]}]}
+  - {name: hi, host: h, policy: picas, )" + hi_sched + R"(threads: [{name: t, cores: [0]}]}
+  - {name: lo, host: h, policy: picas, )" + lo_sched + R"(threads: [{name: t, cores: [0]}]}
 nodes: [{name: nh, executor: hi}, {name: nl, executor: lo}]
 callbacks:
-  - {name: fast, kind: timer, node: nh, period: 10ms, offset: 1ms, wcet: 2ms, priority: 5}
+  - {name: fast, kind: timer, node: nh, period: 10ms, offset: 1ms, wcet: )" + fast_wcet + R"(, priority: 5}
   - {name: slow, kind: timer, node: nl, period: 100ms, wcet: 30ms, priority: 5}
 chains:
   - {name: F, callbacks: [fast], deadline: 10ms}
   - {name: S, callbacks: [slow], deadline: 100ms}
 )");
+}
+
+TEST(Picas, ExecutorPriorityPreemptsOnASharedCore) {
+  // The high-priority executor's thread preempts the low one (SCHED_FIFO by executor priority).
+  const Model m = shared_core("priority: 90, ", "priority: 10, ", "2ms");
   sim::SimOptions o;
   o.duration = 1000 * ms;
   const auto r = sim::simulate(m, o);
   EXPECT_EQ(r.chain("F")->wcrt, 2 * ms);  // never blocked by the 30 ms callback
   // slow: 30 ms of work from 0, preempted by fast at 1, 11, 21 and 31 ms (2 ms each)
   EXPECT_EQ(r.chain("S")->wcrt, 38 * ms);
+}
+
+// A thread's SCHED_FIFO priority is one rule (model/facts.hpp, thread_fifo_priority), which the
+// analyses call and every executor and the simulator take through sched::make_setup: its own,
+// else its executor's (1..99); none at executor priority 0 or with a reservation.
+TEST(Picas, ThreadsTakeTheirFifoPriorityFromTheOneRule) {
+  const Model m = load_model_from_string(R"(
+name: fifo_rule
+hosts: [{name: h, cores: 1}]
+executors:
+  - {name: a, host: h, policy: fp, priority: 7, threads: [{name: t0}, {name: t1, priority: 9}, {name: t2, reservation: {budget: 1ms, period: 10ms}}]}
+  - {name: b, host: h, policy: fp, priority: 0, threads: [{name: t0}]}
+  - {name: c, host: h, policy: lame, priority: 5, thread_classes: [{name: rt, kind: rt, cores: [0]}, {name: be, kind: be, priority: 2}]}
+  - {name: d, host: h, policy: fp, threads: [{name: t0}]}
+nodes: [{name: n, executor: a}]
+callbacks:
+  - {name: x, kind: timer, node: n, period: 10ms, wcet: 1ms}
+chains: [{name: c, callbacks: [x], deadline: 10ms}]
+)");
+  const std::vector<std::vector<std::optional<int>>> want = {{7, 9, std::nullopt}, {std::nullopt}, {5, 2}, {std::nullopt}};
+  for (std::size_t x = 0; x < m.executors.size(); ++x) {
+    const Executor& e = m.executors[x];
+    const sched::ExecutorSetup s = sched::make_setup(m, x);
+    ASSERT_EQ(s.threads.size(), e.threads.size());
+    for (std::size_t t = 0; t < e.threads.size(); ++t) {
+      EXPECT_EQ(thread_fifo_priority(e, e.threads[t]), want[x][t]) << e.name << "/" << e.threads[t].name;
+      EXPECT_EQ(s.threads[t].fifo_priority, want[x][t]) << e.name << "/" << e.threads[t].name;
+    }
+    // N plain threads instead of the model's: the executor's default
+    for (const sched::ThreadSpec& ts : sched::make_setup(m, x, std::nullopt, 2).threads)
+      EXPECT_EQ(ts.fifo_priority, thread_fifo_priority(e, Thread{})) << e.name;
+  }
+}
+
+TEST(Picas, ExecutorPriorityZeroIsNoFifoPriority) {
+  // Executor priority 0 gives its thread no SCHED_FIFO priority: it runs as a SCHED_OTHER thread,
+  // here after the earlier one in model order (the simulator's order among such threads), so
+  // the plain executor's 5 ms callback is never delayed by the 30 ms one.
+  const Model m = shared_core("", "priority: 0, ", "5ms");
+  sim::SimOptions o;
+  o.duration = 1000 * ms;
+  const auto r = sim::simulate(m, o);
+  EXPECT_EQ(r.chain("F")->wcrt, 5 * ms);
 }
 
 TEST(ReferenceSystem, FusionNodePublishesOnceItsInputsAreCached) {

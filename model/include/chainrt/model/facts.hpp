@@ -17,9 +17,11 @@ namespace chainrt {
 // chains that list it); nullopt when neither exists (the ready queue puts it last).
 std::optional<int> effective_priority(const Model& model, std::size_t callback);
 
-// A thread's SCHED_FIFO priority: its own `priority`, else its executor's `priority` (an
-// executor's priority is its threads' default); nullopt for a thread without one (below every
-// FIFO thread).
+// A thread's SCHED_FIFO priority, the one rule the analyses, the simulator and every executor
+// (through sched::make_setup) read: its own `priority`, else its executor's `priority` when that
+// is 1..99 (an executor's priority is its threads' default; 0, the lowest PiCAS executor
+// priority, is no SCHED_FIFO priority); nullopt for a thread without one (SCHED_OTHER, below
+// every FIFO thread) and for a thread with a SCHED_DEADLINE reservation (never SCHED_FIFO).
 std::optional<int> thread_fifo_priority(const Executor& executor, const Thread& thread);
 
 // The executor's threads (bit t = executor.threads[t], first 64) that may run the callback: all

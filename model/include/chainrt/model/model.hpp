@@ -168,7 +168,8 @@ struct Executor {
   std::string host;
   std::string process;                // executors sharing a process talk intra-process
   Policy policy = Policy::RosDefault;
-  std::optional<int> priority;        // PiCAS executor priority (larger = more important)
+  std::optional<int> priority;        // PiCAS executor priority (larger = more important); its
+                                      // threads' SCHED_FIFO default (thread_fifo_priority, facts.hpp)
   std::vector<Thread> threads;        // explicit threads followed by thread-class threads
   std::vector<ThreadClass> thread_classes;
   bool operator==(const Executor&) const = default;

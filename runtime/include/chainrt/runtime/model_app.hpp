@@ -5,9 +5,20 @@
 // publishes, a std_msgs/UInt8MultiArray of the topic's size that carries the chain-instance
 // stamp in its first 32 bytes (ChainHeader). Executors with different `process` values are
 // meant to run as separate processes (one `chainrt-run --process P` each).
+//
+// Shared accelerators (PiCAS Sec. IV; model/accelerator.hpp): the model runs as its pieces
+// (expand_accelerators), one SharedAccelerator per accelerator the process uses, on the emulated
+// device (runtime/accelerator.hpp). A direct-mode call blocks the calling callback's thread
+// inside the piece (first come, first served); a server-mode request is submitted at the
+// requesting piece's effective priority when its CPU part is done, and the server's completion
+// publishes the chain instance's stamp on the continuation's own intra-process topic
+// ("<callback>#k"), whose subscription is the continuation piece: the instance travels with it
+// as with any message, so the chain completes at its last piece. An accelerator is one device:
+// the callbacks using it must run in one process (a model that splits them is refused).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +77,14 @@ struct ModelRunOptions {
   std::string trace_path;            // write the dispatch trace (JSON lines) here when set
   std::vector<WcetStep> wcet_steps;  // execution-time scaling over time (in order of `at`)
   RunObserver* observer = nullptr;   // not owned
+  // Deterministic runs (tests): the clock of the executors, the accelerators and the run's
+  // start and end (default CLOCK_MONOTONIC); a callback's CPU work (default burn_cpu, thread
+  // CPU time); each wait of the emulated device and each server overhead (default an absolute
+  // sleep, burn_cpu). Called from executor and accelerator threads: must be thread-safe.
+  std::function<Duration()> clock;
+  std::function<void(Duration)> work;
+  std::function<void(Duration)> device_wait;
+  std::function<void(Duration)> server_overhead;
 };
 
 // Process name of an executor: its `process`, or its own name when it has none.

@@ -18,7 +18,7 @@ struct ThreadSpec {
   std::string name;
   CriticalityClass role = CriticalityClass::RealTime;  // LaME: RT or BE thread
   std::vector<int> cores;                              // pinning; empty = any core of the host
-  std::optional<int> fifo_priority;
+  std::optional<int> fifo_priority;                    // make_setup: thread_fifo_priority (model/facts.hpp)
   std::optional<Reservation> reservation;              // SCHED_DEADLINE budget/period
   std::string thread_class;
 };
@@ -63,7 +63,8 @@ std::optional<int> effective_priority(const Model& model, std::size_t callback);
 
 // The setup of executor `executor`. `policy` overrides the executor's policy; `threads`
 // replaces its threads by N plain RT threads (affinity is then ignored: every callback may run
-// on every thread).
+// on every thread). Every thread's SCHED_FIFO priority is thread_fifo_priority's
+// (model/facts.hpp: its own, else the executor's), plain threads take the executor's.
 ExecutorSetup make_setup(const Model& model, std::size_t executor,
                          std::optional<Policy> policy = std::nullopt,
                          std::optional<int> threads = std::nullopt);

@@ -1,0 +1,52 @@
+"""``chainrt experiment accelerator`` at CI size: the simulator and the analysis over a short
+duration (no real ROS 2 run), and the verdict logic on given rows. Never a wall-clock number."""
+
+from __future__ import annotations
+
+import json
+
+from chainrt.experiments import accelerator as acc
+from chainrt.model import load_model_from_string
+
+
+def _row(mode, where, worst, misses=0, bound=35.0):
+    return {"mode": mode, "where": where, "run": 0, "instances": 10, "worst_ms": worst, "p99_ms": worst,
+            "misses": misses, "bound_ms": bound}
+
+
+def test_verdict_needs_the_inversion_and_the_server_within_its_bound():
+    ok = acc.verdict([_row("direct", "real", 51.0), _row("server", "real", 26.0)])["real"]
+    assert ok["inversion_shown"] and ok["removed_by_server"]
+    # the server no better than direct: no inversion shown
+    assert not acc.verdict([_row("direct", "real", 26.0), _row("server", "real", 26.0)])["real"]["inversion_shown"]
+    # the server beyond its bound, or missing a deadline: not removed
+    assert not acc.verdict([_row("direct", "real", 51.0), _row("server", "real", 36.0)])["real"]["removed_by_server"]
+    assert not acc.verdict([_row("direct", "real", 51.0), _row("server", "real", 26.0, misses=1)])["real"][
+        "removed_by_server"]
+    # no bound: never "removed"; a run with no completed instance is unbounded
+    assert not acc.verdict([_row("direct", "real", 51.0), _row("server", "real", 26.0, bound=None)])["real"][
+        "removed_by_server"]
+    assert acc.verdict([_row("direct", "real", None), _row("server", "real", 26.0)])["real"]["inversion_shown"]
+
+
+def test_the_simulated_scenario_shows_the_inversion_and_its_removal(tmp_path, capsys):
+    class Args:
+        duration, runs, overhead, out, no_real, no_plot, lock = 0.5, 1, 0.2, str(tmp_path), True, True, ""
+
+    assert acc.run(Args) == 0
+    summary = json.loads((tmp_path / "accelerator.json").read_text())
+    v = summary["verdict"]["simulator"]
+    assert v["inversion_shown"] and v["removed_by_server"]
+    direct = next(r for r in summary["rows"] if r["mode"] == "direct")
+    server = next(r for r in summary["rows"] if r["mode"] == "server")
+    # direct: behind both lower-priority kernels, past the 40 ms deadline; the server: after the
+    # kernel in service only (the scenario's arithmetic, scenario_yaml)
+    assert direct["misses"] > 0 and direct["worst_ms"] > 40
+    assert server["misses"] == 0 and server["worst_ms"] <= server["bound_ms"] < 40
+    assert "inversion under direct access shown" in capsys.readouterr().out
+
+
+def test_both_scenarios_are_valid_models():
+    for mode in acc.MODES:
+        m = load_model_from_string(acc.scenario_yaml(mode), f"{mode}.yaml")
+        assert [c.name for c in m.chains] == ["perception", "planning", "mapping"]
