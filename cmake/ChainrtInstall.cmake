@@ -30,6 +30,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(CHAINRT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/chainrt")
+# every target installed below (`cmake --install` needs them built: the ros2_tests target)
+set(CHAINRT_INSTALLED_TARGETS "")
 set(_chainrt_exported "")
 foreach(_m model sched analysis sim synth lame runtime lame_runtime rclcpp)
   set(_t chainrt_${_m})
@@ -76,6 +78,7 @@ endfunction()
 if(TARGET chainrt_runtime)
   _chainrt_build_tree_link(chainrt_runtime ros2)
   install(TARGETS chainrt-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  list(APPEND CHAINRT_INSTALLED_TARGETS chainrt-run)
   install(FILES "${PROJECT_SOURCE_DIR}/cmake/ChainrtROS2.cmake" DESTINATION ${CHAINRT_INSTALL_CMAKEDIR})
   set(CHAINRT_CONFIG_WITH_RUNTIME ON)
   set(CHAINRT_CONFIG_ROS2_KIND "${CHAINRT_ROS2_KIND}")
@@ -91,6 +94,7 @@ if(TARGET chainrt_rclcpp)
   # rclcpp chainrt was built against.
   _chainrt_build_tree_link(chainrt_rclcpp ros2_rclcpp)
   install(TARGETS chainrt_component_container RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  list(APPEND CHAINRT_INSTALLED_TARGETS chainrt_component_container)
   set(CHAINRT_CONFIG_WITH_RCLCPP ON)
   set(CHAINRT_CONFIG_RCLCPP_PREFIX "${CHAINRT_RCLCPP_PREFIX}")
 else()
@@ -98,6 +102,7 @@ else()
   set(CHAINRT_CONFIG_RCLCPP_PREFIX "")
 endif()
 
+list(APPEND CHAINRT_INSTALLED_TARGETS ${_chainrt_exported})
 install(TARGETS ${_chainrt_exported} EXPORT chainrtTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -130,9 +135,11 @@ if(TARGET chainrt_tracing AND EXISTS "${PROJECT_BINARY_DIR}/chainrt_tracing.json
   set(_tr_dest "${CMAKE_INSTALL_LIBDIR}/chainrt/tracing")
   install(TARGETS chainrt_tracing LIBRARY DESTINATION ${_tr_dest})
   install(TARGETS chainrt_tracetools LIBRARY DESTINATION ${_tr_dest}/tracetools)
+  list(APPEND CHAINRT_INSTALLED_TARGETS chainrt_tracing chainrt_tracetools)
   set(_i 0)
   while(TARGET chainrt_tracing_stub${_i})
     install(TARGETS chainrt_tracing_stub${_i} LIBRARY DESTINATION ${_tr_dest}/stubs)
+    list(APPEND CHAINRT_INSTALLED_TARGETS chainrt_tracing_stub${_i})
     math(EXPR _i "${_i} + 1")
   endwhile()
   if(IS_ABSOLUTE "${_tr_dest}" OR IS_ABSOLUTE "${CMAKE_INSTALL_DATADIR}")
@@ -161,7 +168,8 @@ if(TARGET chainrt_tracing AND EXISTS "${PROJECT_BINARY_DIR}/chainrt_tracing.json
     DESTINATION ${CMAKE_INSTALL_DATADIR}/chainrt)
 endif()
 
-# The Python package (with chainrt._core, built into python/chainrt/) and a `chainrt` launcher
+# The Python package (with chainrt._core and chainrt._rclpy_exec, built into
+# <build>/python/chainrt/) and a `chainrt` launcher
 # that runs it with the interpreter chainrt was built with (it has numpy, matplotlib, PyYAML
 # and, for the wheels, rclpy).
 if(CHAINRT_BUILD_PYTHON AND TARGET _core)
@@ -174,7 +182,13 @@ if(CHAINRT_BUILD_PYTHON AND TARGET _core)
     OUTPUT_VARIABLE _pyver OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(CHAINRT_INSTALL_PYTHONDIR "${CMAKE_INSTALL_LIBDIR}/${_pyver}/site-packages")
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/python/chainrt" DESTINATION ${CHAINRT_INSTALL_PYTHONDIR}
-    PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+    PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN "*.so" EXCLUDE)
+  foreach(_ext _core _rclpy_exec)
+    if(TARGET ${_ext})
+      install(TARGETS ${_ext} LIBRARY DESTINATION ${CHAINRT_INSTALL_PYTHONDIR}/chainrt)
+      list(APPEND CHAINRT_INSTALLED_TARGETS ${_ext})
+    endif()
+  endforeach()
   install(CODE "
     set(_py \"${_pyexe}\")
     set(_dest \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/chainrt\")

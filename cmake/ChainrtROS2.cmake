@@ -4,8 +4,9 @@
 # Two sources of ROS 2 are supported:
 #   sourced  a user's installation: AMENT_PREFIX_PATH lists a prefix holding include/rcl/rcl/
 #            and lib/librcl.so (the standard "include/<pkg>/<pkg>/..." layout of Humble+).
-#   wheels   the ros-kilted-* PyPI wheels installed in the project's virtualenv (CHAINRT_VENV,
-#            default <repo>/.venv). Their shared libraries carry RPATHs that do not resolve
+#   wheels   the ros-<distro>-* PyPI wheels installed in the project's virtualenv (CHAINRT_VENV,
+#            default <repo>/.venv; scripts/setup gives each ROS 2 line its own, e.g.
+#            <repo>/.venv-jazzy). Their shared libraries carry RPATHs that do not resolve
 #            from <venv>/lib, their rosidl_generator_py libraries need libpython, and their
 #            vendored dependencies live in site-packages/ros_*.libs. We link with DT_RPATH
 #            (not RUNPATH) so that these folders also serve the libraries' own dependencies.
@@ -19,6 +20,11 @@
 #   CHAINRT_ROS2_KIND      sourced | wheels
 #   CHAINRT_ROS2_PREFIX    the prefix that holds rcl
 #   CHAINRT_ROS2_PREFIXES  every prefix used (the sourced AMENT_PREFIX_PATH, or the venv)
+#   CHAINRT_ROS_DISTRO     the ROS 2 line found: kilted | jazzy (from rcl's version: 10 | 9; a
+#                          sourced ROS 2's ROS_DISTRO). The lines differ in a few APIs and
+#                          behaviours; C++ code reads CHAINRT_ROS_DISTRO_<LINE>=1 and the
+#                          compatibility header runtime/include/chainrt/runtime/ros_compat.hpp.
+#                          A -DCHAINRT_ROS_DISTRO given to CMake (scripts/setup does) must agree.
 # CHAINRT_ROS2_PIN_PREFIX/_KIND/_PREFIXES, when set (by an installed chainrtConfig.cmake), name
 # the one ROS 2 to use: the one chainrt was built against.
 #   CHAINRT_ROS2_ENV       list of VAR=value for running a program that uses ROS 2
@@ -39,7 +45,16 @@
 #   <build>/chainrt_ros2_env.json  the same as JSON (read by python/chainrt/runtime.py)
 
 set(CHAINRT_HAVE_ROS2 OFF)
-set(CHAINRT_VENV "${PROJECT_SOURCE_DIR}/.venv" CACHE PATH "virtualenv with the ros-kilted wheels")
+set(CHAINRT_VENV "${PROJECT_SOURCE_DIR}/.venv" CACHE PATH "virtualenv with the ros-<distro> wheels")
+
+# Why the rcl runtime cannot be built: an error with CHAINRT_WITH_ROS2=ON, else a status line
+# (the caller returns).
+function(_chainrt_ros2_unusable why hint)
+  if(CHAINRT_WITH_ROS2 STREQUAL "ON")
+    message(FATAL_ERROR "chainrt: CHAINRT_WITH_ROS2=ON but ${why}. ${hint}")
+  endif()
+  message(STATUS "chainrt: ${why}; the rcl runtime (runtime/, tests/cpp/runtime) is SKIPPED. ${hint}")
+endfunction()
 
 # ON in `out` when every path of `paths` exists under `prefix`.
 function(_chainrt_ros2_has prefix paths out)
@@ -99,11 +114,8 @@ if(NOT _ros_prefix AND NOT CHAINRT_ROS2_PIN_PREFIX)
 endif()
 
 if(NOT _ros_prefix)
-  set(_why "no ROS 2 found: neither AMENT_PREFIX_PATH ($ENV{AMENT_PREFIX_PATH}) nor CHAINRT_VENV (${CHAINRT_VENV}) holds include/rcl/rcl/rcl.h and lib/librcl.so")
-  if(CHAINRT_WITH_ROS2 STREQUAL "ON")
-    message(FATAL_ERROR "chainrt: CHAINRT_WITH_ROS2=ON but ${_why}. Run scripts/setup (wheels) or source your ROS 2 installation.")
-  endif()
-  message(STATUS "chainrt: ${_why}; the rcl runtime (runtime/, tests/cpp/runtime) is SKIPPED. Run scripts/setup or source ROS 2 to build it.")
+  _chainrt_ros2_unusable("no ROS 2 found: neither AMENT_PREFIX_PATH ($ENV{AMENT_PREFIX_PATH}) nor CHAINRT_VENV (${CHAINRT_VENV}) holds include/rcl/rcl/rcl.h and lib/librcl.so"
+                         "Run scripts/setup (wheels) or source your ROS 2 installation.")
   return()
 endif()
 
@@ -150,8 +162,36 @@ foreach(n ${_ros_libnames})
   unset(_lib CACHE)
 endforeach()
 
+# The ROS 2 line: rcl's major version names it (9 Jazzy, 10 Kilted); a sourced ROS 2 also says
+# it in ROS_DISTRO.
+set(_rcl_xml "${_ros_prefix}/share/rcl/package.xml")
+set(_found_distro "")
+if(EXISTS "${_rcl_xml}")
+  file(STRINGS "${_rcl_xml}" _v REGEX "<version>")
+  string(REGEX MATCH "<version>([0-9]+)\\." _m "${_v}")
+  if(CMAKE_MATCH_1 STREQUAL "9")
+    set(_found_distro jazzy)
+  elseif(CMAKE_MATCH_1 STREQUAL "10")
+    set(_found_distro kilted)
+  endif()
+endif()
+if(NOT _found_distro AND _ros_kind STREQUAL "sourced" AND "$ENV{ROS_DISTRO}" MATCHES "^(kilted|jazzy)$")
+  set(_found_distro "$ENV{ROS_DISTRO}")
+endif()
+if(NOT _found_distro)
+  _chainrt_ros2_unusable("the ROS 2 at ${_ros_prefix} is neither Kilted (rcl 10) nor Jazzy (rcl 9), the lines chainrt supports"
+                         "Run scripts/setup (the wheels of either line) or source Kilted or Jazzy.")
+  return()
+endif()
+if(CHAINRT_ROS_DISTRO AND NOT CHAINRT_ROS_DISTRO STREQUAL _found_distro)
+  message(FATAL_ERROR "chainrt: CHAINRT_ROS_DISTRO=${CHAINRT_ROS_DISTRO}, but the ROS 2 at ${_ros_prefix} "
+                      "is ${_found_distro} (each line has its own build folder: scripts/setup)")
+endif()
+set(CHAINRT_ROS_DISTRO "${_found_distro}" CACHE STRING "the ROS 2 line (kilted, jazzy)" FORCE)
+string(TOUPPER "${CHAINRT_ROS_DISTRO}" _distro_upper)
+
 # rclcpp: in the sourced ROS 2, or built by scripts/build_ros2 against the wheels into a prefix of
-# the checkout (CHAINRT_ROS2_DISTRO, default kilted). Pinned by an installed chainrtConfig.cmake.
+# the checkout (.ros2/<CHAINRT_ROS_DISTRO>/install). Pinned by an installed chainrtConfig.cmake.
 set(CHAINRT_HAVE_RCLCPP OFF)
 set(CHAINRT_RCLCPP_SKIPPED "")
 set(_rclcpp_prefix "")
@@ -174,11 +214,7 @@ elseif(_ros_kind STREQUAL "sourced")
     set(CHAINRT_RCLCPP_SKIPPED "the sourced ROS 2 (${_ros_prefix}) has no rclcpp with rclcpp_components")
   endif()
 else()
-  set(_distro "$ENV{CHAINRT_ROS2_DISTRO}")
-  if(NOT _distro)
-    set(_distro kilted)
-  endif()
-  set(CHAINRT_RCLCPP_PREFIX "${PROJECT_SOURCE_DIR}/.ros2/${_distro}/install" CACHE PATH
+  set(CHAINRT_RCLCPP_PREFIX "${PROJECT_SOURCE_DIR}/.ros2/${CHAINRT_ROS_DISTRO}/install" CACHE PATH
       "prefix with rclcpp built against the wheels (scripts/build_ros2)")
   _chainrt_has_rclcpp("${CHAINRT_RCLCPP_PREFIX}" _ok)
   if(_ok)
@@ -245,6 +281,8 @@ add_library(chainrt_ros2 INTERFACE)
 add_library(chainrt::ros2 ALIAS chainrt_ros2)
 target_include_directories(chainrt_ros2 SYSTEM INTERFACE ${_ros_includes})
 target_link_libraries(chainrt_ros2 INTERFACE ${_ros_libs} Threads::Threads)
+target_compile_definitions(chainrt_ros2 INTERFACE CHAINRT_ROS_DISTRO_${_distro_upper}=1
+                           CHAINRT_ROS_DISTRO_NAME="${CHAINRT_ROS_DISTRO}")
 target_link_options(chainrt_ros2 INTERFACE ${_ros_link_options})
 set(_CHAINRT_ROS2_LIBDIRS ${_ros_libdirs} CACHE INTERNAL "library folders of the ROS 2 in use")
 
@@ -314,7 +352,7 @@ set(CHAINRT_ROS2_ENV
 # Not needed by binaries linked to chainrt::ros2 (their DT_RPATH has these folders); for other
 # programs (e.g. a Python process loading the wheels' libraries through ctypes).
 set(CHAINRT_ROS2_LIBRARY_PATH "${_ldpath_value}")
-message(STATUS "chainrt: ROS 2 (${_ros_kind}) at ${_ros_prefix}, rmw ${_rmw}")
+message(STATUS "chainrt: ROS 2 ${CHAINRT_ROS_DISTRO} (${_ros_kind}) at ${_ros_prefix}, rmw ${_rmw}")
 
 # ctest ENVIRONMENT for a ROS test: a domain id of its own (so that concurrent test programs
 # and other engineers' runs do not discover each other) and discovery limited to this host.
@@ -332,7 +370,7 @@ endfunction()
 
 # The same environment for shells and for the Python package.
 set(_sh "# generated by cmake/ChainrtROS2.cmake: run-time environment of the chainrt runtime\n")
-set(_json "{\n  \"kind\": \"${_ros_kind}\",\n  \"prefix\": \"${_ros_prefix}\",")
+set(_json "{\n  \"kind\": \"${_ros_kind}\",\n  \"distro\": \"${CHAINRT_ROS_DISTRO}\",\n  \"prefix\": \"${_ros_prefix}\",")
 set(_sep "")
 string(APPEND _sh "# LD_LIBRARY_PATH is not needed by chainrt binaries (RPATH); for other programs:\n")
 string(APPEND _sh "# export LD_LIBRARY_PATH=\"${CHAINRT_ROS2_LIBRARY_PATH}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\"\n")

@@ -13,6 +13,17 @@ import sys
 EXECUTORS = ("chainrt-fp", "chainrt-edf", "SingleThreaded", "MultiThreaded", "Events")
 
 
+def available_executors() -> tuple[str, ...]:
+    """EXECUTORS less those this rclpy lacks: rclpy's EventsExecutor (rclpy.experimental) is in
+    the rclpy of both lines chainrt pins (Kilted 9.1.2, Jazzy 7.1.6), not in Jazzy's rclpy up to
+    7.1.3."""
+    try:
+        from rclpy.experimental import EventsExecutor  # noqa: F401
+    except ImportError:
+        return tuple(k for k in EXECUTORS if k != "Events")
+    return EXECUTORS
+
+
 def make_executor(kind: str, context, model=None, threads=None):
     """One executor of `kind` on `context`. rclpy's MultiThreaded gets `threads` threads
     (its default: the CPU count)."""

@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(REPO / "examples" / "rclpy")]
 
-from common import EXECUTORS, make_executor, measure, quantile, ros_env, spread  # noqa: E402
+from common import EXECUTORS, available_executors, make_executor, measure, quantile, ros_env, spread  # noqa: E402
 
 MODEL = REPO / "examples" / "two_chains.yaml"
 BOUND_MS = 2.5 + 2.5 + 10.0   # the high chain's own work plus one low-priority callback
@@ -141,8 +141,9 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--fifo", type=int, default=10,
                     help="SCHED_FIFO priority of each measured process (0: normal scheduling)")
-    ap.add_argument("--executors", default=",".join(EXECUTORS),
-                    help="comma-separated subset of: " + ", ".join(EXECUTORS))
+    ap.add_argument("--executors", default=",".join(available_executors()),
+                    help="comma-separated subset of: " + ", ".join(available_executors())
+                    + " (Events: rclpy's EventsExecutor, from Kilted on)")
     ap.add_argument("--phase", choices=(*PHASES, "both"), default="both",
                     help="timer phases: as created, adversarial, or both (default)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -152,9 +153,9 @@ def main() -> int:
         print(json.dumps(one(a.one, a.seconds, a.fifo, phases[0])))
         return 0
     kinds = [k for k in a.executors.split(",") if k]
-    unknown = [k for k in kinds if k not in EXECUTORS]
+    unknown = [k for k in kinds if k not in available_executors()]
     if unknown:
-        ap.error(f"unknown executor {unknown[0]} (one of: {', '.join(EXECUTORS)})")
+        ap.error(f"unknown executor {unknown[0]} (this rclpy has: {', '.join(available_executors())})")
     rows = []
     for rep in range(a.reps):
         for phase in phases:

@@ -6,14 +6,21 @@ low:  lo_sensor's 200 ms timer (10 ms of work) publishes lo_data; lo_logger's su
       (10 ms of work) ends the chain.
 Each message carries the nominal release of its chain instance (the timer's expected call time,
 system clock) so that the last callback can record the end-to-end response time under any
-executor: ``latencies_ns`` of the two sink nodes.
+executor: ``latencies_ns`` of the two sink nodes. Kilted's rclpy hands the timer callback that
+time (TimerInfo); Jazzy's rclpy has no TimerInfo, so there the sensor reads it from the timer
+itself: the next call time read after the previous call is this call's expected time (rcl moves
+it past every skipped release at that call); a reset between two calls is not followed.
 """
 
 import time
 
 from rclpy.node import Node
-from rclpy.timer import TimerInfo
 from std_msgs.msg import String
+
+try:
+    from rclpy.timer import TimerInfo
+except ImportError:  # Jazzy's rclpy 7
+    TimerInfo = None
 
 PAYLOAD = "x" * 4096  # the model's 4 KiB messages
 
@@ -30,11 +37,22 @@ class Sensor(Node):
         super().__init__(name, **kw)
         self.work_ns = work_ns
         self.pub = self.create_publisher(String, topic, 10)
-        self.timer = self.create_timer(period_s, self.tick)
+        self.period_ns = round(period_s * 1e9)
+        self.due_ns = None  # without TimerInfo: the next call time read after the previous call
+        self.timer = self.create_timer(period_s, self.tick if TimerInfo is not None else self.tick_without_info)
 
     def tick(self, info: TimerInfo) -> None:
+        self.work(info.expected_call_time.nanoseconds)
+
+    def tick_without_info(self) -> None:
+        due = self.get_clock().now().nanoseconds + self.timer.time_until_next_call()
+        expected = self.due_ns if self.due_ns is not None else due - self.period_ns
+        self.due_ns = due
+        self.work(expected)
+
+    def work(self, expected_ns: int) -> None:
         burn(self.work_ns)
-        self.pub.publish(String(data=f"{info.expected_call_time.nanoseconds}|{PAYLOAD}"))
+        self.pub.publish(String(data=f"{expected_ns}|{PAYLOAD}"))
 
 
 class Sink(Node):

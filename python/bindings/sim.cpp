@@ -31,10 +31,13 @@ CHAINRT_BINDINGS(sim, 20) {
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
          std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
          std::size_t trace_limit, std::map<std::string, Duration> offsets,
-         std::map<std::string, Duration> release_delays, bool random_jitter) {
+         std::map<std::string, Duration> release_delays, bool random_jitter, const std::string& timer_rule) {
         sim::SimOptions o;
         o.release_delays = std::move(release_delays);
         o.random_jitter = random_jitter;
+        if (timer_rule == "rcl5") o.timer_rule = sched::TimerRule::Rcl5;
+        else if (timer_rule != "rcl9")
+          throw std::invalid_argument("unknown timer rule '" + timer_rule + "' (rcl9, rcl5)");
         o.duration = duration;
         o.seed = seed;
         if (policy) {
@@ -61,7 +64,9 @@ CHAINRT_BINDINGS(sim, 20) {
       nb::arg("trace") = false, nb::arg("trace_limit") = 2'000'000,
       nb::arg("offsets") = std::map<std::string, Duration>{},
       nb::arg("release_delays") = std::map<std::string, Duration>{}, nb::arg("random_jitter") = true,
-      "Simulate the model; returns (summary JSON, trace JSON or '').");
+      nb::arg("timer_rule") = "rcl9",
+      "Simulate the model; returns (summary JSON, trace JSON or ''). timer_rule: rcl's timer "
+      "overrun rule, rcl9 (Jazzy, Kilted) or rcl5 (Humble, Iron).");
   m.def(
       "simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,

@@ -38,6 +38,26 @@ if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "ch
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _cli_interrupt)
 
-from .model import Model, ModelError, load_model, load_model_from_string, validate
+# A source checkout's extension modules (chainrt._core, chainrt._rclpy_exec) are in the build
+# of this virtualenv's ROS 2 line (_build.py), searched before the package's own folder.
+from . import _build
+
+_ext = _build.extension_dir()
+if _ext is not None:
+    __path__.insert(0, str(_ext))
+del _ext
+
+try:
+    from .model import Model, ModelError, load_model, load_model_from_string, validate
+except ImportError as _err:
+    # no C++ core: this virtualenv's build is missing or failed (scripts/setup builds it)
+    if "_core" not in str(_err):
+        raise
+    _where = _build.extension_dir()
+    _msg = (f"chainrt: the C++ core is not built{f' (no _core module in {_where})' if _where else ''}; "
+            "run scripts/setup")
+    if _sys.argv and _os.path.basename(_sys.argv[0]) == "chainrt":
+        raise SystemExit(_msg) from None  # the command line: one line, exit status 1
+    raise ImportError(_msg) from None
 
 __all__ = ["Model", "ModelError", "load_model", "load_model_from_string", "validate"]

@@ -20,7 +20,10 @@ each participant binds its host's address (and loopback) and lists the other par
 metatraffic locators as initial peers — discovery is unicast, no multicast is needed.
 
 The profile is the file's default participant profile (``is_default_profile``), which is what
-``rmw_fastrtps_cpp`` applies when ``FASTDDS_DEFAULT_PROFILES_FILE`` names the file.
+``rmw_fastrtps_cpp`` applies when ``FASTDDS_DEFAULT_PROFILES_FILE`` / ``FASTRTPS_...`` names the
+file (:data:`PROFILES_VARIABLES`). The same XML serves Fast DDS 3 (Kilted) and 2.14 (Jazzy): every
+element written here is in both versions' schema, and both apply the thread settings to the
+threads they name dds.ev.*, dds.udp.*, dds.asyn.* (docs/ros_lines.md).
 """
 
 from __future__ import annotations
@@ -287,10 +290,18 @@ def write_profiles(model, directory: str | os.PathLike, **kwargs) -> dict[str, P
     return out
 
 
+#: The variables naming a default profiles file: Fast DDS 3 (Kilted) reads the first, Fast DDS 2.14
+#: (Jazzy) only the second; both are set, so one environment serves either line (Kilted's
+#: rmw_fastrtps also reads the second, and logs that the name is deprecated). Both versions' XML
+#: loader takes the file's realpath(): the file must be a named one (an unlinked file's /dev/fd/N
+#: has no realpath and is silently not loaded on Jazzy).
+PROFILES_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+
+
 def profile_environment(path: str | os.PathLike) -> dict[str, str]:
     """The environment variables that make rmw_fastrtps_cpp load ``path`` as its default
-    participant profile (both spellings: Fast DDS 3 reads the first, 2.x the second)."""
-    return {"FASTDDS_DEFAULT_PROFILES_FILE": str(path), "FASTRTPS_DEFAULT_PROFILES_FILE": str(path)}
+    participant profile, on every line (PROFILES_VARIABLES)."""
+    return {v: str(path) for v in PROFILES_VARIABLES}
 
 
 def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike, env: dict[str, str],
@@ -305,7 +316,7 @@ def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike
     With a generated profile ``ROS_AUTOMATIC_DISCOVERY_RANGE`` is set to ``SYSTEM_DEFAULT``: the
     profile itself restricts discovery (to loopback, or to the model's hosts' addresses), and the
     rmw's own LOCALHOST setting would add a second UDP transport with a socket on 0.0.0.0."""
-    if env.get("FASTDDS_DEFAULT_PROFILES_FILE") or env.get("FASTRTPS_DEFAULT_PROFILES_FILE"):
+    if any(env.get(v) for v in PROFILES_VARIABLES):
         return {}
     if env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp":
         return {}

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import _build
+
 REPO = Path(__file__).resolve().parents[2]
 BINARY = "chainrt-run"
 # The run's release epoch (sched/timer.hpp): set for every process of a multi-process run, this
@@ -34,7 +36,8 @@ class RuntimeNotFound(RuntimeError):
 
 
 def find_built_program(name: str, env_var: str, subdir: str, missing: type[Exception] = RuntimeNotFound) -> Path:
-    """A program of the C++ build: ``$<env_var>``, else the newest ``<repo>/build*/**/<subdir>/<name>``,
+    """A program of the C++ build: ``$<env_var>``, else ``<build>/<subdir>/<name>`` (or the newest
+    ``<build>/*/<subdir>/<name>``) of this environment's build (its ROS 2 line's, ``_build.py``),
     else PATH; raises ``missing`` with how to get it."""
     env = os.environ.get(env_var)
     if env:
@@ -42,21 +45,22 @@ def find_built_program(name: str, env_var: str, subdir: str, missing: type[Excep
         if p.is_file() and os.access(p, os.X_OK):
             return p
         raise missing(f"{env_var}={env} is not an executable file")
-    candidates = []
-    for pattern in (f"build/{subdir}/{name}", f"build/*/{subdir}/{name}", f"build*/{subdir}/{name}"):
-        candidates += [p for p in REPO.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
-    if candidates:
-        return max(candidates, key=lambda p: p.stat().st_mtime)
+    build = _build.build_dir()
+    if build is not None:
+        for pattern in (f"{subdir}/{name}", f"*/{subdir}/{name}"):
+            candidates = [p for p in build.glob(pattern) if p.is_file() and os.access(p, os.X_OK)]
+            if candidates:
+                return max(candidates, key=lambda p: p.stat().st_mtime)
     found = shutil.which(name)
     if found:
         return Path(found)
     raise missing(
-        f"{name} is not built: run scripts/setup (it needs ROS 2: the ros-kilted wheels in .venv "
-        f"or a sourced ROS 2 installation), or set {env_var}")
+        f"{name} is not built: run scripts/setup (it needs ROS 2: the ros-<distro> wheels of the "
+        f"virtualenv or a sourced ROS 2 installation), or set {env_var}")
 
 
 def find_binary() -> Path:
-    """``$CHAINRT_RUN_BIN``, else the newest ``<repo>/build*/**/runtime/chainrt-run``, else PATH."""
+    """``$CHAINRT_RUN_BIN``, else this environment's ``<build>/runtime/chainrt-run``, else PATH."""
     return find_built_program(BINARY, "CHAINRT_RUN_BIN", "runtime")
 
 
@@ -181,45 +185,22 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common += extra_args or []
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
-    profile_files = {}
-    if dds_profiles and process_env is None:
-        from . import fastdds
-        with tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
+    from .janitor import guard
+    with guard() as watcher, tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
+        watcher.remove_if_killed(dds_dir)  # a killed chainrt leaves no profile behind either
+        if dds_profiles and process_env is None:
+            # named files, alive for the run: Fast DDS's XML loader (2.14 and 3.x) takes the file's
+            # realpath(), which an anonymous file (/dev/fd/N of an unlinked file) has none of
+            from . import fastdds
             try:
                 process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
             except (fastdds.ProfileError, ValueError) as e:
                 raise RuntimeError(f"Fast DDS profiles: {e}") from None
-            process_env, profile_files = _anonymous_profiles(process_env)
-    try:
         result = Supervisor(binary, env, processes, common, timeout_s,
                             expected_s=(duration_ns + warmup_ns) / 1e9, run_id=run_id,
-                            process_env=process_env, process_prefix=process_prefix,
-                            pass_files=profile_files).run()
-    finally:
-        for f in profile_files.values():
-            f.close()
+                            process_env=process_env, process_prefix=process_prefix).run()
     _mark_unfinished(result, duration_ns)
     return result
-
-
-def _anonymous_profiles(process_env: dict[str, dict[str, str]]):
-    """The generated Fast DDS profile files as anonymous temporary files: each process reads its
-    profile through an inherited descriptor (``/dev/fd/N``), so nothing is left in /tmp even when
-    chainrt is killed. Returns (process_env with the paths replaced, {process: file})."""
-    files, out = {}, {}
-    for proc, extra in process_env.items():
-        extra = dict(extra)
-        path = extra.get("FASTDDS_DEFAULT_PROFILES_FILE")
-        if path:
-            f = tempfile.TemporaryFile()
-            f.write(Path(path).read_bytes())
-            f.flush()
-            files[proc] = f
-            for key in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE"):
-                if key in extra:
-                    extra[key] = f"/dev/fd/{f.fileno()}"
-        out[proc] = extra
-    return out, files
 
 
 def _mark_unfinished(result: dict, duration_ns: int) -> None:
@@ -326,9 +307,8 @@ class Supervisor:
     def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float,
                  expected_s: float | None = None, run_id: str | None = None,
                  process_env: dict[str, dict[str, str]] | None = None,
-                 process_prefix: dict[str, list[str]] | None = None, pass_files: dict | None = None):
+                 process_prefix: dict[str, list[str]] | None = None):
         self.binary, self.env, self.processes, self.common, self.timeout_s = binary, env, processes, common, timeout_s
-        self.pass_files = pass_files or {}  # per process: an open file the child inherits (its DDS profile)
         self.expected_s = expected_s
         self.run_id = run_id or new_run_id()
         # per process: extra environment (its Fast DDS profile) and a command prefix (a host's
@@ -365,8 +345,7 @@ class Supervisor:
                        "--json", f"/dev/fd/{report.fileno()}"]
                 env = tied_to_this_process({**self.env, **self.process_env.get(proc, {})})
                 p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                     pass_fds=(report.fileno(), *([self.pass_files[proc].fileno()]
-                                                                  if proc in self.pass_files else [])),
+                                     pass_fds=(report.fileno(),),
                                      start_new_session=True)
                 children.append({"process": proc, "popen": p, "report": report, "log": log})
             started = time.monotonic()

@@ -25,7 +25,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .runtime import REPO
+from . import _build
 
 
 class RecordError(Exception):
@@ -47,8 +47,8 @@ def _install_prefix(package_dir: Path) -> Path | None:
 
 def _config_file() -> tuple[Path | None, str]:
     """The tracing configuration (first found, in this order), or None and why none is:
-    ``$CHAINRT_TRACING_CONFIG``; the install prefix of this package; the newest
-    ``<repo>/build*/chainrt_tracing.json`` of a source checkout; a chainrt prefix of
+    ``$CHAINRT_TRACING_CONFIG``; the install prefix of this package;
+    ``<build>/chainrt_tracing.json`` of a source checkout (its ROS 2 line's build); a chainrt prefix of
     ``$AMENT_PREFIX_PATH`` (a sourced workspace, for a Python package installed elsewhere)."""
     env = os.environ.get("CHAINRT_TRACING_CONFIG")
     if env:
@@ -59,9 +59,9 @@ def _config_file() -> tuple[Path | None, str]:
             return prefix / INSTALLED_CONFIG, ""
         return None, (f"chainrt in {prefix} was installed without its tracing libraries: install LTTng-UST "
                       "(apt-get install liblttng-ust-dev), rebuild and install again")
-    built = [p for p in REPO.glob("build*/chainrt_tracing.json") if p.is_file()]
-    if built:
-        return max(built, key=lambda p: p.stat().st_mtime), ""
+    build = _build.build_dir()
+    if build is not None and (build / "chainrt_tracing.json").is_file():
+        return build / "chainrt_tracing.json", ""
     for d in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
         if d and (Path(d) / AMENT_MARKER).is_file() and (Path(d) / INSTALLED_CONFIG).is_file():
             return Path(d) / INSTALLED_CONFIG, ""

@@ -49,8 +49,13 @@ constexpr std::size_t kWaitableIds = 8;           // waitable entity ids counted
 
 Duration mono_ns() noexcept { return runtime::now_ns(); }
 
-// rclcpp's own per-node services (parameters, type description): run, never listed as unmatched.
-bool infrastructure_service(const std::string& node_fqn, const std::string& service) {
+// rclcpp's own per-node entities, which run like every entity but are never listed as
+// unmatched (the one place that knows them): the parameter and type-description services of
+// every node, and on rclcpp 28 the TimeSource's /parameter_events subscription
+// (CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS, ros_compat.hpp). The latter is told
+// from a user's own subscription to that topic as the node's first one, in its default group:
+// the node's constructor creates it before any user entity.
+bool rclcpp_own_service(const std::string& node_fqn, const std::string& service) {
   static const char* const kNames[] = {"describe_parameters", "get_parameters", "get_parameter_types",
                                        "list_parameters", "set_parameters", "set_parameters_atomically",
                                        "get_type_description"};
@@ -60,6 +65,16 @@ bool infrastructure_service(const std::string& node_fqn, const std::string& serv
   for (const char* n : kNames)
     if (rest == n) return true;
   return false;
+}
+
+// `first_of_node`: no earlier subscription of the node to this topic was found.
+bool rclcpp_own_subscription([[maybe_unused]] const std::string& topic, [[maybe_unused]] bool default_group,
+                             [[maybe_unused]] bool first_of_node) {
+#if CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS
+  return topic == "/parameter_events" && default_group && first_of_node;
+#else
+  return false;
+#endif
 }
 
 struct ScopeExit {
@@ -317,6 +332,9 @@ void ChainExecutor::add_node(::rclcpp::node_interfaces::NodeBaseInterface::Share
     nodes_.push_back(node);
   }
   ::rclcpp::Executor::add_node(node, notify);
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+  handle_updated_entities(notify);
+#endif
 }
 
 void ChainExecutor::add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
@@ -326,7 +344,22 @@ void ChainExecutor::add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
     group_nodes_.emplace_back(group, node);
   }
   ::rclcpp::Executor::add_callback_group(group, node, notify);
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+  handle_updated_entities(notify);
+#endif
 }
+
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+void ChainExecutor::remove_node(::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify) {
+  ::rclcpp::Executor::remove_node(node, notify);
+  handle_updated_entities(notify);
+}
+
+void ChainExecutor::remove_callback_group(::rclcpp::CallbackGroup::SharedPtr group, bool notify) {
+  ::rclcpp::Executor::remove_callback_group(group, notify);
+  handle_updated_entities(notify);
+}
+#endif
 
 void ChainExecutor::handle_updated_entities(bool notify) {
   rebuild_requested_.store(true, std::memory_order_release);
@@ -474,8 +507,23 @@ bool ChainExecutor::rebuild() {
           s->stats.topic = sub->get_topic_name();
           s->stats.node = fqn_of(f);
           s->depth = static_cast<std::int64_t>(sub->get_actual_qos().depth());
-          name_slot(s, f, runtime::entity_label(CallbackKind::Subscription, 0, s->stats.topic));
           s->bind_node = node_of(f);
+          // another live subscription of this node to this topic, found before (a slot made
+          // again for the same entity, on a rebind, is not another)
+          auto earlier = [&](const Slot& o) {
+            const auto e = o.sub.lock();
+            return &o != s && o.kind == Kind::Subscription && !o.ipc && e && e != sub &&
+                   o.stats.node == s->stats.node && o.stats.topic == s->stats.topic;
+          };
+          const bool first =
+              std::none_of(all_slots_.begin(), all_slots_.end(), [&](auto& o) { return o->id != kNoCallback && earlier(*o); }) &&
+              std::none_of(made.begin(), made.end(), [&](auto& o) { return earlier(*o); });
+          const bool default_group = f.node && f.group == f.node->get_default_callback_group();
+          s->listed = !rclcpp_own_subscription(s->stats.topic, default_group, first);
+          // rclcpp's own subscription is named apart, so that a user's own subscription to the
+          // topic keeps the plain name on every line
+          name_slot(s, f, s->listed ? runtime::entity_label(CallbackKind::Subscription, 0, s->stats.topic)
+                                    : "time_source:" + s->stats.topic);
         },
         [&](const ::rclcpp::ServiceBase::SharedPtr& srv) {
           Slot* s = slot_for(srv->get_service_handle().get(), Kind::Service, srv, f);
@@ -486,7 +534,7 @@ bool ChainExecutor::rebuild() {
           s->stats.node = fqn_of(f);
           name_slot(s, f, runtime::entity_label(CallbackKind::Service, 0, s->stats.topic));
           s->bind_node = node_of(f);
-          s->listed = !infrastructure_service(s->stats.node, s->stats.topic);
+          s->listed = !rclcpp_own_service(s->stats.node, s->stats.topic);
         },
         [&](const ::rclcpp::ClientBase::SharedPtr& cli) {
           Slot* s = slot_for(cli->get_client_handle().get(), Kind::Client, cli, f);
@@ -533,8 +581,10 @@ bool ChainExecutor::rebuild() {
             s->stats.kind = "waitable";
             name_slot(s, f, "waitable");
           }
+#if CHAINRT_RCLCPP_WAITABLE_GET_TIMERS
           for (auto& tm : w->get_timers())
             if (tm) s->wt_timers.push_back(tm->get_timer_handle());
+#endif
         });
   }
 

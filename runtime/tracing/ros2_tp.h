@@ -4,7 +4,7 @@
 // trace recorded through chainrt's tracetools-compatible library (tracetools_shim.c).
 // Written from the tracetools interface (the wheel's tracetools/tracetools.h signatures and
 // the field names of its probe); no ros2_tracing code. Pointers are recorded as hex integers,
-// GIDs as 16-byte arrays (RMW_GID_STORAGE_SIZE of Kilted), booleans as int.
+// GIDs as 16-byte arrays (RMW_GID_STORAGE_SIZE of Kilted and Jazzy), booleans as int.
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER ros2
 

@@ -14,7 +14,10 @@
 //
 // The interface (function names and signatures: ros_trace_<event>, ros_trace_enabled_<event>,
 // ros_trace_do_<event>, ros_trace_compile_status, tracetools::detail::*) is the one of the
-// wheel's tracetools 8.6 (tracetools/tracetools.h, nm -D libtracetools.so).
+// Kilted wheel's tracetools 8.6 (tracetools/tracetools.h, nm -D libtracetools.so). The Jazzy
+// wheel's tracetools 8.2 exports a subset of it with the same signatures (it lacks only the
+// rmw_client_init, rmw_send_request/_response and rmw_take_request/_response events), so the
+// same library serves processes of both lines.
 // Contract: every function is thread-safe, lock-free and does not allocate (LTTng-UST's
 // tracepoint path); ros_trace_enabled_* is a load and a branch.
 #define LTTNG_UST_TRACEPOINT_DEFINE

@@ -407,7 +407,7 @@ void Simulator::build() {
     if (cb.is_timer()) {
       auto it = o_.offsets.find(cb.name);
       const Duration off = it != o_.offsets.end() ? it->second : cb.offset;
-      s.clock = sched::TimerClock{cb.period, off};
+      s.clock = sched::TimerClock{cb.period, off, o_.timer_rule};
       s.jitter = cb.jitter;
       if (auto d = o_.release_delays.find(cb.name); d != o_.release_delays.end())
         s.fixed_delay = std::clamp<Duration>(d->second, 0, cb.jitter);

@@ -93,3 +93,18 @@ def test_a_fifo_with_a_writer_is_read(tmp_path):
                        text=True, timeout=120)
     t.join(5)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_missing_build_is_one_line_not_a_traceback(tmp_path):
+    """A virtualenv whose build is missing (setup not run, or its build failed): the command line
+    says so in one line and exits 1, an import names the fix too."""
+    env = dict(os.environ, CHAINRT_BUILD_DIR=str(tmp_path / "no-build"))
+    chainrt = Path(sys.executable).parent / "chainrt"
+    r = subprocess.run([str(chainrt), "demo"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        f"chainrt: the C++ core is not built (no _core module in {tmp_path / 'no-build' / 'python' / 'chainrt'}); "
+        "run scripts/setup"]
+    r = subprocess.run([sys.executable, "-c", "import chainrt"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "ImportError: chainrt: the C++ core is not built" in r.stderr

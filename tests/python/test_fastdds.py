@@ -127,6 +127,7 @@ def test_host_addresses_profile_reaches_peers_over_udp_without_shm(model):
 def test_run_environments_leave_a_user_profile_alone(tmp_path):
     model = REPO / "tests/cpp/runtime/data/two_processes.yaml"
     assert fastdds.run_environments(model, tmp_path, {"FASTDDS_DEFAULT_PROFILES_FILE": "/x.xml"}) == {}
+    assert fastdds.run_environments(model, tmp_path, {"FASTRTPS_DEFAULT_PROFILES_FILE": "/x.xml"}) == {}
     assert fastdds.run_environments(model, tmp_path, {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}) == {}
     assert fastdds.run_environments(model, tmp_path, {"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}) == {}
     envs = fastdds.run_environments(model, tmp_path, {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
@@ -134,6 +135,7 @@ def test_run_environments_leave_a_user_profile_alone(tmp_path):
     assert set(envs) == {"sensing", "acting"}
     for proc, e in envs.items():
         assert Path(e["FASTDDS_DEFAULT_PROFILES_FILE"]).is_file()
+        assert e["FASTRTPS_DEFAULT_PROFILES_FILE"] == e["FASTDDS_DEFAULT_PROFILES_FILE"]  # Jazzy's name
         assert e["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SYSTEM_DEFAULT"
 
 

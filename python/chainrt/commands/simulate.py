@@ -14,6 +14,8 @@ from .. import cliargs, output
 from ..model import policy_names
 
 EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
+#: rcl's timer overrun rule per ROS 2 line (sched/include/chainrt/sched/timer.hpp, docs/simulator.md)
+TIMER_RULES = ["rcl9", "rcl5"]
 
 
 def register(sub) -> None:
@@ -32,17 +34,21 @@ def register(sub) -> None:
     p.add_argument("--gantt", metavar="FILE", type=cliargs.output_file, help="draw a Gantt chart per thread (PNG)")
     p.add_argument("--gantt-window", type=cliargs.duration, default=None, metavar="DUR",
                    help="time span drawn in the Gantt chart (default: the first 1s or the whole run)")
+    p.add_argument("--timer-rule", choices=TIMER_RULES, default="rcl9",
+                   help="rcl's rule for a timer taken late exactly on a period instant: rcl9 (Jazzy, "
+                        "Kilted; default) skips that instant, rcl5 (Humble, Iron) runs it at once")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
 
 
 def simulate(model, duration_ns: int, seed: int = 1, policy: str | None = None, threads: int | None = None,
              exec_mode: str = "wcet", comm: str = "fixed", trace: bool = False,
-             offsets: dict[str, int] | None = None) -> tuple[dict, dict | None]:
-    """Run the C++ simulator; returns (summary dict, trace dict or None)."""
+             offsets: dict[str, int] | None = None, timer_rule: str = "rcl9") -> tuple[dict, dict | None]:
+    """Run the C++ simulator; returns (summary dict, trace dict or None). ``timer_rule``: rcl's
+    timer overrun rule of the ROS 2 line modelled, ``rcl9`` (Jazzy, Kilted) or ``rcl5`` (Humble, Iron)."""
     from .. import _core
     summary, trace_text = _core._simulate(model, duration_ns, seed, policy, threads, exec_mode, comm, trace,
-                                          2_000_000, offsets or {})
+                                          2_000_000, offsets or {}, timer_rule=timer_rule)
     return json.loads(summary), (json.loads(trace_text) if trace else None)
 
 
@@ -63,7 +69,7 @@ def run(args, model) -> int:
         duration = args.duration
         want_trace = bool(args.trace or args.gantt)
         result, trace = cliargs.interruptible(simulate, model, duration, args.seed, args.policy, args.threads,
-                                              args.exec, args.comm, want_trace)
+                                              args.exec, args.comm, want_trace, None, args.timer_rule)
     except (ValueError, RuntimeError) as err:
         return cliargs.fail("simulate", err)
     if not cliargs.write_outputs("simulate", {args.trace: lambda: json.dumps(trace)}):

@@ -35,13 +35,18 @@ from rclpy.exceptions import InvalidHandle
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.clock_type import ClockType
-from rclpy.timer import TimerInfo
 
 from chainrt import output
 from chainrt.model import policy_names
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, UnboundModelCallbacks,
                                    load_view)
+
+# Differences between the rclpy of the ROS 2 lines chainrt runs on, in one place:
+try:  # Kilted's rclpy 9: timer callbacks may take a TimerInfo (rcl_timer_call_with_info)
+    from rclpy.timer import TimerInfo
+except ImportError:  # Jazzy's rclpy 7: no TimerInfo, timers are called with call_timer()
+    TimerInfo = None
 
 try:
     from rclpy.event_handler import EventHandler as _EventHandler
@@ -50,7 +55,7 @@ except ImportError:  # older rclpy
 
 try:
     from rclpy.exceptions import TimerCancelledError
-except ImportError:  # older rclpy
+except ImportError:  # Jazzy's rclpy 7 (and older)
     class TimerCancelledError(Exception):
         pass
 
@@ -229,6 +234,12 @@ class ChainExecutor(Executor):
         task = super().create_task(callback, *args, **kwargs)
         self.wake()
         return task
+
+    def create_future(self):
+        """A Future attached to this executor (rclpy's Executor.create_future; Jazzy's rclpy has
+        none of its own)."""
+        from rclpy.task import Future
+        return Future(executor=self)
 
     def bind(self, model_callback: str, entity) -> None:
         """Bind an rclpy timer/subscription/service/client to a model callback by name."""
@@ -825,7 +836,7 @@ class ChainExecutor(Executor):
         handle = tmr.handle
         cb = tmr.callback
         arg = None
-        if cb is not None:
+        if cb is not None and TimerInfo is not None:
             try:
                 for p in inspect.signature(cb).parameters.values():
                     if p.annotation is TimerInfo or p.annotation == "TimerInfo":
@@ -838,9 +849,11 @@ class ChainExecutor(Executor):
         loop_ref = self
         steady = clock_type == ClockType.STEADY_TIME
 
+        call = handle.call_timer_with_info if TimerInfo is not None else handle.call_timer
+
         def run(t: int) -> bool:
             with handle:
-                info = handle.call_timer_with_info()
+                info = call()
             fn = tmr.callback
             if fn is None:
                 return False

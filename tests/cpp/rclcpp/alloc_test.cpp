@@ -40,7 +40,7 @@ void check_no_allocation(const char* policy) {
   static std::vector<Entry> seen;
   seen.assign(kRuns * 3 + 64, Entry{});
   std::atomic<int> idx{0};
-  auto node = std::make_shared<rclcpp::Node>("alloc");
+  auto node = chainrt::rclcpp::testing::quiet_node("alloc");
   std::vector<rclcpp::TimerBase::SharedPtr> timers;
   for (int i = 0; i < 3; ++i)
     timers.push_back(node->create_wall_timer(std::chrono::microseconds(1000 + 100 * i), [&] {

@@ -14,6 +14,7 @@
 #include <lifecycle_msgs/msg/state.hpp>
 #include <lifecycle_msgs/msg/transition.hpp>
 #include <lifecycle_msgs/srv/change_state.hpp>
+#include <rcl_interfaces/msg/parameter_event.hpp>
 #include <rclcpp/rclcpp.hpp>
 #include <rclcpp_action/rclcpp_action.hpp>
 #include <rclcpp_lifecycle/lifecycle_node.hpp>
@@ -29,6 +30,7 @@ namespace {
 using namespace std::chrono_literals;
 using chainrt::rclcpp::ChainExecutor;
 using chainrt::rclcpp::ChainExecutorOptions;
+using chainrt::rclcpp::testing::quiet_node;
 using chainrt::rclcpp::testing::Spinner;
 using chainrt::rclcpp::testing::wait_until;
 
@@ -254,7 +256,7 @@ TEST(ChainExecutor, LifecycleNodeThroughItsServices) {
 }
 
 TEST(ChainExecutor, SpinOnceAndSpinSome) {
-  auto node = std::make_shared<rclcpp::Node>("once");
+  auto node = quiet_node("once");
   std::atomic<int> ticks{0};
   auto timer = node->create_wall_timer(1ms, [&] { ++ticks; });
   ChainExecutor exec;
@@ -267,7 +269,7 @@ TEST(ChainExecutor, SpinOnceAndSpinSome) {
   exec.spin_once(0ns);  // nothing ready at once: returns
   EXPECT_LE(ticks.load(), 3);
   // spin_node_some / spin_node_once of the base class
-  auto other = std::make_shared<rclcpp::Node>("other");
+  auto other = quiet_node("other");
   std::atomic<int> other_ticks{0};
   auto t2 = other->create_wall_timer(1ms, [&] { ++other_ticks; });
   ChainExecutor exec2;
@@ -319,24 +321,30 @@ TEST(ChainExecutor, SpinWhileSpinningThrowsAndCancelReturns) {
   EXPECT_THROW(other.add_node(node), std::runtime_error);
 }
 
-// A model names the callbacks: bound entities take the model's names and priorities; what the
-// model lacks is listed as unmatched; model callbacks without an entity are reported.
-TEST(ChainExecutor, BindsEntitiesToTheModel) {
-  const std::string yaml = R"(
-name: bind
+// The model of a Talker and a Listener on `topic`: the chain talk = tick -> hear under fp; with
+// `phantom`, a third node's timer that no entity has.
+std::string talk_model(const std::string& topic, bool phantom) {
+  return R"(
+name: talk
 hosts: [{name: h, cores: 1}]
 executors: [{name: e, host: h, policy: fp}]
-nodes: [{name: talker, executor: e}, {name: listener, executor: e}, {name: ghost, executor: e}]
-topics: [{name: chatter, size: 64B}]
+nodes: [{name: talker, executor: e}, {name: listener, executor: e})" +
+         std::string(phantom ? ", {name: ghost, executor: e}" : "") + R"(]
+topics: [{name: )" + topic + R"(, size: 64B}]
 callbacks:
-  - {name: tick, kind: timer, node: talker, period: 10ms, wcet: 1ms, publishes: [chatter]}
-  - {name: hear, kind: subscription, node: listener, topic: chatter, wcet: 1ms}
-  - {name: phantom, kind: timer, node: ghost, period: 5ms, wcet: 1ms}
+  - {name: tick, kind: timer, node: talker, period: 10ms, wcet: 1ms, publishes: [)" + topic + R"(]}
+  - {name: hear, kind: subscription, node: listener, topic: )" + topic + R"(, wcet: 1ms})" +
+         std::string(phantom ? "\n  - {name: phantom, kind: timer, node: ghost, period: 5ms, wcet: 1ms}" : "") + R"(
 chains:
   - {name: talk, callbacks: [tick, hear], deadline: 10ms, priority: 1}
 )";
+}
+
+// A model names the callbacks: bound entities take the model's names and priorities; what the
+// model lacks is listed as unmatched; model callbacks without an entity are reported.
+TEST(ChainExecutor, BindsEntitiesToTheModel) {
   ChainExecutorOptions o;
-  o.model_yaml = yaml;
+  o.model_yaml = talk_model("chatter", true);
   ChainExecutor exec(o);
   auto talker = std::make_shared<Talker>("chatter");
   auto listener = std::make_shared<Listener>("chatter");
@@ -364,6 +372,49 @@ chains:
 }
 
 // The monitoring topic carries the runtime's JSON (what chainrt profile and run read).
+// Parameter events outside the model: rclcpp's own /parameter_events subscription (rclcpp 28's
+// TimeSource gives every node one; rclcpp 29 none) and a user's explicit one are served by the
+// executor beside a model chain, which keeps running; only the user's is listed as unmatched.
+TEST(ChainExecutor, ParameterEventSubscriptionsOutsideTheModelAreServed) {
+  ChainExecutorOptions o;
+  o.model_yaml = talk_model("pe_chatter", false);
+  ChainExecutor exec(o);
+  // default node options: parameter events published, and on rclcpp 28 each node subscribes
+  auto talker = std::make_shared<Talker>("pe_chatter");
+  auto listener = std::make_shared<Listener>("pe_chatter");
+  std::atomic<int> events{0};
+  auto watch = listener->create_subscription<rcl_interfaces::msg::ParameterEvent>(
+      "/parameter_events", rclcpp::ParameterEventsQoS(), [&](const rcl_interfaces::msg::ParameterEvent& e) {
+        if (e.node == talker->get_fully_qualified_name()) ++events;
+      });
+  exec.add_node(talker);
+  exec.add_node(listener);
+  {
+    Spinner<ChainExecutor> spin(exec);
+    EXPECT_TRUE(wait_until([&] { return listener->heard_.load() >= 5; }));
+    talker->declare_parameter("gain", 1);
+    talker->set_parameter(rclcpp::Parameter("gain", 2));
+    EXPECT_TRUE(wait_until([&] { return events.load() >= 2 && listener->heard_.load() >= 20; }));
+  }
+  EXPECT_EQ(exec.unmatched(), std::vector<std::string>{"listener/sub:/parameter_events"});
+  const auto r = exec.report();
+  ASSERT_EQ(r.chains.size(), 1u);
+  EXPECT_GE(r.chains[0].instances, 15u) << exec.report_json();
+  auto instances = [&](const std::string& name) {
+    for (const auto& c : r.callbacks)
+      if (c.name == name) return c.instances;
+    return std::uint64_t{0};
+  };
+  EXPECT_GE(instances("listener/sub:/parameter_events"), 2u) << exec.report_json();
+#if CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS
+  // the TimeSource's subscriptions ran too (the talker's own events reach both nodes)
+  EXPECT_GE(instances("talker/time_source:/parameter_events"), 2u) << exec.report_json();
+  EXPECT_GE(instances("listener/time_source:/parameter_events"), 2u) << exec.report_json();
+#else
+  EXPECT_EQ(exec.report_json().find("time_source:"), std::string::npos) << exec.report_json();
+#endif
+}
+
 TEST(ChainExecutor, PublishesChainStats) {
   auto talker = std::make_shared<Talker>("stats_chatter");
   auto listener = std::make_shared<Listener>("stats_chatter");

@@ -35,6 +35,7 @@ using chainrt::Duration;
 using chainrt::Model;
 using chainrt::rclcpp::ChainExecutor;
 using chainrt::rclcpp::ChainExecutorOptions;
+using chainrt::rclcpp::testing::quiet_node;
 using chainrt::rclcpp::testing::Spinner;
 using chainrt::rclcpp::testing::wait_until;
 using chainrt::runtime::testing::show;
@@ -82,9 +83,9 @@ Trace measured(const std::string& yaml_policy, const Model& m, std::size_t dispa
     }
     runs.fetch_add(1);
   };
-  auto na = std::make_shared<rclcpp::Node>("na");
-  auto nb = std::make_shared<rclcpp::Node>("nb");
-  auto nc = std::make_shared<rclcpp::Node>("nc");
+  auto na = quiet_node("na");
+  auto nb = quiet_node("nb");
+  auto nc = quiet_node("nc");
   auto pa = na->create_publisher<Str>("ta", 10);
   auto pb = nb->create_publisher<Str>("tb", 10);
   auto ta = na->create_wall_timer(10ms, [&] { work(3 * ms, pa); });

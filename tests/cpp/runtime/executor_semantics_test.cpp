@@ -16,11 +16,12 @@ namespace {
 using testing::wait_until;
 constexpr Duration ms = 1'000'000;
 
-// The simulator's scenario Simulator.TimerTakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce on
-// the runtime: `hog` (registered first, higher priority) runs 200 ms of the injected clock, so
-// `tick` (100 ms), released at 0, is taken exactly at the grid instant 200. rcl_timer_call
-// moves its next call time to 200 (the release at 100 is skipped): ready at once.
-TEST(RuntimeTimer, TakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
+// The simulator's scenario Simulator.TimerTakenExactlyOnTheGridAfterAnOverrunFollowsTheLinesRule
+// on the runtime: `hog` (registered first, higher priority) runs 200 ms of the injected clock,
+// so `tick` (100 ms), released at 0, is taken exactly at the grid instant 200. As rcl_timer_call
+// of Jazzy and Kilted (sched::TimerRule::Rcl9), its next call time moves strictly past now: the
+// releases at 100 and 200 are skipped and the next instance is released at 300.
+TEST(RuntimeTimer, TakenExactlyOnTheGridAfterAnOverrunSkipsThatInstantAsRcl) {
   for (Policy policy : {Policy::FixedPriority, Policy::RosDefault}) {
     Context ctx;
     Node n(ctx, "exact_grid");
@@ -34,8 +35,9 @@ TEST(RuntimeTimer, TakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
     to.priority = 1;
     n.create_timer(1'000 * ms, [&] { fake.fetch_add(200 * ms); }, ho);
     n.create_timer(100 * ms, [&] {
-      fake.fetch_add(1 * ms);
-      ticks.fetch_add(1);
+      // the late first instance moves the injected clock to 300, the next release; the second
+      // moves it by 1 ms (then the clock stands still)
+      fake.fetch_add(ticks.fetch_add(1) == 0 ? 100 * ms : 1 * ms);
     }, to);
     ExecutorOptions eo;
     eo.policy = policy;
@@ -53,8 +55,8 @@ TEST(RuntimeTimer, TakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
       if (d.callback == tick) seen.emplace_back(d.release - t0, d.start - t0);
     ASSERT_EQ(seen.size(), 2u) << to_string(policy);  // the clock stands still after that
     EXPECT_EQ(seen[0], std::make_pair(Duration{0}, 200 * ms)) << to_string(policy);
-    EXPECT_EQ(seen[1], std::make_pair(200 * ms, 201 * ms)) << to_string(policy);
-    EXPECT_EQ(ex.report().callbacks[tick].drops, 1u) << to_string(policy);
+    EXPECT_EQ(seen[1], std::make_pair(300 * ms, 300 * ms)) << to_string(policy);
+    EXPECT_EQ(ex.report().callbacks[tick].drops, 2u) << to_string(policy);
   }
 }
 

@@ -208,22 +208,46 @@ TEST(TimerClock, OverrunSkipsToNextFutureRelease) {
   EXPECT_EQ(t.next, 400);
 }
 
-// rcl_timer_call moves the next call time forward only while it is strictly before now: a
-// timer taken exactly on a grid instant after an overrun is ready again at once.
-TEST(TimerClock, ExactGridAfterOverrunIsReadyAtOnceAsInRcl) {
+// rcl >= 9 (Jazzy, Kilted): rcl_timer_call moves the next call time strictly past now, so a
+// timer taken exactly on a grid instant after an overrun skips that instant too.
+TEST(TimerClock, ExactGridAfterOverrunIsSkippedAsInRcl9) {
   TimerClock t{100, 0};
   t.take(0);
   auto b = t.take(200);  // one period late, exactly on the grid instant 200
   EXPECT_EQ(b.released, 100);
-  EXPECT_EQ(b.skipped, 0);       // 200 is not skipped: it is the next release
+  EXPECT_EQ(b.skipped, 1);       // 200 is skipped: the next release is after now
+  EXPECT_EQ(t.next, 300);
+  EXPECT_FALSE(t.ready(200));
+  auto c = t.take(500);          // two periods late, on the grid: 400 and 500 are skipped
+  EXPECT_EQ(c.released, 300);
+  EXPECT_EQ(c.skipped, 2);
+  EXPECT_EQ(t.next, 600);
+  auto d = t.take(601);          // one ns past the grid: 700 is the first instant after
+  EXPECT_EQ(d.released, 600);
+  EXPECT_EQ(d.skipped, 0);
+  EXPECT_EQ(t.next, 700);
+  EXPECT_FALSE(t.ready(699));
+  TimerClock z{0, 5};            // a zero period is always ready (rcl: next = now)
+  z.take(7);
+  EXPECT_TRUE(z.ready(7));
+}
+
+// rcl 5 and 6 (Humble, Iron): only grid instants strictly before now are skipped; a timer
+// taken exactly on a grid instant after an overrun is ready again at once.
+TEST(TimerClock, ExactGridAfterOverrunIsReadyAtOnceAsInRcl5) {
+  TimerClock t{100, 0, TimerRule::Rcl5};
+  t.take(0);
+  auto b = t.take(200);
+  EXPECT_EQ(b.released, 100);
+  EXPECT_EQ(b.skipped, 0);
   EXPECT_EQ(t.next, 200);
-  EXPECT_TRUE(t.ready(200));     // ready at once
+  EXPECT_TRUE(t.ready(200));
   auto c = t.take(500);          // three periods late, on the grid: 300 and 400 are skipped
   EXPECT_EQ(c.released, 200);
   EXPECT_EQ(c.skipped, 2);
   EXPECT_EQ(t.next, 500);
   EXPECT_TRUE(t.ready(500));
-  auto d = t.take(501);          // one ns past the grid: 600 is the first instant at or after
+  auto d = t.take(501);
   EXPECT_EQ(d.released, 500);
   EXPECT_EQ(d.skipped, 0);
   EXPECT_EQ(t.next, 600);

@@ -201,26 +201,36 @@ TEST(Simulator, TimerOverrunSkipsReleases) {
 }
 
 // rcl's exact-grid rule (sched::TimerClock): hog blocks tick, released at 0, until exactly
-// 200 ms, a grid instant. rcl_timer_call moves tick's next call time to 100, still before now,
-// so on to the first grid instant at or after now: 200 itself. The release at 100 is skipped,
-// the one at 200 is ready at once and runs right after the late instance (chainrt used to skip
-// both and wait for 300 ms).
-TEST(Simulator, TimerTakenExactlyOnTheGridAfterAnOverrunIsReadyAtOnce) {
+// 200 ms, a grid instant. Jazzy's and Kilted's rcl_timer_call (TimerRule::Rcl9, the default)
+// moves tick's next call time strictly past now: 300 ms; the releases at 100 and 200 are
+// skipped. Humble's and Iron's (Rcl5) stops at the first instant at or after now: 200 itself,
+// ready at once, right after the late instance; only 100 is skipped.
+TEST(Simulator, TimerTakenExactlyOnTheGridAfterAnOverrunFollowsTheLinesRule) {
   const Model m = hog_and_tick("200ms");
-  for (Policy p : {Policy::FixedPriority, Policy::RosDefault}) {
-    sim::SimOptions o;
-    o.duration = 299 * ms;
-    o.policy = p;
-    o.threads = 1;
-    o.trace = true;
-    const auto r = sim::simulate(m, o);
-    std::vector<std::pair<Duration, Duration>> tick;  // (release, start)
-    for (const auto& e : r.trace)
-      if (e.callback == 1) tick.emplace_back(e.release, e.start);
-    ASSERT_EQ(tick.size(), 2u) << to_string(p);
-    EXPECT_EQ(tick[0], std::make_pair(Duration{0}, 200 * ms)) << to_string(p);  // blocked by hog
-    EXPECT_EQ(tick[1], std::make_pair(200 * ms, 201 * ms)) << to_string(p);     // grid 200: at once
-    EXPECT_EQ(r.callbacks[1].drops, 1) << to_string(p);                         // 100 skipped
+  for (sched::TimerRule rule : {sched::TimerRule::Rcl9, sched::TimerRule::Rcl5}) {
+    const bool rcl9 = rule == sched::TimerRule::Rcl9;
+    for (Policy p : {Policy::FixedPriority, Policy::RosDefault}) {
+      sim::SimOptions o;
+      o.duration = 399 * ms;
+      o.policy = p;
+      o.threads = 1;
+      o.trace = true;
+      o.timer_rule = rule;
+      const auto r = sim::simulate(m, o);
+      std::vector<std::pair<Duration, Duration>> tick;  // (release, start)
+      for (const auto& e : r.trace)
+        if (e.callback == 1) tick.emplace_back(e.release, e.start);
+      ASSERT_EQ(tick.size(), rcl9 ? 2u : 3u) << to_string(p);
+      EXPECT_EQ(tick[0], std::make_pair(Duration{0}, 200 * ms)) << to_string(p);  // blocked by hog
+      if (rcl9) {
+        EXPECT_EQ(tick[1], std::make_pair(300 * ms, 300 * ms)) << to_string(p);   // 200 skipped
+        EXPECT_EQ(r.callbacks[1].drops, 2) << to_string(p);                        // 100, 200
+      } else {
+        EXPECT_EQ(tick[1], std::make_pair(200 * ms, 201 * ms)) << to_string(p);   // at once
+        EXPECT_EQ(tick[2], std::make_pair(300 * ms, 300 * ms)) << to_string(p);
+        EXPECT_EQ(r.callbacks[1].drops, 1) << to_string(p);                        // 100
+      }
+    }
   }
 }
 

@@ -81,6 +81,7 @@
 #include "chainrt/model/model.hpp"
 #include "chainrt/runtime/controlled_executor.hpp"
 #include "chainrt/runtime/monitor.hpp"
+#include "chainrt/runtime/ros_compat.hpp"
 #include "chainrt/runtime/threads.hpp"
 #include "chainrt/sched/admission.hpp"
 #include "chainrt/sched/ready_queue.hpp"
@@ -156,6 +157,11 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   void add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
                           ::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node,
                           bool notify = true) override;
+#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
+  // rclcpp 28 (Jazzy) tells a derived executor of no change: these call handle_updated_entities.
+  void remove_node(::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify = true) override;
+  void remove_callback_group(::rclcpp::CallbackGroup::SharedPtr group, bool notify = true) override;
+#endif
   void spin() override;
   void spin_some(std::chrono::nanoseconds max_duration = std::chrono::nanoseconds(0)) override;
   void spin_all(std::chrono::nanoseconds max_duration) override;
@@ -199,8 +205,13 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   ::rclcpp::FutureReturnCode spin_until_future_complete_impl(
       std::chrono::nanoseconds timeout,
       const std::function<std::future_status(std::chrono::nanoseconds)>& wait_for_future) override;
-  // The base class's add_* / remove_* call it: the entities changed.
+  // The base class's add_* / remove_* call it (rclcpp 29; on rclcpp 28 this class's overrides of
+  // them do, runtime/ros_compat.hpp): the entities changed.
+#if CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
   void handle_updated_entities(bool notify) override;
+#else
+  void handle_updated_entities(bool notify);
+#endif
 
  private:
   struct Slot;

@@ -1,13 +1,22 @@
 // chainrt sched: the release rule of a ROS 2 timer, shared by the simulator and the runtime.
 //
-// rcl's rule (rcl/src/rcl/timer.c, rcl_timer_call, the Kilted line): when a timer is called,
-// its next call time moves exactly one period forward; only when that is still *strictly*
-// before now (`next_call_time < now`) is it moved forward by as many whole periods as needed,
-// i.e. to the first period-grid instant at or after now. So a timer taken exactly on a grid
-// instant after an overrun is ready again at once; every grid instant strictly between the
-// release that runs and that one is skipped (counted as a drop). A timer is ready when
-// now >= next (rcl_timer_is_ready: time until the next call <= 0). The EDF ready-queue paper
-// calls this the timers' overload handler (Sec. IV-A).
+// rcl's rule (rcl/src/rcl/timer.c, rcl_timer_call): when a timer is called, its next call time
+// moves exactly one period forward; if that is not in the future, it moves on by whole periods.
+// The ROS 2 lines differ in one instant, a timer taken exactly on a period-grid instant after an
+// overrun (TimerRule):
+//   Rcl9  rcl >= 9, Jazzy and Kilted (rcl PR #1089, "next_call_time will always be greater than
+//         now after calling rcl_timer_call"): `if (next_call_time <= now)`, `1 + ahead / period`
+//         periods: the next release is the first grid instant strictly AFTER now. The grid
+//         instant the timer was taken at is skipped with every one before it.
+//   Rcl5  rcl 5 and 6, Humble and Iron: `if (next_call_time < now)`, `1 + (ahead - 1) / period`:
+//         the first grid instant AT OR AFTER now, so a timer taken exactly on a grid instant
+//         is ready again at once (only the instants strictly between are skipped).
+// Skipped grid instants are counted as drops. A timer is ready when now >= next
+// (rcl_timer_is_ready: time until the next call <= 0). The EDF ready-queue paper calls this the
+// timers' overload handler (Sec. IV-A). Off the exact grid instant both rules agree; in an
+// integer-time simulation of an overloaded synchronous system the exact instant is common, so
+// the simulator follows the line it models (SimOptions::timer_rule). tests/python/test_ros_lines.py
+// checks Rcl9 against the real rcl of each line chainrt builds on.
 //
 // The chain instance's deadline after an overrun. The EDF paper (Sec. IV-A) says that when the
 // handler moves a release, "the executor adjusts the chain's deadline to reflect the new timer
@@ -36,9 +45,16 @@
 
 namespace chainrt::sched {
 
+// Which rcl's overrun rule (see above). Rcl9 is the rule of every line chainrt runs on.
+enum class TimerRule : std::uint8_t {
+  Rcl9,  // Jazzy, Kilted: next release strictly after now
+  Rcl5,  // Humble, Iron: next release at or after now
+};
+
 struct TimerClock {
   Duration period = 0;
   Duration next = 0;  // next nominal release (rcl: next_call_time)
+  TimerRule rule = TimerRule::Rcl9;
 
   struct Take {
     Duration released = 0;       // release time of the instance now taken (rcl: expected call time)
@@ -50,11 +66,15 @@ struct TimerClock {
   Take take(Duration now) noexcept {
     Take t{next, 0};
     next += period;
-    if (next < now) {  // missed at least one grid instant: first grid instant at or after now
+    const bool missed = rule == TimerRule::Rcl9 ? next <= now : next < now;
+    if (missed) {
       if (period <= 0) {
         next = now;  // rcl: a zero period is always ready
       } else {
-        const std::int64_t k = 1 + (now - next - 1) / period;  // ceil((now - next) / period)
+        // Rcl9: floor((now - next) / period) + 1 periods, the first instant after now;
+        // Rcl5: ceil((now - next) / period), the first instant at or after now.
+        const std::int64_t k = rule == TimerRule::Rcl9 ? 1 + (now - next) / period
+                                                       : 1 + (now - next - 1) / period;
         t.skipped = k;
         next += k * period;
       }

@@ -15,7 +15,8 @@
 //    before every selection (pending callbacks enter at once), one queued instance per
 //    callback, Algorithm 1 selection; lame adds affinity masks and RT/BE thread classes
 //    (LaME Sec. 4.1), picas fixed priorities and executor priorities (PiCAS Sec. II).
-//  - timers: periodic with offset and jitter, the rcl overrun rule (sched::TimerClock);
+//  - timers: periodic with offset and jitter, the rcl overrun rule (sched::TimerClock) of the
+//    ROS 2 line modelled (SimOptions::timer_rule: Jazzy and Kilted by default, or Humble/Iron);
 //    subscriptions: a FIFO of queue_depth messages, the oldest overwritten (a drop);
 //    fusion_input caches, fusion_trigger works once every fused input has been cached once.
 //  - threads on cores: a thread is pinned to its first listed core (unpinned threads are spread
@@ -45,6 +46,7 @@
 
 #include "chainrt/model/model.hpp"
 #include "chainrt/sched/ready_queue.hpp"
+#include "chainrt/sched/timer.hpp"
 
 namespace chainrt::sim {
 
@@ -100,6 +102,9 @@ struct SimOptions {
   // has it (a fixed, unspecified permutation; sched::wait_set_order) from this seed; unset:
   // registration order (the published models of the default executor).
   std::optional<std::uint64_t> wait_set_seed;
+  // rcl's timer overrun rule: Rcl9 models Jazzy and Kilted (rcl 9, 10), Rcl5 Humble and Iron
+  // (sched/include/chainrt/sched/timer.hpp).
+  sched::TimerRule timer_rule = sched::TimerRule::Rcl9;
   bool trace = false;                  // record every execution (start/finish per thread)
   std::size_t trace_limit = 2'000'000;
   bool keep_samples = true;            // keep response times (for p99 and histograms)
