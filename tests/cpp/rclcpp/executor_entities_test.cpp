@@ -371,7 +371,6 @@ TEST(ChainExecutor, BindsEntitiesToTheModel) {
   EXPECT_THROW(ChainExecutor{bad}, std::exception);
 }
 
-// The monitoring topic carries the runtime's JSON (what chainrt profile and run read).
 // Parameter events outside the model: rclcpp's own /parameter_events subscription (rclcpp 28's
 // TimeSource gives every node one; rclcpp 29 none) and a user's explicit one are served by the
 // executor beside a model chain, which keeps running; only the user's is listed as unmatched.
@@ -415,6 +414,7 @@ TEST(ChainExecutor, ParameterEventSubscriptionsOutsideTheModelAreServed) {
 #endif
 }
 
+// The monitoring topic carries the runtime's JSON (what chainrt profile and run read).
 TEST(ChainExecutor, PublishesChainStats) {
   auto talker = std::make_shared<Talker>("stats_chatter");
   auto listener = std::make_shared<Listener>("stats_chatter");
