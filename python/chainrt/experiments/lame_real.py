@@ -56,23 +56,36 @@ def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int,
 
     with measurement_lock(lock):
         load0, j0 = loadavg(), cpu_jiffies()
-        platform = {}
-        if probe:
-            from ..crosslayer.kernel import KernelPathUnavailable
-            from ..crosslayer.platform import PlatformProbe
-            seconds = (duration_ns + warmup_ns) / 1e9 + 5
-            try:
-                with PlatformProbe(seconds, attribute=False) as pp:
-                    r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
-                longest = max((b - a for iv in pp.blackouts.values() for a, b in iv), default=0)
-                platform = {"longest_blackout_ms": round(longest / 1e6, 3)}
-            except KernelPathUnavailable as e:
-                platform = {"longest_blackout_ms": None, "probe_error": str(e)}
-                r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
-        else:
+        platform: dict = {}
+        with platform_probe((duration_ns + warmup_ns) / 1e9 + 5, platform) if probe else contextlib.nullcontext():
             r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
         load1, j1 = loadavg(), cpu_jiffies()
     return r, {"load_before": load0, "load_after": load1, "steal_percent": steal_percent(j0, j1), **platform}
+
+
+@contextlib.contextmanager
+def platform_probe(seconds: float, out: dict):
+    """The platform probe beside the block: `out` gets "longest_blackout_ms" (the longest time a
+    CPU was not there for the probe's SCHED_FIFO 99 thread), or None and "probe_error" where the
+    probe cannot start or failed. The block runs once either way."""
+    from ..crosslayer.kernel import KernelPathUnavailable
+    from ..crosslayer.platform import PlatformProbe
+    pp = PlatformProbe(seconds, attribute=False)
+    try:
+        pp.__enter__()
+    except KernelPathUnavailable as e:
+        out.update(longest_blackout_ms=None, probe_error=str(e))
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            pp.__exit__(None, None, None)
+            longest = max((b - a for iv in pp.blackouts.values() for a, b in iv), default=0)
+            out.update(longest_blackout_ms=round(longest / 1e6, 3))
+        except KernelPathUnavailable as e:
+            out.update(longest_blackout_ms=None, probe_error=str(e))
 
 
 def load_text(load: dict) -> str:
