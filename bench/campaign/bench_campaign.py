@@ -76,29 +76,45 @@ def held(path: str | None):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def one_run(argv: list[str], runner: str, folder: pathlib.Path) -> dict:
+def start_run(argv: list[str], runner: str, folder: pathlib.Path, cpu: int | None = None) -> dict:
+    """Starts one run of the campaign on `runner` (pinned to core `cpu` with every process it
+    starts, where given)."""
     out = folder / runner.replace(" ", "-")
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     steal0, total0 = cpu_times()
-    load_before = load1()
-    t0 = time.perf_counter()
-    proc = subprocess.run(CHAINRT + argv + RUNNERS[runner] + ["--out", str(out), "--restart", "--quiet"],
-                          capture_output=True, text=True, cwd=str(ROOT))
-    wall = time.perf_counter() - t0
+    run = {"runner": runner, "out": out, "cpu": cpu, "steal0": steal0, "total0": total0, "load_before": load1(),
+           "t0": time.perf_counter()}
+    run["proc"] = subprocess.Popen(CHAINRT + argv + RUNNERS[runner] + ["--out", str(out), "--restart", "--quiet"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT),
+                                   preexec_fn=pin)
+    return run
+
+
+def finish_run(run: dict) -> dict:
+    """Waits for a run started by start_run; its figures (wall time from its start to its exit)."""
+    proc = run["proc"]
+    _out, err = proc.communicate()
+    wall = time.perf_counter() - run["t0"]
     steal1, total1 = cpu_times()
+    runner = run["runner"]
     if proc.returncode not in (0, 2):
-        sys.exit(f"bench_campaign: {runner} failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    (campaign,) = out.glob("campaign-*")
+        sys.exit(f"bench_campaign: {runner} failed (exit {proc.returncode}): {err.strip()}")
+    (campaign,) = run["out"].glob("campaign-*")
     batches = [json.loads(p.read_text()) for p in sorted((campaign / "batches").glob("b*.json"))]
     result = json.loads((campaign / "result.json").read_text())
     result.pop("run_id")
     size = sum(p.stat().st_size for p in (campaign / "batches").glob("b*.json"))
-    return {"runner": runner, "wall_s": wall, "systems": sum(b["batch"]["count"] for b in batches),
+    return {"runner": runner, "cpu": run["cpu"], "wall_s": wall, "systems": sum(b["batch"]["count"] for b in batches),
             "batch_bytes": size,
             "batches": len(batches), "batch_s": sum(b["seconds"] for b in batches),
             "batch_cpu_s": sum(b.get("cpu_seconds", 0.0) for b in batches),
             "batch_s_max": max(b["seconds"] for b in batches),
-            "load_before": load_before, "load_after": load1(),
-            "steal_pct": 100.0 * (steal1 - steal0) / max(1, total1 - total0), "result": result}
+            "load_before": run["load_before"], "load_after": load1(),
+            "steal_pct": 100.0 * (steal1 - run["steal0"]) / max(1, total1 - run["total0"]), "result": result}
+
+
+def one_run(argv: list[str], runner: str, folder: pathlib.Path) -> dict:
+    return finish_run(start_run(argv, runner, folder))
 
 
 def off_cpu(r: dict) -> float:
@@ -150,6 +166,64 @@ def spread(xs: list[float]) -> str:
     return f"{statistics.mean(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f}, sd {statistics.pstdev(xs):.3f})"
 
 
+def append_csv(path: str, started_utc: str, runs: list[dict]) -> None:
+    """One row per run (the header when the file is new); a side-by-side run's runner names its core."""
+    new_file = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f)
+        if new_file:
+            w.writerow(["batch_utc", "repetition", "runner", "systems", "batches", "wall_s", "systems_per_s",
+                        "batch_work_s", "batch_cpu_s", "load1_before", "load1_after", "steal_pct"])
+        for r in runs:
+            runner = r["runner"] if r.get("cpu") is None else f"{r['runner']}, side by side on core {r['cpu']}"
+            w.writerow([started_utc, r["repetition"], runner, r["systems"], r["batches"], f"{r['wall_s']:.3f}",
+                        f"{r['systems'] / r['wall_s']:.3f}", f"{r['batch_s']:.3f}", f"{r['batch_cpu_s']:.3f}",
+                        f"{r['load_before']:.2f}", f"{r['load_after']:.2f}", f"{r['steal_pct']:.2f}"])
+
+
+def side_by_side(args, argv: list[str], started_utc: str) -> int:
+    """The engine's overhead with the machine's drift taken out: the in-process run and the
+    1-worker run of the same campaign at the same time, each pinned with every process it starts
+    to a core of its own (the cluster's scheduler, nanny and client share the worker's core, so
+    they are charged to the engine in full), the cores swapped between repetitions. Both see the
+    same moments of the machine (other tenants, the hypervisor's steal, the shared caches), which
+    on this VM move the same systems' CPU time by up to 20 % between runs minutes apart."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        sys.exit("bench_campaign: --side-by-side needs two cores")
+    runs: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="chainrt-bench-campaign-") as tmp:
+        for rep in range(args.repeat):
+            here, there = (cores[0], cores[1]) if rep % 2 == 0 else (cores[1], cores[0])
+            with held(args.lock):
+                started = [start_run(argv, "in-process", pathlib.Path(tmp) / str(rep), here),
+                           start_run(argv, "1 worker", pathlib.Path(tmp) / str(rep), there)]
+                pair = [finish_run(r) for r in started]
+            for r in pair:
+                r["repetition"] = rep
+            runs += pair
+            a, b = pair
+            print(f"rep {rep}: in-process on core {here} {a['wall_s']:7.2f} s (batches' CPU {a['batch_cpu_s']:.2f} s), "
+                  f"1 worker on core {there} {b['wall_s']:7.2f} s (batches' CPU {b['batch_cpu_s']:.2f} s): overhead "
+                  f"{100 * (b['wall_s'] / a['wall_s'] - 1):+.2f} %  load {a['load_before']:.2f}->{b['load_after']:.2f}  "
+                  f"steal {b['steal_pct']:.1f} %", flush=True)
+    if any(r["result"] != runs[0]["result"] for r in runs):
+        sys.exit("bench_campaign: the runners' results differ")
+    wall = {name: [r["wall_s"] for r in runs if r["runner"] == name] for name in ("in-process", "1 worker")}
+    overhead = [100.0 * (b / a - 1) for a, b in zip(wall["in-process"], wall["1 worker"])]
+    cpu_ratio = [b["batch_cpu_s"] / a["batch_cpu_s"] for a, b in zip(runs[::2], runs[1::2])]
+    print(f"\n{args.sets} systems ({args.analysis} {args.extra}), batches of {args.batch}, side by side; identical "
+          f"results on every runner")
+    for name, xs in wall.items():
+        print(f"  {name:10s} wall s {spread(xs)}")
+    print(f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
+          f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
+    print(f"  batches' CPU, 1 worker / in-process  {spread(cpu_ratio)}")
+    if args.csv:
+        append_csv(args.csv, started_utc, runs)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", type=int, default=600)
@@ -163,6 +237,9 @@ def main() -> int:
                     help="append one row per run here (the header when the file is new), each with the batch's "
                          "start time (UTC)")
     ap.add_argument("--rt", type=int, default=0, metavar="PRIO", help="run everything at SCHED_RR PRIO")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="only the engine's overhead: the in-process and the 1-worker run at the same time, a core "
+                         "each, REPEAT times")
     ap.add_argument("--probe", type=int, default=0, metavar="TASKS",
                     help="only measure the engine's cost per task: TASKS empty tasks on 2 workers, REPEAT times")
     args = ap.parse_args()
@@ -180,8 +257,10 @@ def main() -> int:
         return 0
     argv = ["experiment", "soundness", "--analysis", args.analysis, "--sets", str(args.sets), "--seed",
             str(args.seed), "--batch", str(args.batch), "--json"] + args.extra.split()
-    runs: list[dict] = []
     started_utc = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
+    if args.side_by_side:
+        return side_by_side(args, argv, started_utc)
+    runs: list[dict] = []
     order = list(RUNNERS)
     with tempfile.TemporaryDirectory(prefix="chainrt-bench-campaign-") as tmp:
         for rep in range(args.repeat):
@@ -229,17 +308,7 @@ def main() -> int:
     print(f"  load average {min(r['load_before'] for r in runs):.2f}..{max(r['load_after'] for r in runs):.2f}, "
           f"steal {min(r['steal_pct'] for r in runs):.1f}..{max(r['steal_pct'] for r in runs):.1f} %")
     if args.csv:
-        new_file = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
-        with open(args.csv, "a", newline="") as f:
-            w = csv.writer(f)
-            if new_file:
-                w.writerow(["batch_utc", "repetition", "runner", "systems", "batches", "wall_s", "systems_per_s",
-                            "batch_work_s", "batch_cpu_s", "load1_before", "load1_after", "steal_pct"])
-            for r in runs:
-                w.writerow([started_utc, r["repetition"], r["runner"], r["systems"], r["batches"], f"{r['wall_s']:.3f}",
-                            f"{r['systems'] / r['wall_s']:.3f}", f"{r['batch_s']:.3f}", f"{r['batch_cpu_s']:.3f}",
-                            f"{r['load_before']:.2f}",
-                            f"{r['load_after']:.2f}", f"{r['steal_pct']:.2f}"])
+        append_csv(args.csv, started_utc, runs)
     return 0
 
 

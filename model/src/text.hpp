@@ -34,6 +34,16 @@ inline const char* invisible_kind(std::uint32_t cp) {
   return nullptr;
 }
 
+// "U+XXXX": a code point as an error message names it. Only on the error path: every name of
+// every model passes through text_problem, and a printf costs far more than the check (in a
+// process where a library registered printf handlers, as numpy's libquadmath does in every
+// Dask worker, glibc formats on its slow positional path).
+inline std::string code_point(std::uint32_t cp) {
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
+  return hex;
+}
+
 // Why `s` is not acceptable text for a value of a model, or nullopt. `one_line`: tabs and line
 // breaks are refused too (names).
 inline std::optional<std::string> text_problem(std::string_view s, bool one_line = false) {
@@ -50,17 +60,15 @@ inline std::optional<std::string> text_problem(std::string_view s, bool one_line
     }
     static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
     if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::string("is not valid UTF-8 text");
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
     if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) {
       if (!one_line && (cp == '\n' || cp == '\t')) {
         i += len;
         continue;
       }
-      return std::string("holds a control character (") + hex + ")";
+      return std::string("holds a control character (") + code_point(cp) + ")";
     }
     if (const char* kind = invisible_kind(cp))
-      return std::string("holds ") + kind + " (" + hex + "), which would print as something else";
+      return std::string("holds ") + kind + " (" + code_point(cp) + "), which would print as something else";
     i += len;
   }
   return std::nullopt;

@@ -238,10 +238,21 @@ TEST(Model, NameLimitsApplyToEveryNameOfACodeBuiltModel) {
   Model bidi = base();
   bidi.callbacks[0].node = "n\u202Eevil";
   EXPECT_THROW(validate(bidi, "generated"), ModelError);
+  // the message names the offending code point
+  try {
+    validate(bidi, "generated");
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("a bidirectional control character (U+202E)"), std::string::npos) << e.what();
+  }
   Model lng = base();
   lng.callbacks[0].publishes = {std::string(300, 't')};
   EXPECT_THROW(validate(lng, "generated"), ModelError);
   Model newline = base();
   newline.chains[0].name = "two\nlines";
   EXPECT_THROW(validate(newline, "generated"), ModelError);
+  try {
+    validate(newline, "generated");
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("a control character (U+000A)"), std::string::npos) << e.what();
+  }
 }
