@@ -48,16 +48,20 @@ MAX_CHAINS = 64          # candidate chains listed at most (paths can multiply i
 WCET_MARK = "wcet: measure with `chainrt profile`"   # chainrt profile --write replaces it
 MOVE_LATE_NEAR = 0.5     # _on_grid: late sends moved back with half the sends on one phase ...
 FULL_GRID = 0.9          # ... when then at least this share of the periods has its own send
-TOLERANCE_SE = 5         # period_tolerance = this many standard errors of the fitted period (+ rounding)
+FLOOR_SEGMENTS = 8       # the observation is cut into at most this many segments ...
+FLOOR_SENDS = 4          # ... of about this many sends each (at least 3 segments), for the floors of the delay
+FLOOR_BAND = 4           # the periods consistent with the floors: their band at most this times the narrowest
+ROUND_SHARE = 0.4        # a written period is rounded by at most this share of the fit's bound
 SAME_TIMER_NS = 1_000_000  # two topics of one period come from one timer when sent within this
 
 
 @dataclass
 class PeriodFit:
-    """A least-squares fit of send times t_i = t_0 + k_i * P, k_i counting whole periods (a
-    release a loaded system skipped adds one more)."""
-    period_ns: float      # P
-    stderr_ns: float      # standard error of P
+    """A fit of send times t_i = t_0 + k_i * P + d_i, k_i counting whole periods (a release a
+    loaded system skipped adds one more), d_i >= 0 the send's delay."""
+    period_ns: float      # P: the middle of the periods consistent with the sends' floor
+    bound_ns: float       # the true period lies within period_ns +- bound_ns (see _floor_band)
+    stderr_ns: float      # standard error of the least-squares period over the punctual sends
     jitter_ns: float      # standard deviation of the residuals (send-time jitter)
     t0_ns: float          # t_0: the fitted send time of the first period (where in the period sends fall)
     samples: int
@@ -65,7 +69,6 @@ class PeriodFit:
     skipped: int          # periods without a message
     periodic: bool        # one periodic source (residuals well inside a period)
     why: str = ""         # why not periodic
-    stderr_all_ns: float = 0.0  # the standard error with every send's jitter (no send left out)
 
 
 def _phases(rel, p: float):
@@ -144,6 +147,77 @@ def _on_grid(rel, p: float, n: int) -> tuple[float, float, bool]:
     return near, used / total, _own_periods(n, used)
 
 
+def _segment_floors(ks, rel, p: float):
+    """The floor of the delays in each segment of the observation: (period indices, residuals on
+    the grid of period p, sharpness), numpy arrays with one entry per segment that has sends.
+
+    The observation's period indices are cut into min(FLOOR_SEGMENTS, max(3, n / FLOOR_SENDS))
+    equal segments; a segment's floor is its least-delayed send, its sharpness the gap to the
+    next least-delayed one. A send earlier than the median by more than an eighth of a period
+    lies on no release of this grid (a delayed send counted in the next period) and is left out:
+    delays are late, never early."""
+    import numpy as np
+    r = rel - p * ks
+    ok = r >= float(np.median(r)) - p / 8
+    ks, r = ks[ok], r[ok]
+    k0, span = float(ks.min()), float(ks.max() - ks.min())
+    segs = min(FLOOR_SEGMENTS, max(3, len(ks) // FLOOR_SENDS))
+    seg = np.minimum(((ks - k0) / max(span, 1.0) * segs).astype(int), segs - 1)
+    fk, fr, sharp = [], [], []
+    for j in range(segs):
+        rj, kj = r[seg == j], ks[seg == j]
+        if len(rj) == 0:
+            continue
+        o = np.argsort(rj, kind="stable")
+        fk.append(float(kj[o[0]]))
+        fr.append(float(rj[o[0]]))
+        sharp.append(float(rj[o[1]] - rj[o[0]]) if len(rj) > 1 else 0.0)
+    return np.array(fk), np.array(fr), np.array(sharp)
+
+
+def _floor_width(fk, fr, d: float) -> float:
+    """The height of the narrowest band of slope p + d (the grid's period changed by d) that holds
+    every segment's floor (fk, fr as from _segment_floors for period p)."""
+    v = fr - d * fk
+    return float(v.max() - v.min())
+
+
+def _floor_band(fk, fr, sharp) -> tuple[float, float]:
+    """(middle, half-width) of the period corrections d for which every segment's floor lies in a
+    band no higher than FLOOR_BAND times the narrowest one (and than the floors' median sharpness).
+
+    A timer's sends are only ever late, and under load their delays are autocorrelated and drift
+    (an executor starved more towards the end of the observation): a fit through every send, or
+    through the punctual ones, tilts with the drift, and its standard error, which assumes
+    independent residuals, hides it. The least-delayed send of each segment lies nearest the
+    release grid; on the true period the floors lie in a band as high as the delays' floor
+    varies. The narrowest band over all periods (its slope is one between two floors: the width
+    is convex and piecewise linear in d) is widened FLOOR_BAND times, and the periods whose band
+    fits are the ones the observation cannot tell from the true one. What no fit can tell: the
+    floor itself ramping steadily over the whole observation (no send near its release late in
+    it) looks like a longer period."""
+    import numpy as np
+    n = len(fk)
+    if n < 2 or float(fk.max() - fk.min()) <= 0:
+        return 0.0, 0.0
+    slopes = [0.0] + [(fr[j] - fr[i]) / (fk[j] - fk[i]) for i in range(n) for j in range(i + 1, n) if fk[j] != fk[i]]
+    d0 = min(slopes, key=lambda d: _floor_width(fk, fr, d))
+    limit = FLOOR_BAND * max(_floor_width(fk, fr, d0), float(np.median(sharp)))
+    step = 2.0 * limit / float(fk.max() - fk.min()) + 1.0
+
+    def edge(sign: float) -> float:
+        lo, hi = 0.0, step
+        while _floor_width(fk, fr, d0 + sign * hi) <= limit:
+            lo, hi = hi, 2 * hi
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _floor_width(fk, fr, d0 + sign * mid) <= limit else (lo, mid)
+        return d0 + sign * lo
+
+    a, b = edge(-1.0), edge(1.0)
+    return (a + b) / 2, (b - a) / 2
+
+
 def fit_period(times_ns: list[int]) -> PeriodFit | None:
     """The period of one periodic source from its send times (None: fewer than 3).
 
@@ -155,7 +229,10 @@ def fit_period(times_ns: list[int]) -> PeriodFit | None:
     the periods used (P/2 fits as well, but is smaller; 2P puts two sends in a period). Then
     each send gets its period index k_i and P is fitted by least squares over the punctual sends
     (those delayed far beyond the others -- an executor busy with a long callback -- left out),
-    its standard error from their residuals. No candidate passing: not one periodic timer."""
+    its standard error from their residuals. That fit follows the delays where they drift, so the
+    period written is the middle of the periods consistent with the floor of the delays
+    (_floor_band), and its bound covers those periods and the least-squares one. No candidate
+    passing: not one periodic timer."""
     import numpy as np
     ts = sorted(times_ns)
     n = len(ts)
@@ -212,31 +289,27 @@ def fit_period(times_ns: list[int]) -> PeriodFit | None:
     res = tt - (t0 + p * kk)
     stderr = float(np.sqrt((res ** 2).sum() / max(1, len(tt) - 2)) / np.sqrt(sxx))
     jitter = float(np.sqrt(((rel - (t0 + p * ks)) ** 2).sum() / max(1, n - 2)))
-    sxx_all = float(((ks - ks.mean()) ** 2).sum())
-    stderr_all = jitter / np.sqrt(sxx_all) if sxx_all > 0 else stderr
+    d, half = _floor_band(*_segment_floors(ks, rel, p))
     slots = int(ks.max() - ks.min() + 1)
     used = len(set(ks.tolist()))
-    return PeriodFit(p, stderr, jitter, ts[0] + t0 + p * float(ks.min()), n, slots - 1, slots - used, periodic, why,
-                     max(stderr, float(stderr_all)))
+    return PeriodFit(p + d, max(half, abs(d)), stderr, jitter, ts[0] + t0 + p * float(ks.min()), n, slots - 1,
+                     slots - used, periodic, why)
 
 
 def exact_period(fit: PeriodFit) -> tuple[int, int]:
     """(period, tolerance) in ns to write: the fitted period rounded to the coarsest unit whose
-    rounding stays within two standard errors (``33333us`` for a 30 Hz timer measured to a
-    microsecond, ``20ms`` for a 20 ms one), and a binding tolerance of TOLERANCE_SE standard
-    errors (from the jitter of every send) plus that rounding, at least 1 us and 100 ppm of the
+    rounding stays within ROUND_SHARE of the fit's bound (``33333us`` for a 30 Hz timer measured
+    to a microsecond, ``20ms`` for a 20 ms one), and a binding tolerance of the bound plus that
+    rounding (so it holds every period the observation allows), at least 1 us and 100 ppm of the
     period."""
     p = fit.period_ns
     best = max(1, round(p))
     for unit in (1_000_000, 100_000, 10_000, 1_000, 100, 10, 1):
         v = round(p / unit) * unit
-        if v > 0 and abs(v - p) <= max(2 * fit.stderr_ns, 0.5):
+        if v > 0 and abs(v - p) <= max(ROUND_SHARE * fit.bound_ns, 0.5):
             best = v
             break
-    # The tolerance is derived from the jitter of every send (stderr_all_ns), not only the
-    # punctual ones: a starved executor's delays drift, so the punctual sends' standard error can
-    # be too small; at least 1 us and 100 ppm of the period
-    tol = max(TOLERANCE_SE * max(fit.stderr_ns, fit.stderr_all_ns) + abs(best - p), 1e-4 * best)
+    tol = max(fit.bound_ns + abs(best - p), 1e-4 * best)
     tol = max(1_000, int(math.ceil(tol / 1_000)) * 1_000)
     return int(best), min(tol, int(best) // 2)
 
@@ -493,7 +566,7 @@ def _rates_match(a: float | None, b: float | None) -> bool:
 def _same_timer(a: PeriodFit, b: PeriodFit) -> bool:
     """Two send-time fits of one node come from one timer: the same period (within their
     precision) and messages sent together in every period."""
-    tol = max(TOLERANCE_SE * (a.stderr_ns + b.stderr_ns), 1e-4 * a.period_ns)
+    tol = max(a.bound_ns + b.bound_ns, 1e-4 * a.period_ns)
     if abs(a.period_ns - b.period_ns) > tol:
         return False
     # the offset of b's sends in a's period (t_0 of both lie at the start of the observation, so
@@ -703,7 +776,7 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
                 f["period"] = output.exact_duration(period)
                 f["period_tolerance"] = output.exact_duration(tol)
                 note = (f"inferred: a timer; period fitted to the send times of {fit.samples} messages on "
-                        f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.stderr_ns / 1e3:.2f} us "
+                        f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.bound_ns / 1e3:.2f} us "
                         f"(send jitter {fit.jitter_ns / 1e6:.2f} ms"
                         + (f", {fit.skipped} release(s) without a message" if fit.skipped else "")
                         + "); period_tolerance for binding the real timer -- the timer itself is not visible "
