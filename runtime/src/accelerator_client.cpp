@@ -16,6 +16,11 @@ namespace {
 struct Registry {
   std::mutex m;
   std::vector<std::shared_ptr<SharedAccelerator>> all;
+
+  // The one lookup by name; the caller holds `m`. Allocates nothing.
+  auto named(std::string_view name) noexcept {
+    return std::find_if(all.begin(), all.end(), [&](const auto& a) { return a->options().name == name; });
+  }
 };
 
 Registry& registry() {
@@ -46,8 +51,7 @@ void register_accelerator(std::shared_ptr<SharedAccelerator> acc) {
   if (name.empty()) throw std::invalid_argument("register_accelerator: an accelerator needs a name");
   Registry& r = registry();
   std::lock_guard<std::mutex> lk(r.m);
-  for (const auto& a : r.all)
-    if (a->options().name == name) throw std::invalid_argument("an accelerator named '" + name + "' exists already");
+  if (r.named(name) != r.all.end()) throw std::invalid_argument("an accelerator named '" + name + "' exists already");
   r.all.push_back(std::move(acc));
 }
 
@@ -61,7 +65,7 @@ std::shared_ptr<SharedAccelerator> add_accelerator(AcceleratorOptions options, s
 bool unregister_accelerator(std::string_view name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lk(r.m);
-  auto it = std::find_if(r.all.begin(), r.all.end(), [&](const auto& a) { return a->options().name == name; });
+  const auto it = r.named(name);
   if (it == r.all.end()) return false;
   r.all.erase(it);
   return true;
@@ -70,9 +74,8 @@ bool unregister_accelerator(std::string_view name) {
 std::shared_ptr<SharedAccelerator> find_accelerator(std::string_view name) noexcept {
   Registry& r = registry();
   std::lock_guard<std::mutex> lk(r.m);
-  for (const auto& a : r.all)
-    if (a->options().name == name) return a;
-  return nullptr;
+  const auto it = r.named(name);
+  return it == r.all.end() ? nullptr : *it;
 }
 
 void run_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, std::optional<std::uint32_t> site) {

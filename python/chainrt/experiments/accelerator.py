@@ -194,12 +194,8 @@ def run(args) -> int:
     for where, x in v.items():
         print(f"  {where}: inversion under direct access {'shown' if x['inversion_shown'] else 'NOT shown'}; "
               f"server {'removes it (worst <= bound, no miss)' if x['removed_by_server'] else 'does NOT remove it'}")
-    for x in loads:
-        print(f"  {x['mode']} run {x['run']}: {lr.load_text(x)}")
-    if not args.no_plot:
-        plot(summary, os.path.join(args.out, "accelerator.png"))
-        print(f"  wrote {os.path.join(args.out, 'accelerator.png')}")
-    print(f"  wrote {os.path.join(args.out, 'accelerator.csv')} and accelerator.json")
+    lr.report_tail(args.out, "accelerator", loads, lambda x: f"{x['mode']} run {x['run']}",
+                   None if args.no_plot else lambda path: plot(summary, path))
     ok = all(x["inversion_shown"] and x["removed_by_server"] for x in v.values())
     return 0 if ok else 2
 

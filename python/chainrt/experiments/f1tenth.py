@@ -173,12 +173,8 @@ def run(args) -> int:
                 cells.append(f"{avg} / {mx}{paper}")
             rows.append((t, LABELS[config], *cells))
     print("\n".join(output.table(rows, left=(1,), indent="  ")))
-    for x in loads:
-        print(f"  {x['config']} {x['threads']} thread(s) run {x['run']}: {lr.load_text(x)}")
-    if not args.no_plot:
-        _plot(summary, os.path.join(args.out, "f1tenth.png"))
-        print(f"  wrote {os.path.join(args.out, 'f1tenth.png')}")
-    print(f"  wrote {os.path.join(args.out, 'f1tenth.csv')} and f1tenth.json")
+    lr.report_tail(args.out, "f1tenth", loads, lambda x: f"{x['config']} {x['threads']} thread(s) run {x['run']}",
+                   None if args.no_plot else lambda path: _plot(summary, path))
     return 0
 
 

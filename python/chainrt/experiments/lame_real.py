@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import statistics
+from collections.abc import Callable
 
 
 @contextlib.contextmanager
@@ -97,6 +98,20 @@ def load_text(load: dict) -> str:
     elif load.get("probe_error"):
         text += f" (no platform probe: {load['probe_error']})"
     return text
+
+
+def report_tail(out: str, name: str, loads: list[dict], run_label: Callable[[dict], str],
+                plot: Callable[[str], None] | None) -> None:
+    """The end of a measured experiment's report: each run's load_text() after its label
+    ``run_label(load)``, then the figure ``<out>/<name>.png`` drawn by ``plot(path)`` (none when
+    `plot` is None) and the files the experiment wrote (``<name>.csv`` and ``<name>.json``)."""
+    for x in loads:
+        print(f"  {run_label(x)}: {load_text(x)}")
+    if plot is not None:
+        path = os.path.join(out, f"{name}.png")
+        plot(path)
+        print(f"  wrote {path}")
+    print(f"  wrote {os.path.join(out, f'{name}.csv')} and {name}.json")
 
 
 def cpu_jiffies() -> tuple[int, int]:

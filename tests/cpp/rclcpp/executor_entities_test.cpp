@@ -343,9 +343,7 @@ chains:
 // A model names the callbacks: bound entities take the model's names and priorities; what the
 // model lacks is listed as unmatched; model callbacks without an entity are reported.
 TEST(ChainExecutor, BindsEntitiesToTheModel) {
-  ChainExecutorOptions o;
-  o.model_yaml = talk_model("chatter", true);
-  ChainExecutor exec(o);
+  ChainExecutor exec(ChainExecutorOptions{.model_yaml = talk_model("chatter", true)});
   auto talker = std::make_shared<Talker>("chatter");
   auto listener = std::make_shared<Listener>("chatter");
   auto extra = listener->create_wall_timer(50ms, [] {});  // not in the model
@@ -375,9 +373,7 @@ TEST(ChainExecutor, BindsEntitiesToTheModel) {
 // TimeSource gives every node one; rclcpp 29 none) and a user's explicit one are served by the
 // executor beside a model chain, which keeps running; only the user's is listed as unmatched.
 TEST(ChainExecutor, ParameterEventSubscriptionsOutsideTheModelAreServed) {
-  ChainExecutorOptions o;
-  o.model_yaml = talk_model("pe_chatter", false);
-  ChainExecutor exec(o);
+  ChainExecutor exec(ChainExecutorOptions{.model_yaml = talk_model("pe_chatter", false)});
   // default node options: parameter events published, and on rclcpp 28 each node subscribes
   auto talker = std::make_shared<Talker>("pe_chatter");
   auto listener = std::make_shared<Listener>("pe_chatter");

@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <cstdlib>
 #include <new>
 #include <vector>
 
+#include "chainrt/runtime/accelerator_client.hpp"
 #include "chainrt/runtime/executor.hpp"
 #include "ros_test_util.hpp"
 
@@ -82,6 +84,30 @@ void check_no_allocation(Policy policy, bool sim_time = false) {
 TEST(DispatchPath, NoAllocationAfterStartEdf) { check_no_allocation(Policy::Edf); }
 TEST(DispatchPath, NoAllocationAfterStartRosDefault) { check_no_allocation(Policy::RosDefault); }
 TEST(DispatchPath, NoAllocationAfterStartSimTimeEdf) { check_no_allocation(Policy::Edf, true); }
+
+// A callback's request by accelerator name (run_on_accelerator(name, ...)) looks the name up in
+// the registry and queues the work: neither allocates on the calling thread, for a name found
+// behind others or absent. The names are longer than a short-string buffer, so a copy of one
+// would show.
+TEST(DispatchPath, AcceleratorRequestByNameAllocatesNothing) {
+  if (!CHAINRT_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting is off in sanitizer builds";
+  std::vector<std::shared_ptr<SharedAccelerator>> accs;
+  for (const char* name : {"alloc_test_accelerator_first", "alloc_test_accelerator_second"}) {
+    AcceleratorOptions o;
+    o.name = name;
+    accs.push_back(add_accelerator(std::move(o)));
+  }
+  const DeviceWork work{};
+  run_on_accelerator("alloc_test_accelerator_second", work);  // the first request starts the device
+  const std::uint64_t before = t_allocs;
+  const auto found = find_accelerator("alloc_test_accelerator_second");
+  const auto absent = find_accelerator("alloc_test_accelerator_absent");
+  run_on_accelerator("alloc_test_accelerator_second", work);
+  EXPECT_EQ(t_allocs, before);
+  EXPECT_EQ(found, accs[1]);
+  EXPECT_EQ(absent, nullptr);
+  for (const auto& a : accs) EXPECT_TRUE(unregister_accelerator(a->options().name));
+}
 
 }  // namespace
 }  // namespace chainrt::runtime
