@@ -764,3 +764,42 @@ def test_record_from_now_starts_the_chain_statistics_afresh(ctx, tmp_path):
         assert spin_until(ex, lambda: len(seen) >= n + 5)
         assert 0 < ex.report()["chains"]["loop"]["instances"] <= len(seen) - n
         ex.shutdown()
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_program_exits_cleanly_while_a_daemon_thread_spins(tmp_path, threads):
+    """A daemon thread still inside the executor (spin's wait for work: next() without the GIL)
+    when the interpreter exits. CPython before 3.14 ends a thread that takes the GIL back during
+    finalization with pthread_exit, whose unwinding through the binding's C++ aborted the process
+    ("terminate called without an active exception", exit 134). Such a thread is parked until the
+    process ends; the exiting thread itself (here: an atexit handler registered before chainrt
+    was imported, so it runs after chainrt's) still uses the executor."""
+    rc, out, err = _run_program(f"""
+import atexit, threading, time
+import rclpy
+
+def at_exit():  # runs on the exiting thread after chainrt's own exit hook
+    print("dispatched", ex.report(with_samples=False)["dispatches"] > 0, flush=True)
+
+atexit.register(at_exit)
+from chainrt.rclpy import ChainExecutor
+rclpy.init()
+node = rclpy.create_node("exit_while_spinning")
+node.create_timer(0.01, lambda: None)
+ex = ChainExecutor(threads={threads}, report=False)
+ex.add_node(node)
+threading.Thread(target=ex.spin, daemon=True).start()
+time.sleep(0.5)
+
+
+class SlowFinalizer:  # finalization outlasts spin's wait slice, so the spinning thread wakes in it
+    def __del__(self, sleep=time.sleep):
+        sleep(0.3)
+
+
+keep = SlowFinalizer()
+print("main ends", flush=True)
+""", tmp_path)
+    assert "terminate called" not in err, err
+    assert rc == 0, (rc, err)
+    assert out.splitlines() == ["main ends", "dispatched True"], out

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chainrt/runtime/accelerator_client.hpp"
+#include "gil.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -53,7 +54,7 @@ bool remove(const std::string& name) {
   auto a = runtime::find_accelerator(name);
   if (!a) return false;
   runtime::unregister_accelerator(name);
-  nb::gil_scoped_release unlocked;  // its thread may be running a Python job
+  ReleaseGil unlocked;  // its thread may be running a Python job
   a->drain();
   a->stop();
   return true;
@@ -75,17 +76,22 @@ void run(const std::string& name, Duration copy_in, Duration kernel, Duration co
     if (!PyCallable_Check(job.ptr())) throw std::invalid_argument("job must be callable");
     w.job = [](void* c) noexcept {
       auto* j = static_cast<PyJob*>(c);
-      nb::gil_scoped_acquire locked;
+      PyGILState_STATE gil;
+      if (!try_acquire_gil(gil)) {  // the interpreter exits (gil.hpp): the job cannot run
+        j->error = std::make_exception_ptr(std::runtime_error("the interpreter is exiting: the job did not run"));
+        return;
+      }
       try {
         j->fn();
       } catch (...) {
         j->error = std::current_exception();
       }
+      PyGILState_Release(gil);
     };
     w.job_context = &pj;
   }
   {
-    nb::gil_scoped_release unlocked;
+    ReleaseGil unlocked;
     runtime::run_on_accelerator(*a, w, site);
   }
   if (pj.error) std::rethrow_exception(pj.error);
@@ -106,7 +112,7 @@ void bind_accelerator(nb::module_& m) {
   m.def("accelerator_remove", &remove, "name"_a);
   m.def("accelerator_run", &run, "name"_a, "copy_in_ns"_a, "kernel_ns"_a, "copy_out_ns"_a, "job"_a = nb::none(),
         "site"_a = nb::none());
-  m.def("accelerator_trace", &trace, "name"_a, nb::call_guard<nb::gil_scoped_release>());
+  m.def("accelerator_trace", &trace, "name"_a, nb::call_guard<ReleaseGil>());
   m.def("accelerator_requests", [](const std::string& name) { return named(name)->requests(); }, "name"_a);
   m.def("dispatch_priority", [] {
     const runtime::DispatchContext* d = runtime::current_dispatch();

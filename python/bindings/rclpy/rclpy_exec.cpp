@@ -19,9 +19,11 @@
 // (push_external) from a watcher thread.
 //
 // Threading contract: every method may be called from any thread; one std::mutex protects
-// the state. next() sleeps without the GIL. The rcl event callbacks only take the mutex to
-// post a wake-up. Allocation: storage is sized in the constructor; next()/done() allocate
-// nothing (report_json allocates, it is off the dispatch path).
+// the state. next() sleeps without the GIL; a call that runs without the GIL takes it back
+// through gil.hpp (a thread other than the exiting one is parked once the interpreter exits).
+// The rcl event callbacks only take the mutex to post a wake-up. Allocation: storage is sized
+// in the constructor; next()/done() allocate nothing (report_json allocates, it is off the
+// dispatch path).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -59,6 +61,7 @@
 #include "chainrt/sched/ready_queue.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
+#include "gil.hpp"
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
 #include "chainrt/lame/controller.hpp"
 #include "chainrt/runtime/lame_controller.hpp"
@@ -947,7 +950,7 @@ class LameControl {
     lame::ControllerEvent e;
     double apply_ms = 0;
     {
-      nb::gil_scoped_release unlocked;
+      ReleaseGil unlocked;
       for (auto& [name, count, top] : loop.take_cpu_window()) {
         lame::CpuSample x;
         x.callback = name;
@@ -1022,11 +1025,15 @@ void bind_accelerator(nb::module_& m);  // accelerator_binding.cpp
 
 NB_MODULE(_rclpy_exec, m) {
   using chainrt::rclpy_exec::Loop;
+  using chainrt::rclpy_exec::ReleaseGil;
   m.doc() = "chainrt.rclpy's dispatch loop: event-driven readiness, the sched ReadyQueue, monitor";
   // A user's daemon thread may still hold the executor (and so its Loop) when the interpreter
   // exits; the process's end reclaims it. nanobind's leak report is for binding developers and
   // would reach the user's terminal at every such exit.
   nb::set_leak_warnings(false);
+  // Threads still inside a call without the GIL when the interpreter exits are parked, not
+  // aborted (gil.hpp).
+  chainrt::rclpy_exec::register_exit_hook(m);
   nb::class_<Loop>(m, "Loop")
       .def(nb::init<const std::string&, std::vector<bool>,
                     const std::vector<std::tuple<int, std::uintptr_t, std::uint32_t, std::optional<int>,
@@ -1038,21 +1045,21 @@ NB_MODULE(_rclpy_exec, m) {
                     std::size_t, const std::vector<std::uint32_t>&>(),
            "policy"_a, "group_reentrant"_a, "entities"_a, "chains"_a, "threads"_a, "sample_capacity"_a = 100000,
            "take_positions"_a = std::vector<std::uint32_t>{})
-      .def("next", &Loop::next, "thread"_a, "timeout_ns"_a, nb::call_guard<nb::gil_scoped_release>())
+      .def("next", &Loop::next, "thread"_a, "timeout_ns"_a, nb::call_guard<ReleaseGil>())
       .def("done", &Loop::done, "thread"_a, "callback"_a, "ran"_a, "threw"_a)
-      .def("push_external", &Loop::push_external, nb::call_guard<nb::gil_scoped_release>())
-      .def("wake", &Loop::wake, nb::call_guard<nb::gil_scoped_release>())
-      .def("stop", &Loop::stop, nb::call_guard<nb::gil_scoped_release>())
+      .def("push_external", &Loop::push_external, nb::call_guard<ReleaseGil>())
+      .def("wake", &Loop::wake, nb::call_guard<ReleaseGil>())
+      .def("stop", &Loop::stop, nb::call_guard<ReleaseGil>())
       .def("restart", &Loop::restart)
-      .def("detach", &Loop::detach, nb::call_guard<nb::gil_scoped_release>())
-      .def("apply_thread", &Loop::apply_thread, nb::call_guard<nb::gil_scoped_release>())
+      .def("detach", &Loop::detach, nb::call_guard<ReleaseGil>())
+      .def("apply_thread", &Loop::apply_thread, nb::call_guard<ReleaseGil>())
       .def("add_warning", &Loop::add_warning)
       .def("take_cpu_window", &Loop::take_cpu_window)
       .def("chain_misses", &Loop::chain_misses)
       .def("chain_names", &Loop::chain_names)
       .def("set_thread_reservation", &Loop::set_thread_reservation, "thread"_a, "budget_ns"_a, "period_ns"_a,
-           nb::call_guard<nb::gil_scoped_release>())
-      .def("reconfigure", &Loop::reconfigure, "params"_a, nb::call_guard<nb::gil_scoped_release>())
+           nb::call_guard<ReleaseGil>())
+      .def("reconfigure", &Loop::reconfigure, "params"_a, nb::call_guard<ReleaseGil>())
       .def("set_record_from", &Loop::set_record_from)
       .def("current_stamp", &Loop::current_stamp)
       .def("current_grid_release", &Loop::current_grid_release, "thread"_a)
@@ -1065,15 +1072,15 @@ NB_MODULE(_rclpy_exec, m) {
       .def("trace_registration", &Loop::trace_registration, "executor"_a)
       .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
       .def("monitor_json", &Loop::monitor_json, "run_id"_a, "executor"_a, "seq"_a,
-           nb::call_guard<nb::gil_scoped_release>())
+           nb::call_guard<ReleaseGil>())
       .def("report_json", &Loop::report_json, "with_samples"_a = false, "max_samples"_a = 2048,
-           nb::call_guard<nb::gil_scoped_release>());
+           nb::call_guard<ReleaseGil>());
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
   using chainrt::rclpy_exec::LameControl;
   nb::class_<LameControl>(m, "LameControl")
       .def(nb::init<const std::string&, chainrt::Duration, chainrt::Duration, int>(), "yaml"_a,
            "controller_period_ns"_a, "reservation_period_ns"_a = 10'000'000, "capacity_permille"_a = 0,
-           nb::call_guard<nb::gil_scoped_release>())
+           nb::call_guard<ReleaseGil>())
       .def("executor", &LameControl::executor)
       .def("threads", &LameControl::threads)
       .def("callbacks", &LameControl::callbacks)
