@@ -14,6 +14,9 @@ engine's overhead against this process, each as the ratio of means and its range
 repetitions (run i of one runner against run i of the other). Every run must give the same
 merged result (checked).
 
+With --side-by-side it measures only the engine's overhead, with the machine's drift taken out:
+the in-process run and the 1-worker run at the same time, a core each (side_by_side below).
+
 With --lock PATH each repetition holds that lock (flock) while it runs, released between
 repetitions so that others can measure too. The kernel shares the CPU between sessions
 (CONFIG_SCHED_AUTOGROUP) whatever the processes' nice values, so on a machine shared with other
@@ -30,6 +33,7 @@ it) runs at SCHED_RR PRIO instead, so that the other tenants' work cannot take t
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import csv
 import fcntl
@@ -166,6 +170,14 @@ def spread(xs: list[float]) -> str:
     return f"{statistics.mean(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f}, sd {statistics.pstdev(xs):.3f})"
 
 
+def overhead_line(wall: dict[str, list[float]]) -> str:
+    """The engine's overhead: each 1-worker run's wall time against the in-process run of its
+    repetition, and the ratio of the means."""
+    overhead = [100.0 * (w / i - 1) for w, i in zip(wall["1 worker"], wall["in-process"])]
+    return (f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
+            f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
+
+
 def append_csv(path: str, started_utc: str, runs: list[dict]) -> None:
     """One row per run (the header when the file is new); a side-by-side run's runner names its core."""
     new_file = not os.path.exists(path) or os.path.getsize(path) == 0
@@ -198,7 +210,10 @@ def side_by_side(args, argv: list[str], started_utc: str) -> int:
             with held(args.lock):
                 started = [start_run(argv, "in-process", pathlib.Path(tmp) / str(rep), here),
                            start_run(argv, "1 worker", pathlib.Path(tmp) / str(rep), there)]
-                pair = [finish_run(r) for r in started]
+                # each waited for in a thread of its own: a run is timed at its own exit, not at
+                # the other's when it ends first
+                with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                    pair = list(pool.map(finish_run, started))
             for r in pair:
                 r["repetition"] = rep
             runs += pair
@@ -210,14 +225,12 @@ def side_by_side(args, argv: list[str], started_utc: str) -> int:
     if any(r["result"] != runs[0]["result"] for r in runs):
         sys.exit("bench_campaign: the runners' results differ")
     wall = {name: [r["wall_s"] for r in runs if r["runner"] == name] for name in ("in-process", "1 worker")}
-    overhead = [100.0 * (b / a - 1) for a, b in zip(wall["in-process"], wall["1 worker"])]
     cpu_ratio = [b["batch_cpu_s"] / a["batch_cpu_s"] for a, b in zip(runs[::2], runs[1::2])]
     print(f"\n{args.sets} systems ({args.analysis} {args.extra}), batches of {args.batch}, side by side; identical "
           f"results on every runner")
     for name, xs in wall.items():
         print(f"  {name:10s} wall s {spread(xs)}")
-    print(f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
-          f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
+    print(overhead_line(wall))
     print(f"  batches' CPU, 1 worker / in-process  {spread(cpu_ratio)}")
     if args.csv:
         append_csv(args.csv, started_utc, runs)
@@ -280,7 +293,6 @@ def main() -> int:
     by = {name: [r for r in runs if r["runner"] == name] for name in RUNNERS}
     wall = {name: [r["wall_s"] for r in rs] for name, rs in by.items()}
     speedup = [a / b for a, b in zip(wall["1 worker"], wall["2 workers"])]
-    overhead = [100.0 * (a / b - 1) for a, b in zip(wall["1 worker"], wall["in-process"])]
     # The same systems take more or less CPU as the other tenants' load changes between runs (the
     # cores' caches and the host's other guests): each run's wall time scaled by the batches' CPU
     # time of the run it is compared with removes that drift from the ratio.
@@ -296,8 +308,7 @@ def main() -> int:
         print(f"  {name:10s} wall s {spread(wall[name])}")
     print(f"  speed-up 1 -> 2 workers  {spread(speedup)}  (ratio of means "
           f"{statistics.mean(wall['1 worker']) / statistics.mean(wall['2 workers']):.3f})")
-    print(f"  engine overhead (1 worker vs in-process) %  {spread(overhead)}  (ratio of means "
-          f"{100 * (statistics.mean(wall['1 worker']) / statistics.mean(wall['in-process']) - 1):.2f} %)")
+    print(overhead_line(wall))
     print(f"  at equal CPU work (each pair scaled by its batches' CPU time): speed-up {spread(speedup_eq)}, "
           f"engine overhead % {spread(overhead_eq)}")
     for name, rs in by.items():
