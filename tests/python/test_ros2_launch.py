@@ -141,10 +141,14 @@ def test_ros2_run_finds_chainrt_programs():
     assert "chainrt_component_container:" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_launch_two_chains_is_seen_by_ros2_and_ends_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("executor", ["runtime", "rclpy"])
+def test_launch_two_chains_is_seen_by_ros2_and_ends_on_ctrl_c(tmp_path, executor):
+    """The model's chains on chainrt-run, or the rclpy nodes of examples/rclpy under chainrt.rclpy's
+    ChainExecutor: the same nodes, topics and chains either way."""
     _need_ros2()
     env = _env()
-    launch = Launch([str(ROOT / "examples" / "two_chains.launch.py")], env, tmp_path / "launch.log")
+    launch = Launch([str(ROOT / "examples" / "two_chains.launch.py"), f"executor:={executor}"], env,
+                    tmp_path / "launch.log")
     try:
         nodes = _until(lambda o: all(n in o for n in ("/hi_sensor", "/hi_control", "/lo_sensor", "/lo_logger")),
                        lambda: _ros2(["node", "list", "--no-daemon"], env).stdout)
