@@ -393,6 +393,12 @@ def observe(duration_s: float = 5.0, settle_s: float = 2.0, expect_nodes: int = 
     """Joins the graph for ``settle_s`` (discovery) plus ``duration_s`` (rates and sizes).
     ``expect_nodes``: stop waiting for discovery early once this many nodes are seen."""
     import rclpy
+    from .fastdds import loopback_participants
+    with loopback_participants():  # nothing bound beyond loopback under localhost discovery
+        return _observe(rclpy, duration_s, settle_s, expect_nodes)
+
+
+def _observe(rclpy, duration_s: float, settle_s: float, expect_nodes: int) -> Graph:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
