@@ -80,3 +80,12 @@ def test_a_report_says_what_is_true_when_no_chain_has_a_bound(tmp_path):
     # every chain bounded, simulated and measured: the old sentence is true and stays
     text = model_report.render(_data({"high": 10_000_000, "low": 40_000_000}), {})
     assert "measured worst case is within its analysis bound and its simulated worst case" in text
+
+
+def test_the_report_repeats_the_policy_advice(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(MODEL.format(policy="ros-default", det="3ms", log="30ms"))
+    data = model_report.collect(str(path), 200_000_000, run=False)
+    assert any("chainrt synthesize" in n and "ros-default" in n for n in data["notes"]), data["notes"]
+    path.write_text(MODEL.format(policy="fp", det="3ms", log="30ms"))
+    assert not any("chainrt synthesize" in n for n in model_report.collect(str(path), 200_000_000, run=False)["notes"])
