@@ -4,6 +4,7 @@ sees a running chainrt system; `ros2 launch` of the examples starts the containe
 and two composable nodes, or the two-chain system, their monitoring appears, and Ctrl-C leaves no
 process behind. Real ROS 2, a domain of its own, localhost discovery."""
 
+import json
 import os
 import re
 import signal
@@ -181,3 +182,27 @@ def test_launch_container_loads_two_nodes_with_the_model_and_ends_on_ctrl_c(tmp_
         _interrupt_and_check_nothing_left(launch)
     finally:
         launch.kill_leftovers()
+
+
+def _ros2_tools(venv, env_extra):
+    env = {**os.environ, **env_extra}
+    return subprocess.run([str(ROOT / "scripts" / "ros2_tools"), str(venv)], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_ros2_tools_redo_nothing_when_nothing_changed_and_say_why_they_skip(tmp_path):
+    """scripts/setup runs scripts/ros2_tools every time: with the stamp of what it installed it
+    installs nothing again (the launcher is written anew); without the sources it says why."""
+    _need_ros2()
+    stamp = Path(sys.prefix) / ".chainrt-ros2-tools"
+    if not stamp.is_file():
+        pytest.skip(f"{sys.prefix} has no stamp of scripts/ros2_tools (its ros2 came from elsewhere)")
+    distro = json.loads((_build.build_dir() / "chainrt_ros2_env.json").read_text())["distro"]
+    before = stamp.read_text()
+    again = _ros2_tools(sys.prefix, {"CHAINRT_ROS_DISTRO": distro})
+    assert again.returncode == 0 and again.stdout.strip().splitlines()[-1] == "ros2-tools: up to date", again
+    assert stamp.read_text() == before and os.access(ROS2, os.X_OK)
+    missing = _ros2_tools(tmp_path / "venv", {"CHAINRT_ROS_DISTRO": distro, "CHAINRT_ROS2_SRC": str(tmp_path / "none")})
+    assert missing.returncode == 0, missing
+    assert missing.stdout.strip() == f"ros2-tools: skipped: no ROS 2 sources at {tmp_path / 'none'} " \
+                                     "(set CHAINRT_ROS2_SRC to the folder of the release tarballs)"
