@@ -355,11 +355,13 @@ def bounds_of(model, bound: dict | None, simulated: dict | None) -> tuple[dict, 
 
 
 def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bound_kind: dict,
-              model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True) -> dict:
+              model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True, rt: bool = True) -> dict:
     """The accounting of a finished run (JSON form, :func:`to_json`) from its traces in
     ``trace_dir``, the PlatformProbe that ran beside it (None: not measured, ``probe_note`` says
     why) and its bounds; instances released in the first ``warmup_ns`` of the run are left out
-    (as the executors' monitor does); "notes" says what limits it."""
+    (as the executors' monitor does); ``rt``: the executors' threads had real-time priority
+    (without, other processes take the CPU from them below the probe, which sees none of it);
+    "notes" says what limits it."""
     notes = [probe_note] if probe_note else []
     blackouts = None
     if probe is not None:
@@ -389,6 +391,10 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                           mi["chain_executors"], since_ns))
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
+    if not rt and any(r["unexplained"] for r in out["chains"].values()):
+        notes.append("the executor threads had no real-time priority: other processes took the CPU from them, which "
+                     "the platform probe (above every thread) does not see and the bounds do not allow for; "
+                     "--fifo PRIO runs them above other processes")
     out["notes"] = notes
     return out
 

@@ -163,7 +163,8 @@ def run(args, model) -> int:
     with traces:
         account = None if not accounted else accounting.after_run(
             model, traces.name, probe, probe_note, *accounting.bounds_of(model, bound, sim),
-            set(result.get("model_tids", [])), warmup, not args.no_thread_params)
+            set(result.get("model_tids", [])), warmup, not args.no_thread_params,
+            bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)))
     grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
     # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
     # negative verdict (a chain above its bound or simulated worst case) on request
