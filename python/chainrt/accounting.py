@@ -146,7 +146,8 @@ def window(inst: Instance, busy: dict[str, list[tuple[int, int]]]) -> tuple[int,
 
 def instances(executions: list[Execution], chains: dict[str, list[str]]) -> dict[str, list[Instance]]:
     """Per chain, its instances in the executions: one per execution of the chain's last callback
-    that carries a release, with the chain's executions of that release as its hops."""
+    that carries a release made by the chain's first callback, with the chain's executions of
+    that release as its hops."""
     by_release: dict[int, list[Execution]] = {}
     for x in executions:
         if x.release is not None:
@@ -154,9 +155,12 @@ def instances(executions: list[Execution], chains: dict[str, list[str]]) -> dict
     out: dict[str, list[Instance]] = {}
     for name, cbs in chains.items():
         members = set(cbs)
+        # (a last callback shared by chains — a fusion — serves the chain whose first callback
+        # made the release it carries)
+        own = {x.release for x in executions if cbs and x.callback == cbs[0]}
         got = []
         for x in executions:
-            if cbs and x.callback == cbs[-1] and x.release is not None:
+            if cbs and x.callback == cbs[-1] and x.release in own:
                 hops = tuple(h for h in by_release[x.release] if h.callback in members and h.start <= x.start)
                 got.append(Instance(name, x.release, x.finish, hops))
         out[name] = sorted(got, key=lambda i: i.release)

@@ -171,3 +171,37 @@ def test_the_report_prints_the_counts_and_unexplained_in_red():
     red = [ln for ln in colored if "\033[31m" in ln]
     assert len(red) == 2 and "high" in red[0] and "unexplained" in red[1]  # the chain's row, its case
     assert [ln.split()[:6] for ln in plain if ln.split()[:1] == ["high"]] == [["high", "7.70", "1", "0", "0", "1"]]
+
+
+def test_a_shared_last_callback_serves_the_chain_whose_first_callback_made_the_release():
+    # two chains fuse into "fuse": its execution carries the release of chain a's timer only
+    chains = {"a": ["ta", "fuse"], "b": ["tb", "fuse"]}
+    run_ = [Execution("ta", "e", 0, 0, MS, MS, 0), Execution("tb", "e", 0, MS, 2 * MS, MS, int(0.5 * MS)),
+            Execution("fuse", "e", 0, 2 * MS, 3 * MS, MS, 0)]
+    got = acc.instances(run_, chains)
+    assert [(i.release, i.finish) for i in got["a"]] == [(0, 3 * MS)] and got["b"] == []
+
+
+def test_the_benchmarks_platform_free_kpis_leave_out_the_samples_a_blackout_touched():
+    from chainrt.reference_system import accounting as bench
+    from chainrt.reference_system import kpi
+    from chainrt.reference_system.message import Entry
+    nodes = ("FrontLidarDriver", "RearLidarDriver", "ObjectCollisionEstimator")
+    # one sample every 100 ms: both LiDARs at k*100 ms, the end 10 ms later; the planner 5 ms after
+    samples = [[Entry(n, k * 100 * MS + (10 * MS if n == kpi.HOT_PATH_END else 0), k) for n in nodes] +
+               [Entry(kpi.BEHAVIOR_PLANNER, k * 100 * MS + 5 * MS + (3 * MS if k == 15 else 0), k)]
+               for k in range(20)]
+    node_exec = {n: "main" for n in (*nodes, kpi.BEHAVIOR_PLANNER)}
+    # the executor busy from each LiDAR release to the end of its sample
+    busy = {"main": [(k * 100 * MS, k * 100 * MS + 10 * MS) for k in range(20)]}
+    run_ = {"sinks": {kpi.HOT_PATH_SINK: samples}}
+    # a blackout inside sample 12's window, and one just before the planner's late start in 15
+    blackouts = [(1204 * MS, 1206 * MS), (1506 * MS, 1507 * MS)]
+    free = bench.free_kpis(run_, node_exec, busy, blackouts)
+    raw = kpi.run_kpis(run_["sinks"])
+    assert len(raw.hot_path_latencies) == 10 and len(free.hot_path_latencies) == 8  # samples 12 and 15 out
+    # a period's window runs from the busy period of the previous planner start to this one: each
+    # blackout touches the period that ends after it and the one that begins before it (11->12,
+    # 12->13, 14->15 and 15->16, the last two the 103 ms and 97 ms ones)
+    assert sorted(raw.behavior_planner_periods) == [97 * MS] + [100 * MS] * 7 + [103 * MS]
+    assert free.behavior_planner_periods == [100 * MS] * 5
