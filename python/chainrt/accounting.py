@@ -359,13 +359,15 @@ def bounds_of(model, bound: dict | None, simulated: dict | None) -> tuple[dict, 
 
 
 def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bound_kind: dict,
-              model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True, rt: bool = True) -> dict:
+              model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True, rt: bool = True,
+              simulated: dict | None = None) -> dict:
     """The accounting of a finished run (JSON form, :func:`to_json`) from its traces in
     ``trace_dir``, the PlatformProbe that ran beside it (None: not measured, ``probe_note`` says
     why) and its bounds; instances released in the first ``warmup_ns`` of the run are left out
     (as the executors' monitor does); ``rt``: the executors' threads had real-time priority
     (without, other processes take the CPU from them below the probe, which sees none of it);
-    "notes" says what limits it."""
+    ``simulated``: the simulator's per-chain result, to account against its worst cases too
+    ("simulated"); "notes" says what limits it."""
     notes = [probe_note] if probe_note else []
     blackouts = None
     if probe is not None:
@@ -393,6 +395,10 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         notes.append("no dispatch trace was written: no instance could be accounted")
     out = to_json(account(executions, mi["chains"], bounds, mi["wcets"], blackouts, mi["chain_cpus"],
                           mi["chain_executors"], since_ns))
+    if isinstance(simulated, dict) and simulated:  # the same against the simulated worst cases (what the verdict also compares with)
+        sim_bounds = {n: (simulated.get(n) or {}).get("wcrt_ns") or None for n in mi["chains"]}
+        out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
+                                           mi["chain_cpus"], mi["chain_executors"], since_ns))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
@@ -401,6 +407,37 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                      "--fifo PRIO runs them above other processes")
     out["notes"] = notes
     return out
+
+
+def cause_text(row: dict | None, against: str = "the bound") -> str | None:
+    """One chain's accounting as a verdict's cause (None when nothing was above)."""
+    if not row or not row.get("above"):
+        return None
+    parts = []
+    if row[PLATFORM]:
+        parts.append(f"{row[PLATFORM]} had a platform blackout in their busy window")
+    if row[OVERRUN]:
+        o = max((x for c in row.get("cases", []) if c["cause"] == OVERRUN for x in c["overruns"]),
+                key=lambda x: x["cpu_ns"] - x["wcet_ns"], default=None)
+        parts.append(f"{row[OVERRUN]} a callback over its WCET" + (
+            f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
+    if row[UNEXPLAINED]:
+        parts.append(f"{row[UNEXPLAINED]} unexplained")
+    return f"of the {row['above']} instance(s) above {against}, " + ", ".join(parts)
+
+
+def attribute(findings, acc_json: dict) -> None:
+    """Adds to each verdict finding (verdict.Finding) the accounting of its chain: against the
+    analysis bound when it exceeds it, else against the simulated worst case."""
+    for f in findings:
+        if f.exceeds_bound:
+            text = cause_text(acc_json["chains"].get(f.chain), "the bound")
+        elif f.exceeds_simulation:
+            text = cause_text((acc_json.get("simulated") or {}).get(f.chain), "the simulated worst case")
+        else:
+            text = None
+        if text:
+            f.causes.insert(0, text)
 
 
 def probe_beside(seconds: float):

@@ -205,3 +205,32 @@ def test_the_benchmarks_platform_free_kpis_leave_out_the_samples_a_blackout_touc
     # 12->13, 14->15 and 15->16, the last two the 103 ms and 97 ms ones)
     assert sorted(raw.behavior_planner_periods) == [97 * MS] + [100 * MS] * 7 + [103 * MS]
     assert free.behavior_planner_periods == [100 * MS] * 5
+
+
+def test_the_verdict_names_the_accounting_as_the_cause():
+    from chainrt.verdict import Finding
+    js = acc.to_json(acc.account(run(lo_sub_wall=20, lo_sub_cpu=20), CHAINS, BOUNDS, WCETS, {0: []}))
+    js["simulated"] = acc.to_json(acc.account(run(hi20_start=29), CHAINS, {"high": 6 * MS}, WCETS,
+                                              {0: [(25 * MS, 29 * MS)]}))["chains"]
+    over_bound = Finding("high", 20 * MS, 10, bound_ns=11 * MS, exceeds_bound=True)
+    over_sim = Finding("high", 14 * MS, 10, simulated_wcrt_ns=6 * MS, exceeds_simulation=True)
+    acc.attribute([over_bound, over_sim], js)
+    assert over_bound.causes == ["of the 1 instance(s) above the bound, 1 a callback over its WCET (lo_sub up to "
+                                 "20.00 ms of CPU, WCET 10.00 ms)"]
+    assert over_sim.causes == ["of the 1 instance(s) above the simulated worst case, 1 had a platform blackout in "
+                               "their busy window"]
+    assert "cause not identified" not in over_sim.text()
+
+
+def test_the_benchmarks_verdict_names_its_accounting_instead_of_no_cause():
+    from chainrt import verdict
+    counts = {"above": 3, "platform": 2, "overrun": 0, "unexplained": 1}
+    none = {k: 0 for k in counts}
+    cfg = {"runtime_chains": {"hot_path": {"wcrt_ns": 30 * MS}}, "analysis": {"hot_path_bound_ns": 20 * MS},
+           "simulated": {}, "accounting": {"chains": {"hot_path_front": counts, "hot_path_rear": counts,
+                                                      "behavior_planner": none}}}
+    lines = verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})
+    assert len(lines) == 1 and "cause not identified" not in lines[0]
+    assert "of the 6 instance(s) above the bound, 4 had a platform blackout in their busy window, 2 unexplained" in lines[0]
+    del cfg["accounting"]
+    assert "cause not identified" in verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})[0]

@@ -164,7 +164,9 @@ def run(args, model) -> int:
         account = None if not accounted else accounting.after_run(
             model, traces.name, probe, probe_note, *accounting.bounds_of(model, bound, sim),
             set(result.get("model_tids", [])), warmup, not args.no_thread_params,
-            bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)))
+            bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)), sim)
+    if account is not None:
+        accounting.attribute(judged.findings, account)
     grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
     # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
     # negative verdict (a chain above its bound or simulated worst case) on request

@@ -64,29 +64,32 @@ def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int,
     return kpi.run_kpis(run["sinks"], keep_sample=keep_sample, keep_period=keep_period)
 
 
-def config_accounting(model, runs: list[dict], analysis: dict | None) -> dict | None:
+def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None) -> dict | None:
     """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "unexplained"}}
-    summed over its runs, "hot_path_latency" and "behavior_planner_period" (kpi statistics over
-    the platform-free samples, pooled), "runs" (how many were accounted), "notes"}; None when no
-    run has its input (no probe)."""
+    summed over its runs against the analysis bounds, "simulated" the same against the simulated
+    worst cases, "hot_path_latency" and "behavior_planner_period" (kpi statistics over the
+    platform-free samples, pooled), "runs" (how many were accounted), "notes"}; None when no run
+    has its input (no probe)."""
     inputs = [r["accounting"] for r in runs if r.get("accounting") and r["accounting"]["blackouts"] is not None]
     if not inputs:
         return None
     mi = acc.model_inputs(model)
-    bounds = {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis or {}).get("chains") or {}).items()}
+    against = {"chains": {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis or {}).get("chains") or {}).items()},
+               "simulated": {n: (c or {}).get("wcrt_ns") for n, c in ((simulated or {}).get("chains") or {}).items()}}
     node_exec = {n.name: n.executor for n in model.nodes}
-    chains = {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]}
+    counts = {key: {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]} for key in against}
     free, notes = [], sorted({f"attribution: {i['attribution']}" for i in inputs if i["attribution"]})
     for inp in inputs:
         ex = inp["executions"]
-        got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
-                          mi["chain_executors"], inp["since_ns"])
-        for n, row in got["chains"].items():
-            for k in ("above", *CAUSES):
-                chains[n][k] += row[k]
+        for key, bounds in against.items():
+            got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
+                              mi["chain_executors"], inp["since_ns"])
+            for n, row in got["chains"].items():
+                for k in ("above", *CAUSES):
+                    counts[key][n][k] += row[k]
         busy = acc.busy_periods(ex, acc.ready_times(ex, mi["chains"]))
         every = acc.plat.merge([x for iv in inp["blackouts"].values() for x in iv])
         free.append(free_kpis(inp, node_exec, busy, every))
     pooled = kpi.pooled(free).to_dict()
-    return {"chains": chains, "runs": len(inputs), "hot_path_latency": pooled["hot_path_latency"],
+    return {**counts, "runs": len(inputs), "hot_path_latency": pooled["hot_path_latency"],
             "behavior_planner_period": pooled["behavior_planner_period"], "notes": notes}

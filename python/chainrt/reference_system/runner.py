@@ -562,7 +562,8 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
                 c["analysis_platform"] = analyze_config(with_platform(model, c["platform"]["curve"]))
         if model is not None and runs[name]:
             # every instance above the model's bound classified; the KPIs over platform-free samples
-            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"))
+            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"),
+                                                                 c.get("simulated"))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)
