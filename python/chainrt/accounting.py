@@ -422,7 +422,9 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
         parts.append(f"{row[OVERRUN]} a callback over its WCET" + (
             f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
     if row[UNEXPLAINED]:
-        parts.append(f"{row[UNEXPLAINED]} unexplained")
+        parts.append(f"{row[UNEXPLAINED]} unexplained" + (
+            "" if against == "the bound" else " (time the simulated model does not contain: the runtime's messages "
+                                              "and dispatches)"))
     return f"of the {row['above']} instance(s) above {against}, " + ", ".join(parts)
 
 
