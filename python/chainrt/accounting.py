@@ -40,6 +40,7 @@ from .verdict import OVERRUN_RATIO
 
 PLATFORM, OVERRUN, UNEXPLAINED = "platform", "overrun", "unexplained"
 CAUSES = (PLATFORM, OVERRUN, UNEXPLAINED)
+ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
 # gaps between an executor's executions shorter than this are its own dispatch latency, not
 # idle time (the probe's threshold: shorter blackouts are not seen either)
 GAP_NS = plat.PROBE_THRESHOLD_US * 1000
@@ -425,7 +426,7 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
             "" if against == "the bound" else " (time the simulated model does not contain: the runtime's messages "
                                               "and dispatches)"))
-    return f"of the {row['above']} instance(s) above {against}, " + ", ".join(parts)
+    return f"{ACCOUNTED}of the {row['above']} instances above {against}, " + ", ".join(parts)
 
 
 def attribute(findings, acc_json: dict) -> None:

@@ -215,9 +215,9 @@ def test_the_verdict_names_the_accounting_as_the_cause():
     over_bound = Finding("high", 20 * MS, 10, bound_ns=11 * MS, exceeds_bound=True)
     over_sim = Finding("high", 14 * MS, 10, simulated_wcrt_ns=6 * MS, exceeds_simulation=True)
     acc.attribute([over_bound, over_sim], js)
-    assert over_bound.causes == ["of the 1 instance(s) above the bound, 1 a callback over its WCET (lo_sub up to "
+    assert over_bound.causes == ["accounted: of the 1 instances above the bound, 1 a callback over its WCET (lo_sub up to "
                                  "20.00 ms of CPU, WCET 10.00 ms)"]
-    assert over_sim.causes == ["of the 1 instance(s) above the simulated worst case, 1 had a platform blackout in "
+    assert over_sim.causes == ["accounted: of the 1 instances above the simulated worst case, 1 had a platform blackout in "
                                "their busy window"]
     assert "cause not identified" not in over_sim.text()
 
@@ -231,6 +231,6 @@ def test_the_benchmarks_verdict_names_its_accounting_instead_of_no_cause():
                                                       "behavior_planner": none}}}
     lines = verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})
     assert len(lines) == 1 and "cause not identified" not in lines[0]
-    assert "of the 6 instance(s) above the bound, 4 had a platform blackout in their busy window, 2 unexplained" in lines[0]
+    assert "accounted: of the 6 instances above the bound, 4 had a platform blackout in their busy window, 2 unexplained" in lines[0]
     del cfg["accounting"]
     assert "cause not identified" in verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})[0]
