@@ -410,6 +410,18 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
     return out
 
 
+def coverage_notes(acc_json: dict, measured: dict) -> list[str]:
+    """A note per chain whose traced instances are fewer than the executors' monitor counted
+    (``measured``: the run's per-chain figures): the trace's ring kept only the latest."""
+    out = []
+    for name, row in acc_json["chains"].items():
+        got, n = row["raw"]["instances"], (measured.get(name) or {}).get("instances", 0)
+        if got < n:
+            out.append(f"chain {name}: {got} of its {n} instances were accounted (the dispatch trace keeps the latest "
+                       f"65,536 executions per executor)")
+    return out
+
+
 def cause_text(row: dict | None, against: str = "the bound") -> str | None:
     """One chain's accounting as a verdict's cause (None when nothing was above)."""
     if not row or not row.get("above"):

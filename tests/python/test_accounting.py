@@ -234,3 +234,11 @@ def test_the_benchmarks_verdict_names_its_accounting_instead_of_no_cause():
     assert "accounted: of the 6 instances above the bound, 4 had a platform blackout in their busy window, 2 unexplained" in lines[0]
     del cfg["accounting"]
     assert "cause not identified" in verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})[0]
+
+
+def test_instances_the_trace_no_longer_held_are_said():
+    js = acc.to_json(acc.account(run(), CHAINS, BOUNDS, WCETS, {0: []}))
+    assert acc.coverage_notes(js, {"high": {"instances": 10}, "low": {"instances": 1}}) == []
+    assert acc.coverage_notes(js, {"high": {"instances": 12}}) == [
+        "chain high: 10 of its 12 instances were accounted (the dispatch trace keeps the latest 65,536 executions "
+        "per executor)"]

@@ -167,6 +167,7 @@ def run(args, model) -> int:
             bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)), sim)
     if account is not None:
         accounting.attribute(judged.findings, account)
+        account["notes"] += accounting.coverage_notes(account, result["chains"])
     grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
     # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
     # negative verdict (a chain above its bound or simulated worst case) on request
