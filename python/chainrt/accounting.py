@@ -176,24 +176,40 @@ def stats(samples: list[int]) -> dict:
             "p99_ns": quantile(samples, 0.99) if n else None, "max_ns": max(samples) if n else None}
 
 
+class Nearby:
+    """Executions sorted by start (the overruns of a run: few), to find those that overlap a
+    window quickly."""
+
+    def __init__(self, executions: list[Execution]):
+        self.executions = sorted(executions, key=lambda x: x.start)
+        self.starts = [x.start for x in self.executions]
+        self.longest = max((x.finish - x.start for x in self.executions), default=0)
+
+    def overlapping(self, begin: int, end: int) -> list[Execution]:
+        lo = bisect.bisect_left(self.starts, begin - self.longest)
+        return [x for x in self.executions[lo:bisect.bisect_left(self.starts, end)] if x.finish > begin]
+
+
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
-             executions: list[Execution], wcets: dict[str, int], ratio: float = OVERRUN_RATIO) -> Case:
+             overruns: Nearby, wcets: dict[str, int]) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
-    disjoint, on the CPUs the instance may run on), ``executions`` those that may have delayed it
-    (sorted by start)."""
+    disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
+    (:func:`overran`) that may have delayed it."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e))
-    starts = [x.start for x in executions]
-    for x in executions[:bisect.bisect_left(starts, e)]:
-        w = wcets.get(x.callback)
-        if x.finish > b and w is not None and x.cpu > ratio * w:
-            case.overruns.append({"callback": x.callback, "cpu_ns": x.cpu, "wcet_ns": w, "start_ns": x.start})
+    for x in overruns.overlapping(b, e):
+        case.overruns.append({"callback": x.callback, "cpu_ns": x.cpu, "wcet_ns": wcets[x.callback], "start_ns": x.start})
     if case.platform_ns > 0:
         case.cause = PLATFORM
     elif case.overruns:
         case.cause = OVERRUN
     return case
+
+
+def overran(executions: list[Execution], wcets: dict[str, int], ratio: float = OVERRUN_RATIO) -> list[Execution]:
+    """The executions that used more CPU time than ``ratio`` x their callback's WCET."""
+    return [x for x in executions if x.callback in wcets and x.cpu > ratio * wcets[x.callback]]
 
 
 def account(executions: list[Execution], chains: dict[str, list[str]], bounds: dict[str, int | None],
@@ -216,14 +232,15 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     busy window."""
     ready = ready_times(executions, chains)
     busy = busy_periods(executions, ready, gap_ns)
-    ordered = sorted(executions, key=lambda x: x.start)
+    over = overran(executions, wcets)
+    everything = Nearby(over)
     out: dict = {"measured": blackouts is not None, "chains": {}}
     for name, insts in instances(executions, chains).items():
         insts = [i for i in insts if since_ns is None or i.release >= since_ns]
         cpus = (chain_cpus or {}).get(name)
         iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
         execs = (chain_executors or {}).get(name)
-        near = ordered if execs is None else [x for x in ordered if x.executor in execs]
+        near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
         bound = bounds.get(name)
         row = {"bound_ns": bound, "above": 0, **{c: 0 for c in CAUSES}, "cases": []}
         free = []
