@@ -97,6 +97,15 @@ def test_a_blackout_while_the_executor_was_idle_is_not_a_cause():
     assert high["cases"][0].window == (60 * MS, 72 * MS)
 
 
+def test_an_overrun_before_the_busy_window_is_not_a_cause():
+    # lo_sub overran (20 ms of CPU) and ended at 25 ms; the high instance released at 60 ms,
+    # with the executor idle before it, started 7 ms late all the same
+    executions = [x for x in run(lo_sub_wall=10, lo_sub_cpu=20) if x.release != 60 * MS] + \
+        [ex("hi_pub", 67, 2.5, 60), ex("hi_sub", 69.5, 2.5, 60)]
+    high = account(executions, {0: []})["high"]
+    assert (high["above"], high["unexplained"], high["overrun"]) == (1, 1, 0)
+
+
 def test_only_the_chains_cpus_count():
     high = account(run(hi20_start=29), {1: [(25 * MS, 29 * MS)]}, chain_cpus={"high": {0}})["high"]
     assert (high["platform"], high["unexplained"]) == (0, 1)
