@@ -163,7 +163,7 @@ def run(args, model) -> int:
     with traces:
         account = None if not accounted else accounting.after_run(
             model, traces.name, probe, probe_note, *accounting.bounds_of(model, bound, sim),
-            set(result.get("model_tids", [])), warmup, not args.no_thread_params,
+            set(result.get("model_tids", [])), warmup, not (args.no_thread_params or args.threads),
             bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)), sim)
     if account is not None:
         accounting.attribute(judged.findings, account)
