@@ -62,7 +62,8 @@ class Tour:
         subject, _, rest = text.partition(": ")
         if "likely cause: " in text:
             what = subject if rest else "a run"
-            for cause in text.split("likely cause: ", 1)[1].split("; "):
+            # (causes are separated by "; ", which may also appear inside a cause's parentheses)
+            for cause in re.split(r"; (?![^()]*\))", text.split("likely cause: ", 1)[1]):
                 # (the run's accounting of the instances above: its figures are the point)
                 key = (f"{text.split(' measured', 1)[0]}: {cause}" if cause.startswith(ACCOUNTED)
                        else re.sub(r"\s*\(.*$", "", cause).strip())
