@@ -251,3 +251,9 @@ def test_instances_the_trace_no_longer_held_are_said():
     assert acc.coverage_notes(js, {"high": {"instances": 12}}) == [
         "chain high: 10 of its 12 instances were accounted (the dispatch trace keeps the latest 65,536 executions "
         "per executor)"]
+
+
+def test_the_benchmarks_trace_records_carry_their_cpu_time():
+    from chainrt.reference_system import accounting as bench
+    got = bench.executions([["hot_path", "A/timer", 0, 10, 30, -1, 10, 18], ["other", "B/x", 1, 40, 50, -1, 0, 9]])
+    assert got == [Execution("A/timer", "hot_path", 0, 10, 30, 18, 10), Execution("B/x", "other", 1, 40, 50, 9, None)]
