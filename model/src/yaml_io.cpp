@@ -169,6 +169,25 @@ bool within_limits(const std::string& text, Diagnostics& diags) {
                                    " MiB; chainrt refuses larger models");
     return false;
   }
+  std::int64_t run = 0;
+  int run_line = 1;
+  std::size_t run_start = 0, line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',') {
+      if (c == '\n') ++run_line, line_start = i + 1;
+      run = 0;
+      continue;
+    }
+    if (run++ == 0) run_start = i;
+    if (run > limits::kMaxUnbrokenBytes) {
+      diags.error_at({run_line, static_cast<int>(run_start - line_start) + 1}, "",
+                     "more than " + std::to_string(limits::kMaxUnbrokenBytes >> 10) +
+                         " KiB without a space or separator: longer than any value of a model (a name is at most " +
+                         std::to_string(limits::kMaxNameBytes) + " bytes)");
+      return false;
+    }
+  }
   int line = 0, column = 0;
   if (std::size_t bad = find_bad_utf8(text, line, column); bad != std::string::npos) {
     char hex[8];
