@@ -186,10 +186,39 @@ def _analysis_for(model, policy):
 
 # --------------------------------------------------------------------------- plots
 
+# The most chains (or callbacks) one plot shows: a bar per chain of a model with thousands would
+# make an image of hundreds of thousands of pixels (minutes and gigabytes to draw, nothing to
+# read). A larger model's plots show those closest to their limit, and their captions say so;
+# the tables list every chain.
+MAX_PLOTTED = 40
+
+
+def _closest_to_limit(names: list[str], ratio) -> list[str]:
+    """At most MAX_PLOTTED of `names`, those of largest ratio(name) (None counts as 0), in their
+    given order."""
+    if len(names) <= MAX_PLOTTED:
+        return list(names)
+    keep = set(sorted(names, key=lambda n: -(ratio(n) or 0))[:MAX_PLOTTED])
+    return [n for n in names if n in keep]
+
+
+def plotted_note(shown: int, total: int, what: str) -> str:
+    """The caption's sentence for a plot that shows only some of the chains or callbacks."""
+    return "" if shown >= total else (f" It shows the {shown} of the {total} {what} closest to their limit "
+                                      "(the tables list all).")
+
+
+def _worst_ratio(data: dict, c: str):
+    """A chain's largest worst case (bound, simulated, measured) over its deadline."""
+    vals = [((data.get(k) or {}).get("chains", {}).get(c) or {}).get(f) for k, f in
+            (("analysis", "wcrt_bound_ns"), ("simulation", "wcrt_ns"), ("run", "wcrt_ns"))]
+    vals = [v for v in vals if v]
+    return max(vals) / data["model_chains"][c]["deadline_ns"] if vals else None
+
 def plot_worst_cases(data: dict, path: Path):
     """Per chain: bound, simulated and measured worst case as a fraction of the deadline."""
     plt = pyplot()
-    chains = data["chains"]
+    chains = _closest_to_limit(data["chains"], lambda c: _worst_ratio(data, c))
     an = (data.get("analysis") or {}).get("chains", {})
     sim = (data.get("simulation") or {}).get("chains", {})
     run = (data.get("run") or {}).get("chains", {})
@@ -226,7 +255,8 @@ def plot_cdf(data: dict, path: Path):
     """CDF of the measured response times of each chain, with the simulated worst case and the
     bound marked; one panel per chain (their scales differ)."""
     samples = (data.get("run") or {}).get("samples_ns", {})
-    chains = [c for c in data["chains"] if samples.get(c)]
+    chains = _closest_to_limit([c for c in data["chains"] if samples.get(c)],
+                               lambda c: max(samples[c]) / data["model_chains"][c]["deadline_ns"])
     if not chains:
         return None
     plt = pyplot()
@@ -262,7 +292,8 @@ def plot_cdf(data: dict, path: Path):
 def plot_exec(data: dict, path: Path):
     """Measured CPU time per callback (mean and max) relative to the model's WCET."""
     cbs = (data.get("run") or {}).get("callbacks", {})
-    names = [n for n in data["wcet"] if n in cbs and cbs[n].get("instances")]
+    names = _closest_to_limit([n for n in data["wcet"] if n in cbs and cbs[n].get("instances")],
+                              lambda n: cbs[n]["cpu_max_ns"] / data["wcet"][n])
     if not names:
         return None
     plt = pyplot()
@@ -324,6 +355,7 @@ def render(data: dict, images: dict) -> str:
         else:
             parts.append(H.section("Verdict", H.para("Every chain's measured worst case is within its analysis "
                                                      "bound and its simulated worst case.")))
+    measured = [c for c in data["chains"] if (run.get("samples_ns") or {}).get(c)]
     parts.append(H.section(
         "Chains: analysis, simulation and real run side by side",
         H.table(["chain", "deadline", "analysis bound", "simulated worst", "simulated mean", "measured worst",
@@ -333,11 +365,14 @@ def render(data: dict, images: dict) -> str:
                 "the simulated worst case.", RESPONSE_TIME, cls),
         H.figure(images["worst"].name, "Worst-case response time of each chain as a fraction of its deadline. "
                  "Look for a measured bar longer than the analysis bound (the model does not describe the run) "
-                 "and for any bar beyond the dashed line (a missed deadline).", "worst cases per chain")
+                 "and for any bar beyond the dashed line (a missed deadline)."
+                 + plotted_note(min(MAX_PLOTTED, len(data["chains"])), len(data["chains"]), "chains"),
+                 "worst cases per chain")
         if images.get("worst") else "",
         H.figure(images["cdf"].name, "Distribution of the measured response times per chain. The steeper and "
                  "further left the curve, the more predictable the chain; the dashed line is the bound it must "
-                 "stay left of.", "response time distributions") if images.get("cdf") else ""))
+                 "stay left of." + plotted_note(min(MAX_PLOTTED, len(measured)), len(measured), "measured chains"),
+                 "response time distributions") if images.get("cdf") else ""))
     cbs = run.get("callbacks", {})
     if cbs:
         crow = []
@@ -352,8 +387,8 @@ def render(data: dict, images: dict) -> str:
             H.table(["callback", "WCET in the model", "measured mean", "measured max", "wall-time max", "instances"],
                     crow, "Execution time per callback instance in ms (real run).", EXEC_TIME),
             H.figure(images["exec"].name, "Measured CPU time per instance relative to the model's WCET: bars "
-                     "beyond 1.0 mean the model understates the callback (run chainrt profile to measure it).",
-                     "execution times") if images.get("exec") else ""))
+                     "beyond 1.0 mean the model understates the callback (run chainrt profile to measure it)."
+                     + plotted_note(min(MAX_PLOTTED, len(crow)), len(crow), "callbacks"), "execution times") if images.get("exec") else ""))
     notes = list(data.get("notes", [])) + list(data.get("start_warnings", [])) + list(run.get("warnings", []))
     if notes:
         parts.append(H.section("Notes", H.items(notes)))
