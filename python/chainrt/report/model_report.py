@@ -51,7 +51,7 @@ MEASURES = {
 
 def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: str | None = None, log=None,
             fifo: int | None = None, namespace: str | None = None, run_id: str | None = None,
-            trace: str | None = None) -> dict:
+            trace: str | None = None, model=None) -> dict:
     """Analysis, simulation and the measured columns of the model; each part records why it is
     missing instead of failing the report.
 
@@ -59,13 +59,14 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     ``namespace``/``run_id`` select it), "trace" (a recorded trace at ``trace``), "replay"
     (chainrt run of the model's synthetic nodes, threads at SCHED_FIFO ``fifo``), or False (none).
     ``True`` is "replay", the former meaning. ``data["run_failed"]`` says why a requested
-    measurement gave nothing."""
+    measurement gave nothing. ``model``: the model of ``model_path`` where the caller loaded it
+    already (loading one of 10,000 callbacks takes a second)."""
     if run is True:
         run = "replay"
     from ..commands.analyze import analyze
     from ..commands.simulate import simulate
     from ..model import load_model
-    model = load_model(model_path)
+    model = load_model(model_path) if model is None else model
     data = {"model": str(model_path), "name": getattr(model, "name", "") or Path(model_path).stem, "fifo": fifo,
             "duration_ns": duration_ns, "policy": policy, "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "host": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
