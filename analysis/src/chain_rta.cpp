@@ -420,6 +420,8 @@ bool SegmentRta::classify_others() {
         const int gi = group_index(v_.cbs[c].mutex_group);
         if (gi >= 0 && v_.cbs[c].threads != mask_) fallback_[gi] = true;
       }
+  others_.reserve(v_.tasks.size());
+  gblockers_.reserve(v_.tasks.size());
   Rwin_.assign(v_.tasks.size(), kUnbounded);  // the window of each task's counted work
   for (std::size_t i = 0; i < v_.tasks.size(); ++i)
     Rwin_[i] = W_.window(v_.tasks[i].work, i, [&](int c) { return counts(v_.tasks[i], c); });
@@ -478,7 +480,7 @@ bool SegmentRta::classify_task(std::size_t i) {
   o.deltas = phases_of(i);
   for (int c : ti.work) {
     const CbInfo& cb = v_.cbs[c];
-    if (Rwin_[i] != kUnbounded && W_.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
+    if (Rwin_[i] != kUnbounded && W_.any_unbounded(i) && W_.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
       block_only(c, tail);
       continue;
     }
@@ -1125,6 +1127,7 @@ void Holistic::init() {
       std::sort(row.begin(), row.end());
       row.erase(std::unique(row.begin(), row.end()), row.end());
     }
+    W_.unbounded.assign(n_, 0);
     W_.finite.assign(n_, 0);
   }
   failed_.assign(n_, "");
@@ -1164,6 +1167,7 @@ bool Holistic::raise_ends(std::size_t x, const std::vector<Duration>& cb_end) {
     Duration& old = *W_.slot(x, c);
     if (old == kUnbounded || (e != kUnbounded && e <= old)) continue;
     old = e;
+    if (e == kUnbounded) ++W_.unbounded[x];
     grew = true;
   }
   for (const auto& [c, e] : W_.end[x]) {

@@ -38,6 +38,9 @@ struct Windows {
   // The largest finite end of task i's work seen in any round (never shrinks, so the driver's
   // iteration stays monotone when an end turns unbounded).
   std::vector<Duration> finite;
+  // How many ends of task i's work are kUnbounded (an end never comes back from kUnbounded): 0
+  // spares the look-ups of the segment bounds, which ask about every task.
+  std::vector<int> unbounded;
 
   // The end of callback c of task i's work (O(log |work|)); 0 for a callback outside it, which
   // no round raises.
@@ -62,10 +65,13 @@ struct Windows {
   // `counts` does not select; kUnbounded when a callback `counts` selects has no end bound.
   template <class Counts>
   Duration window(const std::vector<int>& work, std::size_t i, Counts counts) const {
+    if (!end.empty() && unbounded[i] == 0) return inside(i);
     for (int c : work)
       if (end_of(i, c) == kUnbounded && counts(c)) return kUnbounded;
     return inside(i);
   }
+  // Whether some callback of task i's work may have no end bound.
+  bool any_unbounded(std::size_t i) const { return end.empty() ? R[i] == kUnbounded : unbounded[i] > 0; }
 };
 
 // Bound of one segment of task k (from the arrival of its first callback's activation to the

@@ -68,8 +68,11 @@ TEST(WorkLimit, ChainsBeyondTheLimitAreReportedWithoutABoundAndWhy) {
   }
   // Room for two rounds: as many as the fixed point needs here, or the reason says it stopped.
   const AnalysisResult two = fp(m, 3'200);
-  for (const auto& c : two.chains)
-    if (!c.bounded) EXPECT_NE(c.reason.find("did not converge within the analysis's work limit"), std::string::npos);
+  for (const auto& c : two.chains) {
+    if (!c.bounded) {
+      EXPECT_NE(c.reason.find("did not converge within the analysis's work limit"), std::string::npos) << c.reason;
+    }
+  }
   const AnalysisResult enough = fp(m, 1'600 * 10);
   for (const auto& c : enough.chains) EXPECT_TRUE(c.bounded) << c.chain << ": " << c.reason;
 }
