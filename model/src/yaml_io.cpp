@@ -99,7 +99,7 @@ std::size_t find_bad_utf8(const std::string& s, int& line, int& column) {
 }
 
 // Walks the YAML event stream (no tree is built) and stops at the first event beyond the
-// limits: nesting deeper than kMaxDepth, more than kMaxNodes nodes once aliases are expanded
+// limits: a value longer than kMaxUnbrokenBytes, nesting deeper than kMaxDepth, more than kMaxNodes nodes once aliases are expanded
 // (so "billion laughs" files are refused after a bounded amount of work), and an alias that
 // refers to a node that contains it (a cycle, which no tree can hold).
 class PreScan : public YAML::EventHandler {
@@ -112,7 +112,14 @@ class PreScan : public YAML::EventHandler {
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override { leaf(m, a); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string& value) override {
+    // (a long value with spaces, which the raw check of within_limits lets through)
+    if (static_cast<std::int64_t>(value.size()) > limits::kMaxUnbrokenBytes)
+      throw Refused{at(m), "a value of more than " + std::to_string(limits::kMaxUnbrokenBytes >> 10) +
+                               " KiB: longer than any value of a model (a name is at most " +
+                               std::to_string(limits::kMaxNameBytes) + " bytes)"};
+    leaf(m, a);
+  }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
     for (const auto& o : open_)
       if (o.anchor == a) throw Refused{at(m), "an alias refers to a node that contains it (a cycle)"};

@@ -322,6 +322,17 @@ TEST(Model, HugeUnbrokenTextIsRefusedBeforeParsing) {
     EXPECT_EQ(e.diagnostics()[0].column, 12);
     EXPECT_NE(e.diagnostics()[0].message.find("without a space or separator"), std::string::npos) << e.what();
   }
+  // with spaces, in quotes: refused by the first pass over the YAML events, before a tree is built
+  std::string spaced(6'000'000, ' ');
+  for (std::size_t i = 0; i < spaced.size(); i += 3) spaced[i] = 'a';
+  try {
+    load_model_from_string("chainrt: 1\ncallbacks:\n  - {name: \"" + spaced + "\", kind: timer}\n", "spaced.yaml");
+    FAIL() << "accepted";
+  } catch (const ModelError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].line, 3);
+    EXPECT_NE(e.diagnostics()[0].message.find("a value of more than 64 KiB"), std::string::npos) << e.what();
+  }
   // a long flow list of short names is no unbroken text
   std::string many = "chainrt: 1\ncallbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\nchains:\n";
   many += "  - {name: c, callbacks: [a]}\ntopics: [";
