@@ -1415,8 +1415,9 @@ AnalysisResult Holistic::run() {
   const std::string limit = "; the analysis compares the chains that share an executor pairwise in every round and "
                             "stops beyond " + std::to_string(opt_.max_pairs) + " comparisons (spread the chains over "
                             "more executors)";
-  // A fixed point takes two rounds at least (one that raises the bounds, one that finds them unchanged).
-  if (per_round > opt_.max_pairs / 2) {
+  // A fixed point takes three rounds in the common case (one from the lower bounds, one with the
+  // others' bounds raised, one that finds them unchanged): refused at once when those do not fit.
+  if (per_round > opt_.max_pairs / 3) {
     give_up("not analysed: " + std::to_string(on_busiest) + " chains share executor '" + busiest + "'" + limit);
     return collect_result(opt_.analysis, v_.tasks, W_.R, failed_);
   }

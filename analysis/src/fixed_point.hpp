@@ -54,7 +54,7 @@ inline constexpr int kMaxHolisticRounds = 500;
 
 // The holistic analyses' work limit (HolisticOptions::max_pairs): 25,000,000 comparisons of
 // chains sharing an executor, about 8 s of one core; 2,500 chains on one executor converge in
-// three rounds (18,750,000); from 3,536 chains on one executor (two rounds beyond the limit)
+// three rounds (18,750,000); from 2,887 chains on one executor (three rounds beyond the limit)
 // the analysis refuses at once.
 inline constexpr std::uint64_t kMaxHolisticPairs = 25'000'000;
 
