@@ -6,12 +6,12 @@
   process of its own on loopback, one single-threaded worker process per core, mutual TLS with
   credentials made for it and readable only by this user, see ``localcluster``); with
   ``--cluster ADDRESS`` it sends the same batches to a running cluster's scheduler (plain TCP, or
-  TLS with the user's Dask TLS configuration). Every batch is one task: ``execute(task, identity, batch)``; the task function
-  travels by reference (module and name), so every worker runs chainrt itself, and a result
-  made by another build is refused. A worker that dies mid-batch (killed, out of memory, its
-  machine gone) loses nothing: the scheduler gives the batch to another worker (Dask's
-  ``distributed.scheduler.allowed-failures``, 3 by default; a batch that ended more workers
-  than that is reported as broken).
+  TLS with the user's Dask TLS configuration). Every batch is one task:
+  ``execute(task, identity, batch)``; the task function travels by reference (module and
+  name), so every worker runs chainrt itself, and a result made by another build is refused.
+  A worker that dies mid-batch (killed, out of memory, its machine gone) loses nothing: the
+  scheduler gives the batch to another worker (Dask's ``distributed.scheduler.allowed-failures``,
+  3 by default; a batch that ended more workers than that is reported as broken).
 
 An engine's ``run(spec, pending)`` yields ``(batch, record, error)`` as batches finish, in any
 order: a record (the task's result, where and how long it ran) or the one-line error of a
@@ -21,8 +21,8 @@ the engine started.
 
 from __future__ import annotations
 
-import os
 import argparse
+import os
 import select
 import shutil
 import signal

@@ -14,7 +14,8 @@ Private to the user who runs it: every listener of the cluster (scheduler, nanni
 speaks mutual TLS only, with a key and a self-signed certificate made for this one cluster and
 written into CREDENTIALS, a folder only the user can enter (mode 0700, made by the command). A
 process that cannot read the key (another local user) cannot complete a connection, so it can
-neither submit work nor reach a worker. The folder is removed when the cluster ends.
+neither submit work nor reach a worker. The folder is also the temporary folder of the cluster
+and its batches (TMPDIR), and is removed when the cluster ends.
 
 The worker processes are forked from this process (Dask's ``fork`` method), which has Dask and
 chainrt's extension loaded: a worker starts in a fraction of a second, and the queues between a
@@ -116,6 +117,10 @@ def main() -> int:
     workers = int(sys.argv[1])
     _credentials = _private_folder(sys.argv[2])
     write_credentials(_credentials)
+    # Every temporary file of the cluster and its batches (a worker killed mid-batch leaves its
+    # batch's) goes into the same folder, and with it.
+    import tempfile
+    os.environ["TMPDIR"] = tempfile.tempdir = str(_credentials)
     # Loaded here, before the workers are forked from this process, so that each starts with them.
     import chainrt._core  # noqa: F401
     import logging
