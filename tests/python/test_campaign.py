@@ -246,6 +246,7 @@ def _numbered(systems: int, fail=()):
 @pytest.mark.parametrize("engine", ["in-process", "cluster"])
 def test_broken_batch_is_reported_with_its_seed_and_the_rest_is_kept(engine, cluster, tmp_path, capsys):
     import dask
+    import distributed  # noqa: F401  (its defaults in dask's configuration before set() below adds to it)
     flags = ["--in-process"] if engine == "in-process" else ["--cluster", cluster.address]
     make = _numbered(20, fail=[6, 15])
     with dask.config.set(cluster.config if engine == "cluster" else {}):
