@@ -7,7 +7,9 @@ ended, and printed as one JSON object ({case: {"before", "after", "rc", "stderr"
 - ``end``: the campaign runs to its end;
 - ``sigint``, ``sigterm``: the command gets the signal mid-run;
 - ``kill-command``, ``kill-host``, ``kill-worker``: kill -9 of the command, of its cluster's host
-  process, of one worker process, mid-run.
+  process, of one worker process, mid-run;
+- ``in-process-sigint``, ``in-process-kill``: the same campaign in the command's process, SIGINT
+  mid-batch, and kill -9 (then the command again, which resumes it).
 
     python campaign_leftovers_scenario.py CAMPAIGN-ARGUMENTS...
 """
@@ -25,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from leftovers_scenario import children, reap, wait_for  # noqa: E402
 
-CASES = ("end", "sigint", "sigterm", "kill-command", "kill-host", "kill-worker")
+CASES = ("end", "sigint", "sigterm", "kill-command", "kill-host", "kill-worker", "in-process-sigint",
+         "in-process-kill")
 
 
 def _bound() -> set[str]:
@@ -71,17 +74,18 @@ def run_case(case: str, argv: list[str]) -> dict:
     out = Path("/mnt") / case
     env = {**os.environ, "TMPDIR": "/tmp"}
     before = _tables()
-    cmd = [sys.executable, "-m", "chainrt.cli", *argv, "--workers", "2", "--out", str(out)]
+    engine = ["--in-process"] if case.startswith("in-process") else ["--workers", "2"]
+    cmd = [sys.executable, "-m", "chainrt.cli", *argv, *engine, "--out", str(out)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/mnt")
     note = ""
     if case != "end":
         if not _mid_run(out, proc):
             note = "the campaign ended before it could be interrupted"
-        elif case == "sigint":
+        elif case in ("sigint", "in-process-sigint"):
             proc.send_signal(signal.SIGINT)
         elif case == "sigterm":
             proc.send_signal(signal.SIGTERM)
-        elif case == "kill-command":
+        elif case in ("kill-command", "in-process-kill"):
             proc.kill()
         else:
             host = _host(proc.pid)
@@ -106,6 +110,10 @@ def run_case(case: str, argv: list[str]) -> dict:
             break
         time.sleep(0.2)
     credentials = [str(p) for p in out.glob("campaign-*/.cluster-*")]
+    if case == "in-process-kill":  # the command's own temporary folder: removed by the next command
+        again = subprocess.run(cmd, env=env, capture_output=True, timeout=300, cwd="/mnt")
+        note += "" if again.returncode == 0 else f" (the resumed campaign failed: {again.stderr[-500:]!r})"
+    credentials += [str(p) for p in out.glob("campaign-*/.tmp-*")]
     return {"before": before, "after": after, "rc": proc.returncode, "note": note,
             "stderr": err.decode(errors="replace")[-2000:], "credentials": credentials}
 

@@ -4,8 +4,8 @@ bad cluster addresses and the leftovers of their processes:
 - another user's process can neither submit work to a campaign's local cluster nor reach one of
   its workers or nannies (mutual TLS with a key only the campaign's user can read);
 - every campaign on the local cluster, ended normally, by SIGINT or SIGTERM, or with its command,
-  cluster host or a worker killed with SIGKILL, leaves /dev/shm, /tmp and the process table as
-  they were;
+  cluster host or a worker killed with SIGKILL, and one in the command's process interrupted or
+  killed, leaves /dev/shm, /tmp and the process table as they were;
 - a bad --cluster address, or one that accepts and never answers, is one line, and the connect
   timeout holds;
 - a damaged manifest or batch file is one line naming the file, an edited count is never merged,
@@ -172,9 +172,10 @@ def _namespaces_problem() -> str | None:
 
 
 def test_campaigns_leave_no_semaphore_file_process_or_credentials_whatever_ends_them():
-    """Every case of campaign_leftovers_scenario.py (normal end; SIGINT, SIGTERM; kill -9 of the
-    command, of the cluster's host, of a worker) in fresh namespaces: /dev/shm, /tmp and the
-    process table are as before, and the cluster's credentials are gone."""
+    """Every case of campaign_leftovers_scenario.py (on the local cluster: normal end; SIGINT,
+    SIGTERM; kill -9 of the command, of the cluster's host, of a worker; in the command's process:
+    SIGINT mid-batch, kill -9) in fresh namespaces: /dev/shm, /tmp and the process table are as
+    before, and the cluster's credentials and the command's temporary folder are gone."""
     why = _namespaces_problem()
     if why:
         pytest.skip(why)

@@ -102,7 +102,7 @@ def _engine_for(args, store: Store, pending: list[Batch]):
     if args.cluster:
         return Dask(address=args.cluster)
     if args.in_process or len(pending) <= 1:
-        return InProcess()
+        return InProcess(store.folder)
     workers = args.workers or default_workers()
     return Dask(address=None, workers=min(workers, len(pending)), log_path=store.log_path())
 

@@ -112,18 +112,34 @@ def describe(err: BaseException, tb: str = "") -> str:
     return line
 
 
+def _private_temporary(home: Path | None, prefix: str) -> Path:
+    """A new folder of mode 0700 in `home` (the campaign folder), after removing what a killed
+    command left there under the same prefix (the campaign folder is locked: none is in use)."""
+    if home is not None:
+        for stale in home.glob(prefix + "*"):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=home))
+
+
 class InProcess:
     """Batches one after the other in this process. Each runs in a thread of its own so that
     Ctrl-C is noticed at once: a batch still running then (``busy``) cannot be stopped, and
-    the command ends the process once the finished batches are kept."""
+    the command ends the process once the finished batches are kept. The batches' temporary
+    files go into a folder of the campaign's own (`home`), removed by ``close()``, so that a
+    batch abandoned mid-way leaves nothing in /tmp."""
 
     name = "this process"
 
-    def __init__(self):
+    def __init__(self, home: Path | None = None):
         self.busy = False
+        self.home = home
+        self._temporary: Path | None = None
+        self._saved_tempdir: str | None = None
 
     def start(self) -> None:
-        pass
+        if self.home is not None:
+            self._temporary = _private_temporary(self.home, ".tmp-")
+            self._saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(self._temporary)
 
     def workers(self) -> int:
         return 1
@@ -148,7 +164,10 @@ class InProcess:
             yield b, box.get("record"), box.get("error")
 
     def close(self) -> None:
-        pass
+        if self._temporary is not None:
+            tempfile.tempdir = self._saved_tempdir
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
 
 
 class Dask:
@@ -291,11 +310,7 @@ class Dask:
 
     # --- the embedded local cluster -----------------------------------------------------------
     def _spawn_host(self) -> None:
-        home = self.log_path.parent if self.log_path else None
-        if home is not None:  # left by a command and its host that were both killed
-            for stale in home.glob(".cluster-*"):
-                shutil.rmtree(stale, ignore_errors=True)
-        self.credentials = Path(tempfile.mkdtemp(prefix=".cluster-", dir=home))  # mode 0700
+        self.credentials = _private_temporary(self.log_path.parent if self.log_path else None, ".cluster-")
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         try:
             self.host = subprocess.Popen(
