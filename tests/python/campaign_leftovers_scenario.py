@@ -25,36 +25,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from leftovers_scenario import children, reap, wait_for  # noqa: E402
+from leftovers_scenario import children, listing, reap, wait_for  # noqa: E402
 
 CASES = ("end", "sigint", "sigterm", "kill-command", "kill-host", "kill-worker", "in-process-sigint",
          "in-process-kill")
 
 
-def _bound() -> set[str]:
-    """The folders of /tmp bound into the namespace from the real one (the checkout, the
-    virtualenv): not the scenario's, left out of the listing."""
-    return {os.path.join("/tmp", os.path.relpath(p, "/tmp").split(os.sep)[0])
-            for p in (os.environ.get("REPO", ""), os.environ.get("VENV", "")) if p.startswith("/tmp/")}
-
-
 def _tables() -> dict:
-    procs = []
-    for p in sorted(int(x) for x in os.listdir("/proc") if x.isdigit()):
-        try:
-            argv = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        procs.append(f"{p} {argv[:160]}")
-    tree = {"processes": procs}
-    skip = _bound()
-    for root in ("/dev/shm", "/tmp"):
-        found = []
-        for d, dirs, files in os.walk(root):
-            dirs[:] = [x for x in dirs if os.path.join(d, x) not in skip]
-            found += [os.path.relpath(os.path.join(d, f), root) for f in files + dirs]
-        tree[root] = sorted(found)
-    return tree
+    t = listing()
+    return {k: t[k] for k in ("processes", "/dev/shm", "/tmp")}
 
 
 def _host(command: int) -> int | None:

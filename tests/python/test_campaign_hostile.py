@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import pathlib
-import shutil
 import signal
 import socket
 import subprocess
@@ -161,37 +160,24 @@ def test_another_user_cannot_run_code_through_a_campaigns_local_cluster(tmp_path
 
 # --- leftovers -------------------------------------------------------------------------------
 
-def _namespaces_problem() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (PID, network and mount namespaces)"
-    if not shutil.which("unshare") or not shutil.which("ip"):
-        return "needs unshare (util-linux) and ip (iproute2)"
-    r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "--net", "--mount", "true"],
-                       capture_output=True, text=True)
-    return None if r.returncode == 0 else f"namespaces unavailable: {r.stderr.strip()}"
-
-
 def test_campaigns_leave_no_semaphore_file_process_or_credentials_whatever_ends_them():
     """Every case of campaign_leftovers_scenario.py (on the local cluster: normal end; SIGINT,
     SIGTERM; kill -9 of the command, of the cluster's host, of a worker; in the command's process:
-    SIGINT mid-batch, kill -9) in fresh namespaces: /dev/shm, /tmp and the process table are as
-    before, and the cluster's credentials and the command's temporary folder are gone."""
-    why = _namespaces_problem()
+    SIGINT mid-batch, kill -9) in fresh namespaces (test_leftovers.py's): /dev/shm, /tmp and the
+    process table are as before, and the cluster's credentials and the command's temporary folder
+    are gone."""
+    from test_leftovers import NAMESPACE_SETUP, _can_unshare, tmp_folders_needed
+    why = _can_unshare()
     if why:
         pytest.skip(why)
-    # The checkout may live under /tmp (a first try in a scratch folder): the private /tmp of the
-    # namespace then holds its top folder again, bound from the real /tmp (the scenario leaves the
-    # bound folders out of its listing).
-    script = ("mount --bind /tmp /mnt && mount -t tmpfs -o mode=1777 tmpfs /tmp && "
-              "for p in \"$REPO\" \"$VENV\"; do case \"$p\" in /tmp/?*) top=${p#/tmp/}; top=${top%%/*}; "
-              "mkdir -p \"/tmp/$top\" && mount --bind \"/mnt/$top\" \"/tmp/$top\";; esac; done; "
-              "umount -l /mnt && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && mount -t tmpfs tmpfs /mnt && "
-              "ip link set lo up && exec \"$@\"")
-    env = dict(ENV, REPO=str(ROOT), VENV=sys.prefix)
-    argv = [*LONG[:4], "--sets", "40", "--batch", "2", "--quiet"]
+    pythonpath = ENV["PYTHONPATH"].split(os.pathsep)
+    keep = tmp_folders_needed([ROOT, sys.executable, sys.prefix, *pythonpath,
+                               *(os.environ[v] for v in ("CHAINRT_BUILD_DIR", "VIRTUAL_ENV") if os.environ.get(v))])
+    argv = [*LONG[:4], "--sets", "40", "--batch", "2", "--harsh", "--quiet"]
     r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--propagation", "private",
-                        "bash", "-c", script, "scenario", sys.executable, str(HERE / "campaign_leftovers_scenario.py"),
-                        *argv], capture_output=True, text=True, timeout=1500, env=env)
+                        "bash", "-c", NAMESPACE_SETUP, "scenario", sys.executable,
+                        str(HERE / "campaign_leftovers_scenario.py"), *argv],
+                       capture_output=True, text=True, timeout=1500, env=dict(ENV, KEEP=":".join(keep)))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     cases = json.loads(r.stdout.strip().splitlines()[-1])
     for case, res in cases.items():
@@ -202,7 +188,7 @@ def test_campaigns_leave_no_semaphore_file_process_or_credentials_whatever_ends_
             assert not gone and not new, f"{case}: {key}: left behind {new}, removed {gone}; stderr: {res['stderr']}"
         assert not res["credentials"], (case, res["credentials"])
     assert cases["end"]["rc"] == 0 and cases["kill-worker"]["rc"] == 0, cases
-    assert cases["sigint"]["rc"] == 130, cases["sigint"]
+    assert cases["sigint"]["rc"] == 130 and cases["in-process-sigint"]["rc"] == 130, cases
 
 
 # --- --cluster -------------------------------------------------------------------------------
