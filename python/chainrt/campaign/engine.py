@@ -195,6 +195,10 @@ class Dask:
 
     def start(self) -> None:
         if self.address is None:
+            import importlib.util
+            if importlib.util.find_spec("cryptography") is None:  # the host makes the cluster's key with it
+                raise CampaignError("the embedded local cluster needs the Python package cryptography (its TLS key); "
+                                    "scripts/setup installs it, or use --in-process")
             self._spawn_host()  # first: it boots while this process imports Dask
         try:
             import dask
