@@ -345,3 +345,18 @@ def test_the_same_process_may_open_its_campaign_again(tmp_path):
     folder = tmp_path / "c"
     Store.open(folder, _make(3), "build-a")
     assert Store.open(folder, _make(3), "build-a").run_id == Store.open(folder, _make(3), "build-a").run_id
+
+
+def test_without_cryptography_the_local_cluster_is_one_line(monkeypatch, tmp_path):
+    """The local cluster's key is made with the cryptography package: without it the engine
+    refuses at once with one line naming it (not a host that fails in cluster.log)."""
+    import importlib.util
+
+    from chainrt.campaign.engine import Dask
+    from chainrt.campaign.store import CampaignError
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cryptography" else real(name, *a))
+    engine = Dask(address=None, workers=1, log_path=tmp_path / "cluster.log")
+    with pytest.raises(CampaignError, match="needs the Python package cryptography"):
+        engine.start()
+    assert engine.host is None
