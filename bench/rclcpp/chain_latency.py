@@ -3,7 +3,9 @@ next to rclcpp's EventsExecutor and SingleThreadedExecutor, in one run: a 30 Hz 
 detector -> planner -> the map server's service -> planner's response callback -> controller
 (a timer, three subscriptions and a service), beside a 15 ms logger timer with 4 ms of CPU
 (bench/rclcpp/chain_latency_bench.cpp). Each measurement is a fresh process of the same binary;
-executors are interleaved within each repetition. Per executor: p99 (and p50) of the camera ->
+executors are interleaved within each repetition, all at the repetition's phase (how far the
+camera's timer is from the logger's: it decides the worst case, so it is the same for every
+executor of a repetition and varied between repetitions). Per executor: p99 (and p50) of the camera ->
 controller response time, mean ± stdev [min..max] over the repetitions, and the ratio of
 chainrt's p99 to each stock executor's within each repetition.
 
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 KINDS = ("chainrt", "chainrt-fp", "SingleThreaded", "Events")
 
 
-def one(binary: Path, kind: str, seconds: float, cpu: int | None, fifo: int | None) -> dict | None:
+def one(binary: Path, kind: str, seconds: float, phase: float, cpu: int | None, fifo: int | None) -> dict | None:
     def setup() -> None:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
@@ -36,7 +38,7 @@ def one(binary: Path, kind: str, seconds: float, cpu: int | None, fifo: int | No
 
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     try:
-        out = subprocess.run([str(binary), kind, str(seconds)], capture_output=True, text=True, env=env,
+        out = subprocess.run([str(binary), kind, str(seconds), str(phase)], capture_output=True, text=True, env=env,
                              preexec_fn=setup, timeout=seconds + 60)
     except subprocess.TimeoutExpired:
         print(f"  {kind}: no answer within {seconds + 60:.0f} s", file=sys.stderr)
@@ -67,13 +69,21 @@ def main() -> int:
     ap.add_argument("--cpu", type=int, default=None)
     ap.add_argument("--fifo", type=int, default=None)
     ap.add_argument("--kinds", default="chainrt,Events,SingleThreaded")
+    ap.add_argument("--phases", default="0,5,10",
+                    help="ms from the logger's timer to the camera's, one per repetition in turn (default 0,5,10)")
     ap.add_argument("--binary", default=None, help="default: <build>/bench/rclcpp/bench_rclcpp_chain_latency")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     kinds = [k for k in a.kinds.split(",") if k]
+    try:
+        phases = [float(p) for p in a.phases.split(",") if p.strip()]
+    except ValueError:
+        phases = []
     bad = [k for k in kinds if k not in KINDS]
-    if bad or "chainrt" not in kinds or not (a.seconds > 0) or a.reps < 1:
-        print(f"chain_latency: --kinds from {', '.join(KINDS)} with chainrt among them, --seconds > 0, --reps >= 1",
+    if bad or "chainrt" not in kinds or not (a.seconds > 0) or a.reps < 1 or not phases \
+            or not all(0 <= p < 1000 for p in phases):
+        print(f"chain_latency: --kinds from {', '.join(KINDS)} with chainrt among them, --seconds > 0, "
+              "--reps >= 1, --phases of 0 <= ms < 1000",
               file=sys.stderr)
         return 2
     build = Path(os.environ.get("CHAINRT_BUILD_DIR", ROOT / "build"))
@@ -88,13 +98,14 @@ def main() -> int:
     for rep in range(a.reps):
         order = kinds[rep % len(kinds):] + kinds[:rep % len(kinds)]  # a different executor first each time
         got = {}
+        phase = phases[rep % len(phases)]
         for k in order:
-            r = one(binary, k, a.seconds, a.cpu, a.fifo)
+            r = one(binary, k, a.seconds, phase, a.cpu, a.fifo)
             if r is None or r["samples"] == 0:
                 continue
             got[k] = r
             runs[k].append(r)
-            print(f"  rep {rep + 1} {k:15s} p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  "
+            print(f"  rep {rep + 1} phase {phase:g} ms {k:15s} p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  "
                   f"max {r['max_ms']:7.2f} ms  ({r['samples']} of ~{r['expected']:.0f} instances)")
         for k in ratios:
             if "chainrt" in got and k in got and got[k]["p99_ms"] > 0:

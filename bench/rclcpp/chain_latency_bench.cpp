@@ -1,6 +1,6 @@
 // One measurement of bench/rclcpp/chain_latency.py: the end-to-end response time of a robot's
 // chain under one executor, in this process.
-//   bench_rclcpp_chain_latency <executor> <seconds>
+//   bench_rclcpp_chain_latency <executor> <seconds> [<phase ms>]
 // executor: chainrt (ChainExecutor without a model: ros-default), chainrt-fp (the same under fp),
 // SingleThreaded, Events.
 // The robot (unmodified rclcpp nodes): camera, a 30 Hz timer -> detector (subscription, 3 ms of
@@ -8,7 +8,9 @@
 // 1 ms) -> planner's response callback (publishes the command) -> controller (subscription,
 // 0.5 ms); beside it a logger, a 15 ms timer with 4 ms of CPU. The response time of one chain
 // instance is from the camera timer's expected call time (rclcpp's TimerInfo) to the end of
-// the controller's callback. Prints one JSON line: samples, p50/p99/max in ms, instances.
+// the controller's callback. The camera timer is created <phase> ms after the logger's (default
+// 0): how the two timers' releases align decides the worst case, so executors are compared at the
+// same phase. Prints one JSON line: samples, p50/p99/max in ms, instances.
 #include <time.h>
 
 #include <algorithm>
@@ -68,15 +70,16 @@ std::shared_ptr<rclcpp::Executor> make(const std::string& kind) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: bench_rclcpp_chain_latency EXECUTOR SECONDS\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: bench_rclcpp_chain_latency EXECUTOR SECONDS [PHASE_MS]\n");
     return 2;
   }
   const std::string kind = argv[1];
   const double seconds = std::atof(argv[2]);
+  const double phase_ms = argc == 4 ? std::atof(argv[3]) : 0.0;
   rclcpp::init(1, argv);
   auto exec = make(kind);
-  if (!exec || !(seconds > 0)) {
+  if (!exec || !(seconds > 0) || !(phase_ms >= 0 && phase_ms < 1000)) {
     std::fprintf(stderr, "bench_rclcpp_chain_latency: bad arguments\n");
     rclcpp::shutdown();
     return 2;
@@ -93,6 +96,8 @@ int main(int argc, char** argv) {
   samples.reserve(static_cast<std::size_t>(seconds * 40) + 64);
   std::atomic<bool> recording{false};
 
+  auto log = logger->create_wall_timer(15ms, [] { work(4'000'000); });
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(phase_ms));
   auto image = camera->create_publisher<Stamp>("image", 10);
   auto tick = camera->create_wall_timer(std::chrono::nanoseconds(33'333'333), [&](const rclcpp::TimerInfo& info) {
     Stamp s;
@@ -127,7 +132,6 @@ int main(int argc, char** argv) {
     std::lock_guard<std::mutex> lk(m);
     samples.push_back(t - s.data);
   });
-  auto log = logger->create_wall_timer(15ms, [] { work(4'000'000); });
 
   for (auto& n : {camera, detector, planner, map, controller, logger}) exec->add_node(n);
   // discovery: every reader of the chain matched before the run
