@@ -73,7 +73,7 @@ def test_user_package_with_find_package_chainrt_and_rclcpp_builds_and_runs(tmp_p
     r = subprocess.run([str(src / "build" / "plain_robot")], env=run_env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
-    assert r.stdout.startswith("heard "), r.stdout
+    assert r.stdout.strip() == "ticks 5", r.stdout
     r = subprocess.run([str(src / "build" / "chain_robot")], env=run_env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
