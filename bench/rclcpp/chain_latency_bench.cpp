@@ -1,8 +1,12 @@
 // One measurement of bench/rclcpp/chain_latency.py: the end-to-end response time of a robot's
 // chain under one executor, in this process.
-//   bench_rclcpp_chain_latency <executor> <seconds> [<phase ms>]
+//   bench_rclcpp_chain_latency <executor> <seconds> [<phase ms>] [--model M] [--policy P]
+//                              [--stats-period MS]
 // executor: chainrt (ChainExecutor without a model: ros-default), chainrt-fp (the same under fp),
-// SingleThreaded, Events.
+// SingleThreaded, Events. With chainrt, --model runs the robot under a model of it (as a user
+// does after chainrt discover / profile; every model callback must bind), --policy overrides the
+// model's policy, and --stats-period publishes the executor's monitoring (what discover and
+// profile read). tests/python/test_rclcpp_user_robot.py takes the robot through that path.
 // The robot (unmodified rclcpp nodes): camera, a 30 Hz timer -> detector (subscription, 3 ms of
 // CPU) -> planner (subscription, 1 ms; calls the map server's service) -> map_server (service,
 // 1 ms) -> planner's response callback (publishes the command) -> controller (subscription,
@@ -10,7 +14,8 @@
 // instance is from the camera timer's expected call time (rclcpp's TimerInfo) to the end of
 // the controller's callback. The camera timer is created <phase> ms after the logger's (default
 // 0): how the two timers' releases align decides the worst case, so executors are compared at the
-// same phase. Prints one JSON line: samples, p50/p99/max in ms, instances.
+// same phase. Prints "ready" once the nodes are up, then at the end one JSON line: samples,
+// p50/p99/max in ms and, under chainrt, the executor's report (chains' instances, unbound entities).
 #include <time.h>
 
 #include <algorithm>
@@ -20,6 +25,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,11 +61,43 @@ void work(std::int64_t ns) {
   }
 }
 
-std::shared_ptr<rclcpp::Executor> make(const std::string& kind) {
-  if (kind == "chainrt") return std::make_shared<chainrt::rclcpp::ChainExecutor>();
-  if (kind == "chainrt-fp") {
+struct Args {
+  std::string kind;
+  double seconds = 0;
+  double phase_ms = 0;
+  std::string model, policy;
+  double stats_period_ms = 0;
+};
+
+// The command line, or nullopt (with a one-line reason on stderr).
+std::optional<Args> parse(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> pos;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--model" && has_value) a.model = argv[++i];
+    else if (arg == "--policy" && has_value) a.policy = argv[++i];
+    else if (arg == "--stats-period" && has_value) a.stats_period_ms = std::atof(argv[++i]);
+    else pos.push_back(arg);
+  }
+  if (pos.size() < 2 || pos.size() > 3) return std::nullopt;
+  a.kind = pos[0];
+  a.seconds = std::atof(pos[1].c_str());
+  a.phase_ms = pos.size() == 3 ? std::atof(pos[2].c_str()) : 0.0;
+  if (!(a.seconds > 0) || !(a.phase_ms >= 0 && a.phase_ms < 1000) || !(a.stats_period_ms >= 0)) return std::nullopt;
+  return a;
+}
+
+std::shared_ptr<rclcpp::Executor> make(const Args& a) {
+  const std::string& kind = a.kind;
+  if (kind == "chainrt" || kind == "chainrt-fp") {
     chainrt::rclcpp::ChainExecutorOptions o;
-    o.policy = chainrt::Policy::FixedPriority;
+    if (kind == "chainrt-fp") o.policy = chainrt::Policy::FixedPriority;
+    if (!a.policy.empty()) o.policy = chainrt::policy_from(a.policy);
+    if (!a.policy.empty() && !o.policy) return nullptr;
+    o.model_file = a.model;
+    o.stats_period = static_cast<chainrt::Duration>(a.stats_period_ms * 1e6);
     return std::make_shared<chainrt::rclcpp::ChainExecutor>(o);
   }
   if (kind == "SingleThreaded") return std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
@@ -67,19 +105,32 @@ std::shared_ptr<rclcpp::Executor> make(const std::string& kind) {
   return nullptr;
 }
 
+// The ChainExecutor's report as JSON (chains' instances, unbound entities); null for rclcpp's own.
+std::string report_of(rclcpp::Executor& exec) {
+  auto* chain = dynamic_cast<chainrt::rclcpp::ChainExecutor*>(&exec);
+  return chain ? chain->report_json() : "null";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 && argc != 4) {
-    std::fprintf(stderr, "usage: bench_rclcpp_chain_latency EXECUTOR SECONDS [PHASE_MS]\n");
+  const auto args = parse(argc, argv);
+  if (!args) {
+    std::fprintf(stderr, "usage: bench_rclcpp_chain_latency EXECUTOR SECONDS [PHASE_MS] [--model M] [--policy P] "
+                         "[--stats-period MS]\n");
     return 2;
   }
-  const std::string kind = argv[1];
-  const double seconds = std::atof(argv[2]);
-  const double phase_ms = argc == 4 ? std::atof(argv[3]) : 0.0;
+  const std::string kind = args->kind;
+  const double seconds = args->seconds;
+  const double phase_ms = args->phase_ms;
   rclcpp::init(1, argv);
-  auto exec = make(kind);
-  if (!exec || !(seconds > 0) || !(phase_ms >= 0 && phase_ms < 1000)) {
+  std::shared_ptr<rclcpp::Executor> exec;
+  try {
+    exec = make(*args);
+  } catch (const std::exception& e) {  // a model that cannot be loaded: its one-line reason
+    std::fprintf(stderr, "bench_rclcpp_chain_latency: %s\n", e.what());
+  }
+  if (!exec) {
     std::fprintf(stderr, "bench_rclcpp_chain_latency: bad arguments\n");
     rclcpp::shutdown();
     return 2;
@@ -140,13 +191,30 @@ int main(int argc, char** argv) {
           cmd->get_subscription_count() < 1 || !client->service_is_ready()) &&
          std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(10ms);
-  std::thread spinner([&] { exec->spin(); });
+  std::string failed;  // a model callback without its entity: the first spin() refuses
+  std::thread spinner([&] {
+    try {
+      exec->spin();
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  });
+  std::printf("ready\n");
+  std::fflush(stdout);
   std::this_thread::sleep_for(1s);  // warm-up
   recording.store(true);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  // the run's length, or until SIGINT / SIGTERM (rclcpp's handlers shut the context down)
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (rclcpp::ok() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(20ms);
   recording.store(false);
   exec->cancel();
   spinner.join();
+  if (!failed.empty()) {
+    std::fprintf(stderr, "bench_rclcpp_chain_latency: %s\n", failed.c_str());
+    exec.reset();
+    rclcpp::shutdown();
+    return 1;
+  }
   std::vector<std::int64_t> v;
   {
     std::lock_guard<std::mutex> lk(m);
@@ -159,8 +227,9 @@ int main(int argc, char** argv) {
     return static_cast<double>(v[i]) / 1e6;
   };
   std::printf("{\"executor\": \"%s\", \"samples\": %zu, \"expected\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
-              "\"max_ms\": %.3f}\n",
-              kind.c_str(), v.size(), seconds * 30.0, q(0.50), q(0.99), v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6);
+              "\"max_ms\": %.3f, \"report\": %s}\n",
+              kind.c_str(), v.size(), seconds * 30.0, q(0.50), q(0.99), v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6,
+              report_of(*exec).c_str());
   exec.reset();
   rclcpp::shutdown();
   return 0;
