@@ -1,0 +1,213 @@
+// The schedule-abstraction graph exploration (analysis/src/sag.hpp) against an exhaustive brute
+// force: for small random job sets, every integer release in each job's window, every integer
+// execution time in [BCET, WCET], every integer delay on each precedence edge, and at every
+// instant every choice the non-preemptive JLFP scheduler may make (a job that becomes ready at
+// the very instant the processor frees may or may not have been seen: sag.hpp). The analysis
+// must bound every job's finish (0 counterexamples) and, without precedence constraints, equal
+// the brute force's worst finish (exact, RTSS 2017) — the test fails when a rule is too
+// optimistic (e.g. a job counted as certainly ready before its predecessors finished) and when
+// it is pessimistic where the paper says it is exact.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "sag.hpp"
+
+using namespace chainrt;
+using namespace chainrt::detail::sag;
+
+namespace {
+
+constexpr Duration kNone = std::numeric_limits<Duration>::min();
+
+// Worst and best finish of each job over every scenario and every scheduler choice.
+struct Truth {
+  std::vector<Duration> worst, best;
+};
+
+// One scenario (fixed releases, costs, delays): every schedule the scheduler may choose.
+void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, const std::vector<Duration>& cost,
+               const std::vector<std::vector<Duration>>& delay, Truth& t) {
+  const std::size_t n = jobs.size();
+  std::vector<Duration> fin(n, kNone);
+  std::function<void(Duration, std::size_t)> step = [&](Duration free, std::size_t left) {
+    if (left == 0) {
+      for (std::size_t j = 0; j < n; ++j) {
+        t.worst[j] = std::max(t.worst[j], fin[j]);
+        t.best[j] = std::min(t.best[j], fin[j]);
+      }
+      return;
+    }
+    std::vector<Duration> ready(n, kNone);
+    Duration first = std::numeric_limits<Duration>::max();
+    for (std::size_t j = 0; j < n; ++j) {
+      if (fin[j] != kNone) continue;
+      Duration r = rel[j];
+      bool ok = true;
+      for (std::size_t e = 0; e < jobs[j].preds.size(); ++e) {
+        const std::size_t p = jobs[j].preds[e].job;
+        if (fin[p] == kNone) ok = false;
+        else r = std::max(r, fin[p] + delay[j][e]);
+      }
+      if (!ok) continue;
+      ready[j] = r;
+      first = std::min(first, r);
+    }
+    const Duration now = std::max(free, first);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (ready[j] == kNone || ready[j] > now) continue;
+      bool blocked = false;  // a higher-priority job ready strictly before now is taken first
+      for (std::size_t x = 0; x < n; ++x)
+        blocked |= ready[x] != kNone && ready[x] < now && jobs[x].priority < jobs[j].priority;
+      if (blocked) continue;
+      fin[j] = now + cost[j];
+      step(fin[j], left - 1);
+      fin[j] = kNone;
+    }
+  };
+  step(0, n);
+}
+
+// Every scenario: releases, then costs, then delays, one job at a time.
+Truth brute_force(const std::vector<Job>& jobs) {
+  const std::size_t n = jobs.size();
+  Truth t{std::vector<Duration>(n, kNone), std::vector<Duration>(n, std::numeric_limits<Duration>::max())};
+  std::vector<Duration> rel(n), cost(n);
+  std::vector<std::vector<Duration>> delay(n);
+  for (std::size_t j = 0; j < n; ++j) delay[j].assign(jobs[j].preds.size(), 0);
+  std::function<void(std::size_t)> pick = [&](std::size_t k) {
+    if (k == n) return schedules(jobs, rel, cost, delay, t);
+    std::function<void(std::size_t)> edge = [&](std::size_t e) {
+      if (e == jobs[k].preds.size()) {
+        for (rel[k] = jobs[k].release.lo; rel[k] <= jobs[k].release.hi; ++rel[k])
+          for (cost[k] = jobs[k].cost.lo; cost[k] <= jobs[k].cost.hi; ++cost[k]) pick(k + 1);
+        return;
+      }
+      for (delay[k][e] = jobs[k].preds[e].delay.lo; delay[k][e] <= jobs[k].preds[e].delay.hi; ++delay[k][e]) edge(e + 1);
+    };
+    edge(0);
+  };
+  pick(0);
+  return t;
+}
+
+struct Lcg {
+  std::uint64_t s;
+  Duration operator()(Duration lo, Duration hi) {  // inclusive
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<Duration>((s >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+};
+
+// A random job set: n jobs, releases in [0, 12] with a window of up to 2, costs 1..6 with a
+// spread of up to 2, distinct priorities; with `chains`, each job after the first gets an edge
+// from an earlier job with probability 1/2 (delay window 0..1).
+std::vector<Job> random_jobs(Lcg& rng, std::size_t n, bool chains) {
+  std::vector<Job> jobs(n);
+  std::vector<std::int64_t> prio(n);
+  for (std::size_t j = 0; j < n; ++j) prio[j] = static_cast<std::int64_t>(j);
+  for (std::size_t j = n; j > 1; --j) std::swap(prio[j - 1], prio[static_cast<std::size_t>(rng(0, static_cast<Duration>(j) - 1))]);
+  for (std::size_t j = 0; j < n; ++j) {
+    Job& job = jobs[j];
+    job.release.lo = rng(0, 12);
+    job.release.hi = job.release.lo + rng(0, 2);
+    job.cost.hi = rng(1, 6);
+    job.cost.lo = std::max<Duration>(1, job.cost.hi - rng(0, 2));
+    job.priority.value = prio[j];
+    if (chains && j > 0 && rng(0, 1) == 1) {
+      const std::size_t p = static_cast<std::size_t>(rng(0, static_cast<Duration>(j) - 1));
+      const Duration d = rng(0, 1);
+      job.preds.push_back(Pred{p, {0, d}});
+      if (rng(0, 3) == 0) job.release = {0, 0};  // released by its predecessor alone
+    }
+  }
+  return jobs;
+}
+
+// Runs `sets` random job sets; returns the counterexamples (analysis below the truth) and
+// counts the jobs whose worst finish the analysis matches exactly.
+struct Tally {
+  int counterexamples = 0, exact = 0, jobs = 0, best_counterexamples = 0;
+};
+Tally compare(std::uint64_t seed, int sets, std::size_t n, bool chains) {
+  Lcg rng{seed};
+  Tally t;
+  for (int s = 0; s < sets; ++s) {
+    const std::vector<Job> jobs = random_jobs(rng, n, chains);
+    const Truth truth = brute_force(jobs);
+    const Result r = explore(jobs);
+    EXPECT_TRUE(r.complete) << r.why;
+    for (std::size_t j = 0; j < n; ++j) {
+      ++t.jobs;
+      if (r.finish[j].hi < truth.worst[j]) {
+        ++t.counterexamples;
+        ADD_FAILURE() << "set " << s << " job " << j << ": analysis " << r.finish[j].hi << " < brute force "
+                      << truth.worst[j];
+      }
+      if (r.finish[j].lo > truth.best[j]) ++t.best_counterexamples;
+      if (r.finish[j].hi == truth.worst[j]) ++t.exact;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST(Sag, IndependentJobsExactAgainstBruteForce) {
+  const Tally t = compare(11, 400, 6, false);
+  EXPECT_EQ(t.counterexamples, 0);
+  EXPECT_EQ(t.best_counterexamples, 0);
+  EXPECT_EQ(t.exact, t.jobs) << "RTSS 2017: exact without precedence constraints";
+}
+
+TEST(Sag, PrecedenceSoundAgainstBruteForce) {
+  const Tally t = compare(23, 400, 6, true);
+  EXPECT_EQ(t.counterexamples, 0);
+  EXPECT_EQ(t.best_counterexamples, 0);
+  RecordProperty("exact_jobs", t.exact);
+  RecordProperty("jobs", t.jobs);
+  // Not asserted equal: merged finish intervals may pair predecessors' finishes that do not
+  // occur together (sag.hpp). Measured: see the report of the run.
+  std::printf("precedence: %d of %d job worst finishes exact\n", t.exact, t.jobs);
+}
+
+// The failing case shape: a low-priority job released first, a high-priority job whose
+// predecessor has not finished when its own release passes. Counting the successor as certainly
+// released at its release (without its predecessor) cuts the low-priority job's latest start
+// and gives a bound below the truth.
+TEST(Sag, SuccessorIsNotCertainlyReadyBeforeItsPredecessor) {
+  std::vector<Job> jobs(3);
+  jobs[0] = Job{{0, 0}, {5, 5}, {0, 0}, {}};          // predecessor, highest priority
+  jobs[1] = Job{{0, 0}, {3, 3}, {0, 1}, {{0, {0, 0}}}};  // released at 0 but needs job 0
+  jobs[2] = Job{{1, 1}, {4, 4}, {0, 2}, {}};          // low priority, ready at 1
+  const Truth truth = brute_force(jobs);
+  const Result r = explore(jobs);
+  ASSERT_TRUE(r.complete);
+  for (std::size_t j = 0; j < jobs.size(); ++j) EXPECT_GE(r.finish[j].hi, truth.worst[j]) << j;
+  // Job 0 runs [0, 5); at 5 job 1 (ready at 5) and job 2 (ready since 1) compete, and job 2 may
+  // go first: job 1 finishes at 5 + 4 + 3 = 12. Counted as certainly released at 0, job 1 would
+  // forbid job 2 from starting before it and be bounded by 8.
+  EXPECT_EQ(truth.worst[1], 12);
+  EXPECT_EQ(r.finish[1].hi, 12);
+}
+
+TEST(Sag, CycleRefused) {
+  std::vector<Job> jobs(2);
+  jobs[0].preds.push_back({1, {0, 0}});
+  jobs[1].preds.push_back({0, {0, 0}});
+  EXPECT_THROW(explore(jobs), std::invalid_argument);
+}
+
+TEST(Sag, StateLimitReported) {
+  Lcg rng{5};
+  const std::vector<Job> jobs = random_jobs(rng, 8, false);
+  Limits lim;
+  lim.max_states = 3;
+  const Result r = explore(jobs, lim);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.why.find("limits"), std::string::npos);
+}
