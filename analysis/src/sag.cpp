@@ -31,6 +31,7 @@ struct State {
   Interval avail;
   std::vector<Kept> kept;  // by job index
   std::uint32_t lo = 0;    // position in the scan order before which every job is dispatched
+  bool completion = true;  // A(v) is the finish of a job (false: the start, nothing has run)
 };
 
 // The jobs with what the rules look up: successors, the scan order (by earliest possible
@@ -121,9 +122,13 @@ Duration work_conserving_time(Interval avail, Duration min_certain_ready) {
 
 // RTSS 2017 Eq. (LST): job i can be next only if it starts no later than t_wc and before a
 // higher-priority job is certainly ready, t_high(i) = min{r_x^max | p_x < p_i}: LST_i =
-// min(t_wc, t_high − 1). Here min(t_wc, t_high) (sag.hpp: the job that becomes ready at the very
-// instant may not have been seen yet).
-Duration latest_start(Duration t_wc, Duration t_high) { return std::min(t_wc, t_high); }
+// min(t_wc, t_high − 1). Here also AT t_high when the processor may free exactly then by a
+// completion (`completion`: A(v) is a finish interval, not the idle start), as the executor
+// selects at once when a callback returns (sag.hpp).
+Duration latest_start(Duration t_wc, Duration t_high, Interval avail, bool completion) {
+  if (t_high == kNever) return t_wc;
+  return std::min(t_wc, completion && avail.lo <= t_high && t_high <= avail.hi ? t_high : t_high - 1);
+}
 
 // RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
 Interval finish_interval(Duration est, Duration lst, Interval cost) { return {est + cost.lo, lst + cost.hi}; }
@@ -229,7 +234,7 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r) {
   Duration t_high = kNever;  // min r^max over the candidates of higher priority than the current one
   for (const Candidate& c : cs) {
     const Duration est = earliest_start(c.ready, s.avail);
-    const Duration lst = latest_start(t_wc, t_high);
+    const Duration lst = latest_start(t_wc, t_high, s.avail, s.completion);
     t_high = std::min(t_high, c.ready.hi);
     if (est > lst) continue;
     const Interval fin = finish_interval(est, lst, jobs[c.job].cost);
@@ -254,6 +259,7 @@ Result explore(const std::vector<Job>& jobs, const Limits& limits) {
   State root;
   root.done.assign((jobs.size() + 63) / 64, 0);
   root.avail = {0, 0};
+  root.completion = false;
   while (root.lo < p.order.size() && has(root.done, p.order[root.lo])) ++root.lo;
   level.add(std::move(root));
   r.states = 1;

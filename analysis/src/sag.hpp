@@ -16,8 +16,11 @@
 //    its release says. Without this the latest start times of lower-priority jobs are cut too
 //    early and the bound is unsound with precedence constraints.
 //  - A lower-priority job may still start AT the instant a higher-priority job is certainly
-//    ready (LST = t_high, not t_high - 1): an executor that frees its thread and sees a message
-//    in the same instant may or may not have taken the message in yet. Both orders are explored.
+//    ready (LST = t_high, not t_high - 1) when the processor may free exactly then: an executor
+//    selects the next callback as soon as one returns, and a release of that same instant may
+//    or may not have been taken in yet (the simulator applies completions one at a time,
+//    docs/simulator.md "Instants"). Both orders are explored. Releases of one instant on an
+//    idle processor are seen together.
 //  - Two states merge (RTSS 2017 Sec. IV-C) when they dispatched the same jobs and their
 //    availability intervals and every kept finish interval overlap; the merged state keeps the
 //    hulls. Without precedence this is the paper's rule (exact); with it, the hull of the finish

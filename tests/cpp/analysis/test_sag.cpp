@@ -2,7 +2,7 @@
 // force: for small random job sets, every integer release in each job's window, every integer
 // execution time in [BCET, WCET], every integer delay on each precedence edge, and at every
 // instant every choice the non-preemptive JLFP scheduler may make (a job that becomes ready at
-// the very instant the processor frees may or may not have been seen: sag.hpp). The analysis
+// the very instant a completion frees the processor may or may not have been seen: sag.hpp). The analysis
 // must bound every job's finish (0 counterexamples) and, without precedence constraints, equal
 // the brute force's worst finish (exact, RTSS 2017) — the test fails when a rule is too
 // optimistic (e.g. a job counted as certainly ready before its predecessors finished) and when
@@ -34,7 +34,8 @@ void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, c
                const std::vector<std::vector<Duration>>& delay, Truth& t) {
   const std::size_t n = jobs.size();
   std::vector<Duration> fin(n, kNone);
-  std::function<void(Duration, std::size_t)> step = [&](Duration free, std::size_t left) {
+  // `completed`: the processor freed at `free` by a completion (false at the start)
+  std::function<void(Duration, bool, std::size_t)> step = [&](Duration free, bool completed, std::size_t left) {
     if (left == 0) {
       for (std::size_t j = 0; j < n; ++j) {
         t.worst[j] = std::max(t.worst[j], fin[j]);
@@ -60,16 +61,20 @@ void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, c
     const Duration now = std::max(free, first);
     for (std::size_t j = 0; j < n; ++j) {
       if (ready[j] == kNone || ready[j] > now) continue;
-      bool blocked = false;  // a higher-priority job ready strictly before now is taken first
+      // a higher-priority job ready before now is taken first, and one ready at now too unless a
+      // completion frees the processor at this very instant
+      const bool at_completion = completed && free == now;
+      bool blocked = false;
       for (std::size_t x = 0; x < n; ++x)
-        blocked |= ready[x] != kNone && ready[x] < now && jobs[x].priority < jobs[j].priority;
+        blocked |= ready[x] != kNone && (ready[x] < now || (ready[x] == now && !at_completion)) &&
+                   jobs[x].priority < jobs[j].priority;
       if (blocked) continue;
       fin[j] = now + cost[j];
-      step(fin[j], left - 1);
+      step(fin[j], true, left - 1);
       fin[j] = kNone;
     }
   };
-  step(0, n);
+  step(0, false, n);
 }
 
 // Every scenario: releases, then costs, then delays, one job at a time.
