@@ -16,6 +16,8 @@ namespace chainrt::detail::sag {
 namespace {
 
 constexpr Duration kNever = std::numeric_limits<Duration>::max();
+constexpr std::uint32_t kStart = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kMerged = kStart - 1;
 
 // A dispatched job whose successors are not all dispatched yet, with its finish interval.
 struct Kept {
@@ -31,7 +33,9 @@ struct State {
   Interval avail;
   std::vector<Kept> kept;  // by job index
   std::uint32_t lo = 0;    // position in the scan order before which every job is dispatched
-  bool completion = true;  // A(v) is the finish of a job (false: the start, nothing has run)
+  // The job whose finish A(v) is; kStart at the root (nothing has run), kMerged when merged
+  // states ended with different jobs.
+  std::uint32_t last = kStart;
 };
 
 // The jobs with what the rules look up: successors, the scan order (by earliest possible
@@ -143,6 +147,7 @@ bool mergeable(const State& a, const State& b) {
 
 void merge_into(State& into, const State& from) {
   into.avail = hull(into.avail, from.avail);
+  if (into.last != from.last) into.last = kMerged;
   for (std::size_t k = 0; k < into.kept.size(); ++k) into.kept[k].finish = hull(into.kept[k].finish, from.kept[k].finish);
 }
 
@@ -151,7 +156,29 @@ void merge_into(State& into, const State& from) {
 struct Candidate {
   std::uint32_t job;
   Interval ready;
+  bool ready_when_free = false;  // see ready_when_free()
 };
+
+// Precedence with the last dispatched job (ECRTS 2019's ready time, kept relative to A(v)): a
+// job whose predecessor is the job that frees the processor, over an edge without delay (its
+// message is queued inside that callback, before the executor selects the next one), and that
+// is otherwise certainly ready by then, is ready and seen at the very instant the processor
+// frees, whenever that is: no lower-priority job can be dispatched next. The interval form
+// alone (r^max = A^max) would let one start in [A^min, A^max).
+bool ready_when_free(const Job& j, const State& s) {
+  if (s.last == kStart || s.last == kMerged || j.release.hi > s.avail.lo) return false;
+  bool follows = false;
+  for (const Pred& e : j.preds) {
+    if (e.job == s.last) {
+      follows = follows || e.delay.hi == 0;
+      continue;
+    }
+    auto it = std::lower_bound(s.kept.begin(), s.kept.end(), e.job,
+                               [](const Kept& k, std::size_t job) { return k.job < job; });
+    if (it->finish.hi + e.delay.hi > s.avail.lo) return false;
+  }
+  return follows;
+}
 
 // The jobs that may be dispatched next from s (every predecessor dispatched), scanned in
 // earliest-ready order only as far as one could still start by t_wc; and min r^max among them.
@@ -163,7 +190,7 @@ std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* m
     if (p.earliest_ready[j] > std::max(s.avail.hi, least)) break;
     if (has(s.done, j)) continue;
     if (auto r = ready_interval((*p.jobs)[j], s)) {
-      out.push_back({j, *r});
+      out.push_back({j, *r, ready_when_free((*p.jobs)[j], s)});
       least = std::min(least, r->hi);
     }
   }
@@ -177,6 +204,7 @@ State successor(const Prepared& p, const State& s, std::uint32_t j, Interval fin
   n.done = s.done;
   set(n.done, j);
   n.avail = finish;
+  n.last = j;
   auto all_done = [&](std::uint32_t x) {
     for (std::uint32_t q : p.succ[x])
       if (!has(n.done, q)) return false;
@@ -221,6 +249,23 @@ class Level {
   std::unordered_map<std::vector<std::uint64_t>, std::vector<std::size_t>, BitsHash> by_set_;
 };
 
+// Job c dispatched next from s, if the rules allow it (EST <= LST): its start and finish
+// intervals recorded in r and the new state added to `next`. t_high: over the higher-priority
+// candidates.
+void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_wc, Duration t_high, Level& next,
+              Result& r) {
+  const Duration est = earliest_start(c.ready, s.avail);
+  const Duration lst = latest_start(t_wc, t_high, s.avail, s.last != kStart);
+  if (est > lst) return;
+  const Interval fin = finish_interval(est, lst, (*p.jobs)[c.job].cost);
+  Interval& st = r.start[c.job];
+  Interval& fi = r.finish[c.job];
+  st = {std::min(st.lo, est), std::max(st.hi, lst)};
+  fi = {std::min(fi.lo, fin.lo), std::max(fi.hi, fin.hi)};
+  ++r.edges;
+  next.add(successor(p, s, c.job, fin));
+}
+
 // Every dispatch possible from s (RTSS 2017 Sec. IV-B with the rules above) into `next`;
 // records the start and finish intervals of the dispatched jobs in r.
 void expand(const Prepared& p, const State& s, Level& next, Result& r) {
@@ -233,17 +278,12 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r) {
             [&](const Candidate& a, const Candidate& b) { return jobs[a.job].priority < jobs[b.job].priority; });
   Duration t_high = kNever;  // min r^max over the candidates of higher priority than the current one
   for (const Candidate& c : cs) {
-    const Duration est = earliest_start(c.ready, s.avail);
-    const Duration lst = latest_start(t_wc, t_high, s.avail, s.completion);
+    if (c.ready_when_free) {  // it is seen when the processor frees: nothing below it goes next
+      dispatch(p, s, c, t_wc, t_high, next, r);
+      return;
+    }
+    dispatch(p, s, c, t_wc, t_high, next, r);
     t_high = std::min(t_high, c.ready.hi);
-    if (est > lst) continue;
-    const Interval fin = finish_interval(est, lst, jobs[c.job].cost);
-    Interval& st = r.start[c.job];
-    Interval& fi = r.finish[c.job];
-    st = {std::min(st.lo, est), std::max(st.hi, lst)};
-    fi = {std::min(fi.lo, fin.lo), std::max(fi.hi, fin.hi)};
-    ++r.edges;
-    next.add(successor(p, s, c.job, fin));
   }
 }
 
@@ -259,7 +299,6 @@ Result explore(const std::vector<Job>& jobs, const Limits& limits) {
   State root;
   root.done.assign((jobs.size() + 63) / 64, 0);
   root.avail = {0, 0};
-  root.completion = false;
   while (root.lo < p.order.size() && has(root.done, p.order[root.lo])) ++root.lo;
   level.add(std::move(root));
   r.states = 1;

@@ -2,7 +2,8 @@
 // force: for small random job sets, every integer release in each job's window, every integer
 // execution time in [BCET, WCET], every integer delay on each precedence edge, and at every
 // instant every choice the non-preemptive JLFP scheduler may make (a job that becomes ready at
-// the very instant a completion frees the processor may or may not have been seen: sag.hpp). The analysis
+// the very instant a completion frees the processor may or may not have been seen, unless the
+// completing job itself released it over an edge without delay: sag.hpp). The analysis
 // must bound every job's finish (0 counterexamples) and, without precedence constraints, equal
 // the brute force's worst finish (exact, RTSS 2017) — the test fails when a rule is too
 // optimistic (e.g. a job counted as certainly ready before its predecessors finished) and when
@@ -34,8 +35,8 @@ void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, c
                const std::vector<std::vector<Duration>>& delay, Truth& t) {
   const std::size_t n = jobs.size();
   std::vector<Duration> fin(n, kNone);
-  // `completed`: the processor freed at `free` by a completion (false at the start)
-  std::function<void(Duration, bool, std::size_t)> step = [&](Duration free, bool completed, std::size_t left) {
+  // `last`: the job whose completion freed the processor at `free` (n at the start)
+  std::function<void(Duration, std::size_t, std::size_t)> step = [&](Duration free, std::size_t last, std::size_t left) {
     if (left == 0) {
       for (std::size_t j = 0; j < n; ++j) {
         t.worst[j] = std::max(t.worst[j], fin[j]);
@@ -62,19 +63,24 @@ void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, c
     for (std::size_t j = 0; j < n; ++j) {
       if (ready[j] == kNone || ready[j] > now) continue;
       // a higher-priority job ready before now is taken first, and one ready at now too unless a
-      // completion frees the processor at this very instant
-      const bool at_completion = completed && free == now;
+      // completion frees the processor at this very instant (then only if that job released it)
+      const bool at_completion = last < n && free == now;
+      auto seen = [&](std::size_t x) {
+        if (ready[x] < now || !at_completion) return true;
+        for (std::size_t e = 0; e < jobs[x].preds.size(); ++e)
+          if (jobs[x].preds[e].job == last && delay[x][e] == 0) return true;
+        return false;
+      };
       bool blocked = false;
       for (std::size_t x = 0; x < n; ++x)
-        blocked |= ready[x] != kNone && (ready[x] < now || (ready[x] == now && !at_completion)) &&
-                   jobs[x].priority < jobs[j].priority;
+        blocked |= ready[x] != kNone && ready[x] <= now && jobs[x].priority < jobs[j].priority && seen(x);
       if (blocked) continue;
       fin[j] = now + cost[j];
-      step(fin[j], true, left - 1);
+      step(fin[j], j, left - 1);
       fin[j] = kNone;
     }
   };
-  step(0, false, n);
+  step(0, n, n);
 }
 
 // Every scenario: releases, then costs, then delays, one job at a time.
@@ -187,14 +193,14 @@ TEST(Sag, PrecedenceSoundAgainstBruteForce) {
 TEST(Sag, SuccessorIsNotCertainlyReadyBeforeItsPredecessor) {
   std::vector<Job> jobs(3);
   jobs[0] = Job{{0, 0}, {5, 5}, {0, 0}, {}};          // predecessor, highest priority
-  jobs[1] = Job{{0, 0}, {3, 3}, {0, 1}, {{0, {0, 0}}}};  // released at 0 but needs job 0
+  jobs[1] = Job{{0, 0}, {3, 3}, {0, 1}, {{0, {0, 1}}}};  // released at 0 but needs job 0 (+0..1)
   jobs[2] = Job{{1, 1}, {4, 4}, {0, 2}, {}};          // low priority, ready at 1
   const Truth truth = brute_force(jobs);
   const Result r = explore(jobs);
   ASSERT_TRUE(r.complete);
   for (std::size_t j = 0; j < jobs.size(); ++j) EXPECT_GE(r.finish[j].hi, truth.worst[j]) << j;
-  // Job 0 runs [0, 5); at 5 job 1 (ready at 5) and job 2 (ready since 1) compete, and job 2 may
-  // go first: job 1 finishes at 5 + 4 + 3 = 12. Counted as certainly released at 0, job 1 would
+  // Job 0 runs [0, 5); job 1 is ready at 5 or 6, job 2 since 1: job 2 may go first at 5, and
+  // job 1 finishes at 5 + 4 + 3 = 12. Counted as certainly released at 0, job 1 would
   // forbid job 2 from starting before it and be bounded by 8.
   EXPECT_EQ(truth.worst[1], 12);
   EXPECT_EQ(r.finish[1].hi, 12);
