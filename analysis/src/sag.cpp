@@ -125,13 +125,10 @@ Duration work_conserving_time(Interval avail, Duration min_certain_ready) {
 }
 
 // RTSS 2017 Eq. (LST): job i can be next only if it starts no later than t_wc and before a
-// higher-priority job is certainly ready, t_high(i) = min{r_x^max | p_x < p_i}: LST_i =
-// min(t_wc, t_high − 1). Here also AT t_high when the processor may free exactly then by a
-// completion (`completion`: A(v) is a finish interval, not the idle start), as the executor
-// selects at once when a callback returns (sag.hpp).
-Duration latest_start(Duration t_wc, Duration t_high, Interval avail, bool completion) {
-  if (t_high == kNever) return t_wc;
-  return std::min(t_wc, completion && avail.lo <= t_high && t_high <= avail.hi ? t_high : t_high - 1);
+// higher-priority job is certainly ready, t_high(i) = min{r_x^max | p_x < p_i}:
+// LST_i = min(t_wc, t_high − 1) (integer time: a job ready at t is seen by a selection at t).
+Duration latest_start(Duration t_wc, Duration t_high) {
+  return t_high == kNever ? t_wc : std::min(t_wc, t_high - 1);
 }
 
 // RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
@@ -255,7 +252,7 @@ class Level {
 void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_wc, Duration t_high, Level& next,
               Result& r) {
   const Duration est = earliest_start(c.ready, s.avail);
-  const Duration lst = latest_start(t_wc, t_high, s.avail, s.last != kStart);
+  const Duration lst = latest_start(t_wc, t_high);
   if (est > lst) return;
   const Interval fin = finish_interval(est, lst, (*p.jobs)[c.job].cost);
   Interval& st = r.start[c.job];

@@ -15,12 +15,11 @@
 //    (plus the largest delay): a job whose predecessor is not dispatched is not ready whatever
 //    its release says. Without this the latest start times of lower-priority jobs are cut too
 //    early and the bound is unsound with precedence constraints.
-//  - A lower-priority job may still start AT the instant a higher-priority job is certainly
-//    ready (LST = t_high, not t_high - 1) when the processor may free exactly then: an executor
-//    selects the next callback as soon as one returns, and a release of that same instant may
-//    or may not have been taken in yet (the simulator applies completions one at a time,
-//    docs/simulator.md "Instants"). Both orders are explored. Releases of one instant on an
-//    idle processor are seen together.
+//  - A job released by the job that frees the processor over an edge without delay (a message
+//    published inside the callback, queued before the executor selects again) is ready at the
+//    very instant the processor frees, whenever in A(v) that is: no lower-priority job is
+//    dispatched before it. With the intervals alone (its r^max = A^max) a lower-priority job
+//    could start in [A^min, A^max), a schedule that cannot happen.
 //  - Two states merge (RTSS 2017 Sec. IV-C) when they dispatched the same jobs and their
 //    availability intervals and every kept finish interval overlap; the merged state keeps the
 //    hulls. Without precedence this is the paper's rule (exact); with it, the hull of the finish

@@ -1,9 +1,8 @@
 // The schedule-abstraction graph exploration (analysis/src/sag.hpp) against an exhaustive brute
 // force: for small random job sets, every integer release in each job's window, every integer
 // execution time in [BCET, WCET], every integer delay on each precedence edge, and at every
-// instant every choice the non-preemptive JLFP scheduler may make (a job that becomes ready at
-// the very instant a completion frees the processor may or may not have been seen, unless the
-// completing job itself released it over an edge without delay: sag.hpp). The analysis
+// instant the job the non-preemptive JLFP scheduler takes: the highest-priority job ready by
+// then (a job released at the very instant a completion frees the processor is seen). The analysis
 // must bound every job's finish (0 counterexamples) and, without precedence constraints, equal
 // the brute force's worst finish (exact, RTSS 2017) — the test fails when a rule is too
 // optimistic (e.g. a job counted as certainly ready before its predecessors finished) and when
@@ -35,8 +34,7 @@ void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, c
                const std::vector<std::vector<Duration>>& delay, Truth& t) {
   const std::size_t n = jobs.size();
   std::vector<Duration> fin(n, kNone);
-  // `last`: the job whose completion freed the processor at `free` (n at the start)
-  std::function<void(Duration, std::size_t, std::size_t)> step = [&](Duration free, std::size_t last, std::size_t left) {
+  std::function<void(Duration, std::size_t)> step = [&](Duration free, std::size_t left) {
     if (left == 0) {
       for (std::size_t j = 0; j < n; ++j) {
         t.worst[j] = std::max(t.worst[j], fin[j]);
@@ -62,25 +60,18 @@ void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, c
     const Duration now = std::max(free, first);
     for (std::size_t j = 0; j < n; ++j) {
       if (ready[j] == kNone || ready[j] > now) continue;
-      // a higher-priority job ready before now is taken first, and one ready at now too unless a
-      // completion frees the processor at this very instant (then only if that job released it)
-      const bool at_completion = last < n && free == now;
-      auto seen = [&](std::size_t x) {
-        if (ready[x] < now || !at_completion) return true;
-        for (std::size_t e = 0; e < jobs[x].preds.size(); ++e)
-          if (jobs[x].preds[e].job == last && delay[x][e] == 0) return true;
-        return false;
-      };
+      // a higher-priority job ready by now is taken first (a release at the instant of a
+      // completion is seen by the selection that follows it)
       bool blocked = false;
       for (std::size_t x = 0; x < n; ++x)
-        blocked |= ready[x] != kNone && ready[x] <= now && jobs[x].priority < jobs[j].priority && seen(x);
+        blocked |= ready[x] != kNone && ready[x] <= now && jobs[x].priority < jobs[j].priority;
       if (blocked) continue;
       fin[j] = now + cost[j];
-      step(fin[j], j, left - 1);
+      step(fin[j], left - 1);
       fin[j] = kNone;
     }
   };
-  step(0, n, n);
+  step(0, n);
 }
 
 // Every scenario: releases, then costs, then delays, one job at a time.
@@ -199,8 +190,8 @@ TEST(Sag, SuccessorIsNotCertainlyReadyBeforeItsPredecessor) {
   const Result r = explore(jobs);
   ASSERT_TRUE(r.complete);
   for (std::size_t j = 0; j < jobs.size(); ++j) EXPECT_GE(r.finish[j].hi, truth.worst[j]) << j;
-  // Job 0 runs [0, 5); job 1 is ready at 5 or 6, job 2 since 1: job 2 may go first at 5, and
-  // job 1 finishes at 5 + 4 + 3 = 12. Counted as certainly released at 0, job 1 would
+  // Job 0 runs [0, 5); job 1 is ready at 5 or 6, job 2 since 1: when the delay is 1, job 2 goes
+  // first at 5 and job 1 finishes at 5 + 4 + 3 = 12. Counted as certainly released at 0, job 1 would
   // forbid job 2 from starting before it and be bounded by 8.
   EXPECT_EQ(truth.worst[1], 12);
   EXPECT_EQ(r.finish[1].hi, 12);
