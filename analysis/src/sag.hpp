@@ -65,7 +65,7 @@ struct Job {
 
 struct Limits {
   std::size_t max_states = 2'000'000;  // states built over the whole exploration
-  double max_seconds = 1.0;            // wall-clock budget of one exploration
+  double max_seconds = 10.0;           // wall-clock budget of one exploration (a safety net: the state limit decides first on any system that fits in memory)
 };
 
 struct Result {
