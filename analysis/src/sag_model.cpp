@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
 #include "chainrt/model/accelerator.hpp"
 #include "chainrt/model/facts.hpp"
@@ -34,21 +35,28 @@ struct Out {
 // (model_hop_cost: the declared, fitted and measured costs, the largest).
 std::vector<std::vector<Out>> outs_of(const Model& m) {
   const HopCost cost = model_hop_cost(m);
+  std::unordered_map<std::string, std::vector<std::size_t>> subscribers;  // by topic, in model order
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c)
+    if (!m.callbacks[c].topic.empty()) subscribers[m.callbacks[c].topic].push_back(c);
+  std::unordered_map<std::string, std::vector<std::pair<std::size_t, const Hop*>>> hops;  // by "from\nto"
+  for (std::size_t i = 0; i < m.chains.size(); ++i)
+    for (const Hop& h : m.chains[i].hops) hops[h.from + '\n' + h.to].emplace_back(i, &h);
   std::vector<std::vector<Out>> outs(m.callbacks.size());
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const Callback& cb = m.callbacks[c];
     for (const std::string& topic : cb.publishes) {
       const Topic* tp = m.topic(topic);
-      for (std::size_t sub : m.subscribers(topic)) {
+      const auto subs = subscribers.find(topic);
+      if (subs == subscribers.end()) continue;
+      for (std::size_t sub : subs->second) {
         Hop h{cb.name, m.callbacks[sub].name, topic, m.placement_comm(cb, m.callbacks[sub]), tp ? tp->size : 0};
         Out o{sub, {}, 0};
-        for (std::size_t i = 0; i < m.chains.size(); ++i)
-          for (const Hop& ch : m.chains[i].hops)
-            if (ch.from == cb.name && ch.to == h.to) {
-              o.chains.push_back(i);
-              h.comm = ch.comm;
-              if (ch.message_size > 0) h.message_size = ch.message_size;
-            }
+        if (const auto on = hops.find(h.from + '\n' + h.to); on != hops.end())
+          for (const auto& [chain, ch] : on->second) {
+            o.chains.push_back(chain);
+            h.comm = ch->comm;
+            if (ch->message_size > 0) h.message_size = ch->message_size;
+          }
         o.cost = cost(h);
         outs[c].push_back(std::move(o));
       }
@@ -101,9 +109,6 @@ bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs,
     if (cb.kind == CallbackKind::FusionInput || cb.kind == CallbackKind::FusionTrigger)
       return fail(why, "callback '" + cb.name + "' is a fusion callback");
     if (cb.is_timer()) {
-      if (cb.phase != TimerPhase::Guaranteed)
-        return fail(why, "timer '" + cb.name + "' has no guaranteed phase (phase: " + to_string(cb.phase) +
-                             "): the relative releases of the timers are unknown");
       if (cb.period <= 0) return fail(why, "timer '" + cb.name + "' has no period");
       if (feeders[c] > 0) return fail(why, "timer '" + cb.name + "' also takes messages");
     } else if (feeders[c] > 1) {
@@ -148,10 +153,16 @@ std::vector<Duration> chain_keys(const Model& m) {
   return key;
 }
 
-bool is_leaf(const Chain& ch, const std::string& cb) {
-  for (const auto& p : ch.paths())
-    if (!p.empty() && p.back() == cb) return true;
-  return ch.paths().empty() && ch.callbacks.back() == cb;
+// Per chain, the callbacks whose completion ends an instance: the last of each root-to-leaf path.
+std::vector<std::vector<std::size_t>> chain_leaves(const Model& m) {
+  std::vector<std::vector<std::size_t>> out(m.chains.size());
+  for (std::size_t i = 0; i < m.chains.size(); ++i) {
+    const Chain& ch = m.chains[i];
+    for (const auto& p : ch.paths())
+      if (!p.empty()) out[i].push_back(m.callback_index(p.back()));
+    if (out[i].empty()) out[i].push_back(m.callback_index(ch.callbacks.back()));
+  }
+  return out;
 }
 
 // What building the jobs of one timer release needs.
@@ -160,7 +171,12 @@ struct Builder {
   const std::vector<std::vector<Out>>& outs;
   const sched::ExecutorSetup& setup;
   std::vector<Duration> keys;
+  std::vector<std::vector<std::size_t>> leaves;
   ModelJobs& mj;
+
+  bool is_leaf(std::size_t chain, std::size_t c) const {
+    return std::find(leaves[chain].begin(), leaves[chain].end(), c) != leaves[chain].end();
+  }
 
   // The job of callback c released by `stamps` (the chains whose instance it carries) of the
   // timer release at `root`, after `pred` (none for the timer's own job).
@@ -200,13 +216,13 @@ struct Builder {
   void follow(std::size_t job, std::size_t c, Duration root, const std::vector<std::size_t>& stamps,
               std::size_t first_instance) {
     for (std::size_t s : stamps)
-      if (is_leaf(m.chains[s], m.callbacks[c].name))
+      if (is_leaf(s, c))
         for (std::size_t k = first_instance; k < mj.instances.size(); ++k)
           if (mj.instances[k].chain == s) mj.instances[k].leaves.push_back(job);
     for (const Out& o : outs[c]) {
       std::vector<std::size_t> carried;  // a leaf records its instance and forwards no stamp
       for (std::size_t s : stamps)
-        if (!is_leaf(m.chains[s], m.callbacks[c].name) &&
+        if (!is_leaf(s, c) &&
             std::find(o.chains.begin(), o.chains.end(), s) != o.chains.end())
           carried.push_back(s);
       const std::size_t next = add(o.to, root, {0, 0}, carried, Pred{job, {0, o.cost}});
@@ -220,6 +236,10 @@ struct Builder {
 bool sag_covers(const Model& m, std::string* why) {
   const auto x = work_executor(m, why);
   if (!x || !covers_platform(m, *x, why)) return false;
+  for (const Callback& cb : m.callbacks)  // the cheap refusal first (large models rarely pass it)
+    if (cb.is_timer() && cb.phase != TimerPhase::Guaranteed)
+      return fail(why, "timer '" + cb.name + "' has no guaranteed phase (phase: " + to_string(cb.phase) +
+                           "): the relative releases of the timers are unknown");
   // Every non-timer callback has at most one publisher feeding it, so the callbacks a timer's
   // messages reach form a tree (a topic cycle has no timer feeding it and never runs).
   return covers_callbacks(m, outs_of(m), why);
@@ -242,7 +262,7 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
   for (const Callback& cb : m.callbacks)
     if (cb.is_timer()) mj.first_release = std::min(mj.first_release, cb.offset);
   const sched::ExecutorSetup setup = sched::make_setup(m, *work_executor(m, why));
-  Builder b{m, outs, setup, chain_keys(m), mj};
+  Builder b{m, outs, setup, chain_keys(m), chain_leaves(m), mj};
   std::vector<std::pair<Duration, std::size_t>> releases;
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const Callback& cb = m.callbacks[c];
