@@ -1,7 +1,8 @@
 // The `sag` analysis: chain latencies of a single-threaded ready-queue executor with
 // guaranteed timer phases from the schedule-abstraction graph of its jobs (sag.hpp,
 // sag_model.hpp). Per chain instance: the latest finish of its leaf jobs over every schedule,
-// minus its release; per chain: the largest over the instances of the analysed hyperperiod.
+// minus its release; per chain: the largest over the instances of the two analysed
+// hyperperiods, which hold every instance of the run (sag_model.hpp, the steady state).
 #include <algorithm>
 #include <limits>
 
@@ -75,7 +76,7 @@ class Sag : public ResponseTimeAnalysis {
   bool applicable(const Model& m, std::string* why) const override { return sag_covers(m, why); }
   AnalysisResult analyze(const Model& m) const override {
     std::string why;
-    const auto mj = build_jobs(m, 1, &why);
+    const auto mj = build_jobs(m, 2, &why);  // the start and the steady state (idle_cut)
     if (!mj) return declined(m, why);
     const Result r = explore(mj->jobs);
     if (!r.complete) return declined(m, r.why);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -283,6 +284,36 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
   return mj;
 }
 
+namespace {
+
+// The steady state: an instant t* of the first hyperperiod (a timer release) at which, in every
+// schedule, the thread is idle with every job of an earlier timer release finished — and again
+// at t* + H. From an idle instant the future depends only on the releases, which repeat every
+// H; so [t*, t* + H) is every later hyperperiod's schedule, and the analysed span [0, 2H)
+// holds every instance of the whole run (the start included). nullopt when there is none.
+std::optional<Duration> idle_cut(const ModelJobs& mj, const Result& r) {
+  std::map<Duration, Duration> latest;  // per root release: the latest finish of its jobs
+  for (std::size_t j = 0; j < mj.jobs.size(); ++j) {
+    Duration& l = latest[mj.root_release[j]];
+    l = std::max(l, r.finish[j].hi);
+  }
+  std::map<Duration, Duration> before;  // per root release t: the latest finish of the roots before t
+  Duration run = std::numeric_limits<Duration>::min();
+  for (const auto& [t, l] : latest) {
+    before[t] = run;
+    run = std::max(run, l);
+  }
+  auto idle_at = [&](Duration t) {  // t: a root release (t + H is one as well, below 2H)
+    const auto it = before.find(t);
+    return it != before.end() && it->second <= t;
+  };
+  for (const auto& [t, l] : latest)
+    if (t < mj.hyperperiod && idle_at(t) && idle_at(t + mj.hyperperiod)) return t;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
@@ -297,12 +328,10 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
                " ns): the executor then merges or drops releases, which the job model does not";
     }
   }
-  Duration last = 0;
-  for (const Interval& f : r.finish) last = std::max(last, f.hi);
-  if (last > mj.horizon + mj.first_release)
-    return "work of the analysed hyperperiods may still run (until " + std::to_string(last) +
-           " ns) when the next hyperperiod's first timer fires (" + std::to_string(mj.horizon + mj.first_release) +
-           " ns): no idle instant at the hyperperiod boundary";
+  if (mj.horizon < 2 * mj.hyperperiod) return "fewer than two hyperperiods analysed";
+  if (!idle_cut(mj, r))
+    return "the thread is idle at no timer release t of the first hyperperiod and at t + one hyperperiod in every "
+           "schedule (work carried over from one hyperperiod to the next is not analysed)";
   return {};
 }
 

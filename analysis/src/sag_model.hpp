@@ -14,10 +14,14 @@
 //   priority: the executor's ready-queue key (sched::key_of) of the callback with the
 //         job's absolute deadline — nominal release + the smallest deadline of the chains it
 //         carries, as the executor stamps it — then the release order.
+// Steady state: two hyperperiods are analysed from the common start; when at some timer
+// release t of the first the thread is idle in every schedule (every job of an earlier release
+// finished) and again at t + H, every later hyperperiod repeats [t, t + H), so the two hold
+// every instance of the run.
 // Where the graph shows a run could leave the job model — a callback released again before
 // its previous job started (the executor keeps one queued instance per callback and one
-// message per depth-1 queue; a timer taken after its next release skips it), or work of one
-// hyperperiod still running when the next begins — the analysis declines with that reason.
+// message per depth-1 queue; a timer taken after its next release skips it), or no such idle
+// instant — the analysis declines with that reason.
 #pragma once
 
 #include <optional>

@@ -81,7 +81,7 @@ TEST(SagModel, TinySystemsAgainstBruteForce) {
       if (!r.chains[0].bounded) continue;
       ++analysed;
       std::string why;
-      const auto mj = build_jobs(m, 1, &why);
+      const auto mj = build_jobs(m, 2, &why);  // as the analysis: the start and the steady state
       ASSERT_TRUE(mj) << why;
       // the brute force in ticks (every time of the model is a multiple of one)
       std::vector<Job> jobs = mj->jobs;
@@ -127,6 +127,12 @@ TEST(SagModel, DeclinesOutsideItsModel) {
   const std::string two = "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n  - {name: e, host: h, policy: "
                           "fp, threads: [{name: t0, cores: [0]}, {name: t1, cores: [1]}]}\nnodes: [{name: n, executor: e}]\n";
   EXPECT_NE(why(two + cbs + ", phase: guaranteed" + chains).find("one thread"), std::string::npos);
+  // Overload (utilisation 1.2): a timer is released again before its previous instance started.
+  const std::string over = header("fp") +
+                           "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "
+                           "priority: 2}\n  - {name: b, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "
+                           "priority: 1}\nchains:\n  - {name: A, callbacks: [a], deadline: 10ms}\n";
+  EXPECT_NE(why(over).find("released again"), std::string::npos);
   // Incommensurate periods: a hyperperiod of 33,333,333 x 200,000,000 ns, far more jobs than the limit.
   const std::string drift = header("edf") +
                             "callbacks:\n  - {name: a, kind: timer, node: n, period: 33333333ns, wcet: 1ms, phase: "
