@@ -127,12 +127,22 @@ TEST(SagModel, DeclinesOutsideItsModel) {
   const std::string two = "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n  - {name: e, host: h, policy: "
                           "fp, threads: [{name: t0, cores: [0]}, {name: t1, cores: [1]}]}\nnodes: [{name: n, executor: e}]\n";
   EXPECT_NE(why(two + cbs + ", phase: guaranteed" + chains).find("one thread"), std::string::npos);
-  // Overload (utilisation 1.2): a timer is released again before its previous instance started.
+  // Overload (utilisation 1.2): the backlog grows, the thread is never idle at a release and one
+  // hyperperiod later (with more hyperperiods a timer would be released again before its previous
+  // instance started).
   const std::string over = header("fp") +
                            "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "
                            "priority: 2}\n  - {name: b, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "
                            "priority: 1}\nchains:\n  - {name: A, callbacks: [a], deadline: 10ms}\n";
-  EXPECT_NE(why(over).find("released again"), std::string::npos);
+  EXPECT_NE(why(over).find("idle at no timer release"), std::string::npos);
+  // A low-priority chain starved past its period: its timer is released again while queued.
+  const std::string starved = header("fp") +
+                              "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: "
+                              "guaranteed, priority: 2}\n  - {name: b, kind: timer, node: n, period: 20ms, offset: 1ms, "
+                              "wcet: 3ms, phase: guaranteed, priority: 3}\n  - {name: c, kind: timer, node: n, period: 5ms, "
+                              "wcet: 1500us, phase: guaranteed, priority: 1}\nchains:\n  - {name: A, callbacks: [a], "
+                              "deadline: 10ms}\n";
+  EXPECT_NE(why(starved).find("released again"), std::string::npos) << why(starved);
   // Incommensurate periods: a hyperperiod of 33,333,333 x 200,000,000 ns, far more jobs than the limit.
   const std::string drift = header("edf") +
                             "callbacks:\n  - {name: a, kind: timer, node: n, period: 33333333ns, wcet: 1ms, phase: "
