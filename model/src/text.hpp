@@ -1,7 +1,8 @@
 // Internal: what counts as text in a model file (docs/model.md, "Limits"). A value is UTF-8
-// without control characters and without invisible formatting characters (Unicode category Cf:
-// bidirectional overrides and isolates, zero-width characters, ...; the "Trojan source" class,
-// which makes a name print as something it is not); a name is, in addition, one non-empty
+// without control characters and without characters that print as nothing or as something
+// else (Unicode default-ignorable code points: bidirectional overrides and isolates, zero-width
+// characters, fillers, ...; the "Trojan source" class, which makes a name print as something it
+// is not; and the other invisible format characters, category Cf); a name is, in addition, one non-empty
 // line of at most kMaxNameBytes bytes. Shared by the parser (located errors on the file) and the
 // validation of models built in code, so that the rule is written once.
 #pragma once
@@ -16,20 +17,42 @@
 
 namespace chainrt::detail {
 
-// Invisible formatting characters (Unicode 15 general category Cf) and the line and paragraph
-// separators U+2028/U+2029: nothing a name or value of a model needs, everything a spoofed
-// name uses. Returns a short English name of the character class, or nullptr.
+// Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt, Unicode 15.1; the
+// complete list of its ranges): code points that a renderer shows as nothing at all, such as
+// zero-width characters, variation selectors, the combining grapheme joiner U+034F, the Hangul
+// fillers U+115F/U+1160/U+3164/U+FFA0 and the tag characters. A name holding one prints exactly
+// as the name without it.
+struct CodePointRange {
+  std::uint32_t first, last;
+};
+inline constexpr CodePointRange kDefaultIgnorable[] = {
+    {0x00AD, 0x00AD},   {0x034F, 0x034F},   {0x061C, 0x061C}, {0x115F, 0x1160}, {0x17B4, 0x17B5},
+    {0x180B, 0x180F},   {0x200B, 0x200F},   {0x202A, 0x202E}, {0x2060, 0x206F}, {0x3164, 0x3164},
+    {0xFE00, 0xFE0F},   {0xFEFF, 0xFEFF},   {0xFFA0, 0xFFA0}, {0xFFF0, 0xFFF8}, {0x1BCA0, 0x1BCA3},
+    {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF},
+};
+
+inline bool default_ignorable(std::uint32_t cp) {
+  for (const auto& r : kDefaultIgnorable)
+    if (cp >= r.first && cp <= r.last) return true;
+  return false;
+}
+
+// Characters that would make a name print as something it is not: the default-ignorable code
+// points above (the bidirectional controls among them named as such: the "Trojan source" class),
+// the line and paragraph separators U+2028/U+2029, and the format characters (Unicode 15 general
+// category Cf) that are not default-ignorable: prepended concatenation marks and Egyptian
+// hieroglyph format controls, nothing a name needs. Returns a short English name of the
+// character class, or nullptr.
 inline const char* invisible_kind(std::uint32_t cp) {
   if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F ||
       cp == 0x061C)
     return "a bidirectional control character";
+  if (default_ignorable(cp)) return "an invisible character (Unicode default-ignorable code point)";
   if (cp == 0x2028 || cp == 0x2029) return "a line or paragraph separator";
-  if (cp == 0x00AD || (cp >= 0x0600 && cp <= 0x0605) || cp == 0x06DD || cp == 0x070F || cp == 0x0890 ||
-      cp == 0x0891 || cp == 0x08E2 || cp == 0x180E || (cp >= 0x200B && cp <= 0x200D) ||
-      (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x206A && cp <= 0x206F) || cp == 0xFEFF ||
-      (cp >= 0xFFF9 && cp <= 0xFFFB) || cp == 0x110BD || cp == 0x110CD || (cp >= 0x13430 && cp <= 0x1343F) ||
-      (cp >= 0x1BCA0 && cp <= 0x1BCA3) || (cp >= 0x1D173 && cp <= 0x1D17A) || cp == 0xE0001 ||
-      (cp >= 0xE0020 && cp <= 0xE007F))
+  if ((cp >= 0x0600 && cp <= 0x0605) || cp == 0x06DD || cp == 0x070F || cp == 0x0890 || cp == 0x0891 ||
+      cp == 0x08E2 || cp == 0xFFF9 || cp == 0xFFFA || cp == 0xFFFB || cp == 0x110BD || cp == 0x110CD ||
+      (cp >= 0x13430 && cp <= 0x1343F))
     return "an invisible formatting character";
   return nullptr;
 }
@@ -66,6 +89,10 @@ inline std::optional<std::string> text_problem(std::string_view s, bool one_line
         continue;
       }
       return std::string("holds a control character (") + code_point(cp) + ")";
+    }
+    if (cp < 0xA0) {  // printable ASCII: the common case, none of it invisible
+      i += len;
+      continue;
     }
     if (const char* kind = invisible_kind(cp))
       return std::string("holds ") + kind + " (" + code_point(cp) + "), which would print as something else";

@@ -17,11 +17,9 @@ import pkgutil
 import sys
 
 from . import commands
-from .cliargs import ERROR, INTERRUPTED, raise_if_interrupted
+from .cliargs import ERROR, INTERRUPTED, ArgumentError, path_roles, raise_if_interrupted, same_file_problem
 
-
-class ArgumentError(Exception):
-    """A bad command line (raised instead of argparse's exit 2, which means a negative verdict)."""
+PATH_ROLES = "_chainrt_path_roles"
 
 
 class Parser(argparse.ArgumentParser):
@@ -29,6 +27,15 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise ArgumentError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse's, and the paths' roles of this parser and of the sub-parsers chosen
+        (cliargs.path_roles) gathered in the namespace, then checked by :func:`main`."""
+        namespace, rest = super().parse_known_args(args, namespace)
+        roles = dict(getattr(namespace, PATH_ROLES, None) or {})
+        roles.update(path_roles(self._actions))
+        setattr(namespace, PATH_ROLES, roles)
+        return namespace, rest
 
 
 def version() -> str:
@@ -82,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as done:  # --help and --version
             sys.stdout.flush()
             return int(done.code or 0) if isinstance(done.code, int) else ERROR
+        same = same_file_problem(args, vars(args).pop(PATH_ROLES, {}))
+        if same:
+            print(f"{parser.prog} {args.command}: error: {same}", file=sys.stderr)
+            return ERROR
         raise_if_interrupted()
         if not getattr(args, "func", None):
             parser.print_help()

@@ -22,6 +22,11 @@ from pathlib import Path
 
 OK, ERROR, NEGATIVE, INTERRUPTED = 0, 1, 2, 130
 
+
+class ArgumentError(Exception):
+    """A bad command line, as one line (``chainrt CMD: error: ...``): raised by argparse's error
+    and by a command that checks its arguments against each other; the CLI prints it, exit 1."""
+
 # A duration on the command line: at most one day (a run or a simulation longer than that is a
 # typo; the model's own limit for a single duration is 1 h, docs/model.md).
 MAX_CLI_DURATION_NS = 86_400 * 1_000_000_000
@@ -106,6 +111,57 @@ def percentage(lo: float, hi: float, *, bare: str = "fraction"):
     return parse
 
 
+def number(lo: float, hi: float, what: str = "a number", *, above: bool = False):
+    """An argparse type: a finite number in [lo, hi] (``above=True``: in (lo, hi]); NaN, infinities
+    and numbers out of the range are refused with the range in the message."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(str(text))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        inside = (lo < v if above else lo <= v) and v <= hi  # NaN is outside
+        if not inside:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {'above' if above else 'at least'} {lo:g} "
+                                             f"and at most {hi:g}")
+        return v
+
+    parse.__name__ = "number"
+    return parse
+
+
+#: Seconds given as a plain number (an experiment's run length): above 0, at most one day.
+seconds = number(0, MAX_CLI_DURATION_NS / 1e9, "a number of seconds", above=True)
+
+
+def check_order(command: str, args, low: str, high: str, *, strict: bool = False) -> None:
+    """Raises ArgumentError when the flag `low` (e.g. ``--u-min``) is above the flag `high` (or,
+    `strict`, not below it): flags that bound a range together."""
+    a, b = (getattr(args, f.lstrip("-").replace("-", "_")) for f in (low, high))
+    if a > b or (strict and a == b):
+        raise ArgumentError(f"chainrt {command}: error: {low} {a:g} must be {'below' if strict else 'at most'} "
+                            f"{high} {b:g}")
+
+
+def lock_file(text: str) -> str:
+    """A measurement lock (an flock(2) file): a regular file, or one that can be created; empty for
+    none. A FIFO, device or folder is refused (opening a FIFO waits forever for a reader)."""
+    if not text:
+        return ""
+    try:
+        st = os.stat(text)
+    except FileNotFoundError:
+        problem = output_file_problem(text)
+        if problem:
+            raise argparse.ArgumentTypeError(problem) from None
+        return text
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"{text}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise argparse.ArgumentTypeError(f"{text}: not a regular file (a lock file must be one)")
+    return text
+
+
 threads = count(1, 64, "a thread count")        # threads per executor (sched::kMaxThreads)
 fifo_priority = count(1, 99, "a SCHED_FIFO priority")
 seed = count(0, MAX_SEED, "a seed")
@@ -158,6 +214,13 @@ def input_dir(text: str) -> str:
     """An existing folder (a recorded trace)."""
     if not Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"{text}: no such folder")
+    return text
+
+
+def model_path(text: str) -> str:
+    """A model file that the command reads with its own loader (whose messages say what is wrong
+    with it): kept as written, and known as an input, so that no output of the command may be
+    the same file (:func:`same_file_problem`)."""
     return text
 
 
@@ -245,6 +308,63 @@ def output_dir(text: str) -> str:
     if why:
         raise argparse.ArgumentTypeError(f"{text}: cannot be created in {parent} ({why})")
     return text
+
+
+#: The argparse types whose values a command reads, and those it writes: every command's paths are
+#: told apart by the type they are declared with, so that no command keeps a list of its own.
+INPUT_TYPES = (input_file, input_dir, model_path)
+OUTPUT_TYPES = (output_file, output_dir)
+
+
+def path_roles(actions) -> dict[str, str]:
+    """{dest: "input" | "output"} of the argparse actions declared with a path type."""
+    roles = {}
+    for a in actions:
+        if a.type in INPUT_TYPES:
+            roles[a.dest] = "input"
+        elif a.type in OUTPUT_TYPES:
+            roles[a.dest] = "output"
+    return roles
+
+
+def same_file_problem(args, roles: dict[str, str]) -> str | None:
+    """Why the command may not run because an output path names the same file as an input (or as
+    another output): it would destroy the input before or while reading it. Symbolic and hard
+    links count (same device and inode). None when every path is distinct."""
+    def paths(role):
+        for dest, r in roles.items():
+            if r != role:
+                continue
+            value = getattr(args, dest, None)
+            for v in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(v, str) and v:
+                    yield v
+
+    def key(path):
+        try:
+            st = os.stat(path)
+        except OSError:  # not there yet: the path it will be created at
+            return ("new", os.path.realpath(path))
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return None  # /dev/null, /dev/stdout: writing there destroys nothing
+        return ("file", st.st_dev, st.st_ino)
+
+    seen = {}
+    for path in paths("input"):
+        k = key(path)
+        if k is not None:
+            seen.setdefault(k, ("input", path))
+    for path in paths("output"):
+        k = key(path)
+        if k is None:
+            continue
+        if k in seen:
+            role, other = seen[k]
+            what = "an input" if role == "input" else "another output"
+            same = f"is both {what} and an output" if path == other else f"is the same file as {other}, {what}"
+            return f"{path}: {same} of this command; writing it would destroy it (give the output another path)"
+        seen[k] = ("output", path)
+    return None
 
 
 def with_model(command: str):

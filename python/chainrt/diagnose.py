@@ -215,6 +215,29 @@ def explain_chain(model, analysis: str, chain: str) -> dict:
                      "threads together", "fixes": []}
 
 
+#: ROS 2's own executors' policy: it orders callbacks by kind and handle, never by chain.
+CHAIN_UNAWARE = "ros-default"
+
+
+def chain_aware_advice(model_path: str) -> str:
+    """How to give a model's chains a chain-aware policy (said by discover, analyze and report)."""
+    return (f"for chain-aware scheduling let `chainrt synthesize {model_path} -o tuned.yaml` choose chain "
+            "priorities, executors and cores (PiCAS), or set the executors' `policy:` to fp, edf or picas "
+            "and give each chain a `priority:` (docs/model.md)")
+
+
+def policy_advice(model, result: dict | None, model_path: str) -> str | None:
+    """The advice to choose a chain-aware policy when every executor of the model runs ROS 2's
+    default policy and some chain of `result` (an analysis dict; None: no analysis applied) misses
+    its deadline or has no bound; None otherwise."""
+    if not model.executors or any(e.policy != CHAIN_UNAWARE for e in model.executors):
+        return None
+    if result is not None and all(c["schedulable"] for c in result["chains"].values()):
+        return None
+    return f"the executors run ROS 2's default policy ({CHAIN_UNAWARE}), which knows no chains: " \
+        + chain_aware_advice(model_path)
+
+
 def explain(model, analysis: str, result: dict) -> dict:
     """``{chain: {"cause", "fixes"}}`` for every chain of `result` (an analysis dict) without a bound
     whose reason is not another chain's (those name it already)."""

@@ -52,6 +52,7 @@ FLOOR_SEGMENTS = 8       # the observation is cut into at most this many segment
 FLOOR_SENDS = 4          # ... of about this many sends each (at least 3 segments), for the floors of the delay
 FLOOR_BAND = 4           # the periods consistent with the floors: their band at most this times the narrowest
 ROUND_SHARE = 0.4        # a written period is rounded by at most this share of the fit's bound
+MAX_RATE_HZ = 100_000    # whole rates up to this one (a 10 us period, a model's shortest) are tried
 SAME_TIMER_NS = 1_000_000  # two topics of one period come from one timer when sent within this
 
 
@@ -296,12 +297,23 @@ def fit_period(times_ns: list[int]) -> PeriodFit | None:
                      slots - used, periodic, why)
 
 
+def _rate_period(period_ns: float, bound_ns: float) -> int | None:
+    """The period of a whole rate in hertz (1 Hz .. MAX_RATE_HZ) within `bound_ns` of
+    `period_ns`, as ROS 2 clients make it (1/30 s: 33333333 ns, the nanoseconds truncated), the
+    nearest when several are; None when none is."""
+    r = round(1e9 / period_ns) if period_ns > 0 else 0
+    fits = [(abs(1e9 / q - period_ns), 1_000_000_000 // q) for q in (r - 1, r, r + 1)
+            if 1 <= q <= MAX_RATE_HZ and abs(1e9 / q - period_ns) <= bound_ns]
+    return min(fits)[1] if fits else None
+
+
 def exact_period(fit: PeriodFit) -> tuple[int, int]:
-    """(period, tolerance) in ns to write: the fitted period rounded to the coarsest unit whose
-    rounding stays within ROUND_SHARE of the fit's bound (``33333us`` for a 30 Hz timer measured
-    to a microsecond, ``20ms`` for a 20 ms one), and a binding tolerance of the bound plus that
-    rounding (so it holds every period the observation allows), at least 1 us and 100 ppm of the
-    period."""
+    """(period, tolerance) in ns to write: a whole millisecond within ROUND_SHARE of the fit's
+    bound (``20ms`` for a 20 ms timer), else the period of a whole rate within the bound (a 30 Hz
+    timer: ``33333333ns``, as rclpy and rclcpp make 1/30 s), else the fitted period rounded to the
+    coarsest unit within ROUND_SHARE of the bound (``33360us``); and a binding tolerance of the
+    bound plus that rounding (so it holds every period the observation allows), at least 1 us and
+    100 ppm of the period."""
     p = fit.period_ns
     best = max(1, round(p))
     for unit in (1_000_000, 100_000, 10_000, 1_000, 100, 10, 1):
@@ -309,6 +321,8 @@ def exact_period(fit: PeriodFit) -> tuple[int, int]:
         if v > 0 and abs(v - p) <= max(ROUND_SHARE * fit.bound_ns, 0.5):
             best = v
             break
+    if best % 1_000_000:  # not a whole millisecond: a whole rate the observation allows is the timer's
+        best = _rate_period(p, fit.bound_ns) or best
     tol = max(fit.bound_ns + abs(best - p), 1e-4 * best)
     tol = max(1_000, int(math.ceil(tol / 1_000)) * 1_000)
     return int(best), min(tol, int(best) // 2)
@@ -379,6 +393,12 @@ def observe(duration_s: float = 5.0, settle_s: float = 2.0, expect_nodes: int = 
     """Joins the graph for ``settle_s`` (discovery) plus ``duration_s`` (rates and sizes).
     ``expect_nodes``: stop waiting for discovery early once this many nodes are seen."""
     import rclpy
+    from .fastdds import loopback_participants
+    with loopback_participants():  # nothing bound beyond loopback under localhost discovery
+        return _observe(rclpy, duration_s, settle_s, expect_nodes)
+
+
+def _observe(rclpy, duration_s: float, settle_s: float, expect_nodes: int) -> Graph:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
@@ -891,6 +911,9 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
         "Comments say what was inferred rather than observed ('inferred:') and what is unknown",
         "('unknown:'). Execution times cannot be seen in a graph: run the nodes under a chainrt",
         "executor and `chainrt profile THIS_FILE --write`; `chainrt check` lists them until then.",
+        "The executors are written as observed: ROS 2's default policy (ros-default), which knows no",
+        "chains. For chain-aware scheduling: `chainrt synthesize THIS_FILE -o tuned.yaml` (chain",
+        "priorities, executors, cores), or `policy: fp`, `edf` or `picas` with a `priority:` per chain.",
     ]
     unmodelled = sorted({s for ss in g.services.values() for s in ss} - set(called))
     if unmodelled:

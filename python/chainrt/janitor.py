@@ -31,6 +31,7 @@ import time
 GRACE_S = 30.0
 
 _active: list["Guard"] = []
+_sweeping: list[subprocess.Popen] = []  # watchers that remove what is left when this process exits
 
 
 class Guard:
@@ -66,9 +67,15 @@ class Guard:
         """`path` was handed to the user after all (e.g. a partial output named in a message)."""
         self._send({"keep": os.path.abspath(path)})
 
-    def done(self) -> None:
-        """The command ends normally: the watcher exits without touching anything."""
-        self._send({"done": True})
+    def done(self, sweep_at_exit: bool = False) -> None:
+        """The command ends normally: the watcher exits without touching anything, or, with
+        `sweep_at_exit`, stays until this process exits and then removes the Fast DDS files
+        created since the guard began that nothing uses any more (never the registered paths:
+        the command's outputs are the user's)."""
+        self._send({"done": True, "sweep": sweep_at_exit})
+        if sweep_at_exit and self.proc is not None:
+            _sweeping.append(self.proc)  # its pipe stays open until this process exits
+            return
         if self.proc is not None:
             try:
                 self.proc.stdin.close()
@@ -94,7 +101,12 @@ def guard():
         yield g
     finally:
         _active.pop()
-        g.done()
+        # What a child killed during the command left (its segment, its port files) goes now where
+        # nothing uses it any more; a file still held -- a listener of this process keeps a dead
+        # peer's segment mapped until the process exits -- goes when the process exits (the watcher)
+        from .runtime import remove_stale_shm, shm_entries
+        remove_stale_shm(g.before)
+        g.done(sweep_at_exit=bool(shm_entries() - g.before))
 
 
 def current() -> Guard | None:
@@ -113,15 +125,19 @@ def _watch() -> int:
         except ValueError:
             continue
         if msg.get("done"):
-            return 0
+            if not msg.get("sweep"):
+                return 0
+            remove = []  # a normal end: the outputs stay; only the shared memory is swept
+            continue
         if "before" in msg:
             before = set(msg["before"])
         if "remove" in msg and msg["remove"] not in remove:
             remove.append(msg["remove"])
         if "keep" in msg and msg["keep"] in remove:
             remove.remove(msg["keep"])
-    # The command died. Its children stop on their own (SIGTERM from the kernel): wait for them
-    # to let go of the shared memory, then remove what is left of this run.
+    # The command died, or ended asking for a sweep at its exit. Its children stop on their own
+    # (SIGTERM from the kernel): wait for them to let go of the shared memory, then remove what
+    # is left of this run.
     end = time.monotonic() + GRACE_S
     while True:
         fresh = shm_entries() - before

@@ -106,6 +106,16 @@ def _counted(msg: dict) -> int:
 def listen(duration_s: float, topic: str | None = None, run_id: str | None = None,
            until=None, settle_s: float = 1.0) -> Collection:
     """Subscribes to the monitoring topic(s) -- ``topic``, or every ``*/chainrt/chain_stats``
+    found in the graph -- for ``duration_s`` (:func:`_listen`), from a participant that binds
+    nothing beyond loopback under localhost discovery (fastdds.loopback_participants)."""
+    from .fastdds import loopback_participants
+    with loopback_participants():
+        return _listen(duration_s, topic, run_id, until, settle_s)
+
+
+def _listen(duration_s: float, topic: str | None = None, run_id: str | None = None,
+           until=None, settle_s: float = 1.0) -> Collection:
+    """Subscribes to the monitoring topic(s) -- ``topic``, or every ``*/chainrt/chain_stats``
     found in the graph -- for ``duration_s`` from when the first one is found (discovery is
     given 10 s more) (or, with ``until``, while ``until()`` is False and
     then ``settle_s`` more to catch the executors' final messages)."""

@@ -67,7 +67,8 @@ def find_binary() -> Path:
 def ros_environment(binary: Path | None = None) -> dict[str, str]:
     """The environment for the runtime: the current one plus what the build recorded next to
     the binary (AMENT_PREFIX_PATH, RMW_IMPLEMENTATION). LD_LIBRARY_PATH is not needed (RPATH)."""
-    env = dict(os.environ)
+    from .fastdds import for_children
+    env = for_children(dict(os.environ))  # not this process's own loopback participant settings
     recorded = None
     if binary is not None:
         for parent in binary.resolve().parents:

@@ -32,6 +32,9 @@ import tempfile
 
 from . import cliargs
 
+#: A normalised utilisation drawn per system: above 0, at most 1 (the cores full).
+U_NORM = cliargs.number(0, 1, "a normalised utilisation", above=True)
+
 
 # Systems per batch: a system takes 1.6 ms here (a harsh one climbing 8 steps 2.4-3 ms), so a
 # batch takes 0.6-2 s, far above what a Dask task costs (10-16 ms of CPU here, taken from the
@@ -48,24 +51,24 @@ def add_arguments(parser) -> None:
     parser.add_argument("--analysis", default="all",
                         help="analysis name from the registry, 'all' (default), or 'lame': LaME's plans (RT chains by "
                              "fp-mt, BE chains by its best-effort check) on random LaME systems")
-    parser.add_argument("--sets", type=int, default=200, help="generated systems per analysis (default 200)")
+    parser.add_argument("--sets", type=cliargs.positive, default=200, help="generated systems per analysis (default 200)")
     parser.add_argument("--seed", type=cliargs.seed, default=1, help="base seed of the generated systems")
     parser.add_argument("--first", type=cliargs.count(0, 2**31 - 1, "a system index"), default=0, metavar="INDEX",
                         help="index of the first system: systems INDEX .. INDEX + SETS - 1 of the seed (default 0)")
     parser.add_argument("--variants", type=int, default=4, choices=[1, 2, 3, 4],
                         help="adversarial simulations per system (default 4: synchronous WCET, offsets WCET, "
                              "synchronous BCET/WCET mix, offsets uniform)")
-    parser.add_argument("--horizon", type=int, default=20, metavar="PERIODS",
+    parser.add_argument("--horizon", type=cliargs.count(1, 10_000, "a number of periods"), default=20, metavar="PERIODS",
                         help="simulated time in longest chain periods (default 20)")
-    parser.add_argument("--u-min", type=float, default=0.1, help="lowest U_norm drawn per system (default 0.1)")
-    parser.add_argument("--u-max", type=float, default=0.6, help="highest U_norm drawn per system (default 0.6)")
+    parser.add_argument("--u-min", type=U_NORM, default=0.1, help="lowest U_norm drawn per system (default 0.1)")
+    parser.add_argument("--u-max", type=U_NORM, default=0.6, help="highest U_norm drawn per system (default 0.6)")
     parser.add_argument("--counterexamples", default="soundness-counterexamples", metavar="DIR",
                         help="where counterexample models are written (default ./soundness-counterexamples)")
     parser.add_argument("--harsh", action="store_true",
                         help="also perturb every system outside the papers' assumptions: contradicting and tied "
                              "priorities, execution below WCET, constrained deadlines, timer jitter, overload, "
                              "deadlines equal to the bounds, offsets clustered within nanoseconds")
-    parser.add_argument("--climb", type=int, default=0, metavar="STEPS",
+    parser.add_argument("--climb", type=cliargs.count(0, 1_000_000, "a number of steps"), default=0, metavar="STEPS",
                         help="hill-climbing simulations per system over timer offsets and per-callback execution "
                              "times, from the worst simulation (default 0)")
     parser.add_argument("--fusion", action="store_true",
@@ -184,12 +187,7 @@ def bound_over_worst(ratios: list[float]) -> dict:
 
 def run(args) -> int:
     from .campaign import command
-    if args.sets < 1:
-        print("chainrt experiment soundness: --sets must be at least 1", file=sys.stderr)
-        return 1
-    if args.climb < 0:
-        print("chainrt experiment soundness: --climb must be at least 0", file=sys.stderr)
-        return 1
+    cliargs.check_order("experiment soundness", args, "--u-min", "--u-max")
     families = [f for f in ("fusion", "phases", "feature") if getattr(args, f, None)]
     if len(families) > 1:
         print(f"chainrt experiment soundness: --{families[0]} and --{families[1]} draw different systems; give one "

@@ -4,7 +4,9 @@ listings contain only what this scenario started: the process table, /dev/shm, /
 output folder's parent (/mnt) are listed before the command starts and after it was killed,
 and printed as JSON ({"before": ..., "after": ..., "log": ...}).
 
-    python leftovers_scenario.py run-child|run-parent|profile|bench
+    python leftovers_scenario.py run-child|run-parent|profile|profile-child|bench [DISCOVERY_RANGE]
+
+$KEEP names the folders of /tmp bound back from the host (the checkout's): not listed.
 """
 
 from __future__ import annotations
@@ -37,9 +39,14 @@ def listing() -> dict:
             continue
         procs.append(f"{p} {argv[:160]}")
     tree = {}
+    kept = {Path("/tmp", k) for k in os.environ.get("KEEP", "").split(":") if k}
     for root in ("/dev/shm", "/tmp", "/mnt"):
-        tree[root] = sorted(str(Path(d, f).relative_to(root)) for d, dirs, files in os.walk(root)
-                            for f in files + dirs if not (root == "/dev/shm" and f.startswith(LTTNG_WAIT)))
+        entries = []
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if Path(d, x) not in kept]  # the checkout bound back in: not ours
+            entries += [str(Path(d, f).relative_to(root)) for f in files + dirs
+                        if not (root == "/dev/shm" and f.startswith(LTTNG_WAIT))]
+        tree[root] = sorted(entries)
     return {"processes": procs, **tree}
 
 
@@ -79,13 +86,13 @@ def wait_for(cond, timeout: float):
     return cond()
 
 
-def main(kind: str) -> int:
-    env = {**os.environ, "ROS_DOMAIN_ID": "7", "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST", "TMPDIR": "/tmp"}
+def main(kind: str, discovery: str = "LOCALHOST") -> int:
+    env = {**os.environ, "ROS_DOMAIN_ID": "7", "ROS_AUTOMATIC_DISCOVERY_RANGE": discovery, "TMPDIR": "/tmp"}
     chainrt = [sys.executable, "-m", "chainrt.cli"]
     before = listing()
     if kind in ("run-child", "run-parent"):
         cmd = [*chainrt, "run", str(MODEL), "--duration", "60s", "--warmup", "300ms", "--no-compare", "--json"]
-    elif kind == "profile":
+    elif kind in ("profile", "profile-child"):
         cmd = [*chainrt, "profile", str(MODEL), "--run", "--duration", "60s", "--warmup", "1s"]
     elif kind == "bench":
         cmd = [*chainrt, "bench", "reference-system", "--configs", "edf-st", "--repeat", "1", "--duration", "60s",
@@ -103,7 +110,7 @@ def main(kind: str) -> int:
         print(json.dumps({"error": "the workers did not start", "stderr": err.decode(errors="replace")[-2000:]}))
         return 1
     time.sleep(2.0)  # running, with its shared memory in use
-    victim = kids[0] if kind == "run-child" else proc.pid
+    victim = kids[0] if kind in ("run-child", "profile-child") else proc.pid
     os.kill(victim, signal.SIGKILL)
     try:
         _, err = proc.communicate(timeout=90)
@@ -126,4 +133,4 @@ def main(kind: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))

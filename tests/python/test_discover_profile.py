@@ -381,7 +381,7 @@ def test_period_fit_is_exact_to_the_precision_the_observation_allows():
     assert abs(fit.period_ns - p) <= 4 * fit.stderr_ns
     period, tol = dc.exact_period(fit)
     assert abs(period - p) <= tol < 50_000                      # binds the real timer, not a 1 % guess
-    assert output.exact_duration(period) in ("33333us", "33334us", "33332us") or period % 100 == 0
+    assert period == p  # 30 Hz lies within the fit's bound: written as rclpy makes 1/30 s
     # without jitter the period is known to the microsecond or better; a whole-ms timer stays round
     period, tol = dc.exact_period(dc.fit_period(_sends(p, 60)))
     assert abs(period - p) <= 1_000 and tol == 4_000          # 100 ppm of the period, rounded up
@@ -401,6 +401,37 @@ def test_a_period_fit_with_sends_delayed_by_most_of_a_period():
     assert fit.periodic and abs(fit.period_ns - p) <= 4 * fit.stderr_ns + 1, fit
     period, tol = dc.exact_period(fit)
     assert abs(period - p) <= tol < p // 100
+
+
+def test_a_whole_rate_within_the_fit_is_written_as_that_rate():
+    # a loaded 30 Hz rclpy timer once fitted as 33.360 ms +- 47 us: 30 Hz (33333333 ns) lies within
+    # the fit, and is what is written; the tolerance still holds the fitted period
+    import dataclasses
+    fit = dc.fit_period(_sends(33_333_333, 90, jitter_ns=1_000_000))
+    loaded = dataclasses.replace(fit, period_ns=33_360_000.0, bound_ns=47_000.0)
+    period, tol = dc.exact_period(loaded)
+    assert period == 33_333_333 and output.exact_duration(period) == "33333333ns"
+    assert abs(33_360_000 - period) <= tol
+    # no whole rate within a tighter fit: the fitted period stands; a whole millisecond stays one
+    assert dc.exact_period(dataclasses.replace(fit, period_ns=33_360_000.0, bound_ns=10_000.0))[0] == 33_360_000
+    assert dc.exact_period(dataclasses.replace(fit, period_ns=20_000_900.0, bound_ns=20_000.0))[0] == 20_000_000
+    assert dc.exact_period(dataclasses.replace(fit, period_ns=142_857_000.0, bound_ns=5_000.0))[0] == 142_857_142
+    # loaded sends: wherever the fit allows 30 Hz, 30 Hz is written
+    allowed = 0
+    for seed in range(15):
+        fit = dc.fit_period(_loaded_sends(33_333_333, 180, seed))
+        if abs(fit.period_ns - 33_333_333) <= fit.bound_ns:
+            allowed += 1
+            assert dc.exact_period(fit)[0] == 33_333_333, (seed, fit)
+    assert allowed >= 5
+
+
+def test_the_skeleton_tells_how_to_choose_a_chain_aware_policy():
+    text = dc.to_yaml(dc.skeleton(_robot_graph(), cores=2))
+    assert "policy: ros-default" in text
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert any("chainrt synthesize THIS_FILE" in line for line in header)
+    assert any("`policy: fp`, `edf` or `picas`" in line for line in header)
 
 
 def _starved_sends(n: int) -> list[int]:

@@ -45,9 +45,11 @@ def test_harsh_systems_and_climb(capsys):
     assert rep["harsh"]["climb_simulations"] > 0 and rep["harsh"]["shuffled_priorities"] > 0
 
 
-def test_negative_climb_is_an_error(capsys):
-    assert soundness.run(parse("--sets", "1", "--climb", "-1")) == 1
-    assert "--climb" in capsys.readouterr().err
+def test_negative_climb_is_an_error(capsys, tmp_path):
+    # refused on the command line (cliargs), before any work
+    from chainrt.cli import main
+    assert main(["experiment", "soundness", "--sets", "1", "--climb", "-1", "--out", str(tmp_path / "o")]) == 1
+    assert "--climb" in capsys.readouterr().err and not (tmp_path / "o").exists()
 
 
 def test_unknown_analysis_is_an_error(capsys):

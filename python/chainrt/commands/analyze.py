@@ -21,7 +21,7 @@ from ..model import analyses, analysis_names, load_model_or_report, policy_names
 def register(sub) -> None:
     names = analysis_names()
     p = sub.add_parser("analyze", help="response-time bounds and schedulability of every chain of a model")
-    p.add_argument("model", metavar="MODEL", nargs="?", help="model YAML file")
+    p.add_argument("model", metavar="MODEL", nargs="?", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--analysis", "-a", choices=names, help="analysis to run (default: the one matching the policy)")
     p.add_argument("--policy", choices=policy_names(), help="override every executor's policy (as simulate and run)")
     p.add_argument("--threads", type=cliargs.threads,
@@ -102,6 +102,8 @@ def format_table(result: dict, chosen_by_default: bool = False) -> str:
     for name, d in result.get("diagnosis", {}).items():
         lines.append(f"  {name}: unbounded because {d['cause']}")
         lines.extend(f"    a bound with: {fix}" for fix in d["fixes"])
+    if result.get("advice"):
+        lines.append(f"  advice: {result['advice']}")
     lines.append("schedulable" if result["schedulable"] else "NOT schedulable")
     return "\n".join(lines)
 
@@ -128,6 +130,9 @@ def run(args) -> int:
     diagnosis = diagnose.explain(model, result["analysis"], result)
     if diagnosis:
         result["diagnosis"] = diagnosis
+    advice = diagnose.policy_advice(model, result, args.model)
+    if advice:
+        result["advice"] = advice
     if args.json:
         output.emit_json(result)
     else:

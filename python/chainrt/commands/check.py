@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from .. import output
+from .. import cliargs, output
 from ..model import load_model_or_report
 
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="validate model files and summarise chains, utilisation and executors")
-    p.add_argument("models", nargs="+", metavar="MODEL", help="model YAML file(s)")
+    p.add_argument("models", nargs="+", metavar="MODEL", type=cliargs.model_path, help="model YAML file(s)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     p.set_defaults(func=run)
 

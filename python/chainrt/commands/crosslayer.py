@@ -23,7 +23,7 @@ from .. import cliargs, output
 def register(sub) -> None:
     p = sub.add_parser("crosslayer", help="install a model's chain priorities into the kernel's packet path "
                                           "(XDP selector, per-class packet threads), or write its Fast DDS profiles")
-    p.add_argument("model", metavar="MODEL", nargs="?", help="model YAML file")
+    p.add_argument("model", metavar="MODEL", nargs="?", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--iface", action="append", default=[], help="receiving interface (repeatable)")
     p.add_argument("--duration", type=cliargs.duration, default=None, help="remove everything after this time (default: at Ctrl-C)")
     p.add_argument("--nonrt-server", metavar="BUDGET/PERIOD", type=cliargs.budget_period, default=None,

@@ -57,7 +57,11 @@ def run(args) -> int:
             print(f"chainrt discover: {e}", file=sys.stderr)
             return 1
         print(f"wrote {args.output}: {len(graph.nodes)} nodes, {len(graph.topics)} topics; next: run the nodes under a chainrt executor and "
-              f"`chainrt profile {args.output} --write`", file=sys.stderr)
+              f"`chainrt profile {args.output} --write`, then `chainrt analyze {args.output}`", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    from ..diagnose import CHAIN_UNAWARE, chain_aware_advice
+    print(f"chainrt discover: the executors are written as observed, with ROS 2's default policy "
+          f"({CHAIN_UNAWARE}), which knows no chains; {chain_aware_advice(args.output or 'MODEL')}",
+          file=sys.stderr)
     return 0

@@ -25,7 +25,7 @@ def register(sub) -> None:
     lsub.required = True
     a = lsub.add_parser("allocate", help="allocate chains to thread classes and search the least RT budgets")
     a.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
-    a.add_argument("--cores", type=cliargs.count(0, 1024, "a number of cores"), default=0, metavar="N",
+    a.add_argument("--cores", type=cliargs.count(1, 1024, "a number of cores"), default=0, metavar="N",
                    help="cores LaME may use (default: every core of the executor's host; more than the host "
                         "declares overrides the model's cores)")
     a.add_argument("--be-placement", choices=("capacity", "paper"), default="capacity",

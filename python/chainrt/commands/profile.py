@@ -15,7 +15,7 @@ from .. import cliargs, output
 def register(sub) -> None:
     p = sub.add_parser("profile", help="measure callback execution times (and more) from chainrt's executor "
                        "monitoring and write BCET/WCET into the model")
-    p.add_argument("model", metavar="MODEL", help="model YAML file (e.g. written by chainrt discover)")
+    p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file (e.g. written by chainrt discover)")
     p.add_argument("--duration", type=cliargs.duration, default="10s", help="how long to listen / run (default 10s)")
     p.add_argument("--run", action="store_true",
                    help="run the model's nodes under the C++ runtime (chainrt run) while listening")
@@ -48,9 +48,12 @@ def run(args) -> int:
         print(f"chainrt profile: {e}", file=sys.stderr)
         return 1
     topic = (args.namespace.rstrip("/") + pf.STATS_SUFFIX) if args.namespace else None
-    from ..janitor import guard
+    from ..fastdds import loopback_participants
     try:
-        with guard():  # a killed profile leaves no Fast DDS file of its listener or its run behind
+        # a killed profile leaves no Fast DDS file of its listener or its run behind (its guard);
+        # the listener binds nothing beyond loopback under localhost discovery (set here, before
+        # the run's children are started beside it)
+        with loopback_participants():
             col, partial = _measure(args, pf, runtime, duration, warmup, topic)
         try:
             prof = pf.build_profile(view, col, margin=margin, time_kind=args.time)

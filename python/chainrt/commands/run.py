@@ -17,7 +17,7 @@ from ..model import policy_names
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a model on real ROS 2 (rcl + Fast DDS) under the chainrt executor")
-    p.add_argument("model", metavar="MODEL", help="model YAML file")
+    p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--duration", type=cliargs.duration, default="30s", help="measured run time (default 30s)")
     p.add_argument("--warmup", type=cliargs.duration_or_zero, default="500ms",
                    help="unmeasured start-up time (default 500ms)")

@@ -20,7 +20,7 @@ TIMER_RULES = ["rcl9", "rcl5"]
 
 def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a model's executors deterministically and report per-chain response times")
-    p.add_argument("model", metavar="MODEL", help="model YAML file")
+    p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--duration", type=cliargs.duration, default="10s", help="simulated time (default 10s)")
     p.add_argument("--seed", type=cliargs.seed, default=1, help="seed of sampled execution times, jitter and delays")
     p.add_argument("--policy", choices=policy_names(), help="override every executor's policy")

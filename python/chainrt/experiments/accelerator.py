@@ -26,7 +26,7 @@ import os
 import statistics
 import sys
 
-from .. import _core, output
+from .. import _core, cliargs, output
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -66,13 +66,14 @@ chains:
 def add_parser(esub) -> None:
     p = esub.add_parser("accelerator", help="shared accelerator: priority inversion under direct access and its "
                                             "removal by the chain-priority server (simulator and real ROS 2)")
-    p.add_argument("--duration", type=float, default=10.0, help="seconds per run (default 10)")
-    p.add_argument("--runs", type=int, default=3, help="real runs per access mode (default 3)")
-    p.add_argument("--overhead", type=float, default=0.2, help="the server's overhead per request in ms (default 0.2)")
-    p.add_argument("--out", default="out/accelerator", help="output folder")
+    p.add_argument("--duration", type=cliargs.seconds, default=10.0, help="seconds per run (default 10)")
+    p.add_argument("--runs", type=cliargs.positive, default=3, help="real runs per access mode (default 3)")
+    p.add_argument("--overhead", type=cliargs.number(0, 100, "a number of milliseconds"), default=0.2,
+                   help="the server's overhead per request in ms, at most the 100 ms period (default 0.2)")
+    p.add_argument("--out", type=cliargs.output_dir, default="out/accelerator", help="output folder")
     p.add_argument("--no-real", action="store_true", help="the simulator and the analysis only")
     p.add_argument("--no-plot", action="store_true")
-    p.add_argument("--lock", default="", metavar="FILE",
+    p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="hold an flock on FILE during each real run (a machine-wide measurement lock)")
     p.add_argument("--no-probe", action="store_true",
                    help="do not run the platform probe beside the real runs (it reports each run's longest CPU "
@@ -151,9 +152,6 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def run(args) -> int:
-    if args.runs < 1 or args.duration <= 0 or args.overhead < 0:
-        print("chainrt experiment accelerator: --runs and --duration must be positive, --overhead >= 0", file=sys.stderr)
-        return 1
     os.makedirs(args.out, exist_ok=True)
     rows, loads = [], []
     for mode in MODES:

@@ -10,18 +10,23 @@ from __future__ import annotations
 import json
 import sys
 
+from .. import cliargs
+
+#: A flood rate in Mbit/s (a 100 Gbit/s link at most).
+RATE = cliargs.number(0, 100_000, "a rate in Mbit/s")
+
 
 def add_parsers(esub) -> None:
     a = esub.add_parser("cros-rt-two-chains", help="CROS-RT (a) across two namespace hosts: high/low chain under a "
                                                    "non-RT UDP flood, vanilla vs app+DDS vs full cross-layer")
-    a.add_argument("--runs", type=int, default=3)
-    a.add_argument("--duration", type=float, default=10.0, help="seconds measured per run (default 10)")
-    a.add_argument("--rate", type=float, default=60.0, help="flood rate in Mbit/s (default 60)")
+    a.add_argument("--runs", type=cliargs.positive, default=3)
+    a.add_argument("--duration", type=cliargs.seconds, default=10.0, help="seconds measured per run (default 10)")
+    a.add_argument("--rate", type=RATE, default=60.0, help="flood rate in Mbit/s (default 60)")
     a.add_argument("--loads", default="paper,pinned,overload",
                    help="paper (flood unpinned), pinned (flood sender on the high publisher's core), overload "
                         "(pinned at --overload-rate), busy (paper plus --hogs CPU-bound processes per CPU), "
                         "busy-overload (overload plus the hogs); default paper,pinned,overload")
-    a.add_argument("--hogs", type=int, default=2, help="CPU-bound SCHED_OTHER processes per CPU of the busy load")
+    a.add_argument("--hogs", type=cliargs.count(0, 64, "a number of processes"), default=2, help="CPU-bound SCHED_OTHER processes per CPU of the busy load")
     a.add_argument("--configs", default="vanilla,app-dds,full,full-server",
                    help="configurations to run (default vanilla,app-dds,full,full-server)")
     a.add_argument("--server", metavar="Q/T",
@@ -29,9 +34,9 @@ def add_parsers(esub) -> None:
                         "that cros-rt admits without communication costs)")
     a.add_argument("--from-csv", metavar="CSV",
                    help="run nothing: summarise and plot the rows of an earlier run (its runs.csv)")
-    a.add_argument("--overload-rate", type=float, default=1000.0, help="flood rate of the overload load (Mbit/s)")
+    a.add_argument("--overload-rate", type=RATE, default=1000.0, help="flood rate of the overload load (Mbit/s)")
     a.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
-    a.add_argument("--flood-size", type=int, default=1400, help="the flood's datagram size in bytes (default 1400)")
+    a.add_argument("--flood-size", type=cliargs.count(1, 65507, "a datagram size"), default=1400, help="the flood's datagram size in bytes (default 1400)")
     a.add_argument("--no-platform-probe", action="store_true",
                    help="do not measure the CPUs' blackouts beside each run (the platform term of the bounds)")
     a.add_argument("--out", default="out/cros_rt_two_chains")
@@ -45,20 +50,20 @@ def _common(p, configs: str, runs: int, out: str, rate: bool = True, size: bool 
     p.add_argument("--configs", default=configs,
                    help=f"configurations, run back to back per point and run number (default {configs}; "
                         "known: vanilla, preempt-rt, app-dds, full, full-server)")
-    p.add_argument("--runs", type=int, default=runs, help=f"runs per point and configuration (default {runs})")
-    p.add_argument("--instances", type=int, default=10_000,
+    p.add_argument("--runs", type=cliargs.positive, default=runs, help=f"runs per point and configuration (default {runs})")
+    p.add_argument("--instances", type=cliargs.positive, default=10_000,
                    help="instances of the top chain measured per run (default 10000, the paper's)")
     if rate:
-        p.add_argument("--rate", type=float, default=60.0, help="non-RT flood in Mbit/s (default 60)")
+        p.add_argument("--rate", type=RATE, default=60.0, help="non-RT flood in Mbit/s (default 60)")
     if size:
         p.add_argument("--size", default="4KiB", help="message size (default 4KiB)")
-    p.add_argument("--rx-priority", type=int, default=None, metavar="PRIO",
+    p.add_argument("--rx-priority", type=cliargs.fifo_priority, default=None, metavar="PRIO",
                    help="preempt-rt: the fixed SCHED_FIFO priority of every receive kernel thread "
                         "(default 50, PREEMPT_RT's for threaded interrupt handlers)")
     p.add_argument("--server", metavar="Q/T",
                    help="full-server's non-RT server, e.g. 1ms/10ms (default: the largest budget per 10 ms "
                         "with which cros-rt keeps the chains within their deadlines at 2 ms per remote hop)")
-    p.add_argument("--lock", default="", metavar="FILE",
+    p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="hold an flock on FILE (a machine-wide measurement lock) for each point and run number")
     p.add_argument("--resume", action="store_true", help="keep OUT/runs.csv's rows and run only the missing ones")
     p.add_argument("--no-raw", action="store_true", help="do not keep the top chain's traces and the probe's "
@@ -84,9 +89,9 @@ def _paper_parsers(esub) -> None:
                                                "(UUniFast) across two namespace hosts")
     _common(p, "vanilla,preempt-rt,app-dds,full", 1, "out/cros_rt_chains")
     p.add_argument("--counts", default="2,4,6,8", help="numbers of chains (default 2,4,6,8)")
-    p.add_argument("--utilisation", type=float, default=0.3,
+    p.add_argument("--utilisation", type=cliargs.number(0, 1, "a utilisation", above=True), default=0.3,
                    help="UUniFast utilisation of the chains below the top one, per core (default 0.3)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=cliargs.seed, default=1)
     p.set_defaults(exp_func=run_paper, which="chains")
     p = esub.add_parser("cros-rt-traffic", help="CROS-RT Fig. 13: the top chain's WCRT - BCRT and the non-RT "
                                                 "delivery ratio for non-RT traffic of 0 .. 90 Mbit/s")

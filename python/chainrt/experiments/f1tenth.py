@@ -29,7 +29,7 @@ import sys
 
 import yaml
 
-from .. import _core, output
+from .. import _core, cliargs, output
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -48,15 +48,15 @@ def _example_path() -> str:
 def add_parser(esub) -> None:
     p = esub.add_parser("f1tenth", help="EDF ready-queue paper Case Study 1 (Fig. 4): F1Tenth driving chain, "
                                         "default vs EDF vs FP executor on 1 and 2 threads")
-    p.add_argument("--model", default=_example_path(), help="the case study's model (default examples/f1tenth.yaml)")
-    p.add_argument("--duration", type=float, default=60.0, help="seconds per configuration and run (default 60)")
-    p.add_argument("--runs", type=int, default=3, help="runs per configuration, random timer phases (default 3)")
+    p.add_argument("--model", type=cliargs.model_path, default=_example_path(), help="the case study's model (default examples/f1tenth.yaml)")
+    p.add_argument("--duration", type=cliargs.seconds, default=60.0, help="seconds per configuration and run (default 60)")
+    p.add_argument("--runs", type=cliargs.positive, default=3, help="runs per configuration, random timer phases (default 3)")
     p.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
     p.add_argument("--configs", default="default,edf,fp", help="configurations, comma-separated (default all)")
     p.add_argument("--out", default="out/f1tenth", help="output folder")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--real", action="store_true", help="run on real ROS 2 (chainrt-run) instead of the simulator")
-    p.add_argument("--lock", default="", metavar="FILE",
+    p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.set_defaults(exp_func=run)
 

@@ -35,7 +35,7 @@ import sys
 
 import yaml
 
-from .. import _core
+from .. import _core, cliargs
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -209,27 +209,24 @@ def be_fate(plan: dict, result: dict, be: list[str]) -> dict:
 def add_parser(esub) -> None:
     p = esub.add_parser("lame-overload",
                         help="LaME Sec. 5.2 on 2 cores: worst RT/BE response, default executor vs LaME (simulator)")
-    p.add_argument("--model", default=_example_path(), help="base model (default examples/autoware_lame.yaml)")
-    p.add_argument("--cores", type=int, default=2,
+    p.add_argument("--model", type=cliargs.model_path, default=_example_path(), help="base model (default examples/autoware_lame.yaml)")
+    p.add_argument("--cores", type=cliargs.count(1, 1024, "a number of cores"), default=2,
                    help="cores (default 2; the paper used 3); overrides the model's cores")
-    p.add_argument("--duration", type=float, default=60.0, help="simulated seconds per run (default 60)")
-    p.add_argument("--runs", type=int, default=3, help="runs per configuration, random timer phases (default 3)")
+    p.add_argument("--duration", type=cliargs.seconds, default=60.0, help="simulated seconds per run (default 60)")
+    p.add_argument("--runs", type=cliargs.positive, default=3, help="runs per configuration, random timer phases (default 3)")
     p.add_argument("--out", default="out/lame_overload", help="output folder")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--real", action="store_true",
                    help="run on real ROS 2 (chainrt-run; LaME with its controller) instead of the simulator")
-    p.add_argument("--controller-period", type=float, default=10.0, help="LaME controller period (s, default 10)")
+    p.add_argument("--controller-period", type=cliargs.seconds, default=10.0, help="LaME controller period (s, default 10)")
     p.add_argument("--be-placement", choices=("capacity", "paper"), default="capacity",
                    help="where LaME puts best-effort chains (default capacity; paper: Algorithm 2, lines 38-41)")
-    p.add_argument("--lock", default="", metavar="FILE",
+    p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.set_defaults(exp_func=run)
 
 
 def run(args) -> int:
-    if args.runs < 1 or args.duration <= 0 or args.cores < 1:
-        print("chainrt experiment lame-overload: --runs, --duration and --cores must be positive", file=sys.stderr)
-        return 1
     try:
         with open(args.model) as f:
             base = yaml.safe_load(f)

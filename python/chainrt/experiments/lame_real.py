@@ -13,9 +13,11 @@ start (warm-up included).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import stat
 import statistics
 from collections.abc import Callable
 
@@ -27,7 +29,13 @@ def measurement_lock(path: str | None):
     if not path:
         yield
         return
-    with open(path, "a") as f:
+    # O_NONBLOCK: a FIFO put in the file's place since the command line was checked is refused
+    # at once instead of waiting for a reader
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file (a lock file must be one)", path)
+    with os.fdopen(fd, "a") as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         try:
             yield

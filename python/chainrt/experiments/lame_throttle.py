@@ -35,7 +35,7 @@ import sys
 
 import yaml
 
-from .. import _core
+from .. import _core, cliargs
 from ..model import load_model_from_string
 from . import lame_overload as lo
 from . import lame_real as lr
@@ -64,20 +64,20 @@ def parse_factor(text: str | None, real: bool) -> tuple[int, int]:
 def add_parser(esub) -> None:
     p = esub.add_parser("lame-throttle",
                         help="LaME Sec. 5.3 on 2 cores: RT deadline misses over time after throttling (simulator)")
-    p.add_argument("--model", default=lo._example_path(), help="base model (default examples/autoware_lame.yaml)")
-    p.add_argument("--cores", type=int, default=2, help="cores (default 2; the paper used 3); overrides the model's")
-    p.add_argument("--duration", type=float, default=180.0, help="simulated seconds (default 180)")
-    p.add_argument("--throttle-at", type=float, default=90.0, help="switch time in seconds (default 90)")
-    p.add_argument("--window", type=float, default=5.0, help="window length in seconds (default 5)")
-    p.add_argument("--controller-period", type=float, default=10.0, help="seconds (default 10)")
+    p.add_argument("--model", type=cliargs.model_path, default=lo._example_path(), help="base model (default examples/autoware_lame.yaml)")
+    p.add_argument("--cores", type=cliargs.count(1, 1024, "a number of cores"), default=2, help="cores (default 2; the paper used 3); overrides the model's")
+    p.add_argument("--duration", type=cliargs.seconds, default=180.0, help="simulated seconds (default 180)")
+    p.add_argument("--throttle-at", type=cliargs.seconds, default=90.0, help="switch time in seconds (default 90)")
+    p.add_argument("--window", type=cliargs.seconds, default=5.0, help="window length in seconds (default 5)")
+    p.add_argument("--controller-period", type=cliargs.seconds, default=10.0, help="seconds (default 10)")
     p.add_argument("--factor", default=None, metavar="F",
                    help="slow-down of every execution time at the switch, e.g. 2.3/1.4 (default 2.3/1.0 in the "
                         "simulator, whose plan absorbs the paper's 2.3/1.4; 2.3/1.4 with --real)")
-    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--runs", type=cliargs.positive, default=3)
     p.add_argument("--out", default="out/lame_throttle")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--real", action="store_true", help="run on real ROS 2 (chainrt-run) instead of the simulator")
-    p.add_argument("--lock", default="", metavar="FILE",
+    p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.add_argument("--configs", default="default,lame",
                    help="--real: which configurations to run, comma-separated (default: default,lame)")
@@ -89,9 +89,8 @@ def _load(doc: dict, name: str):
 
 
 def run(args) -> int:
-    if min(args.runs, args.cores) < 1 or args.window <= 0 or not 0 < args.throttle_at < args.duration:
-        print("chainrt experiment lame-throttle: bad --runs/--cores/--window/--throttle-at", file=sys.stderr)
-        return 1
+    cliargs.check_order("experiment lame-throttle", args, "--throttle-at", "--duration", strict=True)
+    cliargs.check_order("experiment lame-throttle", args, "--window", "--duration")
     try:
         factor = parse_factor(args.factor, args.real)
     except ValueError as err:

@@ -100,6 +100,8 @@ def _environment(binary: Path) -> dict[str, str]:
     # a domain of its own: other ROS processes' discovery traffic stays out of the measurement
     env.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 60))
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    from ..fastdds import loopback_environment
+    env.update(loopback_environment(env))  # as chainrt run: nothing bound beyond loopback
     return env
 
 

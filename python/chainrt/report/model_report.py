@@ -49,6 +49,33 @@ MEASURES = {
 }
 
 
+def _agreement(data: dict, an: dict, sim: dict, rc: dict) -> str:
+    """What a run that exceeded no bound and missed no deadline shows, saying which comparisons
+    could not be made: chains without an analysis bound, without a simulated worst case, or that
+    completed no instance."""
+    measured = [c for c in data["chains"] if (rc.get(c) or {}).get("instances")]
+    if not measured:
+        return "No chain completed an instance in the measured time: nothing could be compared."
+    unbounded = [c for c in measured if (an.get(c) or {}).get("wcrt_bound_ns") is None]
+    unsimulated = [c for c in measured if not ((sim.get(c) or {}).get("instances") or (sim.get(c) or {}).get("wcrt_ns"))]
+    if not unbounded and not unsimulated and len(measured) == len(data["chains"]):
+        return "Every chain's measured worst case is within its analysis bound and its simulated worst case."
+    said = [f"No measured worst case exceeds an analysis bound or a simulated worst case, and no deadline "
+            f"was missed, over the {len(measured)} chain(s) that completed an instance."]
+    if unbounded and len(unbounded) == len(data["chains"]):
+        said.append("No chain has an analysis bound: nothing guarantees any chain's worst case beyond what "
+                    "was measured.")
+    elif unbounded:
+        said.append("Without an analysis bound (nothing guarantees their worst case beyond what was "
+                    "measured): " + ", ".join(unbounded) + ".")
+    if unsimulated:
+        said.append("Without a simulated worst case: " + ", ".join(unsimulated) + ".")
+    silent = [c for c in data["chains"] if c not in measured]
+    if silent:
+        said.append("No instance measured: " + ", ".join(silent) + ".")
+    return " ".join(said)
+
+
 def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: str | None = None, log=None,
             fifo: int | None = None, namespace: str | None = None, run_id: str | None = None,
             trace: str | None = None) -> dict:
@@ -78,6 +105,10 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     except (ValueError, RuntimeError) as e:
         data["analysis"] = None
         data["notes"].append(f"no analysis bound: {e}")
+    from ..diagnose import policy_advice
+    advice = policy_advice(model, data["analysis"], str(model_path))
+    if advice:
+        data["notes"].append(advice)
     try:
         data["simulation"], _ = simulate(model, duration_ns, policy=policy)
     except Exception as e:  # shown on the page
@@ -322,8 +353,7 @@ def render(data: dict, images: dict) -> str:
                                           "simulated worst case, with the causes measured during the run:"),
                                    H.items([f["text"] for f in v["findings"]])))
         else:
-            parts.append(H.section("Verdict", H.para("Every chain's measured worst case is within its analysis "
-                                                     "bound and its simulated worst case.")))
+            parts.append(H.section("Verdict", H.para(_agreement(data, an, sim, rc))))
     parts.append(H.section(
         "Chains: analysis, simulation and real run side by side",
         H.table(["chain", "deadline", "analysis bound", "simulated worst", "simulated mean", "measured worst",

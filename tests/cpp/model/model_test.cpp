@@ -255,4 +255,55 @@ TEST(Model, NameLimitsApplyToEveryNameOfACodeBuiltModel) {
   newline.chains[0].name = "two\nlines";
   EXPECT_THROW(validate(newline, "generated"), ModelError);
   EXPECT_NE(error_of(newline).find("a control character (U+000A)"), std::string::npos) << error_of(newline);
+  for (const char* filler : {"safety\u3164", "safety\u115F", "safety\u034F"}) {
+    Model invisible = base();
+    invisible.chains[0].name = filler;
+    EXPECT_NE(error_of(invisible).find("invisible character"), std::string::npos) << error_of(invisible);
+  }
+}
+
+// Characters that print as nothing (Unicode default-ignorable code points: fillers, joiners,
+// variation selectors) would make three chains all print as "safety": each is refused at its
+// file:line:column, the message naming the code point.
+TEST(Model, NamesThatPrintAsAnotherNameAreRefusedAtTheirPlace) {
+  struct Case {
+    const char* escaped;  // as written in the YAML file
+    const char* code_point;
+  };
+  const Case cases[] = {{"\\u3164", "U+3164"},  {"\\u115F", "U+115F"},     {"\\u034F", "U+034F"},
+                        {"\\uFFA0", "U+FFA0"},  {"\\uFE0F", "U+FE0F"},     {"\\u180B", "U+180B"},
+                        {"\\u2065", "U+2065"},  {"\\U000E0100", "U+E0100"}, {"\\u00AD", "U+00AD"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.code_point);
+    const std::string text = std::string(R"(chainrt: 1
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, publishes: [t1]}
+  - {name: b, kind: subscription, node: n, topic: t1, wcet: 2ms}
+chains:
+  - {name: safety, callbacks: [a, b]}
+  - {name: "safety)") + c.escaped + R"(", callbacks: [a, b]}
+)";
+    try {
+      load_model_from_string(text, "m.yaml");
+      ADD_FAILURE() << "accepted";
+    } catch (const ModelError& e) {
+      ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+      const Diagnostic& d = e.diagnostics()[0];
+      EXPECT_EQ(d.line, 7);
+      EXPECT_EQ(d.column, 12);
+      EXPECT_EQ(d.field, "chains[1].name");
+      EXPECT_NE(d.message.find(std::string("(") + c.code_point + ")"), std::string::npos) << d.message;
+      EXPECT_EQ(d.str().rfind("m.yaml:7:12:", 0), 0u) << d.str();
+    }
+  }
+  // Visible text beside them stays a name: a letter with a combining accent, Hangul, CJK.
+  Model ok = load_model_from_string(R"(chainrt: 1
+callbacks:
+  - {name: "caf\u0065\u0301", kind: timer, node: "노드", period: 10ms, wcet: 1ms, publishes: ["話題"]}
+  - {name: b, kind: subscription, node: "노드", topic: "話題", wcet: 2ms}
+chains:
+  - {name: safety, callbacks: ["caf\u0065\u0301", b]}
+)",
+                                    "ok.yaml");
+  EXPECT_EQ(ok.chains.size(), 1u);
 }
