@@ -57,6 +57,9 @@ foreach(_m model sched analysis sim synth lame runtime lame_runtime rclcpp)
   list(APPEND _wrapped "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
   set_property(TARGET ${_t} PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${_wrapped}")
   set_property(TARGET ${_t} PROPERTY EXPORT_NAME ${_m})
+  # the public headers are C++20 (defaulted comparisons, designated initializers): a user's
+  # target that links one gets C++20 whatever its own CMAKE_CXX_STANDARD
+  target_compile_features(${_t} INTERFACE cxx_std_20)
   list(APPEND _chainrt_exported ${_t})
 endforeach()
 

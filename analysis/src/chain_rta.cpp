@@ -414,12 +414,14 @@ bool SegmentRta::classify_others() {
   // lower-ranked callback that started before the current eligibility event — blocking, as
   // another chain's (one per event and thread; any number of its executions: as a tail).
   add_tail(tk_, own_low);
-  for (std::size_t i = 0; i < v_.tasks.size(); ++i)
+  for (std::size_t i = 0; i < v_.tasks.size() && ng_ > 0; ++i)
     if (static_cast<int>(i) != k_ && !skip_shadow(i))
       for (int c : v_.tasks[i].work) {
         const int gi = group_index(v_.cbs[c].mutex_group);
         if (gi >= 0 && v_.cbs[c].threads != mask_) fallback_[gi] = true;
       }
+  others_.reserve(v_.tasks.size());
+  gblockers_.reserve(v_.tasks.size());
   Rwin_.assign(v_.tasks.size(), kUnbounded);  // the window of each task's counted work
   for (std::size_t i = 0; i < v_.tasks.size(); ++i)
     Rwin_[i] = W_.window(v_.tasks[i].work, i, [&](int c) { return counts(v_.tasks[i], c); });
@@ -429,6 +431,10 @@ bool SegmentRta::classify_others() {
       continue;
     }
     if (static_cast<int>(i) == k_) continue;
+    // a task with no callback on J's executor has nothing on its threads or in its groups (a
+    // group is a node's, a node runs on one executor): classify_task would find nothing
+    if (std::none_of(v_.tasks[i].work.begin(), v_.tasks[i].work.end(), [&](int c) { return v_.cbs[c].executor == X_; }))
+      continue;
     if (!classify_task(i)) return false;
   }
   for (std::size_t g = 0; g < ng_; ++g)
@@ -474,7 +480,7 @@ bool SegmentRta::classify_task(std::size_t i) {
   o.deltas = phases_of(i);
   for (int c : ti.work) {
     const CbInfo& cb = v_.cbs[c];
-    if (Rwin_[i] != kUnbounded && W_.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
+    if (Rwin_[i] != kUnbounded && W_.any_unbounded(i) && W_.end_of(i, c) == kUnbounded) {  // (counts(ti, c) is false)
       block_only(c, tail);
       continue;
     }
@@ -1063,6 +1069,8 @@ class Holistic {
     raise_ends(x, unbounded_ends_);
   }
   bool share(std::size_t a, std::size_t b) const;
+  std::uint64_t round_pairs(std::string& busiest, std::size_t& on_busiest) const;
+  void give_up(const std::string& why);
   std::string failing_neighbour(std::size_t k) const;
   bool round_join_task(std::size_t k, bool& changed);
   bool round_task(std::size_t k, bool& changed);
@@ -1112,7 +1120,14 @@ Duration Holistic::lower_bound(const Task& t) const {
 void Holistic::init() {
   W_.R.assign(n_, 0);
   if (opt_.work_windows) {
-    W_.end.assign(n_, std::vector<Duration>(v_.cbs.size(), 0));
+    W_.end.assign(n_, {});
+    for (std::size_t k = 0; k < n_; ++k) {
+      auto& row = W_.end[k];
+      for (int c : v_.tasks[k].work) row.emplace_back(c, 0);
+      std::sort(row.begin(), row.end());
+      row.erase(std::unique(row.begin(), row.end()), row.end());
+    }
+    W_.unbounded.assign(n_, 0);
     W_.finite.assign(n_, 0);
   }
   failed_.assign(n_, "");
@@ -1149,13 +1164,13 @@ bool Holistic::raise_ends(std::size_t x, const std::vector<Duration>& cb_end) {
   for (int c : v_.tasks[x].work) {
     Duration e = cb_end[static_cast<std::size_t>(c)];
     if (e == kUnset) e = all;
-    Duration& old = W_.end[x][static_cast<std::size_t>(c)];
+    Duration& old = *W_.slot(x, c);
     if (old == kUnbounded || (e != kUnbounded && e <= old)) continue;
     old = e;
+    if (e == kUnbounded) ++W_.unbounded[x];
     grew = true;
   }
-  for (int c : v_.tasks[x].work) {
-    const Duration e = W_.end[x][static_cast<std::size_t>(c)];
+  for (const auto& [c, e] : W_.end[x]) {
     if (e != kUnbounded && e > W_.finite[x]) {
       W_.finite[x] = e;
       grew = true;
@@ -1368,9 +1383,52 @@ void Holistic::require_deadlines() {
   }
 }
 
+// The work of one round (HolisticOptions::max_pairs): for every task, the tasks on each
+// executor it touches; and the executor most shared, with its number of tasks.
+std::uint64_t Holistic::round_pairs(std::string& busiest, std::size_t& on_busiest) const {
+  std::vector<std::size_t> on(v_.model->executors.size(), 0);
+  for (const auto& e : execs_)
+    for (int x : e) ++on[static_cast<std::size_t>(x)];
+  std::uint64_t pairs = 0;
+  for (const auto& e : execs_)
+    for (int x : e) pairs += on[static_cast<std::size_t>(x)];
+  const auto top = std::max_element(on.begin(), on.end());
+  on_busiest = top == on.end() ? 0 : *top;
+  busiest = top == on.end() ? "" : v_.model->executors[static_cast<std::size_t>(top - on.begin())].name;
+  return pairs;
+}
+
+// Every task left without a bound, for `why` (the run stops).
+void Holistic::give_up(const std::string& why) {
+  for (std::size_t k = 0; k < n_; ++k)
+    if (failed_[k].empty()) {
+      failed_[k] = why;
+      set_unbounded(k);
+    }
+}
+
 AnalysisResult Holistic::run() {
   init();
+  std::string busiest;
+  std::size_t on_busiest = 0;
+  const std::uint64_t per_round = round_pairs(busiest, on_busiest);
+  const std::string limit = "; the analysis compares the chains that share an executor pairwise in every round and "
+                            "stops beyond " + std::to_string(opt_.max_pairs) + " comparisons (spread the chains over "
+                            "more executors)";
+  // A fixed point takes three rounds in the common case (one from the lower bounds, one with the
+  // others' bounds raised, one that finds them unchanged): refused at once when those do not fit.
+  if (per_round > opt_.max_pairs / 3) {
+    give_up("not analysed: " + std::to_string(on_busiest) + " chains share executor '" + busiest + "'" + limit);
+    return collect_result(opt_.analysis, v_.tasks, W_.R, failed_);
+  }
+  std::uint64_t used = 0;
   for (int round = 0; round < opt_.max_rounds; ++round) {
+    if (used + per_round > opt_.max_pairs) {
+      give_up("the fixed point did not converge within the analysis's work limit: " + std::to_string(on_busiest) +
+              " chains share executor '" + busiest + "'" + limit);
+      break;
+    }
+    used += per_round;
     bool changed = false;
     for (std::size_t k = 0; k < n_; ++k) {
       if (!failed_[k].empty()) continue;

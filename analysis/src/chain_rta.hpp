@@ -3,9 +3,12 @@
 // the response bounds of all chains to a fixed point. See chain_rta.cpp for the derivation.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chainrt/analysis/analysis.hpp"
@@ -25,16 +28,36 @@ enum class Order {
 struct Windows {
   // Task i's bound: the callbacks of its path run within [r, r + R[i]] (kUnbounded: none).
   std::vector<Duration> R;
-  // R_work (HolisticOptions::work_windows), per callback: end[i][c] bounds when callback c of
-  // task i's instance work (c in tasks[i].work, the model's callback index) has completed after
-  // the release; kUnbounded where it has no bound (lowest-priority fan-out, say). Empty without
-  // work windows: then all of task i's work counts within [r, r + R[i]].
-  std::vector<std::vector<Duration>> end;
+  // R_work (HolisticOptions::work_windows), per callback: end[i] holds (c, e) for every callback
+  // c of task i's instance work (tasks[i].work, the model's callback index), sorted by c, where e
+  // bounds when c has completed after the release; kUnbounded where it has no bound
+  // (lowest-priority fan-out, say). Empty without work windows: then all of task i's work counts
+  // within [r, r + R[i]]. Only the work's callbacks are stored: a row over every callback of the
+  // model per task grows with chains x callbacks (gigabytes at 10,000 callbacks).
+  std::vector<std::vector<std::pair<int, Duration>>> end;
   // The largest finite end of task i's work seen in any round (never shrinks, so the driver's
   // iteration stays monotone when an end turns unbounded).
   std::vector<Duration> finite;
+  // How many ends of task i's work are kUnbounded (an end never comes back from kUnbounded): 0
+  // spares the look-ups of the segment bounds, which ask about every task.
+  std::vector<int> unbounded;
 
-  Duration end_of(std::size_t i, int c) const { return end.empty() ? R[i] : end[i][static_cast<std::size_t>(c)]; }
+  // The end of callback c of task i's work (O(log |work|)); 0 for a callback outside it, which
+  // no round raises.
+  Duration end_of(std::size_t i, int c) const {
+    if (end.empty()) return R[i];
+    const Duration* e = slot(i, c);
+    return e ? *e : 0;
+  }
+  // Where end_of(i, c) is stored; nullptr for a callback outside task i's work.
+  Duration* slot(std::size_t i, int c) {
+    return const_cast<Duration*>(static_cast<const Windows*>(this)->slot(i, c));
+  }
+  const Duration* slot(std::size_t i, int c) const {
+    const auto& row = end[i];
+    auto it = std::lower_bound(row.begin(), row.end(), c, [](const auto& p, int x) { return p.first < x; });
+    return it != row.end() && it->first == c ? &it->second : nullptr;
+  }
   // The window of task i's work that has an end bound (R[i] without work windows).
   Duration inside(std::size_t i) const { return end.empty() ? R[i] : finite[i]; }
   // The window [r, r + window] of task i's callbacks that have an end bound ("inside"): R[i]
@@ -42,10 +65,13 @@ struct Windows {
   // `counts` does not select; kUnbounded when a callback `counts` selects has no end bound.
   template <class Counts>
   Duration window(const std::vector<int>& work, std::size_t i, Counts counts) const {
+    if (!end.empty() && unbounded[i] == 0) return inside(i);
     for (int c : work)
       if (end_of(i, c) == kUnbounded && counts(c)) return kUnbounded;
     return inside(i);
   }
+  // Whether some callback of task i's work may have no end bound.
+  bool any_unbounded(std::size_t i) const { return end.empty() ? R[i] == kUnbounded : unbounded[i] > 0; }
 };
 
 // Bound of one segment of task k (from the arrival of its first callback's activation to the
@@ -91,6 +117,11 @@ struct HolisticOptions {
   // <= their periods.
   bool require_deadlines_met = false;
   int max_rounds = kMaxHolisticRounds;
+  // The most work of one analysis, in comparisons of a task with a task that shares an executor
+  // with it (each round makes them all: the work grows with the square of the chains on one
+  // executor). Beyond it every chain is reported without a bound, saying why, instead of the
+  // analysis running for minutes (kMaxHolisticPairs).
+  std::uint64_t max_pairs = kMaxHolisticPairs;
   // Only the verdict is wanted (batch experiments): bounds stop at the deadline and the first
   // reported chain without one ends the analysis (schedulable = false, chains left empty).
   bool verdict_only = false;

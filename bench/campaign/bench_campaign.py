@@ -130,14 +130,20 @@ def scheduler_probe(tasks: int, workers: int) -> dict:
     """The engine's own cost per task: `tasks` empty tasks through the embedded local cluster
     (its host process, as a campaign starts it), submitted at once and gathered as they finish
     (as a campaign does)."""
+    import shutil
+    import tempfile
+
     from distributed import Client, as_completed
-    host = subprocess.Popen([sys.executable, "-m", "chainrt.campaign.localcluster", str(workers)],
+
+    from chainrt.campaign.localcluster import security
+    credentials = pathlib.Path(tempfile.mkdtemp(prefix="chainrt-bench-cluster-"))  # mode 0700
+    host = subprocess.Popen([sys.executable, "-m", "chainrt.campaign.localcluster", str(workers), str(credentials)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         t0 = time.perf_counter()
         address = host.stdout.readline().decode().strip()
-        client = Client(address, timeout="60s")
+        client = Client(address, timeout="60s", security=security(credentials))
         client.wait_for_workers(workers, timeout=120)
         started = time.perf_counter() - t0
         client.gather(client.map(int, range(workers * 4)))  # workers warm
@@ -152,6 +158,7 @@ def scheduler_probe(tasks: int, workers: int) -> dict:
     finally:
         host.stdin.close()
         host.wait(30)
+        shutil.rmtree(credentials, ignore_errors=True)
     return {"tasks": tasks, "workers": workers, "start_s": started, "elapsed_s": elapsed,
             "per_task_ms": 1000 * elapsed / tasks, "steal_pct": 100.0 * (steal1 - steal0) / max(1, total1 - total0)}
 

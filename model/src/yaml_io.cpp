@@ -99,7 +99,7 @@ std::size_t find_bad_utf8(const std::string& s, int& line, int& column) {
 }
 
 // Walks the YAML event stream (no tree is built) and stops at the first event beyond the
-// limits: nesting deeper than kMaxDepth, more than kMaxNodes nodes once aliases are expanded
+// limits: a value longer than kMaxUnbrokenBytes, nesting deeper than kMaxDepth, more than kMaxNodes nodes once aliases are expanded
 // (so "billion laughs" files are refused after a bounded amount of work), and an alias that
 // refers to a node that contains it (a cycle, which no tree can hold).
 class PreScan : public YAML::EventHandler {
@@ -112,7 +112,14 @@ class PreScan : public YAML::EventHandler {
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override { leaf(m, a); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string& value) override {
+    // (a long value with spaces, which the raw check of within_limits lets through)
+    if (static_cast<std::int64_t>(value.size()) > limits::kMaxUnbrokenBytes)
+      throw Refused{at(m), "a value of more than " + std::to_string(limits::kMaxUnbrokenBytes >> 10) +
+                               " KiB: longer than any value of a model (a name is at most " +
+                               std::to_string(limits::kMaxNameBytes) + " bytes)"};
+    leaf(m, a);
+  }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
     for (const auto& o : open_)
       if (o.anchor == a) throw Refused{at(m), "an alias refers to a node that contains it (a cycle)"};
@@ -168,6 +175,25 @@ bool within_limits(const std::string& text, Diagnostics& diags) {
     diags.error_at({1, 1}, "", "the file is larger than " + std::to_string(limits::kMaxModelBytes >> 20) +
                                    " MiB; chainrt refuses larger models");
     return false;
+  }
+  std::int64_t run = 0;
+  int run_line = 1;
+  std::size_t run_start = 0, line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',') {
+      if (c == '\n') ++run_line, line_start = i + 1;
+      run = 0;
+      continue;
+    }
+    if (run++ == 0) run_start = i;
+    if (run > limits::kMaxUnbrokenBytes) {
+      diags.error_at({run_line, static_cast<int>(run_start - line_start) + 1}, "",
+                     "more than " + std::to_string(limits::kMaxUnbrokenBytes >> 10) +
+                         " KiB without a space or separator: longer than any value of a model (a name is at most " +
+                         std::to_string(limits::kMaxNameBytes) + " bytes)");
+      return false;
+    }
   }
   int line = 0, column = 0;
   if (std::size_t bad = find_bad_utf8(text, line, column); bad != std::string::npos) {

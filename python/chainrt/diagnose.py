@@ -29,6 +29,9 @@ from .model import policies as model_policies
 from . import output
 
 MAX_CANDIDATES = 24  # the other callbacks tried, largest execution time first
+# The largest model diagnosed: each unbounded chain takes dozens of analyses of the whole model
+# again (each what-if a copy through YAML), which at thousands of callbacks is minutes per chain.
+MAX_CALLBACKS = 1000
 
 
 def _bounded(model, analysis: str, chain: str) -> bool:
@@ -215,6 +218,17 @@ def explain_chain(model, analysis: str, chain: str) -> dict:
                      "threads together", "fixes": []}
 
 
+def not_diagnosed(model, result: dict) -> str | None:
+    """Why the chains of `result` without a bound are not diagnosed (a model above MAX_CALLBACKS),
+    or None."""
+    unbounded = sum(1 for c in result["chains"].values() if c["wcrt_bound_ns"] is None)
+    n = len(model.callbacks)
+    if not unbounded or n <= MAX_CALLBACKS:
+        return None
+    return (f"the {unbounded} chain(s) without a bound are not diagnosed: the model has {n} callbacks, and a "
+            f"diagnosis analyses it dozens of times again per chain (done up to {MAX_CALLBACKS} callbacks)")
+
+
 #: ROS 2's own executors' policy: it orders callbacks by kind and handle, never by chain.
 CHAIN_UNAWARE = "ros-default"
 
@@ -240,8 +254,11 @@ def policy_advice(model, result: dict | None, model_path: str) -> str | None:
 
 def explain(model, analysis: str, result: dict) -> dict:
     """``{chain: {"cause", "fixes"}}`` for every chain of `result` (an analysis dict) without a bound
-    whose reason is not another chain's (those name it already)."""
+    whose reason is not another chain's (those name it already); nothing for a model above
+    MAX_CALLBACKS (not_diagnosed says so)."""
     out = {}
+    if len(model.callbacks) > MAX_CALLBACKS:
+        return out
     for name, c in result["chains"].items():
         if c["wcrt_bound_ns"] is not None or "has no bound itself" in (c.get("reason") or ""):
             continue

@@ -83,6 +83,18 @@ def exact_duration(ns: int) -> str:
     return f"{ns}ns"
 
 
+def red(text: str, color: bool) -> str:
+    """``text`` in red when ``color`` (a terminal that asked for no NO_COLOR: :func:`color_wanted`)."""
+    return f"\033[31m{text}\033[0m" if color else text
+
+
+def color_wanted(stream=None) -> bool:
+    """Whether to color what goes to ``stream`` (stdout by default): a terminal, NO_COLOR unset."""
+    import os
+    stream = stream or sys.stdout
+    return hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
+
+
 def table(rows: Iterable[Sequence], *, left: Iterable[int] | str = (0,), indent: str = "", sep: str = "  ",
           rstrip: bool = False) -> list[str]:
     """Aligned text columns, one string a row (the first row is the header, if any). Cells are

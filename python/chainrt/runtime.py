@@ -148,7 +148,8 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
               timeout_s: float | None = None, namespace: str | None = None,
               run_id: str | None = None, dds_profiles: bool = True,
               process_env: dict[str, dict[str, str]] | None = None,
-              process_prefix: dict[str, list[str]] | None = None) -> dict:
+              process_prefix: dict[str, list[str]] | None = None,
+              trace_dir: str | None = None) -> dict:
     """Run every process of the model (one chainrt-run each, started together) under the
     Supervisor and return the merged report: {"policy", "threads", "duration_ns", "chains":
     {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances,
@@ -159,7 +160,10 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     ``dds_profiles``: give every process its generated Fast DDS profile (chainrt.fastdds: known
     ports, DDS threads at the executor's priority, loopback only under localhost discovery).
     ``process_env`` / ``process_prefix``: per process, extra environment and a command prefix
-    (e.g. ``ip netns exec NS``), as chainrt.crosslayer uses for hosts in network namespaces."""
+    (e.g. ``ip netns exec NS``), as chainrt.crosslayer uses for hosts in network namespaces.
+    ``trace_dir``: every process writes its dispatch trace (chainrt-run ``--trace``) to
+    ``trace_dir/<process>.jsonl``; the report's ``"model_tids"`` are then the ids of the run's
+    threads seen while it ran (what the platform attribution tells apart from the platform)."""
     binary = find_binary()
     env = ros_environment(binary)
     processes = list_processes(model_path, binary)
@@ -189,6 +193,8 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     from .janitor import guard
     with guard() as watcher, tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
         watcher.remove_if_killed(dds_dir)  # a killed chainrt leaves no profile behind either
+        if trace_dir:
+            watcher.remove_if_killed(trace_dir)  # ... nor the dispatch traces
         if dds_profiles and process_env is None:
             # named files, alive for the run: Fast DDS's XML loader (2.14 and 3.x) takes the file's
             # realpath(), which an anonymous file (/dev/fd/N of an unlinked file) has none of
@@ -199,7 +205,8 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
                 raise RuntimeError(f"Fast DDS profiles: {e}") from None
         result = Supervisor(binary, env, processes, common, timeout_s,
                             expected_s=(duration_ns + warmup_ns) / 1e9, run_id=run_id,
-                            process_env=process_env, process_prefix=process_prefix).run()
+                            process_env=process_env, process_prefix=process_prefix,
+                            trace_dir=trace_dir).run()
     _mark_unfinished(result, duration_ns)
     return result
 
@@ -308,13 +315,15 @@ class Supervisor:
     def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float,
                  expected_s: float | None = None, run_id: str | None = None,
                  process_env: dict[str, dict[str, str]] | None = None,
-                 process_prefix: dict[str, list[str]] | None = None):
+                 process_prefix: dict[str, list[str]] | None = None, trace_dir: str | None = None):
         self.binary, self.env, self.processes, self.common, self.timeout_s = binary, env, processes, common, timeout_s
         self.expected_s = expected_s
         self.run_id = run_id or new_run_id()
         # per process: extra environment (its Fast DDS profile) and a command prefix (a host's
         # network namespace)
         self.process_env, self.process_prefix = process_env or {}, process_prefix or {}
+        self.trace_dir = trace_dir
+        self.tids: set[int] = set()  # the children's threads seen while they ran (with trace_dir)
         self.signals = 0
 
     def _on_signal(self, signum, frame) -> None:
@@ -344,6 +353,8 @@ class Supervisor:
                 log = tempfile.TemporaryFile()
                 cmd = [*self.process_prefix.get(proc, []), str(self.binary), *self.common, "--process", proc,
                        "--json", f"/dev/fd/{report.fileno()}"]
+                if self.trace_dir:
+                    cmd += ["--trace", str(Path(self.trace_dir) / f"{proc}.jsonl")]
                 env = tied_to_this_process({**self.env, **self.process_env.get(proc, {})})
                 p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      pass_fds=(report.fileno(),),
@@ -368,6 +379,8 @@ class Supervisor:
                             c["asked"] = True
                             c["popen"].send_signal(signal.SIGINT)
                 shown = self._progress(time.monotonic() - started, shown, stopping_since is not None)
+                if self.trace_dir and int((time.monotonic() - started) / self.POLL_S) % 25 == 0:
+                    self._note_threads(children)
                 if stopping_since is not None and time.monotonic() - stopping_since > self.STOP_GRACE_S:
                     for c in children:
                         if c["popen"].poll() is None:
@@ -388,6 +401,15 @@ class Supervisor:
             for s, h in old.items():
                 signal.signal(s, h)
             remove_stale_shm(shm_before)
+
+    def _note_threads(self, children) -> None:
+        """Adds the running children's thread ids to ``tids`` (about every half second: threads
+        that DDS or an executor starts later are seen too)."""
+        for c in children:
+            try:
+                self.tids.update(int(t) for t in os.listdir(f"/proc/{c['popen'].pid}/task"))
+            except OSError:
+                pass  # (ended meanwhile)
 
     def _progress(self, elapsed: float | None, shown: int, stopping: bool) -> int:
         """On a terminal, a one-line progress display of a long run (every second); cleared at
@@ -449,6 +471,8 @@ class Supervisor:
         result["timed_out"] = timed_out
         result["failed_processes"] = failed
         result["partial"] = bool(failed) or result["interrupted"] or timed_out
+        if self.trace_dir:
+            result["model_tids"] = sorted(self.tids | {c["popen"].pid for c in children})
         if failed:
             for f in failed:
                 result["warnings"].append(f"process {f['process']} failed ({f['reason']})"

@@ -317,6 +317,9 @@ def bench_findings(result: dict) -> list[str]:
                 dist = [d for d in c.get("disturbed_runs", [])]
                 causes = ["the machine was busy (run(s) " +
                           ", ".join(f"{d['run']} got {d['cpu_percent']:.0f} % CPU" for d in dist) + ")"] if dist else []
+                counted = _accounted(c.get("accounting"), chain, "chains" if b is not None and meas > b else "simulated")
+                if counted:
+                    causes.insert(0, counted)
                 lost = (c.get("preempted") or {}).get(chain) or []
                 if lost:
                     # (the executor threads' priority: above the process' other threads, so the CPU
@@ -329,6 +332,18 @@ def bench_findings(result: dict) -> list[str]:
                 cause = "; likely cause: " + "; ".join(causes) if causes else "; cause not identified from the measurements"
                 lines.append(f"{name}: {chain} measured WCRT {output.ms(meas)} ms exceeds " + " and ".join(over) + cause)
     return lines
+
+
+def _accounted(acc: dict | None, chain: str, against: str) -> str | None:
+    """The benchmark's accounting (reference_system.accounting) of a KPI chain ("hot_path": both
+    hot-path chains) as a cause, against the bounds ("chains") or the simulated worst cases."""
+    from .accounting import CAUSES, cause_text
+    rows = [r for n, r in ((acc or {}).get(against) or {}).items()
+            if n == chain or (chain == "hot_path" and n.startswith("hot_path_"))]
+    if not rows:
+        return None
+    total = {k: sum(r[k] for r in rows) for k in ("above", *CAUSES)}
+    return cause_text(total, "the bound" if against == "chains" else "the simulated worst case")
 
 
 class RunWatch:

@@ -367,7 +367,26 @@ void ChainExecutor::handle_updated_entities(bool notify) {
   if (notify) wake_others();
 }
 
-void ChainExecutor::bind(const std::string& model_callback, const void* entity) {
+// An entity is known by its slot key: the rcl handle of a timer, subscription, service or
+// client, the object itself for a waitable (what rebuild() keys slots by).
+void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::TimerBase::SharedPtr& timer) {
+  bind_key(model_callback, timer ? timer->get_timer_handle().get() : nullptr);
+}
+void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::SubscriptionBase::SharedPtr& subscription) {
+  bind_key(model_callback, subscription ? subscription->get_subscription_handle().get() : nullptr);
+}
+void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::ServiceBase::SharedPtr& service) {
+  bind_key(model_callback, service ? service->get_service_handle().get() : nullptr);
+}
+void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::ClientBase::SharedPtr& client) {
+  bind_key(model_callback, client ? client->get_client_handle().get() : nullptr);
+}
+void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::Waitable::SharedPtr& waitable) {
+  bind_key(model_callback, waitable.get());
+}
+
+void ChainExecutor::bind_key(const std::string& model_callback, const void* entity) {
+  if (!entity) throw std::invalid_argument("bind('" + model_callback + "'): no entity (a null pointer)");
   {
     std::lock_guard<std::mutex> rl(rebuild_mutex_);
     explicit_.emplace_back(model_callback, entity);
@@ -377,6 +396,23 @@ void ChainExecutor::bind(const std::string& model_callback, const void* entity) 
   rebuild_requested_.store(true);
   if (!spinning.load()) rebuild();
   wake_others();
+}
+
+void ChainExecutor::start_checks() {
+  if (rebuild_requested_.load() || !tables_) rebuild();
+  if (options_.allow_unbound || !unbound_.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard<std::mutex> lk(nodes_mutex_);
+    const bool any_node = std::any_of(nodes_.begin(), nodes_.end(), [](auto& w) { return !w.expired(); }) ||
+                          std::any_of(group_nodes_.begin(), group_nodes_.end(), [](auto& g) { return !g.second.expired(); });
+    if (!any_node) return;  // nothing to bind yet
+  }
+  std::lock_guard<std::mutex> rl(rebuild_mutex_);
+  if (!binder_ || binder_->unused().empty()) return;
+  throw UnboundModelCallbacks(
+      "chainrt::rclcpp::ChainExecutor: model callbacks of executor '" + binder_->executor_name() +
+      "' without a real counterpart (a model that does not describe these nodes would be monitored and "
+      "scheduled wrongly; ChainExecutorOptions::allow_unbound runs anyway):\n" + binder_->explain_unused());
 }
 
 // ---- rebuilding the tables -------------------------------------------------------------------
@@ -591,23 +627,30 @@ bool ChainExecutor::rebuild() {
   // Bind new slots to the model: explicit bindings, then the rule; an intra-process
   // subscription is the model callback of its subscription.
   if (binder_) {
+    // what the rule sees of a slot (rclcpp's own entities, never listed, are no model callback)
+    auto real_of = [](const Slot* s) -> std::optional<runtime::RealEntity> {
+      if (s->kind == Kind::Waitable || !s->listed) return std::nullopt;
+      const CallbackKind k = s->kind == Kind::Timer ? CallbackKind::Timer
+                           : s->kind == Kind::Service ? CallbackKind::Service
+                           : s->kind == Kind::Client ? CallbackKind::Client : CallbackKind::Subscription;
+      const std::size_t ns = std::min(s->stats.node.find_first_not_of('/'), s->stats.node.size());
+      return runtime::RealEntity{s->stats.node.substr(ns), s->bind_node, k, s->clock.period, s->stats.topic};
+    };
     binder_->reset();
     for (Slot* s : live)
-      if (s->model_id && std::find(created.begin(), created.end(), s) == created.end())
-        binder_->by_name(binder_->callback(*s->model_id).name);
+      if (std::find(created.begin(), created.end(), s) == created.end()) {
+        if (s->model_id) binder_->by_name(binder_->callback(*s->model_id).name);
+        if (auto e = real_of(s)) binder_->see(*e);
+      }
     for (Slot* s : created)
       for (auto& [name, key] : explicit_)
         if (key == s->key) {
           s->model_id = binder_->by_name(name);
           if (!s->model_id) notes.push_back("bind(): the model has no callback '" + name + "'");
+          if (auto e = real_of(s)) binder_->see(*e);
         }
-    for (Slot* s : created) {
-      if (s->model_id || s->kind == Kind::Waitable) continue;
-      const CallbackKind k = s->kind == Kind::Timer ? CallbackKind::Timer
-                           : s->kind == Kind::Service ? CallbackKind::Service
-                           : s->kind == Kind::Client ? CallbackKind::Client : CallbackKind::Subscription;
-      s->model_id = binder_->match(s->bind_node, k, s->clock.period, s->stats.topic);
-    }
+    for (Slot* s : created)
+      if (auto e = real_of(s); e && !s->model_id) s->model_id = binder_->match(*e);
     for (Slot* s : created)
       if (s->ipc && !s->model_id)
         for (Slot* o : live)
@@ -662,6 +705,7 @@ bool ChainExecutor::rebuild() {
     if (!s->model_id && s->listed && binder_) T->unmatched.push_back(s->stats.name);
   }
   if (binder_) T->unused = binder_->unused();
+  unbound_.store(!T->unused.empty(), std::memory_order_release);
   if (options_.wait_set_seed && policy_ == Policy::RosDefault) sched::wait_set_order(specs, *options_.wait_set_seed);
   if (T->groups.empty()) T->groups.push_back(sched::GroupSpec{});
   T->queue = std::make_unique<sched::ReadyQueue>(policy_, specs, T->groups, nthreads);
@@ -1201,7 +1245,7 @@ void restore_thread(const SavedThread& s, bool had_reservation) {
 void ChainExecutor::spin() {
   if (spinning.exchange(true)) throw std::runtime_error("spin() called while already spinning");
   ScopeExit stop{[this] { spinning.store(false); }};
-  if (rebuild_requested_.load() || !tables_) rebuild();
+  start_checks();
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);
     if (started_at_ == 0) started_at_ = mono_ns();
@@ -1256,6 +1300,7 @@ void ChainExecutor::spin() {
 }
 
 void ChainExecutor::spin_once_impl(std::chrono::nanoseconds timeout) {
+  start_checks();
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);
     if (started_at_ == 0) started_at_ = mono_ns();
@@ -1271,6 +1316,7 @@ void ChainExecutor::spin_once_impl(std::chrono::nanoseconds timeout) {
   if (wait_for_future(std::chrono::seconds(0)) == std::future_status::ready) return ::rclcpp::FutureReturnCode::SUCCESS;
   if (spinning.exchange(true)) throw std::runtime_error("spin_until_future_complete() called while already spinning");
   ScopeExit stop{[this] { spinning.store(false); }};
+  start_checks();
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);
     if (started_at_ == 0) started_at_ = mono_ns();
@@ -1298,7 +1344,7 @@ void ChainExecutor::spin_all(std::chrono::nanoseconds max_duration) {
 void ChainExecutor::spin_some_impl(std::chrono::nanoseconds max_duration, bool exhaustive) {
   if (spinning.exchange(true)) throw std::runtime_error("spin_some() called while already spinning");
   ScopeExit stop{[this] { spinning.store(false); }};
-  if (rebuild_requested_.load() || !tables_) rebuild();
+  start_checks();
   const Duration start = mono_ns();
   auto time_left = [&] { return max_duration.count() == 0 || mono_ns() - start < max_duration.count(); };
   std::size_t budget = SIZE_MAX;

@@ -46,6 +46,8 @@ int main(int argc, char* argv[]) {
     if (threads > 0) o.threads = static_cast<int>(threads);
     if (stats < 0) throw std::invalid_argument("chainrt.stats_period must be >= 0 (seconds)");
     o.stats_period = static_cast<chainrt::Duration>(stats * 1e9);
+    // the composable nodes load while it spins: at start no model callback has its entity yet
+    o.allow_unbound = true;
     auto exec = std::make_shared<chainrt::rclcpp::ChainExecutor>(o);
     manager->set_executor(exec);
     exec->add_node(manager);

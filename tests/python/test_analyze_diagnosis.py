@@ -75,3 +75,16 @@ def test_analyze_prints_the_cause_and_json_carries_it(tmp_path):
                         text=True, timeout=120)
     d = json.loads(js.stdout)["diagnosis"]["camera_command"]
     assert d["fixes"] and "logger/timer" in d["cause"]
+
+
+def test_a_model_above_the_diagnosis_limit_is_not_diagnosed_and_the_output_says_so(monkeypatch):
+    from chainrt.commands.analyze import format_table
+    m = load_model_from_string(ROBOT, "robot.yaml")
+    r = _core._analyze(m, "fp-mt")
+    assert diagnose.not_diagnosed(m, r) is None  # 5 callbacks: diagnosed
+    monkeypatch.setattr(diagnose, "MAX_CALLBACKS", 4)
+    assert diagnose.explain(m, "fp-mt", r) == {}
+    note = diagnose.not_diagnosed(m, r)
+    assert note and "not diagnosed: the model has 5 callbacks" in note and "up to 4 callbacks" in note
+    r["diagnosis_note"] = note
+    assert note in format_table(r)

@@ -175,15 +175,32 @@ def test_in_process_ctrl_c_mid_batch_and_resume(tmp_path):
     assert rep["systems"] == 24 and rep["accepted"] > 0 and rep["checked"] > 0 and rep["violations"] == []
 
 
+class RunningCluster:
+    """A running cluster's address and the Dask TLS configuration that reaches it (as a user
+    gives it: DASK_* variables for a command, dask.config for this process)."""
+
+    def __init__(self, address: str, credentials: pathlib.Path):
+        self.address = address
+        cert, key = str(credentials / "cert.pem"), str(credentials / "key.pem")
+        self.config = {"distributed.comm.require-encryption": True, "distributed.comm.tls.ca-file": cert,
+                       "distributed.comm.tls.client.cert": cert, "distributed.comm.tls.client.key": key}
+        self.env = dict(ENV, **{"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v)
+                                for k, v in self.config.items()})
+
+
 @pytest.fixture(scope="module")
-def cluster():
-    """A running local cluster (the embedded one's host, 2 workers) that the tests reach with
-    --cluster, as a lab's; its workers import this folder's task module."""
-    host = subprocess.Popen([sys.executable, "-m", "chainrt.campaign.localcluster", "2"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
+def cluster(tmp_path_factory):
+    """A running local cluster (the embedded one's host, 2 workers, mutual TLS with credentials
+    of its own) that the tests reach with --cluster tls://... and Dask's TLS configuration, as a
+    lab's; its workers import this folder's task module."""
+    credentials = tmp_path_factory.mktemp("credentials")
+    credentials.chmod(0o700)
+    host = subprocess.Popen([sys.executable, "-m", "chainrt.campaign.localcluster", "2", str(credentials)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV,
+                            start_new_session=True)
     address = host.stdout.readline().decode().strip()
-    assert address.startswith("tcp://127.0.0.1:"), address
-    yield address
+    assert address.startswith("tls://127.0.0.1:"), address
+    yield RunningCluster(address, credentials)
     host.stdin.close()
     host.wait(30)
 
@@ -197,7 +214,8 @@ def cluster():
 ], ids=["schedulability", "synthesis", "lame-property"])
 def test_every_campaign_is_the_same_on_a_running_cluster(argv, files, cluster, tmp_path):
     here = cli(*argv, "--in-process", "--out", str(tmp_path / "here"))
-    there = cli(*argv, "--cluster", cluster, "--out", str(tmp_path / "there"))
+    there = subprocess.run(CHAINRT + [*argv, "--cluster", cluster.address, "--out", str(tmp_path / "there")],
+                           capture_output=True, text=True, timeout=300, env=cluster.env, cwd=str(ROOT))
     assert here.returncode == 0 and there.returncode == 0, (here.stderr, there.stderr)
     assert result(tmp_path / "here") == result(tmp_path / "there")
     for f in files:
@@ -227,9 +245,12 @@ def _numbered(systems: int, fail=()):
 
 @pytest.mark.parametrize("engine", ["in-process", "cluster"])
 def test_broken_batch_is_reported_with_its_seed_and_the_rest_is_kept(engine, cluster, tmp_path, capsys):
-    flags = ["--in-process"] if engine == "in-process" else ["--cluster", cluster]
+    import dask
+    import distributed  # noqa: F401  (its defaults in dask's configuration before set() below adds to it)
+    flags = ["--in-process"] if engine == "in-process" else ["--cluster", cluster.address]
     make = _numbered(20, fail=[6, 15])
-    first = command.run(_args(*flags), make, str(tmp_path))
+    with dask.config.set(cluster.config if engine == "cluster" else {}):
+        first = command.run(_args(*flags), make, str(tmp_path))
     err = capsys.readouterr().err
     assert not first.complete and len(first.failures) == 2
     assert "batch 2 (all, systems 6..8 of seed 5) failed: ValueError: system 6 is broken on purpose" in err
@@ -238,8 +259,10 @@ def test_broken_batch_is_reported_with_its_seed_and_the_rest_is_kept(engine, clu
     # Fixed (the same campaign must not fail: its identity names the broken batches, so fix them
     # in place), the next run computes only the two missing batches.
     manifest = json.loads((campaign_dir(tmp_path) / "manifest.json").read_text())
-    second = command.run(_args(*flags), lambda size: Spec("numbered", manifest["identity"],
-                                                          make(size).batches, numbered_ok, size=size), str(tmp_path))
+    with dask.config.set(cluster.config if engine == "cluster" else {}):
+        second = command.run(_args(*flags), lambda size: Spec("numbered", manifest["identity"],
+                                                              make(size).batches, numbered_ok, size=size),
+                             str(tmp_path))
     assert second.complete and not second.failures
     numbers = [n for part in second.results("all") for n in part["numbers"]]
     assert numbers == list(range(20))  # every system once, in system order

@@ -47,6 +47,21 @@ def test_warnings_are_one_line_per_cause_naming_what_they_concern(capsys):
     assert sum("no real-time priority asked" in line for line in lines) == 1
 
 
+def test_a_worst_case_above_the_model_is_given_its_accounting_whole(capsys):
+    tour = demo.Tour()
+    tour.warn("picas-single: hot_path measured WCRT 19.33 ms exceeds the simulated worst case 18.24 ms; likely cause: "
+              "accounted: of the 160 instances above the simulated worst case, 2 had a platform blackout in their busy "
+              "window, 158 unexplained (time the simulated model does not contain: the runtime's messages and "
+              "dispatches); the machine was busy (run(s) 1 got 12 % CPU); preempted while running (run 1: A took "
+              "5 ms of wall time for 2 ms of CPU; run 2: B took 6 ms of wall time for 2 ms of CPU)")
+    tour.print_warnings()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("warning: picas-single: hot_path: accounted: of the 160 instances above the simulated "
+                               "worst case, 2 had a platform blackout") and "158 unexplained (time" in lines[0]
+    assert lines[1].startswith("warning: the machine was busy (measured")
+    assert len(lines) == 3 and lines[2].startswith("warning: preempted while running (measured")
+
+
 def test_the_tour_on_real_ros_speaks_to_users(tmp_path):
     try:
         runtime.find_binary()

@@ -116,6 +116,26 @@ def test_model_report_without_a_run_has_no_empty_plots(tmp_path):
     assert "Verdict" not in text
 
 
+def test_plots_of_a_large_model_show_the_chains_closest_to_their_deadline_and_say_so(tmp_path, monkeypatch):
+    # (a plot with a bar per chain of a 2,500-chain model was an image over the PIL limit and
+    # 1.6 GB to draw: the plots are bounded, the tables keep every chain)
+    monkeypatch.setattr(model_report, "MAX_PLOTTED", 1)
+    d = _run_data()
+    drawn = {}
+    monkeypatch.setattr(model_report, "save_figure",
+                        lambda fig, path, dpi: drawn.setdefault(path.name, [t.get_text() for ax in fig.axes
+                                                                                for t in ax.get_yticklabels()]
+                                                                 + [ax.get_title() for ax in fig.axes]))
+    text = model_report.write(d, tmp_path).read_text()
+    assert drawn["worst_cases.png"][:1] == ["high"]   # 16 ms of 20 (0.8) beats 30 ms of 200
+    assert "high" in drawn["response_cdf.png"] and "low" not in drawn["response_cdf.png"]
+    assert drawn["execution_times.png"][:1] == ["a"]  # (2.1 ms of 2 ms: a is the first of the largest)
+    assert text.count("It shows the 1 of the 2 chains closest to their limit") == 1
+    assert "It shows the 1 of the 2 measured chains closest" in text
+    assert "It shows the 1 of the 3 callbacks closest" in text
+    assert '<td>low</td>' in text and '<td>c</td>' in text  # the tables list all
+
+
 def _bench_result():
     cfg = {"policy": "edf", "summary": "", "hot_path_latency": {"mean_ns": 9e6, "min_ns": 8e6, "max_ns": 30e6,
                                                                "p99_ns": 20e6, "std_ns": 1e6, "count": 100},

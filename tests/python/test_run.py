@@ -86,6 +86,9 @@ def test_run_two_chains_on_real_ros(policy, tmp_path):
         assert c["instances"] > 0, name
         assert c["bcrt_ns"] <= c["mean_ns"] <= c["wcrt_ns"]
         assert c["bcrt_ns"] <= c["p99_ns"] <= c["wcrt_ns"]
+        # the accounting rebuilds every measured instance from the dispatch traces
+        raw = res["accounting"]["chains"][name]["raw"]
+        assert (raw["instances"], raw["max_ns"]) == (c["instances"], c["wcrt_ns"]), name
     # every instance of a chain burns at least the WCETs of its callbacks (5 ms and 20 ms)
     assert res["chains"]["high"]["bcrt_ns"] >= 5_000_000
     assert res["chains"]["low"]["bcrt_ns"] >= 20_000_000

@@ -414,7 +414,7 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
     if (opt.trace)
       for (const auto& d : ex->trace())
         result.trace.push_back(TraceRecord{model.executors[e].name, ex->name_of(d.callback), d.thread, d.start,
-                                           d.finish, d.deadline, d.release});
+                                           d.finish, d.deadline, d.release, d.cpu});
   }
   result.stopped = now_ns();
   result.runtime = runtime::merge_reports(parts);
@@ -454,7 +454,8 @@ std::string to_json(const SystemResult& r) {
   for (std::size_t i = 0; i < r.trace.size(); ++i) {
     const auto& t = r.trace[i];
     o << (i ? ", " : "") << "[\"" << json_escape(t.executor) << "\", \"" << json_escape(t.callback) << "\", "
-      << t.thread << ", " << t.start << ", " << t.finish << ", " << t.deadline << ", " << t.release << "]";
+      << t.thread << ", " << t.start << ", " << t.finish << ", " << t.deadline << ", " << t.release << ", "
+      << t.cpu << "]";
   }
   o << "], \"runtime\": " << runtime::to_json(r.runtime, false) << "}";
   return o.str();

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "chainrt/model/yaml_io.hpp"
+#include "chainrt/runtime/entity_binding.hpp"
 #include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/dispatch_context.hpp"
 #include "chainrt/runtime/monitor.hpp"
@@ -849,7 +850,9 @@ class Loop {
 };
 
 // The ReadyQueue inputs the model gives one executor (sched::make_setup): policy, threads
-// and, per model callback of the executor, (name, effective priority, affinity mask).
+// and, per model callback of the executor in file order, (name, effective priority, affinity
+// mask, then what the binding rule sees of it: node, kind, period, period tolerance, topic or
+// service; runtime::binding_candidate).
 nb::dict model_setup(const std::string& yaml, const std::string& executor,
                      std::optional<std::string> policy, std::optional<int> threads) {
   Model model = load_model_from_string(yaml, "<model>");
@@ -869,8 +872,11 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
                              t.reservation ? t.reservation->budget : Duration{0},
                              t.reservation ? t.reservation->period : Duration{0},
                              t.role == CriticalityClass::RealTime));
-  for (std::size_t i = 0; i < s.callbacks.size(); ++i)
-    cbs.append(nb::make_tuple(model.callbacks[s.callbacks[i]].name, s.specs[i].priority, s.specs[i].affinity));
+  for (std::size_t i = 0; i < s.callbacks.size(); ++i) {
+    const runtime::BindingCandidate b = runtime::binding_candidate(model.callbacks[s.callbacks[i]]);
+    cbs.append(nb::make_tuple(b.name, s.specs[i].priority, s.specs[i].affinity, b.node, static_cast<int>(b.kind),
+                              b.period, b.tolerance, b.topic));
+  }
   nb::dict d;
   d["policy"] = std::string(to_string(s.policy));
   d["threads"] = th;
@@ -1017,6 +1023,34 @@ class LameControl {
 };
 #endif
 
+// The binding rule (runtime/entity_binding.hpp) for chainrt.rclpy's binding.py. A model
+// callback: (name, node, kind, period, tolerance, topic or service, used); a real entity:
+// (fully qualified node without '/', plain node, kind, period, topic or service). Kinds are
+// CallbackKind's values (binding.py's KIND_* 0..3).
+using BindingCandidateTuple = std::tuple<std::string, std::string, int, Duration, Duration, std::string, bool>;
+using RealEntityTuple = std::tuple<std::string, std::string, int, Duration, std::string>;
+static_assert(static_cast<int>(CallbackKind::Timer) == 0 && static_cast<int>(CallbackKind::Subscription) == 1 &&
+              static_cast<int>(CallbackKind::Service) == 2 && static_cast<int>(CallbackKind::Client) == 3);
+
+std::vector<runtime::BindingCandidate> binding_candidates(const std::vector<BindingCandidateTuple>& in) {
+  std::vector<runtime::BindingCandidate> out;
+  for (const auto& [name, node, kind, period, tolerance, topic, used] : in)
+    out.push_back(runtime::BindingCandidate{name, node, static_cast<CallbackKind>(kind), period, tolerance, topic, used});
+  return out;
+}
+runtime::RealEntity real_entity(const RealEntityTuple& e) {
+  const auto& [fq, plain, kind, period, topic] = e;
+  return runtime::RealEntity{fq, plain, static_cast<CallbackKind>(kind), period, topic};
+}
+std::optional<std::size_t> binding_match(const std::vector<BindingCandidateTuple>& candidates, const RealEntityTuple& e) {
+  return runtime::binding_match(binding_candidates(candidates), real_entity(e));
+}
+std::string explain_unbound(const std::vector<BindingCandidateTuple>& candidates, const std::vector<RealEntityTuple>& seen) {
+  std::vector<runtime::RealEntity> s;
+  for (const auto& e : seen) s.push_back(real_entity(e));
+  return runtime::explain_unbound(binding_candidates(candidates), s);
+}
+
 }  // namespace chainrt::rclpy_exec
 
 namespace chainrt::rclpy_exec {
@@ -1094,5 +1128,7 @@ NB_MODULE(_rclpy_exec, m) {
   m.def("model_setup", &chainrt::rclpy_exec::model_setup, "yaml"_a, "executor"_a, "policy"_a = nb::none(),
         "threads"_a = nb::none());
   m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);
+  m.def("binding_match", &chainrt::rclpy_exec::binding_match, "candidates"_a, "entity"_a);
+  m.def("explain_unbound", &chainrt::rclpy_exec::explain_unbound, "candidates"_a, "seen"_a);
   chainrt::rclpy_exec::bind_accelerator(m);
 }

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import cliargs
-from .engine import Dask, InProcess, execute
+from .engine import Dask, InProcess, cluster_address, execute
 from .plan import Batch, Spec, build_id, default_workers
 from .store import CampaignError, Store
 
@@ -39,8 +39,9 @@ def add_arguments(parser, batch: int, worker_aliases: tuple[str, ...] = ()) -> N
     g.add_argument("--workers", *worker_aliases, dest="workers", type=cliargs.count(0, 4096, "a worker count"),
                    default=0, metavar="N",
                    help="worker processes of the embedded local Dask cluster (default 0: one per core)")
-    g.add_argument("--cluster", metavar="ADDRESS", default=None,
-                   help="run the batches on a running Dask cluster: its scheduler's address (tcp://HOST:8786)")
+    g.add_argument("--cluster", metavar="ADDRESS", default=None, type=cluster_address,
+                   help="run the batches on a running Dask cluster: its scheduler's address (tcp://HOST:8786, or "
+                        "tls://HOST:8786 with Dask's TLS configuration)")
     g.add_argument("--in-process", action="store_true",
                    help="run the batches one after the other in this process, without Dask")
     g.add_argument("--batch", type=cliargs.positive, default=None, metavar="SYSTEMS",
@@ -101,7 +102,7 @@ def _engine_for(args, store: Store, pending: list[Batch]):
     if args.cluster:
         return Dask(address=args.cluster)
     if args.in_process or len(pending) <= 1:
-        return InProcess()
+        return InProcess(store.folder)
     workers = args.workers or default_workers()
     return Dask(address=None, workers=min(workers, len(pending)), log_path=store.log_path())
 

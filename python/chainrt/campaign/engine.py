@@ -3,14 +3,15 @@
 - ``InProcess``: one batch after the other in this process (the reference every other engine
   must reproduce, and the runner of a single batch).
 - ``Dask``: Dask distributed. Without an address it starts the embedded local cluster (a host
-  process of its own on loopback, one single-threaded worker process per core, see
-  ``localcluster``); with ``--cluster ADDRESS`` it sends the same batches to a running cluster's
-  scheduler. Every batch is one task: ``execute(task, identity, batch)``; the task function
-  travels by reference (module and name), so every worker runs chainrt itself, and a result
-  made by another build is refused. A worker that dies mid-batch (killed, out of memory, its
-  machine gone) loses nothing: the scheduler gives the batch to another worker (Dask's
-  ``distributed.scheduler.allowed-failures``, 3 by default; a batch that ended more workers
-  than that is reported as broken).
+  process of its own on loopback, one single-threaded worker process per core, mutual TLS with
+  credentials made for it and readable only by this user, see ``localcluster``); with
+  ``--cluster ADDRESS`` it sends the same batches to a running cluster's scheduler (plain TCP, or
+  TLS with the user's Dask TLS configuration). Every batch is one task:
+  ``execute(task, identity, batch)``; the task function travels by reference (module and
+  name), so every worker runs chainrt itself, and a result made by another build is refused.
+  A worker that dies mid-batch (killed, out of memory, its machine gone) loses nothing: the
+  scheduler gives the batch to another worker (Dask's ``distributed.scheduler.allowed-failures``,
+  3 by default; a batch that ended more workers than that is reported as broken).
 
 An engine's ``run(spec, pending)`` yields ``(batch, record, error)`` as batches finish, in any
 order: a record (the task's result, where and how long it ran) or the one-line error of a
@@ -20,15 +21,19 @@ the engine started.
 
 from __future__ import annotations
 
+import argparse
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
+import urllib.parse
 from pathlib import Path
 
 from ..cliargs import raise_if_interrupted
@@ -44,6 +49,30 @@ def execute(task, identity: dict, batch: dict) -> dict:
     result = task(identity, batch)
     return {"result": result, "build": build_id(), "host": socket.gethostname(), "pid": os.getpid(),
             "seconds": round(time.perf_counter() - t0, 6), "cpu_seconds": round(time.thread_time() - c0, 6)}
+
+
+# The transports a running scheduler is reached by: plain TCP, TLS (Dask's TLS configuration
+# gives the client's certificate), and Dask's websockets.
+SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def cluster_address(text: str) -> str:
+    """``--cluster``: a scheduler's address, SCHEME://HOST:PORT (HOST:PORT means tcp://)."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    hint = "give the scheduler's address as tcp://HOST:PORT, or tls://HOST:PORT (docs/campaigns.md)"
+    if scheme not in SCHEMES:
+        raise argparse.ArgumentTypeError(f"{text!r}: not the address of a running Dask scheduler; {hint}")
+    try:
+        parts = urllib.parse.urlsplit(f"{scheme}://{rest}")
+        port = parts.port
+    except ValueError:
+        port, parts = None, None
+    if parts is None or not parts.hostname or port is None or port == 0 or parts.path or parts.query \
+            or parts.fragment or parts.username is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: no host and port; {hint}")
+    return f"{scheme}://{rest}"
 
 
 def _group_running(pgid: int) -> bool:
@@ -71,6 +100,10 @@ def _group_running(pgid: int) -> bool:
     return False
 
 
+def _line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
 def describe(err: BaseException, tb: str = "") -> str:
     text = (str(err).strip().splitlines() or [""])[0]
     line = f"{type(err).__name__}: {text}" if text else type(err).__name__
@@ -79,18 +112,34 @@ def describe(err: BaseException, tb: str = "") -> str:
     return line
 
 
+def _private_temporary(home: Path | None, prefix: str) -> Path:
+    """A new folder of mode 0700 in `home` (the campaign folder), after removing what a killed
+    command left there under the same prefix (the campaign folder is locked: none is in use)."""
+    if home is not None:
+        for stale in home.glob(prefix + "*"):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=home))
+
+
 class InProcess:
     """Batches one after the other in this process. Each runs in a thread of its own so that
     Ctrl-C is noticed at once: a batch still running then (``busy``) cannot be stopped, and
-    the command ends the process once the finished batches are kept."""
+    the command ends the process once the finished batches are kept. The batches' temporary
+    files go into a folder of the campaign's own (`home`), removed by ``close()``, so that a
+    batch abandoned mid-way leaves nothing in /tmp."""
 
     name = "this process"
 
-    def __init__(self):
+    def __init__(self, home: Path | None = None):
         self.busy = False
+        self.home = home
+        self._temporary: Path | None = None
+        self._saved_tempdir: str | None = None
 
     def start(self) -> None:
-        pass
+        if self.home is not None:
+            self._temporary = _private_temporary(self.home, ".tmp-")
+            self._saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(self._temporary)
 
     def workers(self) -> int:
         return 1
@@ -115,7 +164,10 @@ class InProcess:
             yield b, box.get("record"), box.get("error")
 
     def close(self) -> None:
-        pass
+        if self._temporary is not None:
+            tempfile.tempdir = self._saved_tempdir
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
 
 
 class Dask:
@@ -129,6 +181,7 @@ class Dask:
         self.local_workers = workers
         self.log_path = log_path
         self.host: subprocess.Popen | None = None
+        self.credentials: Path | None = None  # the local cluster's key and certificate (a 0700 folder)
         self.client = None
         self.busy = False
         self._futures: dict = {}
@@ -142,8 +195,13 @@ class Dask:
 
     def start(self) -> None:
         if self.address is None:
+            import importlib.util
+            if importlib.util.find_spec("cryptography") is None:  # the host makes the cluster's key with it
+                raise CampaignError("the embedded local cluster needs the Python package cryptography (its TLS key); "
+                                    "scripts/setup installs it, or use --in-process")
             self._spawn_host()  # first: it boots while this process imports Dask
         try:
+            import dask
             from distributed import Client
         except ImportError as e:
             raise CampaignError(f"Dask distributed is not installed ({e}); scripts/setup installs it") from None
@@ -153,13 +211,42 @@ class Dask:
         for name in ["distributed", "tornado"] + [n for n in logging.root.manager.loggerDict
                                                   if n.startswith(("distributed.", "tornado."))]:
             logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-        if self.address is None:
+        security = None  # a running cluster: Dask's configuration (distributed.comm.tls.*)
+        if self.host is not None:
             self.address = self._await_address()
+            from .localcluster import security as local_security
+            security = local_security(self.credentials)
+        from dask.utils import parse_timedelta
+        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
+        self._probe(security, timeout)
         try:
-            # (waits up to Dask's distributed.comm.timeouts.connect, 30 s unless configured)
-            self.client = Client(self.address, set_as_default=False)
-        except (OSError, TimeoutError) as e:
-            raise CampaignError(f"cannot reach the Dask scheduler at {self.address}: {e}") from None
+            self.client = Client(self.address, set_as_default=False, security=security, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise CampaignError(f"cannot reach the Dask scheduler at {self.address}: {_line(e)}") from None
+
+    def _probe(self, security, timeout: float) -> None:
+        """One connection to the scheduler, closed again, within `timeout` (Dask's
+        distributed.comm.timeouts.connect, 30 s unless configured): Dask's own connect waits for
+        the scheduler's handshake without a limit, so an address that accepts and never answers
+        would hold the command forever. Raises CampaignError."""
+        import asyncio
+
+        from distributed.comm import connect
+        from distributed.security import Security
+
+        args = (security or Security()).get_connection_args("client")
+
+        async def once():
+            comm = await asyncio.wait_for(connect(self.address, timeout=timeout, **args), timeout)
+            await comm.close()
+
+        try:
+            asyncio.run(once())
+        except (asyncio.TimeoutError, TimeoutError):
+            raise CampaignError(f"cannot reach the Dask scheduler at {self.address}: no answer within {timeout:g} s "
+                                f"(distributed.comm.timeouts.connect)") from None
+        except (OSError, ValueError, TypeError) as e:
+            raise CampaignError(f"cannot reach the Dask scheduler at {self.address}: {_line(e)}") from None
 
     def workers(self) -> int:
         try:
@@ -227,10 +314,11 @@ class Dask:
 
     # --- the embedded local cluster -----------------------------------------------------------
     def _spawn_host(self) -> None:
+        self.credentials = _private_temporary(self.log_path.parent if self.log_path else None, ".cluster-")
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         try:
             self.host = subprocess.Popen(
-                [sys.executable, "-m", "chainrt.campaign.localcluster", str(self.local_workers)],
+                [sys.executable, "-m", "chainrt.campaign.localcluster", str(self.local_workers), str(self.credentials)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
         finally:
             if log is not subprocess.DEVNULL:
@@ -256,9 +344,12 @@ class Dask:
     def _stop_local(self) -> None:
         """Closes the host's stdin (it closes its cluster and exits); whatever of its process
         group (the session it was started in: only processes it started) is left 2 s after it
-        exited, or 15 s after it was asked to, is killed."""
+        exited, or 15 s after it was asked to, is killed. The credentials go last (the host
+        removes them too: it outlives a command killed with SIGKILL)."""
         host, self.host = self.host, None
         if host is None:
+            if self.credentials is not None:
+                shutil.rmtree(self.credentials, ignore_errors=True)
             return
         try:
             host.stdin.close()
@@ -282,3 +373,5 @@ class Dask:
         host.wait()
         if host.stdout:
             host.stdout.close()
+        if self.credentials is not None:
+            shutil.rmtree(self.credentials, ignore_errors=True)

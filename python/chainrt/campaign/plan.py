@@ -16,7 +16,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-FORMAT = 1  # of manifest.json and the batch files
+FORMAT = 2  # of manifest.json and the batch files (2: batch files carry their checksum)
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,8 @@ def format_table(result: dict, chosen_by_default: bool = False) -> str:
     for name, d in result.get("diagnosis", {}).items():
         lines.append(f"  {name}: unbounded because {d['cause']}")
         lines.extend(f"    a bound with: {fix}" for fix in d["fixes"])
+    if result.get("diagnosis_note"):
+        lines.append(f"  {result['diagnosis_note']}")
     if result.get("advice"):
         lines.append(f"  advice: {result['advice']}")
     lines.append("schedulable" if result["schedulable"] else "NOT schedulable")
@@ -130,6 +132,8 @@ def run(args) -> int:
     diagnosis = diagnose.explain(model, result["analysis"], result)
     if diagnosis:
         result["diagnosis"] = diagnosis
+    if note := diagnose.not_diagnosed(model, result):
+        result["diagnosis_note"] = note
     advice = diagnose.policy_advice(model, result, args.model)
     if advice:
         result["advice"] = advice

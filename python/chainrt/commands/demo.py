@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 from .. import cliargs, output
+from ..accounting import ACCOUNTED
 from ..model import policies
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -61,8 +62,12 @@ class Tour:
         subject, _, rest = text.partition(": ")
         if "likely cause: " in text:
             what = subject if rest else "a run"
-            for cause in text.split("likely cause: ", 1)[1].split("; "):
-                self.causes.setdefault(re.sub(r"\s*\(.*$", "", cause).strip(), []).append(what)
+            # (causes are separated by "; ", which may also appear inside a cause's parentheses)
+            for cause in re.split(r"; (?![^()]*\))", text.split("likely cause: ", 1)[1]):
+                # (the run's accounting of the instances above: its figures are the point)
+                key = (f"{text.split(' measured', 1)[0]}: {cause}" if cause.startswith(ACCOUNTED)
+                       else re.sub(r"\s*\(.*$", "", cause).strip())
+                self.causes.setdefault(key, []).append(what)
         else:
             self.causes.setdefault(re.sub(r"\s*\(.*?\)", "", text).strip(), [])
 

@@ -45,13 +45,14 @@ def run(args) -> int:
         print("chainrt report: --rt-priority applies to --replay (a running system keeps the priorities "
               "it was started with)", file=sys.stderr)
         return 1
-    if load_model_or_report(args.model, "report") is None:
+    model = load_model_or_report(args.model, "report")
+    if model is None:
         return 1
     mode = False if args.no_run else "replay" if args.replay else "trace" if args.trace else "monitor"
     out = Path(args.out) if args.out else Path("out") / f"report-{Path(args.model).stem}"
     try:
         data = model_report.collect(args.model, int(d), run=mode, policy=args.policy, fifo=args.rt_priority,
-                                    namespace=args.namespace, run_id=args.run_id, trace=args.trace)
+                                    namespace=args.namespace, run_id=args.run_id, trace=args.trace, model=model)
         page = model_report.write(data, out)
     except OSError as e:
         print(f"chainrt report: {plain(str(e))}", file=sys.stderr)

@@ -9,8 +9,9 @@ the analysis bound for the same model and policy when those are available in ``c
 from __future__ import annotations
 
 import sys
+import tempfile
 
-from .. import cliargs, output, release_grid, runtime, verdict
+from .. import accounting, cliargs, output, release_grid, runtime, verdict
 from ..model import policy_names
 
 
@@ -33,6 +34,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (the simulator's per-chain keys)")
     p.add_argument("--fail-on-miss", action="store_true",
                    help="exit 2 when a chain misses a deadline or exceeds its analysis bound")
+    p.add_argument("--no-platform-probe", action="store_true",
+                   help="do not measure the CPUs' blackouts beside the run (the accounting then cannot name the "
+                        "platform as a cause)")
     p.add_argument("--namespace", metavar="NS",
                    help="run nodes and topics under NS (default: the model's own names)")
     from ..crosslayer.cli import add_run_arguments
@@ -81,6 +85,26 @@ def _analyse(model, policy: str | None, threads: int | None):
         return None, f"analysis call failed: {e}"
 
 
+def _measured_run(args, duration: int, kwargs: dict, trace_dir: str):
+    """The run with every process tracing its dispatches into ``trace_dir`` and, unless
+    --no-platform-probe, the platform probe beside it: (result, the probe or None, a note when
+    the platform was not measured)."""
+    from ..crosslayer.kernel import KernelPathUnavailable
+    probe, note = (None, "platform not measured (--no-platform-probe)") if args.no_platform_probe else \
+        accounting.probe_beside((duration + args.warmup) / 1e9 + 60)
+    if probe is None:
+        return runtime.run_model(args.model, duration, trace_dir=trace_dir, **kwargs), None, note
+    result = None
+    try:
+        with probe:
+            result = runtime.run_model(args.model, duration, trace_dir=trace_dir, **kwargs)
+    except KernelPathUnavailable as e:  # the probe could not start or failed: the run is still reported
+        if result is None:
+            result = runtime.run_model(args.model, duration, trace_dir=trace_dir, **kwargs)
+        return result, None, f"platform not measured: {e}"
+    return result, probe, None
+
+
 def exit_code(result: dict) -> int:
     """1 when a process failed (never 0), 130 when interrupted, else 0 (docs/cli.md)."""
     if result.get("failed_processes"):
@@ -104,13 +128,16 @@ def run(args, model) -> int:
     kwargs = dict(policy=args.policy, threads=args.threads, warmup_ns=warmup, fifo=args.fifo,
                   thread_params=not args.no_thread_params, stats_period_ns=stats, namespace=args.namespace,
                   extra_args=extra)
+    traces = tempfile.TemporaryDirectory(prefix="chainrt-trace-")
     try:
         from ..crosslayer import cli as xcli
-        if xcli.wanted(args, model):
-            result = xcli.run_model(args, model, duration, **kwargs)
+        accounted = not xcli.wanted(args, model)  # (hosts in namespaces: their own experiments' accounting)
+        if not accounted:
+            result, probe, probe_note = xcli.run_model(args, model, duration, **kwargs), None, None
         else:
-            result = runtime.run_model(args.model, duration, **kwargs)
+            result, probe, probe_note = _measured_run(args, duration, kwargs, traces.name)
     except (runtime.RuntimeNotFound, RuntimeError, ValueError) as e:
+        traces.cleanup()
         return cliargs.fail("run", e)
 
     notes = []
@@ -133,6 +160,14 @@ def run(args, model) -> int:
             notes.append("interrupted during the comparison with the simulator and the analysis (skipped)")
 
     judged = watch.finish(result, bound, sim)
+    with traces:
+        account = None if not accounted else accounting.after_run(
+            model, traces.name, probe, probe_note, *accounting.bounds_of(model, bound, sim),
+            set(result.get("model_tids", [])), warmup, not (args.no_thread_params or args.threads),
+            bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)), sim)
+    if account is not None:
+        accounting.attribute(judged.findings, account)
+        account["notes"] += accounting.coverage_notes(account, result["chains"])
     grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
     # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
     # negative verdict (a chain above its bound or simulated worst case) on request
@@ -157,6 +192,8 @@ def run(args, model) -> int:
         if "lame_controller" in result:
             out["lame_controller"] = result["lame_controller"]
         out["verdict"] = judged.to_json()
+        if account is not None:
+            out["accounting"] = account
         output.emit_json(out)
         return code
 
@@ -199,4 +236,8 @@ def run(args, model) -> int:
         print(f"note: {n}")
     for line in judged.lines():
         print(f"warning: {line}")
+    if account is not None:
+        print("\n".join(accounting.report_lines(account, output.color_wanted())))
+        for n in account["notes"]:
+            print(f"note: {n}")
     return code

@@ -53,33 +53,48 @@ def loadavg() -> list[float]:
 
 
 def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int,
-                 probe: bool = False) -> tuple[dict, dict]:
+                 probe: bool = False, bounds: dict | None = None) -> tuple[dict, dict]:
     """One ``chainrt run`` of the model file `path` holding the measurement lock `lock`: its
     report and {"load_before", "load_after" (load averages), "steal_percent"} around it. With
     `probe`, the platform probe (crosslayer.platform: a SCHED_FIFO 99 thread per CPU, above
     everything of the model) runs beside it and the record adds "longest_blackout_ms", the
     longest time any CPU was not there for it during the run (None where the probe cannot run,
-    "probe_error" saying why). Raises what chainrt.runtime.run_model raises (its one-line
-    errors)."""
-    from .. import runtime
+    "probe_error" saying why). With ``bounds`` ({chain: bound ns}) the report adds "accounting"
+    (chainrt.accounting.after_run: every instance above its bound classified, platform-free
+    statistics), the processes tracing their dispatches. Raises what chainrt.runtime.run_model
+    raises (its one-line errors)."""
+    import tempfile
 
-    with measurement_lock(lock):
+    from .. import accounting, runtime
+
+    with measurement_lock(lock), tempfile.TemporaryDirectory(prefix="chainrt-trace-") as traces:
         load0, j0 = loadavg(), cpu_jiffies()
         platform: dict = {}
-        with platform_probe((duration_ns + warmup_ns) / 1e9 + 5, platform) if probe else contextlib.nullcontext():
-            r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns)
+        held: dict = {}
+        with platform_probe((duration_ns + warmup_ns) / 1e9 + 5, platform, held) if probe else \
+                contextlib.nullcontext():
+            r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns,
+                                  trace_dir=traces if bounds is not None else None)
         load1, j1 = loadavg(), cpu_jiffies()
+        if bounds is not None:
+            from ..model import load_model
+            note = None if held.get("probe") else \
+                f"platform not measured: {platform.get('probe_error') or 'the probe was not asked for'}"
+            r["accounting"] = accounting.after_run(load_model(path), traces, held.get("probe"), note, bounds,
+                                                   {n: "analysis" for n in bounds}, set(r.get("model_tids", [])),
+                                                   warmup_ns)
     return r, {"load_before": load0, "load_after": load1, "steal_percent": steal_percent(j0, j1), **platform}
 
 
 @contextlib.contextmanager
-def platform_probe(seconds: float, out: dict):
+def platform_probe(seconds: float, out: dict, held: dict | None = None):
     """The platform probe beside the block: `out` gets "longest_blackout_ms" (the longest time a
     CPU was not there for the probe's SCHED_FIFO 99 thread), or None and "probe_error" where the
-    probe cannot start or failed. The block runs once either way."""
+    probe cannot start or failed. The block runs once either way. With `held`, the probe runs
+    with its attribution and ``held["probe"]`` is the PlatformProbe once it ended well."""
     from ..crosslayer.kernel import KernelPathUnavailable
     from ..crosslayer.platform import PlatformProbe
-    pp = PlatformProbe(seconds, attribute=False)
+    pp = PlatformProbe(seconds, attribute=held is not None)
     try:
         pp.__enter__()
     except KernelPathUnavailable as e:
@@ -93,6 +108,8 @@ def platform_probe(seconds: float, out: dict):
             pp.__exit__(None, None, None)
             longest = max((b - a for iv in pp.blackouts.values() for a, b in iv), default=0)
             out.update(longest_blackout_ms=round(longest / 1e6, 3))
+            if held is not None:
+                held["probe"] = pp
         except KernelPathUnavailable as e:
             out.update(longest_blackout_ms=None, probe_error=str(e))
 

@@ -88,15 +88,16 @@ def hot_path_drops(sample: Sample) -> int:
     return sum(e.dropped for e in sample if e.node in HOT_PATH_NODES)
 
 
-def periods(samples: list[Sample], node: str = BEHAVIOR_PLANNER) -> list[float]:
-    """(t - t_prev) / (seq - seq_prev) of consecutive entries of `node` (new sequence only)."""
+def periods(samples: list[Sample], node: str = BEHAVIOR_PLANNER, keep=None) -> list[float]:
+    """(t - t_prev) / (seq - seq_prev) of consecutive entries of `node` (new sequence only);
+    ``keep(prev, entry)``: only the periods it accepts (all by default)."""
     out: list[float] = []
     prev: Entry | None = None
     for s in samples:
         e = entry(s, node)
         if e is None:
             continue
-        if prev is not None and e.sequence > prev.sequence:
+        if prev is not None and e.sequence > prev.sequence and (keep is None or keep(prev, e)):
             out.append((e.timestamp - prev.timestamp) / (e.sequence - prev.sequence))
         if prev is None or e.sequence > prev.sequence:
             prev = e
@@ -142,18 +143,20 @@ class RunKpis:
 
 
 def run_kpis(sinks: dict[str, list[Sample]], warmup: int = WARMUP_SAMPLES,
-             hot_path_sink: str = HOT_PATH_SINK) -> RunKpis:
-    """KPIs of one run from the samples each sink received (in arrival order)."""
+             hot_path_sink: str = HOT_PATH_SINK, keep_sample=None, keep_period=None) -> RunKpis:
+    """KPIs of one run from the samples each sink received (in arrival order); ``keep_sample``
+    and ``keep_period`` (:func:`periods`): only the hot-path samples and planner periods they
+    accept (the platform-free ones, reference_system.accounting)."""
     k = RunKpis()
     for name, samples in sinks.items():
         k.sink_samples[name] = len(samples)
     measured = after_warmup(sinks.get(hot_path_sink, []), warmup)
     for s in measured:
         lat = hot_path_latency(s)
-        if lat is not None:
+        if lat is not None and (keep_sample is None or keep_sample(s)):
             k.hot_path_latencies.append(lat)
             k.hot_path_drops_per_sample.append(hot_path_drops(s))
-    k.behavior_planner_periods = periods(measured)
+    k.behavior_planner_periods = periods(measured, keep=keep_period)
     for s in measured:
         for e in s:
             k.dropped_by_node[e.node] = k.dropped_by_node.get(e.node, 0) + e.dropped

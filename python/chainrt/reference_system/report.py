@@ -21,6 +21,36 @@ def has_measurements(result: dict) -> bool:
     return any("hot_path_latency" in c for c in result["configs"].values())
 
 
+def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
+    """The platform-free KPIs beside the raw ones above, and the instances of the model's chains
+    above their analysis bound by cause (a configuration with unexplained ones in red)."""
+    acc = {n: c["accounting"] for n, c in result["configs"].items() if c.get("accounting")}
+    if not acc:
+        return []
+    color = output.color_wanted() if color is None else color
+    rows = [("config", "free samples", "mean", "p99", "max", "BP std", "|", "above bound", "platform", "overrun",
+             "unexplained")]
+    bad = [False]
+    for name, a in acc.items():
+        lat, bp = a["hot_path_latency"], a["behavior_planner_period"]
+        total = {k: sum(ch[k] for ch in a["chains"].values()) for k in ("above", "platform", "overrun", "unexplained")}
+        rows.append((name, lat["count"], output.ms(lat["mean_ns"] if lat["count"] else None),
+                     output.ms(lat["p99_ns"] if lat["count"] else None), output.ms(lat["max_ns"] if lat["count"] else None),
+                     output.ms(bp["std_ns"] if bp["count"] else None, 3), "|", *total.values()))
+        bad.append(total["unexplained"] > 0)
+    out = ["platform-free hot-path latency and planner period (samples no platform blackout touched in their busy "
+           "window), and the chains' instances above their analysis bound by cause:"]
+    out += [output.red(ln, color and b) for ln, b in zip(output.table(rows), bad)]
+    for name, a in acc.items():
+        un = [f"{ch} {v['unexplained']}" for ch, v in a["chains"].items() if v["unexplained"]]
+        if un:
+            out.append(output.red(f"  {name}: unexplained instances (no platform blackout, no callback over its WCET in "
+                                  f"their busy window): " + ", ".join(un), color))
+        for n in a.get("notes", []):
+            out.append(f"  {name}: {n}")
+    return out
+
+
 def format_table(result: dict) -> str:
     """The KPI table printed by `chainrt bench reference-system` (times in ms)."""
     lines = []
@@ -69,6 +99,7 @@ def format_table(result: dict) -> str:
         lines.append("\n".join(output.table(rows)))
         lines.append("(times in ms; '±runs' is the std of the per-run means; min/max/std/p99 over all samples of all runs;"
                      " 'sim mean': the same KPI in the simulator)")
+        lines += accounting_lines(result)
         disturbed = [f"{n} run {d['run']} ({d['cpu_percent']:.0f} %)" for n, c in result["configs"].items()
                      for d in c.get("disturbed_runs", [])]
         if disturbed:

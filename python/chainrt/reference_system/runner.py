@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import runtime as chainrt_runtime
 from .. import verdict
 from ..crosslayer import platform as platform_mod
+from . import accounting as bench_accounting
 from . import configs, kpi, message, topology, upstream
 
 REPO = Path(__file__).resolve().parents[3]
@@ -160,11 +161,13 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
            "--topic-prefix", f"/rs_{os.getpid()}_{tag.replace('-', '_')}"]
     if opts.pin_core is not None:
         cmd += ["--pin-core", str(opts.pin_core)]
-    if trace:
-        cmd += ["--trace"]
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
     probe, platform = _platform_probe(opts, expected + 130)
+    measured = isinstance(probe, platform_mod.PlatformProbe)
+    if trace or measured:  # (the accounting needs every execution)
+        cmd += ["--trace"]
+    tids: set[int] = set()
     with probe:
         # no workload outlives a killed bench (the binary ties itself to this process)
         proc = subprocess.Popen(cmd, env=chainrt_runtime.tied_to_this_process(_environment(binary)),
@@ -173,6 +176,11 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
             if progress:
                 progress.show(min(time.monotonic() - t0, expected), label)
             time.sleep(0.25)
+            if measured:  # the run's own threads: what the platform attribution tells apart
+                try:
+                    tids.update(int(t) for t in os.listdir(f"/proc/{proc.pid}/task"))
+                except OSError:
+                    pass
             if time.monotonic() - t0 > expected + 120:
                 proc.terminate()
         _, err = proc.communicate()
@@ -185,7 +193,9 @@ def run_once(binary: Path, model_path: Path, opts: BenchOptions, tag: str, progr
     sinks = message.read_dump(dump, summary["sinks"])
     samples = {s: [entries for _, entries in recs] for s, recs in sinks.items()}
     k = kpi.run_kpis(samples)
-    return {"kpis": k, "usage": usage_summary(summary["usage"], opts.warmup_ns),
+    account = bench_accounting.run_input(summary.get("trace", []), probe, tids | {proc.pid},
+                                         summary.get("started_ns", 0) + opts.warmup_ns, samples) if measured else None
+    return {"kpis": k, "usage": usage_summary(summary["usage"], opts.warmup_ns), "accounting": account,
             "runtime_chains": summary["runtime"]["chains"], "warnings": summary.get("warnings", []),
             "runtime_callbacks": summary["runtime"].get("callbacks", {}),
             "records_lost": summary.get("records_lost", 0), "wall_s": time.monotonic() - t0,
@@ -552,6 +562,10 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
             if runs[name] and c["platform"]["curve"]:
                 # The bound with the platform measured beside the runs (never their responses).
                 c["analysis_platform"] = analyze_config(with_platform(model, c["platform"]["curve"]))
+        if model is not None and runs[name]:
+            # every instance above the model's bound classified; the KPIs over platform-free samples
+            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"),
+                                                                 c.get("simulated"))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)

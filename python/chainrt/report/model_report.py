@@ -78,7 +78,7 @@ def _agreement(data: dict, an: dict, sim: dict, rc: dict) -> str:
 
 def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: str | None = None, log=None,
             fifo: int | None = None, namespace: str | None = None, run_id: str | None = None,
-            trace: str | None = None) -> dict:
+            trace: str | None = None, model=None) -> dict:
     """Analysis, simulation and the measured columns of the model; each part records why it is
     missing instead of failing the report.
 
@@ -86,13 +86,14 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     ``namespace``/``run_id`` select it), "trace" (a recorded trace at ``trace``), "replay"
     (chainrt run of the model's synthetic nodes, threads at SCHED_FIFO ``fifo``), or False (none).
     ``True`` is "replay", the former meaning. ``data["run_failed"]`` says why a requested
-    measurement gave nothing."""
+    measurement gave nothing. ``model``: the model of ``model_path`` where the caller loaded it
+    already (loading one of 10,000 callbacks takes a second)."""
     if run is True:
         run = "replay"
     from ..commands.analyze import analyze
     from ..commands.simulate import simulate
     from ..model import load_model
-    model = load_model(model_path)
+    model = load_model(model_path) if model is None else model
     data = {"model": str(model_path), "name": getattr(model, "name", "") or Path(model_path).stem, "fifo": fifo,
             "duration_ns": duration_ns, "policy": policy, "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "host": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
@@ -217,10 +218,39 @@ def _analysis_for(model, policy):
 
 # --------------------------------------------------------------------------- plots
 
+# The most chains (or callbacks) one plot shows: a bar per chain of a model with thousands would
+# make an image of hundreds of thousands of pixels (minutes and gigabytes to draw, nothing to
+# read). A larger model's plots show those closest to their limit, and their captions say so;
+# the tables list every chain.
+MAX_PLOTTED = 40
+
+
+def _closest_to_limit(names: list[str], ratio) -> list[str]:
+    """At most MAX_PLOTTED of `names`, those of largest ratio(name) (None counts as 0), in their
+    given order."""
+    if len(names) <= MAX_PLOTTED:
+        return list(names)
+    keep = set(sorted(names, key=lambda n: -(ratio(n) or 0))[:MAX_PLOTTED])
+    return [n for n in names if n in keep]
+
+
+def plotted_note(shown: int, total: int, what: str) -> str:
+    """The caption's sentence for a plot that shows only some of the chains or callbacks."""
+    return "" if shown >= total else (f" It shows the {shown} of the {total} {what} closest to their limit "
+                                      "(the tables list all).")
+
+
+def _worst_ratio(data: dict, c: str):
+    """A chain's largest worst case (bound, simulated, measured) over its deadline."""
+    vals = [((data.get(k) or {}).get("chains", {}).get(c) or {}).get(f) for k, f in
+            (("analysis", "wcrt_bound_ns"), ("simulation", "wcrt_ns"), ("run", "wcrt_ns"))]
+    vals = [v for v in vals if v]
+    return max(vals) / data["model_chains"][c]["deadline_ns"] if vals else None
+
 def plot_worst_cases(data: dict, path: Path):
     """Per chain: bound, simulated and measured worst case as a fraction of the deadline."""
     plt = pyplot()
-    chains = data["chains"]
+    chains = _closest_to_limit(data["chains"], lambda c: _worst_ratio(data, c))
     an = (data.get("analysis") or {}).get("chains", {})
     sim = (data.get("simulation") or {}).get("chains", {})
     run = (data.get("run") or {}).get("chains", {})
@@ -257,7 +287,8 @@ def plot_cdf(data: dict, path: Path):
     """CDF of the measured response times of each chain, with the simulated worst case and the
     bound marked; one panel per chain (their scales differ)."""
     samples = (data.get("run") or {}).get("samples_ns", {})
-    chains = [c for c in data["chains"] if samples.get(c)]
+    chains = _closest_to_limit([c for c in data["chains"] if samples.get(c)],
+                               lambda c: max(samples[c]) / data["model_chains"][c]["deadline_ns"])
     if not chains:
         return None
     plt = pyplot()
@@ -293,7 +324,8 @@ def plot_cdf(data: dict, path: Path):
 def plot_exec(data: dict, path: Path):
     """Measured CPU time per callback (mean and max) relative to the model's WCET."""
     cbs = (data.get("run") or {}).get("callbacks", {})
-    names = [n for n in data["wcet"] if n in cbs and cbs[n].get("instances")]
+    names = _closest_to_limit([n for n in data["wcet"] if n in cbs and cbs[n].get("instances")],
+                              lambda n: cbs[n]["cpu_max_ns"] / data["wcet"][n])
     if not names:
         return None
     plt = pyplot()
@@ -354,6 +386,7 @@ def render(data: dict, images: dict) -> str:
                                    H.items([f["text"] for f in v["findings"]])))
         else:
             parts.append(H.section("Verdict", H.para(_agreement(data, an, sim, rc))))
+    measured = [c for c in data["chains"] if (run.get("samples_ns") or {}).get(c)]
     parts.append(H.section(
         "Chains: analysis, simulation and real run side by side",
         H.table(["chain", "deadline", "analysis bound", "simulated worst", "simulated mean", "measured worst",
@@ -363,11 +396,14 @@ def render(data: dict, images: dict) -> str:
                 "the simulated worst case.", RESPONSE_TIME, cls),
         H.figure(images["worst"].name, "Worst-case response time of each chain as a fraction of its deadline. "
                  "Look for a measured bar longer than the analysis bound (the model does not describe the run) "
-                 "and for any bar beyond the dashed line (a missed deadline).", "worst cases per chain")
+                 "and for any bar beyond the dashed line (a missed deadline)."
+                 + plotted_note(min(MAX_PLOTTED, len(data["chains"])), len(data["chains"]), "chains"),
+                 "worst cases per chain")
         if images.get("worst") else "",
         H.figure(images["cdf"].name, "Distribution of the measured response times per chain. The steeper and "
                  "further left the curve, the more predictable the chain; the dashed line is the bound it must "
-                 "stay left of.", "response time distributions") if images.get("cdf") else ""))
+                 "stay left of." + plotted_note(min(MAX_PLOTTED, len(measured)), len(measured), "measured chains"),
+                 "response time distributions") if images.get("cdf") else ""))
     cbs = run.get("callbacks", {})
     if cbs:
         crow = []
@@ -382,8 +418,8 @@ def render(data: dict, images: dict) -> str:
             H.table(["callback", "WCET in the model", "measured mean", "measured max", "wall-time max", "instances"],
                     crow, "Execution time per callback instance in ms (real run).", EXEC_TIME),
             H.figure(images["exec"].name, "Measured CPU time per instance relative to the model's WCET: bars "
-                     "beyond 1.0 mean the model understates the callback (run chainrt profile to measure it).",
-                     "execution times") if images.get("exec") else ""))
+                     "beyond 1.0 mean the model understates the callback (run chainrt profile to measure it)."
+                     + plotted_note(min(MAX_PLOTTED, len(crow)), len(crow), "callbacks"), "execution times") if images.get("exec") else ""))
     notes = list(data.get("notes", [])) + list(data.get("start_warnings", [])) + list(run.get("warnings", []))
     if notes:
         parts.append(H.section("Notes", H.items(notes)))

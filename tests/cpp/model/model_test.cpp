@@ -307,3 +307,36 @@ chains:
                                     "ok.yaml");
   EXPECT_EQ(ok.chains.size(), 1u);
 }
+
+// A name of 10 MB is refused from the raw text, before the YAML parser scans it character by
+// character (seconds): one located error, not the name-length one the parsed model would give.
+TEST(Model, HugeUnbrokenTextIsRefusedBeforeParsing) {
+  const std::string text = "chainrt: 1\ncallbacks:\n  - {name: " + std::string(10'000'000, 'a') +
+                           ", kind: timer, node: n, period: 10ms, wcet: 1ms}\nchains:\n  - {name: c, callbacks: [a]}\n";
+  try {
+    load_model_from_string(text, "big.yaml");
+    FAIL() << "accepted";
+  } catch (const ModelError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].line, 3);
+    EXPECT_EQ(e.diagnostics()[0].column, 12);
+    EXPECT_NE(e.diagnostics()[0].message.find("without a space or separator"), std::string::npos) << e.what();
+  }
+  // with spaces, in quotes: refused by the first pass over the YAML events, before a tree is built
+  std::string spaced(6'000'000, ' ');
+  for (std::size_t i = 0; i < spaced.size(); i += 3) spaced[i] = 'a';
+  try {
+    load_model_from_string("chainrt: 1\ncallbacks:\n  - {name: \"" + spaced + "\", kind: timer}\n", "spaced.yaml");
+    FAIL() << "accepted";
+  } catch (const ModelError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].line, 3);
+    EXPECT_NE(e.diagnostics()[0].message.find("a value of more than 64 KiB"), std::string::npos) << e.what();
+  }
+  // a long flow list of short names is no unbroken text
+  std::string many = "chainrt: 1\ncallbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\nchains:\n";
+  many += "  - {name: c, callbacks: [a]}\ntopics: [";
+  for (int i = 0; i < 20000; ++i) many += (i ? ", " : "") + std::string("{name: t") + std::to_string(i) + "}";
+  many += "]\n";
+  EXPECT_NO_THROW(load_model_from_string(many, "many.yaml"));
+}

@@ -13,6 +13,10 @@ inline constexpr std::int64_t kMaxModelBytes = 16 << 20;  // 16 MiB of YAML
 inline constexpr int kMaxDepth = 32;                      // nested mappings/sequences
 inline constexpr std::int64_t kMaxNodes = 200'000;        // YAML nodes, aliases expanded
 inline constexpr std::int64_t kMaxNameBytes = 256;        // a name (callback, node, topic, ...)
+// No value is longer (a name's limit is above, a number has a few digits); text without a space,
+// line break or flow separator ([]{},) longer than this holds such a value: refused before the
+// YAML parser spends its per-character work on it, and any longer value in the parser's first pass.
+inline constexpr std::int64_t kMaxUnbrokenBytes = 64 << 10;  // 64 KiB
 
 // Values.
 inline constexpr std::int64_t kMinPeriod = 10'000;                 // 10 us: timers, chains, reservations

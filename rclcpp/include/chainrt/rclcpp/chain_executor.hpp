@@ -37,8 +37,10 @@
 // timers at least every 100 ms and when a ROS clock jumps. Timers of waitables (an action
 // server's goal-expiry timer) make the waitable poll itself when they are due.
 //
-// Binding to a model (runtime/entity_binding.hpp, the rule of chainrt.rclpy): node name and
-// timer period / topic / service name. A bound callback gets the model's name, effective
+// Binding to a model (runtime/entity_binding.hpp: the rule of docs/model.md, the same code as
+// chainrt.rclpy's): node name and timer period / topic / service name. A model callback no
+// entity took stops the first spin*() with UnboundModelCallbacks (allow_unbound runs anyway). A
+// bound callback gets the model's name, effective
 // priority and thread affinity; a timer that starts a model chain stamps its instances
 // (release, d = a + D) and the executor hands the instance to the chain's successors in this
 // executor when a callback starts (the messages of unmodified nodes carry no stamp). Entities
@@ -74,6 +76,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,6 +118,10 @@ struct ChainExecutorOptions {
   bool print_report = false;      // a summary on stderr when spin() returns
   bool print_exceptions = true;   // report user exceptions on stderr
   bool rethrow_exceptions = false;  // rethrow a user exception from spin*, as rclcpp does
+  // Run although model callbacks of the executor have no entity (they are then only reported:
+  // unused_model_callbacks(), the report's warnings). Default: the first spin*() after a node
+  // the model hosts was added throws UnboundModelCallbacks.
+  bool allow_unbound = false;
   std::size_t trace_capacity = 1 << 16;     // dispatch records kept (a ring)
   std::size_t samples_per_chain = 1 << 17;  // response times kept per chain (a ring)
   // The executor's clock in ns (empty: CLOCK_MONOTONIC), as runtime::ExecutorOptions::clock:
@@ -132,6 +139,14 @@ struct ChainExecutorOptions {
   int lame_capacity_permille = 0;   // 0: the kernel's admission limit less the fair server's
   bool lame_log = true;             // one line per activation on stderr
   ::rclcpp::ExecutorOptions executor_options;  // the context
+};
+
+// Thrown by the first spin*() when model callbacks of the executor have no entity: the model does
+// not describe the nodes added (a wrong period, a renamed topic or service, a node not added).
+// The message names each such callback and the nearest real entity, one per line.
+class UnboundModelCallbacks : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
 };
 
 class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecutor {
@@ -167,8 +182,14 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   void spin_all(std::chrono::nanoseconds max_duration) override;
   void cancel() override;
 
-  // Bind an entity explicitly to model callback `name` (wins over the matching rule).
-  void bind(const std::string& model_callback, const void* entity);
+  // Bind an entity explicitly to model callback `model_callback` (wins over the matching rule):
+  // the timer, subscription, service, client or waitable as rclcpp's create_* returned it. Off
+  // the dispatch path (rebuilds the tables).
+  void bind(const std::string& model_callback, const ::rclcpp::TimerBase::SharedPtr& timer);
+  void bind(const std::string& model_callback, const ::rclcpp::SubscriptionBase::SharedPtr& subscription);
+  void bind(const std::string& model_callback, const ::rclcpp::ServiceBase::SharedPtr& service);
+  void bind(const std::string& model_callback, const ::rclcpp::ClientBase::SharedPtr& client);
+  void bind(const std::string& model_callback, const ::rclcpp::Waitable::SharedPtr& waitable);
   // Entities the model does not describe (they run last), and model callbacks no entity was
   // bound to. Updated when the entities change.
   std::vector<std::string> unmatched() const;
@@ -225,6 +246,10 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   struct AdmissionSource;
 
   void init();
+  void bind_key(const std::string& model_callback, const void* key);
+  // At the start of every spin*(): the tables up to date; throws UnboundModelCallbacks when a
+  // model callback has no entity (unless allow_unbound).
+  void start_checks();
   void bind_model(const std::vector<std::string>& node_names);
   void init_chains();
   void spin_some_impl(std::chrono::nanoseconds max_duration, bool exhaustive);
@@ -286,6 +311,7 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   std::vector<Running> running_;    // per thread
   std::atomic<Slot*> dirty_{nullptr};
   std::atomic<bool> rebuild_requested_{true};
+  std::atomic<bool> unbound_{false};  // model callbacks without an entity (the last rebuild's)
   std::atomic<std::uint32_t> wake_{0};
   std::atomic<std::uint32_t> sleepers_{0};
   std::atomic<bool> wake_pending_{false};

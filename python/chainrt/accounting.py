@@ -1,0 +1,509 @@
+"""The accounting of a real run: every chain instance above its bound, with its cause.
+
+A bound holds under the model's assumptions: every callback runs at most its WCET, and the CPU
+is there for the highest-priority ready thread except for what the model's platform term
+charges. An instance whose response time exceeds its chain's bound therefore has one of three
+causes (docs/analysis.md, "Accounting for every instance above its bound"):
+
+* ``platform`` — the platform probe (chainrt.crosslayer.platform) saw a blackout attributed to
+  the platform, not to the model's own threads, overlap the instance's **busy window**;
+* ``overrun`` — a callback that executed in that window used more CPU time than its WCET in the
+  model (by more than ``verdict.OVERRUN_RATIO``; smaller excesses are the runtime's own cost of
+  a dispatch, which the model must contain);
+* ``unexplained`` — neither: a defect of the model, the analysis, the executor or the
+  measurement.
+
+The busy window of an instance J of chain i released at r and finished at f is [t0, f], t0 the
+earliest of, for every hop h of J (the executions of J's callbacks), the start of the busy
+period of h's executor that contains the instant h became ready (r for the first hop, the
+previous hop's finish for the others). An executor's busy periods are the union of
+[ready, finish] of its executions — ready being the release of a chain's first callback, the
+previous hop's finish for a later one, the start otherwise — with gaps shorter than
+``gap_ns`` (a dispatch's own latency) closed. At an instant outside them no work was pending on
+the executor, so nothing that happened before could reach J through backlog; the level-i busy
+period of J (pending work of J's priority or higher) lies inside it.
+
+Everything here is a function of the recorded run — executions, instances, bounds, WCETs and
+blackouts — and testable without one (tests/python/test_accounting.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .crosslayer import platform as plat
+from .verdict import OVERRUN_RATIO
+
+PLATFORM, OVERRUN, UNEXPLAINED = "platform", "overrun", "unexplained"
+CAUSES = (PLATFORM, OVERRUN, UNEXPLAINED)
+ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
+# gaps between an executor's executions shorter than this are its own dispatch latency, not
+# idle time (the probe's threshold: shorter blackouts are not seen either)
+GAP_NS = plat.PROBE_THRESHOLD_US * 1000
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One callback execution as the executor recorded it (CLOCK_MONOTONIC ns)."""
+    callback: str
+    executor: str
+    thread: int
+    start: int
+    finish: int
+    cpu: int
+    release: int | None = None  # the release of the chain instance it served (None: none)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One chain instance: its release, the finish of its last callback, its hops."""
+    chain: str
+    release: int
+    finish: int
+    hops: tuple[Execution, ...] = ()
+
+    @property
+    def response(self) -> int:
+        return self.finish - self.release
+
+
+@dataclass
+class Case:
+    """One instance above its bound, classified."""
+    chain: str
+    release: int
+    response_ns: int
+    bound_ns: int
+    window: tuple[int, int]
+    cause: str
+    platform_ns: int = 0                                # platform blackout inside the window
+    overruns: list[dict] = field(default_factory=list)  # {"callback", "cpu_ns", "wcet_ns", "start_ns"}
+
+    def text(self) -> str:
+        what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
+               f"{self.bound_ns / 1e6:.2f} ms (busy window {(self.window[1] - self.window[0]) / 1e6:.2f} ms)"
+        if self.cause == PLATFORM:
+            return what + f": platform ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window)"
+        if self.cause == OVERRUN:
+            o = max(self.overruns, key=lambda x: x["cpu_ns"] - x["wcet_ns"])
+            return what + (f": overrun ({o['callback']} ran {o['cpu_ns'] / 1e6:.2f} ms of CPU, its WCET is "
+                           f"{o['wcet_ns'] / 1e6:.2f} ms)")
+        return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window)"
+
+
+def ready_times(executions: list[Execution], chains: dict[str, list[str]]) -> dict[int, int]:
+    """{id(execution): when it became ready}: the release for a chain's first callback, the
+    finish of the same instance's previous hop for a later one (when recorded), else its start."""
+    first = {cbs[0] for cbs in chains.values() if cbs}
+    prev_of: dict[str, set[str]] = {}
+    for cbs in chains.values():
+        for a, b in zip(cbs, cbs[1:]):
+            prev_of.setdefault(b, set()).add(a)
+    by_release = {(x.callback, x.release): x for x in executions if x.release is not None}
+    out = {}
+    for x in executions:
+        ready = x.start
+        if x.release is not None:
+            if x.callback in first:
+                ready = min(ready, x.release)
+            for p in prev_of.get(x.callback, ()):
+                px = by_release.get((p, x.release))
+                if px is not None and px.finish <= x.start:
+                    ready = min(ready, px.finish)
+        out[id(x)] = ready
+    return out
+
+
+def busy_periods(executions: list[Execution], ready: dict[int, int],
+                 gap_ns: int = GAP_NS) -> dict[str, list[tuple[int, int]]]:
+    """Per executor, its busy periods: the union of [ready, finish] of its executions, gaps
+    shorter than ``gap_ns`` closed (sorted, disjoint)."""
+    per: dict[str, list[tuple[int, int]]] = {}
+    for x in executions:
+        per.setdefault(x.executor, []).append((ready.get(id(x), x.start), x.finish + gap_ns))
+    return {e: [(b, end - gap_ns) for b, end in plat.merge(iv)] for e, iv in per.items()}
+
+
+def busy_start(periods: list[tuple[int, int]], t: int) -> int:
+    """The start of the busy period containing ``t`` (``t`` itself when the executor was idle)."""
+    i = bisect.bisect_right(periods, (t, float("inf"))) - 1
+    if i >= 0 and periods[i][0] <= t <= periods[i][1]:
+        return periods[i][0]
+    return t
+
+
+def window(inst: Instance, busy: dict[str, list[tuple[int, int]]]) -> tuple[int, int]:
+    """The busy window [t0, finish] of an instance (the module's definition)."""
+    begin = ready = inst.release
+    for h in sorted(inst.hops, key=lambda x: x.start):
+        begin = min(begin, busy_start(busy.get(h.executor, []), ready))
+        ready = h.finish
+    return begin, inst.finish
+
+
+def instances(executions: list[Execution], chains: dict[str, list[str]]) -> dict[str, list[Instance]]:
+    """Per chain, its instances in the executions: one per execution of the chain's last callback
+    that carries a release made by the chain's first callback, with the chain's executions of
+    that release as its hops."""
+    by_release: dict[int, list[Execution]] = {}
+    for x in executions:
+        if x.release is not None:
+            by_release.setdefault(x.release, []).append(x)
+    out: dict[str, list[Instance]] = {}
+    for name, cbs in chains.items():
+        members = set(cbs)
+        # (a last callback shared by chains — a fusion — serves the chain whose first callback
+        # made the release it carries)
+        own = {x.release for x in executions if cbs and x.callback == cbs[0]}
+        got = []
+        for x in executions:
+            if cbs and x.callback == cbs[-1] and x.release in own:
+                hops = tuple(h for h in by_release[x.release] if h.callback in members and h.start <= x.start)
+                got.append(Instance(name, x.release, x.finish, hops))
+        out[name] = sorted(got, key=lambda i: i.release)
+    return out
+
+
+def stats(samples: list[int]) -> dict:
+    """{"instances", "mean_ns", "p99_ns" (nearest rank), "max_ns"} of response times."""
+    from .runtime import quantile
+    n = len(samples)
+    return {"instances": n, "mean_ns": sum(samples) / n if n else None,
+            "p99_ns": quantile(samples, 0.99) if n else None, "max_ns": max(samples) if n else None}
+
+
+class Nearby:
+    """Executions sorted by start (the overruns of a run: few), to find those that overlap a
+    window quickly."""
+
+    def __init__(self, executions: list[Execution]):
+        self.executions = sorted(executions, key=lambda x: x.start)
+        self.starts = [x.start for x in self.executions]
+        self.longest = max((x.finish - x.start for x in self.executions), default=0)
+
+    def overlapping(self, begin: int, end: int) -> list[Execution]:
+        lo = bisect.bisect_left(self.starts, begin - self.longest)
+        return [x for x in self.executions[lo:bisect.bisect_left(self.starts, end)] if x.finish > begin]
+
+
+def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
+             overruns: Nearby, wcets: dict[str, int]) -> Case:
+    """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
+    disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
+    (:func:`overran`) that may have delayed it."""
+    b, e = win
+    case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
+                platform_ns=plat.overlap(blackouts, b, e))
+    for x in overruns.overlapping(b, e):
+        case.overruns.append({"callback": x.callback, "cpu_ns": x.cpu, "wcet_ns": wcets[x.callback], "start_ns": x.start})
+    if case.platform_ns > 0:
+        case.cause = PLATFORM
+    elif case.overruns:
+        case.cause = OVERRUN
+    return case
+
+
+def overran(executions: list[Execution], wcets: dict[str, int], ratio: float = OVERRUN_RATIO) -> list[Execution]:
+    """The executions that used more CPU time than ``ratio`` x their callback's WCET."""
+    return [x for x in executions if x.callback in wcets and x.cpu > ratio * wcets[x.callback]]
+
+
+def account(executions: list[Execution], chains: dict[str, list[str]], bounds: dict[str, int | None],
+            wcets: dict[str, int], blackouts: dict[int, list[tuple[int, int]]] | None,
+            chain_cpus: dict[str, set[int] | None] | None = None,
+            chain_executors: dict[str, set[str] | None] | None = None,
+            since_ns: int | None = None, gap_ns: int = GAP_NS) -> dict:
+    """The accounting of one run.
+
+    ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
+    order}; ``bounds``: {chain: bound ns (None: none)}; ``wcets``: {callback: the model's WCET};
+    ``blackouts``: {cpu: the platform's blackouts} (platform_blackouts), None when the platform
+    was not measured; ``chain_cpus``: {chain: the CPUs its threads may run on (None: all)};
+    ``chain_executors``: {chain: the executors whose callbacks may delay it (None: all)};
+    ``since_ns``: instances released before are left out (the warm-up).
+
+    Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
+    "unexplained", "raw": stats, "platform_free": stats (None when not measured),
+    "cases": [Case, ...]}}}; platform-free instances are those with no platform blackout in their
+    busy window."""
+    ready = ready_times(executions, chains)
+    busy = busy_periods(executions, ready, gap_ns)
+    over = overran(executions, wcets)
+    everything = Nearby(over)
+    out: dict = {"measured": blackouts is not None, "chains": {}}
+    for name, insts in instances(executions, chains).items():
+        insts = [i for i in insts if since_ns is None or i.release >= since_ns]
+        cpus = (chain_cpus or {}).get(name)
+        iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
+        execs = (chain_executors or {}).get(name)
+        near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
+        bound = bounds.get(name)
+        row = {"bound_ns": bound, "above": 0, **{c: 0 for c in CAUSES}, "cases": []}
+        free = []
+        for inst in insts:
+            win = window(inst, busy)
+            touched = plat.overlap(iv, *win) > 0
+            if not touched:
+                free.append(inst.response)
+            if bound is not None and inst.response > bound:
+                case = classify(inst, bound, win, iv, near, wcets)
+                row["above"] += 1
+                row[case.cause] += 1
+                row["cases"].append(case)
+        row["raw"] = stats([i.response for i in insts])
+        row["platform_free"] = stats(free) if blackouts is not None else None
+        out["chains"][name] = row
+    return out
+
+
+def platform_blackouts(blackouts: dict[int, list[tuple[int, int]]], holds: dict[int, list[tuple]],
+                       model_tids: set[int]) -> dict[int, list[tuple[int, int]]]:
+    """{cpu: the platform's part of the probe's blackouts} (platform.split: a blackout's part
+    that one of ``model_tids`` held is the model's own work, not the platform's)."""
+    return {c: plat.split(iv, holds.get(c, []), model_tids)[0] for c, iv in blackouts.items()}
+
+
+def read_traces(trace_dir: str | Path) -> list[Execution]:
+    """The executions of every ``<process>.jsonl`` dispatch trace in ``trace_dir``
+    (chainrt-run ``--trace``), on CLOCK_MONOTONIC through each trace's ``.start``."""
+    out = []
+    for path in sorted(Path(trace_dir).glob("*.jsonl")):
+        start_file = path.with_name(path.name + ".start")
+        try:
+            start = int(start_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a process that failed before writing its trace: nothing to align
+        for line in path.read_text().splitlines():
+            try:
+                d = json.loads(line)
+                if "executor" not in d:
+                    continue  # a device request (accelerators), not a callback execution
+                rel = int(d["release"])
+                out.append(Execution(str(d["callback"]), str(d["executor"]), int(d["thread"]),
+                                     start + int(d["start"]), start + int(d["finish"]), int(d["cpu"]),
+                                     start + rel if rel >= 0 else None))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
+
+def to_json(acc: dict) -> dict:
+    """The accounting as JSON: counts, statistics and the cases (worst first, at most 20)."""
+    chains = {}
+    for name, r in acc["chains"].items():
+        cases = sorted(r["cases"], key=lambda c: -c.response_ns)[:20]
+        chains[name] = {k: r[k] for k in ("bound_ns", "above", *CAUSES, "raw", "platform_free")}
+        chains[name]["cases"] = [dict(c.__dict__, window=list(c.window), text=c.text()) for c in cases]
+    return {"measured": acc["measured"], "chains": chains, **{k: acc[k] for k in ("notes",) if k in acc}}
+
+
+# --------------------------------------------------------------------------- after a real run
+
+RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
+RT_PERIOD = Path("/proc/sys/kernel/sched_rt_period_us")
+RT_THROTTLE_MATCH = 0.8  # a platform blackout this share of the throttled part of a period or longer
+
+
+def model_inputs(model, thread_params: bool = True) -> dict:
+    """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors"}.
+    A chain's CPUs are its executors' threads' cores when every one of them is pinned (and
+    ``thread_params``), else every CPU; the executors that may delay it are those whose threads
+    may share one of those CPUs (every executor when a chain's threads are not pinned)."""
+    node_exec = {n.name: n.executor for n in model.nodes}
+    cb_exec = {c.name: node_exec.get(c.node) for c in model.callbacks}
+
+    def cores(ex_name):
+        ex = next((e for e in model.executors if e.name == ex_name), None)
+        if ex is None or not thread_params or not ex.threads or any(not t.cores for t in ex.threads):
+            return None
+        return {int(c) for t in ex.threads for c in t.cores}
+
+    ex_cores = {e.name: cores(e.name) for e in model.executors}
+    chains, cpus, execs = {}, {}, {}
+    for ch in model.chains:
+        chains[ch.name] = list(ch.callbacks)
+        mine = [ex_cores.get(cb_exec.get(cb)) for cb in ch.callbacks]
+        cpus[ch.name] = None if any(c is None for c in mine) else set().union(*mine)
+        execs[ch.name] = None if cpus[ch.name] is None else \
+            {e for e, c in ex_cores.items() if c is None or c & cpus[ch.name]}
+    return {"chains": chains, "wcets": {c.name: int(c.wcet) for c in model.callbacks},
+            "chain_cpus": cpus, "chain_executors": execs}
+
+
+def rt_throttling() -> tuple[int, int] | None:
+    """(runtime µs, period µs) of the kernel's real-time throttling when it is on, else None."""
+    try:
+        runtime, period = int(RT_RUNTIME.read_text()), int(RT_PERIOD.read_text())
+    except (OSError, ValueError):
+        return None
+    return (runtime, period) if 0 <= runtime < period else None
+
+
+def throttling_note(blackouts: dict[int, list[tuple[int, int]]], throttle: tuple[int, int] | None) -> str | None:
+    """A line naming the kernel's real-time throttling when a platform blackout matches it (as
+    long as the part of a period it withholds from real-time threads), with the remedy."""
+    if throttle is None:
+        return None
+    runtime, period = throttle
+    cut_ns = (period - runtime) * 1000
+    hits = [(c, e - b) for c, iv in blackouts.items() for b, e in iv if e - b >= RT_THROTTLE_MATCH * cut_ns]
+    if not hits:
+        return None
+    return (f"{len(hits)} platform blackout(s) of {cut_ns / 1e6 * RT_THROTTLE_MATCH:.0f} ms or more (longest "
+            f"{max(x for _, x in hits) / 1e6:.1f} ms) match the kernel's real-time throttling "
+            f"(kernel.sched_rt_runtime_us = {runtime} of {period}: real-time threads that run that long in a period "
+            f"lose the CPU for the rest of it); remedy: give executors that need no deadline normal priority, or "
+            f"sysctl -w kernel.sched_rt_runtime_us=-1 on a machine reserved for the run")
+
+
+def bounds_of(model, bound: dict | None, simulated: dict | None) -> tuple[dict, dict]:
+    """({chain: bound ns}, {chain: "analysis" | "simulated"}): the analysis bound, else the
+    simulated worst case (a real run above it spent time the model does not contain)."""
+    out, kind = {}, {}
+    for ch in model.chains:
+        b = ((bound or {}).get("chains", {}).get(ch.name) or {}).get("wcrt_bound_ns")
+        s = ((simulated or {}).get(ch.name) or {}).get("wcrt_ns") if isinstance(simulated, dict) else None
+        if b:
+            out[ch.name], kind[ch.name] = int(b), "analysis"
+        elif s:
+            out[ch.name], kind[ch.name] = int(s), "simulated"
+        else:
+            out[ch.name] = None
+    return out, kind
+
+
+def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bound_kind: dict,
+              model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True, rt: bool = True,
+              simulated: dict | None = None) -> dict:
+    """The accounting of a finished run (JSON form, :func:`to_json`) from its traces in
+    ``trace_dir``, the PlatformProbe that ran beside it (None: not measured, ``probe_note`` says
+    why) and its bounds; instances released in the first ``warmup_ns`` of the run are left out
+    (as the executors' monitor does); ``rt``: the executors' threads had real-time priority
+    (without, other processes take the CPU from them below the probe, which sees none of it);
+    ``simulated``: the simulator's per-chain result, to account against its worst cases too
+    ("simulated"); "notes" says what limits it."""
+    notes = [probe_note] if probe_note else []
+    blackouts = None
+    if probe is not None:
+        tids = set(model_tids) | probe.pids
+        blackouts = platform_blackouts(probe.blackouts, probe.holds, tids) if probe.holds or not \
+            probe.attribution_error else {c: list(iv) for c, iv in probe.blackouts.items()}
+        if probe.attribution_error:
+            notes.append(f"the platform attribution did not run ({probe.attribution_error}): every blackout the "
+                         "probe saw counts as the platform's")
+        if probe.dropped:
+            notes.append(f"the platform probe dropped {probe.dropped} blackout record(s)")
+        note = throttling_note(blackouts, rt_throttling())
+        if note:
+            notes.append(note)
+    mi = model_inputs(model, thread_params)
+    executions = read_traces(trace_dir)
+    starts = []
+    for f in Path(trace_dir).glob("*.jsonl.start"):
+        try:
+            starts.append(int(f.read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    since_ns = min(starts) + warmup_ns if starts else None
+    if not executions:
+        notes.append("no dispatch trace was written: no instance could be accounted")
+    out = to_json(account(executions, mi["chains"], bounds, mi["wcets"], blackouts, mi["chain_cpus"],
+                          mi["chain_executors"], since_ns))
+    if isinstance(simulated, dict) and simulated:  # the same against the simulated worst cases (what the verdict also compares with)
+        sim_bounds = {n: (simulated.get(n) or {}).get("wcrt_ns") or None for n in mi["chains"]}
+        out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
+                                           mi["chain_cpus"], mi["chain_executors"], since_ns))["chains"]
+    for name, row in out["chains"].items():
+        row["bound_kind"] = bound_kind.get(name)
+    if not rt and any(r["unexplained"] for r in out["chains"].values()):
+        notes.append("the executor threads had no real-time priority: other processes took the CPU from them, which "
+                     "the platform probe (above every thread) does not see and the bounds do not allow for; "
+                     "--fifo PRIO runs them above other processes")
+    out["notes"] = notes
+    return out
+
+
+def coverage_notes(acc_json: dict, measured: dict) -> list[str]:
+    """A note per chain whose traced instances are fewer than the executors' monitor counted
+    (``measured``: the run's per-chain figures): the trace's ring kept only the latest."""
+    out = []
+    for name, row in acc_json["chains"].items():
+        got, n = row["raw"]["instances"], (measured.get(name) or {}).get("instances", 0)
+        if got < n:
+            out.append(f"chain {name}: {got} of its {n} instances were accounted (the dispatch trace keeps the latest "
+                       f"65,536 executions per executor)")
+    return out
+
+
+def cause_text(row: dict | None, against: str = "the bound") -> str | None:
+    """One chain's accounting as a verdict's cause (None when nothing was above)."""
+    if not row or not row.get("above"):
+        return None
+    parts = []
+    if row[PLATFORM]:
+        parts.append(f"{row[PLATFORM]} had a platform blackout in their busy window")
+    if row[OVERRUN]:
+        o = max((x for c in row.get("cases", []) if c["cause"] == OVERRUN for x in c["overruns"]),
+                key=lambda x: x["cpu_ns"] - x["wcet_ns"], default=None)
+        parts.append(f"{row[OVERRUN]} a callback over its WCET" + (
+            f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
+    if row[UNEXPLAINED]:
+        parts.append(f"{row[UNEXPLAINED]} unexplained" + (
+            "" if against == "the bound" else " (time the simulated model does not contain: the runtime's messages "
+                                              "and dispatches)"))
+    return f"{ACCOUNTED}of the {row['above']} instances above {against}, " + ", ".join(parts)
+
+
+def attribute(findings, acc_json: dict) -> None:
+    """Adds to each verdict finding (verdict.Finding) the accounting of its chain: against the
+    analysis bound when it exceeds it, else against the simulated worst case."""
+    for f in findings:
+        if f.exceeds_bound:
+            text = cause_text(acc_json["chains"].get(f.chain), "the bound")
+        elif f.exceeds_simulation:
+            text = cause_text((acc_json.get("simulated") or {}).get(f.chain), "the simulated worst case")
+        else:
+            text = None
+        if text:
+            f.causes.insert(0, text)
+
+
+def probe_beside(seconds: float):
+    """(PlatformProbe not yet entered, None) to run beside a run, or (None, why it cannot)."""
+    if os.geteuid() != 0:
+        return None, "platform not measured: its probe needs root (SCHED_FIFO 99); run as root to tell " \
+                     "platform blackouts from other causes"
+    from .crosslayer.platform import PlatformProbe
+    return PlatformProbe(seconds), None
+
+
+def report_lines(acc_json: dict, color: bool = False) -> list[str]:
+    """The accounting in the run report: per chain the counts of instances above the bound by
+    cause, and raw against platform-free mean / p99 / max (ms); unexplained in red."""
+    from . import output
+    rows = [["chain", "bound", "above", "platform", "overrun", "unexplained", "|", "mean", "p99", "max", "|",
+             "free", "mean", "p99", "max"]]
+    red = [False]
+    for name, r in acc_json["chains"].items():
+        raw, free = r["raw"], r["platform_free"] or {}
+        rows.append([name, output.ms(r["bound_ns"]) + ("*" if r.get("bound_kind") == "simulated" else ""),
+                     r["above"], r["platform"], r["overrun"], r["unexplained"], "|",
+                     *(output.ms(raw[k]) for k in ("mean_ns", "p99_ns", "max_ns")), "|",
+                     free.get("instances", "-"), *(output.ms(free.get(k)) for k in ("mean_ns", "p99_ns", "max_ns"))])
+        red.append(r["unexplained"] > 0)
+    lines = ["accounting: instances above the bound by cause; raw and platform-free (no platform blackout in "
+             "the busy window) response times (ms)"]
+    # a chain with unexplained instances: its whole row in red (a colored cell would shift the columns)
+    lines += ["  " + output.red(ln, color and bad) for ln, bad in zip(output.table(rows, sep=" "), red)]
+    if any(r.get("bound_kind") == "simulated" for r in acc_json["chains"].values()):
+        lines.append("  * no analysis bound: the simulated worst case")
+    for name, r in acc_json["chains"].items():
+        shown = [c for c in r["cases"] if c["cause"] == UNEXPLAINED][:3] + \
+                [c for c in r["cases"] if c["cause"] == OVERRUN][:1]
+        for c in shown:
+            lines.append("  " + (output.red(c["text"], color) if c["cause"] == UNEXPLAINED else c["text"]))
+    return lines

@@ -1,0 +1,259 @@
+"""The accounting of a real run (chainrt.accounting) on synthetic recorded runs.
+
+The run: examples/two_chains.yaml's shape on one single-threaded executor "main" on CPU 0 — the
+high chain (hi_pub -> hi_sub, 2.5 ms each, every 20 ms) and the low chain (lo_pub -> lo_sub,
+10 ms each, released at 0). The low chain's lo_sub blocks the high instance released at 20 ms:
+in the clean run that instance responds in 10 ms, the run's worst; the high chain's bound is
+11 ms. Every callback uses 2 % more CPU than its WCET (the runtime's own cost of a dispatch).
+"""
+
+from __future__ import annotations
+
+import json
+
+from chainrt import accounting as acc
+from chainrt.accounting import Execution
+
+MS = 1_000_000
+CHAINS = {"high": ["hi_pub", "hi_sub"], "low": ["lo_pub", "lo_sub"]}
+WCETS = {"hi_pub": int(2.5 * MS), "hi_sub": int(2.5 * MS), "lo_pub": 10 * MS, "lo_sub": 10 * MS}
+BOUNDS = {"high": 11 * MS, "low": 40 * MS}
+
+
+def ex(cb: str, start_ms: float, wall_ms: float, release_ms: float, cpu_ms: float | None = None) -> Execution:
+    cpu = int((cpu_ms if cpu_ms is not None else WCETS[cb] / MS * 1.02) * MS)
+    return Execution(cb, "main", 0, int(start_ms * MS), int((start_ms + wall_ms) * MS), cpu, int(release_ms * MS))
+
+
+def run(lo_sub_wall: float = 10, lo_sub_cpu: float | None = None, hi20_start: float | None = None) -> list[Execution]:
+    """The recorded run: lo_sub's wall and CPU time, and when the high instance released at
+    20 ms starts (by default when lo_sub ends)."""
+    out = [ex("lo_pub", 5, 10, 0), ex("lo_sub", 15, lo_sub_wall, 0, lo_sub_cpu)]
+    for k in range(10):
+        r = 20 * k
+        start = r if k != 1 else (hi20_start if hi20_start is not None else 15 + lo_sub_wall)
+        out += [ex("hi_pub", start, 2.5, r), ex("hi_sub", start + 2.5, 2.5, r)]
+    return out
+
+
+def account(executions, blackouts=None, bounds=BOUNDS, **kw):
+    return acc.account(executions, CHAINS, bounds, WCETS, blackouts, **kw)["chains"]
+
+
+def test_the_clean_run_has_nothing_above_its_bounds():
+    high = account(run(), {0: []})["high"]
+    assert (high["above"], high["raw"]["max_ns"], high["raw"]["instances"]) == (0, 10 * MS, 10)
+
+
+def test_a_callback_at_twice_its_wcet_classifies_the_instance_it_delayed_as_overrun_naming_it():
+    high = account(run(lo_sub_wall=20, lo_sub_cpu=20), {0: []})["high"]
+    assert (high["above"], high["overrun"], high["platform"], high["unexplained"]) == (1, 1, 0, 0)
+    case = high["cases"][0]
+    assert case.release == 20 * MS and case.response_ns == 20 * MS
+    assert [(o["callback"], o["cpu_ns"], o["wcet_ns"]) for o in case.overruns] == [("lo_sub", 20 * MS, 10 * MS)]
+    assert "lo_sub ran 20.00 ms of CPU, its WCET is 10.00 ms" in case.text()
+
+
+def test_a_bound_lowered_by_30_percent_yields_unexplained_instances():
+    lowered = {k: int(v * 0.7) for k, v in BOUNDS.items()}
+    high = account(run(), {0: []}, bounds=lowered)["high"]
+    # 10 ms > 7.7 ms, with no blackout and every callback within its WCET's tolerance
+    assert (high["above"], high["unexplained"], high["platform"], high["overrun"]) == (1, 1, 0, 0)
+    assert "unexplained" in high["cases"][0].text()
+
+
+def test_a_blackout_inside_the_window_classifies_the_instance_as_platform():
+    high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]})["high"]
+    assert (high["above"], high["platform"]) == (1, 1)
+    assert high["cases"][0].platform_ns == 4 * MS
+
+
+def test_a_blackout_before_the_release_counts_through_the_backlog_it_left():
+    # the platform stopped lo_sub (16-19 ms) before the high instance's release at 20 ms; the
+    # executor stayed busy, so the delay reached that instance
+    high = account(run(lo_sub_wall=13), {0: [(16 * MS, 19 * MS)]})["high"]
+    assert (high["above"], high["platform"]) == (1, 1)
+    case = high["cases"][0]
+    assert case.window[0] < 16 * MS < 20 * MS == case.release
+
+
+def test_a_blackout_that_delayed_pending_work_before_it_started_counts():
+    # lo_pub was released at 0 and pending when the platform took the CPU at 5-9 ms: the trace
+    # shows the executor doing nothing then, but lo_pub and lo_sub start 4 ms late and block the
+    # high instance released at 20 ms until 29 ms
+    executions = [x for x in run() if x.callback.startswith("hi") and x.release != 20 * MS] + \
+        [ex("lo_pub", 9, 10, 0), ex("lo_sub", 19, 10, 0), ex("hi_pub", 29, 2.5, 20), ex("hi_sub", 31.5, 2.5, 20)]
+    high = account(executions, {0: [(5 * MS, 9 * MS)]})["high"]
+    assert (high["above"], high["platform"]) == (1, 1)
+    assert high["cases"][0].window == (0, 34 * MS)
+
+
+def test_a_blackout_while_the_executor_was_idle_is_not_a_cause():
+    # the high instance released at 60 ms started 7 ms late with nothing pending before its
+    # release: a blackout at 46-47 ms (idle executor) did not delay it
+    executions = [x for x in run() if x.release != 60 * MS] + [ex("hi_pub", 67, 2.5, 60), ex("hi_sub", 69.5, 2.5, 60)]
+    high = account(executions, {0: [(46 * MS, 47 * MS)]})["high"]
+    assert (high["above"], high["unexplained"], high["platform"]) == (1, 1, 0)
+    assert high["cases"][0].window == (60 * MS, 72 * MS)
+
+
+def test_an_overrun_before_the_busy_window_is_not_a_cause():
+    # lo_sub overran (20 ms of CPU) and ended at 25 ms; the high instance released at 60 ms,
+    # with the executor idle before it, started 7 ms late all the same
+    executions = [x for x in run(lo_sub_wall=10, lo_sub_cpu=20) if x.release != 60 * MS] + \
+        [ex("hi_pub", 67, 2.5, 60), ex("hi_sub", 69.5, 2.5, 60)]
+    high = account(executions, {0: []})["high"]
+    assert (high["above"], high["unexplained"], high["overrun"]) == (1, 1, 0)
+
+
+def test_only_the_chains_cpus_count():
+    high = account(run(hi20_start=29), {1: [(25 * MS, 29 * MS)]}, chain_cpus={"high": {0}})["high"]
+    assert (high["platform"], high["unexplained"]) == (0, 1)
+
+
+def test_a_blackout_the_models_own_thread_held_is_not_the_platforms():
+    blackouts = {0: [(25 * MS, 29 * MS)]}
+    # the probe was woken on time at 25 ms and the model's thread 4242 kept the CPU until 29 ms
+    holds = {0: [(29 * MS, 25 * MS, 4242, "chainrt-run", 0)]}
+    ours = acc.platform_blackouts(blackouts, holds, {4242})
+    theirs = acc.platform_blackouts(blackouts, holds, {1})
+    assert account(run(hi20_start=29), ours)["high"]["unexplained"] == 1
+    assert account(run(hi20_start=29), theirs)["high"]["platform"] == 1
+
+
+def test_platform_free_statistics_leave_out_the_instances_a_blackout_touched():
+    high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]})["high"]
+    assert high["raw"]["instances"] == 10 and high["raw"]["max_ns"] == 14 * MS
+    assert high["platform_free"]["instances"] == 9 and high["platform_free"]["max_ns"] == 5 * MS
+    assert account(run(), None)["high"]["platform_free"] is None  # not measured: not claimed
+
+
+def test_the_warm_up_is_left_out():
+    high = account(run(lo_sub_wall=20, lo_sub_cpu=20), {0: []}, since_ns=21 * MS)["high"]
+    assert (high["raw"]["instances"], high["above"]) == (8, 0)
+
+
+def test_read_traces_aligns_each_process_on_its_start(tmp_path):
+    recs = [{"executor": "main", "callback": "hi_pub", "thread": 0, "release": 0, "start": 10, "finish": 20,
+             "cpu": 9, "deadline": -1},
+            {"executor": "main", "callback": "hi_sub", "thread": 1, "release": -1, "start": 30, "finish": 40,
+             "cpu": 9, "deadline": -1},
+            {"device": "gpu", "callback": "x", "segment": 0, "issued": 1, "start": 2, "finish": 3}]
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\nnot json\n")
+    (tmp_path / "p.jsonl.start").write_text("1000\n")
+    (tmp_path / "q.jsonl").write_text(json.dumps(recs[0]) + "\n")  # no .start: cannot be aligned
+    got = acc.read_traces(tmp_path)
+    assert got == [Execution("hi_pub", "main", 0, 1010, 1020, 9, 1000),
+                   Execution("hi_sub", "main", 1, 1030, 1040, 9, None)]
+
+
+def test_to_json_counts_and_texts():
+    js = acc.to_json(acc.account(run(lo_sub_wall=20, lo_sub_cpu=20), CHAINS, BOUNDS, WCETS, {0: []}))
+    high = js["chains"]["high"]
+    assert (high["overrun"], high["cases"][0]["cause"], high["cases"][0]["window"][1]) == (1, "overrun", 40 * MS)
+    json.dumps(js)
+
+
+def test_model_inputs_take_the_chains_cpus_from_pinned_threads():
+    from pathlib import Path
+    from chainrt.model import load_model
+    model = load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml"))
+    got = acc.model_inputs(model)
+    assert got["chains"] == CHAINS and got["wcets"] == WCETS
+    assert got["chain_cpus"] == {"high": {0}, "low": {0}} and got["chain_executors"] == {"high": {"main"}, "low": {"main"}}
+    assert acc.model_inputs(model, thread_params=False)["chain_cpus"] == {"high": None, "low": None}
+
+
+def test_real_time_throttling_is_named_when_a_blackout_matches_it():
+    long = {0: [(0, 48 * MS)]}
+    note = acc.throttling_note(long, (950_000, 1_000_000))
+    assert "sched_rt_runtime_us = 950000" in note and "sched_rt_runtime_us=-1" in note
+    assert acc.throttling_note({0: [(0, 30 * MS)]}, (950_000, 1_000_000)) is None  # shorter than the cut
+    assert acc.throttling_note(long, None) is None  # throttling off
+
+
+def test_the_report_prints_the_counts_and_unexplained_in_red():
+    lowered = {k: int(v * 0.7) for k, v in BOUNDS.items()}
+    js = acc.to_json(acc.account(run(), CHAINS, lowered, WCETS, {0: []}))
+    plain, colored = acc.report_lines(js), acc.report_lines(js, color=True)
+    assert not any("\033[31m" in ln for ln in plain)
+    red = [ln for ln in colored if "\033[31m" in ln]
+    assert len(red) == 2 and "high" in red[0] and "unexplained" in red[1]  # the chain's row, its case
+    assert [ln.split()[:6] for ln in plain if ln.split()[:1] == ["high"]] == [["high", "7.70", "1", "0", "0", "1"]]
+
+
+def test_a_shared_last_callback_serves_the_chain_whose_first_callback_made_the_release():
+    # two chains fuse into "fuse": its execution carries the release of chain a's timer only
+    chains = {"a": ["ta", "fuse"], "b": ["tb", "fuse"]}
+    run_ = [Execution("ta", "e", 0, 0, MS, MS, 0), Execution("tb", "e", 0, MS, 2 * MS, MS, int(0.5 * MS)),
+            Execution("fuse", "e", 0, 2 * MS, 3 * MS, MS, 0)]
+    got = acc.instances(run_, chains)
+    assert [(i.release, i.finish) for i in got["a"]] == [(0, 3 * MS)] and got["b"] == []
+
+
+def test_the_benchmarks_platform_free_kpis_leave_out_the_samples_a_blackout_touched():
+    from chainrt.reference_system import accounting as bench
+    from chainrt.reference_system import kpi
+    from chainrt.reference_system.message import Entry
+    nodes = ("FrontLidarDriver", "RearLidarDriver", "ObjectCollisionEstimator")
+    # one sample every 100 ms: both LiDARs at k*100 ms, the end 10 ms later; the planner 5 ms after
+    samples = [[Entry(n, k * 100 * MS + (10 * MS if n == kpi.HOT_PATH_END else 0), k) for n in nodes] +
+               [Entry(kpi.BEHAVIOR_PLANNER, k * 100 * MS + 5 * MS + (3 * MS if k == 15 else 0), k)]
+               for k in range(20)]
+    node_exec = {n: "main" for n in (*nodes, kpi.BEHAVIOR_PLANNER)}
+    # the executor busy from each LiDAR release to the end of its sample
+    busy = {"main": [(k * 100 * MS, k * 100 * MS + 10 * MS) for k in range(20)]}
+    run_ = {"sinks": {kpi.HOT_PATH_SINK: samples}}
+    # a blackout inside sample 12's window, and one just before the planner's late start in 15
+    blackouts = [(1204 * MS, 1206 * MS), (1506 * MS, 1507 * MS)]
+    free = bench.free_kpis(run_, node_exec, busy, blackouts)
+    raw = kpi.run_kpis(run_["sinks"])
+    assert len(raw.hot_path_latencies) == 10 and len(free.hot_path_latencies) == 8  # samples 12 and 15 out
+    # a period's window runs from the busy period of the previous planner start to this one: each
+    # blackout touches the period that ends after it and the one that begins before it (11->12,
+    # 12->13, 14->15 and 15->16, the last two the 103 ms and 97 ms ones)
+    assert sorted(raw.behavior_planner_periods) == [97 * MS] + [100 * MS] * 7 + [103 * MS]
+    assert free.behavior_planner_periods == [100 * MS] * 5
+
+
+def test_the_verdict_names_the_accounting_as_the_cause():
+    from chainrt.verdict import Finding
+    js = acc.to_json(acc.account(run(lo_sub_wall=20, lo_sub_cpu=20), CHAINS, BOUNDS, WCETS, {0: []}))
+    js["simulated"] = acc.to_json(acc.account(run(hi20_start=29), CHAINS, {"high": 6 * MS}, WCETS,
+                                              {0: [(25 * MS, 29 * MS)]}))["chains"]
+    over_bound = Finding("high", 20 * MS, 10, bound_ns=11 * MS, exceeds_bound=True)
+    over_sim = Finding("high", 14 * MS, 10, simulated_wcrt_ns=6 * MS, exceeds_simulation=True)
+    acc.attribute([over_bound, over_sim], js)
+    assert over_bound.causes == ["accounted: of the 1 instances above the bound, 1 a callback over its WCET (lo_sub up to "
+                                 "20.00 ms of CPU, WCET 10.00 ms)"]
+    assert over_sim.causes == ["accounted: of the 1 instances above the simulated worst case, 1 had a platform blackout in "
+                               "their busy window"]
+    assert "cause not identified" not in over_sim.text()
+
+
+def test_the_benchmarks_verdict_names_its_accounting_instead_of_no_cause():
+    from chainrt import verdict
+    counts = {"above": 3, "platform": 2, "overrun": 0, "unexplained": 1}
+    none = {k: 0 for k in counts}
+    cfg = {"runtime_chains": {"hot_path": {"wcrt_ns": 30 * MS}}, "analysis": {"hot_path_bound_ns": 20 * MS},
+           "simulated": {}, "accounting": {"chains": {"hot_path_front": counts, "hot_path_rear": counts,
+                                                      "behavior_planner": none}}}
+    lines = verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})
+    assert len(lines) == 1 and "cause not identified" not in lines[0]
+    assert "accounted: of the 6 instances above the bound, 4 had a platform blackout in their busy window, 2 unexplained" in lines[0]
+    del cfg["accounting"]
+    assert "cause not identified" in verdict.bench_findings({"configs": {"picas-single": cfg}, "rt_priority": 10})[0]
+
+
+def test_instances_the_trace_no_longer_held_are_said():
+    js = acc.to_json(acc.account(run(), CHAINS, BOUNDS, WCETS, {0: []}))
+    assert acc.coverage_notes(js, {"high": {"instances": 10}, "low": {"instances": 1}}) == []
+    assert acc.coverage_notes(js, {"high": {"instances": 12}}) == [
+        "chain high: 10 of its 12 instances were accounted (the dispatch trace keeps the latest 65,536 executions "
+        "per executor)"]
+
+
+def test_the_benchmarks_trace_records_carry_their_cpu_time():
+    from chainrt.reference_system import accounting as bench
+    got = bench.executions([["hot_path", "A/timer", 0, 10, 30, -1, 10, 18], ["other", "B/x", 1, 40, 50, -1, 0, 9]])
+    assert got == [Execution("A/timer", "hot_path", 0, 10, 30, 18, 10), Execution("B/x", "other", 1, 40, 50, 9, None)]
