@@ -20,6 +20,7 @@
 #include "chain_rta.hpp"
 #include "fixed_point.hpp"
 #include "join_wait.hpp"
+#include "sag_model.hpp"
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/model/accelerator.hpp"
 #include "chainrt/sched/policy.hpp"
@@ -396,7 +397,7 @@ const std::vector<const ResponseTimeAnalysis*>& registry() {
                                     Policy::Picas, Order::FixedPriority, true, false);
   static const CrosRt cros;
   static const RosDefaultSt def;
-  static const std::vector<const ResponseTimeAnalysis*> all{&edf, &fp, &picas, &cros, &def};
+  static const std::vector<const ResponseTimeAnalysis*> all{&edf, &fp, &picas, &cros, &def, &sag_analysis()};
   return all;
 }
 

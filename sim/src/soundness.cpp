@@ -435,6 +435,37 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
   return true;
 }
 
+// The system collapsed onto one single-threaded executor with every timer on the release grid
+// (phase: guaranteed) at a random offset and a period rounded to the nearest of a harmonic set
+// (hyperperiod 200 time units): the configuration the analyses of known phases need (sag), which
+// the generators above never produce.
+Model on_one_thread_with_phases(const Model& m, gen::Rng& rng) {
+  Model c = m;
+  Executor e = c.executors.front();
+  e.threads = {Thread{"t0", {0}, std::nullopt, std::nullopt, ""}};
+  e.thread_classes.clear();
+  e.priority.reset();
+  c.executors = {e};
+  for (auto& n : c.nodes) n.executor = e.name;
+  const Duration unit = 1'000'000;
+  const Duration harmonic[] = {10, 20, 25, 40, 50, 100, 200};
+  for (auto& cb : c.callbacks) {
+    cb.affinity.clear();
+    if (!cb.is_timer()) continue;
+    Duration best = harmonic[0];
+    for (Duration h : harmonic)
+      if (std::llabs(h * unit - cb.period) < std::llabs(best * unit - cb.period)) best = h;
+    cb.period = best * unit;
+    cb.phase = TimerPhase::Guaranteed;
+    cb.offset = rng.uniform_int(0, best - 1) * unit;
+  }
+  for (auto& ch : c.chains)
+    if (!ch.callbacks.empty() && c.callback(ch.callbacks.front()).is_timer())
+      ch.period = ch.deadline = c.callback(ch.callbacks.front()).period;
+  c.reindex();
+  return c;
+}
+
 bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uint64_t seed, Model& out,
               bool* overloaded, FeatureDraw* fd = nullptr) {
   if (o.generator) {  // the caller's systems
@@ -464,6 +495,7 @@ bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uin
   std::string why;
   Model multi = gen::edf_paper_system(p, seed);
   gen::Rng frng(seed ^ 0xfea7u);
+  Model tried[3];
   for (int i = 0; i < 3; ++i) {
     Model m;
     switch ((first + i) % 3) {
@@ -479,6 +511,16 @@ bool generate(const ResponseTimeAnalysis& a, const SoundnessOptions& o, std::uin
     if (!o.feature.empty() && !apply_feature(o.feature, m, frng, *fd)) continue;
     if (a.applicable(m, &why)) {
       out = std::move(m);
+      return true;
+    }
+    tried[i] = std::move(m);
+  }
+  if (!o.feature.empty()) return false;
+  for (Model& m : tried) {  // none fits as generated: the known-phase configuration (sag)
+    if (m.executors.empty()) continue;
+    Model one = on_one_thread_with_phases(m, frng);
+    if (a.applicable(one, &why)) {
+      out = std::move(one);
       return true;
     }
   }
@@ -686,6 +728,11 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   std::vector<int> timers;
   for (std::size_t c = 0; c < model.callbacks.size(); ++c)
     if (model.callbacks[c].is_timer()) timers.push_back(static_cast<int>(c));
+  // A system whose timers all have guaranteed phases (the offsets/fusion family, or the
+  // known-phase configuration on_one_thread_with_phases gives sag) runs at its declared offsets.
+  bool guaranteed = !timers.empty();
+  for (int c : timers) guaranteed = guaranteed && model.callbacks[static_cast<std::size_t>(c)].phase == TimerPhase::Guaranteed;
+  const bool declared = o.phases || guaranteed;
 
   Model fixed_model;  // the model with the climb's execution times as WCET (= BCET)
   std::map<std::string, double>& chain_ratio = sr.ratios;
@@ -787,21 +834,21 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   bool have_best = false;
   auto consider = [&](const Setting& st, const Check& c) {
     if (st.exec != ExecTime::Wcet && st.exec != ExecTime::Bcet) return;  // the climb needs fixed times
-    if (o.phases && st.random_jitter && st.delays.empty()) return;        // ... and fixed release delays
+    if (declared && st.random_jitter && st.delays.empty()) return;        // ... and fixed release delays
     if (!have_best || c.worst > best_check.worst || (c.worst == best_check.worst && c.sum > best_check.sum)) {
       best = st;
       best_check = c;
       have_best = true;
     }
   };
-  if (o.phases) {  // the offsets/fusion family: declared offsets, jitter varied (phase_settings)
+  if (declared) {  // the offsets/fusion family: declared offsets, jitter varied (phase_settings)
     for (auto& [st, sim_seed] : phase_settings(o, model, timers, rng, seed)) {
       Check c;
       if (!simulate_setting(st, sim_seed, c)) return sr;
       consider(st, c);
     }
   }
-  for (int v = 0; v < variants && !o.phases; ++v) {
+  for (int v = 0; v < variants && !declared; ++v) {
     const Variant& var = kVariants[v];
     Setting st;
     st.name = var.name;
@@ -814,7 +861,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
     if (!simulate_setting(st, seed + static_cast<std::uint64_t>(v), c)) return sr;
     consider(st, c);
   }
-  if (o.harsh && !o.phases) {
+  if (o.harsh && !declared) {
     // Offsets clustered within 3 ns of two instants: the releases' order is all that differs.
     for (int v = 0; v < 2; ++v) {
       Setting st;
@@ -839,7 +886,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       for (std::size_t c = 0; c < model.callbacks.size(); ++c)
         cur.fixed[c] = cur.exec == ExecTime::Bcet ? model.callbacks[c].best_case() : model.callbacks[c].wcet;
     }
-    if (o.phases && cur.delays.empty())  // (the maximum jitter as constant delays)
+    if (declared && cur.delays.empty())  // (the maximum jitter as constant delays)
       for (int c : timers) cur.delays[model.callbacks[static_cast<std::size_t>(c)].name] = model.callbacks[static_cast<std::size_t>(c)].jitter;
     Check cur_check = best_check;
     const double start = best_check.worst;
@@ -848,9 +895,9 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       next.name = "climb" + std::to_string(step);
       const int moves = static_cast<int>(rng.uniform_int(1, 2));
       for (int mv = 0; mv < moves; ++mv) {
-        if (o.phases && !timers.empty() && rng.uniform01() < 0.5) {
+        if (declared && !timers.empty() && rng.uniform01() < 0.5) {
           mutate_release_delay(next, model, timers, rng);  // the declared offsets stay
-        } else if (!o.phases && !timers.empty() && rng.uniform01() < 0.5) {
+        } else if (!declared && !timers.empty() && rng.uniform01() < 0.5) {
           const auto& cb = model.callbacks[static_cast<std::size_t>(timers[rng.uniform_int(0, timers.size() - 1)])];
           Duration& off = next.offsets[cb.name];
           const double r = rng.uniform01();

@@ -83,7 +83,7 @@ def test_the_analysis_registry():
     assert names == [a["name"] for a in analyses()] == [a["name"] for a in _core.analyses()]
     assert {"edf-mt", "fp-mt", "picas-st", "ros-default-st", "cros-rt"} <= set(names)
     single = {a["name"] for a in analyses() if a["single_threaded"]}
-    assert single == {"picas-st", "ros-default-st", "cros-rt"}
+    assert single == {"picas-st", "ros-default-st", "cros-rt", "sag"}
     assert {a["policy"] for a in analyses()} <= set(policy_names())
 
 

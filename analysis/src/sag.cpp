@@ -1,0 +1,321 @@
+// The schedule-abstraction graph exploration (sag.hpp): one function per rule of Nasri &
+// Brandenburg (RTSS 2017) and of the precedence extension (Nasri, Nelissen & Brandenburg,
+// ECRTS 2019), the graph built breadth-first one dispatch at a time, states with the same
+// dispatched jobs merged.
+#include "sag.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace chainrt::detail::sag {
+
+namespace {
+
+constexpr Duration kNever = std::numeric_limits<Duration>::max();
+constexpr std::uint32_t kStart = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kMerged = kStart - 1;
+
+// A dispatched job whose successors are not all dispatched yet, with its finish interval.
+struct Kept {
+  std::uint32_t job = 0;
+  Interval finish;
+};
+
+// A vertex of the graph: the jobs dispatched on the way to it (J^P), the processor
+// availability interval A(v) (RTSS 2017 Def. 2: the finish interval of the last dispatched job)
+// and the finish intervals the precedence rules still need (ECRTS 2019).
+struct State {
+  std::vector<std::uint64_t> done;
+  Interval avail;
+  std::vector<Kept> kept;  // by job index
+  std::uint32_t lo = 0;    // position in the scan order before which every job is dispatched
+  // The job whose finish A(v) is; kStart at the root (nothing has run), kMerged when merged
+  // states ended with different jobs.
+  std::uint32_t last = kStart;
+};
+
+// The jobs with what the rules look up: successors, the scan order (by earliest possible
+// ready time, so a state's candidates are a prefix of its undispatched jobs) and that time.
+struct Prepared {
+  const std::vector<Job>* jobs = nullptr;
+  std::vector<std::vector<std::uint32_t>> succ;
+  std::vector<std::uint32_t> order;
+  std::vector<Duration> earliest_ready;
+};
+
+bool has(const std::vector<std::uint64_t>& bits, std::size_t j) { return bits[j >> 6] >> (j & 63) & 1; }
+void set(std::vector<std::uint64_t>& bits, std::size_t j) { bits[j >> 6] |= std::uint64_t{1} << (j & 63); }
+bool overlap(Interval a, Interval b) { return a.lo <= b.hi && b.lo <= a.hi; }
+Interval hull(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+
+// A topological order of the precedence graph; throws on a cycle.
+std::vector<std::uint32_t> topological(const std::vector<Job>& jobs, const std::vector<std::vector<std::uint32_t>>& succ) {
+  std::vector<std::size_t> indeg(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) indeg[j] = jobs[j].preds.size();
+  std::vector<std::uint32_t> out;
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (indeg[j] == 0) out.push_back(static_cast<std::uint32_t>(j));
+  for (std::size_t k = 0; k < out.size(); ++k)
+    for (std::uint32_t s : succ[out[k]])
+      if (--indeg[s] == 0) out.push_back(s);
+  if (out.size() != jobs.size()) throw std::invalid_argument("sag: the precedence constraints have a cycle");
+  return out;
+}
+
+Prepared prepare(const std::vector<Job>& jobs) {
+  Prepared p;
+  p.jobs = &jobs;
+  p.succ.resize(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    for (const Pred& e : jobs[j].preds) {
+      if (e.job >= jobs.size() || e.job == j) throw std::invalid_argument("sag: a predecessor names no other job");
+      p.succ[e.job].push_back(static_cast<std::uint32_t>(j));
+    }
+  const std::vector<std::uint32_t> topo = topological(jobs, p.succ);
+  // The earliest a job can be ready in any schedule: its release, and each predecessor's
+  // earliest ready time + its least cost + the least delay (no interference at all).
+  p.earliest_ready.assign(jobs.size(), 0);
+  std::vector<std::size_t> rank(jobs.size());
+  for (std::size_t k = 0; k < topo.size(); ++k) {
+    const std::uint32_t j = topo[k];
+    rank[j] = k;
+    Duration r = jobs[j].release.lo;
+    for (const Pred& e : jobs[j].preds)
+      r = std::max(r, p.earliest_ready[e.job] + jobs[e.job].cost.lo + e.delay.lo);
+    p.earliest_ready[j] = r;
+  }
+  p.order = topo;
+  std::stable_sort(p.order.begin(), p.order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return p.earliest_ready[a] != p.earliest_ready[b] ? p.earliest_ready[a] < p.earliest_ready[b] : rank[a] < rank[b];
+  });
+  return p;
+}
+
+// ---- the rules ------------------------------------------------------------------------------
+
+// ECRTS 2019 (precedence with delays): the ready interval of job j in state s, every
+// predecessor dispatched: from the later of its release and each predecessor's finish plus the
+// edge's delay, earliest and latest. nullopt while a predecessor is not dispatched (j is then
+// neither possibly nor certainly ready).
+std::optional<Interval> ready_interval(const Job& j, const State& s) {
+  Interval r = j.release;
+  for (const Pred& e : j.preds) {
+    if (!has(s.done, e.job)) return std::nullopt;
+    auto it = std::lower_bound(s.kept.begin(), s.kept.end(), e.job,
+                               [](const Kept& k, std::size_t job) { return k.job < job; });
+    r.lo = std::max(r.lo, it->finish.lo + e.delay.lo);
+    r.hi = std::max(r.hi, it->finish.hi + e.delay.hi);
+  }
+  return r;
+}
+
+// RTSS 2017 Eq. (EST): the earliest start of job i as the next dispatch after state v:
+// EST_i(v) = max(r_i^min, A^min(v)).
+Duration earliest_start(Interval ready, Interval avail) { return std::max(ready.lo, avail.lo); }
+
+// RTSS 2017 Eq. (t_wc): by t_wc(v) = max(A^max(v), min{r_x^max | J_x not dispatched}) the
+// processor is certainly free and some job certainly ready, so the next dispatch starts by then
+// (a job counts only once its predecessors have finished: ready_interval).
+Duration work_conserving_time(Interval avail, Duration min_certain_ready) {
+  return std::max(avail.hi, min_certain_ready);
+}
+
+// RTSS 2017 Eq. (LST): job i can be next only if it starts no later than t_wc and before a
+// higher-priority job is certainly ready, t_high(i) = min{r_x^max | p_x < p_i}:
+// LST_i = min(t_wc, t_high − 1) (integer time: a job ready at t is seen by a selection at t).
+Duration latest_start(Duration t_wc, Duration t_high) {
+  return t_high == kNever ? t_wc : std::min(t_wc, t_high - 1);
+}
+
+// RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
+Interval finish_interval(Duration est, Duration lst, Interval cost) { return {est + cost.lo, lst + cost.hi}; }
+
+// RTSS 2017 Sec. IV-C (merge): same dispatched jobs and overlapping intervals (sag.hpp).
+bool mergeable(const State& a, const State& b) {
+  if (a.done != b.done || !overlap(a.avail, b.avail) || a.kept.size() != b.kept.size()) return false;
+  for (std::size_t k = 0; k < a.kept.size(); ++k)
+    if (a.kept[k].job != b.kept[k].job || !overlap(a.kept[k].finish, b.kept[k].finish)) return false;
+  return true;
+}
+
+void merge_into(State& into, const State& from) {
+  into.avail = hull(into.avail, from.avail);
+  if (into.last != from.last) into.last = kMerged;
+  for (std::size_t k = 0; k < into.kept.size(); ++k) into.kept[k].finish = hull(into.kept[k].finish, from.kept[k].finish);
+}
+
+// ---- the exploration ------------------------------------------------------------------------
+
+struct Candidate {
+  std::uint32_t job;
+  Interval ready;
+  bool ready_when_free = false;  // see ready_when_free()
+};
+
+// Precedence with the last dispatched job (ECRTS 2019's ready time, kept relative to A(v)): a
+// job whose predecessor is the job that frees the processor, over an edge without delay (its
+// message is queued inside that callback, before the executor selects the next one), and that
+// is otherwise certainly ready by then, is ready and seen at the very instant the processor
+// frees, whenever that is: no lower-priority job can be dispatched next. The interval form
+// alone (r^max = A^max) would let one start in [A^min, A^max).
+bool ready_when_free(const Job& j, const State& s) {
+  if (s.last == kStart || s.last == kMerged || j.release.hi > s.avail.lo) return false;
+  bool follows = false;
+  for (const Pred& e : j.preds) {
+    if (e.job == s.last) {
+      follows = follows || e.delay.hi == 0;
+      continue;
+    }
+    auto it = std::lower_bound(s.kept.begin(), s.kept.end(), e.job,
+                               [](const Kept& k, std::size_t job) { return k.job < job; });
+    if (it->finish.hi + e.delay.hi > s.avail.lo) return false;
+  }
+  return follows;
+}
+
+// The jobs that may be dispatched next from s (every predecessor dispatched), scanned in
+// earliest-ready order only as far as one could still start by t_wc; and min r^max among them.
+std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* min_certain) {
+  std::vector<Candidate> out;
+  Duration least = kNever;
+  for (std::size_t pos = s.lo; pos < p.order.size(); ++pos) {
+    const std::uint32_t j = p.order[pos];
+    if (p.earliest_ready[j] > std::max(s.avail.hi, least)) break;
+    if (has(s.done, j)) continue;
+    if (auto r = ready_interval((*p.jobs)[j], s)) {
+      out.push_back({j, *r, ready_when_free((*p.jobs)[j], s)});
+      least = std::min(least, r->hi);
+    }
+  }
+  *min_certain = least;
+  return out;
+}
+
+// The state after dispatching job j with the given finish interval.
+State successor(const Prepared& p, const State& s, std::uint32_t j, Interval finish) {
+  State n;
+  n.done = s.done;
+  set(n.done, j);
+  n.avail = finish;
+  n.last = j;
+  auto all_done = [&](std::uint32_t x) {
+    for (std::uint32_t q : p.succ[x])
+      if (!has(n.done, q)) return false;
+    return true;
+  };
+  for (const Kept& k : s.kept)
+    if (!all_done(k.job)) n.kept.push_back(k);
+  if (!p.succ[j].empty()) {
+    auto at = std::lower_bound(n.kept.begin(), n.kept.end(), j, [](const Kept& k, std::uint32_t x) { return k.job < x; });
+    n.kept.insert(at, Kept{j, finish});
+  }
+  n.lo = s.lo;
+  while (n.lo < p.order.size() && has(n.done, p.order[n.lo])) ++n.lo;
+  return n;
+}
+
+struct BitsHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& b) const noexcept {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::uint64_t w : b) h = (h ^ w) * 0xbf58476d1ce4e5b9ULL + (h >> 29);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// One level of the graph: the states with the same number of dispatched jobs, merged.
+class Level {
+ public:
+  void add(State s) {
+    auto& slot = by_set_[s.done];
+    for (std::size_t i : slot)
+      if (mergeable(states_[i], s)) {
+        merge_into(states_[i], s);
+        return;
+      }
+    slot.push_back(states_.size());
+    states_.push_back(std::move(s));
+  }
+  std::vector<State>& states() { return states_; }
+
+ private:
+  std::vector<State> states_;
+  std::unordered_map<std::vector<std::uint64_t>, std::vector<std::size_t>, BitsHash> by_set_;
+};
+
+// Job c dispatched next from s, if the rules allow it (EST <= LST): its start and finish
+// intervals recorded in r and the new state added to `next`. t_high: over the higher-priority
+// candidates.
+void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_wc, Duration t_high, Level& next,
+              Result& r) {
+  const Duration est = earliest_start(c.ready, s.avail);
+  const Duration lst = latest_start(t_wc, t_high);
+  if (est > lst) return;
+  const Interval fin = finish_interval(est, lst, (*p.jobs)[c.job].cost);
+  Interval& st = r.start[c.job];
+  Interval& fi = r.finish[c.job];
+  st = {std::min(st.lo, est), std::max(st.hi, lst)};
+  fi = {std::min(fi.lo, fin.lo), std::max(fi.hi, fin.hi)};
+  ++r.edges;
+  next.add(successor(p, s, c.job, fin));
+}
+
+// Every dispatch possible from s (RTSS 2017 Sec. IV-B with the rules above) into `next`;
+// records the start and finish intervals of the dispatched jobs in r.
+void expand(const Prepared& p, const State& s, Level& next, Result& r) {
+  Duration min_certain = kNever;
+  std::vector<Candidate> cs = candidates(p, s, &min_certain);
+  if (cs.empty()) throw std::logic_error("sag: a state with jobs left has no candidate");
+  const Duration t_wc = work_conserving_time(s.avail, min_certain);
+  const auto& jobs = *p.jobs;
+  std::sort(cs.begin(), cs.end(),
+            [&](const Candidate& a, const Candidate& b) { return jobs[a.job].priority < jobs[b.job].priority; });
+  Duration t_high = kNever;  // min r^max over the candidates of higher priority than the current one
+  for (const Candidate& c : cs) {
+    if (c.ready_when_free) {  // it is seen when the processor frees: nothing below it goes next
+      dispatch(p, s, c, t_wc, t_high, next, r);
+      return;
+    }
+    dispatch(p, s, c, t_wc, t_high, next, r);
+    t_high = std::min(t_high, c.ready.hi);
+  }
+}
+
+}  // namespace
+
+Result explore(const std::vector<Job>& jobs, const Limits& limits) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Prepared p = prepare(jobs);
+  Result r;
+  r.start.assign(jobs.size(), Interval{kNever, std::numeric_limits<Duration>::min()});
+  r.finish = r.start;
+  Level level;
+  State root;
+  root.done.assign((jobs.size() + 63) / 64, 0);
+  root.avail = {0, 0};
+  while (root.lo < p.order.size() && has(root.done, p.order[root.lo])) ++root.lo;
+  level.add(std::move(root));
+  r.states = 1;
+  for (std::size_t depth = 0; depth < jobs.size(); ++depth) {
+    Level next;
+    for (const State& s : level.states()) {
+      expand(p, s, next, r);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (secs > limits.max_seconds || r.states + next.states().size() > limits.max_states) {
+        r.why = "the schedule-abstraction graph grew beyond its limits (" + std::to_string(limits.max_states) +
+                " states or " + std::to_string(limits.max_seconds) + " s) after " + std::to_string(depth) + " of " +
+                std::to_string(jobs.size()) + " dispatches";
+        return r;
+      }
+    }
+    r.states += next.states().size();
+    level = std::move(next);
+  }
+  r.complete = true;
+  return r;
+}
+
+}  // namespace chainrt::detail::sag

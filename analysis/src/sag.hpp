@@ -1,0 +1,85 @@
+// Schedule-abstraction graph (SAG) response-time analysis of a finite set of non-preemptive jobs
+// under job-level fixed-priority (JLFP) scheduling on one processor, with precedence
+// constraints and delays (private to analysis/; sag_model.cpp builds the jobs of a chainrt
+// model, sag_analysis.cpp registers the analysis).
+//
+// Sources: Nasri & Brandenburg, "An Exact and Sustainable Analysis of Non-Preemptive
+// Scheduling", RTSS 2017 (Sec. III-IV: the graph, a state's availability interval A(v), the
+// earliest and latest start times EST/LST, t_wc and t_high, the expansion and merge rules);
+// Nasri, Nelissen & Brandenburg, ECRTS 2019 (precedence constraints between jobs with a
+// delay interval on each edge; a state keeps the finish intervals of the dispatched jobs whose
+// successors are not all dispatched).
+//
+// Deviations, with their reasons:
+//  - A job counts as certainly ready (t_wc, t_high) only once every predecessor has finished
+//    (plus the largest delay): a job whose predecessor is not dispatched is not ready whatever
+//    its release says. Without this the latest start times of lower-priority jobs are cut too
+//    early and the bound is unsound with precedence constraints.
+//  - A job released by the job that frees the processor over an edge without delay (a message
+//    published inside the callback, queued before the executor selects again) is ready at the
+//    very instant the processor frees, whenever in A(v) that is: no lower-priority job is
+//    dispatched before it. With the intervals alone (its r^max = A^max) a lower-priority job
+//    could start in [A^min, A^max), a schedule that cannot happen.
+//  - Two states merge (RTSS 2017 Sec. IV-C) when they dispatched the same jobs and their
+//    availability intervals and every kept finish interval overlap; the merged state keeps the
+//    hulls. Without precedence this is the paper's rule (exact); with it, the hull of the finish
+//    intervals may pair an early finish of one predecessor with a late one of another (sound,
+//    possibly pessimistic).
+//
+// Time is integer nanoseconds. Not thread-safe per call state; explore() is reentrant.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chainrt/model/model.hpp"
+
+namespace chainrt::detail::sag {
+
+struct Interval {
+  Duration lo = 0, hi = 0;
+};
+
+// A job's priority: lexicographic, smaller first (the executor's ready-queue key, then the
+// instance order of one callback's jobs).
+struct Priority {
+  std::int64_t tier = 0, value = 0, rank = 0, id = 0, seq = 0;
+  auto operator<=>(const Priority&) const = default;
+};
+
+// An edge from a predecessor job: the job becomes ready `delay` after the predecessor finishes.
+struct Pred {
+  std::size_t job = 0;
+  Interval delay;
+};
+
+struct Job {
+  Interval release;         // [r^min, r^max]: arrival window (release jitter)
+  Interval cost;            // [C^min, C^max]
+  Priority priority;
+  std::vector<Pred> preds;  // every predecessor must finish first (none: released by `release` alone)
+};
+
+struct Limits {
+  std::size_t max_states = 2'000'000;  // states built over the whole exploration
+  double max_seconds = 10.0;           // wall-clock budget of one exploration (a safety net: the state limit decides first on any system that fits in memory)
+};
+
+struct Result {
+  bool complete = false;       // false: a limit was reached (`why`), the intervals are partial
+  std::string why;
+  std::vector<Interval> start;   // per job: [earliest, latest] start over every schedule
+  std::vector<Interval> finish;  // per job: [earliest, latest] finish over every schedule
+  std::size_t states = 0;        // states built (after merging)
+  std::size_t edges = 0;         // dispatches explored
+};
+
+// Explores every schedule of `jobs` (a job is never dispatched before its predecessors; the
+// precedence graph must be acyclic) and returns each job's start and finish intervals.
+// Throws std::invalid_argument on a cycle or a predecessor index out of range.
+Result explore(const std::vector<Job>& jobs, const Limits& limits = {});
+
+}  // namespace chainrt::detail::sag

@@ -1,0 +1,338 @@
+// The jobs of a chainrt model for the schedule-abstraction graph (sag_model.hpp): what the
+// executor releases on one thread, written as non-preemptive jobs with precedence edges.
+#include "sag_model.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "chainrt/model/accelerator.hpp"
+#include "chainrt/model/facts.hpp"
+#include "chainrt/sched/policy.hpp"
+#include "chainrt/sched/setup.hpp"
+#include "workload.hpp"
+
+namespace chainrt::detail::sag {
+
+namespace {
+
+bool fail(std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+  return false;
+}
+
+// One message path: publisher -> subscriber, with the chains whose hop it is and its delay bound.
+struct Out {
+  std::size_t to = 0;
+  std::vector<std::size_t> chains;
+  Duration cost = 0;
+};
+
+// Every (publisher, subscriber) pair as the simulator and the executors deliver them: each topic
+// a callback publishes (a service request or response, once the loader lowered services, is one)
+// to every subscriber, the chains whose hop it is, and the hop's worst-case cost
+// (model_hop_cost: the declared, fitted and measured costs, the largest).
+std::vector<std::vector<Out>> outs_of(const Model& m) {
+  const HopCost cost = model_hop_cost(m);
+  std::unordered_map<std::string, std::vector<std::size_t>> subscribers;  // by topic, in model order
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c)
+    if (!m.callbacks[c].topic.empty()) subscribers[m.callbacks[c].topic].push_back(c);
+  std::unordered_map<std::string, std::vector<std::pair<std::size_t, const Hop*>>> hops;  // by "from\nto"
+  for (std::size_t i = 0; i < m.chains.size(); ++i)
+    for (const Hop& h : m.chains[i].hops) hops[h.from + '\n' + h.to].emplace_back(i, &h);
+  std::vector<std::vector<Out>> outs(m.callbacks.size());
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    const Callback& cb = m.callbacks[c];
+    for (const std::string& topic : cb.publishes) {
+      const Topic* tp = m.topic(topic);
+      const auto subs = subscribers.find(topic);
+      if (subs == subscribers.end()) continue;
+      for (std::size_t sub : subs->second) {
+        Hop h{cb.name, m.callbacks[sub].name, topic, m.placement_comm(cb, m.callbacks[sub]), tp ? tp->size : 0};
+        Out o{sub, {}, 0};
+        if (const auto on = hops.find(h.from + '\n' + h.to); on != hops.end())
+          for (const auto& [chain, ch] : on->second) {
+            o.chains.push_back(chain);
+            h.comm = ch->comm;
+            if (ch->message_size > 0) h.message_size = ch->message_size;
+          }
+        o.cost = cost(h);
+        outs[c].push_back(std::move(o));
+      }
+    }
+  }
+  return outs;
+}
+
+// The one executor that runs callbacks, when there is exactly one.
+std::optional<std::size_t> work_executor(const Model& m, std::string* why) {
+  std::optional<std::size_t> x;
+  for (const Callback& cb : m.callbacks) {
+    const std::size_t e = m.executor_index(m.node(cb.node).executor);
+    if (x && *x != e) {
+      fail(why, "callbacks run on several executors ('" + m.executors[*x].name + "', '" + m.executors[e].name +
+                    "'); this analysis covers one single-threaded executor");
+      return std::nullopt;
+    }
+    x = e;
+  }
+  if (!x) fail(why, "the model has no callbacks");
+  return x;
+}
+
+// One thread on a core of its own, a policy with a job-level fixed priority, the CPU always there.
+bool covers_platform(const Model& m, std::size_t x, std::string* why) {
+  const Executor& e = m.executors[x];
+  if (e.policy != Policy::FixedPriority && e.policy != Policy::Picas && e.policy != Policy::Edf &&
+      e.policy != Policy::Mixed)
+    return fail(why, std::string("executor '") + e.name + "' uses policy " + to_string(e.policy) +
+                         ", whose order is not a job-level fixed priority (fp, picas, edf and mixed are)");
+  if (e.threads.size() != 1)
+    return fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
+                         " threads; this analysis covers one thread");
+  if (e.threads[0].reservation) return fail(why, "thread '" + e.threads[0].name + "' runs on a reservation");
+  if (uses_accelerators(m)) return fail(why, "the model uses accelerators");
+  for (const Host& h : m.hosts)
+    if (h.name == e.host && !h.blackout.empty()) return fail(why, "host '" + h.name + "' has a platform blackout curve");
+  return true;
+}
+
+// Timers with a guaranteed phase; every other callback fed by exactly one publisher; no cycle;
+// no fusion; chains starting at timers.
+bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs, std::string* why) {
+  std::vector<int> feeders(m.callbacks.size(), 0);
+  for (const auto& os : outs)
+    for (const Out& o : os) ++feeders[o.to];
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    const Callback& cb = m.callbacks[c];
+    if (cb.kind == CallbackKind::FusionInput || cb.kind == CallbackKind::FusionTrigger)
+      return fail(why, "callback '" + cb.name + "' is a fusion callback");
+    if (cb.is_timer()) {
+      if (cb.period <= 0) return fail(why, "timer '" + cb.name + "' has no period");
+      if (feeders[c] > 0) return fail(why, "timer '" + cb.name + "' also takes messages");
+    } else if (feeders[c] > 1) {
+      return fail(why, "callback '" + cb.name + "' takes messages from " + std::to_string(feeders[c]) +
+                           " publishers (their order in its queue is not fixed)");
+    }
+  }
+  if (!implicit_fusion_sets(m).empty()) return fail(why, "the model has an implicit fusion set");
+  for (const Chain& ch : m.chains)
+    if (ch.callbacks.empty() || !m.callback(ch.callbacks.front()).is_timer())
+      return fail(why, "chain '" + ch.name + "' does not start at a timer");
+  return true;
+}
+
+Duration gcd(Duration a, Duration b) { return b == 0 ? a : gcd(b, a % b); }
+
+// The hyperperiod of the timers (lcm of the periods); nullopt when it overflows.
+std::optional<Duration> hyperperiod(const Model& m) {
+  Duration h = 1;
+  for (const Callback& cb : m.callbacks) {
+    if (!cb.is_timer()) continue;
+    const Duration g = gcd(h, cb.period);
+    if (h / g > std::numeric_limits<Duration>::max() / cb.period) return std::nullopt;
+    h = h / g * cb.period;
+  }
+  return h;
+}
+
+// The EDF key of the chains whose instance a message carries (as the executors stamp it:
+// d = a + the smallest of the chain's deadline and those of the chains its source starts).
+std::vector<Duration> chain_keys(const Model& m) {
+  std::vector<Duration> source_d(m.callbacks.size(), std::numeric_limits<Duration>::max());
+  for (const Chain& ch : m.chains)
+    if (ch.deadline > 0) {
+      Duration& d = source_d[m.callback_index(ch.callbacks.front())];
+      d = std::min(d, ch.deadline);
+    }
+  std::vector<Duration> key(m.chains.size(), 0);
+  for (std::size_t i = 0; i < m.chains.size(); ++i)
+    if (m.chains[i].deadline > 0)
+      key[i] = std::min(m.chains[i].deadline, source_d[m.callback_index(m.chains[i].callbacks.front())]);
+  return key;
+}
+
+// Per chain, the callbacks whose completion ends an instance: the last of each root-to-leaf path.
+std::vector<std::vector<std::size_t>> chain_leaves(const Model& m) {
+  std::vector<std::vector<std::size_t>> out(m.chains.size());
+  for (std::size_t i = 0; i < m.chains.size(); ++i) {
+    const Chain& ch = m.chains[i];
+    for (const auto& p : ch.paths())
+      if (!p.empty()) out[i].push_back(m.callback_index(p.back()));
+    if (out[i].empty()) out[i].push_back(m.callback_index(ch.callbacks.back()));
+  }
+  return out;
+}
+
+// What building the jobs of one timer release needs.
+struct Builder {
+  const Model& m;
+  const std::vector<std::vector<Out>>& outs;
+  const sched::ExecutorSetup& setup;
+  std::vector<Duration> keys;
+  std::vector<std::vector<std::size_t>> leaves;
+  ModelJobs& mj;
+
+  bool is_leaf(std::size_t chain, std::size_t c) const {
+    return std::find(leaves[chain].begin(), leaves[chain].end(), c) != leaves[chain].end();
+  }
+
+  // The job of callback c released by `stamps` (the chains whose instance it carries) of the
+  // timer release at `root`, after `pred` (none for the timer's own job).
+  std::size_t add(std::size_t c, Duration root, Interval release, const std::vector<std::size_t>& stamps,
+                  std::optional<Pred> pred) {
+    const Callback& cb = m.callbacks[c];
+    Job j;
+    j.release = release;
+    j.cost = {std::min(cb.best_case(), cb.wcet), cb.wcet};
+    Duration d = sched::kNoDeadline;
+    for (std::size_t s : stamps)
+      if (keys[s] > 0) d = std::min(d, root + keys[s]);
+    const sched::CallbackId id = setup.id_of(c);
+    const sched::Key k = sched::key_of(setup.policy, setup.specs[id], id, d);
+    j.priority = Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
+    if (pred) j.preds.push_back(*pred);
+    mj.jobs.push_back(std::move(j));
+    mj.callback.push_back(c);
+    mj.root_release.push_back(root);
+    mj.of_callback[c].push_back(mj.jobs.size() - 1);
+    return mj.jobs.size() - 1;
+  }
+
+  // The timer job at nominal release `root` and every job its messages release, depth first;
+  // the chain instances it starts.
+  void release(std::size_t timer, Duration root) {
+    const Callback& cb = m.callbacks[timer];
+    std::vector<std::size_t> started;
+    for (std::size_t i = 0; i < m.chains.size(); ++i)
+      if (m.chains[i].callbacks.front() == cb.name) started.push_back(i);
+    const std::size_t first_instance = mj.instances.size();
+    for (std::size_t i : started) mj.instances.push_back(ChainInstance{i, root, {}});
+    const std::size_t j = add(timer, root, {root, root + cb.jitter}, started, std::nullopt);
+    follow(j, timer, root, started, first_instance);
+  }
+
+  void follow(std::size_t job, std::size_t c, Duration root, const std::vector<std::size_t>& stamps,
+              std::size_t first_instance) {
+    for (std::size_t s : stamps)
+      if (is_leaf(s, c))
+        for (std::size_t k = first_instance; k < mj.instances.size(); ++k)
+          if (mj.instances[k].chain == s) mj.instances[k].leaves.push_back(job);
+    for (const Out& o : outs[c]) {
+      std::vector<std::size_t> carried;  // a leaf records its instance and forwards no stamp
+      for (std::size_t s : stamps)
+        if (!is_leaf(s, c) &&
+            std::find(o.chains.begin(), o.chains.end(), s) != o.chains.end())
+          carried.push_back(s);
+      const std::size_t next = add(o.to, root, {0, 0}, carried, Pred{job, {0, o.cost}});
+      follow(next, o.to, root, carried, first_instance);
+    }
+  }
+};
+
+}  // namespace
+
+bool sag_covers(const Model& m, std::string* why) {
+  const auto x = work_executor(m, why);
+  if (!x || !covers_platform(m, *x, why)) return false;
+  for (const Callback& cb : m.callbacks)  // the cheap refusal first (large models rarely pass it)
+    if (cb.is_timer() && cb.phase != TimerPhase::Guaranteed)
+      return fail(why, "timer '" + cb.name + "' has no guaranteed phase (phase: " + to_string(cb.phase) +
+                           "): the relative releases of the timers are unknown");
+  // Every non-timer callback has at most one publisher feeding it, so the callbacks a timer's
+  // messages reach form a tree (a topic cycle has no timer feeding it and never runs).
+  return covers_callbacks(m, outs_of(m), why);
+}
+
+std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why) {
+  if (!sag_covers(m, why)) return std::nullopt;
+  const auto outs = outs_of(m);
+  const auto H = hyperperiod(m);
+  if (!H || *H > std::numeric_limits<Duration>::max() / (hyperperiods + 1)) {
+    fail(why, "the timers' hyperperiod overflows");
+    return std::nullopt;
+  }
+  ModelJobs mj;
+  mj.hyperperiod = *H;
+  mj.horizon = *H * hyperperiods;
+  mj.of_callback.resize(m.callbacks.size());
+  mj.first_release = std::numeric_limits<Duration>::max();
+  std::size_t count = 0;
+  for (const Callback& cb : m.callbacks)
+    if (cb.is_timer()) mj.first_release = std::min(mj.first_release, cb.offset);
+  const sched::ExecutorSetup setup = sched::make_setup(m, *work_executor(m, why));
+  Builder b{m, outs, setup, chain_keys(m), chain_leaves(m), mj};
+  std::vector<std::pair<Duration, std::size_t>> releases;
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    const Callback& cb = m.callbacks[c];
+    if (!cb.is_timer()) continue;
+    for (Duration t = cb.offset; t < mj.horizon && count <= kMaxJobs; t += cb.period, ++count) {
+      releases.emplace_back(t, c);
+    }
+  }
+  std::sort(releases.begin(), releases.end());
+  for (const auto& [t, c] : releases) {
+    b.release(c, t);
+    if (mj.jobs.size() > kMaxJobs) {
+      fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
+                    " hyperperiod(s) of " + std::to_string(*H) + " ns");
+      return std::nullopt;
+    }
+  }
+  return mj;
+}
+
+namespace {
+
+// The steady state: an instant t* of the first hyperperiod (a timer release) at which, in every
+// schedule, the thread is idle with every job of an earlier timer release finished — and again
+// at t* + H. From an idle instant the future depends only on the releases, which repeat every
+// H; so [t*, t* + H) is every later hyperperiod's schedule, and the analysed span [0, 2H)
+// holds every instance of the whole run (the start included). nullopt when there is none.
+std::optional<Duration> idle_cut(const ModelJobs& mj, const Result& r) {
+  std::map<Duration, Duration> latest;  // per root release: the latest finish of its jobs
+  for (std::size_t j = 0; j < mj.jobs.size(); ++j) {
+    Duration& l = latest[mj.root_release[j]];
+    l = std::max(l, r.finish[j].hi);
+  }
+  std::map<Duration, Duration> before;  // per root release t: the latest finish of the roots before t
+  Duration run = std::numeric_limits<Duration>::min();
+  for (const auto& [t, l] : latest) {
+    before[t] = run;
+    run = std::max(run, l);
+  }
+  auto idle_at = [&](Duration t) {  // t: a root release (t + H is one as well, below 2H)
+    const auto it = before.find(t);
+    return it != before.end() && it->second <= t;
+  };
+  for (const auto& [t, l] : latest)
+    if (t < mj.hyperperiod && idle_at(t) && idle_at(t + mj.hyperperiod)) return t;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    const auto& js = mj.of_callback[c];
+    for (std::size_t k = 0; k + 1 < js.size(); ++k) {
+      const Job& next = mj.jobs[js[k + 1]];
+      // the earliest the next job can arrive: its release, or its predecessor's earliest finish
+      Duration arrive = next.release.lo;
+      for (const Pred& p : next.preds) arrive = std::max(arrive, r.finish[p.job].lo + p.delay.lo);
+      if (r.start[js[k]].hi >= arrive)
+        return "callback '" + m.callbacks[c].name + "' may be released again (" + std::to_string(arrive) +
+               " ns) before its previous instance starts (as late as " + std::to_string(r.start[js[k]].hi) +
+               " ns): the executor then merges or drops releases, which the job model does not";
+    }
+  }
+  if (mj.horizon < 2 * mj.hyperperiod) return "fewer than two hyperperiods analysed";
+  if (!idle_cut(mj, r))
+    return "the thread is idle at no timer release t of the first hyperperiod and at t + one hyperperiod in every "
+           "schedule (work carried over from one hyperperiod to the next is not analysed)";
+  return {};
+}
+
+}  // namespace chainrt::detail::sag

@@ -1,0 +1,74 @@
+// The jobs of a chainrt model for the schedule-abstraction graph (sag.hpp), and what the
+// analysis reads back from the graph: per chain, the worst-case end-to-end latency.
+//
+// The model it covers: every callback on one executor with one thread (a dedicated core, no
+// reservation, no platform blackout curve) under a ready-queue policy with a job-level fixed
+// priority (fp, picas, edf, mixed); every timer's phase guaranteed on the host's release grid
+// (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
+// callback released by the messages of ONE publishing callback (one job per message, FIFO),
+// no fusion callbacks, no accelerators; chains starting at a timer.
+//   jobs: every timer release in the first `hyperperiods` hyperperiods (lcm of the periods), and
+//         for each, one job of every callback its messages reach (publish / service request /
+//         response), an edge from the publisher's job with the hop's delay in [0, hop cost];
+//   costs: [BCET, WCET]; releases: [nominal, nominal + jitter];
+//   priority: the executor's ready-queue key (sched::key_of) of the callback with the
+//         job's absolute deadline — nominal release + the smallest deadline of the chains it
+//         carries, as the executor stamps it — then the release order.
+// Steady state: two hyperperiods are analysed from the common start; when at some timer
+// release t of the first the thread is idle in every schedule (every job of an earlier release
+// finished) and again at t + H, every later hyperperiod repeats [t, t + H), so the two hold
+// every instance of the run.
+// Where the graph shows a run could leave the job model — a callback released again before
+// its previous job started (the executor keeps one queued instance per callback and one
+// message per depth-1 queue; a timer taken after its next release skips it), or no such idle
+// instant — the analysis declines with that reason.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sag.hpp"
+
+namespace chainrt::detail::sag {
+
+// A chain instance: its release (the source timer's nominal release) and the jobs whose
+// completion ends it (the chain's leaf callbacks, reached along its hops).
+struct ChainInstance {
+  std::size_t chain = 0;
+  Duration release = 0;
+  std::vector<std::size_t> leaves;
+};
+
+struct ModelJobs {
+  std::vector<Job> jobs;
+  std::vector<std::size_t> callback;           // per job: model callback index
+  std::vector<Duration> root_release;          // per job: nominal release of its timer job
+  std::vector<ChainInstance> instances;
+  std::vector<std::vector<std::size_t>> of_callback;  // per model callback: its jobs, in release order
+  Duration hyperperiod = 0;
+  Duration horizon = 0;                        // hyperperiods · hyperperiod
+  Duration first_release = 0;                  // the smallest timer offset (the next window's first)
+};
+
+// The most jobs the analysis builds; beyond it declines (and the other analyses answer).
+inline constexpr std::size_t kMaxJobs = 20'000;
+
+// Whether the model is inside the analysis' model (above); `why` says what is not.
+bool sag_covers(const Model& m, std::string* why);
+// The jobs of the first `hyperperiods` hyperperiods; nullopt with `why` when the model is not
+// covered or the job count exceeds kMaxJobs.
+std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why);
+// After the exploration: an empty string when every run stays inside the job model (see above),
+// else the reason it may not.
+std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r);
+
+}  // namespace chainrt::detail::sag
+
+namespace chainrt {
+class ResponseTimeAnalysis;
+namespace detail {
+// The `sag` analysis (sag_analysis.cpp), for the registry (analyses.cpp).
+const ResponseTimeAnalysis& sag_analysis();
+}  // namespace detail
+}  // namespace chainrt

@@ -1,0 +1,143 @@
+// The schedule-abstraction graph exploration (analysis/src/sag.hpp) against an exhaustive brute
+// force: for small random job sets, every integer release in each job's window, every integer
+// execution time in [BCET, WCET], every integer delay on each precedence edge, and at every
+// instant the job the non-preemptive JLFP scheduler takes: the highest-priority job ready by
+// then (a job released at the very instant a completion frees the processor is seen). The analysis
+// must bound every job's finish (0 counterexamples) and, without precedence constraints, equal
+// the brute force's worst finish (exact, RTSS 2017) — the test fails when a rule is too
+// optimistic (e.g. a job counted as certainly ready before its predecessors finished) and when
+// it is pessimistic where the paper says it is exact.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "sag.hpp"
+#include "sag_brute_force.hpp"
+
+using namespace chainrt;
+using namespace chainrt::detail::sag;
+using chainrt::test::brute_force;
+using chainrt::test::Truth;
+
+namespace {
+
+struct Lcg {
+  std::uint64_t s;
+  Duration operator()(Duration lo, Duration hi) {  // inclusive
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<Duration>((s >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+};
+
+// A random job set: n jobs, releases in [0, 12] with a window of up to 2, costs 1..6 with a
+// spread of up to 2, distinct priorities; with `chains`, each job after the first gets an edge
+// from an earlier job with probability 1/2 (delay window 0..1).
+std::vector<Job> random_jobs(Lcg& rng, std::size_t n, bool chains) {
+  std::vector<Job> jobs(n);
+  std::vector<std::int64_t> prio(n);
+  for (std::size_t j = 0; j < n; ++j) prio[j] = static_cast<std::int64_t>(j);
+  for (std::size_t j = n; j > 1; --j) std::swap(prio[j - 1], prio[static_cast<std::size_t>(rng(0, static_cast<Duration>(j) - 1))]);
+  for (std::size_t j = 0; j < n; ++j) {
+    Job& job = jobs[j];
+    job.release.lo = rng(0, 12);
+    job.release.hi = job.release.lo + rng(0, 2);
+    job.cost.hi = rng(1, 6);
+    job.cost.lo = std::max<Duration>(1, job.cost.hi - rng(0, 2));
+    job.priority.value = prio[j];
+    if (chains && j > 0 && rng(0, 1) == 1) {
+      const std::size_t p = static_cast<std::size_t>(rng(0, static_cast<Duration>(j) - 1));
+      const Duration d = rng(0, 1);
+      job.preds.push_back(Pred{p, {0, d}});
+      if (rng(0, 3) == 0) job.release = {0, 0};  // released by its predecessor alone
+    }
+  }
+  return jobs;
+}
+
+// Runs `sets` random job sets; returns the counterexamples (analysis below the truth) and
+// counts the jobs whose worst finish the analysis matches exactly.
+struct Tally {
+  int counterexamples = 0, exact = 0, jobs = 0, best_counterexamples = 0;
+};
+Tally compare(std::uint64_t seed, int sets, std::size_t n, bool chains) {
+  Lcg rng{seed};
+  Tally t;
+  for (int s = 0; s < sets; ++s) {
+    const std::vector<Job> jobs = random_jobs(rng, n, chains);
+    const Truth truth = brute_force(jobs);
+    const Result r = explore(jobs);
+    EXPECT_TRUE(r.complete) << r.why;
+    for (std::size_t j = 0; j < n; ++j) {
+      ++t.jobs;
+      if (r.finish[j].hi < truth.worst[j]) {
+        ++t.counterexamples;
+        ADD_FAILURE() << "set " << s << " job " << j << ": analysis " << r.finish[j].hi << " < brute force "
+                      << truth.worst[j];
+      }
+      if (r.finish[j].lo > truth.best[j]) ++t.best_counterexamples;
+      if (r.finish[j].hi == truth.worst[j]) ++t.exact;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST(Sag, IndependentJobsExactAgainstBruteForce) {
+  const Tally t = compare(11, 400, 6, false);
+  EXPECT_EQ(t.counterexamples, 0);
+  EXPECT_EQ(t.best_counterexamples, 0);
+  EXPECT_EQ(t.exact, t.jobs) << "RTSS 2017: exact without precedence constraints";
+}
+
+TEST(Sag, PrecedenceSoundAgainstBruteForce) {
+  const Tally t = compare(23, 400, 6, true);
+  EXPECT_EQ(t.counterexamples, 0);
+  EXPECT_EQ(t.best_counterexamples, 0);
+  RecordProperty("exact_jobs", t.exact);
+  RecordProperty("jobs", t.jobs);
+  // Not asserted equal: merged finish intervals may pair predecessors' finishes that do not
+  // occur together (sag.hpp). Measured: see the report of the run.
+  std::printf("precedence: %d of %d job worst finishes exact\n", t.exact, t.jobs);
+}
+
+// The failing case shape: a low-priority job released first, a high-priority job whose
+// predecessor has not finished when its own release passes. Counting the successor as certainly
+// released at its release (without its predecessor) cuts the low-priority job's latest start
+// and gives a bound below the truth.
+TEST(Sag, SuccessorIsNotCertainlyReadyBeforeItsPredecessor) {
+  std::vector<Job> jobs(3);
+  jobs[0] = Job{{0, 0}, {5, 5}, {0, 0}, {}};          // predecessor, highest priority
+  jobs[1] = Job{{0, 0}, {3, 3}, {0, 1}, {{0, {0, 1}}}};  // released at 0 but needs job 0 (+0..1)
+  jobs[2] = Job{{1, 1}, {4, 4}, {0, 2}, {}};          // low priority, ready at 1
+  const Truth truth = brute_force(jobs);
+  const Result r = explore(jobs);
+  ASSERT_TRUE(r.complete);
+  for (std::size_t j = 0; j < jobs.size(); ++j) EXPECT_GE(r.finish[j].hi, truth.worst[j]) << j;
+  // Job 0 runs [0, 5); job 1 is ready at 5 or 6, job 2 since 1: when the delay is 1, job 2 goes
+  // first at 5 and job 1 finishes at 5 + 4 + 3 = 12. Counted as certainly released at 0, job 1 would
+  // forbid job 2 from starting before it and be bounded by 8.
+  EXPECT_EQ(truth.worst[1], 12);
+  EXPECT_EQ(r.finish[1].hi, 12);
+}
+
+TEST(Sag, CycleRefused) {
+  std::vector<Job> jobs(2);
+  jobs[0].preds.push_back({1, {0, 0}});
+  jobs[1].preds.push_back({0, {0, 0}});
+  EXPECT_THROW(explore(jobs), std::invalid_argument);
+}
+
+TEST(Sag, StateLimitReported) {
+  Lcg rng{5};
+  const std::vector<Job> jobs = random_jobs(rng, 8, false);
+  Limits lim;
+  lim.max_states = 3;
+  const Result r = explore(jobs, lim);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.why.find("limits"), std::string::npos);
+}

@@ -1,0 +1,163 @@
+// The sag analysis (analysis/src/sag_*.cpp) against the simulator on random small systems of
+// its model: one single-threaded executor (fp, picas, edf), timers with guaranteed phases and
+// release jitter, linear chains of subscriptions, BCET < WCET. Every run of the simulator —
+// WCET, BCET, uniform and BCET/WCET mixes under several seeds, releases at the end of their
+// jitter or drawn — must stay within the bound (0 counterexamples); where execution times are
+// fixed and there is no jitter, the bound equals the simulated worst case (the job set is then
+// one schedule). The examples' aligned robot is bounded at its simulated worst case.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "chainrt/analysis/analysis.hpp"
+#include "chainrt/model/yaml_io.hpp"
+#include "chainrt/sim/simulator.hpp"
+
+using namespace chainrt;
+
+namespace {
+
+struct Lcg {
+  std::uint64_t s;
+  int operator()(int lo, int hi) {  // inclusive
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<int>((s >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+};
+
+// A random system: 2-3 chains of 1-3 callbacks (a timer, then subscriptions), periods from
+// {10, 20, 40} ms, offsets and WCETs in 100 µs steps, BCET = WCET (`fixed`) or below it,
+// jitter (unless `fixed`) up to 1 ms, utilisation kept under about 0.7.
+std::string random_system(Lcg& rng, const std::string& policy, bool fixed) {
+  std::string cbs, chains, topics;
+  const int n = rng(2, 3);
+  const int periods[] = {10, 20, 40};
+  double util = 0;
+  for (int c = 0; c < n; ++c) {
+    const int T = periods[rng(0, 2)];
+    const int len = rng(1, 3);
+    const std::string cn = "c" + std::to_string(c);
+    std::string list;
+    for (int k = 0; k < len; ++k) {
+      const int w = rng(3, std::max(4, static_cast<int>(T * 10 * 0.7 / (n * len))));  // x100 µs
+      util += w / (T * 10.0);
+      const int b = fixed ? w : rng(1, w);
+      const std::string name = cn + "_" + std::to_string(k);
+      std::string cb = "  - {name: " + name + ", node: n, wcet: " + std::to_string(w * 100) + "us, bcet: " +
+                       std::to_string(b * 100) + "us, priority: " + std::to_string(rng(1, 50));
+      if (k == 0)
+        cb += ", kind: timer, period: " + std::to_string(T) + "ms, phase: guaranteed, offset: " +
+              std::to_string(rng(0, T - 1) * 1000) + "us, jitter: " + std::to_string(fixed ? 0 : rng(0, 10) * 100) + "us";
+      else
+        cb += ", kind: subscription, topic: " + cn + "_t" + std::to_string(k - 1);
+      if (k + 1 < len) {
+        cb += ", publishes: [" + cn + "_t" + std::to_string(k) + "]";
+        topics += "  - {name: " + cn + "_t" + std::to_string(k) + "}\n";
+      }
+      cbs += cb + "}\n";
+      list += (k ? ", " : "") + name;
+    }
+    chains += "  - {name: " + cn + ", callbacks: [" + list + "], deadline: " + std::to_string(T) + "ms}\n";
+  }
+  (void)util;
+  return "chainrt: 1\nname: r\nhosts: [{name: h, cores: 1}]\nexecutors:\n  - {name: e, host: h, policy: " + policy +
+         ", threads: [{name: t0, cores: [0]}]}\nnodes: [{name: n, executor: e}]\n" +
+         (topics.empty() ? "" : "topics:\n" + topics) + "callbacks:\n" + cbs + "chains:\n" + chains;
+}
+
+// The largest response time of each chain over the simulator's runs.
+std::vector<Duration> simulated_worst(const Model& m, bool fixed) {
+  std::vector<Duration> worst(m.chains.size(), 0);
+  auto run = [&](sim::ExecTime e, std::uint64_t seed, bool random_jitter) {
+    sim::SimOptions o;
+    o.exec = e;
+    o.seed = seed;
+    o.random_jitter = random_jitter;
+    o.duration = 400'000'000;  // ten hyperperiods of 40 ms
+    const sim::SimResult r = sim::simulate(m, o);
+    for (std::size_t i = 0; i < m.chains.size(); ++i) worst[i] = std::max(worst[i], r.chains[i].wcrt);
+  };
+  run(sim::ExecTime::Wcet, 1, false);
+  if (fixed) return worst;
+  run(sim::ExecTime::Bcet, 1, false);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    run(sim::ExecTime::Uniform, seed, true);
+    run(sim::ExecTime::Mix, seed, seed % 2 == 0);
+  }
+  return worst;
+}
+
+struct Tally {
+  int systems = 0, bounded = 0, counterexamples = 0, exact = 0, chains = 0;
+  double ratio_sum = 0, ratio_max = 0;
+};
+
+Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t seed) {
+  Lcg rng{seed};
+  Tally t;
+  const ResponseTimeAnalysis* sag = find_analysis("sag");
+  EXPECT_NE(sag, nullptr);
+  for (int s = 0; s < systems; ++s) {
+    const std::string yaml = random_system(rng, policy, fixed);
+    const Model m = load_model_from_string(yaml, "random.yaml");
+    ++t.systems;
+    const AnalysisResult r = sag->analyze(m);
+    if (r.chains.empty() || !r.chains[0].bounded) continue;
+    ++t.bounded;
+    const std::vector<Duration> worst = simulated_worst(m, fixed);
+    for (std::size_t i = 0; i < m.chains.size(); ++i) {
+      const ChainBound& b = r.chains[i];
+      ++t.chains;
+      if (!b.bounded || b.wcrt_bound < worst[i]) {
+        ++t.counterexamples;
+        ADD_FAILURE() << "chain " << b.chain << ": bound " << b.wcrt_bound << " < simulated " << worst[i] << "\n"
+                      << yaml;
+        continue;
+      }
+      if (b.wcrt_bound == worst[i]) ++t.exact;
+      const double ratio = worst[i] > 0 ? static_cast<double>(b.wcrt_bound) / static_cast<double>(worst[i]) : 1.0;
+      t.ratio_sum += ratio;
+      t.ratio_max = std::max(t.ratio_max, ratio);
+    }
+  }
+  std::printf("%s %s: %d systems, %d analysed, %d chains, %d exact, bound/simulated mean %.3f max %.3f\n",
+              policy.c_str(), fixed ? "fixed" : "varying", t.systems, t.bounded, t.chains, t.exact,
+              t.chains ? t.ratio_sum / t.chains : 0.0, t.ratio_max);
+  return t;
+}
+
+}  // namespace
+
+TEST(SagSoundness, NeverBelowTheSimulator) {
+  for (const char* policy : {"fp", "edf", "picas"}) {
+    const Tally t = check(policy, false, 300, 7);
+    EXPECT_EQ(t.counterexamples, 0) << policy;
+    EXPECT_GE(t.bounded, 150) << policy << ": too few systems inside the analysis' model to mean anything";
+  }
+}
+
+// Fixed execution times, no jitter: one schedule, the bound is it.
+TEST(SagSoundness, ExactWhenTheScheduleIsFixed) {
+  for (const char* policy : {"fp", "edf"}) {
+    const Tally t = check(policy, true, 200, 11);
+    EXPECT_EQ(t.counterexamples, 0) << policy;
+    EXPECT_GE(t.bounded, 100) << policy;
+    EXPECT_EQ(t.exact, t.chains) << policy;
+  }
+}
+
+TEST(SagSoundness, AlignedRobotAtItsWorstCase) {
+  const Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/robot_aligned.yaml");
+  const AnalysisResult r = find_analysis("sag")->analyze(m);
+  const ChainBound* b = r.find("perception");
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->bounded) << b->reason;
+  EXPECT_TRUE(b->schedulable);
+  const std::vector<Duration> worst = simulated_worst(m, false);
+  EXPECT_GE(b->wcrt_bound, worst[0]);
+  EXPECT_LE(static_cast<double>(b->wcrt_bound), 1.05 * 21'750'667.0);
+  EXPECT_EQ(worst[0], 21'750'667);  // the uploader holding the thread when the second frame arrives
+}
