@@ -360,7 +360,43 @@ void Executor::trace_registration() {
   }
 }
 
+// Deliveries inside a publish of this thread (begin_publish / end_publish, node.cpp). The
+// middleware calls the listener from inside rcl_publish with the subscription's reader lock held
+// (Fast DDS: intra-process delivery on the publishing thread), and that lock has no priority
+// inheritance. Waking the subscription's executor there lets its thread, when it outranks the
+// publisher on the same core, preempt the publisher and block in rcl_take on that lock; a
+// thread of middle priority (another executor's) then keeps the publisher, and with it the
+// woken thread, off the CPU for as long as it runs — a timer of the woken executor released
+// meanwhile starts only after it. So a delivery inside a publish is enlisted, and its executor
+// woken, only once rcl_publish has returned and the lock is free. No allocation: a fixed
+// array; a publish reaching more subscriptions than it holds enlists the rest at once.
+namespace {
+constexpr int kMaxDeferredDeliveries = 32;
+thread_local int t_publish_depth = 0;
+thread_local int t_deferred_count = 0;
+thread_local const void* t_deferred[kMaxDeferredDeliveries];
+}  // namespace
+
+void begin_publish() noexcept { ++t_publish_depth; }
+
+void end_publish() noexcept {
+  if (--t_publish_depth > 0) return;
+  // (enlist() never publishes, so the list does not grow while it is drained)
+  for (int i = 0; i < t_deferred_count; ++i) Executor::enlist(t_deferred[i]);
+  t_deferred_count = 0;
+}
+
 void Executor::on_new_message(const void* user, std::size_t) {
+  if (t_publish_depth > 0 && t_deferred_count < kMaxDeferredDeliveries) {
+    for (int i = 0; i < t_deferred_count; ++i)
+      if (t_deferred[i] == user) return;
+    t_deferred[t_deferred_count++] = user;
+    return;
+  }
+  enlist(user);
+}
+
+void Executor::enlist(const void* user) noexcept {
   Slot* s = const_cast<Slot*>(static_cast<const Slot*>(user));
   Executor* ex = s->exec;
   if (!s->enlisted.exchange(true, std::memory_order_acq_rel)) {

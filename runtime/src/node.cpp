@@ -146,8 +146,16 @@ std::size_t PublisherBase::subscription_count() const {
   return n;
 }
 
+// executor.cpp: the executor wake-ups that subscriptions' listeners ask for inside a publish
+// of this thread wait until it returns (see there why). Nestable, no allocation, noexcept.
+void begin_publish() noexcept;
+void end_publish() noexcept;
+
 bool PublisherBase::publish_raw(const void* msg) noexcept {
-  if (rcl_publish(&pub_, msg, nullptr) == RCL_RET_OK) return true;
+  begin_publish();
+  const rcl_ret_t rc = rcl_publish(&pub_, msg, nullptr);
+  end_publish();
+  if (rc == RCL_RET_OK) return true;
   rcl_reset_error();
   errors_.fetch_add(1, std::memory_order_relaxed);
   return false;

@@ -212,6 +212,8 @@ class Executor : public ControlledExecutor {
   void stats_main();
   void trace_registration();  // standard tracing (tracing.hpp), at prepare()
   static void on_new_message(const void* user, std::size_t n);
+  static void enlist(const void* user) noexcept;  // the listener's work: dirty list, wake a thread
+  friend void end_publish() noexcept;
 
   Context* context_;
   ExecutorOptions options_;
