@@ -102,7 +102,9 @@ def test_rclcpp_robot_from_discover_to_a_counted_chain_aware_run(tmp_path):
     result = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
     report = result["report"]
     assert report["policy"] == "edf", report.get("policy")
-    assert not report.get("unmatched"), report.get("unmatched")
+    # the real entities without a model callback: only the logger's timer, which publishes nothing
+    # and so cannot be discovered; every entity of the chain is bound
+    assert set(report.get("unmatched", [])) <= {"logger/timer@15ms"}, report.get("unmatched")
     counted = report["chains"][control["name"]]["instances"]
     expected = seconds * 30
     assert counted >= 0.8 * expected, (counted, expected, report["chains"])
