@@ -433,6 +433,9 @@ def test_record_rclpy_program_under_chain_executor_agrees_with_its_monitoring(tm
         t = rep.chains[name]
         assert t["instances"] == m["instances"] > 0, (name, t, m)
         assert t["mean_ns"] == pytest.approx(m["mean_ns"], rel=0.02), (name, t, m)
-        assert t["deadline_misses"] == m["deadline_misses"]
+        # The trace ends an instance at its callback_end tracepoint, the monitor at its own clock
+        # reading a few microseconds apart: an instance that ends within that gap of its deadline
+        # is a miss to one and not to the other (seen once under load: 19 against 18).
+        assert abs(t["deadline_misses"] - m["deadline_misses"]) <= 1, (name, t, m)
     # its callbacks are named and timed by callback_start/callback_end
     assert {"hi_pub", "hi_sub", "lo_pub", "lo_sub"} <= set(rep.callbacks), rep.callbacks
