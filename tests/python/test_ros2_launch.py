@@ -126,7 +126,8 @@ def _interrupt_and_check_nothing_left(launch):
 
 
 def _echo_stats(env):
-    return _ros2(["topic", "echo", "--once", "--full-length", "/chainrt/chain_stats"], env, timeout=30).stdout
+    return _ros2(["topic", "echo", "--once", "--no-daemon", "--full-length", "/chainrt/chain_stats"], env,
+                 timeout=30).stdout
 
 
 def test_ros2_run_finds_chainrt_programs():
