@@ -32,7 +32,7 @@ ROOT = HERE.parents[1]
 CHAINRT = [sys.executable, "-m", "chainrt.cli"]
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT / "python"),
                                                    os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-# A soundness campaign of 5 analyses x 6 systems in batches of 2 (15 batches).
+# A soundness campaign of every analysis (6) x 6 systems in batches of 2 (18 batches).
 SOUND = ["experiment", "soundness", "--sets", "6", "--seed", "4", "--batch", "2", "--variants", "2", "--json",
          "--quiet"]
 
@@ -119,7 +119,7 @@ def test_in_process_local_cluster_and_interrupted_resume_agree(tmp_path):
     assert a.returncode == 0, a.stderr
     b = cli(*SOUND, "--workers", "2", "--out", str(tmp_path / "b"))
     assert b.returncode == 0, b.stderr
-    assert reports(a.stdout) == reports(b.stdout) and len(reports(a.stdout)) == 5
+    assert reports(a.stdout) == reports(b.stdout) and len(reports(a.stdout)) == 6
     assert result(tmp_path / "a") == result(tmp_path / "b")
     pids = {f["pid"] for f in batch_files(tmp_path / "b")}
     assert len(pids) == 2 and os.getpid() not in pids  # two worker processes did the work
@@ -141,12 +141,12 @@ def test_in_process_local_cluster_and_interrupted_resume_agree(tmp_path):
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "chainrt: interrupted", err
     assert "the same command resumes the campaign" in err
     kept = len(batch_files(c_out))
-    assert 3 <= kept < 15
+    assert 3 <= kept < 18
     c = cli(*SOUND, "--workers", "2", "--out", str(c_out))
     assert c.returncode == 0, c.stderr
     assert reports(c.stdout) == reports(a.stdout)
     assert result(c_out) == result(tmp_path / "a")
-    assert len(batch_files(c_out)) == 15
+    assert len(batch_files(c_out)) == 18
 
 
 def test_in_process_ctrl_c_mid_batch_and_resume(tmp_path):

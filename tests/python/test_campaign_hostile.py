@@ -173,7 +173,9 @@ def test_campaigns_leave_no_semaphore_file_process_or_credentials_whatever_ends_
     pythonpath = ENV["PYTHONPATH"].split(os.pathsep)
     keep = tmp_folders_needed([ROOT, sys.executable, sys.prefix, *pythonpath,
                                *(os.environ[v] for v in ("CHAINRT_BUILD_DIR", "VIRTUAL_ENV") if os.environ.get(v))])
-    argv = [*LONG[:4], "--sets", "40", "--batch", "2", "--harsh", "--quiet"]
+    # long enough that every case is caught mid-run on a quiet machine too (in the command's own
+    # process 40 systems could end before the first batch was seen)
+    argv = [*LONG[:4], "--sets", "400", "--batch", "2", "--harsh", "--quiet"]
     r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "--net", "--mount", "--propagation", "private",
                         "bash", "-c", NAMESPACE_SETUP, "scenario", sys.executable,
                         str(HERE / "campaign_leftovers_scenario.py"), *argv],
