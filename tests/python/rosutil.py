@@ -82,3 +82,23 @@ def rclpy_context(domain_id: int):
         rclpy.shutdown(context=context)
     except Exception:
         pass
+
+
+def robot_env(domain: int) -> dict:
+    """The environment of a user's robot and of the chainrt commands pointed at it: its own
+    ROS_DOMAIN_ID, localhost discovery, this checkout's chainrt first on PYTHONPATH."""
+    import os
+    from pathlib import Path
+
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def chainrt_cli(args: list[str], env: dict, timeout: float = 240):
+    """`python -m chainrt.cli ARGS` in `env`, its output captured."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)

@@ -16,31 +16,19 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
+from rosutil import chainrt_cli, robot_env
+
 from chainrt import _build
 
-REPO = Path(__file__).resolve().parents[2]
 BUILD = _build.build_dir()
 ROBOT = None if BUILD is None else BUILD / "bench" / "rclcpp" / "bench_rclcpp_chain_latency"
 
 pytestmark = pytest.mark.skipif(ROBOT is None or not ROBOT.exists(),
                                 reason="chainrt was built without rclcpp (no bench_rclcpp_chain_latency)")
-
-
-def _env(domain: int) -> dict:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    env["PYTHONPATH"] = str(REPO / "python") + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def _chainrt(args, env, timeout=240):
-    return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
 
 
 def _start(env, seconds, *args):
@@ -65,12 +53,12 @@ def _stop(p) -> tuple[str, str]:
 
 
 def test_rclcpp_robot_from_discover_to_a_counted_chain_aware_run(tmp_path):
-    env = _env(30 + os.getpid() % 25)
+    env = robot_env(30 + os.getpid() % 25)
     model = tmp_path / "robot.yaml"
     # 1. the robot as a user first runs it: the ChainExecutor, no model, monitoring on
     robot = _start(env, 600, "--stats-period", "200")
     try:
-        r = _chainrt(["discover", "--duration", "6s", "--settle", "10s", "--expect-nodes", "6", "-o", str(model)], env)
+        r = chainrt_cli(["discover", "--duration", "6s", "--settle", "10s", "--expect-nodes", "6", "-o", str(model)], env)
         assert r.returncode == 0, r.stderr
         data = yaml.safe_load(model.read_text())
         cbs = {c["name"]: c for c in data["callbacks"]}
@@ -82,13 +70,13 @@ def test_rclcpp_robot_from_discover_to_a_counted_chain_aware_run(tmp_path):
         assert control["callbacks"][-4:-1] == [next(c["name"] for c in cbs.values() if c.get("calls")),
                                                server["name"], client["name"]], data["chains"]
         # 2. execution times from the same running system's monitoring
-        r = _chainrt(["profile", str(model), "--duration", "6s", "--write"], env)
+        r = chainrt_cli(["profile", str(model), "--duration", "6s", "--write"], env)
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         _stop(robot)
-    r = _chainrt(["check", str(model)], env)
+    r = chainrt_cli(["check", str(model)], env)
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _chainrt(["analyze", str(model), "--policy", "edf", "--json"], env)
+    r = chainrt_cli(["analyze", str(model), "--policy", "edf", "--json"], env)
     assert r.returncode in (0, 2), r.stderr
     # 3. the robot under its discovered model, unedited, EDF: every model callback binds (the
     #    service and the client too), and the camera's chain is counted

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from rosutil import have_rclpy
+from rosutil import chainrt_cli, have_rclpy, robot_env
 
 from chainrt import _core
 from chainrt.model import load_model
@@ -45,17 +45,6 @@ def _have_chainrt_rclpy() -> bool:
 
 pytestmark = pytest.mark.skipif(not (have_rclpy() and _have_chainrt_rclpy()),
                                 reason="needs rclpy and chainrt.rclpy (scripts/setup)")
-
-
-def _env(domain: int) -> dict:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    env["PYTHONPATH"] = str(REPO / "python") + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def _chainrt(args, env, timeout=240):
-    return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
 
 
 def _start(env, *args):
@@ -86,12 +75,12 @@ def quantile(v, q):
 
 
 def test_user_robot_from_discover_to_a_monitored_run(tmp_path):
-    env = _env(60 + os.getpid() % 30)
+    env = robot_env(60 + os.getpid() % 30)
     model = tmp_path / "robot.yaml"
     # 1. the robot as a user first runs it: chainrt's executor, no model, monitoring on
     robot = _start(env, "--executor", "chain", "--stats-period", "0.2")
     try:
-        r = _chainrt(["discover", "--duration", "6s", "--settle", "10s", "--expect-nodes", "6", "-o", str(model)], env)
+        r = chainrt_cli(["discover", "--duration", "6s", "--settle", "10s", "--expect-nodes", "6", "-o", str(model)], env)
         assert r.returncode == 0, r.stderr
         assert "warning" not in r.stderr, r.stderr
         data = yaml.safe_load(model.read_text())
@@ -112,16 +101,16 @@ def test_user_robot_from_discover_to_a_monitored_run(tmp_path):
         assert control[-3:] == (caller["name"], server["name"], client["name"]), chains
         assert len(chains) == 2
         # 2. execution times from the same running system's monitoring
-        r = _chainrt(["profile", str(model), "--duration", "6s", "--write"], env)
+        r = chainrt_cli(["profile", str(model), "--duration", "6s", "--write"], env)
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         _stop(robot)
     # 3. the model is complete and every analysis that applies bounds it
-    r = _chainrt(["check", str(model)], env)
+    r = chainrt_cli(["check", str(model)], env)
     assert r.returncode == 0, r.stdout + r.stderr
     m = load_model(str(model))
     assert {cb.name for cb in m.callbacks if cb.wcet > 0} == set(cbs)
-    r = _chainrt(["analyze", str(model), "--json"], env)
+    r = chainrt_cli(["analyze", str(model), "--json"], env)
     assert r.returncode in (0, 2), r.stderr
     # 4. the robot under its discovered model, unedited: every model callback binds (else the
     #    executor refuses to start), EDF, monitoring on
@@ -129,7 +118,7 @@ def test_user_robot_from_discover_to_a_monitored_run(tmp_path):
     robot = _start(env, "--executor", "chain", "--model", str(model), "--policy", "edf", "--stats-period", "0.2",
                    "--duration", "20", "--warmup", "2", "--out", str(out))
     try:
-        rep = _chainrt(["report", str(model), "--duration", "5s", "-o", str(tmp_path / "report")], env)
+        rep = chainrt_cli(["report", str(model), "--duration", "5s", "-o", str(tmp_path / "report")], env)
         robot.wait(timeout=120)
     finally:
         _stop(robot)
