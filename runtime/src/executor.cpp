@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 #include <rcl/error_handling.h>
 #include <std_msgs/msg/string.hpp>
 
@@ -132,6 +133,10 @@ Executor::~Executor() {
       } catch (...) {
       }
     }
+  // No listener runs any more (the middleware's detach waits for a running one), but a
+  // publishing thread may still hold a delivery it deferred; it enlists it as its publish
+  // returns, which is a bounded wait.
+  while (deferred_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   unregister_executor(this);
 }
 
@@ -382,7 +387,11 @@ void begin_publish() noexcept { ++t_publish_depth; }
 void end_publish() noexcept {
   if (--t_publish_depth > 0) return;
   // (enlist() never publishes, so the list does not grow while it is drained)
-  for (int i = 0; i < t_deferred_count; ++i) Executor::enlist(t_deferred[i]);
+  for (int i = 0; i < t_deferred_count; ++i) {
+    Executor* ex = static_cast<const Executor::Slot*>(t_deferred[i])->exec;
+    Executor::enlist(t_deferred[i]);
+    ex->deferred_.fetch_sub(1, std::memory_order_release);  // last touch of ex
+  }
   t_deferred_count = 0;
 }
 
@@ -390,6 +399,7 @@ void Executor::on_new_message(const void* user, std::size_t) {
   if (t_publish_depth > 0 && t_deferred_count < kMaxDeferredDeliveries) {
     for (int i = 0; i < t_deferred_count; ++i)
       if (t_deferred[i] == user) return;
+    static_cast<const Slot*>(user)->exec->deferred_.fetch_add(1, std::memory_order_relaxed);
     t_deferred[t_deferred_count++] = user;
     return;
   }

@@ -234,6 +234,9 @@ class Executor : public ControlledExecutor {
   TraceRing trace_;  // the dispatch trace (dispatch count: trace_.count())
   std::vector<std::string> warnings_;
   std::atomic<Slot*> dirty_{nullptr};
+  // Deliveries held back by a publishing thread (end_publish) and not yet enlisted: the
+  // destructor waits for none, since each names a Slot of this executor.
+  std::atomic<std::uint32_t> deferred_{0};
   std::atomic<std::uint32_t> wake_{0};
   std::atomic<std::uint32_t> sleepers_{0};
   std::atomic<bool> wake_pending_{false};  // a wake-up is on its way to the sleepers
