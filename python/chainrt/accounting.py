@@ -305,7 +305,11 @@ def to_json(acc: dict) -> dict:
 
 RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
 RT_PERIOD = Path("/proc/sys/kernel/sched_rt_period_us")
-RT_THROTTLE_MATCH = 0.8  # a platform blackout this share of the throttled part of a period or longer
+# a blackout matches the throttling when it lasts this share of the throttled part of a period
+# or more, and no more than the upper share: the throttled class waits at most that part (to the
+# period's end), plus the probe's own period and wake-up (a longer stall is something else)
+RT_THROTTLE_MATCH = 0.8
+RT_THROTTLE_UPPER = 1.1
 
 
 def model_inputs(model, thread_params: bool = True) -> dict:
@@ -344,16 +348,19 @@ def rt_throttling() -> tuple[int, int] | None:
 
 
 def throttling_note(blackouts: dict[int, list[tuple[int, int]]], throttle: tuple[int, int] | None) -> str | None:
-    """A line naming the kernel's real-time throttling when a platform blackout matches it (as
-    long as the part of a period it withholds from real-time threads), with the remedy."""
+    """A line naming the kernel's real-time throttling when a blackout the probe saw matches it
+    (about as long as the part of a period it withholds from real-time threads, the probe's
+    SCHED_FIFO 99 thread among them), with the remedy."""
     if throttle is None:
         return None
     runtime, period = throttle
     cut_ns = (period - runtime) * 1000
-    hits = [(c, e - b) for c, iv in blackouts.items() for b, e in iv if e - b >= RT_THROTTLE_MATCH * cut_ns]
+    hits = [(c, e - b) for c, iv in blackouts.items() for b, e in iv
+            if RT_THROTTLE_MATCH * cut_ns <= e - b <= RT_THROTTLE_UPPER * cut_ns]
     if not hits:
         return None
-    return (f"{len(hits)} platform blackout(s) of {cut_ns / 1e6 * RT_THROTTLE_MATCH:.0f} ms or more (longest "
+    return (f"real-time throttling cut the run: {len(hits)} blackout(s) of {cut_ns / 1e6 * RT_THROTTLE_MATCH:.0f}–"
+            f"{cut_ns / 1e6 * RT_THROTTLE_UPPER:.0f} ms (longest "
             f"{max(x for _, x in hits) / 1e6:.1f} ms) match the kernel's real-time throttling "
             f"(kernel.sched_rt_runtime_us = {runtime} of {period}: real-time threads that run that long in a period "
             f"lose the CPU for the rest of it); remedy: give executors that need no deadline normal priority, or "
@@ -397,7 +404,7 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                          "probe saw counts as the platform's")
         if probe.dropped:
             notes.append(f"the platform probe dropped {probe.dropped} blackout record(s)")
-        note = throttling_note(blackouts, rt_throttling())
+        note = throttling_note(probe.blackouts, rt_throttling())
         if note:
             notes.append(note)
     mi = model_inputs(model, thread_params)

@@ -170,6 +170,34 @@ def test_real_time_throttling_is_named_when_a_blackout_matches_it():
     assert "sched_rt_runtime_us = 950000" in note and "sched_rt_runtime_us=-1" in note
     assert acc.throttling_note({0: [(0, 30 * MS)]}, (950_000, 1_000_000)) is None  # shorter than the cut
     assert acc.throttling_note(long, None) is None  # throttling off
+    assert acc.throttling_note({0: [(0, 2000 * MS)]}, (950_000, 1_000_000)) is None  # a stall longer than it can cut
+
+
+def test_a_stock_executors_accounting_is_its_platform_free_split_and_the_bench_names_throttling():
+    from chainrt.reference_system import accounting as bench
+    from chainrt.reference_system import kpi, report
+    free = kpi.RunKpis(hot_path_latencies=[10 * MS, 12 * MS], behavior_planner_periods=[100 * MS, 100 * MS])
+    raw = kpi.RunKpis(hot_path_latencies=[10 * MS, 12 * MS, 60 * MS], behavior_planner_periods=[100 * MS, 150 * MS])
+    # the stock executor ran real-time as a whole: the kernel throttled it (and the probe) for 48 ms
+    inp = {"executions": [], "blackouts": {1: [(500 * MS, 548 * MS)]}, "since_ns": 0, "sinks": {}, "attribution": "",
+           "probe_blackouts": {1: [(500 * MS, 548 * MS)]}, "rt_throttling": (950_000, 1_000_000), "free_kpis": free}
+    analysis = {"chains": {"hot_path_front": {"wcrt_bound_ns": 20 * MS}}}
+    a = bench.config_accounting(None, [{"accounting": inp}], analysis)
+    assert a["chains"] == {} and not a["bounded"] and a["runs"] == 1
+    assert a["hot_path_latency"]["count"] == 2 and a["hot_path_latency"]["max_ns"] == 12 * MS
+    assert len(a["notes"]) == 1 and a["notes"][0].startswith("real-time throttling cut the run: 1 blackout(s)")
+    assert "sysctl -w kernel.sched_rt_runtime_us=-1" in a["notes"][0]
+    # without throttling set, or without a blackout that matches it, nothing is said
+    assert bench.config_accounting(None, [{"accounting": dict(inp, rt_throttling=None)}], analysis)["notes"] == []
+    assert bench.config_accounting(None, [{"accounting": dict(inp, probe_blackouts={1: [(0, MS)]})}],
+                                   analysis)["notes"] == []
+    result = {"configs": {"rclcpp-single-threaded": dict(raw.to_dict(), accounting=a)}, "system": "upstream"}
+    lines = report.accounting_lines(result, color=False)
+    row = next(ln for ln in lines if ln.startswith("rclcpp-single-threaded"))
+    assert row.split()[1:4] == ["27.33", "60.00", "60.00"] and "no bound" in row
+    assert row.split("|")[1].split() == ["2", "11.00", "12.00", "12.00", "1.09", "1.09"]
+    assert any("rclcpp-single-threaded: real-time throttling cut the run" in ln for ln in lines)
+    assert any("'no bound'" in ln for ln in lines)
 
 
 def test_the_report_prints_the_counts_and_unexplained_in_red():

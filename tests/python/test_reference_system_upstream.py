@@ -175,6 +175,71 @@ def test_targets_against_the_best_stock_executor():
     assert upstream.checks(r)["configs"]["picas-multi"]["met"]["mean"]
 
 
+def _stamped(samples: list[dict], every_ms: int = 100) -> tuple[str, list]:
+    """upstream_lines and the stamps the bench's log reader would note: block i read at
+    (i + 1) x `every_ms` ms."""
+    text = upstream_lines(samples)
+    stamps, pos = [], 0
+    for i, line in enumerate(ln for ln in text.splitlines(keepends=True)):
+        if line.startswith("sample path: "):
+            stamps.append((pos, (len(stamps) + 1) * every_ms * 1_000_000, line[len("sample path: ("):].split(")")[0]))
+        pos += len(line)
+    return text, stamps
+
+
+def test_platform_free_samples_of_upstreams_log_leave_out_those_a_blackout_touched_by_their_stamped_window():
+    from chainrt.reference_system import accounting as bench
+    ms = 1_000_000
+    samples = [{"sink": "VehicleDBWSystem", "hot": 10.0, "bp": True, "period": 100.0} for _ in range(12)]
+    text, stamps = _stamped(samples)
+    assert [s[1] for s in stamps[:2]] == [100 * ms, 200 * ms]
+    # the block read at 700 ms covers [600 - 10 - 50, 700] ms for its hot-path sample, [550, 700] ms
+    # for its period: a blackout at 545 ms touches its sample and the one read at 600 ms, but only
+    # the latter's period
+    keep = bench.stamped_keep(stamps, [(545 * ms, 546 * ms)])
+    k, _, every = upstream.parse_log(text, keep=keep)
+    assert len(every.hot_path_latencies) == 12 and len(k.hot_path_latencies) == 10
+    assert len(every.behavior_planner_periods) == 12 and len(k.behavior_planner_periods) == 11
+    assert len(k.hot_path_drops_per_sample) == 10  # the drops go with their sample
+    # without a blackout everything is kept; a block the reader did not stamp is not
+    assert len(upstream.parse_log(text, keep=bench.stamped_keep(stamps, []))[0].hot_path_latencies) == 12
+    assert len(upstream.parse_log(text, keep=bench.stamped_keep(stamps[1:], []))[0].hot_path_latencies) == 11
+
+
+def test_the_log_reader_stamps_every_sink_block_as_it_arrives(tmp_path):
+    script = ("import time\nfor i in range(3):\n    print('sample path: (VehicleDBWSystem) ', flush=True)\n"
+              "    print('  hot path latency:         1ms [min=1ms, max=1ms, average=1ms, deviation=0ms]', flush=True)\n"
+              "    time.sleep(0.2)\n")
+    tids: set[int] = set()
+    p = upstream.run_process([sys.executable, "-c", script], dict(os.environ), tmp_path / "x.log", 5.0, None,
+                             tids=tids)
+    text = (tmp_path / "x.log").read_text()
+    assert [text[o:].startswith("sample path: (VehicleDBWSystem)") for o, _, _ in p["stamps"]] == [True] * 3
+    gaps = [b[1] - a[1] for a, b in zip(p["stamps"], p["stamps"][1:])]
+    assert all(g > 100_000_000 for g in gaps) and {s[2] for s in p["stamps"]} == {"VehicleDBWSystem"}
+    assert p["started_ns"] < p["stamps"][0][1] and tids
+
+
+def test_platform_free_targets_against_every_stock_executors_platform_free_max():
+    def acc(mean, p99, mx, bp_std):
+        return {"hot_path_latency": {"count": 50, "mean_ns": mean, "p99_ns": p99, "max_ns": mx},
+                "behavior_planner_period": {"count": 50, "std_ns": bp_std}}
+    r = _result("stressed", {"rclcpp-single-threaded": (40e6, 60e6, 70e6), "rclcpp-prioritized": (19e6, 29e6, 44e6)},
+                {"picas-multi": (17e6, 19e6, 30e6), "edf-multi": (17e6, 25e6, 30e6)})
+    free = {"rclcpp-single-threaded": acc(39e6, 50e6, 60e6, 1e6), "rclcpp-prioritized": acc(18e6, 25e6, 24e6, 1e6),
+            "picas-multi": acc(17e6, 18e6, 20e6, 50_000), "edf-multi": acc(17e6, 20e6, 23e6, 150_000)}
+    for n, a in free.items():
+        r["configs"][n]["accounting"] = a
+    ch = upstream.checks(r)["platform_free"]
+    assert ch["least_stock"] == "rclcpp-prioritized" and ch["least_stock_max_ns"] == 24e6
+    assert all(ch["configs"]["picas-multi"]["met"].values())
+    assert ch["configs"]["edf-multi"]["met"] == {"p99": False, "max": False, "below_every_stock_max": True,
+                                                 "planner_std": False}
+    assert "rclcpp-prioritized" not in ch["configs"]
+    # without the platform measured there is nothing platform-free to check
+    assert upstream.free_checks(_result("default", {"rclcpp-prioritized": (8e6, 9e6, 10e6)}, {})) == {}
+
+
 def test_work_per_callback_is_the_one_limit_of_the_model():
     from chainrt.reference_system import configs, topology
     path = str(REPO / "examples" / "autoware_reference.yaml")

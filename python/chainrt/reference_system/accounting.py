@@ -11,6 +11,21 @@ dispatch trace gives every callback execution; from it:
   period, on the executor of each node of the sample, that contains the node's callback start,
   to the sample's end; a behaviour-planner period when none touched the window from the busy
   period containing the previous planner start to this one.
+
+On upstream's nodes (``--system upstream``) the KPIs are the lines upstream's sinks print, which
+carry no time; every sink block is stamped when the bench reads it (upstream._StampedLog), and
+a sample counts as platform-free when no platform blackout touched the **stamped window** of
+its block k at the hot-path sink, [min(s(k-1), s(k) - P) - L - M, s(k)]: s the stamps, P the
+planner's period, L the sample's hot-path latency, M = ``STAMP_MARGIN_NS``. The hot-path sample
+a block prints is the one BehaviorPlanner cached when it started block k's chain; a newer one
+than block k-1's (else it is the same sample, older than s(k) - P) arrived after block k-1's
+planner start, which lies at most M before s(k-1) (the planner chain's response to the sink and
+the reader's delay); its LiDAR release lies L before its end. A planner period's window is the
+same without L. Without the executor's dispatch trace the busy period before the release is not
+known: M also stands for the backlog a blackout just before it can leave, which the
+trace-based window of chainrt's own runs measures instead. The rule is applied to every
+configuration of the upstream system — stock executors and chainrt's alike — so that their
+platform-free figures compare; it keeps fewer samples than the trace-based one.
 """
 
 from __future__ import annotations
@@ -19,6 +34,27 @@ from .. import accounting as acc
 from . import kpi
 
 CAUSES = acc.CAUSES
+STAMP_MARGIN_NS = 50_000_000
+
+
+def stamped_keep(stamps: list[tuple[int, int, str]], blackouts: list[tuple[int, int]], sink: str = kpi.HOT_PATH_SINK,
+                 period_ns: int = kpi.BEHAVIOR_PLANNER_PERIOD_NS, margin_ns: int = STAMP_MARGIN_NS):
+    """upstream.parse_log's ``keep`` for the platform-free samples of a stamped log (the module's
+    stamped window); ``blackouts`` sorted and disjoint. A block without a stamp is not kept."""
+    from ..crosslayer.platform import overlap
+    mine = sorted((off, ns) for off, ns, s in stamps if s == sink)
+    offsets = [o for o, _ in mine]
+    index = {o: i for i, o in enumerate(offsets)}
+
+    def keep(key: str, block: int, value) -> bool:
+        i = index.get(block)
+        if i is None:
+            return False
+        end = mine[i][1]
+        begin = min(mine[i - 1][1], end - period_ns) if i > 0 else end - period_ns
+        begin -= margin_ns + (int(value) if key == "hot_path_latency" else 0)
+        return overlap(blackouts, begin, end) == 0
+    return keep
 
 
 def executions(trace: list) -> list[acc.Execution]:
@@ -30,13 +66,28 @@ def executions(trace: list) -> list[acc.Execution]:
 
 def run_input(trace: list, probe, tids: set[int], since_ns: int, sinks: dict) -> dict:
     """What one run keeps for its accounting: executions, the platform's blackouts (None when
-    the probe did not run), the end of the warm-up and the samples the sinks received."""
+    the probe did not run), the end of the warm-up, the samples the sinks received, and for the
+    kernel's real-time throttling every blackout the probe saw with the throttling then set."""
     blackouts = None
     if probe is not None:
         blackouts = acc.platform_blackouts(probe.blackouts, probe.holds, set(tids) | probe.pids) \
             if not probe.attribution_error else {c: list(iv) for c, iv in probe.blackouts.items()}
     return {"executions": executions(trace), "blackouts": blackouts, "since_ns": since_ns, "sinks": sinks,
-            "attribution": probe.attribution_error if probe is not None else "no probe"}
+            "attribution": probe.attribution_error if probe is not None else "no probe",
+            "probe_blackouts": {c: list(iv) for c, iv in probe.blackouts.items()} if probe is not None else {},
+            "rt_throttling": acc.rt_throttling()}
+
+
+def upstream_input(trace: list, probe, tids: set[int], log: dict, warmup_ns: int) -> dict:
+    """run_input for a run of upstream's nodes (upstream.run_config): the executions of its
+    dispatch trace (none for a stock executor) and its platform-free KPIs by the stamped window
+    (``free_kpis``)."""
+    from . import upstream
+    inp = run_input(trace, probe, tids, log["started_ns"] + warmup_ns, {})
+    every = acc.plat.merge([x for iv in (inp["blackouts"] or {}).values() for x in iv])
+    keep = stamped_keep(log["stamps"], every)
+    inp["free_kpis"] = upstream.parse_log(log["text"], log["warmup_chars"], log["stop_chars"], keep=keep)[0]
+    return inp
 
 
 def _window(busy: dict, node_exec: dict, entries, end: int) -> tuple[int, int]:
@@ -67,29 +118,49 @@ def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int,
 def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None) -> dict | None:
     """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "unexplained"}}
     summed over its runs against the analysis bounds, "simulated" the same against the simulated
-    worst cases, "hot_path_latency" and "behavior_planner_period" (kpi statistics over the
-    platform-free samples, pooled), "runs" (how many were accounted), "notes"}; None when no run
-    has its input (no probe)."""
+    worst cases (both empty without a model: a stock executor has no bound, only its
+    platform-free split), "hot_path_latency" and "behavior_planner_period" (kpi statistics over
+    the platform-free samples, pooled), "runs" (how many were accounted), "notes" (the
+    attribution's failures, the kernel's real-time throttling); None when no run has its input
+    (no probe)."""
     inputs = [r["accounting"] for r in runs if r.get("accounting") and r["accounting"]["blackouts"] is not None]
     if not inputs:
         return None
-    mi = acc.model_inputs(model)
+    mi = acc.model_inputs(model) if model is not None else {"chains": {}}
     against = {"chains": {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis or {}).get("chains") or {}).items()},
                "simulated": {n: (c or {}).get("wcrt_ns") for n, c in ((simulated or {}).get("chains") or {}).items()}}
-    node_exec = {n.name: n.executor for n in model.nodes}
+    node_exec = {n.name: n.executor for n in model.nodes} if model is not None else {}
     counts = {key: {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]} for key in against}
     free, notes = [], sorted({f"attribution: {i['attribution']}" for i in inputs if i["attribution"]})
     for inp in inputs:
         ex = inp["executions"]
-        for key, bounds in against.items():
-            got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
-                              mi["chain_executors"], inp["since_ns"])
-            for n, row in got["chains"].items():
-                for k in ("above", *CAUSES):
-                    counts[key][n][k] += row[k]
+        if model is not None and ex:
+            for key, bounds in against.items():
+                got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
+                                  mi["chain_executors"], inp["since_ns"])
+                for n, row in got["chains"].items():
+                    for k in ("above", *CAUSES):
+                        counts[key][n][k] += row[k]
+        if "free_kpis" in inp:
+            free.append(inp["free_kpis"])
+            continue
         busy = acc.busy_periods(ex, acc.ready_times(ex, mi["chains"]))
         every = acc.plat.merge([x for iv in inp["blackouts"].values() for x in iv])
         free.append(free_kpis(inp, node_exec, busy, every))
+    notes += throttling_notes(inputs)
     pooled = kpi.pooled(free).to_dict()
     return {**counts, "runs": len(inputs), "hot_path_latency": pooled["hot_path_latency"],
-            "behavior_planner_period": pooled["behavior_planner_period"], "notes": notes}
+            "behavior_planner_period": pooled["behavior_planner_period"], "notes": notes,
+            "bounded": model is not None and any(b is not None for b in against["chains"].values())}
+
+
+def throttling_notes(inputs: list[dict]) -> list[str]:
+    """The line naming the kernel's real-time throttling where the probe's blackouts of the
+    runs match it (accounting.throttling_note), with the remedy."""
+    by_setting: dict = {}
+    for inp in inputs:
+        if inp.get("rt_throttling"):
+            got = by_setting.setdefault(tuple(inp["rt_throttling"]), {})
+            for iv in (inp.get("probe_blackouts") or {}).values():
+                got[len(got)] = list(iv)  # (one entry per run and CPU)
+    return [n for setting, bl in by_setting.items() if (n := acc.throttling_note(bl, setting))]

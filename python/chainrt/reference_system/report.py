@@ -22,25 +22,40 @@ def has_measurements(result: dict) -> bool:
 
 
 def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
-    """The platform-free KPIs beside the raw ones above, and the instances of the model's chains
-    above their analysis bound by cause (a configuration with unexplained ones in red)."""
+    """The hot-path KPI and the planner period's std raw beside the same over the platform-free
+    samples, and the instances of the model's chains above their analysis bound by cause (a
+    configuration with unexplained ones in red; a stock executor has no model bound: its
+    platform-free split alone)."""
     acc = {n: c["accounting"] for n, c in result["configs"].items() if c.get("accounting")}
     if not acc:
         return []
     color = output.color_wanted() if color is None else color
-    rows = [("config", "free samples", "mean", "p99", "max", "BP std", "|", "above bound", "platform", "overrun",
-             "unexplained")]
+    rows = [("config", "raw mean", "p99", "max", "|", "free samples", "mean", "p99", "max", "p99/mean", "max/mean",
+             "|", "BP std raw", "free", "|", "above bound", "platform", "overrun", "unexplained")]
     bad = [False]
     for name, a in acc.items():
-        lat, bp = a["hot_path_latency"], a["behavior_planner_period"]
+        c = result["configs"][name]
+        raw, lat = c.get("hot_path_latency") or {}, a["hot_path_latency"]
+        bp_raw, bp = c.get("behavior_planner_period") or {}, a["behavior_planner_period"]
+        counted = bool(lat["count"])
         total = {k: sum(ch[k] for ch in a["chains"].values()) for k in ("above", "platform", "overrun", "unexplained")}
-        rows.append((name, lat["count"], output.ms(lat["mean_ns"] if lat["count"] else None),
-                     output.ms(lat["p99_ns"] if lat["count"] else None), output.ms(lat["max_ns"] if lat["count"] else None),
-                     output.ms(bp["std_ns"] if bp["count"] else None, 3), "|", *total.values()))
+        causes = tuple(total.values()) if a.get("bounded", bool(a["chains"])) else ("no bound", "-", "-", "-")
+        rows.append((name, *(output.ms(raw.get(k) if raw.get("count") else None) for k in ("mean_ns", "p99_ns", "max_ns")),
+                     "|", lat["count"], *(output.ms(lat[k] if counted else None) for k in ("mean_ns", "p99_ns", "max_ns")),
+                     f"{lat['p99_ns'] / lat['mean_ns']:.2f}" if counted else "-",
+                     f"{lat['max_ns'] / lat['mean_ns']:.2f}" if counted else "-", "|",
+                     output.ms(bp_raw.get("std_ns") if bp_raw.get("count") else None, 3),
+                     output.ms(bp["std_ns"] if bp["count"] else None, 3), "|", *causes))
         bad.append(total["unexplained"] > 0)
-    out = ["platform-free hot-path latency and planner period (samples no platform blackout touched in their busy "
-           "window), and the chains' instances above their analysis bound by cause:"]
+    out = ["hot-path latency and planner period std (ms), raw and over the platform-free samples (no platform "
+           "blackout in their busy window), and the chains' instances above their analysis bound by cause:"]
     out += [output.red(ln, color and b) for ln, b in zip(output.table(rows), bad)]
+    if any(not a.get("bounded", bool(a["chains"])) for a in acc.values()):
+        out.append("  'no bound': a stock executor (or a layout without an analysis bound) has no model bound to "
+                   "account against; its accounting is the platform-free split")
+    if result.get("system") == "upstream":
+        out.append("  (upstream's nodes: a sample is platform-free when no platform blackout touched its stamped "
+                   "window, the time from before the previous sink print to its own, for every configuration alike)")
     for name, a in acc.items():
         un = [f"{ch} {v['unexplained']}" for ch, v in a["chains"].items() if v["unexplained"]]
         if un:
@@ -172,6 +187,17 @@ def upstream_checks_lines(ch: dict, load: str) -> list[str]:
         lines.append(f"  {name}: mean {r['mean_vs_best_stock']:.2f}x (<= {r['mean_target']}: {yes[m['mean']]}), "
                      f"p99/mean {r['p99_over_mean']:.2f} (<= 1.15: {yes[m['p99']]}), max {mx}x (<= 0.6: {yes[m['max']]}), "
                      f"drops {r['drops']}, BP std {r['planner_period_std_ns'] / 1e6:.3f} ms (< 0.1: {yes[m['planner_std']]})")
+    free = ch.get("platform_free") or {}
+    if free.get("configs"):
+        lines.append("over the platform-free samples" + (
+            f" (smallest stock max: {free['least_stock']}, {output.ms(free['least_stock_max_ns'])} ms):"
+            if free.get("least_stock") else " (no stock executor measured):"))
+        for name, r in free["configs"].items():
+            m, std = r["met"], r["planner_period_std_ns"]
+            lines.append(f"  {name}: p99/mean {r['p99_over_mean']:.2f} (<= 1.15: {yes[m['p99']]}), max/mean "
+                         f"{r['max_over_mean']:.2f} (<= 1.3: {yes[m['max']]}), max {output.ms(r['max_ns'])} ms (below every "
+                         f"stock max: {yes[m['below_every_stock_max']]}), BP std "
+                         + ("-" if std is None else f"{std / 1e6:.3f} ms") + f" (< 0.1: {yes[m['planner_std']]})")
     return lines
 
 

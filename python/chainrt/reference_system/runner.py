@@ -463,15 +463,21 @@ def _probe_result(probe, platform):
 def run_upstream_once(name: str, model_path: Path | None, opts: BenchOptions, tag: str, limit: int, cpuset, env,
                       progress: Progress | None = None, label: str = "", trace: bool = False) -> dict:
     """One real run of one configuration of upstream's system (upstream.run_config), with the
-    platform probe beside it."""
+    platform probe beside it and, where it ran, the run's accounting input: its platform-free
+    samples (upstream's nodes have no model bound: their timers' phases are their creation's)."""
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     probe, platform = _platform_probe(opts, expected + 60)
+    measured = isinstance(probe, platform_mod.PlatformProbe)
+    tids: set[int] = set()
     with probe:
         r = upstream.run_config(name, model_path, opts, tag, limit, cpuset, env,
-                                progress=(lambda s: progress.show(s, label)) if progress else None, trace=trace)
-    r["gantt"] = gantt_trace(r.pop("trace")) if trace else None
+                                progress=(lambda s: progress.show(s, label)) if progress else None,
+                                trace=trace, tids=tids)
+    records, log = r.pop("trace"), r.pop("log")
+    r["gantt"] = gantt_trace(records) if trace else None
     r["platform"] = _probe_result(probe, platform)
     r["usage"] = usage_summary(r["usage"], opts.warmup_ns)
+    r["accounting"] = bench_accounting.upstream_input(records, probe, tids, log, opts.warmup_ns) if measured else None
     return r
 
 
@@ -562,10 +568,12 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
             if runs[name] and c["platform"]["curve"]:
                 # The bound with the platform measured beside the runs (never their responses).
                 c["analysis_platform"] = analyze_config(with_platform(model, c["platform"]["curve"]))
-        if model is not None and runs[name]:
+        if runs[name]:
             # every instance above the model's bound classified; the KPIs over platform-free samples
-            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"),
-                                                                 c.get("simulated"))
+            # (a stock executor, without a model: the platform-free split alone)
+            stock = opts.system == "upstream" and upstream.is_stock(name)
+            c["accounting"] = bench_accounting.config_accounting(None if stock else model, runs[name],
+                                                                 c.get("analysis"), c.get("simulated"))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)

@@ -30,6 +30,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,8 @@ def _summary(m: re.Match, scale: float) -> dict:
             "average": float(avg) * scale, "deviation": float(dev) * scale}
 
 
-def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None) -> tuple[RunKpis, dict, RunKpis]:
+def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None,
+              keep=None) -> tuple[RunKpis, dict, RunKpis]:
     """The KPIs of one run from the lines upstream's sinks print (sample_management.hpp,
     print_sample_path): per sample the hot-path latency and drops ("hot path latency:", "hot
     path drops:", each printed for every sample that passed the hot path) and, where a new
@@ -129,19 +131,22 @@ def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None) -
     the first `warmup_chars` characters of the log (what the program had printed when the warm-up
     ended) and before `stop_chars` (what it had printed when it was told to stop) —, upstream's own summary (the last line of each KPI, with its running min, max,
     average and deviation over every sample it printed: what upstream's report shows), and every
-    sample (to check against that summary)."""
+    sample (to check against that summary). ``keep(key, block, value)``: the measured samples
+    only where it accepts them — key "hot_path_latency" (the sample's drops go with it) or
+    "behavior_planner_period", block the offset of the sample's "sample path" line, value in ns."""
     k, every = RunKpis(), RunKpis()
     last: dict[str, dict] = {}
     sink = None
     new_period = False
     pos = 0
     cur = [every] if warmup_chars > 0 else [every, k]
+    block, hot_kept = 0, True
     for line in text.splitlines(keepends=True):
         start, pos = pos, pos + len(line)
         line = line.rstrip("\r\n")
         m = _SAMPLE_PATH.match(line)
         if m:
-            sink = m.group(1)
+            sink, block = m.group(1), start
             cur = [every] if start < warmup_chars or (stop_chars is not None and start >= stop_chars) else [every, k]
             for r in cur:
                 r.sink_samples[sink] = r.sink_samples.get(sink, 0) + 1
@@ -157,8 +162,15 @@ def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None) -
             # a behaviour-planner line repeats the last period unless a new one was recorded
             if key != "behavior_planner_period" or new_period:
                 stat = _summary(m, scale)
+                value = conv(stat["current"])
+                if key != "hot_path_drops":
+                    kept = keep is None or keep(key, block, value)
+                    hot_kept = kept if key == "hot_path_latency" else hot_kept
+                else:
+                    kept = hot_kept
                 for r in cur:
-                    getattr(r, attr).append(conv(stat["current"]))
+                    if r is every or kept:
+                        getattr(r, attr).append(value)
                 last[key] = stat
             if key == "behavior_planner_period":
                 new_period = False
@@ -274,22 +286,72 @@ def _proc_rss(pid: int) -> int | None:
         return None
 
 
+STAMP_PRIORITY = 98  # the log reader, below the platform probe (99), on CPUs the run does not use
+
+
+class _StampedLog:
+    """The program's stdout copied into its log by a thread that notes when each sink's block
+    began (``stamps``: (character offset of its "sample path" line, CLOCK_MONOTONIC ns when it was
+    read, sink)): upstream's lines carry no time, and the platform-free samples need one
+    (reference_system.accounting.stamped_keep). ``chars``: what has been copied."""
+
+    def __init__(self, stream, out, quiet_cpus: set[int] | None):
+        self.stream, self.out, self.quiet_cpus = stream, out, quiet_cpus
+        self.stamps: list[tuple[int, int, str]] = []
+        self.chars = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._copy, daemon=True)
+        self.thread.start()
+
+    def _copy(self) -> None:
+        if self.quiet_cpus:  # read at once, off the run's core (best effort: root only)
+            try:
+                tid = threading.get_native_id()
+                os.sched_setaffinity(tid, self.quiet_cpus)
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(STAMP_PRIORITY))
+            except (OSError, AttributeError):
+                pass
+        for raw in iter(self.stream.readline, b""):
+            now = time.monotonic_ns()
+            line = raw.decode(errors="replace")
+            with self.lock:
+                m = _SAMPLE_PATH.match(line.rstrip("\r\n"))
+                if m:
+                    self.stamps.append((self.chars, now, m.group(1).strip()))
+                self.out.write(line)
+                self.out.flush()
+                self.chars += len(line)
+
+    def length(self) -> int:
+        with self.lock:
+            return self.chars
+
+    def finish(self) -> None:
+        self.thread.join(timeout=30)
+
+
 def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s: float, cpuset: CpuSet | None,
-                progress=None, stop_grace_s: float = 15.0, warmup_s: float = 0.0) -> dict:
+                progress=None, stop_grace_s: float = 15.0, warmup_s: float = 0.0, run_cpus: set[int] | None = None,
+                tids: set[int] | None = None) -> dict:
     """Runs one upstream-style program for `duration_s`, its stdout into `log_path`; then SIGINT
     (rclcpp's handler shuts it down; upstream's prioritized main then aborts on a thread it never
     joins — its log is complete by then), SIGKILL after `stop_grace_s`. Samples the process' CPU
-    time and resident memory every 100 ms. Returns the usage series [t_ns, cpu_ns, rss] from
-    start, the exit code, stderr's tail and how much of the log was written when `warmup_s`
+    time and resident memory every 100 ms, and adds its threads' ids to `tids` (the platform
+    attribution tells them apart). Returns the usage series [t_ns, cpu_ns, rss] from
+    start, the exit code, stderr's tail, how much of the log was written when `warmup_s`
     had passed and when it was told to stop (``warmup_chars``, ``stop_chars``: the program
-    flushes every line, so what it printed by then)."""
+    flushes every line, so what it printed by then), and when each sink's block was read
+    (``stamps``, _StampedLog; the reader runs off `run_cpus`, the CPUs the run is confined to,
+    when there are others)."""
     full = cpuset.wrap(cmd) if cpuset else cmd
     err_path = log_path.with_suffix(".stderr")
     usage = []
+    quiet = (set(os.sched_getaffinity(0)) - set(run_cpus)) if run_cpus else None
     with open(log_path, "w") as out, open(err_path, "w") as err:
         t0 = time.monotonic_ns()
-        proc = subprocess.Popen(full, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(full, env=env, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
+        reader = _StampedLog(proc.stdout, out, quiet)
         stop_at = t0 + int(duration_s * 1e9)
         warm_at = t0 + int(warmup_s * 1e9)
         warm_chars = stop_chars = None
@@ -297,16 +359,19 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
         while proc.poll() is None:
             now = time.monotonic_ns()
             if warm_chars is None and now >= warm_at:
-                out.flush()
-                warm_chars = _text_length(log_path)
+                warm_chars = reader.length()
             cpu, rss = _proc_cpu_ns(proc.pid), _proc_rss(proc.pid)
             if cpu is not None and rss is not None:
                 usage.append([now - t0, cpu, rss])
+            if tids is not None:
+                try:
+                    tids.update(int(t) for t in os.listdir(f"/proc/{proc.pid}/task"))
+                except OSError:
+                    pass
             if progress:
                 progress(min((now - t0) / 1e9, duration_s))
             if now >= stop_at and not killed:
-                out.flush()
-                stop_chars = _text_length(log_path)
+                stop_chars = reader.length()
                 proc.send_signal(signal.SIGINT)
                 killed = True
                 try:
@@ -316,17 +381,11 @@ def run_process(cmd: list[str], env: dict[str, str], log_path: Path, duration_s:
                     proc.wait()
                 break
             time.sleep(0.1)
+        reader.finish()
+        proc.stdout.close()
     return {"returncode": proc.returncode, "usage": usage, "stopped": killed, "warmup_chars": warm_chars,
-            "stop_chars": stop_chars, "stop_ns": stop_at - t0,
+            "stop_chars": stop_chars, "stop_ns": stop_at - t0, "stamps": reader.stamps, "started_ns": t0,
             "stderr": err_path.read_text(errors="replace")[-2000:]}
-
-
-def _text_length(path: Path) -> int:
-    """Characters of the text in `path` (the log is ASCII; read to be exact)."""
-    try:
-        return len(path.read_text(errors="replace"))
-    except OSError:
-        return 0
 
 
 # ------------------------------------------------------------------------------- configurations
@@ -382,10 +441,12 @@ def command(name: str, model_path: Path | None, pin_core: int | None, rt_priorit
 
 
 def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, cpuset: CpuSet | None,
-               env: dict[str, str], progress=None, trace: bool = False) -> dict:
+               env: dict[str, str], progress=None, trace: bool = False, tids: set[int] | None = None) -> dict:
     """One run of one configuration on upstream's nodes: its log parsed into upstream's KPIs,
     the process' CPU and memory, and (ChainExecutor) the executors' per-callback figures and,
-    with `trace`, their dispatch records (the Gantt chart)."""
+    with `trace`, their dispatch records (the Gantt chart, the accounting). ``log``: what the
+    platform-free samples need (the log's text, its warm-up and stop offsets, the blocks' stamps,
+    when the program started); `tids` gets the process' threads."""
     raw = opts.out_dir / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     log, report = raw / f"{tag}.log", raw / f"{tag}.json"
@@ -395,7 +456,9 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
     run_env = dict(env, **{LIMIT_ENV: str(limit)})
     duration_s = (opts.duration_ns + opts.warmup_ns) / 1e9
     t0 = time.monotonic()
-    p = run_process(cmd, run_env, log, duration_s, cpuset, progress, warmup_s=opts.warmup_ns / 1e9)
+    run_cpus = {opts.pin_core} if opts.pin_core is not None else None
+    p = run_process(cmd, run_env, log, duration_s, cpuset, progress, warmup_s=opts.warmup_ns / 1e9,
+                    run_cpus=run_cpus, tids=tids)
     text = log.read_text(errors="replace")
     # a run that ended before its warm-up did has nothing measured
     k, last, every = parse_log(text, p["warmup_chars"] if p["warmup_chars"] is not None else len(text),
@@ -429,7 +492,9 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
     records = json.loads(trace_path.read_text()) if trace and trace_path.is_file() else []
     return {"kpis": k, "upstream_summary": last, "returncode": p["returncode"], "usage": usage,
             "runtime_chains": chains, "runtime_callbacks": callbacks, "warnings": warnings, "records_lost": 0,
-            "wall_s": time.monotonic() - t0, "stderr": p["stderr"], "trace": records}
+            "wall_s": time.monotonic() - t0, "stderr": p["stderr"], "trace": records,
+            "log": {"text": text, "warmup_chars": p["warmup_chars"] if p["warmup_chars"] is not None else len(text),
+                    "stop_chars": p["stop_chars"], "stamps": p["stamps"], "started_ns": p["started_ns"]}}
 
 
 # ---------------------------------------------------------------------------------- targets
@@ -468,4 +533,34 @@ def checks(result: dict) -> dict:
                       "max": row["max_vs_best_stock_max"] is not None and row["max_vs_best_stock_max"] <= MAX_TARGET,
                       "drops": row["drops"] == 0, "planner_std": row["planner_period_std_ns"] < PLANNER_STD_NS}
         out["configs"][n] = row
+    out["platform_free"] = free_checks(result)
     return out
+
+
+FREE_P99_OVER_MEAN = 1.15
+FREE_MAX_OVER_MEAN = 1.3  # a non-preemptive executor's tail: its own work plus one blocking callback
+
+
+def free_checks(result: dict) -> dict:
+    """The same run's figures over the platform-free samples (reference_system.accounting): every
+    chainrt configuration's p99 and max over its own mean (<= 1.15, <= 1.3), its max against
+    every stock executor's platform-free max (below the smallest), its planner period std
+    (< 0.1 ms); {} when the platform was not measured."""
+    free = {n: c["accounting"] for n, c in result["configs"].items()
+            if c.get("accounting") and c["accounting"]["hot_path_latency"]["count"]}
+    stock = {n: a["hot_path_latency"]["max_ns"] for n, a in free.items() if is_stock(n)}
+    least = min(stock, key=stock.get) if stock else None
+    out = {"least_stock": least, "least_stock_max_ns": stock.get(least), "stock_max_ns": stock, "configs": {}}
+    for n, a in free.items():
+        if is_stock(n):
+            continue
+        lat, bp = a["hot_path_latency"], a["behavior_planner_period"]
+        row = {"samples": lat["count"], "mean_ns": lat["mean_ns"], "p99_over_mean": lat["p99_ns"] / lat["mean_ns"],
+               "max_over_mean": lat["max_ns"] / lat["mean_ns"], "max_ns": lat["max_ns"],
+               "planner_period_std_ns": bp["std_ns"] if bp["count"] else None}
+        row["met"] = {"p99": row["p99_over_mean"] <= FREE_P99_OVER_MEAN, "max": row["max_over_mean"] <= FREE_MAX_OVER_MEAN,
+                      "below_every_stock_max": least is not None and lat["max_ns"] < stock[least],
+                      "planner_std": row["planner_period_std_ns"] is not None
+                      and row["planner_period_std_ns"] < PLANNER_STD_NS}
+        out["configs"][n] = row
+    return out if free else {}
