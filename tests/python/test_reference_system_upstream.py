@@ -190,20 +190,25 @@ def _stamped(samples: list[dict], every_ms: int = 100) -> tuple[str, list]:
 def test_platform_free_samples_of_upstreams_log_leave_out_those_a_blackout_touched_by_their_stamped_window():
     from chainrt.reference_system import accounting as bench
     ms = 1_000_000
-    samples = [{"sink": "VehicleDBWSystem", "hot": 10.0, "bp": True, "period": 100.0} for _ in range(12)]
+    samples = [{"sink": "VehicleDBWSystem", "hot": 10.0, "bp": True, "period": 100.0, "e2e": 90.0} for _ in range(12)]
     text, stamps = _stamped(samples)
     assert [s[1] for s in stamps[:2]] == [100 * ms, 200 * ms]
-    # the block read at 700 ms covers [600 - 10 - 50, 700] ms for its hot-path sample, [550, 700] ms
-    # for its period: a blackout at 545 ms touches its sample and the one read at 600 ms, but only
-    # the latter's period
-    keep = bench.stamped_keep(stamps, [(545 * ms, 546 * ms)])
+    assert bench.STAMP_MARGIN_NS == 20 * ms
+    # a block read at s covers [s - 90 - 20, s] ms for its hot-path sample (every callback of its
+    # path started after s - 90 ms) and [s - 100 - 110, s] for its period: a blackout at 545 ms
+    # touches the sample read at 600 ms, and the periods read at 600 and 700 ms
+    keep = bench.stamped_keep(text, stamps, [(545 * ms, 546 * ms)])
     k, _, every = upstream.parse_log(text, keep=keep)
-    assert len(every.hot_path_latencies) == 12 and len(k.hot_path_latencies) == 10
-    assert len(every.behavior_planner_periods) == 12 and len(k.behavior_planner_periods) == 11
-    assert len(k.hot_path_drops_per_sample) == 10  # the drops go with their sample
+    assert len(every.hot_path_latencies) == 12 and len(k.hot_path_latencies) == 11
+    assert len(k.hot_path_drops_per_sample) == 11  # the drops go with their sample
+    # (the first block's period has no window: the block before it is not there)
+    assert len(every.behavior_planner_periods) == 12 and len(k.behavior_planner_periods) == 9
+    # one that ends where the next window begins touches the sample read at 500 ms only
+    keep = bench.stamped_keep(text, stamps, [(480 * ms, 490 * ms)])
+    assert len(upstream.parse_log(text, keep=keep)[0].hot_path_latencies) == 11
     # without a blackout everything is kept; a block the reader did not stamp is not
-    assert len(upstream.parse_log(text, keep=bench.stamped_keep(stamps, []))[0].hot_path_latencies) == 12
-    assert len(upstream.parse_log(text, keep=bench.stamped_keep(stamps[1:], []))[0].hot_path_latencies) == 11
+    assert len(upstream.parse_log(text, keep=bench.stamped_keep(text, stamps, []))[0].hot_path_latencies) == 12
+    assert len(upstream.parse_log(text, keep=bench.stamped_keep(text, stamps[1:], []))[0].hot_path_latencies) == 11
 
 
 def test_the_log_reader_stamps_every_sink_block_as_it_arrives(tmp_path):

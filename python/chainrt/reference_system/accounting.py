@@ -15,17 +15,16 @@ dispatch trace gives every callback execution; from it:
 On upstream's nodes (``--system upstream``) the KPIs are the lines upstream's sinks print, which
 carry no time; every sink block is stamped when the bench reads it (upstream._StampedLog), and
 a sample counts as platform-free when no platform blackout touched the **stamped window** of
-its block k at the hot-path sink, [min(s(k-1), s(k) - P) - L - M, s(k)]: s the stamps, P the
-planner's period, L the sample's hot-path latency, M = ``STAMP_MARGIN_NS``. The hot-path sample
-a block prints is the one BehaviorPlanner cached when it started block k's chain; a newer one
-than block k-1's (else it is the same sample, older than s(k) - P) arrived after block k-1's
-planner start, which lies at most M before s(k-1) (the planner chain's response to the sink and
-the reader's delay); its LiDAR release lies L before its end. A planner period's window is the
-same without L. Without the executor's dispatch trace the busy period before the release is not
-known: M also stands for the backlog a blackout just before it can leave, which the
-trace-based window of chainrt's own runs measures instead. The rule is applied to every
-configuration of the upstream system — stock executors and chainrt's alike — so that their
-platform-free figures compare; it keeps fewer samples than the trace-based one.
+its block, [s - E - M, s]: s the stamp, E the block's own "latency:" (upstream's end-to-end
+latency: the sink's print less the oldest timestamp any node of the sample's path stamped into
+it, so every callback of the sample, the hot path's included, started after s - E), M =
+``STAMP_MARGIN_NS`` for the reader's delay (it runs at SCHED_FIFO 98 off the run's core) and the
+backlog a blackout just before the oldest callback started could leave. A planner period's
+window runs from the previous block's window start to s. Without the executor's dispatch trace
+the busy period before the oldest callback is not known: M stands for it, where the trace-based
+window of chainrt's own runs measures it. The rule is applied to every configuration of the
+upstream system — stock executors and chainrt's alike — so that their platform-free figures
+compare.
 """
 
 from __future__ import annotations
@@ -34,26 +33,28 @@ from .. import accounting as acc
 from . import kpi
 
 CAUSES = acc.CAUSES
-STAMP_MARGIN_NS = 50_000_000
+STAMP_MARGIN_NS = 20_000_000
 
 
-def stamped_keep(stamps: list[tuple[int, int, str]], blackouts: list[tuple[int, int]], sink: str = kpi.HOT_PATH_SINK,
-                 period_ns: int = kpi.BEHAVIOR_PLANNER_PERIOD_NS, margin_ns: int = STAMP_MARGIN_NS):
-    """upstream.parse_log's ``keep`` for the platform-free samples of a stamped log (the module's
-    stamped window); ``blackouts`` sorted and disjoint. A block without a stamp is not kept."""
+def stamped_keep(text: str, stamps: list[tuple[int, int, str]], blackouts: list[tuple[int, int]],
+                 sink: str = kpi.HOT_PATH_SINK, margin_ns: int = STAMP_MARGIN_NS):
+    """upstream.parse_log's ``keep`` for the platform-free samples of the stamped log ``text``
+    (the module's stamped window); ``blackouts`` sorted and disjoint. A block without a stamp or
+    a latency line is not kept, nor the period of the first block."""
     from ..crosslayer.platform import overlap
-    mine = sorted((off, ns) for off, ns, s in stamps if s == sink)
-    offsets = [o for o, _ in mine]
-    index = {o: i for i, o in enumerate(offsets)}
+    from .upstream import block_latencies
+    e2e = block_latencies(text)
+    mine = sorted((off, ns) for off, ns, s in stamps if s == sink and off in e2e)
+    index = {o: i for i, (o, _) in enumerate(mine)}
+
+    def begin(i: int) -> int:
+        return mine[i][1] - e2e[mine[i][0]] - margin_ns
 
     def keep(key: str, block: int, value) -> bool:
         i = index.get(block)
-        if i is None:
+        if i is None or (key != "hot_path_latency" and i == 0):
             return False
-        end = mine[i][1]
-        begin = min(mine[i - 1][1], end - period_ns) if i > 0 else end - period_ns
-        begin -= margin_ns + (int(value) if key == "hot_path_latency" else 0)
-        return overlap(blackouts, begin, end) == 0
+        return overlap(blackouts, begin(i) if key == "hot_path_latency" else begin(i - 1), mine[i][1]) == 0
     return keep
 
 
@@ -85,7 +86,7 @@ def upstream_input(trace: list, probe, tids: set[int], log: dict, warmup_ns: int
     from . import upstream
     inp = run_input(trace, probe, tids, log["started_ns"] + warmup_ns, {})
     every = acc.plat.merge([x for iv in (inp["blackouts"] or {}).values() for x in iv])
-    keep = stamped_keep(log["stamps"], every)
+    keep = stamped_keep(log["text"], log["stamps"], every)
     inp["free_kpis"] = upstream.parse_log(log["text"], log["warmup_chars"], log["stop_chars"], keep=keep)[0]
     return inp
 

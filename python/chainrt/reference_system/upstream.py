@@ -107,6 +107,7 @@ _HOT_LATENCY = re.compile(rf"^ *hot path latency: *{_STATS}$")
 _HOT_DROPS = re.compile(rf"^ *hot path drops: *{_STATS}$")
 _BP_PERIOD = re.compile(rf"^ *behavior planner period: *{_STATS}$")
 _SAMPLE_PATH = re.compile(r"^sample path: \((.*)\) *$")
+_E2E_LATENCY = re.compile(rf"^ *latency: *{_STATS}$")
 # (line, unit in ns or 1, RunKpis list, summary key, value type)
 _KPI_LINES = ((_HOT_LATENCY, 1e6, "hot_path_latencies", "hot_path_latency", lambda v: int(round(v))),
               (_HOT_DROPS, 1.0, "hot_path_drops_per_sample", "hot_path_drops", lambda v: int(round(v))),
@@ -176,6 +177,23 @@ def parse_log(text: str, warmup_chars: int = 0, stop_chars: int | None = None,
                 new_period = False
             break
     return k, last, every
+
+
+def block_latencies(text: str) -> dict[int, int]:
+    """{offset of a block's "sample path" line: its "latency:" in ns}: upstream's end-to-end
+    latency of the sample, the sink's print time less the oldest timestamp any node of its path
+    stamped into it."""
+    out, pos, block = {}, 0, None
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        line = line.rstrip("\r\n")
+        if _SAMPLE_PATH.match(line):
+            block = start
+            continue
+        m = _E2E_LATENCY.match(line)
+        if m and block is not None and block not in out:
+            out[block] = int(round(_summary(m, 1e6)["current"]))
+    return out
 
 
 def check_summary(k: RunKpis, last: dict) -> list[str]:
