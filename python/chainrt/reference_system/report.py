@@ -54,9 +54,10 @@ def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
         out.append("  'no bound': a stock executor (or a layout without an analysis bound) has no model bound to "
                    "account against; its accounting is the platform-free split")
     if result.get("system") == "upstream":
+        from .accounting import STAMP_MARGIN_NS
         out.append("  (upstream's nodes: a sample is platform-free when no platform blackout touched its stamped window, "
-                   "from its end-to-end latency plus 20 ms before the sink printed it to the print; every configuration "
-                   "alike)")
+                   f"from its end-to-end latency plus {STAMP_MARGIN_NS / 1e6:g} ms before the sink printed it to the "
+                   "print; every configuration alike)")
     for name, a in acc.items():
         un = [f"{ch} {v['unexplained']}" for ch, v in a["chains"].items() if v["unexplained"]]
         if un:
