@@ -173,6 +173,25 @@ def test_real_time_throttling_is_named_when_a_blackout_matches_it():
     assert acc.throttling_note({0: [(0, 2000 * MS)]}, (950_000, 1_000_000)) is None  # a stall longer than it can cut
 
 
+def test_a_run_that_real_time_throttling_cut_says_so_with_the_remedy(tmp_path, monkeypatch):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from chainrt.model import load_model
+    model = load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml"))
+    # the probe's 48 ms blackout was held by one of the model's own threads (a real-time thread of
+    # the run, then throttled with the probe): not the platform's, but the throttling all the same
+    probe = SimpleNamespace(blackouts={0: [(10 * MS, 58 * MS)]}, holds={0: [(57 * MS, 10 * MS, 7, "exec", 0)]},
+                            attribution_error="", pids=set(), dropped=0)
+    monkeypatch.setattr(acc, "rt_throttling", lambda: (950_000, 1_000_000))
+    got = acc.after_run(model, tmp_path, probe, None, {"high": None, "low": None}, {}, {7})
+    said = [n for n in got["notes"] if n.startswith("real-time throttling cut the run")]
+    assert len(said) == 1 and "sysctl -w kernel.sched_rt_runtime_us=-1" in said[0]
+    monkeypatch.setattr(acc, "rt_throttling", lambda: None)
+    got = acc.after_run(model, tmp_path, probe, None, {"high": None, "low": None}, {}, {7})
+    assert not any(n.startswith("real-time throttling") for n in got["notes"])
+
+
 def test_a_stock_executors_accounting_is_its_platform_free_split_and_the_bench_names_throttling():
     from chainrt.reference_system import accounting as bench
     from chainrt.reference_system import kpi, report
