@@ -37,11 +37,11 @@ def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
         c = result["configs"][name]
         raw, lat = c.get("hot_path_latency") or {}, a["hot_path_latency"]
         bp_raw, bp = c.get("behavior_planner_period") or {}, a["behavior_planner_period"]
-        counted = bool(lat["count"])
+        counted, stats = bool(lat["count"]), ("mean_ns", "p99_ns", "max_ns")
         total = {k: sum(ch[k] for ch in a["chains"].values()) for k in ("above", "platform", "overrun", "unexplained")}
         causes = tuple(total.values()) if a.get("bounded", bool(a["chains"])) else ("no bound", "-", "-", "-")
-        rows.append((name, *(output.ms(raw.get(k) if raw.get("count") else None) for k in ("mean_ns", "p99_ns", "max_ns")),
-                     "|", lat["count"], *(output.ms(lat[k] if counted else None) for k in ("mean_ns", "p99_ns", "max_ns")),
+        rows.append((name, *(output.ms(raw.get(k) if raw.get("count") else None) for k in stats),
+                     "|", lat["count"], *(output.ms(lat[k] if counted else None) for k in stats),
                      f"{lat['p99_ns'] / lat['mean_ns']:.2f}" if counted else "-",
                      f"{lat['max_ns'] / lat['mean_ns']:.2f}" if counted else "-", "|",
                      output.ms(bp_raw.get("std_ns") if bp_raw.get("count") else None, 3),
@@ -55,9 +55,9 @@ def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
                    "account against; its accounting is the platform-free split")
     if result.get("system") == "upstream":
         from .accounting import STAMP_MARGIN_NS
-        out.append("  (upstream's nodes: a sample is platform-free when no platform blackout touched its stamped window, "
-                   f"from its end-to-end latency plus {STAMP_MARGIN_NS / 1e6:g} ms before the sink printed it to the "
-                   "print; every configuration alike)")
+        out.append("  (upstream's nodes: a sample is platform-free when no platform blackout touched its stamped "
+                   f"window, from its end-to-end latency plus {STAMP_MARGIN_NS / 1e6:g} ms before the sink printed "
+                   "it to the print; every configuration alike)")
     for name, a in acc.items():
         un = [f"{ch} {v['unexplained']}" for ch, v in a["chains"].items() if v["unexplained"]]
         if un:
