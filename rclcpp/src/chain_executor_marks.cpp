@@ -6,6 +6,7 @@
 #include <rclcpp/node_interfaces/node_base_interface.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -107,8 +108,7 @@ std::vector<std::string> ChainExecutor::mark_notes() const {
 }
 
 // The inputs of runtime::model_from_code: the listed entities node by node (in the order added),
-// timers, subscriptions, services, clients (each in the order found), with their marks. A node's
-// callback groups other than its default one are "group<k>", k counting them in creation order.
+// timers, subscriptions, services, clients (each in the order found), with their marks.
 runtime::CodeMarks ChainExecutor::gather(std::vector<const void*>& keys) const {
   runtime::CodeMarks in;
   std::vector<std::string> node_order;
@@ -123,10 +123,9 @@ runtime::CodeMarks ChainExecutor::gather(std::vector<const void*>& keys) const {
     for (auto& n : nodes) {
       const std::string fq = n->get_fully_qualified_name();
       if (std::find(node_order.begin(), node_order.end(), fq) == node_order.end()) node_order.push_back(fq);
-      int k = 0;
       const auto def = n->get_default_callback_group();
       n->for_each_callback_group([&](const ::rclcpp::CallbackGroup::SharedPtr& g) {
-        if (g != def && !group_names.count(g.get())) group_names[g.get()] = "group" + std::to_string(++k);
+        if (g != def) group_names[g.get()] = std::to_string(reinterpret_cast<std::uintptr_t>(g.get()));
       });
     }
   }

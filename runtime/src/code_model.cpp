@@ -2,6 +2,7 @@
 #include "chainrt/runtime/code_model.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -78,6 +79,14 @@ CodeModel model_from_code(const CodeMarks& marks, const Model* base, bool requir
 
   std::set<std::string> taken;
   for (const auto& c : m.callbacks) taken.insert(c.name);
+  // a node's groups other than its default one: "<node>/group<k>" in the order the entities show them
+  std::map<std::pair<std::string, std::string>, std::string> group_names;
+  std::map<std::string, int> groups_in_node;
+  auto group_name = [&](const CodeEntity& e) {
+    auto [it, fresh] = group_names.try_emplace({e.node, e.group});
+    if (fresh) it->second = e.node + "/group" + std::to_string(++groups_in_node[e.node]);
+    return it->second;
+  };
   out.names.assign(marks.entities.size(), "");
   std::vector<bool> in_chain(marks.entities.size(), false);
   for (const auto& ch : marks.chains)
@@ -102,7 +111,7 @@ CodeModel model_from_code(const CodeMarks& marks, const Model* base, bool requir
     cb.kind = e.kind;
     cb.node = e.node;
     if (!e.group.empty()) {
-      cb.group = e.node + "/" + e.group;
+      cb.group = group_name(e);
       if (!find_named(m.groups, cb.group))
         m.groups.push_back(CallbackGroup{cb.group, e.reentrant ? GroupType::Reentrant : GroupType::MutuallyExclusive, e.node});
     }

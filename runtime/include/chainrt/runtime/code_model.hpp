@@ -48,7 +48,9 @@ struct CodeEntity {
   CallbackKind kind = CallbackKind::Timer;
   Duration period = 0;           // timers
   std::string topic;             // a subscription's topic, a service's or client's service name
-  std::string group;             // its callback group within the node ("": the node's default)
+  std::string group;             // its callback group: "" the node's default, else any token unique
+                                 // to the group (the model names a node's other groups
+                                 // "<node>/group<k>", k counting them as the entities show them)
   bool reentrant = false;        // ... a reentrant group
   std::string bound;             // with a model file: the file's callback it is bound to
   Duration measured = 0;         // the monitor's largest CPU time so far (0: none)
