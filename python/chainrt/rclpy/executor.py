@@ -89,7 +89,10 @@ class ChainExecutor(MarksMixin, Executor):
 
     :param model: a chainrt model (path or :class:`chainrt.model.Model`) that says which real
         callback is which model callback, which chains exist and the executor's threads; None:
-        no chains, every callback unmatched.
+        no chains, every callback unmatched — unless entities are marked in code (``mark``,
+        ``set_callback_priority``, ``add_chain``, ``set_callback_group_thread``;
+        chainrt.rclpy.marks), which the executor then schedules by as by a model; with a model,
+        the model wins where both speak.
     :param executor: which executor of the model this is (default: the only one, or the one
         hosting the first added node).
     :param policy: ``arrival`` (earliest ready first, the order of rclpy's EventsExecutor),

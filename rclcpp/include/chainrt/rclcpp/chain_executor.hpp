@@ -7,6 +7,7 @@
 //
 //   chainrt::rclcpp::ChainExecutor exec;                        // monitoring only, ros-default
 //   chainrt::rclcpp::ChainExecutor exec("system.yaml");         // a model binds the callbacks
+//   exec.set_callback_priority(timer, 10);                      // or marks in code say it (below)
 //   exec.add_node(node);  exec.spin();
 //
 // Papers: EDF ready-queue paper Sec. IV-A (readyQueue, Algorithm 1 selection with the
