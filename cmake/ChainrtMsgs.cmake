@@ -7,8 +7,9 @@
 # compiled and installed into <build>/chainrt_msgs/install by the first build, then again only
 # when one of its files or its configuration changed (ninja sees nothing to do otherwise).
 # `cmake --install` of chainrt installs it into chainrt's prefix (its libraries, headers, Python
-# package and ament index entry beside chainrt's). An installed chainrtConfig.cmake sets
-# CHAINRT_MSGS_PIN_PREFIX (that prefix) and nothing is built.
+# package and ament index entry beside chainrt's). CHAINRT_MSGS_PIN_PREFIX names a prefix that
+# holds the package already, and nothing is built: an installed chainrtConfig.cmake sets it to
+# chainrt's prefix, scripts/sanitizers to the main build's.
 #
 # Results:
 #   chainrt::msgs              INTERFACE target: chainrt_msgs' headers and C++ type support. In
