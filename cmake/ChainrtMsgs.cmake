@@ -36,10 +36,17 @@ else()
   # in lib/python3.X/site-packages/chainrt_msgs), wherever the prefix is installed.
   set(_msgs_rpath "\$ORIGIN" "\$ORIGIN/../../.." ${_ros_rpath})
   set(_msgs_ldflags "-Wl,--allow-shlib-undefined -Wl,--disable-new-dtags")
+  # The wheels' CMake exports as scripts/build_ros2 corrects them in rclcpp's prefix (its shims,
+  # cmake/ros2_wheel_fixes.cmake), also where rclcpp itself could not be built there.
+  set(_msgs_prefixes ${_ros_all_prefixes})
+  if(_ros_kind STREQUAL "wheels" AND CHAINRT_RCLCPP_PREFIX AND EXISTS "${CHAINRT_RCLCPP_PREFIX}/share/chainrt_wheel_fixes"
+     AND NOT CHAINRT_RCLCPP_PREFIX IN_LIST _msgs_prefixes)
+    list(INSERT _msgs_prefixes 0 "${CHAINRT_RCLCPP_PREFIX}")
+  endif()
   # The package's CMake configuration, in one file: a change reconfigures and rebuilds it.
   set(_msgs_init "")
   foreach(kv "CMAKE_BUILD_TYPE=Release" "BUILD_TESTING=OFF" "CMAKE_INSTALL_PREFIX=${CHAINRT_MSGS_PREFIX}"
-             "CMAKE_PREFIX_PATH=${_ros_all_prefixes}" "Python3_EXECUTABLE=${_msgs_py}" "Python_EXECUTABLE=${_msgs_py}"
+             "CMAKE_PREFIX_PATH=${_msgs_prefixes}" "Python3_EXECUTABLE=${_msgs_py}" "Python_EXECUTABLE=${_msgs_py}"
              "CMAKE_INSTALL_RPATH=${_msgs_rpath}" "CMAKE_SHARED_LINKER_FLAGS=${_msgs_ldflags}"
              "CMAKE_MODULE_LINKER_FLAGS=${_msgs_ldflags}" "CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER}"
              "CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}")
@@ -52,7 +59,7 @@ else()
   set(_msgs_init_file "${CMAKE_BINARY_DIR}/chainrt_msgs/init.cmake")
   file(CONFIGURE OUTPUT "${_msgs_init_file}" CONTENT "${_msgs_init}")  # written only when it changed
   # ament's CMake finds the type support packages through the ament index
-  string(REPLACE ";" ":" _msgs_ament "${_ros_all_prefixes}")
+  string(REPLACE ";" ":" _msgs_ament "${_msgs_prefixes}")
   set(_msgs_env "${CMAKE_COMMAND}" -E env "AMENT_PREFIX_PATH=${_msgs_ament}" "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}")
   set(_msgs_byproducts "")
   foreach(part ${_msgs_libparts})
