@@ -152,7 +152,8 @@ def test_ros2_topic_echo_prints_the_typed_message_of_chainrt_run(tmp_path):
         assert "high" in stats, stats + (tmp_path / "run.log").read_text()
         _assert_typed(stats)
         info = _until(lambda o: "Type:" in o,
-                      lambda: _ros2(["topic", "info", "--no-daemon", "/chainrt/chain_stats"], env).stdout)
+                      lambda: _ros2(["topic", "info", "--no-daemon", "--spin-time", "3", "/chainrt/chain_stats"],
+                                    env).stdout)
         assert "chainrt_msgs/msg/ChainStats" in info, info
     finally:
         os.killpg(run.pid, signal.SIGINT)
