@@ -68,7 +68,7 @@ class Source:
 class Collection:
     sources: dict = field(default_factory=dict)                  # (run_id, executor) -> Source
     messages: int = 0
-    ignored: int = 0                                             # other runs, unparsable
+    ignored: int = 0                                             # other runs, malformed
 
     def add(self, msg: dict, run_id: str | None = None) -> None:
         """One monitoring message, in its plain form (monitor_msg.to_dict)."""
