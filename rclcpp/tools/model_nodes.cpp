@@ -237,8 +237,14 @@ Routes routes_of(const chainrt::Model& m, const chainrt::Callback& cb) {
     if (!ch.callbacks.empty() && ch.callbacks.front() == cb.name && cb.is_timer()) r.sources.push_back(c);
     for (const auto& h : ch.hops) {
       if (h.from != cb.name) continue;
-      auto& dst = h.kind == chainrt::HopKind::Topic ? r.topic[h.topic]
-                  : h.kind == chainrt::HopKind::Request ? r.request[h.topic] : r.response;
+      // A service's request and response are messages on topics the loader derives for it
+      // (Topic::service); here they travel as the request and the service's reply.
+      const chainrt::Topic* t = m.topic(h.topic);
+      const std::string service = t && !t->service.empty() ? t->service : h.topic;
+      const auto to = m.callback(h.to).kind;
+      auto& dst = to == chainrt::CallbackKind::Service  ? r.request[service]
+                  : to == chainrt::CallbackKind::Client ? r.response
+                                                        : r.topic[h.topic];
       if (std::find(dst.begin(), dst.end(), c) == dst.end()) dst.push_back(c);
     }
   }
@@ -311,6 +317,10 @@ class System {
   }
 
  private:
+  bool derived(const std::string& topic) const {
+    const chainrt::Topic* t = m_.topic(topic);
+    return t && !t->service.empty();
+  }
   rclcpp::CallbackGroup::SharedPtr group_of(const chainrt::Callback& cb) const {
     auto it = groups_.find(cb.group);
     return it == groups_.end() ? nullptr : it->second;
@@ -351,7 +361,7 @@ void System::create_messaging() {
   for (const auto& cb : m_.callbacks) {
     auto& node = nodes_.at(cb.node);
     for (const auto& t : cb.publishes) {
-      if (pubs_.count(cb.node + "\n" + t)) continue;
+      if (pubs_.count(cb.node + "\n" + t) || derived(t)) continue;
       int depth = 1;
       for (auto s : m_.subscribers(t)) depth = std::max(depth, m_.callbacks[s].queue_depth);
       pubs_[cb.node + "\n" + t] = node->create_publisher<Msg>(t, rclcpp::QoS(rclcpp::KeepLast(depth)).reliable());
@@ -425,6 +435,7 @@ void System::finish(std::size_t ix, const std::vector<Stamp>& in) {
   const auto& cb = m_.callbacks[ix];
   const Routes& r = routes_[ix];
   for (const auto& t : cb.publishes) {
+    if (derived(t)) continue;  // a request (below) or a service's reply
     auto it = r.topic.find(t);
     const auto words = static_cast<std::size_t>(std::max<chainrt::Bytes>(1, (m_.topic(t) ? m_.topic(t)->size : 8) / 8));
     Msg msg;
