@@ -353,7 +353,7 @@ void System::create_nodes() {
     groups_[g.name] = nodes_.at(g.node)->create_callback_group(
         g.type == chainrt::GroupType::Reentrant ? rclcpp::CallbackGroupType::Reentrant
                                                  : rclcpp::CallbackGroupType::MutuallyExclusive,
-        false);
+        true);  // served with its node by whichever executor the node is added to
   }
 }
 

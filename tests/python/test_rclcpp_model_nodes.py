@@ -63,6 +63,20 @@ def test_generated_two_chains_counted_without_loss(executor):
         assert report is None
 
 
+def test_callbacks_in_the_models_groups_run(tmp_path):
+    """Each callback in a callback group of its own: the generated groups are served with their
+    nodes (a group left out of its node's executor would never run)."""
+    import yaml
+    doc = yaml.safe_load(MODEL.read_text())
+    doc["callback_groups"] = [{"name": f"g_{cb['name']}", "type": "mutually_exclusive", "node": cb["node"]}
+                              for cb in doc["callbacks"]]
+    for cb in doc["callbacks"]:
+        cb["group"] = f"g_{cb['name']}"
+    grouped = tmp_path / "grouped.yaml"
+    grouped.write_text(yaml.safe_dump(doc, sort_keys=False))
+    _check_counts(stock.run(grouped, "single", duration=SECONDS, env=_env(), thread_params=False, preexec_fn=_fifo))
+
+
 def test_bad_model_is_one_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("chainrt: 1\nname: x\ncallbacks: [\n")
