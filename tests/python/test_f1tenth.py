@@ -55,5 +55,15 @@ def test_real_short_run(tmp_path):
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "f1tenth.json").read_text())
     assert s["mode"] == "real ROS 2" and len(s["load"]) == 2
+    # the baseline is rclcpp's stock executor on the generated nodes where rclcpp is built,
+    # chainrt's emulation of it (labelled so) where it is not
+    from chainrt import stock
+    if stock.unavailable() is None:
+        assert s["backend"] == "rclcpp" and s["labels"]["default/1"] == "stock rclcpp SingleThreaded"
+        assert s["labels"]["edf/1"] == "chainrt ChainExecutor mixed"
+        # the default executor runs the same nodes: its driving chain completes instances too
+        assert s["table"]["default/1/driving"]["average_ms"] is not None
+    else:
+        assert s["labels"]["default/1"] == "chainrt's emulation of ROS 2 default"
     # the driving chain's instances end when both drivers ran; some completed in a second
     assert s["table"]["edf/1/driving"]["average_ms"] is not None
