@@ -106,7 +106,8 @@ def _row(config: str, t: int, k: int, name: str, c: dict, lost_key: str) -> dict
     return {"config": config, "threads": t, "run": k, "chain": name,
             "mean_ms": c.get("mean_ns", 0) / 1e6 if n else None,
             "max_ms": c.get("wcrt_ns", c.get("max_ns", 0)) / 1e6 if n else None,
-            "instances": n, "drops": c.get(lost_key, 0), "deadline_misses": c.get("deadline_misses", 0)}
+            "instances": n, "released": c.get("released", n), "drops": c.get(lost_key, 0),
+            "deadline_misses": c.get("deadline_misses", 0)}
 
 
 def _measure_sim(args, models: dict, chains: list[str]) -> list[dict]:
@@ -209,6 +210,7 @@ def run(args) -> int:
                     "max_ms": stat([r["max_ms"] if r["instances"] else starved_ms for r in rs]),
                     "starved_runs": sum(1 for r in rs if not r["instances"]),
                     "drops": sum(r["drops"] for r in rs), "deadline_misses": sum(r["deadline_misses"] for r in rs),
+                    "instances": sum(r["instances"] for r in rs), "released": sum(r["released"] for r in rs),
                     "paper_max_ms": PAPER_MAX_MS.get((config, t, name))}
     summary = {"mode": "real ROS 2" if args.real else "simulator", "backend": backend,
                "labels": {f"{c}/{t}": label(c, t, backend) for c in configs for t in threads}, "runs": args.runs, "seconds": args.duration,
@@ -217,7 +219,7 @@ def run(args) -> int:
                "table": table, "load": loads}
     with open(os.path.join(args.out, "f1tenth.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    print(f"EDF ready-queue paper, Case Study 1 (F1Tenth), {summary['mode']} ({backend}), {args.runs} runs x "
+    print(f"EDF ready-queue paper, Case Study 1 (F1Tenth), {summary['mode']}{f' ({backend})' if args.real else ''}, {args.runs} runs x "
           f"{args.duration:g} s "
           f"per configuration (paper: Jetson AGX Xavier, threads pinned, SCHED_FIFO 99)")
     rows = [("threads", "configuration", *(f"{c} avg / max ms" for c in chains))]
@@ -227,7 +229,11 @@ def run(args) -> int:
             for name in chains:
                 e = table[f"{config}/{t}/{name}"]
                 avg = "-" if e["average_ms"] is None else f"{e['average_ms']['mean']:.1f}"
-                mx = f"{e['max_ms']['mean']:.1f}" + (" (starved)" if e["starved_runs"] else "")
+                m = e["max_ms"]
+                mx = f"{m['mean']:.1f}" + (f" ({m['min']:.1f}-{m['max']:.1f})" if args.runs > 1 else "")
+                mx += " (starved)" if e["starved_runs"] else ""
+                if backend == "rclcpp" and e["drops"]:  # released instances that never completed
+                    mx += f" ({e['drops']} of {e['released']} lost)"
                 paper = f" [paper {e['paper_max_ms']:g}]" if e["paper_max_ms"] else ""
                 cells.append(f"{avg} / {mx}{paper}")
             rows.append((t, label(config, t, backend), *cells))
