@@ -260,8 +260,8 @@ def _plot(summary: dict, path: str) -> None:
             xs = [i + (j - (len(configs) - 1) / 2) * width for i in range(len(chains))]
             avg = [(summary["table"][f"{config}/{t}/{c}"]["average_ms"] or {"mean": 0})["mean"] for c in chains]
             mx = [summary["table"][f"{config}/{t}/{c}"]["max_ms"]["mean"] for c in chains]
-            ax.bar(xs, avg, width, color=colors[config], alpha=0.75, label=f"{LABELS[config]}: average")
-            ax.plot(xs, mx, "v", color=colors[config], mec="k", label=f"{LABELS[config]}: maximum")
+            ax.bar(xs, avg, width, color=colors[config], alpha=0.75, label=f"{summary['labels'][f'{config}/{t}']}: average")
+            ax.plot(xs, mx, "v", color=colors[config], mec="k", label=f"{summary['labels'][f'{config}/{t}']}: maximum")
             for x, c in zip(xs, chains):
                 paper = summary["table"][f"{config}/{t}/{c}"]["paper_max_ms"]
                 if paper:
