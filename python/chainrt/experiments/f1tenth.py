@@ -155,7 +155,10 @@ def _measure_real(args, doc: dict, configs: list[str], threads: list[int], chain
                     executor, policy = stock_executor(config, t)
                     with lr.measurement_lock(args.lock):
                         load0, j0 = lr.loadavg(), lr.cpu_jiffies()
-                        r = stock.run(path, executor, duration=args.duration, threads=t, policy=policy,
+                        # (the ChainExecutor runs the model's t threads with their pinning and
+                        # priority; --threads would make them plain threads)
+                        r = stock.run(path, executor, duration=args.duration, policy=policy,
+                                      threads=t if executor == "multi" else None,
                                       thread_params=not args.no_thread_params)
                         load = {"load_before": load0, "load_after": lr.loadavg(),
                                 "steal_percent": lr.steal_percent(j0, lr.cpu_jiffies())}
