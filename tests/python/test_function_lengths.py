@@ -74,7 +74,7 @@ def cpp_functions() -> list[tuple[int, str]]:
     out = []
     for d in CPP_DIRS:
         for f in sorted((ROOT / d).rglob("*")):
-            if f.suffix not in (".cpp", ".hpp") or _is_test(f):
+            if f.suffix not in fl.SUFFIXES or _is_test(f):
                 continue
             text = f.read_text()
             lines = text.split("\n")
