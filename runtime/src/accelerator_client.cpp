@@ -72,6 +72,23 @@ void run_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, std::opt
                              "before the request ran");
 }
 
+void submit_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, SharedAccelerator::Completion then,
+                           void* context, std::uint64_t token, std::optional<std::uint32_t> site) {
+  const DispatchContext* d = current_dispatch();
+  const std::uint32_t s = site ? *site : (d ? d->callback : 0);
+  if (!acc.submit(d ? d->priority : std::nullopt, s, 0, work, then, context, token))
+    throw std::runtime_error("accelerator '" + acc.options().name + "': more than " +
+                             std::to_string(acc.options().capacity) +
+                             " requests queued at once, or it was stopped, or its server process ended");
+}
+
+void submit_on_accelerator(std::string_view accelerator, const DeviceWork& work, SharedAccelerator::Completion then,
+                           void* context, std::uint64_t token, std::optional<std::uint32_t> site) {
+  const std::shared_ptr<SharedAccelerator> acc = find_accelerator(accelerator);
+  if (!acc) throw std::invalid_argument("no accelerator named '" + std::string(accelerator) + "' (add_accelerator makes one)");
+  submit_on_accelerator(*acc, work, then, context, token, site);
+}
+
 void run_on_accelerator(std::string_view accelerator, const DeviceWork& work, std::optional<std::uint32_t> site) {
   const std::shared_ptr<SharedAccelerator> acc = find_accelerator(accelerator);
   if (!acc) throw std::invalid_argument("no accelerator named '" + std::string(accelerator) + "' (add_accelerator makes one)");
