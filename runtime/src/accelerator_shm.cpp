@@ -309,7 +309,14 @@ void SharedAccelerator::shm_serve() {
       seg_->unlock();
       h.completions.fetch_add(1, std::memory_order_release);
       futex_wake_all(h.completions);
-      while (s.state.load(std::memory_order_acquire) == shm::Granted && process_alive(client))
+      // (until the job is done, or its process died or detached: then nobody will run it)
+      auto attached = [&] {
+        seg_->lock();
+        const bool in = std::find(std::begin(h.pids), std::end(h.pids), client) != std::end(h.pids);
+        seg_->unlock();
+        return in && process_alive(client);
+      };
+      while (s.state.load(std::memory_order_acquire) == shm::Granted && attached())
         futex_wait(s.state, shm::Granted, kPollNs);
       finish = now();
     }

@@ -145,6 +145,44 @@ TEST(AcceleratorSharedMemory, ServesClientProcessesByChainPriorityAndSurvivesKil
   EXPECT_FALSE(in_dev_shm(shm)) << shm << " left behind";
 }
 
+// A client's job (its own device code) runs in the client's process, with its own data, while
+// the server holds the device for it: the server's record of the request ends after the job.
+TEST(AcceleratorSharedMemory, AClientsJobRunsInItsOwnProcessWhileTheServerHoldsTheDevice) {
+  const std::string shm = segment("job");
+  int ends[2];
+  ASSERT_EQ(pipe(ends), 0);
+  Child J = fork_child([&] {
+    SharedAccelerator acc(options(shm, false), std::make_unique<EmulatedDevice>());
+    struct Ctx {
+      pid_t ran_in = 0;
+      int out;
+    } ctx{0, ends[1]};
+    DeviceWork w{0, 1'000'000, 0};
+    w.job = [](void* c) noexcept {
+      auto* x = static_cast<Ctx*>(c);
+      x->ran_in = getpid();
+      const char b = 'j';
+      (void)!write(x->out, &b, 1);  // the parent reads it while the request is still in service
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    };
+    w.job_context = &ctx;
+    const bool ran = acc.call(9, 0, w, 4);
+    acc.stop();
+    return ran && ctx.ran_in == getpid() ? 0 : 1;
+  });
+  close(ends[1]);
+  SharedAccelerator server(options(shm, true), std::make_unique<EmulatedDevice>());
+  J.start();
+  char b = 0;
+  ASSERT_EQ(read(ends[0], &b, 1), 1);
+  EXPECT_TRUE(server.trace().empty());  // the job runs: the request is not done yet
+  EXPECT_TRUE(exited_ok(J.wait_status()));
+  server.stop();
+  ASSERT_EQ(server.trace().size(), 1u);
+  EXPECT_EQ(server.trace()[0].site, 9u);
+  EXPECT_FALSE(in_dev_shm(shm));
+}
+
 TEST(AcceleratorSharedMemory, AClientWhoseServerIsKilledIsReleasedAndRemovesTheSegment) {
   const std::string shm = segment("server");
   Child S = fork_child([&] {
