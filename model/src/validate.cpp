@@ -359,6 +359,9 @@ void check_accelerators(const Model& m, Diagnostics& d) {
       const std::string q = at(hp, i);
       check_duration(a.server_overhead, q + ".overhead", "overhead", d);
       if (a.access == AcceleratorAccess::Direct) {
+        if (a.block_preemption)
+          d.error(q + ".preemption", "only a server-mode accelerator is preempted by priority; " + quote(a.name) +
+                                         " has access: direct (first come, first served)");
         if (a.server_priority || !a.server_cores.empty() || a.server_overhead)
           d.error(q + (a.server_priority ? ".priority" : !a.server_cores.empty() ? ".cores" : ".overhead"),
                   "only a server-mode accelerator has a server thread (priority, cores, overhead); " + quote(a.name) +
@@ -416,6 +419,11 @@ void check_accelerators(const Model& m, Diagnostics& d) {
       best(s.kernel_bcet, s.kernel, "kernel_bcet");
       best(s.copy_out_bcet, s.copy_out, "copy_out_bcet");
       if (s.kernel_bcet && *s.kernel_bcet <= 0) d.error(q + ".kernel_bcet", "kernel_bcet must be positive");
+      if (s.block && (*s.block <= 0 || *s.block > s.kernel))
+        d.error(q + ".block", "block must be positive and at most the kernel (" + format_duration(s.kernel) + ")");
+      else if (s.block && a && !a->block_preemption)
+        d.error(q + ".block", "a block duration needs an accelerator with preemption: block (" + quote(a->name) +
+                                  " has preemption: request)");
     }
     // A callback with server-mode segments runs as pieces "<name>#1".. (model/accelerator.hpp).
     for (int k = 1; k <= server_segments; ++k)

@@ -474,7 +474,7 @@ struct Reader {
 
 void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& path, Host& h) {
   r.each(host, "accelerators", path, "accelerators", [&](const YAML::Node& n, const std::string& q) {
-    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead"}, "an accelerator")) return;
+    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead", "preemption"}, "an accelerator")) return;
     Accelerator a;
     a.name = r.name(n, q, "an accelerator").value_or("");
     if (auto k = r.scalar(n, "access", q, true, "an accelerator")) {
@@ -484,6 +484,10 @@ void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& pa
     if (auto pr = r.integer(n, "priority", q, false, "an accelerator")) a.server_priority = static_cast<int>(*pr);
     a.server_cores = r.cores(n, q);
     a.server_overhead = r.duration(n, "overhead", q, false, "an accelerator", true).value_or(0);
+    if (auto k = r.scalar(n, "preemption", q, false, "an accelerator")) {
+      if (*k == "block") a.block_preemption = true;
+      else if (*k != "request") r.d.error(sub(q, "preemption"), "unknown preemption '" + *k + "' (request or block)");
+    }
     h.accelerators.push_back(a);
   });
 }
@@ -493,7 +497,7 @@ void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Ca
   r.each(cb, "accelerator_segments", path, "accelerator segments", [&](const YAML::Node& n, const std::string& q) {
     if (!r.keys(n, q,
                 {"accelerator", "after", "copy_in", "kernel", "copy_out", "copy_in_bcet", "kernel_bcet",
-                 "copy_out_bcet"},
+                 "copy_out_bcet", "block"},
                 what))
       return;
     AcceleratorSegment s;
@@ -505,6 +509,7 @@ void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Ca
     s.copy_in_bcet = r.duration(n, "copy_in_bcet", q, false, what, true);
     s.kernel_bcet = r.duration(n, "kernel_bcet", q, false, what);
     s.copy_out_bcet = r.duration(n, "copy_out_bcet", q, false, what, true);
+    s.block = r.duration(n, "block", q, false, what);
     c.accelerator_segments.push_back(s);
   });
 }
@@ -852,6 +857,7 @@ void emit_accelerators(YAML::Emitter& out, const std::vector<Accelerator>& list)
     if (a.server_priority) out << YAML::Key << "priority" << YAML::Value << *a.server_priority;
     emit_cores(out, a.server_cores);
     if (a.server_overhead) out << YAML::Key << "overhead" << YAML::Value << format_duration(a.server_overhead);
+    if (a.block_preemption) out << YAML::Key << "preemption" << YAML::Value << "block";
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -875,6 +881,7 @@ void emit_segments(YAML::Emitter& out, const std::vector<AcceleratorSegment>& li
     best("copy_in_bcet", s.copy_in_bcet);
     best("kernel_bcet", s.kernel_bcet);
     best("copy_out_bcet", s.copy_out_bcet);
+    best("block", s.block);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
