@@ -4,7 +4,11 @@
 // minus its release; per chain: the largest over the instances of the two analysed
 // hyperperiods, which hold every instance of the run (sag_model.hpp, the steady state).
 #include <algorithm>
+#include <cstdio>
 #include <limits>
+#include <numeric>
+#include <optional>
+#include <set>
 
 #include "chainrt/analysis/analysis.hpp"
 #include "sag_model.hpp"
@@ -64,6 +68,106 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
   return b;
 }
 
+// A span of time for a user: ns up to days.
+std::string human(Duration ns) {
+  char buf[64];
+  const double v = static_cast<double>(ns);
+  if (v >= 86'400e9) std::snprintf(buf, sizeof buf, "%.1f days", v / 86'400e9);
+  else if (v >= 3'600e9) std::snprintf(buf, sizeof buf, "%.1f h", v / 3'600e9);
+  else if (v >= 60e9) std::snprintf(buf, sizeof buf, "%.1f min", v / 60e9);
+  else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.1f s", v / 1e9);
+  else std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+  return buf;
+}
+
+// The timer job a job descends from (follows its one predecessor up).
+std::size_t root_job(const ModelJobs& mj, std::size_t j) {
+  while (!mj.jobs[j].preds.empty()) j = mj.jobs[j].preds.front().job;
+  return j;
+}
+
+// Where a chain misses on a system with drifting timers: the graph again with the drifting
+// timers' phase narrowed to each of kWindows windows of [0, H_ref); the windows in which the
+// chain's worst case exceeds its deadline (a window the graph cannot settle counts as one), the
+// drifting callbacks that may hold the thread when its worst instance there is released, and
+// when the phase, drifting from the model's offsets, first enters such a window.
+constexpr int kWindows = 32;
+
+std::string drift_scenario(const Model& m, std::size_t chain, const ModelJobs& full) {
+  const Duration H = full.reference_hyperperiod;
+  const Duration deadline = m.chains[chain].deadline;
+  std::vector<bool> bad(kWindows, false);
+  std::set<std::string> blockers;
+  Duration worst = -1;
+  for (int w = 0; w < kWindows; ++w) {
+    const PhaseWindow pw{H * w / kWindows, H * (w + 1) / kWindows, false};
+    std::string why;
+    const auto mj = build_jobs(m, 2, &why, pw);
+    if (!mj) return {};
+    const Result r = explore(mj->jobs);
+    if (!r.complete || !outside_job_model(m, *mj, r).empty()) {
+      bad[w] = true;
+      continue;
+    }
+    const ChainBound b = chain_bound(m, chain, *mj, r);
+    bad[w] = !b.bounded || b.wcrt_bound > deadline;
+    if (!b.bounded || b.wcrt_bound <= worst) continue;
+    worst = b.wcrt_bound;
+    blockers.clear();
+    for (const ChainInstance& in : mj->instances) {  // the worst instance: who may hold the thread at its release
+      if (in.chain != chain) continue;
+      Duration hi = 0;
+      for (std::size_t j : in.leaves) hi = std::max(hi, r.finish[j].hi - in.release);
+      if (hi != worst) continue;
+      for (std::size_t j = 0; j < mj->jobs.size(); ++j)
+        if (mj->drifting[mj->callback[root_job(*mj, j)]] && r.start[j].lo <= in.release && r.finish[j].hi > in.release)
+          blockers.insert(m.callbacks[mj->callback[j]].name);
+      break;
+    }
+  }
+  std::string names;
+  for (const std::string& b : blockers) names += (names.empty() ? "'" : ", '") + b + "'";
+  std::string drifting, reference;
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    if (!m.callbacks[c].is_timer()) continue;
+    std::string& list = full.drifting[c] ? drifting : reference;
+    list += (list.empty() ? "'" : ", '") + m.callbacks[c].name + "'";
+  }
+  std::string out = "misses when " + drifting + " is released at a phase in the " + human(H) + " release pattern of " +
+                    reference + " in";
+  for (int w = 0; w < kWindows;) {
+    if (!bad[w]) { ++w; continue; }
+    int e = w;
+    while (e < kWindows && bad[e]) ++e;
+    out += " [" + human(H * w / kWindows) + ", " + human(H * e / kWindows) + ")";
+    w = e;
+  }
+  if (!names.empty()) out += "; there " + names + " may hold the thread (non-preemptive) when an instance is released";
+  // when the phase of each drifting timer first reaches a bad window, and its cycle
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    if (!full.drifting[c]) continue;
+    const Callback& cb = m.callbacks[c];
+    const Duration rounded = (cb.period + H / 2) / H * H, step = cb.period - rounded;
+    const Duration psi0 = ((cb.offset % H) + H) % H;
+    std::optional<Duration> first;
+    for (int w = 0; w < kWindows; ++w) {
+      if (!bad[w]) continue;
+      const Duration lo = H * w / kWindows, hi = H * (w + 1) / kWindows - 1;
+      Duration periods = 0;
+      if (psi0 >= lo && psi0 <= hi) periods = 0;
+      else if (step > 0) periods = (((lo - psi0) % H + H) % H + step - 1) / step;
+      else periods = (((psi0 - hi) % H + H) % H - step - 1) / -step;
+      if (!first || periods < *first) first = periods;
+    }
+    const Duration cycle = H / std::gcd(std::abs(step), H);
+    out += "; '" + cb.name + "' drifts by " + std::to_string(step) + " ns every " + human(cb.period) +
+           (first ? ", first reaching it after " + human(*first * cb.period) : std::string()) +
+           " (phase cycle " + human(cycle * cb.period) + "; with period " + std::to_string(rounded) +
+           " ns, a multiple of " + std::to_string(H) + " ns, its phase would hold)";
+  }
+  return out + "; other remedies: a shorter blocking callback, or the drifting callbacks on another thread";
+}
+
 class Sag : public ResponseTimeAnalysis {
  public:
   std::string name() const override { return "sag"; }
@@ -72,6 +176,7 @@ class Sag : public ResponseTimeAnalysis {
            "ECRTS 2019): exact non-preemptive job-level fixed priority, one thread, guaranteed timer phases";
   }
   Policy policy() const override { return Policy::Edf; }
+  bool bounds_policy(Policy p) const override { return job_level_fixed_priority(p); }
   bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override { return sag_covers(m, why); }
   AnalysisResult analyze(const Model& m) const override {
@@ -87,7 +192,10 @@ class Sag : public ResponseTimeAnalysis {
     out.schedulable = !m.chains.empty();
     for (std::size_t i = 0; i < m.chains.size(); ++i) {
       out.chains.push_back(chain_bound(m, i, *mj, r));
-      out.schedulable = out.schedulable && out.chains.back().schedulable;
+      ChainBound& b = out.chains.back();
+      if (b.bounded && !b.schedulable && !mj->drifting.empty())
+        if (std::string sc = drift_scenario(m, i, *mj); !sc.empty()) b.reason += "; " + sc;
+      out.schedulable = out.schedulable && b.schedulable;
     }
     return out;
   }

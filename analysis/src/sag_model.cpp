@@ -85,8 +85,7 @@ std::optional<std::size_t> work_executor(const Model& m, std::string* why) {
 // One thread on a core of its own, a policy with a job-level fixed priority, the CPU always there.
 bool covers_platform(const Model& m, std::size_t x, std::string* why) {
   const Executor& e = m.executors[x];
-  if (e.policy != Policy::FixedPriority && e.policy != Policy::Picas && e.policy != Policy::Edf &&
-      e.policy != Policy::Mixed)
+  if (!job_level_fixed_priority(e.policy))
     return fail(why, std::string("executor '") + e.name + "' uses policy " + to_string(e.policy) +
                          ", whose order is not a job-level fixed priority (fp, picas, edf and mixed are)");
   if (e.threads.size() != 1)
@@ -181,18 +180,27 @@ struct Builder {
 
   // The job of callback c released by `stamps` (the chains whose instance it carries) of the
   // timer release at `root`, after `pred` (none for the timer's own job).
-  std::size_t add(std::size_t c, Duration root, Interval release, const std::vector<std::size_t>& stamps,
-                  std::optional<Pred> pred) {
-    const Callback& cb = m.callbacks[c];
-    Job j;
-    j.release = release;
-    j.cost = {std::min(cb.best_case(), cb.wcet), cb.wcet};
+  Priority priority(std::size_t c, Duration root, const std::vector<std::size_t>& stamps) const {
     Duration d = sched::kNoDeadline;
     for (std::size_t s : stamps)
       if (keys[s] > 0) d = std::min(d, root + keys[s]);
     const sched::CallbackId id = setup.id_of(c);
     const sched::Key k = sched::key_of(setup.policy, setup.specs[id], id, d);
-    j.priority = Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
+    return Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
+  }
+
+  // `span`: how much later than `root` the release the executor stamps its key from may be
+  // (a drifting timer's phase window; 0 otherwise).
+  std::size_t add(std::size_t c, Duration root, Duration span, Interval release, const std::vector<std::size_t>& stamps,
+                  std::optional<Pred> pred) {
+    const Callback& cb = m.callbacks[c];
+    Job j;
+    j.release = release;
+    j.cost = {std::min(cb.best_case(), cb.wcet), cb.wcet};
+    j.priority = priority(c, root, stamps);
+    Priority late = span > 0 ? priority(c, root + span, stamps) : j.priority;
+    late.seq = root;  // the instance order of one callback's jobs does not move
+    mj.priority_late.push_back(late);
     if (pred) j.preds.push_back(*pred);
     mj.jobs.push_back(std::move(j));
     mj.callback.push_back(c);
@@ -203,18 +211,18 @@ struct Builder {
 
   // The timer job at nominal release `root` and every job its messages release, depth first;
   // the chain instances it starts.
-  void release(std::size_t timer, Duration root) {
+  void release(std::size_t timer, Duration root, Interval window, Duration span) {
     const Callback& cb = m.callbacks[timer];
     std::vector<std::size_t> started;
     for (std::size_t i = 0; i < m.chains.size(); ++i)
       if (m.chains[i].callbacks.front() == cb.name) started.push_back(i);
     const std::size_t first_instance = mj.instances.size();
     for (std::size_t i : started) mj.instances.push_back(ChainInstance{i, root, {}});
-    const std::size_t j = add(timer, root, {root, root + cb.jitter}, started, std::nullopt);
-    follow(j, timer, root, started, first_instance);
+    const std::size_t j = add(timer, root, span, window, started, std::nullopt);
+    follow(j, timer, root, span, started, first_instance);
   }
 
-  void follow(std::size_t job, std::size_t c, Duration root, const std::vector<std::size_t>& stamps,
+  void follow(std::size_t job, std::size_t c, Duration root, Duration span, const std::vector<std::size_t>& stamps,
               std::size_t first_instance) {
     for (std::size_t s : stamps)
       if (is_leaf(s, c))
@@ -226,13 +234,17 @@ struct Builder {
         if (!is_leaf(s, c) &&
             std::find(o.chains.begin(), o.chains.end(), s) != o.chains.end())
           carried.push_back(s);
-      const std::size_t next = add(o.to, root, {0, 0}, carried, Pred{job, {0, o.cost}});
-      follow(next, o.to, root, carried, first_instance);
+      const std::size_t next = add(o.to, root, span, {0, 0}, carried, Pred{job, {0, o.cost}});
+      follow(next, o.to, root, span, carried, first_instance);
     }
   }
 };
 
 }  // namespace
+
+bool job_level_fixed_priority(Policy p) {
+  return p == Policy::FixedPriority || p == Policy::Picas || p == Policy::Edf || p == Policy::Mixed;
+}
 
 bool sag_covers(const Model& m, std::string* why) {
   const auto x = work_executor(m, why);
@@ -246,38 +258,155 @@ bool sag_covers(const Model& m, std::string* why) {
   return covers_callbacks(m, outs_of(m), why);
 }
 
-std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why) {
+namespace {
+
+// Timer releases in `span` of the timers whose period is listed; nullopt beyond `cap`.
+std::optional<std::size_t> releases_in(Duration span, const std::vector<Duration>& periods, std::size_t cap) {
+  std::size_t n = 0;
+  for (Duration p : periods) {
+    n += static_cast<std::size_t>(span / p) + 1;
+    if (n > cap) return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<Duration> lcm(Duration a, Duration b) {
+  const Duration g = gcd(a, b);
+  if (a / g > std::numeric_limits<Duration>::max() / b) return std::nullopt;
+  return a / g * b;
+}
+
+// The split into reference and drifting timers (sag_model.hpp, drifting phases), when the
+// common hyperperiod holds too many jobs: per callback its period in the job model (P' for a
+// drifting timer), the reference hyperperiod and whether it drifts.
+struct Split {
+  std::vector<Duration> period;
+  std::vector<bool> drifting;
+  Duration reference = 1;
+  Duration hyperperiod = 1;
+};
+
+std::optional<Split> split_timers(const Model& m, int hyperperiods, std::string* why) {
+  Split s;
+  s.period.assign(m.callbacks.size(), 0);
+  s.drifting.assign(m.callbacks.size(), false);
+  std::vector<std::size_t> timers;
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c)
+    if (m.callbacks[c].is_timer()) timers.push_back(c);
+  std::stable_sort(timers.begin(), timers.end(),
+                   [&](std::size_t a, std::size_t b) { return m.callbacks[a].period < m.callbacks[b].period; });
+  std::vector<Duration> kept;
+  for (std::size_t c : timers) {
+    const Duration p = m.callbacks[c].period;
+    const auto h = lcm(s.reference, p);
+    std::vector<Duration> with = kept;
+    with.push_back(p);
+    if (h && *h <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
+        releases_in(*h * hyperperiods, with, kMaxJobs)) {
+      s.reference = *h;
+      kept = std::move(with);
+      s.period[c] = p;
+    } else {
+      s.drifting[c] = true;
+    }
+  }
+  s.hyperperiod = s.reference;
+  std::string first;
+  for (std::size_t c : timers) {
+    if (!s.drifting[c]) continue;
+    // One drifting timer: its relative phase is the only unknown, and every stretch of a run is
+    // a stretch of the job model shifted by whole reference hyperperiods. Two drift against each
+    // other as well, which one shift cannot place in their windows together.
+    if (!first.empty()) {
+      fail(why, "timers '" + first + "' and '" + m.callbacks[c].name + "' both drift against the timers whose pattern "
+                    "repeats every " + std::to_string(s.reference) + " ns; this analysis takes one drifting timer");
+      return std::nullopt;
+    }
+    first = m.callbacks[c].name;
+    const Duration p = m.callbacks[c].period;
+    const Duration rounded = (p + s.reference / 2) / s.reference * s.reference;
+    if (rounded < s.reference) {
+      fail(why, "timer '" + m.callbacks[c].name + "' (period " + std::to_string(p) +
+                    " ns) drifts against timers whose pattern repeats only every " + std::to_string(s.reference) +
+                    " ns, a longer span than its period");
+      return std::nullopt;
+    }
+    s.period[c] = rounded;
+    const auto h = lcm(s.hyperperiod, rounded);
+    if (!h || *h > std::numeric_limits<Duration>::max() / (hyperperiods + 1)) {
+      fail(why, "the timers' hyperperiod overflows");
+      return std::nullopt;
+    }
+    s.hyperperiod = *h;
+    // The phase window widens by the drift over the analysed span; a drift of a quarter period
+    // or more is no longer a phase that moves slowly against the others.
+    if ((s.hyperperiod * hyperperiods / rounded + 1) * std::abs(p - rounded) > rounded / 4) {
+      fail(why, "timer '" + m.callbacks[c].name + "' (period " + std::to_string(p) + " ns) is too far from a multiple of " +
+                    std::to_string(s.reference) + " ns for its phase to drift slowly against the other timers");
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why,
+                                    const std::optional<PhaseWindow>& window) {
   if (!sag_covers(m, why)) return std::nullopt;
   const auto outs = outs_of(m);
+  std::vector<Duration> periods;
+  for (const Callback& cb : m.callbacks)
+    if (cb.is_timer()) periods.push_back(cb.period);
   const auto H = hyperperiod(m);
-  if (!H || *H > std::numeric_limits<Duration>::max() / (hyperperiods + 1)) {
-    fail(why, "the timers' hyperperiod overflows");
+  Split split;
+  if (H && *H <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
+      releases_in(*H * hyperperiods, periods, kMaxJobs)) {
+    for (const Callback& cb : m.callbacks) split.period.push_back(cb.is_timer() ? cb.period : 0);
+    split.hyperperiod = *H;
+  } else if (auto s = split_timers(m, hyperperiods, why)) {
+    split = std::move(*s);
+  } else {
     return std::nullopt;
   }
   ModelJobs mj;
-  mj.hyperperiod = *H;
-  mj.horizon = *H * hyperperiods;
+  mj.hyperperiod = split.hyperperiod;
+  mj.horizon = split.hyperperiod * hyperperiods;
   mj.of_callback.resize(m.callbacks.size());
+  if (!split.drifting.empty()) {
+    mj.drifting = split.drifting;
+    mj.reference_hyperperiod = split.reference;
+  }
   mj.first_release = std::numeric_limits<Duration>::max();
-  std::size_t count = 0;
-  for (const Callback& cb : m.callbacks)
-    if (cb.is_timer()) mj.first_release = std::min(mj.first_release, cb.offset);
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c)
+    if (m.callbacks[c].is_timer())
+      mj.first_release = std::min(mj.first_release, split.drifting.empty() || !split.drifting[c] ? m.callbacks[c].offset : 0);
   const sched::ExecutorSetup setup = sched::make_setup(m, *work_executor(m, why));
   Builder b{m, outs, setup, chain_keys(m), chain_leaves(m), mj};
+  const PhaseWindow w = window.value_or(PhaseWindow{0, split.reference});
   std::vector<std::pair<Duration, std::size_t>> releases;
+  std::size_t count = 0;
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const Callback& cb = m.callbacks[c];
     if (!cb.is_timer()) continue;
-    for (Duration t = cb.offset; t < mj.horizon && count <= kMaxJobs; t += cb.period, ++count) {
+    const bool drifts = !split.drifting.empty() && split.drifting[c];
+    for (Duration t = drifts ? 0 : cb.offset; t < mj.horizon && count <= kMaxJobs; t += split.period[c], ++count)
       releases.emplace_back(t, c);
-    }
   }
   std::sort(releases.begin(), releases.end());
   for (const auto& [t, c] : releases) {
-    b.release(c, t);
+    const Callback& cb = m.callbacks[c];
+    if (split.drifting.empty() || !split.drifting[c]) {
+      b.release(c, t, {t, t + cb.jitter}, 0);
+    } else {
+      // the relative phase moves by |P - P'| a period: over the analysed span at most `dev`
+      const Duration dev = w.widen ? (mj.horizon / split.period[c] + 1) * std::abs(cb.period - split.period[c]) : 0;
+      const Duration lo = std::max<Duration>(0, t + w.lo - dev), hi = t + w.hi - 1 + dev;
+      b.release(c, lo, {lo, hi + cb.jitter}, hi - lo);
+    }
     if (mj.jobs.size() > kMaxJobs) {
       fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
-                    " hyperperiod(s) of " + std::to_string(*H) + " ns");
+                    " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
       return std::nullopt;
     }
   }
@@ -312,9 +441,46 @@ std::optional<Duration> idle_cut(const ModelJobs& mj, const Result& r) {
   return std::nullopt;
 }
 
+// The ready-queue key of a drifting timer's job depends on where in its phase window it is
+// released (an EDF deadline counts from the release); the graph used the window's earliest.
+// The order it assumed holds in every run unless the job's key can pass that of a job that may
+// be pending with it (each ready between its earliest arrival and its latest start): then the
+// empty string is not returned.
+std::string order_fixed(const Model& m, const ModelJobs& mj, const Result& r) {
+  auto ready = [&](std::size_t j) {
+    Duration a = mj.jobs[j].release.lo;
+    for (const Pred& p : mj.jobs[j].preds) a = std::max(a, r.finish[p.job].lo + p.delay.lo);
+    return a;
+  };
+  auto root = [&](std::size_t j) {
+    while (!mj.jobs[j].preds.empty()) j = mj.jobs[j].preds.front().job;
+    return j;
+  };
+  for (std::size_t d = 0; d < mj.jobs.size(); ++d) {
+    if (mj.jobs[d].priority == mj.priority_late[d]) continue;
+    for (std::size_t o = 0; o < mj.jobs.size(); ++o) {
+      // the keys of one release move together; others' ranges apart keep their order
+      if (o == d || mj.priority_late[d] < mj.jobs[o].priority || mj.priority_late[o] < mj.jobs[d].priority ||
+          root(o) == root(d))
+        continue;
+      if (ready(d) <= r.start[o].hi && ready(o) <= r.start[d].hi)
+        return "the deadline order of '" + m.callbacks[mj.callback[d]].name + "' (a drifting timer's job) against '" +
+               m.callbacks[mj.callback[o]].name + "' depends on the relative phase while both may be pending";
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
+  Duration demand = 0;  // the work of one hyperperiod (the last analysed: past the start)
+  for (std::size_t j = 0; j < mj.jobs.size(); ++j)
+    if (mj.root_release[j] >= mj.horizon - mj.hyperperiod) demand += mj.jobs[j].cost.hi;
+  if (demand > mj.hyperperiod)
+    return "overload: the jobs of one hyperperiod need " + std::to_string(demand) + " ns of the thread in " +
+           std::to_string(mj.hyperperiod) + " ns (utilisation " + std::to_string(demand * 100 / mj.hyperperiod) +
+           " %), so the backlog grows without bound";
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
     for (std::size_t k = 0; k + 1 < js.size(); ++k) {
@@ -328,10 +494,12 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
                " ns): the executor then merges or drops releases, which the job model does not";
     }
   }
+  if (std::string order = order_fixed(m, mj, r); !order.empty()) return order;
   if (mj.horizon < 2 * mj.hyperperiod) return "fewer than two hyperperiods analysed";
-  if (!idle_cut(mj, r))
+  if (!idle_cut(mj, r)) {
     return "the thread is idle at no timer release t of the first hyperperiod and at t + one hyperperiod in every "
            "schedule (work carried over from one hyperperiod to the next is not analysed)";
+  }
   return {};
 }
 
