@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "chainrt/model/accelerator.hpp"
@@ -66,20 +67,33 @@ std::vector<std::vector<Out>> outs_of(const Model& m) {
   return outs;
 }
 
-// The one executor that runs callbacks, when there is exactly one.
-std::optional<std::size_t> work_executor(const Model& m, std::string* why) {
-  std::optional<std::size_t> x;
-  for (const Callback& cb : m.callbacks) {
-    const std::size_t e = m.executor_index(m.node(cb.node).executor);
-    if (x && *x != e) {
-      fail(why, "callbacks run on several executors ('" + m.executors[*x].name + "', '" + m.executors[e].name +
-                    "'); this analysis covers one single-threaded executor");
-      return std::nullopt;
-    }
-    x = e;
+// The executors that run callbacks, in model order (none: `why` says so).
+std::vector<std::size_t> work_executors(const Model& m, std::string* why) {
+  std::vector<bool> used(m.executors.size(), false);
+  for (const Callback& cb : m.callbacks) used[m.executor_index(m.node(cb.node).executor)] = true;
+  std::vector<std::size_t> out;
+  for (std::size_t e = 0; e < used.size(); ++e)
+    if (used[e]) out.push_back(e);
+  if (out.empty()) fail(why, "the model has no callbacks");
+  return out;
+}
+
+// Several executors are partitions when each thread is pinned to one core no other thread of
+// them uses (the OS then never interleaves them).
+bool pinned_apart(const Model& m, const std::vector<std::size_t>& xs, std::string* why) {
+  if (xs.size() < 2) return true;
+  std::set<std::pair<std::string, int>> taken;
+  for (std::size_t x : xs) {
+    const Executor& e = m.executors[x];
+    const Thread& t = e.threads[0];
+    if (t.cores.size() != 1)
+      return fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; several "
+                       "executors are analysed as partitions, each on a core of its own");
+    if (!taken.insert({e.host, t.cores[0]}).second)
+      return fail(why, "executors share core " + std::to_string(t.cores[0]) + " of host '" + e.host +
+                           "'; several executors are analysed as partitions, each on a core of its own");
   }
-  if (!x) fail(why, "the model has no callbacks");
-  return x;
+  return true;
 }
 
 // One thread on a core of its own, a policy with a job-level fixed priority, the CPU always there.
@@ -169,7 +183,8 @@ std::vector<std::vector<std::size_t>> chain_leaves(const Model& m) {
 struct Builder {
   const Model& m;
   const std::vector<std::vector<Out>>& outs;
-  const sched::ExecutorSetup& setup;
+  const std::vector<sched::ExecutorSetup>& setups;  // by executor index (those with callbacks)
+  const std::vector<std::size_t>& executor;         // per callback: its executor
   std::vector<Duration> keys;
   std::vector<std::vector<std::size_t>> leaves;
   ModelJobs& mj;
@@ -184,6 +199,7 @@ struct Builder {
     Duration d = sched::kNoDeadline;
     for (std::size_t s : stamps)
       if (keys[s] > 0) d = std::min(d, root + keys[s]);
+    const sched::ExecutorSetup& setup = setups[executor[c]];
     const sched::CallbackId id = setup.id_of(c);
     const sched::Key k = sched::key_of(setup.policy, setup.specs[id], id, d);
     return Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
@@ -204,6 +220,7 @@ struct Builder {
     if (pred) j.preds.push_back(*pred);
     mj.jobs.push_back(std::move(j));
     mj.callback.push_back(c);
+    mj.partition.push_back(executor[c]);
     mj.root_release.push_back(root);
     mj.of_callback[c].push_back(mj.jobs.size() - 1);
     return mj.jobs.size() - 1;
@@ -247,8 +264,11 @@ bool job_level_fixed_priority(Policy p) {
 }
 
 bool sag_covers(const Model& m, std::string* why) {
-  const auto x = work_executor(m, why);
-  if (!x || !covers_platform(m, *x, why)) return false;
+  const std::vector<std::size_t> xs = work_executors(m, why);
+  if (xs.empty()) return false;
+  for (std::size_t x : xs)
+    if (!covers_platform(m, x, why)) return false;
+  if (!pinned_apart(m, xs, why)) return false;
   for (const Callback& cb : m.callbacks)  // the cheap refusal first (large models rarely pass it)
     if (cb.is_timer() && cb.phase != TimerPhase::Guaranteed)
       return fail(why, "timer '" + cb.name + "' has no guaranteed phase (phase: " + to_string(cb.phase) +
@@ -381,8 +401,14 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
   for (std::size_t c = 0; c < m.callbacks.size(); ++c)
     if (m.callbacks[c].is_timer())
       mj.first_release = std::min(mj.first_release, split.drifting.empty() || !split.drifting[c] ? m.callbacks[c].offset : 0);
-  const sched::ExecutorSetup setup = sched::make_setup(m, *work_executor(m, why));
-  Builder b{m, outs, setup, chain_keys(m), chain_leaves(m), mj};
+  std::vector<sched::ExecutorSetup> setups(m.executors.size());
+  for (std::size_t x : work_executors(m, why)) {
+    setups[x] = sched::make_setup(m, x);
+    mj.partitions.push_back(x);
+  }
+  std::vector<std::size_t> executor(m.callbacks.size());
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) executor[c] = m.executor_index(m.node(m.callbacks[c].node).executor);
+  Builder b{m, outs, setups, executor, chain_keys(m), chain_leaves(m), mj};
   const PhaseWindow w = window.value_or(PhaseWindow{0, split.reference});
   std::vector<std::pair<Duration, std::size_t>> releases;
   std::size_t count = 0;
@@ -474,13 +500,15 @@ std::string order_fixed(const Model& m, const ModelJobs& mj, const Result& r) {
 }  // namespace
 
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
-  Duration demand = 0;  // the work of one hyperperiod (the last analysed: past the start)
-  for (std::size_t j = 0; j < mj.jobs.size(); ++j)
-    if (mj.root_release[j] >= mj.horizon - mj.hyperperiod) demand += mj.jobs[j].cost.hi;
-  if (demand > mj.hyperperiod)
-    return "overload: the jobs of one hyperperiod need " + std::to_string(demand) + " ns of the thread in " +
-           std::to_string(mj.hyperperiod) + " ns (utilisation " + std::to_string(demand * 100 / mj.hyperperiod) +
-           " %), so the backlog grows without bound";
+  for (std::size_t x : mj.partitions) {
+    Duration demand = 0;  // the work of one hyperperiod on x's thread (the last analysed: past the start)
+    for (std::size_t j = 0; j < mj.jobs.size(); ++j)
+      if (mj.partition[j] == x && mj.root_release[j] >= mj.horizon - mj.hyperperiod) demand += mj.jobs[j].cost.hi;
+    if (demand > mj.hyperperiod)
+      return "overload: the jobs of one hyperperiod need " + std::to_string(demand) + " ns of the thread of executor '" +
+             m.executors[x].name + "' in " + std::to_string(mj.hyperperiod) + " ns (utilisation " +
+             std::to_string(demand * 100 / mj.hyperperiod) + " %), so the backlog grows without bound";
+  }
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
     for (std::size_t k = 0; k + 1 < js.size(); ++k) {

@@ -1,8 +1,9 @@
 // The jobs of a chainrt model for the schedule-abstraction graph (sag.hpp), and what the
 // analysis reads back from the graph: per chain, the worst-case end-to-end latency.
 //
-// The model it covers: every callback on one executor with one thread (a dedicated core, no
-// reservation, no platform blackout curve) under a ready-queue policy with a job-level fixed
+// The model it covers: every callback on an executor with one thread (a dedicated core, no
+// reservation, no platform blackout curve; several such executors when each thread is pinned to
+// a core no other uses: partitions, sag_analysis.cpp) under a ready-queue policy with a job-level fixed
 // priority (fp, picas, edf, mixed); every timer's phase guaranteed on the host's release grid
 // (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
 // callback released by the messages of ONE publishing callback (one job per message, FIFO),
@@ -43,6 +44,8 @@ struct ChainInstance {
 struct ModelJobs {
   std::vector<Job> jobs;
   std::vector<std::size_t> callback;           // per job: model callback index
+  std::vector<std::size_t> partition;          // per job: the executor (index in the model) running it
+  std::vector<std::size_t> partitions;         // the executors with callbacks, in model order
   std::vector<Duration> root_release;          // per job: nominal release of its timer job
   std::vector<ChainInstance> instances;
   std::vector<std::vector<std::size_t>> of_callback;  // per model callback: its jobs, in release order

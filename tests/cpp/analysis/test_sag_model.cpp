@@ -132,7 +132,7 @@ TEST(SagModel, DeclinesOutsideItsModel) {
                            "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "
                            "priority: 2}\n  - {name: b, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "
                            "priority: 1}\nchains:\n  - {name: A, callbacks: [a], deadline: 10ms}\n";
-  EXPECT_NE(why(over).find("overload: the jobs of one hyperperiod need 12000000 ns of the thread in 10000000 ns "
+  EXPECT_NE(why(over).find("overload: the jobs of one hyperperiod need 12000000 ns of the thread of executor 'e' in 10000000 ns "
                            "(utilisation 120 %)"), std::string::npos) << why(over);
   // A low-priority chain starved past its period: its timer is released again while queued.
   const std::string starved = header("fp") +
