@@ -78,7 +78,7 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
 constexpr int kMaxRounds = 64;
 
 Result explore_partitions(const ModelJobs& mj) {
-  if (mj.partitions.size() <= 1) return explore(mj.jobs);
+  if (mj.partitions.size() <= 1) return explore(mj.jobs, {}, mj.cores);
   const std::size_t n = mj.jobs.size();
   Result all;
   all.complete = true;

@@ -78,20 +78,28 @@ std::vector<std::size_t> work_executors(const Model& m, std::string* why) {
   return out;
 }
 
-// Several executors are partitions when each thread is pinned to one core no other thread of
-// them uses (the OS then never interleaves them).
+// Several threads (of one executor: global scheduling; or one each of several executors:
+// partitions) when each is pinned to one core no other of them uses (the OS then never
+// interleaves them).
 bool pinned_apart(const Model& m, const std::vector<std::size_t>& xs, std::string* why) {
-  if (xs.size() < 2) return true;
+  std::size_t threads = 0;
+  for (std::size_t x : xs) threads += m.executors[x].threads.size();
+  if (threads < 2) return true;
   std::set<std::pair<std::string, int>> taken;
   for (std::size_t x : xs) {
     const Executor& e = m.executors[x];
-    const Thread& t = e.threads[0];
-    if (t.cores.size() != 1)
-      return fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; several "
-                       "executors are analysed as partitions, each on a core of its own");
-    if (!taken.insert({e.host, t.cores[0]}).second)
-      return fail(why, "executors share core " + std::to_string(t.cores[0]) + " of host '" + e.host +
-                           "'; several executors are analysed as partitions, each on a core of its own");
+    if (xs.size() > 1 && e.threads.size() > 1)
+      return fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
+                           " threads beside other executors; this analysis covers one multi-threaded executor or "
+                           "several single-threaded ones");
+    for (const Thread& t : e.threads) {
+      if (t.cores.size() != 1)
+        return fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; threads are "
+                         "analysed each on a core of its own");
+      if (!taken.insert({e.host, t.cores[0]}).second)
+        return fail(why, "threads share core " + std::to_string(t.cores[0]) + " of host '" + e.host +
+                             "'; threads are analysed each on a core of its own");
+    }
   }
   return true;
 }
@@ -102,10 +110,16 @@ bool covers_platform(const Model& m, std::size_t x, std::string* why) {
   if (!job_level_fixed_priority(e.policy))
     return fail(why, std::string("executor '") + e.name + "' uses policy " + to_string(e.policy) +
                          ", whose order is not a job-level fixed priority (fp, picas, edf and mixed are)");
-  if (e.threads.size() != 1)
-    return fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
-                         " threads; this analysis covers one thread");
-  if (e.threads[0].reservation) return fail(why, "thread '" + e.threads[0].name + "' runs on a reservation");
+  if (e.threads.empty()) return fail(why, "executor '" + e.name + "' has no thread");
+  for (const Thread& t : e.threads)
+    if (t.reservation) return fail(why, "thread '" + t.name + "' runs on a reservation");
+  if (e.threads.size() > 1)  // global scheduling: any thread takes any callback, groups exclude
+    for (const Callback& cb : m.callbacks) {
+      if (m.node(cb.node).executor != e.name) continue;
+      if (!cb.affinity.empty()) return fail(why, "callback '" + cb.name + "' is bound to some of the threads");
+      if (m.group(cb.group).type != GroupType::MutuallyExclusive)
+        return fail(why, "callback '" + cb.name + "' is in a reentrant group (two of its instances may overlap)");
+    }
   if (uses_accelerators(m)) return fail(why, "the model uses accelerators");
   for (const Host& h : m.hosts)
     if (h.name == e.host && !h.blackout.empty()) return fail(why, "host '" + h.name + "' has a platform blackout curve");
@@ -185,6 +199,7 @@ struct Builder {
   const std::vector<std::vector<Out>>& outs;
   const std::vector<sched::ExecutorSetup>& setups;  // by executor index (those with callbacks)
   const std::vector<std::size_t>& executor;         // per callback: its executor
+  const std::vector<int>& group;                    // per callback: its job group (sag.hpp), -1 on one thread
   std::vector<Duration> keys;
   std::vector<std::vector<std::size_t>> leaves;
   ModelJobs& mj;
@@ -218,6 +233,7 @@ struct Builder {
     late.seq = root;  // the instance order of one callback's jobs does not move
     mj.priority_late.push_back(late);
     if (pred) j.preds.push_back(*pred);
+    j.group = group[c];
     mj.jobs.push_back(std::move(j));
     mj.callback.push_back(c);
     mj.partition.push_back(executor[c]);
@@ -408,7 +424,14 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
   }
   std::vector<std::size_t> executor(m.callbacks.size());
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) executor[c] = m.executor_index(m.node(m.callbacks[c].node).executor);
-  Builder b{m, outs, setups, executor, chain_keys(m), chain_leaves(m), mj};
+  std::vector<int> group(m.callbacks.size(), -1);  // on several threads: the callback group's index
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    const Executor& e = m.executors[executor[c]];
+    mj.cores = std::max(mj.cores, e.threads.size());
+    if (e.threads.size() > 1)
+      group[c] = static_cast<int>(&m.group(m.callbacks[c].group) - m.groups.data());
+  }
+  Builder b{m, outs, setups, executor, group, chain_keys(m), chain_leaves(m), mj};
   const PhaseWindow w = window.value_or(PhaseWindow{0, split.reference});
   std::vector<std::pair<Duration, std::size_t>> releases;
   std::size_t count = 0;

@@ -46,6 +46,7 @@ struct ModelJobs {
   std::vector<std::size_t> callback;           // per job: model callback index
   std::vector<std::size_t> partition;          // per job: the executor (index in the model) running it
   std::vector<std::size_t> partitions;         // the executors with callbacks, in model order
+  std::size_t cores = 1;                       // threads of the executor (one executor), else 1
   std::vector<Duration> root_release;          // per job: nominal release of its timer job
   std::vector<ChainInstance> instances;
   std::vector<std::vector<std::size_t>> of_callback;  // per model callback: its jobs, in release order

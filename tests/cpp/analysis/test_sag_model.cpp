@@ -126,7 +126,13 @@ TEST(SagModel, DeclinesOutsideItsModel) {
             std::string::npos);
   const std::string two = "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n  - {name: e, host: h, policy: "
                           "fp, threads: [{name: t0, cores: [0]}, {name: t1, cores: [1]}]}\nnodes: [{name: n, executor: e}]\n";
-  EXPECT_NE(why(two + cbs + ", phase: guaranteed" + chains).find("one thread"), std::string::npos);
+  const std::string floating = "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n  - {name: e, host: h, "
+                               "policy: fp, threads: [{name: t0}, {name: t1}]}\nnodes: [{name: n, executor: e}]\n";
+  EXPECT_NE(why(floating + cbs + ", phase: guaranteed" + chains).find("not pinned to one core"), std::string::npos);
+  {  // two pinned threads: global scheduling, analysed
+    const AnalysisResult r = find_analysis("sag")->analyze(load_model_from_string(two + cbs + ", phase: guaranteed" + chains, "t.yaml"));
+    EXPECT_TRUE(r.chains[0].bounded) << r.chains[0].reason;
+  }
   // Overload (utilisation 1.2): the backlog grows; the reason names the demand against the time.
   const std::string over = header("fp") +
                            "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "

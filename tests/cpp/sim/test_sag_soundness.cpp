@@ -33,8 +33,10 @@ struct Lcg {
 // {10, 20, 40} ms, offsets and WCETs in 100 µs steps, BCET = WCET (`fixed`) or below it,
 // jitter (unless `fixed`) up to 1 ms, utilisation kept under about 0.7.
 // `executors` 2: two single-threaded executors of one process, pinned to cores 0 and 1, each
-// callback on either (chains cross them).
-std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int executors = 1) {
+// callback on either (chains cross them). `threads` > 1 (one executor): that many threads
+// pinned to cores of their own, each callback in one of three nodes (their default groups
+// exclude each other's callbacks).
+std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int executors = 1, int threads = 1) {
   std::string cbs, chains, topics;
   const int n = rng(2, 3);
   const int periods[] = {10, 20, 40};
@@ -49,7 +51,9 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
       util += w / (T * 10.0);
       const int b = fixed ? w : rng(1, w);
       const std::string name = cn + "_" + std::to_string(k);
-      const std::string node = executors > 1 ? "n" + std::to_string(rng(0, executors - 1)) : "n";
+      const std::string node = executors > 1 ? "n" + std::to_string(rng(0, executors - 1))
+                               : threads > 1 ? "n" + std::to_string(rng(0, 2))
+                                             : "n";
       std::string cb = "  - {name: " + name + ", node: " + node + ", wcet: " + std::to_string(w * 100) + "us, bcet: " +
                        std::to_string(b * 100) + "us, priority: " + std::to_string(rng(1, 50));
       if (k == 0)
@@ -67,11 +71,15 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
     chains += "  - {name: " + cn + ", callbacks: [" + list + "], deadline: " + std::to_string(T) + "ms}\n";
   }
   (void)util;
-  std::string platform = "chainrt: 1\nname: r\nhosts: [{name: h, cores: " + std::to_string(executors) +
+  std::string platform = "chainrt: 1\nname: r\nhosts: [{name: h, cores: " + std::to_string(executors * threads) +
                          "}]\nexecutors:\n", nodes = "nodes: [";
   if (executors == 1) {
-    platform += "  - {name: e, host: h, policy: " + policy + ", threads: [{name: t0, cores: [0]}]}\n";
-    nodes += "{name: n, executor: e}";
+    std::string ts;
+    for (int t = 0; t < threads; ++t)
+      ts += (t ? ", " : "") + std::string("{name: t") + std::to_string(t) + ", cores: [" + std::to_string(t) + "]}";
+    platform += "  - {name: e, host: h, policy: " + policy + ", threads: [" + ts + "]}\n";
+    nodes += threads > 1 ? "{name: n0, executor: e}, {name: n1, executor: e}, {name: n2, executor: e}"
+                         : "{name: n, executor: e}";
   }
   for (int e = 0; executors > 1 && e < executors; ++e) {
     const std::string i = std::to_string(e);
@@ -123,13 +131,14 @@ struct Tally {
   }
 };
 
-Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t seed, int executors = 1) {
+Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t seed, int executors = 1,
+            int threads = 1) {
   Lcg rng{seed};
   Tally t;
   const ResponseTimeAnalysis* sag = find_analysis("sag");
   EXPECT_NE(sag, nullptr);
   for (int s = 0; s < systems; ++s) {
-    const std::string yaml = random_system(rng, policy, fixed, executors);
+    const std::string yaml = random_system(rng, policy, fixed, executors, threads);
     const Model m = load_model_from_string(yaml, "random.yaml");
     ++t.systems;
     const AnalysisResult r = sag->analyze(m);
@@ -152,8 +161,8 @@ Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t se
       t.ratio_max = std::max(t.ratio_max, ratio);
     }
   }
-  std::printf("%s %s, %d executor(s): %d systems, %d analysed, %d chains, %d exact, bound/simulated mean %.3f median "
-              "%.3f p90 %.3f max %.3f\n", policy.c_str(), fixed ? "fixed" : "varying", executors, t.systems, t.bounded,
+  std::printf("%s %s, %d executor(s) x %d thread(s): %d systems, %d analysed, %d chains, %d exact, bound/simulated mean %.3f median "
+              "%.3f p90 %.3f max %.3f\n", policy.c_str(), fixed ? "fixed" : "varying", executors, threads, t.systems, t.bounded,
               t.chains, t.exact, t.chains ? t.ratio_sum / t.chains : 0.0, t.quantile(0.5), t.quantile(0.9), t.ratio_max);
   return t;
 }
@@ -188,6 +197,19 @@ TEST(SagSoundness, PartitionsNeverBelowTheSimulator) {
     const Tally fixed = check(policy, true, 200, 43, 2);
     EXPECT_EQ(fixed.counterexamples, 0) << policy;
   }
+}
+
+// One executor with two and three threads pinned to cores of their own (global scheduling,
+// callbacks of a node mutually exclusive): never below the simulator.
+TEST(SagSoundness, SeveralThreadsNeverBelowTheSimulator) {
+  for (const char* policy : {"fp", "edf"})
+    for (int threads : {2, 3}) {
+      const Tally t = check(policy, false, systems(300), 53 + threads, 1, threads);
+      EXPECT_EQ(t.counterexamples, 0) << policy << " " << threads;
+      EXPECT_GE(t.bounded, 100) << policy << " " << threads;
+      const Tally fixed = check(policy, true, 200, 57 + threads, 1, threads);
+      EXPECT_EQ(fixed.counterexamples, 0) << policy << " " << threads;
+    }
 }
 
 TEST(SagSoundness, AlignedRobotAtItsWorstCase) {
