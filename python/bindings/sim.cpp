@@ -23,6 +23,22 @@ sim::ExecTime exec_from(const std::string& s) {
   if (s == "mix") return sim::ExecTime::Mix;
   throw std::invalid_argument("unknown execution-time mode '" + s + "' (wcet, bcet, uniform, mix)");
 }
+
+// The options both entry points take, checked the same way.
+sim::SimOptions base_options(Duration duration, std::uint64_t seed, const std::optional<std::string>& policy,
+                             std::optional<int> threads, const std::string& exec) {
+  sim::SimOptions o;
+  o.duration = duration;
+  o.seed = seed;
+  if (policy) {
+    auto p = policy_from(*policy);
+    if (!p) throw std::invalid_argument("unknown policy '" + *policy + "'");
+    o.policy = p;
+  }
+  o.threads = threads;
+  o.exec = exec_from(exec);
+  return o;
+}
 }  // namespace
 
 CHAINRT_BINDINGS(sim, 20) {
@@ -32,21 +48,12 @@ CHAINRT_BINDINGS(sim, 20) {
          std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
          std::size_t trace_limit, std::map<std::string, Duration> offsets,
          std::map<std::string, Duration> release_delays, bool random_jitter, const std::string& timer_rule) {
-        sim::SimOptions o;
+        sim::SimOptions o = base_options(duration, seed, policy, threads, exec);
         o.release_delays = std::move(release_delays);
         o.random_jitter = random_jitter;
         if (timer_rule == "rcl5") o.timer_rule = sched::TimerRule::Rcl5;
         else if (timer_rule != "rcl9")
           throw std::invalid_argument("unknown timer rule '" + timer_rule + "' (rcl9, rcl5)");
-        o.duration = duration;
-        o.seed = seed;
-        if (policy) {
-          auto p = policy_from(*policy);
-          if (!p) throw std::invalid_argument("unknown policy '" + *policy + "'");
-          o.policy = p;
-        }
-        o.threads = threads;
-        o.exec = exec_from(exec);
         if (comm == "sampled") o.comm = sim::CommDelay::Sampled;
         else if (comm != "fixed") throw std::invalid_argument("unknown comm mode '" + comm + "' (fixed, sampled)");
         o.trace = trace;
@@ -71,16 +78,7 @@ CHAINRT_BINDINGS(sim, 20) {
       "simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
          std::optional<int> threads, const std::string& exec) {
-        sim::SimOptions o;
-        o.duration = duration;
-        o.seed = seed;
-        if (policy) {
-          auto p = policy_from(*policy);
-          if (!p) throw std::invalid_argument("unknown policy '" + *policy + "'");
-          o.policy = p;
-        }
-        o.threads = threads;
-        o.exec = exec_from(exec);
+        sim::SimOptions o = base_options(duration, seed, policy, threads, exec);
         o.keep_samples = true;
         sim::SimResult r;
         {

@@ -25,13 +25,8 @@ from chainrt.campaign.store import CampaignError, Store
 from chainrt.experiments.progress import Progress
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from campaign_tasks import numbered, numbered_ok  # noqa: E402  (the workers import it by this name)
+from campaign_tasks import CHAINRT, ENV, ROOT, numbered, numbered_ok  # noqa: E402  (the workers import it by this name)
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-CHAINRT = [sys.executable, "-m", "chainrt.cli"]
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT / "python"),
-                                                   os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
 # A soundness campaign of every analysis (6) x 6 systems in batches of 2 (18 batches).
 SOUND = ["experiment", "soundness", "--sets", "6", "--seed", "4", "--batch", "2", "--variants", "2", "--json",
          "--quiet"]

@@ -31,13 +31,8 @@ from chainrt.campaign import command
 from chainrt.campaign.plan import Spec, split
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from campaign_tasks import numbered  # noqa: E402
+from campaign_tasks import CHAINRT, ENV, HERE, ROOT, numbered  # noqa: E402
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-CHAINRT = [sys.executable, "-m", "chainrt.cli"]
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT / "python"),
-                                                   os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
 # A soundness campaign long enough to be caught mid-run (batches of a few systems each).
 LONG = ["experiment", "soundness", "--analysis", "fp-mt", "--sets", "4000", "--batch", "2", "--harsh", "--climb", "2",
         "--quiet"]
