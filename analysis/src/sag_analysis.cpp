@@ -42,7 +42,7 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
   b.deadline = c.deadline;
   Duration worst = -1, best = std::numeric_limits<Duration>::max();
   for (const ChainInstance& in : mj.instances) {
-    if (in.chain != chain) continue;
+    if (in.chain != chain || in.cut) continue;
     if (in.leaves.empty()) {
       b.reason = "an instance of the chain reaches none of its last callbacks (a hop the model does not publish)";
       return b;

@@ -129,9 +129,22 @@ bool covers_platform(const Model& m, std::size_t x, std::string* why) {
 // Timers with a guaranteed phase; every other callback fed by exactly one publisher; no cycle;
 // no fusion; chains starting at timers.
 bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs, std::string* why) {
+  const auto sets = implicit_fusion_sets(m);
+  std::vector<bool> later_member(m.callbacks.size(), false);  // a set's members feed as one
+  for (const auto& set : sets) {
+    for (std::size_t i = 1; i < set.size(); ++i) {
+      later_member[set[i]] = true;
+      const auto& a = outs[set[0]];
+      const auto& b = outs[set[i]];
+      if (a.size() != b.size() ||
+          !std::equal(a.begin(), a.end(), b.begin(), [](const Out& x, const Out& y) { return x.to == y.to; }))
+        return fail(why, "the members of fusion set '" + m.callbacks[set[0]].name + "' reach different callbacks");
+    }
+  }
   std::vector<int> feeders(m.callbacks.size(), 0);
-  for (const auto& os : outs)
-    for (const Out& o : os) ++feeders[o.to];
+  for (std::size_t c = 0; c < outs.size(); ++c)
+    if (!later_member[c])
+      for (const Out& o : outs[c]) ++feeders[o.to];
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const Callback& cb = m.callbacks[c];
     if (cb.kind == CallbackKind::FusionInput || cb.kind == CallbackKind::FusionTrigger)
@@ -144,7 +157,6 @@ bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs,
                            " publishers (their order in its queue is not fixed)");
     }
   }
-  if (!implicit_fusion_sets(m).empty()) return fail(why, "the model has an implicit fusion set");
   for (const Chain& ch : m.chains)
     if (ch.callbacks.empty() || !m.callback(ch.callbacks.front()).is_timer())
       return fail(why, "chain '" + ch.name + "' does not start at a timer");
@@ -193,7 +205,10 @@ std::vector<std::vector<std::size_t>> chain_leaves(const Model& m) {
   return out;
 }
 
-// What building the jobs of one timer release needs.
+// A chain instance a message carries: (chain, index in ModelJobs::instances).
+using Stamp = std::pair<std::size_t, std::size_t>;
+
+// What building the jobs of the timer releases needs.
 struct Builder {
   const Model& m;
   const std::vector<std::vector<Out>>& outs;
@@ -203,36 +218,45 @@ struct Builder {
   std::vector<Duration> keys;
   std::vector<std::vector<std::size_t>> leaves;
   ModelJobs& mj;
+  // Implicit fusion sets: per callback (set, member) or none; per set, its rounds: per member
+  // the job of its k-th message and the stamps it carries (sag_model.hpp).
+  std::vector<std::optional<std::pair<std::size_t, std::size_t>>> member;
+  std::vector<std::size_t> members;  // per set: its size
+  struct Cached {
+    std::size_t job = 0;
+    Duration root = 0;
+    std::vector<Stamp> stamps;
+  };
+  std::vector<std::vector<std::vector<std::optional<Cached>>>> rounds;  // [set][round][member]
 
   bool is_leaf(std::size_t chain, std::size_t c) const {
     return std::find(leaves[chain].begin(), leaves[chain].end(), c) != leaves[chain].end();
   }
 
-  // The job of callback c released by `stamps` (the chains whose instance it carries) of the
-  // timer release at `root`, after `pred` (none for the timer's own job).
-  Priority priority(std::size_t c, Duration root, const std::vector<std::size_t>& stamps) const {
+  // The executor's key of callback c's job with the deadlines of the instances it carries
+  // (each instance's release + its chain's key, the smallest), `late` ns later for a drifting one.
+  Priority priority(std::size_t c, Duration root, const std::vector<Stamp>& stamps, Duration late) const {
     Duration d = sched::kNoDeadline;
-    for (std::size_t s : stamps)
-      if (keys[s] > 0) d = std::min(d, root + keys[s]);
+    for (const auto& [chain, inst] : stamps)
+      if (keys[chain] > 0) d = std::min(d, mj.instances[inst].release + late + keys[chain]);
     const sched::ExecutorSetup& setup = setups[executor[c]];
     const sched::CallbackId id = setup.id_of(c);
     const sched::Key k = sched::key_of(setup.policy, setup.specs[id], id, d);
     return Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
   }
 
-  // `span`: how much later than `root` the release the executor stamps its key from may be
-  // (a drifting timer's phase window; 0 otherwise).
-  std::size_t add(std::size_t c, Duration root, Duration span, Interval release, const std::vector<std::size_t>& stamps,
-                  std::optional<Pred> pred) {
+  // The job of callback c carrying `stamps`, ordered among c's jobs by `root` (the nominal
+  // release of its timer job), after `preds`. `span`: how much later than the instances'
+  // releases the release the executor stamps its key from may be (a drifting timer's window).
+  std::size_t add(std::size_t c, Duration root, Duration span, Interval release, const std::vector<Stamp>& stamps,
+                  std::vector<Pred> preds) {
     const Callback& cb = m.callbacks[c];
     Job j;
     j.release = release;
     j.cost = {std::min(cb.best_case(), cb.wcet), cb.wcet};
-    j.priority = priority(c, root, stamps);
-    Priority late = span > 0 ? priority(c, root + span, stamps) : j.priority;
-    late.seq = root;  // the instance order of one callback's jobs does not move
-    mj.priority_late.push_back(late);
-    if (pred) j.preds.push_back(*pred);
+    j.priority = priority(c, root, stamps, 0);
+    mj.priority_late.push_back(span > 0 ? priority(c, root, stamps, span) : j.priority);
+    j.preds = std::move(preds);
     j.group = group[c];
     mj.jobs.push_back(std::move(j));
     mj.callback.push_back(c);
@@ -246,33 +270,74 @@ struct Builder {
   // the chain instances it starts.
   void release(std::size_t timer, Duration root, Interval window, Duration span) {
     const Callback& cb = m.callbacks[timer];
-    std::vector<std::size_t> started;
+    std::vector<Stamp> started;
     for (std::size_t i = 0; i < m.chains.size(); ++i)
-      if (m.chains[i].callbacks.front() == cb.name) started.push_back(i);
-    const std::size_t first_instance = mj.instances.size();
-    for (std::size_t i : started) mj.instances.push_back(ChainInstance{i, root, {}});
-    const std::size_t j = add(timer, root, span, window, started, std::nullopt);
-    follow(j, timer, root, span, started, first_instance);
+      if (m.chains[i].callbacks.front() == cb.name) {
+        started.emplace_back(i, mj.instances.size());
+        mj.instances.push_back(ChainInstance{i, root, {}});
+      }
+    const std::size_t j = add(timer, root, span, window, started, {});
+    follow(j, timer, root, span, started);
   }
 
-  void follow(std::size_t job, std::size_t c, Duration root, Duration span, const std::vector<std::size_t>& stamps,
-              std::size_t first_instance) {
-    for (std::size_t s : stamps)
-      if (is_leaf(s, c))
-        for (std::size_t k = first_instance; k < mj.instances.size(); ++k)
-          if (mj.instances[k].chain == s) mj.instances[k].leaves.push_back(job);
+  // The stamps a message of callback c on out o carries: a leaf records its instance and
+  // forwards none; an instance goes on along its chain's hops only.
+  std::vector<Stamp> carried(std::size_t c, const Out& o, const std::vector<Stamp>& stamps) const {
+    std::vector<Stamp> out;
+    for (const Stamp& s : stamps)
+      if (!is_leaf(s.first, c) && std::find(o.chains.begin(), o.chains.end(), s.first) != o.chains.end())
+        out.push_back(s);
+    return out;
+  }
+
+  void follow(std::size_t job, std::size_t c, Duration root, Duration span, const std::vector<Stamp>& stamps) {
+    for (const auto& [chain, inst] : stamps)
+      if (is_leaf(chain, c)) mj.instances[inst].leaves.push_back(job);
+    if (member[c]) {  // a fusion input: cached until its round is complete (fuse())
+      const auto [set, i] = *member[c];
+      auto& rs = rounds[set];
+      std::size_t k = 0;
+      while (k < rs.size() && rs[k][i]) ++k;
+      if (k == rs.size()) rs.emplace_back(members[set]);
+      rs[k][i] = Cached{job, root, stamps};
+      return;
+    }
     for (const Out& o : outs[c]) {
-      std::vector<std::size_t> carried;  // a leaf records its instance and forwards no stamp
-      for (std::size_t s : stamps)
-        if (!is_leaf(s, c) &&
-            std::find(o.chains.begin(), o.chains.end(), s) != o.chains.end())
-          carried.push_back(s);
-      const std::size_t next = add(o.to, root, span, {0, 0}, carried, Pred{job, {0, o.cost}});
-      follow(next, o.to, root, span, carried, first_instance);
+      const std::vector<Stamp> next_stamps = carried(c, o, stamps);
+      const std::size_t next = add(o.to, root, span, {0, 0}, next_stamps, {Pred{job, {0, o.cost}}});
+      follow(next, o.to, root, span, next_stamps);
     }
   }
-};
 
+  // Every complete round of every fusion set: the fused message, one job of each subscriber
+  // after every member's job of the round (the last to finish publishes), carrying the
+  // instances of every member; then on, depth first. A round cut by the horizon is left out.
+  void fuse(const std::vector<std::vector<std::size_t>>& sets) {
+    for (std::size_t set = 0; set < sets.size(); ++set)
+      for (const auto& round : rounds[set]) {
+        if (std::any_of(round.begin(), round.end(), [](const auto& r) { return !r; })) {
+          for (const auto& r : round)  // the horizon cut the round: its instances are not counted
+            if (r)
+              for (const Stamp& st : r->stamps) mj.instances[st.second].cut = true;
+          continue;
+        }
+        Duration root = 0;
+        for (const auto& r : round) root = std::max(root, r->root);
+        const std::vector<Out>& first = outs[sets[set][0]];
+        for (std::size_t o = 0; o < first.size(); ++o) {
+          std::vector<Stamp> stamps;
+          std::vector<Pred> preds;
+          for (std::size_t i = 0; i < round.size(); ++i) {
+            const Out& oi = outs[sets[set][i]][o];
+            for (const Stamp& s : carried(sets[set][i], oi, round[i]->stamps)) stamps.push_back(s);
+            preds.push_back(Pred{round[i]->job, {0, oi.cost}});
+          }
+          const std::size_t next = add(first[o].to, root, 0, {0, 0}, stamps, std::move(preds));
+          follow(next, first[o].to, root, 0, stamps);
+        }
+      }
+  }
+};
 }  // namespace
 
 bool job_level_fixed_priority(Policy p) {
@@ -431,7 +496,17 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     if (e.threads.size() > 1)
       group[c] = static_cast<int>(&m.group(m.callbacks[c].group) - m.groups.data());
   }
-  Builder b{m, outs, setups, executor, group, chain_keys(m), chain_leaves(m), mj};
+  const auto sets = implicit_fusion_sets(m);
+  if (!sets.empty() && !split.drifting.empty()) {
+    fail(why, "a drifting timer beside a fusion set (its rounds pair messages of one period)");
+    return std::nullopt;
+  }
+  Builder b{m, outs, setups, executor, group, chain_keys(m), chain_leaves(m), mj, {}, {}, {}};
+  for (const auto& set : sets) b.members.push_back(set.size());
+  b.member.assign(m.callbacks.size(), std::nullopt);
+  for (std::size_t f = 0; f < sets.size(); ++f)
+    for (std::size_t i = 0; i < sets[f].size(); ++i) b.member[sets[f][i]] = std::make_pair(f, i);
+  b.rounds.resize(sets.size());
   const PhaseWindow w = window.value_or(PhaseWindow{0, split.reference});
   std::vector<std::pair<Duration, std::size_t>> releases;
   std::size_t count = 0;
@@ -453,11 +528,21 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
       const Duration lo = std::max<Duration>(0, t + w.lo - dev), hi = t + w.hi - 1 + dev;
       b.release(c, lo, {lo, hi + cb.jitter}, hi - lo);
     }
-    if (mj.jobs.size() > kMaxJobs) {
-      fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
-                    " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
-      return std::nullopt;
+    if (mj.jobs.size() > kMaxJobs) break;
+  }
+  if (mj.jobs.size() <= kMaxJobs) b.fuse(sets);
+  if (mj.jobs.size() > kMaxJobs) {
+    fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
+                  " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
+    return std::nullopt;
+  }
+  for (const auto& rs : b.rounds) {  // the rounds' jobs, for the pairing check (outside_job_model)
+    std::vector<std::vector<std::size_t>> jobs;
+    for (const auto& round : rs) {
+      jobs.emplace_back();
+      for (const auto& r : round) jobs.back().push_back(r ? r->job : kNoJob);
     }
+    mj.fusion_rounds.push_back(std::move(jobs));
   }
   return mj;
 }
@@ -546,6 +631,19 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
     }
   }
   if (std::string order = order_fixed(m, mj, r); !order.empty()) return order;
+  // A fusion round pairs the k-th message of each member: every member's next job starts only
+  // after each job of the round finished (the set then completed and its caches were taken).
+  for (const auto& rounds : mj.fusion_rounds)
+    for (std::size_t k = 0; k + 1 < rounds.size(); ++k) {
+      Duration done = std::numeric_limits<Duration>::min();
+      for (std::size_t j : rounds[k])
+        if (j != kNoJob) done = std::max(done, r.finish[j].hi);
+      for (std::size_t j : rounds[k + 1])
+        if (j != kNoJob && r.start[j].lo < done)
+          return "fusion input '" + m.callbacks[mj.callback[j]].name + "' may take its next message (" +
+                 std::to_string(r.start[j].lo) + " ns) before its set's round completed (" + std::to_string(done) +
+                 " ns): the rounds would not pair the messages of one period";
+    }
   if (mj.horizon < 2 * mj.hyperperiod) return "fewer than two hyperperiods analysed";
   if (!idle_cut(mj, r)) {
     return "the thread is idle at no timer release t of the first hyperperiod and at t + one hyperperiod in every "

@@ -6,8 +6,9 @@
 // a core no other uses: partitions, sag_analysis.cpp) under a ready-queue policy with a job-level fixed
 // priority (fp, picas, edf, mixed); every timer's phase guaranteed on the host's release grid
 // (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
-// callback released by the messages of ONE publishing callback (one job per message, FIFO),
-// no fusion callbacks, no accelerators; chains starting at a timer.
+// callback released by the messages of ONE publishing callback (one job per message, FIFO) or of
+// one implicit fusion set; no explicit fusion callbacks, no accelerators; implicit fusion sets as rounds (sag_model.cpp,
+// Builder::fuse); chains starting at a timer.
 //   jobs: every timer release in the first `hyperperiods` hyperperiods (lcm of the periods), and
 //         for each, one job of every callback its messages reach (publish / service request /
 //         response), an edge from the publisher's job with the hop's delay in [0, hop cost];
@@ -39,7 +40,10 @@ struct ChainInstance {
   std::size_t chain = 0;
   Duration release = 0;
   std::vector<std::size_t> leaves;
+  bool cut = false;  // its data waits at a fusion set whose round the horizon cut (not counted)
 };
+
+inline constexpr std::size_t kNoJob = static_cast<std::size_t>(-1);
 
 struct ModelJobs {
   std::vector<Job> jobs;
@@ -47,6 +51,8 @@ struct ModelJobs {
   std::vector<std::size_t> partition;          // per job: the executor (index in the model) running it
   std::vector<std::size_t> partitions;         // the executors with callbacks, in model order
   std::size_t cores = 1;                       // threads of the executor (one executor), else 1
+  // per implicit fusion set, per round, per member: its job (kNoJob: beyond the horizon)
+  std::vector<std::vector<std::vector<std::size_t>>> fusion_rounds;
   std::vector<Duration> root_release;          // per job: nominal release of its timer job
   std::vector<ChainInstance> instances;
   std::vector<std::vector<std::size_t>> of_callback;  // per model callback: its jobs, in release order
