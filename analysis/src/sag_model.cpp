@@ -225,8 +225,10 @@ struct Builder {
   struct Cached {
     std::size_t job = 0;
     Duration root = 0;
+    Duration period = 0;  // of the timer whose release it follows
     std::vector<Stamp> stamps;
   };
+  Duration period = 0;  // of the timer release being followed
   std::vector<std::vector<std::vector<std::optional<Cached>>>> rounds;  // [set][round][member]
 
   bool is_leaf(std::size_t chain, std::size_t c) const {
@@ -276,6 +278,7 @@ struct Builder {
         started.emplace_back(i, mj.instances.size());
         mj.instances.push_back(ChainInstance{i, root, {}});
       }
+    period = cb.period;
     const std::size_t j = add(timer, root, span, window, started, {});
     follow(j, timer, root, span, started);
   }
@@ -299,7 +302,7 @@ struct Builder {
       std::size_t k = 0;
       while (k < rs.size() && rs[k][i]) ++k;
       if (k == rs.size()) rs.emplace_back(members[set]);
-      rs[k][i] = Cached{job, root, stamps};
+      rs[k][i] = Cached{job, root, period, stamps};
       return;
     }
     for (const Out& o : outs[c]) {
@@ -312,8 +315,56 @@ struct Builder {
   // Every complete round of every fusion set: the fused message, one job of each subscriber
   // after every member's job of the round (the last to finish publishes), carrying the
   // instances of every member; then on, depth first. A round cut by the horizon is left out.
-  void fuse(const std::vector<std::vector<std::size_t>>& sets) {
-    for (std::size_t set = 0; set < sets.size(); ++set)
+  // A set whose members follow timers of different periods declines.
+  // Whether callback `to` is reached from callback `from` over messages.
+  bool reaches(std::size_t from, std::size_t to) const {
+    std::vector<bool> seen(m.callbacks.size(), false);
+    std::vector<std::size_t> todo{from};
+    while (!todo.empty()) {
+      const std::size_t c = todo.back();
+      todo.pop_back();
+      if (c == to) return true;
+      for (const Out& o : outs[c])
+        if (!seen[o.to]) {
+          seen[o.to] = true;
+          todo.push_back(o.to);
+        }
+    }
+    return false;
+  }
+
+  // The sets in an order where every set comes after the sets whose output reaches it (its
+  // members' jobs then all exist when it is fused).
+  std::vector<std::size_t> fuse_order(const std::vector<std::vector<std::size_t>>& sets) const {
+    std::vector<std::size_t> order, left(sets.size());
+    std::iota(left.begin(), left.end(), 0);
+    while (!left.empty()) {
+      auto it = std::find_if(left.begin(), left.end(), [&](std::size_t b) {
+        return std::none_of(left.begin(), left.end(), [&](std::size_t a) {
+          return a != b && reaches(sets[a][0], sets[b][0]);
+        });
+      });
+      if (it == left.end()) it = left.begin();  // sets feeding each other: no order holds
+      order.push_back(*it);
+      left.erase(it);
+    }
+    return order;
+  }
+
+  std::string fuse(const std::vector<std::vector<std::size_t>>& sets) {
+    for (std::size_t set : fuse_order(sets)) {
+      Duration p0 = 0;
+      bool paired = true;
+      for (const auto& round : rounds[set])
+        for (const auto& r : round)
+          if (r) {
+            if (p0 == 0) p0 = r->period;
+            paired = paired && r->period == p0;
+          }
+      if (!paired)  // which message completes the set depends on the arrival order
+        return "fusion set '" + m.callbacks[sets[set][0]].name + "' joins sources of different periods (its rounds "
+               "do not pair one message of each)";
+      paired_sets.push_back(set);
       for (const auto& round : rounds[set]) {
         if (std::any_of(round.begin(), round.end(), [](const auto& r) { return !r; })) {
           for (const auto& r : round)  // the horizon cut the round: its instances are not counted
@@ -323,6 +374,7 @@ struct Builder {
         }
         Duration root = 0;
         for (const auto& r : round) root = std::max(root, r->root);
+        period = p0;
         const std::vector<Out>& first = outs[sets[set][0]];
         for (std::size_t o = 0; o < first.size(); ++o) {
           std::vector<Stamp> stamps;
@@ -336,7 +388,11 @@ struct Builder {
           follow(next, first[o].to, root, 0, stamps);
         }
       }
+    }
+    return {};
   }
+
+  std::vector<std::size_t> paired_sets;
 };
 }  // namespace
 
@@ -530,15 +586,19 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     }
     if (mj.jobs.size() > kMaxJobs) break;
   }
-  if (mj.jobs.size() <= kMaxJobs) b.fuse(sets);
+  if (mj.jobs.size() <= kMaxJobs)
+    if (std::string f = b.fuse(sets); !f.empty()) {
+      fail(why, f);
+      return std::nullopt;
+    }
   if (mj.jobs.size() > kMaxJobs) {
     fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
                   " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
     return std::nullopt;
   }
-  for (const auto& rs : b.rounds) {  // the rounds' jobs, for the pairing check (outside_job_model)
+  for (std::size_t set : b.paired_sets) {  // the rounds' jobs, for the pairing check (outside_job_model)
     std::vector<std::vector<std::size_t>> jobs;
-    for (const auto& round : rs) {
+    for (const auto& round : b.rounds[set]) {
       jobs.emplace_back();
       for (const auto& r : round) jobs.back().push_back(r ? r->job : kNoJob);
     }
@@ -619,14 +679,18 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
   }
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
-    for (std::size_t k = 0; k + 1 < js.size(); ++k) {
-      const Job& next = mj.jobs[js[k + 1]];
+    // a timer keeps one pending release; a subscription queues up to its depth of messages
+    // (a message leaves the queue when its job starts)
+    const Callback& cb = m.callbacks[c];
+    const std::size_t depth = cb.is_timer() ? 1 : static_cast<std::size_t>(std::max(1, cb.queue_depth));
+    for (std::size_t k = 0; k + depth < js.size(); ++k) {
+      const Job& next = mj.jobs[js[k + depth]];
       // the earliest the next job can arrive: its release, or its predecessor's earliest finish
       Duration arrive = next.release.lo;
       for (const Pred& p : next.preds) arrive = std::max(arrive, r.finish[p.job].lo + p.delay.lo);
       if (r.start[js[k]].hi >= arrive)
-        return "callback '" + m.callbacks[c].name + "' may be released again (" + std::to_string(arrive) +
-               " ns) before its previous instance starts (as late as " + std::to_string(r.start[js[k]].hi) +
+        return "callback '" + cb.name + "' may be released " + std::to_string(depth) + " more time(s) (by " +
+               std::to_string(arrive) + " ns) before an instance starts (as late as " + std::to_string(r.start[js[k]].hi) +
                " ns): the executor then merges or drops releases, which the job model does not";
     }
   }
