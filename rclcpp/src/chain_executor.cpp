@@ -196,6 +196,7 @@ void ChainExecutor::init() {
     Model m = options_.model_file.empty() ? load_model_from_string(model_text_, model_origin_)
                                           : load_model(options_.model_file);
     model_ = std::make_unique<Model>(std::move(m));
+    file_model_ = std::make_unique<Model>(*model_);  // marks in code are built on it
   }
   if (options_.lame_controller > 0) {
 #if defined(CHAINRT_HAVE_LAME)
@@ -399,6 +400,7 @@ void ChainExecutor::bind_key(const std::string& model_callback, const void* enti
 }
 
 void ChainExecutor::start_checks() {
+  if (marks_pending()) apply_marks();
   if (rebuild_requested_.load() || !tables_) rebuild();
   if (options_.allow_unbound || !unbound_.load(std::memory_order_acquire)) return;
   {
@@ -647,6 +649,12 @@ bool ChainExecutor::rebuild() {
         if (key == s->key) {
           s->model_id = binder_->by_name(name);
           if (!s->model_id) notes.push_back("bind(): the model has no callback '" + name + "'");
+          if (auto e = real_of(s)) binder_->see(*e);
+        }
+    for (Slot* s : created)  // the model of marks in code names each entity it has
+      for (auto& [key, name] : code_names_)
+        if (key == s->key && !s->model_id) {
+          s->model_id = binder_->by_name(name);
           if (auto e = real_of(s)) binder_->see(*e);
         }
     for (Slot* s : created)
@@ -1615,6 +1623,44 @@ std::string ChainExecutor::name_of(CallbackId monitor_id) const {
 std::vector<std::string> ChainExecutor::unmatched() const {
   std::unique_lock<runtime::PiMutex> lk(mutex_);
   return tables_ ? tables_->unmatched : std::vector<std::string>{};
+}
+
+void ChainExecutor::adopt_model(std::unique_ptr<Model> m, const std::string& executor) {
+  model_ = std::move(m);
+  options_.executor = executor;
+  bind_model({});
+  bound_ = std::make_unique<Bound>();
+  init_chains();
+  {
+    std::unique_lock<runtime::PiMutex> lk(mutex_);
+    running_.assign(threads_spec_.size(), Running{});
+    tids_ = std::vector<std::atomic<int>>(threads_spec_.size());
+  }
+  for (auto& s : all_slots_)
+    if (s->id != kNoCallback) s->model_id.reset(), s->stale = true;
+}
+
+std::vector<ChainExecutor::EntityView> ChainExecutor::entity_views() const {
+  std::vector<EntityView> out;
+  std::unique_lock<runtime::PiMutex> lk(mutex_);
+  if (!tables_) return out;
+  for (const Slot* s : tables_->slots) {
+    if (s->kind == Kind::Waitable || !s->listed) continue;
+    EntityView v;
+    v.key = s->key;
+    v.group = s->group_key;
+    v.reentrant = s->reentrant;
+    v.fq_node = s->stats.node;
+    v.kind = s->kind == Kind::Timer ? CallbackKind::Timer
+           : s->kind == Kind::Service ? CallbackKind::Service
+           : s->kind == Kind::Client ? CallbackKind::Client : CallbackKind::Subscription;
+    v.period = s->clock.period;
+    v.topic = s->stats.topic;
+    if (s->model_id && binder_) v.model_name = binder_->callback(*s->model_id).name;
+    v.cpu_max = s->stats.cpu_max;
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 std::vector<std::string> ChainExecutor::unused_model_callbacks() const {

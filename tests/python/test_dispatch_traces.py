@@ -29,7 +29,7 @@ import pytest
 
 from chainrt import _core
 from chainrt.model import load_model_from_string, policy_names
-from rosutil import runtime_built
+from rosutil import chainrt_cli, runtime_built
 
 rclpy = pytest.importorskip("rclpy")
 _rclpy_exec = pytest.importorskip("chainrt._rclpy_exec",
@@ -121,15 +121,27 @@ def busy(ns: int) -> None:
         pass
 
 
-def rclpy_trace(text: str, tmp_path, domain: int, monkeypatch, take_order: str = "kind") -> list[str]:
+def mark_in_code(ex: ChainExecutor, model, entities: dict) -> None:
+    """What the model says of its callbacks and chains, said in code instead (no model file)."""
+    for cb in model.callbacks:
+        ex.mark(entities[cb.name], name=cb.name, priority=cb.priority, wcet=cb.wcet / 1e9)
+    for ch in model.chains:
+        ex.add_chain(ch.name, [entities[c] for c in ch.callbacks], deadline=ch.deadline / 1e9,
+                     priority=ch.priority)
+
+
+def rclpy_trace(text: str, tmp_path, domain: int, monkeypatch, take_order: str = "kind",
+                in_code: bool = False, saved: Path | None = None) -> list[str]:
     """The scenario as ordinary rclpy nodes (one per model node, entities created in model order)
-    under chainrt.rclpy bound to the model."""
+    under chainrt.rclpy bound to the model (in_code: no model file, the model's callbacks and
+    chains marked in code; saved: where the executor writes the model it ran by)."""
     path = tmp_path / "model.yaml"
     path.write_text(text)
     model = load_model_from_string(text)
     context = Context()
     rclpy.init(context=context, domain_id=domain)
     ran: list[str] = []
+    entities: dict = {}
     try:
         nodes = {n.name: Node(n.name, context=context) for n in model.nodes}
         pubs: dict = {}
@@ -147,12 +159,15 @@ def rclpy_trace(text: str, tmp_path, domain: int, monkeypatch, take_order: str =
                 for p in outs:
                     p.publish(String(data=name))
             if cb.kind == "timer":
-                node.create_timer(cb.period / 1e9, work)
+                entities[cb.name] = node.create_timer(cb.period / 1e9, work)
             else:
-                node.create_subscription(String, cb.topic, work, 10)
+                entities[cb.name] = node.create_subscription(String, cb.topic, work, 10)
         monkeypatch.setenv("CHAINRT_RELEASE_EPOCH_NS", str(_rclpy_exec.monotonic_ns() + 1_500 * MS))
         expected = len(simulated(text))
-        with ChainExecutor(model=str(path), context=context, report=False, take_order=take_order) as ex:
+        how = ({"policy": model.executors[0].policy, "threads": 1} if in_code else {"model": str(path)})
+        with ChainExecutor(**how, context=context, report=False, take_order=take_order) as ex:
+            if in_code:
+                mark_in_code(ex, model, entities)
             for n in nodes.values():
                 ex.add_node(n)
             end = time.monotonic() + 20
@@ -161,6 +176,10 @@ def rclpy_trace(text: str, tmp_path, domain: int, monkeypatch, take_order: str =
             settle = time.monotonic() + 0.2  # nothing more may run
             while time.monotonic() < settle:
                 ex.spin_once(timeout_sec=0.05)
+            if in_code:  # every entity is a callback of the model of the marks
+                assert ex.unmatched == [] and ex.unused_model_callbacks == [], ex.unmatched
+            if saved is not None:
+                ex.save_model(saved)
             ex.shutdown()
     finally:
         try:
@@ -224,3 +243,41 @@ def test_rclpy_take_order_node_by_node_is_an_explicit_option(tmp_path, monkeypat
     assert rclpy_trace(NODE_ORDER, tmp_path, domain + 41, monkeypatch, take_order="node") == ["F", "S", "H"]
     with pytest.raises(ValueError, match="take_order"):
         ChainExecutor(take_order="alphabetical")
+
+
+# Priorities and chains marked in the nodes' code, without a model file: the rclpy executor
+# dispatches as with the equivalent YAML model (the simulator's order of the YAML, which the
+# runtime and the rclpy executor bound to the file follow above), and the model it writes
+# (save_model) passes `chainrt check` and says what the YAML says. LaME's thread classes are no
+# mark in code (lame is left out).
+@pytest.mark.parametrize("policy", [p for p in policy_names() if p != "lame"])
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_rclpy_marks_in_code_dispatch_as_the_yaml_model(scenario, policy, tmp_path, monkeypatch):
+    text = model_text(scenario, policy)
+    sim = simulated(text)
+    domain = 150 + (os.getpid() + next(_ids)) % 40
+    saved = tmp_path / "saved.yaml"
+    py = rclpy_trace(text, tmp_path, domain + 41, monkeypatch, in_code=True, saved=saved)
+    assert py == sim, f"{policy}/{scenario}\nrclpy, marks in code: {py}\nYAML model:           {sim}"
+    p = chainrt_cli(["check", str(saved)], dict(os.environ))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert_same_model(load_model_from_string(saved.read_text()), load_model_from_string(text))
+
+
+def assert_same_model(got, want) -> None:
+    """The scheduling content of two models: the policy, the callbacks (kind, node, period, WCET,
+    priority, topic, what they publish) and the chains (members, period, deadline, priority)."""
+    assert got.executors[0].policy == want.executors[0].policy
+    fields = ("kind", "node", "period", "wcet", "priority", "topic")
+    got_cbs = {c.name: c for c in got.callbacks}
+    assert sorted(got_cbs) == sorted(c.name for c in want.callbacks)
+    for w in want.callbacks:
+        g = got_cbs[w.name]
+        assert [getattr(g, f) for f in fields] == [getattr(w, f) for f in fields], w.name
+        assert sorted(g.publishes) == sorted(w.publishes), w.name
+    got_chains = {c.name: c for c in got.chains}
+    assert sorted(got_chains) == sorted(c.name for c in want.chains)
+    for w in want.chains:
+        g = got_chains[w.name]
+        assert (list(g.callbacks), g.period, g.deadline, g.priority) == (list(w.callbacks), w.period, w.deadline,
+                                                                        w.priority), w.name

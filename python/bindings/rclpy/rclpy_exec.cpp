@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "chainrt/model/yaml_io.hpp"
+#include "chainrt/runtime/code_model.hpp"
 #include "chainrt/runtime/entity_binding.hpp"
 #include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/dispatch_context.hpp"
@@ -884,6 +885,48 @@ nb::dict model_setup(const std::string& yaml, const std::string& executor,
   return d;
 }
 
+// runtime::model_from_code for chainrt.rclpy's marks in code (python/chainrt/rclpy/marks.py):
+// the one builder of the model of marks, the rclcpp executor's too. Entities: (node, kind,
+// period, topic, group, reentrant, bound, measured, marked, name, priority, wcet, thread);
+// threads: (name, cores, fifo); chains: (name, entity indices, period, deadline, criticality
+// class name, level, priority). Returns (YAML of the model, model name by entity, notes,
+// callbacks without a WCET); ValueError with the one-line reason when a mark names nothing or
+// the model is invalid.
+using CodeEntityTuple = std::tuple<std::string, int, Duration, std::string, std::string, bool, std::string, Duration,
+                                   bool, std::string, std::optional<int>, Duration, std::string>;
+using CodeChainTuple = std::tuple<std::string, std::vector<std::size_t>, Duration, Duration, std::string, int,
+                                  std::optional<int>>;
+std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::vector<std::string>> model_from_code(
+    std::optional<std::string> base_yaml, const std::string& executor, const std::string& policy, int plain_threads,
+    int host_cores, const std::vector<CodeEntityTuple>& entities,
+    const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>>>& threads,
+    const std::vector<CodeChainTuple>& chains, bool require_wcet) {
+  runtime::CodeMarks in;
+  in.executor = executor;
+  const auto pol = policy_from(policy);
+  if (!pol) throw std::invalid_argument("unknown policy '" + policy + "'");
+  in.policy = *pol;
+  in.plain_threads = plain_threads;
+  in.host_cores = host_cores;
+  for (const auto& [node, kind, period, topic, group, reentrant, bound, measured, marked, name, priority, wcet, thread] : entities)
+    in.entities.push_back(runtime::CodeEntity{node, static_cast<CallbackKind>(kind), period, topic, group, reentrant, bound,
+                                              measured, marked, name, priority, wcet, thread});
+  for (const auto& [name, cores, fifo] : threads) in.threads.push_back(runtime::CodeThread{name, cores, fifo});
+  for (const auto& [name, members, period, deadline, cls, level, priority] : chains) {
+    const auto c = criticality_class_from(cls);
+    if (!c) throw std::invalid_argument("chain '" + name + "': unknown criticality '" + cls + "' (rt or be)");
+    in.chains.push_back(runtime::CodeChain{name, members, period, deadline, *c, level, priority});
+  }
+  std::optional<Model> base;
+  if (base_yaml) base = load_model_from_string(*base_yaml, "<model>");
+  try {
+    runtime::CodeModel cm = runtime::model_from_code(in, base ? &*base : nullptr, require_wcet);
+    return {save_model_to_string(cm.model), cm.names, cm.notes, cm.unknown_wcet};
+  } catch (const ModelError& e) {
+    throw std::invalid_argument(e.what());
+  }
+}
+
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
 // LaME's controller for chainrt.rclpy: the same lame::Controller (Algorithms 1-3, robust
 // estimate, budgets first) and the same mapping of a plan onto fixed thread slots and order of
@@ -1129,6 +1172,8 @@ NB_MODULE(_rclpy_exec, m) {
         "threads"_a = nb::none());
   m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);
   m.def("binding_match", &chainrt::rclpy_exec::binding_match, "candidates"_a, "entity"_a);
+  m.def("model_from_code", &chainrt::rclpy_exec::model_from_code, "base_yaml"_a.none(), "executor"_a, "policy"_a,
+        "plain_threads"_a, "host_cores"_a, "entities"_a, "threads"_a, "chains"_a, "require_wcet"_a);
   m.def("explain_unbound", &chainrt::rclpy_exec::explain_unbound, "candidates"_a, "seen"_a);
   chainrt::rclpy_exec::bind_accelerator(m);
 }

@@ -96,14 +96,9 @@ class ModelView:
         return _rclpy_exec.explain_unbound(self._candidates(), seen)
 
 
-def load_view(model, executor: str | None, policy: str | None, threads: int | None,
-              node_names: list[str]) -> ModelView:
-    """The model (a path or a chainrt Model) seen by one executor. ``executor`` None: the model's
-    only executor, else the one that hosts the first of ``node_names`` found in the model."""
-    from chainrt import _rclpy_exec
-    from chainrt.model import load_model
-
-    m = load_model(model) if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__") else model
+def choose_executor(m, executor: str | None, node_names: list[str]) -> str:
+    """Which executor of model ``m`` this is: ``executor``, else the model's only one, else the
+    one that hosts the first of ``node_names`` found in the model."""
     names = [e.name for e in m.executors]
     if executor is None:
         if len(names) == 1:
@@ -115,6 +110,18 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
                 raise ValueError("the model has several executors; say which one with executor=...")
     if executor not in names:
         raise ValueError(f"the model has no executor '{executor}' (it has: {', '.join(names)})")
+    return executor
+
+
+def load_view(model, executor: str | None, policy: str | None, threads: int | None,
+              node_names: list[str]) -> ModelView:
+    """The model (a path or a chainrt Model) seen by one executor. ``executor`` None: the model's
+    only executor, else the one that hosts the first of ``node_names`` found in the model."""
+    from chainrt import _rclpy_exec
+    from chainrt.model import load_model
+
+    m = load_model(model) if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__") else model
+    executor = choose_executor(m, executor, node_names)
     # "arrival" (the rclpy executor's own order) needs no priorities from the model
     setup = _rclpy_exec.model_setup(m.to_yaml(), executor, None if policy == "arrival" else policy, threads)
     offsets = {cb.name: int(cb.offset or 0) for cb in m.callbacks}

@@ -41,6 +41,7 @@ from chainrt.model import policy_names
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, UnboundModelCallbacks,
                                    load_view)
+from chainrt.rclpy.marks import Marks, MarksMixin
 
 # Differences between the rclpy of the ROS 2 lines chainrt runs on, in one place:
 try:  # Kilted's rclpy 9: timer callbacks may take a TimerInfo (rcl_timer_call_with_info)
@@ -83,12 +84,15 @@ _PLACE_KIND = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERV
                KIND_CLIENT: "client", KIND_EVENT: "event", KIND_EXTERNAL: "external"}
 
 
-class ChainExecutor(Executor):
+class ChainExecutor(MarksMixin, Executor):
     """An rclpy executor that orders ready callbacks by chainrt's ready queue.
 
     :param model: a chainrt model (path or :class:`chainrt.model.Model`) that says which real
         callback is which model callback, which chains exist and the executor's threads; None:
-        no chains, every callback unmatched.
+        no chains, every callback unmatched — unless entities are marked in code (``mark``,
+        ``set_callback_priority``, ``add_chain``, ``set_callback_group_thread``;
+        chainrt.rclpy.marks), which the executor then schedules by as by a model; with a model,
+        the model wins where both speak.
     :param executor: which executor of the model this is (default: the only one, or the one
         hosting the first added node).
     :param policy: ``arrival`` (earliest ready first, the order of rclpy's EventsExecutor),
@@ -160,6 +164,10 @@ class ChainExecutor(Executor):
         _weak_shutdown_hook(self)
         self._model_arg = model
         self._model_executor = executor
+        self._file_model_arg = model       # marks in code are built on it (chainrt.rclpy.marks)
+        self._executor_arg = executor
+        self._marks = Marks()
+        self._code_names: dict[int, str] = {}  # id(entity) -> its callback in the model of the marks
         self._policy_arg = policy
         self._take_order = take_order
         self._threads_arg = threads
@@ -669,6 +677,8 @@ class ChainExecutor(Executor):
                 self._build()
 
     def _build(self) -> None:
+        if self._marks.dirty and self._node_order:
+            self._apply_marks()
         view = self._view
         if view is None and self._model_arg is not None:
             names = [x for n in self._node_order
@@ -689,7 +699,8 @@ class ChainExecutor(Executor):
         reentrant: list[bool] = []
         ents, specs, unmatched, ext = [], [], [], {}
         names_used: dict[str, int] = {}
-        explicit = {id(e): n for n, e in self._explicit.items()}
+        explicit = dict(self._code_names)
+        explicit.update({id(e): n for n, e in self._explicit.items()})
 
         def group_of(entity) -> int:
             g = entity.callback_group
@@ -808,6 +819,8 @@ class ChainExecutor(Executor):
         for i, period_ns, offset_ns in grid:
             loop.arm_timer(i, period_ns, offset_ns)
         loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
+        for note in self._marks.notes:
+            loop.add_warning("marks in code: " + note)
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
         self._ents, self._ext_ids, self.unmatched = ents, ext, unmatched

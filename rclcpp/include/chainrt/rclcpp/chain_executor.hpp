@@ -7,6 +7,7 @@
 //
 //   chainrt::rclcpp::ChainExecutor exec;                        // monitoring only, ros-default
 //   chainrt::rclcpp::ChainExecutor exec("system.yaml");         // a model binds the callbacks
+//   exec.set_callback_priority(timer, 10);                      // or marks in code say it (below)
 //   exec.add_node(node);  exec.spin();
 //
 // Papers: EDF ready-queue paper Sec. IV-A (readyQueue, Algorithm 1 selection with the
@@ -70,6 +71,7 @@
 #include <rclcpp/executor.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -79,9 +81,11 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/runtime/code_model.hpp"
 #include "chainrt/runtime/controlled_executor.hpp"
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/ros_compat.hpp"
@@ -141,6 +145,66 @@ struct ChainExecutorOptions {
   ::rclcpp::ExecutorOptions executor_options;  // the context
 };
 
+// ---- marks in code (docs/rclcpp.md, "Priorities, deadlines and chains in code") ----------------
+// Without a model file, the executor is told in the nodes' own code or at composition time what a
+// model would say; at the next spin*() it builds the model of these marks and its entities
+// (runtime/code_model.hpp, the model library's Model) and binds and schedules by it exactly as by
+// a model file. With a model file, the file wins where both speak. Marks are made before spin*()
+// (while spinning they throw std::logic_error); off the dispatch path.
+
+// An entity as rclcpp's create_* returned it (a timer, subscription, service or client).
+class Entity {
+ public:
+  Entity(const ::rclcpp::TimerBase::SharedPtr& t);            // NOLINT: implicit on purpose
+  Entity(const ::rclcpp::SubscriptionBase::SharedPtr& s);     // NOLINT
+  Entity(const ::rclcpp::ServiceBase::SharedPtr& s);          // NOLINT
+  Entity(const ::rclcpp::ClientBase::SharedPtr& c);           // NOLINT
+  template <class T, class = std::enable_if_t<std::is_base_of_v<::rclcpp::SubscriptionBase, T> ||
+                                             std::is_base_of_v<::rclcpp::TimerBase, T> ||
+                                             std::is_base_of_v<::rclcpp::ServiceBase, T> ||
+                                             std::is_base_of_v<::rclcpp::ClientBase, T>>>
+  Entity(const std::shared_ptr<T>& e)                         // NOLINT: Subscription<Msg>, WallTimer<...>
+      : Entity(upcast(e)) {}
+  const void* key() const { return key_; }
+
+ private:
+  template <class T>
+  static auto upcast(const std::shared_ptr<T>& e) {
+    if constexpr (std::is_base_of_v<::rclcpp::SubscriptionBase, T>) return ::rclcpp::SubscriptionBase::SharedPtr(e);
+    else if constexpr (std::is_base_of_v<::rclcpp::TimerBase, T>) return ::rclcpp::TimerBase::SharedPtr(e);
+    else if constexpr (std::is_base_of_v<::rclcpp::ServiceBase, T>) return ::rclcpp::ServiceBase::SharedPtr(e);
+    else return ::rclcpp::ClientBase::SharedPtr(e);
+  }
+  const void* key_ = nullptr;
+};
+
+// A callback's marks: its model name ("": "<node>/timer@20ms" and the like), its priority
+// (larger = more important, as SCHED_FIFO and PiCAS) and its WCET (0: measured by the monitor
+// when the model is saved).
+struct CallbackMark {
+  std::string name;
+  std::optional<int> priority;
+  std::chrono::nanoseconds wcet{0};
+};
+
+// A chain's marks (the model's chain fields): period (0: its source timer's), end-to-end deadline
+// (0: the period), criticality class and level (LaME), chain priority (PiCAS; larger = more
+// important).
+struct ChainMark {
+  std::chrono::nanoseconds deadline{0};
+  std::chrono::nanoseconds period{0};
+  CriticalityClass criticality_class = CriticalityClass::RealTime;
+  int criticality = 0;
+  std::optional<int> priority;
+};
+
+// An executor thread for a callback group: its name, pinning, SCHED_FIFO priority.
+struct ThreadMark {
+  std::string name;
+  std::vector<int> cores;
+  std::optional<int> fifo_priority;
+};
+
 // Thrown by the first spin*() when model callbacks of the executor have no entity: the model does
 // not describe the nodes added (a wrong period, a renamed topic or service, a node not added).
 // The message names each such callback and the nearest real entity, one per line.
@@ -190,6 +254,23 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   void bind(const std::string& model_callback, const ::rclcpp::ServiceBase::SharedPtr& service);
   void bind(const std::string& model_callback, const ::rclcpp::ClientBase::SharedPtr& client);
   void bind(const std::string& model_callback, const ::rclcpp::Waitable::SharedPtr& waitable);
+  // Marks in code (see above). set_callback_priority is mark(e, {.priority = p}); a chain lists
+  // its entities source first (a subscription after X means X publishes its topic; a service
+  // after X means X calls it); every callback of `group` runs on executor thread `thread`.
+  void set_callback_priority(const Entity& e, int priority);
+  void mark(const Entity& e, CallbackMark m);
+  void add_chain(const std::string& name, const std::vector<Entity>& callbacks, ChainMark m = {});
+  void set_callback_group_thread(const ::rclcpp::CallbackGroup::SharedPtr& group, ThreadMark thread);
+  // The model the executor runs by (with marks: the one built of them; without marks or a
+  // model: one of the entities added so far), as the model library writes it (yaml_io.hpp), so
+  // that `chainrt check/analyze/simulate/synthesize` read it. A callback without a WCET gets the
+  // monitor's largest measured CPU time; one never run and never given one makes it throw
+  // std::invalid_argument naming it. Not while spinning (std::logic_error).
+  std::string model_yaml();
+  void save_model(const std::string& path);
+  // What the model file overrode of the marks (also in warnings()).
+  std::vector<std::string> mark_notes() const;
+
   // Entities the model does not describe (they run last), and model callbacks no entity was
   // bound to. Updated when the entities change.
   std::vector<std::string> unmatched() const;
@@ -247,6 +328,42 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
 
   void init();
   void bind_key(const std::string& model_callback, const void* key);
+  // Marks: the model of them built and bound (start_checks, when they changed); the inputs of
+  // runtime::model_from_code gathered from the current slots.
+  struct Marks {
+    std::vector<std::pair<const void*, CallbackMark>> callbacks;
+    struct Chain {
+      std::string name;
+      std::vector<const void*> keys;
+      ChainMark mark;
+    };
+    std::vector<Chain> chains;
+    std::vector<std::pair<const void*, ThreadMark>> groups;  // by callback group
+    std::vector<std::string> notes;                          // what the model file overrode
+    bool dirty = false;                                      // changed since applied
+  };
+  // What the marks need of one listed timer, subscription, service or client (rebuild_mutex_
+  // held; the tables' order).
+  struct EntityView {
+    const void* key = nullptr;
+    const void* group = nullptr;
+    bool reentrant = false;
+    std::string fq_node;
+    CallbackKind kind = CallbackKind::Timer;
+    Duration period = 0;
+    std::string topic;
+    std::string model_name;  // "" when bound to no model callback
+    Duration cpu_max = 0;
+  };
+  std::vector<EntityView> entity_views() const;
+  runtime::CodeMarks gather(std::vector<const void*>& keys) const;
+  void check_markable() const;
+  bool marks_pending() const;
+  void apply_marks();
+  // rebuild_mutex_ held, no executor thread running: `m` becomes the executor's model (its
+  // executor `executor`), every entity is bound again at the next rebuild.
+  void adopt_model(std::unique_ptr<Model> m, const std::string& executor);
+  Model current_model();
   // At the start of every spin*(): the tables up to date; throws UnboundModelCallbacks when a
   // model callback has no entity (unless allow_unbound).
   void start_checks();
@@ -300,9 +417,9 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   Policy policy_ = Policy::RosDefault;
 
   mutable runtime::PiMutex mutex_;  // the ready-queue lock (priority inheritance)
-  std::mutex rebuild_mutex_;        // one rebuild at a time
+  mutable std::mutex rebuild_mutex_;  // one rebuild at a time (and the marks)
   std::unique_ptr<Tables> tables_;  // current slots, ready queue, admission
-  std::mutex nodes_mutex_;
+  mutable std::mutex nodes_mutex_;
   std::vector<::rclcpp::node_interfaces::NodeBaseInterface::WeakPtr> nodes_;  // in the order added
   std::vector<std::pair<::rclcpp::CallbackGroup::WeakPtr, ::rclcpp::node_interfaces::NodeBaseInterface::WeakPtr>>
       group_nodes_;
@@ -321,6 +438,9 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   Duration started_at_ = 0;
   std::vector<std::string> warnings_;
   std::vector<std::pair<std::string, const void*>> explicit_;
+  std::unique_ptr<Marks> marks_;
+  std::unique_ptr<Model> file_model_;  // the model file as loaded (marks are built on it)
+  std::vector<std::pair<const void*, std::string>> code_names_;  // entity -> callback of the marks' model
   runtime::TraceRing trace_;
   std::vector<std::string> monitor_names_;  // by monitor id (slot creation order)
   std::exception_ptr pending_exception_;
