@@ -443,7 +443,8 @@ struct Split {
   Duration hyperperiod = 1;
 };
 
-std::optional<Split> split_timers(const Model& m, int hyperperiods, std::string* why) {
+std::optional<Split> split_timers(const Model& m, int hyperperiods, const std::vector<std::size_t>& tree,
+                                  std::string* why) {
   Split s;
   s.period.assign(m.callbacks.size(), 0);
   s.drifting.assign(m.callbacks.size(), false);
@@ -457,7 +458,7 @@ std::optional<Split> split_timers(const Model& m, int hyperperiods, std::string*
     const Duration p = m.callbacks[c].period;
     const auto h = lcm(s.reference, p);
     std::vector<Duration> with = kept;
-    with.push_back(p);
+    with.insert(with.end(), tree[c], p);  // one entry per job of a release
     if (h && *h <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
         releases_in(*h * hyperperiods, with, kMaxJobs)) {
       s.reference = *h;
@@ -512,16 +513,26 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
                                     const std::optional<PhaseWindow>& window) {
   if (!sag_covers(m, why)) return std::nullopt;
   const auto outs = outs_of(m);
-  std::vector<Duration> periods;
-  for (const Callback& cb : m.callbacks)
-    if (cb.is_timer()) periods.push_back(cb.period);
+  std::vector<Duration> periods;  // one entry per job a timer release brings (the release's tree)
+  std::vector<std::size_t> tree(m.callbacks.size(), 0);
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    if (!m.callbacks[c].is_timer()) continue;
+    std::vector<std::size_t> todo{c};
+    while (!todo.empty() && tree[c] <= kMaxJobs) {
+      const std::size_t x = todo.back();
+      todo.pop_back();
+      ++tree[c];
+      for (const Out& o : outs[x]) todo.push_back(o.to);
+    }
+    periods.insert(periods.end(), tree[c], m.callbacks[c].period);
+  }
   const auto H = hyperperiod(m);
   Split split;
   if (H && *H <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
       releases_in(*H * hyperperiods, periods, kMaxJobs)) {
     for (const Callback& cb : m.callbacks) split.period.push_back(cb.is_timer() ? cb.period : 0);
     split.hyperperiod = *H;
-  } else if (auto s = split_timers(m, hyperperiods, why)) {
+  } else if (auto s = split_timers(m, hyperperiods, tree, why)) {
     split = std::move(*s);
   } else {
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 
 #include "chainrt/analysis/analysis.hpp"
@@ -391,8 +392,9 @@ TEST(SagSoundness, DriftingRobotMissesWithAFiniteWorstCase) {
   EXPECT_GE(worst[0], 36'600'000);  // the miss is real
   EXPECT_GE(b->wcrt_bound, worst[0]);
   const ChainBound* logging = r.find("logging");
-  ASSERT_TRUE(logging && logging->bounded) << (logging ? logging->reason : "");
-  EXPECT_GE(logging->wcrt_bound, worst[1]);
+  ASSERT_TRUE(logging);
+  EXPECT_FALSE(logging->bounded);  // it starts at the drifting timer
+  EXPECT_NE(logging->reason.find("starts at a drifting timer"), std::string::npos) << logging->reason;
 }
 
 // Random systems of a reference timer (10 or 20 ms) with a successor and a drifting timer (2-5
@@ -423,12 +425,17 @@ TEST(SagSoundness, DriftingPhasesNeverBelowTheSimulator) {
         "deadline: " + std::to_string(drifting) + "ns}\n";
     const Model m = load_model_from_string(yaml, "drift.yaml");
     const AnalysisResult r = find_analysis("sag")->analyze(m);
-    if (!r.chains[0].bounded || !r.chains[1].bounded) continue;
+    // b drifts when the common hyperperiod is too long for the job limit; otherwise its declared
+    // offset is analysed and sweeping it leaves the analysis' model
+    const Duration H = std::lcm(static_cast<Duration>(T) * 1'000'000, drifting);
+    if (H / (static_cast<Duration>(T) * 1'000'000) * 2 * 2 <= 20'000) continue;
+    if (!r.chains[0].bounded) continue;  // B, starting at the drifting timer, has no bound
     ++analysed;
     std::vector<Duration> offsets;
     for (int p = 0; p < 40; ++p) offsets.push_back(static_cast<Duration>(T) * 1'000'000 * p / 40 + rng(0, 999) * 25);
     const std::vector<Duration> worst = worst_over_phases(m, "b", offsets, static_cast<Duration>(4) * drifting);
     for (std::size_t i = 0; i < 2; ++i) {
+      if (!r.chains[i].bounded) continue;
       EXPECT_GE(r.chains[i].wcrt_bound, worst[i]) << "chain " << r.chains[i].chain << "\n" << yaml;
       if (worst[i] > 0) ratios.push_back(static_cast<double>(r.chains[i].wcrt_bound) / static_cast<double>(worst[i]));
     }
