@@ -54,6 +54,13 @@ std::optional<Duration> server_waiting_time(Duration lp_blocking, const std::vec
   return r.value;
 }
 
+std::optional<Duration> block_preemptive_response(Duration lp_blocking, Duration overhead, Duration segment,
+                                                  const std::vector<HpSite>& hp, Duration limit) {
+  const Duration own = lp_blocking + overhead + segment;
+  const auto r = least_fixed_point(own, limit, [&](Duration R) { return own + server_hp_requests(R, hp); });
+  return r.value;
+}
+
 Duration server_request_response(Duration wait, Duration overhead, Duration segment) {
   return wait + overhead + segment;
 }
@@ -171,6 +178,7 @@ struct Site {
   std::size_t piece = 0;               // callback of the expanded model
   std::size_t device = 0;              // accelerator_index
   Duration segment = 0;                // G (worst case)
+  Duration chunk = 0;                  // its longest non-preemptive chunk (block preemption)
   std::optional<int> priority;         // effective priority in the expanded model
   std::vector<std::size_t> chains;     // chains through it
 };
@@ -297,6 +305,7 @@ AcceleratorPlan plan_accelerators(const Model& user) {
     s.piece = c;
     s.device = accelerator_index(user, am.pieces[c].request->accelerator);
     s.segment = am.segment(user, *am.pieces[c].request, c).wcet();
+    s.chunk = am.segment(user, *am.pieces[c].request, c).longest_chunk();
     s.priority = effective_priority(x, c);
     s.chains = chains_through(x, x.callbacks[c].name);
     if (std::string why = uncovered(x, c, s.chains); !why.empty()) {
@@ -313,7 +322,8 @@ AcceleratorPlan plan_accelerators(const Model& user) {
     const Duration eps = acc.server_overhead;
     std::vector<Duration> lp;
     for (const Site& s : sites)
-      if (s.device == p.device && !at_least_as_urgent(s, p)) lp.push_back(eps + s.segment);
+      if (s.device == p.device && !at_least_as_urgent(s, p))
+        lp.push_back(eps + (acc.block_preemption ? s.chunk : s.segment));
     const Duration blocking = server_lp_blocking(lp);
     Duration worst = 0;
     for (std::size_t own_chain : p.chains) {
@@ -331,6 +341,19 @@ AcceleratorPlan plan_accelerators(const Model& user) {
           hp.push_back({eps + s.segment, x.chains[y].period, release_jitter(x, x.chains[y]),
                         equal ? (own ? Urgency::EqualOwn : Urgency::Equal) : (own ? Urgency::HigherOwn : Urgency::Higher)});
         }
+      }
+      if (acc.block_preemption) {
+        const auto R = block_preemptive_response(blocking, eps, p.segment, hp, X.period);
+        if (!R) {
+          plan.unbounded[X.name] = "the requests of " + quote(x.callbacks[p.piece].name) + " to accelerator " +
+                                   quote(acc.name) + " have no response bound within the period of chain " +
+                                   quote(X.name) + " (block preemption: one lower-priority block in progress plus "
+                                   "the higher-priority requests exceed it)";
+          worst = kNoBound;
+          continue;
+        }
+        worst = std::max(worst, *R);
+        continue;
       }
       const auto w = server_waiting_time(blocking, hp, X.period);
       if (!w) {

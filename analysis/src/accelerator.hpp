@@ -86,6 +86,19 @@ std::optional<Duration> server_waiting_time(Duration lp_blocking, const std::vec
 // The response of a server request: its wait, the server's overhead and its own segment.
 Duration server_request_response(Duration wait, Duration overhead, Duration segment);
 
+// Block-level preemption (`preemption: block`; GPU streams of the requests' priorities, as
+// GCAPS, Wang et al., ECRTS 2024, makes GPU work preemptible by priority — its text is not in
+// this repository, so the bound is re-derived from the model's semantics, model.hpp
+// Accelerator::block_preemption). A request waits for at most one non-preemptive chunk of one
+// lower-priority request, with that request's overhead (the server spends it before the first
+// chunk): B_lp = max_l (ε + C_l), C_l the longest chunk of l (AcceleratorSegment::longest_chunk);
+// every higher-priority request issued before it finishes is served first, preempting it
+// between its chunks: the response is the least R with R = B_lp + ε + G + Σ_hp n_h(R)·(ε + G_h)
+// (n_h as requests_in_window, over the whole response rather than the wait); nullopt when it
+// exceeds `limit`.
+std::optional<Duration> block_preemptive_response(Duration lp_blocking, Duration overhead, Duration segment,
+                                                  const std::vector<HpSite>& hp, Duration limit);
+
 // Direct access, first come first served: Σ over the other threads of their largest segment on
 // the device — `per_thread` every thread's largest, `own` the smallest among the threads that
 // may issue the request (the one it comes from is left out).

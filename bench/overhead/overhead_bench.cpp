@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -230,61 +231,73 @@ double mean(const std::vector<Duration>& v) {
   return s / static_cast<double>(v.size());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line (std::nullopt after the usage line on a bad one).
+struct BenchArgs {
   std::vector<int> ns = {1, 2, 5, 10, 20, 50, 100, 150, 200};
   std::vector<std::string> configs;  // every policy, then the two baselines of this benchmark
-  for (const auto& d : chainrt::sched::policies()) configs.emplace_back(d.name);
-  configs.insert(configs.end(), {"rcl-loop", "edf-full-refresh"});
   int reps = 3, instances = 60;
   Duration period = 10'000'000;
   std::string json_path;
+};
+
+std::optional<BenchArgs> parse_args(int argc, char** argv) {
+  BenchArgs b;
+  for (const auto& d : chainrt::sched::policies()) b.configs.emplace_back(d.name);
+  b.configs.insert(b.configs.end(), {"rcl-loop", "edf-full-refresh"});
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
     if (a == "--n") {
-      ns.clear();
-      for (auto& x : split(next())) ns.push_back(std::stoi(x));
-    } else if (a == "--policies") configs = split(next());
-    else if (a == "--reps") reps = std::stoi(next());
-    else if (a == "--instances") instances = std::stoi(next());
-    else if (a == "--period") period = static_cast<Duration>(std::stod(next()) * 1e6);  // ms
-    else if (a == "--json") json_path = next();
+      b.ns.clear();
+      for (auto& x : split(next())) b.ns.push_back(std::stoi(x));
+    } else if (a == "--policies") b.configs = split(next());
+    else if (a == "--reps") b.reps = std::stoi(next());
+    else if (a == "--instances") b.instances = std::stoi(next());
+    else if (a == "--period") b.period = static_cast<Duration>(std::stod(next()) * 1e6);  // ms
+    else if (a == "--json") b.json_path = next();
     else if (a == "--fifo") g_fifo = std::stoi(next());
     else {
       std::fprintf(stderr, "usage: %s [--n 1,2,5] [--policies ros-default,edf,rcl-loop] [--reps 3] "
                    "[--instances 60] [--period MS] [--fifo PRIO] [--json FILE]\n", argv[0]);
-      return 1;
+      return std::nullopt;
     }
   }
+  return b;
+}
+
+// results[config][n] = per-repetition sample vectors
+using Results = std::map<std::string, std::map<int, std::vector<std::vector<Duration>>>>;
+
+Results measure(const BenchArgs& b) {
   Context ctx;
-  // results[config][n] = per-repetition sample vectors
-  std::map<std::string, std::map<int, std::vector<std::vector<Duration>>>> res;
-  for (int n : ns)
-    for (int rep = 0; rep < reps; ++rep)
-      for (const auto& c : configs) {  // interleaved: machine noise hits every config alike
+  Results res;
+  for (int n : b.ns)
+    for (int rep = 0; rep < b.reps; ++rep)
+      for (const auto& c : b.configs) {  // interleaved: machine noise hits every config alike
         std::vector<Duration> s;
-        if (c == "rcl-loop") s = run_rcl_loop(ctx, n, instances, period, rep);
-        else if (c == "edf-full-refresh") s = run_chainrt(ctx, Policy::Edf, n, instances, period, rep, true);
-        else s = run_chainrt(ctx, *chainrt::policy_from(c), n, instances, period, rep);
+        if (c == "rcl-loop") s = run_rcl_loop(ctx, n, b.instances, b.period, rep);
+        else if (c == "edf-full-refresh") s = run_chainrt(ctx, Policy::Edf, n, b.instances, b.period, rep, true);
+        else s = run_chainrt(ctx, *chainrt::policy_from(c), n, b.instances, b.period, rep);
         res[c][n].push_back(std::move(s));
-        std::fprintf(stderr, "n=%d rep=%d %s: mean %.1f us\n", n, rep, c.c_str(),
-                     mean(res[c][n].back()) / 1e3);
+        std::fprintf(stderr, "n=%d rep=%d %s: mean %.1f us\n", n, rep, c.c_str(), mean(res[c][n].back()) / 1e3);
       }
-  // table: mean over all samples of a point, spread = min..max of the per-repetition means
+  return res;
+}
+
+bool is_baseline(const std::string& c) { return c == "ros-default" || c == "rcl-loop" || c == "edf-full-refresh"; }
+
+// The table of means (mean over all samples of a point, spread = min..max of the
+// per-repetition means), each point also into js; the worst policy/ros-default ratio and where.
+std::pair<double, std::string> mean_table(const BenchArgs& b, Results& res, std::ostringstream& js) {
   std::printf("end-to-end latency (us): mean over %d reps x %d instances [min..max of rep means];"
-              " ratio = mean / ros-default mean\n", reps, instances);
+              " ratio = mean / ros-default mean\n", b.reps, b.instances);
   std::printf("%5s", "N");
-  for (const auto& c : configs) std::printf(" %28s", c.c_str());
+  for (const auto& c : b.configs) std::printf(" %28s", c.c_str());
   std::printf("\n");
-  std::ostringstream js;
-  js << "{\"period_ns\": " << period << ", \"reps\": " << reps << ", \"instances\": " << instances
-     << ", \"points\": [";
   bool first = true;
   double worst_ratio = 0;
   std::string worst;
-  for (int n : ns) {
+  for (int n : b.ns) {
     std::printf("%5d", n);
     auto all = [&](const std::string& c) {
       std::vector<Duration> v;
@@ -292,7 +305,7 @@ int main(int argc, char** argv) {
       return v;
     };
     const double base = res.count("ros-default") ? mean(all("ros-default")) : 0;
-    for (const auto& c : configs) {
+    for (const auto& c : b.configs) {
       std::vector<Duration> v = all(c);
       std::vector<double> rep_means;
       for (auto& r : res[c][n]) rep_means.push_back(mean(r));
@@ -306,7 +319,7 @@ int main(int argc, char** argv) {
       char cell[64];
       std::snprintf(cell, sizeof cell, "%.0f [%.0f..%.0f] x%.2f", m / 1e3, lo / 1e3, hi / 1e3, ratio);
       std::printf(" %28s", cell);
-      if (c != "ros-default" && c != "rcl-loop" && c != "edf-full-refresh" && ratio > worst_ratio) {
+      if (!is_baseline(c) && ratio > worst_ratio) {
         worst_ratio = ratio;
         worst = c + " at N=" + std::to_string(n);
       }
@@ -318,13 +331,17 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  // the same with medians (less sensitive to this machine's stalls)
+  return {worst_ratio, worst};
+}
+
+// The same with medians (less sensitive to this machine's stalls); the worst ratio and where.
+std::pair<double, std::string> median_table(const BenchArgs& b, Results& res) {
   std::printf("median end-to-end latency (us) and ratio to the ros-default median\n%5s", "N");
-  for (const auto& c : configs) std::printf(" %16s", c.c_str());
+  for (const auto& c : b.configs) std::printf(" %16s", c.c_str());
   std::printf("\n");
   double worst_p50 = 0;
   std::string worst_p50_at;
-  for (int n : ns) {
+  for (int n : b.ns) {
     auto median = [&](const std::string& c) {
       std::vector<Duration> v;
       for (auto& r : res[c][n]) v.insert(v.end(), r.begin(), r.end());
@@ -333,24 +350,39 @@ int main(int argc, char** argv) {
     };
     const double base = res.count("ros-default") ? median("ros-default") : 0;
     std::printf("%5d", n);
-    for (const auto& c : configs) {
+    for (const auto& c : b.configs) {
       const double m = median(c), ratio = base > 0 ? m / base : 0;
       char cell[48];
       std::snprintf(cell, sizeof cell, "%.0f x%.2f", m / 1e3, ratio);
       std::printf(" %16s", cell);
-      if (c != "ros-default" && c != "rcl-loop" && c != "edf-full-refresh" && ratio > worst_p50) {
+      if (!is_baseline(c) && ratio > worst_p50) {
         worst_p50 = ratio;
         worst_p50_at = c + " at N=" + std::to_string(n);
       }
     }
     std::printf("\n");
   }
+  return {worst_p50, worst_p50_at};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<BenchArgs> args = parse_args(argc, argv);
+  if (!args) return 1;
+  const BenchArgs& b = *args;
+  Results res = measure(b);
+  std::ostringstream js;
+  js << "{\"period_ns\": " << b.period << ", \"reps\": " << b.reps << ", \"instances\": " << b.instances
+     << ", \"points\": [";
+  const auto [worst_ratio, worst] = mean_table(b, res, js);
+  const auto [worst_p50, worst_p50_at] = median_table(b, res);
   std::printf("worst chainrt policy / ros-default median ratio: %.2f (%s)\n", worst_p50,
               worst_p50_at.c_str());
   js << "], \"worst_ratio\": " << worst_ratio << ", \"worst\": \"" << worst
      << "\", \"worst_median_ratio\": " << worst_p50 << ", \"worst_median\": \"" << worst_p50_at
      << "\"}";
   std::printf("worst chainrt policy / ros-default ratio: %.2f (%s)\n", worst_ratio, worst.c_str());
-  if (!json_path.empty()) std::ofstream(json_path) << js.str() << "\n";
+  if (!b.json_path.empty()) std::ofstream(b.json_path) << js.str() << "\n";
   return 0;
 }

@@ -240,7 +240,10 @@ Model analysis_model(const Model& base, const std::string& executor, const Linea
   return m;
 }
 
-Allocation allocate(const Model& input, const Options& opt) {
+namespace {
+
+// The inputs checked and the measured execution times applied (Options::measured_wcet).
+Model checked_model(const Model& input, const Options& opt) {
   if (opt.period <= 0) throw std::invalid_argument("the SCHED_DEADLINE period must be positive");
   if (opt.step_permille <= 0 || opt.step_permille > 1000) throw std::invalid_argument("the budget step must be in (0, 100 %]");
   if (opt.capacity_permille <= 0 || opt.capacity_permille > 1000)
@@ -251,12 +254,11 @@ Allocation allocate(const Model& input, const Options& opt) {
       if (cb.name == name) cb.wcet = std::max<Duration>(w, 1);
   }
   model.reindex();
-  Allocation out;
-  Ctx c;
-  c.model = &model;
-  c.fp = find_analysis("fp-mt");
-  if (!c.fp) throw std::invalid_argument("the fp-mt analysis is not available");
-  // The one executor that runs the chains.
+  return model;
+}
+
+// The one executor that runs the chains.
+std::string chains_executor(const Model& model) {
   std::set<std::string> execs;
   for (const auto& ch : model.chains)
     for (const auto& n : ch.callbacks) execs.insert(model.executor_of(model.callback(n)).name);
@@ -264,33 +266,30 @@ Allocation allocate(const Model& input, const Options& opt) {
   if (execs.size() > 1)
     throw std::invalid_argument("LaME allocates the chains of one executor; these chains run on " +
                                 std::to_string(execs.size()) + " executors");
-  c.executor = *execs.begin();
-  const Executor& ex = model.executor(c.executor);
+  return *execs.begin();
+}
+
+// The plan's number of cores; Options::cores above the model's gives the executor's host that
+// many (the written plan says so in `note`).
+int plan_cores(Model& model, const Options& opt, const std::string& executor, std::string& note) {
+  const Executor& ex = model.executor(executor);
   const Host* host = model.host(ex.host);
   const int host_cores = host ? host->cores : 1;
   const int ncores = opt.cores > 0 ? opt.cores : host_cores;
   if (ncores > 32) throw std::invalid_argument("at most 32 cores");
-  std::string cores_note;
   if (ncores > host_cores) {
-    // Options::cores overrides the model's cores: the executor's host gets them (the written
-    // plan says so).
+    const std::string host_name = ex.host;
     for (auto& h : model.hosts)
-      if (h.name == ex.host) h.cores = ncores;
+      if (h.name == host_name) h.cores = ncores;
     model.reindex();
-    cores_note = "host '" + ex.host + "' has " + std::to_string(ncores) + " cores in this plan (the model declares " +
-                 std::to_string(host_cores) + ")";
+    note = "host '" + host_name + "' has " + std::to_string(ncores) + " cores in this plan (the model declares " +
+           std::to_string(host_cores) + ")";
   }
+  return ncores;
+}
 
-  // Algorithm 1.
-  c.lin = linearise(model);
-  const Linearised& lin = c.lin;
-  for (const auto& l : lin.chains) {
-    double u = 0;
-    for (const auto& n : l.own()) u += static_cast<double>(model.callback(n).wcet);
-    c.util.push_back(l.period > 0 ? u / static_cast<double>(l.period) : 0);
-  }
-
-  // RT units: RT chains that share callbacks are placed together (header comment).
+// RT units: RT chains that share callbacks are placed together (header comment).
+std::vector<std::vector<int>> rt_units(const Linearised& lin) {
   std::vector<int> unit_of(lin.chains.size(), -1);
   std::vector<std::vector<int>> units;
   for (int i : lin.rt) {
@@ -303,64 +302,76 @@ Allocation allocate(const Model& input, const Options& opt) {
       units.push_back({i});
     }
   }
+  return units;
+}
 
-  // Algorithm 2, lines 3-8: one RT and one BE class per core; RT at 100 %, BE at 0 % (100 %:
-  // the core's capacity, Options::capacity_permille).
-  auto budget_of = [&](int permille) { return static_cast<Duration>((static_cast<__int128>(opt.period) * permille) / 1000); };
-  const int cap = opt.capacity_permille;
-  const Duration full = budget_of(cap);
+Duration budget_of(const Options& opt, int permille) {
+  return static_cast<Duration>((static_cast<__int128>(opt.period) * permille) / 1000);
+}
+
+// The RT and BE thread classes being planned, and which RT units are demoted.
+struct Classes {
   std::vector<ThreadClassPlan> rt, be;
-  for (int k = 0; k < ncores; ++k) {
-    ThreadClassPlan r{"rt" + std::to_string(k), CriticalityClass::RealTime, {k}, full, opt.period, {}, 0};
-    ThreadClassPlan b{"be" + std::to_string(k), CriticalityClass::BestEffort, {k}, 0, opt.period, {}, 0};
-    rt.push_back(r);
-    be.push_back(b);
+  std::vector<bool> demoted;
+};
+
+// Budget-only re-adjustment: the kept plan's classes, allocation and demotions; every RT class
+// starts at the full core again and Algorithm 3 searches its least budget.
+void keep_classes(const Ctx& c, const Options& opt, const std::vector<std::vector<int>>& units, Duration full,
+                  Classes& s, Allocation& out) {
+  const Allocation& k = *opt.keep;
+  if (k.lin.chains.size() != c.lin.chains.size() || k.executor != c.executor || k.be.size() > s.rt.size())
+    throw std::invalid_argument("the plan to re-budget does not come from this model");
+  std::vector<ThreadClassPlan> krt, kbe = k.be;
+  for (const auto& b : kbe) {
+    ThreadClassPlan r{"rt" + std::to_string(krt.size()), CriticalityClass::RealTime, b.cores, full, opt.period, {}, 0};
+    for (const auto& p : k.rt)
+      if (p.cores == b.cores) {
+        r.name = p.name;
+        r.chains = p.chains;
+      }
+    krt.push_back(r);
   }
-  std::vector<bool> demoted(units.size(), false);
-  if (opt.keep) {
-    // Budget-only re-adjustment: the kept plan's classes, allocation and demotions; every RT
-    // class starts at the full core again and Algorithm 3 below searches its least budget.
-    const Allocation& k = *opt.keep;
-    if (k.lin.chains.size() != lin.chains.size() || k.executor != c.executor || k.be.size() > rt.size())
-      throw std::invalid_argument("the plan to re-budget does not come from this model");
-    std::vector<ThreadClassPlan> krt, kbe = k.be;
-    for (const auto& b : kbe) {
-      ThreadClassPlan r{"rt" + std::to_string(krt.size()), CriticalityClass::RealTime, b.cores, full, opt.period, {}, 0};
-      for (const auto& p : k.rt)
-        if (p.cores == b.cores) {
-          r.name = p.name;
-          r.chains = p.chains;
-        }
-      krt.push_back(r);
-    }
-    for (auto& b : kbe) {
-      b.budget = 0;
-      b.period = opt.period;
-    }
-    rt = std::move(krt);
-    be = std::move(kbe);
-    out.demotions = k.demotions;
-    for (std::size_t u = 0; u < units.size(); ++u)
-      for (int i : units[u])
-        for (const auto& d : k.demotions)
-          if (d.chain == lin.chains[i].name) demoted[u] = true;
-  } else {
+  for (auto& b : kbe) {
+    b.budget = 0;
+    b.period = opt.period;
+  }
+  s.rt = std::move(krt);
+  s.be = std::move(kbe);
+  out.demotions = k.demotions;
+  for (std::size_t u = 0; u < units.size(); ++u)
+    for (int i : units[u])
+      for (const auto& d : k.demotions)
+        if (d.chain == c.lin.chains[i].name) s.demoted[u] = true;
+}
+
+// The RT units the controller demotes before Algorithm 2 (Options::demote).
+void demote_requested(const Linearised& lin, const Options& opt, const std::vector<std::vector<int>>& units,
+                      Classes& s, Allocation& out) {
   for (std::size_t u = 0; u < units.size(); ++u)
     for (int i : units[u])
       for (const auto& d : opt.demote)
-        if (!demoted[u] && (d == lin.chains[i].name || d == lin.chains[i].origin)) demoted[u] = true;
+        if (!s.demoted[u] && (d == lin.chains[i].name || d == lin.chains[i].origin)) s.demoted[u] = true;
   for (std::size_t u = 0; u < units.size(); ++u)
-    if (demoted[u])
+    if (s.demoted[u])
       for (int i : units[u])
         out.demotions.push_back({lin.chains[i].name, "demoted by the controller: the least critical RT chain(s) "
                                                      "while no plan without demoting holds"});
+}
+
+// Algorithm 2, lines 9-35: each RT unit to the lowest-utilisation RT class it is schedulable
+// on; merging classes, and demoting where even one class of all cores fails.
+void algorithm2(Ctx& c, const std::vector<std::vector<int>>& units, int ncores, Classes& s, Allocation& out) {
+  const Linearised& lin = c.lin;
+  auto& rt = s.rt;
+  auto& be = s.be;
   int snap_unit = -1;
   std::vector<ThreadClassPlan> snap_rt, snap_be;
 retry:
   for (auto& p : rt) p.chains.clear();
   for (auto& p : be) p.chains.clear();
   for (std::size_t u = 0; u < units.size(); ++u) {
-    if (demoted[u]) continue;
+    if (s.demoted[u]) continue;
     std::set<int> visited;
     std::string last_why;
     for (;;) {
@@ -371,7 +382,7 @@ retry:
       visited.insert(k);
       if (visited.size() < rt.size()) continue;
       if (rt.size() == 1) {  // lines 24-28: nothing to merge; demote
-        demoted[u] = true;
+        s.demoted[u] = true;
         for (int i : units[u])
           out.demotions.push_back({lin.chains[i].name, "not schedulable even on all " + std::to_string(ncores) +
                                                           " cores at 100 % budget (" + last_why + ")"});
@@ -399,47 +410,50 @@ retry:
     }
     if (snap_unit == static_cast<int>(u)) snap_unit = -1;
   }
-  }  // Algorithm 2 (not run for a budget-only re-adjustment)
-  std::vector<int> be_chains = lin.be;
-  for (std::size_t u = 0; u < units.size(); ++u)
-    if (demoted[u]) be_chains.insert(be_chains.end(), units[u].begin(), units[u].end());
-  if (!opt.keep) {
-    // Lines 38-41: BE chains (and demoted RT chains) to the lowest-utilisation BE class,
-    // largest utilisation first (worst-fit decreasing).
-    std::vector<int> order = be_chains;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
-    for (int i : order) {
-      if (lin.chains[i].own().empty()) continue;  // owns nothing: only its prefix, elsewhere
-      const int k = lowest_util(c, be, {});
-      be[k].chains.push_back(i);
-    }
-  }
+}
 
-  // Algorithm 3, lines 8-27: the least budget of RT class k (set on it and returned).
-  auto least_budget = [&](std::vector<ThreadClassPlan>& R, const std::vector<ThreadClassPlan>& B, int k) {
-    int lo = 0, hi = cap, mid = cap;
-    while (lo < hi) {  // lines 8-23
-      mid = (lo + hi) / 2;
-      R[k].budget = std::max<Duration>(1, budget_of(mid));
-      if (class_schedulable(c, R, B, k)) hi = mid;
-      else lo = mid + opt.step_permille;
-    }
-    int best = std::min(cap, std::max(lo, std::min(mid, hi)));  // line 24
-    R[k].budget = std::max<Duration>(1, budget_of(best));
-    // (the search assumes schedulability is monotone in the budget; confirm the result)
-    while (best < cap && !class_schedulable(c, R, B, k)) {
-      best = std::min(cap, best + opt.step_permille);
-      R[k].budget = budget_of(best);
-    }
-    return R[k].budget;
-  };
-  // Algorithm 3 for every RT class.
+// Lines 38-41: BE chains (and demoted RT chains) to the lowest-utilisation BE class, largest
+// utilisation first (worst-fit decreasing).
+void be_worst_fit(const Ctx& c, const std::vector<int>& be_chains, std::vector<ThreadClassPlan>& be) {
+  std::vector<int> order = be_chains;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
+  for (int i : order) {
+    if (c.lin.chains[i].own().empty()) continue;  // owns nothing: only its prefix, elsewhere
+    const int k = lowest_util(c, be, {});
+    be[k].chains.push_back(i);
+  }
+}
+
+// Algorithm 3, lines 8-27: the least budget of RT class k (set on it and returned).
+Duration least_budget(Ctx& c, const Options& opt, std::vector<ThreadClassPlan>& R, const std::vector<ThreadClassPlan>& B,
+                      int k) {
+  const int cap = opt.capacity_permille;
+  int lo = 0, hi = cap, mid = cap;
+  while (lo < hi) {  // lines 8-23
+    mid = (lo + hi) / 2;
+    R[k].budget = std::max<Duration>(1, budget_of(opt, mid));
+    if (class_schedulable(c, R, B, k)) hi = mid;
+    else lo = mid + opt.step_permille;
+  }
+  int best = std::min(cap, std::max(lo, std::min(mid, hi)));  // line 24
+  R[k].budget = std::max<Duration>(1, budget_of(opt, best));
+  // (the search assumes schedulability is monotone in the budget; confirm the result)
+  while (best < cap && !class_schedulable(c, R, B, k)) {
+    best = std::min(cap, best + opt.step_permille);
+    R[k].budget = budget_of(opt, best);
+  }
+  return R[k].budget;
+}
+
+// Algorithm 3, lines 5-7: merge an empty class into the busiest one when that stays
+// schedulable — and, under the capacity rule (header), only when the merged class's least
+// budgets take no more of the cores than the busiest class's alone: otherwise the empty
+// class's core is left entirely to its BE class.
+void merge_empty_rt(Ctx& c, const Options& opt, Duration full, Classes& s) {
+  auto& rt = s.rt;
+  auto& be = s.be;
   for (std::size_t k = 0; k < rt.size(); ++k) {
-    if (opt.keep || !rt[k].chains.empty()) continue;
-    // Lines 5-7: merge an empty class into the busiest one when that stays schedulable — and,
-    // under the capacity rule (header), only when the merged class's least budgets take no more
-    // of the cores than the busiest class's alone: otherwise the empty class's core is left
-    // entirely to its BE class.
+    if (!rt[k].chains.empty()) continue;
     set_util(c, rt);
     int busiest = -1;
     for (std::size_t j = 0; j < rt.size(); ++j)
@@ -451,8 +465,9 @@ retry:
     if (!class_schedulable(c, rt2, be2, merged)) continue;
     if (opt.be_placement == BePlacement::Capacity) {
       auto alone = rt;
-      const __int128 before = static_cast<__int128>(least_budget(alone, be, busiest)) * alone[busiest].cores.size();
-      const __int128 after = static_cast<__int128>(least_budget(rt2, be2, merged)) * rt2[merged].cores.size();
+      const __int128 before =
+          static_cast<__int128>(least_budget(c, opt, alone, be, busiest)) * alone[busiest].cores.size();
+      const __int128 after = static_cast<__int128>(least_budget(c, opt, rt2, be2, merged)) * rt2[merged].cores.size();
       rt2[merged].budget = full;
       if (after > before) continue;
     }
@@ -461,60 +476,63 @@ retry:
     rename(rt, be);
     k = static_cast<std::size_t>(-1);  // restart the scan
   }
-  for (std::size_t k = 0; k < rt.size(); ++k) {
-    if (rt[k].chains.empty()) {
-      rt[k].budget = 0;
-      be[k].budget = full;
+}
+
+// Algorithm 3, lines 28-32: each RT class its least budget, its BE class the rest of the core.
+void set_budgets(Ctx& c, const Options& opt, Duration full, Classes& s) {
+  for (std::size_t k = 0; k < s.rt.size(); ++k) {
+    if (s.rt[k].chains.empty()) {
+      s.rt[k].budget = 0;
+      s.be[k].budget = full;
       continue;
     }
-    least_budget(rt, be, static_cast<int>(k));
-    be[k].budget = full - rt[k].budget;  // lines 28-32
+    least_budget(c, opt, s.rt, s.be, static_cast<int>(k));
+    s.be[k].budget = full - s.rt[k].budget;
   }
+}
 
-  // BE chains by capacity (header): with the budgets known, each BE chain (largest utilisation
-  // first) goes to the BE class with the most capacity left among those it fits in (utilisation
-  // below the class's supply rate); one that fits nowhere goes to a class that is overloaded
-  // already, else to the one with the most room, so the overload stays in as few classes as
-  // possible. The RT classes, their budgets and bounds are fixed before: they do not change.
-  if (!opt.keep && opt.be_placement == BePlacement::Capacity) {
-    for (auto& p : be) p.chains.clear();
-    std::vector<double> room(be.size(), 0.0);
-    for (std::size_t k = 0; k < be.size(); ++k)
-      if (be[k].budget > 0 && be[k].period > 0)
-        room[k] = static_cast<double>(be[k].cores.size()) *
-                  std::min(1.0, static_cast<double>(be[k].budget) / static_cast<double>(be[k].period));
-    std::vector<int> order = be_chains;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
-    for (int i : order) {
-      if (lin.chains[i].own().empty()) continue;
-      const int n = static_cast<int>(be.size());
-      int k = -1;
-      for (int j = 0; j < n; ++j)  // fits: the most room left
-        if (room[j] > c.util[i] && (k < 0 || room[j] > room[k])) k = j;
-      if (k < 0)  // fits nowhere: the most overloaded class ...
-        for (int j = 0; j < n; ++j)
-          if (room[j] < 0 && (k < 0 || room[j] < room[k])) k = j;
-      if (k < 0)  // ... or the one with the most room (its own best chance)
-        for (int j = 0; j < n; ++j)
-          if (k < 0 || room[j] > room[k]) k = j;
-      be[k].chains.push_back(i);
-      room[k] -= c.util[i];
-    }
+// BE chains by capacity (header): with the budgets known, each BE chain (largest utilisation
+// first) goes to the BE class with the most capacity left among those it fits in (utilisation
+// below the class's supply rate); one that fits nowhere goes to a class that is overloaded
+// already, else to the one with the most room, so the overload stays in as few classes as
+// possible. The RT classes, their budgets and bounds are fixed before: they do not change.
+void be_by_capacity(const Ctx& c, const std::vector<int>& be_chains, std::vector<ThreadClassPlan>& be) {
+  for (auto& p : be) p.chains.clear();
+  std::vector<double> room(be.size(), 0.0);
+  for (std::size_t k = 0; k < be.size(); ++k)
+    if (be[k].budget > 0 && be[k].period > 0)
+      room[k] = static_cast<double>(be[k].cores.size()) *
+                std::min(1.0, static_cast<double>(be[k].budget) / static_cast<double>(be[k].period));
+  std::vector<int> order = be_chains;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.util[a] > c.util[b]; });
+  for (int i : order) {
+    if (c.lin.chains[i].own().empty()) continue;
+    const int n = static_cast<int>(be.size());
+    int k = -1;
+    for (int j = 0; j < n; ++j)  // fits: the most room left
+      if (room[j] > c.util[i] && (k < 0 || room[j] > room[k])) k = j;
+    if (k < 0)  // fits nowhere: the most overloaded class ...
+      for (int j = 0; j < n; ++j)
+        if (room[j] < 0 && (k < 0 || room[j] < room[k])) k = j;
+    if (k < 0)  // ... or the one with the most room (its own best chance)
+      for (int j = 0; j < n; ++j)
+        if (k < 0 || room[j] > room[k]) k = j;
+    be[k].chains.push_back(i);
+    room[k] -= c.util[i];
   }
+}
 
-  // Final bounds.
-  std::vector<int> rt_chains;
-  for (const auto& p : rt) rt_chains.insert(rt_chains.end(), p.chains.begin(), p.chains.end());
-  std::vector<std::string> reasons;
-  std::vector<Duration> R = rt_bounds(c, rt, be, &reasons);
+// The RT chains' verdicts from their final fp-mt bounds R.
+void rt_verdicts(const Ctx& c, const Options& opt, const std::vector<ThreadClassPlan>& rt, const std::vector<Duration>& R,
+                 const std::vector<std::string>& reasons, Allocation& out) {
   out.rt_schedulable = true;
   for (std::size_t k = 0; k < rt.size(); ++k)
     for (int i : rt[k].chains) {
       ChainVerdict v;
-      v.chain = lin.chains[i].name;
+      v.chain = c.lin.chains[i].name;
       v.cls = CriticalityClass::RealTime;
       v.thread_class = rt[k].name;
-      v.deadline = lin.chains[i].deadline;
+      v.deadline = c.lin.chains[i].deadline;
       v.bounded = R[i] >= 0;
       v.bound = v.bounded ? R[i] : 0;
       v.meets_deadline = v.bounded && R[i] <= v.deadline;
@@ -523,15 +541,17 @@ retry:
       out.rt_schedulable = out.rt_schedulable && v.meets_deadline;
       out.verdicts.push_back(v);
     }
-  // BE check on the final model.
-  out.model = analysis_model(model, c.executor, lin, rt, be, rt_chains, true);
-  // Keep the user's execution times in the written model (measured ones only drive the plan).
-  for (std::size_t i = 0; i < out.model.callbacks.size() && i < input.callbacks.size(); ++i)
-    out.model.callbacks[i].wcet = input.callbacks[i].wcet;
+}
+
+// The BE check on the final model (out.model, written with the user's execution times; the
+// check runs on the times that drove the plan).
+void be_verdicts(const Ctx& c, const Options& opt, const Classes& s, const std::vector<int>& be_chains,
+                 const std::vector<Duration>& R, Allocation& out) {
+  const Model& model = *c.model;
   std::vector<ThreadClassPlan> classes;
-  for (const auto& p : rt)
+  for (const auto& p : s.rt)
     if (!p.chains.empty()) classes.push_back(p);
-  for (const auto& p : be) classes.push_back(p);
+  for (const auto& p : s.be) classes.push_back(p);
   std::vector<int> cb_class(model.callbacks.size(), -1);
   for (std::size_t i = 0; i < model.callbacks.size(); ++i) {
     const auto& aff = out.model.callbacks[i].affinity;
@@ -541,14 +561,16 @@ retry:
   }
   Model plan_model = out.model;
   for (std::size_t i = 0; i < plan_model.callbacks.size(); ++i) plan_model.callbacks[i].wcet = model.callbacks[i].wcet;
-  auto bev = be_check(plan_model, lin, be_chains, classes, cb_class, R, opt.controller_period);
+  auto bev = be_check(plan_model, c.lin, be_chains, classes, cb_class, R, opt.controller_period);
   out.be_starvation_free = true;
   for (auto& v : bev) {
     out.be_starvation_free = out.be_starvation_free && v.starvation_free;
     out.verdicts.push_back(v);
   }
-  if (!cores_note.empty()) out.notes.push_back(cores_note);
-  // Notes: split groups.
+}
+
+// Notes: mutually exclusive groups split across thread classes.
+void split_group_notes(Allocation& out) {
   std::map<std::string, std::string> split;
   for (const auto& g : out.model.groups)
     if (auto at = g.name.find('@'); at != std::string::npos) {
@@ -558,12 +580,75 @@ retry:
   for (const auto& [g, classes_of] : split)
     out.notes.push_back("mutually exclusive group '" + g + "' spans thread classes " + classes_of +
                         ": split into one group per class (its callbacks in different classes may run in parallel)");
-  set_util(c, rt);
-  set_util(c, be);
+}
+
+}  // namespace
+
+Allocation allocate(const Model& input, const Options& opt) {
+  Model model = checked_model(input, opt);
+  Allocation out;
+  Ctx c;
+  c.model = &model;
+  c.fp = find_analysis("fp-mt");
+  if (!c.fp) throw std::invalid_argument("the fp-mt analysis is not available");
+  c.executor = chains_executor(model);
+  std::string cores_note;
+  const int ncores = plan_cores(model, opt, c.executor, cores_note);
+
+  // Algorithm 1.
+  c.lin = linearise(model);
+  const Linearised& lin = c.lin;
+  for (const auto& l : lin.chains) {
+    double u = 0;
+    for (const auto& n : l.own()) u += static_cast<double>(model.callback(n).wcet);
+    c.util.push_back(l.period > 0 ? u / static_cast<double>(l.period) : 0);
+  }
+  const std::vector<std::vector<int>> units = rt_units(lin);
+
+  // Algorithm 2, lines 3-8: one RT and one BE class per core; RT at 100 %, BE at 0 % (100 %:
+  // the core's capacity, Options::capacity_permille).
+  const Duration full = budget_of(opt, opt.capacity_permille);
+  Classes s;
+  for (int k = 0; k < ncores; ++k) {
+    s.rt.push_back({"rt" + std::to_string(k), CriticalityClass::RealTime, {k}, full, opt.period, {}, 0});
+    s.be.push_back({"be" + std::to_string(k), CriticalityClass::BestEffort, {k}, 0, opt.period, {}, 0});
+  }
+  s.demoted.assign(units.size(), false);
+  if (opt.keep) {
+    keep_classes(c, opt, units, full, s, out);
+  } else {
+    demote_requested(lin, opt, units, s, out);
+    algorithm2(c, units, ncores, s, out);
+  }
+  std::vector<int> be_chains = lin.be;
+  for (std::size_t u = 0; u < units.size(); ++u)
+    if (s.demoted[u]) be_chains.insert(be_chains.end(), units[u].begin(), units[u].end());
+  if (!opt.keep) {
+    be_worst_fit(c, be_chains, s.be);
+    merge_empty_rt(c, opt, full, s);
+  }
+  set_budgets(c, opt, full, s);
+  if (!opt.keep && opt.be_placement == BePlacement::Capacity) be_by_capacity(c, be_chains, s.be);
+
+  // Final bounds.
+  std::vector<int> rt_chains;
+  for (const auto& p : s.rt) rt_chains.insert(rt_chains.end(), p.chains.begin(), p.chains.end());
+  std::vector<std::string> reasons;
+  std::vector<Duration> R = rt_bounds(c, s.rt, s.be, &reasons);
+  rt_verdicts(c, opt, s.rt, R, reasons, out);
+  out.model = analysis_model(model, c.executor, lin, s.rt, s.be, rt_chains, true);
+  // Keep the user's execution times in the written model (measured ones only drive the plan).
+  for (std::size_t i = 0; i < out.model.callbacks.size() && i < input.callbacks.size(); ++i)
+    out.model.callbacks[i].wcet = input.callbacks[i].wcet;
+  be_verdicts(c, opt, s, be_chains, R, out);
+  if (!cores_note.empty()) out.notes.push_back(cores_note);
+  split_group_notes(out);
+  set_util(c, s.rt);
+  set_util(c, s.be);
   out.rt.clear();
-  for (const auto& p : rt)
+  for (const auto& p : s.rt)
     if (!p.chains.empty()) out.rt.push_back(p);
-  out.be = be;
+  out.be = s.be;
   out.lin = lin;
   out.executor = c.executor;
   out.analyses = c.analyses;

@@ -148,23 +148,41 @@ Duration hop_delay(const Model& m, const Hop& h) {
   return d;
 }
 
-}  // namespace
-
-std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, const std::vector<int>& be_chains,
-                                   const std::vector<ThreadClassPlan>& classes, const std::vector<int>& cb_class,
-                                   const std::vector<Duration>& rt_bound, Duration limit) {
+// The state of one BE check: the plan's inputs, what is derived from them once (owners,
+// publishers, class members, groups, δ_B's lingering RT classes, class problems, stretched
+// WCETs) and the holistic iteration's bounds R, reasons why and failures.
+struct BeCheck {
+  const Model& plan;
+  const Linearised& lin;
+  const std::vector<int>& be_chains;
+  const std::vector<ThreadClassPlan>& classes;
+  const std::vector<int>& cb_class;
+  const std::vector<Duration>& rt_bound;
+  const Duration limit;
   const std::size_t ncb = plan.callbacks.size();
-  // Owner linear chain of every callback (its own part), and publishers per topic.
-  std::vector<int> owner(ncb, -1);
-  for (std::size_t i = 0; i < lin.chains.size(); ++i)
-    for (const auto& n : lin.chains[i].own()) owner[plan.callback_index(n)] = static_cast<int>(i);
-  std::map<std::string, int> publishers;
-  for (const auto& cb : plan.callbacks)
-    for (const auto& t : cb.publishes) publishers[t]++;
+  const std::size_t nc = classes.size();
+  const std::size_t nl = lin.chains.size();
+  std::vector<int> owner = std::vector<int>(ncb, -1);
+  std::map<std::string, int> publishers{};
+  std::vector<std::vector<int>> members = std::vector<std::vector<int>>(nc);
+  std::vector<bool> grouped = std::vector<bool>(ncb, false), grouped_across = std::vector<bool>(ncb, false);
+  std::vector<bool> lingers = std::vector<bool>(nc, false);
+  std::vector<std::string> class_problem = std::vector<std::string>(nc);
+  std::vector<Duration> stretched = std::vector<Duration>(ncb, 0);  // sbf⁻¹ of each callback on its class
+  std::vector<Duration> R = std::vector<Duration>(nl, kNone);      // end-to-end bounds, BE and RT
+  std::vector<std::string> why = std::vector<std::string>(nl);
+  std::vector<bool> failed = std::vector<bool>(nl, false);
 
-  // The plan's cores (per host of its executor) and what else may take them.
-  std::string platform_problem;
-  {
+  // Owner linear chain of every callback (its own part), and publishers per topic.
+  void find_owners() {
+    for (std::size_t i = 0; i < lin.chains.size(); ++i)
+      for (const auto& n : lin.chains[i].own()) owner[plan.callback_index(n)] = static_cast<int>(i);
+    for (const auto& cb : plan.callbacks)
+      for (const auto& t : cb.publishes) publishers[t]++;
+  }
+
+  // What else may take the plan's cores (per host of its executor): empty when nothing.
+  std::string platform_problem() const {
     std::set<int> plan_cores;
     for (const auto& c : classes) plan_cores.insert(c.cores.begin(), c.cores.end());
     std::string host, lame_executor;
@@ -175,90 +193,102 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
         break;
       }
     if (const Host* h = host.empty() ? nullptr : plan.host(host); h && !h->blackout.empty())
-      platform_problem = "host '" + host + "' has a platform blackout curve; the supply of a reservation under "
-                         "blackouts is not analysed";
+      return "host '" + host + "' has a platform blackout curve; the supply of a reservation under "
+             "blackouts is not analysed";
     for (const auto& e : plan.executors) {
-      if (e.name == lame_executor || e.host != host || !platform_problem.empty()) continue;
+      if (e.name == lame_executor || e.host != host) continue;
       for (const auto& t : e.threads) {
         if (!t.reservation) continue;
         const bool shares = t.cores.empty() || std::any_of(t.cores.begin(), t.cores.end(), [&](int k) {
           return plan_cores.count(k) > 0;
         });
-        if (shares) {
-          platform_problem = "thread '" + t.name + "' of executor '" + e.name +
-                             "' holds a reservation on a core of the plan; the classes' reservations are then "
-                             "not guaranteed their budgets";
-          break;
-        }
+        if (shares)
+          return "thread '" + t.name + "' of executor '" + e.name +
+                 "' holds a reservation on a core of the plan; the classes' reservations are then "
+                 "not guaranteed their budgets";
       }
     }
+    return "";
   }
 
-  // Per class: its callbacks, whether every callback's rate is known, δ_B.
-  const std::size_t nc = classes.size();
-  std::vector<std::vector<int>> members(nc);
-  for (std::size_t c = 0; c < ncb; ++c)
-    if (cb_class[c] >= 0) members[cb_class[c]].push_back(static_cast<int>(c));
-  // A callback that shares a mutually exclusive group with another callback of its class
-  // (`grouped`), with one of another chain or of none (`grouped_across`: two of them can be
-  // pending at once even when every chain has one instance at a time).
-  std::vector<bool> grouped(ncb, false), grouped_across(ncb, false);
-  for (std::size_t b = 0; b < nc; ++b)
-    for (int c : members[b])
-      for (int d : members[b]) {
-        if (d == c || plan.callbacks[d].group != plan.callbacks[c].group ||
-            plan.group(plan.callbacks[c].group).type != GroupType::MutuallyExclusive)
-          continue;
-        grouped[c] = true;
-        if (owner[c] < 0 || owner[d] < 0 || owner[c] != owner[d]) grouped_across[c] = true;
-      }
+  // Per class: its callbacks; per callback: whether it shares a mutually exclusive group with
+  // another callback of its class (`grouped`), with one of another chain or of none
+  // (`grouped_across`: two of them can be pending at once even when every chain has one
+  // instance at a time).
+  void find_groups() {
+    for (std::size_t c = 0; c < ncb; ++c)
+      if (cb_class[c] >= 0) members[cb_class[c]].push_back(static_cast<int>(c));
+    for (std::size_t b = 0; b < nc; ++b)
+      for (int c : members[b])
+        for (int d : members[b]) {
+          if (d == c || plan.callbacks[d].group != plan.callbacks[c].group ||
+              plan.group(plan.callbacks[c].group).type != GroupType::MutuallyExclusive)
+            continue;
+          grouped[c] = true;
+          if (owner[c] < 0 || owner[d] < 0 || owner[c] != owner[d]) grouped_across[c] = true;
+        }
+  }
+
   // An RT class whose items can stay in the wait set (header, δ_B): more of its chains than
   // threads, a mutually exclusive group of two of its callbacks, or a chain whose next instance
   // may come before it completes.
-  std::vector<bool> lingers(nc, false);
-  for (std::size_t k = 0; k < nc; ++k) {
-    if (classes[k].kind != CriticalityClass::RealTime) continue;
-    lingers[k] = classes[k].chains.size() > classes[k].cores.size();
-    for (int i : classes[k].chains)
-      if (i >= static_cast<int>(rt_bound.size()) || rt_bound[i] < 0 || rt_bound[i] > lin.chains[i].period)
-        lingers[k] = true;
-    for (int c : members[k]) lingers[k] = lingers[k] || grouped_across[c];
-  }
-  std::vector<std::string> class_problem(nc);
-  std::vector<Duration> stretched(ncb, 0);  // sbf⁻¹ of each callback on its class
-  for (std::size_t b = 0; b < nc; ++b) {
-    if (classes[b].kind != CriticalityClass::BestEffort) continue;
-    if (!platform_problem.empty()) class_problem[b] = platform_problem;
-    if (classes[b].budget <= 0) class_problem[b] = "thread class '" + classes[b].name + "' has no budget";
-    for (int c : members[b]) {
-      const Callback& cb = plan.callbacks[c];
-      if (!cb.is_timer() && (owner[c] < 0 || publishers[cb.topic] > 1))
-        class_problem[b] = "callback '" + cb.name + "' may be released more than once per chain instance";
+  void find_lingering_rt() {
+    for (std::size_t k = 0; k < nc; ++k) {
+      if (classes[k].kind != CriticalityClass::RealTime) continue;
+      lingers[k] = classes[k].chains.size() > classes[k].cores.size();
+      for (int i : classes[k].chains)
+        if (i >= static_cast<int>(rt_bound.size()) || rt_bound[i] < 0 || rt_bound[i] > lin.chains[i].period)
+          lingers[k] = true;
+      for (int c : members[k]) lingers[k] = lingers[k] || grouped_across[c];
     }
   }
-  for (std::size_t c = 0; c < ncb; ++c) {
-    const int k = cb_class[c];
-    if (k < 0) continue;
-    stretched[c] = stretch(classes[k], plan.callbacks[c].wcet);
-    if (stretched[c] != kNone) continue;
-    for (std::size_t b = 0; b < nc; ++b)  // its items could hold the set for ever
-      if (classes[b].kind == CriticalityClass::BestEffort && class_problem[b].empty())
-        class_problem[b] = "work of thread class '" + classes[k].name + "' (no budget) can hold the wait set";
+
+  // Why a BE class has no bound at all (class_problem), and each callback's stretched WCET.
+  void find_class_problems(const std::string& platform) {
+    for (std::size_t b = 0; b < nc; ++b) {
+      if (classes[b].kind != CriticalityClass::BestEffort) continue;
+      if (!platform.empty()) class_problem[b] = platform;
+      if (classes[b].budget <= 0) class_problem[b] = "thread class '" + classes[b].name + "' has no budget";
+      for (int c : members[b]) {
+        const Callback& cb = plan.callbacks[c];
+        if (!cb.is_timer() && (owner[c] < 0 || publishers[cb.topic] > 1))
+          class_problem[b] = "callback '" + cb.name + "' may be released more than once per chain instance";
+      }
+    }
+    for (std::size_t c = 0; c < ncb; ++c) {
+      const int k = cb_class[c];
+      if (k < 0) continue;
+      stretched[c] = stretch(classes[k], plan.callbacks[c].wcet);
+      if (stretched[c] != kNone) continue;
+      for (std::size_t b = 0; b < nc; ++b)  // its items could hold the set for ever
+        if (classes[b].kind == CriticalityClass::BestEffort && class_problem[b].empty())
+          class_problem[b] = "work of thread class '" + classes[k].name + "' (no budget) can hold the wait set";
+    }
   }
 
-  const std::size_t nl = lin.chains.size();
-  std::vector<Duration> R(nl, kNone);  // end-to-end bounds, BE and RT
-  for (std::size_t i = 0; i < nl; ++i)
-    if (i < rt_bound.size() && rt_bound[i] >= 0) R[i] = rt_bound[i];
-  std::vector<std::string> why(nl);
+  // RT bounds as given; BE chains start from below (0) or fail with their reason.
+  void start_bounds() {
+    for (std::size_t i = 0; i < nl; ++i)
+      if (i < rt_bound.size() && rt_bound[i] >= 0) R[i] = rt_bound[i];
+    for (int j : be_chains) {
+      const LinearChain& l = lin.chains[j];
+      const int b = class_of_chain(j);
+      if (!l.composable) why[j] = "shares callbacks with another chain other than a common prefix (not composable)";
+      else if (b >= 0 && !class_problem[b].empty()) why[j] = class_problem[b];
+      else if (b >= 0 && l.period <= 0) why[j] = "has no period (minimum inter-arrival time)";
+      if (!why[j].empty()) failed[j] = true;
+      else R[j] = 0;  // the holistic iteration starts from below
+    }
+  }
 
-  auto class_of_chain = [&](int j) -> int {
+  int class_of_chain(int j) const {
     for (const auto& n : lin.chains[j].own()) return cb_class[plan.callback_index(n)];
     return -1;
-  };
+  }
+
   // Jobs of callback c (not of the chain analysed) executing in a window of length x (kNone:
   // unknown): the timer's count, the owner chain's count, the smaller when both are known.
-  auto n_of = [&](int c, Duration x) -> Duration {
+  Duration n_of(int c, Duration x) const {
     const Callback& cb = plan.callbacks[c];
     Duration best = kNone;
     if (cb.is_timer() && cb.period > 0) best = ceil_div(x + cb.jitter, cb.period) + 2;
@@ -268,43 +298,35 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
       best = best == kNone ? n : std::min(best, n);
     }
     return best;
-  };
+  }
+
   // The period of c's releases for the overload test (kNone: unknown).
-  auto period_of = [&](int c) -> Duration {
+  Duration period_of(int c) const {
     const Callback& cb = plan.callbacks[c];
     if (owner[c] >= 0 && lin.chains[owner[c]].period > 0) return lin.chains[owner[c]].period;
     return cb.is_timer() && cb.period > 0 ? cb.period : kNone;
-  };
-
-  std::vector<bool> failed(nl, false);
-  for (int j : be_chains) {
-    const LinearChain& l = lin.chains[j];
-    const int b = class_of_chain(j);
-    if (!l.composable) why[j] = "shares callbacks with another chain other than a common prefix (not composable)";
-    else if (b >= 0 && !class_problem[b].empty()) why[j] = class_problem[b];
-    else if (b >= 0 && l.period <= 0) why[j] = "has no period (minimum inter-arrival time)";
-    if (!why[j].empty()) failed[j] = true;
-    else R[j] = 0;  // the holistic iteration starts from below
   }
-  auto fail = [&](int j, std::string reason) {
+
+  void fail(int j, std::string reason) {
     failed[j] = true;
     why[j] = std::move(reason);
     R[j] = kNone;
-  };
+  }
 
   // Whether BE class k's items can stay in the wait set (header, δ_B) given the current bounds:
   // its chains' bounds within their periods, no more chains than threads, no callback on no
   // chain, no two of its callbacks in one mutually exclusive group.
-  auto be_lingers = [&](std::size_t k) {
+  bool be_lingers(std::size_t k) const {
     if (classes[k].chains.size() > classes[k].cores.size()) return true;
     for (int i : classes[k].chains)
       if (R[i] == kNone || R[i] > lin.chains[i].period) return true;
     for (int c : members[k])
       if (owner[c] < 0 || grouped_across[c]) return true;
     return false;
-  };
+  }
+
   // δ_B (header): the admission wait, until an RT thread selects or the set is drained.
-  auto delta_of = [&](std::size_t b) -> Duration {
+  Duration delta_of(std::size_t b) const {
     __int128 drain = 0;
     Duration rt_max = kNone;
     std::vector<bool> counts(nc, false);
@@ -319,77 +341,96 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
         drain += 2 * static_cast<__int128>(stretched[c]);
     }
     return capped(rt_max != kNone ? std::min<__int128>(rt_max, drain) : drain);
+  }
+
+  // Chain j's own part on its class B: its callbacks, the other callbacks of B, and the
+  // group-mates of its callbacks in B (its own others included), with the work per own instance
+  // E_J + (m − 1)·Ew_J + m·(n_J·δ_B + D_J).
+  struct OwnPart {
+    std::set<int> mine;
+    std::vector<int> others, mates;
+    __int128 per_instance = 0;
   };
 
-  // The bound of chain j's own part given the current bounds of the others (the busy window
-  // above); kNone with the reason in why[j].
-  auto own_bound = [&](int j, Duration release_jitter) -> Duration {
+  OwnPart own_part(int j, int b) const {
     const LinearChain& l = lin.chains[j];
-    const int b = class_of_chain(j);
     const ThreadClassPlan& B = classes[b];
-    const SupplySet sup = supply_of(B);
     const __int128 m = static_cast<__int128>(B.cores.size());
-    const Duration T = l.period;
-    std::set<int> mine;
-    for (const auto& n : l.own()) mine.insert(static_cast<int>(plan.callback_index(n)));
+    OwnPart p;
+    for (const auto& n : l.own()) p.mine.insert(static_cast<int>(plan.callback_index(n)));
     __int128 E = 0, Ew = 0, D = 0;
-    for (int c : mine) {
+    for (int c : p.mine) {
       E += plan.callbacks[c].wcet;
       Ew += stretch(B, plan.callbacks[c].wcet);
     }
     for (std::size_t h = l.owned_from; h < l.hops.size(); ++h) D += hop_delay(plan, l.hops[h]);
-    // Group-mates of J's callbacks in B (J's own others included).
     std::set<std::string> groups;
-    for (int c : mine)
+    for (int c : p.mine)
       if (plan.group(plan.callbacks[c].group).type == GroupType::MutuallyExclusive) groups.insert(plan.callbacks[c].group);
-    std::vector<int> mates, others;
     for (int c : members[b]) {
-      if (!mine.count(c)) others.push_back(c);
-      if (groups.count(plan.callbacks[c].group) && (!mine.count(c) || grouped[c])) mates.push_back(c);
+      if (!p.mine.count(c)) p.others.push_back(c);
+      if (groups.count(plan.callbacks[c].group) && (!p.mine.count(c) || grouped[c])) p.mates.push_back(c);
     }
-    // Per own instance: E_J + (m − 1)·Ew_J + m·(n_J·δ_B + D_J).
-    const __int128 per_instance = E + (m - 1) * Ew + m * (static_cast<__int128>(mine.size()) * delta_of(b) + D);
-    // Overload: the demand's long-run rate against the supply's.
-    long double rate = static_cast<long double>(per_instance) / static_cast<long double>(T);
-    for (int c : others) {
-      const Duration p = period_of(c);
-      if (p == kNone) {
-        why[j] = "the release rate of '" + plan.callbacks[c].name + "' on '" + B.name + "' is unknown";
-        return kNone;
-      }
-      rate += static_cast<long double>(plan.callbacks[c].wcet) / static_cast<long double>(p);
+    p.per_instance = E + (m - 1) * Ew + m * (static_cast<__int128>(p.mine.size()) * delta_of(b) + D);
+    return p;
+  }
+
+  // Overload: the demand's long-run rate against the supply's. Empty when B is not overloaded,
+  // otherwise the reason there is no bound.
+  std::string overload(int j, const ThreadClassPlan& B, const OwnPart& p) const {
+    const long double m = static_cast<long double>(B.cores.size());
+    const Duration T = lin.chains[j].period;
+    long double rate = static_cast<long double>(p.per_instance) / static_cast<long double>(T);
+    for (int c : p.others) {
+      const Duration q = period_of(c);
+      if (q == kNone) return "the release rate of '" + plan.callbacks[c].name + "' on '" + B.name + "' is unknown";
+      rate += static_cast<long double>(plan.callbacks[c].wcet) / static_cast<long double>(q);
     }
-    for (int g : mates) {
-      const Duration p = mine.count(g) ? T : period_of(g);
-      if (p == kNone) continue;  // (also in `others`: refused above)
-      rate += static_cast<long double>(m - 1) * static_cast<long double>(stretch(B, plan.callbacks[g].wcet)) /
-              static_cast<long double>(p);
+    for (int g : p.mates) {
+      const Duration q = p.mine.count(g) ? T : period_of(g);
+      if (q == kNone) continue;  // (also in `others`: refused above)
+      rate += (m - 1) * static_cast<long double>(stretch(B, plan.callbacks[g].wcet)) / static_cast<long double>(q);
     }
     const long double supply = supply_rate(B);
-    if (rate >= supply) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%.1f %% of its supply", static_cast<double>(100.0L * rate / supply));
-      why[j] = "thread class '" + B.name + "' is overloaded: its work (with the waits this chain can see) needs " +
-               buf + "; no bound";
+    if (rate < supply) return "";
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.1f %% of its supply", static_cast<double>(100.0L * rate / supply));
+    return "thread class '" + B.name + "' is overloaded: its work (with the waits this chain can see) needs " + buf +
+           "; no bound";
+  }
+
+  // The demand on B of a window of length x holding chain j's q-th own instance (kNone: unknown).
+  Duration demand(const ThreadClassPlan& B, const OwnPart& p, Duration x, Duration release_jitter, Duration T) const {
+    const __int128 m = static_cast<__int128>(B.cores.size());
+    const __int128 q = ceil_div(x + release_jitter, T);
+    __int128 d = q * p.per_instance;
+    for (int c : p.others) {
+      const Duration n = n_of(c, x);
+      if (n == kNone) return kNone;
+      d += static_cast<__int128>(n) * plan.callbacks[c].wcet;
+      if (d > kCap) return static_cast<Duration>(kCap);
+    }
+    for (int g : p.mates) {
+      const Duration n = p.mine.count(g) ? static_cast<Duration>(q) : n_of(g, x);
+      if (n == kNone) return kNone;
+      d += (m - 1) * n * stretch(B, plan.callbacks[g].wcet);
+      if (d > kCap) return static_cast<Duration>(kCap);
+    }
+    return capped(d);
+  }
+
+  // The bound of chain j's own part given the current bounds of the others (the busy window
+  // above); kNone with the reason in why[j].
+  Duration own_bound(int j, Duration release_jitter) {
+    const int b = class_of_chain(j);
+    const ThreadClassPlan& B = classes[b];
+    const SupplySet sup = supply_of(B);
+    const Duration T = lin.chains[j].period;
+    const OwnPart p = own_part(j, b);
+    if (std::string o = overload(j, B, p); !o.empty()) {
+      why[j] = std::move(o);
       return kNone;
     }
-    auto rhs = [&](Duration x) -> Duration {
-      const __int128 q = ceil_div(x + release_jitter, T);
-      __int128 d = q * per_instance;
-      for (int c : others) {
-        const Duration n = n_of(c, x);
-        if (n == kNone) return kNone;
-        d += static_cast<__int128>(n) * plan.callbacks[c].wcet;
-        if (d > kCap) return static_cast<Duration>(kCap);
-      }
-      for (int g : mates) {
-        const Duration n = mine.count(g) ? static_cast<Duration>(q) : n_of(g, x);
-        if (n == kNone) return kNone;
-        d += (m - 1) * n * stretch(B, plan.callbacks[g].wcet);
-        if (d > kCap) return static_cast<Duration>(kCap);
-      }
-      return capped(d);
-    };
     const Duration room = limit - release_jitter;
     if (room < 1) {
       why[j] = "its shared prefix alone takes the controller period";
@@ -397,7 +438,7 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
     }
     bool unknown = false;
     const auto found = detail::least_fixed_point(1, room, [&](Duration x) -> Duration {
-      const Duration d = rhs(x);
+      const Duration d = demand(B, p, x, release_jitter, T);
       if (d == kNone) {
         unknown = true;
         return room + 1;
@@ -410,79 +451,93 @@ std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, con
       return kNone;
     }
     if (!found) {
-      why[j] = "no bound within the controller period on '" + B.name + "' (" +
-               detail::to_string(found.failure) + ": its supply is too small for its demand)";
+      why[j] = "no bound within the controller period on '" + B.name + "' (" + detail::to_string(found.failure) +
+               ": its supply is too small for its demand)";
       return kNone;
     }
     return *found.value;
-  };
-
-  bool converged = false;
-  for (int round = 0; round < detail::kMaxHolisticRounds; ++round) {
-    bool changed = false;
-    for (int j : be_chains) {
-      if (failed[j]) continue;
-      const LinearChain& l = lin.chains[j];
-      Duration jitter = 0;  // A_J: when the own part starts, after the chain's release
-      if (l.upstream >= 0) {
-        if (R[l.upstream] == kNone) {
-          fail(j, "its shared prefix (owned by '" + lin.chains[l.upstream].name + "') has no bound");
-          changed = true;
-          continue;
-        }
-        jitter = R[l.upstream] + (l.owned_from > 0 && l.owned_from - 1 < l.hops.size()
-                                      ? hop_delay(plan, l.hops[l.owned_from - 1])
-                                      : 0);
-      } else if (!l.path.empty()) {
-        jitter = plan.callback(l.path.front()).jitter;
-      }
-      Duration own = 0;
-      if (class_of_chain(j) >= 0) {
-        own = own_bound(j, jitter);
-        if (own == kNone) {
-          fail(j, why[j]);
-          changed = true;
-          continue;
-        }
-      } else {
-        jitter = l.upstream >= 0 ? R[l.upstream] : 0;  // owns nothing: it ends in its prefix
-      }
-      const Duration total = jitter + own;
-      if (total > R[j]) {
-        R[j] = total;
-        changed = true;
-      }
-    }
-    if (!changed) {
-      converged = true;
-      break;
-    }
   }
-  if (!converged)
+
+  // One round of the holistic iteration over chain j; whether its bound changed.
+  bool raise(int j) {
+    const LinearChain& l = lin.chains[j];
+    Duration jitter = 0;  // A_J: when the own part starts, after the chain's release
+    if (l.upstream >= 0) {
+      if (R[l.upstream] == kNone) {
+        fail(j, "its shared prefix (owned by '" + lin.chains[l.upstream].name + "') has no bound");
+        return true;
+      }
+      jitter = R[l.upstream] +
+               (l.owned_from > 0 && l.owned_from - 1 < l.hops.size() ? hop_delay(plan, l.hops[l.owned_from - 1]) : 0);
+    } else if (!l.path.empty()) {
+      jitter = plan.callback(l.path.front()).jitter;
+    }
+    Duration own = 0;
+    if (class_of_chain(j) >= 0) {
+      own = own_bound(j, jitter);
+      if (own == kNone) {
+        fail(j, why[j]);
+        return true;
+      }
+    } else {
+      jitter = l.upstream >= 0 ? R[l.upstream] : 0;  // owns nothing: it ends in its prefix
+    }
+    const Duration total = jitter + own;
+    if (total <= R[j]) return false;
+    R[j] = total;
+    return true;
+  }
+
+  // The holistic iteration from below until no bound changes (or the rounds run out).
+  void iterate() {
+    for (int round = 0; round < detail::kMaxHolisticRounds; ++round) {
+      bool changed = false;
+      for (int j : be_chains)
+        if (!failed[j]) changed = raise(j) || changed;
+      if (!changed) return;
+    }
     for (int j : be_chains)
       if (!failed[j]) fail(j, "the bounds of the best-effort chains did not converge");
-
-  std::vector<ChainVerdict> out;
-  for (int j : be_chains) {
-    const LinearChain& l = lin.chains[j];
-    ChainVerdict v;
-    v.chain = l.name;
-    v.cls = CriticalityClass::BestEffort;
-    const int b = class_of_chain(j);
-    v.thread_class = b >= 0 ? classes[b].name : (l.upstream >= 0 ? "(shared prefix only)" : "");
-    v.deadline = l.deadline;
-    if (!failed[j] && R[j] != kNone) {
-      v.bounded = true;
-      v.bound = R[j];
-      v.meets_deadline = R[j] <= l.deadline;
-      v.starvation_free = R[j] <= limit;
-      v.reason = l.upstream >= 0 ? "prefix bound of '" + lin.chains[l.upstream].name + "' + own part" : "";
-    } else {
-      v.reason = why[j].empty() ? "no bound" : why[j];
-    }
-    out.push_back(v);
   }
-  return out;
+
+  std::vector<ChainVerdict> verdicts() const {
+    std::vector<ChainVerdict> out;
+    for (int j : be_chains) {
+      const LinearChain& l = lin.chains[j];
+      ChainVerdict v;
+      v.chain = l.name;
+      v.cls = CriticalityClass::BestEffort;
+      const int b = class_of_chain(j);
+      v.thread_class = b >= 0 ? classes[b].name : (l.upstream >= 0 ? "(shared prefix only)" : "");
+      v.deadline = l.deadline;
+      if (!failed[j] && R[j] != kNone) {
+        v.bounded = true;
+        v.bound = R[j];
+        v.meets_deadline = R[j] <= l.deadline;
+        v.starvation_free = R[j] <= limit;
+        v.reason = l.upstream >= 0 ? "prefix bound of '" + lin.chains[l.upstream].name + "' + own part" : "";
+      } else {
+        v.reason = why[j].empty() ? "no bound" : why[j];
+      }
+      out.push_back(v);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::vector<ChainVerdict> be_check(const Model& plan, const Linearised& lin, const std::vector<int>& be_chains,
+                                   const std::vector<ThreadClassPlan>& classes, const std::vector<int>& cb_class,
+                                   const std::vector<Duration>& rt_bound, Duration limit) {
+  BeCheck s{plan, lin, be_chains, classes, cb_class, rt_bound, limit};
+  s.find_owners();
+  s.find_groups();
+  s.find_lingering_rt();
+  s.find_class_problems(s.platform_problem());
+  s.start_bounds();
+  s.iterate();
+  return s.verdicts();
 }
 
 }  // namespace chainrt::lame

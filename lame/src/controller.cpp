@@ -273,115 +273,122 @@ const ControllerEvent& Controller::activate(const std::vector<CpuSample>& measur
     last_change_ = now;
     ok = holds(&why, &analyses);
   }
-  const std::size_t demoted_now = plan_.demotions.size();  // > 0: try to promote
-  std::optional<Allocation> next;
-  auto schedulable = [](const Allocation& a) { return a.rt_schedulable; };
-  if (ok) {
-    // An episode of needed demotions ends after a whole demote_hold without the need.
-    if (pending_demotion_ > 0 && now - pending_last_ >= hold_span()) pending_demotion_ = 0;
-    e.decision = "holds";
-    e.kind = "hold";
-    // A miss while the bounds hold with the measured times (and the supply margin, at its
-    // maximum) is not explained by the model (kernel, middleware, monitoring overhead or a
-    // stall of the machine); re-planning with the same times would give the same plan, so it
-    // is logged and left alone.
-    e.why = rt_miss ? (raised ? "an RT chain missed its deadline although the bounds hold with the measured execution "
-                                "times: supply margin raised to " +
-                                    std::to_string(supply_permille_) + " permille, the plan holds with it"
-                              : "an RT chain missed its deadline although the bounds hold with the measured execution "
-                                "times and the supply margin (" +
-                                    std::to_string(supply_permille_) + " permille" +
-                                    (settled ? ", its maximum)" : ", raised less than a settling time ago)"))
-                    : (changed ? "the plan holds with the measured execution times" : "no change");
-    if (demoted_now > 0) {
-      // Deviation (the paper only re-plans on a violation): while chains are demoted, try the
-      // allocation with the estimate (with the margin when it fits as well) and take it when it
-      // demotes fewer chains.
-      for (int margin : {policy_.margin_permille, 0}) {
-        Allocation c = plan_for(margin, false, &analyses);
-        if (demotes_less(c, plan_)) {
-          next = std::move(c);
-          e.kind = "promote";
-          e.why = "a demoted RT chain fits again with the measured execution times";
-          break;
-        }
-        if (margin == 0) break;
-      }
-    }
-  } else {
-    if (raised) why += " (supply margin raised after an RT miss the estimate did not explain)";
-    // 1. New budgets for the current allocation (no callback moves): with the margin, else
-    //    without it.
-    for (int margin : {policy_.margin_permille, 0}) {
-      Allocation c = plan_for(margin, true, &analyses);
-      if (schedulable(c)) {
-        next = std::move(c);
-        e.kind = "budget";
-        break;
-      }
-      if (margin == 0) break;
-    }
-    // 2. A new allocation (Algorithms 1-3) that demotes no more (or more critical) chains than
-    //    the current plan.
-    std::optional<Allocation> demoting;  // the plan without margin, when it demotes more
-    if (!next)
-      for (int margin : {policy_.margin_permille, 0}) {
-        Allocation c = plan_for(margin, false, &analyses);
-        if (!demotes_less(plan_, c)) {
-          next = std::move(c);
-          e.kind = "replan";
-          break;
-        }
-        if (margin == 0) {
-          demoting = std::move(c);
-          break;
-        }
-      }
-    // 3. Only a plan with more demotions holds: take it once demote_after activations of one
-    //    episode needed it and the episode spans demote_hold (header).
-    if (!next) {
-      if (pending_demotion_ == 0) pending_since_ = now;  // an episode ends only where the plan holds
-      ++pending_demotion_;
-      pending_last_ = now;
-      if (pending_demotion_ >= policy_.demote_after && now - pending_since_ >= hold_span()) {
-        // Algorithm 2's own demotions, or the least critical chains when that demotes less
-        // critical ones (header).
-        Allocation least = least_critical_demotion(&analyses);
-        if (least.rt_schedulable && (!demoting->rt_schedulable || demotes_less(least, *demoting)))
-          next = std::move(least);
-        else
-          next = std::move(demoting);
-        e.kind = "demote";
-        pending_demotion_ = 0;
-      } else {
-        e.kind = "deferred";
-      }
-    } else {
-      pending_demotion_ = 0;
-    }
-    e.why = why;
-    if (e.kind == "deferred") {
-      e.decision = "holds";
-      e.why += "; only a plan that demotes an RT chain holds: deferred (needed at " + std::to_string(pending_demotion_) +
-               " activations since " + std::to_string(pending_since_) + " ns; due at " +
-               std::to_string(demotion_due()) + " ns)";
-    }
-  }
+  std::optional<Allocation> next = ok ? while_holding(e, rt_miss, raised, settled, changed, now, &analyses)
+                                      : on_violation(e, std::move(why), raised, now, &analyses);
   e.supply_permille = supply_permille_;
-  if (next) {
-    const auto before = placement(plan_);
-    const auto after = placement(*next);
-    for (std::size_t i = 0; i < after.size() && i < before.size(); ++i)
-      if (after[i] != before[i]) e.chains.push_back(next->lin.chains[i].name);
-    plan_ = std::move(*next);
-    e.decision = "reallocated";
-    changed_once_ = true;
-    last_change_ = now;
-  }
+  if (next) adopt(e, std::move(*next), now);
   e.analyses = analyses;
   e.cpu_ms = thread_cpu_ms() - c0;
   log_.push_back(e);
   return log_.back();
+}
+
+std::optional<Allocation> Controller::while_holding(ControllerEvent& e, bool rt_miss, bool raised, bool settled,
+                                                    bool changed, Duration now, int* analyses) {
+  // An episode of needed demotions ends after a whole demote_hold without the need.
+  if (pending_demotion_ > 0 && now - pending_last_ >= hold_span()) pending_demotion_ = 0;
+  e.decision = "holds";
+  e.kind = "hold";
+  // A miss while the bounds hold with the measured times (and the supply margin, at its
+  // maximum) is not explained by the model (kernel, middleware, monitoring overhead or a
+  // stall of the machine); re-planning with the same times would give the same plan, so it
+  // is logged and left alone.
+  e.why = rt_miss ? (raised ? "an RT chain missed its deadline although the bounds hold with the measured execution "
+                              "times: supply margin raised to " +
+                                  std::to_string(supply_permille_) + " permille, the plan holds with it"
+                            : "an RT chain missed its deadline although the bounds hold with the measured execution "
+                              "times and the supply margin (" +
+                                  std::to_string(supply_permille_) + " permille" +
+                                  (settled ? ", its maximum)" : ", raised less than a settling time ago)"))
+                  : (changed ? "the plan holds with the measured execution times" : "no change");
+  if (plan_.demotions.empty()) return std::nullopt;
+  // Deviation (the paper only re-plans on a violation): while chains are demoted, try the
+  // allocation with the estimate (with the margin when it fits as well) and take it when it
+  // demotes fewer chains.
+  for (int margin : {policy_.margin_permille, 0}) {
+    Allocation c = plan_for(margin, false, analyses);
+    if (demotes_less(c, plan_)) {
+      e.kind = "promote";
+      e.why = "a demoted RT chain fits again with the measured execution times";
+      return c;
+    }
+    if (margin == 0) break;
+  }
+  return std::nullopt;
+}
+
+std::optional<Allocation> Controller::on_violation(ControllerEvent& e, std::string why, bool raised, Duration now,
+                                                   int* analyses) {
+  std::optional<Allocation> next;
+  if (raised) why += " (supply margin raised after an RT miss the estimate did not explain)";
+  // 1. New budgets for the current allocation (no callback moves): with the margin, else
+  //    without it.
+  for (int margin : {policy_.margin_permille, 0}) {
+    Allocation c = plan_for(margin, true, analyses);
+    if (c.rt_schedulable) {
+      next = std::move(c);
+      e.kind = "budget";
+      break;
+    }
+    if (margin == 0) break;
+  }
+  // 2. A new allocation (Algorithms 1-3) that demotes no more (or more critical) chains than
+  //    the current plan.
+  std::optional<Allocation> demoting;  // the plan without margin, when it demotes more
+  if (!next)
+    for (int margin : {policy_.margin_permille, 0}) {
+      Allocation c = plan_for(margin, false, analyses);
+      if (!demotes_less(plan_, c)) {
+        next = std::move(c);
+        e.kind = "replan";
+        break;
+      }
+      if (margin == 0) {
+        demoting = std::move(c);
+        break;
+      }
+    }
+  // 3. Only a plan with more demotions holds: take it once demote_after activations of one
+  //    episode needed it and the episode spans demote_hold (header).
+  if (!next) {
+    if (pending_demotion_ == 0) pending_since_ = now;  // an episode ends only where the plan holds
+    ++pending_demotion_;
+    pending_last_ = now;
+    if (pending_demotion_ >= policy_.demote_after && now - pending_since_ >= hold_span()) {
+      // Algorithm 2's own demotions, or the least critical chains when that demotes less
+      // critical ones (header).
+      Allocation least = least_critical_demotion(analyses);
+      if (least.rt_schedulable && (!demoting->rt_schedulable || demotes_less(least, *demoting)))
+        next = std::move(least);
+      else
+        next = std::move(demoting);
+      e.kind = "demote";
+      pending_demotion_ = 0;
+    } else {
+      e.kind = "deferred";
+    }
+  } else {
+    pending_demotion_ = 0;
+  }
+  e.why = why;
+  if (e.kind == "deferred") {
+    e.decision = "holds";
+    e.why += "; only a plan that demotes an RT chain holds: deferred (needed at " + std::to_string(pending_demotion_) +
+             " activations since " + std::to_string(pending_since_) + " ns; due at " + std::to_string(demotion_due()) +
+             " ns)";
+  }
+  return next;
+}
+
+void Controller::adopt(ControllerEvent& e, Allocation next, Duration now) {
+  const auto before = placement(plan_);
+  const auto after = placement(next);
+  for (std::size_t i = 0; i < after.size() && i < before.size(); ++i)
+    if (after[i] != before[i]) e.chains.push_back(next.lin.chains[i].name);
+  plan_ = std::move(next);
+  e.decision = "reallocated";
+  changed_once_ = true;
+  last_change_ = now;
 }
 
 }  // namespace chainrt::lame

@@ -200,122 +200,146 @@ void fill_nodes_groups_topics(Model& m, Diagnostics& d) {
   }
 }
 
+// Callback i's own fields: times, queue depth, priority, node and group.
+void check_callback_fields(const Model& m, std::size_t i, const std::string& p, const std::string& who, Diagnostics& d) {
+  const Callback& cb = m.callbacks[i];
+  if (cb.wcet <= 0) d.error(p + ".wcet", "wcet must be positive");
+  check_duration(cb.wcet, p + ".wcet", "wcet", d);
+  check_period(cb.period, p + ".period", "the period", d);
+  check_duration(cb.offset, p + ".offset", "offset", d);
+  check_duration(cb.jitter, p + ".jitter", "jitter", d);
+  check_range(cb.queue_depth, 1, limits::kMaxQueueDepth, p + ".queue_depth", "queue_depth", d);
+  if (cb.priority) check_range(*cb.priority, -limits::kMaxPriority, limits::kMaxPriority, p + ".priority", "priority", d);
+  if (cb.bcet && *cb.bcet <= 0) d.error(p + ".bcet", "bcet must be positive");
+  if (cb.bcet && *cb.bcet > cb.wcet)
+    d.error(p + ".bcet", "bcet " + format_duration(*cb.bcet) + " exceeds wcet " + format_duration(cb.wcet));
+  if (cb.node.empty()) d.error(p, "missing required field 'node' of a callback");
+  else if (!contains(m.nodes, cb.node)) d.error(p + ".node", "unknown node " + quote(cb.node));
+  if (!cb.group.empty()) {
+    auto g = std::find_if(m.groups.begin(), m.groups.end(), [&](const CallbackGroup& x) { return x.name == cb.group; });
+    if (g == m.groups.end()) d.error(p + ".group", "unknown callback group " + quote(cb.group));
+    else if (g->node != cb.node)
+      d.error(p + ".group", "callback group " + quote(cb.group) + " belongs to node " + quote(g->node) + ", not to " +
+                                quote(cb.node) + " (ROS 2 groups are per node)");
+  }
+}
+
+// What callback i's kind needs: a timer its period, a subscription its topic, a service or
+// client its service.
+void check_callback_kind(const Model& m, std::size_t i, const std::string& p, const std::string& who, Diagnostics& d) {
+  const Callback& cb = m.callbacks[i];
+  const bool timer = cb.kind == CallbackKind::Timer;
+  if (timer) {
+    if (cb.period <= 0) d.error(p + ".period", who + " is a timer and needs a positive 'period'");
+    if (!cb.topic.empty()) d.error(p + ".topic", "a timer takes no topic");
+    if (cb.period > 0 && cb.jitter >= cb.period) d.error(p + ".jitter", "jitter must be smaller than the period");
+    if (cb.period > 0 && cb.offset >= cb.period) d.error(p + ".offset", "offset must be smaller than the period");
+  } else {
+    if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0 || cb.phase != TimerPhase::Free)
+      d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : cb.jitter ? ".jitter" : ".phase"),
+              "only timers have period, offset, jitter and phase (" + who + " is a " + to_string(cb.kind) + ")");
+    if (cb.period_tolerance)
+      d.error(p + ".period_tolerance", "only timers have a period_tolerance (" + who + " is a " +
+                                           to_string(cb.kind) + ")");
+    const bool service_kind = cb.kind == CallbackKind::Service || cb.kind == CallbackKind::Client;
+    if (service_kind) {
+      if (!cb.topic.empty())
+        d.error(p + ".topic", "a " + std::string(to_string(cb.kind)) + " callback names its service with "
+                              "'service:', not 'topic:'");
+      if (cb.service.empty())
+        d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'service'");
+      else if (!contains(m.services, cb.service))
+        d.error(p + ".service", "unknown service " + quote(cb.service));
+    } else if (cb.topic.empty()) {
+      d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'topic'");
+    } else if (!contains(m.topics, cb.topic)) {
+      d.error(p + ".topic", "unknown topic " + quote(cb.topic));
+    }
+  }
+  if (timer && cb.period_tolerance && cb.period > 0 && *cb.period_tolerance >= cb.period)
+    d.error(p + ".period_tolerance", "period_tolerance must be smaller than the period");
+}
+
+// Callback i's services: the one it serves or takes responses of, and the ones it calls.
+void check_callback_services(const Model& m, std::size_t i, const std::string& p, const std::string& who, Diagnostics& d) {
+  const Callback& cb = m.callbacks[i];
+  if (!cb.service.empty() && cb.kind != CallbackKind::Service && cb.kind != CallbackKind::Client)
+    d.error(p + ".service", "only service and client callbacks name a service (" + who + " is a " +
+                                to_string(cb.kind) + "; a callback that sends requests lists them in 'calls')");
+  for (std::size_t k = 0; k < cb.calls.size(); ++k) {
+    const std::string& s = cb.calls[k];
+    if (!contains(m.services, s)) {
+      d.error(at(p + ".calls", k), "unknown service " + quote(s));
+    } else if (std::none_of(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) {
+                 return x.kind == CallbackKind::Service && x.service == s;
+               })) {
+      d.error(at(p + ".calls", k), who + " calls service " + quote(s) +
+                                       " but no callback serves it (add a callback of kind 'service' with "
+                                       "'service: " + s + "')");
+    }
+  }
+  if (cb.kind == CallbackKind::Service && !cb.service.empty()) {
+    for (std::size_t j = 0; j < i; ++j)
+      if (m.callbacks[j].kind == CallbackKind::Service && m.callbacks[j].service == cb.service) {
+        d.error(p + ".service", "service " + quote(cb.service) + " is already served by " +
+                                    quote(m.callbacks[j].name) + " (a service has one server)");
+        break;
+      }
+  }
+  if (cb.kind == CallbackKind::Client && !cb.service.empty()) {
+    for (std::size_t j = 0; j < i; ++j)
+      if (m.callbacks[j].kind == CallbackKind::Client && m.callbacks[j].service == cb.service &&
+          m.callbacks[j].node == cb.node) {
+        d.error(p + ".service", "node " + quote(cb.node) + " already has the client callback " +
+                                    quote(m.callbacks[j].name) + " of service " + quote(cb.service) +
+                                    " (the responses to a node's requests go to one client callback)");
+        break;
+      }
+    if (std::none_of(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) {
+          return x.node == cb.node && std::find(x.calls.begin(), x.calls.end(), cb.service) != x.calls.end();
+        }))
+      d.error(p + ".service", who + " takes the responses of " + quote(cb.service) + ", but no callback of node " +
+                                  quote(cb.node) + " calls it (add 'calls: [" + cb.service +
+                                  "]' to the callback that sends the request)");
+  }
+}
+
+// Callback i's links: the topics it publishes, the inputs it fuses, its thread affinity.
+void check_callback_links(const Model& m, std::size_t i, const std::string& p, const std::string& who, Diagnostics& d) {
+  const Callback& cb = m.callbacks[i];
+  for (std::size_t k = 0; k < cb.publishes.size(); ++k)
+    if (!contains(m.topics, cb.publishes[k]))
+      d.error(at(p + ".publishes", k), "unknown topic " + quote(cb.publishes[k]));
+  if (!cb.fuses.empty() && cb.kind != CallbackKind::FusionTrigger)
+    d.error(p + ".fuses", "only a fusion_trigger callback fuses inputs");
+  for (std::size_t k = 0; k < cb.fuses.size(); ++k) {
+    auto in = std::find_if(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) { return x.name == cb.fuses[k]; });
+    if (in == m.callbacks.end()) d.error(at(p + ".fuses", k), "unknown callback " + quote(cb.fuses[k]));
+    else if (in->kind != CallbackKind::FusionInput)
+      d.error(at(p + ".fuses", k), quote(cb.fuses[k]) + " is not a fusion_input callback");
+    else if (in->node != cb.node)
+      d.error(at(p + ".fuses", k), "fusion input " + quote(cb.fuses[k]) + " is in another node");
+  }
+  if (!cb.affinity.empty() && contains(m.nodes, cb.node)) {
+    const Node& node = *std::find_if(m.nodes.begin(), m.nodes.end(), [&](const Node& n) { return n.name == cb.node; });
+    auto e = std::find_if(m.executors.begin(), m.executors.end(), [&](const Executor& x) { return x.name == node.executor; });
+    for (std::size_t k = 0; e != m.executors.end() && k < cb.affinity.size(); ++k) {
+      const auto& a = cb.affinity[k];
+      if (!contains(e->threads, a) && !contains(e->thread_classes, a))
+        d.error(at(p + ".affinity", k), "no thread or thread class " + quote(a) + " in executor " + quote(e->name));
+    }
+  }
+}
+
 void check_callbacks(Model& m, Diagnostics& d) {
   check_unique(m.callbacks, "callbacks", "callback", d);
   for (std::size_t i = 0; i < m.callbacks.size(); ++i) {
-    Callback& cb = m.callbacks[i];
-    std::string p = at("callbacks", i);
-    std::string who = "callback " + quote(cb.name);
-    if (cb.wcet <= 0) d.error(p + ".wcet", "wcet must be positive");
-    check_duration(cb.wcet, p + ".wcet", "wcet", d);
-    check_period(cb.period, p + ".period", "the period", d);
-    check_duration(cb.offset, p + ".offset", "offset", d);
-    check_duration(cb.jitter, p + ".jitter", "jitter", d);
-    check_range(cb.queue_depth, 1, limits::kMaxQueueDepth, p + ".queue_depth", "queue_depth", d);
-    if (cb.priority) check_range(*cb.priority, -limits::kMaxPriority, limits::kMaxPriority, p + ".priority", "priority", d);
-    if (cb.bcet && *cb.bcet <= 0) d.error(p + ".bcet", "bcet must be positive");
-    if (cb.bcet && *cb.bcet > cb.wcet)
-      d.error(p + ".bcet", "bcet " + format_duration(*cb.bcet) + " exceeds wcet " + format_duration(cb.wcet));
-    if (cb.node.empty()) d.error(p, "missing required field 'node' of a callback");
-    else if (!contains(m.nodes, cb.node)) d.error(p + ".node", "unknown node " + quote(cb.node));
-    if (!cb.group.empty()) {
-      auto g = std::find_if(m.groups.begin(), m.groups.end(), [&](const CallbackGroup& x) { return x.name == cb.group; });
-      if (g == m.groups.end()) d.error(p + ".group", "unknown callback group " + quote(cb.group));
-      else if (g->node != cb.node)
-        d.error(p + ".group", "callback group " + quote(cb.group) + " belongs to node " + quote(g->node) + ", not to " +
-                                  quote(cb.node) + " (ROS 2 groups are per node)");
-    }
-    const bool timer = cb.kind == CallbackKind::Timer;
-    if (timer) {
-      if (cb.period <= 0) d.error(p + ".period", who + " is a timer and needs a positive 'period'");
-      if (!cb.topic.empty()) d.error(p + ".topic", "a timer takes no topic");
-      if (cb.period > 0 && cb.jitter >= cb.period) d.error(p + ".jitter", "jitter must be smaller than the period");
-      if (cb.period > 0 && cb.offset >= cb.period) d.error(p + ".offset", "offset must be smaller than the period");
-    } else {
-      if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0 || cb.phase != TimerPhase::Free)
-        d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : cb.jitter ? ".jitter" : ".phase"),
-                "only timers have period, offset, jitter and phase (" + who + " is a " + to_string(cb.kind) + ")");
-      if (cb.period_tolerance)
-        d.error(p + ".period_tolerance", "only timers have a period_tolerance (" + who + " is a " +
-                                             to_string(cb.kind) + ")");
-      const bool service_kind = cb.kind == CallbackKind::Service || cb.kind == CallbackKind::Client;
-      if (service_kind) {
-        if (!cb.topic.empty())
-          d.error(p + ".topic", "a " + std::string(to_string(cb.kind)) + " callback names its service with "
-                                "'service:', not 'topic:'");
-        if (cb.service.empty())
-          d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'service'");
-        else if (!contains(m.services, cb.service))
-          d.error(p + ".service", "unknown service " + quote(cb.service));
-      } else if (cb.topic.empty()) {
-        d.error(p, who + " is a " + std::string(to_string(cb.kind)) + " and needs a 'topic'");
-      } else if (!contains(m.topics, cb.topic)) {
-        d.error(p + ".topic", "unknown topic " + quote(cb.topic));
-      }
-    }
-    if (timer && cb.period_tolerance && cb.period > 0 && *cb.period_tolerance >= cb.period)
-      d.error(p + ".period_tolerance", "period_tolerance must be smaller than the period");
-    if (!cb.service.empty() && cb.kind != CallbackKind::Service && cb.kind != CallbackKind::Client)
-      d.error(p + ".service", "only service and client callbacks name a service (" + who + " is a " +
-                                  to_string(cb.kind) + "; a callback that sends requests lists them in 'calls')");
-    for (std::size_t k = 0; k < cb.calls.size(); ++k) {
-      const std::string& s = cb.calls[k];
-      if (!contains(m.services, s)) {
-        d.error(at(p + ".calls", k), "unknown service " + quote(s));
-      } else if (std::none_of(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) {
-                   return x.kind == CallbackKind::Service && x.service == s;
-                 })) {
-        d.error(at(p + ".calls", k), who + " calls service " + quote(s) +
-                                         " but no callback serves it (add a callback of kind 'service' with "
-                                         "'service: " + s + "')");
-      }
-    }
-    if (cb.kind == CallbackKind::Service && !cb.service.empty()) {
-      for (std::size_t j = 0; j < i; ++j)
-        if (m.callbacks[j].kind == CallbackKind::Service && m.callbacks[j].service == cb.service) {
-          d.error(p + ".service", "service " + quote(cb.service) + " is already served by " +
-                                      quote(m.callbacks[j].name) + " (a service has one server)");
-          break;
-        }
-    }
-    if (cb.kind == CallbackKind::Client && !cb.service.empty()) {
-      for (std::size_t j = 0; j < i; ++j)
-        if (m.callbacks[j].kind == CallbackKind::Client && m.callbacks[j].service == cb.service &&
-            m.callbacks[j].node == cb.node) {
-          d.error(p + ".service", "node " + quote(cb.node) + " already has the client callback " +
-                                      quote(m.callbacks[j].name) + " of service " + quote(cb.service) +
-                                      " (the responses to a node's requests go to one client callback)");
-          break;
-        }
-      if (std::none_of(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) {
-            return x.node == cb.node && std::find(x.calls.begin(), x.calls.end(), cb.service) != x.calls.end();
-          }))
-        d.error(p + ".service", who + " takes the responses of " + quote(cb.service) + ", but no callback of node " +
-                                    quote(cb.node) + " calls it (add 'calls: [" + cb.service +
-                                    "]' to the callback that sends the request)");
-    }
-    for (std::size_t k = 0; k < cb.publishes.size(); ++k)
-      if (!contains(m.topics, cb.publishes[k]))
-        d.error(at(p + ".publishes", k), "unknown topic " + quote(cb.publishes[k]));
-    if (!cb.fuses.empty() && cb.kind != CallbackKind::FusionTrigger)
-      d.error(p + ".fuses", "only a fusion_trigger callback fuses inputs");
-    for (std::size_t k = 0; k < cb.fuses.size(); ++k) {
-      auto in = std::find_if(m.callbacks.begin(), m.callbacks.end(), [&](const Callback& x) { return x.name == cb.fuses[k]; });
-      if (in == m.callbacks.end()) d.error(at(p + ".fuses", k), "unknown callback " + quote(cb.fuses[k]));
-      else if (in->kind != CallbackKind::FusionInput)
-        d.error(at(p + ".fuses", k), quote(cb.fuses[k]) + " is not a fusion_input callback");
-      else if (in->node != cb.node)
-        d.error(at(p + ".fuses", k), "fusion input " + quote(cb.fuses[k]) + " is in another node");
-    }
-    if (!cb.affinity.empty() && contains(m.nodes, cb.node)) {
-      const Node& node = *std::find_if(m.nodes.begin(), m.nodes.end(), [&](const Node& n) { return n.name == cb.node; });
-      auto e = std::find_if(m.executors.begin(), m.executors.end(), [&](const Executor& x) { return x.name == node.executor; });
-      for (std::size_t k = 0; e != m.executors.end() && k < cb.affinity.size(); ++k) {
-        const auto& a = cb.affinity[k];
-        if (!contains(e->threads, a) && !contains(e->thread_classes, a))
-          d.error(at(p + ".affinity", k), "no thread or thread class " + quote(a) + " in executor " + quote(e->name));
-      }
-    }
+    const std::string p = at("callbacks", i);
+    const std::string who = "callback " + quote(m.callbacks[i].name);
+    check_callback_fields(m, i, p, who, d);
+    check_callback_kind(m, i, p, who, d);
+    check_callback_services(m, i, p, who, d);
+    check_callback_links(m, i, p, who, d);
   }
 }
 
@@ -335,6 +359,9 @@ void check_accelerators(const Model& m, Diagnostics& d) {
       const std::string q = at(hp, i);
       check_duration(a.server_overhead, q + ".overhead", "overhead", d);
       if (a.access == AcceleratorAccess::Direct) {
+        if (a.block_preemption)
+          d.error(q + ".preemption", "only a server-mode accelerator is preempted by priority; " + quote(a.name) +
+                                         " has access: direct (first come, first served)");
         if (a.server_priority || !a.server_cores.empty() || a.server_overhead)
           d.error(q + (a.server_priority ? ".priority" : !a.server_cores.empty() ? ".cores" : ".overhead"),
                   "only a server-mode accelerator has a server thread (priority, cores, overhead); " + quote(a.name) +
@@ -392,6 +419,11 @@ void check_accelerators(const Model& m, Diagnostics& d) {
       best(s.kernel_bcet, s.kernel, "kernel_bcet");
       best(s.copy_out_bcet, s.copy_out, "copy_out_bcet");
       if (s.kernel_bcet && *s.kernel_bcet <= 0) d.error(q + ".kernel_bcet", "kernel_bcet must be positive");
+      if (s.block && (*s.block <= 0 || *s.block > s.kernel))
+        d.error(q + ".block", "block must be positive and at most the kernel (" + format_duration(s.kernel) + ")");
+      else if (s.block && a && !a->block_preemption)
+        d.error(q + ".block", "a block duration needs an accelerator with preemption: block (" + quote(a->name) +
+                                  " has preemption: request)");
     }
     // A callback with server-mode segments runs as pieces "<name>#1".. (model/accelerator.hpp).
     for (int k = 1; k <= server_segments; ++k)

@@ -474,7 +474,7 @@ struct Reader {
 
 void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& path, Host& h) {
   r.each(host, "accelerators", path, "accelerators", [&](const YAML::Node& n, const std::string& q) {
-    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead"}, "an accelerator")) return;
+    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead", "preemption"}, "an accelerator")) return;
     Accelerator a;
     a.name = r.name(n, q, "an accelerator").value_or("");
     if (auto k = r.scalar(n, "access", q, true, "an accelerator")) {
@@ -484,6 +484,10 @@ void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& pa
     if (auto pr = r.integer(n, "priority", q, false, "an accelerator")) a.server_priority = static_cast<int>(*pr);
     a.server_cores = r.cores(n, q);
     a.server_overhead = r.duration(n, "overhead", q, false, "an accelerator", true).value_or(0);
+    if (auto k = r.scalar(n, "preemption", q, false, "an accelerator")) {
+      if (*k == "block") a.block_preemption = true;
+      else if (*k != "request") r.d.error(sub(q, "preemption"), "unknown preemption '" + *k + "' (request or block)");
+    }
     h.accelerators.push_back(a);
   });
 }
@@ -493,7 +497,7 @@ void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Ca
   r.each(cb, "accelerator_segments", path, "accelerator segments", [&](const YAML::Node& n, const std::string& q) {
     if (!r.keys(n, q,
                 {"accelerator", "after", "copy_in", "kernel", "copy_out", "copy_in_bcet", "kernel_bcet",
-                 "copy_out_bcet"},
+                 "copy_out_bcet", "block"},
                 what))
       return;
     AcceleratorSegment s;
@@ -505,6 +509,7 @@ void parse_segments(Reader& r, const YAML::Node& cb, const std::string& path, Ca
     s.copy_in_bcet = r.duration(n, "copy_in_bcet", q, false, what, true);
     s.kernel_bcet = r.duration(n, "kernel_bcet", q, false, what);
     s.copy_out_bcet = r.duration(n, "copy_out_bcet", q, false, what, true);
+    s.block = r.duration(n, "block", q, false, what);
     c.accelerator_segments.push_back(s);
   });
 }
@@ -852,6 +857,7 @@ void emit_accelerators(YAML::Emitter& out, const std::vector<Accelerator>& list)
     if (a.server_priority) out << YAML::Key << "priority" << YAML::Value << *a.server_priority;
     emit_cores(out, a.server_cores);
     if (a.server_overhead) out << YAML::Key << "overhead" << YAML::Value << format_duration(a.server_overhead);
+    if (a.block_preemption) out << YAML::Key << "preemption" << YAML::Value << "block";
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -875,6 +881,7 @@ void emit_segments(YAML::Emitter& out, const std::vector<AcceleratorSegment>& li
     best("copy_in_bcet", s.copy_in_bcet);
     best("kernel_bcet", s.kernel_bcet);
     best("copy_out_bcet", s.copy_out_bcet);
+    best("block", s.block);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -938,13 +945,10 @@ void validate(Model& model, const std::string& file_name) {
   if (!diags.empty()) throw ModelError(diags.list());
 }
 
-std::string save_model_to_string(const Model& m) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "chainrt" << YAML::Value << 1;
-  if (!m.name.empty()) out << YAML::Key << "name" << YAML::Value << m.name;
-  out << YAML::Key << "deadlines" << YAML::Value << (m.constrained_deadlines ? "constrained" : "arbitrary");
+namespace {
 
+// The sections of a saved model, in the file's order.
+void emit_hosts(YAML::Emitter& out, const Model& m) {
   out << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq;
   for (const auto& h : m.hosts) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << h.name << YAML::Key << "cores"
@@ -960,7 +964,9 @@ std::string save_model_to_string(const Model& m) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+}
 
+void emit_executors(YAML::Emitter& out, const Model& m) {
   out << YAML::Key << "executors" << YAML::Value << YAML::BeginSeq;
   for (const auto& e : m.executors) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << e.name << YAML::Key << "host" << YAML::Value
@@ -994,70 +1000,44 @@ std::string save_model_to_string(const Model& m) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+}
 
-  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
-  for (const auto& n : m.nodes)
-    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "executor"
-        << YAML::Value << n.executor << YAML::EndMap;
-  out << YAML::EndSeq;
+// The derived topics of services (Topic::service) are the loader's, not the file's.
+bool derived_topic(const Model& m, const std::string& topic) {
+  const Topic* t = m.topic(topic);
+  return t != nullptr && !t->service.empty();
+}
 
-  out << YAML::Key << "callback_groups" << YAML::Value << YAML::BeginSeq;
-  for (const auto& g : m.groups)
-    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << g.name << YAML::Key << "type"
-        << YAML::Value << to_string(g.type) << YAML::Key << "node" << YAML::Value << g.node << YAML::EndMap;
-  out << YAML::EndSeq;
-
-  // the derived topics of services (Topic::service) are the loader's, not the file's
-  auto derived = [&m](const std::string& topic) {
-    const Topic* t = m.topic(topic);
-    return t != nullptr && !t->service.empty();
-  };
-  out << YAML::Key << "topics" << YAML::Value << YAML::BeginSeq;
-  for (const auto& t : m.topics)
-    if (t.service.empty())
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "size"
-          << YAML::Value << format_size(t.size) << YAML::EndMap;
-  out << YAML::EndSeq;
-  if (!m.services.empty()) {
-    out << YAML::Key << "services" << YAML::Value << YAML::BeginSeq;
-    for (const auto& s : m.services)
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name << YAML::Key
-          << "request_size" << YAML::Value << format_size(s.request_size) << YAML::Key << "response_size"
-          << YAML::Value << format_size(s.response_size) << YAML::EndMap;
-    out << YAML::EndSeq;
+void emit_callback(YAML::Emitter& out, const Model& m, const Callback& c) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name << YAML::Key << "kind" << YAML::Value
+      << to_string(c.kind) << YAML::Key << "node" << YAML::Value << c.node << YAML::Key << "group" << YAML::Value
+      << c.group << YAML::Key << "wcet" << YAML::Value << format_duration(c.wcet);
+  if (c.bcet) out << YAML::Key << "bcet" << YAML::Value << format_duration(*c.bcet);
+  if (c.priority) out << YAML::Key << "priority" << YAML::Value << *c.priority;
+  if (!c.affinity.empty()) emit_names(out, "affinity", c.affinity);
+  if (c.kind == CallbackKind::Timer) {
+    out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
+    if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
+    if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
+    if (c.phase != TimerPhase::Free) out << YAML::Key << "phase" << YAML::Value << to_string(c.phase);
+    if (c.period_tolerance)
+      out << YAML::Key << "period_tolerance" << YAML::Value << format_duration(*c.period_tolerance);
   }
+  const bool service_kind = c.kind == CallbackKind::Service || c.kind == CallbackKind::Client;
+  if (!c.topic.empty() && !service_kind) out << YAML::Key << "topic" << YAML::Value << c.topic;
+  if (!c.service.empty()) out << YAML::Key << "service" << YAML::Value << c.service;
+  if (c.queue_depth != 1) out << YAML::Key << "queue_depth" << YAML::Value << c.queue_depth;
+  if (!c.fuses.empty()) emit_names(out, "fuses", c.fuses);
+  std::vector<std::string> publishes;
+  for (const auto& t : c.publishes)
+    if (!derived_topic(m, t)) publishes.push_back(t);
+  if (!publishes.empty()) emit_names(out, "publishes", publishes);
+  if (!c.calls.empty()) emit_names(out, "calls", c.calls);
+  emit_segments(out, c.accelerator_segments);
+  out << YAML::EndMap;
+}
 
-  out << YAML::Key << "callbacks" << YAML::Value << YAML::BeginSeq;
-  for (const auto& c : m.callbacks) {
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name << YAML::Key << "kind" << YAML::Value
-        << to_string(c.kind) << YAML::Key << "node" << YAML::Value << c.node << YAML::Key << "group" << YAML::Value
-        << c.group << YAML::Key << "wcet" << YAML::Value << format_duration(c.wcet);
-    if (c.bcet) out << YAML::Key << "bcet" << YAML::Value << format_duration(*c.bcet);
-    if (c.priority) out << YAML::Key << "priority" << YAML::Value << *c.priority;
-    if (!c.affinity.empty()) emit_names(out, "affinity", c.affinity);
-    if (c.kind == CallbackKind::Timer) {
-      out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
-      if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
-      if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
-      if (c.phase != TimerPhase::Free) out << YAML::Key << "phase" << YAML::Value << to_string(c.phase);
-      if (c.period_tolerance)
-        out << YAML::Key << "period_tolerance" << YAML::Value << format_duration(*c.period_tolerance);
-    }
-    const bool service_kind = c.kind == CallbackKind::Service || c.kind == CallbackKind::Client;
-    if (!c.topic.empty() && !service_kind) out << YAML::Key << "topic" << YAML::Value << c.topic;
-    if (!c.service.empty()) out << YAML::Key << "service" << YAML::Value << c.service;
-    if (c.queue_depth != 1) out << YAML::Key << "queue_depth" << YAML::Value << c.queue_depth;
-    if (!c.fuses.empty()) emit_names(out, "fuses", c.fuses);
-    std::vector<std::string> publishes;
-    for (const auto& t : c.publishes)
-      if (!derived(t)) publishes.push_back(t);
-    if (!publishes.empty()) emit_names(out, "publishes", publishes);
-    if (!c.calls.empty()) emit_names(out, "calls", c.calls);
-    emit_segments(out, c.accelerator_segments);
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-
+void emit_chains(YAML::Emitter& out, const Model& m) {
   out << YAML::Key << "chains" << YAML::Value << YAML::BeginSeq;
   for (const auto& c : m.chains) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name;
@@ -1080,8 +1060,9 @@ std::string save_model_to_string(const Model& m) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+}
 
-  const Communication& cm = m.communication;
+void emit_communication(YAML::Emitter& out, const Communication& cm) {
   if (!(cm == Communication{})) {
     out << YAML::Key << "communication" << YAML::Value << YAML::BeginMap;
     emit_cost(out, "intra_process", cm.intra_process);
@@ -1097,6 +1078,52 @@ std::string save_model_to_string(const Model& m) {
     }
     out << YAML::EndMap;
   }
+}
+
+}  // namespace
+
+std::string save_model_to_string(const Model& m) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "chainrt" << YAML::Value << 1;
+  if (!m.name.empty()) out << YAML::Key << "name" << YAML::Value << m.name;
+  out << YAML::Key << "deadlines" << YAML::Value << (m.constrained_deadlines ? "constrained" : "arbitrary");
+
+  emit_hosts(out, m);
+  emit_executors(out, m);
+  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
+  for (const auto& n : m.nodes)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "executor"
+        << YAML::Value << n.executor << YAML::EndMap;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "callback_groups" << YAML::Value << YAML::BeginSeq;
+  for (const auto& g : m.groups)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << g.name << YAML::Key << "type"
+        << YAML::Value << to_string(g.type) << YAML::Key << "node" << YAML::Value << g.node << YAML::EndMap;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "topics" << YAML::Value << YAML::BeginSeq;
+  for (const auto& t : m.topics)
+    if (t.service.empty())
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "size"
+          << YAML::Value << format_size(t.size) << YAML::EndMap;
+  out << YAML::EndSeq;
+  if (!m.services.empty()) {
+    out << YAML::Key << "services" << YAML::Value << YAML::BeginSeq;
+    for (const auto& s : m.services)
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name << YAML::Key
+          << "request_size" << YAML::Value << format_size(s.request_size) << YAML::Key << "response_size"
+          << YAML::Value << format_size(s.response_size) << YAML::EndMap;
+    out << YAML::EndSeq;
+  }
+
+  out << YAML::Key << "callbacks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : m.callbacks) emit_callback(out, m, c);
+  out << YAML::EndSeq;
+
+  emit_chains(out, m);
+  emit_communication(out, m.communication);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -72,7 +72,10 @@ gen::EdfPaperParams edf_params(int m, int n, int b, double u_norm, int g, double
 
 }  // namespace
 
-CHAINRT_BINDINGS(analysis, 10) {
+namespace {
+
+// The analysis registry and analyze().
+void register_analyses(nb::module_& m) {
   m.def(
       "analysis_names",
       [] {
@@ -150,6 +153,10 @@ CHAINRT_BINDINGS(analysis, 10) {
     const auto* a = default_analysis(model, &why);
     return std::make_pair(a ? std::optional<std::string>(a->name()) : std::nullopt, why);
   });
+}
+
+// The synthetic systems and utilisation generators of the experiments.
+void register_generators(nb::module_& m) {
   m.def(
       "edf_paper_system",
       [](int m_, int n, int b, double u_norm, int g, double alpha, std::uint64_t seed, const std::string& policy) {
@@ -199,6 +206,10 @@ CHAINRT_BINDINGS(analysis, 10) {
       },
       nb::arg("m"), nb::arg("n"), nb::arg("b"), nb::arg("u_norm"), nb::arg("g"), nb::arg("alpha"), nb::arg("seed"),
       nb::arg("first"), nb::arg("count"), nb::arg("analyses"), nb::arg("threads") = 0);
+}
+
+// Reference curves and supply helpers (never verdicts of `chainrt analyze`).
+void register_references(nb::module_& m) {
   // Reference curve only (reference.hpp): the refuted Jiang et al. 2022 analysis, for
   // `chainrt experiment schedulability`; never a verdict of `chainrt analyze`.
   m.def("_jiang22_reference", [](const Model& model) {
@@ -226,4 +237,12 @@ CHAINRT_BINDINGS(analysis, 10) {
         return s.sbf(delta);
       },
       nb::arg("budget"), nb::arg("period"), nb::arg("delta"));
+}
+
+}  // namespace
+
+CHAINRT_BINDINGS(analysis, 10) {
+  register_analyses(m);
+  register_generators(m);
+  register_references(m);
 }

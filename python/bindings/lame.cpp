@@ -88,9 +88,8 @@ nb::dict to_dict(const lame::Allocation& a, double seconds) {
   return out;
 }
 
-}  // namespace
-
-CHAINRT_BINDINGS(lame, 40) {
+// lame_allocate: Algorithms 1-3.
+void register_allocate(nb::module_& m) {
   m.def(
       "lame_allocate",
       [](const Model& model, int cores, Duration period, int step_permille, Duration controller_period,
@@ -117,7 +116,11 @@ CHAINRT_BINDINGS(lame, 40) {
       nb::arg("controller_period") = 10'000'000'000LL,
       nb::arg("measured") = std::vector<std::pair<std::string, Duration>>{}, nb::arg("be_placement") = "capacity",
       "LaME Algorithms 1-3 on the model's executor: thread classes, budgets, allocation, demotions, bounds");
+}
+
 #if defined(CHAINRT_LAME_SIM_AVAILABLE)
+// lame_simulate: the simulator under LaME's plan and controller.
+void register_simulate(nb::module_& m) {
   m.def(
       "lame_simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, int cores, Duration controller_period,
@@ -208,6 +211,15 @@ CHAINRT_BINDINGS(lame, 40) {
       "Simulate the model: mode 'controller' under LaME with its controller (lame::Controller on the "
       "simulated measurements), 'plan' LaME's initial plan unchanged, 'model' the model as it is; "
       "summary JSON, per chain (release, response) of every completed instance, the activations");
+}
+#endif
+
+}  // namespace
+
+CHAINRT_BINDINGS(lame, 40) {
+  register_allocate(m);
+#if defined(CHAINRT_LAME_SIM_AVAILABLE)
+  register_simulate(m);
 #endif
 }
 

@@ -51,9 +51,8 @@ nb::tuple load_with(F&& load) {
   }
 }
 
-}  // namespace
-
-CHAINRT_BINDINGS(model, 0) {
+// The platform: reservations, hosts, threads and executors.
+void register_platform(nb::module_& m) {
   nb::class_<Reservation>(m, "Reservation")
       .def(nb::init<>())
       .def_rw("budget", &Reservation::budget)
@@ -97,6 +96,10 @@ CHAINRT_BINDINGS(model, 0) {
       .def("thread_fifo_priority", &thread_fifo_priority, nb::arg("thread"),
            "The SCHED_FIFO priority `thread` of this executor runs at (model/facts.hpp): its own, else the "
            "executor's (1..99); None for SCHED_OTHER and for a thread with a reservation.");
+}
+
+// The callback graph: nodes, groups, topics, services, callbacks, hops and chains.
+void register_graph(nb::module_& m) {
   nb::class_<Node>(m, "Node").def(nb::init<>()).def_rw("name", &Node::name).def_rw("executor", &Node::executor);
   nb::class_<CallbackGroup>(m, "CallbackGroup")
       .def(nb::init<>())
@@ -159,6 +162,10 @@ CHAINRT_BINDINGS(model, 0) {
       .def_rw("priority", &Chain::priority)
       .def("is_linear", &Chain::is_linear)
       .def("paths", &Chain::paths);
+}
+
+// The Model itself, its loaders and the duration helpers.
+void register_model(nb::module_& m) {
   nb::class_<Model>(m, "Model")
       .def(nb::init<>())
       .def_rw("name", &Model::name)
@@ -202,4 +209,12 @@ CHAINRT_BINDINGS(model, 0) {
   m.attr("MAX_DURATION_NS") = limits::kMaxDuration;
   m.def("format_duration", &format_duration);
   m.def("pretty_duration", &pretty_duration);
+}
+
+}  // namespace
+
+CHAINRT_BINDINGS(model, 0) {
+  register_platform(m);
+  register_graph(m);
+  register_model(m);
 }

@@ -47,8 +47,9 @@ def prefix() -> Path | None:
 
 def _recorded_environment() -> dict[str, str]:
     """The ROS 2 run-time environment the build recorded (``<build>/chainrt_ros2_env.json``:
-    AMENT_PREFIX_PATH, RMW_IMPLEMENTATION, and its library folders as LD_LIBRARY_PATH), else
-    this interpreter's wheels."""
+    AMENT_PREFIX_PATH, RMW_IMPLEMENTATION, its library folders as LD_LIBRARY_PATH, and the
+    Python folder of chainrt_msgs, the executors' monitoring messages, as PYTHONPATH), else this
+    interpreter's wheels."""
     build = _build.build_dir()
     if build is not None:
         try:
@@ -56,6 +57,8 @@ def _recorded_environment() -> dict[str, str]:
             env = dict(recorded.get("env", {}))
             if recorded.get("library_path"):
                 env["LD_LIBRARY_PATH"] = recorded["library_path"]
+            if recorded.get("python_path"):
+                env["PYTHONPATH"] = recorded["python_path"]
             return env
         except (OSError, ValueError):
             pass
@@ -85,9 +88,10 @@ def ros2_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     if own is not None:
         ours.append(str(own))
     out["AMENT_PREFIX_PATH"] = _extend(out.get("AMENT_PREFIX_PATH", ""), ours)
-    libs = recorded.pop("LD_LIBRARY_PATH", "")
-    if libs:
-        out["LD_LIBRARY_PATH"] = _extend(out.get("LD_LIBRARY_PATH", ""), libs.split(os.pathsep))
+    for var in ("LD_LIBRARY_PATH", "PYTHONPATH"):
+        paths = recorded.pop(var, "")
+        if paths:
+            out[var] = _extend(out.get(var, ""), paths.split(os.pathsep))
     for key, value in recorded.items():
         out.setdefault(key, value)
     return out
@@ -101,6 +105,9 @@ def ros2_main() -> int:
     if env.get("LD_LIBRARY_PATH", "") != os.environ.get("LD_LIBRARY_PATH", "") and not os.environ.get(_RESTARTED):
         os.execve(sys.executable, sys.orig_argv, {**env, _RESTARTED: "1"})
     os.environ.update(env)
+    for p in env.get("PYTHONPATH", "").split(os.pathsep):  # read at the start only, as above
+        if p and p not in sys.path:
+            sys.path.append(p)
     try:
         from ros2cli.cli import main
     except ImportError:

@@ -36,13 +36,14 @@ import time
 from dataclasses import dataclass, field
 
 from . import output
+from .monitor_msg import EVENTS_SUFFIX, STATS_SUFFIX
 
 # Graph entities that are ROS 2 infrastructure, not the application.
 INFRA_TOPICS = {"/rosout", "/parameter_events"}
 INFRA_SERVICE_SUFFIXES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
                           "set_parameters", "set_parameters_atomically", "get_type_description",
                           "get_logger_levels", "set_logger_levels")
-MONITOR_SUFFIX = "/chainrt/chain_stats"
+MONITOR_SUFFIXES = (STATS_SUFFIX, EVENTS_SUFFIX)  # chainrt's own monitoring topics
 RATE_MATCH = 0.15        # a published topic "follows" an input when the rates differ by < 15 %
 MAX_CHAINS = 64          # candidate chains listed at most (paths can multiply in dense graphs)
 WCET_MARK = "wcet: measure with `chainrt profile`"   # chainrt profile --write replaces it
@@ -371,7 +372,7 @@ def _is_ignored_node(fq: str, own: str) -> bool:
 
 
 def _is_ignored_topic(t: str) -> bool:
-    return t in INFRA_TOPICS or t.endswith(MONITOR_SUFFIX) or "/_" in t
+    return t in INFRA_TOPICS or t.endswith(MONITOR_SUFFIXES) or "/_" in t
 
 
 def _is_ignored_service(s: str) -> bool:

@@ -1,8 +1,9 @@
 """Measured execution times into the model (``chainrt profile``).
 
-Reads the executor monitoring topic (``<namespace>/chainrt/chain_stats``, ``std_msgs/String``
-JSON, docs/runtime.md and docs/workflow.md) that chainrt's executors publish -- the C++ runtime
-on rcl and the rclpy executor publish the same keys -- and derives, per callback of the model:
+Reads the executor monitoring topic (``<namespace>/chainrt/chain_stats``,
+``chainrt_msgs/msg/ChainStats``, docs/runtime.md and docs/workflow.md) that chainrt's executors
+publish -- the C++ runtime on rcl, the rclcpp and the rclpy executor publish the same message --
+and derives, per callback of the model:
 
 * execution time: thread CPU time per instance (``--time cpu``, the default: what the callback
   itself consumed, not time it spent preempted) or wall time (``--time wall``);
@@ -20,7 +21,8 @@ Percentiles go into a side file (``MODEL.profile.json``). The model is changed o
 ``write=True``; otherwise a diff is shown. Edits are made in the file's text (comments, order and
 formatting of everything else stay as they were).
 
-Monitoring message keys used (the required ones first):
+Monitoring message keys used (of its plain form, chainrt.monitor_msg.to_dict; the required ones
+first):
 ``callbacks.NAME.{instances, cpu_total_ns, cpu_max_ns, wall_max_ns}``; optional:
 ``callbacks.NAME.{cpu_min_ns, wall_min_ns, wall_total_ns, node, kind, topic}``, ``run_id``,
 ``executor``, ``seq``, ``samples.NAME.{start_ns, wall_ns, cpu_ns, release_ns, thread}`` (the
@@ -30,19 +32,18 @@ dispatches since the previous message), ``samples_lost``, ``chains`` (as ``chain
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import time
 from dataclasses import dataclass, field
 
 import yaml
 
-from . import output
+from . import monitor_msg, output
 from .discover import WCET_MARK  # the skeleton's remark that --write replaces
 from .runtime import merge as merge_chain_reports
 from .runtime import quantile
 
-STATS_SUFFIX = "/chainrt/chain_stats"
+STATS_SUFFIX = monitor_msg.STATS_SUFFIX
 PROFILED_MARK = "bcet, wcet: measured by chainrt profile"
 DEFAULT_MARGIN = 0.20
 PERCENTILES = (0.5, 0.9, 0.99)
@@ -67,14 +68,10 @@ class Source:
 class Collection:
     sources: dict = field(default_factory=dict)                  # (run_id, executor) -> Source
     messages: int = 0
-    ignored: int = 0                                             # other runs, unparsable
+    ignored: int = 0                                             # other runs, malformed
 
-    def add(self, text: str, run_id: str | None = None) -> None:
-        try:
-            msg = json.loads(text)
-        except ValueError:
-            self.ignored += 1
-            return
+    def add(self, msg: dict, run_id: str | None = None) -> None:
+        """One monitoring message, in its plain form (monitor_msg.to_dict)."""
         if not isinstance(msg, dict) or not isinstance(msg.get("callbacks"), dict):
             self.ignored += 1
             return
@@ -122,7 +119,11 @@ def _listen(duration_s: float, topic: str | None = None, run_id: str | None = No
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, QoSReliabilityPolicy
-    from std_msgs.msg import String
+
+    try:
+        chain_stats = monitor_msg.message_type()
+    except monitor_msg.MessagesUnavailable as e:
+        raise ProfileError(str(e)) from None
 
     col = Collection()
     context = rclpy.Context()
@@ -137,7 +138,7 @@ def _listen(duration_s: float, topic: str | None = None, run_id: str | None = No
         def subscribe(t: str) -> None:
             if t not in subscribed:
                 subscribed.add(t)
-                node.create_subscription(String, t, lambda m: col.add(m.data, run_id), qos)
+                node.create_subscription(chain_stats, t, lambda m: col.add(monitor_msg.to_dict(m), run_id), qos)
 
         if topic:
             subscribe(topic)
@@ -162,7 +163,7 @@ def _listen(duration_s: float, topic: str | None = None, run_id: str | None = No
             if not topic and now - last_scan > 0.25:
                 last_scan = now
                 for t, types in node.get_topic_names_and_types():
-                    if t.endswith(STATS_SUFFIX) and "std_msgs/msg/String" in types:
+                    if t.endswith(STATS_SUFFIX) and monitor_msg.TYPE_NAME in types:
                         subscribe(t)
                         if not found:
                             found, end = True, now + duration_s

@@ -228,8 +228,10 @@ def _mark_unfinished(result: dict, duration_ns: int) -> None:
 
 
 # Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks, data
-# sharing pools): "fastdds_*" since Fast DDS 3 (kilted), "fastrtps_*" before (jazzy).
-SHM_PATTERNS = ("fastdds_*", "fastrtps_*", "fast_datasharing*", "sem.fastdds_*", "sem.fastrtps_*")
+# sharing pools): "fastdds_*" since Fast DDS 3 (kilted), "fastrtps_*" before (jazzy); and the
+# segments of accelerators shared by a run's processes, "chainrt-acc-*"
+# (runtime/accelerator_shm.hpp: the last user removes one; users all killed cannot).
+SHM_PATTERNS = ("fastdds_*", "fastrtps_*", "fast_datasharing*", "sem.fastdds_*", "sem.fastrtps_*", "chainrt-acc-*")
 
 
 def shm_entries() -> set[str]:
@@ -267,7 +269,7 @@ def shm_in_use(paths: set[str]) -> set[str]:
 
 
 def remove_stale_shm(before: set[str]) -> list[str]:
-    """Removes the Fast DDS shared-memory files created since `before` that no live process
+    """Removes the shared-memory files (SHM_PATTERNS) created since `before` that no live process
     uses any more (a killed child cannot remove its own); returns what was removed. Files of
     other ROS 2 programs (older, or still in use) are never touched."""
     fresh = shm_entries() - before

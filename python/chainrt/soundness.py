@@ -44,7 +44,8 @@ BATCH = 400
 CX_DIR = "@COUNTEREXAMPLES@/"
 # The bound / worst simulated buckets' upper ends (sim::kTightnessBuckets).
 TIGHTNESS_BUCKETS = (1.05, 1.1, 1.3, 1.5, 2.0, 3.0)
-FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform", "accelerator")
+FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform", "accelerator",
+            "accelerator-block")
 
 
 def add_arguments(parser) -> None:
@@ -86,7 +87,7 @@ def add_arguments(parser) -> None:
                              "(branch-join), fan-out (fan-out; fan-out-tail: at the lowest priorities), a platform "
                              "that takes the CPU from every thread at times, analysed from its blackout curve "
                              "(platform), shared accelerators reached directly or through the chain-priority server "
-                             "(accelerator)")
+                             "(accelerator), the server with block-level preemption (accelerator-block)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
     parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
                         help="folder of the campaign (its kept batches and merged result; default out/soundness)")

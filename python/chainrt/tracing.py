@@ -447,152 +447,196 @@ def _node_matches(traced: str, model_node: str) -> bool:
     return traced == "/" + n or traced.endswith("/" + n)
 
 
-def analyze(events: Iterable[Event], model=None) -> TraceReport:
-    """Derive per-chain latency, per-hop publish -> take and callback execution times."""
-    rep = TraceReport()
-    flow = _Flow(model) if model is not None else None
-    timer_of: dict = {}           # (vpid, callback) -> timer handle
-    timer_period: dict = {}       # (vpid, timer handle) -> period
-    timer_node: dict = {}         # (vpid, timer handle) -> node name
-    sub_of_cb: dict = {}          # (vpid, callback) -> (topic, node)
-    cb_of_rmw_sub: dict = {}      # (vpid, rmw subscription handle) -> callback
-    rmw_of_rcl_sub: dict = {}     # (vpid, rcl subscription handle) -> (rmw handle, depth)
-    depth_of_cb: dict = {}        # (vpid, callback) -> subscription queue depth
-    # entity tables, keyed by (vpid, handle): pointers are per process
-    node_name: dict = {}
-    pub_topic: dict = {}          # (vpid, rmw publisher handle) -> (topic, node)
-    sub_topic: dict = {}          # (vpid, rmw subscription handle) -> (topic, node)
-    rcl_pub_node: dict = {}
-    rcl_sub: dict = {}            # (vpid, rcl subscription handle) -> (topic, node)
-    cb_name: dict = {}            # (vpid, callback) -> name
-    cb_of_sub: dict = {}          # (vpid, subscription object) -> rcl handle
-    chain_meta: dict = {}         # (vpid, executor, chain) -> (name, deadline)
-    published: dict = {}          # (topic, source timestamp) -> (ts, node)
-    hop_samples: dict = {}        # (topic, pub node, sub node) -> [ns]
-    unmatched_takes: dict = {}    # topic -> count
-    cb_open: dict = {}            # (vpid, vtid) -> (callback, start ts)
-    cb_last_end: dict = {}        # (vpid, vtid) -> (callback, end ts)
-    cb_samples: dict = {}         # (vpid, callback) -> [ns]
-    chain_samples: dict = {}      # chain name -> [ns]
-    chain_info: dict = {}         # chain name -> {"deadline_ns", "deadline_misses"}
-    counts: dict = {}
-    pids = set()
-    n = 0
-    for ev in events:
-        n += 1
-        counts[ev.name] = counts.get(ev.name, 0) + 1
-        pids.add(ev.vpid)
-        f = ev.fields
-        p = ev.vpid
-        name = ev.name
-        if name == "ros2:rcl_node_init":
-            ns = str(f.get("namespace", "/"))
-            nn = str(f.get("node_name", ""))
-            node_name[(p, f.get("node_handle"))] = (ns.rstrip("/") + "/" + nn) if ns != "/" else "/" + nn
-        elif name == "ros2:rcl_publisher_init":
-            node = node_name.get((p, f.get("node_handle")), "?")
-            pub_topic[(p, f.get("rmw_publisher_handle"))] = (str(f.get("topic_name")), node)
-            rcl_pub_node[(p, f.get("publisher_handle"))] = node
-        elif name == "ros2:rcl_subscription_init":
-            node = node_name.get((p, f.get("node_handle")), "?")
-            sub_topic[(p, f.get("rmw_subscription_handle"))] = (str(f.get("topic_name")), node)
-            rcl_sub[(p, f.get("subscription_handle"))] = (str(f.get("topic_name")), node)
-            rmw_of_rcl_sub[(p, f.get("subscription_handle"))] = (f.get("rmw_subscription_handle"),
-                                                                  int(f.get("queue_depth") or 0))
-        elif name == "ros2:rclcpp_callback_register":
-            sym = str(f.get("symbol", ""))
-            cb_name[(p, f.get("callback"))] = sym[len("chainrt:"):] if sym.startswith("chainrt:") else sym
-        elif name == "ros2:rclcpp_subscription_init":
-            cb_of_sub[(p, f.get("subscription"))] = f.get("subscription_handle")
-        elif name == "ros2:rclcpp_subscription_callback_added":
-            h = cb_of_sub.get((p, f.get("subscription")))
-            if h is not None and (p, h) in rcl_sub:
-                cb = f.get("callback")
-                sub_of_cb[(p, cb)] = rcl_sub[(p, h)]
-                rmw, depth = rmw_of_rcl_sub[(p, h)]
-                cb_of_rmw_sub[(p, rmw)] = cb
-                depth_of_cb[(p, cb)] = depth
-        elif name == "ros2:rcl_timer_init":
-            timer_period[(p, f.get("timer_handle"))] = int(f.get("period", 0))
-        elif name == "ros2:rclcpp_timer_link_node":
-            timer_node[(p, f.get("timer_handle"))] = node_name.get((p, f.get("node_handle")))
-        elif name == "ros2:rclcpp_timer_callback_added":
-            timer_of[(p, f.get("callback"))] = f.get("timer_handle")
-        elif name == "ros2:rmw_publish":
-            topic, node = pub_topic.get((p, f.get("rmw_publisher_handle")), (None, None))
-            if topic is not None:
-                published[(topic, f.get("timestamp"))] = (ev.ts, node)
-                if flow is not None:
-                    flow.publish(p, ev.vtid, topic, f.get("timestamp"))
-        elif name == "ros2:rmw_take":
-            if not f.get("taken"):
-                continue
-            topic, node = sub_topic.get((p, f.get("rmw_subscription_handle")), (None, None))
-            if topic is None:
-                continue
-            if flow is not None:
-                cb = cb_of_rmw_sub.get((p, f.get("rmw_subscription_handle")))
-                if cb is not None:
-                    flow.take(p, cb, topic, f.get("source_timestamp"), depth_of_cb.get((p, cb), 0))
-            src = published.get((topic, f.get("source_timestamp")))
-            if src is None:
-                unmatched_takes[topic] = unmatched_takes.get(topic, 0) + 1
-                continue
-            hop_samples.setdefault((topic, src[1], node), []).append(ev.ts - src[0])
-        elif name == "ros2:callback_start":
-            cb_open[(p, ev.vtid)] = (f.get("callback"), ev.ts)
-            if flow is not None:
-                cb = f.get("callback")
-                flow.start(p, ev.vtid, ev.ts, flow.resolve(p, cb, cb_name, timer_of, timer_period, timer_node,
-                                                          sub_of_cb), cb)
-        elif name == "ros2:callback_end":
-            cb = f.get("callback")
-            o = cb_open.pop((p, ev.vtid), None)
-            if o is not None and o[0] == cb:
-                cb_samples.setdefault((p, cb), []).append(ev.ts - o[1])
-            cb_last_end[(p, ev.vtid)] = (cb, ev.ts)
-            if flow is not None:
-                flow.end(p, ev.vtid, ev.ts)
-        elif name == "chainrt:chain_init":
-            chain_meta[(p, f.get("executor"), f.get("chain"))] = (str(f.get("name")), int(f.get("deadline", 0)))
-        elif name == "chainrt:chain_callback":
-            cb_name.setdefault((p, f.get("callback")), str(f.get("name")))
-        elif name == "chainrt:chain_complete":
-            meta = chain_meta.get((p, f.get("executor"), f.get("chain")))
-            end = cb_last_end.get((p, ev.vtid))
-            if meta is None or end is None or end[0] != f.get("callback"):
-                rep.notes.append(f"a chain completion at {ev.ts} ns has no matching callback_end "
-                                 "(events lost?); skipped")
-                continue
-            cname, deadline = meta
-            lat = end[1] - int(f.get("release"))
-            chain_samples.setdefault(cname, []).append(lat)
-            info = chain_info.setdefault(cname, {"deadline_ns": deadline, "deadline_misses": 0})
-            if deadline > 0 and lat > deadline:
-                info["deadline_misses"] += 1
-    rep.events = n
-    rep.processes = sorted(pids)
-    if n == 0:
-        rep.notes.append("the trace holds no event (was the program run under `chainrt trace record`?)")
+class _Tables:
+    """What analyze() reads out of the events, keyed by (vpid, handle) where pointers are per process."""
 
-    for cname, samples in chain_samples.items():
-        rep.chains[cname] = {**summary(samples), **chain_info[cname],
+    def __init__(self, rep: TraceReport, flow):
+        self.rep, self.flow = rep, flow
+        self.timer_of: dict = {}           # (vpid, callback) -> timer handle
+        self.timer_period: dict = {}       # (vpid, timer handle) -> period
+        self.timer_node: dict = {}         # (vpid, timer handle) -> node name
+        self.sub_of_cb: dict = {}          # (vpid, callback) -> (topic, node)
+        self.cb_of_rmw_sub: dict = {}      # (vpid, rmw subscription handle) -> callback
+        self.rmw_of_rcl_sub: dict = {}     # (vpid, rcl subscription handle) -> (rmw handle, depth)
+        self.depth_of_cb: dict = {}        # (vpid, callback) -> subscription queue depth
+        self.node_name: dict = {}
+        self.pub_topic: dict = {}          # (vpid, rmw publisher handle) -> (topic, node)
+        self.sub_topic: dict = {}          # (vpid, rmw subscription handle) -> (topic, node)
+        self.rcl_pub_node: dict = {}
+        self.rcl_sub: dict = {}            # (vpid, rcl subscription handle) -> (topic, node)
+        self.cb_name: dict = {}            # (vpid, callback) -> name
+        self.cb_of_sub: dict = {}          # (vpid, subscription object) -> rcl handle
+        self.chain_meta: dict = {}         # (vpid, executor, chain) -> (name, deadline)
+        self.published: dict = {}          # (topic, source timestamp) -> (ts, node)
+        self.hop_samples: dict = {}        # (topic, pub node, sub node) -> [ns]
+        self.unmatched_takes: dict = {}    # topic -> count
+        self.cb_open: dict = {}            # (vpid, vtid) -> (callback, start ts)
+        self.cb_last_end: dict = {}        # (vpid, vtid) -> (callback, end ts)
+        self.cb_samples: dict = {}         # (vpid, callback) -> [ns]
+        self.chain_samples: dict = {}      # chain name -> [ns]
+        self.chain_info: dict = {}         # chain name -> {"deadline_ns", "deadline_misses"}
+        self.counts: dict = {}
+        self.pids: set = set()
+        self.n = 0
+
+    def read(self, ev: Event) -> None:
+        self.n += 1
+        self.counts[ev.name] = self.counts.get(ev.name, 0) + 1
+        self.pids.add(ev.vpid)
+        handler = _HANDLERS.get(ev.name)
+        if handler is not None:
+            handler(self, ev, ev.vpid, ev.fields)
+
+    # -- entities: nodes, publishers, subscriptions, callbacks, timers
+    def node_init(self, ev, p, f):
+        ns = str(f.get("namespace", "/"))
+        nn = str(f.get("node_name", ""))
+        self.node_name[(p, f.get("node_handle"))] = (ns.rstrip("/") + "/" + nn) if ns != "/" else "/" + nn
+
+    def publisher_init(self, ev, p, f):
+        node = self.node_name.get((p, f.get("node_handle")), "?")
+        self.pub_topic[(p, f.get("rmw_publisher_handle"))] = (str(f.get("topic_name")), node)
+        self.rcl_pub_node[(p, f.get("publisher_handle"))] = node
+
+    def subscription_init(self, ev, p, f):
+        node = self.node_name.get((p, f.get("node_handle")), "?")
+        self.sub_topic[(p, f.get("rmw_subscription_handle"))] = (str(f.get("topic_name")), node)
+        self.rcl_sub[(p, f.get("subscription_handle"))] = (str(f.get("topic_name")), node)
+        self.rmw_of_rcl_sub[(p, f.get("subscription_handle"))] = (f.get("rmw_subscription_handle"),
+                                                                   int(f.get("queue_depth") or 0))
+
+    def callback_register(self, ev, p, f):
+        sym = str(f.get("symbol", ""))
+        self.cb_name[(p, f.get("callback"))] = sym[len("chainrt:"):] if sym.startswith("chainrt:") else sym
+
+    def rclcpp_subscription_init(self, ev, p, f):
+        self.cb_of_sub[(p, f.get("subscription"))] = f.get("subscription_handle")
+
+    def subscription_callback_added(self, ev, p, f):
+        h = self.cb_of_sub.get((p, f.get("subscription")))
+        if h is not None and (p, h) in self.rcl_sub:
+            cb = f.get("callback")
+            self.sub_of_cb[(p, cb)] = self.rcl_sub[(p, h)]
+            rmw, depth = self.rmw_of_rcl_sub[(p, h)]
+            self.cb_of_rmw_sub[(p, rmw)] = cb
+            self.depth_of_cb[(p, cb)] = depth
+
+    def timer_init(self, ev, p, f):
+        self.timer_period[(p, f.get("timer_handle"))] = int(f.get("period", 0))
+
+    def timer_link_node(self, ev, p, f):
+        self.timer_node[(p, f.get("timer_handle"))] = self.node_name.get((p, f.get("node_handle")))
+
+    def timer_callback_added(self, ev, p, f):
+        self.timer_of[(p, f.get("callback"))] = f.get("timer_handle")
+
+    # -- communication: publish -> take per hop
+    def publish(self, ev, p, f):
+        topic, node = self.pub_topic.get((p, f.get("rmw_publisher_handle")), (None, None))
+        if topic is not None:
+            self.published[(topic, f.get("timestamp"))] = (ev.ts, node)
+            if self.flow is not None:
+                self.flow.publish(p, ev.vtid, topic, f.get("timestamp"))
+
+    def take(self, ev, p, f):
+        if not f.get("taken"):
+            return
+        topic, node = self.sub_topic.get((p, f.get("rmw_subscription_handle")), (None, None))
+        if topic is None:
+            return
+        if self.flow is not None:
+            cb = self.cb_of_rmw_sub.get((p, f.get("rmw_subscription_handle")))
+            if cb is not None:
+                self.flow.take(p, cb, topic, f.get("source_timestamp"), self.depth_of_cb.get((p, cb), 0))
+        src = self.published.get((topic, f.get("source_timestamp")))
+        if src is None:
+            self.unmatched_takes[topic] = self.unmatched_takes.get(topic, 0) + 1
+            return
+        self.hop_samples.setdefault((topic, src[1], node), []).append(ev.ts - src[0])
+
+    # -- callback execution
+    def callback_start(self, ev, p, f):
+        self.cb_open[(p, ev.vtid)] = (f.get("callback"), ev.ts)
+        if self.flow is not None:
+            cb = f.get("callback")
+            self.flow.start(p, ev.vtid, ev.ts, self.flow.resolve(p, cb, self.cb_name, self.timer_of, self.timer_period,
+                                                                 self.timer_node, self.sub_of_cb), cb)
+
+    def callback_end(self, ev, p, f):
+        cb = f.get("callback")
+        o = self.cb_open.pop((p, ev.vtid), None)
+        if o is not None and o[0] == cb:
+            self.cb_samples.setdefault((p, cb), []).append(ev.ts - o[1])
+        self.cb_last_end[(p, ev.vtid)] = (cb, ev.ts)
+        if self.flow is not None:
+            self.flow.end(p, ev.vtid, ev.ts)
+
+    # -- chainrt's chain events
+    def chain_init(self, ev, p, f):
+        self.chain_meta[(p, f.get("executor"), f.get("chain"))] = (str(f.get("name")), int(f.get("deadline", 0)))
+
+    def chain_callback(self, ev, p, f):
+        self.cb_name.setdefault((p, f.get("callback")), str(f.get("name")))
+
+    def chain_complete(self, ev, p, f):
+        meta = self.chain_meta.get((p, f.get("executor"), f.get("chain")))
+        end = self.cb_last_end.get((p, ev.vtid))
+        if meta is None or end is None or end[0] != f.get("callback"):
+            self.rep.notes.append(f"a chain completion at {ev.ts} ns has no matching callback_end "
+                                  "(events lost?); skipped")
+            return
+        cname, deadline = meta
+        lat = end[1] - int(f.get("release"))
+        self.chain_samples.setdefault(cname, []).append(lat)
+        info = self.chain_info.setdefault(cname, {"deadline_ns": deadline, "deadline_misses": 0})
+        if deadline > 0 and lat > deadline:
+            info["deadline_misses"] += 1
+
+
+_HANDLERS = {
+    "ros2:rcl_node_init": _Tables.node_init,
+    "ros2:rcl_publisher_init": _Tables.publisher_init,
+    "ros2:rcl_subscription_init": _Tables.subscription_init,
+    "ros2:rclcpp_callback_register": _Tables.callback_register,
+    "ros2:rclcpp_subscription_init": _Tables.rclcpp_subscription_init,
+    "ros2:rclcpp_subscription_callback_added": _Tables.subscription_callback_added,
+    "ros2:rcl_timer_init": _Tables.timer_init,
+    "ros2:rclcpp_timer_link_node": _Tables.timer_link_node,
+    "ros2:rclcpp_timer_callback_added": _Tables.timer_callback_added,
+    "ros2:rmw_publish": _Tables.publish,
+    "ros2:rmw_take": _Tables.take,
+    "ros2:callback_start": _Tables.callback_start,
+    "ros2:callback_end": _Tables.callback_end,
+    "chainrt:chain_init": _Tables.chain_init,
+    "chainrt:chain_callback": _Tables.chain_callback,
+    "chainrt:chain_complete": _Tables.chain_complete,
+}
+
+
+def _summarise(t: _Tables) -> None:
+    """The report's chains, message-flow chains, hops, unmatched takes and callbacks from the tables."""
+    rep = t.rep
+    for cname, samples in t.chain_samples.items():
+        rep.chains[cname] = {**summary(samples), **t.chain_info[cname],
                              "source": "chainrt:chain_complete - chain release"}
-    if flow is not None:
-        for cname, samples in flow.samples.items():
+    if t.flow is not None:
+        for cname, samples in t.flow.samples.items():
             rep.flow_chains[cname] = {**summary(samples),
                                       "source": "message flow: source callback_start -> last callback_end"}
-    for (topic, pnode, snode), samples in sorted(hop_samples.items(), key=lambda kv: kv[0]):
+    for (topic, pnode, snode), samples in sorted(t.hop_samples.items(), key=lambda kv: kv[0]):
         rep.hops.append({"topic": topic, "publisher_node": pnode, "subscriber_node": snode,
                          **summary(samples)})
-    for topic, k in sorted(unmatched_takes.items()):
+    for topic, k in sorted(t.unmatched_takes.items()):
         rep.notes.append(f"{topic}: {k} take(s) without the publish in the trace (published by an "
                          "untraced process or before recording started)")
-    for (p, cb), samples in cb_samples.items():
-        nm = cb_name.get((p, cb)) or (f"callback {cb:#x}" if isinstance(cb, int) else f"callback {cb}")
+    for (p, cb), samples in t.cb_samples.items():
+        nm = t.cb_name.get((p, cb)) or (f"callback {cb:#x}" if isinstance(cb, int) else f"callback {cb}")
         key = nm if nm not in rep.callbacks else f"{nm} (pid {p})"
         rep.callbacks[key] = summary(samples)
 
+
+def _not_derivable(rep: TraceReport, counts: dict) -> None:
+    """What the trace's events cannot give, each with the reason."""
     have_callbacks = counts.get("ros2:callback_start", 0) > 0
     have_chainrt = counts.get("chainrt:chain_complete", 0) > 0
     have_comm = counts.get("ros2:rmw_publish", 0) > 0 and counts.get("ros2:rmw_take", 0) > 0
@@ -621,28 +665,46 @@ def analyze(events: Iterable[Event], model=None) -> TraceReport:
             "publish -> take per hop: the trace has no ros2:rmw_publish/rmw_take pair (were the "
             "ros2 events enabled, and the publishers' processes traced?)")
 
-    if model is not None:
-        chains, _ = _model_topology(model)
-        for cname, hops in chains.items():
-            entry = {"hops": []}
-            for a, b, topic in hops:
-                h = {"from": a, "to": b, "topic": topic}
-                if topic is None:
-                    h["note"] = "not a topic hop (same callback or no publish/subscribe link)"
+
+def _model_chains(rep: TraceReport, model) -> None:
+    """Each model chain's hops as traced, and the trace's chains the model does not name."""
+    chains, _ = _model_topology(model)
+    for cname, hops in chains.items():
+        entry = {"hops": []}
+        for a, b, topic in hops:
+            h = {"from": a, "to": b, "topic": topic}
+            if topic is None:
+                h["note"] = "not a topic hop (same callback or no publish/subscribe link)"
+            else:
+                found = [x for x in rep.hops if _topic_matches(x["topic"], topic)]
+                if found:
+                    h["traced"] = [x["topic"] for x in found]
+                    h.update({k: v for k, v in _merge(found).items()})
                 else:
-                    found = [x for x in rep.hops if _topic_matches(x["topic"], topic)]
-                    if found:
-                        h["traced"] = [x["topic"] for x in found]
-                        h.update({k: v for k, v in _merge(found).items()})
-                    else:
-                        h["note"] = "no publish -> take of this topic in the trace"
-                entry["hops"].append(h)
-            entry["latency_in_trace"] = cname in rep.chains
-            entry["latency_by_flow"] = cname in rep.flow_chains
-            rep.model_chains[cname] = entry
-        unknown = [c for c in rep.chains if c not in chains]
-        if unknown:
-            rep.notes.append("chains in the trace that the model does not name: " + ", ".join(sorted(unknown)))
+                    h["note"] = "no publish -> take of this topic in the trace"
+            entry["hops"].append(h)
+        entry["latency_in_trace"] = cname in rep.chains
+        entry["latency_by_flow"] = cname in rep.flow_chains
+        rep.model_chains[cname] = entry
+    unknown = [c for c in rep.chains if c not in chains]
+    if unknown:
+        rep.notes.append("chains in the trace that the model does not name: " + ", ".join(sorted(unknown)))
+
+
+def analyze(events: Iterable[Event], model=None) -> TraceReport:
+    """Derive per-chain latency, per-hop publish -> take and callback execution times."""
+    rep = TraceReport()
+    t = _Tables(rep, _Flow(model) if model is not None else None)
+    for ev in events:
+        t.read(ev)
+    rep.events = t.n
+    rep.processes = sorted(t.pids)
+    if t.n == 0:
+        rep.notes.append("the trace holds no event (was the program run under `chainrt trace record`?)")
+    _summarise(t)
+    _not_derivable(rep, t.counts)
+    if model is not None:
+        _model_chains(rep, model)
     return rep
 
 
@@ -711,3 +773,4 @@ def format_report(rep: TraceReport) -> str:
 
 if __name__ == "__main__":
     sys.exit(_child_main(sys.argv[1]))
+

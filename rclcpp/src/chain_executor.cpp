@@ -28,6 +28,7 @@
 #include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/dispatch_context.hpp"
 #include "chainrt/runtime/entity_binding.hpp"
+#include "chainrt/runtime/monitor_msg.hpp"
 #if defined(CHAINRT_HAVE_LAME)
 #include "chainrt/runtime/lame_controller.hpp"
 #endif
@@ -1415,13 +1416,16 @@ std::string ChainExecutor::lame_log_json() const {
 }
 
 void ChainExecutor::start_stats() {
-  if ((options_.stats_period <= 0 && !lame_) || stats_pub_) return;
+  if ((options_.stats_period <= 0 && !lame_) || stats_node_) return;
   static std::atomic<int> counter{0};
   ::rclcpp::NodeOptions no;
   no.context(context_).start_parameter_services(false).start_parameter_event_publisher(false).enable_rosout(false);
   stats_node_ = std::make_shared<::rclcpp::Node>(
       "chainrt_monitor_" + std::to_string(getpid()) + "_" + std::to_string(counter.fetch_add(1)), no);
-  stats_pub_ = stats_node_->create_publisher<std_msgs::msg::String>(options_.stats_topic, 10);
+  if (options_.stats_period > 0)
+    stats_pub_ = stats_node_->create_publisher<chainrt_msgs::msg::ChainStats>(options_.stats_topic, 10);
+  if (lame_)
+    events_pub_ = stats_node_->create_publisher<std_msgs::msg::String>(runtime::events_topic(options_.stats_topic), 10);
   stats_stop_.store(0);
   if (options_.stats_period > 0) stats_thread_ = std::thread([this] { stats_main(); });
 }
@@ -1434,16 +1438,17 @@ void ChainExecutor::stop_stats() {
   }
   std::lock_guard<std::mutex> lk(publish_mutex_);
   stats_pub_.reset();
+  events_pub_.reset();
   stats_node_.reset();
 }
 
 bool ChainExecutor::publish_event(const std::string& json) {
   std::lock_guard<std::mutex> lk(publish_mutex_);
-  if (!stats_pub_) return false;
+  if (!events_pub_) return false;
   std_msgs::msg::String msg;
   msg.data = json;
   try {
-    static_cast<::rclcpp::Publisher<std_msgs::msg::String>*>(stats_pub_.get())->publish(msg);
+    static_cast<::rclcpp::Publisher<std_msgs::msg::String>*>(events_pub_.get())->publish(msg);
   } catch (const std::exception&) {
     return false;
   }
@@ -1552,10 +1557,10 @@ void ChainExecutor::stats_main() {
       lost = trace_.take_since(published, record_from_, recent);
       names = monitor_names_;
     }
-    std_msgs::msg::String msg;
-    msg.data = runtime::monitor_message(r, stats_seq_++, lost, recent, names);
+    chainrt_msgs::msg::ChainStats msg;
+    runtime::to_message(r, stats_seq_++, lost, recent, names, msg);
     try {
-      static_cast<::rclcpp::Publisher<std_msgs::msg::String>*>(stats_pub_.get())->publish(msg);
+      static_cast<::rclcpp::Publisher<chainrt_msgs::msg::ChainStats>*>(stats_pub_.get())->publish(msg);
     } catch (const std::exception&) {  // the context went away: nothing left to publish to
       return;
     }

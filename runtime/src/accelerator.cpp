@@ -2,6 +2,8 @@
 // (accelerator.hpp).
 #include "chainrt/runtime/accelerator.hpp"
 
+#include "chainrt/runtime/accelerator_shm.hpp"
+
 #include <time.h>
 
 #include <limits>
@@ -44,20 +46,35 @@ void EmulatedDevice::run(const DeviceWork& w) noexcept {
 SharedAccelerator::SharedAccelerator(AcceleratorOptions options, std::unique_ptr<DeviceBackend> device)
     : o_(std::move(options)), device_(std::move(device)) {
   if (!device_) throw std::invalid_argument("accelerator '" + o_.name + "' has no device backend");
-  queue_.reserve(o_.capacity);
   trace_.reserve(o_.trace_capacity);
-  thread_ = std::thread([this] {
+  // The accelerator's threads run as the accelerator's thread spec says (a client process's
+  // completion thread too: it releases the continuations, as the server thread does in-process).
+  auto setup = [this] {
     sched::ThreadSpec spec;
     spec.name = o_.name;
     spec.cores = o_.cores;
     spec.fifo_priority = o_.fifo_priority;
     ThreadSetupResult r = apply_thread_spec(spec);
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      if (o_.warnings)
-        for (auto& w : r.warnings) o_.warnings->push_back("accelerator '" + o_.name + "': " + w);
-    }
-    loop();
+    std::lock_guard<std::mutex> lk(m_);
+    if (o_.warnings)
+      for (auto& w : r.warnings) o_.warnings->push_back("accelerator '" + o_.name + "': " + w);
+  };
+  if (!o_.shared_memory.empty()) {
+    seg_ = std::make_unique<AcceleratorShm>(o_.shared_memory, o_.capacity, o_.access);
+    local_.resize(o_.capacity);
+    abandoned_.assign(o_.capacity, false);
+    client_thread_ = std::thread([this, setup] {
+      if (!o_.serve) setup();
+      shm_complete();
+    });
+    if (!o_.serve) return;
+  } else {
+    queue_.reserve(o_.capacity);
+  }
+  thread_ = std::thread([this, setup] {
+    setup();
+    if (seg_) shm_serve();
+    else loop();
   });
 }
 
@@ -65,28 +82,42 @@ SharedAccelerator::~SharedAccelerator() { stop(); }
 
 Duration SharedAccelerator::now() const { return o_.clock ? o_.clock() : monotonic_ns(); }
 
-bool SharedAccelerator::enqueue(const Request& r) noexcept {
+long SharedAccelerator::enqueue(const Request& r) noexcept {
+  if (seg_) return shm_enqueue(r);
   std::lock_guard<std::mutex> lk(m_);
-  if (stop_ || queue_.size() >= o_.capacity) return false;
+  if (stop_ || queue_.size() >= o_.capacity) return -1;
   queue_.push_back(r);
   queue_.back().seq = seq_++;
   queue_.back().issued = now();
   cv_.notify_one();
-  return true;
+  return 0;
 }
 
-void SharedAccelerator::call(std::uint32_t site, std::uint32_t segment, const DeviceWork& work) {
+bool SharedAccelerator::call(std::uint32_t site, std::uint32_t segment, const DeviceWork& work,
+                             std::optional<int> priority) {
   bool finished = false;
   Request r;
+  if (o_.access == AcceleratorAccess::Server)
+    r.key = priority ? -static_cast<std::int64_t>(*priority) : std::numeric_limits<std::int64_t>::max();
   r.site = site;
   r.segment = segment;
   r.work = work;
   r.finished = &finished;
-  if (!enqueue(r))
+  const long slot = enqueue(r);
+  if (slot < 0) {
+    std::lock_guard<std::mutex> lk(m_);
+    if (stop_ || server_gone_) return false;
     throw std::runtime_error("accelerator '" + o_.name + "': more than " + std::to_string(o_.capacity) +
                              " requests queued at once");
+  }
   std::unique_lock<std::mutex> lk(m_);
-  done_cv_.wait(lk, [&] { return finished || stop_; });
+  done_cv_.wait(lk, [&] { return finished || stop_ || server_gone_; });
+  if (!finished && seg_ && !stop_) {
+    lk.unlock();
+    shm_abandon(slot);  // `finished` dies with this frame: its completion must not touch it
+    lk.lock();
+  }
+  return finished;
 }
 
 bool SharedAccelerator::submit(std::optional<int> priority, std::uint32_t site, std::uint32_t segment,
@@ -99,12 +130,30 @@ bool SharedAccelerator::submit(std::optional<int> priority, std::uint32_t site, 
   r.done = done;
   r.context = context;
   r.token = token;
-  return enqueue(r);
+  return enqueue(r) >= 0;
 }
 
-// The accelerator's thread: take the next request (direct: the oldest; server: the most urgent,
-// then the oldest — the same rule as the simulator's flush_devices), spend the server's
-// overhead, run the device, then wake the blocked caller or run the completion hook.
+// The device's part of one request on the accelerator's thread: the server's overhead, the
+// backend, then the request's own job.
+void SharedAccelerator::serve_one(const Request& r, Duration& start, Duration& finish) {
+  if (o_.access == AcceleratorAccess::Server && o_.overhead > 0) {
+    if (o_.spend) o_.spend(o_.overhead);
+    else burn_cpu(o_.overhead);
+  }
+  start = now();
+  device_->run(r.work);
+  if (r.work.job) r.work.job(r.work.job_context);
+  finish = now();
+}
+
+void SharedAccelerator::record(const DeviceRecord& d) {
+  if (trace_.size() < o_.trace_capacity) trace_.push_back(d);
+  else if (o_.trace_capacity > 0) truncated_ = true;
+}
+
+// The accelerator's thread: take the next request (served_before: the simulator's rule),
+// spend the server's overhead, run the device, then wake the blocked caller or run the
+// completion hook.
 void SharedAccelerator::loop() {
   const bool server = o_.access == AcceleratorAccess::Server;
   std::unique_lock<std::mutex> lk(m_);
@@ -113,25 +162,17 @@ void SharedAccelerator::loop() {
     if (stop_) return;
     auto best = queue_.begin();
     for (auto it = queue_.begin(); it != queue_.end(); ++it)
-      if (server ? (it->key < best->key || (it->key == best->key && it->seq < best->seq)) : it->seq < best->seq)
-        best = it;
+      if (served_before(server, it->key, it->seq, best->key, best->seq)) best = it;
     const Request r = *best;
     *best = queue_.back();
     queue_.pop_back();
     busy_ = true;
     lk.unlock();
-    if (server && o_.overhead > 0) {
-      if (o_.spend) o_.spend(o_.overhead);
-      else burn_cpu(o_.overhead);
-    }
-    const Duration start = now();
-    device_->run(r.work);
-    if (r.work.job) r.work.job(r.work.job_context);
-    const Duration finish = now();
+    Duration start = 0, finish = 0;
+    serve_one(r, start, finish);
     if (r.done) r.done(r.context, r.token);
     lk.lock();
-    if (trace_.size() < o_.trace_capacity) trace_.push_back(DeviceRecord{r.site, r.segment, r.issued, start, finish});
-    else if (o_.trace_capacity > 0) truncated_ = true;
+    record(DeviceRecord{r.site, r.segment, r.issued, start, finish});
     if (r.finished) *r.finished = true;
     busy_ = false;
     done_cv_.notify_all();
@@ -150,7 +191,7 @@ bool SharedAccelerator::trace_truncated() const {
 
 bool SharedAccelerator::idle() const {
   std::lock_guard<std::mutex> lk(m_);
-  return queue_.empty() && !busy_;
+  return seg_ ? outstanding_ == 0 && !busy_ : queue_.empty() && !busy_;
 }
 
 std::uint64_t SharedAccelerator::requests() const {
@@ -158,9 +199,29 @@ std::uint64_t SharedAccelerator::requests() const {
   return seq_;
 }
 
+std::size_t SharedAccelerator::queued() const {
+  if (!seg_) {
+    std::lock_guard<std::mutex> lk(m_);
+    return queue_.size();
+  }
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < seg_->capacity(); ++i)
+    n += seg_->slot(i).state.load(std::memory_order_acquire) == shm::Queued;
+  return n;
+}
+
+std::uint64_t SharedAccelerator::lost() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return lost_;
+}
+
+std::uint64_t SharedAccelerator::recoveries() const { return seg_ ? seg_->recoveries() : 0; }
+
 void SharedAccelerator::drain() {
   std::unique_lock<std::mutex> lk(m_);
-  done_cv_.wait(lk, [&] { return stop_ || (queue_.empty() && !busy_); });
+  done_cv_.wait(lk, [&] {
+    return stop_ || server_gone_ || (seg_ ? outstanding_ == 0 && !busy_ : queue_.empty() && !busy_);
+  });
 }
 
 void SharedAccelerator::stop() {
@@ -170,7 +231,13 @@ void SharedAccelerator::stop() {
   }
   cv_.notify_all();
   done_cv_.notify_all();
+  if (seg_) futex_wake_all(seg_->header().work);
   if (thread_.joinable()) thread_.join();
+  // the completion thread outlives the server thread: a granted job of this process runs there
+  client_stop_ = true;
+  if (seg_) futex_wake_all(seg_->header().completions);
+  if (client_thread_.joinable()) client_thread_.join();
+  seg_.reset();
 }
 
 }  // namespace chainrt::runtime

@@ -3,7 +3,6 @@
 #include "chainrt/runtime/accelerator_client.hpp"
 
 #include <algorithm>
-#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -26,21 +25,6 @@ struct Registry {
 Registry& registry() {
   static Registry r;  // never destroyed before a static user's calls end (function-local)
   return r;
-}
-
-// A server-mode caller waiting for its request; the completion hook runs on the accelerator's
-// thread and touches the waiter only under its lock (the caller cannot return before).
-struct Waiter {
-  std::mutex m;
-  std::condition_variable cv;
-  bool done = false;
-};
-
-void wake(void* context, std::uint64_t) noexcept {
-  auto* w = static_cast<Waiter*>(context);
-  std::lock_guard<std::mutex> lk(w->m);
-  w->done = true;
-  w->cv.notify_one();
 }
 
 }  // namespace
@@ -81,16 +65,28 @@ std::shared_ptr<SharedAccelerator> find_accelerator(std::string_view name) noexc
 void run_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, std::optional<std::uint32_t> site) {
   const DispatchContext* d = current_dispatch();
   const std::uint32_t s = site ? *site : (d ? d->callback : 0);
-  if (acc.options().access == AcceleratorAccess::Direct) {
-    acc.call(s, 0, work);  // FCFS; the calling thread blocks
-    return;
-  }
-  Waiter w;
-  if (!acc.submit(d ? d->priority : std::nullopt, s, 0, work, &wake, &w, 0))
+  // direct: first come, first served; server: at the dispatch's priority; the thread blocks
+  // (a full queue: call() throws)
+  if (!acc.call(s, 0, work, d ? d->priority : std::nullopt))
+    throw std::runtime_error("accelerator '" + acc.options().name + "' was stopped, or its server process ended, "
+                             "before the request ran");
+}
+
+void submit_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, SharedAccelerator::Completion then,
+                           void* context, std::uint64_t token, std::optional<std::uint32_t> site) {
+  const DispatchContext* d = current_dispatch();
+  const std::uint32_t s = site ? *site : (d ? d->callback : 0);
+  if (!acc.submit(d ? d->priority : std::nullopt, s, 0, work, then, context, token))
     throw std::runtime_error("accelerator '" + acc.options().name + "': more than " +
-                             std::to_string(acc.options().capacity) + " requests queued at once, or it was stopped");
-  std::unique_lock<std::mutex> lk(w.m);
-  w.cv.wait(lk, [&] { return w.done; });
+                             std::to_string(acc.options().capacity) +
+                             " requests queued at once, or it was stopped, or its server process ended");
+}
+
+void submit_on_accelerator(std::string_view accelerator, const DeviceWork& work, SharedAccelerator::Completion then,
+                           void* context, std::uint64_t token, std::optional<std::uint32_t> site) {
+  const std::shared_ptr<SharedAccelerator> acc = find_accelerator(accelerator);
+  if (!acc) throw std::invalid_argument("no accelerator named '" + std::string(accelerator) + "' (add_accelerator makes one)");
+  submit_on_accelerator(*acc, work, then, context, token, site);
 }
 
 void run_on_accelerator(std::string_view accelerator, const DeviceWork& work, std::optional<std::uint32_t> site) {

@@ -15,6 +15,8 @@
 #include <rcl/error_handling.h>
 #include <std_msgs/msg/string.hpp>
 
+#include "chainrt/runtime/monitor_msg.hpp"
+
 namespace chainrt::runtime {
 
 void set_current_stamp(const Stamp& s) noexcept;  // node.cpp
@@ -747,8 +749,10 @@ void Executor::start() {
     stats_node_ = std::make_unique<Node>(
         *context_, "chainrt_monitor_" + std::to_string(getpid()) + "_" +
                        std::to_string(counter.fetch_add(1)));
-    stats_pub_ = std::make_shared<Publisher<std_msgs::msg::String>>(*stats_node_,
-                                                                     options_.stats_topic, 10);
+    if (options_.stats_period > 0)
+      stats_pub_ = std::make_shared<Publisher<chainrt_msgs::msg::ChainStats>>(*stats_node_, options_.stats_topic, 10);
+    if (options_.monitoring_events)
+      events_pub_ = std::make_shared<Publisher<std_msgs::msg::String>>(*stats_node_, events_topic(options_.stats_topic), 10);
     if (options_.stats_period > 0) stats_thread_ = std::thread([this] { stats_main(); });
   }
   for (std::size_t t = 0; t < threads_spec_.size(); ++t)
@@ -795,11 +799,11 @@ void Executor::spin() {
 }
 
 void Executor::stats_main() {
-  // Publishes the chain statistics as JSON on a std_msgs/String topic (documented in
-  // docs/runtime.md); off the dispatch path, so it may allocate.
-  auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(stats_pub_.get());
+  // Publishes the chain statistics (chainrt_msgs/msg/ChainStats, documented in docs/runtime.md);
+  // off the dispatch path, so it may allocate.
+  auto* pub = static_cast<Publisher<chainrt_msgs::msg::ChainStats>*>(stats_pub_.get());
   Duration next = now_ns() + options_.stats_period;
-  std_msgs::msg::String msg;
+  chainrt_msgs::msg::ChainStats msg;
   // Each message also carries the dispatches since the previous one (measured ones only:
   // started after the warm-up), for `chainrt profile`; "samples_lost" counts those the trace
   // ring overwrote before they could be published.
@@ -828,8 +832,7 @@ void Executor::stats_main() {
       names.clear();
       for (std::size_t i = 0; i < slots_.size(); ++i) names.push_back(name_of(static_cast<CallbackId>(i)));
     }
-    std::string js = monitor_message(r, seq++, lost, recent, names);
-    msg.data = std::move(js);
+    to_message(r, seq++, lost, recent, names, msg);
     pub->publish(msg);
     if (stopping) return;
   }
@@ -914,7 +917,7 @@ void Executor::take_cpu_max(std::vector<Duration>& out) {
 }
 
 bool Executor::publish_event(const std::string& json) {
-  auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(stats_pub_.get());
+  auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(events_pub_.get());
   if (!pub || !started_) return false;
   std_msgs::msg::String msg;
   msg.data = json;

@@ -4,6 +4,7 @@
 #include "chainrt/model/accelerator.hpp"
 #include "chainrt/model/facts.hpp"
 #include "chainrt/runtime/accelerator.hpp"
+#include "chainrt/runtime/accelerator_shm.hpp"
 
 #include <rcl_interfaces/msg/parameter_type.hpp>
 #include <rcl_interfaces/srv/get_parameters.hpp>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -217,24 +219,26 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   // runs as a piece and its continuations; without accelerators, the model itself.
   const AcceleratedModel am = expand_accelerators(model);
   const Model& xm = am.model;
-  // An accelerator is one device: the callbacks using it run here, all of them or none.
+  // An accelerator is one device. Used by callbacks of several processes, it is shared through
+  // a shared-memory segment (accelerator_shm.hpp) named after the run and the accelerator, and
+  // served by the process of the first executor (in the model's order) whose callbacks use it.
   auto runs_here = [&](const chainrt::Executor& e) { return opt.process.empty() || process_of(e) == opt.process; };
-  for (const AcceleratorRef& ref : accelerator_refs(model)) {
-    std::string here, elsewhere;
-    for (std::size_t c = 0; c < xm.callbacks.size(); ++c) {
-      const Piece& pc = am.pieces[c];
-      bool uses = pc.request && pc.request->accelerator == ref;
-      for (const DeviceCall& d : pc.direct) uses = uses || d.accelerator == ref;
-      if (!uses) continue;
-      const chainrt::Executor& e = xm.executor_of(xm.callbacks[c]);
-      (runs_here(e) ? here : elsewhere) = process_of(e);
-    }
-    if (!here.empty() && !elsewhere.empty())
-      throw std::invalid_argument("accelerator '" + accelerator_of(model, ref).name + "' of host '" +
-                                  model.hosts[ref.host].name + "' is used by processes '" + here + "' and '" +
-                                  elsewhere + "': chainrt run emulates one device per process, so give its "
-                                  "users' executors one `process`");
+  struct Sharing {
+    std::set<std::string> processes;
+    std::string server;
+  };
+  std::map<std::size_t, Sharing> sharing;  // flat accelerator_index
+  for (std::size_t c = 0; c < xm.callbacks.size(); ++c) {
+    const Piece& pc = am.pieces[c];
+    std::vector<AcceleratorRef> used;
+    if (pc.request) used.push_back(pc.request->accelerator);
+    for (const DeviceCall& d : pc.direct) used.push_back(d.accelerator);
+    const chainrt::Executor& e = xm.executor_of(xm.callbacks[c]);
+    for (const AcceleratorRef& ref : used) sharing[accelerator_index(model, ref)].processes.insert(process_of(e));
   }
+  for (const chainrt::Executor& e : model.executors)
+    for (auto& [ix, sh] : sharing)
+      if (sh.server.empty() && sh.processes.count(process_of(e))) sh.server = process_of(e);
   const auto clk = [&opt]() -> Duration { return opt.clock ? opt.clock() : now_ns(); };
   install_signal_handlers();
   Context context;
@@ -278,6 +282,10 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       ao.clock = opt.clock;
       ao.spend = opt.server_overhead;
       ao.trace_capacity = opt.trace_path.empty() ? 0 : std::size_t{1} << 16;
+      if (const Sharing& sh = sharing[accelerator_index(model, ref)]; sh.processes.size() > 1 && !opt.process.empty()) {
+        ao.shared_memory = AcceleratorShm::segment_name(opt.run_id + "-" + ao.name);
+        ao.serve = sh.server == opt.process;
+      }
       acc = std::make_unique<SharedAccelerator>(std::move(ao), std::make_unique<EmulatedDevice>(opt.device_wait));
     }
     return acc.get();
@@ -545,10 +553,14 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
   // the executors are stopped: what is left queued at a device has no continuation to run
   for (auto& [ix, acc] : accelerators) acc->stop();
   for (const auto& w : accelerator_warnings) warnings.push_back(w);
+  for (auto& [ix, acc] : accelerators)
+    if (acc->lost())
+      warnings.push_back("accelerator '" + acc->options().name + "': " + std::to_string(acc->lost()) +
+                         " requests not served (its server process ended first)");
   for (const auto& rq : requests) {
     const std::string who = xm.callbacks[rq->site].name;
     if (rq->refused) warnings.push_back("callback '" + who + "': " + std::to_string(rq->refused.load()) +
-                                        " accelerator requests refused (the device's queue was full)");
+                                        " accelerator requests refused (the device's queue was full, or its server process had ended)");
     if (rq->unsent) warnings.push_back("callback '" + who + "': " + std::to_string(rq->unsent.load()) +
                                        " continuations could not be published");
   }

@@ -119,31 +119,6 @@ std::string to_json(const RunReport& r, bool with_samples) {
   return o;
 }
 
-std::string records_json(const std::vector<DispatchRecord>& records,
-                         const std::vector<std::string>& names) {
-  std::string o = "{";
-  bool first = true;
-  for (std::size_t id = 0; id < names.size(); ++id) {
-    std::string start, wall, cpu, rel, thr;
-    for (const DispatchRecord& d : records) {
-      if (d.callback != id) continue;
-      const char* sep = start.empty() ? "" : ",";
-      start += sep + std::to_string(d.start);
-      wall += sep + std::to_string(d.finish - d.start);
-      cpu += sep + std::to_string(d.cpu);
-      rel += sep + std::to_string(d.release);
-      thr += sep + std::to_string(d.thread);
-    }
-    if (start.empty()) continue;
-    if (!first) o += ", ";
-    first = false;
-    o += "\"" + json_escape(names[id]) + "\": {\"start_ns\": [" + start + "], \"wall_ns\": [" +
-         wall + "], \"cpu_ns\": [" + cpu + "], \"release_ns\": [" + rel + "], \"thread\": [" +
-         thr + "]}";
-  }
-  return o + "}";
-}
-
 std::vector<DispatchRecord> TraceRing::snapshot() const {
   std::vector<DispatchRecord> out;
   const std::uint64_t cap = ring_.size();
@@ -160,15 +135,6 @@ std::uint64_t TraceRing::take_since(std::uint64_t& published, Duration from, std
     if (ring_[i % cap].start >= from) out.push_back(ring_[i % cap]);
   published = count_;
   return lost;
-}
-
-std::string monitor_message(const RunReport& r, std::uint64_t seq, std::uint64_t lost,
-                            const std::vector<DispatchRecord>& recent, const std::vector<std::string>& names) {
-  std::string js = to_json(r, true);
-  js.pop_back();  // the closing brace
-  js += ", \"seq\": " + std::to_string(seq) + ", \"samples_lost\": " + std::to_string(lost) +
-        ", \"samples\": " + records_json(recent, names) + "}";
-  return js;
 }
 
 }  // namespace chainrt::runtime

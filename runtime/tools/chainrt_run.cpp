@@ -43,69 +43,118 @@ Duration duration_arg(const char* flag, const std::string& v) {
   if (!d) throw std::invalid_argument(std::string(flag) + ": " + why);
   return *d;
 }
+// --scale-wcet AT:FACTOR.
+runtime::WcetStep wcet_step_arg(const std::string& v) {
+  const auto colon = v.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("--scale-wcet: expected AT:FACTOR, e.g. 90s:1.64");
+  runtime::WcetStep st;
+  st.at = duration_arg("--scale-wcet", v.substr(0, colon));
+  std::size_t used = 0;
+  try {
+    st.factor = std::stod(v.substr(colon + 1), &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size() - colon - 1 || !(st.factor > 0) || st.factor > 1000)
+    throw std::invalid_argument("--scale-wcet: the factor must be a number in (0, 1000]");
+  return st;
+}
+
+// The command line.
+struct Args {
+  std::string path, json_out;
+  bool list = false, help = false;
+  runtime::ModelRunOptions o;
+  Duration lame_period = 0, lame_reservation_period = 10'000'000;
+};
+
+// The command line parsed; std::invalid_argument with one line on a bad one.
+Args parse_args(int argc, char** argv) {
+  Args r;
+  runtime::ModelRunOptions& o = r.o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--process") o.process = next();
+    else if (a == "--duration") o.duration = duration_arg("--duration", next());
+    else if (a == "--warmup") o.warmup = duration_arg("--warmup", next());
+    else if (a == "--stats-period") o.stats_period = duration_arg("--stats-period", next());
+    else if (a == "--discovery-timeout") o.discovery_timeout = duration_arg("--discovery-timeout", next());
+    else if (a == "--policy") {
+      std::string p = next();
+      o.policy = policy_from(p);
+      if (!o.policy) throw std::invalid_argument("unknown policy '" + p + "'");
+    } else if (a == "--threads") o.threads = std::stoi(next());
+    else if (a == "--json") r.json_out = next();
+    else if (a == "--topic-prefix") o.topic_prefix = next();
+    else if (a == "--namespace") o.topic_prefix = o.ns = next();  // nodes and topics
+    else if (a == "--run-id") o.run_id = next();
+    else if (a == "--no-thread-params") o.thread_params = false;
+    else if (a == "--fifo") o.fifo = std::stoi(next());
+    else if (a == "--trace") o.trace_path = next();
+    else if (a == "--list-processes") r.list = true;
+    else if (a == "--lame-controller") {
+      r.lame_period = duration_arg("--lame-controller", next());
+      if (r.lame_period <= 0) throw std::invalid_argument("--lame-controller: the period must be positive");
+    } else if (a == "--lame-reservation-period") {
+      r.lame_reservation_period = duration_arg("--lame-reservation-period", next());
+      if (r.lame_reservation_period <= 0) throw std::invalid_argument("--lame-reservation-period must be positive");
+    } else if (a == "--scale-wcet") o.wcet_steps.push_back(wcet_step_arg(next()));
+    else if (a == "-h" || a == "--help") {
+      r.help = true;
+      return r;
+    } else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown option " + a);
+    else r.path = a;
+  }
+  return r;
+}
+
+// The report as a table of chains on stdout.
+void print_table(const runtime::RunReport& r) {
+  int w = 16;
+  for (const auto& c : r.chains) w = std::max(w, static_cast<int>(c.name.size()));
+  std::printf("%-*s %10s %10s %10s %10s %9s %7s %6s\n", w, "chain", "wcrt", "bcrt", "mean",
+              "p99", "instances", "misses", "drops");
+  for (const auto& c : r.chains)
+    std::printf("%-*s %10s %10s %10s %10s %9llu %7llu %6llu\n", w, c.name.c_str(),
+                pretty_duration(c.wcrt_ns).c_str(), pretty_duration(c.bcrt_ns).c_str(),
+                pretty_duration(static_cast<Duration>(c.mean_ns)).c_str(),
+                pretty_duration(c.p99_ns).c_str(),
+                static_cast<unsigned long long>(c.instances),
+                static_cast<unsigned long long>(c.deadline_misses),
+                static_cast<unsigned long long>(c.drops));
+}
+
+// The JSON report to json_out ("-": stdout); false (with a message) when it cannot be written.
+bool write_json(const std::string& js, const std::string& json_out) {
+  if (json_out == "-") {
+    std::cout << js << std::endl;
+    return true;
+  }
+  std::ofstream f(json_out);
+  f << js << "\n";
+  f.flush();
+  if (!f) {  // a report that cannot be written is an error, not a silent exit 0
+    std::fprintf(stderr, "chainrt-run: cannot write the report to %s\n", json_out.c_str());
+    return false;
+  }
+  return true;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   if (!runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
   if (argc < 2) return usage();
-  std::string path, json_out;
-  bool list = false;
-  runtime::ModelRunOptions o;
-  Duration lame_period = 0, lame_reservation_period = 10'000'000;
   try {
-    for (int i = 1; i < argc; ++i) {
-      std::string a = argv[i];
-      auto next = [&]() -> std::string {
-        if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "--process") o.process = next();
-      else if (a == "--duration") o.duration = duration_arg("--duration", next());
-      else if (a == "--warmup") o.warmup = duration_arg("--warmup", next());
-      else if (a == "--stats-period") o.stats_period = duration_arg("--stats-period", next());
-      else if (a == "--discovery-timeout") o.discovery_timeout = duration_arg("--discovery-timeout", next());
-      else if (a == "--policy") {
-        std::string p = next();
-        o.policy = policy_from(p);
-        if (!o.policy) throw std::invalid_argument("unknown policy '" + p + "'");
-      } else if (a == "--threads") o.threads = std::stoi(next());
-      else if (a == "--json") json_out = next();
-      else if (a == "--topic-prefix") o.topic_prefix = next();
-      else if (a == "--namespace") o.topic_prefix = o.ns = next();  // nodes and topics
-      else if (a == "--run-id") o.run_id = next();
-      else if (a == "--no-thread-params") o.thread_params = false;
-      else if (a == "--fifo") o.fifo = std::stoi(next());
-      else if (a == "--trace") o.trace_path = next();
-      else if (a == "--list-processes") list = true;
-      else if (a == "--lame-controller") {
-        lame_period = duration_arg("--lame-controller", next());
-        if (lame_period <= 0) throw std::invalid_argument("--lame-controller: the period must be positive");
-      } else if (a == "--lame-reservation-period") {
-        lame_reservation_period = duration_arg("--lame-reservation-period", next());
-        if (lame_reservation_period <= 0) throw std::invalid_argument("--lame-reservation-period must be positive");
-      } else if (a == "--scale-wcet") {
-        const std::string v = next();
-        const auto colon = v.rfind(':');
-        if (colon == std::string::npos) throw std::invalid_argument("--scale-wcet: expected AT:FACTOR, e.g. 90s:1.64");
-        runtime::WcetStep st;
-        st.at = duration_arg("--scale-wcet", v.substr(0, colon));
-        std::size_t used = 0;
-        try {
-          st.factor = std::stod(v.substr(colon + 1), &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (used == 0 || used != v.size() - colon - 1 || !(st.factor > 0) || st.factor > 1000)
-          throw std::invalid_argument("--scale-wcet: the factor must be a number in (0, 1000]");
-        o.wcet_steps.push_back(st);
-      }
-      else if (a == "-h" || a == "--help") return usage() - 1;
-      else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown option " + a);
-      else path = a;
-    }
-    if (path.empty()) return usage();
-    Model model = load_model(path);
-    if (list) {
+    Args args = parse_args(argc, argv);
+    if (args.help) return usage() - 1;
+    runtime::ModelRunOptions& o = args.o;
+    if (args.path.empty()) return usage();
+    Model model = load_model(args.path);
+    if (args.list) {
       for (const auto& p : runtime::model_processes(model)) std::printf("%s\n", p.c_str());
       return 0;
     }
@@ -113,10 +162,10 @@ int main(int argc, char** argv) {
               [](const runtime::WcetStep& x, const runtime::WcetStep& y) { return x.at < y.at; });
 #ifdef CHAINRT_HAVE_LAME
     std::unique_ptr<runtime::LameController> lame;
-    if (lame_period > 0) {
+    if (args.lame_period > 0) {
       runtime::LameControllerOptions lo;
-      lo.period = lame_period;
-      lo.plan.period = lame_reservation_period;
+      lo.period = args.lame_period;
+      lo.plan.period = args.lame_reservation_period;
       lame = std::make_unique<runtime::LameController>(model, lo);
       model = lame->planned_model();
       o.observer = lame.get();
@@ -124,11 +173,11 @@ int main(int argc, char** argv) {
       o.threads.reset();
     }
 #else
-    if (lame_period > 0) throw std::invalid_argument("--lame-controller: this build has no LaME module");
+    if (args.lame_period > 0) throw std::invalid_argument("--lame-controller: this build has no LaME module");
 #endif
     runtime::RunReport r = runtime::run_model(model, o);
     for (const auto& w : r.warnings) std::fprintf(stderr, "chainrt-run: warning: %s\n", w.c_str());
-    if (!json_out.empty()) {
+    if (!args.json_out.empty()) {
       std::string js = runtime::to_json(r, true);
 #ifdef CHAINRT_HAVE_LAME
       if (lame) {
@@ -136,30 +185,9 @@ int main(int argc, char** argv) {
         js += ", \"lame_controller\": " + lame->log_json() + "}";
       }
 #endif
-      if (json_out == "-") {
-        std::cout << js << std::endl;
-      } else {
-        std::ofstream f(json_out);
-        f << js << "\n";
-        f.flush();
-        if (!f) {  // a report that cannot be written is an error, not a silent exit 0
-          std::fprintf(stderr, "chainrt-run: cannot write the report to %s\n", json_out.c_str());
-          return 1;
-        }
-      }
+      if (!write_json(js, args.json_out)) return 1;
     } else {
-      int w = 16;
-      for (const auto& c : r.chains) w = std::max(w, static_cast<int>(c.name.size()));
-      std::printf("%-*s %10s %10s %10s %10s %9s %7s %6s\n", w, "chain", "wcrt", "bcrt", "mean",
-                  "p99", "instances", "misses", "drops");
-      for (const auto& c : r.chains)
-        std::printf("%-*s %10s %10s %10s %10s %9llu %7llu %6llu\n", w, c.name.c_str(),
-                    pretty_duration(c.wcrt_ns).c_str(), pretty_duration(c.bcrt_ns).c_str(),
-                    pretty_duration(static_cast<Duration>(c.mean_ns)).c_str(),
-                    pretty_duration(c.p99_ns).c_str(),
-                    static_cast<unsigned long long>(c.instances),
-                    static_cast<unsigned long long>(c.deadline_misses),
-                    static_cast<unsigned long long>(c.drops));
+      print_table(r);
     }
     return runtime::signal_received() ? 130 : 0;
   } catch (const std::exception& e) {

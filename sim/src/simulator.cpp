@@ -166,11 +166,16 @@ struct Request {
   std::int64_t key = 0;          // server: -priority (none: last)
   Duration issued = 0;
   std::uint64_t seq = 0;
+  // block preemption: whether the device began it (its overhead is spent, its parts drawn),
+  // when, and the work left of each part, the kernel's block
+  bool started = false;
+  Duration first_start = 0, left_in = 0, left_kernel = 0, left_out = 0, block = 0;
 };
 struct DeviceState {
   AcceleratorAccess access = AcceleratorAccess::Direct;
   Duration overhead = 0;
   std::uint32_t server = kNone;  // server thread (server access)
+  bool block = false;            // block preemption (Accelerator::block_preemption)
   std::vector<Request> queue;    // waiting
   bool busy = false;             // a request is in service (server overhead or device)
   Request current;
@@ -275,6 +280,7 @@ class Simulator {
   void start_device(std::uint32_t device);
   void device_done(std::uint32_t device);
   Duration device_time(const AcceleratorSegment& s);
+  Duration device_part(Duration worst, const std::optional<Duration>& best);
   const AcceleratorSegment& segment_of(const Request& rq) const {
     return user_->callbacks[am_->pieces[rq.piece].origin].accelerator_segments[rq.segment];
   }
@@ -903,6 +909,7 @@ void Simulator::build_devices() {
     DeviceState& dv = dev_[d];
     dv.access = a.access;
     dv.overhead = a.server_overhead;
+    dv.block = a.block_preemption;
     r_.accelerators.push_back(m_.hosts[refs[d].host].name + "/" + a.name);
     if (a.access != AcceleratorAccess::Server) continue;
     const std::uint32_t host_cores = base[refs[d].host + 1] - base[refs[d].host];
@@ -983,7 +990,7 @@ void Simulator::flush_devices() {
     d.current = *best;
     d.queue.erase(best);
     d.busy = true;
-    if (d.access == AcceleratorAccess::Server && d.overhead > 0) {
+    if (d.access == AcceleratorAccess::Server && d.overhead > 0 && !d.current.started) {
       ThreadState& srv = th_[d.server];
       srv.busy = true;
       srv.remaining = d.overhead;
@@ -995,28 +1002,67 @@ void Simulator::flush_devices() {
   dev_dirty_.clear();
 }
 
-Duration Simulator::device_time(const AcceleratorSegment& s) {
-  auto part = [&](Duration w, const std::optional<Duration>& b) {
-    const Duration lo = std::min(b.value_or(w), w);
-    switch (o_.exec) {
-      case ExecTime::Wcet: return w;
-      case ExecTime::Bcet: return lo;
-      case ExecTime::Uniform: return rng_.uniform(lo, w);
-      case ExecTime::Mix: return (rng_.next() >> 11) & 1 ? w : lo;
-    }
-    return w;
-  };
-  return part(s.copy_in, s.copy_in_bcet) + part(s.kernel, s.kernel_bcet) + part(s.copy_out, s.copy_out_bcet);
+// One part of a segment (copy-in, kernel or copy-out) as the execution-time mode draws it.
+Duration Simulator::device_part(Duration w, const std::optional<Duration>& b) {
+  const Duration lo = std::min(b.value_or(w), w);
+  switch (o_.exec) {
+    case ExecTime::Wcet: return w;
+    case ExecTime::Bcet: return lo;
+    case ExecTime::Uniform: return rng_.uniform(lo, w);
+    case ExecTime::Mix: return (rng_.next() >> 11) & 1 ? w : lo;
+  }
+  return w;
 }
 
+Duration Simulator::device_time(const AcceleratorSegment& s) {
+  return device_part(s.copy_in, s.copy_in_bcet) + device_part(s.kernel, s.kernel_bcet) +
+         device_part(s.copy_out, s.copy_out_bcet);
+}
+
+// Request-level: the whole segment is one event. Block preemption: the next non-preemptive
+// chunk (copy-in, one block of the kernel, copy-out); the parts are drawn at the first start.
 void Simulator::start_device(std::uint32_t x) {
   DeviceState& d = dev_[x];
-  d.started = now_;
-  push_event(now_ + device_time(segment_of(d.current)), Ev::DeviceDone, x);
+  if (!d.block) {
+    d.started = now_;
+    push_event(now_ + device_time(segment_of(d.current)), Ev::DeviceDone, x);
+    return;
+  }
+  Request& rq = d.current;
+  if (!rq.started) {
+    const AcceleratorSegment& s = segment_of(rq);
+    rq.started = true;
+    rq.first_start = now_;
+    rq.left_in = device_part(s.copy_in, s.copy_in_bcet);
+    rq.left_kernel = device_part(s.kernel, s.kernel_bcet);
+    rq.left_out = device_part(s.copy_out, s.copy_out_bcet);
+    rq.block = std::max<Duration>(1, s.block.value_or(s.kernel));
+  }
+  d.started = rq.first_start;
+  Duration chunk = 0;
+  if (rq.left_in > 0) std::swap(chunk, rq.left_in);
+  else if (rq.left_kernel > 0) rq.left_kernel -= (chunk = std::min(rq.block, rq.left_kernel));
+  else std::swap(chunk, rq.left_out);
+  push_event(now_ + chunk, Ev::DeviceDone, x);
 }
 
 void Simulator::device_done(std::uint32_t x) {
   DeviceState& d = dev_[x];
+  if (d.block && d.current.left_in + d.current.left_kernel + d.current.left_out > 0) {
+    // between two chunks: a strictly more urgent queued request takes the device
+    const bool urgent = std::any_of(d.queue.begin(), d.queue.end(), [&](const Request& q) { return q.key < d.current.key; });
+    if (!urgent) {
+      start_device(x);
+      return;
+    }
+    d.queue.push_back(d.current);  // resumes later where it stopped (same key and arrival)
+    d.busy = false;
+    if (!d.dirty) {
+      d.dirty = true;
+      dev_dirty_.push_back(x);
+    }
+    return;
+  }
   const Request rq = d.current;
   d.busy = false;
   if (o_.trace) {

@@ -236,9 +236,12 @@ bool branch_join(Model& m, gen::Rng& rng, bool* leaf) {
 // implicit fusion sets): a device time of 10-100 % of the callback's WCET split into copy-in,
 // kernel and copy-out, issued anywhere in its CPU time, best cases below the worst for half of
 // them; the segments of each device are scaled to a utilization of at most 5-40 % of it.
-bool add_accelerators(Model& m, gen::Rng& rng, int* kind) {
+// `block` (feature accelerator-block): the server-mode "gpu" (kinds 1 and 2 only) has block
+// preemption, and each of its segments a block of 1-100 % of its kernel (a third of them whole
+// kernels, a third at most 10 %).
+bool add_accelerators(Model& m, gen::Rng& rng, int* kind, bool block = false) {
   const double r = rng.uniform01();
-  *kind = r < 0.4 ? 0 : r < 0.8 ? 1 : 2;
+  *kind = block ? (r < 0.6 ? 1 : 2) : r < 0.4 ? 0 : r < 0.8 ? 1 : 2;
   for (auto& e : m.executors) {
     if (e.priority && *e.priority > 98) e.priority = 98;
     for (auto& t : e.threads)
@@ -252,6 +255,7 @@ bool add_accelerators(Model& m, gen::Rng& rng, int* kind) {
       gpu.server_priority = 99;
       if (rng.uniform01() < 0.6) gpu.server_cores = {static_cast<int>(rng.uniform_int(0, std::max(1, h.cores) - 1))};
       gpu.server_overhead = rng.uniform01() < 0.3 ? 0 : rng.uniform_int(1, 100'000);
+      gpu.block_preemption = block;
     }
     h.accelerators.push_back(gpu);
     if (*kind == 2) h.accelerators.push_back(Accelerator{"dla", AcceleratorAccess::Direct, std::nullopt, {}, 0});
@@ -307,6 +311,12 @@ bool add_accelerators(Model& m, gen::Rng& rng, int* kind) {
       s.kernel_bcet = rng.uniform_int(1, s.kernel);
       if (s.copy_in) s.copy_in_bcet = rng.uniform_int(0, s.copy_in);
       if (s.copy_out) s.copy_out_bcet = rng.uniform_int(0, s.copy_out);
+    }
+    if (block && u.device == "gpu") {
+      const double b = rng.uniform01();
+      s.block = b < 1.0 / 3 ? s.kernel
+                : b < 2.0 / 3 ? std::max<Duration>(1, static_cast<Duration>(s.kernel * 0.1 * rng.uniform01()))
+                              : rng.uniform_int(1, s.kernel);
     }
   }
   m.reindex();
@@ -419,8 +429,8 @@ bool apply_feature(const std::string& feature, Model& m, gen::Rng& rng, FeatureD
     }
     for (auto& h : m.hosts) h.blackout = periodic_blackout(fd.platform_Q, fd.platform_T);
     ok = true;
-  } else if (feature == "accelerator") {
-    ok = add_accelerators(m, rng, &fd.kind);
+  } else if (feature == "accelerator" || feature == "accelerator-block") {
+    ok = add_accelerators(m, rng, &fd.kind, feature == "accelerator-block");
   } else if (feature == "branch-join") {
     bool leaf = false;
     ok = branch_join(m, rng, &leaf);
@@ -687,7 +697,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
   if (o.feature == "shared-cores") sr.shared_cores = 1;
   if (o.feature == "shared-callbacks") (fd.kind == 0 ? sr.merge : sr.fork) = 1;
   if (o.feature == "branch-join" && fd.kind == 1) sr.leaf = 1;
-  if (o.feature == "accelerator") (fd.kind == 0 ? sr.direct_access : fd.kind == 1 ? sr.server_access : sr.both_access) = 1;
+  if (o.feature == "accelerator" || o.feature == "accelerator-block") (fd.kind == 0 ? sr.direct_access : fd.kind == 1 ? sr.server_access : sr.both_access) = 1;
   // BCET mixes need a best case: give callbacks without one a quarter of their WCET.
   for (auto& cb : model.callbacks)
     if (!cb.bcet) cb.bcet = std::max<Duration>(1, cb.wcet / 4);
@@ -744,7 +754,7 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
       for (const auto& n : c.callbacks) on[n]++;
     for (const auto& c : model.chains) {
       bool f = o.feature == "branch-join"        ? !c.is_linear()
-               : o.feature == "accelerator"      ? uses_segments(model, c)
+               : o.feature == "accelerator" || o.feature == "accelerator-block" ? uses_segments(model, c)
                : o.feature == "shared-callbacks" ? false
                                                  : !o.feature.empty();
       if (o.feature == "shared-callbacks")
@@ -1031,7 +1041,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
 
 const std::vector<std::string>& soundness_features() {
   static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail",
-                                          "platform", "accelerator"};
+                                          "platform", "accelerator", "accelerator-block"};
   return f;
 }
 

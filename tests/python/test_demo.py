@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from chainrt import runtime
+from chainrt import runtime, stock
 from chainrt.commands import demo
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -79,7 +79,19 @@ def test_the_tour_on_real_ros_speaks_to_users(tmp_path):
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
     causes = [line.split(" (measured")[0] for line in warnings]
     assert len(causes) == len(set(causes)), proc.stderr
+    # ROS 2's order is rclcpp's stock executor running the same generated nodes where rclcpp is
+    # built, chainrt's emulation (labelled so) where it is not
+    high_default = next(line for line in out.splitlines() if line.split()[:2] == ["high", "ros-default"])
+    expected = ("chainrt's emulation of ROS 2's order" if stock.unavailable() else "stock rclcpp SingleThreaded")
+    assert high_default.endswith(expected), out
     if demo.rt_allowed():
         assert "may not set real-time priorities" not in out
     else:
         assert out.count("may not set real-time priorities") == 1
+
+
+def test_ros2_order_is_labelled_by_what_ran_it():
+    assert demo.real_label("ros-default", None) == "stock rclcpp SingleThreaded"
+    assert demo.real_label("edf", None) == "chainrt ChainExecutor (edf)"
+    assert demo.real_label("ros-default", "chainrt_rclcpp_nodes is not built") == "chainrt's emulation of ROS 2's order"
+    assert demo.real_label("fp", "chainrt_rclcpp_nodes is not built") == "chainrt's runtime"

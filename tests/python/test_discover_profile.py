@@ -116,8 +116,9 @@ def test_nice_period_rounding():
 
 
 def _msg(run="r1", ex="main", seq=0, cbs=None, samples=None, chains=None):
-    return json.dumps({"run_id": run, "executor": ex, "seq": seq, "callbacks": cbs or {},
-                       "samples": samples or {}, "chains": chains or {}})
+    """A monitoring message in its plain form (chainrt.monitor_msg.to_dict)."""
+    return {"run_id": run, "executor": ex, "seq": seq, "callbacks": cbs or {}, "samples": samples or {},
+            "chains": chains or {}}
 
 
 SKELETON = """# a comment that must survive
@@ -155,7 +156,7 @@ def _collection():
     col.add(_msg(cbs=cb, samples=s))
     col.add(_msg(cbs=cb, samples=s))             # a duplicate (same seq): ignored
     col.add(_msg(run="other", cbs=cb), run_id="r1")  # another run: ignored
-    col.add("not json")
+    col.add({"run_id": "r1", "callbacks": "not a mapping"})
     return col
 
 

@@ -55,5 +55,41 @@ def test_real_short_run(tmp_path):
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "f1tenth.json").read_text())
     assert s["mode"] == "real ROS 2" and len(s["load"]) == 2
+    # the baseline is rclcpp's stock executor on the generated nodes where rclcpp is built,
+    # chainrt's emulation of it (labelled so) where it is not
+    from chainrt import stock
+    if stock.unavailable() is None:
+        assert s["backend"] == "rclcpp" and s["labels"]["default/1"] == "stock rclcpp SingleThreaded"
+        assert s["labels"]["edf/1"] == "chainrt ChainExecutor mixed"
+        # the default executor runs the same nodes: its driving chain completes instances too
+        assert s["table"]["default/1/driving"]["average_ms"] is not None
+    else:
+        assert s["labels"]["default/1"] == "chainrt's emulation of ROS 2 default"
     # the driving chain's instances end when both drivers ran; some completed in a second
     assert s["table"]["edf/1/driving"]["average_ms"] is not None
+
+
+def test_real_runs_keep_the_models_threads(tmp_path, monkeypatch):
+    """On rclcpp the ChainExecutor runs the model's threads (their pinning and priority), never
+    --threads' plain ones; the stock MultiThreadedExecutor gets the thread count; every
+    configuration's run k comes before any run k+1."""
+    import argparse
+
+    from chainrt import stock
+    from chainrt.experiments import f1tenth
+
+    calls = []
+
+    def fake_run(path, executor, **kw):
+        calls.append((executor, kw.get("threads"), kw.get("policy"), kw.get("thread_params")))
+        return {"chains": {}}
+
+    monkeypatch.setattr(stock, "unavailable", lambda: None)
+    monkeypatch.setattr(stock, "run", fake_run)
+    import yaml
+    doc = yaml.safe_load(open(f1tenth._example_path()))
+    args = argparse.Namespace(runs=2, duration=1.0, out=str(tmp_path), lock="", no_thread_params=False)
+    f1tenth._measure_real(args, doc, ["default", "edf"], [1, 2], ["driving"])
+    one_round = [("single", None, None, True), ("multi", 2, None, True), ("chainrt", None, "mixed", True),
+                 ("chainrt", None, "mixed", True)]
+    assert calls == one_round * 2

@@ -131,6 +131,9 @@ def test_overload_experiment_small(tmp_path, capsys):
     assert s["lame"]["rt_deadline_misses"]["max"] == 0
     assert s["default"]["rt_deadline_misses"]["min"] > 0
     assert (out / "lame_overload.csv").exists()
+    # the baseline says that it is chainrt's emulation, in the summary and the printed report
+    assert "chainrt emulates" in s["baseline"]
+    assert s["baseline"] in capsys.readouterr().out
     # every BE chain's class, its load against its supply, and whether it starved
     fate = s["lame_be_fate"]
     assert fate and all({"class", "class_utilisation", "class_supply", "starved"} <= set(f) for f in fate.values())

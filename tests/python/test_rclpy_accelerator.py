@@ -163,3 +163,28 @@ def test_bad_arguments_are_clear_errors():
         accelerator.run("no_such_device", kernel=0.001)
     with pytest.raises(ValueError, match="access must be"):
         accelerator.SharedAccelerator("x_bad_access", "sometimes")
+
+
+def test_a_shared_accelerator_serves_the_requests_of_another_process():
+    # This process serves the device (shared memory, docs/accelerator.md); a second Python process
+    # is its client: its request is served here, its job runs in its own process (the result is
+    # that process's pid), and the segment is gone once both closed it.
+    import subprocess
+    import sys
+    shared = f"pytest-{os.getpid()}-{next(_ids)}"
+    gpu = accelerator.SharedAccelerator("gpu-shared", access="server", shared=shared, serve=True)
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c",
+             "import os\nfrom chainrt.rclpy import accelerator\n"
+             f"a = accelerator.SharedAccelerator('gpu-shared', access='server', shared={shared!r}, serve=False)\n"
+             "print(os.getpid(), a.run(kernel=0.001, job=os.getpid, site=5))\n"
+             "a.close()\n"],
+            capture_output=True, text=True, timeout=120, env=dict(os.environ))
+        assert child.returncode == 0, child.stderr
+        pid, ran_in = child.stdout.split()
+        assert pid == ran_in  # the job ran in the client's process
+        assert [r["site"] for r in gpu.trace()] == [5]
+    finally:
+        gpu.close()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"chainrt-acc-{shared}")]

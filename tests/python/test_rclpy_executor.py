@@ -9,7 +9,6 @@ asserts a wall-clock figure: orders, counts and overlaps only.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import threading
 import time
@@ -354,7 +353,9 @@ def test_chain_monitor_report_and_topic(ctx, tmp_path):
     model, cam, ctl = _camera_and_control(ctx, tmp_path, lambda m: None)
     watcher = Node("watcher", context=ctx)
     seen = []
-    watcher.create_subscription(String, "/chainrt/chain_stats", lambda m: seen.append(json.loads(m.data)), 10)
+    from chainrt import monitor_msg
+    typed = []
+    watcher.create_subscription(monitor_msg.message_type(), "/chainrt/chain_stats", typed.append, 10)
     ex = ChainExecutor(model=str(model), context=ctx, stats_period=0.2, report=False)
     for n in (cam, ctl, watcher):
         ex.add_node(n)
@@ -365,6 +366,12 @@ def test_chain_monitor_report_and_topic(ctx, tmp_path):
     threading.Thread(target=stop, daemon=True).start()
     ex.spin()
     r = ex.last_report
+    # the typed message (chainrt_msgs/msg/ChainStats) with its chain's verdict
+    assert typed and typed[-1].run.policy == r["policy"]
+    loop = next(c for c in typed[-1].chains if c.name == "loop")
+    assert loop.deadline_ns == 8_000_000 and loop.verdict in (loop.VERDICT_MET, loop.VERDICT_MISSED)
+    assert (loop.verdict == loop.VERDICT_MISSED) == (loop.deadline_misses > 0)
+    seen = [monitor_msg.to_dict(m) for m in typed]
     assert set(r) >= {"policy", "threads", "duration_ns", "dispatches", "chains", "callbacks", "warnings"}
     c = r["chains"]["loop"]
     assert set(c) >= {"period_ns", "deadline_ns", "wcrt_ns", "bcrt_ns", "mean_ns", "p99_ns", "instances",
@@ -375,6 +382,7 @@ def test_chain_monitor_report_and_topic(ctx, tmp_path):
     assert seen and "loop" in seen[-1]["chains"]
     # the monitoring message is the C++ runtime's (what `chainrt profile` reads): per callback the
     # CPU and wall time extremes and totals, where it lives, and the dispatches since the last one
+    # (its plain form, monitor_msg.to_dict)
     ctl_stats = seen[-1]["callbacks"]["control"]
     assert set(ctl_stats) == {"instances", "cpu_total_ns", "cpu_max_ns", "cpu_min_ns", "wall_total_ns",
                               "wall_max_ns", "wall_min_ns", "exceptions", "drops", "node", "kind", "topic"}

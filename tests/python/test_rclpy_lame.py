@@ -97,12 +97,12 @@ def test_throttled_rclpy_system_is_replanned_with_larger_rt_budgets(ctx, tmp_pat
     assert all(rt == name.startswith("rt@") for name, _c, _f, _b, _p, rt in ex._lame.threads())
     rt0 = max(b for n, b in threads0.items() if n.startswith("rt@"))
     assert rt0 > 0
-    # decisions on the monitoring topic, seen from another node (as `chainrt profile` would)
+    # decisions on the events topic beside the monitoring topic, seen from another node
     import json
     events = []
     from rclpy.executors import SingleThreadedExecutor
     watcher = Node("lame_watch", context=ctx)
-    watcher.create_subscription(String, "/chainrt/chain_stats", lambda m: events.append(json.loads(m.data)), 50)
+    watcher.create_subscription(String, "/chainrt/events", lambda m: events.append(json.loads(m.data)), 50)
     watch = SingleThreadedExecutor(context=ctx)
     watch.add_node(watcher)
     watching = threading.Thread(target=watch.spin, daemon=True)

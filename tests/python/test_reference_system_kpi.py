@@ -169,3 +169,30 @@ def test_usage_summary_cpu_share_over_the_measured_window():
     # series: the share over the last second at every sample from 1 s on
     assert len(u["series"]) == 21 and u["series"][0]["cpu_percent"] == pytest.approx(90.0)
     assert u["series"][-1]["cpu_percent"] == pytest.approx(40.0)
+
+
+def test_sequence_gaps_count_skipped_numbers_only():
+    assert kpi.sequence_gaps([1, 2, 3]) == 0
+    assert kpi.sequence_gaps([1, 3, 4, 7]) == 1 + 2
+    assert kpi.sequence_gaps([5, 5, 2, 4]) == 1  # a repeat or a restart skips none
+
+
+def test_lidar_samples_lost_before_the_sink_are_counted_without_a_dropped_entry():
+    # every 3rd LiDAR sample never reaches the sink (overwritten after the hot path), and no
+    # entry of the samples that do arrive says so: the hot-path drops stay 0, the gaps do not
+    arrived = [i for i in range(1, 61) if i % 3]
+    samples = [hot_sample(i * 100 * MS, 0, 0, 10 * MS, i) for i in arrived]
+    d = kpi.run_kpis({"VehicleDBWSystem": samples}).to_dict()
+    measured = arrived[kpi.WARMUP_SAMPLES:]
+    lost = sum(1 for i in range(measured[0], measured[-1] + 1) if i % 3 == 0)
+    assert d["hot_path_drops"] == 0
+    assert d["lidar_samples_lost"] == {"FrontLidarDriver": lost, "RearLidarDriver": lost}
+    pooled = kpi.pooled([kpi.run_kpis({"VehicleDBWSystem": samples})] * 2).to_dict()
+    assert pooled["lidar_samples_lost"]["FrontLidarDriver"] == 2 * lost
+
+
+def test_lidar_gaps_skip_samples_without_the_hot_path():
+    samples = [hot_sample(i * 100 * MS, 0, 0, 10 * MS, i) for i in range(1, 31)]
+    samples[20] = [Entry("BehaviorPlanner", 2_000 * MS, 20)]  # the planner fired with no hot-path input
+    d = kpi.run_kpis({"VehicleDBWSystem": samples}).to_dict()
+    assert d["lidar_samples_lost"] == {"FrontLidarDriver": 1, "RearLidarDriver": 1}

@@ -130,6 +130,41 @@ def _echo_stats(env):
                  timeout=30).stdout
 
 
+def _assert_typed(echoed):
+    """`ros2 topic echo` printed a chainrt_msgs/msg/ChainStats (its fields, not a JSON string)."""
+    for field in ("stamp:", "run:", "  run_id:", "  policy:", "seq:", "chains:", "  verdict:", "callbacks:",
+                  "  cpu_max_ns:", "  start_ns:"):
+        assert f"\n{field}" in "\n" + echoed, (field, echoed)
+    assert "\ndata:" not in "\n" + echoed, echoed
+
+
+def test_ros2_topic_echo_prints_the_typed_message_of_chainrt_run(tmp_path):
+    """`chainrt run --stats-period` publishes chainrt_msgs/msg/ChainStats: `ros2 topic echo`
+    prints it, and `ros2 topic info` names the type."""
+    _need_ros2()
+    env = _env()
+    log = open(tmp_path / "run.log", "w")
+    run = subprocess.Popen([str(Path(sys.prefix) / "bin" / "chainrt"), "run", str(ROOT / "examples" / "two_chains.yaml"),
+                            "--duration", "120s", "--warmup", "0s", "--stats-period", "300ms", "--no-compare"],
+                           env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        stats = _until(lambda o: "high" in o and "low" in o, lambda: _echo_stats(env))
+        assert "high" in stats, stats + (tmp_path / "run.log").read_text()
+        _assert_typed(stats)
+        info = _until(lambda o: "Type:" in o,
+                      lambda: _ros2(["topic", "info", "--no-daemon", "--spin-time", "3", "/chainrt/chain_stats"],
+                                    env).stdout)
+        assert "chainrt_msgs/msg/ChainStats" in info, info
+    finally:
+        os.killpg(run.pid, signal.SIGINT)
+        try:
+            run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+        log.close()
+
+
 def test_ros2_run_finds_chainrt_programs():
     _need_ros2()
     env = _env()
@@ -158,8 +193,9 @@ def test_launch_two_chains_is_seen_by_ros2_and_ends_on_ctrl_c(tmp_path, executor
         topics = _until(lambda o: "/hi_data" in o and "/chainrt/chain_stats" in o,
                         lambda: _ros2(["topic", "list", "--no-daemon", "--spin-time", "2"], env).stdout)
         assert "/hi_data" in topics and "/chainrt/chain_stats" in topics, topics
-        stats = _until(lambda o: "high" in o, lambda: _echo_stats(env))
+        stats = _until(lambda o: "high" in o and "low" in o, lambda: _echo_stats(env))
         assert "high" in stats and "low" in stats, stats + launch.output()
+        _assert_typed(stats)  # chainrt run's, or the rclpy ChainExecutor's
         _interrupt_and_check_nothing_left(launch)
     finally:
         launch.kill_leftovers()
@@ -180,6 +216,7 @@ def test_launch_container_loads_two_nodes_with_the_model_and_ends_on_ctrl_c(tmp_
         # the model's chain, measured by the container's executor
         stats = _until(lambda o: "sense_to_filter" in o, lambda: _echo_stats(env))
         assert "sense_to_filter" in stats, stats + launch.output()
+        _assert_typed(stats)  # the rclcpp ChainExecutor's
         _interrupt_and_check_nothing_left(launch)
     finally:
         launch.kill_leftovers()

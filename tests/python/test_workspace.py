@@ -81,6 +81,32 @@ def test_install_prefix_has_package_config_and_python(installed):
     assert list(site.glob("_core*.so")), "the compiled extension is installed with the package"
 
 
+def test_install_prefix_has_the_monitoring_messages(installed, tmp_path):
+    """chainrt_msgs is installed with chainrt: its ament index entry, and a plain rclpy program
+    that puts the prefix's Python folder on its path publishes a ChainStats (its type support
+    libraries found from where they lie, without LD_LIBRARY_PATH)."""
+    assert (installed / "share" / "chainrt_msgs" / "package.xml").is_file()
+    assert (installed / "share" / "ament_index" / "resource_index" / "packages" / "chainrt_msgs").exists()
+    site = next((installed / "lib").glob("python3*/site-packages"))
+    program = tmp_path / "plain.py"
+    program.write_text(
+        "import rclpy\n"
+        "from chainrt_msgs.msg import ChainStats, ChainStatistics\n"
+        "import chainrt_msgs\n"
+        "rclpy.init()\n"
+        "node = rclpy.create_node('plain')\n"
+        "node.create_publisher(ChainStats, '/chainrt/chain_stats', 1).publish(\n"
+        "    ChainStats(chains=[ChainStatistics(name='c', verdict=ChainStatistics.VERDICT_MET)]))\n"
+        "print(chainrt_msgs.__file__)\n")
+    # a fresh process: the wheels' own start-up sets their library path (and no more)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_LIBRARY_PATH", "CHAINRT_BUILD_DIR", "_ROS_WHEELS_BOOTSTRAP_COMPLETE")}
+    env.update(PYTHONPATH=str(site), ROS_DOMAIN_ID="97", ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    r = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith(str(installed)), r.stdout  # the installed package, not the build's
+
+
 RCLCPP_CONSUMER_CMAKE = """cmake_minimum_required(VERSION 3.22)
 project(consumer CXX)
 set(CMAKE_CXX_STANDARD 20)

@@ -173,15 +173,24 @@ std::int64_t calibrate_prime_limit(Duration work) {
   return hi;
 }
 
-SystemResult run_reference_system(const Model& model, const SystemOptions& opt) {
-  runtime::install_signal_handlers();
-  SystemResult result;
-  const std::vector<NodeShape> shapes = node_shapes(model);
-  for (const auto& s : shapes) {
-    result.nodes.emplace_back(s.name, to_string(s.type));
-    if (s.type == NodeType::Command) result.sinks.push_back(s.name);
-  }
+namespace {
 
+// What the stages of one reference-system run share: the model and options, the node shapes,
+// the result being filled, the workload, the sinks' recorder, the context and the nodes built.
+struct SystemBuild {
+  const Model& model;
+  const SystemOptions& opt;
+  const std::vector<NodeShape>& shapes;
+  SystemResult& result;
+  Work& work;
+  Recorder& recorder;
+  runtime::Context& context;
+  std::map<std::string, std::unique_ptr<RefNode>> nodes{};
+};
+
+// The workload: with PrimeCount, each working callback's WCET calibrated to a prime limit.
+Work calibrated_work(const Model& model, const std::vector<NodeShape>& shapes, const SystemOptions& opt,
+                     SystemResult& result) {
   Work work;
   work.kind = opt.workload;
   if (opt.workload == Workload::PrimeCount)
@@ -194,200 +203,219 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
         opt.workload == Workload::PrimeCount)
       work.limits[model.callbacks[*s.timer].wcet] = calibrate_prime_limit(model.callbacks[*s.timer].wcet);
   for (const auto& [w, l] : work.limits) result.prime_limits[std::to_string(w)] = l;
+  return work;
+}
 
-  // Sinks: at most one sample per 5 ms each over the whole run.
-  const std::size_t per_sink = static_cast<std::size_t>((opt.duration + opt.warmup + 5'000'000'000) / 5'000'000) + 64;
-  Recorder recorder(opt.topology_only ? 1 : per_sink * std::max<std::size_t>(1, result.sinks.size()));
-
-  runtime::Context context;
-  std::map<std::string, std::unique_ptr<RefNode>> nodes;
-  std::vector<std::unique_ptr<runtime::Executor>> executors;
-
-  for (std::size_t e = 0; e < model.executors.size(); ++e) {
-    sched::ExecutorSetup setup = sched::make_setup(model, e);
-    runtime::ExecutorOptions eo;
-    eo.policy = setup.policy;
-    eo.threads = setup.threads;
-    eo.name = model.executors[e].name;
-    if (!opt.thread_params)
-      for (auto& t : eo.threads) {
-        t.cores.clear();
-        t.fifo_priority.reset();
-        t.reservation.reset();
-      }
-    auto ex = std::make_unique<runtime::Executor>(context, eo);
-
-    for (sched::CallbackId id = 0; id < setup.callbacks.size(); ++id) {
-      const std::size_t ci = setup.callbacks[id];
-      const Callback& cb = model.callbacks[ci];
-      auto& rn = nodes[cb.node];
-      if (!rn) {
-        rn = std::make_unique<RefNode>();
-        rn->shape = *std::find_if(shapes.begin(), shapes.end(), [&](const NodeShape& s) { return s.name == cb.node; });
-        rn->node = std::make_unique<runtime::Node>(context, runtime::ros_name(cb.node));
-        ex->add_node(*rn->node);
-        const std::size_t inputs = rn->shape.subscriptions.size();
-        rn->trackers.resize(inputs);
-        rn->cache.resize(inputs);
-        rn->cached.assign(inputs, false);
-        for (const auto& t : rn->shape.outputs) {
-          auto o = std::make_shared<Output>();
-          o->topic = t;
-          o->expected_subscribers = model.subscribers(t).size();
-          o->pub = rn->node->create_publisher<Msg>(runtime::ros_topic_name(opt.topic_prefix, t), 1);
-          o->msg.data.assign(kMessageSize, 0);
-          rn->outputs[t] = o;
-        }
-        if (rn->shape.type == NodeType::Command)
-          rn->sink = static_cast<std::uint32_t>(
-              std::find(result.sinks.begin(), result.sinks.end(), cb.node) - result.sinks.begin());
-      }
-      RefNode* n = rn.get();
-      runtime::CallbackOptions co;
-      co.name = cb.name;
-      co.priority = setup.specs[id].priority;
-      co.affinity = setup.specs[id].affinity;
-      const bool works = is_working(model, n->shape, ci);
-      const Duration wcet = works ? cb.wcet : 0;
-      const std::string& me = n->shape.name;
-      Output* out = cb.publishes.empty() ? nullptr : n->outputs.at(cb.publishes.front()).get();
-
-      if (cb.kind == CallbackKind::Timer) {
-        if (n->shape.type == NodeType::Sensor) {
-          n->node->create_timer(cb.period, [n, out, &me] {
-            const Duration t0 = now_ns();
-            n->out.size = 0;
-            std::memset(n->out.data, 0, sizeof n->out.data);
-            append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, 0);
-            publish(*out, n->out);
-          }, co, cb.offset);
-        } else {  // Cyclic: work, merge every non-empty cache in input order, reset
-          n->node->create_timer(cb.period, [n, out, &me, wcet, &work] {
-            const Duration t0 = now_ns();
-            const std::int64_t r = work.run(wcet);
-            n->out.size = 0;
-            std::memset(n->out.data, 0, sizeof n->out.data);
-            for (std::size_t i = 0; i < n->cache.size(); ++i)
-              if (n->cached[i]) merge_history(n->out, n->cache[i]);
-            append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, n->pending_dropped);
-            n->out.data[0] = r;
-            n->pending_dropped = 0;
-            std::fill(n->cached.begin(), n->cached.end(), false);
-            publish(*out, n->out);
-          }, co, cb.offset);
-        }
-        continue;
-      }
-
-      const std::size_t input = static_cast<std::size_t>(
-          std::find(n->shape.subscriptions.begin(), n->shape.subscriptions.end(), ci) - n->shape.subscriptions.begin());
-      std::vector<std::uint32_t> member;
-      for (std::size_t c = 0; c < model.chains.size(); ++c)
-        if (std::find(model.chains[c].callbacks.begin(), model.chains[c].callbacks.end(), cb.name) !=
-            model.chains[c].callbacks.end())
-          member.push_back(static_cast<std::uint32_t>(c));
-      // A sample's chain stamp applies only to callbacks of that chain (others: no deadline).
-      auto stamp_of = [member](const Msg& m) {
-        runtime::Stamp st = stamp_in(m);
-        if (std::find(member.begin(), member.end(), st.chain) == member.end()) return runtime::Stamp{};
-        return st;
-      };
-      std::function<void(const Msg&)> fn;
-      const CallbackKind kind = cb.kind;
-      switch (n->shape.type) {
-        case NodeType::Transform:
-        case NodeType::Intersection:  // per connection: own output and sequence counter
-          fn = [n, out, &me, wcet, &work, input](const Msg& m) {
-            const Duration t0 = now_ns();
-            read_sample(m, n->in);
-            const std::uint32_t dropped = n->trackers[input].update(direct_sequence(n->in));
-            const std::int64_t r = work.run(wcet);
-            n->out = n->in;
-            append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, dropped);
-            n->out.data[0] = r;
-            publish(*out, n->out);
-          };
-          break;
-        case NodeType::Fusion:
-          fn = [n, out, &me, wcet, &work, input, kind](const Msg& m) {
-            const Duration t0 = now_ns();
-            read_sample(m, n->cache[input]);
-            n->cached[input] = true;
-            n->pending_dropped += n->trackers[input].update(direct_sequence(n->cache[input]));
-            if (kind == CallbackKind::FusionInput) return;
-            if (std::find(n->cached.begin(), n->cached.end(), false) != n->cached.end()) return;
-            const std::int64_t r = work.run(wcet);
-            n->out.size = 0;
-            std::memset(n->out.data, 0, sizeof n->out.data);
-            for (const Sample& c : n->cache) merge_history(n->out, c);
-            append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, n->pending_dropped);
-            n->out.data[0] = r;
-            n->pending_dropped = 0;
-            std::fill(n->cached.begin(), n->cached.end(), false);
-            publish(*out, n->out);
-          };
-          break;
-        case NodeType::Cyclic:
-          fn = [n, input](const Msg& m) {
-            read_sample(m, n->cache[input]);
-            n->cached[input] = true;
-            n->pending_dropped += n->trackers[input].update(direct_sequence(n->cache[input]));
-          };
-          break;
-        case NodeType::Command:
-          fn = [n, input, &recorder](const Msg& m) {
-            const Duration t0 = now_ns();
-            recorder.record(n->sink, t0, m);
-            read_sample(m, n->in);
-            n->trackers[input].update(direct_sequence(n->in));
-          };
-          break;
-        case NodeType::Sensor:
-          break;
-      }
-      n->node->create_subscription<Msg>(runtime::ros_topic_name(opt.topic_prefix, cb.topic),
-                                        static_cast<std::size_t>(std::max(1, cb.queue_depth)), fn, co,
-                                        stamp_of);
-    }
-    for (const auto& c : model.chains) {
-      ex->add_chain(runtime::ChainSpec::of(c));
-    }
-    executors.push_back(std::move(ex));
+// The node of callback cb, created (with its publishers) on executor ex at its first callback.
+RefNode* ref_node(SystemBuild& b, runtime::Executor& ex, const Callback& cb) {
+  auto& rn = b.nodes[cb.node];
+  if (rn) return rn.get();
+  rn = std::make_unique<RefNode>();
+  rn->shape = *std::find_if(b.shapes.begin(), b.shapes.end(), [&](const NodeShape& s) { return s.name == cb.node; });
+  rn->node = std::make_unique<runtime::Node>(b.context, runtime::ros_name(cb.node));
+  ex.add_node(*rn->node);
+  const std::size_t inputs = rn->shape.subscriptions.size();
+  rn->trackers.resize(inputs);
+  rn->cache.resize(inputs);
+  rn->cached.assign(inputs, false);
+  for (const auto& t : rn->shape.outputs) {
+    auto o = std::make_shared<Output>();
+    o->topic = t;
+    o->expected_subscribers = b.model.subscribers(t).size();
+    o->pub = rn->node->create_publisher<Msg>(runtime::ros_topic_name(b.opt.topic_prefix, t), 1);
+    o->msg.data.assign(kMessageSize, 0);
+    rn->outputs[t] = o;
   }
+  if (rn->shape.type == NodeType::Command)
+    rn->sink = static_cast<std::uint32_t>(std::find(b.result.sinks.begin(), b.result.sinks.end(), cb.node) -
+                                          b.result.sinks.begin());
+  return rn.get();
+}
 
-  // Discovery: every publisher matched the subscriptions the model gives it.
-  const Duration give_up = now_ns() + opt.discovery_timeout;
-  for (auto& [name, rn] : nodes)
+// A timer of node n: a sensor publishes a fresh sample; a cyclic node works, merges every
+// non-empty cache in input order and resets.
+void add_timer(SystemBuild& b, RefNode* n, Output* out, const Callback& cb, Duration wcet,
+               const runtime::CallbackOptions& co) {
+  const std::string& me = n->shape.name;
+  Work& work = b.work;
+  if (n->shape.type == NodeType::Sensor) {
+    n->node->create_timer(cb.period, [n, out, &me] {
+      const Duration t0 = now_ns();
+      n->out.size = 0;
+      std::memset(n->out.data, 0, sizeof n->out.data);
+      append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, 0);
+      publish(*out, n->out);
+    }, co, cb.offset);
+    return;
+  }
+  n->node->create_timer(cb.period, [n, out, &me, wcet, &work] {
+    const Duration t0 = now_ns();
+    const std::int64_t r = work.run(wcet);
+    n->out.size = 0;
+    std::memset(n->out.data, 0, sizeof n->out.data);
+    for (std::size_t i = 0; i < n->cache.size(); ++i)
+      if (n->cached[i]) merge_history(n->out, n->cache[i]);
+    append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, n->pending_dropped);
+    n->out.data[0] = r;
+    n->pending_dropped = 0;
+    std::fill(n->cached.begin(), n->cached.end(), false);
+    publish(*out, n->out);
+  }, co, cb.offset);
+}
+
+// The body of a subscription of node n on its input `input`, by the node's type (empty for a
+// sensor, which has none).
+std::function<void(const Msg&)> subscription_body(SystemBuild& b, RefNode* n, Output* out, std::size_t input,
+                                                  CallbackKind kind, Duration wcet) {
+  const std::string& me = n->shape.name;
+  Work& work = b.work;
+  Recorder& recorder = b.recorder;
+  switch (n->shape.type) {
+    case NodeType::Transform:
+    case NodeType::Intersection:  // per connection: own output and sequence counter
+      return [n, out, &me, wcet, &work, input](const Msg& m) {
+        const Duration t0 = now_ns();
+        read_sample(m, n->in);
+        const std::uint32_t dropped = n->trackers[input].update(direct_sequence(n->in));
+        const std::int64_t r = work.run(wcet);
+        n->out = n->in;
+        append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, dropped);
+        n->out.data[0] = r;
+        publish(*out, n->out);
+      };
+    case NodeType::Fusion:
+      return [n, out, &me, wcet, &work, input, kind](const Msg& m) {
+        const Duration t0 = now_ns();
+        read_sample(m, n->cache[input]);
+        n->cached[input] = true;
+        n->pending_dropped += n->trackers[input].update(direct_sequence(n->cache[input]));
+        if (kind == CallbackKind::FusionInput) return;
+        if (std::find(n->cached.begin(), n->cached.end(), false) != n->cached.end()) return;
+        const std::int64_t r = work.run(wcet);
+        n->out.size = 0;
+        std::memset(n->out.data, 0, sizeof n->out.data);
+        for (const Sample& c : n->cache) merge_history(n->out, c);
+        append_entry(n->out, me, static_cast<std::uint64_t>(t0), out->sequence++, n->pending_dropped);
+        n->out.data[0] = r;
+        n->pending_dropped = 0;
+        std::fill(n->cached.begin(), n->cached.end(), false);
+        publish(*out, n->out);
+      };
+    case NodeType::Cyclic:
+      return [n, input](const Msg& m) {
+        read_sample(m, n->cache[input]);
+        n->cached[input] = true;
+        n->pending_dropped += n->trackers[input].update(direct_sequence(n->cache[input]));
+      };
+    case NodeType::Command:
+      return [n, input, &recorder](const Msg& m) {
+        const Duration t0 = now_ns();
+        recorder.record(n->sink, t0, m);
+        read_sample(m, n->in);
+        n->trackers[input].update(direct_sequence(n->in));
+      };
+    case NodeType::Sensor:
+      break;
+  }
+  return {};
+}
+
+// Callback id of executor ex (setup: its scheduling set-up) created on its node.
+void add_callback(SystemBuild& b, runtime::Executor& ex, const sched::ExecutorSetup& setup, sched::CallbackId id) {
+  const Model& model = b.model;
+  const std::size_t ci = setup.callbacks[id];
+  const Callback& cb = model.callbacks[ci];
+  RefNode* n = ref_node(b, ex, cb);
+  runtime::CallbackOptions co;
+  co.name = cb.name;
+  co.priority = setup.specs[id].priority;
+  co.affinity = setup.specs[id].affinity;
+  const bool works = is_working(model, n->shape, ci);
+  const Duration wcet = works ? cb.wcet : 0;
+  Output* out = cb.publishes.empty() ? nullptr : n->outputs.at(cb.publishes.front()).get();
+  if (cb.kind == CallbackKind::Timer) {
+    add_timer(b, n, out, cb, wcet, co);
+    return;
+  }
+  const std::size_t input = static_cast<std::size_t>(
+      std::find(n->shape.subscriptions.begin(), n->shape.subscriptions.end(), ci) - n->shape.subscriptions.begin());
+  std::vector<std::uint32_t> member;
+  for (std::size_t c = 0; c < model.chains.size(); ++c)
+    if (std::find(model.chains[c].callbacks.begin(), model.chains[c].callbacks.end(), cb.name) !=
+        model.chains[c].callbacks.end())
+      member.push_back(static_cast<std::uint32_t>(c));
+  // A sample's chain stamp applies only to callbacks of that chain (others: no deadline).
+  auto stamp_of = [member](const Msg& m) {
+    runtime::Stamp st = stamp_in(m);
+    if (std::find(member.begin(), member.end(), st.chain) == member.end()) return runtime::Stamp{};
+    return st;
+  };
+  n->node->create_subscription<Msg>(runtime::ros_topic_name(b.opt.topic_prefix, cb.topic),
+                                    static_cast<std::size_t>(std::max(1, cb.queue_depth)),
+                                    subscription_body(b, n, out, input, cb.kind, wcet), co, stamp_of);
+}
+
+// Executor e of the model with its nodes, callbacks and chains.
+std::unique_ptr<runtime::Executor> build_executor(SystemBuild& b, std::size_t e) {
+  sched::ExecutorSetup setup = sched::make_setup(b.model, e);
+  runtime::ExecutorOptions eo;
+  eo.policy = setup.policy;
+  eo.threads = setup.threads;
+  eo.name = b.model.executors[e].name;
+  if (!b.opt.thread_params)
+    for (auto& t : eo.threads) {
+      t.cores.clear();
+      t.fifo_priority.reset();
+      t.reservation.reset();
+    }
+  auto ex = std::make_unique<runtime::Executor>(b.context, eo);
+  for (sched::CallbackId id = 0; id < setup.callbacks.size(); ++id) add_callback(b, *ex, setup, id);
+  for (const auto& c : b.model.chains) {
+    ex->add_chain(runtime::ChainSpec::of(c));
+  }
+  return ex;
+}
+
+// Discovery: every publisher matched the subscriptions the model gives it (a warning where not).
+void await_discovery(SystemBuild& b) {
+  const Duration give_up = now_ns() + b.opt.discovery_timeout;
+  for (auto& [name, rn] : b.nodes)
     for (auto& [topic, o] : rn->outputs) {
       while (o->pub->subscription_count() < o->expected_subscribers && now_ns() < give_up &&
              !runtime::signal_received())
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       if (o->pub->subscription_count() < o->expected_subscribers)
-        result.warnings.push_back("topic '" + topic + "': " + std::to_string(o->pub->subscription_count()) +
-                                  " of " + std::to_string(o->expected_subscribers) + " subscriptions matched");
+        b.result.warnings.push_back("topic '" + topic + "': " + std::to_string(o->pub->subscription_count()) +
+                                    " of " + std::to_string(o->expected_subscribers) + " subscriptions matched");
     }
+}
 
-  // The topology as the ROS graph sees it: publishers and subscribers per topic.
-  if (!nodes.empty()) {
-    rcl_node_t* probe = nodes.begin()->second->node->get();
-    for (const auto& t : model.topics) {
-      TopicCount tc;
-      tc.topic = t.name;
-      for (const auto& s : shapes)
-        if (std::find(s.outputs.begin(), s.outputs.end(), t.name) != s.outputs.end()) ++tc.expected_publishers;
-      tc.expected_subscribers = model.subscribers(t.name).size();
-      const std::string full = runtime::ros_topic_name(opt.topic_prefix, t.name);
-      for (int tries = 0; tries < 200; ++tries) {
-        if (rcl_count_publishers(probe, full.c_str(), &tc.publishers) != RCL_RET_OK) tc.publishers = 0;
-        if (rcl_count_subscribers(probe, full.c_str(), &tc.subscribers) != RCL_RET_OK) tc.subscribers = 0;
-        if (tc.publishers >= tc.expected_publishers && tc.subscribers >= tc.expected_subscribers) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      result.topics.push_back(tc);
+// The topology as the ROS graph sees it: publishers and subscribers per topic.
+void count_topology(SystemBuild& b) {
+  if (b.nodes.empty()) return;
+  rcl_node_t* probe = b.nodes.begin()->second->node->get();
+  for (const auto& t : b.model.topics) {
+    TopicCount tc;
+    tc.topic = t.name;
+    for (const auto& s : b.shapes)
+      if (std::find(s.outputs.begin(), s.outputs.end(), t.name) != s.outputs.end()) ++tc.expected_publishers;
+    tc.expected_subscribers = b.model.subscribers(t.name).size();
+    const std::string full = runtime::ros_topic_name(b.opt.topic_prefix, t.name);
+    for (int tries = 0; tries < 200; ++tries) {
+      if (rcl_count_publishers(probe, full.c_str(), &tc.publishers) != RCL_RET_OK) tc.publishers = 0;
+      if (rcl_count_subscribers(probe, full.c_str(), &tc.subscribers) != RCL_RET_OK) tc.subscribers = 0;
+      if (tc.publishers >= tc.expected_publishers && tc.subscribers >= tc.expected_subscribers) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    b.result.topics.push_back(tc);
   }
-  if (opt.topology_only) return result;
+}
 
+// Run the executors for warm-up + duration (sampling the usage), stop them and collect their
+// reports, traces and the sinks' records.
+void run_executors(SystemBuild& b, std::vector<std::unique_ptr<runtime::Executor>>& executors) {
+  const SystemOptions& opt = b.opt;
+  SystemResult& result = b.result;
   const Duration start = now_ns();
   for (auto& ex : executors) {
     ex->measure_from(start + opt.warmup);
@@ -413,14 +441,40 @@ SystemResult run_reference_system(const Model& model, const SystemOptions& opt) 
     parts.push_back(ex->report());
     if (opt.trace)
       for (const auto& d : ex->trace())
-        result.trace.push_back(TraceRecord{model.executors[e].name, ex->name_of(d.callback), d.thread, d.start,
+        result.trace.push_back(TraceRecord{b.model.executors[e].name, ex->name_of(d.callback), d.thread, d.start,
                                            d.finish, d.deadline, d.release, d.cpu});
   }
   result.stopped = now_ns();
   result.runtime = runtime::merge_reports(parts);
-  result.records = recorder.count();
-  result.records_lost = recorder.lost();
-  if (!opt.dump_path.empty()) recorder.write(opt.dump_path);
+  result.records = b.recorder.count();
+  result.records_lost = b.recorder.lost();
+  if (!opt.dump_path.empty()) b.recorder.write(opt.dump_path);
+}
+
+}  // namespace
+
+SystemResult run_reference_system(const Model& model, const SystemOptions& opt) {
+  runtime::install_signal_handlers();
+  SystemResult result;
+  const std::vector<NodeShape> shapes = node_shapes(model);
+  for (const auto& s : shapes) {
+    result.nodes.emplace_back(s.name, to_string(s.type));
+    if (s.type == NodeType::Command) result.sinks.push_back(s.name);
+  }
+  Work work = calibrated_work(model, shapes, opt, result);
+
+  // Sinks: at most one sample per 5 ms each over the whole run.
+  const std::size_t per_sink = static_cast<std::size_t>((opt.duration + opt.warmup + 5'000'000'000) / 5'000'000) + 64;
+  Recorder recorder(opt.topology_only ? 1 : per_sink * std::max<std::size_t>(1, result.sinks.size()));
+
+  runtime::Context context;
+  SystemBuild b{model, opt, shapes, result, work, recorder, context};
+  std::vector<std::unique_ptr<runtime::Executor>> executors;
+  for (std::size_t e = 0; e < model.executors.size(); ++e) executors.push_back(build_executor(b, e));
+  await_discovery(b);
+  count_topology(b);
+  if (opt.topology_only) return result;
+  run_executors(b, executors);
   return result;
 }
 
@@ -462,3 +516,4 @@ std::string to_json(const SystemResult& r) {
 }
 
 }  // namespace chainrt::reference_system
+

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chainrt/runtime/accelerator_client.hpp"
+#include "chainrt/runtime/accelerator_shm.hpp"
 #include "gil.hpp"
 
 namespace nb = nanobind;
@@ -34,7 +35,8 @@ std::shared_ptr<runtime::SharedAccelerator> named(const std::string& name) {
 }
 
 void add(const std::string& name, const std::string& access, Duration overhead_ns, std::optional<int> fifo_priority,
-         std::vector<int> cores, std::size_t capacity, std::size_t trace_capacity) {
+         std::vector<int> cores, std::size_t capacity, std::size_t trace_capacity, const std::string& shared,
+         bool serve) {
   runtime::AcceleratorOptions o;
   o.name = name;
   if (access == "server") o.access = AcceleratorAccess::Server;
@@ -47,6 +49,8 @@ void add(const std::string& name, const std::string& access, Duration overhead_n
   o.cores = std::move(cores);
   o.capacity = capacity;
   o.trace_capacity = trace_capacity;
+  if (!shared.empty()) o.shared_memory = runtime::AcceleratorShm::segment_name(shared);
+  o.serve = serve;
   runtime::add_accelerator(std::move(o));
 }
 
@@ -108,7 +112,7 @@ std::vector<std::tuple<std::uint32_t, std::uint32_t, Duration, Duration, Duratio
 
 void bind_accelerator(nb::module_& m) {
   m.def("accelerator_add", &add, "name"_a, "access"_a, "overhead_ns"_a = 0, "fifo_priority"_a = nb::none(),
-        "cores"_a = std::vector<int>{}, "capacity"_a = 256, "trace_capacity"_a = 4096);
+        "cores"_a = std::vector<int>{}, "capacity"_a = 256, "trace_capacity"_a = 4096, "shared"_a = "", "serve"_a = true);
   m.def("accelerator_remove", &remove, "name"_a);
   m.def("accelerator_run", &run, "name"_a, "copy_in_ns"_a, "kernel_ns"_a, "copy_out_ns"_a, "job"_a = nb::none(),
         "site"_a = nb::none());

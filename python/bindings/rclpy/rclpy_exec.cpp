@@ -36,6 +36,10 @@
 #include <rcl/service.h>
 #include <rcl/subscription.h>
 #include <rcl/timer.h>
+#include <rcutils/allocator.h>
+#include <rmw/rmw.h>
+#include <rmw/serialized_message.h>
+#include <rosidl_typesupport_cpp/message_type_support.hpp>
 #include <time.h>
 
 #include <algorithm>
@@ -57,6 +61,7 @@
 #include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/dispatch_context.hpp"
 #include "chainrt/runtime/monitor.hpp"
+#include "chainrt/runtime/monitor_msg.hpp"
 #include "chainrt/runtime/threads.hpp"
 #include "chainrt/runtime/tracing.hpp"
 #include "chainrt/sched/admission.hpp"
@@ -73,6 +78,20 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace chainrt::rclpy_exec {
+
+// `m` serialized as the middleware serializes it (rmw_serialize, CDR): what an rclpy Publisher
+// of chainrt_msgs/msg/ChainStats publishes as is (publish(bytes)). Allocates.
+static std::string serialized(const chainrt_msgs::msg::ChainStats& m) {
+  rmw_serialized_message_t buf = rmw_get_zero_initialized_serialized_message();
+  rcutils_allocator_t alloc = rcutils_get_default_allocator();
+  if (rmw_serialized_message_init(&buf, 0, &alloc) != RMW_RET_OK) throw std::bad_alloc();
+  const rmw_ret_t rc =
+      rmw_serialize(&m, rosidl_typesupport_cpp::get_message_type_support_handle<chainrt_msgs::msg::ChainStats>(), &buf);
+  std::string out = rc == RMW_RET_OK ? std::string(reinterpret_cast<const char*>(buf.buffer), buf.buffer_length) : "";
+  (void)rmw_serialized_message_fini(&buf);
+  if (rc != RMW_RET_OK) throw std::runtime_error("the monitoring message could not be serialized");
+  return out;
+}
 
 using sched::CallbackId;
 using sched::kNoCallback;
@@ -569,13 +588,13 @@ class Loop {
     cs.node = node, cs.kind = kind, cs.topic = topic;
   }
 
-  // One monitoring message, as the C++ runtime's executor publishes it (docs/runtime.md): the
-  // report (runtime::to_json, with chain samples) plus run_id, executor, seq (the caller's
-  // message counter, kept across loops), and the dispatches
-  // since the previous call (runtime::records_json; measured ones only, started at or after
-  // set_record_from) with "samples_lost", the dispatches the trace ring overwrote before they
-  // could be taken. Allocates; off the dispatch path; thread-safe.
-  std::string monitor_json(const std::string& run_id, const std::string& executor, std::uint64_t seq) {
+  // One monitoring message, as the C++ executors publish it (chainrt_msgs/msg/ChainStats,
+  // runtime::to_message; docs/runtime.md), serialized (CDR): the report (with chain samples),
+  // run_id, executor, seq (the caller's message counter, kept across loops), and the dispatches
+  // since the previous call (measured ones only, started at or after set_record_from) with
+  // samples_lost, the dispatches the trace ring overwrote before they could be taken.
+  // Allocates; off the dispatch path; thread-safe.
+  std::string monitor_message(const std::string& run_id, const std::string& executor, std::uint64_t seq) {
     runtime::RunReport r = report(2048);
     r.run_id = run_id;
     r.executor = executor;
@@ -592,11 +611,9 @@ class Loop {
       published_ = dispatches_;
       for (const auto& e : entities_) names.push_back(e.stats.name);
     }
-    std::string js = runtime::to_json(r, true);
-    js.pop_back();  // the closing brace
-    js += ", \"seq\": " + std::to_string(seq) + ", \"samples_lost\": " + std::to_string(lost) +
-          ", \"samples\": " + runtime::records_json(recent, names) + "}";
-    return js;
+    chainrt_msgs::msg::ChainStats msg;
+    runtime::to_message(r, seq, lost, recent, names, msg);
+    return serialized(msg);
   }
 
  private:
@@ -840,7 +857,7 @@ class Loop {
   std::string policy_name_;
   std::uint64_t dispatches_ = 0;
   std::vector<runtime::DispatchRecord> trace_ = std::vector<runtime::DispatchRecord>(16384);
-  std::uint64_t published_ = 0;  // monitor_json: dispatches already taken
+  std::uint64_t published_ = 0;  // monitor_message: dispatches already taken
   std::uint64_t input_instance_ = 0;  // instances released by a message (set_input_release)
   const runtime::tracing::Hooks& hooks_ = runtime::tracing::hooks();
   std::size_t sleepers_ = 0;
@@ -1097,6 +1114,7 @@ std::string explain_unbound(const std::vector<BindingCandidateTuple>& candidates
 }  // namespace chainrt::rclpy_exec
 
 namespace chainrt::rclpy_exec {
+
 void bind_accelerator(nb::module_& m);  // accelerator_binding.cpp
 }  // namespace chainrt::rclpy_exec
 
@@ -1148,8 +1166,15 @@ NB_MODULE(_rclpy_exec, m) {
       .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a)
       .def("trace_registration", &Loop::trace_registration, "executor"_a)
       .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
-      .def("monitor_json", &Loop::monitor_json, "run_id"_a, "executor"_a, "seq"_a,
-           nb::call_guard<ReleaseGil>())
+      .def("monitor_message", [](Loop& loop, const std::string& run_id, const std::string& executor,
+                                 std::uint64_t seq) {
+             std::string cdr;
+             {
+               ReleaseGil released;
+               cdr = loop.monitor_message(run_id, executor, seq);
+             }
+             return nb::bytes(cdr.data(), cdr.size());
+           }, "run_id"_a, "executor"_a, "seq"_a)
       .def("report_json", &Loop::report_json, "with_samples"_a = false, "max_samples"_a = 2048,
            nb::call_guard<ReleaseGil>());
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)

@@ -2,7 +2,11 @@
 
 1. the two-chain experiment of the CROS-RT paper (examples/two_chains.yaml): for ROS 2's default
    order, fixed priority and EDF, the analysis bound, the simulated worst case and what a real run
-   on rcl + Fast DDS measures, side by side;
+   on rcl + Fast DDS measures, side by side. The real runs are the model's nodes generated as
+   plain rclcpp nodes (chainrt.stock), one binary: ROS 2's order is rclcpp's stock
+   SingleThreadedExecutor, fp and EDF chainrt's ChainExecutor. Where chainrt was built without
+   rclcpp they run on chainrt's runtime, ROS 2's order then being chainrt's emulation of it (the
+   output says which);
 2. the Autoware reference system benchmark, short, summarised per configuration (the full report
    with plots is written to out/demo).
 
@@ -14,12 +18,13 @@ Warnings of the steps are grouped: one line per cause, naming what it concerns.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 import subprocess
 import sys
 
-from .. import cliargs, output
+from .. import cliargs, output, stock
 from ..accounting import ACCOUNTED
 from ..model import policies
 
@@ -94,23 +99,65 @@ def two_chains(tour: Tour, duration: str, rt: bool) -> None:
     print("   high: T = 20 ms, 5 ms of work; low: T = 200 ms, 20 ms of work. Under ROS 2's default order")
     print("   the high chain can wait behind whole low-priority runs; under fixed priority (fp) or EDF it")
     print("   waits for at most one low-priority callback.\n")
+    why_not = stock.unavailable()
     rows = []
-    fifo = ["--fifo", RUN_FIFO] if rt else []
     for policy, analysis in POLICY_ANALYSIS.items():
-        print(f"   {policy}: analysis, simulation, {duration} on real ROS 2 ...", flush=True)
+        on = real_label(policy, why_not)
+        print(f"   {policy}: analysis, simulation, {duration} on {on} ...", flush=True)
         bound = chains_of(tour, "analyze", model, "--analysis", analysis)
         sim = chains_of(tour, "simulate", model, "--policy", policy, "--duration", "10s")
-        real = chains_of(tour, "run", model, "--policy", policy, "--duration", duration, "--no-compare", *fifo)
+        real = real_chains(tour, model, policy, duration, rt, why_not)
         for chain in ("high", "low"):
             b, s, r = bound.get(chain, {}), sim.get(chain, {}), real.get(chain, {})
             bound_text = output.ms(b.get("wcrt_bound_ns")) if b.get("wcrt_bound_ns") is not None else ("none" if b else "-")
             rows.append((chain, policy, bound_text, output.ms(s.get("wcrt_ns")), output.ms(r.get("mean_ns")),
-                         output.ms(r.get("p99_ns")), output.ms(r.get("wcrt_ns")), str(r.get("deadline_misses", "-"))))
+                         output.ms(r.get("p99_ns")), output.ms(r.get("wcrt_ns")), str(r.get("deadline_misses", "-")),
+                         on))
     print()
-    columns(("chain", "policy", "bound", "sim worst", "real mean", "real p99", "real max", "misses"),
+    columns(("chain", "policy", "bound", "sim worst", "real mean", "real p99", "real max", "misses", "real run on"),
             sorted(rows, key=lambda r: (r[0] != "high", r[0])))
     print("   (ms) bound: the analysis' worst case (for ROS 2's order, Casini et al. 2019 finds none within the")
-    print("   period here); sim worst: the simulator's worst case over 10 s; real: rcl + Fast DDS on this machine.\n")
+    print("   period here); sim worst: the simulator's worst case over 10 s; real: rcl + Fast DDS on this machine,")
+    if why_not is None:
+        print("   the same generated rclcpp nodes (one binary) under each executor.\n")
+    else:
+        print(f"   on chainrt's runtime; ROS 2's order is chainrt's emulation of it (stock rclcpp: {why_not}).\n")
+
+
+def real_label(policy: str, why_not: str | None) -> str:
+    """What the real run of `policy` runs on: the generated rclcpp nodes under rclcpp's stock
+    SingleThreadedExecutor (ROS 2's order) or chainrt's ChainExecutor; without rclcpp, chainrt's
+    runtime, whose ROS 2 order is an emulation."""
+    if why_not is None:
+        return stock.LABELS["single"] if policy == "ros-default" else f"{stock.LABELS['chainrt']} ({policy})"
+    return "chainrt's emulation of ROS 2's order" if policy == "ros-default" else "chainrt's runtime"
+
+
+def real_chains(tour: Tour, model: str, policy: str, duration: str, rt: bool, why_not: str | None) -> dict:
+    """Per chain of one real run: mean_ns, p99_ns, wcrt_ns, deadline_misses ({} when it failed)."""
+    if why_not is not None:
+        fifo = ["--fifo", RUN_FIFO] if rt else []
+        return chains_of(tour, "run", model, "--policy", policy, "--duration", duration, "--no-compare", *fifo)
+
+    def fifo_child() -> None:  # the whole process (the executor's and the middleware's threads)
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(RUN_FIFO)))
+
+    executor = "single" if policy == "ros-default" else "chainrt"
+    try:
+        result = stock.run(model, executor, duration=cliargs.duration(duration) / 1e9,
+                           policy=None if executor == "single" else policy, preexec_fn=fifo_child if rt else None)
+    except (stock.StockRunFailed, stock.StockUnavailable) as err:
+        tour.failed.append(f"the {real_label(policy, None)} run")
+        print(f"   ({real_label(policy, None)} failed: {err})")
+        return {}
+    chains = {}
+    for name, c in result["chains"].items():
+        chains[name] = {"mean_ns": c["mean_ns"], "p99_ns": c["p99_ns"], "wcrt_ns": c["max_ns"],
+                        "deadline_misses": c["deadline_misses"]} if c["instances"] else {}
+        if c["lost"]:
+            tour.warn(f"{name} under {real_label(policy, None)}: {c['lost']} of {c['released']} chain instance(s) "
+                      "did not complete")
+    return chains
 
 
 def chains_of(tour: Tour, *args: str) -> dict:

@@ -12,9 +12,15 @@ chain completes when both drivers (steering and throttle) have run — with the 
 ``--runs`` runs (run k draws every timer's phase from its seed), a CSV, a JSON summary and a
 figure next to the paper's numbers.
 
-In the deterministic simulator by default; ``--real`` runs every configuration on real ROS 2
-(``chainrt-run``, one process, every callback burning its execution time) and reports the 1-min
-load and the hypervisor steal beside each run.
+In the deterministic simulator by default. ``--real`` runs every configuration on real ROS 2, the
+repetitions interleaved: the model's nodes generated as plain rclcpp nodes (``chainrt.stock``,
+every callback burning its execution time of thread CPU time, one binary) under rclcpp's stock
+executor for ``default`` (SingleThreaded on one thread, MultiThreaded on two, as the paper's
+baseline) and under chainrt's ChainExecutor for ``edf`` and ``fp``; the stock executors' threads
+get the same pinning and SCHED_FIFO priority as the ChainExecutor's (``--no-thread-params``:
+none for either). Where chainrt was built without rclcpp, ``--real`` runs chainrt's runtime
+(``chainrt-run``) and ``default`` is chainrt's emulation of ROS 2's default executor, labelled so.
+Reports the 1-min load and the hypervisor steal beside each run.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import sys
 
 import yaml
 
-from .. import _core, cliargs, output
+from .. import _core, cliargs, output, stock
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -55,7 +61,11 @@ def add_parser(esub) -> None:
     p.add_argument("--configs", default="default,edf,fp", help="configurations, comma-separated (default all)")
     p.add_argument("--out", default="out/f1tenth", help="output folder")
     p.add_argument("--no-plot", action="store_true")
-    p.add_argument("--real", action="store_true", help="run on real ROS 2 (chainrt-run) instead of the simulator")
+    p.add_argument("--real", action="store_true",
+                   help="run on real ROS 2: the model's nodes as rclcpp nodes under rclcpp's stock executor (default) "
+                        "and chainrt's ChainExecutor (edf, fp); chainrt's runtime where rclcpp is not built")
+    p.add_argument("--no-thread-params", action="store_true",
+                   help="--real: leave every thread under normal scheduling (no pinning, no SCHED_FIFO 99)")
     p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
     p.set_defaults(exp_func=run)
@@ -91,6 +101,73 @@ def _list(text: str, allowed, what: str) -> list:
     return out
 
 
+def _row(config: str, t: int, k: int, name: str, c: dict, lost_key: str) -> dict:
+    n = c.get("instances", 0)
+    return {"config": config, "threads": t, "run": k, "chain": name,
+            "mean_ms": c.get("mean_ns", 0) / 1e6 if n else None,
+            "max_ms": c.get("wcrt_ns", c.get("max_ns", 0)) / 1e6 if n else None,
+            "instances": n, "released": c.get("released", n), "drops": c.get(lost_key, 0),
+            "deadline_misses": c.get("deadline_misses", 0)}
+
+
+def _measure_sim(args, models: dict, chains: list[str]) -> list[dict]:
+    rows = []
+    for (config, t), model in models.items():
+        for k in range(args.runs):
+            r = _simulate(model, args.duration, 1000 + k)
+            rows += [_row(config, t, k, name, r["chains"].get(name, {}), "drops") for name in chains]
+    return rows
+
+
+def stock_executor(config: str, threads: int) -> tuple[str, str | None]:
+    """The generated nodes' executor of a configuration on real rclcpp, and the ChainExecutor's
+    policy: the paper's default is ROS 2's default executor, the multi-threaded one with 2 threads."""
+    if config == "default":
+        return ("single" if threads == 1 else "multi"), None
+    return "chainrt", CONFIGS[config]
+
+
+def label(config: str, threads: int, backend: str) -> str:
+    """How a configuration is named in the table: what actually ran it."""
+    if backend == "rclcpp":
+        executor, policy = stock_executor(config, threads)
+        return stock.LABELS[executor] + (f" {policy}" if policy else "")
+    if backend == "chainrt-run" and config == "default":
+        return "chainrt's emulation of ROS 2 default"
+    return LABELS[config]
+
+
+def _measure_real(args, doc: dict, configs: list[str], threads: list[int], chains: list[str]):
+    """Every configuration on real ROS 2, repetitions interleaved (run k of every configuration
+    before run k+1 of any): the model's nodes generated as rclcpp nodes (chainrt.stock) under the
+    stock executor or the ChainExecutor, one binary; without rclcpp, chainrt's runtime."""
+    backend = "rclcpp" if stock.unavailable() is None else "chainrt-run"
+    rows, loads = [], []
+    for k in range(args.runs):
+        for config in configs:
+            for t in threads:
+                path = os.path.join(args.out, f"{config}_{t}.yaml")
+                with open(path, "w") as f:
+                    yaml.safe_dump(configured(doc, config, t), f, sort_keys=False)
+                if backend == "chainrt-run":
+                    r, load = lr.measured_run(path, int(args.duration * 1e9), args.lock, 1_000_000_000)
+                else:
+                    executor, policy = stock_executor(config, t)
+                    with lr.measurement_lock(args.lock):
+                        load0, j0 = lr.loadavg(), lr.cpu_jiffies()
+                        # (the ChainExecutor runs the model's t threads with their pinning and
+                        # priority; --threads would make them plain threads)
+                        r = stock.run(path, executor, duration=args.duration, policy=policy,
+                                      threads=t if executor == "multi" else None,
+                                      thread_params=not args.no_thread_params)
+                        load = {"load_before": load0, "load_after": lr.loadavg(),
+                                "steal_percent": lr.steal_percent(j0, lr.cpu_jiffies())}
+                loads.append({"config": config, "threads": t, "run": k, **load})
+                rows += [_row(config, t, k, name, r["chains"].get(name, {}),
+                              "lost" if backend == "rclcpp" else "drops") for name in chains]
+    return rows, loads, backend
+
+
 def run(args) -> int:
     try:
         configs = _list(args.configs, CONFIGS, "configs")
@@ -106,28 +183,12 @@ def run(args) -> int:
         return 1
     chains = [c.name for c in next(iter(models.values())).chains]
     os.makedirs(args.out, exist_ok=True)
-    rows, loads = [], []
-    for (config, t), model in models.items():
-        for k in range(args.runs):
-            if args.real:
-                path = os.path.join(args.out, f"{config}_{t}.yaml")
-                with open(path, "w") as f:
-                    yaml.safe_dump(configured(doc, config, t), f, sort_keys=False)
-                try:
-                    r, load = lr.measured_run(path, int(args.duration * 1e9), args.lock, 1_000_000_000)
-                except Exception as err:  # the runtime's one-line errors
-                    print(f"chainrt experiment f1tenth: {err}", file=sys.stderr)
-                    return 1
-                loads.append({"config": config, "threads": t, "run": k, **load})
-            else:
-                r = _simulate(model, args.duration, 1000 + k)
-            for name in chains:
-                c = r["chains"].get(name, {})
-                n = c.get("instances", 0)
-                rows.append({"config": config, "threads": t, "run": k, "chain": name,
-                             "mean_ms": c.get("mean_ns", 0) / 1e6 if n else None,
-                             "max_ms": c.get("wcrt_ns", 0) / 1e6 if n else None,
-                             "instances": n, "drops": c.get("drops", 0), "deadline_misses": c.get("deadline_misses", 0)})
+    try:
+        rows, loads, backend = (_measure_real(args, doc, configs, threads, chains) if args.real
+                                else (_measure_sim(args, models, chains), [], "simulator"))
+    except Exception as err:  # the runs' one-line errors
+        print(f"chainrt experiment f1tenth: {err}", file=sys.stderr)
+        return 1
     with open(os.path.join(args.out, "f1tenth.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
@@ -152,14 +213,17 @@ def run(args) -> int:
                     "max_ms": stat([r["max_ms"] if r["instances"] else starved_ms for r in rs]),
                     "starved_runs": sum(1 for r in rs if not r["instances"]),
                     "drops": sum(r["drops"] for r in rs), "deadline_misses": sum(r["deadline_misses"] for r in rs),
+                    "instances": sum(r["instances"] for r in rs), "released": sum(r["released"] for r in rs),
                     "paper_max_ms": PAPER_MAX_MS.get((config, t, name))}
-    summary = {"mode": "real ROS 2" if args.real else "simulator", "runs": args.runs, "seconds": args.duration,
+    summary = {"mode": "real ROS 2" if args.real else "simulator", "backend": backend,
+               "labels": {f"{c}/{t}": label(c, t, backend) for c in configs for t in threads}, "runs": args.runs, "seconds": args.duration,
                "threads": threads, "configs": configs, "chains": chains,
                "deadlines_ms": {c.name: c.deadline / 1e6 for c in next(iter(models.values())).chains},
                "table": table, "load": loads}
     with open(os.path.join(args.out, "f1tenth.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    print(f"EDF ready-queue paper, Case Study 1 (F1Tenth), {summary['mode']}, {args.runs} runs x {args.duration:g} s "
+    print(f"EDF ready-queue paper, Case Study 1 (F1Tenth), {summary['mode']}{f' ({backend})' if args.real else ''}, {args.runs} runs x "
+          f"{args.duration:g} s "
           f"per configuration (paper: Jetson AGX Xavier, threads pinned, SCHED_FIFO 99)")
     rows = [("threads", "configuration", *(f"{c} avg / max ms" for c in chains))]
     for t in threads:
@@ -168,10 +232,14 @@ def run(args) -> int:
             for name in chains:
                 e = table[f"{config}/{t}/{name}"]
                 avg = "-" if e["average_ms"] is None else f"{e['average_ms']['mean']:.1f}"
-                mx = f"{e['max_ms']['mean']:.1f}" + (" (starved)" if e["starved_runs"] else "")
+                m = e["max_ms"]
+                mx = f"{m['mean']:.1f}" + (f" ({m['min']:.1f}-{m['max']:.1f})" if args.runs > 1 else "")
+                mx += " (starved)" if e["starved_runs"] else ""
+                if backend == "rclcpp" and e["drops"]:  # released instances that never completed
+                    mx += f" ({e['drops']} of {e['released']} lost)"
                 paper = f" [paper {e['paper_max_ms']:g}]" if e["paper_max_ms"] else ""
                 cells.append(f"{avg} / {mx}{paper}")
-            rows.append((t, LABELS[config], *cells))
+            rows.append((t, label(config, t, backend), *cells))
     print("\n".join(output.table(rows, left=(1,), indent="  ")))
     lr.report_tail(args.out, "f1tenth", loads, lambda x: f"{x['config']} {x['threads']} thread(s) run {x['run']}",
                    None if args.no_plot else lambda path: _plot(summary, path))
@@ -195,8 +263,8 @@ def _plot(summary: dict, path: str) -> None:
             xs = [i + (j - (len(configs) - 1) / 2) * width for i in range(len(chains))]
             avg = [(summary["table"][f"{config}/{t}/{c}"]["average_ms"] or {"mean": 0})["mean"] for c in chains]
             mx = [summary["table"][f"{config}/{t}/{c}"]["max_ms"]["mean"] for c in chains]
-            ax.bar(xs, avg, width, color=colors[config], alpha=0.75, label=f"{LABELS[config]}: average")
-            ax.plot(xs, mx, "v", color=colors[config], mec="k", label=f"{LABELS[config]}: maximum")
+            ax.bar(xs, avg, width, color=colors[config], alpha=0.75, label=f"{summary['labels'][f'{config}/{t}']}: average")
+            ax.plot(xs, mx, "v", color=colors[config], mec="k", label=f"{summary['labels'][f'{config}/{t}']}: maximum")
             for x, c in zip(xs, chains):
                 paper = summary["table"][f"{config}/{t}/{c}"]["paper_max_ms"]
                 if paper:

@@ -192,7 +192,7 @@ def run(args) -> int:
     first = lame[0]["initial_plan"] or plan0
     print(f"  LaME's controller inside the simulation every {args.controller_period:g} s and on RT misses; "
           f"initial RT budgets {lr.budgets(first['rt_classes'])} (its plan for the model's times + 5 %)")
-    for c, label in (("default", "ROS 2 default"), ("lame", "LaME + controller"), ("lame_plan", "LaME, no controller")):
+    for c, label in (("default", lo.BASELINE), ("lame", "LaME + controller"), ("lame_plan", "LaME, no controller")):
         print(f"  {label:18s} RT misses per run before the switch {summary[f'{c}_rt_misses_before_switch_per_run']}, "
               f"after {summary[f'{c}_rt_misses_after_switch_per_run']}")
     for k, x in enumerate(lame):
@@ -212,7 +212,7 @@ def run(args) -> int:
         lr.plot_responses({c: results[c][0]["responses"] for c, _, _ in configs}, deadlines, [("RT chains", rt)], out,
                           f"LaME throttling, simulator, run 0: RT response times (dashed: deadlines; --: x"
                           f"{factor[0] / factor[1]:.2f} at {args.throttle_at:g} s; dotted: controller re-plans)",
-                          vlines=marks, labels={"default": "ROS 2 default, 100 % budgets",
+                          vlines=marks, labels={"default": f"{lo.BASELINE}, 100 % budgets",
                                                 "lame": "LaME + controller", "lame_plan": "LaME, no controller"})
         print(f"  wrote {out}")
     return 0
@@ -350,7 +350,7 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
     print(f"LaME throttling experiment, real ROS 2, {args.cores} cores, {args.runs} runs x {args.duration:g} s, "
           f"every callback burns x {factor:.3f} its WCET from {args.throttle_at:g} s (emulated frequency drop; "
           f"paper: 2.3 -> 1.4 GHz on a Jetson, 3 cores)")
-    print(f"  default executor: {args.cores} unpinned SCHED_DEADLINE threads at {lo.deadline_capacity() * 100:.0f} % "
+    print(f"  default: {lo.BASELINE}, not stock rclcpp; {args.cores} unpinned SCHED_DEADLINE threads at {lo.deadline_capacity() * 100:.0f} % "
           f"(kernel admission limit); LaME with its controller every {args.controller_period:g} s and on RT misses")
     for key, label in (("default", "default"), ("lame", "lame")):
         b = summary[f"{key}_rt_misses_before_switch_per_run"]
@@ -399,7 +399,7 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
             lr.plot_responses(resp, deadlines, [("RT chains", rt)], out,
                               f"LaME throttling, real ROS 2, run {k}: RT response times (dashed: deadlines; "
                               f"--: x{factor:.2f} at {args.throttle_at:g} s; dotted: controller re-plans)",
-                              vlines=marks, labels={"default": f"ROS 2 default, {lo.deadline_capacity() * 100:.0f} % budgets",
+                              vlines=marks, labels={"default": f"{lo.BASELINE}, {lo.deadline_capacity() * 100:.0f} % budgets",
                                                     "lame": "LaME + controller"})
             print(f"  wrote {out}")
     return 0
@@ -413,7 +413,7 @@ def _plot(rows, summary, n_windows, args, path) -> None:
     fig, ax = plt.subplots(figsize=(10, 4))
     ts = [w * args.window for w in range(n_windows)]
     budgets = "100 %" if "deadline_capacity" not in summary else f"{summary['deadline_capacity'] * 100:.0f} %"
-    series = [("default_rt_misses", "tab:red", f"ROS 2 default, {budgets} budgets"),
+    series = [("default_rt_misses", "tab:red", f"{lo.BASELINE}, {budgets} budgets"),
               ("lame_rt_misses", "tab:blue", "LaME + controller" if summary.get("mode") == "simulator" else "LaME")]
     if "lame_plan_rt_misses" in rows[0]:
         series.append(("lame_plan_rt_misses", "tab:green", "LaME, no controller"))

@@ -69,14 +69,18 @@ class SharedAccelerator:
     :param cores: its pinning (empty: any core).
     :param capacity: requests queued at once (a full queue is an error for the caller).
     :param trace_capacity: served requests kept for :meth:`trace`.
+    :param shared: share the device with other processes under this name (shared memory,
+        docs/accelerator.md); every user gives the same name, access and capacity.
+    :param serve: with ``shared``, whether this process runs the server (exactly one should);
+        the others' requests, and their jobs' turns, are served in chain-priority order by it.
     """
 
     def __init__(self, name: str, access: str = "server", *, overhead: float = 0.0,
                  fifo_priority: int | None = None, cores: Iterable[int] = (), capacity: int = 256,
-                 trace_capacity: int = 4096) -> None:
+                 trace_capacity: int = 4096, shared: str | None = None, serve: bool = True) -> None:
         self.name = name
         _mod().accelerator_add(name, access, _ns(overhead, "overhead"), fifo_priority, list(cores),
-                               int(capacity), int(trace_capacity))
+                               int(capacity), int(trace_capacity), shared or "", bool(serve))
         self._open = True
         _open.add(self)
 

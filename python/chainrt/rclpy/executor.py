@@ -108,9 +108,9 @@ class ChainExecutor(MarksMixin, Executor):
         clients across all nodes) or ``node`` (rclpy's own SingleThreadedExecutor: waitables
         first, then node by node its timers, subscriptions, guard conditions, clients,
         services). No effect under the other policies.
-    :param stats_period: seconds between monitor messages on ``stats_topic`` (JSON in
-        std_msgs/String, the C++ runtime's keys, with the dispatches since the previous message
-        as ``samples``: what ``chainrt profile`` reads); None: not published.
+    :param stats_period: seconds between monitor messages on ``stats_topic``
+        (``chainrt_msgs/msg/ChainStats``, the C++ executors' message, with the dispatches since
+        the previous message: what ``chainrt profile`` reads); None: not published.
     :param run_id: the ``run_id`` of the monitor messages (default: one per process).
     :param report: print a summary of the monitor to stderr when spin() returns.
     :param header_stamp: for chains whose first callback is a subscription, take the chain
@@ -361,10 +361,11 @@ class ChainExecutor(MarksMixin, Executor):
     def _start_stats(self) -> None:
         if not self._stats_period or self._stats_thread is not None:
             return
-        from std_msgs.msg import String
+        from chainrt import monitor_msg
+        chain_stats = monitor_msg.message_type()
         self._stats_stop.clear()
         node = rclpy.create_node(f"chainrt_monitor_{os.getpid()}_{id(self) & 0xffff}", context=self._context)
-        pub = node.create_publisher(String, self._stats_topic, 10)
+        pub = node.create_publisher(chain_stats, self._stats_topic, 10)
 
         def publish() -> None:
             try:
@@ -372,8 +373,8 @@ class ChainExecutor(MarksMixin, Executor):
                     stopping = self._stats_stop.wait(self._stats_period)
                     loop = self._loop
                     if loop is not None:
-                        pub.publish(String(data=loop.monitor_json(self._run_id, self._monitor_name(),
-                                                                  self._stats_seq)))
+                        # the C++ executors' message, serialized by the loop (runtime/monitor_msg.hpp)
+                        pub.publish(loop.monitor_message(self._run_id, self._monitor_name(), self._stats_seq))
                         self._stats_seq += 1
                     if stopping:
                         return
@@ -423,12 +424,15 @@ class ChainExecutor(MarksMixin, Executor):
         if self._lame is None or self._lame_thread is not None:
             return
         self._lame_stop.clear()
-        # Every decision also goes to the monitoring topic as a "lame_decision" event (the C++
-        # runtime's format, docs/lame.md), with or without periodic stats.
+        # Every decision also goes to the events topic beside the monitoring topic as a
+        # "lame_decision" event (the C++ runtime's format, docs/lame.md), with or without
+        # periodic stats.
         try:
             from std_msgs.msg import String
+
+            from chainrt.monitor_msg import events_topic
             self._lame_node = rclpy.create_node(f"chainrt_lame_{os.getpid()}_{id(self) & 0xffff}", context=self._context)
-            self._lame_pub = (self._lame_node.create_publisher(String, self._stats_topic, 10), String)
+            self._lame_pub = (self._lame_node.create_publisher(String, events_topic(self._stats_topic), 10), String)
         except Exception as err:  # no topic (a context that is going away): decisions stay in the report
             self._lame_node, self._lame_pub = None, None
             print(f"chainrt.rclpy: warning: LaME decisions are not published ({err})", file=sys.stderr)

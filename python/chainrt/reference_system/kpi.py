@@ -5,7 +5,12 @@ the samples that reach a sink (shared/reference/autoware-reference-system.md, "K
 - hot-path latency of a sample: timestamp(ObjectCollisionEstimator)
   - max(timestamp(FrontLidarDriver), timestamp(RearLidarDriver)); min, max, mean and standard
   deviation as running statistics (Welford), plus the p99 (nearest rank, the runtime's rule);
-- hot-path drops of a sample: the sum of ``dropped_samples`` over its hot-path entries;
+- hot-path drops of a sample: the sum of ``dropped_samples`` over its hot-path entries (what
+  the PiCAS paper's Table I reports, per sample: upstream's std_latency "dropped");
+- LiDAR samples lost before the sink: the gaps in each LiDAR driver's sequence number between
+  consecutive hot-path samples at the sink (upstream's README KPI "front LiDAR samples that did
+  not trigger an update"); it also counts a sample lost after the hot path (a depth-1 input
+  overwritten at BehaviorPlanner), which no hot-path entry's ``dropped_samples`` records;
 - behaviour-planner period: (timestamp - previous timestamp) / (sequence - previous sequence)
   of consecutive BehaviorPlanner entries; jitter: the deviation from the nominal 100 ms.
 
@@ -88,6 +93,27 @@ def hot_path_drops(sample: Sample) -> int:
     return sum(e.dropped for e in sample if e.node in HOT_PATH_NODES)
 
 
+def sequence_gaps(sequences: list[int]) -> int:
+    """Sequence numbers skipped in an arrival-ordered list: the sum of ``new - prev - 1`` where
+    ``new > prev`` (upstream's get_missed_samples_and_update_seq_nr); a repeated or lower
+    number (the same sample again, a restarted publisher) skips none."""
+    lost = 0
+    for prev, new in zip(sequences, sequences[1:]):
+        if new > prev:
+            lost += new - prev - 1
+    return lost
+
+
+def lidar_samples_lost(samples: list[Sample], roots: tuple[str, ...] = (FRONT_LIDAR, REAR_LIDAR)) -> dict[str, int]:
+    """Per LiDAR driver, its samples that never reached the sink between the first and the last
+    hot-path sample of `samples`: the gaps in its entries' sequence numbers."""
+    out = {}
+    for root in roots:
+        seqs = [e.sequence for e in (entry(s, root) for s in samples) if e is not None]
+        out[root] = sequence_gaps(seqs)
+    return out
+
+
 def periods(samples: list[Sample], node: str = BEHAVIOR_PLANNER, keep=None) -> list[float]:
     """(t - t_prev) / (seq - seq_prev) of consecutive entries of `node` (new sequence only);
     ``keep(prev, entry)``: only the periods it accepts (all by default)."""
@@ -123,6 +149,7 @@ class RunKpis:
     behavior_planner_periods: list[float] = field(default_factory=list)
     sink_samples: dict[str, int] = field(default_factory=dict)
     dropped_by_node: dict[str, int] = field(default_factory=dict)  # over the measured samples
+    lidar_lost: dict[str, int] = field(default_factory=dict)  # lidar_samples_lost of the measured samples
 
     def to_dict(self, nominal_period_ns: int = BEHAVIOR_PLANNER_PERIOD_NS) -> dict:
         lat = _stats(self.hot_path_latencies)
@@ -139,6 +166,7 @@ class RunKpis:
                                         "max_abs_ns": max(jit) if jit else 0.0},
             "sink_samples": dict(self.sink_samples),
             "dropped_by_node": dict(self.dropped_by_node),
+            "lidar_samples_lost": dict(self.lidar_lost),
         }
 
 
@@ -157,6 +185,7 @@ def run_kpis(sinks: dict[str, list[Sample]], warmup: int = WARMUP_SAMPLES,
             k.hot_path_latencies.append(lat)
             k.hot_path_drops_per_sample.append(hot_path_drops(s))
     k.behavior_planner_periods = periods(measured, keep=keep_period)
+    k.lidar_lost = lidar_samples_lost(measured)
     for s in measured:
         for e in s:
             k.dropped_by_node[e.node] = k.dropped_by_node.get(e.node, 0) + e.dropped
@@ -174,6 +203,8 @@ def pooled(runs: list[RunKpis]) -> RunKpis:
             out.sink_samples[s] = out.sink_samples.get(s, 0) + n
         for node, n in r.dropped_by_node.items():
             out.dropped_by_node[node] = out.dropped_by_node.get(node, 0) + n
+        for node, n in r.lidar_lost.items():
+            out.lidar_lost[node] = out.lidar_lost.get(node, 0) + n
     return out
 
 

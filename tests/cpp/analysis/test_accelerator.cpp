@@ -54,6 +54,13 @@ TEST(AcceleratorTerms, WaitingTimeIsTheLeastFixedPoint) {
   EXPECT_FALSE(server_waiting_time(5, {{60, 100, 0, Urgency::Higher}}, 100).has_value());
 }
 
+TEST(AcceleratorTerms, BlockPreemptiveResponseCountsHigherRequestsUntilItFinishes) {
+  // R = 3 + 1 + 10 = 14, then 14 + (⌈14/100⌉ + 1)·4 = 22 (fixed)
+  EXPECT_EQ(block_preemptive_response(3, 1, 10, {{4, 100, 0, Urgency::Higher}}, 1000), 22);
+  EXPECT_EQ(block_preemptive_response(3, 1, 10, {}, 1000), 14);
+  EXPECT_FALSE(block_preemptive_response(3, 1, 10, {{60, 100, 0, Urgency::Higher}}, 100).has_value());
+}
+
 TEST(AcceleratorTerms, ResponsesAndFifoBlocking) {
   EXPECT_EQ(server_request_response(13, 2, 10), 25);
   // other threads' largest segments 8 and 5 (the requesting thread's 3 left out)
@@ -66,16 +73,18 @@ namespace {
 
 // A high-priority chain H and two low-priority chains L1, L2, each on a single-threaded
 // executor on its own core, all using one accelerator (`access`), with the server on core 3.
-Model three_chains(const std::string& access) {
+Model three_chains(const std::string& access, const std::string& block = "") {
   const std::string acc = access == "server" ? "{name: gpu, access: server, priority: 90, cores: [3], overhead: 1ms}"
-                                             : "{name: gpu, access: direct}";
+                          : access == "block"
+                              ? "{name: gpu, access: server, priority: 90, cores: [3], overhead: 1ms, preemption: block}"
+                              : "{name: gpu, access: direct}";
   return load_model_from_string(chainrt::test::three_executors_with(acc) + R"(callbacks:
   - {name: hi, kind: timer, node: nh, period: 100ms, wcet: 2ms, priority: 30,
      accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 10ms}]}
   - {name: lo1, kind: timer, node: n1, period: 200ms, wcet: 2ms, priority: 20,
-     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 30ms}]}
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 30ms)" + block + R"(}]}
   - {name: lo2, kind: timer, node: n2, period: 200ms, wcet: 2ms, priority: 10,
-     accelerator_segments: [{accelerator: gpu, after: 1ms, copy_in: 5ms, kernel: 20ms, copy_out: 5ms}]}
+     accelerator_segments: [{accelerator: gpu, after: 1ms, copy_in: 5ms, kernel: 20ms, copy_out: 5ms)" + block + R"(}]}
 chains:
   - {name: H, callbacks: [hi]}
   - {name: L1, callbacks: [lo1]}
@@ -104,6 +113,23 @@ TEST(AcceleratorPlan, ServerRequestsWaitForOneLowerPriorityRequest) {
   // The server's overhead becomes work of a thread at its priority on its core.
   EXPECT_EQ(plan.model.executors.back().threads.at(0).cores, std::vector<int>{3});
   EXPECT_EQ(plan.model.executors.back().threads.at(0).fifo_priority, 90);
+}
+
+TEST(AcceleratorPlan, BlockPreemptionBlocksForOneChunkOfLowerPriorityWork) {
+  const AcceleratorPlan plan = plan_accelerators(three_chains("block", ", block: 2ms"));
+  ASSERT_TRUE(plan.refused.empty()) << plan.refused;
+  auto hop = [&](const std::string& chain) { return plan.cost(plan.model.chain(chain).hops.at(0)); };
+  // H: one chunk of L1 or L2 in progress — L2's copy-in or copy-out (5 ms) is its longest,
+  // with its overhead — then ε + its own 10 ms: 6 + 1 + 10
+  EXPECT_EQ(hop("H"), 17 * ms);
+  // L1: L2's chunk (ε + 5) + ε + 30, and H's requests (ε + 10) until it finishes:
+  //     R = 37, then 37 + 2·11 = 59 (fixed)
+  EXPECT_EQ(hop("L1"), 59 * ms);
+  // L2: nothing lower; R = ε + 30 = 31, then 31 + 2·11 + 2·31 = 115, then 3 of H's: 126 (fixed) —
+  //     the lowest pays for being preempted (115 ms without preemption)
+  EXPECT_EQ(hop("L2"), 126 * ms);
+  // without a block duration a kernel is one chunk: H waits for L1's whole kernel (ε + 30)
+  EXPECT_EQ(plan_accelerators(three_chains("block")).cost(plan.model.chain("H").hops.at(0)), (31 + 1 + 10) * ms);
 }
 
 TEST(AcceleratorPlan, DirectCallsBlockTheirThreadBehindEveryOtherThread) {

@@ -90,13 +90,13 @@ TEST(LameRuntimeController, MeasuredGrowthTriggersReplanAndNewBudgetsOnTheThread
   o.observer = &probe;
   o.topic_prefix = "/crt_lame_" + std::to_string(getpid());
   o.wcet_steps = {WcetStep{1'500'000'000, 2.0}};
-  // A subscriber on the monitoring topic (another context, as a separate tool would be): the
-  // controller's decisions arrive there as "lame_decision" events.
+  // A subscriber on the events topic next to the monitoring topic (another context, as a
+  // separate tool would be): the controller's decisions arrive there as "lame_decision" events.
   Context obs_ctx;
   Node observer(obs_ctx, "lame_observer_" + std::to_string(getpid()));
   std::mutex mu;
   std::vector<std::string> events;
-  observer.create_subscription<std_msgs::msg::String>(o.topic_prefix + "/chainrt/chain_stats", 50,
+  observer.create_subscription<std_msgs::msg::String>(o.topic_prefix + "/chainrt/events", 50,
                                                       [&](const std_msgs::msg::String& m) {
                                                         if (m.data.find("\"event\": \"lame_decision\"") == std::string::npos) return;
                                                         std::lock_guard<std::mutex> g(mu);

@@ -186,3 +186,37 @@ callbacks:
                 .find("has the name of the continuation of 'a'"),
             std::string::npos);
 }
+
+// `preemption: block` and a segment's `block` (model.hpp Accelerator::block_preemption).
+TEST(Accelerator, BlockPreemptionIsParsedCheckedAndKept) {
+  const std::string host = R"(hosts:
+  - name: h
+    accelerators:
+      - {name: gpu, access: server, priority: 90, preemption: block}
+      - {name: dla, access: server, priority: 80}
+callbacks:
+)";
+  const std::string tail = "chains:\n  - {name: c, callbacks: [a]}\n";
+  auto with = [&](const std::string& seg) {
+    return host + "  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, accelerator_segments: [" + seg +
+           "]}\n" + tail;
+  };
+  const Model m = load_model_from_string(with("{accelerator: gpu, copy_in: 2ms, kernel: 8ms, block: 500us}"), "m.yaml");
+  EXPECT_TRUE(m.hosts[0].accelerators[0].block_preemption);
+  EXPECT_FALSE(m.hosts[0].accelerators[1].block_preemption);
+  const AcceleratorSegment& s = m.callback("a").accelerator_segments[0];
+  EXPECT_EQ(s.block, 500 * us);
+  EXPECT_EQ(s.longest_chunk(), 2 * ms);  // the copy-in is longer than a block
+  EXPECT_EQ(load_model_from_string(save_model_to_string(m), "back.yaml"), m);
+  EXPECT_NE(error_of(with("{accelerator: gpu, kernel: 1ms, block: 2ms}")).find("block must be positive and at most the kernel"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("{accelerator: dla, kernel: 1ms, block: 100us}")).find("needs an accelerator with preemption: block"),
+            std::string::npos);
+  const std::string cb = "  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\n" + tail;
+  EXPECT_NE(error_of("hosts: [{name: h, accelerators: [{name: gpu, access: direct, preemption: block}]}]\ncallbacks:\n" + cb)
+                .find("only a server-mode accelerator is preempted by priority"),
+            std::string::npos);
+  EXPECT_NE(error_of("hosts: [{name: h, accelerators: [{name: gpu, access: server, priority: 9, preemption: sm}]}]\ncallbacks:\n" + cb)
+                .find("unknown preemption 'sm' (request or block)"),
+            std::string::npos);
+}

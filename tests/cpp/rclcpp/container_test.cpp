@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include <composition_interfaces/srv/list_nodes.hpp>
 #include <composition_interfaces/srv/load_node.hpp>
 #include <composition_interfaces/srv/unload_node.hpp>
+#include <chainrt_msgs/msg/chain_stats.hpp>
 #include <rclcpp/rclcpp.hpp>
 #include <std_msgs/msg/string.hpp>
 
@@ -146,11 +148,11 @@ TEST(ComponentContainer, RunsTheModelsChainAndPublishesItsStatistics) {
                        "chainrt.run_id:=demo"});
   Client client("/model_container");
   std::mutex m;
-  std::string last;
-  auto stats = client.node->create_subscription<std_msgs::msg::String>(
-      "/chainrt/chain_stats", 10, [&](const std_msgs::msg::String& s) {
+  chainrt_msgs::msg::ChainStats last;
+  auto stats = client.node->create_subscription<chainrt_msgs::msg::ChainStats>(
+      "/chainrt/chain_stats", 10, [&](const chainrt_msgs::msg::ChainStats& s) {
         std::lock_guard<std::mutex> lk(m);
-        if (s.data.find("\"run_id\": \"demo\"") != std::string::npos) last = s.data;
+        if (s.run.run_id == "demo") last = s;
       });
   ASSERT_TRUE(client.load->wait_for_service(60s));
   ASSERT_TRUE(client.load_node("chainrt_demo::Sensor")->success);
@@ -159,14 +161,14 @@ TEST(ComponentContainer, RunsTheModelsChainAndPublishesItsStatistics) {
   EXPECT_TRUE(wait_until([&] {
     client.exec.spin_some();
     std::lock_guard<std::mutex> lk(m);
-    const auto at = last.find("\"sense_to_filter\": {");
-    if (at == std::string::npos) return false;
-    const auto inst = last.find("\"instances\": ", at);
-    return inst != std::string::npos && std::atoi(last.c_str() + inst + 13) >= 20;
-  })) << last;
+    for (const auto& c : last.chains)
+      if (c.name == "sense_to_filter") return c.instances >= 20;
+    return false;
+  }));
   std::lock_guard<std::mutex> lk(m);
-  EXPECT_NE(last.find("\"policy\": \"picas\""), std::string::npos) << last;
-  EXPECT_NE(last.find("\"filter_reading\": {"), std::string::npos) << last;
+  EXPECT_EQ(last.run.policy, "picas");
+  EXPECT_TRUE(std::any_of(last.callbacks.begin(), last.callbacks.end(),
+                          [](const auto& c) { return c.name == "filter_reading"; }));
   EXPECT_EQ(container.stop(), 0);
 }
 

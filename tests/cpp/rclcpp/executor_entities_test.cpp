@@ -18,6 +18,7 @@
 #include <rclcpp/rclcpp.hpp>
 #include <rclcpp_action/rclcpp_action.hpp>
 #include <rclcpp_lifecycle/lifecycle_node.hpp>
+#include <chainrt_msgs/msg/chain_stats.hpp>
 #include <std_msgs/msg/string.hpp>
 #include <std_srvs/srv/set_bool.hpp>
 #include <test_msgs/action/fibonacci.hpp>
@@ -411,17 +412,17 @@ TEST(ChainExecutor, ParameterEventSubscriptionsOutsideTheModelAreServed) {
 #endif
 }
 
-// The monitoring topic carries the runtime's JSON (what chainrt profile and run read).
+// The monitoring topic carries chainrt_msgs/msg/ChainStats (what chainrt profile and run read).
 TEST(ChainExecutor, PublishesChainStats) {
   auto talker = std::make_shared<Talker>("stats_chatter");
   auto listener = std::make_shared<Listener>("stats_chatter");
   auto observer = std::make_shared<rclcpp::Node>("observer");
   std::mutex m;
-  std::vector<std::string> seen;
-  auto sub = observer->create_subscription<std_msgs::msg::String>(
-      "/chainrt/chain_stats", 10, [&](const std_msgs::msg::String& s) {
+  std::vector<chainrt_msgs::msg::ChainStats> seen;
+  auto sub = observer->create_subscription<chainrt_msgs::msg::ChainStats>(
+      "/chainrt/chain_stats", 10, [&](const chainrt_msgs::msg::ChainStats& s) {
         std::lock_guard<std::mutex> lk(m);
-        seen.push_back(s.data);
+        seen.push_back(s);
       });
   ChainExecutorOptions o;
   o.stats_period = 100'000'000;
@@ -435,14 +436,15 @@ TEST(ChainExecutor, PublishesChainStats) {
   EXPECT_TRUE(wait_until([&] {
     std::lock_guard<std::mutex> lk(m);
     for (const auto& s : seen)
-      if (s.find("\"talker/timer@10ms\": {\"start_ns\"") != std::string::npos) return true;
+      for (const auto& cb : s.callbacks)
+        if (cb.name == "talker/timer@10ms" && !cb.start_ns.empty() && cb.start_ns.size() == cb.thread.size()) return true;
     return false;
   }));
   std::lock_guard<std::mutex> lk(m);
   ASSERT_FALSE(seen.empty());
-  EXPECT_NE(seen.back().find("\"run_id\": \"r1\""), std::string::npos);
-  EXPECT_NE(seen.back().find("\"policy\": \"ros-default\""), std::string::npos);
-  EXPECT_NE(seen.back().find("\"seq\": "), std::string::npos);
+  EXPECT_EQ(seen.back().run.run_id, "r1");
+  EXPECT_EQ(seen.back().run.policy, "ros-default");
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_EQ(seen[i].seq, seen[i - 1].seq + 1);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/runtime/accelerator.hpp"
+#include "chainrt/runtime/accelerator_client.hpp"
 #include "chainrt/sim/simulator.hpp"
 #include "../accelerator_scenario.hpp"
 
@@ -120,10 +121,17 @@ std::vector<Use> simulated(const Model& m, std::vector<std::string>* pieces, Dur
   return out;
 }
 
+// How a request reaches the accelerator: its own submit()/call(), or the client API from a
+// callback's thread that runs under a dispatch context (the priority chainrt's executors set) —
+// the continuation form (submit_on_accelerator: the thread returns at once) or the blocking form
+// (run_on_accelerator: the thread waits). The client API's requests are all segment 0.
+enum class Form { Accelerator, Continuation, Blocking };
+
 // The runtime's accelerator on the model's (one) device, fed the simulator's requests at their
 // instants: direct ones by a blocked caller thread each, server ones by submit() with the
-// requesting callback's effective priority.
-std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, const std::vector<std::string>& pieces) {
+// requesting callback's effective priority (or through the client API, `form`).
+std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, const std::vector<std::string>& pieces,
+                          Form form = Form::Accelerator) {
   const AcceleratedModel am = expand_accelerators(m);
   const chainrt::Accelerator& a = m.hosts[0].accelerators[0];
   VirtualTime vt;
@@ -148,11 +156,23 @@ std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, cons
     const DeviceWork w{s.copy_in, s.kernel, s.copy_out};
     const std::uint32_t site = site_of(u.who);
     const std::uint64_t before = acc.requests();
-    if (a.access == AcceleratorAccess::Direct) {
+    const auto prio = effective_priority(am.model, piece);
+    const DispatchContext dc{prio ? std::optional<int>(static_cast<int>(*prio)) : std::nullopt, site};
+    if (form == Form::Continuation) {
+      std::thread([&acc, dc, w] {
+        DispatchScope scope(dc);
+        submit_on_accelerator(acc, w, nullptr, nullptr);
+      }).join();  // the callback's thread returned: the request is queued
+    } else if (form == Form::Blocking) {
+      callers.emplace_back([&acc, dc, w] {
+        DispatchScope scope(dc);
+        run_on_accelerator(acc, w);
+      });
+      while (acc.requests() == before) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    } else if (a.access == AcceleratorAccess::Direct) {
       callers.emplace_back([&acc, site, u, w] { acc.call(site, u.segment, w); });
       while (acc.requests() == before) std::this_thread::sleep_for(std::chrono::microseconds(100));
     } else {
-      const auto prio = effective_priority(am.model, piece);
       EXPECT_TRUE(acc.submit(prio ? std::optional<int>(static_cast<int>(*prio)) : std::nullopt, site, u.segment, w,
                              nullptr, nullptr, 0));
     }
@@ -166,13 +186,16 @@ std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, cons
   return out;
 }
 
-void expect_same(const std::string& accelerator, const std::vector<std::string>& expected_order) {
+void expect_same(const std::string& accelerator, const std::vector<std::string>& expected_order,
+                 Form form = Form::Accelerator) {
   const Model m = scenario(accelerator);
   std::vector<std::string> pieces;
-  const auto sim = simulated(m, &pieces);
+  auto sim = simulated(m, &pieces);
   ASSERT_EQ(sim.size(), expected_order.size()) << show(sim);
   for (std::size_t i = 0; i < sim.size(); ++i) EXPECT_EQ(sim[i].who, expected_order[i]) << show(sim);
-  const auto real = measured(m, sim, pieces);
+  const auto real = measured(m, sim, pieces, form);
+  if (form != Form::Accelerator)
+    for (Use& u : sim) u.segment = 0;  // (the client API does not number segments)
   EXPECT_EQ(real, sim) << "runtime:   " << show(real) << "\nsimulator: " << show(sim);
 }
 
@@ -185,6 +208,74 @@ TEST(RuntimeAccelerator, ServerServesByChainPriorityAsTheSimulator) {
   // H overtakes L2's queued request, not L1's running one; L1's continuation (its thread was
   // free, so it ran at once) asks again while H runs and overtakes L2 too.
   expect_same("{name: gpu, access: server, priority: 90, cores: [3]}", {"lo1", "hi", "lo1#1", "lo2"});
+}
+
+// The client API's two forms from callbacks' threads under chainrt's dispatch context: the
+// device serves them as the simulator does (on this scenario every callback has a core of its
+// own, so a blocked thread delays nobody; docs/accelerator.md says which bound covers which).
+TEST(RuntimeAccelerator, ClientContinuationFormServesAsTheSimulator) {
+  expect_same("{name: gpu, access: server, priority: 90, cores: [3]}", {"lo1", "hi", "lo1#1", "lo2"},
+              Form::Continuation);
+  expect_same("{name: gpu, access: direct}", {"lo1", "lo2", "hi", "lo1"}, Form::Continuation);
+}
+
+TEST(RuntimeAccelerator, ClientBlockingFormServesAsTheSimulator) {
+  expect_same("{name: gpu, access: server, priority: 90, cores: [3], overhead: 1ms}", {"lo1", "hi", "lo1#1", "lo2"},
+              Form::Blocking);
+  expect_same("{name: gpu, access: direct}", {"lo1", "lo2", "hi", "lo1"}, Form::Blocking);
+}
+
+// The continuation form frees the callback's thread: it runs other work while its request is
+// on the device, and the continuation is released on the accelerator's thread when the device
+// is done. (The device holds the request until the thread's other work has run; under the
+// blocking form this would never end.)
+TEST(RuntimeAccelerator, ContinuationFormRunsOtherWorkWhileTheRequestIsOnTheDevice) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool on_device = false, other_work_done = false;
+  AcceleratorOptions o;
+  o.name = "gpu";
+  o.access = AcceleratorAccess::Server;
+  o.trace_capacity = 4;
+  SharedAccelerator acc(o, std::make_unique<EmulatedDevice>([&](Duration) {
+    std::unique_lock<std::mutex> lk(m);
+    on_device = true;
+    cv.notify_all();
+    cv.wait(lk, [&] { return other_work_done; });
+  }));
+  struct Released {
+    std::mutex m;
+    std::condition_variable cv;
+    std::thread::id by;
+    bool done = false;
+  } released;
+  auto release = [](void* c, std::uint64_t token) noexcept {
+    auto* r = static_cast<Released*>(c);
+    std::lock_guard<std::mutex> lk(r->m);
+    r->by = std::this_thread::get_id();
+    r->done = token == 42;
+    r->cv.notify_all();
+  };
+  std::thread::id callback_thread;
+  std::thread t([&] {
+    callback_thread = std::this_thread::get_id();
+    DispatchScope scope(DispatchContext{7, 3});
+    submit_on_accelerator(acc, DeviceWork{0, ms, 0}, release, &released, 42);
+    // the callback returned; the same thread now runs other work while the request is served
+    std::unique_lock<std::mutex> lk(m);
+    cv.wait(lk, [&] { return on_device; });
+    other_work_done = true;
+    cv.notify_all();
+  });
+  t.join();
+  {
+    std::unique_lock<std::mutex> lk(released.m);
+    released.cv.wait(lk, [&] { return released.done; });
+    EXPECT_NE(released.by, callback_thread);
+  }
+  acc.stop();
+  ASSERT_EQ(acc.trace().size(), 1u);
+  EXPECT_EQ(acc.trace()[0].site, 3u);
 }
 
 TEST(RuntimeAccelerator, ServerOverheadBeforeEachSegmentAsTheSimulator) {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include <chainrt_msgs/msg/chain_stats.hpp>
 #include <std_msgs/msg/string.hpp>
 
 #include "chainrt/runtime/chain_track.hpp"
@@ -147,7 +148,8 @@ TEST(Robustness, SigintStopsEveryThread) {
 
 // A two-callback chain timer -> subscription; the timer writes the chain stamp into the
 // message, the subscription reads it back: end-to-end response times are measured, misses are
-// exactly the samples above the deadline, and the statistics are published as JSON.
+// exactly the samples above the deadline, and the statistics are published as
+// chainrt_msgs/msg/ChainStats (with the chain's verdict and the callbacks' recent instances).
 TEST(Monitoring, ChainLatencyMissesAndStatsTopic) {
   Context ctx;
   Node src(ctx, "chain_src");
@@ -185,7 +187,7 @@ TEST(Monitoring, ChainLatencyMissesAndStatsTopic) {
     return s;
   });
   std::atomic<int> stats_msgs{0};
-  std::string last_stats;
+  chainrt_msgs::msg::ChainStats last_stats;
   std::mutex stats_mu;
   ASSERT_TRUE(wait_matched(*pub));
 
@@ -200,9 +202,12 @@ TEST(Monitoring, ChainLatencyMissesAndStatsTopic) {
   // the test checks the bookkeeping, not the timing
   ex.add_chain(ChainSpec{"chain", {"c_src", "c_dst"}, {}, 4'000'000, 1'500'000});
   // observer: a second executor with a subscription to the stats topic
-  observer.create_subscription<Str>(stats_topic, 10, [&](const Str& m) {
+  std::uint64_t published_instances = 0;  // c_dst's instances carried by the messages, all together
+  observer.create_subscription<chainrt_msgs::msg::ChainStats>(stats_topic, 10, [&](const chainrt_msgs::msg::ChainStats& m) {
     std::lock_guard<std::mutex> g(stats_mu);
-    last_stats = m.data;
+    last_stats = m;
+    for (const auto& cb : m.callbacks)
+      if (cb.name == "c_dst") published_instances += cb.start_ns.size();
     stats_msgs.fetch_add(1);
   });
   Executor obs(ctx);
@@ -212,9 +217,14 @@ TEST(Monitoring, ChainLatencyMissesAndStatsTopic) {
   EXPECT_TRUE(wait_until([&] { return got.load() >= 30 && stats_msgs.load() >= 2; }));
   ex.request_stop();
   ex.join();
+  RunReport r = ex.report();
+  // the messages' per-instance arrays add up to what ran (the last one is sent at the stop)
+  EXPECT_TRUE(wait_until([&] {
+    std::lock_guard<std::mutex> g(stats_mu);
+    return published_instances == r.callbacks[1].instances;
+  })) << published_instances << " of " << r.callbacks[1].instances;
   obs.request_stop();
   obs.join();
-  RunReport r = ex.report();
   ASSERT_EQ(r.chains.size(), 1u);
   const ChainStats& c = r.chains[0];
   EXPECT_EQ(c.name, "chain");
@@ -230,9 +240,18 @@ TEST(Monitoring, ChainLatencyMissesAndStatsTopic) {
   ASSERT_EQ(r.callbacks.size(), 2u);
   EXPECT_GE(r.callbacks[1].cpu_max, 300'000);
   std::lock_guard<std::mutex> g(stats_mu);
-  EXPECT_NE(last_stats.find("\"chain\": {\"period_ns\": 4000000"), std::string::npos)
-      << last_stats;
-  EXPECT_NE(last_stats.find("\"wcrt_ns\""), std::string::npos);
+  ASSERT_EQ(last_stats.chains.size(), 1u);
+  const auto& mc = last_stats.chains[0];
+  EXPECT_EQ(mc.name, "chain");
+  EXPECT_EQ(mc.period_ns, 4'000'000);
+  EXPECT_EQ(mc.deadline_ns, 1'500'000);
+  EXPECT_GE(mc.wcrt_ns, 500'000);
+  EXPECT_EQ(mc.verdict, mc.deadline_misses > 0 ? chainrt_msgs::msg::ChainStatistics::VERDICT_MISSED
+                                               : chainrt_msgs::msg::ChainStatistics::VERDICT_MET);
+  EXPECT_EQ(last_stats.run.policy, "edf");
+  ASSERT_EQ(last_stats.callbacks.size(), 2u);
+  EXPECT_EQ(last_stats.callbacks[1].name, "c_dst");
+  EXPECT_EQ(last_stats.callbacks[1].instances, r.callbacks[1].instances);
 }
 
 }  // namespace

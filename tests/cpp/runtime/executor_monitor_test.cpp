@@ -1,25 +1,79 @@
-// The monitoring message's parts that chainrt profile reads (monitor.hpp): the per-dispatch
-// samples grouped by callback, and the run id, executor and callback place in the report JSON;
-// the CPU time of a callback as the executors measure it (CallbackCpu).
+// The monitoring message's parts that chainrt profile reads (monitor_msg.hpp, monitor.hpp): the
+// per-dispatch samples grouped by callback in the typed message, the chains' verdicts, and the
+// run id, executor and callback place in the report JSON; the CPU time of a callback as the
+// executors measure it (CallbackCpu).
 #include <gtest/gtest.h>
 
 #include "chainrt/runtime/monitor.hpp"
+#include "chainrt/runtime/monitor_msg.hpp"
 #include "chainrt/runtime/node.hpp"
 
 using namespace chainrt::runtime;
 using chainrt::Duration;
 
-TEST(MonitorJson, RecordsAreGroupedPerCallbackInOrder) {
+TEST(MonitorMessage, RecordsAreGroupedPerCallbackInOrder) {
+  RunReport rep;
+  rep.policy = "edf";
+  rep.threads = 2;
+  rep.run_id = "r-1";
+  rep.executor = "main";
+  for (const char* n : {"a", "b"}) rep.callbacks.emplace_back().name = n;
+  rep.callbacks[0].grid_start_index = 3;
+  rep.callbacks[0].release_jitter.record(40);
+  rep.callbacks[0].release_jitter.record(60);
   // callback, thread, start, finish, cpu, deadline, release
   std::vector<DispatchRecord> r = {{0, 0, 100, 300, 150, 0, 50},
-                                   {1, 0, 400, 450, 40, 0, 0},
+                                   {2, 0, 400, 450, 40, 0, 0},
                                    {0, 1, 500, 800, 250, 0, 450}};
-  EXPECT_EQ(records_json(r, {"a", "b\"q", "never"}),
-            "{\"a\": {\"start_ns\": [100,500], \"wall_ns\": [200,300], \"cpu_ns\": [150,250], "
-            "\"release_ns\": [50,450], \"thread\": [0,1]}, "
-            "\"b\\\"q\": {\"start_ns\": [400], \"wall_ns\": [50], \"cpu_ns\": [40], "
-            "\"release_ns\": [0], \"thread\": [0]}}");
-  EXPECT_EQ(records_json({}, {"a"}), "{}");
+  chainrt_msgs::msg::ChainStats m;
+  to_message(rep, 7, 2, r, {"a", "b", "c"}, m);
+  EXPECT_EQ(m.run.run_id, "r-1");
+  EXPECT_EQ(m.run.executor, "main");
+  EXPECT_EQ(m.run.policy, "edf");
+  EXPECT_EQ(m.run.threads, 2u);
+  EXPECT_EQ(m.seq, 7u);
+  EXPECT_EQ(m.samples_lost, 2u);
+  ASSERT_EQ(m.callbacks.size(), 3u);  // "c" ran but is not in the report: its instances only
+  EXPECT_EQ(m.callbacks[0].start_ns, (std::vector<std::int64_t>{100, 500}));
+  EXPECT_EQ(m.callbacks[0].wall_ns, (std::vector<std::int64_t>{200, 300}));
+  EXPECT_EQ(m.callbacks[0].cpu_ns, (std::vector<std::int64_t>{150, 250}));
+  EXPECT_EQ(m.callbacks[0].release_ns, (std::vector<std::int64_t>{50, 450}));
+  EXPECT_EQ(m.callbacks[0].thread, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(m.callbacks[0].release_jitter_mean_ns, 50);
+  EXPECT_EQ(m.callbacks[0].grid_start_index, 3);
+  EXPECT_TRUE(m.callbacks[1].start_ns.empty());
+  EXPECT_EQ(m.callbacks[1].grid_start_index, -1);
+  EXPECT_EQ(m.callbacks[2].name, "c");
+  EXPECT_EQ(m.callbacks[2].start_ns, (std::vector<std::int64_t>{400}));
+  // the message's storage is reused: the next one carries only its own dispatches
+  to_message(rep, 8, 0, {}, {"a", "b", "c"}, m);
+  ASSERT_EQ(m.callbacks.size(), 2u);
+  EXPECT_TRUE(m.callbacks[0].start_ns.empty());
+}
+
+TEST(MonitorMessage, ChainVerdicts) {
+  using M = chainrt_msgs::msg::ChainStatistics;
+  ChainStats c;
+  EXPECT_EQ(chain_verdict(c), M::VERDICT_NO_INSTANCES);
+  c.instances = 5;
+  EXPECT_EQ(chain_verdict(c), M::VERDICT_MET);
+  c.deadline_misses = 1;
+  EXPECT_EQ(chain_verdict(c), M::VERDICT_MISSED);
+  RunReport rep;
+  rep.chains.push_back(c);
+  rep.chains.back().name = "loop";
+  rep.chains.back().samples = {10, 20};
+  chainrt_msgs::msg::ChainStats m;
+  to_message(rep, 0, 0, {}, {}, m);
+  ASSERT_EQ(m.chains.size(), 1u);
+  EXPECT_EQ(m.chains[0].verdict, M::VERDICT_MISSED);
+  EXPECT_EQ(m.chains[0].samples_ns, (std::vector<std::int64_t>{10, 20}));
+}
+
+TEST(MonitorMessage, EventsTopicIsBesideTheStatsTopic) {
+  EXPECT_EQ(events_topic("/chainrt/chain_stats"), "/chainrt/events");
+  EXPECT_EQ(events_topic("/robot/chainrt/chain_stats"), "/robot/chainrt/events");
+  EXPECT_EQ(events_topic("/my_stats"), "/my_stats/events");
 }
 
 TEST(MonitorJson, ReportCarriesRunIdExecutorAndCallbackPlace) {

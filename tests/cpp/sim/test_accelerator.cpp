@@ -5,6 +5,9 @@
 // frees the calling thread meanwhile. Every schedule below is worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "chainrt/analysis/analysis.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
 #include "../accelerator_scenario.hpp"
@@ -95,6 +98,58 @@ TEST(SimAccelerator, ServerOverheadRunsOnTheServerThreadBeforeEachSegment) {
   ASSERT_FALSE(r.threads.empty());
   EXPECT_EQ(r.threads.back().name, "gpu server");
   EXPECT_EQ(r.threads.back().core, 3);
+}
+
+TEST(SimAccelerator, BlockPreemptionSwitchesToAMoreUrgentRequestAfterTheBlockInProgress) {
+  const Model m = load_model_from_string(chainrt::test::three_executors_with(
+                                             "{name: gpu, access: server, priority: 90, cores: [3], preemption: block}") +
+                                         R"(callbacks:
+  - {name: hi, kind: timer, node: nh, period: 100ms, offset: 3ms, wcet: 2ms, priority: 30,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 10ms}]}
+  - {name: lo1, kind: timer, node: n1, period: 100ms, wcet: 2ms, priority: 20,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 30ms, block: 4ms}]}
+  - {name: lo2, kind: timer, node: n2, period: 100ms, offset: 1ms, wcet: 2ms, priority: 10,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, copy_in: 5ms, kernel: 10ms, copy_out: 5ms, block: 1ms}]}
+)" + chainrt::test::kRankedChains);
+  const auto r = run(m);
+  // lo1's blocks run 1-5, 5-9, ...; H asks at 4 ms and takes the device when the block in
+  // progress ends (5 ms), not when lo1's segment does; lo1 resumes at 15 ms with 26 ms left
+  // (over lo2, queued since 2 ms: less urgent), then lo2.
+  EXPECT_EQ(device_uses(r), (std::vector<Use>{{"hi", 4 * ms, 5 * ms, 15 * ms},
+                                              {"lo1", 1 * ms, 1 * ms, 41 * ms},
+                                              {"lo2", 2 * ms, 41 * ms, 61 * ms}}));
+  EXPECT_EQ(r.chain("H")->wcrt, 13 * ms);  // 16 − 3, against 39 ms without preemption
+  EXPECT_EQ(r.chain("L1")->wcrt, 42 * ms);
+}
+
+// Under block preemption a request is preempted in service by every higher-priority request
+// issued before it finishes: L's 30 ms kernel (1 ms blocks) is interrupted by H's 2 ms kernels
+// every 10 ms and ends at 39 ms. A bound that counted H's requests only in L's wait (as without
+// preemption: 36 ms) would be beaten; picas-st's counts them until L finishes.
+TEST(SimAccelerator, BlockPreemptionBoundCoversARequestPreemptedInService) {
+  const Model m = load_model_from_string(chainrt::test::three_executors_with(
+                                             "{name: gpu, access: server, priority: 90, cores: [3], preemption: block}") +
+                                         R"(callbacks:
+  - {name: hi, kind: timer, node: nh, period: 10ms, wcet: 2ms, priority: 30,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 2ms}]}
+  - {name: lo1, kind: timer, node: n1, period: 100ms, wcet: 2ms, priority: 20,
+     accelerator_segments: [{accelerator: gpu, after: 1ms, kernel: 30ms, block: 1ms}]}
+chains:
+  - {name: H, callbacks: [hi], priority: 3}
+  - {name: L1, callbacks: [lo1], priority: 2}
+)");
+  const auto r = run(m);
+  const auto uses = device_uses(r);
+  const auto lo = std::find_if(uses.begin(), uses.end(), [](const Use& u) { return u.who == "lo1"; });
+  ASSERT_NE(lo, uses.end());
+  EXPECT_EQ(lo->start, 3 * ms);   // after H's first kernel (1-3 ms)
+  EXPECT_EQ(lo->finish, 39 * ms);  // 30 ms of kernel and three of H's kernels (11, 21, 31 ms)
+  EXPECT_EQ(r.chain("L1")->wcrt, 40 * ms);
+  const AnalysisResult bound = find_analysis("picas-st")->analyze(m);
+  const ChainBound* l = bound.find("L1");
+  ASSERT_TRUE(l && l->bounded) << (l ? l->reason : "");
+  EXPECT_GE(l->wcrt_bound, r.chain("L1")->wcrt);
+  EXPECT_GT(l->wcrt_bound, 1 * ms + 34 * ms + 1 * ms);  // more than the wait-only count gives
 }
 
 TEST(SimAccelerator, DirectCallBlocksTheThreadServerCallFreesIt) {

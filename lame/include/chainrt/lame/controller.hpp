@@ -54,6 +54,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -156,6 +157,13 @@ class Controller {
   Allocation plan_for(int margin_permille, bool budgets_only, int* analyses,
                       const std::vector<std::string>* demote = nullptr) const;
   Allocation least_critical_demotion(int* analyses) const;
+  // activate's stages: the plan holds (e: why; a promotion when one fits), the plan does not
+  // hold (new budgets, a new allocation, or a demotion once due), and taking a new plan.
+  std::optional<Allocation> while_holding(ControllerEvent& e, bool rt_miss, bool raised, bool settled, bool changed,
+                                          Duration now, int* analyses);
+  std::optional<Allocation> on_violation(ControllerEvent& e, std::string why, bool raised, Duration now,
+                                         int* analyses);
+  void adopt(ControllerEvent& e, Allocation next, Duration now);
 
   Model model_;
   Options options_;

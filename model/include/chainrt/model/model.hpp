@@ -20,6 +20,8 @@
 // The format on disk is documented in docs/model.md; parsing lives in yaml_io.hpp.
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -112,6 +114,14 @@ struct Accelerator {
   std::optional<int> server_priority;
   std::vector<int> server_cores;      // empty = any core of the host
   Duration server_overhead = 0;
+  // Server mode, `preemption: block`: the device (a GPU whose streams carry the requests'
+  // priorities; GCAPS, Wang et al., ECRTS 2024) switches to a more urgent request after the
+  // thread block in progress, not after the whole segment: a segment runs as non-preemptive
+  // chunks — its copy-in, its kernel's blocks of its `block` duration, its copy-out — and a
+  // strictly more urgent queued request takes the device between two chunks (the preempted one
+  // resumes later, without a second overhead). false (`preemption: request`): a request in
+  // service is never preempted.
+  bool block_preemption = false;
   bool operator==(const Accelerator&) const = default;
 };
 
@@ -136,7 +146,12 @@ struct AcceleratorSegment {
   Duration after = 0;                 // CPU time of the callback before the request (<= wcet)
   Duration copy_in = 0, kernel = 0, copy_out = 0;             // worst cases
   std::optional<Duration> copy_in_bcet, kernel_bcet, copy_out_bcet;  // best cases (default: worst)
+  // On a `preemption: block` accelerator: the longest thread block of the kernel (the longest
+  // the device runs it before it can switch; default: the whole kernel).
+  std::optional<Duration> block;
   Duration wcet() const { return copy_in + kernel + copy_out; }
+  // The longest non-preemptive chunk under block preemption: copy-in, one block, copy-out.
+  Duration longest_chunk() const { return std::max({copy_in, std::min(block.value_or(kernel), kernel), copy_out}); }
   Duration bcet() const {
     return copy_in_bcet.value_or(copy_in) + kernel_bcet.value_or(kernel) + copy_out_bcet.value_or(copy_out);
   }

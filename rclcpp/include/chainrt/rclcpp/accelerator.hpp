@@ -31,6 +31,7 @@ using runtime::find_accelerator;
 using runtime::register_accelerator;
 using runtime::run_on_accelerator;
 using runtime::SharedAccelerator;
+using runtime::submit_on_accelerator;
 using runtime::unregister_accelerator;
 using AcceleratorOptions = runtime::AcceleratorOptions;
 

@@ -48,11 +48,11 @@
 // the model does not have run last and are listed (unmatched()). Without a model every entity
 // runs under ros-default (or the policy given) and is monitored.
 //
-// Monitoring: the runtime's figures and JSON (runtime/monitor.hpp) — per callback instances,
-// CPU and wall times, exceptions, drops; per chain response times and deadline misses — in
-// report() and, every stats_period, on `stats_topic` (/chainrt/chain_stats, std_msgs/String)
-// with the dispatches since the previous message, so `chainrt discover`, `chainrt profile
-// --write` and `chainrt run`'s verdicts work on rclcpp nodes.
+// Monitoring: the runtime's figures (runtime/monitor.hpp) — per callback instances, CPU and
+// wall times, exceptions, drops; per chain response times and deadline misses — in report()
+// and, every stats_period, on `stats_topic` (/chainrt/chain_stats, chainrt_msgs/msg/ChainStats,
+// runtime/monitor_msg.hpp) with the dispatches since the previous message, so `chainrt
+// discover`, `chainrt profile --write` and `chainrt run`'s verdicts work on rclcpp nodes.
 //
 // Deviations from rclcpp's executors (docs/rclcpp.md): an exception of a user callback is
 // reported with the callback's name and counted, and the executor goes on (rclcpp lets it
@@ -447,7 +447,8 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   std::vector<std::thread> helpers_;
   std::thread stats_thread_;
   std::shared_ptr<::rclcpp::Node> stats_node_;
-  std::shared_ptr<::rclcpp::PublisherBase> stats_pub_;
+  std::shared_ptr<::rclcpp::PublisherBase> stats_pub_;   // chainrt_msgs::msg::ChainStats
+  std::shared_ptr<::rclcpp::PublisherBase> events_pub_;  // std_msgs::msg::String (LaME's decisions)
   std::mutex publish_mutex_;
   std::atomic<std::uint32_t> stats_stop_{0};
   std::uint64_t stats_seq_ = 0;

@@ -12,6 +12,9 @@
 //    segment; the calling thread is free meanwhile, and the request's completion hook (run on
 //    the server thread when the segment is done) releases the continuation.
 //
+// Several processes share one accelerator through a shared-memory queue served by one of them
+// (AcceleratorOptions::shared_memory and serve; accelerator_shm.hpp), in the same order.
+//
 // The device itself is a DeviceBackend: EmulatedDevice (the default: copy-in, kernel and
 // copy-out as waits of their durations on the accelerator's own thread, one request at a
 // time) needs no GPU. A CUDA backend is not part of this build: it needs a CUDA toolkit and a
@@ -20,6 +23,7 @@
 // synchronize), and nothing else changes.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -86,7 +90,18 @@ struct AcceleratorOptions {
   std::function<void(Duration)> spend;   // the server's overhead (default: burn_cpu, thread CPU time)
   std::size_t capacity = 256;            // requests queued at once (preallocated)
   std::size_t trace_capacity = 0;        // records kept (preallocated; 0: no trace)
+  // One accelerator for several processes (accelerator_shm.hpp): the shared-memory segment's
+  // name (AcceleratorShm::segment_name; empty: this process's accelerator only), and
+  // whether this process runs its server thread (one user of the segment should; the others
+  // are clients). Every user gives the same name, access and capacity.
+  std::string shared_memory;
+  bool serve = true;
+  // A serving process's stop() keeps serving other live processes' requests for at most this
+  // long (their runs may end a little later than this one's).
+  Duration stop_grace = 5'000'000'000;
 };
+
+class AcceleratorShm;
 
 // The accelerator of one host: its queue, its thread and its device.
 // Thread-safe: call() and submit() may be called from any thread at once. After the
@@ -105,9 +120,13 @@ class SharedAccelerator {
   const AcceleratorOptions& options() const noexcept { return o_; }
   std::string device_name() const { return device_->name(); }
 
-  // Direct access: queue the work first come, first served and block the calling thread until
-  // the device has run it. Throws std::runtime_error only when the queue is full.
-  void call(std::uint32_t site, std::uint32_t segment, const DeviceWork& work);
+  // Queue the work and block the calling thread until the device has run it: direct access
+  // first come, first served; server access at `priority` (nullopt: after every prioritized
+  // request). True when it ran; false when the accelerator was stopped, or its server (another
+  // process) stopped or died, before it ran. Throws std::runtime_error only when the queue is
+  // full.
+  bool call(std::uint32_t site, std::uint32_t segment, const DeviceWork& work,
+            std::optional<int> priority = std::nullopt);
 
   // Server access: queue the work at `priority` (nullopt: after every prioritized request) and
   // return; `done(context, token)` runs on the accelerator's thread when it is done. False when
@@ -120,9 +139,16 @@ class SharedAccelerator {
   bool trace_truncated() const;
   // Waits until nothing is queued or in service.
   void drain();
-  // Nothing queued or in service now; the number of requests queued so far.
+  // Nothing queued or in service now (shared memory: none of this process's requests
+  // outstanding); the number of requests this process queued so far.
   bool idle() const;
   std::uint64_t requests() const;
+  // Requests waiting for the device now (shared memory: every process's).
+  std::size_t queued() const;
+  // Shared memory: the requests of this process whose server went away before serving them, and
+  // the times the segment's mutex was taken back from a process that died holding it.
+  std::uint64_t lost() const;
+  std::uint64_t recoveries() const;
   void stop();
 
  private:
@@ -137,9 +163,18 @@ class SharedAccelerator {
     std::uint64_t token = 0;
     bool* finished = nullptr;  // direct: the blocked caller's flag
   };
-  bool enqueue(const Request& r) noexcept;
+  // The queue: -1 when refused, else the request's slot (shared memory) or 0.
+  long enqueue(const Request& r) noexcept;
   void loop();
   Duration now() const;
+  // Shared memory (accelerator_shm.cpp): the queue in the segment, its server loop, and this
+  // process's completion thread (hooks, blocked callers, granted jobs).
+  long shm_enqueue(const Request& r) noexcept;
+  void shm_serve();
+  void shm_complete();
+  void shm_abandon(long slot) noexcept;
+  void serve_one(const Request& r, Duration& start, Duration& finish);
+  void record(const DeviceRecord& d);  // caller holds m_
 
   AcceleratorOptions o_;
   std::unique_ptr<DeviceBackend> device_;
@@ -153,6 +188,15 @@ class SharedAccelerator {
   bool stop_ = false;
   std::uint64_t seq_ = 0;
   std::thread thread_;
+  // shared memory
+  std::unique_ptr<AcceleratorShm> seg_;
+  std::vector<Request> local_;        // per slot: this process's hooks of its request there
+  std::vector<bool> abandoned_;       // per slot: its blocked caller gave up (server gone)
+  std::uint64_t outstanding_ = 0;     // this process's requests not yet complete
+  std::uint64_t lost_ = 0;
+  std::atomic<bool> server_gone_{false};
+  std::atomic<bool> client_stop_{false};
+  std::thread client_thread_;
 };
 
 }  // namespace chainrt::runtime

@@ -9,7 +9,12 @@
 //   chainrt::runtime::run_on_accelerator("gpu", {.copy_in = 1'000'000, .kernel = 5'000'000});  // emulated
 //   chainrt::runtime::run_on_accelerator("gpu", {}, [&] { launch_and_synchronize(); });        // real work
 //
-// A call blocks its caller until the request is done, in both modes:
+// Two forms. The continuation form, submit_on_accelerator(), queues the request and returns: the
+// callback's thread is free while the request waits and runs, and `then` (the continuation's
+// release: e.g. a publish or a guard condition that triggers the rest of the callback) runs
+// when the device has run it — the form the analyses' server bounds assume (docs/accelerator.md,
+// "Which form each bound covers"). The blocking form, run_on_accelerator(), blocks its caller
+// until the request is done, in both modes:
 //  - direct: the request joins the device's first-come-first-served queue;
 //  - server: it is queued at the dispatching callback's effective priority (DispatchContext),
 //    and the server thread runs the most urgent queued request next (a running one is never
@@ -59,6 +64,18 @@ std::shared_ptr<SharedAccelerator> find_accelerator(std::string_view name) noexc
 void run_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, std::optional<std::uint32_t> site = {});
 void run_on_accelerator(std::string_view accelerator, const DeviceWork& work,
                         std::optional<std::uint32_t> site = {});
+
+// The continuation form: queues `work` on `acc` for the calling thread's dispatch (direct: first
+// come, first served; server: at the dispatch's priority) and returns at once; `then(context,
+// token)` runs on the accelerator's thread (a client process's completion thread, for a shared
+// accelerator) when the device has run it, in completion order. `then` must not block or throw.
+// `site` as run_on_accelerator's. Thread-safe, allocates nothing; throws std::invalid_argument for
+// an unknown name and std::runtime_error when the queue is full or the accelerator is stopped
+// (nothing queued, `then` never runs).
+void submit_on_accelerator(SharedAccelerator& acc, const DeviceWork& work, SharedAccelerator::Completion then,
+                           void* context, std::uint64_t token = 0, std::optional<std::uint32_t> site = {});
+void submit_on_accelerator(std::string_view accelerator, const DeviceWork& work, SharedAccelerator::Completion then,
+                           void* context, std::uint64_t token = 0, std::optional<std::uint32_t> site = {});
 
 // The same with `job()` as the request's real work, run on the accelerator's thread after the
 // emulated parts of `work` (zero for a real backend's request); what it throws is rethrown here.

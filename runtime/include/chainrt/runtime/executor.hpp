@@ -86,8 +86,9 @@ struct ExecutorOptions {
   std::size_t trace_capacity = 1 << 16;    // dispatch records kept (a ring)
   std::size_t samples_per_chain = 1 << 17; // response times kept per chain (a ring)
   Duration stats_period = 0;               // publish chain stats every ...; 0: never
+  // chainrt_msgs/msg/ChainStats messages (monitor_msg.hpp); events go to events_topic(stats_topic)
   std::string stats_topic = "/chainrt/chain_stats";
-  // Create the monitoring publisher (stats_topic) even when stats_period is 0, for
+  // Create the events publisher (events_topic(stats_topic)) even when stats_period is 0, for
   // publish_event() (LaME's controller decisions).
   bool monitoring_events = false;
   std::string run_id;                      // carried by every monitoring message
@@ -183,8 +184,8 @@ class Executor : public ControlledExecutor {
   // The same with the kCpuWindowTop largest times (descending, 0: fewer ran) and the number of
   // instances per callback: a controller's robust estimate (LaME) drops outliers with them.
   void take_cpu_window(std::vector<CpuWindow>& out) override;
-  // Publishes `json` (one JSON object with an "event" key) on the monitoring topic
-  // (stats_topic) next to the periodic statistics; false when there is no monitoring publisher
+  // Publishes `json` (one JSON object with an "event" key, std_msgs/String) on the events topic
+  // (events_topic(stats_topic), next to the statistics); false when there is no events publisher
   // (stats_period 0 and monitoring_events unset, or not started). Not for executor threads:
   // allocates and publishes (rcl_publish; thread-safe).
   bool publish_event(const std::string& json) override;
@@ -249,7 +250,8 @@ class Executor : public ControlledExecutor {
   std::vector<std::thread> threads_;
   std::thread stats_thread_;
   std::unique_ptr<Node> stats_node_;
-  std::shared_ptr<PublisherBase> stats_pub_;
+  std::shared_ptr<PublisherBase> stats_pub_;   // Publisher<chainrt_msgs::msg::ChainStats>
+  std::shared_ptr<PublisherBase> events_pub_;  // Publisher<std_msgs::msg::String>
 };
 
 // SIGINT/SIGTERM stop every started executor of the process (request_stop); a second signal

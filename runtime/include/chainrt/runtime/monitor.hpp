@@ -124,11 +124,6 @@ struct RunReport {
 // JSON of a report: {"policy", "threads", "duration_ns", "dispatches", "chains": {NAME: {...}},
 // "callbacks": {NAME: {...}}, "warnings": [...]}; with_samples adds "samples_ns" per chain.
 std::string to_json(const RunReport& r, bool with_samples = false);
-// The per-instance part of a monitoring message: the dispatches `records` (oldest first, the
-// newest not yet published), grouped by callback as {"NAME": {"start_ns": [...], "wall_ns":
-// [...], "cpu_ns": [...], "release_ns": [...], "thread": [...]}}; `names[id]` names callback id.
-std::string records_json(const std::vector<DispatchRecord>& records,
-                         const std::vector<std::string>& names);
 std::string json_escape(const std::string& s);
 
 // One finished instance of a callback into its figures (instances, CPU and wall times, the
@@ -166,11 +161,5 @@ class TraceRing {
   std::vector<DispatchRecord> ring_{DispatchRecord{}};
   std::uint64_t count_ = 0;
 };
-
-// One message of the monitoring topic (docs/runtime.md): the report `r` (to_json with chain
-// samples) plus "seq", "samples_lost" and "samples" (records_json of `recent`, the dispatches
-// since the previous message; `names[id]` names callback id).
-std::string monitor_message(const RunReport& r, std::uint64_t seq, std::uint64_t lost,
-                            const std::vector<DispatchRecord>& recent, const std::vector<std::string>& names);
 
 }  // namespace chainrt::runtime

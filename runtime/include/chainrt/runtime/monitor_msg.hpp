@@ -1,0 +1,34 @@
+// chainrt runtime: the typed monitoring message (chainrt_msgs/msg/ChainStats) that every chainrt
+// executor publishes on <namespace>/chainrt/chain_stats (docs/runtime.md, "Monitoring"): the one
+// conversion of a run report into it (the runtime on rcl and the rclcpp ChainExecutor use it; the
+// rclpy executor fills the same message from the same report in python/chainrt/monitor_msg.py).
+// Off the dispatch path: it allocates.
+#pragma once
+
+#include <chainrt_msgs/msg/chain_stats.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chainrt/runtime/monitor.hpp"
+
+namespace chainrt::runtime {
+
+// The topic of the executors' events (LaME's controller decisions: std_msgs/String JSON, docs/lame.md)
+// next to the monitoring topic `stats_topic` (<ns>/chainrt/chain_stats -> <ns>/chainrt/events).
+std::string events_topic(const std::string& stats_topic);
+
+// A chain's verdict (chainrt_msgs/msg/ChainStatistics VERDICT_*): no instance yet, every
+// instance within the deadline (or no deadline), or at least one miss.
+std::uint8_t chain_verdict(const ChainStats& c) noexcept;
+
+// One monitoring message into `out`: the report `r` (its chains with their retained samples), the
+// message's sequence number `seq`, `lost` dispatches the trace ring overwrote before they could be
+// published, and `recent` (the dispatches since the previous message, oldest first) in the
+// per-instance arrays of the callback `names[record.callback]`. stamp: the system clock now.
+void to_message(const RunReport& r, std::uint64_t seq, std::uint64_t lost,
+                const std::vector<DispatchRecord>& recent, const std::vector<std::string>& names,
+                chainrt_msgs::msg::ChainStats& out);
+
+}  // namespace chainrt::runtime
