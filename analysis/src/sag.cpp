@@ -30,7 +30,10 @@ struct Kept {
 // and the finish intervals the precedence rules still need (ECRTS 2019).
 struct State {
   std::vector<std::uint64_t> done;
-  Interval avail;
+  // per k = 1..m: earliest (pa) and latest (ca) instant at which k cores are free, both sorted;
+  // on one core {A^min(v)} and {A^max(v)}
+  std::vector<Duration> pa, ca;
+  std::vector<Interval> groups;  // per group: the finish interval of its last dispatched job
   std::vector<Kept> kept;  // by job index
   std::uint32_t lo = 0;    // position in the scan order before which every job is dispatched
   // The job whose finish A(v) is; kStart at the root (nothing has run), kMerged when merged
@@ -45,6 +48,7 @@ struct Prepared {
   std::vector<std::vector<std::uint32_t>> succ;
   std::vector<std::uint32_t> order;
   std::vector<Duration> earliest_ready;
+  std::size_t groups = 0;  // 1 + the largest group id
 };
 
 bool has(const std::vector<std::uint64_t>& bits, std::size_t j) { return bits[j >> 6] >> (j & 63) & 1; }
@@ -89,6 +93,8 @@ Prepared prepare(const std::vector<Job>& jobs) {
     p.earliest_ready[j] = r;
   }
   p.order = topo;
+  for (const Job& j : jobs)
+    if (j.group >= 0) p.groups = std::max(p.groups, static_cast<std::size_t>(j.group) + 1);
   std::stable_sort(p.order.begin(), p.order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return p.earliest_ready[a] != p.earliest_ready[b] ? p.earliest_ready[a] < p.earliest_ready[b] : rank[a] < rank[b];
   });
@@ -110,8 +116,15 @@ std::optional<Interval> ready_interval(const Job& j, const State& s) {
     r.lo = std::max(r.lo, it->finish.lo + e.delay.lo);
     r.hi = std::max(r.hi, it->finish.hi + e.delay.hi);
   }
+  if (j.group >= 0) {  // its group's last job finished (several cores)
+    r.lo = std::max(r.lo, s.groups[static_cast<std::size_t>(j.group)].lo);
+    r.hi = std::max(r.hi, s.groups[static_cast<std::size_t>(j.group)].hi);
+  }
   return r;
 }
+
+// The first core's availability interval A_1 = [PA_1, CA_1] (one core: A(v)).
+Interval first_free(const State& s) { return {s.pa.front(), s.ca.front()}; }
 
 // RTSS 2017 Eq. (EST): the earliest start of job i as the next dispatch after state v:
 // EST_i(v) = max(r_i^min, A^min(v)).
@@ -127,8 +140,12 @@ Duration work_conserving_time(Interval avail, Duration min_certain_ready) {
 // RTSS 2017 Eq. (LST): job i can be next only if it starts no later than t_wc and before a
 // higher-priority job is certainly ready, t_high(i) = min{r_x^max | p_x < p_i}:
 // LST_i = min(t_wc, t_high − 1) (integer time: a job ready at t is seen by a selection at t).
-Duration latest_start(Duration t_wc, Duration t_high) {
-  return t_high == kNever ? t_wc : std::min(t_wc, t_high - 1);
+// Several cores: min(t_wc, t_high), a job started at the very instant a higher-priority one is
+// certainly ready is counted (the simulator's threads may select at that instant before the
+// release is seen; a campaign found bounds 1 ns short with t_high − 1).
+Duration latest_start(Duration t_wc, Duration t_high, bool several_cores) {
+  if (t_high == kNever) return t_wc;
+  return std::min(t_wc, several_cores ? t_high : t_high - 1);
 }
 
 // RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
@@ -136,14 +153,22 @@ Interval finish_interval(Duration est, Duration lst, Interval cost) { return {es
 
 // RTSS 2017 Sec. IV-C (merge): same dispatched jobs and overlapping intervals (sag.hpp).
 bool mergeable(const State& a, const State& b) {
-  if (a.done != b.done || !overlap(a.avail, b.avail) || a.kept.size() != b.kept.size()) return false;
+  if (a.done != b.done || a.kept.size() != b.kept.size()) return false;
+  for (std::size_t k = 0; k < a.pa.size(); ++k)
+    if (!overlap({a.pa[k], a.ca[k]}, {b.pa[k], b.ca[k]})) return false;
+  for (std::size_t g = 0; g < a.groups.size(); ++g)
+    if (!overlap(a.groups[g], b.groups[g])) return false;
   for (std::size_t k = 0; k < a.kept.size(); ++k)
     if (a.kept[k].job != b.kept[k].job || !overlap(a.kept[k].finish, b.kept[k].finish)) return false;
   return true;
 }
 
 void merge_into(State& into, const State& from) {
-  into.avail = hull(into.avail, from.avail);
+  for (std::size_t k = 0; k < into.pa.size(); ++k) {
+    into.pa[k] = std::min(into.pa[k], from.pa[k]);
+    into.ca[k] = std::max(into.ca[k], from.ca[k]);
+  }
+  for (std::size_t g = 0; g < into.groups.size(); ++g) into.groups[g] = hull(into.groups[g], from.groups[g]);
   if (into.last != from.last) into.last = kMerged;
   for (std::size_t k = 0; k < into.kept.size(); ++k) into.kept[k].finish = hull(into.kept[k].finish, from.kept[k].finish);
 }
@@ -163,7 +188,7 @@ struct Candidate {
 // frees, whenever that is: no lower-priority job can be dispatched next. The interval form
 // alone (r^max = A^max) would let one start in [A^min, A^max).
 bool ready_when_free(const Job& j, const State& s) {
-  if (s.last == kStart || s.last == kMerged || j.release.hi > s.avail.lo) return false;
+  if (s.pa.size() > 1 || s.last == kStart || s.last == kMerged || j.release.hi > s.pa.front()) return false;
   bool follows = false;
   for (const Pred& e : j.preds) {
     if (e.job == s.last) {
@@ -172,7 +197,7 @@ bool ready_when_free(const Job& j, const State& s) {
     }
     auto it = std::lower_bound(s.kept.begin(), s.kept.end(), e.job,
                                [](const Kept& k, std::size_t job) { return k.job < job; });
-    if (it->finish.hi + e.delay.hi > s.avail.lo) return false;
+    if (it->finish.hi + e.delay.hi > s.pa.front()) return false;
   }
   return follows;
 }
@@ -184,7 +209,7 @@ std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* m
   Duration least = kNever;
   for (std::size_t pos = s.lo; pos < p.order.size(); ++pos) {
     const std::uint32_t j = p.order[pos];
-    if (p.earliest_ready[j] > std::max(s.avail.hi, least)) break;
+    if (p.earliest_ready[j] > std::max(s.ca.front(), least)) break;
     if (has(s.done, j)) continue;
     if (auto r = ready_interval((*p.jobs)[j], s)) {
       out.push_back({j, *r, ready_when_free((*p.jobs)[j], s)});
@@ -195,12 +220,22 @@ std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* m
   return out;
 }
 
-// The state after dispatching job j with the given finish interval.
-State successor(const Prepared& p, const State& s, std::uint32_t j, Interval finish) {
+// The state after dispatching job j, started in [est, lst], with the given finish interval:
+// its core free at the finish, every other core at max(start, its instant) (ECRTS 2018).
+State successor(const Prepared& p, const State& s, std::uint32_t j, Duration est, Duration lst, Interval finish) {
   State n;
   n.done = s.done;
   set(n.done, j);
-  n.avail = finish;
+  n.pa.reserve(s.pa.size());
+  n.ca.reserve(s.ca.size());
+  for (std::size_t k = 1; k < s.pa.size(); ++k) {
+    n.pa.push_back(std::max(est, s.pa[k]));
+    n.ca.push_back(std::max(lst, s.ca[k]));
+  }
+  n.pa.insert(std::upper_bound(n.pa.begin(), n.pa.end(), finish.lo), finish.lo);
+  n.ca.insert(std::upper_bound(n.ca.begin(), n.ca.end(), finish.hi), finish.hi);
+  n.groups = s.groups;
+  if ((*p.jobs)[j].group >= 0) n.groups[static_cast<std::size_t>((*p.jobs)[j].group)] = finish;
   n.last = j;
   auto all_done = [&](std::uint32_t x) {
     for (std::uint32_t q : p.succ[x])
@@ -251,8 +286,8 @@ class Level {
 // candidates.
 void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_wc, Duration t_high, Level& next,
               Result& r) {
-  const Duration est = earliest_start(c.ready, s.avail);
-  const Duration lst = latest_start(t_wc, t_high);
+  const Duration est = earliest_start(c.ready, first_free(s));
+  const Duration lst = latest_start(t_wc, t_high, s.pa.size() > 1);
   if (est > lst) return;
   const Interval fin = finish_interval(est, lst, (*p.jobs)[c.job].cost);
   Interval& st = r.start[c.job];
@@ -260,7 +295,7 @@ void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_
   st = {std::min(st.lo, est), std::max(st.hi, lst)};
   fi = {std::min(fi.lo, fin.lo), std::max(fi.hi, fin.hi)};
   ++r.edges;
-  next.add(successor(p, s, c.job, fin));
+  next.add(successor(p, s, c.job, est, lst, fin));
 }
 
 // Every dispatch possible from s (RTSS 2017 Sec. IV-B with the rules above) into `next`;
@@ -269,7 +304,7 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r) {
   Duration min_certain = kNever;
   std::vector<Candidate> cs = candidates(p, s, &min_certain);
   if (cs.empty()) throw std::logic_error("sag: a state with jobs left has no candidate");
-  const Duration t_wc = work_conserving_time(s.avail, min_certain);
+  const Duration t_wc = work_conserving_time(first_free(s), min_certain);
   const auto& jobs = *p.jobs;
   std::sort(cs.begin(), cs.end(),
             [&](const Candidate& a, const Candidate& b) { return jobs[a.job].priority < jobs[b.job].priority; });
@@ -286,7 +321,8 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r) {
 
 }  // namespace
 
-Result explore(const std::vector<Job>& jobs, const Limits& limits) {
+Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores) {
+  if (cores == 0) throw std::invalid_argument("sag: no core");
   const auto t0 = std::chrono::steady_clock::now();
   const Prepared p = prepare(jobs);
   Result r;
@@ -295,7 +331,9 @@ Result explore(const std::vector<Job>& jobs, const Limits& limits) {
   Level level;
   State root;
   root.done.assign((jobs.size() + 63) / 64, 0);
-  root.avail = {0, 0};
+  root.pa.assign(cores, 0);
+  root.ca.assign(cores, 0);
+  root.groups.assign(p.groups, Interval{std::numeric_limits<Duration>::min(), std::numeric_limits<Duration>::min()});
   while (root.lo < p.order.size() && has(root.done, p.order[root.lo])) ++root.lo;
   level.add(std::move(root));
   r.states = 1;

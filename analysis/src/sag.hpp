@@ -61,6 +61,7 @@ struct Job {
   Interval cost;            // [C^min, C^max]
   Priority priority;
   std::vector<Pred> preds;  // every predecessor must finish first (none: released by `release` alone)
+  int group = -1;           // on several cores: no two jobs of one group (>= 0) run at once
 };
 
 struct Limits {
@@ -77,9 +78,19 @@ struct Result {
   std::size_t edges = 0;         // dispatches explored
 };
 
-// Explores every schedule of `jobs` (a job is never dispatched before its predecessors; the
-// precedence graph must be acyclic) and returns each job's start and finish intervals.
-// Throws std::invalid_argument on a cycle or a predecessor index out of range.
-Result explore(const std::vector<Job>& jobs, const Limits& limits = {});
+// Explores every schedule of `jobs` on `cores` identical processors (a job is never dispatched
+// before its predecessors; the precedence graph must be acyclic) and returns each job's start
+// and finish intervals. Throws std::invalid_argument on a cycle or a predecessor index out of
+// range.
+//
+// Several cores (global non-preemptive JLFP scheduling, after Nasri, Nelissen & Brandenburg,
+// "A Response-Time Analysis for Non-Preemptive Job Sets under Global Scheduling", ECRTS 2018):
+// a state keeps, for k = 1..m, the earliest and latest instant at which k cores are free (both
+// sorted); the next job starts in [max(r^min, PA_1), min(t_wc, t_high − 1)] with t_wc =
+// max(CA_1, min r^max) and, after it, each other core is free at max(start, its instant) (the
+// dispatch order is the start order) and the job's core at its finish. A group's jobs never
+// overlap: the state keeps the finish interval of each group's last dispatched job, and a job
+// of the group is ready no earlier. The zero-delay rule above is one core's and is not used.
+Result explore(const std::vector<Job>& jobs, const Limits& limits = {}, std::size_t cores = 1);
 
 }  // namespace chainrt::detail::sag

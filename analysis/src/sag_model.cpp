@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "chainrt/model/accelerator.hpp"
@@ -66,33 +67,59 @@ std::vector<std::vector<Out>> outs_of(const Model& m) {
   return outs;
 }
 
-// The one executor that runs callbacks, when there is exactly one.
-std::optional<std::size_t> work_executor(const Model& m, std::string* why) {
-  std::optional<std::size_t> x;
-  for (const Callback& cb : m.callbacks) {
-    const std::size_t e = m.executor_index(m.node(cb.node).executor);
-    if (x && *x != e) {
-      fail(why, "callbacks run on several executors ('" + m.executors[*x].name + "', '" + m.executors[e].name +
-                    "'); this analysis covers one single-threaded executor");
-      return std::nullopt;
+// The executors that run callbacks, in model order (none: `why` says so).
+std::vector<std::size_t> work_executors(const Model& m, std::string* why) {
+  std::vector<bool> used(m.executors.size(), false);
+  for (const Callback& cb : m.callbacks) used[m.executor_index(m.node(cb.node).executor)] = true;
+  std::vector<std::size_t> out;
+  for (std::size_t e = 0; e < used.size(); ++e)
+    if (used[e]) out.push_back(e);
+  if (out.empty()) fail(why, "the model has no callbacks");
+  return out;
+}
+
+// Several threads (of one executor: global scheduling; or one each of several executors:
+// partitions) when each is pinned to one core no other of them uses (the OS then never
+// interleaves them).
+bool pinned_apart(const Model& m, const std::vector<std::size_t>& xs, std::string* why) {
+  std::size_t threads = 0;
+  for (std::size_t x : xs) threads += m.executors[x].threads.size();
+  if (threads < 2) return true;
+  std::set<std::pair<std::string, int>> taken;
+  for (std::size_t x : xs) {
+    const Executor& e = m.executors[x];
+    if (xs.size() > 1 && e.threads.size() > 1)
+      return fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
+                           " threads beside other executors; this analysis covers one multi-threaded executor or "
+                           "several single-threaded ones");
+    for (const Thread& t : e.threads) {
+      if (t.cores.size() != 1)
+        return fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; threads are "
+                         "analysed each on a core of its own");
+      if (!taken.insert({e.host, t.cores[0]}).second)
+        return fail(why, "threads share core " + std::to_string(t.cores[0]) + " of host '" + e.host +
+                             "'; threads are analysed each on a core of its own");
     }
-    x = e;
   }
-  if (!x) fail(why, "the model has no callbacks");
-  return x;
+  return true;
 }
 
 // One thread on a core of its own, a policy with a job-level fixed priority, the CPU always there.
 bool covers_platform(const Model& m, std::size_t x, std::string* why) {
   const Executor& e = m.executors[x];
-  if (e.policy != Policy::FixedPriority && e.policy != Policy::Picas && e.policy != Policy::Edf &&
-      e.policy != Policy::Mixed)
+  if (!job_level_fixed_priority(e.policy))
     return fail(why, std::string("executor '") + e.name + "' uses policy " + to_string(e.policy) +
                          ", whose order is not a job-level fixed priority (fp, picas, edf and mixed are)");
-  if (e.threads.size() != 1)
-    return fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
-                         " threads; this analysis covers one thread");
-  if (e.threads[0].reservation) return fail(why, "thread '" + e.threads[0].name + "' runs on a reservation");
+  if (e.threads.empty()) return fail(why, "executor '" + e.name + "' has no thread");
+  for (const Thread& t : e.threads)
+    if (t.reservation) return fail(why, "thread '" + t.name + "' runs on a reservation");
+  if (e.threads.size() > 1)  // global scheduling: any thread takes any callback, groups exclude
+    for (const Callback& cb : m.callbacks) {
+      if (m.node(cb.node).executor != e.name) continue;
+      if (!cb.affinity.empty()) return fail(why, "callback '" + cb.name + "' is bound to some of the threads");
+      if (m.group(cb.group).type != GroupType::MutuallyExclusive)
+        return fail(why, "callback '" + cb.name + "' is in a reentrant group (two of its instances may overlap)");
+    }
   if (uses_accelerators(m)) return fail(why, "the model uses accelerators");
   for (const Host& h : m.hosts)
     if (h.name == e.host && !h.blackout.empty()) return fail(why, "host '" + h.name + "' has a platform blackout curve");
@@ -102,9 +129,22 @@ bool covers_platform(const Model& m, std::size_t x, std::string* why) {
 // Timers with a guaranteed phase; every other callback fed by exactly one publisher; no cycle;
 // no fusion; chains starting at timers.
 bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs, std::string* why) {
+  const auto sets = implicit_fusion_sets(m);
+  std::vector<bool> later_member(m.callbacks.size(), false);  // a set's members feed as one
+  for (const auto& set : sets) {
+    for (std::size_t i = 1; i < set.size(); ++i) {
+      later_member[set[i]] = true;
+      const auto& a = outs[set[0]];
+      const auto& b = outs[set[i]];
+      if (a.size() != b.size() ||
+          !std::equal(a.begin(), a.end(), b.begin(), [](const Out& x, const Out& y) { return x.to == y.to; }))
+        return fail(why, "the members of fusion set '" + m.callbacks[set[0]].name + "' reach different callbacks");
+    }
+  }
   std::vector<int> feeders(m.callbacks.size(), 0);
-  for (const auto& os : outs)
-    for (const Out& o : os) ++feeders[o.to];
+  for (std::size_t c = 0; c < outs.size(); ++c)
+    if (!later_member[c])
+      for (const Out& o : outs[c]) ++feeders[o.to];
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const Callback& cb = m.callbacks[c];
     if (cb.kind == CallbackKind::FusionInput || cb.kind == CallbackKind::FusionTrigger)
@@ -117,7 +157,6 @@ bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs,
                            " publishers (their order in its queue is not fixed)");
     }
   }
-  if (!implicit_fusion_sets(m).empty()) return fail(why, "the model has an implicit fusion set");
   for (const Chain& ch : m.chains)
     if (ch.callbacks.empty() || !m.callback(ch.callbacks.front()).is_timer())
       return fail(why, "chain '" + ch.name + "' does not start at a timer");
@@ -166,36 +205,64 @@ std::vector<std::vector<std::size_t>> chain_leaves(const Model& m) {
   return out;
 }
 
-// What building the jobs of one timer release needs.
+// A chain instance a message carries: (chain, index in ModelJobs::instances).
+using Stamp = std::pair<std::size_t, std::size_t>;
+
+// What building the jobs of the timer releases needs.
 struct Builder {
   const Model& m;
   const std::vector<std::vector<Out>>& outs;
-  const sched::ExecutorSetup& setup;
+  const std::vector<sched::ExecutorSetup>& setups;  // by executor index (those with callbacks)
+  const std::vector<std::size_t>& executor;         // per callback: its executor
+  const std::vector<int>& group;                    // per callback: its job group (sag.hpp), -1 on one thread
   std::vector<Duration> keys;
   std::vector<std::vector<std::size_t>> leaves;
   ModelJobs& mj;
+  // Implicit fusion sets: per callback (set, member) or none; per set, its rounds: per member
+  // the job of its k-th message and the stamps it carries (sag_model.hpp).
+  std::vector<std::optional<std::pair<std::size_t, std::size_t>>> member;
+  std::vector<std::size_t> members;  // per set: its size
+  struct Cached {
+    std::size_t job = 0;
+    Duration root = 0;
+    Duration period = 0;  // of the timer whose release it follows
+    std::vector<Stamp> stamps;
+  };
+  Duration period = 0;  // of the timer release being followed
+  std::vector<std::vector<std::vector<std::optional<Cached>>>> rounds;  // [set][round][member]
 
   bool is_leaf(std::size_t chain, std::size_t c) const {
     return std::find(leaves[chain].begin(), leaves[chain].end(), c) != leaves[chain].end();
   }
 
-  // The job of callback c released by `stamps` (the chains whose instance it carries) of the
-  // timer release at `root`, after `pred` (none for the timer's own job).
-  std::size_t add(std::size_t c, Duration root, Interval release, const std::vector<std::size_t>& stamps,
-                  std::optional<Pred> pred) {
+  // The executor's key of callback c's job with the deadlines of the instances it carries
+  // (each instance's release + its chain's key, the smallest), `late` ns later for a drifting one.
+  Priority priority(std::size_t c, Duration root, const std::vector<Stamp>& stamps, Duration late) const {
+    Duration d = sched::kNoDeadline;
+    for (const auto& [chain, inst] : stamps)
+      if (keys[chain] > 0) d = std::min(d, mj.instances[inst].release + late + keys[chain]);
+    const sched::ExecutorSetup& setup = setups[executor[c]];
+    const sched::CallbackId id = setup.id_of(c);
+    const sched::Key k = sched::key_of(setup.policy, setup.specs[id], id, d);
+    return Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
+  }
+
+  // The job of callback c carrying `stamps`, ordered among c's jobs by `root` (the nominal
+  // release of its timer job), after `preds`. `span`: how much later than the instances'
+  // releases the release the executor stamps its key from may be (a drifting timer's window).
+  std::size_t add(std::size_t c, Duration root, Duration span, Interval release, const std::vector<Stamp>& stamps,
+                  std::vector<Pred> preds) {
     const Callback& cb = m.callbacks[c];
     Job j;
     j.release = release;
     j.cost = {std::min(cb.best_case(), cb.wcet), cb.wcet};
-    Duration d = sched::kNoDeadline;
-    for (std::size_t s : stamps)
-      if (keys[s] > 0) d = std::min(d, root + keys[s]);
-    const sched::CallbackId id = setup.id_of(c);
-    const sched::Key k = sched::key_of(setup.policy, setup.specs[id], id, d);
-    j.priority = Priority{k.tier, k.value, k.rank, static_cast<std::int64_t>(k.id), root};
-    if (pred) j.preds.push_back(*pred);
+    j.priority = priority(c, root, stamps, 0);
+    mj.priority_late.push_back(span > 0 ? priority(c, root, stamps, span) : j.priority);
+    j.preds = std::move(preds);
+    j.group = group[c];
     mj.jobs.push_back(std::move(j));
     mj.callback.push_back(c);
+    mj.partition.push_back(executor[c]);
     mj.root_release.push_back(root);
     mj.of_callback[c].push_back(mj.jobs.size() - 1);
     return mj.jobs.size() - 1;
@@ -203,40 +270,142 @@ struct Builder {
 
   // The timer job at nominal release `root` and every job its messages release, depth first;
   // the chain instances it starts.
-  void release(std::size_t timer, Duration root) {
+  void release(std::size_t timer, Duration root, Interval window, Duration span) {
     const Callback& cb = m.callbacks[timer];
-    std::vector<std::size_t> started;
+    std::vector<Stamp> started;
     for (std::size_t i = 0; i < m.chains.size(); ++i)
-      if (m.chains[i].callbacks.front() == cb.name) started.push_back(i);
-    const std::size_t first_instance = mj.instances.size();
-    for (std::size_t i : started) mj.instances.push_back(ChainInstance{i, root, {}});
-    const std::size_t j = add(timer, root, {root, root + cb.jitter}, started, std::nullopt);
-    follow(j, timer, root, started, first_instance);
+      if (m.chains[i].callbacks.front() == cb.name) {
+        started.emplace_back(i, mj.instances.size());
+        mj.instances.push_back(ChainInstance{i, root, {}});
+      }
+    period = cb.period;
+    const std::size_t j = add(timer, root, span, window, started, {});
+    follow(j, timer, root, span, started);
   }
 
-  void follow(std::size_t job, std::size_t c, Duration root, const std::vector<std::size_t>& stamps,
-              std::size_t first_instance) {
-    for (std::size_t s : stamps)
-      if (is_leaf(s, c))
-        for (std::size_t k = first_instance; k < mj.instances.size(); ++k)
-          if (mj.instances[k].chain == s) mj.instances[k].leaves.push_back(job);
+  // The stamps a message of callback c on out o carries: a leaf records its instance and
+  // forwards none; an instance goes on along its chain's hops only.
+  std::vector<Stamp> carried(std::size_t c, const Out& o, const std::vector<Stamp>& stamps) const {
+    std::vector<Stamp> out;
+    for (const Stamp& s : stamps)
+      if (!is_leaf(s.first, c) && std::find(o.chains.begin(), o.chains.end(), s.first) != o.chains.end())
+        out.push_back(s);
+    return out;
+  }
+
+  void follow(std::size_t job, std::size_t c, Duration root, Duration span, const std::vector<Stamp>& stamps) {
+    for (const auto& [chain, inst] : stamps)
+      if (is_leaf(chain, c)) mj.instances[inst].leaves.push_back(job);
+    if (member[c]) {  // a fusion input: cached until its round is complete (fuse())
+      const auto [set, i] = *member[c];
+      auto& rs = rounds[set];
+      std::size_t k = 0;
+      while (k < rs.size() && rs[k][i]) ++k;
+      if (k == rs.size()) rs.emplace_back(members[set]);
+      rs[k][i] = Cached{job, root, period, stamps};
+      return;
+    }
     for (const Out& o : outs[c]) {
-      std::vector<std::size_t> carried;  // a leaf records its instance and forwards no stamp
-      for (std::size_t s : stamps)
-        if (!is_leaf(s, c) &&
-            std::find(o.chains.begin(), o.chains.end(), s) != o.chains.end())
-          carried.push_back(s);
-      const std::size_t next = add(o.to, root, {0, 0}, carried, Pred{job, {0, o.cost}});
-      follow(next, o.to, root, carried, first_instance);
+      const std::vector<Stamp> next_stamps = carried(c, o, stamps);
+      const std::size_t next = add(o.to, root, span, {0, 0}, next_stamps, {Pred{job, {0, o.cost}}});
+      follow(next, o.to, root, span, next_stamps);
     }
   }
-};
 
+  // Every complete round of every fusion set: the fused message, one job of each subscriber
+  // after every member's job of the round (the last to finish publishes), carrying the
+  // instances of every member; then on, depth first. A round cut by the horizon is left out.
+  // A set whose members follow timers of different periods declines.
+  // Whether callback `to` is reached from callback `from` over messages.
+  bool reaches(std::size_t from, std::size_t to) const {
+    std::vector<bool> seen(m.callbacks.size(), false);
+    std::vector<std::size_t> todo{from};
+    while (!todo.empty()) {
+      const std::size_t c = todo.back();
+      todo.pop_back();
+      if (c == to) return true;
+      for (const Out& o : outs[c])
+        if (!seen[o.to]) {
+          seen[o.to] = true;
+          todo.push_back(o.to);
+        }
+    }
+    return false;
+  }
+
+  // The sets in an order where every set comes after the sets whose output reaches it (its
+  // members' jobs then all exist when it is fused).
+  std::vector<std::size_t> fuse_order(const std::vector<std::vector<std::size_t>>& sets) const {
+    std::vector<std::size_t> order, left(sets.size());
+    std::iota(left.begin(), left.end(), 0);
+    while (!left.empty()) {
+      auto it = std::find_if(left.begin(), left.end(), [&](std::size_t b) {
+        return std::none_of(left.begin(), left.end(), [&](std::size_t a) {
+          return a != b && reaches(sets[a][0], sets[b][0]);
+        });
+      });
+      if (it == left.end()) it = left.begin();  // sets feeding each other: no order holds
+      order.push_back(*it);
+      left.erase(it);
+    }
+    return order;
+  }
+
+  std::string fuse(const std::vector<std::vector<std::size_t>>& sets) {
+    for (std::size_t set : fuse_order(sets)) {
+      Duration p0 = 0;
+      bool paired = true;
+      for (const auto& round : rounds[set])
+        for (const auto& r : round)
+          if (r) {
+            if (p0 == 0) p0 = r->period;
+            paired = paired && r->period == p0;
+          }
+      if (!paired)  // which message completes the set depends on the arrival order
+        return "fusion set '" + m.callbacks[sets[set][0]].name + "' joins sources of different periods (its rounds "
+               "do not pair one message of each)";
+      paired_sets.push_back(set);
+      for (const auto& round : rounds[set]) {
+        if (std::any_of(round.begin(), round.end(), [](const auto& r) { return !r; })) {
+          for (const auto& r : round)  // the horizon cut the round: its instances are not counted
+            if (r)
+              for (const Stamp& st : r->stamps) mj.instances[st.second].cut = true;
+          continue;
+        }
+        Duration root = 0;
+        for (const auto& r : round) root = std::max(root, r->root);
+        period = p0;
+        const std::vector<Out>& first = outs[sets[set][0]];
+        for (std::size_t o = 0; o < first.size(); ++o) {
+          std::vector<Stamp> stamps;
+          std::vector<Pred> preds;
+          for (std::size_t i = 0; i < round.size(); ++i) {
+            const Out& oi = outs[sets[set][i]][o];
+            for (const Stamp& s : carried(sets[set][i], oi, round[i]->stamps)) stamps.push_back(s);
+            preds.push_back(Pred{round[i]->job, {0, oi.cost}});
+          }
+          const std::size_t next = add(first[o].to, root, 0, {0, 0}, stamps, std::move(preds));
+          follow(next, first[o].to, root, 0, stamps);
+        }
+      }
+    }
+    return {};
+  }
+
+  std::vector<std::size_t> paired_sets;
+};
 }  // namespace
 
+bool job_level_fixed_priority(Policy p) {
+  return p == Policy::FixedPriority || p == Policy::Picas || p == Policy::Edf || p == Policy::Mixed;
+}
+
 bool sag_covers(const Model& m, std::string* why) {
-  const auto x = work_executor(m, why);
-  if (!x || !covers_platform(m, *x, why)) return false;
+  const std::vector<std::size_t> xs = work_executors(m, why);
+  if (xs.empty()) return false;
+  for (std::size_t x : xs)
+    if (!covers_platform(m, x, why)) return false;
+  if (!pinned_apart(m, xs, why)) return false;
   for (const Callback& cb : m.callbacks)  // the cheap refusal first (large models rarely pass it)
     if (cb.is_timer() && cb.phase != TimerPhase::Guaranteed)
       return fail(why, "timer '" + cb.name + "' has no guaranteed phase (phase: " + to_string(cb.phase) +
@@ -246,40 +415,205 @@ bool sag_covers(const Model& m, std::string* why) {
   return covers_callbacks(m, outs_of(m), why);
 }
 
-std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why) {
+namespace {
+
+// Timer releases in `span` of the timers whose period is listed; nullopt beyond `cap`.
+std::optional<std::size_t> releases_in(Duration span, const std::vector<Duration>& periods, std::size_t cap) {
+  std::size_t n = 0;
+  for (Duration p : periods) {
+    n += static_cast<std::size_t>(span / p) + 1;
+    if (n > cap) return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<Duration> lcm(Duration a, Duration b) {
+  const Duration g = gcd(a, b);
+  if (a / g > std::numeric_limits<Duration>::max() / b) return std::nullopt;
+  return a / g * b;
+}
+
+// The split into reference and drifting timers (sag_model.hpp, drifting phases), when the
+// common hyperperiod holds too many jobs: per callback its period in the job model (P' for a
+// drifting timer), the reference hyperperiod and whether it drifts.
+struct Split {
+  std::vector<Duration> period;
+  std::vector<bool> drifting;
+  Duration reference = 1;
+  Duration hyperperiod = 1;
+};
+
+std::optional<Split> split_timers(const Model& m, int hyperperiods, const std::vector<std::size_t>& tree,
+                                  std::string* why) {
+  Split s;
+  s.period.assign(m.callbacks.size(), 0);
+  s.drifting.assign(m.callbacks.size(), false);
+  std::vector<std::size_t> timers;
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c)
+    if (m.callbacks[c].is_timer()) timers.push_back(c);
+  std::stable_sort(timers.begin(), timers.end(),
+                   [&](std::size_t a, std::size_t b) { return m.callbacks[a].period < m.callbacks[b].period; });
+  std::vector<Duration> kept;
+  for (std::size_t c : timers) {
+    const Duration p = m.callbacks[c].period;
+    const auto h = lcm(s.reference, p);
+    std::vector<Duration> with = kept;
+    with.insert(with.end(), tree[c], p);  // one entry per job of a release
+    if (h && *h <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
+        releases_in(*h * hyperperiods, with, kMaxJobs)) {
+      s.reference = *h;
+      kept = std::move(with);
+      s.period[c] = p;
+    } else {
+      s.drifting[c] = true;
+    }
+  }
+  s.hyperperiod = s.reference;
+  std::string first;
+  for (std::size_t c : timers) {
+    if (!s.drifting[c]) continue;
+    // One drifting timer: its relative phase is the only unknown, and every stretch of a run is
+    // a stretch of the job model shifted by whole reference hyperperiods. Two drift against each
+    // other as well, which one shift cannot place in their windows together.
+    if (!first.empty()) {
+      fail(why, "timers '" + first + "' and '" + m.callbacks[c].name + "' both drift against the timers whose pattern "
+                    "repeats every " + std::to_string(s.reference) + " ns; this analysis takes one drifting timer");
+      return std::nullopt;
+    }
+    first = m.callbacks[c].name;
+    const Duration p = m.callbacks[c].period;
+    const Duration rounded = (p + s.reference / 2) / s.reference * s.reference;
+    if (rounded < s.reference) {
+      fail(why, "timer '" + m.callbacks[c].name + "' (period " + std::to_string(p) +
+                    " ns) drifts against timers whose pattern repeats only every " + std::to_string(s.reference) +
+                    " ns, a longer span than its period");
+      return std::nullopt;
+    }
+    s.period[c] = rounded;
+    const auto h = lcm(s.hyperperiod, rounded);
+    if (!h || *h > std::numeric_limits<Duration>::max() / (hyperperiods + 1)) {
+      fail(why, "the timers' hyperperiod overflows");
+      return std::nullopt;
+    }
+    s.hyperperiod = *h;
+    // The phase window widens by the drift over the analysed span; a drift of a quarter period
+    // or more is no longer a phase that moves slowly against the others.
+    if ((s.hyperperiod * hyperperiods / rounded + 1) * std::abs(p - rounded) > rounded / 4) {
+      fail(why, "timer '" + m.callbacks[c].name + "' (period " + std::to_string(p) + " ns) is too far from a multiple of " +
+                    std::to_string(s.reference) + " ns for its phase to drift slowly against the other timers");
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why,
+                                    const std::optional<PhaseWindow>& window) {
   if (!sag_covers(m, why)) return std::nullopt;
   const auto outs = outs_of(m);
+  std::vector<Duration> periods;  // one entry per job a timer release brings (the release's tree)
+  std::vector<std::size_t> tree(m.callbacks.size(), 0);
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    if (!m.callbacks[c].is_timer()) continue;
+    std::vector<std::size_t> todo{c};
+    while (!todo.empty() && tree[c] <= kMaxJobs) {
+      const std::size_t x = todo.back();
+      todo.pop_back();
+      ++tree[c];
+      for (const Out& o : outs[x]) todo.push_back(o.to);
+    }
+    periods.insert(periods.end(), tree[c], m.callbacks[c].period);
+  }
   const auto H = hyperperiod(m);
-  if (!H || *H > std::numeric_limits<Duration>::max() / (hyperperiods + 1)) {
-    fail(why, "the timers' hyperperiod overflows");
+  Split split;
+  if (H && *H <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
+      releases_in(*H * hyperperiods, periods, kMaxJobs)) {
+    for (const Callback& cb : m.callbacks) split.period.push_back(cb.is_timer() ? cb.period : 0);
+    split.hyperperiod = *H;
+  } else if (auto s = split_timers(m, hyperperiods, tree, why)) {
+    split = std::move(*s);
+  } else {
     return std::nullopt;
   }
   ModelJobs mj;
-  mj.hyperperiod = *H;
-  mj.horizon = *H * hyperperiods;
+  mj.hyperperiod = split.hyperperiod;
+  mj.horizon = split.hyperperiod * hyperperiods;
   mj.of_callback.resize(m.callbacks.size());
+  if (!split.drifting.empty()) {
+    mj.drifting = split.drifting;
+    mj.reference_hyperperiod = split.reference;
+  }
   mj.first_release = std::numeric_limits<Duration>::max();
-  std::size_t count = 0;
-  for (const Callback& cb : m.callbacks)
-    if (cb.is_timer()) mj.first_release = std::min(mj.first_release, cb.offset);
-  const sched::ExecutorSetup setup = sched::make_setup(m, *work_executor(m, why));
-  Builder b{m, outs, setup, chain_keys(m), chain_leaves(m), mj};
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c)
+    if (m.callbacks[c].is_timer())
+      mj.first_release = std::min(mj.first_release, split.drifting.empty() || !split.drifting[c] ? m.callbacks[c].offset : 0);
+  std::vector<sched::ExecutorSetup> setups(m.executors.size());
+  for (std::size_t x : work_executors(m, why)) {
+    setups[x] = sched::make_setup(m, x);
+    mj.partitions.push_back(x);
+  }
+  std::vector<std::size_t> executor(m.callbacks.size());
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) executor[c] = m.executor_index(m.node(m.callbacks[c].node).executor);
+  std::vector<int> group(m.callbacks.size(), -1);  // on several threads: the callback group's index
+  for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+    const Executor& e = m.executors[executor[c]];
+    mj.cores = std::max(mj.cores, e.threads.size());
+    if (e.threads.size() > 1)
+      group[c] = static_cast<int>(&m.group(m.callbacks[c].group) - m.groups.data());
+  }
+  const auto sets = implicit_fusion_sets(m);
+  if (!sets.empty() && !split.drifting.empty()) {
+    fail(why, "a drifting timer beside a fusion set (its rounds pair messages of one period)");
+    return std::nullopt;
+  }
+  Builder b{m, outs, setups, executor, group, chain_keys(m), chain_leaves(m), mj, {}, {}, {}};
+  for (const auto& set : sets) b.members.push_back(set.size());
+  b.member.assign(m.callbacks.size(), std::nullopt);
+  for (std::size_t f = 0; f < sets.size(); ++f)
+    for (std::size_t i = 0; i < sets[f].size(); ++i) b.member[sets[f][i]] = std::make_pair(f, i);
+  b.rounds.resize(sets.size());
+  const PhaseWindow w = window.value_or(PhaseWindow{0, split.reference});
   std::vector<std::pair<Duration, std::size_t>> releases;
+  std::size_t count = 0;
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const Callback& cb = m.callbacks[c];
     if (!cb.is_timer()) continue;
-    for (Duration t = cb.offset; t < mj.horizon && count <= kMaxJobs; t += cb.period, ++count) {
+    const bool drifts = !split.drifting.empty() && split.drifting[c];
+    for (Duration t = drifts ? 0 : cb.offset; t < mj.horizon && count <= kMaxJobs; t += split.period[c], ++count)
       releases.emplace_back(t, c);
-    }
   }
   std::sort(releases.begin(), releases.end());
   for (const auto& [t, c] : releases) {
-    b.release(c, t);
-    if (mj.jobs.size() > kMaxJobs) {
-      fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
-                    " hyperperiod(s) of " + std::to_string(*H) + " ns");
+    const Callback& cb = m.callbacks[c];
+    if (split.drifting.empty() || !split.drifting[c]) {
+      b.release(c, t, {t, t + cb.jitter}, 0);
+    } else {
+      // the relative phase moves by |P - P'| a period: over the analysed span at most `dev`
+      const Duration dev = w.widen ? (mj.horizon / split.period[c] + 1) * std::abs(cb.period - split.period[c]) : 0;
+      const Duration lo = std::max<Duration>(0, t + w.lo - dev), hi = t + w.hi - 1 + dev;
+      b.release(c, lo, {lo, hi + cb.jitter}, hi - lo);
+    }
+    if (mj.jobs.size() > kMaxJobs) break;
+  }
+  if (mj.jobs.size() <= kMaxJobs)
+    if (std::string f = b.fuse(sets); !f.empty()) {
+      fail(why, f);
       return std::nullopt;
     }
+  if (mj.jobs.size() > kMaxJobs) {
+    fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
+                  " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
+    return std::nullopt;
+  }
+  for (std::size_t set : b.paired_sets) {  // the rounds' jobs, for the pairing check (outside_job_model)
+    std::vector<std::vector<std::size_t>> jobs;
+    for (const auto& round : b.rounds[set]) {
+      jobs.emplace_back();
+      for (const auto& r : round) jobs.back().push_back(r ? r->job : kNoJob);
+    }
+    mj.fusion_rounds.push_back(std::move(jobs));
   }
   return mj;
 }
@@ -312,26 +646,84 @@ std::optional<Duration> idle_cut(const ModelJobs& mj, const Result& r) {
   return std::nullopt;
 }
 
+// The ready-queue key of a drifting timer's job depends on where in its phase window it is
+// released (an EDF deadline counts from the release); the graph used the window's earliest.
+// The order it assumed holds in every run unless the job's key can pass that of a job that may
+// be pending with it (each ready between its earliest arrival and its latest start): then the
+// empty string is not returned.
+std::string order_fixed(const Model& m, const ModelJobs& mj, const Result& r) {
+  auto ready = [&](std::size_t j) {
+    Duration a = mj.jobs[j].release.lo;
+    for (const Pred& p : mj.jobs[j].preds) a = std::max(a, r.finish[p.job].lo + p.delay.lo);
+    return a;
+  };
+  auto root = [&](std::size_t j) {
+    while (!mj.jobs[j].preds.empty()) j = mj.jobs[j].preds.front().job;
+    return j;
+  };
+  for (std::size_t d = 0; d < mj.jobs.size(); ++d) {
+    if (mj.jobs[d].priority == mj.priority_late[d]) continue;
+    for (std::size_t o = 0; o < mj.jobs.size(); ++o) {
+      // the keys of one release move together; others' ranges apart keep their order
+      if (o == d || mj.priority_late[d] < mj.jobs[o].priority || mj.priority_late[o] < mj.jobs[d].priority ||
+          root(o) == root(d))
+        continue;
+      if (ready(d) <= r.start[o].hi && ready(o) <= r.start[d].hi)
+        return "the deadline order of '" + m.callbacks[mj.callback[d]].name + "' (a drifting timer's job) against '" +
+               m.callbacks[mj.callback[o]].name + "' depends on the relative phase while both may be pending";
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
+  for (std::size_t x : mj.partitions) {
+    Duration demand = 0;  // the work of one hyperperiod on x's thread (the last analysed: past the start)
+    for (std::size_t j = 0; j < mj.jobs.size(); ++j)
+      if (mj.partition[j] == x && mj.root_release[j] >= mj.horizon - mj.hyperperiod) demand += mj.jobs[j].cost.hi;
+    if (demand > mj.hyperperiod)
+      return "overload: the jobs of one hyperperiod need " + std::to_string(demand) + " ns of the thread of executor '" +
+             m.executors[x].name + "' in " + std::to_string(mj.hyperperiod) + " ns (utilisation " +
+             std::to_string(demand * 100 / mj.hyperperiod) + " %), so the backlog grows without bound";
+  }
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
-    for (std::size_t k = 0; k + 1 < js.size(); ++k) {
-      const Job& next = mj.jobs[js[k + 1]];
+    // a timer keeps one pending release; a subscription queues up to its depth of messages
+    // (a message leaves the queue when its job starts)
+    const Callback& cb = m.callbacks[c];
+    const std::size_t depth = cb.is_timer() ? 1 : static_cast<std::size_t>(std::max(1, cb.queue_depth));
+    for (std::size_t k = 0; k + depth < js.size(); ++k) {
+      const Job& next = mj.jobs[js[k + depth]];
       // the earliest the next job can arrive: its release, or its predecessor's earliest finish
       Duration arrive = next.release.lo;
       for (const Pred& p : next.preds) arrive = std::max(arrive, r.finish[p.job].lo + p.delay.lo);
       if (r.start[js[k]].hi >= arrive)
-        return "callback '" + m.callbacks[c].name + "' may be released again (" + std::to_string(arrive) +
-               " ns) before its previous instance starts (as late as " + std::to_string(r.start[js[k]].hi) +
+        return "callback '" + cb.name + "' may be released " + std::to_string(depth) + " more time(s) (by " +
+               std::to_string(arrive) + " ns) before an instance starts (as late as " + std::to_string(r.start[js[k]].hi) +
                " ns): the executor then merges or drops releases, which the job model does not";
     }
   }
+  if (std::string order = order_fixed(m, mj, r); !order.empty()) return order;
+  // A fusion round pairs the k-th message of each member: every member's next job starts only
+  // after each job of the round finished (the set then completed and its caches were taken).
+  for (const auto& rounds : mj.fusion_rounds)
+    for (std::size_t k = 0; k + 1 < rounds.size(); ++k) {
+      Duration done = std::numeric_limits<Duration>::min();
+      for (std::size_t j : rounds[k])
+        if (j != kNoJob) done = std::max(done, r.finish[j].hi);
+      for (std::size_t j : rounds[k + 1])
+        if (j != kNoJob && r.start[j].lo < done)
+          return "fusion input '" + m.callbacks[mj.callback[j]].name + "' may take its next message (" +
+                 std::to_string(r.start[j].lo) + " ns) before its set's round completed (" + std::to_string(done) +
+                 " ns): the rounds would not pair the messages of one period";
+    }
   if (mj.horizon < 2 * mj.hyperperiod) return "fewer than two hyperperiods analysed";
-  if (!idle_cut(mj, r))
+  if (!idle_cut(mj, r)) {
     return "the thread is idle at no timer release t of the first hyperperiod and at t + one hyperperiod in every "
            "schedule (work carried over from one hyperperiod to the next is not analysed)";
+  }
   return {};
 }
 

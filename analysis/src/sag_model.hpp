@@ -1,12 +1,14 @@
 // The jobs of a chainrt model for the schedule-abstraction graph (sag.hpp), and what the
 // analysis reads back from the graph: per chain, the worst-case end-to-end latency.
 //
-// The model it covers: every callback on one executor with one thread (a dedicated core, no
-// reservation, no platform blackout curve) under a ready-queue policy with a job-level fixed
+// The model it covers: every callback on an executor with one thread (a dedicated core, no
+// reservation, no platform blackout curve; several such executors when each thread is pinned to
+// a core no other uses: partitions, sag_analysis.cpp) under a ready-queue policy with a job-level fixed
 // priority (fp, picas, edf, mixed); every timer's phase guaranteed on the host's release grid
 // (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
-// callback released by the messages of ONE publishing callback (one job per message, FIFO),
-// no fusion callbacks, no accelerators; chains starting at a timer.
+// callback released by the messages of ONE publishing callback (one job per message, FIFO) or of
+// one implicit fusion set; no explicit fusion callbacks, no accelerators; implicit fusion sets as rounds (sag_model.cpp,
+// Builder::fuse); chains starting at a timer.
 //   jobs: every timer release in the first `hyperperiods` hyperperiods (lcm of the periods), and
 //         for each, one job of every callback its messages reach (publish / service request /
 //         response), an edge from the publisher's job with the hop's delay in [0, hop cost];
@@ -38,27 +40,63 @@ struct ChainInstance {
   std::size_t chain = 0;
   Duration release = 0;
   std::vector<std::size_t> leaves;
+  bool cut = false;  // its data waits at a fusion set whose round the horizon cut (not counted)
 };
+
+inline constexpr std::size_t kNoJob = static_cast<std::size_t>(-1);
 
 struct ModelJobs {
   std::vector<Job> jobs;
   std::vector<std::size_t> callback;           // per job: model callback index
+  std::vector<std::size_t> partition;          // per job: the executor (index in the model) running it
+  std::vector<std::size_t> partitions;         // the executors with callbacks, in model order
+  std::size_t cores = 1;                       // threads of the executor (one executor), else 1
+  // per implicit fusion set, per round, per member: its job (kNoJob: beyond the horizon)
+  std::vector<std::vector<std::vector<std::size_t>>> fusion_rounds;
   std::vector<Duration> root_release;          // per job: nominal release of its timer job
   std::vector<ChainInstance> instances;
   std::vector<std::vector<std::size_t>> of_callback;  // per model callback: its jobs, in release order
   Duration hyperperiod = 0;
   Duration horizon = 0;                        // hyperperiods · hyperperiod
   Duration first_release = 0;                  // the smallest timer offset (the next window's first)
+  // Drifting phases (below): the reference hyperperiod, and per model callback whether it is a
+  // drifting timer (empty when every timer is on the common hyperperiod).
+  Duration reference_hyperperiod = 0;
+  std::vector<bool> drifting;
+  // per job: the priority its key takes at the latest release of a drifting timer's job (equal
+  // to jobs[j].priority for every other job)
+  std::vector<Priority> priority_late;
 };
 
 // The most jobs the analysis builds; beyond it declines (and the other analyses answer).
 inline constexpr std::size_t kMaxJobs = 20'000;
 
+// Drifting phases. When the timers' common hyperperiod holds more than kMaxJobs jobs (periods
+// such as 33,333,333 ns and 200 ms: 77 days), the timers are split: the reference timers (in
+// order of period, each kept while the hyperperiod of those kept, H_ref, stays within the job
+// limit) and the drifting ones. A drifting timer of period P is released at a relative phase
+// psi = release mod H_ref against the reference timers' pattern (which repeats every H_ref);
+// psi moves by P - P' every period (P' = P rounded to a multiple of H_ref) and, over the phase
+// cycle, takes every value on its grid. Its jobs are written with period P' and a release
+// anywhere in the phase window (default [0, H_ref), widened by the drift over the analysed span),
+// so every relative phase the run reaches is one of the schedules explored: a finite worst case
+// over all phases instead of none. Its chain latencies count from the window's start (an upper
+// bound of the true latency); where its EDF key (a deadline from its release) could order it
+// differently against a job that may be pending with it, the analysis declines.
+struct PhaseWindow {
+  Duration lo = 0, hi = 0;  // psi in [lo, hi), within [0, H_ref)
+  bool widen = true;        // false: the drift over the analysed span not added (a scenario's phases)
+};
+
+// Whether the policy orders the ready queue by a job-level fixed priority (fp, picas, edf, mixed).
+bool job_level_fixed_priority(Policy p);
 // Whether the model is inside the analysis' model (above); `why` says what is not.
 bool sag_covers(const Model& m, std::string* why);
 // The jobs of the first `hyperperiods` hyperperiods; nullopt with `why` when the model is not
 // covered or the job count exceeds kMaxJobs.
-std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why);
+// `window`: the drifting timers' phases considered (all of [0, H_ref) when absent).
+std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::string* why,
+                                    const std::optional<PhaseWindow>& window = std::nullopt);
 // After the exploration: an empty string when every run stays inside the job model (see above),
 // else the reason it may not.
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r);

@@ -16,6 +16,7 @@
 #include "chainrt/analysis/reference.hpp"
 #include "chainrt/analysis/supply.hpp"
 #include "chainrt/model/model.hpp"
+#include "chainrt/sched/policy.hpp"
 #include "registry.hpp"
 
 namespace nb = nanobind;
@@ -93,6 +94,10 @@ void register_analyses(nb::module_& m) {
           e["summary"] = a->summary();
           e["policy"] = to_string(a->policy());
           e["single_threaded"] = a->single_threaded();
+          nb::list bounds;
+          for (const auto& d : sched::policies())
+            if (a->bounds_policy(d.policy)) bounds.append(std::string(d.name));
+          e["policies"] = bounds;
           out.append(e);
         }
         return out;

@@ -58,12 +58,55 @@ def override(model, policy: str | None = None, threads: int | None = None):
     return model
 
 
+def covering_analyses(model) -> tuple[list[str], str | None]:
+    """The analyses whose bounds hold for this model's executors: the one of the executors'
+    policy first (when there is one), then every other analysis that bounds the policy of each
+    executor (``policies`` in the registry); with why the policy has no analysis of its own."""
+    default, why = _core._default_analysis(model)
+    used = {e.policy for e in model.executors}
+    names = [default] if default else []
+    names += [a["name"] for a in analyses()
+              if a["name"] not in names and used and used <= set(a.get("policies", [a["policy"]]))]
+    return names, why
+
+
+def tightest(model) -> dict:
+    """Every covering analysis that applies, and per chain the smallest bound among them: the
+    result of the executors' policy's analysis (else the first that applied) with each chain
+    taken from the analysis bounding it lowest (``analysis`` per chain), ``analyses`` listing
+    each one tried with why it did not apply. ValueError when none applies."""
+    names, why_none = covering_analyses(model)
+    results, tried = [], {}
+    for name in names:
+        ok, why = _core._applicable(model, name)
+        tried[name] = "applied" if ok else f"does not apply: {why}"
+        if ok:
+            results.append(_core._analyze(model, name))
+    if not results:
+        detail = "; ".join(([why_none] if why_none else []) + [f"{n}: {w}" for n, w in tried.items()])
+        raise ValueError(f"no analysis fits this model: {detail}")
+    out = results[0]
+    for name, chain in out["chains"].items():
+        best, by = chain, out["analysis"]
+        for r in results[1:]:
+            c = r["chains"].get(name)
+            if c and c["wcrt_bound_ns"] is not None and (best["wcrt_bound_ns"] is None
+                                                         or c["wcrt_bound_ns"] < best["wcrt_bound_ns"]):
+                best, by = c, r["analysis"]
+        if best["wcrt_bound_ns"] is None and len(results) > 1:  # what each analysis found unbounded
+            best = {**best, "reason": "; ".join(f"{r['analysis']}: {r['chains'][name]['reason']}" for r in results
+                                                if name in r["chains"] and r["chains"][name]["reason"])}
+        out["chains"][name] = {**best, "analysis": by, "verdict": verdict_of(best)}
+    out["schedulable"] = bool(out["chains"]) and all(c["schedulable"] for c in out["chains"].values())
+    out["analyses"] = tried
+    return out
+
+
 def analyze(model, analysis: str | None = None) -> dict:
-    """The analysis result as the JSON-ready dict (picks the default analysis when None)."""
+    """The analysis result as the JSON-ready dict: the analysis named, or when None the tightest
+    answer of the analyses covering the model (``tightest``)."""
     if analysis is None:
-        analysis, why = _core._default_analysis(model)
-        if analysis is None:
-            raise ValueError(f"no analysis fits this model: {why}")
+        return tightest(model)
     ok, why = _core._applicable(model, analysis)
     if not ok:
         raise ValueError(f"analysis {analysis} does not apply: {why}")
@@ -84,20 +127,34 @@ def analysis_for_policy(model, policy: str | None) -> tuple[dict | None, str | N
     return None, f"no analysis for policy {policy} applies to this model" + (f" ({'; '.join(tried)})" if tried else "")
 
 
+def verdict_of(chain: dict) -> str:
+    """A chain's verdict: "meets" (its bound within the deadline), "misses" (a finite worst case
+    beyond it) or "UNBOUNDED" (no bound: the reason names the term that grows)."""
+    if chain["schedulable"]:
+        return "meets"
+    return "misses" if chain["wcrt_bound_ns"] is not None else "UNBOUNDED"
+
+
 def chain_rows(result: dict) -> list[str]:
     """The per-chain table of an analysis result (bounds, deadline, slack, verdict), one line each
     with its header; shared by ``analyze`` and ``synthesize``."""
-    rows = [("chain", "WCRT bound ms", "BCRT bound ms", "deadline ms", "slack ms", "verdict")]
+    by = any("analysis" in c for c in result["chains"].values())
+    rows = [("chain", "WCRT bound ms", "BCRT bound ms", "deadline ms", "slack ms", "verdict")
+            + (("bound from",) if by else ())]
     for name, c in result["chains"].items():
-        verdict = "ok" if c["schedulable"] else ("MISS" if c["wcrt_bound_ns"] is not None else "UNBOUNDED")
+        verdict = verdict_of(c)
         rows.append((name, *(output.ms(c[k], 3) for k in ("wcrt_bound_ns", "bcrt_bound_ns", "deadline_ns", "slack_ns")),
-                     verdict))
-    return output.table(rows, left=(0, 5), indent="  ", rstrip=True)
+                     verdict) + ((c.get("analysis", ""),) if by else ()))
+    return output.table(rows, left=(0, 5, 6), indent="  ", rstrip=True)
 
 
 def format_table(result: dict, chosen_by_default: bool = False) -> str:
     how = " (chosen from the executors' policy)" if chosen_by_default else ""
-    lines = [f"analysis {result['analysis']}{how}", *chain_rows(result)]
+    lines = [f"analysis {result['analysis']}{how}"]
+    if result.get("analyses"):
+        lines.append("  per chain the smallest bound of: " + "; ".join(
+            n if w == "applied" else f"{n} ({w})" for n, w in result["analyses"].items()))
+    lines += chain_rows(result)
     lines.extend(f"  {name}: {c['reason']}" for name, c in result["chains"].items() if c["reason"])
     for name, d in result.get("diagnosis", {}).items():
         lines.append(f"  {name}: unbounded because {d['cause']}")
@@ -106,6 +163,7 @@ def format_table(result: dict, chosen_by_default: bool = False) -> str:
         lines.append(f"  {result['diagnosis_note']}")
     if result.get("advice"):
         lines.append(f"  advice: {result['advice']}")
+    lines.extend(f"  {d}" for d in result.get("phase_drift", []))
     lines.append("schedulable" if result["schedulable"] else "NOT schedulable")
     return "\n".join(lines)
 
@@ -137,6 +195,9 @@ def run(args) -> int:
     advice = diagnose.policy_advice(model, result, args.model)
     if advice:
         result["advice"] = advice
+    from ..release_grid import drift_lines
+    if drift := drift_lines(model):
+        result["phase_drift"] = drift
     if args.json:
         output.emit_json(result)
     else:

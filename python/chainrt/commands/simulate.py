@@ -3,12 +3,15 @@
 Prints per chain the observed WCRT, BCRT, mean, p99, instances, deadline misses and drops
 (``--json``: ``{"chains": {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns,
 instances, deadline_misses, drops}}}``), optionally writes the dispatch trace (JSON) and a Gantt
-chart per thread (PNG). Without ``--policy``/``--threads`` the model's executors decide.
+chart per thread (PNG); where timers' relative phases drift (``release_grid``), says so
+(``phase_drift``) and warns on stderr (``warnings``) when the duration covers only part of the
+phase cycle. Without ``--policy``/``--threads`` the model's executors decide.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 from .. import cliargs, output
 from ..model import policy_names
@@ -60,6 +63,7 @@ def format_table(result: dict) -> str:
                      c["instances"], c["deadline_misses"], c["drops"]))
     lines = output.table(rows)
     lines.append(f"{result['executions']} callback executions in {output.duration(result['duration_ns'])} simulated")
+    lines.extend(result.get("phase_drift", []))
     return "\n".join(lines)
 
 
@@ -81,5 +85,10 @@ def run(args, model) -> int:
             gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
         except OSError as err:
             return cliargs.fail("simulate", f"cannot write {args.gantt}: {err.strerror or err}")
+    from ..release_grid import coverage_warnings, drift_lines
+    result["phase_drift"] = drift_lines(model)
+    result["warnings"] = coverage_warnings(model, duration)
     output.emit(result, lambda: format_table(result), as_json=args.json, wrote=[args.trace, args.gantt])
+    for w in result["warnings"]:
+        print(f"chainrt simulate: warning: {w}", file=sys.stderr)
     return 0

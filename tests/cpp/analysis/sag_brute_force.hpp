@@ -24,12 +24,17 @@ struct Truth {
   std::vector<Duration> worst, best;
 };
 
-// One scenario (fixed releases, costs, delays): every schedule the scheduler may choose.
+// One scenario (fixed releases, costs, delays): every schedule the scheduler may choose, on
+// `cores` processors (a core that frees takes the highest-priority job ready by then; a job of
+// a group waits for the group's running job).
 inline void schedules(const std::vector<Job>& jobs, const std::vector<Duration>& rel, const std::vector<Duration>& cost,
-               const std::vector<std::vector<Duration>>& delay, Truth& t) {
+               const std::vector<std::vector<Duration>>& delay, Truth& t, std::size_t cores = 1) {
   const std::size_t n = jobs.size();
-  std::vector<Duration> fin(n, kNone);
-  std::function<void(Duration, std::size_t)> step = [&](Duration free, std::size_t left) {
+  std::vector<Duration> fin(n, kNone), free(cores, 0);
+  std::vector<Duration> group_free;
+  for (const Job& j : jobs)
+    if (j.group >= 0) group_free.resize(std::max(group_free.size(), static_cast<std::size_t>(j.group) + 1), 0);
+  std::function<void(std::size_t)> step = [&](std::size_t left) {
     if (left == 0) {
       for (std::size_t j = 0; j < n; ++j) {
         t.worst[j] = std::max(t.worst[j], fin[j]);
@@ -49,10 +54,12 @@ inline void schedules(const std::vector<Job>& jobs, const std::vector<Duration>&
         else r = std::max(r, fin[p] + delay[j][e]);
       }
       if (!ok) continue;
+      if (jobs[j].group >= 0) r = std::max(r, group_free[static_cast<std::size_t>(jobs[j].group)]);
       ready[j] = r;
       first = std::min(first, r);
     }
-    const Duration now = std::max(free, first);
+    const std::size_t core = static_cast<std::size_t>(std::min_element(free.begin(), free.end()) - free.begin());
+    const Duration now = std::max(free[core], first);
     for (std::size_t j = 0; j < n; ++j) {
       if (ready[j] == kNone || ready[j] > now) continue;
       // a higher-priority job ready by now is taken first (a release at the instant of a
@@ -62,22 +69,29 @@ inline void schedules(const std::vector<Job>& jobs, const std::vector<Duration>&
         blocked |= ready[x] != kNone && ready[x] <= now && jobs[x].priority < jobs[j].priority;
       if (blocked) continue;
       fin[j] = now + cost[j];
-      step(fin[j], left - 1);
+      const Duration was = free[core];
+      free[core] = fin[j];
+      Duration group_was = 0;
+      if (jobs[j].group >= 0) std::swap(group_was, group_free[static_cast<std::size_t>(jobs[j].group)]);
+      if (jobs[j].group >= 0) group_free[static_cast<std::size_t>(jobs[j].group)] = fin[j];
+      step(left - 1);
+      if (jobs[j].group >= 0) group_free[static_cast<std::size_t>(jobs[j].group)] = group_was;
+      free[core] = was;
       fin[j] = kNone;
     }
   };
-  step(0, n);
+  step(n);
 }
 
 // Every scenario: releases, then costs, then delays, one job at a time.
-inline Truth brute_force(const std::vector<Job>& jobs) {
+inline Truth brute_force(const std::vector<Job>& jobs, std::size_t cores = 1) {
   const std::size_t n = jobs.size();
   Truth t{std::vector<Duration>(n, kNone), std::vector<Duration>(n, std::numeric_limits<Duration>::max())};
   std::vector<Duration> rel(n), cost(n);
   std::vector<std::vector<Duration>> delay(n);
   for (std::size_t j = 0; j < n; ++j) delay[j].assign(jobs[j].preds.size(), 0);
   std::function<void(std::size_t)> pick = [&](std::size_t k) {
-    if (k == n) return schedules(jobs, rel, cost, delay, t);
+    if (k == n) return schedules(jobs, rel, cost, delay, t, cores);
     std::function<void(std::size_t)> edge = [&](std::size_t e) {
       if (e == jobs[k].preds.size()) {
         for (rel[k] = jobs[k].release.lo; rel[k] <= jobs[k].release.hi; ++rel[k])

@@ -36,7 +36,8 @@ struct Lcg {
 // A random job set: n jobs, releases in [0, 12] with a window of up to 2, costs 1..6 with a
 // spread of up to 2, distinct priorities; with `chains`, each job after the first gets an edge
 // from an earlier job with probability 1/2 (delay window 0..1).
-std::vector<Job> random_jobs(Lcg& rng, std::size_t n, bool chains) {
+// `groups` > 0: each job in one of that many mutually exclusive groups (several cores).
+std::vector<Job> random_jobs(Lcg& rng, std::size_t n, bool chains, int groups = 0) {
   std::vector<Job> jobs(n);
   std::vector<std::int64_t> prio(n);
   for (std::size_t j = 0; j < n; ++j) prio[j] = static_cast<std::int64_t>(j);
@@ -54,6 +55,8 @@ std::vector<Job> random_jobs(Lcg& rng, std::size_t n, bool chains) {
       job.preds.push_back(Pred{p, {0, d}});
       if (rng(0, 3) == 0) job.release = {0, 0};  // released by its predecessor alone
     }
+    if (groups > 0) job.group = static_cast<int>(rng(0, groups));  // == groups: in none
+    if (job.group == groups) job.group = -1;
   }
   return jobs;
 }
@@ -63,13 +66,13 @@ std::vector<Job> random_jobs(Lcg& rng, std::size_t n, bool chains) {
 struct Tally {
   int counterexamples = 0, exact = 0, jobs = 0, best_counterexamples = 0;
 };
-Tally compare(std::uint64_t seed, int sets, std::size_t n, bool chains) {
+Tally compare(std::uint64_t seed, int sets, std::size_t n, bool chains, std::size_t cores = 1, int groups = 0) {
   Lcg rng{seed};
   Tally t;
   for (int s = 0; s < sets; ++s) {
-    const std::vector<Job> jobs = random_jobs(rng, n, chains);
-    const Truth truth = brute_force(jobs);
-    const Result r = explore(jobs);
+    const std::vector<Job> jobs = random_jobs(rng, n, chains, groups);
+    const Truth truth = brute_force(jobs, cores);
+    const Result r = explore(jobs, {}, cores);
     EXPECT_TRUE(r.complete) << r.why;
     for (std::size_t j = 0; j < n; ++j) {
       ++t.jobs;
@@ -103,6 +106,20 @@ TEST(Sag, PrecedenceSoundAgainstBruteForce) {
   // Not asserted equal: merged finish intervals may pair predecessors' finishes that do not
   // occur together (sag.hpp). Measured: see the report of the run.
   std::printf("precedence: %d of %d job worst finishes exact\n", t.exact, t.jobs);
+}
+
+// Several cores (global scheduling, ECRTS 2018), with and without precedence and mutually
+// exclusive groups: 0 counterexamples against the brute force on 2 and 3 cores.
+TEST(Sag, SeveralCoresSoundAgainstBruteForce) {
+  for (std::size_t cores : {2, 3}) {
+    for (bool chains : {false, true}) {
+      const Tally t = compare(31 + cores + (chains ? 100 : 0), 300, 6, chains, cores, 2);
+      EXPECT_EQ(t.counterexamples, 0) << cores << " cores, chains " << chains;
+      EXPECT_EQ(t.best_counterexamples, 0) << cores << " cores, chains " << chains;
+      std::printf("%zu cores, %s: %d of %d job worst finishes exact\n", cores, chains ? "precedence" : "independent",
+                  t.exact, t.jobs);
+    }
+  }
 }
 
 // The failing case shape: a low-priority job released first, a high-priority job whose

@@ -43,6 +43,9 @@ class ResponseTimeAnalysis {
   // The executor policy whose behaviour this analysis bounds (what the simulator must run to
   // check it for soundness).
   virtual Policy policy() const = 0;
+  // Whether its bounds hold for executors running `p`: policy() alone by default; an analysis
+  // whose model covers several policies (its applicable() checks which) says so.
+  virtual bool bounds_policy(Policy p) const { return p == policy(); }
   // Whether it bounds single-threaded executors only (the schedulability experiments give it
   // the chains partitioned onto single-threaded executors, batch.hpp).
   virtual bool single_threaded() const { return false; }
