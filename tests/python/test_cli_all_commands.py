@@ -199,8 +199,9 @@ def test_ctrl_c_ends_a_long_simulation(tmp_path):
 
 
 def test_demo_fails_when_its_runs_fail(tmp_path):
-    # Every real run fails (the runtime binary is /bin/false): demo must not exit 0.
-    env = dict(os.environ, CHAINRT_RUN_BIN="/bin/false")
+    # Every real run fails (chainrt's runtime and the generated rclcpp nodes are /bin/false):
+    # demo must not exit 0.
+    env = dict(os.environ, CHAINRT_RUN_BIN="/bin/false", CHAINRT_RCLCPP_NODES_BIN="/bin/false")
     proc = subprocess.run([sys.executable, "-m", "chainrt.cli", "demo", "--skip-bench", "--duration", "100ms"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1
