@@ -21,6 +21,7 @@
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
+#include "order_scenario.hpp"
 #include "rclcpp_util.hpp"
 #include "sim_trace.hpp"
 
@@ -44,26 +45,10 @@ constexpr Duration ms = 1'000'000;
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new chainrt::rclcpp::testing::RclcppEnvironment);
 
-// The YAML model the marks below say in code: A -> a1 and B -> b1 released together every 10 ms;
-// fp: A 3, B 2 (a1, b1 none); edf: CB's deadline is shorter; picas: CA's chain priority higher.
-Model yaml_model(const std::string& policy) {
-  const bool fp = policy == "fp", picas = policy == "picas";
-  return chainrt::load_model_from_string(R"(
-name: order
-hosts: [{name: h, cores: 1}]
-executors: [{name: e, host: h, threads: 1, policy: )" + policy + R"(}]
-nodes: [{name: na, executor: e}, {name: nb, executor: e}, {name: nc, executor: e}]
-topics: [{name: ta, size: 16B}, {name: tb, size: 16B}]
-callbacks:
-  - {name: A, kind: timer, node: na, period: 10ms, wcet: 3ms, publishes: [ta])" + (fp ? ", priority: 3" : "") + R"(}
-  - {name: B, kind: timer, node: nb, period: 10ms, wcet: 3ms, publishes: [tb])" + (fp ? ", priority: 2" : "") + R"(}
-  - {name: a1, kind: subscription, node: nc, topic: ta, wcet: 2ms}
-  - {name: b1, kind: subscription, node: nc, topic: tb, wcet: 2ms}
-chains:
-  - {name: CA, callbacks: [A, a1], deadline: 10ms)" + (picas ? ", priority: 2" : "") + R"(}
-  - {name: CB, callbacks: [B, b1], deadline: 8ms)" + (picas ? ", priority: 1" : "") + R"(}
-)", "<yaml>");
-}
+// The YAML model the marks below say in code (order_scenario.hpp): A -> a1 and B -> b1 released
+// together every 10 ms; fp: A 3, B 2 (a1, b1 none); edf: CB's deadline is shorter; picas: CA's
+// chain priority higher.
+Model yaml_model(const std::string& policy) { return chainrt::rclcpp::testing::order_scenario(policy); }
 
 // The scenario's nodes as any rclcpp user writes them.
 struct System {
