@@ -37,6 +37,7 @@
 #include <std_srvs/srv/set_bool.hpp>
 
 #include "chainrt/rclcpp/chain_executor.hpp"
+#include "chainrt/runtime/node.hpp"
 
 namespace {
 
@@ -51,15 +52,7 @@ std::int64_t now_ns() {
 }
 
 // Burns `ns` of this thread's CPU time (preemption does not count).
-void work(std::int64_t ns) {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  const std::int64_t end = ts.tv_sec * 1'000'000'000LL + ts.tv_nsec + ns;
-  for (;;) {
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    if (ts.tv_sec * 1'000'000'000LL + ts.tv_nsec >= end) return;
-  }
-}
+void work(std::int64_t ns) { chainrt::runtime::burn_cpu(ns); }
 
 struct Args {
   std::string kind;

@@ -64,6 +64,7 @@
 
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
+#include "chainrt/runtime/node.hpp"  // burn_cpu: a callback's WCET of the thread's CPU time
 #include "chainrt/runtime/threads.hpp"
 
 namespace {
@@ -77,18 +78,6 @@ std::int64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-
-// Burns `ns` of this thread's CPU time: the thread's CPU clock, so time preempted does not count.
-void work(Duration ns) {
-  if (ns <= 0) return;
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  const std::int64_t end = ts.tv_sec * 1'000'000'000LL + ts.tv_nsec + ns;
-  for (;;) {
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    if (ts.tv_sec * 1'000'000'000LL + ts.tv_nsec >= end) return;
-  }
 }
 
 struct Args {
@@ -329,7 +318,7 @@ class System {
   void finish(std::size_t ix, const std::vector<Stamp>& in);
   void on_input(std::size_t ix, const std::vector<Stamp>& in) {
     runs_[ix]++;
-    work(m_.callbacks[ix].wcet);
+    chainrt::runtime::burn_cpu(m_.callbacks[ix].wcet);
     finish(ix, in);
   }
 
@@ -386,7 +375,7 @@ void System::create_messaging() {
           [this, i](const std::shared_ptr<Srv::Request> req, std::shared_ptr<Srv::Response> res) {
             const auto in = from_names(req->names);
             runs_[i]++;
-            work(m_.callbacks[i].wcet);
+            chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
             rcl_interfaces::msg::ParameterValue v;
             v.integer_array_value = to_array(only(in, routes_[i].response), 1);
             res->values.push_back(v);
@@ -424,7 +413,7 @@ void System::create_timers() {
           runs_[i]++;
           std::vector<Stamp> out;
           for (auto c : sources) out.push_back(rec_.release(c, info.expected_call_time.nanoseconds()));
-          work(m_.callbacks[i].wcet);
+          chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
           finish(i, out);
         },
         group_of(cb)));
