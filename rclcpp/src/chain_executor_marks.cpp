@@ -17,12 +17,9 @@
 
 namespace chainrt::rclcpp {
 
+using runtime::strip_slash;
+
 namespace {
-std::string strip_slash(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size() && s[i] == '/') ++i;
-  return s.substr(i);
-}
 int kind_rank(CallbackKind k) {  // a model's order within a node: timers, subscriptions, services, clients
   switch (k) {
     case CallbackKind::Timer: return 0;

@@ -13,12 +13,6 @@ namespace chainrt::runtime {
 
 namespace {
 
-std::string strip_slash(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size() && s[i] == '/') ++i;
-  return s.substr(i);
-}
-
 template <class T>
 T* find_named(std::vector<T>& v, const std::string& name) {
   for (auto& x : v)

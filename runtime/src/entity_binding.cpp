@@ -11,11 +11,6 @@
 namespace chainrt::runtime {
 
 namespace {
-std::string strip_slash(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size() && s[i] == '/') ++i;
-  return s.substr(i);
-}
 bool subscription_like(CallbackKind k) {
   return k == CallbackKind::Subscription || k == CallbackKind::FusionInput || k == CallbackKind::FusionTrigger;
 }
@@ -180,6 +175,12 @@ std::string entity_label(CallbackKind kind, Duration period, const std::string& 
     case CallbackKind::Client: return "client:" + topic;
     default: return "sub:" + topic;
   }
+}
+
+std::string strip_slash(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size() && s[i] == '/') ++i;
+  return s.substr(i);
 }
 
 }  // namespace chainrt::runtime

@@ -100,4 +100,8 @@ class EntityBinder {
 // names): "timer@<period in ms, %g>", "sub:<topic>", "service:<name>", "client:<name>".
 std::string entity_label(CallbackKind kind, Duration period, const std::string& topic);
 
+// A ROS name without its leading slashes ("/camera/image" -> "camera/image"): how the model
+// writes node, topic and service names. Allocates the result.
+std::string strip_slash(const std::string& s);
+
 }  // namespace chainrt::runtime
