@@ -355,3 +355,20 @@ def test_chain_executor_gives_sched_fifo_only_to_the_chains_executors(tmp_path):
     assert all(pol in (0, 1) for _, pol, _ in threads.values()), threads  # nothing else (SCHED_RR, ...)
     other = [name for name, pol, _ in threads.values() if pol == 0]
     assert len(other) >= 3 and any(name.startswith("dds.") for name in other), threads
+
+
+def test_a_bench_that_is_gone_leaves_no_cpuset_to_the_next(tmp_path, monkeypatch):
+    # A cpuset folder of a bench whose process no longer exists goes when the next bench makes
+    # its own; one of a running bench stays.
+    (tmp_path / "cpuset.cpus").write_text("0-1")
+    (tmp_path / "cpuset.mems").write_text("0")
+    monkeypatch.setattr(upstream, "CPUSET_ROOT", tmp_path)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / f"chainrt-rs-{dead.pid}-1").mkdir()
+    (tmp_path / f"chainrt-rs-{os.getppid()}-1").mkdir()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    cpuset = upstream.CpuSet.create(1)
+    assert cpuset is not None and cpuset.path.is_dir()
+    assert not (tmp_path / f"chainrt-rs-{dead.pid}-1").exists()
+    assert (tmp_path / f"chainrt-rs-{os.getppid()}-1").is_dir()

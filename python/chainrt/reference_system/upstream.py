@@ -270,10 +270,30 @@ class CpuSet:
     def create(cls, core: int | None) -> "CpuSet | None":
         if core is None or os.geteuid() != 0 or not (CPUSET_ROOT / "cpuset.cpus").is_file():
             return None
+        cls.sweep()
         try:
             return cls(core)
         except OSError:
             return None
+
+    @staticmethod
+    def sweep() -> None:
+        """Removes the cpusets of benches whose process is gone (one killed, or interrupted while
+        its programs were still exiting); a cpuset that still holds a task is left alone (the
+        kernel refuses to remove it)."""
+        for d in CPUSET_ROOT.glob("chainrt-rs-*-*"):
+            try:
+                pid = int(d.name.split("-")[2])
+                os.kill(pid, 0)
+                continue  # its bench is running
+            except ProcessLookupError:
+                pass
+            except (ValueError, IndexError, PermissionError):
+                continue
+            try:
+                d.rmdir()
+            except OSError:
+                pass
 
     def wrap(self, cmd: list[str]) -> list[str]:
         """`cmd` started by a shell that first moves itself into the cpuset (before any thread exists)."""
