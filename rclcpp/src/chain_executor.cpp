@@ -438,11 +438,7 @@ bool ChainExecutor::rebuild() {
   std::vector<Found> ordered;  // nodes in the order added, their groups in creation order
   {
     std::lock_guard<std::mutex> lk(nodes_mutex_);
-    std::vector<::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr> nodes;
-    for (auto& w : nodes_)
-      if (auto n = w.lock()) nodes.push_back(n);
-    for (auto& [wg, wn] : group_nodes_)
-      if (auto n = wn.lock()) nodes.push_back(n);
+    const auto nodes = live_nodes();
     for (auto& n : nodes)
       n->for_each_callback_group([&](const ::rclcpp::CallbackGroup::SharedPtr& g) {
         if (std::find(groups.begin(), groups.end(), g) == groups.end()) return;

@@ -104,6 +104,15 @@ std::vector<std::string> ChainExecutor::mark_notes() const {
   return marks_ ? marks_->notes : std::vector<std::string>{};
 }
 
+std::vector<::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr> ChainExecutor::live_nodes() const {
+  std::vector<::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr> nodes;
+  for (auto& w : nodes_)
+    if (auto n = w.lock()) nodes.push_back(n);
+  for (auto& [wg, wn] : group_nodes_)
+    if (auto n = wn.lock()) nodes.push_back(n);
+  return nodes;
+}
+
 // The inputs of runtime::model_from_code: the listed entities node by node (in the order added),
 // timers, subscriptions, services, clients (each in the order found), with their marks.
 runtime::CodeMarks ChainExecutor::gather(std::vector<const void*>& keys) const {
@@ -112,11 +121,7 @@ runtime::CodeMarks ChainExecutor::gather(std::vector<const void*>& keys) const {
   std::unordered_map<const void*, std::string> group_names;
   {
     std::lock_guard<std::mutex> lk(nodes_mutex_);
-    std::vector<::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr> nodes;
-    for (auto& w : nodes_)
-      if (auto n = w.lock()) nodes.push_back(n);
-    for (auto& [wg, wn] : group_nodes_)
-      if (auto n = wn.lock()) nodes.push_back(n);
+    const auto nodes = live_nodes();
     for (auto& n : nodes) {
       const std::string fq = n->get_fully_qualified_name();
       if (std::find(node_order.begin(), node_order.end(), fq) == node_order.end()) node_order.push_back(fq);

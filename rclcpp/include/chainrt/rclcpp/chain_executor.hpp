@@ -357,6 +357,9 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   };
   std::vector<EntityView> entity_views() const;
   runtime::CodeMarks gather(std::vector<const void*>& keys) const;
+  // The nodes still alive, added ones first, then those of added groups (may repeat a node).
+  // The caller holds nodes_mutex_. Allocates.
+  std::vector<::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr> live_nodes() const;
   void check_markable() const;
   bool marks_pending() const;
   void apply_marks();
