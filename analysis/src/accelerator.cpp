@@ -342,29 +342,27 @@ AcceleratorPlan plan_accelerators(const Model& user) {
                         equal ? (own ? Urgency::EqualOwn : Urgency::Equal) : (own ? Urgency::HigherOwn : Urgency::Higher)});
         }
       }
+      // Block preemption bounds the response directly; the whole-request server bounds the wait.
+      std::optional<Duration> R;
+      const char* bound = "response";
+      const char* why = "block preemption: one lower-priority block in progress plus the higher-priority requests "
+                        "exceed it";
       if (acc.block_preemption) {
-        const auto R = block_preemptive_response(blocking, eps, p.segment, hp, X.period);
-        if (!R) {
-          plan.unbounded[X.name] = "the requests of " + quote(x.callbacks[p.piece].name) + " to accelerator " +
-                                   quote(acc.name) + " have no response bound within the period of chain " +
-                                   quote(X.name) + " (block preemption: one lower-priority block in progress plus "
-                                   "the higher-priority requests exceed it)";
-          worst = kNoBound;
-          continue;
-        }
-        worst = std::max(worst, *R);
-        continue;
+        R = block_preemptive_response(blocking, eps, p.segment, hp, X.period);
+      } else {
+        bound = "waiting-time";
+        why = "Kim et al.'s fixed point: one lower-priority request in progress plus the higher-priority requests "
+              "exceed it";
+        if (const auto w = server_waiting_time(blocking, hp, X.period)) R = server_request_response(*w, eps, p.segment);
       }
-      const auto w = server_waiting_time(blocking, hp, X.period);
-      if (!w) {
+      if (!R) {
         plan.unbounded[X.name] = "the requests of " + quote(x.callbacks[p.piece].name) + " to accelerator " +
-                                 quote(acc.name) + " have no waiting-time bound within the period of chain " +
-                                 quote(X.name) + " (Kim et al.'s fixed point: one lower-priority request in "
-                                 "progress plus the higher-priority requests exceed it)";
+                                 quote(acc.name) + " have no " + bound + " bound within the period of chain " +
+                                 quote(X.name) + " (" + why + ")";
         worst = kNoBound;
         continue;
       }
-      worst = std::max(worst, server_request_response(*w, eps, p.segment));
+      worst = std::max(worst, *R);
     }
     hop_cost[x.callbacks[p.piece + 1].topic] = worst;
   }
