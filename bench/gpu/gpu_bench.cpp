@@ -334,7 +334,12 @@ Result run(const Options& o) {
       if (!row.skipped.empty()) continue;
       const Spec& s = *std::find_if(specs().begin(), specs().end(), [&](const Spec& x) { return row.name == x.name; });
       const Duration bound = bound_of(s, c, o.low_threads, &row.bound_terms);
-      row.runs.push_back(stats(measure_row(*dev, o, s, w), bound));
+      try {
+        row.runs.push_back(stats(measure_row(*dev, o, s, w), bound));
+      } catch (const std::exception& e) {  // the row's failure is reported; the other rows go on
+        row.skipped = std::string("failed in run ") + std::to_string(run + 1) + ": " + e.what();
+        row.runs.clear();
+      }
     }
   }
   return res;
