@@ -47,6 +47,10 @@ else
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   cuda=(-DCHAINRT_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES:-90}")
+  # nvcc off the PATH: the toolkit's usual place
+  if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    cuda+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  fi
   [[ $dry -eq 1 ]] && cuda=(-DCHAINRT_WITH_CUDA=AUTO)
   note "configure and build in $build"
   if ! { cmake -S "$root" -B "$build" "${gen[@]}" -DCHAINRT_ACCELERATOR_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
