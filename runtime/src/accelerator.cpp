@@ -306,9 +306,12 @@ void SharedAccelerator::loop_concurrent() {
     if (queue_.empty()) return false;
     const Request& r = *next_request();
     const std::int64_t level = device_->level_of(priority_of(r));
-    for (const Flight& f : flights_)
+    bool free = false;  // a slot for it (as many as the queue's capacity)
+    for (const Flight& f : flights_) {
       if (f.in_use && (r.work.job || f.level >= level)) return false;
-    return true;
+      free = free || !f.in_use;
+    }
+    return free;
   };
   auto in_flight = [&] {
     return std::any_of(flights_.begin(), flights_.end(), [](const Flight& f) { return f.in_use; });
