@@ -53,15 +53,17 @@ else
   fi
   [[ $dry -eq 1 ]] && cuda=(-DCHAINRT_WITH_CUDA=AUTO)
   note "configure and build in $build"
+  mkdir -p "$build"
+  log="$build/device_check_build.log"
   if ! { cmake -S "$root" -B "$build" "${gen[@]}" -DCHAINRT_ACCELERATOR_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
            "${cuda[@]}" &&
          cmake --build "$build" -j "$(nproc)" --target chainrt-gpu-bench $([[ $dry -eq 0 ]] && echo test_cuda_backend); \
-       } > "$build.log" 2>&1; then
-    tail -n 200 "$build.log" > "$out/build.log"
+       } > "$log" 2>&1; then
+    tail -n 200 "$log" > "$out/build.log"
     note "the build failed (build.log)"
     finish 1
   fi
-  tail -n 50 "$build.log" > "$out/build.log"
+  tail -n 50 "$log" > "$out/build.log"
 fi
 
 status=0
