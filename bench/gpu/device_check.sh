@@ -71,6 +71,10 @@ ctest --test-dir "$build" -L cuda -V --timeout 120 > "$out/ctest_cuda.log" 2>&1 
 note "ctest -L cuda: $(grep -E 'tests passed|tests failed' "$out/ctest_cuda.log" | tail -1)"
 # each check's line (the test's own output, which -V prefixes with the test's number)
 sed -nE 's/^([0-9]+: )?((ok|FAILED|skipped):.*)/  \2/p' "$out/ctest_cuda.log" | tee -a "$summary"
+if [[ $dry -eq 0 ]] && grep -q '(Skipped)' "$out/ctest_cuda.log"; then
+  note "the CUDA tests were skipped on the machine meant to run them"
+  status=1
+fi
 
 if [[ $dry -eq 1 ]]; then
   args=(--device emulated --runs 3 --samples 5 --scale 0.05)
