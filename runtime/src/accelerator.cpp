@@ -165,13 +165,17 @@ bool SharedAccelerator::submit(std::optional<int> priority, std::uint32_t site, 
   return enqueue(r) >= 0;
 }
 
+// The server's CPU time per request (Kim et al.'s overhead), on the accelerator's thread.
+void SharedAccelerator::spend_overhead() {
+  if (o_.overhead <= 0) return;
+  if (o_.spend) o_.spend(o_.overhead);
+  else burn_cpu(o_.overhead);
+}
+
 // The device's part of one request on the accelerator's thread: the server's overhead, the
 // backend, then the request's own job.
 void SharedAccelerator::serve_one(const Request& r, Duration& start, Duration& finish) {
-  if (o_.access == AcceleratorAccess::Server && o_.overhead > 0) {
-    if (o_.spend) o_.spend(o_.overhead);
-    else burn_cpu(o_.overhead);
-  }
+  if (o_.access == AcceleratorAccess::Server) spend_overhead();
   start = now();
   device_->run(r.work);
   if (r.work.job) r.work.job(r.work.job_context);
@@ -189,6 +193,14 @@ std::vector<SharedAccelerator::Request>::iterator SharedAccelerator::next_reques
   for (auto it = queue_.begin(); it != queue_.end(); ++it)
     if (served_before(server, it->key, it->seq, best->key, best->seq)) best = it;
   return best;
+}
+
+SharedAccelerator::Request SharedAccelerator::pop_next() {
+  auto best = next_request();
+  const Request r = *best;
+  *best = queue_.back();
+  queue_.pop_back();
+  return r;
 }
 
 // Completion of a request (lk unlocked on entry, locked on return): the completion hook on the
@@ -214,10 +226,7 @@ void SharedAccelerator::loop() {
   for (;;) {
     cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    auto best = next_request();
-    const Request r = *best;
-    *best = queue_.back();
-    queue_.pop_back();
+    const Request r = pop_next();
     busy_ = true;
     lk.unlock();
     Duration start = 0, finish = 0;
@@ -238,17 +247,11 @@ void SharedAccelerator::loop_chunks() {
   for (;;) {
     cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    auto best = next_request();
-    Request r = *best;
-    *best = queue_.back();
-    queue_.pop_back();
+    Request r = pop_next();
     busy_ = true;
     lk.unlock();
     if (!r.started) {
-      if (o_.overhead > 0) {
-        if (o_.spend) o_.spend(o_.overhead);
-        else burn_cpu(o_.overhead);
-      }
+      spend_overhead();
       r.started = true;
       r.start = now();
       r.left_in = r.work.copy_in;
@@ -332,10 +335,7 @@ void SharedAccelerator::loop_concurrent() {
       finish_request(r, r.start, finish, lk);
     }
     while (!stop_ && startable()) {
-      auto best = next_request();
-      Request r = *best;
-      *best = queue_.back();
-      queue_.pop_back();
+      Request r = pop_next();
       const std::size_t i = static_cast<std::size_t>(
           std::find_if(flights_.begin(), flights_.end(), [](const Flight& f) { return !f.in_use; }) - flights_.begin());
       busy_ = true;
@@ -346,10 +346,7 @@ void SharedAccelerator::loop_concurrent() {
         finish_request(r, start, finish, lk);
         continue;
       }
-      if (o_.overhead > 0) {
-        if (o_.spend) o_.spend(o_.overhead);
-        else burn_cpu(o_.overhead);
-      }
+      spend_overhead();
       r.start = now();
       lk.lock();
       flights_[i] = Flight{r, device_->level_of(priority_of(r)), true, false, 0};

@@ -215,6 +215,7 @@ class SharedAccelerator {
   void loop_chunks();
   void loop_concurrent();
   std::vector<Request>::iterator next_request();  // caller holds m_; queue_ not empty
+  Request pop_next();                             // ... and takes it out of the queue
   void finish_request(const Request& r, Duration start, Duration finish, std::unique_lock<std::mutex>& lk);
   static void on_device_done(void* self, std::uint64_t ticket) noexcept;
   Duration now() const;
@@ -225,6 +226,7 @@ class SharedAccelerator {
   void shm_complete();
   void shm_abandon(long slot) noexcept;
   void serve_one(const Request& r, Duration& start, Duration& finish);
+  void spend_overhead();
   void record(const DeviceRecord& d);  // caller holds m_
 
   AcceleratorOptions o_;
