@@ -16,7 +16,8 @@ import os
 import pkgutil
 import sys
 
-from . import commands
+from . import _cli_interrupt, _cli_interrupt_state, commands
+from ._build import version
 from .cliargs import ERROR, INTERRUPTED, ArgumentError, path_roles, raise_if_interrupted, same_file_problem
 
 PATH_ROLES = "_chainrt_path_roles"
@@ -36,14 +37,6 @@ class Parser(argparse.ArgumentParser):
         roles.update(path_roles(self._actions))
         setattr(namespace, PATH_ROLES, roles)
         return namespace, rest
-
-
-def version() -> str:
-    try:
-        from importlib.metadata import version as dist_version
-        return dist_version("chainrt")
-    except Exception:
-        return "0.1.0"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,7 +131,6 @@ def _take_interrupt() -> None:
     """From here on Ctrl-C is a KeyboardInterrupt (chainrt/__init__.py: the start-up handler ends
     the process quietly while it imports). Only where that handler is installed: the command line."""
     import signal
-    from . import _cli_interrupt, _cli_interrupt_state
     if signal.getsignal(signal.SIGINT) is _cli_interrupt:
         _cli_interrupt_state["main"] = True
         default_hook = sys.unraisablehook
