@@ -54,7 +54,7 @@ from pathlib import Path
 
 from .. import accounting, cliargs, output, stock
 from ..crosslayer.stacks import STACKS, STOCK_EXECUTOR
-from ..model import load_model
+from ..model import load_model_from_string
 from . import cros_rt_kernel as k
 
 INSTANCES = 10_000
@@ -225,6 +225,49 @@ def accounting_columns(acc: dict, top: str) -> dict:
                 top_free_p99_excess_ms=_ms(free["p99_ns"] - free["min_ns"]) if n else nan)
 
 
+def account_run(point: Point, config: str, server: tuple[int, int] | None, trace_dir, probe,
+                model_tids: set[int]) -> dict:
+    """The accounting of one run of ``point`` in ``config`` (accounting.after_run's JSON) from its
+    traces (every process's, in ``trace_dir``), the platform probe beside it (a live
+    PlatformProbe or a kept one, :class:`KeptProbe`) and the run's own threads, against
+    :func:`accounting_bounds`; instances released in the warm-up are left out."""
+    bounds = accounting_bounds(point, config, server)
+    prio = STACKS[config].executor_priorities
+    return accounting.after_run(load_model_from_string(point.model()), str(trace_dir), probe, None, bounds,
+                                {n: "analysis" for n, b in bounds.items() if b}, model_tids, warmup_ns=WARMUP_NS,
+                                thread_params=prio, rt=prio)
+
+
+@dataclass
+class KeptProbe:
+    """The platform probe of a kept run (``OUT/raw/<point>_<run>_<config>/blackouts.json.gz``),
+    with what accounting.after_run reads of a live PlatformProbe."""
+    period_ns: int
+    blackouts: dict
+    holds: dict
+    pids: set
+    attribution_error: str | None = None
+    dropped: int = 0
+
+
+def read_kept(dest: str | Path, trace_dir: str | Path) -> tuple[KeptProbe, set[int]]:
+    """A kept run (:func:`_keep_raw`): its probe and its own threads; its traces are unpacked
+    into ``trace_dir``. Raises OSError / ValueError / KeyError for a directory that is not one."""
+    import gzip
+    dest, trace_dir = Path(dest), Path(trace_dir)
+    with gzip.open(dest / "blackouts.json.gz", "rt") as f:
+        d = json.load(f)
+    probe = KeptProbe(int(d["period_ns"]), {int(c): [tuple(x) for x in iv] for c, iv in d["cpus"].items()},
+                      {int(c): [tuple(x) for x in h] for c, h in d.get("holds", {}).items()},
+                      set(d.get("probe_pids", [])), d.get("attribution_error"), int(d.get("dropped", 0)))
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    for src in dest.glob("*.gz"):
+        if src.name != "blackouts.json.gz":
+            with gzip.open(src, "rb") as a:
+                (trace_dir / src.name[:-3]).write_bytes(a.read())
+    return probe, set(d.get("model_tids", []))
+
+
 def run_once(point: Point, config: str, run: int, *, instances: int, server: tuple[int, int] | None,
              rx_priority: int, experiment: str, order: int, tmp: str, raw_dir: Path | None,
              flood_size: int = FLOOD_SIZE, stock_executor: str = STOCK_EXECUTOR) -> dict:
@@ -260,11 +303,7 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
     # the platform's part of each blackout: without the time the model's own threads (and the
     # probe's) held the CPU
     model_tids = set(res.get("threads", {}).get("model_tids", [])) | probe.pids
-    bounds = accounting_bounds(point, config, server)
-    prio = STACKS[config].executor_priorities
-    acc = accounting.after_run(load_model(str(model)), str(tdir), probe, None, bounds,
-                               {n: "analysis" for n, b in bounds.items() if b}, model_tids, warmup_ns=WARMUP_NS,
-                               thread_params=prio, rt=prio)
+    acc = account_run(point, config, server, tdir, probe, model_tids)
     per_cpu, held, info = {}, [], []
     for c, iv in raw.items():
         per_cpu[c], m, d = plat.split(iv, probe.holds.get(c, []), model_tids)
@@ -326,18 +365,21 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
                executor_class=json.dumps(res.get("executor_class", {}), separators=(",", ":")),
                **accounting_columns(acc, top), **curve)
     if raw_dir is not None:
-        _keep_raw(probe, tdir, top, raw_dir / f"{point.value}_{run}_{config}", model_tids)
+        _keep_raw(probe, tdir, raw_dir / f"{point.value}_{run}_{config}", model_tids)
     return row
 
 
-def _keep_raw(probe, trace_dir: Path, top: str, dest: Path, model_tids: set[int]) -> None:
-    """The run's probe blackouts and the top chain's traces (gzip), for re-analysis later."""
+def _keep_raw(probe, trace_dir: Path, dest: Path, model_tids: set[int]) -> None:
+    """The run's probe (blackouts, holders, what limited it) and every process's trace (gzip),
+    for re-analysis and re-accounting later (:func:`read_kept`)."""
     import gzip
     dest.mkdir(parents=True, exist_ok=True)
     with gzip.open(dest / "blackouts.json.gz", "wt") as f:
         json.dump({"period_ns": probe.period_ns, "cpus": {str(c): iv for c, iv in probe.blackouts.items()},
-                   "holds": {str(c): h for c, h in probe.holds.items()}, "model_tids": sorted(model_tids)}, f)
-    for src in Path(trace_dir).glob(f"{top}_*"):
+                   "holds": {str(c): h for c, h in probe.holds.items()}, "model_tids": sorted(model_tids),
+                   "probe_pids": sorted(probe.pids), "attribution_error": probe.attribution_error,
+                   "dropped": probe.dropped}, f)
+    for src in Path(trace_dir).glob("*.jsonl*"):
         with open(src, "rb") as a, gzip.open(dest / (src.name + ".gz"), "wb") as b:
             b.write(a.read())
 
