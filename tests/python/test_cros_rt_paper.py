@@ -269,6 +269,14 @@ def test_short_interleaved_run_writes_rows_with_the_fixed_receive_path(tmp_path,
     n = len(_kernel_threads("ksoftirqd/")) + 2  # both hosts' NAPI threads
     assert by["preempt-rt"]["threads_checked"] == f"receive threads at fifo 50: {n}/{n}"
     for r in rows:
+        # both baselines: rclcpp's stock SingleThreadedExecutor spun every model executor
+        classes = json.loads(r["executor_class"])
+        assert len(classes) == 4 and set(classes.values()) == {"rclcpp::executors::SingleThreadedExecutor"}, classes
+        assert r["executor"] == "stock rclcpp SingleThreaded"
+        # accounted: every instance above its bound has its cause; vanilla has no bound
+        assert r["acc_above"] == r["acc_platform"] + r["acc_overrun"] + r["acc_unexplained"]
+        assert r["top_free_instances"] <= r["top_instances"]
+        assert (r["top_bound_ms"] == r["top_bound_ms"]) == (r["config"] == "preempt-rt")  # NaN: none
         assert r["top_instances"] >= 25 and r["top_jitter_ms"] >= 0 and r["stalled"] in (0, 1)
         # the platform's part never exceeds what the probe saw
         assert r["blackout_max_ms"] <= r["probe_blackout_max_ms"] and r["attribution"] == "held/late"
