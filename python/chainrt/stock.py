@@ -9,6 +9,10 @@ end of the chain's last leaf. This module builds its arguments, runs it and read
     result = stock.run("examples/two_chains.yaml", "single", duration=5.0)
     result["chains"]["high"]  # released, instances, lost, mean_ns, p99_ns, max_ns, deadline_misses
 
+:func:`run_processes` runs a multi-process model as one program per model process (each with a
+command prefix and environment of its own: a host's network namespace, its Fast DDS profile), the
+chains measured across the programs from their execution traces (CROS-RT's hosts).
+
 Run it where no other ROS 2 process is discovered (a ROS_DOMAIN_ID of its own; the environment
 of ``runtime.ros_environment`` keeps discovery on localhost).
 """
@@ -177,7 +181,8 @@ def run_processes(model_path: str | os.PathLike, executor: str, duration_ns: int
                                   trace=traces / f"{proc}.jsonl", run_id=run_id, drain=0.5 + 2 * longest)]
                 outputs[proc] = (tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+"))
                 children[proc] = subprocess.Popen(
-                    cmd, env={**full_env, **(process_env or {}).get(proc, {})}, stdin=subprocess.DEVNULL,
+                    cmd, env=runtime.tied_to_this_process({**full_env, **(process_env or {}).get(proc, {})}),
+                    stdin=subprocess.DEVNULL,
                     stdout=outputs[proc][0], stderr=outputs[proc][1], text=True)
             tids = _supervise(children, timed, active_s, 1.0 + 2 * longest)
         finally:
@@ -224,31 +229,66 @@ def _starts(trace_dir: Path) -> list[int]:
     return out
 
 
+def _demand_ns(pid: int) -> int:
+    """The time (ns) the process's threads have run or waited runnable for a CPU so far
+    (schedstat), 0 when it is gone: it stops growing only when none of them has work, also on a
+    machine that starves them."""
+    total = 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                total += sum(int(v) for v in Path(f"/proc/{pid}/task/{t}/schedstat").read_text().split()[:2])
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        pass
+    return total
+
+
+# a reactive program counts as done with the run's last messages when its threads ran or waited
+# for a CPU less than IDLE_DEMAND_NS in IDLE_S (DDS's own housekeeping), at most STOP_LIMIT_S after
+# the timers
+IDLE_S, IDLE_DEMAND_NS, STOP_LIMIT_S = 0.5, 2_000_000, 20.0
+
+
 def _supervise(children: dict, timed: set[str], active_s: float, grace_s: float) -> set[int]:
-    """Waits for the programs: those with timers end by themselves, the others get SIGINT
-    ``grace_s`` after the last of those; any program failing (or the run overrunning by 120 s)
-    stops every other. Returns the thread ids seen while they ran."""
+    """Waits for the programs: those with timers end by themselves, the others get SIGINT once
+    those have ended, ``grace_s`` has passed and they have been idle for IDLE_S (_demand_ns: the
+    last messages served; at most STOP_LIMIT_S); any program failing (or the run overrunning by 120 s)
+    stops every other at once. Returns the thread ids seen while they ran."""
     tids: set[int] = set()
     limit = time.monotonic() + active_s + 120
-    stop_at = None
+    stop_at = timers_end = None
+    cpu: dict[int, tuple[float, int]] = {}
     while any(p.poll() is None for p in children.values()):
+        now = time.monotonic()
         for p in children.values():
             try:
                 tids.update(int(t) for t in os.listdir(f"/proc/{p.pid}/task"))
             except OSError:
                 pass
         failed = any(p.returncode not in (None, 0) for p in children.values())
-        timers_done = all(children[x].poll() is not None for x in timed if x in children)
-        if stop_at is None and (failed or time.monotonic() > limit):
-            stop_at = time.monotonic()
-        elif stop_at is None and timers_done:
-            stop_at = time.monotonic() + grace_s
-        if stop_at is not None and time.monotonic() >= stop_at:
+        if stop_at is None and (failed or now > limit):
+            stop_at = now
+        elif stop_at is None and all(children[x].poll() is not None for x in timed if x in children):
+            timers_end = timers_end or now
+            busy = False
+            for p in children.values():
+                used = _demand_ns(p.pid)
+                since, last = cpu.get(p.pid, (now, -1))
+                if last < 0 or used - last > IDLE_DEMAND_NS:
+                    cpu[p.pid] = (now, used)
+                    busy = True
+                elif now - since < IDLE_S:
+                    busy = True
+            if now - timers_end >= STOP_LIMIT_S or (now - timers_end >= grace_s and not busy):
+                stop_at = now
+        if stop_at is not None and now >= stop_at:
             for p in children.values():
                 if p.poll() is None and not getattr(p, "asked", False):
                     p.send_signal(signal.SIGINT)
                     p.asked = True
-            if time.monotonic() > stop_at + 30:
+            if now > stop_at + 30:
                 break  # the caller kills what is left
-        time.sleep(0.2)
+        time.sleep(0.1)
     return tids

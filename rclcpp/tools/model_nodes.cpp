@@ -85,6 +85,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
 #include "chainrt/runtime/node.hpp"  // burn_cpu: a callback's WCET of the thread's CPU time
+#include "chainrt/runtime/supervised.hpp"
 #include "chainrt/runtime/threads.hpp"
 
 namespace {
@@ -390,6 +391,12 @@ class System {
   void create_timers();
   void cancel_timers() {
     for (auto& t : timers_) t->cancel();
+  }
+  // Waits (at most `limit` per publisher) until the subscribers acknowledged every message
+  // published (reliable QoS): a program that ends right after its last publish would otherwise
+  // take that message with it when its subscribers are in another program.
+  void wait_for_acks(std::chrono::milliseconds limit) const {
+    for (const auto& [key, p] : pubs_) p->wait_for_all_acked(limit);
   }
   std::vector<rclcpp::Node::SharedPtr> nodes_of(const std::string& executor) const {
     std::vector<rclcpp::Node::SharedPtr> out;
@@ -718,7 +725,8 @@ int run(const Args& a, const chainrt::Model& m) {
   const auto drained = std::chrono::steady_clock::now() + std::chrono::duration<double>(drain);
   while (rclcpp::ok() && rec.pending() > 0 && std::chrono::steady_clock::now() < drained) std::this_thread::sleep_for(10ms);
   for (auto& s : spun) s->exec->cancel();
-  for (auto& s : spun) s->thread.join();
+  for (auto& s : spun) s->thread.join();  // (a callback under way publishes before its spin ends)
+  if (rclcpp::ok()) sys.wait_for_acks(std::chrono::milliseconds(static_cast<std::int64_t>(drain * 1000)));
   std::ostringstream reports, classes, warnings;
   std::string failed;
   for (std::size_t i = 0; i < spun.size(); ++i) {
@@ -742,6 +750,7 @@ int run(const Args& a, const chainrt::Model& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!chainrt::runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
   const std::int64_t started = now_ns();
   Args args;
   chainrt::Model model;
