@@ -178,7 +178,7 @@ def executor_label(config: str, stock_executor: str = STOCK_EXECUTOR) -> str:
         return stock.LABELS[stock_executor]
     if kind == "chain":
         return stock.LABELS["chainrt"]
-    return "chainrt-run ros-default (chainrt's emulation)"
+    return "chainrt-run ros-default: chainrt's emulation"
 
 
 def accounting_bounds(point: Point, config: str, server: tuple[int, int] | None) -> dict[str, int | None]:
