@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kernel import PREEMPT_RT_PRIORITY
+
 RECEIVE_PATHS = ("default", "fixed", "selector")
 # what runs the model's nodes: rclcpp's stock executor or chainrt's rclcpp ChainExecutor on the
 # generated rclcpp nodes, or chainrt's runtime emulating ROS 2's default executor
@@ -91,7 +93,6 @@ def run_arguments(s: Stack, *, server: tuple[int, int] | None = None,
     configuration ``s``: ``server`` (budget, period ns) is used by a configuration with the
     non-RT server (required there), ``rx_priority`` by the fixed receive path (default:
     PREEMPT_RT_PRIORITY), ``stock_executor`` (chainrt.stock's name) by the stock ones."""
-    from .kernel import PREEMPT_RT_PRIORITY
     kw: dict = {"kernel": s.receive_path == "selector", "dds_priorities": s.dds_priorities}
     if s.executor == "stock":
         kw["nodes"] = stock_executor

@@ -43,6 +43,7 @@ runs), without and with the run's measured platform; where the analysis gives no
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import random
@@ -53,9 +54,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import accounting, cliargs, output, stock
+from ..crosslayer import platform as plat
+from ..crosslayer.kernel import PREEMPT_RT_PRIORITY
+from ..crosslayer.platform import CURVE_WINDOWS_MS, PlatformProbe
+from ..crosslayer.session import Flood
 from ..crosslayer.stacks import STACKS, STOCK_EXECUTOR
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import cros_rt_kernel as k
+from .lame_real import loadavg, measurement_lock
 
 INSTANCES = 10_000
 STALL_MS = 1.0
@@ -152,7 +159,6 @@ FIELDS = ["experiment", "sweep", "value", "run", "config", "order", "started_utc
 
 
 def _curve_fields() -> list[str]:
-    from ..crosslayer.platform import CURVE_WINDOWS_MS
     return [f"plat_s_{int(w * 1_000_000) // 1000}us_ns" for w in CURVE_WINDOWS_MS]
 
 
@@ -253,7 +259,6 @@ class KeptProbe:
 def read_kept(dest: str | Path, trace_dir: str | Path) -> tuple[KeptProbe, set[int]]:
     """A kept run (:func:`_keep_raw`): its probe and its own threads; its traces are unpacked
     into ``trace_dir``. Raises OSError / ValueError / KeyError for a directory that is not one."""
-    import gzip
     dest, trace_dir = Path(dest), Path(trace_dir)
     with gzip.open(dest / "blackouts.json.gz", "rt") as f:
         d = json.load(f)
@@ -273,10 +278,6 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
              flood_size: int = FLOOD_SIZE, stock_executor: str = STOCK_EXECUTOR) -> dict:
     """One run of ``point`` in ``config`` with the platform probe beside it, accounted; the CSV
     row. ``stock_executor``: rclcpp's executor of the stock configurations."""
-    from ..crosslayer import platform as plat
-    from ..crosslayer.platform import PlatformProbe
-    from ..crosslayer.session import Flood
-    from .lame_real import loadavg
     model = Path(tmp) / f"{experiment}_{point.value}.yaml"
     model.write_text(point.model())
     duration = point.duration_s(instances)
@@ -372,7 +373,6 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
 def _keep_raw(probe, trace_dir: Path, dest: Path, model_tids: set[int]) -> None:
     """The run's probe (blackouts, holders, what limited it) and every process's trace (gzip),
     for re-analysis and re-accounting later (:func:`read_kept`)."""
-    import gzip
     dest.mkdir(parents=True, exist_ok=True)
     with gzip.open(dest / "blackouts.json.gz", "wt") as f:
         json.dump({"period_ns": probe.period_ns, "cpus": {str(c): iv for c, iv in probe.blackouts.items()},
@@ -413,8 +413,6 @@ def run_points(experiment: str, points: list[Point], configs: list[str], runs: i
     runs.csv and run only what is missing. ``server``: the non-RT server of the configurations
     with one (default: :func:`default_server`). ``stock_executor``: rclcpp's executor of the stock
     configurations. Returns the rows of runs.csv."""
-    from ..crosslayer.kernel import PREEMPT_RT_PRIORITY
-    from .lame_real import measurement_lock
     log = log or (lambda *a: print(*a, flush=True))
     rx_priority = rx_priority or PREEMPT_RT_PRIORITY
     out = Path(out_dir)
@@ -771,7 +769,6 @@ def plot(rows: list[dict], summary: dict, path: Path, sweep: str) -> None:
     runs' median WCRT − BCRT and p99 − BCRT per configuration against the swept value (every run
     a point: filled clean, hollow stalled); the traffic sweep adds the flood's delivery ratio, the
     chain sweep every chain's WCRT − BCRT in its largest set."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
     configs = [c for c in STACKS if any(r["config"] == c for r in rows)]
