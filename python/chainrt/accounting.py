@@ -13,6 +13,16 @@ causes (docs/analysis.md, "Accounting for every instance above its bound"):
 * ``unexplained`` — neither: a defect of the model, the analysis, the executor or the
   measurement.
 
+Against the *simulated* worst case (one trajectory of the model, every callback at its WCET,
+messages and dispatches free) a fourth cause applies before ``unexplained``:
+
+* ``runtime`` — the instance's response less the runtime's own time in it is within the
+  simulated worst case. The runtime's own time (:func:`runtime_time`) is what the recorded run
+  shows outside the model: the part of [release, finish] in which no callback of the executors
+  that may delay the instance ran (dispatches, message deliveries, wake-ups) and the callbacks'
+  CPU time over their WCET below the overrun tolerance. The analyses' bounds must contain these
+  costs (they are no cause against a bound); the simulation has none of them.
+
 The busy window of an instance J of chain i released at r and finished at f is [t0, f], t0 the
 earliest of, for every hop h of J (the executions of J's callbacks), the start of the busy
 period of h's executor that contains the instant h became ready (r for the first hop, the
@@ -38,8 +48,8 @@ from pathlib import Path
 from .crosslayer import platform as plat
 from .verdict import OVERRUN_RATIO
 
-PLATFORM, OVERRUN, UNEXPLAINED = "platform", "overrun", "unexplained"
-CAUSES = (PLATFORM, OVERRUN, UNEXPLAINED)
+PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED = "platform", "overrun", "runtime", "unexplained"
+CAUSES = (PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED)  # (runtime: against a simulated worst case only)
 ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
 # gaps between an executor's executions shorter than this are its own dispatch latency, not
 # idle time (the probe's threshold: shorter blackouts are not seen either)
@@ -82,6 +92,9 @@ class Case:
     cause: str
     platform_ns: int = 0                                # platform blackout inside the window
     overruns: list[dict] = field(default_factory=list)  # {"callback", "cpu_ns", "wcet_ns", "start_ns"}
+    simulated: bool = False  # the bound is a simulated worst case (the runtime's own time measured)
+    idle_ns: int = 0     # (simulated) no callback of its executors ran: dispatches, deliveries
+    excess_ns: int = 0   # (simulated) callbacks' CPU time over their WCET, within the tolerance
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
@@ -92,7 +105,14 @@ class Case:
             o = max(self.overruns, key=lambda x: x["cpu_ns"] - x["wcet_ns"])
             return what + (f": overrun ({o['callback']} ran {o['cpu_ns'] / 1e6:.2f} ms of CPU, its WCET is "
                            f"{o['wcet_ns'] / 1e6:.2f} ms)")
-        return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window)"
+        if self.cause == RUNTIME:
+            return what + (f": runtime ({self.idle_ns / 1e6:.2f} ms of it with no callback running — dispatches and "
+                           f"message deliveries — and {self.excess_ns / 1e6:.2f} ms of callbacks' CPU time over their "
+                           f"WCET within the tolerance; without them "
+                           f"{(self.response_ns - self.idle_ns - self.excess_ns) / 1e6:.2f} ms)")
+        return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
+            f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms, it still exceeds the "
+            "simulated worst case)" if self.simulated else ")")
 
 
 def ready_times(executions: list[Execution], chains: dict[str, list[str]]) -> dict[int, int]:
@@ -190,11 +210,47 @@ class Nearby:
         return [x for x in self.executions[lo:bisect.bisect_left(self.starts, end)] if x.finish > begin]
 
 
+def runtime_time(inst: Instance, around: Nearby, wcets: dict[str, int], one_cpu: bool) -> tuple[int, int]:
+    """(idle, excess): the runtime's own time in the instance's response [release, finish].
+    ``around``: the executions of the executors that may delay it. ``idle``: the part of the
+    response in which none of them ran a callback — the instance was pending, so the time went
+    to dispatches, message deliveries and wake-ups (or to what took the CPU below the platform
+    probe's threshold); executions in parallel on other CPUs only make it smaller. ``excess``:
+    CPU time over the WCET (a callback the model does not have: all of it) of the executions that
+    held up the instance — on one CPU every one inside the response (pro rata where it straddles
+    an end), on several only the instance's own hops and what ran on a hop's thread while the
+    hop waited for it."""
+    r, f = inst.release, inst.finish
+    inside = around.overlapping(r, f)
+    busy = plat.merge([(max(r, x.start), min(f, x.finish)) for x in inside if min(f, x.finish) > max(r, x.start)])
+    idle = (f - r) - sum(e - b for b, e in busy)
+
+    def over(x: Execution, b: int, e: int) -> float:
+        extra = max(0, x.cpu - wcets.get(x.callback, 0))
+        wall = x.finish - x.start
+        part = max(0, min(e, x.finish) - max(b, x.start))
+        return extra if wall <= 0 else extra * min(1.0, part / wall)
+    if one_cpu:
+        excess = sum(over(x, r, f) for x in inside)
+    else:
+        seen, excess, ready = set(), 0.0, r
+        for h in sorted(inst.hops, key=lambda x: x.start):
+            for x in [h] + [x for x in around.overlapping(ready, h.start) if x.thread == h.thread and
+                            x.executor == h.executor and x is not h]:
+                if id(x) not in seen:
+                    seen.add(id(x))
+                    excess += over(x, ready, h.finish) if x is not h else max(0, h.cpu - wcets.get(h.callback, 0))
+            ready = h.finish
+    return max(0, idle), int(excess)
+
+
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
-             overruns: Nearby, wcets: dict[str, int]) -> Case:
+             overruns: Nearby, wcets: dict[str, int], runtime: tuple[Nearby, bool] | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
-    (:func:`overran`) that may have delayed it."""
+    (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
+    (the executions that may have delayed it, whether they share one CPU), for the runtime's own
+    time (:func:`runtime_time`)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e))
@@ -204,6 +260,11 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
         case.cause = PLATFORM
     elif case.overruns:
         case.cause = OVERRUN
+    elif runtime is not None:
+        case.simulated = True
+        case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1])
+        if inst.response - case.idle_ns - case.excess_ns <= bound_ns:
+            case.cause = RUNTIME
     return case
 
 
@@ -216,7 +277,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             wcets: dict[str, int], blackouts: dict[int, list[tuple[int, int]]] | None,
             chain_cpus: dict[str, set[int] | None] | None = None,
             chain_executors: dict[str, set[str] | None] | None = None,
-            since_ns: int | None = None, gap_ns: int = GAP_NS) -> dict:
+            since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -224,7 +285,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     ``blackouts``: {cpu: the platform's blackouts} (platform_blackouts), None when the platform
     was not measured; ``chain_cpus``: {chain: the CPUs its threads may run on (None: all)};
     ``chain_executors``: {chain: the executors whose callbacks may delay it (None: all)};
-    ``since_ns``: instances released before are left out (the warm-up).
+    ``since_ns``: instances released before are left out (the warm-up); ``simulated``: the
+    bounds are simulated worst cases (the ``runtime`` cause applies).
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -241,6 +303,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
         iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
         execs = (chain_executors or {}).get(name)
         near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
+        around = (Nearby(executions if execs is None else [x for x in executions if x.executor in execs]),
+                  cpus is not None and len(cpus) == 1) if simulated else None
         bound = bounds.get(name)
         row = {"bound_ns": bound, "above": 0, **{c: 0 for c in CAUSES}, "cases": []}
         free = []
@@ -250,7 +314,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             if not touched:
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
-                case = classify(inst, bound, win, iv, near, wcets)
+                case = classify(inst, bound, win, iv, near, wcets, around)
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)
@@ -423,7 +487,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
     if isinstance(simulated, dict) and simulated:  # the same against the simulated worst cases (what the verdict also compares with)
         sim_bounds = {n: (simulated.get(n) or {}).get("wcrt_ns") or None for n in mi["chains"]}
         out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
-                                           mi["chain_cpus"], mi["chain_executors"], since_ns))["chains"]
+                                           mi["chain_cpus"], mi["chain_executors"], since_ns,
+                                           simulated=True))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
@@ -458,10 +523,14 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
                 key=lambda x: x["cpu_ns"] - x["wcet_ns"], default=None)
         parts.append(f"{row[OVERRUN]} a callback over its WCET" + (
             f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
+    if row.get(RUNTIME):
+        parts.append(f"{row[RUNTIME]} within the runtime's own time (measured in each response: dispatches and "
+                     "message deliveries, callbacks' CPU time within their WCET's tolerance; the simulated model has "
+                     "none of it)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
-            "" if against == "the bound" else " (time the simulated model does not contain: the runtime's messages "
-                                              "and dispatches)"))
+            "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "
+                                              "case: a scenario the simulation did not reach, or a defect)"))
     return f"{ACCOUNTED}of the {row['above']} instances above {against}, " + ", ".join(parts)
 
 

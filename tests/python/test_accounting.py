@@ -192,6 +192,67 @@ def test_a_run_that_real_time_throttling_cut_says_so_with_the_remedy(tmp_path, m
     assert not any(n.startswith("real-time throttling") for n in got["notes"])
 
 
+def dispatched_late(gap_ms: float = 0.4) -> list[Execution]:
+    """The clean run with the blocked high instance (released at 20 ms) dispatched `gap_ms` after
+    lo_sub ended: a response of 10 ms + gap, all of it the model's work (each callback 2 % over its
+    WCET) but the gap."""
+    return [x for x in run() if x.release != 20 * MS] + [ex("hi_pub", 25 + gap_ms, 2.5, 20),
+                                                         ex("hi_sub", 27.5 + gap_ms, 2.5, 20)]
+
+
+def test_the_runtimes_own_time_explains_an_instance_above_the_simulated_worst_case():
+    # the simulation (callbacks at their WCET, dispatches free) gives the blocked instance 10 ms;
+    # the run 10.4 ms: 0.4 ms with no callback running, 0.2 ms of CPU over the WCETs (lo_sub's
+    # half inside the response, both hops)
+    for cpus in ({"high": {0}}, None):
+        high = account(dispatched_late(), {0: []}, bounds={"high": 10 * MS}, chain_cpus=cpus, simulated=True)["high"]
+        assert (high["above"], high["runtime"], high["unexplained"]) == (1, 1, 0), cpus
+        case = high["cases"][0]
+        assert (case.idle_ns, case.excess_ns) == (int(0.4 * MS), int(0.2 * MS))
+        assert "runtime (0.40 ms of it with no callback running" in case.text() and "without them 9.80 ms" in case.text()
+
+
+def test_the_runtimes_own_time_is_no_cause_against_an_analysis_bound():
+    high = account(dispatched_late(), {0: []}, bounds={"high": 10 * MS})["high"]
+    assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
+
+
+def test_more_model_work_than_the_simulated_worst_case_stays_unexplained():
+    # a simulated worst case 30 % lower: less the runtime's 0.6 ms the response is still 9.8 ms
+    high = account(dispatched_late(), {0: []}, bounds={"high": 7 * MS}, simulated=True)["high"]
+    assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
+    assert "less the runtime's own time, 0.60 ms, it still exceeds the simulated worst case" in high["cases"][0].text()
+
+
+def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
+    # another executor's callback, 8 % over a 50 ms WCET, ran on the other CPU the whole time:
+    # no idle time, and its 4 ms over the WCET delayed nothing of the high chain (on one CPU it
+    # would have)
+    wcets = dict(WCETS, other=50 * MS)
+    runs = dispatched_late() + [Execution("other", "side", 1, 0, 54 * MS, 54 * MS, None)]
+    high = acc.account(runs, CHAINS, {"high": 10 * MS}, wcets, {0: []}, simulated=True)["chains"]["high"]
+    assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
+    assert high["cases"][0].idle_ns == 0 and high["cases"][0].excess_ns == int(0.2 * MS)
+
+
+def test_the_benchmark_accounts_against_its_simulated_worst_cases_with_the_runtimes_time():
+    from types import SimpleNamespace
+
+    from chainrt.reference_system import accounting as bench
+    model = SimpleNamespace(nodes=[SimpleNamespace(name="n", executor="main")],
+                            callbacks=[SimpleNamespace(name=c, node="n", wcet=w) for c, w in WCETS.items()],
+                            executors=[SimpleNamespace(name="main", threads=[SimpleNamespace(cores=[0])])],
+                            chains=[SimpleNamespace(name=n, callbacks=cbs) for n, cbs in CHAINS.items()])
+    inp = {"executions": dispatched_late(), "blackouts": {0: []}, "since_ns": 0, "sinks": {}, "attribution": "",
+           "probe_blackouts": {}, "rt_throttling": None}
+    got = bench.config_accounting(model, [{"accounting": inp}], {"chains": {"high": {"wcrt_bound_ns": 11 * MS}}},
+                                  {"chains": {"high": {"wcrt_ns": 10 * MS}}})
+    assert got["chains"]["high"]["above"] == 0
+    assert (got["simulated"]["high"]["above"], got["simulated"]["high"]["runtime"]) == (1, 1)
+    text = acc.cause_text(got["simulated"]["high"], "the simulated worst case")
+    assert text.startswith("accounted: of the 1 instances above the simulated worst case, 1 within the runtime's own time")
+
+
 def test_a_stock_executors_accounting_is_its_platform_free_split_and_the_bench_names_throttling():
     from chainrt.reference_system import accounting as bench
     from chainrt.reference_system import kpi, report

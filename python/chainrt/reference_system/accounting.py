@@ -117,9 +117,9 @@ def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int,
 
 
 def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None) -> dict | None:
-    """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "unexplained"}}
-    summed over its runs against the analysis bounds, "simulated" the same against the simulated
-    worst cases (both empty without a model: a stock executor has no bound, only its
+    """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "runtime",
+    "unexplained"}} summed over its runs against the analysis bounds, "simulated" the same against
+    the simulated worst cases (runtime: only there; both empty without a model: a stock executor has no bound, only its
     platform-free split), "hot_path_latency" and "behavior_planner_period" (kpi statistics over
     the platform-free samples, pooled), "runs" (how many were accounted), "notes" (the
     attribution's failures, the kernel's real-time throttling); None when no run has its input
@@ -138,7 +138,7 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
         if model is not None and ex:
             for key, bounds in against.items():
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
-                                  mi["chain_executors"], inp["since_ns"])
+                                  mi["chain_executors"], inp["since_ns"], simulated=key == "simulated")
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]
