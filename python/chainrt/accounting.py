@@ -210,47 +210,68 @@ class Nearby:
         return [x for x in self.executions[lo:bisect.bisect_left(self.starts, end)] if x.finish > begin]
 
 
-def runtime_time(inst: Instance, around: Nearby, wcets: dict[str, int], one_cpu: bool) -> tuple[int, int]:
+def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) -> tuple[int, int]:
     """(idle, excess): the runtime's own time in the instance's response [release, finish].
-    ``around``: the executions of the executors that may delay it. ``idle``: the part of the
-    response in which none of them ran a callback — the instance was pending, so the time went
-    to dispatches, message deliveries and wake-ups (or to what took the CPU below the platform
-    probe's threshold); executions in parallel on other CPUs only make it smaller. ``excess``:
-    CPU time over the WCET (a callback the model does not have: all of it) of the executions that
-    held up the instance — on one CPU every one inside the response (pro rata where it straddles
-    an end), on several only the instance's own hops and what ran on a hop's thread while the
-    hop waited for it."""
+    ``near_of(executor)``: the executions of the executors that may delay a callback of that
+    executor (those that may share one of its CPUs; every one where that is not known). ``idle``:
+    the time in which a hop of the instance waited — from the release, or the previous hop's
+    finish, to its start — while none of those ran a callback: the instance was pending, so the
+    time went to dispatches, message deliveries and wake-ups (or to what took the CPU below the
+    platform probe's threshold); a callback on a CPU the hop may not use never shortens a wait.
+    ``excess``: CPU time over the WCET (a callback the model does not have: all of it) of the
+    executions that held up the instance — on one CPU every one inside the response (pro rata
+    where it straddles an end), on several only the instance's own hops and what ran on a hop's
+    thread while the hop waited for it."""
     r, f = inst.release, inst.finish
-    inside = around.overlapping(r, f)
-    busy = plat.merge([(max(r, x.start), min(f, x.finish)) for x in inside if min(f, x.finish) > max(r, x.start)])
-    idle = (f - r) - sum(e - b for b, e in busy)
+    hops = sorted(inst.hops, key=lambda x: x.start)
 
     def over(x: Execution, b: int, e: int) -> float:
         extra = max(0, x.cpu - wcets.get(x.callback, 0))
         wall = x.finish - x.start
         part = max(0, min(e, x.finish) - max(b, x.start))
         return extra if wall <= 0 else extra * min(1.0, part / wall)
-    if one_cpu:
-        excess = sum(over(x, r, f) for x in inside)
-    else:
-        seen, excess, ready = set(), 0.0, r
-        for h in sorted(inst.hops, key=lambda x: x.start):
-            for x in [h] + [x for x in around.overlapping(ready, h.start) if x.thread == h.thread and
-                            x.executor == h.executor and x is not h]:
-                if id(x) not in seen:
-                    seen.add(id(x))
-                    excess += over(x, ready, h.finish) if x is not h else max(0, h.cpu - wcets.get(h.callback, 0))
-            ready = h.finish
+    idle, excess, seen, ready = 0, 0.0, set(), r
+    for h in hops:
+        if h.start > ready:
+            waiting = near_of(h.executor).overlapping(ready, h.start)
+            busy = plat.merge([(max(ready, x.start), min(h.start, x.finish)) for x in waiting
+                               if min(h.start, x.finish) > max(ready, x.start)])
+            idle += (h.start - ready) - sum(e - b for b, e in busy)
+            if not one_cpu:
+                for x in waiting:
+                    if x.thread == h.thread and x.executor == h.executor and id(x) not in seen:
+                        seen.add(id(x))
+                        excess += over(x, ready, h.finish)
+        if not one_cpu and id(h) not in seen:
+            seen.add(id(h))
+            excess += max(0, h.cpu - wcets.get(h.callback, 0))
+        ready = max(ready, h.finish)
+    if one_cpu and hops:
+        excess = sum(over(x, r, f) for x in near_of(hops[0].executor).overlapping(r, f))
     return max(0, idle), int(excess)
 
 
+class Neighbours:
+    """``near_of(executor)``: the executions of the executors that may share a CPU with it (all
+    of them where either's CPUs are not known), made once per executor."""
+
+    def __init__(self, executions: list[Execution], executor_cpus: dict[str, set[int] | None] | None):
+        self.executions, self.cpus, self.made = executions, executor_cpus or {}, {}
+
+    def __call__(self, executor: str) -> Nearby:
+        if executor not in self.made:
+            mine = self.cpus.get(executor)
+            self.made[executor] = Nearby([x for x in self.executions if mine is None or self.cpus.get(x.executor) is None
+                                          or self.cpus[x.executor] & mine])
+        return self.made[executor]
+
+
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
-             overruns: Nearby, wcets: dict[str, int], runtime: tuple[Nearby, bool] | None = None) -> Case:
+             overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
-    (the executions that may have delayed it, whether they share one CPU), for the runtime's own
-    time (:func:`runtime_time`)."""
+    (near_of, one_cpu) for the runtime's own time (:func:`runtime_time`)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e))
@@ -277,7 +298,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             wcets: dict[str, int], blackouts: dict[int, list[tuple[int, int]]] | None,
             chain_cpus: dict[str, set[int] | None] | None = None,
             chain_executors: dict[str, set[str] | None] | None = None,
-            since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False) -> dict:
+            since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False,
+            executor_cpus: dict[str, set[int] | None] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -286,7 +308,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     was not measured; ``chain_cpus``: {chain: the CPUs its threads may run on (None: all)};
     ``chain_executors``: {chain: the executors whose callbacks may delay it (None: all)};
     ``since_ns``: instances released before are left out (the warm-up); ``simulated``: the
-    bounds are simulated worst cases (the ``runtime`` cause applies).
+    bounds are simulated worst cases (the ``runtime`` cause applies); ``executor_cpus``: {executor:
+    the CPUs its threads may run on (None: any)}, for the executions that may delay a hop.
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -296,6 +319,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     busy = busy_periods(executions, ready, gap_ns)
     over = overran(executions, wcets)
     everything = Nearby(over)
+    near_of = Neighbours(executions, executor_cpus)
     out: dict = {"measured": blackouts is not None, "chains": {}}
     for name, insts in instances(executions, chains).items():
         insts = [i for i in insts if since_ns is None or i.release >= since_ns]
@@ -303,8 +327,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
         iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
         execs = (chain_executors or {}).get(name)
         near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
-        around = (Nearby(executions if execs is None else [x for x in executions if x.executor in execs]),
-                  cpus is not None and len(cpus) == 1) if simulated else None
+        around = (near_of, cpus is not None and len(cpus) == 1) if simulated else None
         bound = bounds.get(name)
         row = {"bound_ns": bound, "above": 0, **{c: 0 for c in CAUSES}, "cases": []}
         free = []
@@ -377,7 +400,8 @@ RT_THROTTLE_UPPER = 1.1
 
 
 def model_inputs(model, thread_params: bool = True) -> dict:
-    """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors"}.
+    """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors",
+    "executor_cpus"}.
     A chain's CPUs are its executors' threads' cores when every one of them is pinned (and
     ``thread_params``), else every CPU; the executors that may delay it are those whose threads
     may share one of those CPUs (every executor when a chain's threads are not pinned)."""
@@ -399,7 +423,7 @@ def model_inputs(model, thread_params: bool = True) -> dict:
         execs[ch.name] = None if cpus[ch.name] is None else \
             {e for e, c in ex_cores.items() if c is None or c & cpus[ch.name]}
     return {"chains": chains, "wcets": {c.name: int(c.wcet) for c in model.callbacks},
-            "chain_cpus": cpus, "chain_executors": execs}
+            "chain_cpus": cpus, "chain_executors": execs, "executor_cpus": ex_cores}
 
 
 def rt_throttling() -> tuple[int, int] | None:
@@ -488,7 +512,7 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         sim_bounds = {n: (simulated.get(n) or {}).get("wcrt_ns") or None for n in mi["chains"]}
         out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
                                            mi["chain_cpus"], mi["chain_executors"], since_ns,
-                                           simulated=True))["chains"]
+                                           simulated=True, executor_cpus=mi["executor_cpus"]))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):

@@ -233,6 +233,10 @@ def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
     high = acc.account(runs, CHAINS, {"high": 10 * MS}, wcets, {0: []}, simulated=True)["chains"]["high"]
     assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
     assert high["cases"][0].idle_ns == 0 and high["cases"][0].excess_ns == int(0.2 * MS)
+    # known to run on another CPU than the chain's executor, it hides none of the chain's waits
+    high = acc.account(runs, CHAINS, {"high": 10 * MS}, wcets, {0: []}, simulated=True,
+                       executor_cpus={"main": {0}, "side": {1}})["chains"]["high"]
+    assert (high["runtime"], high["cases"][0].idle_ns) == (1, int(0.4 * MS))
 
 
 def test_the_benchmark_accounts_against_its_simulated_worst_cases_with_the_runtimes_time():
