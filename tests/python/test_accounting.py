@@ -255,6 +255,12 @@ def test_the_benchmark_accounts_against_its_simulated_worst_cases_with_the_runti
     assert (got["simulated"]["high"]["above"], got["simulated"]["high"]["runtime"]) == (1, 1)
     text = acc.cause_text(got["simulated"]["high"], "the simulated worst case")
     assert text.startswith("accounted: of the 1 instances above the simulated worst case, 1 within the runtime's own time")
+    assert got["simulated"]["high"]["unexplained_cases"] == []
+    # an analysis bound the instance exceeds: the unexplained instance is named with its run
+    got = bench.config_accounting(model, [{"accounting": inp}] * 2, {"chains": {"high": {"wcrt_bound_ns": 10 * MS}}})
+    assert got["chains"]["high"]["unexplained"] == 2
+    assert [t.split(": an instance")[0] for t in got["chains"]["high"]["unexplained_cases"]] == [
+        "run 1: chain 'high'", "run 2: chain 'high'"]
 
 
 def test_a_stock_executors_accounting_is_its_platform_free_split_and_the_bench_names_throttling():

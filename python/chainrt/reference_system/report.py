@@ -63,6 +63,8 @@ def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
         if un:
             out.append(output.red(f"  {name}: unexplained instances (no platform blackout, no callback over its WCET in "
                                   f"their busy window): " + ", ".join(un), color))
+            for ch, v in a["chains"].items():
+                out += [output.red(f"    {name}: {t}", color) for t in v.get("unexplained_cases", [])[:2]]
         for n in a.get("notes", []):
             out.append(f"  {name}: {n}")
     return out
