@@ -19,9 +19,11 @@ messages and dispatches free) a fourth cause applies before ``unexplained``:
 * ``runtime`` — the instance's response less the runtime's own time in it is within the
   simulated worst case. The runtime's own time (:func:`runtime_time`) is what the recorded run
   shows outside the model: the part of [release, finish] in which no callback of the executors
-  that may delay the instance ran (dispatches, message deliveries, wake-ups) and the callbacks'
-  CPU time over their WCET below the overrun tolerance. The analyses' bounds must contain these
-  costs (they are no cause against a bound); the simulation has none of them.
+  that may delay the instance ran (dispatches, message deliveries, wake-ups), and the time
+  callbacks took beyond min(their CPU time, their WCET) (CPU over the WCET below the overrun
+  tolerance; the CPU lost while running to what is below the platform probe's threshold). The
+  analyses' bounds must contain these costs (they are no cause against a bound); the simulation
+  has none of them.
 
 The busy window of an instance J of chain i released at r and finished at f is [t0, f], t0 the
 earliest of, for every hop h of J (the executions of J's callbacks), the start of the busy
@@ -94,7 +96,7 @@ class Case:
     overruns: list[dict] = field(default_factory=list)  # {"callback", "cpu_ns", "wcet_ns", "start_ns"}
     simulated: bool = False  # the bound is a simulated worst case (the runtime's own time measured)
     idle_ns: int = 0     # (simulated) no callback of its executors ran: dispatches, deliveries
-    excess_ns: int = 0   # (simulated) callbacks' CPU time over their WCET, within the tolerance
+    excess_ns: int = 0   # (simulated) callbacks' time beyond min(CPU time, WCET) (runtime_time)
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
@@ -107,8 +109,8 @@ class Case:
                            f"{o['wcet_ns'] / 1e6:.2f} ms)")
         if self.cause == RUNTIME:
             return what + (f": runtime ({self.idle_ns / 1e6:.2f} ms of it with no callback running — dispatches and "
-                           f"message deliveries — and {self.excess_ns / 1e6:.2f} ms of callbacks' CPU time over their "
-                           f"WCET within the tolerance; without them "
+                           f"message deliveries — and {self.excess_ns / 1e6:.2f} ms callbacks took beyond their WCET or "
+                           f"CPU time — over the WCET within the tolerance, or the CPU lost while running; without them "
                            f"{(self.response_ns - self.idle_ns - self.excess_ns) / 1e6:.2f} ms)")
         return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
             f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms, it still exceeds the "
@@ -211,44 +213,56 @@ class Nearby:
 
 
 def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) -> tuple[int, int]:
-    """(idle, excess): the runtime's own time in the instance's response [release, finish].
+    """(idle, overtime): the runtime's own time in the instance's response [release, finish].
     ``near_of(executor)``: the executions of the executors that may delay a callback of that
-    executor (those that may share one of its CPUs; every one where that is not known). ``idle``:
-    the time in which a hop of the instance waited — from the release, or the previous hop's
-    finish, to its start — while none of those ran a callback: the instance was pending, so the
-    time went to dispatches, message deliveries and wake-ups (or to what took the CPU below the
-    platform probe's threshold); a callback on a CPU the hop may not use never shortens a wait.
-    ``excess``: CPU time over the WCET (a callback the model does not have: all of it) of the
-    executions that held up the instance — on one CPU every one inside the response (pro rata
-    where it straddles an end), on several only the instance's own hops and what ran on a hop's
-    thread while the hop waited for it."""
+    executor (those that may share one of its CPUs; every one where that is not known).
+
+    ``idle``: the time in which a hop of the instance waited — from the release, or the previous
+    hop's finish, to its start — while none of those ran a callback: the instance was pending, so
+    the time went to dispatches, message deliveries and wake-ups; a callback on a CPU the hop may
+    not use never shortens a wait. ``overtime``: the time callbacks that held up the instance took
+    beyond their model time, min(CPU time, WCET) (a callback the model does not have: none) —
+    CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
+    something no recorded callback was (the kernel, interrupts: below the platform probe's
+    threshold). On one CPU every execution inside the response counts (pro rata where it
+    straddles an end), all of it sequential; on several, the instance's own hops (less what
+    other executions that may share their CPUs covered of them) and what ran on a hop's thread
+    while the hop waited."""
     r, f = inst.release, inst.finish
     hops = sorted(inst.hops, key=lambda x: x.start)
 
-    def over(x: Execution, b: int, e: int) -> float:
-        extra = max(0, x.cpu - wcets.get(x.callback, 0))
+    def beyond(x: Execution, b: int, e: int) -> float:
         wall = x.finish - x.start
         part = max(0, min(e, x.finish) - max(b, x.start))
-        return extra if wall <= 0 else extra * min(1.0, part / wall)
-    idle, excess, seen, ready = 0, 0.0, set(), r
+        model = min(x.cpu, wcets.get(x.callback, 0))
+        return max(0.0, part - model * (part / wall if wall > 0 else 1.0))
+
+    def covered(execs, b: int, e: int) -> int:
+        iv = plat.merge([(max(b, x.start), min(e, x.finish)) for x in execs if min(e, x.finish) > max(b, x.start)])
+        return sum(y - x for x, y in iv)
+    idle, over, seen, ready = 0, 0.0, set(), r
     for h in hops:
+        near = near_of(h.executor)
         if h.start > ready:
-            waiting = near_of(h.executor).overlapping(ready, h.start)
-            busy = plat.merge([(max(ready, x.start), min(h.start, x.finish)) for x in waiting
-                               if min(h.start, x.finish) > max(ready, x.start)])
-            idle += (h.start - ready) - sum(e - b for b, e in busy)
+            waiting = near.overlapping(ready, h.start)
+            idle += (h.start - ready) - covered(waiting, ready, h.start)
             if not one_cpu:
                 for x in waiting:
                     if x.thread == h.thread and x.executor == h.executor and id(x) not in seen:
                         seen.add(id(x))
-                        excess += over(x, ready, h.finish)
+                        over += beyond(x, ready, h.start)
         if not one_cpu and id(h) not in seen:
             seen.add(id(h))
-            excess += max(0, h.cpu - wcets.get(h.callback, 0))
+            others = [x for x in near.overlapping(h.start, h.finish) if x is not h]
+            over += max(0.0, beyond(h, h.start, h.finish) - covered(others, h.start, h.finish))
         ready = max(ready, h.finish)
     if one_cpu and hops:
-        excess = sum(over(x, r, f) for x in near_of(hops[0].executor).overlapping(r, f))
-    return max(0, idle), int(excess)
+        inside = near_of(hops[0].executor).overlapping(r, f)
+        busy = covered(inside, r, f)
+        over = busy - sum(min(x.cpu, wcets.get(x.callback, 0)) * (
+            max(0, min(f, x.finish) - max(r, x.start)) / (x.finish - x.start) if x.finish > x.start else 1.0)
+            for x in inside)
+    return max(0, idle), max(0, int(over))
 
 
 class Neighbours:
@@ -549,8 +563,8 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
             f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
     if row.get(RUNTIME):
         parts.append(f"{row[RUNTIME]} within the runtime's own time (measured in each response: dispatches and "
-                     "message deliveries, callbacks' CPU time within their WCET's tolerance; the simulated model has "
-                     "none of it)")
+                     "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance; the "
+                     "simulated model has none of it)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
             "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "
