@@ -85,7 +85,9 @@ def format_table(result: dict) -> str:
     step, phase = result.get("creation_step_ns"), result.get("planner_phase_ns") or 0
     if result.get("system") == "upstream":
         nc = result.get("number_cruncher") or {}
-        lines.append("timer phases: upstream's (each timer starts when its node is created, one node after another)"
+        lines.append("timer phases: stock executors upstream's (each timer starts when its node is created, one node "
+                     "after another); the ChainExecutor the model's on the release grid ("
+                     + (f"BehaviorPlanner +{phase / 1e6:g} ms, the rest together)" if phase else "all together)")
                      + (f"; number-cruncher limit {nc['limit']} ({nc['work_ns'] / 1e6:.2f} ms of CPU time per working "
                         "callback" + (", calibrated here)" if nc.get("calibration") else ", given)") if nc else ""))
     else:
