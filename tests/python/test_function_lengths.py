@@ -28,11 +28,8 @@ PY_DIRS = ["python", "bench", "scripts"]
 # there and drop it from this list.
 LONG = {
     "runtime/src/model_app.cpp:run_model",
-    "runtime/src/executor.cpp:Executor::prepare",
     "rclcpp/src/chain_executor.cpp:ChainExecutor::rebuild",
     "rclcpp/src/chain_executor.cpp:ChainExecutor::dispatch",
-    "sim/src/simulator.cpp:Simulator::build",
-    "sim/src/simulator.cpp:Simulator::run",
     "sim/src/soundness.cpp:check_set",
     "sim/src/soundness_fusion.cpp:fusion_yaml",
     "bench/rclcpp/chain_latency_bench.cpp:main",

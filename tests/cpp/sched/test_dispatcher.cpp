@@ -224,7 +224,9 @@ TEST(Dispatcher, TheDispatchPathDoesNotAllocate) {
     const std::uint64_t at_setup = t_allocs;
     Dispatcher d(p, {cb(CallbackKind::Timer, 0, 1), cb(CallbackKind::Subscription, 1, 2), cb(CallbackKind::Timer, 1)},
                  {kMx, kRe}, {true, false});
-    if (CHAINRT_COUNT_ALLOCATIONS) EXPECT_GT(t_allocs, at_setup);  // (the counter counts)
+    if (CHAINRT_COUNT_ALLOCATIONS) {
+      EXPECT_GT(t_allocs, at_setup);  // (the counter counts)
+    }
     Src s(3);
     for (CallbackId c = 0; c < 3; ++c) s.ready_[c] = true;
     const std::uint64_t before = t_allocs;
@@ -237,4 +239,26 @@ TEST(Dispatcher, TheDispatchPathDoesNotAllocate) {
     }
     EXPECT_EQ(t_allocs - before, 0u) << to_string(p);
   }
+}
+
+TEST(Dispatcher, AResumedCallbackKeepsItsGroupTakenUntilDone) {
+  // An executor whose entities changed builds a new Dispatcher while a callback still runs.
+  Dispatcher d(Policy::Edf, {cb(CallbackKind::Timer, 0), cb(CallbackKind::Subscription, 0)}, {kMx}, {true, true});
+  Src s(2);
+  d.resume(1, 0);
+  EXPECT_EQ(d.running(1), 0u);
+  s.release(d, 1, 10);
+  EXPECT_EQ(d.take(0, s), kNoCallback);  // group 0 runs callback 0 on thread 1
+  EXPECT_EQ(d.done(1), 0u);
+  EXPECT_EQ(d.take(0, s), 1u);
+}
+
+TEST(ChainSource, AMessageReleasedChainIsStampedWithoutAClock) {
+  ChainSource src;  // e.g. the first subscription of a chain, or a model callback of rclcpp's
+  EXPECT_EQ(src.stamp(5).chain, kNoChain);
+  src.starts(1, 40);
+  const Stamp a = src.stamp(100);
+  EXPECT_EQ(a.deadline, 140);
+  EXPECT_EQ(a.chain, 1u);
+  EXPECT_EQ(src.stamp(200).instance, a.instance + 1);
 }

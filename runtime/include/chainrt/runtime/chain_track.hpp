@@ -21,16 +21,16 @@
 
 namespace chainrt::runtime {
 
-// The chain a timer stamps its instances with when it is the first callback of several chains
-// (called once per such chain c, deadline D, 0: none): the one of the smallest deadline — one
-// instance, d = a + min D — and a chain without a deadline only while it has no other.
-// (chain, rel_deadline) start as (kNoChain, kNoDeadline). Shared by every executor.
+// The chain a timer stamps its instances with when it starts several (sched::ChainSource's rule,
+// for executors that keep the chain and deadline apart): (chain, rel_deadline) start as
+// (kNoChain, kNoDeadline); called once per chain c of deadline D (0: none).
 inline void choose_source_chain(std::uint32_t& chain, Duration& rel_deadline, std::uint32_t c, Duration D) noexcept {
-  const Duration d = D > 0 ? D : sched::kNoDeadline;
-  if (chain == kNoChain || d < rel_deadline) {
-    chain = c;
-    rel_deadline = d;
-  }
+  sched::ChainSource s;
+  s.chain = chain;
+  s.rel_deadline = rel_deadline;
+  s.starts(c, D);
+  chain = s.chain;
+  rel_deadline = s.rel_deadline;
 }
 
 struct ChainTrack {

@@ -57,17 +57,16 @@ struct Stamp {
   std::uint64_t instance = 0;          // k
 };
 
-// A timer as a source of chain instances: its rcl clock, the chain it stamps its instances
-// with, and the next instance number. When a timer starts several chains it stamps ONE instance
-// with the chain of the smallest deadline (d = a + min D); a chain without a deadline only while
-// it has no other. No allocation, noexcept; not thread-safe (the owner's lock).
-struct TimerSource {
-  TimerClock clock;
+// The first callback of chains as the source of their instances: the chain it stamps its
+// instances with and the next instance number. When it starts several chains it stamps ONE
+// instance with the chain of the smallest deadline (d = a + min D); a chain without a deadline
+// only while it has no other. No allocation, noexcept; not thread-safe (the owner's lock).
+struct ChainSource {
   std::uint32_t chain = kNoChain;
   Duration rel_deadline = kNoDeadline;  // D of `chain` (kNoDeadline: none)
   std::uint64_t next_instance = 0;
 
-  // The timer starts chain `c` with relative deadline `D` (0: none); called once per chain.
+  // It starts chain `c` with relative deadline `D` (0: none); called once per chain.
   void starts(std::uint32_t c, Duration D) noexcept {
     const Duration d = D > 0 ? D : kNoDeadline;
     if (chain == kNoChain || d < rel_deadline) {
@@ -79,10 +78,16 @@ struct TimerSource {
   Duration deadline_of(Duration release) const noexcept {
     return rel_deadline == kNoDeadline ? kNoDeadline : release + rel_deadline;
   }
-  // The deadline of the release now pending (the key it is queued with).
-  Duration pending_deadline() const noexcept { return deadline_of(clock.next); }
   // The next chain instance, released at `release`.
   Stamp stamp(Duration release) noexcept { return Stamp{release, deadline_of(release), chain, next_instance++}; }
+};
+
+// A timer as a source of chain instances: its rcl clock (sched/timer.hpp) and its chains.
+struct TimerSource : ChainSource {
+  TimerClock clock;
+
+  // The deadline of the release now pending (the key it is queued with).
+  Duration pending_deadline() const noexcept { return deadline_of(clock.next); }
 
   struct Taken {
     Stamp stamp;                 // the instance the callback runs now
@@ -165,6 +170,12 @@ class Dispatcher {
     return cb;
   }
   CallbackId running(ThreadId t) const noexcept { return running_[t]; }
+  // Thread `t` runs `cb`, taken before this Dispatcher existed (an executor whose entities
+  // changed builds a new one while callbacks run): its group is running until done(t). O(g).
+  void resume(ThreadId t, CallbackId cb) noexcept {
+    running_[t] = cb;
+    q_.start(cb);
+  }
   // The queued instance of `cb` takes the new `deadline` (its oldest input changed, e.g. a full
   // input queue dropped the oldest message); false, changing nothing, when `cb` is not queued
   // or the rule polls (the default executor's readySet keeps what it saw). O(log n).

@@ -9,8 +9,8 @@
 //    Case Study 2 / Fig. 5, and the starvation it can cause, Teper et al. EMSOFT 2024).
 //    With one thread this is the single-threaded executor. Among ready callbacks of one kind:
 //    registration order (the published models), or rclcpp >= 28's unspecified wait-set order
-//    drawn from SimOptions::wait_set_seed (sched::wait_set_order). The admission rule (when
-//    released work enters the queue) is sched::Admission, the runtime's too.
+//    drawn from SimOptions::wait_set_seed (sched::wait_set_order). The queue and admission rule
+//    (when released work enters the queue) are sched::Dispatcher's, every executor's.
 //  - fp, edf, mixed, picas, lame: the readyQueue executor (Sec. IV-A): the queue is refreshed
 //    before every selection (pending callbacks enter at once), one queued instance per
 //    callback, Algorithm 1 selection; lame adds affinity masks and RT/BE thread classes
