@@ -38,7 +38,6 @@ LONG = {
     "python/chainrt/experiments/lame_overload.py:run",
     "python/chainrt/experiments/lame_throttle.py:run",
     "python/chainrt/experiments/lame_throttle.py:run_real",
-    "python/chainrt/rclpy/executor.py:ChainExecutor._build",
     "python/chainrt/commands/run.py:run",
 }
 
