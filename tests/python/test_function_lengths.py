@@ -28,8 +28,6 @@ PY_DIRS = ["python", "bench", "scripts"]
 # there and drop it from this list.
 LONG = {
     "runtime/src/model_app.cpp:run_model",
-    "rclcpp/src/chain_executor.cpp:ChainExecutor::rebuild",
-    "rclcpp/src/chain_executor.cpp:ChainExecutor::dispatch",
     "sim/src/soundness.cpp:check_set",
     "sim/src/soundness_fusion.cpp:fusion_yaml",
     "bench/rclcpp/chain_latency_bench.cpp:main",

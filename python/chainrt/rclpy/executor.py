@@ -7,7 +7,7 @@ and tasks/futures, with rclpy's callback-group semantics (a mutually exclusive g
 two callbacks at once, a reentrant one may).
 
 Mechanism apart from policy: readiness, the ready queue and the selection live in C++
-(``chainrt._rclpy_exec.Loop``: rcl event callbacks, the sched ReadyQueue of the C++ runtime and
+(``chainrt._rclpy_exec.Loop``: rcl event callbacks, the sched::Dispatcher of the C++ runtime and
 the simulator, Algorithm 1 of the EDF ready-queue paper, the runtime's monitor). This file only
 takes the data of the selected entity, calls the user's callback and reports its end.
 

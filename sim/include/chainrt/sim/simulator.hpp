@@ -1,5 +1,5 @@
 // chainrt sim: deterministic discrete-event simulator of ROS 2 executors running a chainrt
-// model. It drives the shared scheduling code (sched/: ReadyQueue, TimerClock, make_setup) and
+// model. It drives the shared scheduling code (sched/: Dispatcher, TimerClock, make_setup) and
 // adds what is executor SEMANTICS rather than policy:
 //  - ros-default: the readySet of the default executors (EDF ready-queue paper Sec. II/III):
 //    refilled only at polling points (when empty or when nothing in it is eligible), one
