@@ -27,15 +27,9 @@ PY_DIRS = ["python", "bench", "scripts"]
 # experiments and the run command); split each along its stages there and drop it from this list.
 LONG = {
     "runtime/src/model_app.cpp:run_model",
-    "runtime/src/executor.cpp:Executor::prepare",
-    "rclcpp/src/chain_executor.cpp:ChainExecutor::rebuild",
-    "rclcpp/src/chain_executor.cpp:ChainExecutor::dispatch",
-    "sim/src/simulator.cpp:Simulator::build",
-    "sim/src/simulator.cpp:Simulator::run",
     "python/chainrt/experiments/lame_overload.py:run",
     "python/chainrt/experiments/lame_throttle.py:run",
     "python/chainrt/experiments/lame_throttle.py:run_real",
-    "python/chainrt/rclpy/executor.py:ChainExecutor._build",
     "python/chainrt/commands/run.py:run",
 }
 
