@@ -27,7 +27,6 @@ PY_DIRS = ["python", "bench", "scripts"]
 # executor, discovery, the LaME experiments and the run command); split each along its stages
 # there and drop it from this list.
 LONG = {
-    "runtime/src/model_app.cpp:run_model",
     "runtime/src/executor.cpp:Executor::prepare",
     "rclcpp/src/chain_executor.cpp:ChainExecutor::rebuild",
     "rclcpp/src/chain_executor.cpp:ChainExecutor::dispatch",
@@ -42,7 +41,6 @@ LONG = {
     "python/chainrt/experiments/lame_throttle.py:run",
     "python/chainrt/experiments/lame_throttle.py:run_real",
     "python/chainrt/rclpy/executor.py:ChainExecutor._build",
-    "python/chainrt/commands/run.py:run",
 }
 
 
