@@ -194,8 +194,8 @@ RUN_OPTION_ARGUMENTS = {
     "PolicyName": lambda o: {"choices": [p["name"] for p in _core.policies()]},
     "ThreadCount": lambda o: {"type": threads},
     "FifoPriority": lambda o: {"type": fifo_priority, "metavar": "PRIO"},
-    "On": lambda o: {"action": "store_true"},
-    "Off": lambda o: {"action": "store_true"},
+    "On": lambda o: {"action": "store_true", "default": False},
+    "Off": lambda o: {"action": "store_true", "default": False},
     "WcetSteps": lambda o: {"type": time_factor, "action": "append", "default": [], "metavar": "AT:FACTOR"},
 }
 
