@@ -223,7 +223,8 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     # nodes and topics keep the model's names unless a namespace is asked for; the monitoring
     # topic is <namespace>/chainrt/chain_stats and its messages carry the run id
     spec = run_spec(model, model_path, {
-        "duration": duration_ns, "warmup": warmup_ns, "policy": policy, "threads": threads, "fifo": fifo,
+        "duration": duration_ns, "warmup": warmup_ns, "policy": policy or None, "threads": threads or None,
+        "fifo": fifo or None,
         "no_thread_params": not thread_params, "stats_period": stats_period_ns or None,
         "namespace": namespace or None, **(options or {})})
     # the run id on every command line: a run's processes are found by it (crosslayer.session)
