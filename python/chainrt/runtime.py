@@ -20,7 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import _build
+from . import _build, _core, fastdds
+from .fastdds import for_children
+from .janitor import guard, remove_stale_shm, shm_entries
+from .model import load_model
 
 REPO = Path(__file__).resolve().parents[2]
 BINARY = "chainrt-run"
@@ -67,7 +70,6 @@ def find_binary() -> Path:
 def ros_environment(binary: Path | None = None) -> dict[str, str]:
     """The environment for the runtime: the current one plus what the build recorded next to
     the binary (AMENT_PREFIX_PATH, RMW_IMPLEMENTATION). LD_LIBRARY_PATH is not needed (RPATH)."""
-    from .fastdds import for_children
     env = for_children(dict(os.environ))  # not this process's own loopback participant settings
     recorded = None
     if binary is not None:
@@ -89,9 +91,7 @@ def list_processes(model, binary: Path | None = None) -> list[str]:
     """The OS processes of ``model`` (a loaded model, or its file, then loaded here), in order of
     first appearance among its executors: one ``chainrt-run`` each. ``binary`` is not used (the
     model says it all); kept for callers that pass it."""
-    from . import fastdds
     if isinstance(model, (str, os.PathLike)):
-        from .model import load_model
         model = load_model(str(model))
     return fastdds.processes(model)
 
@@ -99,7 +99,6 @@ def list_processes(model, binary: Path | None = None) -> list[str]:
 def run_options() -> dict[str, dict]:
     """The options of a run (runtime/run_options.def through chainrt._core), by key, in table
     order: flag, kind, scope ("user": an option of ``chainrt run`` too), default, help."""
-    from . import _core
     return {o["key"]: o for o in _core.run_options()}
 
 
@@ -213,7 +212,6 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     binary = find_binary()
     env = ros_environment(binary)
     if model is None:
-        from .model import load_model
         model = load_model(str(model_path))
     processes = list_processes(model)
     if len(processes) > 1 and RELEASE_EPOCH_ENV not in env:
@@ -231,7 +229,6 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common = ["--run-id", (run_id := run_id or new_run_id()), *(extra_args or [])]
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
-    from .janitor import guard
     with guard() as watcher, tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
         watcher.remove_if_killed(dds_dir)  # a killed chainrt leaves no profile behind either
         if trace_dir:
@@ -239,7 +236,6 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
         if dds_profiles and process_env is None:
             # named files, alive for the run: Fast DDS's XML loader (2.14 and 3.x) takes the file's
             # realpath(), which an anonymous file (/dev/fd/N of an unlinked file) has none of
-            from . import fastdds
             try:
                 process_env = fastdds.run_environments(model, dds_dir, env, thread_params)
             except (fastdds.ProfileError, ValueError) as e:
@@ -266,63 +262,6 @@ def _mark_unfinished(result: dict, duration_ns: int) -> None:
                 f"chain {name} completed no instance"
                 + (f" in {expected} expected releases" if expected else "")
                 + ": starved or broken; its response times are unknown, not 0")
-
-
-# Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks, data
-# sharing pools): "fastdds_*" since Fast DDS 3 (kilted), "fastrtps_*" before (jazzy); and the
-# segments of accelerators shared by a run's processes, "chainrt-acc-*"
-# (runtime/accelerator_shm.hpp: the last user removes one; users all killed cannot).
-SHM_PATTERNS = ("fastdds_*", "fastrtps_*", "fast_datasharing*", "sem.fastdds_*", "sem.fastrtps_*", "chainrt-acc-*")
-
-
-def shm_entries() -> set[str]:
-    import glob
-    out = set()
-    for pat in SHM_PATTERNS:
-        out.update(glob.glob(os.path.join("/dev/shm", pat)))
-    return out
-
-
-def shm_in_use(paths: set[str]) -> set[str]:
-    """The paths of `paths` that a live process has open or mapped (/proc/*/fd, /proc/*/maps)."""
-    used = set()
-    if not paths:
-        return used
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/maps") as f:
-                for line in f:
-                    for p in paths:
-                        if p in line:
-                            used.add(p)
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if target in paths:
-                    used.add(target)
-        except (OSError, UnicodeDecodeError):
-            continue
-    return used
-
-
-def remove_stale_shm(before: set[str]) -> list[str]:
-    """Removes the shared-memory files (SHM_PATTERNS) created since `before` that no live process
-    uses any more (a killed child cannot remove its own); returns what was removed. Files of
-    other ROS 2 programs (older, or still in use) are never touched."""
-    fresh = shm_entries() - before
-    stale = fresh - shm_in_use(fresh)
-    removed = []
-    for p in sorted(stale):
-        try:
-            os.unlink(p)
-            removed.append(p)
-        except OSError:
-            pass
-    return removed
 
 
 PARENT_PID_ENV = "CHAINRT_PARENT_PID"
@@ -380,7 +319,6 @@ class Supervisor:
                 pass
 
     def run(self) -> dict:
-        from .janitor import guard
         with guard():  # a killed chainrt: the watcher removes what the run left in /dev/shm
             return self._run()
 

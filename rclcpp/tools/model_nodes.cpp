@@ -3,6 +3,7 @@
 //
 //   chainrt_rclcpp_nodes --model FILE --executor {single,multi,static,events,chainrt}
 //                        [--threads N] [--duration S] [--policy P] [--drain S] [--no-thread-params]
+//                        [--process NAME] [--trace FILE] [--run-id ID]
 //
 // From the model (chainrt's model parser, model/yaml_io.hpp): one rclcpp::Node per model node,
 // one callback group per model group, and per model callback a timer (create_wall_timer at its
@@ -33,16 +34,34 @@
 // 0.5 s) to complete. Prints "ready" when spinning starts and at the end one JSON line: per chain
 // the instances released, completed and lost (released, not completed), their latency (mean,
 // p99, max, min in ns) and deadline misses; per callback its runs; under chainrt the executor's
-// own report. Bad arguments or a model that cannot be generated: one line on stderr, exit 2.
+// own report, and per executor the class of the executor object that spun it (executor_class).
+// Bad arguments or a model that cannot be generated: one line on stderr, exit 2. SIGINT ends
+// the run early (rclcpp's handler): the timers stop and the result is printed as at the end.
+//
+// --process NAME: only the nodes of the model executors in process NAME (an executor's process,
+// else its name), as chainrt-run --process does, so that a model's processes run as separate
+// programs (on different hosts). A chain whose source timer and leaves are all here is measured
+// as above; a chain with a part elsewhere is measured from the traces of the processes together
+// ("releases" counts the source timers' releases made here). --trace FILE: every callback
+// execution as one JSON line {executor, callback, thread, release, start, finish, cpu, deadline}
+// (times in ns relative to the program's start, written to FILE.start on CLOCK_MONOTONIC;
+// release: the chain release its input carried, the first when it carried several, -1 none;
+// cpu: the thread's CPU time; deadline always -1), the format of chainrt-run --trace, so that
+// chainrt's accounting reads both. --run-id ID: a tag on the command line (what tells a run's
+// processes apart), echoed in the result.
+#include <cxxabi.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +71,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 #include <rcl_interfaces/srv/get_parameters.hpp>
@@ -65,6 +85,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
 #include "chainrt/runtime/node.hpp"  // burn_cpu: a callback's WCET of the thread's CPU time
+#include "chainrt/runtime/supervised.hpp"
 #include "chainrt/runtime/threads.hpp"
 
 namespace {
@@ -80,8 +101,15 @@ std::int64_t now_ns() {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
 struct Args {
-  std::string model, executor, policy;
+  std::string model, executor, policy, process, trace, run_id;
+  std::int64_t started = 0;  // the program's start on CLOCK_MONOTONIC (the trace's origin)
   int threads = 0;  // 0: the model's (chainrt, multi)
   double duration = 10, drain = -1;
   bool thread_params = true;
@@ -89,7 +117,7 @@ struct Args {
 
 const char* kUsage =
     "usage: chainrt_rclcpp_nodes --model FILE --executor {single,multi,static,events,chainrt} [--threads N] "
-    "[--duration S] [--policy P] [--drain S] [--no-thread-params]";
+    "[--duration S] [--policy P] [--drain S] [--no-thread-params] [--process NAME] [--trace FILE] [--run-id ID]";
 
 // The command line, or a one-line reason.
 Args parse(int argc, char** argv) {
@@ -108,6 +136,9 @@ Args parse(int argc, char** argv) {
     else if (arg == "--threads") a.threads = std::atoi(v.c_str());
     else if (arg == "--duration") a.duration = std::atof(v.c_str());
     else if (arg == "--drain") a.drain = std::atof(v.c_str());
+    else if (arg == "--process") a.process = v;
+    else if (arg == "--trace") a.trace = v;
+    else if (arg == "--run-id") a.run_id = v;
     else throw std::invalid_argument("unknown argument " + arg);
   }
   static const std::set<std::string> kinds{"single", "multi", "static", "events", "chainrt"};
@@ -129,9 +160,11 @@ struct Instance {
 };
 
 // The chains' instances: released at the source, completed at the leaves. Thread-safe.
+// `here`: the callbacks of this process; only a chain whose source and leaves are all here is
+// measured (instances kept), the others' releases are only counted.
 class Recorder {
  public:
-  explicit Recorder(const chainrt::Model& m) : model_(m), chains_(m.chains.size()) {
+  Recorder(const chainrt::Model& m, const std::set<std::string>& here) : model_(m), chains_(m.chains.size()) {
     for (std::size_t c = 0; c < m.chains.size(); ++c) {
       const auto& ch = m.chains[c];
       for (const auto& cb : ch.callbacks) {
@@ -139,20 +172,24 @@ class Recorder {
         if (!has_out) chains_[c].leaves.push_back(cb);
       }
       if (chains_[c].leaves.size() > 64) throw std::invalid_argument("chain " + ch.name + " has more than 64 leaves");
+      chains_[c].source_here = !ch.callbacks.empty() && here.count(ch.callbacks.front());
+      chains_[c].local = chains_[c].source_here && std::all_of(chains_[c].leaves.begin(), chains_[c].leaves.end(),
+                                                               [&](const auto& l) { return here.count(l) > 0; });
     }
   }
   Stamp release(std::size_t chain, std::int64_t release_ns) {
     std::lock_guard<std::mutex> lk(m_);
     auto& c = chains_[chain];
-    c.instances.push_back(Instance{release_ns});
-    return Stamp{static_cast<std::int64_t>(chain), release_ns, static_cast<std::int64_t>(c.instances.size() - 1)};
+    const auto seq = static_cast<std::int64_t>(c.released++);
+    if (c.local) c.instances.push_back(Instance{release_ns});
+    return Stamp{static_cast<std::int64_t>(chain), release_ns, seq};
   }
   // Leaf `callback` ended the instance of `s` at `end_ns`.
   void end(const std::string& callback, const Stamp& s, std::int64_t end_ns) {
     std::lock_guard<std::mutex> lk(m_);
     if (s.chain < 0 || static_cast<std::size_t>(s.chain) >= chains_.size()) return;
     auto& c = chains_[static_cast<std::size_t>(s.chain)];
-    if (s.seq < 0 || static_cast<std::size_t>(s.seq) >= c.instances.size()) return;
+    if (!c.local || s.seq < 0 || static_cast<std::size_t>(s.seq) >= c.instances.size()) return;
     const auto leaf = std::find(c.leaves.begin(), c.leaves.end(), callback);
     if (leaf == c.leaves.end()) return;
     auto& in = c.instances[static_cast<std::size_t>(s.seq)];
@@ -172,23 +209,42 @@ class Recorder {
       n += static_cast<std::size_t>(std::count_if(c.instances.begin(), c.instances.end(), [](const auto& i) { return !i.complete; }));
     return n;
   }
-  std::string json() const;
+  std::string json() const;           // per local chain its figures
+  std::string releases_json() const;  // per chain whose source is here its releases
 
  private:
   struct PerChain {
     std::vector<std::string> leaves;
-    std::vector<Instance> instances;  // by seq
+    std::vector<Instance> instances;  // by seq (a local chain's)
+    std::size_t released = 0;
+    bool source_here = false, local = false;
   };
   const chainrt::Model& model_;
   std::vector<PerChain> chains_;
   mutable std::mutex m_;
 };
 
+std::string Recorder::releases_json() const {
+  std::lock_guard<std::mutex> lk(m_);
+  std::ostringstream o;
+  o << "{";
+  bool first = true;
+  for (std::size_t c = 0; c < chains_.size(); ++c)
+    if (chains_[c].source_here) {
+      o << (first ? "" : ", ") << "\"" << model_.chains[c].name << "\": " << chains_[c].released;
+      first = false;
+    }
+  o << "}";
+  return o.str();
+}
+
 std::string Recorder::json() const {
   std::lock_guard<std::mutex> lk(m_);
   std::ostringstream o;
   o << "{";
+  bool first = true;
   for (std::size_t c = 0; c < chains_.size(); ++c) {
+    if (!chains_[c].local) continue;
     const auto& ch = model_.chains[c];
     std::vector<std::int64_t> lat;
     for (const auto& i : chains_[c].instances)
@@ -201,12 +257,13 @@ std::string Recorder::json() const {
     }
     const std::size_t n = lat.size();
     auto at = [&](double p) { return n ? lat[std::min(n - 1, static_cast<std::size_t>(p * static_cast<double>(n)))] : 0; };
-    o << (c ? ", " : "") << "\"" << ch.name << "\": {\"released\": " << chains_[c].instances.size()
+    o << (first ? "" : ", ") << "\"" << ch.name << "\": {\"released\": " << chains_[c].instances.size()
       << ", \"instances\": " << n << ", \"lost\": " << chains_[c].instances.size() - n
       << ", \"period_ns\": " << ch.period << ", \"deadline_ns\": " << ch.deadline
       << ", \"mean_ns\": " << (n ? sum / static_cast<std::int64_t>(n) : 0) << ", \"p99_ns\": " << at(0.99)
       << ", \"max_ns\": " << (n ? lat.back() : 0) << ", \"min_ns\": " << (n ? lat.front() : 0)
       << ", \"deadline_misses\": " << misses << "}";
+    first = false;
   }
   o << "}";
   return o.str();
@@ -277,10 +334,55 @@ std::vector<Stamp> from_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// The generated system: nodes, entities, and what each callback does.
+// Every callback execution of the run (--trace), kept in memory and written at the end.
+class Tracer {
+ public:
+  struct Rec {
+    std::size_t callback;
+    long thread;
+    std::int64_t release, start, finish, cpu;  // release -1: none
+  };
+  explicit Tracer(bool on) : on_(on) {
+    if (on) recs_.reserve(1 << 16);
+  }
+  bool on() const { return on_; }
+  void add(const Rec& r) {
+    std::lock_guard<std::mutex> lk(m_);
+    recs_.push_back(r);
+  }
+  // FILE (one JSON line per execution, times relative to `start`) and FILE.start; throws when
+  // either cannot be written.
+  void write(const std::string& path, std::int64_t start, const chainrt::Model& m) const;
+
+ private:
+  bool on_;
+  std::vector<Rec> recs_;
+  mutable std::mutex m_;
+};
+
+void Tracer::write(const std::string& path, std::int64_t start, const chainrt::Model& m) const {
+  std::map<std::string, std::string> executor_of;  // node -> model executor
+  for (const auto& n : m.nodes) executor_of[n.name] = n.executor;
+  std::lock_guard<std::mutex> lk(m_);
+  std::ofstream f(path), st(path + ".start");
+  st << start << "\n";
+  for (const auto& r : recs_) {
+    const auto& cb = m.callbacks[r.callback];
+    f << "{\"executor\": \"" << executor_of[cb.node] << "\", \"callback\": \"" << cb.name << "\", \"thread\": " << r.thread
+      << ", \"release\": " << (r.release < 0 ? -1 : r.release - start) << ", \"start\": " << r.start - start
+      << ", \"finish\": " << r.finish - start << ", \"cpu\": " << r.cpu << ", \"deadline\": -1}\n";
+  }
+  f.close();
+  st.close();
+  if (!f || !st) throw std::runtime_error("writing the trace " + path + " failed");
+}
+
+// The generated system: nodes, entities, and what each callback does. `here`: the nodes of this
+// process (every node when empty); only they are created.
 class System {
  public:
-  System(const chainrt::Model& m, Recorder& rec) : m_(m), rec_(rec), runs_(m.callbacks.size()) {
+  System(const chainrt::Model& m, Recorder& rec, Tracer& trace, std::set<std::string> here)
+      : m_(m), rec_(rec), trace_(trace), here_(std::move(here)), runs_(m.callbacks.size()) {
     for (const auto& cb : m.callbacks) routes_.push_back(routes_of(m, cb));
   }
   void create_nodes();
@@ -290,22 +392,43 @@ class System {
   void cancel_timers() {
     for (auto& t : timers_) t->cancel();
   }
+  // Waits (at most `limit` per publisher) until the subscribers acknowledged every message
+  // published (reliable QoS): a program that ends right after its last publish would otherwise
+  // take that message with it when its subscribers are in another program.
+  void wait_for_acks(std::chrono::milliseconds limit) const {
+    for (const auto& [key, p] : pubs_) p->wait_for_all_acked(limit);
+  }
   std::vector<rclcpp::Node::SharedPtr> nodes_of(const std::string& executor) const {
     std::vector<rclcpp::Node::SharedPtr> out;
     for (const auto& n : m_.nodes)
-      if (n.executor == executor) out.push_back(nodes_.at(n.name));
+      if (n.executor == executor && nodes_.count(n.name)) out.push_back(nodes_.at(n.name));
     return out;
   }
   std::string runs_json() const {
     std::ostringstream o;
     o << "{";
-    for (std::size_t i = 0; i < m_.callbacks.size(); ++i)
-      o << (i ? ", " : "") << "\"" << m_.callbacks[i].name << "\": " << runs_[i].load();
+    bool first = true;
+    for (std::size_t i = 0; i < m_.callbacks.size(); ++i) {
+      if (!here(m_.callbacks[i].node)) continue;
+      o << (first ? "" : ", ") << "\"" << m_.callbacks[i].name << "\": " << runs_[i].load();
+      first = false;
+    }
     o << "}";
     return o.str();
   }
 
  private:
+  bool here(const std::string& node) const { return here_.empty() || here_.count(node) > 0; }
+  // Runs `body` as an execution of callback ix: counted and, with a trace, traced with the chain
+  // release its input carried (-1: none).
+  template <class F>
+  void execute(std::size_t ix, std::int64_t release, F&& body) {
+    runs_[ix]++;
+    const std::int64_t t0 = now_ns(), c0 = thread_cpu_ns();
+    body();
+    if (trace_.on()) trace_.add({ix, static_cast<long>(syscall(SYS_gettid)), release, t0, now_ns(), thread_cpu_ns() - c0});
+  }
+  static std::int64_t release_of(const std::vector<Stamp>& in) { return in.empty() ? -1 : in.front().release; }
   bool derived(const std::string& topic) const {
     const chainrt::Topic* t = m_.topic(topic);
     return t && !t->service.empty();
@@ -317,13 +440,16 @@ class System {
   // The callback's end: its outputs carry `in`'s stamps of their chains; the leaves' instances end.
   void finish(std::size_t ix, const std::vector<Stamp>& in);
   void on_input(std::size_t ix, const std::vector<Stamp>& in) {
-    runs_[ix]++;
-    chainrt::runtime::burn_cpu(m_.callbacks[ix].wcet);
-    finish(ix, in);
+    execute(ix, release_of(in), [&] {
+      chainrt::runtime::burn_cpu(m_.callbacks[ix].wcet);
+      finish(ix, in);
+    });
   }
 
   const chainrt::Model& m_;
   Recorder& rec_;
+  Tracer& trace_;
+  std::set<std::string> here_;
   std::vector<std::atomic<std::uint64_t>> runs_;
   std::vector<Routes> routes_;  // by callback index
   std::map<std::string, rclcpp::Node::SharedPtr> nodes_;
@@ -336,9 +462,10 @@ class System {
 };
 
 void System::create_nodes() {
-  for (const auto& n : m_.nodes) nodes_[n.name] = std::make_shared<rclcpp::Node>(n.name);
+  for (const auto& n : m_.nodes)
+    if (here(n.name)) nodes_[n.name] = std::make_shared<rclcpp::Node>(n.name);
   for (const auto& g : m_.groups) {
-    if (g.name == g.node + "/default") continue;  // the node's own default group
+    if (g.name == g.node + "/default" || !here(g.node)) continue;  // the node's own default group
     groups_[g.name] = nodes_.at(g.node)->create_callback_group(
         g.type == chainrt::GroupType::Reentrant ? rclcpp::CallbackGroupType::Reentrant
                                                  : rclcpp::CallbackGroupType::MutuallyExclusive,
@@ -348,6 +475,7 @@ void System::create_nodes() {
 
 void System::create_messaging() {
   for (const auto& cb : m_.callbacks) {
+    if (!here(cb.node)) continue;
     auto& node = nodes_.at(cb.node);
     for (const auto& t : cb.publishes) {
       if (pubs_.count(cb.node + "\n" + t) || derived(t)) continue;
@@ -362,6 +490,7 @@ void System::create_messaging() {
   }
   for (std::size_t i = 0; i < m_.callbacks.size(); ++i) {
     const auto& cb = m_.callbacks[i];
+    if (!here(cb.node)) continue;
     auto& node = nodes_.at(cb.node);
     rclcpp::SubscriptionOptions so;
     so.callback_group = group_of(cb);
@@ -374,12 +503,13 @@ void System::create_messaging() {
           cb.service,
           [this, i](const std::shared_ptr<Srv::Request> req, std::shared_ptr<Srv::Response> res) {
             const auto in = from_names(req->names);
-            runs_[i]++;
-            chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
-            rcl_interfaces::msg::ParameterValue v;
-            v.integer_array_value = to_array(only(in, routes_[i].response), 1);
-            res->values.push_back(v);
-            finish(i, in);
+            execute(i, release_of(in), [&] {
+              chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
+              rcl_interfaces::msg::ParameterValue v;
+              v.integer_array_value = to_array(only(in, routes_[i].response), 1);
+              res->values.push_back(v);
+              finish(i, in);
+            });
           },
           rclcpp::ServicesQoS(), group_of(cb)));
     }
@@ -405,16 +535,17 @@ bool System::wait_for_discovery(std::chrono::seconds limit) const {
 void System::create_timers() {
   for (std::size_t i = 0; i < m_.callbacks.size(); ++i) {
     const auto& cb = m_.callbacks[i];
-    if (!cb.is_timer()) continue;
+    if (!cb.is_timer() || !here(cb.node)) continue;
     const auto sources = routes_[i].sources;
     timers_.push_back(nodes_.at(cb.node)->create_wall_timer(
         std::chrono::nanoseconds(cb.period),
         [this, i, sources](const rclcpp::TimerInfo& info) {
-          runs_[i]++;
           std::vector<Stamp> out;
           for (auto c : sources) out.push_back(rec_.release(c, info.expected_call_time.nanoseconds()));
-          chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
-          finish(i, out);
+          execute(i, release_of(out), [&] {
+            chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
+            finish(i, out);
+          });
         },
         group_of(cb)));
   }
@@ -509,6 +640,42 @@ std::string quoted(const std::string& s) {
   return o + "\"";
 }
 
+// The class of an executor object, demangled (what the result says spun each model executor).
+std::string class_name(const rclcpp::Executor& e) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : typeid(e).name();
+  std::free(d);
+  return out;
+}
+
+// The nodes of --process (every node without it); invalid_argument when it has none.
+std::set<std::string> nodes_here(const Args& a, const chainrt::Model& m) {
+  std::set<std::string> out;
+  if (a.process.empty()) return out;
+  std::set<std::string> processes;
+  for (const auto& ex : m.executors) {
+    const std::string p = ex.process.empty() ? ex.name : ex.process;
+    processes.insert(p);
+    if (p != a.process) continue;
+    for (const auto& n : m.nodes)
+      if (n.executor == ex.name) out.insert(n.name);
+  }
+  if (out.empty()) {
+    std::string known;
+    for (const auto& p : processes) known += (known.empty() ? "" : ", ") + p;
+    throw std::invalid_argument("--process " + a.process + ": no node of the model runs in it (processes: " + known + ")");
+  }
+  return out;
+}
+
+std::set<std::string> callbacks_of(const chainrt::Model& m, const std::set<std::string>& nodes) {
+  std::set<std::string> out;
+  for (const auto& cb : m.callbacks)
+    if (nodes.empty() || nodes.count(cb.node)) out.insert(cb.name);
+  return out;
+}
+
 struct Spun {
   std::string executor;
   std::shared_ptr<rclcpp::Executor> exec;
@@ -518,8 +685,10 @@ struct Spun {
 };
 
 int run(const Args& a, const chainrt::Model& m) {
-  Recorder rec(m);
-  System sys(m, rec);
+  const auto here = nodes_here(a, m);
+  Recorder rec(m, callbacks_of(m, here));
+  Tracer tracer(!a.trace.empty());
+  System sys(m, rec, tracer, here);
   sys.create_nodes();
   sys.create_messaging();
   if (!sys.wait_for_discovery(30s)) throw std::runtime_error("the generated nodes did not discover each other within 30 s");
@@ -556,32 +725,42 @@ int run(const Args& a, const chainrt::Model& m) {
   const auto drained = std::chrono::steady_clock::now() + std::chrono::duration<double>(drain);
   while (rclcpp::ok() && rec.pending() > 0 && std::chrono::steady_clock::now() < drained) std::this_thread::sleep_for(10ms);
   for (auto& s : spun) s->exec->cancel();
-  for (auto& s : spun) s->thread.join();
-  std::ostringstream reports, warnings;
+  for (auto& s : spun) s->thread.join();  // (a callback under way publishes before its spin ends)
+  if (rclcpp::ok()) sys.wait_for_acks(std::chrono::milliseconds(static_cast<std::int64_t>(drain * 1000)));
+  std::ostringstream reports, classes, warnings;
   std::string failed;
   for (std::size_t i = 0; i < spun.size(); ++i) {
     auto* chain = dynamic_cast<chainrt::rclcpp::ChainExecutor*>(spun[i]->exec.get());
     reports << (i ? ", " : "") << quoted(spun[i]->executor) << ": " << (chain ? chain->report_json() : "null");
+    classes << (i ? ", " : "") << quoted(spun[i]->executor) << ": " << quoted(class_name(*spun[i]->exec));
     for (const auto& w : spun[i]->warnings) warnings << (warnings.tellp() > 0 ? ", " : "") << quoted(w);
     if (!spun[i]->failed.empty()) failed = spun[i]->failed;
   }
   if (!failed.empty()) throw std::runtime_error(failed);
-  std::printf("{\"model\": %s, \"executor\": %s, \"threads\": %d, \"duration_s\": %.3f, \"drain_s\": %.3f, "
-              "\"chains\": %s, \"callbacks\": %s, \"warnings\": [%s], \"reports\": {%s}}\n",
-              quoted(m.name).c_str(), quoted(a.executor).c_str(), a.threads, a.duration, drain, rec.json().c_str(),
-              sys.runs_json().c_str(), warnings.str().c_str(), reports.str().c_str());
+  if (tracer.on()) tracer.write(a.trace, a.started, m);
+  std::printf("{\"model\": %s, \"executor\": %s, \"process\": %s, \"run_id\": %s, \"threads\": %d, "
+              "\"duration_s\": %.3f, \"drain_s\": %.3f, \"chains\": %s, \"releases\": %s, \"callbacks\": %s, "
+              "\"warnings\": [%s], \"executor_class\": {%s}, \"reports\": {%s}}\n",
+              quoted(m.name).c_str(), quoted(a.executor).c_str(), quoted(a.process).c_str(), quoted(a.run_id).c_str(),
+              a.threads, a.duration, drain, rec.json().c_str(), rec.releases_json().c_str(), sys.runs_json().c_str(),
+              warnings.str().c_str(), classes.str().c_str(), reports.str().c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!chainrt::runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
+  const std::int64_t started = now_ns();
   Args args;
   chainrt::Model model;
   try {
     args = parse(argc, argv);
+    args.started = started;
     model = chainrt::load_model(args.model);
     if (auto why = unsupported(model)) throw std::invalid_argument(*why);
+    if (!args.trace.empty() && !std::ofstream(args.trace))  // refused before the run, not lost after it
+      throw std::invalid_argument("cannot write the trace " + args.trace);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chainrt_rclcpp_nodes: %s\n%s\n", e.what(), kUsage);
     return 2;

@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "chainrt/model/policy_list.hpp"
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
-#include "chainrt/sched/policy.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 
 namespace chainrt::runtime {
@@ -31,13 +31,6 @@ template <> struct KindType<RunOptionKind::FifoPriority> { using type = std::opt
 template <> struct KindType<RunOptionKind::On> { using type = bool; };
 template <> struct KindType<RunOptionKind::Off> { using type = bool; };
 template <> struct KindType<RunOptionKind::WcetSteps> { using type = std::vector<WcetStep>; };
-
-// The policies' names, from their descriptors (sched/policy.hpp).
-std::string policy_names() {
-  std::string names;
-  for (const auto& d : sched::policies()) names += (names.empty() ? "" : ", ") + std::string(d.name);
-  return names;
-}
 
 [[noreturn]] void bad(std::string_view key, const std::string& why) {
   throw std::invalid_argument(run_option_flag(key) + ": " + why);
@@ -97,7 +90,7 @@ void assign(T& member, std::string_view key, const std::string& v) {
   else if constexpr (K == PositiveTime || K == OptionalPeriod) member = time_value(key, v, true);
   else if constexpr (K == PolicyName) {
     member = policy_from(v);
-    if (!member) bad(key, "unknown policy '" + v + "' (" + policy_names() + ")");
+    if (!member) bad(key, "unknown policy '" + v + "' (" + policy_list() + ")");
   } else if constexpr (K == ThreadCount) member = int_value(key, v, 1, static_cast<int>(sched::kMaxThreads), "a thread count");
   else if constexpr (K == FifoPriority) member = int_value(key, v, 1, 99, "a SCHED_FIFO priority");
   else if constexpr (K == On) member = flag_value(key, v);
@@ -237,7 +230,7 @@ std::string run_usage() {
     else if (o.kind != RunOptionKind::On && o.kind != RunOptionKind::Off)
       flag += o.kind == RunOptionKind::WcetSteps ? " AT:FACTOR" : " VALUE";
     out += "  " + flag + "  " + std::string(o.help);
-    if (o.kind == RunOptionKind::PolicyName) out += " (" + policy_names() + ")";
+    if (o.kind == RunOptionKind::PolicyName) out += " (" + policy_list() + ")";
     if (!o.default_value.empty() && o.kind != RunOptionKind::OptionalPeriod)
       out += " (default " + std::string(o.default_value) + ")";
     out += "\n";

@@ -11,6 +11,10 @@ from __future__ import annotations
 import tempfile
 
 from .. import accounting, cliargs, output, release_grid, runtime, verdict
+from ..analysis import analysis_for_policy
+from ..crosslayer import cli as xcli
+from ..crosslayer.kernel import KernelPathUnavailable
+from ..simulation import simulate
 
 
 def register(sub) -> None:
@@ -25,8 +29,7 @@ def register(sub) -> None:
     p.add_argument("--no-platform-probe", action="store_true",
                    help="do not measure the CPUs' blackouts beside the run (the accounting then cannot name the "
                         "platform as a cause)")
-    from ..crosslayer.cli import add_run_arguments
-    add_run_arguments(p)
+    xcli.add_run_arguments(p)
     p.set_defaults(func=run, run_option_keys=keys)
 
 
@@ -41,10 +44,6 @@ def _release_grid(model, callbacks: dict) -> tuple[list[dict], list[str]]:
 def _simulate(model, policy: str | None, threads: int | None, duration_ns: int):
     """The simulator's per-chain result for the same model and policy, or (None, note)."""
     try:
-        from .simulate import simulate
-    except ImportError as e:
-        return None, f"simulator unavailable ({e})"
-    try:
         summary, _ = simulate(model, duration_ns, policy=policy, threads=threads)
         return summary.get("chains", {}), None
     except AttributeError as e:  # bindings not built into this chainrt._core
@@ -58,7 +57,6 @@ def _analyse(model, policy: str | None, threads: int | None):
     if threads:
         return None, "no analysis bound shown with --threads (the model's threads differ)"
     try:
-        from .analyze import analysis_for_policy
         return analysis_for_policy(model, policy)
     except Exception as e:  # report, do not fail the run
         return None, f"analysis call failed: {e}"
@@ -68,7 +66,6 @@ def _measured_run(args, duration: int, kwargs: dict, trace_dir: str):
     """The run with every process tracing its dispatches into ``trace_dir`` and, unless
     --no-platform-probe, the platform probe beside it: (result, the probe or None, a note when
     the platform was not measured)."""
-    from ..crosslayer.kernel import KernelPathUnavailable
     probe, note = (None, "platform not measured (--no-platform-probe)") if args.no_platform_probe else \
         accounting.probe_beside((duration + args.warmup) / 1e9 + 60)
     if probe is None:
@@ -96,7 +93,6 @@ def exit_code(result: dict) -> int:
 def _execute(args, model, traces: str):
     """The run itself (locally with the platform probe beside it, or on the model's hosts):
     (result, probe or None, a note when the platform was not measured, whether it is accounted)."""
-    from ..crosslayer import cli as xcli
     kwargs = dict(model=model, warmup_ns=args.warmup, thread_params=not args.no_thread_params,
                   options=cliargs.run_option_values(args, args.run_option_keys))
     if xcli.wanted(args, model):  # (hosts in namespaces: their own experiments' accounting)

@@ -10,7 +10,12 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import cliargs
+from .. import cliargs, runtime, stock
+from ..crosslayer import kernel, netns
+from ..crosslayer.cli import parse_server
+from ..crosslayer.stacks import stack
+from . import cros_rt_kernel, cros_rt_paper
+from .cros_rt_kernel import _bytes
 
 #: A flood rate in Mbit/s (a 100 Gbit/s link at most).
 RATE = cliargs.number(0, 100_000, "a rate in Mbit/s")
@@ -49,7 +54,11 @@ def _common(p, configs: str, runs: int, out: str, rate: bool = True, size: bool 
     rate / message size, where they are not what is swept)."""
     p.add_argument("--configs", default=configs,
                    help=f"configurations, run back to back per point and run number (default {configs}; "
-                        "known: vanilla, preempt-rt, app-dds, full, full-server)")
+                        "known: vanilla, preempt-rt, app-dds, full, full-server, and emulated: chainrt's emulation "
+                        "of the default executor beside vanilla, for its fidelity)")
+    p.add_argument("--stock-executor", choices=["single", "multi", "static", "events"], default="single",
+                   help="rclcpp's stock executor of vanilla and preempt-rt on the generated nodes (default single: "
+                        "SingleThreadedExecutor)")
     p.add_argument("--runs", type=cliargs.positive, default=runs, help=f"runs per point and configuration (default {runs})")
     p.add_argument("--instances", type=cliargs.positive, default=10_000,
                    help="instances of the top chain measured per run (default 10000, the paper's)")
@@ -111,7 +120,6 @@ def _numbers(text: str, flag: str, kind=float) -> list:
 
 
 def _paper_points(args, x):
-    from .cros_rt_kernel import _bytes
     if args.which == "predictability":
         return x.predictability_points(args.size, args.rate)
     if args.which == "size":
@@ -136,11 +144,8 @@ def _paper_points(args, x):
 
 def run_paper(args) -> int:
     """The paper's runs and sweeps (chainrt.experiments.cros_rt_paper)."""
-    from . import cros_rt_paper as x
+    x = cros_rt_paper
     name = f"cros_rt_{args.which}"
-    from .. import runtime
-    from ..crosslayer import kernel, netns
-    from ..crosslayer.stacks import stack
     try:
         if args.from_csv:
             rows = x.read_rows([p for p in args.from_csv.split(",") if p])
@@ -154,20 +159,21 @@ def run_paper(args) -> int:
                 raise ValueError("--rx-priority: want 1..99")
             server = None
             if args.server:
-                from ..crosslayer.cli import parse_server
                 server = parse_server(args.server, "--server")
             points = _paper_points(args, x)
             why = netns.available()
             if why:
                 raise RuntimeError(why)
             runtime.find_binary()
+            if any(stack(c).executor != "emulated" for c in configs):
+                stock.find_binary()
             kernel.build()
             rows = x.run_points(name, points, configs, args.runs, args.out, instances=args.instances, server=server,
                                 rx_priority=args.rx_priority, lock=args.lock, resume=args.resume,
-                                keep_raw=not args.no_raw)
+                                keep_raw=not args.no_raw, stock_executor=args.stock_executor)
         s = x.finish(name, rows, args.out)
     except (runtime.RuntimeNotFound, kernel.KernelPathUnavailable, netns.NetnsUnavailable, RuntimeError,
-            ValueError, OSError, KeyError) as e:
+            ValueError, OSError, KeyError) as e:  # (stock.StockUnavailable / StockRunFailed are RuntimeErrors)
         print(f"chainrt experiment: {e}", file=sys.stderr)
         return 1
     print(x.tables(s, rows))
@@ -176,9 +182,7 @@ def run_paper(args) -> int:
 
 
 def run(args) -> int:
-    from ..crosslayer import kernel, netns
-    from . import cros_rt_kernel as x
-    from .. import runtime
+    x = cros_rt_kernel
     if getattr(args, "from_csv", None):
         try:
             s = x.summarize_csv(args.from_csv, args.out, size=args.size)
@@ -207,7 +211,6 @@ def run(args) -> int:
                              f"configurations: {', '.join(x.CONFIGS)})")
         server = None
         if args.server:
-            from ..crosslayer.cli import parse_server
             server = parse_server(args.server, "--server")
         s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
                          loads=loads, size=args.size, configs=configs,
