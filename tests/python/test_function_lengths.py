@@ -26,11 +26,9 @@ PY_DIRS = ["python", "bench", "scripts"]
 # is reshaping right now (the executors, the model runner, the rclpy executor, the LaME
 # experiments and the run command); split each along its stages there and drop it from this list.
 LONG = {
-    "runtime/src/model_app.cpp:run_model",
     "python/chainrt/experiments/lame_overload.py:run",
     "python/chainrt/experiments/lame_throttle.py:run",
     "python/chainrt/experiments/lame_throttle.py:run_real",
-    "python/chainrt/commands/run.py:run",
 }
 
 

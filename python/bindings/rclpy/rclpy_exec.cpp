@@ -234,10 +234,10 @@ void Loop::trace_registration(const std::string& name) {
 // The dispatcher's inputs the model gives one executor (sched::make_setup): policy, threads
 // and, per model callback of the executor in file order, (name, effective priority, affinity
 // mask, then what the binding rule sees of it: node, kind, period, period tolerance, topic or
-// service; runtime::binding_candidate).
-nb::dict model_setup(const std::string& yaml, const std::string& executor,
+// service; runtime::binding_candidate). `model`: a chainrt._core.Model (nanobind shares the
+// type between the two extensions), so the model is not written and parsed again here.
+nb::dict model_setup(const Model& model, const std::string& executor,
                      std::optional<std::string> policy, std::optional<int> threads) {
-  Model model = load_model_from_string(yaml, "<model>");
   std::size_t ex = model.executors.size();
   for (std::size_t i = 0; i < model.executors.size(); ++i)
     if (model.executors[i].name == executor) ex = i;
@@ -278,7 +278,7 @@ using CodeEntityTuple = std::tuple<std::string, int, Duration, std::string, std:
 using CodeChainTuple = std::tuple<std::string, std::vector<std::size_t>, Duration, Duration, std::string, int,
                                   std::optional<int>>;
 std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::vector<std::string>> model_from_code(
-    std::optional<std::string> base_yaml, const std::string& executor, const std::string& policy, int plain_threads,
+    const Model* base, const std::string& executor, const std::string& policy, int plain_threads,
     int host_cores, const std::vector<CodeEntityTuple>& entities,
     const std::vector<std::tuple<std::string, std::vector<int>, std::optional<int>>>& threads,
     const std::vector<CodeChainTuple>& chains, bool require_wcet) {
@@ -298,10 +298,8 @@ std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std:
     if (!c) throw std::invalid_argument("chain '" + name + "': unknown criticality '" + cls + "' (rt or be)");
     in.chains.push_back(runtime::CodeChain{name, members, period, deadline, *c, level, priority});
   }
-  std::optional<Model> base;
-  if (base_yaml) base = load_model_from_string(*base_yaml, "<model>");
   try {
-    runtime::CodeModel cm = runtime::model_from_code(in, base ? &*base : nullptr, require_wcet);
+    runtime::CodeModel cm = runtime::model_from_code(in, base, require_wcet);
     return {save_model_to_string(cm.model), cm.names, cm.notes, cm.unknown_wcet};
   } catch (const ModelError& e) {
     throw std::invalid_argument(e.what());
@@ -317,8 +315,7 @@ std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std:
 // controller thread calls step().
 class LameControl {
  public:
-  LameControl(const std::string& yaml, Duration controller_period, Duration reservation_period, int capacity_permille) {
-    Model model = load_model_from_string(yaml, "<model>");
+  LameControl(const Model& model, Duration controller_period, Duration reservation_period, int capacity_permille) {
     lame::Options o;
     o.period = reservation_period;
     o.capacity_permille = capacity_permille > 0 ? capacity_permille : runtime::deadline_capacity_permille();
@@ -544,7 +541,7 @@ NB_MODULE(_rclpy_exec, m) {
 #if defined(CHAINRT_LAME_RUNTIME_AVAILABLE)
   using chainrt::rclpy_exec::LameControl;
   nb::class_<LameControl>(m, "LameControl")
-      .def(nb::init<const std::string&, chainrt::Duration, chainrt::Duration, int>(), "yaml"_a,
+      .def(nb::init<const chainrt::Model&, chainrt::Duration, chainrt::Duration, int>(), "model"_a,
            "controller_period_ns"_a, "reservation_period_ns"_a = 10'000'000, "capacity_permille"_a = 0,
            nb::call_guard<ReleaseGil>())
       .def("executor", &LameControl::executor)
@@ -557,11 +554,11 @@ NB_MODULE(_rclpy_exec, m) {
 #else
   m.attr("HAVE_LAME") = false;
 #endif
-  m.def("model_setup", &chainrt::rclpy_exec::model_setup, "yaml"_a, "executor"_a, "policy"_a = nb::none(),
+  m.def("model_setup", &chainrt::rclpy_exec::model_setup, "model"_a, "executor"_a, "policy"_a = nb::none(),
         "threads"_a = nb::none());
   m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);
   m.def("binding_match", &chainrt::rclpy_exec::binding_match, "candidates"_a, "entity"_a);
-  m.def("model_from_code", &chainrt::rclpy_exec::model_from_code, "base_yaml"_a.none(), "executor"_a, "policy"_a,
+  m.def("model_from_code", &chainrt::rclpy_exec::model_from_code, "base"_a.none(), "executor"_a, "policy"_a,
         "plain_threads"_a, "host_cores"_a, "entities"_a, "threads"_a, "chains"_a, "require_wcet"_a);
   m.def("explain_unbound", &chainrt::rclpy_exec::explain_unbound, "candidates"_a, "seen"_a);
   chainrt::rclpy_exec::bind_accelerator(m);

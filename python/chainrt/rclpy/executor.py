@@ -468,9 +468,7 @@ class ChainExecutor(MarksMixin, Executor):
         and one BE thread per core with the plan's reservations, the callbacks' priorities and
         affinities from the plan (what the controller changes later)."""
         if self._lame is None:
-            m = self._model_arg
-            m = load_model(m) if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") else m
-            self._lame = self._mod.LameControl(m.to_yaml(), self._lame_period_ns, self._lame_res_ns,
+            self._lame = self._mod.LameControl(self._loaded_model(), self._lame_period_ns, self._lame_res_ns,
                                                self._lame_capacity)
             if self._model_executor not in (None, self._lame.executor()):
                 raise ValueError(f"LaME plans the chains of executor '{self._lame.executor()}', "
@@ -741,6 +739,16 @@ class ChainExecutor(MarksMixin, Executor):
                 self._rebuild_pending = False
                 self._build()
 
+    def _loaded_model(self):
+        """The executor's model (the model argument, or that of the marks), a model file parsed
+        once, at the first use, and kept (the file model the marks are built on too)."""
+        m = self._model_arg
+        if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__"):
+            self._model_arg = load_model(m)
+            if self._file_model_arg is m:
+                self._file_model_arg = self._model_arg
+        return self._model_arg
+
     def _build(self) -> None:
         if self._marks.dirty and self._node_order:
             self._apply_marks()
@@ -748,7 +756,7 @@ class ChainExecutor(MarksMixin, Executor):
         if view is None and self._model_arg is not None:
             names = [x for n in self._node_order
                      for x in (n.get_fully_qualified_name().lstrip("/"), n.get_name())]
-            view = self._view = load_view(self._model_arg, self._model_executor, self._policy_arg,
+            view = self._view = load_view(self._loaded_model(), self._model_executor, self._policy_arg,
                                           self._threads_arg, names)
         if view is not None and self._lame_period_ns:
             self._lame_view(view)
