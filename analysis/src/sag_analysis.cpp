@@ -242,7 +242,9 @@ std::string drift_scenario(const Model& m, std::size_t chain, const ModelJobs& f
            " (phase cycle " + human(cycle * cb.period) + "; with period " + std::to_string(rounded) +
            " ns, a multiple of " + std::to_string(H) + " ns, its phase would hold)";
   }
-  return out + "; other remedies: a shorter blocking callback, or the drifting callbacks on another thread";
+  return out + "; other remedies: periods meant to be commensurate given exactly as rates or fractions (period: 30 Hz, "
+               "1/30 s: the release grid keeps them aligned), a shorter blocking callback, or the drifting callbacks on "
+               "another thread";
 }
 
 class Sag : public ResponseTimeAnalysis {

@@ -413,7 +413,7 @@ void Simulator::build() {
     if (cb.is_timer()) {
       auto it = o_.offsets.find(cb.name);
       const Duration off = it != o_.offsets.end() ? it->second : cb.offset;
-      s.clock = sched::TimerClock{cb.period, off, o_.timer_rule};
+      s.clock = sched::ReleaseGrid{0, off, cb.grid_period()}.clock(0, o_.timer_rule);
       s.jitter = cb.jitter;
       if (auto d = o_.release_delays.find(cb.name); d != o_.release_delays.end())
         s.fixed_delay = std::clamp<Duration>(d->second, 0, cb.jitter);

@@ -446,3 +446,32 @@ TEST(SagSoundness, DriftingPhasesNeverBelowTheSimulator) {
               ratios.empty() ? 0.0 : ratios[ratios.size() * 9 / 10]);
   EXPECT_GE(analysed, count / 3);
 }
+
+// The simulator releases a timer given as a rate on the release grid (round(k·P), never
+// accumulated): 30 Hz beside 5 Hz coincide at every 6th frame for 10 minutes, and the robot with
+// its rates aligned this way is bounded by sag at its simulated worst case (above), while the
+// same rates in whole ns drift (robot_drifting.yaml) and miss.
+TEST(SagSoundness, RatesAreReleasedOnTheExactGrid) {
+  const Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/robot_aligned.yaml");
+  ASSERT_TRUE(m.callback("camera/capture").exact_period);
+  sim::SimOptions o;
+  o.exec = sim::ExecTime::Wcet;
+  o.duration = 600'000'000'000;  // 10 min
+  o.trace = true;
+  o.trace_limit = 200'000;
+  const sim::SimResult r = sim::simulate(m, o);
+  ASSERT_FALSE(r.trace_truncated);
+  const auto cam = static_cast<std::uint32_t>(m.callback_index("camera/capture"));
+  const auto log = static_cast<std::uint32_t>(m.callback_index("logger/log"));
+  std::vector<Duration> frames, records;
+  for (const sim::TraceEntry& e : r.trace) {
+    if (e.callback == cam) frames.push_back(e.release);
+    if (e.callback == log) records.push_back(e.release);
+  }
+  ASSERT_GE(frames.size(), 17'999u);
+  ASSERT_GE(records.size(), 2'999u);
+  for (std::size_t k = 0; k < frames.size(); ++k)
+    ASSERT_EQ(frames[k], (static_cast<Duration>(k) * 200'000'000 + 3) / 6) << "frame " << k;  // round(k·10^8/3)
+  for (std::size_t i = 0; i < records.size() && 6 * i < frames.size(); ++i)
+    ASSERT_EQ(records[i], frames[6 * i]) << "record " << i;
+}
