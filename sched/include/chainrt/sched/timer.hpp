@@ -162,7 +162,10 @@ struct ReleaseGrid {
   // The TimerClock that runs it from `armed_at` (rcl's overrun rule keeps it on the grid).
   TimerClock clock(Duration armed_at, TimerRule rule = TimerRule::Rcl9) const noexcept {
     const Start st = start(armed_at);
-    TimerClock c{period.whole(), st.first, rule};
+    TimerClock c;
+    c.period = period.whole();
+    c.next = st.first;
+    c.rule = rule;
     if (period.fractional()) {
       c.exact = period;
       c.origin = epoch + offset;
