@@ -307,10 +307,9 @@ void Executor::prepare() {
                                                      : sched::release_epoch(epoch);
   for (auto& s : slots_)
     if (s->timer && !s->watch) {
-      const sched::ReleaseGrid grid{grid_epoch, s->timer->offset(), s->timer->period()};
+      const sched::ReleaseGrid grid{grid_epoch, s->timer->offset(), s->timer->grid_period()};
       const sched::ReleaseGrid::Start st = grid.start(epoch);
-      s->clock.period = s->timer->period();
-      s->clock.next = st.first;
+      s->clock = grid.clock(epoch);
       s->stats.grid_start_index = st.start_index;
       if (st.start_index > 0)
         warnings_.push_back("timer '" + s->stats.name + "' armed " + std::to_string(epoch - grid.at(0)) +

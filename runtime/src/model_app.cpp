@@ -446,7 +446,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       };
       switch (cb.kind) {
         case CallbackKind::Timer:
-          node->create_timer(cb.period, work, co, cb.offset);
+          node->create_timer(cb.period, work, co, cb.offset)->set_grid_period(cb.grid_period());
           break;
         case CallbackKind::Subscription:
         case CallbackKind::FusionInput:

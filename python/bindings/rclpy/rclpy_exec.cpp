@@ -559,15 +559,19 @@ class Loop {
   // the run's (CHAINRT_RELEASE_EPOCH_NS, else the process-wide one), so that the model's
   // offsets hold across executors and processes. A timer armed after its first grid release
   // starts at a later grid index (reported). Call before spinning; thread-safe.
-  void arm_timer(CallbackId id, Duration period_ns, Duration offset_ns) {
+  // `period_den` > 1: the period is period_ns / period_den ns (a model period given as a rate or a
+  // fraction, ExactPeriod).
+  void arm_timer(CallbackId id, Duration period_ns, Duration offset_ns, std::int64_t period_den) {
     check(id);
     std::unique_lock<std::mutex> lk(m_);
     Entity& e = entities_[id];
-    if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0) throw std::invalid_argument("arm_timer: not a timer");
+    if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0 || period_den < 1 || period_ns / period_den <= 0)
+      throw std::invalid_argument("arm_timer: not a timer");
     const Duration now = mono_ns();
-    const sched::ReleaseGrid grid{sched::release_epoch(now), offset_ns % period_ns, period_ns};
+    const ExactPeriod period{period_ns, period_den};
+    const sched::ReleaseGrid grid{sched::release_epoch(now), offset_ns % period.whole(), period};
     const sched::ReleaseGrid::Start st = grid.start(now);
-    e.grid = sched::TimerClock{period_ns, st.first};
+    e.grid = grid.clock(now);
     e.on_grid = true;
     e.stats.grid_start_index = st.start_index;
     if (st.start_index > 0)
@@ -1163,7 +1167,7 @@ NB_MODULE(_rclpy_exec, m) {
       .def("policy", &Loop::policy)
       .def("dispatches", &Loop::dispatches)
       .def("set_place", &Loop::set_place, "callback"_a, "node"_a, "kind"_a, "topic"_a)
-      .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a)
+      .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a, "period_den"_a = 1)
       .def("trace_registration", &Loop::trace_registration, "executor"_a)
       .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
       .def("monitor_message", [](Loop& loop, const std::string& run_id, const std::string& executor,

@@ -717,7 +717,7 @@ class ChainExecutor(MarksMixin, Executor):
         held = []
         takes = []                         # CallbackId -> its place in rclpy's own take order
         places = []                        # CallbackId -> (node, kind, topic) for the monitor
-        grid = []                          # model-bound timers: (CallbackId, period, model offset)
+        grid = []                          # model-bound timers: (CallbackId, period num, den, model offset)
 
         def add(kind, entity, node, run, handle, detail, period_ns=0, topic="", take=None):
             pointer = 0
@@ -743,7 +743,9 @@ class ChainExecutor(MarksMixin, Executor):
                 mc.used = True
                 name, prio, aff = mc.name, mc.priority, mc.affinity
                 if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
-                    grid.append((len(ents), period_ns, mc.offset_ns))  # on the release grid
+                    # on the release grid, by the model's period when it is a rate or a fraction
+                    num, den = mc.exact_period or (period_ns, 1)
+                    grid.append((len(ents), num, den, mc.offset_ns))
             else:
                 base = f"{node.get_name()}/{detail}"
                 k = names_used.get(base, 0)
@@ -820,8 +822,8 @@ class ChainExecutor(MarksMixin, Executor):
         loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity, positions)
         for i, (pnode, pkind, ptopic) in enumerate(places):
             loop.set_place(i, pnode, pkind, ptopic)
-        for i, period_ns, offset_ns in grid:
-            loop.arm_timer(i, period_ns, offset_ns)
+        for i, num, den, offset_ns in grid:
+            loop.arm_timer(i, num, offset_ns, den)
         loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
         for note in self._marks.notes:
             loop.add_warning("marks in code: " + note)
