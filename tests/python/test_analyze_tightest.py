@@ -134,3 +134,19 @@ def test_a_malformed_period_is_one_located_line(capsys, tmp_path):
     located = [line for line in err.splitlines() if "bad.yaml:" in line]
     assert len(located) == 1 and "bad.yaml:46:63: callbacks[0].period: '1/0 s' divides by zero" in located[0], err
     assert "Traceback" not in err
+
+
+def test_sag_states_why_it_declines_the_reference_system():
+    # The reference system's NDT localizer joins the downsampled LiDAR cloud (100 ms timers) with
+    # the point-cloud map (a 120 ms timer): which message completes a round depends on the
+    # arrival order, outside sag's rounds of one period, so sag declines on every configuration
+    # it could otherwise cover and names the set; the other analyses answer for the hot paths.
+    from chainrt.reference_system import configs
+    ref = str(ROOT / "examples" / "autoware_reference.yaml")
+    for name in ("edf-st", "picas-single", "picas-synth"):
+        chains = _core._analyze(configs.variant(ref, name), "sag")["chains"]
+        assert all(c["wcrt_bound_ns"] is None for c in chains.values()), name
+        assert all("fusion set 'NDTLocalizer/VoxelGridDownsampler' joins sources of different periods" in c["reason"]
+                   for c in chains.values()), (name, chains)
+    edf = tightest(configs.variant(ref, "edf-st"))
+    assert all(c["analysis"] != "sag" and c["wcrt_bound_ns"] for c in edf["chains"].values()), edf["chains"]
