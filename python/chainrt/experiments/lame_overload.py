@@ -35,7 +35,8 @@ import sys
 
 import yaml
 
-from .. import _core, cliargs
+from .. import _core, cliargs, runtime
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -143,7 +144,6 @@ def real_default_document(doc: dict, cores: int, period_ns: int = 10_000_000) ->
 def real_run(doc: dict, path: str, seconds: float, extra: list[str] | None = None, warmup: float = 2.0) -> dict:
     """One run of the model `doc` (written to `path`) on real ROS 2 through chainrt-run; the merged
     report (chains as the simulator's summary has them, "lame_controller", "warnings")."""
-    from .. import runtime
 
     with open(path, "w") as f:
         yaml.safe_dump(doc, f, sort_keys=False)
@@ -403,7 +403,6 @@ def run(args) -> int:
 
 
 def _plot(summary, rt, be, path, mode="simulator") -> None:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

@@ -21,6 +21,12 @@ import stat
 import statistics
 from collections.abc import Callable
 
+from .. import accounting, runtime
+from ..crosslayer.kernel import KernelPathUnavailable
+from ..crosslayer.platform import PlatformProbe
+from ..figures import pyplot, save_figure
+from ..model import load_model
+
 
 @contextlib.contextmanager
 def measurement_lock(path: str | None):
@@ -65,7 +71,6 @@ def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int,
     raises (its one-line errors)."""
     import tempfile
 
-    from .. import accounting, runtime
 
     with measurement_lock(lock), tempfile.TemporaryDirectory(prefix="chainrt-trace-") as traces:
         load0, j0 = loadavg(), cpu_jiffies()
@@ -77,7 +82,6 @@ def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int,
                                   trace_dir=traces if bounds is not None else None)
         load1, j1 = loadavg(), cpu_jiffies()
         if bounds is not None:
-            from ..model import load_model
             note = None if held.get("probe") else \
                 f"platform not measured: {platform.get('probe_error') or 'the probe was not asked for'}"
             r["accounting"] = accounting.after_run(load_model(path), traces, held.get("probe"), note, bounds,
@@ -92,8 +96,6 @@ def platform_probe(seconds: float, out: dict, held: dict | None = None):
     CPU was not there for the probe's SCHED_FIFO 99 thread), or None and "probe_error" where the
     probe cannot start or failed. The block runs once either way. With `held`, the probe runs
     with its attribution and ``held["probe"]`` is the PlatformProbe once it ended well."""
-    from ..crosslayer.kernel import KernelPathUnavailable
-    from ..crosslayer.platform import PlatformProbe
     pp = PlatformProbe(seconds, attribute=held is not None)
     try:
         pp.__enter__()
@@ -322,7 +324,6 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
     chain group (`groups`: (title, chains)); each chain's instances as dots, its deadline as a
     dashed line of the same colour; `vlines[config]`: (time, label) marks (throttle switch,
     controller re-plans)."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 
@@ -361,7 +362,6 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
 def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, switch_s: float | None = None) -> None:
     """The controller's own thread-CPU time per activation over the run (paper Fig. 8a), deciding
     and applying stacked, one marker per run; re-planning activations filled, the others hollow."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

@@ -36,6 +36,7 @@ import sys
 import yaml
 
 from .. import _core, cliargs
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_overload as lo
 from . import lame_real as lr
@@ -406,7 +407,6 @@ def run_real(args, over: dict, nominal_model, rt: list[str], plan0: dict, plan1:
 
 
 def _plot(rows, summary, n_windows, args, path) -> None:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 
