@@ -431,17 +431,20 @@ std::vector<int> round_chains(const Model& m, const View& v, const std::vector<s
   }
   if (chains.empty()) return {};
   Duration T = -1;
+  std::optional<ExactPeriod> grid;  // the sources' release grid period: one for all
   int host = -1;
   for (int k : chains) {
     const Task& t = v.tasks[k];
     const Callback& src = m.callbacks[static_cast<std::size_t>(t.path.front())];
     const int h = v.host_of[v.cbs[t.path.front()].executor];
     if (!t.join->own_source_ok || src.phase != TimerPhase::Guaranteed || (T >= 0 && src.period != T) ||
+        (grid && src.grid_period() != *grid) ||
         (host >= 0 && h != host) || !t.edf_unkeyed.empty()) {
       *why = "not every input comes from a timer with a guaranteed phase of one period on one host";
       return {};
     }
     T = src.period;
+    grid = src.grid_period();
     host = h;
     for (int c : t.work) {
       const std::uint64_t mask = v.cbs[c].threads;

@@ -40,12 +40,6 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
   ChainBound b;
   b.chain = c.name;
   b.deadline = c.deadline;
-  // A chain starting at a drifting timer: a campaign found its latency from the phase window's
-  // start below the simulated one on a few systems, so it gets no bound here.
-  if (!mj.drifting.empty() && mj.drifting[m.callback_index(c.callbacks.front())]) {
-    b.reason = "the chain starts at a drifting timer (its latency over every phase is not bounded by this analysis)";
-    return b;
-  }
   Duration worst = -1, best = std::numeric_limits<Duration>::max();
   for (const ChainInstance& in : mj.instances) {
     if (in.chain != chain || in.cut) continue;
@@ -242,7 +236,9 @@ std::string drift_scenario(const Model& m, std::size_t chain, const ModelJobs& f
            " (phase cycle " + human(cycle * cb.period) + "; with period " + std::to_string(rounded) +
            " ns, a multiple of " + std::to_string(H) + " ns, its phase would hold)";
   }
-  return out + "; other remedies: a shorter blocking callback, or the drifting callbacks on another thread";
+  return out + "; other remedies: periods meant to be commensurate given exactly as rates or fractions (period: 30 Hz, "
+               "1/30 s: the release grid keeps them aligned), a shorter blocking callback, or the drifting callbacks on "
+               "another thread";
 }
 
 class Sag : public ResponseTimeAnalysis {

@@ -168,14 +168,19 @@ bool covers_callbacks(const Model& m, const std::vector<std::vector<Out>>& outs,
 
 Duration gcd(Duration a, Duration b) { return b == 0 ? a : gcd(b, a % b); }
 
-// The hyperperiod of the timers (lcm of the periods); nullopt when it overflows.
+// The span after which a timer's releases repeat, shifted by it: its period, or for a period
+// given as a rate or a fraction (num/den ns, reduced) num ns, which hold den releases.
+Duration release_span(const Callback& cb) { return cb.grid_period().num; }
+
+// The hyperperiod of the timers (lcm of their release spans); nullopt when it overflows.
 std::optional<Duration> hyperperiod(const Model& m) {
   Duration h = 1;
   for (const Callback& cb : m.callbacks) {
     if (!cb.is_timer()) continue;
-    const Duration g = gcd(h, cb.period);
-    if (h / g > std::numeric_limits<Duration>::max() / cb.period) return std::nullopt;
-    h = h / g * cb.period;
+    const Duration span = release_span(cb);
+    const Duration g = gcd(h, span);
+    if (h / g > std::numeric_limits<Duration>::max() / span) return std::nullopt;
+    h = h / g * span;
   }
   return h;
 }
@@ -228,10 +233,10 @@ struct Builder {
   struct Cached {
     std::size_t job = 0;
     Duration root = 0;
-    Duration period = 0;  // of the timer whose release it follows
+    ExactPeriod period{};  // of the timer whose release it follows (its grid period)
     std::vector<Stamp> stamps;
   };
-  Duration period = 0;  // of the timer release being followed
+  ExactPeriod period{};  // of the timer release being followed (its grid period)
   std::vector<std::vector<std::vector<std::optional<Cached>>>> rounds;  // [set][round][member]
 
   bool is_leaf(std::size_t chain, std::size_t c) const {
@@ -281,7 +286,7 @@ struct Builder {
         started.emplace_back(i, mj.instances.size());
         mj.instances.push_back(ChainInstance{i, root, {}});
       }
-    period = cb.period;
+    period = cb.grid_period();
     const std::size_t j = add(timer, root, span, window, started, {});
     follow(j, timer, root, span, started);
   }
@@ -356,12 +361,12 @@ struct Builder {
 
   std::string fuse(const std::vector<std::vector<std::size_t>>& sets) {
     for (std::size_t set : fuse_order(sets)) {
-      Duration p0 = 0;
+      ExactPeriod p0{};
       bool paired = true;
       for (const auto& round : rounds[set])
         for (const auto& r : round)
           if (r) {
-            if (p0 == 0) p0 = r->period;
+            if (p0.num == 0) p0 = r->period;
             paired = paired && r->period == p0;
           }
       if (!paired)  // which message completes the set depends on the arrival order
@@ -436,6 +441,13 @@ std::optional<Duration> lcm(Duration a, Duration b) {
   return a / g * b;
 }
 
+// How far a drifting timer's release moves each period against the job model's period P'
+// (a whole multiple of the reference hyperperiod): |P - P'|, rounded up for a period given as a
+// fraction (its releases are each within half a ns of k·P).
+Duration drift_step(const Callback& cb, Duration model_period) {
+  return std::abs(cb.period - model_period) + (cb.grid_period().fractional() ? 1 : 0);
+}
+
 // The split into reference and drifting timers (sag_model.hpp, drifting phases), when the
 // common hyperperiod holds too many jobs: per callback its period in the job model (P' for a
 // drifting timer), the reference hyperperiod and whether it drifts.
@@ -459,14 +471,13 @@ std::optional<Split> split_timers(const Model& m, int hyperperiods, const std::v
   std::vector<Duration> kept;
   for (std::size_t c : timers) {
     const Duration p = m.callbacks[c].period;
-    const auto h = lcm(s.reference, p);
+    const auto h = lcm(s.reference, release_span(m.callbacks[c]));
     std::vector<Duration> with = kept;
     with.insert(with.end(), tree[c], p);  // one entry per job of a release
     if (h && *h <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
         releases_in(*h * hyperperiods, with, kMaxJobs)) {
       s.reference = *h;
       kept = std::move(with);
-      s.period[c] = p;
     } else {
       s.drifting[c] = true;
     }
@@ -501,7 +512,7 @@ std::optional<Split> split_timers(const Model& m, int hyperperiods, const std::v
     s.hyperperiod = *h;
     // The phase window widens by the drift over the analysed span; a drift of a quarter period
     // or more is no longer a phase that moves slowly against the others.
-    if ((s.hyperperiod * hyperperiods / rounded + 1) * std::abs(p - rounded) > rounded / 4) {
+    if ((s.hyperperiod * hyperperiods / rounded + 1) * drift_step(m.callbacks[c], rounded) > rounded / 4) {
       fail(why, "timer '" + m.callbacks[c].name + "' (period " + std::to_string(p) + " ns) is too far from a multiple of " +
                     std::to_string(s.reference) + " ns for its phase to drift slowly against the other timers");
       return std::nullopt;
@@ -533,7 +544,7 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
   Split split;
   if (H && *H <= std::numeric_limits<Duration>::max() / (hyperperiods + 1) &&
       releases_in(*H * hyperperiods, periods, kMaxJobs)) {
-    for (const Callback& cb : m.callbacks) split.period.push_back(cb.is_timer() ? cb.period : 0);
+    split.period.assign(m.callbacks.size(), 0);  // only a drifting timer's is used
     split.hyperperiod = *H;
   } else if (auto s = split_timers(m, hyperperiods, tree, why)) {
     split = std::move(*s);
@@ -584,8 +595,11 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     const Callback& cb = m.callbacks[c];
     if (!cb.is_timer()) continue;
     const bool drifts = !split.drifting.empty() && split.drifting[c];
-    for (Duration t = drifts ? 0 : cb.offset; t < mj.horizon && count <= kMaxJobs; t += split.period[c], ++count)
-      releases.emplace_back(t, c);
+    // on the release grid (sched::ReleaseGrid): offset + round(k·P)
+    const ExactPeriod P = drifts ? ExactPeriod{split.period[c]} : cb.grid_period();
+    const Duration t0 = drifts ? 0 : cb.offset;
+    for (std::int64_t k = 0; t0 + P.at(k) < mj.horizon && count <= kMaxJobs; ++k, ++count)
+      releases.emplace_back(t0 + P.at(k), c);
   }
   std::sort(releases.begin(), releases.end());
   for (const auto& [t, c] : releases) {
@@ -594,7 +608,7 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
       b.release(c, t, {t, t + cb.jitter}, 0);
     } else {
       // the relative phase moves by |P - P'| a period: over the analysed span at most `dev`
-      const Duration dev = w.widen ? (mj.horizon / split.period[c] + 1) * std::abs(cb.period - split.period[c]) : 0;
+      const Duration dev = w.widen ? (mj.horizon / split.period[c] + 1) * drift_step(cb, split.period[c]) : 0;
       const Duration lo = std::max<Duration>(0, t + w.lo - dev), hi = t + w.hi - 1 + dev;
       b.release(c, lo, {lo, hi + cb.jitter}, hi - lo);
     }

@@ -345,7 +345,9 @@ Task chain_task(const Model& m, const View& v, std::size_t ci, const std::vector
   for (int c : t.path) on_chain[c] = true;
   const Callback& first = m.callbacks[t.path.front()];
   if (first.is_timer()) t.src_jitter = first.jitter;
-  if (first.is_timer() && first.phase == TimerPhase::Guaranteed) {
+  // A period given as a rate or a fraction is released at offset + round(k·P), not on the
+  // whole-ns grid offset + k·T the relative phases below assume: its phase counts as free.
+  if (first.is_timer() && first.phase == TimerPhase::Guaranteed && !first.grid_period().fractional()) {
     t.grid_offset = first.offset;
     t.grid_host = v.host_of[v.cbs[t.path.front()].executor];
   }
@@ -402,7 +404,7 @@ void timer_pseudo_tasks(const Model& m, View& v, const std::vector<std::vector<i
     t.T = cb.period;
     t.D = cb.period;
     t.src_jitter = cb.jitter;
-    if (cb.phase == TimerPhase::Guaranteed) {
+    if (cb.phase == TimerPhase::Guaranteed && !cb.grid_period().fractional()) {  // as for a chain's source
       t.grid_offset = cb.offset;
       t.grid_host = v.host_of[v.cbs[i].executor];
     }

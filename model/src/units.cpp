@@ -116,6 +116,108 @@ std::optional<Duration> parse_duration(const std::string& text, std::string* why
   return parse_with(text, kTimeUnits, "duration", "ns, us, ms, s, min", why);
 }
 
+namespace {
+// A non-negative decimal "a.b" as the fraction n/d (d a power of ten); false when not a number.
+bool decimal_fraction(const std::string& text, __int128& n, __int128& d) {
+  const auto dot = text.find('.');
+  const std::string whole = text.substr(0, dot), frac = dot == std::string::npos ? "" : text.substr(dot + 1);
+  if ((whole.empty() && frac.empty()) || frac.find('.') != std::string::npos || whole.size() + frac.size() > 18)
+    return false;
+  n = 0;
+  d = 1;
+  for (char c : whole + frac) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    n = n * 10 + (c - '0');
+  }
+  for (std::size_t i = 0; i < frac.size(); ++i) d *= 10;
+  return true;
+}
+
+std::optional<ExactPeriod> reduced(__int128 n, __int128 d, const std::string& raw, std::string* why) {
+  if (n <= 0 || d <= 0) {
+    if (why) *why = "'" + raw + "' is not a positive period";
+    return std::nullopt;
+  }
+  __int128 a = n, b = d;
+  while (b != 0) {
+    const __int128 r = a % b;
+    a = b;
+    b = r;
+  }
+  n /= a;
+  d /= a;
+  if (n > std::numeric_limits<std::int64_t>::max() || d > std::numeric_limits<std::int64_t>::max()) {
+    if (why) *why = "value out of range in '" + raw + "'";
+    return std::nullopt;
+  }
+  return ExactPeriod{static_cast<Duration>(n), static_cast<std::int64_t>(d)};
+}
+
+constexpr const char* kPeriodForms = "a duration (33ms), a fraction (1/30 s) or a rate (30 Hz)";
+}  // namespace
+
+std::optional<ExactPeriod> parse_period(const std::string& raw, std::string* why) {
+  const std::string text = trim(raw);
+  if (!text.empty() && text[0] == '-') {
+    if (why) *why = "period must be positive, got '" + raw + "'";
+    return std::nullopt;
+  }
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  const std::string number = text.substr(0, i);
+  std::string rest = trim(text.substr(i));
+  __int128 n = 0, d = 1;
+  if (!rest.empty() && rest[0] == '/') {  // a fraction: <integer>/<integer> <unit>
+    std::size_t j = 1;
+    while (j < rest.size() && std::isspace(static_cast<unsigned char>(rest[j]))) ++j;
+    std::size_t k = j;
+    while (k < rest.size() && std::isdigit(static_cast<unsigned char>(rest[k]))) ++k;
+    __int128 dn = 0, dd = 1, nd = 1;
+    if (!decimal_fraction(number, n, nd) || nd != 1 || !decimal_fraction(rest.substr(j, k - j), dn, dd) || dd != 1) {
+      if (why) *why = "'" + raw + "' is not a period: a fraction is <integer>/<integer> <unit>, as in 1/30 s";
+      return std::nullopt;
+    }
+    if (dn == 0) {
+      if (why) *why = "'" + raw + "' divides by zero";
+      return std::nullopt;
+    }
+    d = dn;
+    rest = trim(rest.substr(k));
+  } else if (!decimal_fraction(number, n, d)) {
+    if (why) *why = "'" + raw + "' is not a period (expected " + kPeriodForms + ")";
+    return std::nullopt;
+  }
+  if (rest.empty()) {
+    if (why) *why = "'" + raw + "' has no unit (ns, us, ms, s, min, or Hz, kHz for a rate)";
+    return std::nullopt;
+  }
+  if (rest == "Hz" || rest == "kHz")  // a rate n/d per second (or per ms): the period d/n
+    return reduced(d * (rest == "Hz" ? 1'000'000'000 : 1'000'000), n, raw, why);
+  for (const auto& u : kTimeUnits)
+    if (rest == u.suffix) return reduced(n * u.scale, d, raw, why);
+  if (why) *why = "unknown unit '" + rest + "' in '" + raw + "' (expected ns, us, ms, s, min, or Hz, kHz for a rate)";
+  return std::nullopt;
+}
+
+std::string format_period(const ExactPeriod& p) {
+  if (p.den == 1) return format_duration(p.num);
+  // num/den ns = num / (den·1e9) s: as a fraction of a second when that reduces to integers
+  __int128 a = p.num, b = static_cast<__int128>(p.den) * 1'000'000'000;
+  for (__int128 x = a, y = b; ; ) {
+    if (y == 0) {
+      a /= x;
+      b /= x;
+      break;
+    }
+    const __int128 r = x % y;
+    x = y;
+    y = r;
+  }
+  if (b <= std::numeric_limits<std::int64_t>::max())
+    return std::to_string(static_cast<long long>(a)) + "/" + std::to_string(static_cast<long long>(b)) + " s";
+  return std::to_string(p.num) + "/" + std::to_string(p.den) + " ns";
+}
+
 std::optional<Bytes> parse_size(const std::string& text, std::string* why) {
   return parse_with(text, kSizeUnits, "size", "B, KB, KiB, MB, MiB, GB, GiB", why);
 }

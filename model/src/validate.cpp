@@ -235,6 +235,10 @@ void check_callback_kind(const Model& m, std::size_t i, const std::string& p, co
     if (!cb.topic.empty()) d.error(p + ".topic", "a timer takes no topic");
     if (cb.period > 0 && cb.jitter >= cb.period) d.error(p + ".jitter", "jitter must be smaller than the period");
     if (cb.period > 0 && cb.offset >= cb.period) d.error(p + ".offset", "offset must be smaller than the period");
+    if (cb.exact_period && (cb.exact_period->den < 1 || cb.exact_period->whole() != cb.period))
+      d.error(p + ".period", "the exact period " + std::to_string(cb.exact_period->num) + "/" +
+                                 std::to_string(cb.exact_period->den) + " ns does not round down to the period " +
+                                 std::to_string(cb.period) + " ns");
   } else {
     if (cb.period != 0 || cb.offset != 0 || cb.jitter != 0 || cb.phase != TimerPhase::Free)
       d.error(p + (cb.period ? ".period" : cb.offset ? ".offset" : cb.jitter ? ".jitter" : ".phase"),

@@ -354,6 +354,30 @@ struct Reader {
     return v;
   }
 
+  // A period (parse_period: a duration, a fraction of a time unit or a rate), within the
+  // limits of `duration` for a period.
+  std::optional<ExactPeriod> period(const YAML::Node& map, const char* key, const std::string& path,
+                                    const char* what) {
+    auto s = scalar(map, key, path, false, what);
+    if (!s) return std::nullopt;
+    std::string why;
+    auto v = parse_period(*s, &why);
+    if (!v) {
+      d.error(sub(path, key), why);
+      return std::nullopt;
+    }
+    if (v->whole() < limits::kMinPeriod) {
+      d.error(sub(path, key), std::string(key) + " " + *s + " is shorter than chainrt's limit of " +
+                                  format_duration(limits::kMinPeriod) + " (simulation and run could not keep up)");
+      return std::nullopt;
+    }
+    if (v->whole() > limits::kMaxDuration) {
+      d.error(sub(path, key), std::string(key) + " " + *s + " is longer than chainrt's limit of 1 h");
+      return std::nullopt;
+    }
+    return v;
+  }
+
   std::optional<Bytes> size(const YAML::Node& map, const char* key, const std::string& path, const char* what) {
     auto s = scalar(map, key, path, false, what);
     if (!s) return std::nullopt;
@@ -642,7 +666,10 @@ void parse_callbacks(Reader& r, const YAML::Node& root, Model& m) {
     if (auto pr = r.integer(n, "priority", p, false, "a callback", -limits::kMaxPriority, limits::kMaxPriority))
       cb.priority = static_cast<int>(*pr);
     cb.affinity = r.names(n, "affinity", p);
-    cb.period = r.duration(n, "period", p, false, "a callback", false, limits::kMinPeriod).value_or(0);
+    if (auto per = r.period(n, "period", p, "a callback")) {
+      cb.period = per->whole();
+      if (per->fractional()) cb.exact_period = *per;
+    }
     cb.offset = r.duration(n, "offset", p, false, "a callback", true).value_or(0);
     cb.jitter = r.duration(n, "jitter", p, false, "a callback", true).value_or(0);
     if (auto ph = r.scalar(n, "phase", p, false, "a callback")) {
@@ -704,7 +731,8 @@ void parse_chains(Reader& r, const YAML::Node& root, Model& m) {
         }
       }
     }
-    c.period = r.duration(n, "period", p, false, "a chain", false, limits::kMinPeriod).value_or(0);
+    // a fraction or rate is taken at its floor: the shortest time between the chain's releases
+    c.period = r.period(n, "period", p, "a chain").value_or(ExactPeriod{}).whole();
     c.deadline = r.duration(n, "deadline", p, false, "a chain").value_or(0);
     if (auto pr = r.integer(n, "priority", p, false, "a chain", -limits::kMaxPriority, limits::kMaxPriority))
       c.priority = static_cast<int>(*pr);
@@ -1029,7 +1057,7 @@ void emit_callback(YAML::Emitter& out, const Model& m, const Callback& c) {
   if (c.priority) out << YAML::Key << "priority" << YAML::Value << *c.priority;
   if (!c.affinity.empty()) emit_names(out, "affinity", c.affinity);
   if (c.kind == CallbackKind::Timer) {
-    out << YAML::Key << "period" << YAML::Value << format_duration(c.period);
+    out << YAML::Key << "period" << YAML::Value << format_period(c.grid_period());
     if (c.offset) out << YAML::Key << "offset" << YAML::Value << format_duration(c.offset);
     if (c.jitter) out << YAML::Key << "jitter" << YAML::Value << format_duration(c.jitter);
     if (c.phase != TimerPhase::Free) out << YAML::Key << "phase" << YAML::Value << to_string(c.phase);

@@ -129,6 +129,19 @@ void register_graph(nb::module_& m) {
       .def_rw("priority", &Callback::priority)
       .def_rw("affinity", &Callback::affinity)
       .def_rw("period", &Callback::period)
+      // (num, den): the period as num/den ns when the model gives it as a rate or a fraction
+      // ("30 Hz", "1/30 s"); None for a whole number of ns
+      .def_prop_rw(
+          "exact_period",
+          [](const Callback& c) -> std::optional<std::pair<Duration, std::int64_t>> {
+            if (!c.exact_period) return std::nullopt;
+            return std::pair{c.exact_period->num, c.exact_period->den};
+          },
+          [](Callback& c, std::optional<std::pair<Duration, std::int64_t>> v) {
+            if (v) c.exact_period = ExactPeriod{v->first, v->second};
+            else c.exact_period.reset();
+          },
+          nb::arg("value").none())
       .def_rw("offset", &Callback::offset)
       .def_rw("jitter", &Callback::jitter)
       .def_prop_rw("phase", [](const Callback& c) { return std::string(to_string(c.phase)); },

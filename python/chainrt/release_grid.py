@@ -10,15 +10,18 @@ is a warning: the analyses' bounds hold for jitter up to the declared value only
 
 ``aligned_groups(model)`` and ``phase_drift(model)`` say which timers the grid keeps aligned and
 which drift: two timers of periods P and Q released on the grid from one epoch keep their
-relative phase for ever when one period is a multiple of the other (30 Hz and 5 Hz as 33,333,333
-and 199,999,998 ns; 10 Hz and 100 Hz), or more generally repeat it every lcm(P, Q), which for
-periods such as 33,333,333 ns and 200 ms is 77 days: over that cycle the phase drifts through
-every value, and a run of minutes sees only the phases near its start.
+relative phase for ever when one period is a multiple of the other (30 Hz and 5 Hz given as
+rates or fractions, ``period: 30 Hz`` or ``1/30 s``, released at epoch + offset + round(k·P);
+10 Hz and 100 Hz), or more generally repeat it every lcm(P, Q), which for periods such as
+33,333,333 ns and 200 ms is 77 days: over that cycle the phase drifts through every value, and a
+run of minutes sees only the phases near its start. Periods are exact fractions of a ns here
+(``exact_period``), so a rate's rounding to whole ns is never mistaken for a drift.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 
 def release_report(model, callbacks: dict) -> tuple[list[dict], list[str]]:
@@ -62,6 +65,18 @@ def _timers(model) -> list:
     return [cb for cb in model.callbacks if cb.kind == "timer" and int(cb.period or 0) > 0]
 
 
+def grid_period(cb) -> Fraction:
+    """The period the release grid releases a timer by, in ns: exact for a rate or a fraction."""
+    exact = getattr(cb, "exact_period", None)
+    return Fraction(*exact) if exact else Fraction(int(cb.period))
+
+
+def phase_cycle(p: Fraction, q: Fraction) -> Fraction:
+    """After how long two timers of periods p and q (ns) are released at the same relative phase
+    again: the least common multiple of the two fractions."""
+    return Fraction(math.lcm(p.numerator, q.numerator), math.gcd(p.denominator, q.denominator))
+
+
 def aligned_groups(model) -> list[list[str]]:
     """The model's timers grouped so that the timers of a group keep their relative phases
     (pairwise phase cycle at most ``ALIGNED_CYCLE_PERIODS`` longer periods), largest group first."""
@@ -76,8 +91,8 @@ def aligned_groups(model) -> list[list[str]]:
 
     for i, a in enumerate(timers):
         for j in range(i + 1, len(timers)):
-            p, q = int(a.period), int(timers[j].period)
-            if math.lcm(p, q) <= ALIGNED_CYCLE_PERIODS * max(p, q):
+            p, q = grid_period(a), grid_period(timers[j])
+            if phase_cycle(p, q) <= ALIGNED_CYCLE_PERIODS * max(p, q):
                 parent[root(j)] = root(i)
     groups: dict[int, list[str]] = {}
     for i, t in enumerate(timers):
@@ -89,17 +104,22 @@ def phase_drift(model) -> list[dict]:
     """Per pair of timers whose relative phase drifts (one per pair of distinct periods): the
     two timers, by how much the longer one's phase moves against the shorter one's grid every
     longer period (``step_ns``), and the cycle after which the phases repeat (``cycle_ns``)."""
-    timers = sorted(_timers(model), key=lambda cb: int(cb.period))
+    timers = sorted(_timers(model), key=grid_period)
     out, seen = [], set()
     for i, a in enumerate(timers):
         for b in timers[i + 1:]:
-            p, q = int(a.period), int(b.period)
-            cycle = math.lcm(p, q)
+            p, q = grid_period(a), grid_period(b)
+            cycle = phase_cycle(p, q)
             if (p, q) in seen or cycle <= ALIGNED_CYCLE_PERIODS * q:
                 continue
             seen.add((p, q))
-            out.append({"timers": [a.name, b.name], "step_ns": q - round(q / p) * p, "every_ns": q, "cycle_ns": cycle})
+            out.append({"timers": [a.name, b.name], "step_ns": _ns(q - round(q / p) * p), "every_ns": _ns(q),
+                        "cycle_ns": _ns(cycle)})
     return out
+
+
+def _ns(x: Fraction) -> int | float:
+    return int(x) if x.denominator == 1 else float(x)
 
 
 def span(ns: int | float) -> str:

@@ -214,10 +214,10 @@ std::int64_t ChainExecutor::arm(Slot& s, Duration now, bool first) noexcept {
   }
   if (first && s.model_id && binder_) {
     const Duration epoch = options_.release_epoch ? *options_.release_epoch : sched::release_epoch(now);
-    const sched::ReleaseGrid grid{epoch, binder_->callback(*s.model_id).offset, s.clock.period};
-    const sched::ReleaseGrid::Start st = grid.start(now);
-    s.clock.next = st.first;
-    return st.start_index;
+    const Callback& cb = binder_->callback(*s.model_id);
+    const sched::ReleaseGrid grid{epoch, cb.offset, cb.grid_period()};  // a rate or fraction exactly
+    s.clock = grid.clock(now, s.clock.rule);
+    return grid.start(now).start_index;
   }
   std::int64_t next = 0;
   if (rcl_timer_get_next_call_time(s.handle.get(), &next) == RCL_RET_OK) {

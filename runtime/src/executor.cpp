@@ -259,11 +259,11 @@ void Executor::arm_timers() {
   for (auto& s : slots_)
     if (s->timer && !s->watch) {
       const sched::ReleaseGrid::Start st =
-          dispatcher_->arm(s->src.clock, s->timer->offset(), s->timer->period(), epoch);
+          dispatcher_->arm(s->src.clock, s->timer->offset(), s->timer->grid_period(), epoch);
       s->stats.grid_start_index = st.start_index;
       if (st.start_index > 0)
         warnings_.push_back("timer '" + s->stats.name + "' armed " +
-                            std::to_string(epoch - dispatcher_->grid(s->timer->offset(), s->timer->period()).at(0)) +
+                            std::to_string(epoch - dispatcher_->grid(s->timer->offset(), s->timer->grid_period()).at(0)) +
                             " ns after its first grid release: it starts at grid index " +
                             std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
                             "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");

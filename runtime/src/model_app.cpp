@@ -533,7 +533,7 @@ std::function<void()> ProcessRun::work_of(std::size_t ci, std::vector<std::share
 void ProcessRun::install(Node& node, const Callback& cb, const CallbackOptions& co, std::function<void()> work) {
   switch (cb.kind) {
     case CallbackKind::Timer:
-      node.create_timer(cb.period, work, co, cb.offset);
+      node.create_timer(cb.period, work, co, cb.offset)->set_grid_period(cb.grid_period());
       break;
     case CallbackKind::Subscription:
     case CallbackKind::FusionInput:

@@ -189,7 +189,7 @@ void Simulator::build_executors() {
       s.exec = static_cast<std::uint32_t>(x);
       s.local = static_cast<CallbackId>(lc);
       // On the release grid of epoch 0, armed at its first release: every timer starts at k = 0.
-      if (s.kind == CallbackKind::Timer) e.d.arm(s.clock, s.offset, m_.callbacks[e.setup.callbacks[lc]].period, s.offset);
+      if (s.kind == CallbackKind::Timer) e.d.arm(s.clock, s.offset, m_.callbacks[e.setup.callbacks[lc]].grid_period(), s.offset);
     }
   }
 }

@@ -135,3 +135,29 @@ def test_fastdds_profile_gives_the_middleware_threads_the_executors_priority(tmp
     top = max(e.threads[0].fifo_priority for e in m.executors)
     text = xml.read_text()
     assert f"<priority>{top}</priority>" in text and "<scheduling_policy>1</scheduling_policy>" in text
+
+
+def test_the_exact_analysis_certifies_what_the_default_cannot(tmp_path, capsys):
+    # The user's robot with its rates given exactly (the release grid keeps 30 Hz and 5 Hz
+    # aligned) and a 70 ms deadline on the logger's chain, on one core: PiCAS's own analysis
+    # (free phases) certifies neither layout — one executor per chain lets the camera chain
+    # preempt the logger's (85.5 ms), one executor for both lets the logger block a frame (36.7 ms
+    # > 33.3 ms). The exact analysis of the one-executor layout sees the aligned phases (30.4 and
+    # 67.1 ms): synthesize uses it where it covers the configuration, and the simulator agrees.
+    robot = tmp_path / "robot.yaml"
+    robot.write_text((ROOT / "examples" / "robot_drifting.yaml").read_text()
+                     .replace("period: 33333333ns", "period: 30 Hz").replace("period: 200ms", "period: 1/5 s")
+                     .replace("deadline: 200ms}", "deadline: 70ms}"))
+    assert main(["synthesize", str(robot), "--cores", "1", "--analysis", "picas-st"]) == 2
+    capsys.readouterr()
+    out = tmp_path / "synth.yaml"
+    assert main(["synthesize", str(robot), "--cores", "1", "--json", "-o", str(out)]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["analysis"] == "sag" and s["layout"] == "per-core" and s["schedulable"] is True, s
+    bounds = {name: c["wcrt_bound_ns"] for name, c in s["result"]["chains"].items()}
+    assert bounds["perception"] <= 33_333_333 and bounds["logging"] <= 70_000_000, bounds
+    synthesized = load_model(str(out))
+    summary, _ = _core._simulate(synthesized, 20_000_000_000, 1, exec="mix")
+    worst = json.loads(summary)["chains"]
+    for name, bound in bounds.items():
+        assert 0 < worst[name]["wcrt_ns"] <= bound, (name, worst[name], bound)

@@ -395,16 +395,20 @@ class Loop {
   // (sched::ReleaseGrid): released at epoch + offset + k·period on CLOCK_MONOTONIC, the epoch
   // the run's (CHAINRT_RELEASE_EPOCH_NS, else the process-wide one), so that the model's
   // offsets hold across executors and processes. A timer armed after its first grid release
-  // starts at a later grid index (reported). Call before spinning; thread-safe.
-  void arm_timer(CallbackId id, Duration period_ns, Duration offset_ns) {
+  // starts at a later grid index (reported). Call before spinning; thread-safe. `period_den` > 1:
+  // the period is period_ns / period_den ns (a model period given as a rate or a fraction,
+  // ExactPeriod).
+  void arm_timer(CallbackId id, Duration period_ns, Duration offset_ns, std::int64_t period_den) {
     check(id);
     std::unique_lock<std::mutex> lk(m_);
     Entity& e = entities_[id];
-    if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0) throw std::invalid_argument("arm_timer: not a timer");
+    if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0 || period_den < 1 || period_ns / period_den <= 0)
+      throw std::invalid_argument("arm_timer: not a timer");
     const Duration now = mono_ns();
     dispatcher_->set_release_epoch(sched::release_epoch(now));
-    const sched::ReleaseGrid grid = dispatcher_->grid(offset_ns % period_ns, period_ns);
-    const sched::ReleaseGrid::Start st = dispatcher_->arm(e.src.clock, offset_ns % period_ns, period_ns, now);
+    const ExactPeriod period{period_ns, period_den};
+    const sched::ReleaseGrid grid = dispatcher_->grid(offset_ns % period.whole(), period);
+    const sched::ReleaseGrid::Start st = dispatcher_->arm(e.src.clock, offset_ns % period.whole(), period, now);
     e.on_grid = true;
     e.stats.grid_start_index = st.start_index;
     if (st.start_index > 0)

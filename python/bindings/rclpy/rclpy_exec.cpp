@@ -524,7 +524,7 @@ NB_MODULE(_rclpy_exec, m) {
       .def("policy", &Loop::policy)
       .def("dispatches", &Loop::dispatches)
       .def("set_place", &Loop::set_place, "callback"_a, "node"_a, "kind"_a, "topic"_a)
-      .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a)
+      .def("arm_timer", &Loop::arm_timer, "callback"_a, "period_ns"_a, "offset_ns"_a, "period_den"_a = 1)
       .def("trace_registration", &Loop::trace_registration, "executor"_a)
       .def_static("tracing", [] { return chainrt::runtime::tracing::hooks().any; })
       .def("monitor_message", [](Loop& loop, const std::string& run_id, const std::string& executor,

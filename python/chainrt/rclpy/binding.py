@@ -42,6 +42,9 @@ class ModelCallback:
     tolerance_ns: int = 0         # timers: how far a real period may be from period_ns
     used: bool = False
     offset_ns: int = 0                 # a timer's model offset: armed on the release grid
+    #: a timer's model period as (num, den): num/den ns on the release grid (den > 1: given as a
+    #: rate or a fraction); None: the real timer's period
+    exact_period: tuple[int, int] | None = None
 
 
 @dataclass
@@ -126,11 +129,13 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
     # "arrival" (the rclpy executor's own order) needs no priorities from the model
     setup = _rclpy_exec.model_setup(m, executor, None if policy == "arrival" else policy, threads)
     offsets = {cb.name: int(cb.offset or 0) for cb in m.callbacks}
+    exact = {cb.name: cb.exact_period for cb in m.callbacks}
     view = ModelView(policy=setup["policy"], threads=list(setup["threads"]))
     # the executor's callbacks in file order, as the binding rule sees them (its kind, period
     # tolerance and topic or service come from runtime/entity_binding.hpp's binding_candidate)
     for name, p, aff, node, kind, period, tol, topic in setup["callbacks"]:
-        view.callbacks.append(ModelCallback(name, node, kind, period, topic, p, aff, tol, offset_ns=offsets[name]))
+        view.callbacks.append(ModelCallback(name, node, kind, period, topic, p, aff, tol, offset_ns=offsets[name],
+                                             exact_period=exact[name]))
     for ch in m.chains:
         if any(view.by_name(c) is not None for c in ch.callbacks):
             view.chains.append((ch.name, int(ch.period or 0), int(ch.deadline or 0), [list(p) for p in ch.paths()]))

@@ -93,7 +93,7 @@ class _Entities:
         self.held = []
         self.takes = []    # CallbackId -> its place in rclpy's own take order
         self.places = []   # CallbackId -> (node, kind, topic) for the monitor
-        self.grid = []     # model-bound timers: (CallbackId, period, model offset)
+        self.grid = []     # model-bound timers: (CallbackId, period num, den, model offset)
 
     def group_of(self, entity) -> int:
         g = entity.callback_group
@@ -137,7 +137,9 @@ class _Entities:
         if mc is not None:
             mc.used = True
             if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
-                self.grid.append((len(self.ents), period_ns, mc.offset_ns))  # on the release grid
+                # on the release grid, by the model's period when it is a rate or a fraction
+                num, den = mc.exact_period or (period_ns, 1)
+                self.grid.append((len(self.ents), num, den, mc.offset_ns))
             return mc.name, mc.priority, mc.affinity
         base = f"{node.get_name()}/{detail}"
         k = self.names_used.get(base, 0)
@@ -847,8 +849,8 @@ class ChainExecutor(MarksMixin, Executor):
                               self._sample_capacity, positions)
         for i, (pnode, pkind, ptopic) in enumerate(found.places):
             loop.set_place(i, pnode, pkind, ptopic)
-        for i, period_ns, offset_ns in found.grid:
-            loop.arm_timer(i, period_ns, offset_ns)
+        for i, num, den, offset_ns in found.grid:
+            loop.arm_timer(i, num, offset_ns, den)
         loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
         for note in self._marks.notes:
             loop.add_warning("marks in code: " + note)

@@ -198,3 +198,36 @@ TEST(SagModel, JobLimit) {
   EXPECT_FALSE(build_jobs(load_model_from_string(system(static_cast<int>(kMaxJobs) + 1), "t.yaml"), 1, &why));
   EXPECT_NE(why.find("more than"), std::string::npos) << why;
 }
+
+// Rates given exactly (1/30 s and 1/5 s): commensurate — one hyperperiod of 200 ms, no drifting
+// timer, the 30 Hz jobs at the grid's instants round(k·P); and the worst case is that of the
+// aligned phases (a released with b, first by its deadline: 1 ms), where the same rates in whole
+// ns (33,333,333 ns and 200 ms) drift and give b's execution in front of a (2 ms).
+TEST(SagModel, RatesGivenExactlyAreCommensurate) {
+  auto model = [&](const std::string& pa, const std::string& pb) {
+    return load_model_from_string(header("edf") + "callbacks:\n  - {name: a, kind: timer, node: n, period: " + pa +
+                                      ", wcet: 1ms, phase: guaranteed}\n  - {name: b, kind: timer, node: n, period: " +
+                                      pb + ", wcet: 1ms, phase: guaranteed}\n"
+                                      "chains:\n  - {name: A, callbacks: [a], deadline: 30ms}\n",
+                                  "t.yaml");
+  };
+  const Model exact = model("1/30 s", "1/5 s");
+  std::string why;
+  const auto mj = build_jobs(exact, 2, &why);
+  ASSERT_TRUE(mj) << why;
+  EXPECT_EQ(mj->hyperperiod, 200'000'000);
+  EXPECT_TRUE(mj->drifting.empty());
+  std::vector<Duration> releases;
+  for (std::size_t j : mj->of_callback[0]) releases.push_back(mj->root_release[j]);
+  ASSERT_GE(releases.size(), 7u);
+  EXPECT_EQ(releases, (std::vector<Duration>{0, 33'333'333, 66'666'667, 100'000'000, 133'333'333, 166'666'667,
+                                             200'000'000, 233'333'333, 266'666'667, 300'000'000, 333'333'333,
+                                             366'666'667}));
+  const AnalysisResult r = find_analysis("sag")->analyze(exact);
+  ASSERT_TRUE(r.chains[0].bounded) << r.chains[0].reason;
+  EXPECT_EQ(r.chains[0].wcrt_bound, 1'000'000);
+  const AnalysisResult drifting = find_analysis("sag")->analyze(model("33333333ns", "200ms"));
+  ASSERT_TRUE(drifting.chains[0].bounded) << drifting.chains[0].reason;
+  EXPECT_GE(drifting.chains[0].wcrt_bound, 1'999'999);
+  EXPECT_TRUE(model("30 Hz", "5 Hz") == exact);
+}

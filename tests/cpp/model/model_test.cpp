@@ -340,3 +340,52 @@ TEST(Model, HugeUnbrokenTextIsRefusedBeforeParsing) {
   many += "]\n";
   EXPECT_NO_THROW(load_model_from_string(many, "many.yaml"));
 }
+
+// A timer period given as a rate or a fraction: the exact period recorded (the release grid's),
+// its floor as `period`, the chain's period the same floor; written back in a form that reads
+// back the same model.
+TEST(Model, PeriodsAsRatesAndFractionsAreExact) {
+  const char* text = R"(
+callbacks:
+  - {name: cam, kind: timer, node: n, period: 1/30 s, wcet: 1ms, phase: guaranteed, publishes: [t1]}
+  - {name: log, kind: timer, node: n, period: 5 Hz, wcet: 1ms, phase: guaranteed}
+  - {name: b, kind: subscription, node: n, topic: t1, wcet: 2ms}
+chains:
+  - {name: c, callbacks: [cam, b], period: 30 Hz}
+)";
+  const Model m = load_model_from_string(text, "rates.yaml");
+  EXPECT_EQ(m.callback("cam").period, 33'333'333);
+  ASSERT_TRUE(m.callback("cam").exact_period);
+  EXPECT_EQ(*m.callback("cam").exact_period, (ExactPeriod{100'000'000, 3}));
+  EXPECT_EQ(m.callback("log").period, 200'000'000);
+  EXPECT_FALSE(m.callback("log").exact_period);  // 1/5 s is a whole number of ns
+  EXPECT_EQ(m.chain("c").period, 33'333'333);
+  EXPECT_EQ(m.chain("c").deadline, 33'333'333);
+  const std::string saved = save_model_to_string(m);
+  EXPECT_NE(saved.find("1/30 s"), std::string::npos) << saved;
+  EXPECT_TRUE(load_model_from_string(saved, "saved.yaml") == m) << saved;
+}
+
+// Malformed periods are located errors (file, line, column, field) with the reason.
+TEST(Model, MalformedPeriodsAreLocatedErrors) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"1/0 s", "divides by zero"}, {"0 Hz", "not a positive period"}, {"1/30", "no unit"},
+      {"30 hz", "unknown unit"},    {"200 kHz", "shorter than chainrt's limit"},
+      {"1/200000 s", "shorter than chainrt's limit of 10us"}, {"1/4000 Hz", "longer than chainrt's limit"}};
+  for (const auto& [period, reason] : bad) {
+    const std::string text = std::string("callbacks:\n  - {name: a, kind: timer, node: n, wcet: 1us, period: ") +
+                             period + "}\nchains:\n  - {name: c, callbacks: [a]}\n";
+    try {
+      load_model_from_string(text, "bad.yaml");
+      ADD_FAILURE() << period << ": accepted";
+    } catch (const ModelError& e) {
+      ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+      const Diagnostic& d = e.diagnostics()[0];
+      EXPECT_EQ(d.line, 2) << period;
+      EXPECT_GT(d.column, 1) << period;
+      EXPECT_NE(std::string(e.what()).find("bad.yaml:2:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("period"), std::string::npos) << e.what();
+      EXPECT_NE(d.message.find(reason), std::string::npos) << period << ": " << d.message;
+    }
+  }
+}

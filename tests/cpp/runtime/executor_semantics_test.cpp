@@ -60,5 +60,39 @@ TEST(RuntimeTimer, TakenExactlyOnTheGridAfterAnOverrunSkipsThatInstantAsRcl) {
   }
 }
 
+// A timer whose period is a fraction of a ns (a model period given as a rate, 1/300 s here:
+// Timer::set_grid_period, as chainrt run sets it from the model) is released on the grid at
+// round(k·P) from its first release, never accumulating: releases 3,333,333, 6,666,667,
+// 10,000,000 ns, … after the first, not k·3,333,333. Each instance moves the injected clock by
+// 3,333,334 ns, so every release is due when the previous instance ends.
+TEST(RuntimeTimer, AFractionalPeriodIsReleasedOnTheExactGrid) {
+  Context ctx;
+  Node n(ctx, "exact_rate");
+  std::atomic<Duration> fake{1'000 * ms};
+  std::atomic<int> ticks{0};
+  CallbackOptions to;
+  to.name = "rate";
+  auto timer = n.create_timer(3'333'333, [&] {
+    fake.fetch_add(3'333'334);
+    ticks.fetch_add(1);
+  }, to);
+  timer->set_grid_period(ExactPeriod{10'000'000, 3});
+  ExecutorOptions eo;
+  eo.policy = Policy::FixedPriority;
+  eo.clock = [&fake] { return fake.load(); };
+  Executor ex(ctx, eo);
+  ex.add_node(n);
+  ex.start();
+  ASSERT_TRUE(wait_until([&] { return ticks.load() >= 30; }));
+  ex.request_stop();
+  ex.join();
+  std::vector<Duration> releases;
+  for (const auto& d : ex.trace())
+    if (d.callback == ex.id_of("rate")) releases.push_back(d.release);
+  ASSERT_GE(releases.size(), 30u);
+  for (std::size_t k = 0; k < 30; ++k)
+    EXPECT_EQ(releases[k] - releases[0], (static_cast<Duration>(k) * 20'000'000 + 3) / 6) << "release " << k;
+}
+
 }  // namespace
 }  // namespace chainrt::runtime

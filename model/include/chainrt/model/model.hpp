@@ -76,6 +76,35 @@ enum class CriticalityClass { RealTime, BestEffort };
 // (`chainrt profile --write`); informative only, never used as guaranteed.
 enum class TimerPhase { Free, Guaranteed, Observed };
 
+// A timer period as an exact fraction of nanoseconds, num / den (den >= 1, reduced), for a
+// period the model gives as a rate or a fraction ("30 Hz", "1/30 s"): the timer's k-th release
+// after its first is at round(k·num/den) (half up) — rounded once per release, never
+// accumulated, so 1/30 s and 1/5 s coincide at every 6th release of the first for ever.
+// A whole period is den == 1. Contract: pure, noexcept, no allocation; k, t >= 0; the products
+// are taken in 128 bits (no overflow for any period of the model's limits and k < 2^62).
+struct ExactPeriod {
+  Duration num = 0;
+  std::int64_t den = 1;
+  constexpr ExactPeriod() = default;
+  constexpr ExactPeriod(Duration whole) noexcept : num(whole) {}  // NOLINT: a whole period converts
+  constexpr ExactPeriod(Duration n, std::int64_t d) noexcept : num(n), den(d) {}
+  constexpr Duration whole() const noexcept { return den > 0 ? num / den : 0; }  // floor(num/den)
+  constexpr bool fractional() const noexcept { return den > 1; }
+  // round(k·num/den): the k-th release after the first.
+  constexpr Duration at(std::int64_t k) const noexcept {
+    const __int128 twice = static_cast<__int128>(2) * k * num + den;
+    return static_cast<Duration>(twice / (2 * static_cast<__int128>(den)));
+  }
+  // The smallest k >= 0 with at(k) >= t.
+  constexpr std::int64_t first_at_or_after(Duration t) const noexcept {
+    if (t <= 0 || num <= 0) return 0;
+    // at(k) >= t  <=>  2k·num + den >= 2t·den  <=>  k >= (2t·den - den) / (2·num)
+    const __int128 a = static_cast<__int128>(2) * t * den - den, b = static_cast<__int128>(2) * num;
+    return static_cast<std::int64_t>((a + b - 1) / b);
+  }
+  bool operator==(const ExactPeriod&) const = default;
+};
+
 struct Reservation {  // SCHED_DEADLINE runtime Q every period P
   Duration budget = 0;
   Duration period = 0;
@@ -244,7 +273,10 @@ struct Callback {
   std::optional<int> priority;        // fixed callback priority (PiCAS / fp / mixed)
   std::vector<std::string> affinity;  // thread or thread-class names; empty = any thread
   // timers
-  Duration period = 0;
+  Duration period = 0;                // floor of exact_period when that is set
+  // The period given as a rate or a fraction ("30 Hz", "1/30 s") when it is not a whole number
+  // of ns: the release grid releases the timer by it (ExactPeriod) and `period` is its floor.
+  std::optional<ExactPeriod> exact_period;
   Duration offset = 0;
   Duration jitter = 0;
   TimerPhase phase = TimerPhase::Free;
@@ -267,6 +299,8 @@ struct Callback {
 
   Duration best_case() const { return bcet.value_or(wcet); }
   bool is_timer() const { return kind == CallbackKind::Timer; }
+  // The period the release grid releases this timer by.
+  ExactPeriod grid_period() const { return exact_period.value_or(ExactPeriod{period}); }
   bool operator==(const Callback&) const = default;
 };
 

@@ -13,6 +13,14 @@ namespace chainrt {
 // decimal fraction as long as the result is a whole number of nanoseconds. Returns nullopt and
 // sets `why` on failure.
 std::optional<Duration> parse_duration(const std::string& text, std::string* why = nullptr);
+// Parses a period: a duration as parse_duration does ("33ms"), a fraction of a time unit
+// ("<integer>/<integer> <unit>": "1/30 s", "100/3 ms") or a rate ("<number> Hz" or kHz:
+// "30 Hz", "29.97 Hz"), exactly, into num/den ns reduced (den == 1 for a whole number of ns).
+// Returns nullopt and sets `why` on failure.
+std::optional<ExactPeriod> parse_period(const std::string& text, std::string* why = nullptr);
+// The shortest exact form parse_period reads back: a whole period as format_duration, another
+// as a fraction of a second ("1/30 s") or of a nanosecond ("100000000/3 ns").
+std::string format_period(const ExactPeriod& p);
 // Parses "<integer><unit>" with unit in B, KB (1000), KiB (1024), MB, MiB, GB, GiB.
 std::optional<Bytes> parse_size(const std::string& text, std::string* why = nullptr);
 

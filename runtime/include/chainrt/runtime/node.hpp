@@ -271,6 +271,12 @@ class Timer : public Entity {
         Clock* clock = nullptr);
   Duration period() const noexcept { return period_; }
   Duration offset() const noexcept { return offset_; }
+  // The period on the release grid: `period` unless a fraction of a ns was set (a model timer
+  // given as a rate or a fraction, ExactPeriod; its floor must be `period`). Before start.
+  ExactPeriod grid_period() const noexcept { return exact_.fractional() ? exact_ : ExactPeriod{period_}; }
+  void set_grid_period(ExactPeriod p) noexcept {
+    if (p.whole() == period_) exact_ = p;
+  }
   // The clock that releases the timer (Steady: the executor's clock).
   ClockType clock_type() const noexcept { return clock_ ? clock_->type() : ClockType::Steady; }
   Clock* clock() const noexcept { return clock_; }
@@ -278,6 +284,7 @@ class Timer : public Entity {
 
  private:
   Duration period_, offset_;
+  ExactPeriod exact_{};
   Callback cb_;
   Clock* clock_;
 };

@@ -130,16 +130,16 @@ class Dispatcher {
   // The epoch E of this executor's grid (default 0). Not on the dispatch path.
   void set_release_epoch(Duration epoch) noexcept { epoch_ = epoch; }
   Duration release_epoch() const noexcept { return epoch_; }
-  ReleaseGrid grid(Duration offset, Duration period) const noexcept { return ReleaseGrid{epoch_, offset, period}; }
+  // `period`: a whole number of ns, or a rate or fraction (ExactPeriod: release k at
+  // E + offset + round(k·num/den), never accumulated).
+  ReleaseGrid grid(Duration offset, ExactPeriod period) const noexcept { return ReleaseGrid{epoch_, offset, period}; }
   // Arm `clock` (its rule kept) for a timer of `offset`/`period` armed at `armed_at`: its first
   // release is the first grid instant at or after then. Returns the grid start (start_index > 0:
   // a late start). O(1), no allocation.
-  ReleaseGrid::Start arm(TimerClock& clock, Duration offset, Duration period, Duration armed_at) const noexcept {
+  ReleaseGrid::Start arm(TimerClock& clock, Duration offset, ExactPeriod period, Duration armed_at) const noexcept {
     const ReleaseGrid g = grid(offset, period);
-    const ReleaseGrid::Start st = g.start(armed_at);
-    clock.period = period;
-    clock.next = st.first;
-    return st;
+    clock = g.clock(armed_at, clock.rule);
+    return g.start(armed_at);
   }
 
   // ---- the dispatch path (the backend's lock held; no allocation, noexcept) ------------------

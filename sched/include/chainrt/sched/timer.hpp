@@ -55,6 +55,11 @@ struct TimerClock {
   Duration period = 0;
   Duration next = 0;  // next nominal release (rcl: next_call_time)
   TimerRule rule = TimerRule::Rcl9;
+  // A fractional period (ExactPeriod, den > 1; set by ReleaseGrid::clock): release `index` is at
+  // origin + exact.at(index), so that rounding never accumulates; `period` is then its floor.
+  ExactPeriod exact{};
+  Duration origin = 0;
+  std::int64_t index = 0;
 
   struct Take {
     Duration released = 0;       // release time of the instance now taken (rcl: expected call time)
@@ -64,6 +69,7 @@ struct TimerClock {
   bool ready(Duration now) const noexcept { return now >= next; }
   // The executor takes the timer at `now` (now >= next): rcl_timer_call.
   Take take(Duration now) noexcept {
+    if (exact.fractional()) return take_exact(now);
     Take t{next, 0};
     next += period;
     const bool missed = rule == TimerRule::Rcl9 ? next <= now : next < now;
@@ -79,6 +85,22 @@ struct TimerClock {
         next += k * period;
       }
     }
+    return t;
+  }
+
+ private:
+  // take() on a fractional period: the same overrun rule on the grid origin + exact.at(k).
+  Take take_exact(Duration now) noexcept {
+    Take t{next, 0};
+    std::int64_t k = index + 1;
+    // Rcl9: the first grid instant strictly after now; Rcl5: at or after now.
+    const std::int64_t first = exact.first_at_or_after(now - origin + (rule == TimerRule::Rcl9 ? 1 : 0));
+    if (first > k) {
+      t.skipped = first - k;
+      k = first;
+    }
+    index = k;
+    next = origin + exact.at(k);
     return t;
   }
 };
@@ -114,27 +136,43 @@ inline constexpr Duration kReleaseEpochMargin = 50'000'000;
 Duration release_epoch(Duration now, bool* from_environment = nullptr) noexcept;
 
 // One timer on the grid: its first release at or after `armed_at`, and which grid index that is.
+// A period given as a rate or a fraction (ExactPeriod, den > 1) puts release k at
+// E + o + round(k·T): each instant rounded once, so no drift accumulates (30 Hz and 5 Hz
+// coincide at every 6th release of the first for ever).
 struct ReleaseGrid {
-  Duration epoch = 0, offset = 0, period = 0;
+  Duration epoch = 0, offset = 0;
+  ExactPeriod period{};
 
   struct Start {
-    Duration first = 0;          // E + o + start_index·T
+    Duration first = 0;          // E + o + round(start_index·T)
     std::int64_t start_index = 0;  // > 0: the executor armed after E + o (a late start)
   };
   Start start(Duration armed_at) const noexcept {
     const Duration k0 = epoch + offset;
-    if (armed_at <= k0 || period <= 0) return {k0, 0};
-    const std::int64_t k = (armed_at - k0 + period - 1) / period;
-    return {k0 + k * period, k};
+    if (armed_at <= k0 || period.num <= 0) return {k0, 0};
+    const std::int64_t k = period.first_at_or_after(armed_at - k0);
+    return {k0 + period.at(k), k};
   }
   // The grid instant of release index k and the index of the latest grid instant <= t.
-  Duration at(std::int64_t k) const noexcept { return epoch + offset + k * period; }
+  Duration at(std::int64_t k) const noexcept { return epoch + offset + period.at(k); }
   std::int64_t index_at_or_before(Duration t) const noexcept {
-    if (period <= 0 || t < epoch + offset) return -1;
-    return (t - epoch - offset) / period;
+    if (period.num <= 0 || t < epoch + offset) return -1;
+    return period.first_at_or_after(t - epoch - offset + 1) - 1;
   }
   // The TimerClock that runs it from `armed_at` (rcl's overrun rule keeps it on the grid).
-  TimerClock clock(Duration armed_at) const noexcept { return TimerClock{period, start(armed_at).first}; }
+  TimerClock clock(Duration armed_at, TimerRule rule = TimerRule::Rcl9) const noexcept {
+    const Start st = start(armed_at);
+    TimerClock c;
+    c.period = period.whole();
+    c.next = st.first;
+    c.rule = rule;
+    if (period.fractional()) {
+      c.exact = period;
+      c.origin = epoch + offset;
+      c.index = st.start_index;
+    }
+    return c;
+  }
 };
 
 // The release jitter a timer showed in a run: max and sum of (ready − grid instant) over its

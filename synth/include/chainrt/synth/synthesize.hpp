@@ -21,7 +21,9 @@
 // Executors: `PerChain` gives each (chain, core) pair its own single-threaded executor (the
 // paper's layout, needs an analysis of executors sharing a core), `PerCore` one single-threaded
 // executor per core. `Auto` builds both and keeps the better by the objective, judged by the
-// model's shipped analysis (`analysis` option or the default analysis of the synthesized model).
+// model's shipped analysis (`analysis` option, else the default analysis of the synthesized
+// model, or the exact `sag` analysis where it covers the configuration and certifies more chains
+// or more slack than the default one: judge()).
 //
 // Contract: pure functions of their arguments; allocate; not used on any dispatch path.
 #pragma once
