@@ -24,7 +24,7 @@ PY_DIRS = ["python", "bench", "scripts"]
 # Functions over LIMIT lines still to split, by "file:function" (a C++ function by the name
 # before its parameter list, a Python one by its qualified name). Each is in a file other work
 # is reshaping right now (the executors, the model runner, the soundness checks, the rclpy
-# executor, discovery, the LaME experiments and the run command); split each along its stages
+# executor, discovery and the run command); split each along its stages
 # there and drop it from this list.
 LONG = {
     "runtime/src/model_app.cpp:run_model",
@@ -38,9 +38,6 @@ LONG = {
     "bench/rclcpp/chain_latency_bench.cpp:main",
     "python/chainrt/discover.py:skeleton",
     "python/chainrt/discover.py:_observe",
-    "python/chainrt/experiments/lame_overload.py:run",
-    "python/chainrt/experiments/lame_throttle.py:run",
-    "python/chainrt/experiments/lame_throttle.py:run_real",
     "python/chainrt/rclpy/executor.py:ChainExecutor._build",
     "python/chainrt/commands/run.py:run",
 }
