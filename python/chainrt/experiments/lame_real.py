@@ -23,6 +23,7 @@ start (warm-up included).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import os
@@ -352,6 +353,15 @@ def chain_figures(executions: list, model, zero_ns: int, since_ns: int) -> tuple
     return figures, responses
 
 
+def per_thread(executions: list) -> list:
+    """The executions with each thread as an executor of its own: the busy periods of a LaME run
+    (chainrt.accounting) are its threads'. Each of LaME's thread classes here has one thread per
+    core with a reservation of its own, so an RT chain's instance waits only for work on its own
+    class's threads, never for the overloaded BE side's backlog (which would make every busy
+    window reach back to the run's start)."""
+    return [dataclasses.replace(x, executor=f"{x.executor}/{x.thread}") for x in executions]
+
+
 def _launch(config: str, path: str, seconds: float, warmup: float, traces: str, cores: int,
             controller_ns: int, scale: tuple[int, float] | None) -> dict:
     """Runs one configuration's processes; {"warnings", "lame_controller", "model_tids", "report"}."""
@@ -393,7 +403,8 @@ def real_config_run(config: str, doc: dict, out: str, tag: str, seconds: float, 
         zero = trace_zero(traces) or 0
         tids = set(r["model_tids"]) | {x.thread for x in executions}
         acc = accounting.after_run(model, traces, m["probe"], m["note"], bounds,
-                                   {n: "analysis" for n, b in bounds.items() if b}, tids, int(warmup * 1e9))
+                                   {n: "analysis" for n, b in bounds.items() if b}, tids, int(warmup * 1e9),
+                                   executions=per_thread(executions) if config in LAME_CONFIGS else None)
         for t in Path(traces).glob("*.jsonl"):
             shutil.copy(t, os.path.join(out, f"{config}_{tag}.{t.stem}.trace.jsonl"))
     figures, responses = chain_figures(executions, model, zero, zero + int(warmup * 1e9))
