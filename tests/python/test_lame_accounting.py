@@ -113,3 +113,23 @@ def test_without_the_probe_nothing_is_platform(tmp_path, monkeypatch):
     summary = lr.accounting_summary([r], ["rt"])
     assert summary["worst_free_ms"] == [None]
     assert any("platform not measured" in n for n in summary["notes"])
+
+
+def test_lame_busy_windows_are_per_thread():
+    """Under overload the BE thread is never idle: as one executor its backlog reaches the RT
+    instance's busy window back to a blackout long before the instance's release; with each
+    thread an executor of its own (LaME's thread classes) the RT instance is platform-free."""
+    from chainrt import accounting
+
+    be = [accounting.Execution("be/work", "lame", 2, t * MS, (t + 10) * MS, 10 * MS, None) for t in range(0, 200, 10)]
+    rt = [accounting.Execution("src/timer", "lame", 1, 150 * MS, 151 * MS, MS, 150 * MS),
+          accounting.Execution("snk/data", "lame", 1, 151 * MS, 153 * MS, 2 * MS, 150 * MS)]
+    chains = {"rt": ["src/timer", "snk/data"]}
+    blackouts = {0: [(20 * MS, 25 * MS)]}
+
+    def free(executions):
+        acc = accounting.account(executions, chains, {"rt": None}, {"be/work": 10 * MS, "src/timer": MS,
+                                                                    "snk/data": 2 * MS}, blackouts)
+        return acc["chains"]["rt"]["platform_free"]["instances"]
+    assert free(be + rt) == 0
+    assert free(lr.per_thread(be + rt)) == 1
