@@ -201,12 +201,18 @@ bool refuse_platform(const Model& m, std::string* why, bool charges_platform) {
 
 class GlobalAnalysis : public ResponseTimeAnalysis {
  public:
-  GlobalAnalysis(std::string name, std::string summary, Policy policy, Order order, bool single, bool deadlines)
+  GlobalAnalysis(std::string name, std::string summary, Policy policy, Order order, bool single, bool deadlines,
+                 std::vector<std::pair<Policy, DefaultFor>> defaults)
       : name_(std::move(name)), summary_(std::move(summary)), policy_(policy), order_(order), single_(single),
-        deadlines_(deadlines) {}
+        deadlines_(deadlines), defaults_(std::move(defaults)) {}
   std::string name() const override { return name_; }
   std::string summary() const override { return summary_; }
   Policy policy() const override { return policy_; }
+  DefaultFor default_for(Policy p) const override {
+    for (const auto& [q, f] : defaults_)
+      if (q == p) return f;
+    return DefaultFor::None;
+  }
   bool single_threaded() const override { return single_; }
   bool applicable(const Model& m, std::string* why) const override {
     if (uses_accelerators(m)) {  // the device bounds, then the CPU side as pieces (accelerator.hpp)
@@ -311,6 +317,7 @@ class GlobalAnalysis : public ResponseTimeAnalysis {
   Policy policy_;
   Order order_;
   bool single_, deadlines_;
+  std::vector<std::pair<Policy, DefaultFor>> defaults_;
 };
 
 class RosDefaultSt : public ResponseTimeAnalysis {
@@ -320,6 +327,9 @@ class RosDefaultSt : public ResponseTimeAnalysis {
     return "Casini et al. ECRTS 2019: default single-threaded executor on a reservation (busy window, Sec. 6)";
   }
   Policy policy() const override { return Policy::RosDefault; }
+  DefaultFor default_for(Policy p) const override {
+    return p == Policy::RosDefault ? DefaultFor::SingleThreaded : DefaultFor::None;
+  }
   bool single_threaded() const override { return true; }
   bool applicable(const Model& m, std::string* why) const override {
     return !refuse_accelerators(m, name(), why) && !refuse_platform(m, why, false) && structure_ok(m, true, true, why);
@@ -383,21 +393,28 @@ class CrosRt : public ResponseTimeAnalysis {
 };
 
 const std::vector<const ResponseTimeAnalysis*>& registry() {
-  static const GlobalAnalysis edf("edf-mt",
-                                  "EDF ready-queue paper (Al Arafat et al.) Sec. V, Thm 1-2 (Eq. 8-12): GEDF with fixed "
-                                  "preemption points + mutually exclusive group blocking, m threads",
-                                  Policy::Edf, Order::Edf, false, true);
-  static const GlobalAnalysis fp("fp-mt",
-                                 "LaME Sec. 4.2 Thm 1 (Sobhani et al. 2023): fixed-priority chains on a priority-driven "
-                                 "multi-threaded executor, dedicated cores or reservations (sbf)",
-                                 Policy::FixedPriority, Order::FixedPriority, false, false);
-  static const GlobalAnalysis picas("picas-st",
-                                    "PiCAS (Choi et al. RTAS 2021): chain-aware fixed priorities on single-threaded "
-                                    "executors, chains composed end to end",
-                                    Policy::Picas, Order::FixedPriority, true, false);
-  static const CrosRt cros;
-  static const RosDefaultSt def;
-  static const std::vector<const ResponseTimeAnalysis*> all{&edf, &fp, &picas, &cros, &def, &sag_analysis()};
+  static const GlobalAnalysis edf_mt("edf-mt",
+                                     "EDF ready-queue paper (Al Arafat et al.) Sec. V, Thm 1-2 (Eq. 8-12): GEDF with "
+                                     "fixed preemption points + mutually exclusive group blocking, m threads",
+                                     Policy::Edf, Order::Edf, false, true, {{Policy::Edf, DefaultFor::Any}});
+  static const GlobalAnalysis fp_mt("fp-mt",
+                                    "LaME Sec. 4.2 Thm 1 (Sobhani et al. 2023): fixed-priority chains on a "
+                                    "priority-driven multi-threaded executor, dedicated cores or reservations (sbf)",
+                                    Policy::FixedPriority, Order::FixedPriority, false, false,
+                                    // LaME's real-time threads, and picas executors with several threads,
+                                    // order their callbacks by fixed priority as fp does.
+                                    {{Policy::FixedPriority, DefaultFor::Any},
+                                     {Policy::Lame, DefaultFor::Any},
+                                     {Policy::Picas, DefaultFor::MultiThreaded}});
+  static const GlobalAnalysis picas_st("picas-st",
+                                       "PiCAS (Choi et al. RTAS 2021): chain-aware fixed priorities on single-threaded "
+                                       "executors, chains composed end to end",
+                                       Policy::Picas, Order::FixedPriority, true, false,
+                                       {{Policy::Picas, DefaultFor::SingleThreaded}});
+  static const CrosRt cros_rt;
+  static const RosDefaultSt ros_default_st;
+  static const std::vector<const ResponseTimeAnalysis*> all{&edf_mt,  &fp_mt,          &picas_st,
+                                                            &cros_rt, &ros_default_st, &sag_analysis()};
   return all;
 }
 
@@ -408,6 +425,22 @@ std::vector<const ResponseTimeAnalysis*> analyses() { return registry(); }
 const ResponseTimeAnalysis* find_analysis(const std::string& name) {
   for (const auto* a : registry())
     if (a->name() == name) return a;
+  return nullptr;
+}
+
+const ResponseTimeAnalysis* default_analysis(Policy policy, bool multi, std::string* why) {
+  const auto wanted = static_cast<unsigned>(multi ? DefaultFor::MultiThreaded : DefaultFor::SingleThreaded);
+  for (const auto* a : registry())
+    if (static_cast<unsigned>(a->default_for(policy)) & wanted) return a;
+  if (why) {
+    // The default multi-threaded executor is the one policy whose analyses were published, then refuted.
+    if (policy == Policy::RosDefault && multi)
+      *why = "the default multi-threaded executor has no sound analysis in chainrt (the published ones were "
+             "refuted by Teper et al. 2024; see docs/analysis.md)";
+    else
+      *why = std::string("no analysis of the ") + to_string(policy) + " policy is shipped" +
+             (multi && default_analysis(policy, false) ? " for multi-threaded executors" : "");
+  }
   return nullptr;
 }
 
@@ -422,13 +455,7 @@ const ResponseTimeAnalysis* default_analysis(const Model& m, std::string* why) {
     if (why) *why = "the executors use different policies; pick one with --analysis";
     return nullptr;
   }
-  const auto& d = sched::descriptor(*policies.begin());
-  const char* name = multi ? d.analysis_multi : d.analysis_single;
-  if (name == nullptr) {
-    if (why) *why = d.no_analysis ? d.no_analysis : "no analysis of this policy is shipped";
-    return nullptr;
-  }
-  return find_analysis(name);
+  return default_analysis(*policies.begin(), multi, why);
 }
 
 }  // namespace chainrt

@@ -11,6 +11,7 @@
 
 #include "chainrt/model/accelerator.hpp"
 #include "chainrt/model/facts.hpp"
+#include "chainrt/model/policy_list.hpp"
 #include "chainrt/sched/policy.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "workload.hpp"
@@ -109,7 +110,9 @@ bool covers_platform(const Model& m, std::size_t x, std::string* why) {
   const Executor& e = m.executors[x];
   if (!job_level_fixed_priority(e.policy))
     return fail(why, std::string("executor '") + e.name + "' uses policy " + to_string(e.policy) +
-                         ", whose order is not a job-level fixed priority (fp, picas, edf and mixed are)");
+                         ", whose order is not a job-level fixed priority (" +
+                         policy_list(job_level_fixed_priority, true) +
+                         " are)");
   if (e.threads.empty()) return fail(why, "executor '" + e.name + "' has no thread");
   for (const Thread& t : e.threads)
     if (t.reservation) return fail(why, "thread '" + t.name + "' runs on a reservation");

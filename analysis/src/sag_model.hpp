@@ -4,7 +4,7 @@
 // The model it covers: every callback on an executor with one thread (a dedicated core, no
 // reservation, no platform blackout curve; several such executors when each thread is pinned to
 // a core no other uses: partitions, sag_analysis.cpp) under a ready-queue policy with a job-level fixed
-// priority (fp, picas, edf, mixed); every timer's phase guaranteed on the host's release grid
+// priority (job_level_fixed_priority); every timer's phase guaranteed on the host's release grid
 // (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
 // callback released by the messages of ONE publishing callback (one job per message, FIFO) or of
 // one implicit fusion set; no explicit fusion callbacks, no accelerators; implicit fusion sets as rounds (sag_model.cpp,
@@ -88,7 +88,8 @@ struct PhaseWindow {
   bool widen = true;        // false: the drift over the analysed span not added (a scenario's phases)
 };
 
-// Whether the policy orders the ready queue by a job-level fixed priority (fp, picas, edf, mixed).
+// Whether the policy orders the ready queue by a job-level fixed priority (all but ros-default and
+// lame).
 bool job_level_fixed_priority(Policy p);
 // Whether the model is inside the analysis' model (above); `why` says what is not.
 bool sag_covers(const Model& m, std::string* why);

@@ -104,6 +104,20 @@ std::string report_of(rclcpp::Executor& exec) {
   return chain ? chain->report_json() : "null";
 }
 
+// The run's one JSON line: the chain's latencies (p50, p99, max in ms) and the executor's report.
+void print_result(const std::string& kind, double seconds, std::vector<std::int64_t> v, rclcpp::Executor& exec) {
+  std::sort(v.begin(), v.end());
+  auto q = [&](double p) {
+    if (v.empty()) return 0.0;
+    const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
+    return static_cast<double>(v[i]) / 1e6;
+  };
+  std::printf("{\"executor\": \"%s\", \"samples\": %zu, \"expected\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
+              "\"max_ms\": %.3f, \"report\": %s}\n",
+              kind.c_str(), v.size(), seconds * 30.0, q(0.50), q(0.99), v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6,
+              report_of(exec).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,16 +227,7 @@ int main(int argc, char** argv) {
     std::lock_guard<std::mutex> lk(m);
     v = samples;
   }
-  std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    if (v.empty()) return 0.0;
-    const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
-    return static_cast<double>(v[i]) / 1e6;
-  };
-  std::printf("{\"executor\": \"%s\", \"samples\": %zu, \"expected\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
-              "\"max_ms\": %.3f, \"report\": %s}\n",
-              kind.c_str(), v.size(), seconds * 30.0, q(0.50), q(0.99), v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6,
-              report_of(*exec).c_str());
+  print_result(kind, seconds, std::move(v), *exec);
   exec.reset();
   rclcpp::shutdown();
   return 0;

@@ -1,6 +1,7 @@
 // Model lookups and derived quantities (chain utilisation U_i = E_i / T_i, E_i = Σ_j e_{i,j}
 // as in Sec. III of the EDF ready-queue paper; CROS-RT communication categories from placement).
 #include "chainrt/model/model.hpp"
+#include "chainrt/model/policy_list.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -178,6 +179,17 @@ std::optional<CallbackKind> callback_kind_from(const std::string& s) { return va
 std::optional<GroupType> group_type_from(const std::string& s) { return value_of<GroupType>(kGroups, s); }
 std::optional<CommKind> comm_kind_from(const std::string& s) { return value_of<CommKind>(kComms, s); }
 std::optional<Policy> policy_from(const std::string& s) { return value_of<Policy>(kPolicies, s); }
+std::string policy_list(bool (*keep)(Policy), bool and_last) {
+  std::vector<const char*> names;
+  for (const auto& n : kPolicies)
+    if (keep == nullptr || keep(static_cast<Policy>(n.value))) names.push_back(n.text);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += and_last && i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
 std::optional<CriticalityClass> criticality_class_from(const std::string& s) {
   return value_of<CriticalityClass>(kClasses, s);
 }

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "chainrt/model/limits.hpp"
+#include "chainrt/model/policy_list.hpp"
 #include "chainrt/model/units.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "source_map.hpp"
@@ -545,7 +546,7 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
     e.process = r.ref(n, "process", p, false, "an executor").value_or("");
     if (auto pol = r.scalar(n, "policy", p, false, "an executor")) {
       if (auto v = policy_from(*pol)) e.policy = *v;
-      else r.d.error(sub(p, "policy"), "unknown policy '" + *pol + "' (ros-default, picas, fp, edf, mixed, lame)");
+      else r.d.error(sub(p, "policy"), "unknown policy '" + *pol + "' (" + policy_list() + ")");
     }
     if (auto pr = r.integer(n, "priority", p, false, "an executor")) e.priority = static_cast<int>(*pr);
     YAML::Node threads = n["threads"];

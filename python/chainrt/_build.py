@@ -52,3 +52,12 @@ def extension_dir() -> Path | None:
     b = build_dir()
     return None if b is None else b / "python" / "chainrt"
 
+
+def version() -> str:
+    """chainrt's version: the installed distribution's, else that of the source tree
+    (``chainrt --version``, a campaign's build id)."""
+    try:
+        from importlib.metadata import version as dist_version  # only when asked: 10 ms to import
+        return dist_version("chainrt")
+    except Exception:
+        return "0.1.0"

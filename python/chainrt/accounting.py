@@ -8,7 +8,7 @@ causes (docs/analysis.md, "Accounting for every instance above its bound"):
 * ``platform`` — the platform probe (chainrt.crosslayer.platform) saw a blackout attributed to
   the platform, not to the model's own threads, overlap the instance's **busy window**;
 * ``overrun`` — a callback that executed in that window used more CPU time than its WCET in the
-  model (by more than ``verdict.OVERRUN_RATIO``; smaller excesses are the runtime's own cost of
+  model (by more than ``OVERRUN_RATIO``; smaller excesses are the runtime's own cost of
   a dispatch, which the model must contain);
 * ``unexplained`` — neither: a defect of the model, the analysis, the executor or the
   measurement.
@@ -35,10 +35,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import output
 from .crosslayer import platform as plat
-from .verdict import OVERRUN_RATIO
+from .crosslayer.platform import PlatformProbe
+from .runtime import quantile
 
 PLATFORM, OVERRUN, UNEXPLAINED = "platform", "overrun", "unexplained"
+OVERRUN_RATIO = 1.10  # CPU time per instance > 1.1 x the model's WCET: the model understates it
 CAUSES = (PLATFORM, OVERRUN, UNEXPLAINED)
 ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
 # gaps between an executor's executions shorter than this are its own dispatch latency, not
@@ -170,7 +173,6 @@ def instances(executions: list[Execution], chains: dict[str, list[str]]) -> dict
 
 def stats(samples: list[int]) -> dict:
     """{"instances", "mean_ns", "p99_ns" (nearest rank), "max_ns"} of response times."""
-    from .runtime import quantile
     n = len(samples)
     return {"instances": n, "mean_ns": sum(samples) / n if n else None,
             "p99_ns": quantile(samples, 0.99) if n else None, "max_ns": max(samples) if n else None}
@@ -485,14 +487,12 @@ def probe_beside(seconds: float):
     if os.geteuid() != 0:
         return None, "platform not measured: its probe needs root (SCHED_FIFO 99); run as root to tell " \
                      "platform blackouts from other causes"
-    from .crosslayer.platform import PlatformProbe
     return PlatformProbe(seconds), None
 
 
 def report_lines(acc_json: dict, color: bool = False) -> list[str]:
     """The accounting in the run report: per chain the counts of instances above the bound by
     cause, and raw against platform-free mean / p99 / max (ms); unexplained in red."""
-    from . import output
     rows = [["chain", "bound", "above", "platform", "overrun", "unexplained", "|", "mean", "p99", "max", "|",
              "free", "mean", "p99", "max"]]
     red = [False]

@@ -16,7 +16,8 @@ import os
 import pkgutil
 import sys
 
-from . import commands
+from . import _cli_interrupt, _cli_interrupt_state, commands
+from ._build import version
 from .cliargs import ERROR, INTERRUPTED, ArgumentError, path_roles, raise_if_interrupted, same_file_problem
 
 PATH_ROLES = "_chainrt_path_roles"
@@ -38,15 +39,11 @@ class Parser(argparse.ArgumentParser):
         return namespace, rest
 
 
-def version() -> str:
-    try:
-        from importlib.metadata import version as dist_version
-        return dist_version("chainrt")
-    except Exception:
-        return "0.1.0"
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with the command line `argv` whose first argument names a
+    command, the parser of that command alone: a command imports only its own modules (and what
+    they import), not those of the other commands, so that it starts faster. `--help`, a
+    mistyped or missing command: every command, as argparse lists them."""
     parser = Parser(
         prog="chainrt",
         description="Priority-driven, chain-aware real-time scheduling for ROS 2.",
@@ -54,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"chainrt {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+    found = sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name)
+    chosen = [i for i in found if argv and i.name == argv[0]]
+    for info in chosen or found:
         try:
             module = importlib.import_module(f"{commands.__name__}.{info.name}")
             if hasattr(module, "register"):
@@ -80,7 +79,7 @@ def _register_broken(sub, name: str, err: Exception) -> None:
 def main(argv: list[str] | None = None) -> int:
     _take_interrupt()
     try:
-        parser = build_parser()
+        parser = build_parser(sys.argv[1:] if argv is None else argv)
         try:
             args = parser.parse_args(argv)
         except ArgumentError as err:
@@ -138,7 +137,6 @@ def _take_interrupt() -> None:
     """From here on Ctrl-C is a KeyboardInterrupt (chainrt/__init__.py: the start-up handler ends
     the process quietly while it imports). Only where that handler is installed: the command line."""
     import signal
-    from . import _cli_interrupt, _cli_interrupt_state
     if signal.getsignal(signal.SIGINT) is _cli_interrupt:
         _cli_interrupt_state["main"] = True
         default_hook = sys.unraisablehook

@@ -20,6 +20,10 @@ import stat
 import tempfile
 from pathlib import Path
 
+from . import _cli_interrupt_state
+from ._core import MAX_DURATION_NS, MIN_PERIOD_NS, parse_duration, pretty_duration
+from .model import load_model_or_report
+
 OK, ERROR, NEGATIVE, INTERRUPTED = 0, 1, 2, 130
 
 
@@ -36,7 +40,6 @@ MAX_SEED = 2**63 - 1
 
 def duration(text: str, *, allow_zero: bool = False, max_ns: int = MAX_CLI_DURATION_NS) -> int:
     """A duration with a unit (``10s``, ``500ms``, ``250us``, ``100ns``, ``2min``) in nanoseconds."""
-    from ._core import parse_duration
 
     try:
         d = parse_duration(str(text))
@@ -56,7 +59,6 @@ def period(text: str) -> int:
     """A period that goes into a model (a reservation, a timer): within the model's limits
     (docs/model.md "Limits": at least 10 us, at most 1 h), so that no command writes a model
     that ``chainrt check`` then refuses."""
-    from ._core import MAX_DURATION_NS, MIN_PERIOD_NS, pretty_duration
     d = duration(text)
     if d < MIN_PERIOD_NS:
         raise argparse.ArgumentTypeError(f"{text!r}: shorter than a model's minimum period of {pretty_duration(MIN_PERIOD_NS)}")
@@ -374,7 +376,6 @@ def with_model(command: str):
 
     def wrap(run):
         def run_with_model(args) -> int:
-            from .model import load_model_or_report
             model = load_model_or_report(args.model, command)
             return ERROR if model is None else run(args, model)
 
@@ -506,7 +507,6 @@ def _write_all(fd: int, raw: bytes) -> None:
 def raise_if_interrupted() -> None:
     """Raises the KeyboardInterrupt of a Ctrl-C that the interpreter swallowed (inside a weakref
     callback or __del__; chainrt/__init__.py remembers every Ctrl-C of the command line)."""
-    from . import _cli_interrupt_state
     if _cli_interrupt_state["interrupted"]:
         raise KeyboardInterrupt
 

@@ -231,12 +231,21 @@ def not_diagnosed(model, result: dict) -> str | None:
 
 #: ROS 2's own executors' policy: it orders callbacks by kind and handle, never by chain.
 CHAIN_UNAWARE = "ros-default"
+#: The policies the advice recommends for chain-aware scheduling (each with a default analysis
+#: and a priority per chain), in the order it names them: a choice, not a property of the policies.
+CHAIN_AWARE = ("fp", "edf", "picas")
+
+
+def one_of(names, quote: str = "") -> str:
+    """``a, b or c`` (each name between `quote`s)."""
+    names = [f"{quote}{n}{quote}" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def chain_aware_advice(model_path: str) -> str:
     """How to give a model's chains a chain-aware policy (said by discover, analyze and report)."""
     return (f"for chain-aware scheduling let `chainrt synthesize {model_path} -o tuned.yaml` choose chain "
-            "priorities, executors and cores (PiCAS), or set the executors' `policy:` to fp, edf or picas "
+            f"priorities, executors and cores (PiCAS), or set the executors' `policy:` to {one_of(CHAIN_AWARE)} "
             "and give each chain a `priority:` (docs/model.md)")
 
 

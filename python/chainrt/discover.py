@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 
 from . import output
+from .diagnose import CHAIN_AWARE, one_of
+from .fastdds import loopback_participants
 from .monitor_msg import EVENTS_SUFFIX, STATS_SUFFIX
 
 # Graph entities that are ROS 2 infrastructure, not the application.
@@ -394,129 +396,158 @@ def observe(duration_s: float = 5.0, settle_s: float = 2.0, expect_nodes: int = 
     """Joins the graph for ``settle_s`` (discovery) plus ``duration_s`` (rates and sizes).
     ``expect_nodes``: stop waiting for discovery early once this many nodes are seen."""
     import rclpy
-    from .fastdds import loopback_participants
     with loopback_participants():  # nothing bound beyond loopback under localhost discovery
         return _observe(rclpy, duration_s, settle_s, expect_nodes)
 
 
 def _observe(rclpy, duration_s: float, settle_s: float, expect_nodes: int) -> Graph:
     from rclpy.executors import SingleThreadedExecutor
-    from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
         node = rclpy.create_node("_chainrt_discover", context=context)
-        own = node.get_fully_qualified_name()
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
-        # discovery: wait until the graph has not grown for `settle_s` (or the expected number of
-        # nodes is there and quiet for 0.5 s); an empty graph is given up to 5 x settle_s (at
-        # least 10 s: discovery on a loaded machine can take seconds)
-        start = time.monotonic()
-        give_up = start + max(10.0, 5 * settle_s)
-        last, stable_since = -1, start
-        while True:
-            executor.spin_once(timeout_sec=0.1)
-            now = time.monotonic()
-            names = [n for n in node.get_node_names_and_namespaces() if not _is_ignored_node(_fq(*n), own)]
-            size = len(names) + len(node.get_topic_names_and_types())
-            if size != last:
-                last, stable_since = size, now
-            quiet = now - stable_since
-            if expect_nodes and len(names) >= expect_nodes and quiet > 0.5:
-                break
-            if names and not expect_nodes and quiet >= max(settle_s, 0.5):
-                break
-            if now >= give_up or (names and now - start >= max(10.0, 5 * settle_s)):
-                break
-
-        g = Graph(domain=os.environ.get("ROS_DOMAIN_ID", "0"),
-                  rmw=os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"))
-        qos = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=100,
-                         reliability=QoSReliabilityPolicy.BEST_EFFORT,
-                         durability=QoSDurabilityPolicy.VOLATILE)
-        writer_of: dict[bytes, str] = {}     # publisher endpoint gid -> node
-        measured: set[str] = set()
-        sizes: dict[str, list[int]] = {}
-        t_obs = time.monotonic()
-
-        def scan() -> None:
-            """One look at the graph: nodes, endpoints, types; new topics get a subscription."""
-            now = time.monotonic() - t_obs
-            seen: dict[str, int] = {}
-            for name, ns in node.get_node_names_and_namespaces():
-                fq = _fq(name, ns)
-                if _is_ignored_node(fq, own):
-                    continue
-                seen[fq] = seen.get(fq, 0) + 1
-                first = g.presence.get(fq, (now, now))[0]
-                g.presence[fq] = (first, now)
-                g.nodes.setdefault(fq, "")
-                pubs = {t: ty for t, ty in node.get_publisher_names_and_types_by_node(name, ns)
-                        if not _is_ignored_topic(t)}
-                subs = {t: ty for t, ty in node.get_subscriber_names_and_types_by_node(name, ns)
-                        if not _is_ignored_topic(t)}
-                g.publishes[fq] = sorted(set(g.publishes.get(fq, [])) | set(pubs))
-                g.subscribes[fq] = sorted(set(g.subscribes.get(fq, [])) | set(subs))
-                for t, ty in pubs.items():
-                    g.pub_types.setdefault((fq, t), ty[0] if ty else "")
-                for t, ty in subs.items():
-                    g.sub_types.setdefault((fq, t), ty[0] if ty else "")
-                srv = {s for s, _ in node.get_service_names_and_types_by_node(name, ns) if not _is_ignored_service(s)}
-                cli = {s for s, _ in node.get_client_names_and_types_by_node(name, ns) if not _is_ignored_service(s)}
-                g.services[fq] = sorted(set(g.services.get(fq, [])) | srv)
-                g.clients[fq] = sorted(set(g.clients.get(fq, [])) | cli)
-            for fq, k in seen.items():
-                if k > 1 and fq not in g.duplicates:
-                    g.duplicates.append(fq)
-            for t, types in node.get_topic_names_and_types():
-                infos = list(node.get_publishers_info_by_topic(t)) + list(node.get_subscriptions_info_by_topic(t))
-                for info in infos:
-                    fq = _fq(info.node_name, info.node_namespace)
-                    # processes: nodes whose endpoints share a DDS participant (GUID prefix)
-                    if fq in g.nodes and not g.nodes[fq]:
-                        g.nodes[fq] = bytes(info.endpoint_gid[:12]).hex()
-                if _is_ignored_topic(t):
-                    continue
-                for info in node.get_publishers_info_by_topic(t):
-                    writer_of[bytes(info.endpoint_gid[:16])] = _fq(info.node_name, info.node_namespace)
-                st = g.topics.setdefault(t, TopicStats())
-                for ty in types:
-                    if ty not in st.types:
-                        st.types.append(ty)
-                if t in measured or not any(t in v for v in list(g.publishes.values()) + list(g.subscribes.values())):
-                    continue
-                measured.add(t)
-                st.type = st.types[0] if st.types else ""
-                cls = _message_class(st.type)
-                if cls is None:
-                    st.note = f"message type {st.type or '?'} is not importable here: rate and size not measured"
-                    continue
-                sizes[t] = []
-
-                def on_msg(data, info, t=t):
-                    gid = (info.get("publisher_gid") or {}).get("data") or b""
-                    who = writer_of.get(bytes(gid[:16]), "?")
-                    g.topics[t].sends.setdefault(who, []).append(int(info["source_timestamp"]))
-                    sizes[t].append(len(data))
-
-                node.create_subscription(cls, t, on_msg, qos, raw=True)
-
-        scan()
+        _settle(executor, node, settle_s, expect_nodes)
+        obs = _Observer(node)
+        obs.scan()
         end = time.monotonic() + duration_s
         next_scan = time.monotonic() + 0.5
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
             if time.monotonic() >= next_scan:
-                scan()
+                obs.scan()
                 next_scan = time.monotonic() + 0.5
-        scan()
+        obs.scan()
+        g = obs.finish(duration_s)
+        executor.shutdown()
+        node.destroy_node()
+        return g
+    finally:
+        rclpy.shutdown(context=context)
+
+
+def _settle(executor, node, settle_s: float, expect_nodes: int) -> None:
+    """Discovery: waits until the graph has not grown for `settle_s` (or the expected number of
+    nodes is there and quiet for 0.5 s); an empty graph is given up to 5 x settle_s (at least
+    10 s: discovery on a loaded machine can take seconds)."""
+    own = node.get_fully_qualified_name()
+    start = time.monotonic()
+    give_up = start + max(10.0, 5 * settle_s)
+    last, stable_since = -1, start
+    while True:
+        executor.spin_once(timeout_sec=0.1)
+        now = time.monotonic()
+        names = [n for n in node.get_node_names_and_namespaces() if not _is_ignored_node(_fq(*n), own)]
+        size = len(names) + len(node.get_topic_names_and_types())
+        if size != last:
+            last, stable_since = size, now
+        quiet = now - stable_since
+        if expect_nodes and len(names) >= expect_nodes and quiet > 0.5:
+            break
+        if names and not expect_nodes and quiet >= max(settle_s, 0.5):
+            break
+        if now >= give_up or (names and now - start >= max(10.0, 5 * settle_s)):
+            break
+
+
+class _Observer:
+    """The graph as one node sees it over repeated looks (scan): nodes, endpoints, types, and on
+    every topic a raw subscription that records each message's writer, time and size."""
+
+    def __init__(self, node) -> None:
+        from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+
+        self.node, self.own = node, node.get_fully_qualified_name()
+        self.g = Graph(domain=os.environ.get("ROS_DOMAIN_ID", "0"),
+                       rmw=os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"))
+        self.qos = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=100,
+                              reliability=QoSReliabilityPolicy.BEST_EFFORT,
+                              durability=QoSDurabilityPolicy.VOLATILE)
+        self.writer_of: dict[bytes, str] = {}     # publisher endpoint gid -> node
+        self.measured: set[str] = set()
+        self.sizes: dict[str, list[int]] = {}
+        self.t_obs = time.monotonic()
+
+    def scan(self) -> None:
+        """One look at the graph: nodes, endpoints, types; new topics get a subscription."""
+        self._scan_nodes(time.monotonic() - self.t_obs)
+        for t, types in self.node.get_topic_names_and_types():
+            self._scan_topic(t, types)
+
+    def _scan_nodes(self, now: float) -> None:
+        g, node = self.g, self.node
+        seen: dict[str, int] = {}
+        for name, ns in node.get_node_names_and_namespaces():
+            fq = _fq(name, ns)
+            if _is_ignored_node(fq, self.own):
+                continue
+            seen[fq] = seen.get(fq, 0) + 1
+            first = g.presence.get(fq, (now, now))[0]
+            g.presence[fq] = (first, now)
+            g.nodes.setdefault(fq, "")
+            pubs = {t: ty for t, ty in node.get_publisher_names_and_types_by_node(name, ns)
+                    if not _is_ignored_topic(t)}
+            subs = {t: ty for t, ty in node.get_subscriber_names_and_types_by_node(name, ns)
+                    if not _is_ignored_topic(t)}
+            g.publishes[fq] = sorted(set(g.publishes.get(fq, [])) | set(pubs))
+            g.subscribes[fq] = sorted(set(g.subscribes.get(fq, [])) | set(subs))
+            for t, ty in pubs.items():
+                g.pub_types.setdefault((fq, t), ty[0] if ty else "")
+            for t, ty in subs.items():
+                g.sub_types.setdefault((fq, t), ty[0] if ty else "")
+            srv = {s for s, _ in node.get_service_names_and_types_by_node(name, ns) if not _is_ignored_service(s)}
+            cli = {s for s, _ in node.get_client_names_and_types_by_node(name, ns) if not _is_ignored_service(s)}
+            g.services[fq] = sorted(set(g.services.get(fq, [])) | srv)
+            g.clients[fq] = sorted(set(g.clients.get(fq, [])) | cli)
+        for fq, k in seen.items():
+            if k > 1 and fq not in g.duplicates:
+                g.duplicates.append(fq)
+
+    def _scan_topic(self, t: str, types) -> None:
+        g, node = self.g, self.node
+        infos = list(node.get_publishers_info_by_topic(t)) + list(node.get_subscriptions_info_by_topic(t))
+        for info in infos:
+            fq = _fq(info.node_name, info.node_namespace)
+            # processes: nodes whose endpoints share a DDS participant (GUID prefix)
+            if fq in g.nodes and not g.nodes[fq]:
+                g.nodes[fq] = bytes(info.endpoint_gid[:12]).hex()
+        if _is_ignored_topic(t):
+            return
+        for info in node.get_publishers_info_by_topic(t):
+            self.writer_of[bytes(info.endpoint_gid[:16])] = _fq(info.node_name, info.node_namespace)
+        st = g.topics.setdefault(t, TopicStats())
+        for ty in types:
+            if ty not in st.types:
+                st.types.append(ty)
+        if t in self.measured or not any(t in v for v in list(g.publishes.values()) + list(g.subscribes.values())):
+            return
+        self.measured.add(t)
+        st.type = st.types[0] if st.types else ""
+        cls = _message_class(st.type)
+        if cls is None:
+            st.note = f"message type {st.type or '?'} is not importable here: rate and size not measured"
+            return
+        self.sizes[t] = []
+
+        def on_msg(data, info, t=t):
+            gid = (info.get("publisher_gid") or {}).get("data") or b""
+            who = self.writer_of.get(bytes(gid[:16]), "?")
+            g.topics[t].sends.setdefault(who, []).append(int(info["source_timestamp"]))
+            self.sizes[t].append(len(data))
+
+        node.create_subscription(cls, t, on_msg, self.qos, raw=True)
+
+    def finish(self, duration_s: float) -> Graph:
+        """The graph with what the subscriptions measured: per topic its count, sizes, rate and
+        each writer's period fit."""
+        g = self.g
         g.observed_s = duration_s
         for fq in g.nodes:
             g.nodes[fq] = g.nodes[fq] or fq  # no endpoint seen: a process of its own
         for t, st in g.topics.items():
-            seen = sizes.get(t)
+            seen = self.sizes.get(t)
             if seen is None:
                 continue
             st.count = len(seen)
@@ -533,11 +564,7 @@ def _observe(rclpy, duration_s: float, settle_s: float, expect_nodes: int) -> Gr
                 f = fit_period(ts)
                 if f is not None:
                     st.fits[who] = f
-        executor.shutdown()
-        node.destroy_node()
         return g
-    finally:
-        rclpy.shutdown(context=context)
 
 
 # --------------------------------------------------------------------------- the skeleton (pure)
@@ -598,125 +625,145 @@ def _same_timer(a: PeriodFit, b: PeriodFit) -> bool:
 
 
 def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Skeleton:
-    sk = Skeleton()
-    cores = cores or os.cpu_count() or 1
-    sk.hosts.append(Entry({"name": "localhost", "cores": cores},
-                          "this machine's core count (the graph does not show hosts)"))
-    # one executor per process, named after its first node
-    procs: dict[str, list[str]] = {}
+    """The model skeleton of an observed graph: one executor per process, a node per node, the
+    topics used, a callback per subscription, served service and (inferred) timer, and the
+    candidate chains from timers to sinks; each entry with what was inferred or is unknown."""
+    b = _SkeletonBuilder(g, cores or os.cpu_count() or 1)
+    b.executors_and_nodes()
+    b.topics()
+    b.servers()
     for n in sorted(g.nodes):
-        procs.setdefault(g.nodes[n], []).append(n)
-    exec_of: dict[str, str] = {}
-    used_exec: set[str] = set()
-    for key, members in sorted(procs.items(), key=lambda kv: kv[1][0]):
-        ename = model_name(members[0]).replace("/", "_") + "_exec"
-        while ename in used_exec:
-            ename += "_"
-        used_exec.add(ename)
-        for n in members:
-            exec_of[n] = ename
-        sk.executors.append(Entry(
-            {"name": ename, "host": "localhost", "process": ename, "policy": "ros-default", "threads": 1},
-            f"inferred: one process ({len(members)} node(s) share a DDS participant), "
-            "run by a single-threaded ROS 2 default executor"))
-    came_went = {}
-    if g.presence:
-        for n, (first, last) in g.presence.items():
-            bits = []
-            if first > 0.6:
-                bits.append(f"appeared {first:.1f} s into the observation")
-            if last < g.observed_s - 0.6 and g.observed_s > 0:
-                bits.append(f"was gone {last:.1f} s into it")
-            if bits:
-                came_went[n] = " and ".join(bits)
-    for n in sorted(g.nodes):
-        note = ""
-        if n in came_went:
-            note = (f"unknown: this node {came_went[n]}; its rates are over the time it was there, its "
-                    "callbacks are those its endpoints showed")
-            sk.warnings.append(f"node {n} {came_went[n]}: the graph changed while observing")
-        if n in g.duplicates:
-            note = (note + "; " if note else "") + ("unknown: several nodes have this name; their endpoints are "
-                                                    "merged into one node here")
-            sk.warnings.append(f"several nodes are named {n}: their endpoints are merged into one model node")
-        sk.nodes.append(Entry({"name": model_name(n), "executor": exec_of[n]}, note))
-    topics_used = sorted({t for ts in list(g.publishes.values()) + list(g.subscribes.values()) for t in ts})
-    for t in topics_used:
-        st = g.topics.get(t, TopicStats())
-        f = {"name": model_name(t)}
-        types = st.types or ([st.type] if st.type else [])
-        bits = [" or ".join(types) if types else "type unknown"]
-        if len(types) > 1:
-            bits.append(f"unknown: the topic has {len(types)} types; endpoints of different types never "
-                        f"exchange a message, so only same-type publishers and subscriptions are connected; "
-                        f"size measured for {st.type or types[0]} only")
-            sk.warnings.append(f"topic {t} has {len(types)} types ({', '.join(types)}): publishers and "
-                               "subscriptions of different types are not connected in the model")
-        if st.size_max is not None:
-            f["size"] = f"{st.size_max}B"
-            bits.append(f"size: largest of {st.count} messages (mean {st.size_mean:.0f}B)")
-        else:
-            bits.append("unknown: size (default 64B)")
-        if st.rate_hz is not None:
-            bits.append(f"{st.rate_hz:.1f} msg/s")
-        if st.note:
-            bits.append(st.note)
-        sk.topics.append(Entry(f, "; ".join(bits)))
+        b.node_callbacks(n)
+    b.finish_callbacks()
+    b.chains()
+    b.header(name)
+    return b.sk
 
-    # who serves and who calls each service
-    servers: dict[str, list[str]] = {}
-    for n in sorted(g.nodes):
-        for s in g.services.get(n, []):
-            servers.setdefault(s, []).append(n)
-    for s, ns_ in servers.items():
-        if len(ns_) > 1:
-            sk.warnings.append(f"service {s} is served by {len(ns_)} nodes ({', '.join(ns_)}): the model keeps "
-                               f"{ns_[0]}'s server (a request goes to one of them)")
 
-    # callbacks
-    cb_names: set[str] = set()
+class _SkeletonBuilder:
+    """skeleton()'s stages, each adding to ``sk`` (and its warnings, in the order they are found)."""
 
-    def unique(base: str) -> str:
-        n, i = base, 2
-        while n in cb_names:
-            n, i = f"{base}_{i}", i + 1
-        cb_names.add(n)
-        return n
+    def __init__(self, g: Graph, cores: int) -> None:
+        self.g, self.sk = g, Skeleton()
+        self.sk.hosts.append(Entry({"name": "localhost", "cores": cores},
+                                   "this machine's core count (the graph does not show hosts)"))
+        self.topics_used = sorted({t for ts in list(g.publishes.values()) + list(g.subscribes.values()) for t in ts})
+        self.servers_of: dict[str, list[str]] = {}  # service -> the nodes that serve it
+        self.cb_names: set[str] = set()
+        self.publishes_of: dict[str, list[str]] = {}   # callback -> topics
+        self.calls_of: dict[str, list[str]] = {}       # callback -> services
+        self.node_of: dict[str, str] = {}              # callback -> ROS node
+        self.sub_cb: dict[tuple[str, str], str] = {}   # (node, topic) -> callback
+        self.server_cb: dict[str, str] = {}            # service -> callback
+        self.client_cb: dict[tuple[str, str], str] = {}  # (node, service) -> callback
+        self.timers: list[str] = []
+        self.entries: dict[str, Entry] = {}
+        self.called: list[str] = []
+        self.rate = {t: self.topic_rate(t) for t in self.topics_used}
 
-    publishes_of: dict[str, list[str]] = {}   # callback -> topics
-    calls_of: dict[str, list[str]] = {}       # callback -> services
-    node_of: dict[str, str] = {}              # callback -> ROS node
-    sub_cb: dict[tuple[str, str], str] = {}   # (node, topic) -> callback
-    server_cb: dict[str, str] = {}            # service -> callback
-    client_cb: dict[tuple[str, str], str] = {}  # (node, service) -> callback
-    timers: list[str] = []
-    entries: dict[str, Entry] = {}
-    def topic_rate(t: str) -> float | None:
+    # ---- executors, nodes, topics, servers
+    def executors_and_nodes(self) -> None:
+        """One executor per process, named after its first node; the nodes, with those that
+        came, went or share a name said."""
+        g, sk = self.g, self.sk
+        procs: dict[str, list[str]] = {}
+        for n in sorted(g.nodes):
+            procs.setdefault(g.nodes[n], []).append(n)
+        exec_of: dict[str, str] = {}
+        used_exec: set[str] = set()
+        for key, members in sorted(procs.items(), key=lambda kv: kv[1][0]):
+            ename = model_name(members[0]).replace("/", "_") + "_exec"
+            while ename in used_exec:
+                ename += "_"
+            used_exec.add(ename)
+            for n in members:
+                exec_of[n] = ename
+            sk.executors.append(Entry(
+                {"name": ename, "host": "localhost", "process": ename, "policy": "ros-default", "threads": 1},
+                f"inferred: one process ({len(members)} node(s) share a DDS participant), "
+                "run by a single-threaded ROS 2 default executor"))
+        came_went = {}
+        if g.presence:
+            for n, (first, last) in g.presence.items():
+                bits = []
+                if first > 0.6:
+                    bits.append(f"appeared {first:.1f} s into the observation")
+                if last < g.observed_s - 0.6 and g.observed_s > 0:
+                    bits.append(f"was gone {last:.1f} s into it")
+                if bits:
+                    came_went[n] = " and ".join(bits)
+        for n in sorted(g.nodes):
+            note = ""
+            if n in came_went:
+                note = (f"unknown: this node {came_went[n]}; its rates are over the time it was there, its "
+                        "callbacks are those its endpoints showed")
+                sk.warnings.append(f"node {n} {came_went[n]}: the graph changed while observing")
+            if n in g.duplicates:
+                note = (note + "; " if note else "") + ("unknown: several nodes have this name; their endpoints "
+                                                        "are merged into one node here")
+                sk.warnings.append(f"several nodes are named {n}: their endpoints are merged into one model node")
+            sk.nodes.append(Entry({"name": model_name(n), "executor": exec_of[n]}, note))
+
+    def topics(self) -> None:
+        """The topics some node publishes or takes, with their types, sizes and rates."""
+        for t in self.topics_used:
+            st = self.g.topics.get(t, TopicStats())
+            f = {"name": model_name(t)}
+            types = st.types or ([st.type] if st.type else [])
+            bits = [" or ".join(types) if types else "type unknown"]
+            if len(types) > 1:
+                bits.append(f"unknown: the topic has {len(types)} types; endpoints of different types never "
+                            f"exchange a message, so only same-type publishers and subscriptions are connected; "
+                            f"size measured for {st.type or types[0]} only")
+                self.sk.warnings.append(f"topic {t} has {len(types)} types ({', '.join(types)}): publishers and "
+                                        "subscriptions of different types are not connected in the model")
+            if st.size_max is not None:
+                f["size"] = f"{st.size_max}B"
+                bits.append(f"size: largest of {st.count} messages (mean {st.size_mean:.0f}B)")
+            else:
+                bits.append("unknown: size (default 64B)")
+            if st.rate_hz is not None:
+                bits.append(f"{st.rate_hz:.1f} msg/s")
+            if st.note:
+                bits.append(st.note)
+            self.sk.topics.append(Entry(f, "; ".join(bits)))
+
+    def servers(self) -> None:
+        """Who serves each service (the model keeps one server)."""
+        for n in sorted(self.g.nodes):
+            for s in self.g.services.get(n, []):
+                self.servers_of.setdefault(s, []).append(n)
+        for s, ns_ in self.servers_of.items():
+            if len(ns_) > 1:
+                self.sk.warnings.append(f"service {s} is served by {len(ns_)} nodes ({', '.join(ns_)}): the model "
+                                        f"keeps {ns_[0]}'s server (a request goes to one of them)")
+
+    # ---- rates
+    def topic_rate(self, t: str) -> float | None:
         """A topic's rate: its publisher's fitted period when it has one periodic publisher (a
         message the observer lost does not change it), else messages per second."""
-        st = g.topics.get(t)
+        st = self.g.topics.get(t)
         if st is None:
             return None
         fits = [f for f in st.fits.values() if f.periodic]
         if len(st.fits) == 1 and fits:
             return 1e9 / fits[0].period_ns
         return st.rate_hz
-    rate = {t: topic_rate(t) for t in topics_used}
 
-    def node_rate(n: str, t: str) -> float | None:
+    def node_rate(self, n: str, t: str) -> float | None:
         """The rate at which node n sends topic t (its own messages), else the topic's."""
-        st = g.topics.get(t)
+        st = self.g.topics.get(t)
         f = st.fits.get(n) if st else None
         if f is not None and f.periodic:
             return 1e9 / f.period_ns
         if st and n in st.sends and len(st.sends[n]) >= 3:
             ts = sorted(st.sends[n])
             return (len(ts) - 1) / ((ts[-1] - ts[0]) / 1e9) if ts[-1] > ts[0] else None
-        return rate.get(t)
+        return self.rate.get(t)
 
-    def raw_rate(t: str, n: str | None = None) -> float | None:
+    def raw_rate(self, t: str, n: str | None = None) -> float | None:
         """Messages per second as received while observing (of node n's sends, or of all)."""
-        st = g.topics.get(t)
+        st = self.g.topics.get(t)
         if st is None:
             return None
         ts = sorted(st.sends.get(n, [])) if n else sorted(x for v in st.sends.values() for x in v)
@@ -724,46 +771,71 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
             return (len(ts) - 1) / ((ts[-1] - ts[0]) / 1e9)
         return st.rate_hz
 
-    def follows_input(s_in: str, n: str, t: str) -> bool:
+    def follows_input(self, s_in: str, n: str, t: str) -> bool:
         """Node n sends t because it takes s_in: the rates match, measured alike -- the
         messages received per second, or the fitted periods when both are periodic (an output
         that follows its input has the input's rate; its send times need not look periodic)."""
-        a, b = g.topics.get(s_in), g.topics.get(t)
+        a, b = self.g.topics.get(s_in), self.g.topics.get(t)
         fa = [f for f in a.fits.values() if f.periodic] if a else []
         fb = b.fits.get(n) if b else None
         if a is not None and len(a.fits) == 1 and fa and fb is not None and fb.periodic and \
                 _rates_match(1e9 / fa[0].period_ns, 1e9 / fb.period_ns):
             return True
-        ra, rb = raw_rate(s_in), raw_rate(t, n)
+        ra, rb = self.raw_rate(s_in), self.raw_rate(t, n)
         if ra is None and rb is None:
-            return _rates_match(rate.get(s_in), rate.get(t))
+            return _rates_match(self.rate.get(s_in), self.rate.get(t))
         return _rates_match(ra, rb)
 
-    for n in sorted(g.nodes):
+    # ---- callbacks
+    def unique(self, base: str) -> str:
+        n, i = base, 2
+        while n in self.cb_names:
+            n, i = f"{base}_{i}", i + 1
+        self.cb_names.add(n)
+        return n
+
+    def _callback(self, cb: str, n: str, publishes: list[str], entry: Entry) -> None:
+        self.publishes_of[cb], self.calls_of[cb], self.node_of[cb] = publishes, [], n
+        self.entries[cb] = entry
+
+    def node_callbacks(self, n: str) -> None:
+        """Node n's callbacks: one per subscription and served service, the timers its other
+        outputs imply, and the continuations of its clients."""
+        g = self.g
         subs = g.subscribes.get(n, [])
-        pubs = g.publishes.get(n, [])
         mnode = model_name(n)
         for t in subs:
-            cb = unique(f"{mnode}/on_{_ident(t)}")
-            sub_cb[(n, t)] = cb
-            publishes_of[cb], calls_of[cb], node_of[cb] = [], [], n
-            entries[cb] = Entry({"name": cb, "kind": "subscription", "node": mnode, "topic": model_name(t)})
+            cb = self.unique(f"{mnode}/on_{_ident(t)}")
+            self.sub_cb[(n, t)] = cb
+            self._callback(cb, n, [], Entry({"name": cb, "kind": "subscription", "node": mnode,
+                                             "topic": model_name(t)}))
         for s in g.services.get(n, []):
-            if servers.get(s, [n])[0] != n:
+            if self.servers_of.get(s, [n])[0] != n:
                 continue
-            cb = unique(f"{mnode}/on_{_ident(s)}_request")
-            server_cb[s] = cb
-            publishes_of[cb], calls_of[cb], node_of[cb] = [], [], n
-            entries[cb] = Entry({"name": cb, "kind": "service", "node": mnode, "service": model_name(s)},
-                                f"serves {s}")
+            cb = self.unique(f"{mnode}/on_{_ident(s)}_request")
+            self.server_cb[s] = cb
+            self._callback(cb, n, [], Entry({"name": cb, "kind": "service", "node": mnode,
+                                             "service": model_name(s)}, f"serves {s}"))
+        groups, notes = self._outputs(n, subs)
+        for r, fit, ts in groups:
+            self._timer(n, mnode, r, fit, ts)
+        for cb, ns_ in notes.items():
+            self.entries[cb].note = "; ".join(ns_)
+        for s in g.clients.get(n, []):
+            self._client(n, mnode, s, subs)
+
+    def _outputs(self, n: str, subs: list[str]):
+        """What sends each topic node n publishes: a subscription whose input rate it follows
+        (noted), else a timer; outputs of one timer grouped. Returns the timer groups (rate,
+        fit, topics) and the notes per subscription callback."""
         timer_groups: list[tuple[float | None, PeriodFit | None, list[str]]] = []
         notes: dict[str, list[str]] = {}
-        for t in pubs:
-            r_t = node_rate(n, t)
+        for t in self.g.publishes.get(n, []):
+            r_t = self.node_rate(n, t)
             # data-driven: an input whose rate matches -- never the node's own input topic (a
             # node that takes and sends one topic does not send it because it took it)
             inputs = [s for s in subs if s != t]
-            follows = [s for s in inputs if follows_input(s, n, t)]
+            follows = [s for s in inputs if self.follows_input(s, n, t)]
             if not follows and inputs and r_t is None and len(inputs) == 1:
                 follows = inputs
                 why = f"inferred: publishes {t} (no rate measured; the node's only input)"
@@ -771,11 +843,11 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
                 why = (f"inferred: publishes {t} ({r_t or 0:.1f}/s, as its input "
                        f"{follows[0] if follows else ''})")
             if follows:
-                cb = sub_cb[(n, follows[0])]
-                publishes_of[cb].append(t)
+                cb = self.sub_cb[(n, follows[0])]
+                self.publishes_of[cb].append(t)
                 notes.setdefault(cb, []).append(why)
                 continue
-            st = g.topics.get(t)
+            st = self.g.topics.get(t)
             fit = st.fits.get(n) if st else None
             for k, (r, gf, ts) in enumerate(timer_groups):
                 if fit is not None and gf is not None and fit.periodic and gf.periodic:
@@ -787,142 +859,153 @@ def skeleton(g: Graph, name: str = "discovered", cores: int | None = None) -> Sk
                     break
             else:
                 timer_groups.append((r_t, fit, [t]))
-        for r, fit, ts in timer_groups:
-            cb = unique(f"{mnode}/timer")
-            timers.append(cb)
-            publishes_of[cb], calls_of[cb], node_of[cb] = list(ts), [], n
-            f = {"name": cb, "kind": "timer", "node": mnode}
-            if fit is not None and fit.periodic:
-                period, tol = exact_period(fit)
-                f["period"] = output.exact_duration(period)
-                f["period_tolerance"] = output.exact_duration(tol)
-                note = (f"inferred: a timer; period fitted to the send times of {fit.samples} messages on "
-                        f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.bound_ns / 1e3:.2f} us "
-                        f"(send jitter {fit.jitter_ns / 1e6:.2f} ms"
-                        + (f", {fit.skipped} release(s) without a message" if fit.skipped else "")
-                        + "); period_tolerance for binding the real timer -- the timer itself is not visible "
-                        "in the graph")
-            elif fit is not None:
-                note = (f"unknown: period -- the messages on {', '.join(ts)} are not one periodic timer's "
-                        f"({fit.why}); add `period:` by hand")
-                sk.warnings.append(f"node {n}: {', '.join(ts)} is not sent by one periodic timer ({fit.why}); "
-                                   "its period is left unknown")
-            elif r is not None:
-                # the median gap, not the mean rate: a loaded system skips timer releases, which
-                # lowers the mean rate but leaves most gaps at the period
-                gap = g.topics[ts[0]].median_gap_s if ts[0] in g.topics else None
-                f["period"] = output.exact_duration(nice_period_ns(1.0 / gap if gap else r))
-                note = (f"inferred: a timer; period from the median interval between messages on "
-                        f"{', '.join(ts)} ({r:.2f}/s on average) -- the timer itself is not visible in the graph")
-            else:
-                note = (f"unknown: period (no messages on {', '.join(ts)} while observing) -- "
-                        "add `period:` by hand")
-            entries[cb] = Entry(f, note)
-        for cb, ns_ in notes.items():
-            entries[cb].note = "; ".join(ns_)
-        # a client of a service: its data-driven callback calls it, the client callback (the
-        # continuation) publishes that callback's outputs
-        for s in g.clients.get(n, []):
-            if s not in server_cb:
-                sk.warnings.append(f"node {n} is a client of {s}, which no node of the graph serves: not modelled")
-                continue
-            own = [sub_cb[(n, t)] for t in subs]
-            callers = [c for c in own if publishes_of[c]] or own or [c for c in timers if node_of[c] == n]
-            if not callers:
-                sk.warnings.append(f"node {n} is a client of {s} but has no callback that could call it: not modelled")
-                continue
-            caller = callers[0]
-            calls_of[caller].append(s)
-            cb = unique(f"{mnode}/on_{_ident(s)}_response")
-            client_cb[(n, s)] = cb
-            publishes_of[cb], calls_of[cb], node_of[cb] = publishes_of[caller], [], n
-            publishes_of[caller] = []
-            entries[cb] = Entry({"name": cb, "kind": "client", "node": mnode, "service": model_name(s)},
-                                f"inferred: the continuation of {caller}'s request to {s}"
-                                + (f", publishes what {caller} would ({', '.join(publishes_of[cb])})"
-                                   if publishes_of[cb] else ""))
-            entries[caller].note = ((entries[caller].note + "; ") if entries[caller].note else "") + \
-                f"inferred: calls {s} (node {n} is its client)"
-    for cb, e in entries.items():
-        if publishes_of.get(cb):
-            e.fields["publishes"] = "[" + ", ".join(model_name(t) for t in publishes_of[cb]) + "]"
-        if calls_of.get(cb):
-            e.fields["calls"] = "[" + ", ".join(model_name(s) for s in calls_of[cb]) + "]"
-        e.note = (e.note + "; " if e.note else "") + WCET_MARK
-        sk.callbacks.append(e)
-    called = sorted({s for v in calls_of.values() for s in v})
-    for s in called:
-        callers_ = sorted({node_of[c] for c, v in calls_of.items() if s in v})
-        sk.services.append(Entry({"name": model_name(s)},
-                                 f"served by {servers[s][0]}, called by {', '.join(callers_)}; unknown: request and "
-                                 "response sizes (default 64B; a graph does not show them)"))
+        return timer_groups, notes
 
-    # candidate chains: timer -> ... -> a callback whose outputs nobody takes
-    takers: dict[str, list[tuple[str, str]]] = {}   # topic -> (callback, type)
-    for (n, t), cb in sub_cb.items():
-        takers.setdefault(t, []).append((cb, g.sub_types.get((n, t), "")))
-    for v in takers.values():
-        v.sort()
-    chains: list[list[str]] = []
+    def _timer(self, n: str, mnode: str, r: float | None, fit: PeriodFit | None, ts: list[str]) -> None:
+        """The timer that sends topics `ts` of node n, with its period: fitted, from the median
+        gap, or unknown."""
+        cb = self.unique(f"{mnode}/timer")
+        self.timers.append(cb)
+        f = {"name": cb, "kind": "timer", "node": mnode}
+        if fit is not None and fit.periodic:
+            period, tol = exact_period(fit)
+            f["period"] = output.exact_duration(period)
+            f["period_tolerance"] = output.exact_duration(tol)
+            note = (f"inferred: a timer; period fitted to the send times of {fit.samples} messages on "
+                    f"{', '.join(ts)}: {fit.period_ns / 1e6:.6f} ms +- {fit.bound_ns / 1e3:.2f} us "
+                    f"(send jitter {fit.jitter_ns / 1e6:.2f} ms"
+                    + (f", {fit.skipped} release(s) without a message" if fit.skipped else "")
+                    + "); period_tolerance for binding the real timer -- the timer itself is not visible "
+                    "in the graph")
+        elif fit is not None:
+            note = (f"unknown: period -- the messages on {', '.join(ts)} are not one periodic timer's "
+                    f"({fit.why}); add `period:` by hand")
+            self.sk.warnings.append(f"node {n}: {', '.join(ts)} is not sent by one periodic timer ({fit.why}); "
+                                    "its period is left unknown")
+        elif r is not None:
+            # the median gap, not the mean rate: a loaded system skips timer releases, which
+            # lowers the mean rate but leaves most gaps at the period
+            gap = self.g.topics[ts[0]].median_gap_s if ts[0] in self.g.topics else None
+            f["period"] = output.exact_duration(nice_period_ns(1.0 / gap if gap else r))
+            note = (f"inferred: a timer; period from the median interval between messages on "
+                    f"{', '.join(ts)} ({r:.2f}/s on average) -- the timer itself is not visible in the graph")
+        else:
+            note = (f"unknown: period (no messages on {', '.join(ts)} while observing) -- "
+                    "add `period:` by hand")
+        self._callback(cb, n, list(ts), Entry(f, note))
 
-    def successors(path: list[str]) -> list[str]:
+    def _client(self, n: str, mnode: str, s: str, subs: list[str]) -> None:
+        """Node n as a client of service s: its data-driven callback calls it, the client
+        callback (the continuation) publishes that callback's outputs."""
+        if s not in self.server_cb:
+            self.sk.warnings.append(f"node {n} is a client of {s}, which no node of the graph serves: not modelled")
+            return
+        own = [self.sub_cb[(n, t)] for t in subs]
+        callers = [c for c in own if self.publishes_of[c]] or own or [c for c in self.timers if self.node_of[c] == n]
+        if not callers:
+            self.sk.warnings.append(f"node {n} is a client of {s} but has no callback that could call it: not modelled")
+            return
+        caller = callers[0]
+        self.calls_of[caller].append(s)
+        cb = self.unique(f"{mnode}/on_{_ident(s)}_response")
+        self.client_cb[(n, s)] = cb
+        self._callback(cb, n, self.publishes_of[caller],
+                       Entry({"name": cb, "kind": "client", "node": mnode, "service": model_name(s)},
+                             f"inferred: the continuation of {caller}'s request to {s}"
+                             + (f", publishes what {caller} would ({', '.join(self.publishes_of[caller])})"
+                                if self.publishes_of[caller] else "")))
+        self.publishes_of[caller] = []
+        entries = self.entries
+        entries[caller].note = ((entries[caller].note + "; ") if entries[caller].note else "") + \
+            f"inferred: calls {s} (node {n} is its client)"
+
+    def finish_callbacks(self) -> None:
+        """The callbacks with what they publish and call, and the services some node calls."""
+        for cb, e in self.entries.items():
+            if self.publishes_of.get(cb):
+                e.fields["publishes"] = "[" + ", ".join(model_name(t) for t in self.publishes_of[cb]) + "]"
+            if self.calls_of.get(cb):
+                e.fields["calls"] = "[" + ", ".join(model_name(s) for s in self.calls_of[cb]) + "]"
+            e.note = (e.note + "; " if e.note else "") + WCET_MARK
+            self.sk.callbacks.append(e)
+        self.called = sorted({s for v in self.calls_of.values() for s in v})
+        for s in self.called:
+            callers_ = sorted({self.node_of[c] for c, v in self.calls_of.items() if s in v})
+            self.sk.services.append(Entry({"name": model_name(s)},
+                                          f"served by {self.servers_of[s][0]}, called by {', '.join(callers_)}; "
+                                          "unknown: request and response sizes (default 64B; a graph does not "
+                                          "show them)"))
+
+    # ---- chains
+    def _successors(self, path: list[str], takers: dict[str, list[tuple[str, str]]]) -> list[str]:
         cur = path[-1]
         out = []
-        for t in publishes_of.get(cur, []):
-            ty = g.pub_types.get((node_of[cur], t), "")
+        for t in self.publishes_of.get(cur, []):
+            ty = self.g.pub_types.get((self.node_of[cur], t), "")
             out += [c for c, sty in takers.get(t, []) if not (ty and sty and ty != sty)]
-        out += [server_cb[s] for s in calls_of.get(cur, []) if s in server_cb]
-        if entries[cur].fields.get("kind") == "service" and len(path) > 1:
-            s = next(k for k, v in server_cb.items() if v == cur)
+        out += [self.server_cb[s] for s in self.calls_of.get(cur, []) if s in self.server_cb]
+        if self.entries[cur].fields.get("kind") == "service" and len(path) > 1:
+            s = next(k for k, v in self.server_cb.items() if v == cur)
             caller = path[-2]
-            if s in calls_of.get(caller, []) and (node_of[caller], s) in client_cb:
-                out.append(client_cb[(node_of[caller], s)])
+            if s in self.calls_of.get(caller, []) and (self.node_of[caller], s) in self.client_cb:
+                out.append(self.client_cb[(self.node_of[caller], s)])
         return [c for c in out if c not in path]
 
-    def walk(path: list[str]) -> None:
-        if len(chains) >= MAX_CHAINS:
-            return
-        nxt = successors(path)
-        if not nxt:
-            if len(path) > 1:
-                chains.append(list(path))
-            return
-        for c in nxt:
-            walk(path + [c])
+    def chains(self) -> None:
+        """Candidate chains: every path from a timer to a callback whose outputs nobody takes."""
+        takers: dict[str, list[tuple[str, str]]] = {}   # topic -> (callback, type)
+        for (n, t), cb in self.sub_cb.items():
+            takers.setdefault(t, []).append((cb, self.g.sub_types.get((n, t), "")))
+        for v in takers.values():
+            v.sort()
+        chains: list[list[str]] = []
 
-    for tcb in timers:
-        walk([tcb])
-    chain_names: set[str] = set()
-    for path in chains:
-        last_node = entries[path[-1]].fields["node"].replace("/", "_")
-        src_topics = publishes_of.get(path[0]) or ["chain"]
-        base = f"{_ident(src_topics[0])}_to_{last_node}"
-        cname, i = base, 2
-        while cname in chain_names:
-            cname, i = f"{base}_{i}", i + 1
-        chain_names.add(cname)
-        sk.chains.append(Entry({"name": cname, "callbacks": "[" + ", ".join(path) + "]"},
-                               "candidate: a path from a timer to a sink; period = the timer's, "
-                               "deadline assumed = period"))
-    sk.header = [
-        "Model skeleton written by `chainrt discover` from the running ROS 2 graph",
-        f"(ROS_DOMAIN_ID {g.domain}, {g.rmw}; observed for {g.observed_s:g} s): "
-        f"{len(g.nodes)} node(s), {len(topics_used)} topic(s), {len(sk.services)} service(s), "
-        f"{len(sk.callbacks)} callback(s), {len(sk.chains)} candidate chain(s).",
-        "Comments say what was inferred rather than observed ('inferred:') and what is unknown",
-        "('unknown:'). Execution times cannot be seen in a graph: run the nodes under a chainrt",
-        "executor and `chainrt profile THIS_FILE --write`; `chainrt check` lists them until then.",
-        "The executors are written as observed: ROS 2's default policy (ros-default), which knows no",
-        "chains. For chain-aware scheduling: `chainrt synthesize THIS_FILE -o tuned.yaml` (chain",
-        "priorities, executors, cores), or `policy: fp`, `edf` or `picas` with a `priority:` per chain.",
-    ]
-    unmodelled = sorted({s for ss in g.services.values() for s in ss} - set(called))
-    if unmodelled:
-        sk.header.append(f"Services served but called by no node of the graph (not modelled): {', '.join(unmodelled)}.")
-    for w in sk.warnings:
-        sk.header.append(f"WARNING: {w}")
-    sk.header.append(f"name: {name}")
-    return sk
+        def walk(path: list[str]) -> None:
+            if len(chains) >= MAX_CHAINS:
+                return
+            nxt = self._successors(path, takers)
+            if not nxt:
+                if len(path) > 1:
+                    chains.append(list(path))
+                return
+            for c in nxt:
+                walk(path + [c])
+
+        for tcb in self.timers:
+            walk([tcb])
+        chain_names: set[str] = set()
+        for path in chains:
+            last_node = self.entries[path[-1]].fields["node"].replace("/", "_")
+            src_topics = self.publishes_of.get(path[0]) or ["chain"]
+            base = f"{_ident(src_topics[0])}_to_{last_node}"
+            cname, i = base, 2
+            while cname in chain_names:
+                cname, i = f"{base}_{i}", i + 1
+            chain_names.add(cname)
+            self.sk.chains.append(Entry({"name": cname, "callbacks": "[" + ", ".join(path) + "]"},
+                                        "candidate: a path from a timer to a sink; period = the timer's, "
+                                        "deadline assumed = period"))
+
+    def header(self, name: str) -> None:
+        g, sk = self.g, self.sk
+        sk.header = [
+            "Model skeleton written by `chainrt discover` from the running ROS 2 graph",
+            f"(ROS_DOMAIN_ID {g.domain}, {g.rmw}; observed for {g.observed_s:g} s): "
+            f"{len(g.nodes)} node(s), {len(self.topics_used)} topic(s), {len(sk.services)} service(s), "
+            f"{len(sk.callbacks)} callback(s), {len(sk.chains)} candidate chain(s).",
+            "Comments say what was inferred rather than observed ('inferred:') and what is unknown",
+            "('unknown:'). Execution times cannot be seen in a graph: run the nodes under a chainrt",
+            "executor and `chainrt profile THIS_FILE --write`; `chainrt check` lists them until then.",
+            "The executors are written as observed: ROS 2's default policy (ros-default), which knows no",
+            "chains. For chain-aware scheduling: `chainrt synthesize THIS_FILE -o tuned.yaml` (chain",
+            f"priorities, executors, cores), or `policy: {one_of(CHAIN_AWARE, '`')[1:]} with a `priority:` per chain.",
+        ]
+        unmodelled = sorted({s for ss in g.services.values() for s in ss} - set(self.called))
+        if unmodelled:
+            sk.header.append(f"Services served but called by no node of the graph (not modelled): {', '.join(unmodelled)}.")
+        for w in sk.warnings:
+            sk.header.append(f"WARNING: {w}")
+        sk.header.append(f"name: {name}")
 
 
 def _value(v) -> str:

@@ -33,6 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from .janitor import current, guard
+from .model import load_model
+
 SCHED_FIFO = 1
 #: Fast DDS's port formula (RTPS spec 9.6.1.1): PB + DG * domain + offsets; PB = 7400, DG = 250.
 PORT_BASE, DOMAIN_GAIN = 7400, 250
@@ -332,7 +335,6 @@ def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike
     rmw's own LOCALHOST setting would add a second UDP transport with a socket on 0.0.0.0."""
     if not chainrt_configures(env) or (host_addresses is None and not discovery_is_local(env)):
         return {}
-    from .model import load_model
     model = load_model(str(model_path))
     try:
         domain = int(env.get("ROS_DOMAIN_ID", "0") or 0)
@@ -415,7 +417,6 @@ def loopback_environment(env: dict[str, str]) -> dict[str, str]:
         import tempfile
         _loopback_dir.append(tempfile.mkdtemp(prefix="chainrt-dds-"))
         atexit.register(shutil.rmtree, _loopback_dir[0], True)
-    from .janitor import current
     if current() is not None:
         current().remove_if_killed(_loopback_dir[0])
     path = Path(_loopback_dir[0]) / f"loopback-{domain}.fastdds.xml"
@@ -436,7 +437,6 @@ class loopback_participants:
 
     def __enter__(self):
         import contextlib
-        from .janitor import guard
         self.stack = contextlib.ExitStack()
         self.stack.enter_context(guard())  # killed: the janitor removes the profile and the Fast DDS files
         try:

@@ -5,10 +5,10 @@ start, finish], ...]})."""
 
 from __future__ import annotations
 
+from .figures import pyplot, save_figure
+
 
 def draw(trace: dict, path: str, start_ns: int = 0, end_ns: int | None = None, title: str = "") -> None:
-    from chainrt.figures import pyplot, save_figure
-
     plt = pyplot()
 
     threads = trace["threads"]

@@ -2,7 +2,7 @@
 
 A command that starts ROS 2 (``chainrt run``, ``profile``, ``bench``) creates Fast DDS
 shared-memory files in /dev/shm — its own participant's and its children's — and sometimes a
-staging folder of its output. Its normal exit paths remove them (runtime.remove_stale_shm); a
+staging folder of its output. Its normal exit paths remove them (remove_stale_shm); a
 killed process cannot. :func:`guard` therefore starts a small watcher process (this module run
 as ``python -m chainrt.janitor``) that holds a pipe to the command: when the pipe closes without
 the command having said "done", the command died, and the watcher
@@ -22,6 +22,7 @@ a watcher.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import subprocess
@@ -33,12 +34,67 @@ GRACE_S = 30.0
 _active: list["Guard"] = []
 _sweeping: list[subprocess.Popen] = []  # watchers that remove what is left when this process exits
 
+# Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks, data
+# sharing pools): "fastdds_*" since Fast DDS 3 (kilted), "fastrtps_*" before (jazzy); and the
+# segments of accelerators shared by a run's processes, "chainrt-acc-*"
+# (runtime/accelerator_shm.hpp: the last user removes one; users all killed cannot).
+SHM_PATTERNS = ("fastdds_*", "fastrtps_*", "fast_datasharing*", "sem.fastdds_*", "sem.fastrtps_*", "chainrt-acc-*")
+
+
+def shm_entries() -> set[str]:
+    """The shared-memory files (SHM_PATTERNS) in /dev/shm now."""
+    out = set()
+    for pat in SHM_PATTERNS:
+        out.update(glob.glob(os.path.join("/dev/shm", pat)))
+    return out
+
+
+def shm_in_use(paths: set[str]) -> set[str]:
+    """The paths of `paths` that a live process has open or mapped (/proc/*/fd, /proc/*/maps)."""
+    used = set()
+    if not paths:
+        return used
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    for p in paths:
+                        if p in line:
+                            used.add(p)
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target in paths:
+                    used.add(target)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return used
+
+
+def remove_stale_shm(before: set[str]) -> list[str]:
+    """Removes the shared-memory files (SHM_PATTERNS) created since `before` that no live process
+    uses any more (a killed child cannot remove its own); returns what was removed. Files of
+    other ROS 2 programs (older, or still in use) are never touched."""
+    fresh = shm_entries() - before
+    stale = fresh - shm_in_use(fresh)
+    removed = []
+    for p in sorted(stale):
+        try:
+            os.unlink(p)
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
+
 
 class Guard:
     """The command side: a pipe to the watcher (or nothing when it could not be started)."""
 
     def __init__(self) -> None:
-        from .runtime import shm_entries
         self.before = shm_entries()
         self.proc: subprocess.Popen | None = None
         try:
@@ -104,7 +160,6 @@ def guard():
         # What a child killed during the command left (its segment, its port files) goes now where
         # nothing uses it any more; a file still held -- a listener of this process keeps a dead
         # peer's segment mapped until the process exits -- goes when the process exits (the watcher)
-        from .runtime import remove_stale_shm, shm_entries
         remove_stale_shm(g.before)
         g.done(sweep_at_exit=bool(shm_entries() - g.before))
 
@@ -116,7 +171,6 @@ def current() -> Guard | None:
 def _watch() -> int:
     """The watcher: reads the command's messages until "done" (exit) or end of file (killed)."""
     import shutil
-    from .runtime import shm_entries, shm_in_use
     before: set[str] = set()
     remove: list[str] = []
     for line in sys.stdin.buffer:

@@ -19,6 +19,8 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 
+from ._core import pretty_duration
+
 MISSING = "-"
 
 
@@ -70,7 +72,6 @@ def duration(ns, *, missing: str = MISSING) -> str:
     """The shortest readable form of a duration (``20 ms``, ``1.5 s``), as the model's messages write it."""
     if ns is None:
         return missing
-    from ._core import pretty_duration
     return pretty_duration(int(ns))
 
 

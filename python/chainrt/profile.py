@@ -39,9 +39,11 @@ from dataclasses import dataclass, field
 import yaml
 
 from . import monitor_msg, output
-from .discover import WCET_MARK  # the skeleton's remark that --write replaces
-from .runtime import merge as merge_chain_reports
+from ._core import parse_duration
+from .fastdds import loopback_participants
 from .runtime import quantile
+from .runtime import merge as merge_chain_reports
+from .discover import WCET_MARK  # the skeleton's remark that --write replaces
 
 STATS_SUFFIX = monitor_msg.STATS_SUFFIX
 PROFILED_MARK = "bcet, wcet: measured by chainrt profile"
@@ -105,7 +107,6 @@ def listen(duration_s: float, topic: str | None = None, run_id: str | None = Non
     """Subscribes to the monitoring topic(s) -- ``topic``, or every ``*/chainrt/chain_stats``
     found in the graph -- for ``duration_s`` (:func:`_listen`), from a participant that binds
     nothing beyond loopback under localhost discovery (fastdds.loopback_participants)."""
-    from .fastdds import loopback_participants
     with loopback_participants():
         return _listen(duration_s, topic, run_id, until, settle_s)
 
@@ -238,7 +239,6 @@ def _period_ns(text) -> int | None:
     if text is None:
         return None
     try:
-        from ._core import parse_duration
         d = parse_duration(str(text))
         return int(d) if d else None
     except (ValueError, ImportError):

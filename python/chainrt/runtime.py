@@ -20,7 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import _build
+from . import _build, fastdds
+from .fastdds import for_children
+from .janitor import guard, remove_stale_shm, shm_entries
 
 REPO = Path(__file__).resolve().parents[2]
 BINARY = "chainrt-run"
@@ -67,7 +69,6 @@ def find_binary() -> Path:
 def ros_environment(binary: Path | None = None) -> dict[str, str]:
     """The environment for the runtime: the current one plus what the build recorded next to
     the binary (AMENT_PREFIX_PATH, RMW_IMPLEMENTATION). LD_LIBRARY_PATH is not needed (RPATH)."""
-    from .fastdds import for_children
     env = for_children(dict(os.environ))  # not this process's own loopback participant settings
     recorded = None
     if binary is not None:
@@ -190,7 +191,6 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     common += extra_args or []
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
-    from .janitor import guard
     with guard() as watcher, tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
         watcher.remove_if_killed(dds_dir)  # a killed chainrt leaves no profile behind either
         if trace_dir:
@@ -198,7 +198,6 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
         if dds_profiles and process_env is None:
             # named files, alive for the run: Fast DDS's XML loader (2.14 and 3.x) takes the file's
             # realpath(), which an anonymous file (/dev/fd/N of an unlinked file) has none of
-            from . import fastdds
             try:
                 process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
             except (fastdds.ProfileError, ValueError) as e:
@@ -225,63 +224,6 @@ def _mark_unfinished(result: dict, duration_ns: int) -> None:
                 f"chain {name} completed no instance"
                 + (f" in {expected} expected releases" if expected else "")
                 + ": starved or broken; its response times are unknown, not 0")
-
-
-# Fast DDS' shared-memory transport files in /dev/shm (segments, port queues, their locks, data
-# sharing pools): "fastdds_*" since Fast DDS 3 (kilted), "fastrtps_*" before (jazzy); and the
-# segments of accelerators shared by a run's processes, "chainrt-acc-*"
-# (runtime/accelerator_shm.hpp: the last user removes one; users all killed cannot).
-SHM_PATTERNS = ("fastdds_*", "fastrtps_*", "fast_datasharing*", "sem.fastdds_*", "sem.fastrtps_*", "chainrt-acc-*")
-
-
-def shm_entries() -> set[str]:
-    import glob
-    out = set()
-    for pat in SHM_PATTERNS:
-        out.update(glob.glob(os.path.join("/dev/shm", pat)))
-    return out
-
-
-def shm_in_use(paths: set[str]) -> set[str]:
-    """The paths of `paths` that a live process has open or mapped (/proc/*/fd, /proc/*/maps)."""
-    used = set()
-    if not paths:
-        return used
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/maps") as f:
-                for line in f:
-                    for p in paths:
-                        if p in line:
-                            used.add(p)
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if target in paths:
-                    used.add(target)
-        except (OSError, UnicodeDecodeError):
-            continue
-    return used
-
-
-def remove_stale_shm(before: set[str]) -> list[str]:
-    """Removes the shared-memory files (SHM_PATTERNS) created since `before` that no live process
-    uses any more (a killed child cannot remove its own); returns what was removed. Files of
-    other ROS 2 programs (older, or still in use) are never touched."""
-    fresh = shm_entries() - before
-    stale = fresh - shm_in_use(fresh)
-    removed = []
-    for p in sorted(stale):
-        try:
-            os.unlink(p)
-            removed.append(p)
-        except OSError:
-            pass
-    return removed
 
 
 PARENT_PID_ENV = "CHAINRT_PARENT_PID"
@@ -337,7 +279,6 @@ class Supervisor:
                 pass
 
     def run(self) -> dict:
-        from .janitor import guard
         with guard():  # a killed chainrt: the watcher removes what the run left in /dev/shm
             return self._run()
 

@@ -30,7 +30,10 @@ import os
 import sys
 import tempfile
 
-from . import cliargs
+from . import _core, cliargs
+from .campaign import command
+from .campaign.plan import merge, quantile, Spec, split
+from .model import analysis_names
 
 #: A normalised utilisation drawn per system: above 0, at most 1 (the cores full).
 U_NORM = cliargs.number(0, 1, "a normalised utilisation", above=True)
@@ -92,7 +95,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
                         help="folder of the campaign (its kept batches and merged result; default out/soundness)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    from .campaign import command
     command.add_arguments(parser, batch=BATCH, worker_aliases=("--jobs",))
 
 
@@ -109,7 +111,6 @@ def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int 
           fusion: bool = False, feature: str = "", phases: bool = False, first: int = 0) -> dict:
     """One batch of the harness: systems first .. first + sets - 1 of `seed` (each system
     depends only on the seed and its number, so batches give the results of one run)."""
-    from . import _core
     if analysis == "lame" and (fusion or feature):  # LaME's plans on LaME's systems (lame/soundness.hpp)
         raise ValueError("--analysis lame draws LaME's own systems; --fusion and --feature do not apply")
     fn = getattr(_core, "_soundness", None)
@@ -137,7 +138,6 @@ def batch_task(identity: dict, batch: dict) -> dict:
 
 
 def make_spec(args, names: list[str]):
-    from .campaign.plan import Spec, split
     identity = {"analyses": names, "sets": args.sets, "first": args.first, "seed": args.seed,
                 "variants": args.variants, "horizon": args.horizon, "u_min": args.u_min, "u_max": args.u_max,
                 "harsh": bool(args.harsh), "climb": args.climb, "fusion": bool(getattr(args, "fusion", False)),
@@ -155,7 +155,6 @@ def merge_reports(reports: list[dict]) -> dict:
     """One analysis' batch reports (in system order) as the harness's report for all of them:
     counts summed, counterexamples in system order, the tightness figures from every ratio
     (the harness's percentiles and mean, sim/src/soundness.cpp; its six decimals)."""
-    from .campaign.plan import merge, quantile
     rep, _dropped = merge(reports)
     ratios = sorted(rep.get("ratios", []))
     rep["ratios"] = ratios
@@ -176,7 +175,6 @@ def merge_reports(reports: list[dict]) -> dict:
 def bound_over_worst(ratios: list[float]) -> dict:
     """The bound / worst simulated distribution from the ascending worst / bound ratios, as the
     harness computes it (sim/src/soundness.cpp): median, p90 and the count per bucket."""
-    from .campaign.plan import quantile
     inv = sorted(1 / x if x > 0 else float("inf") for x in ratios)
     six = lambda x: float(f"{x:.6f}")  # noqa: E731
     histogram = [0] * (len(TIGHTNESS_BUCKETS) + 1)
@@ -187,14 +185,12 @@ def bound_over_worst(ratios: list[float]) -> dict:
 
 
 def run(args) -> int:
-    from .campaign import command
     cliargs.check_order("experiment soundness", args, "--u-min", "--u-max")
     families = [f for f in ("fusion", "phases", "feature") if getattr(args, f, None)]
     if len(families) > 1:
         print(f"chainrt experiment soundness: --{families[0]} and --{families[1]} draw different systems; give one "
               f"of them", file=sys.stderr)
         return 1
-    from .model import analysis_names
     names = analysis_names() if args.analysis == "all" else [args.analysis]
     if args.analysis not in ("all", "lame") and args.analysis not in analysis_names():
         print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "

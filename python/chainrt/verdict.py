@@ -33,12 +33,13 @@ import time
 from dataclasses import dataclass, field
 
 from . import output
+from .accounting import CAUSES, OVERRUN_RATIO, cause_text
+from .model import load_model
 
 BUSY_OTHER_SHARE = 0.20     # other processes used > 20 % of the machine: "busy"
 PSI_SHARE = 0.10            # some task waited for a CPU > 10 % of the time
 STEAL_SHARE = 0.02          # the hypervisor took > 2 % of the CPU time
 PREEMPTED_RATIO = 1.5       # wall time > 1.5 x CPU time (and 1 ms more) for one instance
-OVERRUN_RATIO = 1.10        # CPU time per instance > 1.1 x the model's WCET: the model understates it
 EXPLAINS_SHARE = 0.10       # ... named as a cause when the overruns add up to >= 10 % of the excess
 
 
@@ -337,7 +338,6 @@ def bench_findings(result: dict) -> list[str]:
 def _accounted(acc: dict | None, chain: str, against: str) -> str | None:
     """The benchmark's accounting (reference_system.accounting) of a KPI chain ("hot_path": both
     hot-path chains) as a cause, against the bounds ("chains") or the simulated worst cases."""
-    from .accounting import CAUSES, cause_text
     rows = [r for n, r in ((acc or {}).get(against) or {}).items()
             if n == chain or (chain == "hot_path" and n.startswith("hot_path_"))]
     if not rows:
@@ -358,7 +358,6 @@ class RunWatch:
         self.fifo, self.thread_params = fifo, thread_params
         if isinstance(model, (str, os.PathLike)):
             try:
-                from .model import load_model
                 model = load_model(model)
             except Exception:
                 model = None

@@ -10,7 +10,7 @@
 //   chainrt.model         a chainrt model file ("": none; every node is monitored, ros-default)
 //   chainrt.executor      which executor of the model this container is ("": the only one, or
 //                         the one hosting the first loaded node the model has)
-//   chainrt.policy        overrides the model's policy (ros-default, fp, edf, picas, mixed, lame)
+//   chainrt.policy        overrides the model's policy (any of policies.def)
 //   chainrt.threads       executor threads instead of the model's (0: the model's, else 1)
 //   chainrt.stats_period  seconds between monitoring messages on /chainrt/chain_stats (0: none)
 //   chainrt.run_id        the run id of the monitoring messages

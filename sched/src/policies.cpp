@@ -1,6 +1,6 @@
 // chainrt sched: the executor policies' descriptors (policy.hpp) — each policy's ordering key
 // (EDF ready-queue paper Sec. IV-A, footnote 2: the readyQueue's pluggable ordering), its
-// admission rule (admission.hpp), its default analysis and its description.
+// admission rule (admission.hpp) and its description.
 //
 // The keys are lexicographic on (tier, value, rank, id), smaller first; the remaining ties are
 // always broken by registration order (the CallbackId).
@@ -54,10 +54,6 @@ Key key_lame(const CallbackSpec& cb, CallbackId id, Duration) noexcept {
   return Key{0, -static_cast<std::int64_t>(cb.priority.value_or(0)), ros_default_rank(cb.kind), id};
 }
 
-constexpr const char* kNoMultiDefault =
-    "the default multi-threaded executor has no sound analysis in chainrt (the published ones were refuted by "
-    "Teper et al. 2024; see docs/analysis.md)";
-
 // The names, once: policies.def.
 constexpr const char* kNames[] = {
 #define CHAINRT_POLICY(id, name) name,
@@ -65,27 +61,25 @@ constexpr const char* kNames[] = {
 #undef CHAINRT_POLICY
 };
 
-constexpr PolicyDescriptor describe(Policy p, KeyFn key, AdmissionRule admission, const char* analysis_single,
-                                    const char* analysis_multi, const char* no_analysis, const char* description,
+constexpr PolicyDescriptor describe(Policy p, KeyFn key, AdmissionRule admission, const char* description,
                                     bool orders_by_priority = false) {
-  return {p, kNames[static_cast<std::size_t>(p)], key, admission, analysis_single, analysis_multi, no_analysis,
-          description, orders_by_priority};
+  return {p, kNames[static_cast<std::size_t>(p)], key, admission, description, orders_by_priority};
 }
 
-// One descriptor per line of policies.def, in its order.
+// One descriptor per line of policies.def, in its order. The analyses that bound each policy
+// declare it themselves (ResponseTimeAnalysis::default_for, analysis/analysis.hpp).
 constexpr PolicyDescriptor kDescriptors[] = {
-    describe(Policy::RosDefault, key_ros_default, AdmissionRule::PollingPoint, "ros-default-st", nullptr,
-             kNoMultiDefault, "ROS 2's default executor: refills at polling points, timers before subscriptions"),
-    describe(Policy::Picas, key_fixed_priority, AdmissionRule::Immediate, "picas-st", "fp-mt", nullptr,
+    describe(Policy::RosDefault, key_ros_default, AdmissionRule::PollingPoint,
+             "ROS 2's default executor: refills at polling points, timers before subscriptions"),
+    describe(Policy::Picas, key_fixed_priority, AdmissionRule::Immediate,
              "PiCAS: fixed callback priorities from the chains' priorities", true),
-    describe(Policy::FixedPriority, key_fixed_priority, AdmissionRule::Immediate, "fp-mt", "fp-mt", nullptr,
+    describe(Policy::FixedPriority, key_fixed_priority, AdmissionRule::Immediate,
              "fixed-priority ready queue: the highest callback priority first", true),
-    describe(Policy::Edf, key_edf, AdmissionRule::Immediate, "edf-mt", "edf-mt", nullptr,
+    describe(Policy::Edf, key_edf, AdmissionRule::Immediate,
              "EDF ready queue: the earliest absolute chain deadline first"),
-    describe(Policy::Mixed, key_mixed, AdmissionRule::Immediate, nullptr, nullptr,
-             "no analysis of the mixed policy is shipped",
+    describe(Policy::Mixed, key_mixed, AdmissionRule::Immediate,
              "deadline callbacks by EDF, then fixed priorities, then ROS 2's default order"),
-    describe(Policy::Lame, key_lame, AdmissionRule::LameBestEffort, "fp-mt", "fp-mt", nullptr,
+    describe(Policy::Lame, key_lame, AdmissionRule::LameBestEffort,
              "LaME: real-time threads by priority, best-effort threads take the first eligible callback", true),
 };
 static_assert(std::size(kDescriptors) == kPolicyCount, "one descriptor per policy in policies.def");

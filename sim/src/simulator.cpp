@@ -1,6 +1,6 @@
 // chainrt sim: the discrete-event core (see simulator.hpp for the semantics it models and the
 // paper sections behind them). One event heap; per executor a sched::ReadyQueue used either as
-// the readyQueue (fp/edf/mixed/picas/lame) or as the default executor's readySet (ros-default);
+// the readyQueue (every other policy) or as the default executor's readySet (ros-default);
 // per core a preemptive thread scheduler with SCHED_DEADLINE-like reservations.
 #include "chainrt/sim/simulator.hpp"
 

@@ -678,268 +678,321 @@ void mutate_release_delay(Setting& next, const Model& model, const std::vector<i
   next.delays[cb.name] = r < 0.3 ? 0 : r < 0.6 ? cb.jitter : rng.uniform_int(0, cb.jitter);
 }
 
-SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, int set) {
-  SetResult sr;
-  std::uint64_t seed = gen::Rng::stream_seed(o.seed, static_cast<std::uint64_t>(set));
-  Model model;
-  bool overloaded = false;
-  FeatureDraw fd;
-  // With a feature: up to 8 draws until a system has it and the analysis applies.
-  bool got = false;
-  for (int draw = 0; draw < (o.feature.empty() ? 1 : 8) && !got; ++draw) {
-    if (draw > 0) seed = gen::Rng::stream_seed(seed, 0x9e37u + static_cast<std::uint64_t>(draw));
-    got = generate(a, o, seed, model, &overloaded, &fd);
+// One set of the check (check_set), in its stages: draw the system and analyse it (analyse),
+// plan its simulations (plan), simulate the fixed settings (explore), then climb from the worst
+// of them (climb). Every simulation is compared with the analysis, its violations kept as
+// counterexamples (simulate, save).
+class SetCheck {
+ public:
+  SetCheck(const ResponseTimeAnalysis& a, const SoundnessOptions& o, int set)
+      : a_(a), o_(o), set_(set), seed_(gen::Rng::stream_seed(o.seed, static_cast<std::uint64_t>(set))) {}
+
+  SetResult run() {
+    if (!analyse()) return sr_;
+    plan();
+    if (explore()) climb();
+    return sr_;
   }
-  if (!got) return sr;
-  sr.generated = true;
-  gen::Rng hr(seed ^ 0x6a125bULL);
-  if (o.harsh) perturb(model, hr, sr, o.feature == "shared-cores");
-  if (o.feature == "shared-cores") sr.shared_cores = 1;
-  if (o.feature == "shared-callbacks") (fd.kind == 0 ? sr.merge : sr.fork) = 1;
-  if (o.feature == "branch-join" && fd.kind == 1) sr.leaf = 1;
-  if (o.feature == "accelerator" || o.feature == "accelerator-block") (fd.kind == 0 ? sr.direct_access : fd.kind == 1 ? sr.server_access : sr.both_access) = 1;
-  // BCET mixes need a best case: give callbacks without one a quarter of their WCET.
-  for (auto& cb : model.callbacks)
-    if (!cb.bcet) cb.bcet = std::max<Duration>(1, cb.wcet / 4);
-  std::string why;
-  if (!a.applicable(model, &why)) return sr;
-  sr.applicable = true;
-  sr.feature = !o.feature.empty();
-  for (const auto& e : model.executors) sr.multi_threaded = sr.multi_threaded || e.threads.size() > 1;
-  sr.multi_host = model.hosts.size() > 1;
-  sr.overloaded = overloaded;
-  AnalysisResult res = a.analyze(model);
-  if (o.harsh && hr.uniform01() < 0.4) {
-    // Deadlines equal to the bounds (an EDF analysis sees new deadlines: analysed again).
-    bool any = false;
-    for (const ChainBound& b : res.chains)
-      if (b.bounded)
-        for (auto& c : model.chains)
-          if (c.name == b.chain && b.wcrt_bound > 0) {
-            c.deadline = b.wcrt_bound;
-            any = true;
-          }
-    if (any) {
-      sr.tight = 1;
-      res = a.analyze(model);
+
+ private:
+  // Draws the system (with a feature: up to 8 draws until one has it and the analysis applies),
+  // perturbs it (harsh) and analyses it; false when it is not analysed.
+  bool analyse() {
+    bool overloaded = false;
+    bool got = false;
+    for (int draw = 0; draw < (o_.feature.empty() ? 1 : 8) && !got; ++draw) {
+      if (draw > 0) seed_ = gen::Rng::stream_seed(seed_, 0x9e37u + static_cast<std::uint64_t>(draw));
+      got = generate(a_, o_, seed_, model_, &overloaded, &fd_);
     }
+    if (!got) return false;
+    sr_.generated = true;
+    gen::Rng hr(seed_ ^ 0x6a125bULL);
+    if (o_.harsh) perturb(model_, hr, sr_, o_.feature == "shared-cores");
+    if (o_.feature == "shared-cores") sr_.shared_cores = 1;
+    if (o_.feature == "shared-callbacks") (fd_.kind == 0 ? sr_.merge : sr_.fork) = 1;
+    if (o_.feature == "branch-join" && fd_.kind == 1) sr_.leaf = 1;
+    if (o_.feature == "accelerator" || o_.feature == "accelerator-block")
+      (fd_.kind == 0 ? sr_.direct_access : fd_.kind == 1 ? sr_.server_access : sr_.both_access) = 1;
+    // BCET mixes need a best case: give callbacks without one a quarter of their WCET.
+    for (auto& cb : model_.callbacks)
+      if (!cb.bcet) cb.bcet = std::max<Duration>(1, cb.wcet / 4);
+    std::string why;
+    if (!a_.applicable(model_, &why)) return false;
+    sr_.applicable = true;
+    sr_.feature = !o_.feature.empty();
+    for (const auto& e : model_.executors) sr_.multi_threaded = sr_.multi_threaded || e.threads.size() > 1;
+    sr_.multi_host = model_.hosts.size() > 1;
+    sr_.overloaded = overloaded;
+    res_ = a_.analyze(model_);
+    if (o_.harsh && hr.uniform01() < 0.4) {
+      // Deadlines equal to the bounds (an EDF analysis sees new deadlines: analysed again).
+      bool any = false;
+      for (const ChainBound& b : res_.chains)
+        if (b.bounded)
+          for (auto& c : model_.chains)
+            if (c.name == b.chain && b.wcrt_bound > 0) {
+              c.deadline = b.wcrt_bound;
+              any = true;
+            }
+      if (any) {
+        sr_.tight = 1;
+        res_ = a_.analyze(model_);
+      }
+    }
+    sr_.schedulable = res_.schedulable;
+    return true;
   }
-  sr.schedulable = res.schedulable;
-  // What the simulator runs: the system, or what the analysis made of it (SoundnessOptions).
-  const Model simulated = o.simulated ? o.simulated(model) : model;
 
-  Duration longest = 0;
-  for (const auto& c : model.chains) longest = std::max(longest, c.period);
-  for (const auto& cb : model.callbacks)
-    if (cb.is_timer()) longest = std::max(longest, cb.period);
-  const Duration horizon = std::max<Duration>(1'000'000'000, longest * o.horizon_periods);
-
-  gen::Rng rng(seed ^ 0x0ff5e75ULL);
-  std::vector<int> timers;
-  for (std::size_t c = 0; c < model.callbacks.size(); ++c)
-    if (model.callbacks[c].is_timer()) timers.push_back(static_cast<int>(c));
-  // A system whose timers all have guaranteed phases (the offsets/fusion family, or the
-  // known-phase configuration on_one_thread_with_phases gives sag) runs at its declared offsets.
-  bool guaranteed = !timers.empty();
-  for (int c : timers) guaranteed = guaranteed && model.callbacks[static_cast<std::size_t>(c)].phase == TimerPhase::Guaranteed;
-  const bool declared = o.phases || guaranteed;
-
-  Model fixed_model;  // the model with the climb's execution times as WCET (= BCET)
-  std::map<std::string, double>& chain_ratio = sr.ratios;
-  // The chains with the feature: those sharing a callback with another chain, or branching.
-  std::set<std::string> featured;
-  {
+  // What the simulations run and for how long, the timers they vary, and the chains with the feature.
+  void plan() {
+    // What the simulator runs: the system, or what the analysis made of it (SoundnessOptions).
+    simulated_ = o_.simulated ? o_.simulated(model_) : model_;
+    Duration longest = 0;
+    for (const auto& c : model_.chains) longest = std::max(longest, c.period);
+    for (const auto& cb : model_.callbacks)
+      if (cb.is_timer()) longest = std::max(longest, cb.period);
+    horizon_ = std::max<Duration>(1'000'000'000, longest * o_.horizon_periods);
+    rng_ = gen::Rng(seed_ ^ 0x0ff5e75ULL);
+    for (std::size_t c = 0; c < model_.callbacks.size(); ++c)
+      if (model_.callbacks[c].is_timer()) timers_.push_back(static_cast<int>(c));
+    // A system whose timers all have guaranteed phases (the offsets/fusion family, or the
+    // known-phase configuration on_one_thread_with_phases gives sag) runs at its declared offsets.
+    bool guaranteed = !timers_.empty();
+    for (int c : timers_)
+      guaranteed = guaranteed && model_.callbacks[static_cast<std::size_t>(c)].phase == TimerPhase::Guaranteed;
+    declared_ = o_.phases || guaranteed;
+    // The chains with the feature: those sharing a callback with another chain, or branching.
     std::map<std::string, int> on;
-    for (const auto& c : model.chains)
+    for (const auto& c : model_.chains)
       for (const auto& n : c.callbacks) on[n]++;
-    for (const auto& c : model.chains) {
-      bool f = o.feature == "branch-join"        ? !c.is_linear()
-               : o.feature == "accelerator" || o.feature == "accelerator-block" ? uses_segments(model, c)
-               : o.feature == "shared-callbacks" ? false
-                                                 : !o.feature.empty();
-      if (o.feature == "shared-callbacks")
+    for (const auto& c : model_.chains) {
+      bool f = o_.feature == "branch-join"                                          ? !c.is_linear()
+               : o_.feature == "accelerator" || o_.feature == "accelerator-block" ? uses_segments(model_, c)
+               : o_.feature == "shared-callbacks"                                   ? false
+                                                                                    : !o_.feature.empty();
+      if (o_.feature == "shared-callbacks")
         for (const auto& n : c.callbacks) f |= on[n] > 1;
-      if (f) featured.insert(c.name);
+      if (f) featured_.insert(c.name);
     }
   }
-  auto simulate_setting = [&](const Setting& st, std::uint64_t sim_seed, Check& out) {
+
+  // One simulation of setting `st`, compared with the bounds into `out`; false on a violation.
+  bool simulate_setting(const Setting& st, std::uint64_t sim_seed, Check& out) {
     SimOptions so;
-    so.duration = horizon;
+    so.duration = horizon_;
     so.seed = sim_seed;
-    so.policy = a.policy();
+    so.policy = a_.policy();
     so.exec = st.exec;
     so.keep_samples = false;
     so.offsets = st.offsets;
     so.random_jitter = st.random_jitter;
     so.release_delays = st.delays;
-    const Model* run = &simulated;
+    const Model* run = &simulated_;
     if (!st.fixed.empty()) {
-      fixed_model = simulated;
-      for (std::size_t c = 0; c < fixed_model.callbacks.size(); ++c)
-      {
-        fixed_model.callbacks[c].wcet = st.fixed[c];
-        fixed_model.callbacks[c].bcet = st.fixed[c];
+      fixed_model_ = simulated_;
+      for (std::size_t c = 0; c < fixed_model_.callbacks.size(); ++c) {
+        fixed_model_.callbacks[c].wcet = st.fixed[c];
+        fixed_model_.callbacks[c].bcet = st.fixed[c];
       }
-      run = &fixed_model;
+      run = &fixed_model_;
       so.exec = ExecTime::Wcet;
     }
     Model platform_model;
-    if (fd.platform_T > 0) {
-      platform_model = with_platform_threads(*run, fd.platform_Q, fd.platform_T,
-                                             static_cast<Duration>(sim_seed % static_cast<std::uint64_t>(fd.platform_T)));
+    if (fd_.platform_T > 0) {
+      platform_model = with_platform_threads(*run, fd_.platform_Q, fd_.platform_T,
+                                             static_cast<Duration>(sim_seed % static_cast<std::uint64_t>(fd_.platform_T)));
       run = &platform_model;
     }
     const SimResult r = simulate(*run, so);
-    ++sr.simulations;
-    sr.executions += r.executions;
-    out = compare(res, r);
+    ++sr_.simulations;
+    sr_.executions += r.executions;
+    out = compare(res_, r);
     for (const auto& [name, ratio] : out.ratio) {
-      chain_ratio[name] = std::max(chain_ratio[name], ratio);
-      sr.feature_chains += featured.count(name);
-      sr.feature_bounded = sr.feature_bounded || featured.count(name);
+      sr_.ratios[name] = std::max(sr_.ratios[name], ratio);
+      sr_.feature_chains += featured_.count(name);
+      sr_.feature_bounded = sr_.feature_bounded || featured_.count(name);
     }
-    sr.chains_checked += out.chains;
-    sr.beyond_period_checked += out.beyond_period;
-    if (o.fusion || o.phases) sr.fusion_chains_checked += out.fusion_chains;
-    sr.max_ratio = std::max(sr.max_ratio, out.worst);
+    sr_.chains_checked += out.chains;
+    sr_.beyond_period_checked += out.beyond_period;
+    if (o_.fusion || o_.phases) sr_.fusion_chains_checked += out.fusion_chains;
+    sr_.max_ratio = std::max(sr_.max_ratio, out.worst);
     for (const auto& v : out.violations) {
-      Counterexample c{set, seed, st.name, v.chain, v.kind, v.bound, v.observed, ""};
-      if (!o.counterexample_dir.empty()) {
-        Model saved = simulated;
-        for (auto& cb : saved.callbacks)
-          if (cb.is_timer() && st.offsets.count(cb.name)) cb.offset = st.offsets.at(cb.name);
-        // The climb's execution times are the saved model's BCETs, replayed with --exec bcet
-        // (the WCETs, and so the analysis' WCRT bounds, are unchanged).
-        if (!st.fixed.empty())
-          for (std::size_t i = 0; i < saved.callbacks.size(); ++i) saved.callbacks[i].bcet = st.fixed[i];
-        // (A platform system is saved as simulated: with its platform threads, without the curve.)
-        if (fd.platform_T > 0)
-          saved = with_platform_threads(saved, fd.platform_Q, fd.platform_T,
-                                        static_cast<Duration>(so.seed % static_cast<std::uint64_t>(fd.platform_T)));
-        for (auto& e : saved.executors) e.policy = a.policy();
-        std::filesystem::create_directories(o.counterexample_dir);
-        c.file = o.counterexample_dir + "/" + a.name() + "-set" + std::to_string(set) + "-" + st.name + ".yaml";
-        std::ofstream f(c.file);
-        f << "# soundness counterexample: analysis " << a.name() << " bounds chain " << v.chain << " (" << v.kind
-          << ") by " << v.bound << " ns; simulated " << v.observed << " ns\n";
-        if (!st.delays.empty()) {  // (the simulator's release_delays: not a model field)
-          f << "# constant release delays of the simulation (SimOptions::release_delays):";
-          for (const auto& [t, d] : st.delays) f << " " << t << "=" << d << "ns";
-          f << "\n";
-        }
-        f
-          << "# reproduce: chainrt simulate " << c.file << " --policy " << to_string(a.policy()) << " --exec "
-          << (st.fixed.empty() ? exec_name(st.exec) : "bcet") << " --seed " << so.seed << " --duration " << horizon
-          << "ns --json\n"
-          << save_model_to_string(saved);
-      }
-      sr.cx.push_back(std::move(c));
+      Counterexample c{set_, seed_, st.name, v.chain, v.kind, v.bound, v.observed, ""};
+      if (!o_.counterexample_dir.empty()) c.file = save(st, so, v);
+      sr_.cx.push_back(std::move(c));
     }
     return out.violations.empty();
-  };
+  }
 
-  const int variants = std::clamp(o.variants, 1, 4);
-  Setting best;
-  Check best_check;
-  bool have_best = false;
-  auto consider = [&](const Setting& st, const Check& c) {
+  // The counterexample's model file, with how to reproduce it; returns its path.
+  std::string save(const Setting& st, const SimOptions& so, const Check::Violation& v) const {
+    Model saved = simulated_;
+    for (auto& cb : saved.callbacks)
+      if (cb.is_timer() && st.offsets.count(cb.name)) cb.offset = st.offsets.at(cb.name);
+    // The climb's execution times are the saved model's BCETs, replayed with --exec bcet
+    // (the WCETs, and so the analysis' WCRT bounds, are unchanged).
+    if (!st.fixed.empty())
+      for (std::size_t i = 0; i < saved.callbacks.size(); ++i) saved.callbacks[i].bcet = st.fixed[i];
+    // (A platform system is saved as simulated: with its platform threads, without the curve.)
+    if (fd_.platform_T > 0)
+      saved = with_platform_threads(saved, fd_.platform_Q, fd_.platform_T,
+                                    static_cast<Duration>(so.seed % static_cast<std::uint64_t>(fd_.platform_T)));
+    for (auto& e : saved.executors) e.policy = a_.policy();
+    std::filesystem::create_directories(o_.counterexample_dir);
+    const std::string file =
+        o_.counterexample_dir + "/" + a_.name() + "-set" + std::to_string(set_) + "-" + st.name + ".yaml";
+    std::ofstream f(file);
+    f << "# soundness counterexample: analysis " << a_.name() << " bounds chain " << v.chain << " (" << v.kind
+      << ") by " << v.bound << " ns; simulated " << v.observed << " ns\n";
+    if (!st.delays.empty()) {  // (the simulator's release_delays: not a model field)
+      f << "# constant release delays of the simulation (SimOptions::release_delays):";
+      for (const auto& [t, d] : st.delays) f << " " << t << "=" << d << "ns";
+      f << "\n";
+    }
+    f << "# reproduce: chainrt simulate " << file << " --policy " << to_string(a_.policy()) << " --exec "
+      << (st.fixed.empty() ? exec_name(st.exec) : "bcet") << " --seed " << so.seed << " --duration " << horizon_
+      << "ns --json\n"
+      << save_model_to_string(saved);
+    return file;
+  }
+
+  // The worst simulation so far (the climb's start) among those with fixed times and delays.
+  void consider(const Setting& st, const Check& c) {
     if (st.exec != ExecTime::Wcet && st.exec != ExecTime::Bcet) return;  // the climb needs fixed times
-    if (declared && st.random_jitter && st.delays.empty()) return;        // ... and fixed release delays
-    if (!have_best || c.worst > best_check.worst || (c.worst == best_check.worst && c.sum > best_check.sum)) {
-      best = st;
-      best_check = c;
-      have_best = true;
-    }
-  };
-  if (declared) {  // the offsets/fusion family: declared offsets, jitter varied (phase_settings)
-    for (auto& [st, sim_seed] : phase_settings(o, model, timers, rng, seed)) {
-      Check c;
-      if (!simulate_setting(st, sim_seed, c)) return sr;
-      consider(st, c);
+    if (declared_ && st.random_jitter && st.delays.empty()) return;       // ... and fixed release delays
+    if (!have_best_ || c.worst > best_check_.worst || (c.worst == best_check_.worst && c.sum > best_check_.sum)) {
+      best_ = st;
+      best_check_ = c;
+      have_best_ = true;
     }
   }
-  for (int v = 0; v < variants && !declared; ++v) {
-    const Variant& var = kVariants[v];
-    Setting st;
-    st.name = var.name;
-    st.exec = var.exec;
-    for (int c : timers) {
-      const auto& cb = model.callbacks[static_cast<std::size_t>(c)];
-      st.offsets[cb.name] = var.random_offsets ? rng.uniform_int(0, cb.period - 1) : 0;
+
+  // The fixed settings: the declared offsets with jitter varied (the offsets/fusion family), else
+  // the variants' offsets, and (harsh) clustered offsets; false on a violation.
+  bool explore() {
+    if (declared_) {  // the offsets/fusion family: declared offsets, jitter varied (phase_settings)
+      for (auto& [st, sim_seed] : phase_settings(o_, model_, timers_, rng_, seed_)) {
+        Check c;
+        if (!simulate_setting(st, sim_seed, c)) return false;
+        consider(st, c);
+      }
     }
-    Check c;
-    if (!simulate_setting(st, seed + static_cast<std::uint64_t>(v), c)) return sr;
-    consider(st, c);
-  }
-  if (o.harsh && !declared) {
-    // Offsets clustered within 3 ns of two instants: the releases' order is all that differs.
-    for (int v = 0; v < 2; ++v) {
+    const int variants = std::clamp(o_.variants, 1, 4);
+    for (int v = 0; v < variants && !declared_; ++v) {
+      const Variant& var = kVariants[v];
       Setting st;
-      st.name = v == 0 ? "clustered-wcet" : "clustered-mix";
-      st.exec = v == 0 ? ExecTime::Wcet : ExecTime::Mix;
-      Duration base[2] = {0, 0};
-      for (int c : timers) {
-        const auto& cb = model.callbacks[static_cast<std::size_t>(c)];
-        if (base[1] == 0) base[1] = rng.uniform_int(0, cb.period - 1);
-        st.offsets[cb.name] = std::min(cb.period - 1, base[rng.uniform_int(0, 1)] + rng.uniform_int(0, 3));
+      st.name = var.name;
+      st.exec = var.exec;
+      for (int c : timers_) {
+        const auto& cb = model_.callbacks[static_cast<std::size_t>(c)];
+        st.offsets[cb.name] = var.random_offsets ? rng_.uniform_int(0, cb.period - 1) : 0;
       }
       Check c;
-      if (!simulate_setting(st, seed + 10 + static_cast<std::uint64_t>(v), c)) return sr;
+      if (!simulate_setting(st, seed_ + static_cast<std::uint64_t>(v), c)) return false;
       consider(st, c);
     }
-  }
-  if (o.climb > 0 && have_best && best_check.chains > 0) {
-    // Hill climbing over offsets and per-callback execution times from the worst simulation.
-    Setting cur = best;
-    if (cur.fixed.empty()) {
-      cur.fixed.resize(model.callbacks.size());
-      for (std::size_t c = 0; c < model.callbacks.size(); ++c)
-        cur.fixed[c] = cur.exec == ExecTime::Bcet ? model.callbacks[c].best_case() : model.callbacks[c].wcet;
+    if (o_.harsh && !declared_) {
+      // Offsets clustered within 3 ns of two instants: the releases' order is all that differs.
+      for (int v = 0; v < 2; ++v) {
+        Setting st;
+        st.name = v == 0 ? "clustered-wcet" : "clustered-mix";
+        st.exec = v == 0 ? ExecTime::Wcet : ExecTime::Mix;
+        Duration base[2] = {0, 0};
+        for (int c : timers_) {
+          const auto& cb = model_.callbacks[static_cast<std::size_t>(c)];
+          if (base[1] == 0) base[1] = rng_.uniform_int(0, cb.period - 1);
+          st.offsets[cb.name] = std::min(cb.period - 1, base[rng_.uniform_int(0, 1)] + rng_.uniform_int(0, 3));
+        }
+        Check c;
+        if (!simulate_setting(st, seed_ + 10 + static_cast<std::uint64_t>(v), c)) return false;
+        consider(st, c);
+      }
     }
-    if (declared && cur.delays.empty())  // (the maximum jitter as constant delays)
-      for (int c : timers) cur.delays[model.callbacks[static_cast<std::size_t>(c)].name] = model.callbacks[static_cast<std::size_t>(c)].jitter;
-    Check cur_check = best_check;
-    const double start = best_check.worst;
-    for (int step = 0; step < o.climb; ++step) {
+    return true;
+  }
+
+  // One or two random moves of the climb: a timer's release delay (declared offsets) or offset,
+  // or a callback's execution time.
+  void climb_moves(Setting& next) {
+    const int moves = static_cast<int>(rng_.uniform_int(1, 2));
+    for (int mv = 0; mv < moves; ++mv) {
+      if (declared_ && !timers_.empty() && rng_.uniform01() < 0.5) {
+        mutate_release_delay(next, model_, timers_, rng_);  // the declared offsets stay
+      } else if (!declared_ && !timers_.empty() && rng_.uniform01() < 0.5) {
+        const auto& cb = model_.callbacks[static_cast<std::size_t>(timers_[rng_.uniform_int(0, timers_.size() - 1)])];
+        Duration& off = next.offsets[cb.name];
+        const double r = rng_.uniform01();
+        if (r < 0.3) {
+          off = rng_.uniform_int(0, cb.period - 1);
+        } else if (r < 0.7) {
+          Duration d = 1;
+          for (int k = static_cast<int>(rng_.uniform_int(0, 7)); k > 0; --k) d *= 10;
+          off += rng_.uniform01() < 0.5 ? d : -d;
+        } else {
+          const auto& other =
+              model_.callbacks[static_cast<std::size_t>(timers_[rng_.uniform_int(0, timers_.size() - 1)])];
+          off = next.offsets[other.name] + rng_.uniform_int(-2, 2);
+        }
+        off = std::clamp<Duration>(off, 0, cb.period - 1);
+      } else {
+        const std::size_t c = static_cast<std::size_t>(rng_.uniform_int(0, model_.callbacks.size() - 1));
+        const Duration lo = model_.callbacks[c].best_case(), hi = model_.callbacks[c].wcet;
+        const double r = rng_.uniform01();
+        next.fixed[c] = r < 0.4 ? lo : r < 0.7 ? hi : rng_.uniform_int(lo, hi);
+      }
+    }
+  }
+
+  // Hill climbing over offsets and per-callback execution times from the worst simulation.
+  void climb() {
+    if (o_.climb <= 0 || !have_best_ || best_check_.chains <= 0) return;
+    Setting cur = best_;
+    if (cur.fixed.empty()) {
+      cur.fixed.resize(model_.callbacks.size());
+      for (std::size_t c = 0; c < model_.callbacks.size(); ++c)
+        cur.fixed[c] = cur.exec == ExecTime::Bcet ? model_.callbacks[c].best_case() : model_.callbacks[c].wcet;
+    }
+    if (declared_ && cur.delays.empty())  // (the maximum jitter as constant delays)
+      for (int c : timers_)
+        cur.delays[model_.callbacks[static_cast<std::size_t>(c)].name] = model_.callbacks[static_cast<std::size_t>(c)].jitter;
+    Check cur_check = best_check_;
+    const double start = best_check_.worst;
+    for (int step = 0; step < o_.climb; ++step) {
       Setting next = cur;
       next.name = "climb" + std::to_string(step);
-      const int moves = static_cast<int>(rng.uniform_int(1, 2));
-      for (int mv = 0; mv < moves; ++mv) {
-        if (declared && !timers.empty() && rng.uniform01() < 0.5) {
-          mutate_release_delay(next, model, timers, rng);  // the declared offsets stay
-        } else if (!declared && !timers.empty() && rng.uniform01() < 0.5) {
-          const auto& cb = model.callbacks[static_cast<std::size_t>(timers[rng.uniform_int(0, timers.size() - 1)])];
-          Duration& off = next.offsets[cb.name];
-          const double r = rng.uniform01();
-          if (r < 0.3) {
-            off = rng.uniform_int(0, cb.period - 1);
-          } else if (r < 0.7) {
-            Duration d = 1;
-            for (int k = static_cast<int>(rng.uniform_int(0, 7)); k > 0; --k) d *= 10;
-            off += rng.uniform01() < 0.5 ? d : -d;
-          } else {
-            const auto& other = model.callbacks[static_cast<std::size_t>(timers[rng.uniform_int(0, timers.size() - 1)])];
-            off = next.offsets[other.name] + rng.uniform_int(-2, 2);
-          }
-          off = std::clamp<Duration>(off, 0, cb.period - 1);
-        } else {
-          const std::size_t c = static_cast<std::size_t>(rng.uniform_int(0, model.callbacks.size() - 1));
-          const Duration lo = model.callbacks[c].best_case(), hi = model.callbacks[c].wcet;
-          const double r = rng.uniform01();
-          next.fixed[c] = r < 0.4 ? lo : r < 0.7 ? hi : rng.uniform_int(lo, hi);
-        }
-      }
+      climb_moves(next);
       Check c;
-      ++sr.climb_simulations;
-      if (!simulate_setting(next, seed + 100 + static_cast<std::uint64_t>(step), c)) return sr;
+      ++sr_.climb_simulations;
+      if (!simulate_setting(next, seed_ + 100 + static_cast<std::uint64_t>(step), c)) return;
       if (c.worst > cur_check.worst || (c.worst == cur_check.worst && c.sum >= cur_check.sum)) {
         cur = std::move(next);
         cur_check = c;
       }
     }
-    sr.climb_raised = cur_check.worst > start ? 1 : 0;
+    sr_.climb_raised = cur_check.worst > start ? 1 : 0;
   }
-  return sr;
+
+  const ResponseTimeAnalysis& a_;
+  const SoundnessOptions& o_;
+  const int set_;
+  std::uint64_t seed_;
+  SetResult sr_;
+  Model model_, simulated_;
+  Model fixed_model_;  // the model with the climb's execution times as WCET (= BCET)
+  FeatureDraw fd_;
+  AnalysisResult res_;
+  Duration horizon_ = 0;
+  gen::Rng rng_{0};
+  std::vector<int> timers_;
+  bool declared_ = false;
+  std::set<std::string> featured_;
+  Setting best_;
+  Check best_check_;
+  bool have_best_ = false;
+};
+
+SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, int set) {
+  return SetCheck(a, o, set).run();
 }
 
 }  // namespace

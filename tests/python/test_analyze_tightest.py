@@ -11,7 +11,7 @@ import pathlib
 
 from chainrt import _core
 from chainrt.cli import main
-from chainrt.commands.analyze import tightest
+from chainrt.analysis import tightest
 from chainrt.model import load_model, load_model_from_string
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

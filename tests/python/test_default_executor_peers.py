@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from chainrt.commands.simulate import simulate
+from chainrt.simulation import simulate
 from chainrt.model import load_model_from_string
 
 MODEL = """

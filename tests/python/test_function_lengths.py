@@ -23,9 +23,8 @@ PY_DIRS = ["python", "bench", "scripts"]
 
 # Functions over LIMIT lines still to split, by "file:function" (a C++ function by the name
 # before its parameter list, a Python one by its qualified name). Each is in a file other work
-# is reshaping right now (the executors, the model runner, the soundness checks, the rclpy
-# executor, discovery and the run command); split each along its stages
-# there and drop it from this list.
+# is reshaping right now (the executors, the model runner, the rclpy executor and the run
+# command); split each along its stages there and drop it from this list.
 LONG = {
     "runtime/src/model_app.cpp:run_model",
     "runtime/src/executor.cpp:Executor::prepare",
@@ -33,11 +32,6 @@ LONG = {
     "rclcpp/src/chain_executor.cpp:ChainExecutor::dispatch",
     "sim/src/simulator.cpp:Simulator::build",
     "sim/src/simulator.cpp:Simulator::run",
-    "sim/src/soundness.cpp:check_set",
-    "sim/src/soundness_fusion.cpp:fusion_yaml",
-    "bench/rclcpp/chain_latency_bench.cpp:main",
-    "python/chainrt/discover.py:skeleton",
-    "python/chainrt/discover.py:_observe",
     "python/chainrt/rclpy/executor.py:ChainExecutor._build",
     "python/chainrt/commands/run.py:run",
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -92,18 +93,26 @@ def test_experiments_read_the_registry():
     assert sch.ANALYSES == analysis_names()
 
 
-# The demo's tour picks three policies to show (a selection, not the list of policies).
-CHOSEN = {"commands/demo.py"}
+# Selections of a few policies that no property of the policies gives, each written once and
+# named: package file -> the start of its line.
+CHOSEN = {
+    "commands/demo.py": "TOUR = ",                  # the orders the demo's tour shows
+    "diagnose.py": "CHAIN_AWARE = ",                # the policies the chain-aware advice recommends
+    "experiments/f1tenth.py": "CONFIGS = ",         # the F1TENTH paper's configurations (Fig. 4)
+}
+
+
+def _chosen(rel: str, line: str) -> bool:
+    return rel in CHOSEN and line.lstrip().startswith(CHOSEN[rel])
 
 
 def _name_lists(names: set[str]):
     """(file, line) of every list, tuple or set literal in the package that spells out three or
     more of `names`."""
     for path in sorted(PACKAGE.rglob("*.py")):
-        if str(path.relative_to(PACKAGE)) in CHOSEN:
-            continue
+        rel, lines = str(path.relative_to(PACKAGE)), path.read_text().splitlines()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not _chosen(rel, lines[node.lineno - 1]):
                 found = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
                 if len(found) >= 3:
                     yield f"{path.relative_to(ROOT)}:{node.lineno}: {sorted(found)}"
@@ -115,3 +124,47 @@ def test_no_module_lists_the_policy_names_again():
 
 def test_no_module_lists_the_analysis_names_again():
     assert not list(_name_lists(set(analysis_names())))
+
+
+# Where chainrt's own sources are (tests and documentation excepted): C/C++ and Python.
+SOURCE_DIRS = ["model", "sched", "sim", "runtime", "rclcpp", "lame", "synth", "analysis", "bpf", "bench", "fuzz",
+               "python/bindings", "python/chainrt", "scripts"]
+SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cc", ".c", ".def", ".py"}
+POLICIES_DEF = ROOT / "model/include/chainrt/model/policies.def"
+
+
+def _names_on(line: str, names) -> set[str]:
+    """The policy names written on `line` as words of their own (`fp` in `fp-mt` is not one)."""
+    return {n for n in names if re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", line)}
+
+
+def _text_lists(names) -> list[str]:
+    """Every line of chainrt's sources but policies.def that names three or more policies: in
+    code, a message or a comment alike (a message built from policies.def names none)."""
+    found = []
+    for d in SOURCE_DIRS:
+        for f in sorted((ROOT / d).rglob("*")):
+            rel = f.relative_to(ROOT)
+            if (not f.is_file() or f.suffix not in SOURCE_SUFFIXES or f == POLICIES_DEF or "__pycache__" in rel.parts
+                    or any(p in ("tests", "test") for p in rel.parts[:-1]) or f.name.startswith("test_")):
+                continue
+            in_pkg = str(f.relative_to(PACKAGE)) if f.is_relative_to(PACKAGE) else ""
+            for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+                if len(_names_on(line, names)) >= 3 and not _chosen(in_pkg, line):
+                    found.append(f"{rel}:{i}: {line.strip()}")
+    return found
+
+
+def test_no_source_writes_a_list_of_policy_names():
+    """policies.def is the one list of policies: messages are built from it (policy_list() in C++,
+    chainrt._core.policies() in Python), and the analyses declare which policies they are the
+    default for themselves (ResponseTimeAnalysis::default_for)."""
+    found = _text_lists(policy_names())
+    assert not found, "policy names listed outside policies.def:\n" + "\n".join(found)
+
+
+def test_the_text_check_sees_a_list():
+    names = policy_names()
+    assert _names_on('"unknown policy (ros-default, picas, fp, edf, mixed, lame)"', names) == set(names)
+    assert _names_on("fp-mt, picas-st and edf-mt", names) == set()
+    assert len(_names_on("// fp, picas and edf order by a job-level fixed priority", names)) == 3

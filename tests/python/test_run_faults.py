@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from chainrt import runtime
+from chainrt import janitor, runtime
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "tests/cpp/runtime/data/two_processes.yaml"
@@ -115,13 +115,13 @@ def _wait_children(proc: subprocess.Popen, n: int = 2) -> dict[str, int]:
 
 def _nothing_left(before_shm: set[str], chainrt_pid: int) -> None:
     assert _wait_for(lambda: not _running(chainrt_pid), 30), f"processes left: {_running(chainrt_pid)}"
-    fresh = runtime.shm_entries() - before_shm
-    assert not (fresh - runtime.shm_in_use(fresh)), f"shared memory left behind: {sorted(fresh)}"
+    fresh = janitor.shm_entries() - before_shm
+    assert not (fresh - janitor.shm_in_use(fresh)), f"shared memory left behind: {sorted(fresh)}"
     assert not list(TMP.iterdir()), list(TMP.iterdir())  # reports live in anonymous files
 
 
 def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
-    before = runtime.shm_entries()
+    before = janitor.shm_entries()
     proc = _start()
     kids = _wait_children(proc)
     t_kill = time.monotonic()
@@ -139,7 +139,7 @@ def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
 
 
 def test_parent_killed_takes_its_children_along():
-    before = runtime.shm_entries()
+    before = janitor.shm_entries()
     proc = _start()
     kids = _wait_children(proc)
     assert sorted(kids.values()) == sorted(_running(proc.pid))  # the check below sees them
@@ -149,7 +149,7 @@ def test_parent_killed_takes_its_children_along():
 
 
 def test_sigint_twice_keeps_the_report():
-    before = runtime.shm_entries()
+    before = janitor.shm_entries()
     proc = _start()
     _wait_children(proc)
     proc.send_signal(signal.SIGINT)
@@ -165,7 +165,7 @@ def test_sigint_twice_keeps_the_report():
 
 
 def test_full_disk_on_stdout_is_an_error():
-    before = runtime.shm_entries()
+    before = janitor.shm_entries()
     with open("/dev/full", "w") as full:
         cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", "500ms", "--warmup", "200ms",
                "--json", "--no-compare"]
@@ -193,7 +193,7 @@ def test_a_child_whose_parent_is_already_gone_exits_at_once():
 def test_a_child_stopped_from_outside_makes_the_run_partial(sig):
     # A child that ends cleanly on a signal chainrt did not send has figures for part of the
     # run only: a failed process, exit 1, partial — not a normal end with exit 0.
-    before = runtime.shm_entries()
+    before = janitor.shm_entries()
     proc = _start()
     kids = _wait_children(proc)
     os.kill(kids["sensing"], sig)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from chainrt import _core
-from chainrt.commands.analyze import override
-from chainrt.commands.simulate import simulate
+from chainrt.analysis import override
+from chainrt.simulation import simulate
 from chainrt.model import load_model_from_string
 
 HEAD = """chainrt: 1

@@ -16,7 +16,7 @@ EXAMPLES = ROOT / "examples"
 KEYS = {"period_ns", "deadline_ns", "wcrt_ns", "bcrt_ns", "mean_ns", "p99_ns", "instances", "deadline_misses", "drops"}
 
 from chainrt.cli import main  # noqa: E402
-from chainrt.commands.simulate import simulate  # noqa: E402
+from chainrt.simulation import simulate  # noqa: E402
 from chainrt import load_model  # noqa: E402
 
 

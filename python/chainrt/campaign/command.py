@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Callable
 
 from .. import cliargs
-from .engine import Dask, InProcess, cluster_address, execute
-from .plan import Batch, Spec, build_id, default_workers
+from ..experiments.progress import Progress
+from .engine import cluster_address, Dask, execute, InProcess
+from .plan import Batch, build_id, default_workers, Spec
 from .store import CampaignError, Store
 
 # Flags that choose where a campaign runs, not what it computes (left out of a replay command).
@@ -166,7 +167,6 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
                             + f"{len(pending)} batches of up to {spec.batch_size} systems on {engine.name}")
         bar = None
         if not quiet:
-            from ..experiments.progress import Progress
             bar = Progress(spec.systems, spec.kind, unit="systems",
                            initial=sum(b.count for b in spec.batches if b.index in done))
         for b, record, error in engine.run(spec, pending):

@@ -37,7 +37,8 @@ import urllib.parse
 from pathlib import Path
 
 from ..cliargs import raise_if_interrupted
-from .plan import Batch, Spec, build_id
+from .localcluster import security as local_security
+from .plan import Batch, build_id, Spec
 from .store import CampaignError
 
 
@@ -214,7 +215,6 @@ class Dask:
         security = None  # a running cluster: Dask's configuration (distributed.comm.tls.*)
         if self.host is not None:
             self.address = self._await_address()
-            from .localcluster import security as local_security
             security = local_security(self.credentials)
         from dask.utils import parse_timedelta
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")

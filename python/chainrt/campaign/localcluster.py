@@ -34,6 +34,8 @@ import stat
 import sys
 from pathlib import Path
 
+from .. import _core  # noqa: F401  (loaded before the workers are forked from this process)
+
 KEY, CERT = "key.pem", "cert.pem"  # in the credentials folder
 _credentials: Path | None = None   # removed by _end
 _host_pid = os.getpid()            # the workers forked from it inherit _end as their SIGTERM handler
@@ -121,8 +123,8 @@ def main() -> int:
     # batch's) goes into the same folder, and with it.
     import tempfile
     os.environ["TMPDIR"] = tempfile.tempdir = str(_credentials)
-    # Loaded here, before the workers are forked from this process, so that each starts with them.
-    import chainrt._core  # noqa: F401
+    # Loaded here (chainrt._core at the top), before the workers are forked from this process, so
+    # that each starts with them.
     import logging
 
     import dask

@@ -16,6 +16,9 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from .. import _core
+from .._build import version
+
 FORMAT = 2  # of manifest.json and the batch files (2: batch files carry their checksum)
 
 
@@ -87,8 +90,6 @@ def build_id() -> str:
     A campaign is resumed, and a worker's result accepted, only from the same build."""
     global _BUILD
     if _BUILD is None:
-        from .. import _core
-        from ..cli import version
         h = hashlib.sha256()
         with open(_core.__file__, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -23,7 +23,9 @@ import json
 import sys
 from pathlib import Path
 
-from .. import cliargs, output
+from .. import cliargs, output, verdict
+from ..janitor import guard, remove_stale_shm, shm_entries
+from ..reference_system import configs, report, runner, upstream
 
 
 def register(sub) -> None:
@@ -155,10 +157,8 @@ def run_reference_system(args) -> int:
     import os
     import shutil
     import uuid
-    from ..reference_system import configs, report, runner
     if args.list:
         if args.system == "upstream":
-            from ..reference_system import upstream
             rows = [(st.name, st.summary) for st in upstream.STOCK.values()]
             rows += [(n, f"{configs.CONFIGS[n].summary}, on rclcpp (ChainExecutor)") for n in upstream.CHAIN_CONFIGS]
         else:
@@ -177,8 +177,6 @@ def run_reference_system(args) -> int:
     except OSError as err:
         print(f"chainrt bench: cannot create {staging}: {err.strerror}", file=sys.stderr)
         return cliargs.ERROR
-    from ..janitor import guard
-    from ..runtime import shm_entries, remove_stale_shm
     shm_before = shm_entries()
     # a killed bench (SIGKILL) leaves neither its staging folder nor Fast DDS files behind
     with guard() as watcher:
@@ -222,7 +220,6 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
         if opts.duration_ns <= 0:
             raise ValueError("--duration must be positive")
         if opts.real:
-            from .. import verdict
             for w in verdict.start_warnings(None, fifo=args.rt_priority, how="--rt-priority PRIO"):
                 print(f"warning: {w}", file=sys.stderr)
         result = runner.run_bench(opts)
@@ -242,7 +239,6 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
               f"(it needs the Autoware reference topology): {err}", file=sys.stderr)
         return 1
     result["run_id"] = run_id
-    from .. import verdict
     result["verdict"] = verdict.bench_findings(result)
     try:
         written = report.write_report(result, staging, plots=not args.no_plots)

@@ -17,7 +17,9 @@ import signal
 import sys
 import time
 
-from .. import cliargs, output
+from .. import cliargs, fastdds, output
+from ..crosslayer import kernel, netns
+from ..model import load_model_or_report
 
 
 def register(sub) -> None:
@@ -51,8 +53,6 @@ def _domain(args) -> int:
 
 
 def run(args) -> int:
-    from .. import fastdds
-    from ..crosslayer import kernel, netns
     if args.cleanup:
         if netns.available():
             print(f"chainrt crosslayer: {netns.available()}", file=sys.stderr)
@@ -65,7 +65,6 @@ def run(args) -> int:
         return 0
     if not args.model:
         return cliargs.fail("crosslayer", "a MODEL is needed (or --cleanup)")
-    from ..model import load_model_or_report
     model = load_model_or_report(args.model, "crosslayer")
     if model is None:
         return cliargs.ERROR

@@ -24,13 +24,14 @@ import re
 import subprocess
 import sys
 
-from .. import cliargs, output, stock
+from .. import cliargs, output, stock, verdict
 from ..accounting import ACCOUNTED
 from ..model import policies
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-# The tour's three orders, each with its default analysis for one thread (sched/policy.hpp).
-POLICY_ANALYSIS = {p["name"]: p["analysis_single"] for p in policies() if p["name"] in ("ros-default", "fp", "edf")}
+# The tour's three orders (a choice), each with its default analysis for one thread.
+TOUR = ("ros-default", "fp", "edf")
+POLICY_ANALYSIS = {p["name"]: p["analysis_single"] for p in policies() if p["name"] in TOUR}
 RUN_FIFO = "50"        # the two chains' executor thread (examples/two_chains.yaml gives none)
 BENCH_FIFO = "10"      # the reference system's base priority (configurations keep their own order)
 
@@ -85,7 +86,6 @@ class Tour:
 
 
 def rt_allowed() -> bool:
-    from .. import verdict
     return verdict.rt_available()[0]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import cliargs
+from .. import cliargs, discover
+from ..diagnose import chain_aware_advice, CHAIN_UNAWARE
 
 
 def register(sub) -> None:
@@ -32,7 +33,6 @@ def run(args) -> int:
         print(f"chainrt discover: {args.output}: no such directory", file=sys.stderr)
         return 1
     try:
-        from .. import discover
         graph = discover.observe(duration, settle, args.expect_nodes)
     except ImportError as e:
         print(f"chainrt discover: rclpy is not available ({e}); source ROS 2 or run scripts/setup",
@@ -60,7 +60,6 @@ def run(args) -> int:
               f"`chainrt profile {args.output} --write`, then `chainrt analyze {args.output}`", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    from ..diagnose import CHAIN_UNAWARE, chain_aware_advice
     print(f"chainrt discover: the executors are written as observed, with ROS 2's default policy "
           f"({CHAIN_UNAWARE}), which knows no chains; {chain_aware_advice(args.output or 'MODEL')}",
           file=sys.stderr)

@@ -15,11 +15,16 @@ per batch under ``--out`` so that the same command resumes an interrupted run.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
-from .. import cliargs
+from .. import cliargs, soundness
+from ..campaign import command
+from ..experiments import accelerator, f1tenth, lame_overload, lame_property, lame_throttle
+from ..experiments import predictability as pred
+from ..experiments import schedulability as sch
+from ..experiments import synthesis as syn
+from ..experiments.cros_rt_cli import add_parsers as add_cros_rt
 from ..model import analysis_names
 
 
@@ -60,25 +65,16 @@ def register(sub) -> None:
     y.add_argument("--quiet", action="store_true")
     campaign_flags(y, "synthesis")
     y.set_defaults(exp_func=run_synthesis)
-    from ..experiments.cros_rt_cli import add_parsers as add_cros_rt  # CROS-RT on namespace hosts
     add_cros_rt(esub)
 
     d = esub.add_parser("soundness", help="simulate generated systems and check every analysis bound (sim module)")
-    try:
-        mod = _soundness_module()
-        if mod is not None and hasattr(mod, "add_arguments"):
-            mod.add_arguments(d)
-    except Exception as e:  # a broken harness must not break the other sub-commands
-        d.set_defaults(soundness_error=f"{type(e).__name__}: {e}")
+    soundness.add_arguments(d)
     d.set_defaults(exp_func=run_soundness)
 
-    from ..experiments import lame_overload, lame_property, lame_throttle  # LaME Sec. 5.2 and 5.3, the property
     lame_overload.add_parser(esub)
     lame_throttle.add_parser(esub)
     lame_property.add_parser(esub)
-    from ..experiments import f1tenth  # EDF ready-queue paper, Case Study 1
     f1tenth.add_parser(esub)
-    from ..experiments import accelerator  # PiCAS Sec. IV: shared accelerators, direct vs the server
     accelerator.add_parser(esub)
 
     def dispatch(args) -> int:
@@ -92,35 +88,15 @@ def register(sub) -> None:
 
 
 def campaign_flags(parser, kind: str, worker_aliases: tuple[str, ...] = ()) -> None:
-    from ..campaign import command
-    from ..experiments import schedulability, synthesis
-    batch = {"schedulability": schedulability.BATCH, "synthesis": synthesis.BATCH}[kind]
+    batch = {"schedulability": sch.BATCH, "synthesis": syn.BATCH}[kind]
     command.add_arguments(parser, batch=batch, worker_aliases=worker_aliases)
 
 
-def _soundness_module():
-    try:
-        return importlib.import_module("chainrt.soundness")
-    except ModuleNotFoundError as e:
-        if e.name in ("chainrt.soundness",):
-            return None
-        raise
-
-
 def run_soundness(args) -> int:
-    if getattr(args, "soundness_error", None):
-        print(f"chainrt experiment soundness: the harness failed to load: {args.soundness_error}", file=sys.stderr)
-        return 1
-    mod = _soundness_module()
-    if mod is None or not hasattr(mod, "run"):
-        print("chainrt experiment soundness: the soundness harness (chainrt.soundness, sim module) is not "
-              "available in this build", file=sys.stderr)
-        return 1
-    return int(mod.run(args) or 0)
+    return int(soundness.run(args) or 0)
 
 
 def run_schedulability(args) -> int:
-    from ..experiments import schedulability as sch
 
     panels = [x.strip() for x in args.panels.split(",") if x.strip()]
     bad = [x for x in panels if x not in sch.PANELS]
@@ -138,7 +114,6 @@ def run_schedulability(args) -> int:
     if args.sets < 1:
         print("chainrt experiment schedulability: --sets must be >= 1", file=sys.stderr)
         return 1
-    from ..campaign import command
     points = sch.plan(panels, args.seed)
     make = sch.make_spec(points, args.sets, analyses,
                          {"panels": panels, "analyses": analyses, "sets": args.sets, "seed": args.seed})
@@ -162,7 +137,6 @@ def run_schedulability(args) -> int:
 
 
 def run_predictability(args) -> int:
-    from ..experiments import predictability as pred
 
     try:
         counts = [int(x) for x in args.chains.split(",") if x.strip()]
@@ -183,7 +157,6 @@ def run_predictability(args) -> int:
 
 
 def run_synthesis(args) -> int:
-    from ..experiments import synthesis as syn
 
     try:
         counts = [int(x) for x in args.chains.split(",") if x.strip()]
@@ -194,7 +167,6 @@ def run_synthesis(args) -> int:
     if not counts or min(counts) < 2 or max(counts) > 6 or not us or min(us) <= 0 or args.sets < 1:
         print("chainrt experiment synthesis: need 2 <= chains <= 6, U_norm > 0 and --sets >= 1", file=sys.stderr)
         return 1
-    from ..campaign import command
     ident = syn.identity(counts, us, args.sets, args.seed, layout=args.layout)
     outcome = command.campaign(args, "synthesis", syn.make_spec(ident), args.out)
     if isinstance(outcome, int):

@@ -9,7 +9,9 @@ import sys
 import threading
 from pathlib import Path
 
-from .. import cliargs, output
+from .. import cliargs, output, runtime
+from .. import profile as pf
+from ..fastdds import loopback_participants
 
 
 def register(sub) -> None:
@@ -36,8 +38,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from .. import profile as pf
-    from .. import runtime
 
     duration, warmup, margin = args.duration, args.warmup, args.margin
     try:
@@ -48,7 +48,6 @@ def run(args) -> int:
         print(f"chainrt profile: {e}", file=sys.stderr)
         return 1
     topic = (args.namespace.rstrip("/") + pf.STATS_SUFFIX) if args.namespace else None
-    from ..fastdds import loopback_participants
     try:
         # a killed profile leaves no Fast DDS file of its listener or its run behind (its guard);
         # the listener binds nothing beyond loopback under localhost discovery (set here, before

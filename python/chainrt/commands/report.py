@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 from .. import cliargs
-from ..model import policy_names
+from ..model import load_model_or_report, policy_names
+from ..report import model_report
+from ..report.html import plain
 
 
 def register(sub) -> None:
@@ -37,9 +39,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..model import load_model_or_report
-    from ..report import model_report
-    from ..report.html import plain
     d = args.duration
     if args.rt_priority is not None and not args.replay:
         print("chainrt report: --rt-priority applies to --replay (a running system keeps the priorities "

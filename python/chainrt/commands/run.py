@@ -12,7 +12,11 @@ import sys
 import tempfile
 
 from .. import accounting, cliargs, output, release_grid, runtime, verdict
+from ..analysis import analysis_for_policy
+from ..crosslayer import cli as xcli
+from ..crosslayer.kernel import KernelPathUnavailable
 from ..model import policy_names
+from ..simulation import simulate
 
 
 
@@ -39,8 +43,7 @@ def register(sub) -> None:
                         "platform as a cause)")
     p.add_argument("--namespace", metavar="NS",
                    help="run nodes and topics under NS (default: the model's own names)")
-    from ..crosslayer.cli import add_run_arguments
-    add_run_arguments(p)
+    xcli.add_run_arguments(p)
     p.add_argument("--lame-controller", nargs="?", const=10_000_000_000, default=None, metavar="PERIOD",
                    type=cliargs.duration,
                    help="run LaME's controller: plan the model's chains (thread classes, budgets), re-plan every "
@@ -62,10 +65,6 @@ def _release_grid(model, callbacks: dict) -> tuple[list[dict], list[str]]:
 def _simulate(model, policy: str | None, threads: int | None, duration_ns: int):
     """The simulator's per-chain result for the same model and policy, or (None, note)."""
     try:
-        from .simulate import simulate
-    except ImportError as e:
-        return None, f"simulator unavailable ({e})"
-    try:
         summary, _ = simulate(model, duration_ns, policy=policy, threads=threads)
         return summary.get("chains", {}), None
     except AttributeError as e:  # bindings not built into this chainrt._core
@@ -79,7 +78,6 @@ def _analyse(model, policy: str | None, threads: int | None):
     if threads:
         return None, "no analysis bound shown with --threads (the model's threads differ)"
     try:
-        from .analyze import analysis_for_policy
         return analysis_for_policy(model, policy)
     except Exception as e:  # report, do not fail the run
         return None, f"analysis call failed: {e}"
@@ -89,7 +87,6 @@ def _measured_run(args, duration: int, kwargs: dict, trace_dir: str):
     """The run with every process tracing its dispatches into ``trace_dir`` and, unless
     --no-platform-probe, the platform probe beside it: (result, the probe or None, a note when
     the platform was not measured)."""
-    from ..crosslayer.kernel import KernelPathUnavailable
     probe, note = (None, "platform not measured (--no-platform-probe)") if args.no_platform_probe else \
         accounting.probe_beside((duration + args.warmup) / 1e9 + 60)
     if probe is None:
@@ -130,7 +127,6 @@ def run(args, model) -> int:
                   extra_args=extra)
     traces = tempfile.TemporaryDirectory(prefix="chainrt-trace-")
     try:
-        from ..crosslayer import cli as xcli
         accounted = not xcli.wanted(args, model)  # (hosts in namespaces: their own experiments' accounting)
         if not accounted:
             result, probe, probe_note = xcli.run_model(args, model, duration, **kwargs), None, None

@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import cliargs, output
+from .. import cliargs, gantt, output
 from ..model import policy_names
+from ..release_grid import coverage_warnings, drift_lines
+from ..simulation import EXEC_MODES, simulate, TIMER_RULES
 
-EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
-#: rcl's timer overrun rule per ROS 2 line (sched/include/chainrt/sched/timer.hpp, docs/simulator.md)
-TIMER_RULES = ["rcl9", "rcl5"]
 
 
 def register(sub) -> None:
@@ -42,17 +41,6 @@ def register(sub) -> None:
                         "Kilted; default) skips that instant, rcl5 (Humble, Iron) runs it at once")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
-
-
-def simulate(model, duration_ns: int, seed: int = 1, policy: str | None = None, threads: int | None = None,
-             exec_mode: str = "wcet", comm: str = "fixed", trace: bool = False,
-             offsets: dict[str, int] | None = None, timer_rule: str = "rcl9") -> tuple[dict, dict | None]:
-    """Run the C++ simulator; returns (summary dict, trace dict or None). ``timer_rule``: rcl's
-    timer overrun rule of the ROS 2 line modelled, ``rcl9`` (Jazzy, Kilted) or ``rcl5`` (Humble, Iron)."""
-    from .. import _core
-    summary, trace_text = _core._simulate(model, duration_ns, seed, policy, threads, exec_mode, comm, trace,
-                                          2_000_000, offsets or {}, timer_rule=timer_rule)
-    return json.loads(summary), (json.loads(trace_text) if trace else None)
 
 
 def format_table(result: dict) -> str:
@@ -79,13 +67,11 @@ def run(args, model) -> int:
     if not cliargs.write_outputs("simulate", {args.trace: lambda: json.dumps(trace)}):
         return cliargs.ERROR
     if args.gantt:
-        from .. import gantt
         window = args.gantt_window if args.gantt_window else min(duration, 1_000_000_000)
         try:
             gantt.draw(trace, args.gantt, end_ns=window, title=f"{model.name} ({args.policy or 'model policies'})")
         except OSError as err:
             return cliargs.fail("simulate", f"cannot write {args.gantt}: {err.strerror or err}")
-    from ..release_grid import coverage_warnings, drift_lines
     result["phase_drift"] = drift_lines(model)
     result["warnings"] = coverage_warnings(model, duration)
     output.emit(result, lambda: format_table(result), as_json=args.json, wrote=[args.trace, args.gantt])

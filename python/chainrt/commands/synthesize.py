@@ -18,6 +18,7 @@ from __future__ import annotations
 
 
 from .. import _core, cliargs, output
+from ..fastdds import profiles_xml
 from ..model import analysis_names
 from .analyze import chain_rows
 
@@ -102,7 +103,6 @@ def run(args, model) -> int:
         return cliargs.fail("synthesize", e)
 
     def xml():
-        from ..fastdds import profiles_xml
         return profiles_xml(s["model"])
 
     if not cliargs.write_outputs("synthesize", {args.output: s["model"].to_yaml, args.fastdds_xml: xml}):

@@ -19,6 +19,11 @@ import sys
 import time
 
 from .. import cliargs, output
+from ..model import load_model_or_report
+from ..tracing import analyze, format_report, read_trace, TraceError
+from ..tracing_caret import to_yaml
+from ..tracing_record import RecordError
+from ..tracing_record import record as do_record
 
 
 def register(sub) -> None:
@@ -55,7 +60,6 @@ def register(sub) -> None:
 
 
 def record(args) -> int:
-    from ..tracing_record import RecordError, record as do_record
 
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
@@ -85,8 +89,6 @@ def record(args) -> int:
 
 
 def caret(args) -> int:
-    from ..model import load_model_or_report
-    from ..tracing_caret import to_yaml
 
     model = load_model_or_report(args.model, "trace caret")
     if model is None:
@@ -104,11 +106,9 @@ def caret(args) -> int:
 
 
 def report(args) -> int:
-    from ..tracing import TraceError, analyze, format_report, read_trace
 
     model = None
     if args.model:
-        from ..model import load_model_or_report
         model = load_model_or_report(args.model, "trace-report")
         if model is None:
             return cliargs.ERROR

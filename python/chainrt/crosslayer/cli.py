@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import cliargs, runtime
+from . import kernel, netns, session
 
 
 def add_run_arguments(p) -> None:
@@ -43,7 +44,6 @@ def run_model(args, model, duration_ns: int, **kwargs) -> dict:
     """runtime.run_model, or session.run_on_hosts when the model's hosts go into namespaces
     (``model``: the loaded model of ``args.model``). Notes for the user (why hosts run here) go
     to stderr; raises RuntimeError (one line)."""
-    from . import kernel, netns, session
     server = parse_server(getattr(args, "nonrt_server", None))
     hosts = {e.host for e in model.executors}
     mode = getattr(args, "hosts", "local")

@@ -42,7 +42,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .kernel import BPF_DIR, KernelPathUnavailable, _cache_dir, build_bpf
+from ..runtime import tied_to_this_process
+from .kernel import _cache_dir, BPF_DIR, build_bpf, KernelPathUnavailable
 
 PROBE_PRIORITY = 99
 PROBE_PERIOD_US = 500
@@ -143,7 +144,6 @@ class PlatformProbe:
         self.cpu_ns: dict[int, int] = {}
 
     def __enter__(self):
-        from ..runtime import tied_to_this_process
         exe = build_probe()
         self._procs = []
         # Each probe (and the attribution) writes into an anonymous file it inherits (/dev/fd/N),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import fastdds, runtime
+from ..model import load_model
 from . import kernel as kpath
 from .netns import HostNetwork
 
@@ -223,7 +224,6 @@ def _trace_prefix(prefix: list[str], path: Path) -> list[str]:
 
 def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, trace_dir=None,
                   rx_priority=None, **run_kwargs):
-    from ..model import load_model
     model = load_model(str(model_path))
     hosts_of = host_of_processes(model)
     hosts = [h.name for h in model.hosts if h.name in hosts_of.values()]

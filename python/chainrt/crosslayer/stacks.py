@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kernel import PREEMPT_RT_PRIORITY
+
 RECEIVE_PATHS = ("default", "fixed", "selector")
 
 
@@ -71,7 +73,6 @@ def run_arguments(s: Stack, *, server: tuple[int, int] | None = None,
     configuration ``s``: ``server`` (budget, period ns) is used by a configuration with the
     non-RT server (required there), ``rx_priority`` by the fixed receive path (default:
     PREEMPT_RT_PRIORITY)."""
-    from .kernel import PREEMPT_RT_PRIORITY
     kw: dict = {"kernel": s.receive_path == "selector", "dds_priorities": s.dds_priorities}
     if not s.executor_priorities:
         kw.update(policy="ros-default", thread_params=False)

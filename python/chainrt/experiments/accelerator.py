@@ -27,6 +27,7 @@ import statistics
 import sys
 
 from .. import _core, accounting, cliargs, output
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -228,7 +229,6 @@ def run(args) -> int:
 def plot(summary: dict, path: str) -> None:
     """Per place, the perception chain's worst (bar) and p99 (marker) per access mode, every run
     a dot, the analysis bound as a line per mode and the deadline in magenta."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
     rows = summary["rows"]

@@ -10,7 +10,12 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import cliargs
+from .. import cliargs, runtime
+from ..crosslayer import kernel, netns
+from ..crosslayer.cli import parse_server
+from ..crosslayer.stacks import stack
+from . import cros_rt_kernel, cros_rt_paper
+from .cros_rt_kernel import _bytes
 
 #: A flood rate in Mbit/s (a 100 Gbit/s link at most).
 RATE = cliargs.number(0, 100_000, "a rate in Mbit/s")
@@ -111,7 +116,6 @@ def _numbers(text: str, flag: str, kind=float) -> list:
 
 
 def _paper_points(args, x):
-    from .cros_rt_kernel import _bytes
     if args.which == "predictability":
         return x.predictability_points(args.size, args.rate)
     if args.which == "size":
@@ -136,11 +140,8 @@ def _paper_points(args, x):
 
 def run_paper(args) -> int:
     """The paper's runs and sweeps (chainrt.experiments.cros_rt_paper)."""
-    from . import cros_rt_paper as x
+    x = cros_rt_paper
     name = f"cros_rt_{args.which}"
-    from .. import runtime
-    from ..crosslayer import kernel, netns
-    from ..crosslayer.stacks import stack
     try:
         if args.from_csv:
             rows = x.read_rows([p for p in args.from_csv.split(",") if p])
@@ -154,7 +155,6 @@ def run_paper(args) -> int:
                 raise ValueError("--rx-priority: want 1..99")
             server = None
             if args.server:
-                from ..crosslayer.cli import parse_server
                 server = parse_server(args.server, "--server")
             points = _paper_points(args, x)
             why = netns.available()
@@ -176,9 +176,7 @@ def run_paper(args) -> int:
 
 
 def run(args) -> int:
-    from ..crosslayer import kernel, netns
-    from . import cros_rt_kernel as x
-    from .. import runtime
+    x = cros_rt_kernel
     if getattr(args, "from_csv", None):
         try:
             s = x.summarize_csv(args.from_csv, args.out, size=args.size)
@@ -207,7 +205,6 @@ def run(args) -> int:
                              f"configurations: {', '.join(x.CONFIGS)})")
         server = None
         if args.server:
-            from ..crosslayer.cli import parse_server
             server = parse_server(args.server, "--server")
         s = x.two_chains(args.out, runs=args.runs, duration_s=args.duration, rate_mbps=args.rate,
                          loads=loads, size=args.size, configs=configs,

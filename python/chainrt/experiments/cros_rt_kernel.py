@@ -48,8 +48,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import cliargs
-from ..crosslayer.stacks import STACKS, run_arguments
+from .. import _core, cliargs
+from ..crosslayer import session
+from ..crosslayer import platform as plat
+from ..crosslayer.platform import CURVE_WINDOWS_MS, PlatformProbe
+from ..crosslayer.session import Flood
+from ..crosslayer.stacks import run_arguments, STACKS
+from ..figures import pyplot, save_figure
+from ..model import load_model_from_string
 
 # the configurations (crosslayer.stacks): vanilla, preempt-rt, app-dds, full, full-server
 CONFIGS = list(STACKS)
@@ -125,8 +131,6 @@ def chains_model(chains: list[dict], size: str = "4KiB", name: str = "cros_rt_ch
 
 def cros_rt_bounds(yaml_text: str) -> dict:
     """{chain: wcrt bound ns or None} of the ``cros-rt`` analysis for a model text."""
-    from .. import _core
-    from ..model import load_model_from_string
     m = load_model_from_string(yaml_text)
     ok, why = _core._applicable(m, "cros-rt")
     if not ok:
@@ -241,7 +245,6 @@ def _run_config(model_path: str, config: str, duration_ns: int, flood, server, w
     CPU-bound processes per CPU and the platform ``probe`` beside it; ``threads``: record the
     threads' policies mid-run (session.run_on_hosts ``probe``)."""
     import contextlib
-    from ..crosslayer import session
     kw = dict(warmup_ns=warmup_ns, trace_dir=trace_dir, flood=flood, probe=threads,
               **run_arguments(STACKS[config], server=server, rx_priority=rx_priority))
     with CpuHogs(hogs) if hogs else contextlib.nullcontext(), probe or contextlib.nullcontext():
@@ -299,7 +302,6 @@ def platform_columns(probe, trace_dir: str, warmup_ns: int, duration_ns: int, wi
     are aligned through the ``.start`` file each process writes beside its trace (its start on
     CLOCK_MONOTONIC). ``widened``: the same from the blackouts widened by the probe's period
     (platform.widen), columns ``platw_*`` and ``hi_hopw_destalled_max_ms``."""
-    from ..crosslayer import platform as plat
     try:
         begin = process_start(trace_dir, "high_pub") + warmup_ns
     except (OSError, ValueError, IndexError):
@@ -341,8 +343,6 @@ def two_chains(out_dir: str = "out/cros_rt_two_chains", runs: int = 3, duration_
     ``server``: the non-RT server's (budget, period) in ns for ``full-server``; default: the
     largest budget per 10 ms that ``cros-rt`` admits without communication costs
     (:func:`server_budget`)."""
-    from ..crosslayer.platform import PlatformProbe
-    from ..crosslayer.session import Flood
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -585,7 +585,6 @@ def cros_rt_check(rows: list[dict], size: str = "4KiB") -> dict:
 def curve_points(row: dict, pre: str = "plat") -> list[tuple[int, int]]:
     """The hosts' blackout curve [(window ns, max ns)] of a run from its columns
     ``<pre>_s_<window µs>us_ns`` (platform.CURVE_WINDOWS_MS); [] when the row has none."""
-    from ..crosslayer.platform import CURVE_WINDOWS_MS
     points = []
     for w_ms in CURVE_WINDOWS_MS:
         w = int(w_ms * 1_000_000)
@@ -672,7 +671,6 @@ def plot_two_chains(rows: list[dict], path: Path, summary: dict | None = None) -
     configuration (dots: runs), and both chains' WCRT per run next to the ``cros-rt`` bound
     fitted for that configuration (open: fit runs, filled: check runs; a cross at the top: no
     finite bound) and, in black, each run's bound with the platform term."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
     loads = sorted({r["load"] for r in rows})

@@ -43,8 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cliargs, output
+from ..crosslayer import platform as plat
+from ..crosslayer.kernel import PREEMPT_RT_PRIORITY
+from ..crosslayer.platform import CURVE_WINDOWS_MS, PlatformProbe
+from ..crosslayer.session import Flood
 from ..crosslayer.stacks import STACKS
+from ..figures import pyplot, save_figure
 from . import cros_rt_kernel as k
+from .lame_real import loadavg, measurement_lock
 
 INSTANCES = 10_000
 STALL_MS = 1.0
@@ -133,7 +139,6 @@ FIELDS = ["experiment", "sweep", "value", "run", "config", "order", "started_utc
 
 
 def _curve_fields() -> list[str]:
-    from ..crosslayer.platform import CURVE_WINDOWS_MS
     return [f"plat_s_{int(w * 1_000_000) // 1000}us_ns" for w in CURVE_WINDOWS_MS]
 
 
@@ -156,10 +161,6 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
              rx_priority: int, experiment: str, order: int, tmp: str, raw_dir: Path | None,
              flood_size: int = FLOOD_SIZE) -> dict:
     """One run of ``point`` in ``config`` with the platform probe beside it; the CSV row."""
-    from ..crosslayer import platform as plat
-    from ..crosslayer.platform import PlatformProbe
-    from ..crosslayer.session import Flood
-    from .lame_real import loadavg
     model = Path(tmp) / f"{experiment}_{point.value}.yaml"
     model.write_text(point.model())
     duration = point.duration_s(instances)
@@ -288,8 +289,6 @@ def run_points(experiment: str, points: list[Point], configs: list[str], runs: i
     (an flock file; "" for none) for the round only. ``resume``: keep the rows already in
     runs.csv and run only what is missing. ``server``: the non-RT server of the configurations
     with one (default: :func:`default_server`). Returns the rows of runs.csv."""
-    from ..crosslayer.kernel import PREEMPT_RT_PRIORITY
-    from .lame_real import measurement_lock
     log = log or (lambda *a: print(*a, flush=True))
     rx_priority = rx_priority or PREEMPT_RT_PRIORITY
     out = Path(out_dir)
@@ -582,7 +581,6 @@ def plot(rows: list[dict], summary: dict, path: Path, sweep: str) -> None:
     runs' median WCRT − BCRT and p99 − BCRT per configuration against the swept value (every run
     a point: filled clean, hollow stalled); the traffic sweep adds the flood's delivery ratio, the
     chain sweep every chain's WCRT − BCRT in its largest set."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
     configs = [c for c in STACKS if any(r["config"] == c for r in rows)]

@@ -36,6 +36,7 @@ import sys
 import yaml
 
 from .. import _core, cliargs, output, stock
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -250,7 +251,6 @@ def _plot(summary: dict, path: str) -> None:
     """Fig. 4's layout: one panel per thread count; per chain a group of bars (one per
     configuration) with the average latency as the bar and the maximum as a marker above it;
     log scale (the overloaded single thread spans orders of magnitude)."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import yaml
 
 from .. import _core, cliargs
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_real as lr
 
@@ -534,7 +535,6 @@ def run(args) -> int:
 
 
 def _plot(summary, rt, be, path, mode="simulator") -> None:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

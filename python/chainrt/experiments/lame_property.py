@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 
-from .. import cliargs
+from .. import _core, cliargs
+from ..campaign import command
+from ..campaign.plan import merge, Spec, split
 
 BATCH = 20  # seeds per batch: ~0.1-0.3 s each (a dozen adversarial simulations of a system)
 
@@ -27,14 +29,12 @@ def add_parser(esub) -> None:
                    help="folder of the campaign and the violations' models (default out/lame-property)")
     p.add_argument("--json", action="store_true", help="print the merged report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    from ..campaign import command
     command.add_arguments(p, batch=BATCH)
     p.set_defaults(exp_func=run)
 
 
 def batch_task(identity: dict, batch: dict) -> dict:
     """Seeds seed + first .. seed + first + count - 1."""
-    from .. import _core
     fn = getattr(_core, "_lame_property", None)
     if fn is None:
         raise RuntimeError("the LaME property check is not built (lame/ or sim/ missing when _core was built)")
@@ -42,7 +42,6 @@ def batch_task(identity: dict, batch: dict) -> dict:
 
 
 def make_spec(sets: int, seed: int):
-    from ..campaign.plan import Spec, split
 
     def make(size: int) -> Spec:
         return Spec("lame-property", {"sets": sets, "seed": seed}, split([("lame", seed, sets)], size), batch_task,
@@ -54,8 +53,6 @@ def make_spec(sets: int, seed: int):
 def run(args) -> int:
     import json
 
-    from ..campaign import command
-    from ..campaign.plan import merge
     outcome = command.campaign(args, "lame-property", make_spec(args.sets, args.seed), args.out)
     if isinstance(outcome, int):
         return outcome

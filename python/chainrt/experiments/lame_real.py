@@ -37,6 +37,9 @@ from pathlib import Path
 import yaml
 
 from .. import accounting, runtime, stock
+from ..crosslayer.kernel import KernelPathUnavailable
+from ..crosslayer.platform import PlatformProbe
+from ..figures import pyplot, save_figure
 from ..model import load_model
 
 # The real runs' configurations, as the reports name them (module docstring).
@@ -137,8 +140,6 @@ def platform_probe(seconds: float, out: dict, held: dict | None = None):
     CPU was not there for the probe's SCHED_FIFO 99 thread), or None and "probe_error" where the
     probe cannot start or failed. The block runs once either way. With `held`, the probe runs
     with its attribution and ``held["probe"]`` is the PlatformProbe once it ended well."""
-    from ..crosslayer.kernel import KernelPathUnavailable
-    from ..crosslayer.platform import PlatformProbe
     pp = PlatformProbe(seconds, attribute=held is not None)
     try:
         pp.__enter__()
@@ -257,7 +258,6 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
     chain group (`groups`: (title, chains)); each chain's instances as dots, its deadline as a
     dashed line of the same colour; `vlines[config]`: (time, label) marks (throttle switch,
     controller re-plans)."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 
@@ -296,7 +296,6 @@ def plot_responses(series: dict[str, dict[str, list[tuple[float, float]]]], dead
 def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, switch_s: float | None = None) -> None:
     """The controller's own thread-CPU time per activation over the run (paper Fig. 8a), deciding
     and applying stacked, one marker per run; re-planning activations filled, the others hollow."""
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import yaml
 
 from .. import _core, cliargs
+from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_overload as lo
 from . import lame_real as lr
@@ -427,7 +428,6 @@ def run_real(args, s: Setup, configs: list[str]) -> int:
 
 
 def _plot(rows, summary, n_windows, args, path) -> None:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

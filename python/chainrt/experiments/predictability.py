@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 
 from .. import _core
+from ..figures import pyplot, save_figure
 from .progress import Progress
 
 
@@ -47,7 +48,6 @@ def write_csv(result: dict[int, list[int | None]], path: str) -> None:
 
 
 def plot(result: dict[int, list[int | None]], path: str) -> str:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

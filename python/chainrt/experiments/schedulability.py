@@ -22,6 +22,8 @@ import zlib
 from dataclasses import dataclass, field
 
 from .. import _core
+from ..campaign.plan import Batch, merge, Spec, split
+from ..figures import pyplot, save_figure
 from ..model import analyses, analysis_names
 from .progress import Progress
 
@@ -92,7 +94,6 @@ def batch_task(identity: dict, batch: dict) -> dict:
 
 
 def make_spec(points: list[Point], sets: int, analyses: list[str], identity: dict):
-    from ..campaign.plan import Spec, split
 
     def make(size: int) -> Spec:
         return Spec("schedulability", identity,
@@ -103,7 +104,6 @@ def make_spec(points: list[Point], sets: int, analyses: list[str], identity: dic
 
 def apply(points: list[Point], results) -> list[Point]:
     """Fills every point from its merged batch results (`results(label)`: in plan order)."""
-    from ..campaign.plan import merge
     for p in points:
         parts = results(point_label(p.panel, p.value))
         if parts:
@@ -116,7 +116,6 @@ def run_points(points: list[Point], sets: int, analyses: list[str], threads: int
                chunk: int = BATCH, progress: bool = True) -> list[Point]:
     """The points' systems in this process, batch after batch (a library call; the command runs
     them as a campaign). `threads` is kept for callers; every batch runs on one thread."""
-    from ..campaign.plan import Batch
     bar = Progress(len(points) * sets, "schedulability", unit="systems") if progress else None
     done: dict[str, list[dict]] = {}
     for p in points:
@@ -141,7 +140,6 @@ def write_csv(points: list[Point], path: str) -> None:
 
 
 def plot(points: list[Point], out_dir: str, prefix: str = "fig7_") -> list[str]:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import csv
 
 from .. import _core, output
+from ..campaign.plan import merge, Spec, split
+from ..figures import pyplot, save_figure
 from .progress import Progress
 
 
@@ -61,7 +63,6 @@ def identity(chain_counts: list[int], u_norms: list[float], sets: int, seed: int
 
 
 def make_spec(ident: dict):
-    from ..campaign.plan import Spec, split
 
     def make(size: int) -> Spec:
         groups = [(point_label(n, u), point_seed(ident["seed"], n, u), ident["sets"])
@@ -73,7 +74,6 @@ def make_spec(ident: dict):
 
 def rows_from(ident: dict, results) -> list[dict]:
     """One row per (max chains n, U_norm) from the merged batch results (`results(label)`)."""
-    from ..campaign.plan import merge
     rows = []
     for n in ident["chains"]:
         for u in ident["u_norm"]:
@@ -121,7 +121,6 @@ def format_table(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: str) -> str:
-    from chainrt.figures import pyplot, save_figure
 
     plt = pyplot()
 

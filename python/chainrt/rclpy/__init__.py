@@ -8,7 +8,7 @@
     executor.add_node(my_node)
     executor.spin()
 
-See docs/rclpy.md. The ready queue, the policies (arrival, ros-default, fp, edf, picas, mixed, lame), the
+See docs/rclpy.md. The ready queue, the policies (those of chainrt._core.policies(), and arrival), the
 thread setup and the monitor are the C++ runtime's, through chainrt._rclpy_exec.
 """
 

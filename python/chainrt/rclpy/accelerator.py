@@ -35,6 +35,8 @@ import atexit
 import weakref
 from typing import Any, Callable, Iterable
 
+from chainrt.rclpy.binding import _load_loop_module
+
 __all__ = ["SharedAccelerator", "run", "dispatch_priority"]
 
 
@@ -50,7 +52,6 @@ def _close_all() -> None:
 
 
 def _mod():
-    from chainrt.rclpy.executor import _load_loop_module
     return _load_loop_module()
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chainrt.model import load_model
+
 KIND_TIMER, KIND_SUBSCRIPTION, KIND_SERVICE, KIND_CLIENT, KIND_EXTERNAL, KIND_EVENT = range(6)
 
 
@@ -118,7 +120,6 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
     """The model (a path or a chainrt Model) seen by one executor. ``executor`` None: the model's
     only executor, else the one that hosts the first of ``node_names`` found in the model."""
     from chainrt import _rclpy_exec
-    from chainrt.model import load_model
 
     m = load_model(model) if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__") else model
     executor = choose_executor(m, executor, node_names)
@@ -134,3 +135,27 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
         if any(view.by_name(c) is not None for c in ch.callbacks):
             view.chains.append((ch.name, int(ch.period or 0), int(ch.deadline or 0), [list(p) for p in ch.paths()]))
     return view
+
+
+_PARAMETER_SERVICES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
+                       "set_parameters", "set_parameters_atomically", "get_type_description")
+
+
+def _infrastructure(node, entity, kind) -> bool:
+    """rclpy's own per-node services (parameters, type description): run, never listed as
+    unmatched."""
+    if kind != KIND_SERVICE:
+        return False
+    name = entity.service_name
+    base = node.get_fully_qualified_name().rstrip("/") + "/"
+    return name.startswith(base) and name[len(base):] in _PARAMETER_SERVICES
+
+
+def _load_loop_module():
+    """chainrt._rclpy_exec, or RuntimeError saying how to build it."""
+    try:
+        from chainrt import _rclpy_exec
+    except ImportError as err:  # built only with ROS 2 (scripts/setup)
+        raise RuntimeError("chainrt.rclpy needs the chainrt._rclpy_exec extension, which is built "
+                           "with the rcl runtime: run scripts/setup") from err
+    return _rclpy_exec

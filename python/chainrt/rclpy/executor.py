@@ -40,8 +40,11 @@ from chainrt import output
 from chainrt.model import policy_names
 from chainrt.rclpy.binding import (KIND_CLIENT, KIND_EVENT, KIND_EXTERNAL, KIND_SERVICE,
                                    KIND_SUBSCRIPTION, KIND_TIMER, ModelView, UnboundModelCallbacks,
-                                   load_view)
+                                   _infrastructure, _load_loop_module, load_view)
 from chainrt.rclpy.marks import Marks, MarksMixin
+from chainrt import monitor_msg
+from chainrt.model import load_model
+from chainrt.monitor_msg import events_topic
 
 # Differences between the rclpy of the ROS 2 lines chainrt runs on, in one place:
 try:  # Kilted's rclpy 9: timer callbacks may take a TimerInfo (rcl_timer_call_with_info)
@@ -71,15 +74,6 @@ TAKE_ORDERS = ("kind", "node")   # ros-default: ROS 2's default order, or rclpy'
 _RCLPY_TAKE_RANK = {KIND_TIMER: 0, KIND_SUBSCRIPTION: 1, KIND_SERVICE: 4, KIND_CLIENT: 3}
 
 
-def _load_loop_module():
-    try:
-        from chainrt import _rclpy_exec
-    except ImportError as err:  # built only with ROS 2 (scripts/setup)
-        raise RuntimeError("chainrt.rclpy needs the chainrt._rclpy_exec extension, which is built "
-                           "with the rcl runtime: run scripts/setup") from err
-    return _rclpy_exec
-
-
 _PLACE_KIND = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
                KIND_CLIENT: "client", KIND_EVENT: "event", KIND_EXTERNAL: "external"}
 
@@ -98,7 +92,7 @@ class ChainExecutor(MarksMixin, Executor):
     :param policy: ``arrival`` (earliest ready first, the order of rclpy's EventsExecutor),
         ``ros-default`` (ROS 2's default executor as the C++ runtime and the simulator run it:
         polling points, then timers, subscriptions, services, clients; rclpy's own executor takes
-        node by node instead: ``take_order``), ``fp``, ``edf``, ``picas``, ``mixed`` or ``lame``; default: the
+        node by node instead: ``take_order``), or any other policy of chainrt._core.policies(); default: the
         model executor's policy, else ``arrival``.
     :param threads: number of executor threads (overrides the model's threads; thread 0 is
         the thread that calls spin).
@@ -361,7 +355,6 @@ class ChainExecutor(MarksMixin, Executor):
     def _start_stats(self) -> None:
         if not self._stats_period or self._stats_thread is not None:
             return
-        from chainrt import monitor_msg
         chain_stats = monitor_msg.message_type()
         self._stats_stop.clear()
         node = rclpy.create_node(f"chainrt_monitor_{os.getpid()}_{id(self) & 0xffff}", context=self._context)
@@ -405,7 +398,6 @@ class ChainExecutor(MarksMixin, Executor):
         and one BE thread per core with the plan's reservations, the callbacks' priorities and
         affinities from the plan (what the controller changes later)."""
         if self._lame is None:
-            from chainrt.model import load_model
             m = self._model_arg
             m = load_model(m) if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") else m
             self._lame = self._mod.LameControl(m.to_yaml(), self._lame_period_ns, self._lame_res_ns,
@@ -430,7 +422,6 @@ class ChainExecutor(MarksMixin, Executor):
         try:
             from std_msgs.msg import String
 
-            from chainrt.monitor_msg import events_topic
             self._lame_node = rclpy.create_node(f"chainrt_lame_{os.getpid()}_{id(self) & 0xffff}", context=self._context)
             self._lame_pub = (self._lame_node.create_publisher(String, events_topic(self._stats_topic), 10), String)
         except Exception as err:  # no topic (a context that is going away): decisions stay in the report
@@ -1042,20 +1033,6 @@ def _take_done_callbacks(future) -> list:
     with lock:
         callbacks, future._callbacks = future._callbacks, []
     return callbacks
-
-
-_PARAMETER_SERVICES = ("describe_parameters", "get_parameters", "get_parameter_types", "list_parameters",
-                       "set_parameters", "set_parameters_atomically", "get_type_description")
-
-
-def _infrastructure(node, entity, kind) -> bool:
-    """rclpy's own per-node services (parameters, type description): run, never listed as
-    unmatched."""
-    if kind != KIND_SERVICE:
-        return False
-    name = entity.service_name
-    base = node.get_fully_qualified_name().rstrip("/") + "/"
-    return name.startswith(base) and name[len(base):] in _PARAMETER_SERVICES
 
 
 def _simulated_time(timer) -> bool:

@@ -17,7 +17,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainrt.rclpy.binding import KIND_CLIENT, KIND_SERVICE, KIND_SUBSCRIPTION, KIND_TIMER, choose_executor
+from chainrt.model import load_model, load_model_from_string
+from chainrt.rclpy.binding import (KIND_CLIENT, KIND_SERVICE, KIND_SUBSCRIPTION, KIND_TIMER, _infrastructure,
+                                   choose_executor, load_view)
 
 
 def seconds_to_ns(value: float | None, what: str) -> int:
@@ -206,7 +208,6 @@ class MarksMixin:
 
     # ---- applying the marks (the executor's build lock held) ---------------------------------
     def _file_model(self):
-        from chainrt.model import load_model
 
         m = self._file_model_arg
         if m is None:
@@ -214,8 +215,6 @@ class MarksMixin:
         return load_model(m) if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") else m
 
     def _model_of_marks(self, base, require_wcet: bool) -> tuple[str, dict[int, str], list[str], str]:
-        from chainrt.rclpy.binding import load_view
-        from chainrt.rclpy.executor import _infrastructure
 
         names = [x for n in self._node_order for x in (n.get_fully_qualified_name().lstrip("/"), n.get_name())]
         bound: dict[int, str] = {}
@@ -244,7 +243,6 @@ class MarksMixin:
 
     def _apply_marks(self) -> None:
         """The model of the marks becomes the executor's model (the file's, or none, before)."""
-        from chainrt.model import load_model_from_string
 
         yaml, by_entity, notes, executor = self._model_of_marks(self._file_model(), require_wcet=False)
         self._marks.notes = notes

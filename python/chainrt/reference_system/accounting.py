@@ -30,7 +30,9 @@ compare.
 from __future__ import annotations
 
 from .. import accounting as acc
-from . import kpi
+from ..crosslayer.platform import overlap
+from . import kpi, upstream
+from .upstream import block_latencies
 
 CAUSES = acc.CAUSES
 STAMP_MARGIN_NS = 20_000_000
@@ -41,8 +43,6 @@ def stamped_keep(text: str, stamps: list[tuple[int, int, str]], blackouts: list[
     """upstream.parse_log's ``keep`` for the platform-free samples of the stamped log ``text``
     (the module's stamped window); ``blackouts`` sorted and disjoint. A block without a stamp or
     a latency line is not kept, nor the period of the first block."""
-    from ..crosslayer.platform import overlap
-    from .upstream import block_latencies
     e2e = block_latencies(text)
     mine = sorted((off, ns) for off, ns, s in stamps if s == sink and off in e2e)
     index = {o: i for i, (o, _) in enumerate(mine)}
@@ -83,7 +83,6 @@ def upstream_input(trace: list, probe, tids: set[int], log: dict, warmup_ns: int
     """run_input for a run of upstream's nodes (upstream.run_config): the executions of its
     dispatch trace (none for a stock executor) and its platform-free KPIs by the stamped window
     (``free_kpis``)."""
-    from . import upstream
     inp = run_input(trace, probe, tids, log["started_ns"] + warmup_ns, {})
     every = acc.plat.merge([x for iv in (inp["blackouts"] or {}).values() for x in iv])
     keep = stamped_keep(log["text"], log["stamps"], every)
@@ -101,7 +100,6 @@ def _window(busy: dict, node_exec: dict, entries, end: int) -> tuple[int, int]:
 
 def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int, int]]) -> kpi.RunKpis:
     """The run's KPIs over its platform-free samples and planner periods."""
-    from ..crosslayer.platform import overlap
 
     def untouched(win):
         return overlap(blackouts, *win) == 0

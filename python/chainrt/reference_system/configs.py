@@ -54,7 +54,7 @@ from typing import Callable
 
 from .. import _core
 from ..model import load_model, load_model_from_string
-from . import topology
+from . import topology, upstream
 
 STRESSED_DEMAND = 0.9
 DEFAULT_PLANNER_PHASE_NS = 0
@@ -160,7 +160,6 @@ DEFAULT_CONFIGS = list(CONFIGS)
 def parse_configs(text: str | None, system: str = "replica") -> list[str]:
     """The configurations named in `text` (comma-separated; default: all of the system's)."""
     if system == "upstream":
-        from . import upstream
         known = list(upstream.STOCK) + list(CONFIGS)
         default = upstream.default_configs()
     else:

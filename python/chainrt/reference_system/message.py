@@ -22,35 +22,50 @@ time, then the 4096 bytes.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 MESSAGE_SIZE = 4096
 STATS_CAPACITY = 63
 NODE_NAME_LEN = 48
 DATA_LEN = 7
+_DTYPES = ("ENTRY_DTYPE", "MESSAGE_DTYPE", "RECORD_DTYPE")
 
-ENTRY_DTYPE = np.dtype([
-    ("timestamp", "<u8"),
-    ("sequence_number", "<u4"),
-    ("dropped_samples", "<u4"),
-    ("node_name", f"S{NODE_NAME_LEN}"),
-])
-MESSAGE_DTYPE = np.dtype([
-    ("size", "<u8"),
-    ("stats", ENTRY_DTYPE, (STATS_CAPACITY,)),
-    ("data", "<i8", (DATA_LEN,)),
-])
-RECORD_DTYPE = np.dtype([
-    ("sink", "<u4"),
-    ("reserved", "<u4"),
-    ("received", "<i8"),
-    ("message", MESSAGE_DTYPE),
-])
-assert ENTRY_DTYPE.itemsize == 64
-assert MESSAGE_DTYPE.itemsize == MESSAGE_SIZE
+
+@functools.cache
+def _numpy():
+    """numpy and the layouts as numpy dtypes, imported on first use: the command line, which
+    imports this module with the bench command, starts without numpy (tens of ms)."""
+    import numpy as np
+
+    entry = np.dtype([
+        ("timestamp", "<u8"),
+        ("sequence_number", "<u4"),
+        ("dropped_samples", "<u4"),
+        ("node_name", f"S{NODE_NAME_LEN}"),
+    ])
+    message = np.dtype([
+        ("size", "<u8"),
+        ("stats", entry, (STATS_CAPACITY,)),
+        ("data", "<i8", (DATA_LEN,)),
+    ])
+    record = np.dtype([
+        ("sink", "<u4"),
+        ("reserved", "<u4"),
+        ("received", "<i8"),
+        ("message", message),
+    ])
+    assert entry.itemsize == 64
+    assert message.itemsize == MESSAGE_SIZE
+    return np, dict(zip(_DTYPES, (entry, message, record)))
+
+
+def __getattr__(name: str):
+    """ENTRY_DTYPE, MESSAGE_DTYPE, RECORD_DTYPE: the layouts (built on first use, _numpy)."""
+    if name in _DTYPES:
+        return _numpy()[1][name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -76,7 +91,8 @@ def entries_of(message) -> Sample:
 
 def encode(entries: Sample, data0: int = 0) -> bytes:
     """The 4096-byte buffer of a sample (for tests and tools; the workload builds it in C++)."""
-    m = np.zeros((), dtype=MESSAGE_DTYPE)
+    np, dt = _numpy()
+    m = np.zeros((), dtype=dt["MESSAGE_DTYPE"])
     kept = entries[:STATS_CAPACITY]
     m["size"] = len(kept)
     for i, e in enumerate(kept):
@@ -88,12 +104,14 @@ def encode(entries: Sample, data0: int = 0) -> bytes:
 def decode(buffer: bytes) -> Sample:
     if len(buffer) != MESSAGE_SIZE:
         raise ValueError(f"a reference-system message has {MESSAGE_SIZE} bytes, not {len(buffer)}")
-    return entries_of(np.frombuffer(buffer, dtype=MESSAGE_DTYPE)[0])
+    np, dt = _numpy()
+    return entries_of(np.frombuffer(buffer, dtype=dt["MESSAGE_DTYPE"])[0])
 
 
 def read_dump(path: str | Path, sinks: list[str]) -> dict[str, list[tuple[int, Sample]]]:
     """Samples received by each sink, in arrival order: {sink: [(received_ns, entries), ...]}."""
-    raw = np.fromfile(str(path), dtype=RECORD_DTYPE)
+    np, dt = _numpy()
+    raw = np.fromfile(str(path), dtype=dt["RECORD_DTYPE"])
     out: dict[str, list[tuple[int, Sample]]] = {s: [] for s in sinks}
     for rec in raw:
         idx = int(rec["sink"])

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .. import output
 from ..figures import pyplot, save_figure
+from ..report import bench_page
+from .accounting import STAMP_MARGIN_NS
 
 MS = 1e6
 
@@ -54,7 +56,6 @@ def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
         out.append("  'no bound': a stock executor (or a layout without an analysis bound) has no model bound to "
                    "account against; its accounting is the platform-free split")
     if result.get("system") == "upstream":
-        from .accounting import STAMP_MARGIN_NS
         out.append("  (upstream's nodes: a sample is platform-free when no platform blackout touched its stamped "
                    f"window, from its end-to-end latency plus {STAMP_MARGIN_NS / 1e6:g} ms before the sink printed "
                    "it to the print; every configuration alike)")
@@ -438,7 +439,6 @@ def _save(fig, path: Path, plt) -> Path:
 def write_html(result: dict, out_dir: Path, images: list[Path], table: str) -> Path:
     """index.html: the KPI tables (each with the one definition of the latency it shows), the
     verdict, and every plot with a caption saying what to look at (chainrt.report.html)."""
-    from ..report import bench_page
     path = out_dir / "index.html"
     path.write_text(bench_page.render(result, images))
     return path

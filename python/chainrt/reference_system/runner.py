@@ -16,11 +16,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import _core, verdict
 from .. import runtime as chainrt_runtime
-from .. import verdict
+from ..analysis import analyze
 from ..crosslayer import platform as platform_mod
-from . import accounting as bench_accounting
+from ..fastdds import loopback_environment
+from ..model import load_model_from_string
+from ..simulation import simulate
 from . import configs, kpi, message, topology, upstream
+from . import accounting as bench_accounting
 
 REPO = Path(__file__).resolve().parents[3]
 BINARY = "chainrt-reference-system"
@@ -101,7 +105,6 @@ def _environment(binary: Path) -> dict[str, str]:
     # a domain of its own: other ROS processes' discovery traffic stays out of the measurement
     env.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 60))
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    from ..fastdds import loopback_environment
     env.update(loopback_environment(env))  # as chainrt run: nothing bound beyond loopback
     return env
 
@@ -247,8 +250,6 @@ def _platform_summary(run: dict) -> dict:
 
 def with_platform(model, points: list[tuple[int, int]]):
     """A copy of the model whose hosts carry the blackout curve."""
-    from .. import _core
-    from ..model import load_model_from_string
     m = load_model_from_string(model.to_yaml(), "platform variant")
     hosts = []
     for h in m.hosts:
@@ -300,7 +301,6 @@ def simulated_kpi(model, trace: dict) -> dict:
 
 
 def simulate_config(model, duration_ns: int) -> dict:
-    from ..commands.simulate import simulate
     result, trace = simulate(model, duration_ns, seed=1, trace=True)
     ch = result["chains"]
     out = {"hot_path": _pooled_chain(ch, HOT_CHAINS), "behavior_planner": _pooled_chain(ch, ["behavior_planner"]),
@@ -311,7 +311,6 @@ def simulate_config(model, duration_ns: int) -> dict:
 
 
 def analyze_config(model) -> dict:
-    from ..commands.analyze import analyze
     try:
         r = analyze(model)
     except (ValueError, RuntimeError) as err:

@@ -15,10 +15,16 @@ import os
 import time
 from pathlib import Path
 
+from .. import cliargs, output, runtime, tracing, verdict
+from .. import profile as pf
+from ..analysis import analysis_for_policy, analyze
+from ..diagnose import policy_advice
+from ..figures import pyplot, save_figure
+from ..model import load_model
+from ..runtime import merge
+from ..simulation import simulate
 from . import html as H
 from .html import plain
-from .. import output
-from ..figures import pyplot, save_figure
 
 RESPONSE_TIME = ("Chain response time", "completion of the chain's last callback minus the release of its "
                  "first callback (the timer release), per chain instance. The analysis gives an upper bound, "
@@ -90,9 +96,6 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     already (loading one of 10,000 callbacks takes a second)."""
     if run is True:
         run = "replay"
-    from ..commands.analyze import analyze
-    from ..commands.simulate import simulate
-    from ..model import load_model
     model = load_model(model_path) if model is None else model
     data = {"model": str(model_path), "name": getattr(model, "name", "") or Path(model_path).stem, "fifo": fifo,
             "duration_ns": duration_ns, "policy": policy, "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -106,7 +109,6 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     except (ValueError, RuntimeError) as e:
         data["analysis"] = None
         data["notes"].append(f"no analysis bound: {e}")
-    from ..diagnose import policy_advice
     advice = policy_advice(model, data["analysis"], str(model_path))
     if advice:
         data["notes"].append(advice)
@@ -119,7 +121,6 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     data["measured"] = run or None
     data["run_failed"] = None
     if run == "replay":
-        from .. import runtime, verdict
         try:
             watch = verdict.RunWatch(model_path, stream=open(os.devnull, "w"))
             data["start_warnings"] = watch.warnings
@@ -149,8 +150,6 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
 
 def _from_monitoring(model, duration_ns: int, namespace: str | None, run_id: str | None) -> dict:
     """The measured columns from the executors' monitoring topic (chainrt.profile.listen)."""
-    from .. import profile as pf
-    from ..runtime import merge
     topic = (namespace.rstrip("/") + pf.STATS_SUFFIX) if namespace else None
     col = pf.listen(duration_ns / 1e9, topic=topic, run_id=run_id)
     if not col.sources:
@@ -193,7 +192,6 @@ def _from_monitoring(model, duration_ns: int, namespace: str | None, run_id: str
 
 def _from_trace(model, path: str) -> dict:
     """The measured columns from a recorded trace (chainrt.tracing, as trace-report)."""
-    from .. import tracing
     rep = tracing.analyze(tracing.read_trace(path), model)
     chains = {n: c for n, c in rep.chains.items()}
     if not chains:
@@ -209,7 +207,6 @@ def _from_trace(model, path: str) -> dict:
 
 
 def _analysis_for(model, policy):
-    from ..commands.analyze import analysis_for_policy
     result, why = analysis_for_policy(model, policy)
     if result is None:
         raise ValueError(why)
@@ -458,7 +455,6 @@ FILES = ("index.html", "report.json", "worst_cases.png", "response_cdf.png", "ex
 
 
 def write(data: dict, out_dir: Path) -> Path:
-    from .. import cliargs
     out_dir.mkdir(parents=True, exist_ok=True)
     images = {"worst": plot_worst_cases(data, out_dir / "worst_cases.png"),
               "cdf": plot_cdf(data, out_dir / "response_cdf.png"),

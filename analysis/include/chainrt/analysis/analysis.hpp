@@ -35,6 +35,9 @@ struct AnalysisResult {
   }
 };
 
+// For which executors of a policy an analysis is the one chosen by default.
+enum class DefaultFor : unsigned char { None = 0, SingleThreaded = 1, MultiThreaded = 2, Any = 3 };
+
 class ResponseTimeAnalysis {
  public:
   virtual ~ResponseTimeAnalysis() = default;
@@ -46,6 +49,10 @@ class ResponseTimeAnalysis {
   // Whether its bounds hold for executors running `p`: policy() alone by default; an analysis
   // whose model covers several policies (its applicable() checks which) says so.
   virtual bool bounds_policy(Policy p) const { return p == policy(); }
+  // For which executors of policy `p` this is the analysis chosen by default (`chainrt analyze`
+  // without --analysis, default_analysis()): the one place that says which analysis goes with
+  // which policy; at most one analysis per policy and thread count (a test checks it).
+  virtual DefaultFor default_for(Policy) const { return DefaultFor::None; }
   // Whether it bounds single-threaded executors only (the schedulability experiments give it
   // the chains partitioned onto single-threaded executors, batch.hpp).
   virtual bool single_threaded() const { return false; }
@@ -62,9 +69,11 @@ class ResponseTimeAnalysis {
 std::vector<const ResponseTimeAnalysis*> analyses();
 const ResponseTimeAnalysis* find_analysis(const std::string& name);  // nullptr when unknown
 
-// Added by the analysis module: the analysis that matches the model's executors' policy
-// (edf -> edf-mt, fp/lame -> fp-mt, picas -> picas-st (fp-mt when multi-threaded),
-// ros-default single-threaded -> ros-default-st); nullptr with `why` when none fits.
+// The analysis chosen by default for executors of `policy` (multi-threaded ones when `multi`):
+// the registry analysis whose default_for() says so; nullptr with `why` when there is none.
+const ResponseTimeAnalysis* default_analysis(Policy policy, bool multi, std::string* why = nullptr);
+// The default analysis of the model's executors' policy (multi-threaded when any executor has
+// several threads); nullptr with `why` when the executors mix policies or the policy has none.
 const ResponseTimeAnalysis* default_analysis(const Model& model, std::string* why = nullptr);
 
 }  // namespace chainrt

@@ -2,7 +2,7 @@
 // subscriptions incl. intra-process, services, clients, actions and every other waitable, QoS
 // events) with chainrt's scheduling: the ready queue, admission rule, timer rule and policies of
 // the C++ runtime, the rclpy executor and the simulator (sched::ReadyQueue, sched::Admission,
-// sched::TimerClock; ros-default, fp, edf, picas, mixed, lame), on one or more threads with the
+// sched::TimerClock; every policy of policies.def), on one or more threads with the
 // model's pinning, SCHED_FIFO and SCHED_DEADLINE.
 //
 //   chainrt::rclcpp::ChainExecutor exec;                        // monitoring only, ros-default

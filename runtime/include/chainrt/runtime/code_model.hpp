@@ -25,8 +25,8 @@
 //
 // WCETs: the mark's, else `measured` (the monitor's largest CPU time of that entity, 0: none).
 // An entity with neither is listed in `unknown_wcet` and, unless `require_wcet`, given 1 ns in
-// the model: the policies that order the executor's ready queue (ros-default, fp, edf, picas,
-// mixed) never read a callback's WCET, and LaME's planner (which does) is not run on marks.
+// the model: the policies that order the executor's ready queue (all but lame) never read a
+// callback's WCET, and LaME's planner (which does) is not run on marks.
 // save_model asks for them (require_wcet: std::invalid_argument naming each).
 //
 // Off the dispatch path; allocates; throws std::invalid_argument (a mark that names nothing of

@@ -120,7 +120,7 @@ class CallbackGroup {
 struct CallbackOptions {
   std::string name;                              // default: node/topic or node/timer<N>
   CallbackGroup* group = nullptr;                // default: the node's mutually exclusive group
-  std::optional<int> priority;                   // fixed priority (fp/picas/mixed/lame)
+  std::optional<int> priority;                   // fixed priority (policies that read one)
   sched::AffinityMask affinity = sched::kAnyThread;  // executor threads allowed to run it
 };
 

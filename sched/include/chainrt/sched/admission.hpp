@@ -4,7 +4,7 @@
 // the ORDER, this decides what it can see.
 //
 // The rules:
-//  - Immediate (readyQueue executors: fp, picas, edf, mixed, lame without best-effort threads;
+//  - Immediate (readyQueue executors: every policy but ros-default, lame without best-effort threads;
 //    EDF ready-queue paper Def. 1: "always updated before any executor thread selects"): a
 //    release enters the queue at once.
 //  - PollingPoint (ros-default; EDF paper Sec. II, Casini et al. ECRTS 2019 "polling points"):

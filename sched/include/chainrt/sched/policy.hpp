@@ -1,9 +1,9 @@
 // chainrt sched: the policy descriptor — everything chainrt knows of an executor policy, in
-// one place: its name, its ordering key in the ReadyQueue, its admission rule, the analysis
-// that bounds it by default, and a one-line description. The simulator, the runtime, the
-// rclpy executor (through ReadyQueue and Admission), the analyses' default choice, the
-// command-line tools and the Python package (chainrt._core.policies()) all read it; no other
-// list of policies exists.
+// one place: its name, its ordering key in the ReadyQueue, its admission rule and a one-line
+// description. The simulator, the runtime, the rclpy executor (through ReadyQueue and
+// Admission), the command-line tools and the Python package (chainrt._core.policies()) all
+// read it; no other list of policies exists. Which analysis bounds a policy is declared by the
+// analyses (ResponseTimeAnalysis::default_for in analysis/analysis.hpp), not here.
 //
 // A new policy: one line in model/include/chainrt/model/policies.def (its enumerator and
 // name) and one descriptor, with its key function, in sched/src/policies.cpp.
@@ -28,11 +28,6 @@ struct PolicyDescriptor {
   // The admission rule. LameBestEffort applies only to executors with a best-effort thread;
   // with real-time threads alone such a policy admits Immediately (admission_rule()).
   AdmissionRule admission;
-  // The analysis `chainrt analyze` picks for executors of this policy, single- and
-  // multi-threaded; nullptr where none is sound, with `no_analysis` saying why.
-  const char* analysis_single;
-  const char* analysis_multi;
-  const char* no_analysis;
   const char* description;  // one line for users (`chainrt simulate --help`, docs)
   // The order is the callbacks' fixed priorities (what a change of priorities can fix).
   bool orders_by_priority;

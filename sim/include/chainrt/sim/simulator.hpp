@@ -11,7 +11,7 @@
 //    registration order (the published models), or rclcpp >= 28's unspecified wait-set order
 //    drawn from SimOptions::wait_set_seed (sched::wait_set_order). The admission rule (when
 //    released work enters the queue) is sched::Admission, the runtime's too.
-//  - fp, edf, mixed, picas, lame: the readyQueue executor (Sec. IV-A): the queue is refreshed
+//  - every other policy: the readyQueue executor (Sec. IV-A): the queue is refreshed
 //    before every selection (pending callbacks enter at once), one queued instance per
 //    callback, Algorithm 1 selection; lame adds affinity masks and RT/BE thread classes
 //    (LaME Sec. 4.1), picas fixed priorities and executor priorities (PiCAS Sec. II).

@@ -1,0 +1,23 @@
+"""The deterministic simulator (sim/) as a library: a model's run for a duration, its per-chain
+response times and, on request, its dispatch trace. ``chainrt simulate``, ``chainrt run``,
+reports and benches use it."""
+
+from __future__ import annotations
+
+import json
+
+from . import _core
+
+EXEC_MODES = ["wcet", "bcet", "uniform", "mix"]
+#: rcl's timer overrun rule per ROS 2 line (sched/include/chainrt/sched/timer.hpp, docs/simulator.md)
+TIMER_RULES = ["rcl9", "rcl5"]
+
+
+def simulate(model, duration_ns: int, seed: int = 1, policy: str | None = None, threads: int | None = None,
+             exec_mode: str = "wcet", comm: str = "fixed", trace: bool = False,
+             offsets: dict[str, int] | None = None, timer_rule: str = "rcl9") -> tuple[dict, dict | None]:
+    """Run the C++ simulator; returns (summary dict, trace dict or None). ``timer_rule``: rcl's
+    timer overrun rule of the ROS 2 line modelled, ``rcl9`` (Jazzy, Kilted) or ``rcl5`` (Humble, Iron)."""
+    summary, trace_text = _core._simulate(model, duration_ns, seed, policy, threads, exec_mode, comm, trace,
+                                          2_000_000, offsets or {}, timer_rule=timer_rule)
+    return json.loads(summary), (json.loads(trace_text) if trace else None)
