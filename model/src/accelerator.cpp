@@ -2,7 +2,9 @@
 #include "chainrt/model/accelerator.hpp"
 
 #include <algorithm>
+#include <functional>
 
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/limits.hpp"
 
 namespace chainrt {
@@ -38,6 +40,30 @@ std::vector<AcceleratorRef> accelerator_refs(const Model& model) {
 
 const Accelerator& accelerator_of(const Model& model, const AcceleratorRef& ref) {
   return model.hosts[ref.host].accelerators[ref.index];
+}
+
+int cuda_stream_level(const std::vector<int>& thresholds, std::optional<int> priority, int levels) {
+  const int least = std::max(levels, 1) - 1;
+  if (priority)
+    for (std::size_t k = 0; k < thresholds.size(); ++k)
+      if (*priority >= thresholds[k]) return std::min(static_cast<int>(k), least);
+  return least;
+}
+
+std::vector<int> cuda_stream_thresholds(const Model& model, const AcceleratorRef& ref) {
+  const Accelerator& a = accelerator_of(model, ref);
+  if (!a.stream_priorities.empty()) return a.stream_priorities;
+  std::vector<int> out;
+  for (std::size_t c = 0; c < model.callbacks.size(); ++c) {
+    if (host_of_callback(model, c) != ref.host) continue;
+    const auto& segs = model.callbacks[c].accelerator_segments;
+    if (std::none_of(segs.begin(), segs.end(), [&](const AcceleratorSegment& s) { return s.accelerator == a.name; }))
+      continue;
+    if (auto p = effective_priority(model, c)) out.push_back(*p);
+  }
+  std::sort(out.begin(), out.end(), std::greater<int>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 namespace {

@@ -150,6 +150,7 @@ constexpr Names kPolicies[] = {
 };
 constexpr Names kClasses[] = {{"rt", 0}, {"be", 1}};
 constexpr Names kAccess[] = {{"direct", 0}, {"server", 1}};
+constexpr Names kDevices[] = {{"emulated", 0}, {"cuda", 1}};
 constexpr Names kPhases[] = {{"free", 0}, {"guaranteed", 1}, {"observed", 2}};
 constexpr Names kHops[] = {{"topic", 0}, {"request", 1}, {"response", 2}};
 
@@ -173,6 +174,7 @@ const char* to_string(CommKind k) { return name_of(kComms, static_cast<int>(k));
 const char* to_string(Policy p) { return name_of(kPolicies, static_cast<int>(p)); }
 const char* to_string(CriticalityClass c) { return name_of(kClasses, static_cast<int>(c)); }
 const char* to_string(AcceleratorAccess a) { return name_of(kAccess, static_cast<int>(a)); }
+const char* to_string(AcceleratorDevice d) { return name_of(kDevices, static_cast<int>(d)); }
 const char* to_string(TimerPhase p) { return name_of(kPhases, static_cast<int>(p)); }
 const char* to_string(HopKind k) { return name_of(kHops, static_cast<int>(k)); }
 std::optional<CallbackKind> callback_kind_from(const std::string& s) { return value_of<CallbackKind>(kKinds, s); }
@@ -195,6 +197,9 @@ std::optional<CriticalityClass> criticality_class_from(const std::string& s) {
 }
 std::optional<AcceleratorAccess> accelerator_access_from(const std::string& s) {
   return value_of<AcceleratorAccess>(kAccess, s);
+}
+std::optional<AcceleratorDevice> accelerator_device_from(const std::string& s) {
+  return value_of<AcceleratorDevice>(kDevices, s);
 }
 std::optional<TimerPhase> timer_phase_from(const std::string& s) { return value_of<TimerPhase>(kPhases, s); }
 

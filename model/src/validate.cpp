@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "chainrt/model/facts.hpp"
 #include "chainrt/model/limits.hpp"
@@ -358,6 +359,14 @@ void check_accelerators(const Model& m, Diagnostics& d) {
       const Accelerator& a = host.accelerators[i];
       const std::string q = at(hp, i);
       check_duration(a.server_overhead, q + ".overhead", "overhead", d);
+      if (a.device != AcceleratorDevice::Cuda && (a.cuda_device != 0 || !a.stream_priorities.empty()))
+        d.error(q + (a.cuda_device != 0 ? ".cuda_device" : ".stream_priorities"),
+                "only a 'device: cuda' accelerator has a CUDA device and stream priorities; " + quote(a.name) +
+                    " is emulated");
+      for (std::size_t k = 1; k < a.stream_priorities.size(); ++k)
+        if (a.stream_priorities[k] >= a.stream_priorities[k - 1])
+          d.error(at(q + ".stream_priorities", k), "stream_priorities must be strictly descending (the most important "
+                                                   "chains' threshold first)");
       if (a.access == AcceleratorAccess::Direct) {
         if (a.block_preemption)
           d.error(q + ".preemption", "only a server-mode accelerator is preempted by priority; " + quote(a.name) +
@@ -754,3 +763,36 @@ void validate_model(Model& m, Diagnostics& d, bool derive) {
 }
 
 }  // namespace chainrt::detail
+
+namespace chainrt {
+
+// Diagnostics and validation of a model built in code: no YAML needed (a build without yaml-cpp,
+// CHAINRT_ACCELERATOR_ONLY, has these and not the parser).
+std::string Diagnostic::str() const {
+  std::ostringstream os;
+  os << file;
+  if (line > 0) os << ':' << line << ':' << column;
+  os << ": ";
+  if (!field.empty()) os << field << ": ";
+  os << message;
+  return os.str();
+}
+
+namespace {
+std::string join_diags(const std::vector<Diagnostic>& d) {
+  std::string s;
+  for (const auto& x : d) s += (s.empty() ? "" : "\n") + x.str();
+  return s;
+}
+}  // namespace
+
+ModelError::ModelError(std::vector<Diagnostic> diags)
+    : std::runtime_error(join_diags(diags)), diags_(std::move(diags)) {}
+
+void validate(Model& model, const std::string& file_name) {
+  detail::Diagnostics diags(file_name, nullptr);
+  detail::validate_model(model, diags);
+  if (!diags.empty()) throw ModelError(diags.list());
+}
+
+}  // namespace chainrt

@@ -28,27 +28,6 @@
 
 namespace chainrt {
 
-std::string Diagnostic::str() const {
-  std::ostringstream os;
-  os << file;
-  if (line > 0) os << ':' << line << ':' << column;
-  os << ": ";
-  if (!field.empty()) os << field << ": ";
-  os << message;
-  return os.str();
-}
-
-namespace {
-std::string join_diags(const std::vector<Diagnostic>& d) {
-  std::string s;
-  for (const auto& x : d) s += (s.empty() ? "" : "\n") + x.str();
-  return s;
-}
-}  // namespace
-
-ModelError::ModelError(std::vector<Diagnostic> diags)
-    : std::runtime_error(join_diags(diags)), diags_(std::move(diags)) {}
-
 namespace {
 
 using detail::Diagnostics;
@@ -421,25 +400,32 @@ struct Reader {
     return out;
   }
 
-  std::vector<int> cores(const YAML::Node& map, const std::string& path) {
+  // A list of integers in [lo, hi] (`what`: one of them, e.g. "a core number"); a single
+  // scalar is accepted as a one-element list.
+  std::vector<int> integers(const YAML::Node& map, const char* key, const std::string& path, const std::string& what,
+                            int lo, int hi) {
     std::vector<int> out;
-    YAML::Node v = map["cores"];
+    YAML::Node v = map[key];
     if (!v) return out;
     auto one = [&](const YAML::Node& n, const std::string& p) {
       int c = 0;
       const std::string& s = n.Scalar();
       auto [q, ec] = std::from_chars(s.data(), s.data() + s.size(), c);
-      if (!n.IsScalar() || ec != std::errc() || q != s.data() + s.size() || c < 0 || c >= limits::kMaxCores)
-        d.error(p, "expected a core number (0.." + std::to_string(limits::kMaxCores - 1) + ")");
+      if (!n.IsScalar() || ec != std::errc() || q != s.data() + s.size() || c < lo || c > hi)
+        d.error(p, "expected " + what + " (" + std::to_string(lo) + ".." + std::to_string(hi) + ")");
       else
         out.push_back(c);
     };
-    if (v.IsScalar()) one(v, sub(path, "cores"));
+    if (v.IsScalar()) one(v, sub(path, key));
     else if (v.IsSequence())
-      for (std::size_t i = 0; i < v.size(); ++i) one(v[i], at(sub(path, "cores"), i));
+      for (std::size_t i = 0; i < v.size(); ++i) one(v[i], at(sub(path, key), i));
     else
-      d.error(sub(path, "cores"), "expected a core number or a list of them");
+      d.error(sub(path, key), "expected " + what + " or a list of them");
     return out;
+  }
+
+  std::vector<int> cores(const YAML::Node& map, const std::string& path) {
+    return integers(map, "cores", path, "a core number", 0, limits::kMaxCores - 1);
   }
 
   template <class F>
@@ -475,7 +461,10 @@ struct Reader {
 
 void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& path, Host& h) {
   r.each(host, "accelerators", path, "accelerators", [&](const YAML::Node& n, const std::string& q) {
-    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead", "preemption"}, "an accelerator")) return;
+    if (!r.keys(n, q, {"name", "access", "priority", "cores", "overhead", "preemption", "device", "cuda_device",
+                       "stream_priorities"},
+                "an accelerator"))
+      return;
     Accelerator a;
     a.name = r.name(n, q, "an accelerator").value_or("");
     if (auto k = r.scalar(n, "access", q, true, "an accelerator")) {
@@ -489,6 +478,13 @@ void parse_accelerators(Reader& r, const YAML::Node& host, const std::string& pa
       if (*k == "block") a.block_preemption = true;
       else if (*k != "request") r.d.error(sub(q, "preemption"), "unknown preemption '" + *k + "' (request or block)");
     }
+    if (auto k = r.scalar(n, "device", q, false, "an accelerator")) {
+      if (auto v = accelerator_device_from(*k)) a.device = *v;
+      else r.d.error(sub(q, "device"), "unknown accelerator device '" + *k + "' (emulated or cuda)");
+    }
+    if (auto i = r.integer(n, "cuda_device", q, false, "an accelerator", 0, 1023)) a.cuda_device = static_cast<int>(*i);
+    a.stream_priorities = r.integers(n, "stream_priorities", q, "a chain priority", -limits::kMaxPriority * 1024,
+                                     limits::kMaxPriority * 1024 + 1023);
     h.accelerators.push_back(a);
   });
 }
@@ -859,6 +855,13 @@ void emit_accelerators(YAML::Emitter& out, const std::vector<Accelerator>& list)
     emit_cores(out, a.server_cores);
     if (a.server_overhead) out << YAML::Key << "overhead" << YAML::Value << format_duration(a.server_overhead);
     if (a.block_preemption) out << YAML::Key << "preemption" << YAML::Value << "block";
+    if (a.device != AcceleratorDevice::Emulated) out << YAML::Key << "device" << YAML::Value << to_string(a.device);
+    if (a.cuda_device) out << YAML::Key << "cuda_device" << YAML::Value << a.cuda_device;
+    if (!a.stream_priorities.empty()) {
+      out << YAML::Key << "stream_priorities" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (int p : a.stream_priorities) out << p;
+      out << YAML::EndSeq;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -938,12 +941,6 @@ Model load_model(const std::string& path) {
     throw fail("the file is larger than " + std::to_string(limits::kMaxModelBytes >> 20) +
                " MiB; chainrt refuses larger models");
   return parse(text, path);
-}
-
-void validate(Model& model, const std::string& file_name) {
-  detail::Diagnostics diags(file_name, nullptr);
-  detail::validate_model(model, diags);
-  if (!diags.empty()) throw ModelError(diags.list());
 }
 
 namespace {

@@ -13,6 +13,18 @@ causes (docs/analysis.md, "Accounting for every instance above its bound"):
 * ``unexplained`` — neither: a defect of the model, the analysis, the executor or the
   measurement.
 
+Against the *simulated* worst case (one trajectory of the model, every callback at its WCET,
+messages and dispatches free) a fourth cause applies before ``unexplained``:
+
+* ``runtime`` — the instance's response less the runtime's own time in it is within the
+  simulated worst case. The runtime's own time (:func:`runtime_time`) is what the recorded run
+  shows outside the model: the part of [release, finish] in which no callback of the executors
+  that may delay the instance ran (dispatches, message deliveries, wake-ups), and the time
+  callbacks took beyond min(their CPU time, their WCET) (CPU over the WCET below the overrun
+  tolerance; the CPU lost while running to what is below the platform probe's threshold). The
+  analyses' bounds must contain these costs (they are no cause against a bound); the simulation
+  has none of them.
+
 The busy window of an instance J of chain i released at r and finished at f is [t0, f], t0 the
 earliest of, for every hop h of J (the executions of J's callbacks), the start of the busy
 period of h's executor that contains the instant h became ready (r for the first hop, the
@@ -40,9 +52,9 @@ from .crosslayer import platform as plat
 from .crosslayer.platform import PlatformProbe
 from .runtime import quantile
 
-PLATFORM, OVERRUN, UNEXPLAINED = "platform", "overrun", "unexplained"
+PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED = "platform", "overrun", "runtime", "unexplained"
 OVERRUN_RATIO = 1.10  # CPU time per instance > 1.1 x the model's WCET: the model understates it
-CAUSES = (PLATFORM, OVERRUN, UNEXPLAINED)
+CAUSES = (PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED)  # (runtime: against a simulated worst case only)
 ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
 # gaps between an executor's executions shorter than this are its own dispatch latency, not
 # idle time (the probe's threshold: shorter blackouts are not seen either)
@@ -85,6 +97,9 @@ class Case:
     cause: str
     platform_ns: int = 0                                # platform blackout inside the window
     overruns: list[dict] = field(default_factory=list)  # {"callback", "cpu_ns", "wcet_ns", "start_ns"}
+    simulated: bool = False  # the bound is a simulated worst case (the runtime's own time measured)
+    idle_ns: int = 0     # (simulated) no callback of its executors ran: dispatches, deliveries
+    excess_ns: int = 0   # (simulated) callbacks' time beyond min(CPU time, WCET) (runtime_time)
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
@@ -95,7 +110,14 @@ class Case:
             o = max(self.overruns, key=lambda x: x["cpu_ns"] - x["wcet_ns"])
             return what + (f": overrun ({o['callback']} ran {o['cpu_ns'] / 1e6:.2f} ms of CPU, its WCET is "
                            f"{o['wcet_ns'] / 1e6:.2f} ms)")
-        return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window)"
+        if self.cause == RUNTIME:
+            return what + (f": runtime ({self.idle_ns / 1e6:.2f} ms of it with no callback running — dispatches and "
+                           f"message deliveries — and {self.excess_ns / 1e6:.2f} ms callbacks took beyond their WCET or "
+                           f"CPU time — over the WCET within the tolerance, or the CPU lost while running; without them "
+                           f"{(self.response_ns - self.idle_ns - self.excess_ns) / 1e6:.2f} ms)")
+        return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
+            f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms, it still exceeds the "
+            "simulated worst case)" if self.simulated else ")")
 
 
 def ready_times(executions: list[Execution], chains: dict[str, list[str]]) -> dict[int, int]:
@@ -172,10 +194,12 @@ def instances(executions: list[Execution], chains: dict[str, list[str]]) -> dict
 
 
 def stats(samples: list[int]) -> dict:
-    """{"instances", "mean_ns", "p99_ns" (nearest rank), "max_ns"} of response times."""
+    """{"instances", "mean_ns", "p99_ns" (nearest rank), "max_ns", "min_ns"} of response times
+    (the min gives the WCRT − BCRT that CROS-RT's predictability measures)."""
     n = len(samples)
     return {"instances": n, "mean_ns": sum(samples) / n if n else None,
-            "p99_ns": quantile(samples, 0.99) if n else None, "max_ns": max(samples) if n else None}
+            "p99_ns": quantile(samples, 0.99) if n else None, "max_ns": max(samples) if n else None,
+            "min_ns": min(samples) if n else None}
 
 
 class Nearby:
@@ -192,11 +216,80 @@ class Nearby:
         return [x for x in self.executions[lo:bisect.bisect_left(self.starts, end)] if x.finish > begin]
 
 
+def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) -> tuple[int, int]:
+    """(idle, overtime): the runtime's own time in the instance's response [release, finish].
+    ``near_of(executor)``: the executions of the executors that may delay a callback of that
+    executor (those that may share one of its CPUs; every one where that is not known).
+
+    ``idle``: the time in which a hop of the instance waited — from the release, or the previous
+    hop's finish, to its start — while none of those ran a callback: the instance was pending, so
+    the time went to dispatches, message deliveries and wake-ups; a callback on a CPU the hop may
+    not use never shortens a wait. ``overtime``: the time callbacks that held up the instance took
+    beyond their model time, min(CPU time, WCET) (a callback the model does not have: none) —
+    CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
+    something no recorded callback was (the kernel, interrupts: below the platform probe's
+    threshold). On one CPU every execution inside the response counts (pro rata where it
+    straddles an end), all of it sequential; on several, the instance's own hops (less what
+    other executions that may share their CPUs covered of them) and what ran on a hop's thread
+    while the hop waited."""
+    r, f = inst.release, inst.finish
+    hops = sorted(inst.hops, key=lambda x: x.start)
+
+    def beyond(x: Execution, b: int, e: int) -> float:
+        wall = x.finish - x.start
+        part = max(0, min(e, x.finish) - max(b, x.start))
+        model = min(x.cpu, wcets.get(x.callback, 0))
+        return max(0.0, part - model * (part / wall if wall > 0 else 1.0))
+
+    def covered(execs, b: int, e: int) -> int:
+        iv = plat.merge([(max(b, x.start), min(e, x.finish)) for x in execs if min(e, x.finish) > max(b, x.start)])
+        return sum(y - x for x, y in iv)
+    idle, over, seen, ready = 0, 0.0, set(), r
+    for h in hops:
+        near = near_of(h.executor)
+        if h.start > ready:
+            waiting = near.overlapping(ready, h.start)
+            idle += (h.start - ready) - covered(waiting, ready, h.start)
+            if not one_cpu:
+                for x in waiting:
+                    if x.thread == h.thread and x.executor == h.executor and id(x) not in seen:
+                        seen.add(id(x))
+                        over += beyond(x, ready, h.start)
+        if not one_cpu and id(h) not in seen:
+            seen.add(id(h))
+            others = [x for x in near.overlapping(h.start, h.finish) if x is not h]
+            over += max(0.0, beyond(h, h.start, h.finish) - covered(others, h.start, h.finish))
+        ready = max(ready, h.finish)
+    if one_cpu and hops:
+        inside = near_of(hops[0].executor).overlapping(r, f)
+        busy = covered(inside, r, f)
+        over = busy - sum(min(x.cpu, wcets.get(x.callback, 0)) * (
+            max(0, min(f, x.finish) - max(r, x.start)) / (x.finish - x.start) if x.finish > x.start else 1.0)
+            for x in inside)
+    return max(0, idle), max(0, int(over))
+
+
+class Neighbours:
+    """``near_of(executor)``: the executions of the executors that may share a CPU with it (all
+    of them where either's CPUs are not known), made once per executor."""
+
+    def __init__(self, executions: list[Execution], executor_cpus: dict[str, set[int] | None] | None):
+        self.executions, self.cpus, self.made = executions, executor_cpus or {}, {}
+
+    def __call__(self, executor: str) -> Nearby:
+        if executor not in self.made:
+            mine = self.cpus.get(executor)
+            self.made[executor] = Nearby([x for x in self.executions if mine is None or self.cpus.get(x.executor) is None
+                                          or self.cpus[x.executor] & mine])
+        return self.made[executor]
+
+
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
-             overruns: Nearby, wcets: dict[str, int]) -> Case:
+             overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
-    (:func:`overran`) that may have delayed it."""
+    (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
+    (near_of, one_cpu) for the runtime's own time (:func:`runtime_time`)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e))
@@ -206,6 +299,11 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
         case.cause = PLATFORM
     elif case.overruns:
         case.cause = OVERRUN
+    elif runtime is not None:
+        case.simulated = True
+        case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1])
+        if inst.response - case.idle_ns - case.excess_ns <= bound_ns:
+            case.cause = RUNTIME
     return case
 
 
@@ -218,7 +316,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             wcets: dict[str, int], blackouts: dict[int, list[tuple[int, int]]] | None,
             chain_cpus: dict[str, set[int] | None] | None = None,
             chain_executors: dict[str, set[str] | None] | None = None,
-            since_ns: int | None = None, gap_ns: int = GAP_NS) -> dict:
+            since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False,
+            executor_cpus: dict[str, set[int] | None] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -226,7 +325,9 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     ``blackouts``: {cpu: the platform's blackouts} (platform_blackouts), None when the platform
     was not measured; ``chain_cpus``: {chain: the CPUs its threads may run on (None: all)};
     ``chain_executors``: {chain: the executors whose callbacks may delay it (None: all)};
-    ``since_ns``: instances released before are left out (the warm-up).
+    ``since_ns``: instances released before are left out (the warm-up); ``simulated``: the
+    bounds are simulated worst cases (the ``runtime`` cause applies); ``executor_cpus``: {executor:
+    the CPUs its threads may run on (None: any)}, for the executions that may delay a hop.
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -236,6 +337,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     busy = busy_periods(executions, ready, gap_ns)
     over = overran(executions, wcets)
     everything = Nearby(over)
+    near_of = Neighbours(executions, executor_cpus)
     out: dict = {"measured": blackouts is not None, "chains": {}}
     for name, insts in instances(executions, chains).items():
         insts = [i for i in insts if since_ns is None or i.release >= since_ns]
@@ -243,6 +345,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
         iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
         execs = (chain_executors or {}).get(name)
         near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
+        around = (near_of, cpus is not None and len(cpus) == 1) if simulated else None
         bound = bounds.get(name)
         row = {"bound_ns": bound, "above": 0, **{c: 0 for c in CAUSES}, "cases": []}
         free = []
@@ -252,7 +355,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             if not touched:
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
-                case = classify(inst, bound, win, iv, near, wcets)
+                case = classify(inst, bound, win, iv, near, wcets, around)
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)
@@ -315,7 +418,8 @@ RT_THROTTLE_UPPER = 1.1
 
 
 def model_inputs(model, thread_params: bool = True) -> dict:
-    """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors"}.
+    """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors",
+    "executor_cpus"}.
     A chain's CPUs are its executors' threads' cores when every one of them is pinned (and
     ``thread_params``), else every CPU; the executors that may delay it are those whose threads
     may share one of those CPUs (every executor when a chain's threads are not pinned)."""
@@ -337,7 +441,7 @@ def model_inputs(model, thread_params: bool = True) -> dict:
         execs[ch.name] = None if cpus[ch.name] is None else \
             {e for e, c in ex_cores.items() if c is None or c & cpus[ch.name]}
     return {"chains": chains, "wcets": {c.name: int(c.wcet) for c in model.callbacks},
-            "chain_cpus": cpus, "chain_executors": execs}
+            "chain_cpus": cpus, "chain_executors": execs, "executor_cpus": ex_cores}
 
 
 def rt_throttling() -> tuple[int, int] | None:
@@ -426,7 +530,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
     if isinstance(simulated, dict) and simulated:  # the same against the simulated worst cases (what the verdict also compares with)
         sim_bounds = {n: (simulated.get(n) or {}).get("wcrt_ns") or None for n in mi["chains"]}
         out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
-                                           mi["chain_cpus"], mi["chain_executors"], since_ns))["chains"]
+                                           mi["chain_cpus"], mi["chain_executors"], since_ns,
+                                           simulated=True, executor_cpus=mi["executor_cpus"]))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
@@ -461,10 +566,14 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
                 key=lambda x: x["cpu_ns"] - x["wcet_ns"], default=None)
         parts.append(f"{row[OVERRUN]} a callback over its WCET" + (
             f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
+    if row.get(RUNTIME):
+        parts.append(f"{row[RUNTIME]} within the runtime's own time (measured in each response: dispatches and "
+                     "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance; the "
+                     "simulated model has none of it)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
-            "" if against == "the bound" else " (time the simulated model does not contain: the runtime's messages "
-                                              "and dispatches)"))
+            "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "
+                                              "case: a scenario the simulation did not reach, or a defect)"))
     return f"{ACCOUNTED}of the {row['above']} instances above {against}, " + ", ".join(parts)
 
 

@@ -342,7 +342,7 @@ def _accounted(acc: dict | None, chain: str, against: str) -> str | None:
             if n == chain or (chain == "hot_path" and n.startswith("hot_path_"))]
     if not rows:
         return None
-    total = {k: sum(r[k] for r in rows) for k in ("above", *CAUSES)}
+    total = {k: sum(r.get(k, 0) for r in rows) for k in ("above", *CAUSES)}
     return cause_text(total, "the bound" if against == "chains" else "the simulated worst case")
 
 

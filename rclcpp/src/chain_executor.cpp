@@ -722,7 +722,10 @@ bool ChainExecutor::rebuild() {
   // (rcl reports the events that arrived before at once; they are counted, the slot enlisted).
   const Duration now = clock_now();
   for (Slot* s : created) {
-    if (s->kind == Kind::Timer && s->steady) arm(*s, now);
+    if (s->kind == Kind::Timer && s->steady && arm(*s, now, true) > 0)
+      notes.push_back("timer '" + s->stats.name + "' was armed after its first release on the release grid: it "
+                      "starts at a later grid instant (its offset holds; the common start of the run's timers does "
+                      "not — set " + std::string(sched::kReleaseEpochEnv) + " for every process of the run)");
     if (s->kind == Kind::Waitable && !s->wt_timers.empty()) {
       if (auto w = s->wt.lock()) {
         s->ws = std::make_unique<rcl_wait_set_t>(rcl_get_zero_initialized_wait_set());
@@ -878,19 +881,34 @@ void ChainExecutor::wake_others() noexcept {
     runtime::futex_wake_all(&wake_);
 }
 
-// The first release of a steady timer: rcl's next call time (the steady clock is
-// CLOCK_MONOTONIC, the executor's). With an injected clock (a deterministic scenario) the phase
-// is the model's: now + offset for a bound timer (as the simulator and chainrt's runtime arm it),
-// one period after now for the others. No allocation.
-void ChainExecutor::arm(Slot& s, Duration now) noexcept {
-  std::int64_t next = 0;
-  if (!options_.clock && rcl_timer_get_next_call_time(s.handle.get(), &next) == RCL_RET_OK) {
-    s.clock.next = next;
-    return;
+// The first release of a steady timer. A timer bound to a model callback is armed on the
+// release grid (sched/timer.hpp: E + offset + k·period on CLOCK_MONOTONIC, E the run's release
+// epoch), as chainrt's runtime and rclpy executor arm theirs, so that the model's offsets hold
+// whenever the node created its timer; returns the grid index it starts at (> 0: armed after its
+// first grid release). Any other timer, and a bound one after a reset (rclcpp's reset restarts
+// the period), keeps rcl's next call time (the steady clock is CLOCK_MONOTONIC, the executor's).
+// With an injected clock (a deterministic scenario) the phase is the model's: now + offset for a
+// bound timer (as the simulator arms it), one period after now for the others. No allocation.
+std::int64_t ChainExecutor::arm(Slot& s, Duration now, bool first) noexcept {
+  if (options_.clock) {
+    s.clock.next = s.model_id ? now + binder_->callback(*s.model_id).offset : now + s.clock.period;
+    return 0;
   }
-  rcl_reset_error();
-  if (options_.clock && s.model_id) s.clock.next = now + binder_->callback(*s.model_id).offset;
-  else s.clock.next = now + s.clock.period;
+  if (first && s.model_id && binder_) {
+    const Duration epoch = options_.release_epoch ? *options_.release_epoch : sched::release_epoch(now);
+    const sched::ReleaseGrid grid{epoch, binder_->callback(*s.model_id).offset, s.clock.period};
+    const sched::ReleaseGrid::Start st = grid.start(now);
+    s.clock.next = st.first;
+    return st.start_index;
+  }
+  std::int64_t next = 0;
+  if (rcl_timer_get_next_call_time(s.handle.get(), &next) == RCL_RET_OK) {
+    s.clock.next = next;
+  } else {
+    rcl_reset_error();
+    s.clock.next = now + s.clock.period;
+  }
+  return 0;
 }
 
 Duration ChainExecutor::ready_deadline(const Slot& s) const noexcept {
@@ -923,7 +941,7 @@ void ChainExecutor::harvest(Duration now) noexcept {
     s->enlisted.store(false, std::memory_order_release);
     if (s->id != kNoCallback && s->id < T.slots.size() && T.slots[s->id] == s) {
       if (s->kind == Kind::Timer) {
-        if (s->reset.exchange(false, std::memory_order_acq_rel) && s->steady) arm(*s, now);
+        if (s->reset.exchange(false, std::memory_order_acq_rel) && s->steady) arm(*s, now, false);
         next_timer_due_ = 0;
         next_rcl_check_ = 0;
       } else if (s->pending.load(std::memory_order_acquire) > 0 || s->poll.load(std::memory_order_acquire)) {

@@ -3,7 +3,8 @@
 //
 //   chainrt_rclcpp_nodes --model FILE --executor {single,multi,static,events,chainrt}
 //                        [--threads N] [--duration S] [--policy P] [--drain S] [--no-thread-params]
-//                        [--trace DIR] [--scale-wcet T_NS:FACTOR] [--lame-controller PERIOD_NS]
+//                        [--process NAME] [--trace FILE] [--run-id ID] [--scale-wcet T_NS:FACTOR]
+//                        [--lame-controller PERIOD_NS]
 //
 // From the model (chainrt's model parser, model/yaml_io.hpp): one rclcpp::Node per model node,
 // one callback group per model group, and per model callback a timer (create_wall_timer at its
@@ -37,28 +38,41 @@
 // SCHED_DEADLINE may not create threads); --no-thread-params leaves every thread as is.
 // --lame-controller runs LaME's online controller in the ChainExecutor (chainrt only).
 //
-// --trace DIR writes every callback execution, under every executor alike, to DIR/nodes.jsonl
-// (callback, the model executor, thread id, start, finish and release in ns since DIR/nodes.jsonl.start
-// on CLOCK_MONOTONIC, the execution's thread CPU time): the dispatch trace format of chainrt-run,
-// which chainrt.accounting reads. An execution serving instances of several releases is one
-// record per release.
-//
 // The timers run --duration seconds from the start of spinning; then they are cancelled and the
 // instances still under way get --drain seconds (default: twice the longest deadline, at least
 // 0.5 s) to complete. Prints "ready" when spinning starts and at the end one JSON line: per chain
 // the instances released, completed and lost (released, not completed), their latency (mean,
 // p99, max, min in ns) and deadline misses; per callback its runs; under chainrt the executor's
-// own report (and with --lame-controller the controller's activations, as chainrt-run's). Bad
-// arguments or a model that cannot be generated: one line on stderr, exit 2.
+// own report (and with --lame-controller the controller's activations, as chainrt-run's), and
+// per executor the class of the executor object that spun it (executor_class); the warnings of
+// the threads (pinning, priority, a reservation not taken).
+// Bad arguments or a model that cannot be generated: one line on stderr, exit 2. SIGINT ends
+// the run early (rclcpp's handler): the timers stop and the result is printed as at the end.
+//
+// --process NAME: only the nodes of the model executors in process NAME (an executor's process,
+// else its name), as chainrt-run --process does, so that a model's processes run as separate
+// programs (on different hosts). A chain whose source timer and leaves are all here is measured
+// as above; a chain with a part elsewhere is measured from the traces of the processes together
+// ("releases" counts the source timers' releases made here). --trace FILE: every callback
+// execution, under every executor alike, as one JSON line {executor, callback, thread, release,
+// start, finish, cpu, deadline} (times in ns relative to the program's start, written to
+// FILE.start on CLOCK_MONOTONIC; release: the chain release its input carried, -1 none, and an
+// execution serving instances of several releases one line per release; cpu: the thread's CPU
+// time of the execution; deadline always -1), the format of chainrt-run --trace, so that
+// chainrt's accounting reads both. --run-id ID: a tag on the command line (what tells a run's
+// processes apart), echoed in the result.
+#include <cxxabi.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,6 +82,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 #include <rcl_interfaces/srv/get_parameters.hpp>
@@ -81,6 +96,7 @@
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/rclcpp/chain_executor.hpp"
 #include "chainrt/runtime/node.hpp"  // burn_cpu: a callback's WCET of the thread's CPU time
+#include "chainrt/runtime/supervised.hpp"
 #include "chainrt/runtime/threads.hpp"
 
 namespace {
@@ -98,11 +114,11 @@ std::int64_t clock_ns(clockid_t clock) {
 std::int64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
 struct Args {
-  std::string model, executor, policy;
+  std::string model, executor, policy, process, trace, run_id;
+  std::int64_t started = 0;  // the program's start on CLOCK_MONOTONIC (the trace's origin)
   int threads = 0;  // 0: the model's (chainrt, multi)
   double duration = 10, drain = -1;
   bool thread_params = true;
-  std::string trace_dir;
   std::int64_t scale_at = -1;  // ns after spinning starts; < 0: never
   double scale = 1;
   std::int64_t lame_controller = 0;  // ns; 0: none
@@ -110,8 +126,8 @@ struct Args {
 
 const char* kUsage =
     "usage: chainrt_rclcpp_nodes --model FILE --executor {single,multi,static,events,chainrt} [--threads N] "
-    "[--duration S] [--policy P] [--drain S] [--no-thread-params] [--trace DIR] [--scale-wcet T_NS:FACTOR] "
-    "[--lame-controller PERIOD_NS]";
+    "[--duration S] [--policy P] [--drain S] [--no-thread-params] [--process NAME] [--trace FILE] [--run-id ID] "
+    "[--scale-wcet T_NS:FACTOR] [--lame-controller PERIOD_NS]";
 
 // The command line, or a one-line reason.
 Args parse(int argc, char** argv) {
@@ -130,7 +146,9 @@ Args parse(int argc, char** argv) {
     else if (arg == "--threads") a.threads = std::atoi(v.c_str());
     else if (arg == "--duration") a.duration = std::atof(v.c_str());
     else if (arg == "--drain") a.drain = std::atof(v.c_str());
-    else if (arg == "--trace") a.trace_dir = v;
+    else if (arg == "--process") a.process = v;
+    else if (arg == "--trace") a.trace = v;
+    else if (arg == "--run-id") a.run_id = v;
     else if (arg == "--lame-controller") a.lame_controller = std::atoll(v.c_str());
     else if (arg == "--scale-wcet") {
       const auto colon = v.find(':');
@@ -162,9 +180,11 @@ struct Instance {
 };
 
 // The chains' instances: released at the source, completed at the leaves. Thread-safe.
+// `here`: the callbacks of this process; only a chain whose source and leaves are all here is
+// measured (instances kept), the others' releases are only counted.
 class Recorder {
  public:
-  explicit Recorder(const chainrt::Model& m) : model_(m), chains_(m.chains.size()) {
+  Recorder(const chainrt::Model& m, const std::set<std::string>& here) : model_(m), chains_(m.chains.size()) {
     for (std::size_t c = 0; c < m.chains.size(); ++c) {
       const auto& ch = m.chains[c];
       for (const auto& cb : ch.callbacks) {
@@ -172,20 +192,24 @@ class Recorder {
         if (!has_out) chains_[c].leaves.push_back(cb);
       }
       if (chains_[c].leaves.size() > 64) throw std::invalid_argument("chain " + ch.name + " has more than 64 leaves");
+      chains_[c].source_here = !ch.callbacks.empty() && here.count(ch.callbacks.front());
+      chains_[c].local = chains_[c].source_here && std::all_of(chains_[c].leaves.begin(), chains_[c].leaves.end(),
+                                                               [&](const auto& l) { return here.count(l) > 0; });
     }
   }
   Stamp release(std::size_t chain, std::int64_t release_ns) {
     std::lock_guard<std::mutex> lk(m_);
     auto& c = chains_[chain];
-    c.instances.push_back(Instance{release_ns});
-    return Stamp{static_cast<std::int64_t>(chain), release_ns, static_cast<std::int64_t>(c.instances.size() - 1)};
+    const auto seq = static_cast<std::int64_t>(c.released++);
+    if (c.local) c.instances.push_back(Instance{release_ns});
+    return Stamp{static_cast<std::int64_t>(chain), release_ns, seq};
   }
   // Leaf `callback` ended the instance of `s` at `end_ns`.
   void end(const std::string& callback, const Stamp& s, std::int64_t end_ns) {
     std::lock_guard<std::mutex> lk(m_);
     if (s.chain < 0 || static_cast<std::size_t>(s.chain) >= chains_.size()) return;
     auto& c = chains_[static_cast<std::size_t>(s.chain)];
-    if (s.seq < 0 || static_cast<std::size_t>(s.seq) >= c.instances.size()) return;
+    if (!c.local || s.seq < 0 || static_cast<std::size_t>(s.seq) >= c.instances.size()) return;
     const auto leaf = std::find(c.leaves.begin(), c.leaves.end(), callback);
     if (leaf == c.leaves.end()) return;
     auto& in = c.instances[static_cast<std::size_t>(s.seq)];
@@ -205,23 +229,42 @@ class Recorder {
       n += static_cast<std::size_t>(std::count_if(c.instances.begin(), c.instances.end(), [](const auto& i) { return !i.complete; }));
     return n;
   }
-  std::string json() const;
+  std::string json() const;           // per local chain its figures
+  std::string releases_json() const;  // per chain whose source is here its releases
 
  private:
   struct PerChain {
     std::vector<std::string> leaves;
-    std::vector<Instance> instances;  // by seq
+    std::vector<Instance> instances;  // by seq (a local chain's)
+    std::size_t released = 0;
+    bool source_here = false, local = false;
   };
   const chainrt::Model& model_;
   std::vector<PerChain> chains_;
   mutable std::mutex m_;
 };
 
+std::string Recorder::releases_json() const {
+  std::lock_guard<std::mutex> lk(m_);
+  std::ostringstream o;
+  o << "{";
+  bool first = true;
+  for (std::size_t c = 0; c < chains_.size(); ++c)
+    if (chains_[c].source_here) {
+      o << (first ? "" : ", ") << "\"" << model_.chains[c].name << "\": " << chains_[c].released;
+      first = false;
+    }
+  o << "}";
+  return o.str();
+}
+
 std::string Recorder::json() const {
   std::lock_guard<std::mutex> lk(m_);
   std::ostringstream o;
   o << "{";
+  bool first = true;
   for (std::size_t c = 0; c < chains_.size(); ++c) {
+    if (!chains_[c].local) continue;
     const auto& ch = model_.chains[c];
     std::vector<std::int64_t> lat;
     for (const auto& i : chains_[c].instances)
@@ -234,12 +277,13 @@ std::string Recorder::json() const {
     }
     const std::size_t n = lat.size();
     auto at = [&](double p) { return n ? lat[std::min(n - 1, static_cast<std::size_t>(p * static_cast<double>(n)))] : 0; };
-    o << (c ? ", " : "") << "\"" << ch.name << "\": {\"released\": " << chains_[c].instances.size()
+    o << (first ? "" : ", ") << "\"" << ch.name << "\": {\"released\": " << chains_[c].instances.size()
       << ", \"instances\": " << n << ", \"lost\": " << chains_[c].instances.size() - n
       << ", \"period_ns\": " << ch.period << ", \"deadline_ns\": " << ch.deadline
       << ", \"mean_ns\": " << (n ? sum / static_cast<std::int64_t>(n) : 0) << ", \"p99_ns\": " << at(0.99)
       << ", \"max_ns\": " << (n ? lat.back() : 0) << ", \"min_ns\": " << (n ? lat.front() : 0)
       << ", \"deadline_misses\": " << misses << "}";
+    first = false;
   }
   o << "}";
   return o.str();
@@ -310,33 +354,67 @@ std::vector<Stamp> from_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// One callback execution as --trace records it (CLOCK_MONOTONIC ns; release -1: none).
-struct Execution {
-  std::size_t callback = 0;
-  int thread = 0;
-  std::int64_t start = 0, finish = 0, cpu = 0, release = -1;
+// Every callback execution of the run (--trace), kept in memory and written at the end.
+class Tracer {
+ public:
+  struct Rec {
+    std::size_t callback;
+    long thread;
+    std::int64_t release, start, finish, cpu;  // release -1: none
+  };
+  explicit Tracer(bool on) : on_(on) {
+    if (on) recs_.reserve(1 << 16);
+  }
+  bool on() const { return on_; }
+  void add(const Rec& r) {
+    std::lock_guard<std::mutex> lk(m_);
+    recs_.push_back(r);
+  }
+  // FILE (one JSON line per execution, times relative to `start`) and FILE.start; throws when
+  // either cannot be written.
+  void write(const std::string& path, std::int64_t start, const chainrt::Model& m) const;
+
+ private:
+  bool on_;
+  std::vector<Rec> recs_;
+  mutable std::mutex m_;
 };
 
-// The generated system: nodes, entities, and what each callback does.
+void Tracer::write(const std::string& path, std::int64_t start, const chainrt::Model& m) const {
+  std::map<std::string, std::string> executor_of;  // node -> model executor
+  for (const auto& n : m.nodes) executor_of[n.name] = n.executor;
+  std::lock_guard<std::mutex> lk(m_);
+  std::ofstream f(path), st(path + ".start");
+  st << start << "\n";
+  for (const auto& r : recs_) {
+    const auto& cb = m.callbacks[r.callback];
+    f << "{\"executor\": \"" << executor_of[cb.node] << "\", \"callback\": \"" << cb.name << "\", \"thread\": " << r.thread
+      << ", \"release\": " << (r.release < 0 ? -1 : r.release - start) << ", \"start\": " << r.start - start
+      << ", \"finish\": " << r.finish - start << ", \"cpu\": " << r.cpu << ", \"deadline\": -1}\n";
+  }
+  f.close();
+  st.close();
+  if (!f || !st) throw std::runtime_error("writing the trace " + path + " failed");
+}
+
+// The generated system: nodes, entities, and what each callback does. `here`: the nodes of this
+// process (every node when empty); only they are created.
 class System {
  public:
-  System(const chainrt::Model& m, const Args& a, Recorder& rec)
-      : m_(m), a_(a), rec_(rec), runs_(m.callbacks.size()), cached_(m.callbacks.size()), fuses_(m.callbacks.size()) {
+  System(const chainrt::Model& m, const Args& a, Recorder& rec, Tracer& trace, std::set<std::string> here)
+      : m_(m), a_(a), rec_(rec), trace_(trace), here_(std::move(here)), runs_(m.callbacks.size()),
+        cached_(m.callbacks.size()), fuses_(m.callbacks.size()) {
     for (const auto& cb : m.callbacks) routes_.push_back(routes_of(m, cb));
     for (std::size_t i = 0; i < m.callbacks.size(); ++i)
       for (const auto& in : m.callbacks[i].fuses) fuses_[i].push_back(m.callback_index(in));
     if (a.executor != "chainrt" && a.thread_params)
       for (const auto& ex : m.executors)
         if (!ex.threads.empty() && ex.threads.front().reservation) reservations_[ex.name] = *ex.threads.front().reservation;
-    if (!a.trace_dir.empty()) trace_.reserve(1 << 16);
   }
-  // Spinning starts now: the origin of --scale-wcet and of the trace.
+  // Spinning starts now: the origin of --scale-wcet.
   void started(std::int64_t t0) {
-    t0_ = t0;
     if (a_.scale_at >= 0) scale_from_.store(t0 + a_.scale_at);
   }
-  // --trace: DIR/nodes.jsonl and its .start; "" or why it could not be written.
-  std::string write_trace() const;
   std::vector<std::string> thread_warnings() const {
     std::lock_guard<std::mutex> lk(tm_);
     return {warnings_.begin(), warnings_.end()};
@@ -348,22 +426,33 @@ class System {
   void cancel_timers() {
     for (auto& t : timers_) t->cancel();
   }
+  // Waits (at most `limit` per publisher) until the subscribers acknowledged every message
+  // published (reliable QoS): a program that ends right after its last publish would otherwise
+  // take that message with it when its subscribers are in another program.
+  void wait_for_acks(std::chrono::milliseconds limit) const {
+    for (const auto& [key, p] : pubs_) p->wait_for_all_acked(limit);
+  }
   std::vector<rclcpp::Node::SharedPtr> nodes_of(const std::string& executor) const {
     std::vector<rclcpp::Node::SharedPtr> out;
     for (const auto& n : m_.nodes)
-      if (n.executor == executor) out.push_back(nodes_.at(n.name));
+      if (n.executor == executor && nodes_.count(n.name)) out.push_back(nodes_.at(n.name));
     return out;
   }
   std::string runs_json() const {
     std::ostringstream o;
     o << "{";
-    for (std::size_t i = 0; i < m_.callbacks.size(); ++i)
-      o << (i ? ", " : "") << "\"" << m_.callbacks[i].name << "\": " << runs_[i].load();
+    bool first = true;
+    for (std::size_t i = 0; i < m_.callbacks.size(); ++i) {
+      if (!here(m_.callbacks[i].node)) continue;
+      o << (first ? "" : ", ") << "\"" << m_.callbacks[i].name << "\": " << runs_[i].load();
+      first = false;
+    }
     o << "}";
     return o.str();
   }
 
  private:
+  bool here(const std::string& node) const { return here_.empty() || here_.count(node) > 0; }
   bool derived(const std::string& topic) const {
     const chainrt::Topic* t = m_.topic(topic);
     return t && !t->service.empty();
@@ -386,33 +475,33 @@ class System {
     });
   }
   // One execution of callback `ix` serving `in`: counted, its thread's reservation claimed, and
-  // recorded for --trace.
+  // with --trace traced once per chain release its input carried (-1: none).
   template <class Body>
   void execute(std::size_t ix, const std::vector<Stamp>& in, Body&& body) {
     runs_[ix]++;
     claim_thread(ix);
     const std::int64_t t0 = now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     body();
-    if (!a_.trace_dir.empty()) record(ix, in, t0, c0);
+    if (trace_.on()) trace(ix, in, t0, c0);
   }
   void burn(std::size_t ix) const {
     const Duration w = m_.callbacks[ix].wcet;
     chainrt::runtime::burn_cpu(now_ns() >= scale_from_.load() ? static_cast<Duration>(static_cast<double>(w) * a_.scale) : w);
   }
   void claim_thread(std::size_t ix);
-  void record(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0);
+  void trace(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0);
 
   const chainrt::Model& m_;
   const Args& a_;
   Recorder& rec_;
+  Tracer& trace_;
+  std::set<std::string> here_;
   std::vector<std::atomic<std::uint64_t>> runs_;
   std::vector<std::atomic<bool>> cached_;          // fusion inputs that cached a message, by callback index
   std::vector<std::vector<std::size_t>> fuses_;    // a trigger's fused inputs, by callback index
   std::map<std::string, chainrt::Reservation> reservations_;  // stock executors' threads, by model executor
   std::atomic<std::int64_t> scale_from_{INT64_MAX};
-  std::int64_t t0_ = 0;
-  mutable std::mutex tm_;  // trace_, warnings_
-  std::vector<Execution> trace_;
+  mutable std::mutex tm_;  // warnings_
   std::set<std::string> warnings_;
   std::vector<Routes> routes_;  // by callback index
   std::map<std::string, rclcpp::Node::SharedPtr> nodes_;
@@ -425,9 +514,10 @@ class System {
 };
 
 void System::create_nodes() {
-  for (const auto& n : m_.nodes) nodes_[n.name] = std::make_shared<rclcpp::Node>(n.name);
+  for (const auto& n : m_.nodes)
+    if (here(n.name)) nodes_[n.name] = std::make_shared<rclcpp::Node>(n.name);
   for (const auto& g : m_.groups) {
-    if (g.name == g.node + "/default") continue;  // the node's own default group
+    if (g.name == g.node + "/default" || !here(g.node)) continue;  // the node's own default group
     groups_[g.name] = nodes_.at(g.node)->create_callback_group(
         g.type == chainrt::GroupType::Reentrant ? rclcpp::CallbackGroupType::Reentrant
                                                  : rclcpp::CallbackGroupType::MutuallyExclusive,
@@ -437,6 +527,7 @@ void System::create_nodes() {
 
 void System::create_messaging() {
   for (const auto& cb : m_.callbacks) {
+    if (!here(cb.node)) continue;
     auto& node = nodes_.at(cb.node);
     for (const auto& t : cb.publishes) {
       if (pubs_.count(cb.node + "\n" + t) || derived(t)) continue;
@@ -451,6 +542,7 @@ void System::create_messaging() {
   }
   for (std::size_t i = 0; i < m_.callbacks.size(); ++i) {
     const auto& cb = m_.callbacks[i];
+    if (!here(cb.node)) continue;
     auto& node = nodes_.at(cb.node);
     rclcpp::SubscriptionOptions so;
     so.callback_group = group_of(cb);
@@ -496,7 +588,7 @@ bool System::wait_for_discovery(std::chrono::seconds limit) const {
 void System::create_timers() {
   for (std::size_t i = 0; i < m_.callbacks.size(); ++i) {
     const auto& cb = m_.callbacks[i];
-    if (!cb.is_timer()) continue;
+    if (!cb.is_timer() || !here(cb.node)) continue;
     const auto sources = routes_[i].sources;
     timers_.push_back(nodes_.at(cb.node)->create_wall_timer(
         std::chrono::nanoseconds(cb.period),
@@ -551,38 +643,13 @@ void System::claim_thread(std::size_t ix) {
   }
 }
 
-void System::record(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0) {
+void System::trace(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0) {
   const std::int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, end = now_ns();
-  const int tid = static_cast<int>(gettid());
-  std::lock_guard<std::mutex> lk(tm_);
+  const long tid = static_cast<long>(gettid());
   std::set<std::int64_t> releases;
   for (const auto& s : in) releases.insert(s.release);
   if (releases.empty()) releases.insert(-1);
-  for (auto r : releases) trace_.push_back({ix, tid, start, end, cpu, r});
-}
-
-std::string System::write_trace() const {
-  if (a_.trace_dir.empty()) return "";
-  const std::string path = a_.trace_dir + "/nodes.jsonl";
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  std::FILE* st = std::fopen((path + ".start").c_str(), "w");
-  if (!f || !st) {
-    if (f) std::fclose(f);
-    if (st) std::fclose(st);
-    return "cannot write the trace to " + a_.trace_dir;
-  }
-  std::fprintf(st, "%lld\n", static_cast<long long>(t0_));
-  std::fclose(st);
-  std::lock_guard<std::mutex> lk(tm_);
-  for (const auto& x : trace_) {
-    const auto& cb = m_.callbacks[x.callback];
-    std::fprintf(f, "{\"callback\": \"%s\", \"executor\": \"%s\", \"thread\": %d, \"start\": %lld, \"finish\": %lld, "
-                 "\"cpu\": %lld, \"release\": %lld}\n", cb.name.c_str(), m_.node(cb.node).executor.c_str(), x.thread,
-                 static_cast<long long>(x.start - t0_), static_cast<long long>(x.finish - t0_),
-                 static_cast<long long>(x.cpu), static_cast<long long>(x.release < 0 ? -1 : x.release - t0_));
-  }
-  std::fclose(f);
-  return "";
+  for (auto r : releases) trace_.add({ix, tid, r, start, end, cpu});
 }
 
 // What the generator cannot express, as one line (nullopt: none).
@@ -647,6 +714,42 @@ std::string quoted(const std::string& s) {
   return o + "\"";
 }
 
+// The class of an executor object, demangled (what the result says spun each model executor).
+std::string class_name(const rclcpp::Executor& e) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : typeid(e).name();
+  std::free(d);
+  return out;
+}
+
+// The nodes of --process (every node without it); invalid_argument when it has none.
+std::set<std::string> nodes_here(const Args& a, const chainrt::Model& m) {
+  std::set<std::string> out;
+  if (a.process.empty()) return out;
+  std::set<std::string> processes;
+  for (const auto& ex : m.executors) {
+    const std::string p = ex.process.empty() ? ex.name : ex.process;
+    processes.insert(p);
+    if (p != a.process) continue;
+    for (const auto& n : m.nodes)
+      if (n.executor == ex.name) out.insert(n.name);
+  }
+  if (out.empty()) {
+    std::string known;
+    for (const auto& p : processes) known += (known.empty() ? "" : ", ") + p;
+    throw std::invalid_argument("--process " + a.process + ": no node of the model runs in it (processes: " + known + ")");
+  }
+  return out;
+}
+
+std::set<std::string> callbacks_of(const chainrt::Model& m, const std::set<std::string>& nodes) {
+  std::set<std::string> out;
+  for (const auto& cb : m.callbacks)
+    if (nodes.empty() || nodes.count(cb.node)) out.insert(cb.name);
+  return out;
+}
+
 struct Spun {
   std::string executor;
   std::shared_ptr<rclcpp::Executor> exec;
@@ -656,8 +759,10 @@ struct Spun {
 };
 
 int run(const Args& a, const chainrt::Model& m) {
-  Recorder rec(m);
-  System sys(m, a, rec);
+  const auto here = nodes_here(a, m);
+  Recorder rec(m, callbacks_of(m, here));
+  Tracer tracer(!a.trace.empty());
+  System sys(m, a, rec, tracer, here);
   sys.create_nodes();
   sys.create_messaging();
   if (!sys.wait_for_discovery(30s)) throw std::runtime_error("the generated nodes did not discover each other within 30 s");
@@ -695,35 +800,44 @@ int run(const Args& a, const chainrt::Model& m) {
   const auto drained = std::chrono::steady_clock::now() + std::chrono::duration<double>(drain);
   while (rclcpp::ok() && rec.pending() > 0 && std::chrono::steady_clock::now() < drained) std::this_thread::sleep_for(10ms);
   for (auto& s : spun) s->exec->cancel();
-  for (auto& s : spun) s->thread.join();
-  std::ostringstream reports, warnings;
+  for (auto& s : spun) s->thread.join();  // (a callback under way publishes before its spin ends)
+  if (rclcpp::ok()) sys.wait_for_acks(std::chrono::milliseconds(static_cast<std::int64_t>(drain * 1000)));
+  std::ostringstream reports, classes, warnings;
   std::string failed, lame_log = "[]";
   for (std::size_t i = 0; i < spun.size(); ++i) {
     auto* chain = dynamic_cast<chainrt::rclcpp::ChainExecutor*>(spun[i]->exec.get());
     reports << (i ? ", " : "") << quoted(spun[i]->executor) << ": " << (chain ? chain->report_json() : "null");
+    classes << (i ? ", " : "") << quoted(spun[i]->executor) << ": " << quoted(class_name(*spun[i]->exec));
     if (chain && a.lame_controller > 0) lame_log = chain->lame_log_json();
     for (const auto& w : spun[i]->warnings) warnings << (warnings.tellp() > 0 ? ", " : "") << quoted(w);
     if (!spun[i]->failed.empty()) failed = spun[i]->failed;
   }
   if (!failed.empty()) throw std::runtime_error(failed);
   for (const auto& w : sys.thread_warnings()) warnings << (warnings.tellp() > 0 ? ", " : "") << quoted(w);
-  if (const std::string why = sys.write_trace(); !why.empty()) throw std::runtime_error(why);
-  std::printf("{\"model\": %s, \"executor\": %s, \"threads\": %d, \"duration_s\": %.3f, \"drain_s\": %.3f, "
-              "\"chains\": %s, \"callbacks\": %s, \"warnings\": [%s], \"reports\": {%s}, \"lame_controller\": %s}\n",
-              quoted(m.name).c_str(), quoted(a.executor).c_str(), a.threads, a.duration, drain, rec.json().c_str(),
-              sys.runs_json().c_str(), warnings.str().c_str(), reports.str().c_str(), lame_log.c_str());
+  if (tracer.on()) tracer.write(a.trace, a.started, m);
+  std::printf("{\"model\": %s, \"executor\": %s, \"process\": %s, \"run_id\": %s, \"threads\": %d, "
+              "\"duration_s\": %.3f, \"drain_s\": %.3f, \"chains\": %s, \"releases\": %s, \"callbacks\": %s, "
+              "\"warnings\": [%s], \"executor_class\": {%s}, \"reports\": {%s}, \"lame_controller\": %s}\n",
+              quoted(m.name).c_str(), quoted(a.executor).c_str(), quoted(a.process).c_str(), quoted(a.run_id).c_str(),
+              a.threads, a.duration, drain, rec.json().c_str(), rec.releases_json().c_str(), sys.runs_json().c_str(),
+              warnings.str().c_str(), classes.str().c_str(), reports.str().c_str(), lame_log.c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!chainrt::runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
+  const std::int64_t started = now_ns();
   Args args;
   chainrt::Model model;
   try {
     args = parse(argc, argv);
+    args.started = started;
     model = chainrt::load_model(args.model);
     if (auto why = unsupported(model)) throw std::invalid_argument(*why);
+    if (!args.trace.empty() && !std::ofstream(args.trace))  // refused before the run, not lost after it
+      throw std::invalid_argument("cannot write the trace " + args.trace);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chainrt_rclcpp_nodes: %s\n%s\n", e.what(), kUsage);
     return 2;

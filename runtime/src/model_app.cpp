@@ -164,7 +164,9 @@ struct ServerRequest {
 constexpr int kDeviceFifo = 98;
 
 // The device work of one segment.
-DeviceWork device_work(const AcceleratorSegment& s) { return DeviceWork{s.copy_in, s.kernel, s.copy_out}; }
+DeviceWork device_work(const AcceleratorSegment& s) {
+  return DeviceWork{s.copy_in, s.kernel, s.copy_out, s.block.value_or(0)};
+}
 
 }  // namespace
 
@@ -271,6 +273,7 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
       ao.name = model.hosts[ref.host].name + "/" + a.name;
       ao.access = a.access;
       ao.overhead = a.server_overhead;
+      ao.block_preemption = a.block_preemption;
       if (opt.thread_params) {
         // Direct access has no server: the accelerator's thread is only the emulated device,
         // which stands for hardware that needs no CPU, so it runs above every model thread
@@ -286,7 +289,12 @@ RunReport run_model(const Model& model, const ModelRunOptions& opt) {
         ao.shared_memory = AcceleratorShm::segment_name(opt.run_id + "-" + ao.name);
         ao.serve = sh.server == opt.process;
       }
-      acc = std::make_unique<SharedAccelerator>(std::move(ao), std::make_unique<EmulatedDevice>(opt.device_wait));
+      // `device: cuda`: the CUDA backend (its stream-priority mapping from the model), else the
+      // emulated device
+      acc = std::make_unique<SharedAccelerator>(
+          std::move(ao), a.device == AcceleratorDevice::Cuda
+                             ? make_cuda_backend(a.cuda_device, cuda_stream_thresholds(model, ref))
+                             : std::make_unique<EmulatedDevice>(opt.device_wait));
     }
     return acc.get();
   };

@@ -40,12 +40,6 @@ Duration now_ns() noexcept {
   return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-Duration thread_cpu_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 namespace {
 thread_local Duration t_cpu_last = 0;        // the thread's CPU time at the clock's last read
 thread_local std::uint64_t t_cpu_gen = 0;    // CallbackCpu::stop()s on this thread
@@ -76,15 +70,6 @@ Duration CallbackCpu::stop(Duration mono_now) noexcept {
 }
 
 std::uint64_t CallbackCpu::clock_reads() noexcept { return t_cpu_reads; }
-
-void burn_cpu(Duration work) noexcept {
-  if (work <= 0) return;
-  const Duration end = thread_cpu_ns() + work;
-  volatile std::uint64_t sink = 0;
-  while (thread_cpu_ns() < end) {
-    for (int i = 0; i < 200; ++i) sink = sink + static_cast<std::uint64_t>(i);
-  }
-}
 
 // ---------------------------------------------------------------------------------- Context
 Context::Context(int argc, const char* const* argv) {

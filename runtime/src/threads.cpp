@@ -16,6 +16,22 @@
 
 namespace chainrt::runtime {
 
+Duration thread_cpu_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void burn_cpu(Duration work) noexcept {
+  if (work <= 0) return;
+  const Duration end = thread_cpu_ns() + work;
+  volatile std::uint64_t sink = 0;
+  while (thread_cpu_ns() < end) {
+    for (int i = 0; i < 200; ++i) sink = sink + static_cast<std::uint64_t>(i);
+  }
+}
+
+
 void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Duration timeout) noexcept {
   timespec ts{};
   timespec* tp = nullptr;

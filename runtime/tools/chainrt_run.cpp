@@ -15,6 +15,9 @@
 #include "chainrt/runtime/model_app.hpp"
 #include "chainrt/sched/policy.hpp"
 #include "chainrt/runtime/supervised.hpp"
+#ifdef CHAINRT_HAVE_CUDA
+#include "chainrt/runtime/cuda_device.hpp"
+#endif
 #ifdef CHAINRT_HAVE_LAME
 #include "chainrt/runtime/lame_controller.hpp"
 #endif
@@ -148,6 +151,9 @@ bool write_json(const std::string& js, const std::string& json_out) {
 int main(int argc, char** argv) {
   if (!runtime::tie_to_parent_from_env()) return 1;  // the chainrt that started it is gone
   if (argc < 2) return usage();
+#ifdef CHAINRT_HAVE_CUDA
+  runtime::register_cuda_backend();  // `device: cuda` accelerators run on the GPU
+#endif
   try {
     Args args = parse_args(argc, argv);
     if (args.help) return usage() - 1;

@@ -192,6 +192,75 @@ def test_a_run_that_real_time_throttling_cut_says_so_with_the_remedy(tmp_path, m
     assert not any(n.startswith("real-time throttling") for n in got["notes"])
 
 
+def dispatched_late(gap_ms: float = 0.4, lost_ms: float = 0.3) -> list[Execution]:
+    """The clean run with the blocked high instance (released at 20 ms) dispatched `gap_ms` after
+    lo_sub ended and its hi_sub losing the CPU for `lost_ms` while running (2.5 ms of CPU in
+    2.5 + `lost_ms` of wall time): a response of 10 ms + gap + lost, the rest the model's work."""
+    return [x for x in run() if x.release != 20 * MS] + [
+        ex("hi_pub", 25 + gap_ms, 2.5, 20), ex("hi_sub", 27.5 + gap_ms, 2.5 + lost_ms, 20, cpu_ms=2.5)]
+
+
+def test_the_runtimes_own_time_explains_an_instance_above_the_simulated_worst_case():
+    # the simulation (callbacks at their WCET, dispatches free) gives the blocked instance 10 ms;
+    # the run 10.7 ms: 0.4 ms with no callback running, 0.3 ms hi_sub ran without the CPU
+    for cpus in ({"high": {0}}, None):
+        high = account(dispatched_late(), {0: []}, bounds={"high": 10 * MS}, chain_cpus=cpus, simulated=True)["high"]
+        assert (high["above"], high["runtime"], high["unexplained"]) == (1, 1, 0), cpus
+        case = high["cases"][0]
+        assert (case.idle_ns, case.excess_ns) == (int(0.4 * MS), int(0.3 * MS)), cpus
+        assert "runtime (0.40 ms of it with no callback running" in case.text() and "without them 10.00 ms" in case.text()
+
+
+def test_the_runtimes_own_time_is_no_cause_against_an_analysis_bound():
+    high = account(dispatched_late(), {0: []}, bounds={"high": 10 * MS})["high"]
+    assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
+
+
+def test_more_model_work_than_the_simulated_worst_case_stays_unexplained():
+    # a simulated worst case 30 % lower: less the runtime's 0.7 ms the response is still 10 ms
+    high = account(dispatched_late(), {0: []}, bounds={"high": 7 * MS}, simulated=True)["high"]
+    assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
+    assert "less the runtime's own time, 0.70 ms, it still exceeds the simulated worst case" in high["cases"][0].text()
+
+
+def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
+    # another executor's callback ran on the other CPU the whole time: it covers the high chain's
+    # wait and hi_sub's lost time where the CPUs are not known (on one CPU it would have delayed)
+    wcets = dict(WCETS, other=50 * MS)
+    runs = dispatched_late() + [Execution("other", "side", 1, 0, 54 * MS, 50 * MS, None)]
+    high = acc.account(runs, CHAINS, {"high": 10 * MS}, wcets, {0: []}, simulated=True)["chains"]["high"]
+    assert (high["above"], high["runtime"], high["unexplained"]) == (1, 0, 1)
+    assert high["cases"][0].idle_ns == 0 and high["cases"][0].excess_ns == 0
+    # known to run on another CPU than the chain's executor, it hides none of the chain's time
+    high = acc.account(runs, CHAINS, {"high": 10 * MS}, wcets, {0: []}, simulated=True,
+                       executor_cpus={"main": {0}, "side": {1}})["chains"]["high"]
+    assert (high["runtime"], high["cases"][0].idle_ns, high["cases"][0].excess_ns) == (1, int(0.4 * MS), int(0.3 * MS))
+
+
+def test_the_benchmark_accounts_against_its_simulated_worst_cases_with_the_runtimes_time():
+    from types import SimpleNamespace
+
+    from chainrt.reference_system import accounting as bench
+    model = SimpleNamespace(nodes=[SimpleNamespace(name="n", executor="main")],
+                            callbacks=[SimpleNamespace(name=c, node="n", wcet=w) for c, w in WCETS.items()],
+                            executors=[SimpleNamespace(name="main", threads=[SimpleNamespace(cores=[0])])],
+                            chains=[SimpleNamespace(name=n, callbacks=cbs) for n, cbs in CHAINS.items()])
+    inp = {"executions": dispatched_late(), "blackouts": {0: []}, "since_ns": 0, "sinks": {}, "attribution": "",
+           "probe_blackouts": {}, "rt_throttling": None}
+    got = bench.config_accounting(model, [{"accounting": inp}], {"chains": {"high": {"wcrt_bound_ns": 11 * MS}}},
+                                  {"chains": {"high": {"wcrt_ns": 10 * MS}}})
+    assert got["chains"]["high"]["above"] == 0
+    assert (got["simulated"]["high"]["above"], got["simulated"]["high"]["runtime"]) == (1, 1)
+    text = acc.cause_text(got["simulated"]["high"], "the simulated worst case")
+    assert text.startswith("accounted: of the 1 instances above the simulated worst case, 1 within the runtime's own time")
+    assert got["simulated"]["high"]["unexplained_cases"] == []
+    # an analysis bound the instance exceeds: the unexplained instance is named with its run
+    got = bench.config_accounting(model, [{"accounting": inp}] * 2, {"chains": {"high": {"wcrt_bound_ns": 10 * MS}}})
+    assert got["chains"]["high"]["unexplained"] == 2
+    assert [t.split(": an instance")[0] for t in got["chains"]["high"]["unexplained_cases"]] == [
+        "run 1: chain 'high'", "run 2: chain 'high'"]
+
+
 def test_a_stock_executors_accounting_is_its_platform_free_split_and_the_bench_names_throttling():
     from chainrt.reference_system import accounting as bench
     from chainrt.reference_system import kpi, report

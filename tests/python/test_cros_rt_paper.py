@@ -25,20 +25,26 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_each_configuration_carries_priorities_as_far_as_its_name_says():
+    # vanilla and the Preempt-RT-style baseline: rclcpp's stock executor on the generated nodes
     v = stacks.run_arguments(stacks.stack("vanilla"))
-    assert v == {"kernel": False, "dds_priorities": False, "policy": "ros-default", "thread_params": False}
+    assert v == {"kernel": False, "dds_priorities": False, "nodes": "single", "thread_params": False}
+    assert stacks.run_arguments(stacks.stack("vanilla"), stock_executor="multi")["nodes"] == "multi"
     p = stacks.run_arguments(stacks.stack("preempt-rt"))
-    assert p == {"kernel": False, "dds_priorities": True, "rx_priority": kernel.PREEMPT_RT_PRIORITY}
+    assert p == {"kernel": False, "dds_priorities": True, "nodes": "single", "rx_priority": kernel.PREEMPT_RT_PRIORITY}
     assert stacks.run_arguments(stacks.stack("preempt-rt"), rx_priority=30)["rx_priority"] == 30
-    assert stacks.run_arguments(stacks.stack("app-dds")) == {"kernel": False, "dds_priorities": True}
-    assert stacks.run_arguments(stacks.stack("full")) == {"kernel": True, "dds_priorities": True}
+    # CROS-RT's layers: chainrt's ChainExecutor on the same generated nodes
+    assert stacks.run_arguments(stacks.stack("app-dds")) == {"kernel": False, "dds_priorities": True, "nodes": "chainrt"}
+    assert stacks.run_arguments(stacks.stack("full")) == {"kernel": True, "dds_priorities": True, "nodes": "chainrt"}
     assert stacks.run_arguments(stacks.stack("full-server"), server=(1, 10))["server"] == (1, 10)
+    # chainrt's emulation of the default executor: chainrt-run (no generated nodes), vanilla's setting
+    assert stacks.run_arguments(stacks.stack("emulated")) == {"kernel": False, "dds_priorities": False,
+                                                              "thread_params": False, "policy": "ros-default"}
     with pytest.raises(ValueError, match="non-RT server"):
         stacks.run_arguments(stacks.stack("full-server"))
-    with pytest.raises(ValueError, match="known: vanilla, preempt-rt, app-dds, full, full-server"):
+    with pytest.raises(ValueError, match="known: vanilla, preempt-rt, app-dds, full, full-server, emulated"):
         stacks.stack("preempt")
-    # the paper's baselines, in the order the experiments report them
-    assert list(stacks.STACKS) == ["vanilla", "preempt-rt", "app-dds", "full", "full-server"]
+    # the paper's baselines, in the order the experiments report them, then the fidelity column
+    assert list(stacks.STACKS) == ["vanilla", "preempt-rt", "app-dds", "full", "full-server", "emulated"]
 
 
 def _fake_kernel(threads: dict[int, str], policies: dict[int, tuple[int, int]]):
@@ -263,6 +269,14 @@ def test_short_interleaved_run_writes_rows_with_the_fixed_receive_path(tmp_path,
     n = len(_kernel_threads("ksoftirqd/")) + 2  # both hosts' NAPI threads
     assert by["preempt-rt"]["threads_checked"] == f"receive threads at fifo 50: {n}/{n}"
     for r in rows:
+        # both baselines: rclcpp's stock SingleThreadedExecutor spun every model executor
+        classes = json.loads(r["executor_class"])
+        assert len(classes) == 4 and set(classes.values()) == {"rclcpp::executors::SingleThreadedExecutor"}, classes
+        assert r["executor"] == "stock rclcpp SingleThreaded"
+        # accounted: every instance above its bound has its cause; vanilla has no bound
+        assert r["acc_above"] == r["acc_platform"] + r["acc_overrun"] + r["acc_unexplained"]
+        assert r["top_free_instances"] <= r["top_instances"]
+        assert (r["top_bound_ms"] == r["top_bound_ms"]) == (r["config"] == "preempt-rt")  # NaN: none
         assert r["top_instances"] >= 25 and r["top_jitter_ms"] >= 0 and r["stalled"] in (0, 1)
         # the platform's part never exceeds what the probe saw
         assert r["blackout_max_ms"] <= r["probe_blackout_max_ms"] and r["attribution"] == "held/late"

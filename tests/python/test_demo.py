@@ -51,13 +51,17 @@ def test_a_worst_case_above_the_model_is_given_its_accounting_whole(capsys):
     tour = demo.Tour()
     tour.warn("picas-single: hot_path measured WCRT 19.33 ms exceeds the simulated worst case 18.24 ms; likely cause: "
               "accounted: of the 160 instances above the simulated worst case, 2 had a platform blackout in their busy "
-              "window, 158 unexplained (time the simulated model does not contain: the runtime's messages and "
-              "dispatches); the machine was busy (run(s) 1 got 12 % CPU); preempted while running (run 1: A took "
+              "window, 157 within the runtime's own time (measured in each response: dispatches and message "
+              "deliveries, callbacks' time beyond their CPU time or WCET within the tolerance; the simulated model has "
+              "none of it), 1 "
+              "unexplained (the model's own work in their response exceeds the simulated worst case: a scenario the "
+              "simulation did not reach, or a defect); the machine was busy (run(s) 1 got 12 % CPU); preempted while "
+              "running (run 1: A took "
               "5 ms of wall time for 2 ms of CPU; run 2: B took 6 ms of wall time for 2 ms of CPU)")
     tour.print_warnings()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("warning: picas-single: hot_path: accounted: of the 160 instances above the simulated "
-                               "worst case, 2 had a platform blackout") and "158 unexplained (time" in lines[0]
+                               "worst case, 2 had a platform blackout") and "has none of it), 1 unexplained (the" in lines[0]
     assert lines[1].startswith("warning: the machine was busy (measured")
     assert len(lines) == 3 and lines[2].startswith("warning: preempted while running (measured")
 

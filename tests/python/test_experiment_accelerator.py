@@ -31,7 +31,8 @@ def test_verdict_needs_the_inversion_and_the_server_within_its_bound():
 
 def test_the_simulated_scenario_shows_the_inversion_and_its_removal(tmp_path, capsys):
     class Args:
-        duration, runs, overhead, out, no_real, no_plot, lock = 0.5, 1, 0.2, str(tmp_path), True, True, ""
+        duration, runs, overhead, out, no_real, no_plot, lock, device = 0.5, 1, 0.2, str(tmp_path), True, True, "", \
+            "emulated"
 
     assert acc.run(Args) == 0
     summary = json.loads((tmp_path / "accelerator.json").read_text())
@@ -75,3 +76,23 @@ def test_real_runs_report_the_accounting_of_chainrt_run():
     assert row.split()[1:6] == ["40.00", "2", "1", "0", "1"]
     assert row.split()[-4:] == ["2", "32.50", "45.00", "45.00"]
     assert "unexplained (no platform blackout" in text
+
+
+def test_cuda_device_is_the_same_model_on_a_gpu(tmp_path, capsys):
+    """--device cuda: the same scenario with `device: cuda` (the simulator and the analysis do not
+    depend on the device, so the simulated rows are the emulated scenario's)."""
+    for mode in acc.MODES:
+        text = acc.scenario_yaml(mode, device="cuda")
+        assert "device: cuda" in text
+        load_model_from_string(text, f"{mode}.yaml")
+    rows = {}
+    for device in acc.DEVICES:
+        class Args:
+            duration, runs, overhead, out, no_real, no_plot, lock = 0.5, 1, 0.2, str(tmp_path / device), True, True, ""
+
+        Args.device = device
+        assert acc.run(Args) == 0
+        summary = json.loads((tmp_path / device / "accelerator.json").read_text())
+        assert summary["device"] == device
+        rows[device] = [(r["mode"], r["worst_ms"], r["bound_ms"]) for r in summary["rows"]]
+    assert rows["cuda"] == rows["emulated"]

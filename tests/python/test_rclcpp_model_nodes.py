@@ -130,7 +130,8 @@ def test_fusion_nodes_traced_under_multithreaded_and_chain_executor(tmp_path, ex
     traces = tmp_path / "traces"
     traces.mkdir()
     result = stock.run(model_path, executor, duration=SECONDS, threads=2 if executor == "multi" else None,
-                       env=_env(), thread_params=False, preexec_fn=_fifo, trace_dir=traces)
+                       env=_env(), thread_params=False, preexec_fn=_fifo,
+                       trace=traces / "nodes.jsonl")
     assert result["executor"] == executor and result["threads"] == (2 if executor == "multi" else 0)
     for name in ("hot", "rear"):
         c = result["chains"][name]

@@ -6,7 +6,9 @@ namespace with its generated Fast DDS profile (chainrt.fastdds: known ports, uni
 the other hosts' participants over UDP, DDS threads at the executor's priority unless
 ``dds_priorities`` is off), and with ``kernel`` the XDP message selector and the class threads
 (:mod:`.kernel`) run on every host's interface. ``flood`` adds a non-RT UDP load between two
-hosts and reports its packet delivery ratio.
+hosts and reports its packet delivery ratio. With ``nodes`` the model's processes run as the
+generated rclcpp nodes (chainrt.stock: ``chainrt_rclcpp_nodes``, one program per process) under
+rclcpp's stock executor of that name or chainrt's ChainExecutor, instead of chainrt-run.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import fastdds, runtime
+from .. import fastdds, runtime, stock
 from ..model import load_model
 from . import kernel as kpath
 from .netns import HostNetwork
@@ -137,6 +139,10 @@ class _FloodRun:
             self.result = {"error": "flood counters unavailable"}
 
 
+# the programs that run a model's processes (their threads are the model's own)
+RUN_PROGRAMS = (b"chainrt-run", stock.BINARY.encode())
+
+
 def host_of_processes(model) -> dict[str, str]:
     return {e.process: e.host for e in model.executors}
 
@@ -157,7 +163,7 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
             cmd = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if tag.encode() in cmd and any(c.endswith(b"chainrt-run") for c in cmd[:1]):
+        if tag.encode() in cmd and any(c.endswith(RUN_PROGRAMS) for c in cmd[:1]):
             name = cmd[cmd.index(b"--process") + 1].decode() if b"--process" in cmd else d
             threads = {}
             try:
@@ -186,7 +192,7 @@ def _probe(tag: str, after_s: float, out: dict, selectors: list, done: threading
 def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
                  server: tuple[int, int] | None = None, dds_priorities: bool = True,
                  flood: Flood | None = None, probe: bool = False, trace_dir: str | None = None,
-                 rx_priority: int | None = None, **run_kwargs) -> dict:
+                 rx_priority: int | None = None, nodes: str | None = None, **run_kwargs) -> dict:
     """Runs the model with each host in its own network namespace (see the module doc).
 
     Returns runtime.run_model's merged report plus ``"hosts"`` {host: address}, with ``kernel``
@@ -199,7 +205,11 @@ def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
     (kernel.FixedRxThreads); not with ``kernel``.
     ``trace_dir``: every process writes its dispatch trace (chainrt-run ``--trace``) to
     ``trace_dir/<process>.jsonl`` (times relative to that process's own start).
-    Raises NetnsUnavailable / KernelPathUnavailable / fastdds.ProfileError / RuntimeError."""
+    ``nodes``: run the generated rclcpp nodes under this executor of chainrt.stock (``single``,
+    ``multi``, ``static``, ``events``: rclcpp's own; ``chainrt``: the ChainExecutor with the
+    model's policy), one program per process (stock.run_processes), instead of chainrt-run.
+    Raises NetnsUnavailable / KernelPathUnavailable / fastdds.ProfileError / RuntimeError
+    (stock.StockUnavailable / StockRunFailed among them)."""
     import signal
 
     def _interrupt(signum, frame):
@@ -212,7 +222,7 @@ def run_on_hosts(model_path: str, duration_ns: int, *, kernel: bool = False,
         return _run_on_hosts(model_path, duration_ns, kernel=kernel, server=server,
                              dds_priorities=dds_priorities and run_kwargs.get("thread_params", True),
                              flood=flood, probe=probe, trace_dir=trace_dir, rx_priority=rx_priority,
-                             **run_kwargs)
+                             nodes=nodes, **run_kwargs)
     finally:
         signal.signal(signal.SIGTERM, old_term)
 
@@ -223,7 +233,7 @@ def _trace_prefix(prefix: list[str], path: Path) -> list[str]:
 
 
 def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, trace_dir=None,
-                  rx_priority=None, **run_kwargs):
+                  rx_priority=None, nodes=None, **run_kwargs):
     model = load_model(str(model_path))
     hosts_of = host_of_processes(model)
     hosts = [h.name for h in model.hosts if h.name in hosts_of.values()]
@@ -236,7 +246,7 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
         process_env = {p: {**fastdds.profile_environment(path), "ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT"}
                        for p, path in paths.items()}
         process_prefix = {p: net.prefix(h) for p, h in hosts_of.items()}
-        if trace_dir:
+        if trace_dir and not nodes:  # (the generated nodes take their trace file themselves)
             Path(trace_dir).mkdir(parents=True, exist_ok=True)
             process_prefix = {p: _trace_prefix(pre, Path(trace_dir).resolve() / f"{p}.jsonl")
                               for p, pre in process_prefix.items()}
@@ -264,8 +274,14 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
                                           daemon=True)
                 prober.start()
             try:
-                result = runtime.run_model(model_path, duration_ns, process_env=process_env,
-                                           process_prefix=process_prefix, **run_kwargs)
+                if nodes:
+                    result = stock.run_processes(model_path, nodes, duration_ns, warmup_ns=warmup_ns,
+                                                 thread_params=run_kwargs.get("thread_params", True),
+                                                 run_id=run_kwargs.get("run_id"), process_env=process_env,
+                                                 process_prefix=process_prefix, trace_dir=trace_dir)
+                else:
+                    result = runtime.run_model(model_path, duration_ns, process_env=process_env,
+                                               process_prefix=process_prefix, **run_kwargs)
             finally:
                 done.set()
                 if prober:
@@ -276,6 +292,8 @@ def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, fl
         if fl is not None:
             result["flood"] = fl.result
         if probe:
+            # the threads the run's programs had while they ran (the mid-run look misses later ones)
+            threads["model_tids"] = sorted({*threads.get("model_tids", []), *result.get("model_tids", [])})
             if fl is not None:  # the flood's sender and sink are the model's non-RT traffic
                 threads.setdefault("model_tids", [])
                 threads["model_tids"] = sorted({*threads["model_tids"], fl.sender.pid, fl.sink.pid})

@@ -3,7 +3,7 @@ perception chain and two lower-priority chains share one device, reached directl
 first served: the calling thread blocks) or through the chain-priority server. Per access mode,
 the perception chain's worst and p99 response, its deadline misses and the analysis bound
 (``picas-st``), in the simulator and on real ROS 2 (``chainrt run``: the executors on rcl, the
-emulated device, ``--runs`` runs).
+emulated device or, with ``--device cuda``, a CUDA GPU; ``--runs`` runs).
 
 The scenario (:func:`scenario_yaml`, two cores): ``perception`` (core 0, SCHED_FIFO 30) runs the
 detector, 1 ms of CPU, a segment of copy-in 1 ms + kernel 6 ms + copy-out 1 ms, then 2 ms; on
@@ -32,16 +32,21 @@ from ..model import load_model_from_string
 from . import lame_real as lr
 
 MODES = ("direct", "server")
+DEVICES = ("emulated", "cuda")
 HIGH = "perception"
 ANALYSIS = "picas-st"
 
 
-def scenario_yaml(access: str, overhead_ms: float = 0.2, period_ms: int = 100) -> str:
-    """The experiment's model for one access mode ('direct' or 'server')."""
+def scenario_yaml(access: str, overhead_ms: float = 0.2, period_ms: int = 100, device: str = "emulated") -> str:
+    """The experiment's model for one access mode ('direct' or 'server') on the emulated device
+    or a CUDA GPU (``device: cuda``: the segments run on the GPU's streams, docs/accelerator.md)."""
     if access not in MODES:
         raise ValueError(f"access must be one of {', '.join(MODES)}")
-    acc = ("{name: gpu, access: direct}" if access == "direct" else
-           f"{{name: gpu, access: server, priority: 90, cores: [1], overhead: {overhead_ms:g}ms}}")
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}")
+    kind = "" if device == "emulated" else f", device: {device}"
+    acc = (f"{{name: gpu, access: direct{kind}}}" if access == "direct" else
+           f"{{name: gpu, access: server, priority: 90, cores: [1], overhead: {overhead_ms:g}ms{kind}}}")
     p = f"{period_ms}ms"
     return f"""name: accelerator-{access}
 hosts: [{{name: h, cores: 2, accelerators: [{acc}]}}]
@@ -71,6 +76,9 @@ def add_parser(esub) -> None:
     p.add_argument("--runs", type=cliargs.positive, default=3, help="real runs per access mode (default 3)")
     p.add_argument("--overhead", type=cliargs.number(0, 100, "a number of milliseconds"), default=0.2,
                    help="the server's overhead per request in ms, at most the 100 ms period (default 0.2)")
+    p.add_argument("--device", choices=DEVICES, default="emulated",
+                   help="what runs the segments in the real runs: the emulated device (default) or a CUDA GPU "
+                        "(needs chainrt built with a CUDA toolkit, ROS 2 and a GPU on the machine)")
     p.add_argument("--out", type=cliargs.output_dir, default="out/accelerator", help="output folder")
     p.add_argument("--no-real", action="store_true", help="the simulator and the analysis only")
     p.add_argument("--no-plot", action="store_true")
@@ -178,7 +186,7 @@ def run(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     rows, loads, accounts = [], [], []
     for mode in MODES:
-        text = scenario_yaml(mode, args.overhead)
+        text = scenario_yaml(mode, args.overhead, device=args.device)
         model = load_model_from_string(text, f"accelerator_{mode}.yaml")
         bound = bound_ns(model)
         rows.append(row(mode, "simulator", 0, simulate(model, args.duration), bound))
@@ -201,7 +209,7 @@ def run(args) -> int:
                 print(f"  {mode} run {k}: {w}", file=sys.stderr)
     v = verdict(rows)
     summary = {"seconds": args.duration, "runs": args.runs, "overhead_ms": args.overhead, "analysis": ANALYSIS,
-               "rows": rows, "verdict": v,
+               "device": args.device, "rows": rows, "verdict": v,
                "accounting": [{"mode": m, "run": k, **acc} for m, k, acc in accounts]}
     with open(os.path.join(args.out, "accelerator.json"), "w") as f:
         json.dump(summary, f, indent=2)
@@ -213,7 +221,7 @@ def run(args) -> int:
         w.writeheader()
         w.writerows(rows)
     print(f"Shared accelerator: the {HIGH} chain under direct access and under the chain-priority server "
-          f"({args.duration:g} s per run; bound: {ANALYSIS})")
+          f"({args.duration:g} s per run; bound: {ANALYSIS}; device: {args.device})")
     print("\n".join(table(rows)))
     if accounts:
         print("\n".join(accounting_lines(accounts, output.color_wanted())))
@@ -251,7 +259,8 @@ def plot(summary: dict, path: str) -> None:
                           label="analysis bound" if i == 0 and j == 1 else None)
     ax.axhline(40, color="magenta", lw=1, label="deadline 40 ms")
     ax.set_xticks(range(len(places)))
-    ax.set_xticklabels(["simulator" if w == "simulator" else "real ROS 2 (emulated device)" for w in places])
+    device = "a CUDA GPU" if summary.get("device") == "cuda" else "emulated device"
+    ax.set_xticklabels(["simulator" if w == "simulator" else f"real ROS 2 ({device})" for w in places])
     ax.set_ylabel("perception chain response [ms]")
     ax.set_title(f"Shared accelerator: direct access vs chain-priority server ({summary['runs']} runs x "
                  f"{summary['seconds']:g} s; dots: runs, white: p99)", fontsize=9)

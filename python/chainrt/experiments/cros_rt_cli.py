@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import cliargs, runtime
+from .. import cliargs, runtime, stock
 from ..crosslayer import kernel, netns
 from ..crosslayer.cli import parse_server
 from ..crosslayer.stacks import stack
@@ -54,7 +54,11 @@ def _common(p, configs: str, runs: int, out: str, rate: bool = True, size: bool 
     rate / message size, where they are not what is swept)."""
     p.add_argument("--configs", default=configs,
                    help=f"configurations, run back to back per point and run number (default {configs}; "
-                        "known: vanilla, preempt-rt, app-dds, full, full-server)")
+                        "known: vanilla, preempt-rt, app-dds, full, full-server, and emulated: chainrt's emulation "
+                        "of the default executor beside vanilla, for its fidelity)")
+    p.add_argument("--stock-executor", choices=["single", "multi", "static", "events"], default="single",
+                   help="rclcpp's stock executor of vanilla and preempt-rt on the generated nodes (default single: "
+                        "SingleThreadedExecutor)")
     p.add_argument("--runs", type=cliargs.positive, default=runs, help=f"runs per point and configuration (default {runs})")
     p.add_argument("--instances", type=cliargs.positive, default=10_000,
                    help="instances of the top chain measured per run (default 10000, the paper's)")
@@ -161,13 +165,15 @@ def run_paper(args) -> int:
             if why:
                 raise RuntimeError(why)
             runtime.find_binary()
+            if any(stack(c).executor != "emulated" for c in configs):
+                stock.find_binary()
             kernel.build()
             rows = x.run_points(name, points, configs, args.runs, args.out, instances=args.instances, server=server,
                                 rx_priority=args.rx_priority, lock=args.lock, resume=args.resume,
-                                keep_raw=not args.no_raw)
+                                keep_raw=not args.no_raw, stock_executor=args.stock_executor)
         s = x.finish(name, rows, args.out)
     except (runtime.RuntimeNotFound, kernel.KernelPathUnavailable, netns.NetnsUnavailable, RuntimeError,
-            ValueError, OSError, KeyError) as e:
+            ValueError, OSError, KeyError) as e:  # (stock.StockUnavailable / StockRunFailed are RuntimeErrors)
         print(f"chainrt experiment: {e}", file=sys.stderr)
         return 1
     print(x.tables(s, rows))

@@ -53,7 +53,7 @@ from ..crosslayer import session
 from ..crosslayer import platform as plat
 from ..crosslayer.platform import CURVE_WINDOWS_MS, PlatformProbe
 from ..crosslayer.session import Flood
-from ..crosslayer.stacks import run_arguments, STACKS
+from ..crosslayer.stacks import STACKS, STOCK_EXECUTOR, run_arguments
 from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 
@@ -240,13 +240,14 @@ def chain_components(trace_dir: str, chain: str = "high", warmup_ns: int = 0) ->
 
 def _run_config(model_path: str, config: str, duration_ns: int, flood, server, warmup_ns: int,
                 hogs: int = 0, trace_dir: str | None = None, probe=None, rx_priority: int | None = None,
-                threads: bool = False) -> dict:
+                threads: bool = False, stock_executor: str = STOCK_EXECUTOR) -> dict:
     """One run of the model in configuration ``config`` (crosslayer.stacks), with ``hogs``
     CPU-bound processes per CPU and the platform ``probe`` beside it; ``threads``: record the
-    threads' policies mid-run (session.run_on_hosts ``probe``)."""
+    threads' policies mid-run (session.run_on_hosts ``probe``); ``stock_executor``: rclcpp's
+    executor of the stock configurations (chainrt.stock's name)."""
     import contextlib
     kw = dict(warmup_ns=warmup_ns, trace_dir=trace_dir, flood=flood, probe=threads,
-              **run_arguments(STACKS[config], server=server, rx_priority=rx_priority))
+              **run_arguments(STACKS[config], server=server, rx_priority=rx_priority, stock_executor=stock_executor))
     with CpuHogs(hogs) if hogs else contextlib.nullcontext(), probe or contextlib.nullcontext():
         return session.run_on_hosts(model_path, duration_ns, **kw)
 

@@ -1,6 +1,16 @@
 """CROS-RT measured as the paper measures it: the predictability WCRT − BCRT of the
-highest-priority chain over ≥ 10,000 instances, on real ROS 2 (rcl + Fast DDS) across two
+highest-priority chain over ≥ 10,000 instances, on real ROS 2 (rclcpp + Fast DDS) across two
 network-namespace hosts (Lee, CROS-RT, slides "Experimental setup", "Baselines", Fig. 11–13).
+
+The chains' nodes are one program for every configuration: the model's nodes generated as plain
+rclcpp nodes (chainrt.stock), run under rclcpp's stock executor for the paper's baselines
+(vanilla, Preempt-RT-style) and under chainrt's rclcpp ChainExecutor for CROS-RT's layers
+(crosslayer.stacks); chainrt's own emulation of the default executor (``emulated``) only runs
+beside vanilla as a fidelity column. Every run is accounted (chainrt.accounting): each instance
+above its chain's ``cros-rt`` bound (at the nominal remote hop cost ``SERVER_HOP_COST_MS``;
+vanilla and the emulation have none) classified platform / overrun / unexplained, and the top
+chain's WCRT − BCRT and p99 − BCRT over its platform-free instances (no platform blackout in
+the busy window) beside the raw ones.
 
 Every run: the chains' publishers on host A (core 0), their subscribers on host B (core 1), each
 in its own process (P3), a non-RT UDP flood A -> B in 1400-byte datagrams (the paper's 60
@@ -33,6 +43,7 @@ runs), without and with the run's measured platform; where the analysis gives no
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import random
@@ -42,13 +53,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import cliargs, output
+from .. import accounting, cliargs, output, stock
 from ..crosslayer import platform as plat
 from ..crosslayer.kernel import PREEMPT_RT_PRIORITY
 from ..crosslayer.platform import CURVE_WINDOWS_MS, PlatformProbe
 from ..crosslayer.session import Flood
-from ..crosslayer.stacks import STACKS
+from ..crosslayer.stacks import STACKS, STOCK_EXECUTOR
 from ..figures import pyplot, save_figure
+from ..model import load_model_from_string
 from . import cros_rt_kernel as k
 from .lame_real import loadavg, measurement_lock
 
@@ -67,8 +79,13 @@ SERVER_HOP_COST_MS = 2.0
 OTHER_PERIODS_MS = (40, 50, 100, 200)
 # paired ratios of the top chain's WCRT − BCRT reported per point (numerator, denominator)
 RATIOS = (("vanilla", "full"), ("preempt-rt", "full"), ("app-dds", "full"), ("app-dds", "preempt-rt"),
-          ("vanilla", "full-server"), ("preempt-rt", "full-server"))
-VANILLA_REASON = ("vanilla runs ROS 2's default executor without chain priorities; cros-rt analyses "
+          ("vanilla", "full-server"), ("preempt-rt", "full-server"), ("emulated", "vanilla"))
+# the ratio that is the emulation's fidelity, not a comparison of configurations
+FIDELITY = "emulated/vanilla"
+# configurations without chain priorities: no cros-rt bound (the accounting gives them only the
+# platform-free split)
+UNBOUNDED = ("vanilla", "emulated")
+VANILLA_REASON = ("runs ROS 2's default executor without chain priorities; cros-rt analyses "
                   "prioritised SCHED_FIFO executors (the paper's P1–P4)")
 SWEEPS = {"base": "chain set", "size": "message size", "chains": "number of chains",
           "rate": "non-RT traffic (Mbit/s)"}
@@ -135,7 +152,10 @@ FIELDS = ["experiment", "sweep", "value", "run", "config", "order", "started_utc
           "top_unstalled_jitter_ms", "top_hop_destalled_max_ms", "stalled", "blackout_max_ms",
           "blackouts_long", "blackout_total_ms", "probe_blackout_max_ms", "model_held_max_ms",
           "model_held_total_ms", "platform_holders", "attribution", "flood_sent", "flood_received", "pdr",
-          "rt_class_packets", "nonrt_class_packets", "threads_checked", "chain_figures", "chain_set"]
+          "rt_class_packets", "nonrt_class_packets", "threads_checked", "chain_figures", "chain_set",
+          "executor", "executor_class", "top_bound_ms", *(f"acc_{c}" for c in ("above", *accounting.CAUSES)),
+          "acc_chains", "acc_notes", "top_free_instances", "top_free_wcrt_ms",
+          "top_free_bcrt_ms", "top_free_jitter_ms", "top_free_p99_excess_ms"]
 
 
 def _curve_fields() -> list[str]:
@@ -157,10 +177,107 @@ def thread_check(config: str, threads: dict, rx_priority: int | None) -> str:
     return ""
 
 
+def executor_label(config: str, stock_executor: str = STOCK_EXECUTOR) -> str:
+    """What ran the chains' nodes in ``config``, as the tables name it."""
+    kind = STACKS[config].executor
+    if kind == "stock":
+        return stock.LABELS[stock_executor]
+    if kind == "chain":
+        return stock.LABELS["chainrt"]
+    return "chainrt-run ros-default: chainrt's emulation"
+
+
+def accounting_bounds(point: Point, config: str, server: tuple[int, int] | None) -> dict[str, int | None]:
+    """{chain: its ``cros-rt`` bound in ns} that a run of ``config`` is accounted against: the
+    analysis of the point's model with the nominal remote hop cost SERVER_HOP_COST_MS (the cost
+    the non-RT server is sized for; a hop above it is the model's defect, an unexplained
+    instance) and the configuration's server. None where there is no bound: the configurations
+    without chain priorities (UNBOUNDED), a chain the analysis does not bound."""
+    names = [c["name"] for c in point.chains]
+    if config in UNBOUNDED:
+        return dict.fromkeys(names)
+    meas = [{"kind": "remote", "size": k._bytes(point.size), "latency_ns": SERVER_HOP_COST_MS * 1e6}]
+    plain, _ = k.cros_rt_bounds(point.model(measurements=meas, server=server if STACKS[config].server else None))
+    return {n: (int(plain[n]) if plain.get(n) else None) for n in names}
+
+
+def _ms(ns) -> float:
+    return ns / 1e6 if ns is not None else float("nan")
+
+
+def accounting_columns(acc: dict, top: str) -> dict:
+    """The CSV columns of a run's accounting (accounting.after_run's JSON): the instances above
+    their bound by cause over every chain, per chain its counts (and its worst unexplained case),
+    the notes, and the top chain's figures over its platform-free instances."""
+    chains = acc["chains"]
+    per = {}
+    for name, r in chains.items():
+        per[name] = {"bound_ms": _ms(r["bound_ns"]) if r["bound_ns"] else None, "instances": r["raw"]["instances"],
+                     "free": (r["platform_free"] or {}).get("instances"),
+                     **{c: r[c] for c in ("above", *accounting.CAUSES)}}
+        worst = [c["text"] for c in r["cases"] if c["cause"] == accounting.UNEXPLAINED]
+        if worst:
+            per[name]["worst_unexplained"] = worst[0]
+    t = chains.get(top) or {}
+    free = t.get("platform_free") or {}
+    n = free.get("instances") or 0
+    nan = float("nan")
+    return dict(top_bound_ms=_ms(t["bound_ns"]) if t.get("bound_ns") else nan,
+                **{f"acc_{c}": sum(r[c] for r in chains.values()) for c in ("above", *accounting.CAUSES)},
+                acc_chains=json.dumps(per, separators=(",", ":")), acc_notes=" | ".join(acc.get("notes", [])),
+                top_free_instances=n, top_free_wcrt_ms=_ms(free["max_ns"]) if n else nan,
+                top_free_bcrt_ms=_ms(free["min_ns"]) if n else nan,
+                top_free_jitter_ms=_ms(free["max_ns"] - free["min_ns"]) if n else nan,
+                top_free_p99_excess_ms=_ms(free["p99_ns"] - free["min_ns"]) if n else nan)
+
+
+def account_run(point: Point, config: str, server: tuple[int, int] | None, trace_dir, probe,
+                model_tids: set[int]) -> dict:
+    """The accounting of one run of ``point`` in ``config`` (accounting.after_run's JSON) from its
+    traces (every process's, in ``trace_dir``), the platform probe beside it (a live
+    PlatformProbe or a kept one, :class:`KeptProbe`) and the run's own threads, against
+    :func:`accounting_bounds`; instances released in the warm-up are left out."""
+    bounds = accounting_bounds(point, config, server)
+    prio = STACKS[config].executor_priorities
+    return accounting.after_run(load_model_from_string(point.model()), str(trace_dir), probe, None, bounds,
+                                {n: "analysis" for n, b in bounds.items() if b}, model_tids, warmup_ns=WARMUP_NS,
+                                thread_params=prio, rt=prio)
+
+
+@dataclass
+class KeptProbe:
+    """The platform probe of a kept run (``OUT/raw/<point>_<run>_<config>/blackouts.json.gz``),
+    with what accounting.after_run reads of a live PlatformProbe."""
+    period_ns: int
+    blackouts: dict
+    holds: dict
+    pids: set
+    attribution_error: str | None = None
+    dropped: int = 0
+
+
+def read_kept(dest: str | Path, trace_dir: str | Path) -> tuple[KeptProbe, set[int]]:
+    """A kept run (:func:`_keep_raw`): its probe and its own threads; its traces are unpacked
+    into ``trace_dir``. Raises OSError / ValueError / KeyError for a directory that is not one."""
+    dest, trace_dir = Path(dest), Path(trace_dir)
+    with gzip.open(dest / "blackouts.json.gz", "rt") as f:
+        d = json.load(f)
+    probe = KeptProbe(int(d["period_ns"]), {int(c): [tuple(x) for x in iv] for c, iv in d["cpus"].items()},
+                      {int(c): [tuple(x) for x in h] for c, h in d.get("holds", {}).items()},
+                      set(d.get("probe_pids", [])), d.get("attribution_error"), int(d.get("dropped", 0)))
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    for src in dest.glob("*.gz"):
+        if src.name != "blackouts.json.gz":
+            with gzip.open(src, "rb") as a:
+                (trace_dir / src.name[:-3]).write_bytes(a.read())
+    return probe, set(d.get("model_tids", []))
+
+
 def run_once(point: Point, config: str, run: int, *, instances: int, server: tuple[int, int] | None,
              rx_priority: int, experiment: str, order: int, tmp: str, raw_dir: Path | None,
-             flood_size: int = FLOOD_SIZE) -> dict:
-    """One run of ``point`` in ``config`` with the platform probe beside it; the CSV row."""
+             flood_size: int = FLOOD_SIZE, stock_executor: str = STOCK_EXECUTOR) -> dict:
+    """One run of ``point`` in ``config`` with the platform probe beside it, accounted; the CSV
+    row. ``stock_executor``: rclcpp's executor of the stock configurations."""
     model = Path(tmp) / f"{experiment}_{point.value}.yaml"
     model.write_text(point.model())
     duration = point.duration_s(instances)
@@ -170,7 +287,7 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
     load0, steal0 = (loadavg() or [float("nan")])[0], k._steal_ms()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     res = k._run_config(str(model), config, int(duration * 1e9), flood, server, WARMUP_NS, trace_dir=str(tdir),
-                        probe=probe, rx_priority=rx_priority, threads=True)
+                        probe=probe, rx_priority=rx_priority, threads=True, stock_executor=stock_executor)
     steal = k._steal_ms() - steal0
     top = point.top["name"]
     chains = res["chains"]
@@ -187,6 +304,7 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
     # the platform's part of each blackout: without the time the model's own threads (and the
     # probe's) held the CPU
     model_tids = set(res.get("threads", {}).get("model_tids", [])) | probe.pids
+    acc = account_run(point, config, server, tdir, probe, model_tids)
     per_cpu, held, info = {}, [], []
     for c, iv in raw.items():
         per_cpu[c], m, d = plat.split(iv, probe.holds.get(c, []), model_tids)
@@ -243,20 +361,25 @@ def run_once(point: Point, config: str, run: int, *, instances: int, server: tup
                                              "p99_ms": c["p99_ns"] / 1e6, "instances": c["instances"],
                                              "misses": c["deadline_misses"]}
                                          for n, c in chains.items() if c["instances"] > 0}, separators=(",", ":")),
-               chain_set=json.dumps(list(point.chains), separators=(",", ":")), **curve)
+               chain_set=json.dumps(list(point.chains), separators=(",", ":")),
+               executor=executor_label(config, stock_executor),
+               executor_class=json.dumps(res.get("executor_class", {}), separators=(",", ":")),
+               **accounting_columns(acc, top), **curve)
     if raw_dir is not None:
-        _keep_raw(probe, tdir, top, raw_dir / f"{point.value}_{run}_{config}", model_tids)
+        _keep_raw(probe, tdir, raw_dir / f"{point.value}_{run}_{config}", model_tids)
     return row
 
 
-def _keep_raw(probe, trace_dir: Path, top: str, dest: Path, model_tids: set[int]) -> None:
-    """The run's probe blackouts and the top chain's traces (gzip), for re-analysis later."""
-    import gzip
+def _keep_raw(probe, trace_dir: Path, dest: Path, model_tids: set[int]) -> None:
+    """The run's probe (blackouts, holders, what limited it) and every process's trace (gzip),
+    for re-analysis and re-accounting later (:func:`read_kept`)."""
     dest.mkdir(parents=True, exist_ok=True)
     with gzip.open(dest / "blackouts.json.gz", "wt") as f:
         json.dump({"period_ns": probe.period_ns, "cpus": {str(c): iv for c, iv in probe.blackouts.items()},
-                   "holds": {str(c): h for c, h in probe.holds.items()}, "model_tids": sorted(model_tids)}, f)
-    for src in Path(trace_dir).glob(f"{top}_*"):
+                   "holds": {str(c): h for c, h in probe.holds.items()}, "model_tids": sorted(model_tids),
+                   "probe_pids": sorted(probe.pids), "attribution_error": probe.attribution_error,
+                   "dropped": probe.dropped}, f)
+    for src in Path(trace_dir).glob("*.jsonl*"):
         with open(src, "rb") as a, gzip.open(dest / (src.name + ".gz"), "wb") as b:
             b.write(a.read())
 
@@ -282,13 +405,14 @@ def default_server(point: Point, hop_cost_ms: float = SERVER_HOP_COST_MS) -> tup
 def run_points(experiment: str, points: list[Point], configs: list[str], runs: int, out_dir: str, *,
                instances: int = INSTANCES, server: tuple[int, int] | None = None,
                rx_priority: int | None = None, lock: str = "", resume: bool = False,
-               keep_raw: bool = True, log=None) -> list[dict]:
+               keep_raw: bool = True, log=None, stock_executor: str = STOCK_EXECUTOR) -> list[dict]:
     """Runs every point in every configuration ``runs`` times and appends one row per run to
     ``OUT/runs.csv`` as it completes. A *round* is one point and run number: its configurations
     run back to back, the order rotated by the run number, holding the measurement ``lock``
     (an flock file; "" for none) for the round only. ``resume``: keep the rows already in
     runs.csv and run only what is missing. ``server``: the non-RT server of the configurations
-    with one (default: :func:`default_server`). Returns the rows of runs.csv."""
+    with one (default: :func:`default_server`). ``stock_executor``: rclcpp's executor of the stock
+    configurations. Returns the rows of runs.csv."""
     log = log or (lambda *a: print(*a, flush=True))
     rx_priority = rx_priority or PREEMPT_RT_PRIORITY
     out = Path(out_dir)
@@ -323,11 +447,13 @@ def run_points(experiment: str, points: list[Point], configs: list[str], runs: i
                         t0 = time.monotonic()
                         row = run_once(p, config, run, instances=instances, server=servers.get(p.value),
                                        rx_priority=rx_priority, experiment=experiment, order=i, tmp=tmp,
-                                       raw_dir=out / "raw" if keep_raw else None)
+                                       raw_dir=out / "raw" if keep_raw else None, stock_executor=stock_executor)
                         with open(path, "a", newline="") as f:
                             csv.DictWriter(f, fieldnames=fields, restval="").writerow(row)
                         log(f"{experiment} {p.sweep}={p.value} run {run + 1}/{runs} {config:<11} "
-                            f"WCRT-BCRT {row['top_jitter_ms']:7.2f} ms, p99-BCRT {row['top_p99_excess_ms']:6.2f} ms, "
+                            f"WCRT-BCRT {row['top_jitter_ms']:7.2f} ms (platform-free {row['top_free_jitter_ms']:.2f}), "
+                            f"p99-BCRT {row['top_p99_excess_ms']:6.2f} ms, above bound {row['acc_above']} "
+                            f"(unexplained {row['acc_unexplained']}), "
                             f"n={row['top_instances']}, PDR {row['pdr']:.3f}, largest blackout "
                             f"{row['blackout_max_ms']:.2f} ms{' (stalled)' if row['stalled'] else ''}, "
                             f"load {row['loadavg']}, steal {row['steal_ms']:.0f} ms ({time.monotonic() - t0:.0f} s)")
@@ -339,7 +465,8 @@ def run_points(experiment: str, points: list[Point], configs: list[str], runs: i
 def read_rows(paths: list[str]) -> list[dict]:
     """The rows of one or more runs.csv, typed (numbers as floats, run as int)."""
     text = ("experiment", "sweep", "value", "config", "started_utc", "size", "top", "threads_checked",
-            "chain_figures", "chain_set", "platform_holders", "attribution")
+            "chain_figures", "chain_set", "platform_holders", "attribution", "executor", "executor_class",
+            "acc_chains", "acc_notes")
     rows = []
     need = {"sweep", "value", "run", "config", "top_jitter_ms", "top_p99_excess_ms", "stalled"}
     for p in paths:
@@ -413,6 +540,7 @@ def summarize(rows: list[dict], points: dict[str, Point] | None = None) -> dict:
                                ("top_jitter_ms", "top_p99_excess_ms", "top_wcrt_ms", "top_instances", "pdr",
                                 "blackout_max_ms", "top_unstalled_jitter_ms")}
                 entry[part]["runs"] = sorted(r["run"] for r in sel)
+            entry["accounting"] = accounting_summary(rs)
             entry["loadavg"] = _median_spread([r["loadavg"] for r in rs])
             entry["steal_ms"] = _median_spread([r["steal_ms"] for r in rs])
             per[c] = entry
@@ -423,10 +551,11 @@ def summarize(rows: list[dict], points: dict[str, Point] | None = None) -> dict:
             pairs = [(a[x], b[x]) for x in sorted(a) if x in b]
             if not pairs:
                 continue
-            ratio = lambda p, key="top_jitter_ms": p[0][key] / max(p[1][key], 1e-9)  # noqa: E731
+            ratio = lambda p, key="top_jitter_ms": _get(p[0], key) / max(_get(p[1], key), 1e-9)  # noqa: E731
             ratios[f"{num}/{den}"] = {
                 "clean_pairs": _median_spread([ratio(p) for p in pairs if _clean(p[0]) and _clean(p[1])]),
                 "all_pairs": _median_spread([ratio(p) for p in pairs]),
+                "platform_free_pairs": _median_spread([ratio(p, "top_free_jitter_ms") for p in pairs]),
                 "p99_excess_clean_pairs": _median_spread([ratio(p, "top_p99_excess_ms") for p in pairs
                                                           if _clean(p[0]) and _clean(p[1])])}
         pdr = {}
@@ -451,6 +580,29 @@ def summarize(rows: list[dict], points: dict[str, Point] | None = None) -> dict:
     return out
 
 
+def _get(r: dict, key: str, default=float("nan")):
+    v = r.get(key, default)
+    return default if v is None or v == "" else v
+
+
+def accounting_summary(rows: list[dict]) -> dict:
+    """One configuration's accounting over its runs: the instances above their bound by cause
+    (summed), the top chain's instances raw and platform-free (summed), and its WCRT − BCRT and
+    p99 − BCRT raw and platform-free per run (median [min..max]); rows of an older runs.csv
+    without the accounting give NaN spreads and zero counts."""
+    def total(key):
+        xs = [_get(r, key) for r in rows]
+        return int(sum(x for x in xs if x == x))
+    out = {c: total(f"acc_{c}") for c in ("above", *accounting.CAUSES)}
+    out.update(top_instances=total("top_instances"), top_free_instances=total("top_free_instances"),
+               top_bound_ms=_median_spread([_get(r, "top_bound_ms") for r in rows]))
+    for key in ("top_jitter_ms", "top_free_jitter_ms", "top_p99_excess_ms", "top_free_p99_excess_ms"):
+        out[key] = _median_spread([_get(r, key) for r in rows])
+    out["executor"] = next((r["executor"] for r in rows if r.get("executor")), "")
+    out["notes"] = sorted({n for r in rows for n in (r.get("acc_notes") or "").split(" | ") if n})
+    return out
+
+
 def bounds(point: Point, rows: list[dict]) -> dict:
     """The ``cros-rt`` bounds beside the measured WCRT at one point, per configuration.
 
@@ -466,8 +618,8 @@ def bounds(point: Point, rows: list[dict]) -> dict:
     size_b = k._bytes(point.size)
     for c in [c for c in STACKS if any(r["config"] == c for r in rows)]:
         rs = sorted((r for r in rows if r["config"] == c), key=lambda r: r["run"])
-        if c == "vanilla":
-            out[c] = {"reason": VANILLA_REASON}
+        if c in UNBOUNDED:
+            out[c] = {"reason": f"{c} {VANILLA_REASON}"}
             continue
         odd = [r for r in rs if r["run"] % 2]
         fit = [r for r in rs if r["run"] % 2 == 0] if odd and len(odd) < len(rs) else rs
@@ -526,18 +678,23 @@ def tables(summary: dict, rows: list[dict]) -> str:
             cl, st = e["clean"], e["stalled"]
             allj = [r["top_unstalled_jitter_ms"] for r in rows if r["value"] == v and r["config"] == c]
             pdr = p["pdr_over_vanilla"].get(c)
-            out.append(f"| {v} | {c} | {len(cl['runs'])} | {output.spread(cl['top_jitter_ms'])} | {output.spread(cl['top_p99_excess_ms'])} "
+            out.append(f"| {v} | {config_name(c, e)} | {len(cl['runs'])} | {output.spread(cl['top_jitter_ms'])} | {output.spread(cl['top_p99_excess_ms'])} "
                        f"| {len(st['runs'])} | {output.spread(st['top_jitter_ms'])} | {output.spread(st['top_p99_excess_ms'])} "
                        f"| {output.spread(_median_spread(allj))} | {output.spread(pdr, 3) if pdr else '–'} "
                        f"| {min(r['top_instances'] for r in rows if r['value'] == v and r['config'] == c):,.0f} "
                        f"| {output.spread(e['loadavg'], 1)} | {output.spread(e['steal_ms'], 0)} |")
     out.append("")
-    out.append(f"| {head} | WCRT − BCRT ratio | clean pairs | all pairs | p99 − BCRT ratio, clean pairs |")
-    out.append("|---|---|---|---|---|")
+    out.append(f"| {head} | WCRT − BCRT ratio | clean pairs | all pairs | platform-free instances, all pairs "
+               "| p99 − BCRT ratio, clean pairs |")
+    out.append("|---|---|---|---|---|---|")
     for v, p in summary["points"].items():
         for key, r in p["ratios"].items():
-            out.append(f"| {v} | {key} | {output.spread(r['clean_pairs'], 1)} (n={(r['clean_pairs'] or {}).get('n', 0)}) "
-                       f"| {output.spread(r['all_pairs'], 1)} (n={(r['all_pairs'] or {}).get('n', 0)}) | {output.spread(r['p99_excess_clean_pairs'], 1)} |")
+            name = f"{key} (fidelity of chainrt's emulation to stock rclcpp)" if key == FIDELITY else key
+            out.append(f"| {v} | {name} | {output.spread(r['clean_pairs'], 1)} (n={(r['clean_pairs'] or {}).get('n', 0)}) "
+                       f"| {output.spread(r['all_pairs'], 1)} (n={(r['all_pairs'] or {}).get('n', 0)}) "
+                       f"| {output.spread(r.get('platform_free_pairs'), 1)} | {output.spread(r['p99_excess_clean_pairs'], 1)} |")
+    out.append("")
+    out += accounting_table(summary, head)
     if summary.get("cros_rt"):
         out.append("")
         out.append(f"| {head} | configuration | C^R fitted (ms) | fit | top chain: bound without platform / "
@@ -561,10 +718,41 @@ def tables(summary: dict, rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def config_name(config: str, entry: dict) -> str:
+    """A configuration as the tables name it: its name and what ran the nodes."""
+    ex = (entry.get("accounting") or {}).get("executor")
+    return f"{config} ({ex})" if ex else config
+
+
+def accounting_table(summary: dict, head: str) -> list[str]:
+    """The accounting beside the figures (Markdown lines): per point and configuration the top
+    chain's instances and cros-rt bound, every chain's instances above its bound by cause, and
+    the top chain's WCRT − BCRT and p99 − BCRT raw and over its platform-free instances (median
+    [min..max] of the runs, ms); the notes (what limited the accounting) after it."""
+    out = [f"| {head} | configuration | top-chain instances (platform-free) | top-chain bound | above bound | "
+           + "".join(f"{c} | " for c in accounting.CAUSES) + "WCRT − BCRT raw | WCRT − BCRT platform-free | "
+           "p99 − BCRT raw | p99 − BCRT platform-free |", "|" + "---|" * (9 + len(accounting.CAUSES))]
+    notes = set()
+    for v, p in summary["points"].items():
+        for c, e in p["configs"].items():
+            a = e.get("accounting") or {}
+            if not a:
+                continue
+            bound = a["top_bound_ms"]
+            out.append(f"| {v} | {config_name(c, e)} | {a['top_instances']:,} ({a['top_free_instances']:,}) "
+                       f"| {output.spread(bound) if bound else 'none'} | {a['above']} | "
+                       + "".join(f"{a[c]} | " for c in accounting.CAUSES) + f"{output.spread(a['top_jitter_ms'])} "
+                       f"| {output.spread(a['top_free_jitter_ms'])} | {output.spread(a['top_p99_excess_ms'])} "
+                       f"| {output.spread(a['top_free_p99_excess_ms'])} |")
+            notes.update(f"{c}: {n}" for n in a["notes"])
+    out += [f"- {n}" for n in sorted(notes)]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # plots
 
-COLOURS = {"vanilla": "C3", "preempt-rt": "C1", "app-dds": "C2", "full": "C0", "full-server": "C4"}
+COLOURS = {"vanilla": "C3", "preempt-rt": "C1", "app-dds": "C2", "full": "C0", "full-server": "C4", "emulated": "C7"}
 
 
 def _scatter_runs(ax, xs, rows, key, colour, label=None):

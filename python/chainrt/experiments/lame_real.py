@@ -366,7 +366,8 @@ def _launch(config: str, path: str, seconds: float, warmup: float, traces: str, 
     """Runs one configuration's processes; {"warnings", "lame_controller", "model_tids", "report"}."""
     if config in GENERATED:
         r = stock.run(path, GENERATED[config], duration=seconds + warmup,
-                      threads=cores if config == "default" else None, trace_dir=traces, scale_wcet=scale,
+                      threads=cores if config == "default" else None, trace=Path(traces) / "nodes.jsonl",
+                      scale_wcet=scale,
                       lame_controller_ns=controller_ns if config in LAME_CONFIGS else 0)
         return {"warnings": r.get("warnings", []), "lame_controller": r.get("lame_controller", []),
                 "model_tids": [], "report": {k: r[k] for k in ("executor", "threads", "chains", "callbacks") if k in r}}

@@ -36,6 +36,15 @@ from .upstream import block_latencies
 
 CAUSES = acc.CAUSES
 STAMP_MARGIN_NS = 20_000_000
+CASES_KEPT = 5  # unexplained instances named per chain (the longest responses)
+
+
+def _response_of(text: str) -> float:
+    """The response (ms) a case's text states ("... responded in 12.34 ms > ...")."""
+    try:
+        return float(text.split("responded in ", 1)[1].split(" ms", 1)[0])
+    except (IndexError, ValueError):
+        return 0.0
 
 
 def stamped_keep(text: str, stamps: list[tuple[int, int, str]], blackouts: list[tuple[int, int]],
@@ -115,9 +124,10 @@ def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int,
 
 
 def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None) -> dict | None:
-    """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "unexplained"}}
-    summed over its runs against the analysis bounds, "simulated" the same against the simulated
-    worst cases (both empty without a model: a stock executor has no bound, only its
+    """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "runtime",
+    "unexplained", "unexplained_cases" (the longest CASES_KEPT, each named with its run)}} summed
+    over its runs against the analysis bounds, "simulated" the same against
+    the simulated worst cases (runtime: only there; both empty without a model: a stock executor has no bound, only its
     platform-free split), "hot_path_latency" and "behavior_planner_period" (kpi statistics over
     the platform-free samples, pooled), "runs" (how many were accounted), "notes" (the
     attribution's failures, the kernel's real-time throttling); None when no run has its input
@@ -131,15 +141,21 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
     node_exec = {n.name: n.executor for n in model.nodes} if model is not None else {}
     counts = {key: {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]} for key in against}
     free, notes = [], sorted({f"attribution: {i['attribution']}" for i in inputs if i["attribution"]})
-    for inp in inputs:
+    for i, inp in enumerate(inputs):
         ex = inp["executions"]
         if model is not None and ex:
             for key, bounds in against.items():
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
-                                  mi["chain_executors"], inp["since_ns"])
+                                  mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
+                                  executor_cpus=mi["executor_cpus"])
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]
+                    # each unexplained instance named (the run, its response, its window's figures)
+                    cases = counts[key][n].setdefault("unexplained_cases", [])
+                    cases += [f"run {i + 1}: " + c.text() for c in row["cases"] if c.cause == acc.UNEXPLAINED]
+                    cases.sort(key=_response_of, reverse=True)
+                    del cases[CASES_KEPT:]
         if "free_kpis" in inp:
             free.append(inp["free_kpis"])
             continue

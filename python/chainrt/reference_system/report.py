@@ -64,6 +64,8 @@ def accounting_lines(result: dict, color: bool | None = None) -> list[str]:
         if un:
             out.append(output.red(f"  {name}: unexplained instances (no platform blackout, no callback over its WCET in "
                                   f"their busy window): " + ", ".join(un), color))
+            for ch, v in a["chains"].items():
+                out += [output.red(f"    {name}: {t}", color) for t in v.get("unexplained_cases", [])[:2]]
         for n in a.get("notes", []):
             out.append(f"  {name}: {n}")
     return out
@@ -84,7 +86,9 @@ def format_table(result: dict) -> str:
     step, phase = result.get("creation_step_ns"), result.get("planner_phase_ns") or 0
     if result.get("system") == "upstream":
         nc = result.get("number_cruncher") or {}
-        lines.append("timer phases: upstream's (each timer starts when its node is created, one node after another)"
+        lines.append("timer phases: stock executors upstream's (each timer starts when its node is created, one node "
+                     "after another); the ChainExecutor the model's on the release grid ("
+                     + (f"BehaviorPlanner +{phase / 1e6:g} ms, the rest together)" if phase else "all together)")
                      + (f"; number-cruncher limit {nc['limit']} ({nc['work_ns'] / 1e6:.2f} ms of CPU time per working "
                         "callback" + (", calibrated here)" if nc.get("calibration") else ", given)") if nc else ""))
     else:

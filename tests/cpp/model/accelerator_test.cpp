@@ -220,3 +220,57 @@ callbacks:
                 .find("unknown preemption 'sm' (request or block)"),
             std::string::npos);
 }
+
+// `device: cuda`, its GPU index and the stream-priority mapping (model.hpp Accelerator::device,
+// model/accelerator.hpp cuda_stream_level / cuda_stream_thresholds).
+TEST(Accelerator, CudaDeviceAndStreamPrioritiesAreParsedCheckedAndKept) {
+  const std::string host = R"(hosts:
+  - name: h
+    accelerators:
+      - {name: gpu, access: server, priority: 90, preemption: block, device: cuda, cuda_device: 1, stream_priorities: [3000, 2000]}
+      - {name: dla, access: server, priority: 80, device: cuda}
+      - {name: fpga, access: direct}
+executors:
+  - {name: e, host: h, policy: picas, threads: [{name: t, cores: [0], priority: 10}]}
+nodes: [{name: n, executor: e}]
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, accelerator_segments: [{accelerator: dla, kernel: 1ms}]}
+  - {name: b, kind: timer, node: n, period: 10ms, wcet: 1ms, accelerator_segments: [{accelerator: dla, kernel: 1ms}]}
+  - {name: c, kind: timer, node: n, period: 10ms, wcet: 1ms, priority: 7, accelerator_segments: [{accelerator: dla, kernel: 1ms}]}
+chains:
+  - {name: high, callbacks: [a], priority: 3}
+  - {name: low, callbacks: [b], priority: 1}
+)";
+  const Model m = load_model_from_string(host, "m.yaml");
+  const Accelerator& gpu = m.hosts[0].accelerators[0];
+  EXPECT_EQ(gpu.device, AcceleratorDevice::Cuda);
+  EXPECT_EQ(gpu.cuda_device, 1);
+  EXPECT_EQ(gpu.stream_priorities, (std::vector<int>{3000, 2000}));
+  EXPECT_EQ(m.hosts[0].accelerators[2].device, AcceleratorDevice::Emulated);
+  EXPECT_EQ(load_model_from_string(save_model_to_string(m), "back.yaml"), m);
+  // the stated thresholds; the default: each distinct effective priority of the users, descending
+  EXPECT_EQ(cuda_stream_thresholds(m, {0, 0}), (std::vector<int>{3000, 2000}));
+  EXPECT_EQ(cuda_stream_thresholds(m, {0, 1}), (std::vector<int>{3 * 1024, 1 * 1024, 7}));
+  // the level: 0 the greatest stream priority; below every threshold or none: the least
+  EXPECT_EQ(cuda_stream_level({3000, 2000}, 3072, 6), 0);
+  EXPECT_EQ(cuda_stream_level({3000, 2000}, 2000, 6), 1);
+  EXPECT_EQ(cuda_stream_level({3000, 2000}, 1999, 6), 5);
+  EXPECT_EQ(cuda_stream_level({3000, 2000}, std::nullopt, 6), 5);
+  EXPECT_EQ(cuda_stream_level({3000, 2000, 1000}, 1500, 2), 1);  // more thresholds than levels
+  // errors, located
+  const std::string tail =
+      "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\nchains:\n  - {name: c, callbacks: [a]}\n";
+  EXPECT_NE(error_of("hosts: [{name: h, accelerators: [{name: gpu, access: direct, device: opencl}]}]\n" + tail)
+                .find("unknown accelerator device 'opencl' (emulated or cuda)"),
+            std::string::npos);
+  EXPECT_NE(error_of("hosts: [{name: h, accelerators: [{name: gpu, access: direct, stream_priorities: [2]}]}]\n" + tail)
+                .find("only a 'device: cuda' accelerator has a CUDA device and stream priorities"),
+            std::string::npos);
+  const std::string down = error_of(
+      "hosts: [{name: h, accelerators: [{name: gpu, access: direct, device: cuda, stream_priorities: [2, 5]}]}]\n" + tail);
+  EXPECT_NE(down.find("m.yaml:1:"), std::string::npos) << down;
+  EXPECT_NE(down.find("stream_priorities must be strictly descending"), std::string::npos) << down;
+  EXPECT_NE(error_of("hosts: [{name: h, accelerators: [{name: gpu, access: direct, device: cuda, stream_priorities: [x]}]}]\n" + tail)
+                .find("expected a chain priority"),
+            std::string::npos);
+}

@@ -139,6 +139,7 @@ std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, cons
   o.name = a.name;
   o.access = a.access;
   o.overhead = a.server_overhead;
+  o.block_preemption = a.block_preemption;
   o.clock = [&vt] { return vt.now(); };
   o.spend = [&vt](Duration d) { vt.wait(d); };
   o.trace_capacity = 64;
@@ -153,7 +154,7 @@ std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, cons
     vt.advance_to(u.issued, acc);
     const std::size_t piece = am.model.callback_index(u.who);
     const AcceleratorSegment& s = m.callbacks[am.pieces[piece].origin].accelerator_segments[u.segment];
-    const DeviceWork w{s.copy_in, s.kernel, s.copy_out};
+    const DeviceWork w{s.copy_in, s.kernel, s.copy_out, s.block.value_or(0)};
     const std::uint32_t site = site_of(u.who);
     const std::uint64_t before = acc.requests();
     const auto prio = effective_priority(am.model, piece);
@@ -187,8 +188,11 @@ std::vector<Use> measured(const Model& m, const std::vector<Use>& requests, cons
 }
 
 void expect_same(const std::string& accelerator, const std::vector<std::string>& expected_order,
-                 Form form = Form::Accelerator) {
-  const Model m = scenario(accelerator);
+                 Form form = Form::Accelerator, Duration block = 0) {
+  Model m = scenario(accelerator);
+  for (auto& cb : m.callbacks)  // block preemption: every kernel in blocks of `block`
+    for (auto& s : cb.accelerator_segments)
+      if (block > 0) s.block = std::min(block, s.kernel);
   std::vector<std::string> pieces;
   auto sim = simulated(m, &pieces);
   ASSERT_EQ(sim.size(), expected_order.size()) << show(sim);
@@ -276,6 +280,18 @@ TEST(RuntimeAccelerator, ContinuationFormRunsOtherWorkWhileTheRequestIsOnTheDevi
   acc.stop();
   ASSERT_EQ(acc.trace().size(), 1u);
   EXPECT_EQ(acc.trace()[0].site, 3u);
+}
+
+// Block-level preemption (`preemption: block`) on the emulated device: the accelerator's
+// thread serves a request chunk by chunk (copy-in, each 4 ms block, copy-out) and gives the
+// device to a more urgent request between two chunks, as the simulator does: H, asking at 4 ms
+// while L1's first 4 ms block runs, runs from 5 ms (not after L1's whole 30 ms kernel), and L1
+// resumes where it stopped. A runtime that serves requests whole gives L1 1–31, H 31–41.
+TEST(RuntimeAccelerator, BlockPreemptionServesChunksAsTheSimulator) {
+  expect_same("{name: gpu, access: server, priority: 90, cores: [3], preemption: block}",
+              {"hi", "lo1", "lo1#1", "lo2"}, Form::Accelerator, 4 * ms);
+  expect_same("{name: gpu, access: server, priority: 90, cores: [3], preemption: block}",
+              {"hi", "lo1", "lo1#1", "lo2"}, Form::Continuation, 4 * ms);
 }
 
 TEST(RuntimeAccelerator, ServerOverheadBeforeEachSegmentAsTheSimulator) {

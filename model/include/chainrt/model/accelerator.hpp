@@ -85,6 +85,18 @@ std::size_t accelerator_index(const Model& model, const AcceleratorRef& ref);
 std::vector<AcceleratorRef> accelerator_refs(const Model& model);
 const Accelerator& accelerator_of(const Model& model, const AcceleratorRef& ref);
 
+// A CUDA accelerator's stream-priority mapping (Accelerator::stream_priorities): the level of
+// a request of effective chain priority `priority` among `levels` stream priorities — 0 the
+// greatest CUDA stream priority, levels − 1 the least: k for a priority that reaches threshold
+// k first (capped at levels − 1: more thresholds than the GPU has priorities share its least
+// one), levels − 1 for a request below every threshold or without a priority.
+int cuda_stream_level(const std::vector<int>& thresholds, std::optional<int> priority, int levels);
+
+// The thresholds in force for accelerator `ref`: its stream_priorities, else the distinct
+// effective priorities (facts.hpp) of the callbacks that use it, descending — each chain
+// priority class its own level, the most important the greatest.
+std::vector<int> cuda_stream_thresholds(const Model& model, const AcceleratorRef& ref);
+
 // The host index of the executor that runs callback `callback`.
 std::size_t host_of_callback(const Model& model, std::size_t callback);
 

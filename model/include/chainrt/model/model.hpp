@@ -105,6 +105,12 @@ enum class AcceleratorAccess {
            // on in a continuation released when its segment is done
 };
 
+// What runs an accelerator's segments under `chainrt run` and the runtime's accelerators:
+// the emulated device (each part a wait of its duration; no GPU needed) or a CUDA GPU
+// (runtime/cuda_device.hpp: the segments' copies and kernels on CUDA streams whose priorities
+// follow the requests' chain priorities; only in builds with a CUDA toolkit).
+enum class AcceleratorDevice { Emulated, Cuda };
+
 // A device of a host (a GPU, a DLA, an FPGA) that executes one segment at a time.
 struct Accelerator {
   std::string name;                   // unique among the host's accelerators
@@ -122,6 +128,14 @@ struct Accelerator {
   // resumes later, without a second overhead). false (`preemption: request`): a request in
   // service is never preempted.
   bool block_preemption = false;
+  AcceleratorDevice device = AcceleratorDevice::Emulated;
+  // `device: cuda`: the GPU's index, and how a request's effective chain priority maps to a
+  // CUDA stream priority (cuda_stream_level, model/accelerator.hpp): `stream_priorities` are
+  // chain-priority thresholds, descending — a request at or above the first gets the greatest
+  // stream priority, at or above the second the next one, ...; empty: one threshold per
+  // distinct effective priority of the callbacks that use the accelerator.
+  int cuda_device = 0;
+  std::vector<int> stream_priorities;
   bool operator==(const Accelerator&) const = default;
 };
 
@@ -365,6 +379,7 @@ const char* to_string(CommKind k);
 const char* to_string(Policy p);
 const char* to_string(CriticalityClass c);
 const char* to_string(AcceleratorAccess a);
+const char* to_string(AcceleratorDevice d);
 const char* to_string(TimerPhase p);
 const char* to_string(HopKind k);
 std::optional<CallbackKind> callback_kind_from(const std::string& s);
@@ -373,6 +388,7 @@ std::optional<CommKind> comm_kind_from(const std::string& s);
 std::optional<Policy> policy_from(const std::string& s);
 std::optional<CriticalityClass> criticality_class_from(const std::string& s);
 std::optional<AcceleratorAccess> accelerator_access_from(const std::string& s);
+std::optional<AcceleratorDevice> accelerator_device_from(const std::string& s);
 std::optional<TimerPhase> timer_phase_from(const std::string& s);
 
 }  // namespace chainrt

@@ -31,7 +31,9 @@
 //
 // Timers: a timer on the steady clock (create_wall_timer, rclcpp's default for nodes'
 // wall timers) is released by sched::TimerClock (rcl's overrun rule) on the executor's clock,
-// armed at rcl's next call time, re-armed when the timer is reset, never released while
+// armed on the release grid when it is bound to a model callback (the model's offset from the
+// run's epoch, as every chainrt executor arms its timers; docs/model.md, "Timer phases"), else at
+// rcl's next call time; re-armed at rcl's next call time when reset, never released while
 // cancelled; at its release the executor calls rcl_timer_call itself (TimerInfo's expected call
 // time is the release). A timer on ROS or system time is released when rcl says it is ready
 // (rcl applies the same overrun rule and its time-jump rules); the executor re-reads those
@@ -131,6 +133,10 @@ struct ChainExecutorOptions {
   // The executor's clock in ns (empty: CLOCK_MONOTONIC), as runtime::ExecutorOptions::clock:
   // deterministic scenarios inject one. Thread-safe, no allocation, no blocking.
   std::function<Duration()> clock;
+  // The release grid's epoch E (CLOCK_MONOTONIC ns) for the timers bound to model callbacks:
+  // the k-th release of one with offset o is at E + o + k·period (sched/timer.hpp). Default: the
+  // run's, sched::release_epoch (CHAINRT_RELEASE_EPOCH_NS, else the process's first arming + 50 ms).
+  std::optional<Duration> release_epoch;
   // ros-default: rclcpp >= 28's wait-set order drawn from this seed (sched::wait_set_order).
   std::optional<std::uint64_t> wait_set_seed;
   // LaME's online controller (runtime/lame_controller.hpp, the runtime's) every this many ns,
@@ -394,7 +400,8 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   // timers when one is due (O(1) otherwise), the rcl-timed timers when their check is due.
   void harvest(Duration now) noexcept;
   void make_ready(Slot& s) noexcept;
-  void arm(Slot& s, Duration now) noexcept;  // a steady timer's first release (or after a reset)
+  // a steady timer's first release (`first`: on creation; else after a reset); the grid index it starts at
+  std::int64_t arm(Slot& s, Duration now, bool first) noexcept;
   Duration ready_deadline(const Slot& s) const noexcept;
   // HOT: take `id` for thread `t` (lock held), run it without the lock, record it. Catches
   // every exception of the callback.

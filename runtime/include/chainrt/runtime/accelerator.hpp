@@ -17,10 +17,20 @@
 //
 // The device itself is a DeviceBackend: EmulatedDevice (the default: copy-in, kernel and
 // copy-out as waits of their durations on the accelerator's own thread, one request at a
-// time) needs no GPU. A CUDA backend is not part of this build: it needs a CUDA toolkit and a
-// GPU, which the machines this was built and tested on do not have; a backend for one
-// implements DeviceBackend::run (copies and the kernel launch on one stream, then a
-// synchronize), and nothing else changes.
+// time) needs no GPU; CudaDevice (cuda_device.hpp, only in builds with a CUDA toolkit) runs
+// them on a GPU, on CUDA streams of the requests' priorities.
+//
+// Block-level preemption (AcceleratorOptions::block_preemption, the model's `preemption: block`;
+// model.hpp Accelerator::block_preemption): a more urgent request does not wait for the whole
+// request in service, only for its current non-preemptive chunk (copy-in, one thread block of
+// the kernel, copy-out). With a backend that runs one request at a time (EmulatedDevice), the
+// accelerator's thread serves a request chunk by chunk and, between two chunks, gives the
+// device to a strictly more urgent queued request (the preempted one is queued again, same
+// priority and arrival, and resumes where it stopped without a second overhead): the
+// simulator's rule. With a concurrent backend (CudaDevice: DeviceBackend::concurrent()), it
+// starts a request as soon as it is strictly more urgent than every request in flight —
+// several requests in flight at once, each on the stream of its level — and the GPU's block
+// scheduler runs the more urgent one's blocks first as the blocks in progress end.
 #pragma once
 
 #include <atomic>
@@ -44,18 +54,33 @@ namespace chainrt::runtime {
 // client's own device code: copies, a kernel launch and its synchronize). It must not throw.
 struct DeviceWork {
   Duration copy_in = 0, kernel = 0, copy_out = 0;
+  Duration block = 0;  // the kernel's longest thread block (0: the whole kernel is one block)
   void (*job)(void* context) noexcept = nullptr;
   void* job_context = nullptr;
   Duration total() const { return copy_in + kernel + copy_out; }
 };
 
-// A device that runs one request at a time, to completion. run() is called only from the
-// accelerator's one thread and blocks until the work is done; it must not throw.
+// A device. run() runs one request to completion: called only from the accelerator's one
+// thread, it blocks until the work is done; it must not throw.
+// A concurrent backend also keeps several requests in flight (block-level preemption):
+// start() begins `work` at `level` (greater: more urgent) and returns at once; the device runs
+// the more urgent level's work first at each block boundary, and calls done(context, ticket)
+// from a thread of its own when the work is complete (done only signals; it must not call
+// back into the backend). start() is called only from the accelerator's thread, never with
+// work.job set.
 class DeviceBackend {
  public:
+  using Done = void (*)(void* context, std::uint64_t ticket) noexcept;
   virtual ~DeviceBackend() = default;
   virtual std::string name() const = 0;
   virtual void run(const DeviceWork& work) noexcept = 0;
+  virtual bool concurrent() const noexcept { return false; }
+  virtual void start(const DeviceWork& work, std::int64_t level, Done done, void* context,
+                     std::uint64_t ticket) noexcept;
+  // The level a request of effective chain priority `priority` (nullopt: none) runs at on a
+  // concurrent backend: requests of one level do not preempt each other. Default: the priority
+  // itself (none: below every priority).
+  virtual std::int64_t level_of(std::optional<int> priority) const noexcept;
 };
 
 // The emulated device: each part a wait of its duration on the accelerator's thread (no CPU
@@ -71,6 +96,13 @@ class EmulatedDevice : public DeviceBackend {
  private:
   Wait wait_;
 };
+
+// The CUDA backend for a `device: cuda` accelerator (device index, stream-priority thresholds),
+// when the program linked chainrt_cuda and called register_cuda_backend() (cuda_device.hpp);
+// otherwise it throws std::runtime_error saying so (a build without a CUDA toolkit).
+using CudaBackendFactory = std::unique_ptr<DeviceBackend> (*)(int device, const std::vector<int>& thresholds);
+void set_cuda_backend_factory(CudaBackendFactory factory) noexcept;
+std::unique_ptr<DeviceBackend> make_cuda_backend(int device, const std::vector<int>& thresholds);
 
 // One served request, as the accelerator's trace records it (the simulator's DeviceTraceEntry).
 struct DeviceRecord {
@@ -90,6 +122,9 @@ struct AcceleratorOptions {
   std::function<void(Duration)> spend;   // the server's overhead (default: burn_cpu, thread CPU time)
   std::size_t capacity = 256;            // requests queued at once (preallocated)
   std::size_t trace_capacity = 0;        // records kept (preallocated; 0: no trace)
+  // Server access: block-level preemption (above); not with shared_memory (a shared
+  // accelerator serves each request to completion).
+  bool block_preemption = false;
   // One accelerator for several processes (accelerator_shm.hpp): the shared-memory segment's
   // name (AcceleratorShm::segment_name; empty: this process's accelerator only), and
   // whether this process runs its server thread (one user of the segment should; the others
@@ -162,10 +197,27 @@ class SharedAccelerator {
     void* context = nullptr;
     std::uint64_t token = 0;
     bool* finished = nullptr;  // direct: the blocked caller's flag
+    // block preemption: what is left of the work (chunked serving), and whether it started
+    Duration left_in = 0, left_kernel = 0, left_out = 0;
+    bool started = false;
+    Duration start = 0;
+  };
+  // A request started on a concurrent backend and not yet reported done.
+  struct Flight {
+    Request r;
+    std::int64_t level = 0;
+    bool in_use = false, complete = false;
+    Duration finish = 0;
   };
   // The queue: -1 when refused, else the request's slot (shared memory) or 0.
   long enqueue(const Request& r) noexcept;
   void loop();
+  void loop_chunks();
+  void loop_concurrent();
+  std::vector<Request>::iterator next_request();  // caller holds m_; queue_ not empty
+  Request pop_next();                             // ... and takes it out of the queue
+  void finish_request(const Request& r, Duration start, Duration finish, std::unique_lock<std::mutex>& lk);
+  static void on_device_done(void* self, std::uint64_t ticket) noexcept;
   Duration now() const;
   // Shared memory (accelerator_shm.cpp): the queue in the segment, its server loop, and this
   // process's completion thread (hooks, blocked callers, granted jobs).
@@ -174,6 +226,7 @@ class SharedAccelerator {
   void shm_complete();
   void shm_abandon(long slot) noexcept;
   void serve_one(const Request& r, Duration& start, Duration& finish);
+  void spend_overhead();
   void record(const DeviceRecord& d);  // caller holds m_
 
   AcceleratorOptions o_;
@@ -187,6 +240,7 @@ class SharedAccelerator {
   bool busy_ = false;
   bool stop_ = false;
   std::uint64_t seq_ = 0;
+  std::vector<Flight> flights_;  // concurrent backend: capacity preallocated
   std::thread thread_;
   // shared memory
   std::unique_ptr<AcceleratorShm> seg_;

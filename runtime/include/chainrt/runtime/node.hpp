@@ -37,16 +37,14 @@
 #include "chainrt/model/model.hpp"
 #include "chainrt/runtime/clock.hpp"
 #include "chainrt/runtime/qos.hpp"
+#include "chainrt/runtime/threads.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 
 namespace chainrt::runtime {
 
 // CLOCK_MONOTONIC in nanoseconds (the executor's clock; same on every process of a host).
 Duration now_ns() noexcept;
-// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in nanoseconds.
-Duration thread_cpu_ns() noexcept;
-// Burn `work` nanoseconds of the calling thread's CPU time (a callback's execution time).
-void burn_cpu(Duration work) noexcept;
+// thread_cpu_ns() and burn_cpu(): threads.hpp.
 
 // The CPU time of one callback on the calling thread, reading the thread's CPU clock (a system
 // call: CLOCK_THREAD_CPUTIME_ID has no vDSO path) at most once per callback and only where it

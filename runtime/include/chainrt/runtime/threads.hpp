@@ -20,6 +20,11 @@
 
 namespace chainrt::runtime {
 
+// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in nanoseconds.
+Duration thread_cpu_ns() noexcept;
+// Burn `work` nanoseconds of the calling thread's CPU time (a callback's execution time).
+void burn_cpu(Duration work) noexcept;
+
 class PiMutex {
  public:
   PiMutex() noexcept;

@@ -1,0 +1,348 @@
+// bench/gpu: the rows, the calibration, the bounds and the tables (gpu_bench.hpp).
+#include "gpu_bench.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "../../analysis/src/accelerator.hpp"
+#include "chainrt/runtime/threads.hpp"
+#include "device.hpp"
+
+extern char** environ;
+
+namespace chainrt::bench_gpu {
+
+namespace {
+
+using runtime::DeviceWork;
+
+Duration now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Duration>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void sleep_until(Duration t) {
+  timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+  }
+}
+
+enum class Path { Alone, Direct, Greatest, Server, BlockServer, OtherProcess };
+
+struct Spec {
+  const char* name;
+  const char* how;
+  Path path;
+  bool short_blocks;
+};
+
+const std::vector<Spec>& specs() {
+  static const std::vector<Spec> s = {
+      {"alone", "the high chain alone (its own stream)", Path::Alone, false},
+      {"long-same", "low kernels of long blocks (one wave), every stream at the same priority", Path::Direct, false},
+      {"long-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest, false},
+      {"server", "the non-preemptive chain-priority server (one request at a time, highest first), long blocks",
+       Path::Server, false},
+      {"short-same", "low kernels of short blocks, every stream at the same priority", Path::Direct, true},
+      {"short-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest, true},
+      {"short-block-server",
+       "chainrt's block-preemptive server: requests in flight on streams of their chain priorities, short blocks",
+       Path::BlockServer, true},
+      {"short-other-process",
+       "low kernels of short blocks in another process (another CUDA context), the high chain at the greatest "
+       "stream priority",
+       Path::OtherProcess, true},
+  };
+  return s;
+}
+
+Duration scaled(Duration d, double s) { return std::max<Duration>(1, static_cast<Duration>(std::llround(d * s))); }
+
+struct Works {
+  DeviceWork high, low_long, low_short, one_short_wave;
+};
+
+Works works(const Options& o) {
+  Works w;
+  w.high.kernel = scaled(o.high_kernel, o.scale);
+  w.low_long.kernel = w.low_long.block = scaled(o.low_kernel, o.scale);
+  w.low_short.kernel = scaled(o.low_kernel, o.scale);
+  w.low_short.block = scaled(o.low_block, o.scale);
+  w.one_short_wave.kernel = w.one_short_wave.block = w.low_short.block;
+  return w;
+}
+
+void realtime(const Options& o, int priority) {
+  if (!o.realtime) return;
+  sched::ThreadSpec spec;
+  spec.fifo_priority = priority;
+  runtime::apply_thread_spec(spec);
+}
+
+// The high chain's responses: one request every period, with the low threads running back to
+// back meanwhile (none when `low` is null).
+std::vector<Duration> measure(Lanes& lanes, const Options& o, const DeviceWork& high, const DeviceWork* low,
+                              int samples) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> lows;
+  if (low)
+    for (int l = 1; l <= o.low_threads; ++l)
+      lows.emplace_back([&, l] {
+        realtime(o, 70);
+        while (!stop.load()) lanes.run(l, *low);
+      });
+  std::vector<Duration> out;
+  std::exception_ptr error;
+  std::thread high_thread([&] {
+    realtime(o, 80);
+    const Duration period = scaled(o.period, o.scale);
+    Duration next = now_ns() + (low ? 2 * low->kernel : period);
+    try {
+      for (int i = 0; i < samples + o.warmup; ++i) {
+        sleep_until(next);
+        const Duration t0 = now_ns();
+        lanes.run(0, high);
+        const Duration t1 = now_ns();
+        if (i >= o.warmup) out.push_back(t1 - t0);
+        next = std::max(next + period, t1 + period / 2);
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  high_thread.join();
+  stop = true;
+  for (auto& t : lows) t.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+Duration worst(const std::vector<Duration>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+// Worst of `n` back-to-back runs of `w` alone on lane 0.
+Duration alone(Lanes& lanes, const DeviceWork& w, int n) {
+  Duration m = 0;
+  for (int i = 0; i < n; ++i) {
+    const Duration t0 = now_ns();
+    lanes.run(0, w);
+    m = std::max(m, now_ns() - t0);
+  }
+  return m;
+}
+
+std::unique_ptr<Lanes> server_lanes(Device& dev, bool block, int lanes) {
+  runtime::AcceleratorOptions a;
+  a.name = block ? "gpu-block-server" : "gpu-server";
+  a.access = AcceleratorAccess::Server;
+  a.block_preemption = block;
+  a.capacity = static_cast<std::size_t>(lanes) + 1;
+  return std::make_unique<AcceleratorLanes>(std::make_unique<runtime::SharedAccelerator>(a, dev.backend()));
+}
+
+Calibration calibrate(Device& dev, const Options& o, const Works& w) {
+  Calibration c;
+  auto lanes = dev.direct(false, 1);
+  const int n = std::max(10, o.samples / 3);
+  c.high = worst(measure(*lanes, o, w.high, nullptr, n));
+  c.low_long = alone(*lanes, w.low_long, 5);
+  c.low_short = alone(*lanes, w.low_short, 5);
+  c.block_short = alone(*lanes, w.one_short_wave, 10);
+  auto server = server_lanes(dev, false, 1);
+  c.server_extra = std::max<Duration>(0, worst(measure(*server, o, w.high, nullptr, n)) - c.high);
+  auto block_server = server_lanes(dev, true, 1);
+  c.block_server_extra = std::max<Duration>(0, worst(measure(*block_server, o, w.high, nullptr, n)) - c.high);
+  return c;
+}
+
+}  // namespace
+
+#ifndef CHAINRT_HAVE_CUDA
+std::unique_ptr<Device> make_cuda_device() {
+  throw std::runtime_error("this build has no CUDA backend (no CUDA toolkit was found when it was configured)");
+}
+int low_worker(int, Duration, Duration) {
+  std::fprintf(stderr, "gpu-bench: this build has no CUDA backend\n");
+  return 2;
+}
+#endif
+
+const std::vector<std::string>& row_names() {
+  static const std::vector<std::string> n = [] {
+    std::vector<std::string> v;
+    for (const Spec& s : specs()) v.push_back(s.name);
+    return v;
+  }();
+  return n;
+}
+
+// The bound of a row's model from chainrt's accelerator analysis (analysis/src/accelerator.hpp),
+// with the durations of the run's calibration; `terms` says which terms and model.
+namespace {
+
+Duration bound_of(const Spec& s, const Calibration& c, int low_threads, std::string* terms) {
+  using namespace chainrt::detail;
+  const Duration limit = std::numeric_limits<Duration>::max() / 4;
+  const Duration low = s.short_blocks ? c.low_short : c.low_long;
+  const Duration chunk = s.short_blocks ? c.block_short : c.low_long;  // one wave of blocks
+  switch (s.path) {
+    case Path::Alone:
+      *terms = "direct access alone: direct_request_response(0, G_h)";
+      return direct_request_response(fifo_blocking({c.high}, c.high), c.high);
+    case Path::Direct: {
+      *terms = "direct access, first come first served: fifo_blocking (one request of each other thread) + G_h";
+      std::vector<Duration> per_thread(static_cast<std::size_t>(low_threads), low);
+      per_thread.push_back(c.high);
+      return direct_request_response(fifo_blocking(per_thread, c.high), c.high);
+    }
+    case Path::Greatest:
+    case Path::OtherProcess:
+      *terms = "preemption: block, no server overhead: block_preemptive_response(B = one wave of low blocks, 0, G_h)";
+      return block_preemptive_response(server_lp_blocking({chunk}), 0, c.high, {}, limit).value_or(limit);
+    case Path::Server: {
+      *terms = "preemption: request: server_request_response(server_waiting_time(B = ε + G_l), ε, G_h)";
+      const Duration e = c.server_extra;
+      return server_request_response(server_waiting_time(server_lp_blocking({e + low}), {}, limit).value_or(limit), e,
+                                     c.high);
+    }
+    case Path::BlockServer: {
+      *terms = "preemption: block: block_preemptive_response(B = ε + one wave of low blocks, ε, G_h)";
+      const Duration e = c.block_server_extra;
+      return block_preemptive_response(server_lp_blocking({e + chunk}), e, c.high, {}, limit).value_or(limit);
+    }
+  }
+  return limit;
+}
+
+}  // namespace
+
+Duration row_bound(const std::string& row, const Calibration& c, int low_threads, std::string* terms) {
+  for (const Spec& s : specs())
+    if (row == s.name) return bound_of(s, c, low_threads, terms);
+  throw std::invalid_argument("unknown row '" + row + "'");
+}
+
+namespace {
+
+RunStats stats(std::vector<Duration> v, Duration bound) {
+  RunStats r;
+  r.n = v.size();
+  r.bound_ms = static_cast<double>(bound) / 1e6;
+  if (v.empty()) return r;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (Duration d : v) sum += static_cast<double>(d);
+  r.mean_ms = sum / static_cast<double>(v.size()) / 1e6;
+  const std::size_t k = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1;
+  r.p99_ms = static_cast<double>(v[std::min(k, v.size() - 1)]) / 1e6;
+  r.max_ms = static_cast<double>(v.back()) / 1e6;
+  return r;
+}
+
+// The other-process row: this program as the low worker, the high chain here on the greatest
+// stream priority.
+std::vector<Duration> measure_other_process(Device& dev, const Options& o, const Works& w) {
+  int to_child[2], from_child[2];
+  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+  const std::string k = std::to_string(w.low_short.kernel), b = std::to_string(w.low_short.block),
+                    t = std::to_string(o.low_threads);
+  const char* argv[] = {o.self.c_str(), "--low-worker", t.c_str(), k.c_str(), b.c_str(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, o.self.c_str(), &fa, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(to_child[0]);
+  close(from_child[1]);
+  if (rc != 0) throw std::runtime_error("cannot start the low worker " + o.self);
+  char buf[16] = {};
+  const ssize_t got = read(from_child[0], buf, sizeof buf - 1);
+  std::vector<Duration> out;
+  if (got > 0 && std::string(buf).rfind("ready", 0) == 0) {
+    auto lanes = dev.direct(true, 1);
+    out = measure(*lanes, o, w.high, nullptr, o.samples);
+  }
+  close(to_child[1]);  // the worker stops when its stdin closes
+  close(from_child[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (out.empty()) throw std::runtime_error("the low worker did not start");
+  return out;
+}
+
+std::vector<Duration> measure_row(Device& dev, const Options& o, const Spec& s, const Works& w) {
+  const DeviceWork* low = s.short_blocks ? &w.low_short : &w.low_long;
+  const int lanes = o.low_threads + 1;
+  switch (s.path) {
+    case Path::Alone: return measure(*dev.direct(false, 1), o, w.high, nullptr, o.samples);
+    case Path::Direct: return measure(*dev.direct(false, lanes), o, w.high, low, o.samples);
+    case Path::Greatest: return measure(*dev.direct(true, lanes), o, w.high, low, o.samples);
+    case Path::Server: return measure(*server_lanes(dev, false, lanes), o, w.high, low, o.samples);
+    case Path::BlockServer: return measure(*server_lanes(dev, true, lanes), o, w.high, low, o.samples);
+    case Path::OtherProcess: return measure_other_process(dev, o, w);
+  }
+  return {};
+}
+
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+Result run(const Options& o) {
+  for (const auto& r : o.rows)
+    if (std::find(row_names().begin(), row_names().end(), r) == row_names().end())
+      throw std::runtime_error("unknown row '" + r + "'");
+  std::unique_ptr<Device> dev = o.device == "cuda" ? make_cuda_device() : make_emulated_device();
+  Result res;
+  res.options = o;
+  res.device_name = dev->name();
+  res.date = today();
+  const Works w = works(o);
+  for (const Spec& s : specs()) {
+    if (!o.rows.empty() && std::find(o.rows.begin(), o.rows.end(), s.name) == o.rows.end()) continue;
+    Row row{s.name, s.how, "", "", {}};
+    if (s.path == Path::OtherProcess && !dev->other_process())
+      row.skipped = "needs a GPU: the low work in another CUDA context";
+    res.rows.push_back(row);
+  }
+  for (int run = 0; run < o.runs; ++run) {
+    const Calibration c = calibrate(*dev, o, w);
+    res.calibration.push_back(c);
+    for (Row& row : res.rows) {
+      if (!row.skipped.empty()) continue;
+      const Spec& s = *std::find_if(specs().begin(), specs().end(), [&](const Spec& x) { return row.name == x.name; });
+      const Duration bound = bound_of(s, c, o.low_threads, &row.bound_terms);
+      try {
+        row.runs.push_back(stats(measure_row(*dev, o, s, w), bound));
+      } catch (const std::exception& e) {  // the row's failure is reported; the other rows go on
+        row.skipped = std::string("failed in run ") + std::to_string(run + 1) + ": " + e.what();
+        row.runs.clear();
+      }
+    }
+  }
+  return res;
+}
+
+}  // namespace chainrt::bench_gpu
