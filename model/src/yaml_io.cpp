@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -757,7 +758,21 @@ bool inside(const std::string& field, const std::string& under) {
   return field.size() == under.size() || field[under.size()] == '.' || field[under.size()] == '[';
 }
 
+// Every model parse of a process appends "<pid> <file>" to the file named by
+// CHAINRT_MODEL_LOAD_LOG when it is set: how tests count that a command parses its model once per
+// process (docs/runtime.md). One write(2) of O_APPEND per parse, so that processes can share it.
+void note_parse(const std::string& file) {
+  const char* log = std::getenv("CHAINRT_MODEL_LOAD_LOG");
+  if (log == nullptr || *log == '\0') return;
+  const int fd = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string line = std::to_string(::getpid()) + " " + file + "\n";
+  [[maybe_unused]] const auto n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
 Model parse(const std::string& text, const std::string& file) {
+  note_parse(file);
   SourceMap places;
   Diagnostics diags(file, &places);
   if (!within_limits(text, diags)) throw ModelError(diags.list());

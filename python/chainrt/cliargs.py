@@ -20,7 +20,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from . import _cli_interrupt_state
+from . import _cli_interrupt_state, _core
 from ._core import MAX_DURATION_NS, MIN_PERIOD_NS, parse_duration, pretty_duration
 from .model import load_model_or_report
 
@@ -181,6 +181,43 @@ def time_factor(text: str) -> tuple[int, float]:
     if not sep or not 0 < f < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: want AT:FACTOR with a positive FACTOR, e.g. 2s:1.5")
     return duration(at, allow_zero=True), f
+
+
+# The command-line form of each kind of run option (runtime/run_options.def; run_spec.hpp's
+# RunOptionKind checks the same in chainrt-run): argparse keyword arguments.
+RUN_OPTION_ARGUMENTS = {
+    "Text": lambda o: {"metavar": o["key"].upper()},
+    "Time": lambda o: {"type": duration_or_zero},
+    "PositiveTime": lambda o: {"type": duration},
+    "OptionalPeriod": lambda o: {"type": duration, "nargs": "?", "const": duration(o["default"]),
+                                 "default": None, "metavar": "PERIOD"},
+    "PolicyName": lambda o: {"choices": [p["name"] for p in _core.policies()]},
+    "ThreadCount": lambda o: {"type": threads},
+    "FifoPriority": lambda o: {"type": fifo_priority, "metavar": "PRIO"},
+    "On": lambda o: {"action": "store_true", "default": False},
+    "Off": lambda o: {"action": "store_true", "default": False},
+    "WcetSteps": lambda o: {"type": time_factor, "action": "append", "default": [], "metavar": "AT:FACTOR"},
+}
+
+
+def add_run_options(parser) -> list[str]:
+    """Adds the options of a run that a user gives (runtime/run_options.def, scope "user") to
+    ``parser``, each as ``--key`` with its kind's type and the table's help and default; returns
+    their keys (the argparse destinations: :func:`run_option_values` reads them back)."""
+    keys = []
+    for o in _core.run_options():
+        if o["scope"] != "user":
+            continue
+        kw = {"default": o["default"], **RUN_OPTION_ARGUMENTS[o["kind"]](o)}
+        shown = f" (default {o['default']})" if o["default"] and o["kind"] != "OptionalPeriod" else ""
+        parser.add_argument(o["flag"], dest=o["key"], help=o["help"] + shown, **kw)
+        keys.append(o["key"])
+    return keys
+
+
+def run_option_values(args, keys: list[str]) -> dict:
+    """The run options ``keys`` (:func:`add_run_options`) as parsed into ``args``, by key."""
+    return {k: getattr(args, k) for k in keys}
 
 
 def cpu_core(text: str) -> int:

@@ -321,11 +321,12 @@ def discovery_is_local(env: dict[str, str]) -> bool:
         or env.get("ROS_LOCALHOST_ONLY") == "1"
 
 
-def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike, env: dict[str, str],
+def run_environments(model, directory: str | os.PathLike, env: dict[str, str],
                      thread_priorities: bool = True,
                      host_addresses: dict[str, str] | None = None) -> dict[str, dict[str, str]]:
     """Per-process environment additions that make every ``chainrt-run`` process of a run use
-    its generated profile (written into ``directory``), or {} where chainrt leaves Fast DDS alone:
+    its generated profile (written into ``directory``), or {} where chainrt leaves Fast DDS alone
+    (``model``: the loaded model, or its file, then loaded here):
     the user named a profiles file (``FASTDDS_DEFAULT_PROFILES_FILE`` / ``FASTRTPS_...``), or
     another RMW is selected, or discovery is not limited to localhost and no host addresses
     (network namespaces) are given.
@@ -335,7 +336,8 @@ def run_environments(model_path: str | os.PathLike, directory: str | os.PathLike
     rmw's own LOCALHOST setting would add a second UDP transport with a socket on 0.0.0.0."""
     if not chainrt_configures(env) or (host_addresses is None and not discovery_is_local(env)):
         return {}
-    model = load_model(str(model_path))
+    if isinstance(model, (str, os.PathLike)):
+        model = load_model(str(model))
     try:
         domain = int(env.get("ROS_DOMAIN_ID", "0") or 0)
     except ValueError:

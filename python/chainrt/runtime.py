@@ -20,9 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import _build, fastdds
+from . import _build, _core, fastdds
 from .fastdds import for_children
 from .janitor import guard, remove_stale_shm, shm_entries
+from .model import load_model
 
 REPO = Path(__file__).resolve().parents[2]
 BINARY = "chainrt-run"
@@ -86,13 +87,50 @@ def ros_environment(binary: Path | None = None) -> dict[str, str]:
     return env
 
 
-def list_processes(model_path: str, binary: Path | None = None) -> list[str]:
-    binary = binary or find_binary()
-    out = subprocess.run([str(binary), str(model_path), "--list-processes"], env=ros_environment(binary),
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip() or f"{binary} --list-processes failed")
-    return [line for line in out.stdout.splitlines() if line.strip()]
+def list_processes(model, binary: Path | None = None) -> list[str]:
+    """The OS processes of ``model`` (a loaded model, or its file, then loaded here), in order of
+    first appearance among its executors: one ``chainrt-run`` each. ``binary`` is not used (the
+    model says it all); kept for callers that pass it."""
+    if isinstance(model, (str, os.PathLike)):
+        model = load_model(str(model))
+    return fastdds.processes(model)
+
+
+def run_options() -> dict[str, dict]:
+    """The options of a run (runtime/run_options.def through chainrt._core), by key, in table
+    order: flag, kind, scope ("user": an option of ``chainrt run`` too), default, help."""
+    return {o["key"]: o for o in _core.run_options()}
+
+
+def spec_value(kind: str, value):
+    """An option's value as a run specification holds it (what chainrt-run reads with the
+    option's kind): durations as ``<n>ns``, flags as booleans, AT:FACTOR steps as a list."""
+    if kind in ("Time", "PositiveTime", "OptionalPeriod"):
+        return f"{int(value)}ns"
+    if kind in ("On", "Off"):
+        return bool(value)
+    if kind == "WcetSteps":
+        return [f"{int(at)}ns:{factor!r}" for at, factor in value]
+    if kind in ("ThreadCount", "FifoPriority"):
+        return str(int(value))
+    return str(value)
+
+
+def run_spec(model, model_file: str, options: dict) -> str:
+    """The run specification that every chainrt-run of the run reads (``--spec``, runtime/
+    run_spec.hpp): the model's text (``model.to_yaml()``: the model parsed once here is the one
+    every process parses again) and the options, by the table's keys; None values are left out.
+    ValueError names an option the table does not have."""
+    table = run_options()
+    out = {}
+    for key, value in options.items():
+        if key not in table:
+            raise ValueError(f"unknown run option {key!r} (runtime/run_options.def)")
+        if value is None or (table[key]["kind"] in ("On", "Off") and not value):
+            continue
+        out[key] = spec_value(table[key]["kind"], value)
+    return json.dumps({"model_file": str(model_file), "model": model.to_yaml(), "options": out},
+                      ensure_ascii=False)
 
 
 def new_run_id() -> str:
@@ -150,7 +188,7 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
               run_id: str | None = None, dds_profiles: bool = True,
               process_env: dict[str, dict[str, str]] | None = None,
               process_prefix: dict[str, list[str]] | None = None,
-              trace_dir: str | None = None) -> dict:
+              trace_dir: str | None = None, model=None, options: dict | None = None) -> dict:
     """Run every process of the model (one chainrt-run each, started together) under the
     Supervisor and return the merged report: {"policy", "threads", "duration_ns", "chains":
     {NAME: {period_ns, deadline_ns, wcrt_ns, bcrt_ns, mean_ns, p99_ns, instances,
@@ -158,6 +196,12 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     "run_id", "interrupted", "failed_processes", "partial"}. Raises RuntimeError when no
     process left figures.
 
+    ``model``: the model of ``model_path`` when the caller has loaded it (else it is loaded here):
+    the run parses it nowhere else in this process, and every chainrt-run parses it once, from
+    the run specification (:func:`run_spec`) that carries it with the run's options.
+    ``options``: further options of the table (runtime/run_options.def) by key, e.g.
+    ``{"lame_controller": period_ns, "scale_wcet": [(at_ns, factor)]}``; ``extra_args``: further
+    chainrt-run flags (the same table), given to every process.
     ``dds_profiles``: give every process its generated Fast DDS profile (chainrt.fastdds: known
     ports, DDS threads at the executor's priority, loopback only under localhost discovery).
     ``process_env`` / ``process_prefix``: per process, extra environment and a command prefix
@@ -167,28 +211,22 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
     threads seen while it ran (what the platform attribution tells apart from the platform)."""
     binary = find_binary()
     env = ros_environment(binary)
-    processes = list_processes(model_path, binary)
+    if model is None:
+        model = load_model(str(model_path))
+    processes = list_processes(model)
     if len(processes) > 1 and RELEASE_EPOCH_ENV not in env:
         # one release epoch for every process (sched/timer.hpp, ReleaseGrid): the model's timer
         # offsets hold across processes and every timer starts at the same grid index
         env[RELEASE_EPOCH_ENV] = str(time.monotonic_ns() + MULTI_PROCESS_EPOCH_MARGIN_NS)
     # nodes and topics keep the model's names unless a namespace is asked for; the monitoring
     # topic is <namespace>/chainrt/chain_stats and its messages carry the run id
-    common = [str(model_path), "--duration", f"{int(duration_ns)}ns", "--warmup", f"{int(warmup_ns)}ns",
-              "--run-id", (run_id := run_id or new_run_id())]
-    if namespace:
-        common += ["--namespace", namespace]
-    if policy:
-        common += ["--policy", policy]
-    if threads:
-        common += ["--threads", str(threads)]
-    if fifo:
-        common += ["--fifo", str(fifo)]
-    if not thread_params:
-        common += ["--no-thread-params"]
-    if stats_period_ns:
-        common += ["--stats-period", f"{int(stats_period_ns)}ns"]
-    common += extra_args or []
+    spec = run_spec(model, model_path, {
+        "duration": duration_ns, "warmup": warmup_ns, "policy": policy or None, "threads": threads or None,
+        "fifo": fifo or None,
+        "no_thread_params": not thread_params, "stats_period": stats_period_ns or None,
+        "namespace": namespace or None, **(options or {})})
+    # the run id on every command line: a run's processes are found by it (crosslayer.session)
+    common = ["--run-id", (run_id := run_id or new_run_id()), *(extra_args or [])]
     if timeout_s is None:
         timeout_s = (duration_ns + warmup_ns) / 1e9 + 120
     with guard() as watcher, tempfile.TemporaryDirectory(prefix="chainrt-dds-") as dds_dir:
@@ -199,13 +237,13 @@ def run_model(model_path: str, duration_ns: int, policy: str | None = None, thre
             # named files, alive for the run: Fast DDS's XML loader (2.14 and 3.x) takes the file's
             # realpath(), which an anonymous file (/dev/fd/N of an unlinked file) has none of
             try:
-                process_env = fastdds.run_environments(model_path, dds_dir, env, thread_params)
+                process_env = fastdds.run_environments(model, dds_dir, env, thread_params)
             except (fastdds.ProfileError, ValueError) as e:
                 raise RuntimeError(f"Fast DDS profiles: {e}") from None
         result = Supervisor(binary, env, processes, common, timeout_s,
                             expected_s=(duration_ns + warmup_ns) / 1e9, run_id=run_id,
                             process_env=process_env, process_prefix=process_prefix,
-                            trace_dir=trace_dir).run()
+                            trace_dir=trace_dir, spec=spec).run()
     _mark_unfinished(result, duration_ns)
     return result
 
@@ -259,8 +297,10 @@ class Supervisor:
     def __init__(self, binary: Path, env: dict, processes: list[str], common: list[str], timeout_s: float,
                  expected_s: float | None = None, run_id: str | None = None,
                  process_env: dict[str, dict[str, str]] | None = None,
-                 process_prefix: dict[str, list[str]] | None = None, trace_dir: str | None = None):
+                 process_prefix: dict[str, list[str]] | None = None, trace_dir: str | None = None,
+                 spec: str | None = None):
         self.binary, self.env, self.processes, self.common, self.timeout_s = binary, env, processes, common, timeout_s
+        self.spec = spec  # the run specification every child reads (``--spec``), or None
         self.expected_s = expected_s
         self.run_id = run_id or new_run_id()
         # per process: extra environment (its Fast DDS profile) and a command prefix (a host's
@@ -290,17 +330,23 @@ class Supervisor:
         if threading.current_thread() is threading.main_thread():
             old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         children = []
+        spec = None
         try:
+            if self.spec is not None:  # one anonymous file; each child opens its own /dev/fd/N
+                spec = tempfile.TemporaryFile()
+                spec.write(self.spec.encode())
+                spec.flush()
             for proc in self.processes:
                 report = tempfile.TemporaryFile()
                 log = tempfile.TemporaryFile()
-                cmd = [*self.process_prefix.get(proc, []), str(self.binary), *self.common, "--process", proc,
+                cmd = [*self.process_prefix.get(proc, []), str(self.binary),
+                       *(["--spec", f"/dev/fd/{spec.fileno()}"] if spec else []), *self.common, "--process", proc,
                        "--json", f"/dev/fd/{report.fileno()}"]
                 if self.trace_dir:
                     cmd += ["--trace", str(Path(self.trace_dir) / f"{proc}.jsonl")]
                 env = tied_to_this_process({**self.env, **self.process_env.get(proc, {})})
                 p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                     pass_fds=(report.fileno(),),
+                                     pass_fds=(report.fileno(), *([spec.fileno()] if spec else [])),
                                      start_new_session=True)
                 children.append({"process": proc, "popen": p, "report": report, "log": log})
             started = time.monotonic()
@@ -341,6 +387,8 @@ class Supervisor:
                     c["popen"].wait()
                 c["report"].close()
                 c["log"].close()
+            if spec is not None:
+                spec.close()
             for s, h in old.items():
                 signal.signal(s, h)
             remove_stale_shm(shm_before)

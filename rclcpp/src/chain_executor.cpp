@@ -1,178 +1,8 @@
-// chainrt rclcpp: the ChainExecutor (see chain_executor.hpp for the design and the papers).
-#include "chainrt/rclcpp/chain_executor.hpp"
-
-#include <rcl/error_handling.h>
-#include <rcl/timer.h>
-#include <rcl/wait.h>
-#include <rclcpp/callback_group.hpp>
-#include <rclcpp/client.hpp>
-#include <rclcpp/event_handler.hpp>
-#include <rclcpp/experimental/subscription_intra_process_base.hpp>
-#include <rclcpp/node.hpp>
-#include <rclcpp/service.hpp>
-#include <rclcpp/subscription_base.hpp>
-#include <rclcpp/timer.hpp>
-#include <rclcpp/waitable.hpp>
-#include <sched.h>
-#include <std_msgs/msg/string.hpp>
-#include <unistd.h>
-
-#include <algorithm>
-#include <array>
-#include <cstdio>
-#include <map>
-#include <stdexcept>
-#include <unordered_map>
-
-#include "chainrt/model/yaml_io.hpp"
-#include "chainrt/runtime/chain_track.hpp"
-#include "chainrt/runtime/dispatch_context.hpp"
-#include "chainrt/runtime/entity_binding.hpp"
-#include "chainrt/runtime/monitor_msg.hpp"
-#if defined(CHAINRT_HAVE_LAME)
-#include "chainrt/runtime/lame_controller.hpp"
-#endif
+// chainrt rclcpp: the ChainExecutor (see chain_executor.hpp for the design and the papers): its
+// set-up, the dispatch path and rclcpp's spin functions.
+#include "chain_executor_state.hpp"
 
 namespace chainrt::rclcpp {
-
-using runtime::kNoChain;
-using runtime::Stamp;
-using sched::CallbackId;
-using sched::kNoCallback;
-using sched::kNoDeadline;
-
-namespace {
-
-enum class Kind : std::uint8_t { Timer, Subscription, Service, Client, Waitable };
-
-constexpr Duration kRclTimerCheck = 100'000'000;  // rcl-timed timers are read at least this often
-constexpr std::size_t kWaitableIds = 8;           // waitable entity ids counted one by one
-
-Duration mono_ns() noexcept { return runtime::now_ns(); }
-
-// rclcpp's own per-node entities, which run like every entity but are never listed as
-// unmatched (the one place that knows them): the parameter and type-description services of
-// every node, and on rclcpp 28 the TimeSource's /parameter_events subscription
-// (CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS, ros_compat.hpp). The latter is told
-// from a user's own subscription to that topic as the node's first one, in its default group:
-// the node's constructor creates it before any user entity.
-bool rclcpp_own_service(const std::string& node_fqn, const std::string& service) {
-  static const char* const kNames[] = {"describe_parameters", "get_parameters", "get_parameter_types",
-                                       "list_parameters", "set_parameters", "set_parameters_atomically",
-                                       "get_type_description"};
-  const std::string base = (node_fqn == "/" ? std::string() : node_fqn) + "/";
-  if (service.rfind(base, 0) != 0) return false;
-  const std::string rest = service.substr(base.size());
-  for (const char* n : kNames)
-    if (rest == n) return true;
-  return false;
-}
-
-// `first_of_node`: no earlier subscription of the node to this topic was found.
-bool rclcpp_own_subscription([[maybe_unused]] const std::string& topic, [[maybe_unused]] bool default_group,
-                             [[maybe_unused]] bool first_of_node) {
-#if CHAINRT_RCLCPP_TIME_SOURCE_SUBSCRIBES_PARAMETER_EVENTS
-  return topic == "/parameter_events" && default_group && first_of_node;
-#else
-  return false;
-#endif
-}
-
-struct ScopeExit {
-  std::function<void()> fn;
-  ~ScopeExit() { fn(); }
-};
-
-}  // namespace
-
-// A chain-relevant model callback (persists across rebuilds; all slots bound to it share it:
-// an intra-process subscription and its rcl subscription are one model callback).
-struct ChainExecutor::ModelCb {
-  std::uint32_t timer_chain = kNoChain;    // the chain a timer starts (the tightest deadline)
-  Duration timer_rel_deadline = kNoDeadline;
-  std::uint64_t instance = 0;
-  std::vector<std::pair<std::size_t, std::uint32_t>> successors;  // (model id, chain)
-  std::vector<std::uint32_t> leaf_of;
-  runtime::StampRing inputs;  // instances handed over by chain predecessors in this executor
-};
-
-// Run-time state of one entity. Created when the entity first appears; kept (id = kNoCallback)
-// after it is removed, so that pointers held by event callbacks and running dispatches stay valid.
-struct ChainExecutor::Slot {
-  // What every dispatch and event touches, together (a fan-out of many subscriptions runs them
-  // back to back with the DDS layer's data in between: the fewer cache lines, the better).
-  ChainExecutor* ex = nullptr;
-  std::uint32_t mon = 0;                   // monitor id: slot creation order, never reused
-  CallbackId id = kNoCallback;             // in the current tables; kNoCallback: removed
-  Kind kind = Kind::Subscription;
-  bool reentrant = false;
-  bool released = false;                   // (lock) timers: a release waits or is queued
-  std::uint32_t running = 0;
-  std::atomic<std::int64_t> pending{0};    // events not yet taken
-  std::int64_t depth = 0;                  // queue depth (keep-last): more events are drops
-  std::atomic<bool> enlisted{false};
-  Slot* next_dirty = nullptr;
-  ModelCb* mcb = nullptr;
-  std::weak_ptr<::rclcpp::SubscriptionBase> sub;
-  std::atomic<bool> poll{false};           // a waitable's timer is due: it polls itself
-  runtime::CpuWindow window;
-  runtime::CallbackStats stats;
-  const void* key = nullptr;               // the entity's address
-  const void* group_key = nullptr;
-  std::weak_ptr<::rclcpp::TimerBase> timer;
-  std::weak_ptr<::rclcpp::ServiceBase> srv;
-  std::weak_ptr<::rclcpp::ClientBase> cli;
-  std::weak_ptr<::rclcpp::Waitable> wt;
-  // timers
-  std::shared_ptr<const rcl_timer_t> handle;
-  bool steady = false;
-  sched::TimerClock clock;                 // steady timers: released by the shared rule
-  Duration release_steady = 0;             // rcl-timed timers: the release on the executor's clock
-  std::atomic<bool> reset{false};          // the timer was reset: re-arm from rcl
-  std::vector<std::shared_ptr<rcl_timer_call_info_t>> info;  // per executor thread
-  // waitables with timers (an action server's goal expiry): polled through a wait set
-  std::vector<std::shared_ptr<const rcl_timer_t>> wt_timers;
-  std::unique_ptr<rcl_wait_set_t> ws;
-  std::atomic<bool> polling{false};
-  // events
-  std::array<std::atomic<std::int32_t>, kWaitableIds> wdata{};  // waitable events per entity id
-  std::atomic<std::int32_t> wother{0};     // ... with an id >= kWaitableIds (take_data())
-  std::atomic<std::uint64_t> event_drops{0};
-  // model
-  std::optional<std::size_t> model_id;
-  bool listed = true;                      // listed as unmatched when the model lacks it
-  std::string bind_node;                   // its node's name (binding)
-  bool ipc = false;                        // an intra-process subscription
-  bool stale = false;                      // to be bound again (bind())
-};
-
-struct ChainExecutor::Tables {
-  std::vector<Slot*> slots;                // by CallbackId
-  std::vector<sched::GroupSpec> groups;
-  std::vector<const void*> group_keys;
-  std::unique_ptr<sched::ReadyQueue> queue;
-  std::unique_ptr<sched::Admission> admission;
-  std::vector<Slot*> steady_timers;
-  std::vector<Slot*> rcl_timed;            // timers on ROS/system time, waitables with timers
-  std::vector<std::string> unmatched;
-  std::vector<std::string> unused;
-};
-
-struct ChainExecutor::Bound {
-  std::vector<ModelCb> cbs;                // by model id
-  std::vector<runtime::ChainTrack> chains; // by model chain index
-};
-
-// sched::Admission's view of the slots.
-struct ChainExecutor::AdmissionSource {
-  const ChainExecutor* ex;
-  bool ready(CallbackId id) const noexcept {
-    const Slot& s = *ex->tables_->slots[id];
-    if (s.kind == Kind::Timer) return s.released;
-    return s.pending.load(std::memory_order_relaxed) > 0 || s.poll.load(std::memory_order_relaxed);
-  }
-  Duration deadline(CallbackId id) const noexcept { return ex->ready_deadline(*ex->tables_->slots[id]); }
-};
 
 ChainExecutor::ChainExecutor() : ChainExecutor(ChainExecutorOptions{}) {}
 
@@ -301,7 +131,7 @@ void ChainExecutor::init_chains() {
     t.reserve(options_.samples_per_chain);
     if (t.source != kNoCallback && binder_->callback(t.source).kind == CallbackKind::Timer) {
       ModelCb& src = b.cbs[t.source];
-      runtime::choose_source_chain(src.timer_chain, src.timer_rel_deadline, c, ch.deadline);
+      src.source.starts(c, ch.deadline);
     }
   }
 }
@@ -325,518 +155,6 @@ ChainExecutor::~ChainExecutor() {
 }
 
 Duration ChainExecutor::clock_now() const noexcept { return options_.clock ? options_.clock() : mono_ns(); }
-
-// ---- nodes and groups (rclcpp's collector does the bookkeeping; we remember names and order) ----
-
-void ChainExecutor::add_node(::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify) {
-  {
-    std::lock_guard<std::mutex> lk(nodes_mutex_);
-    nodes_.push_back(node);
-  }
-  ::rclcpp::Executor::add_node(node, notify);
-#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
-  handle_updated_entities(notify);
-#endif
-}
-
-void ChainExecutor::add_callback_group(::rclcpp::CallbackGroup::SharedPtr group,
-                                       ::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify) {
-  if (node) {
-    std::lock_guard<std::mutex> lk(nodes_mutex_);
-    group_nodes_.emplace_back(group, node);
-  }
-  ::rclcpp::Executor::add_callback_group(group, node, notify);
-#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
-  handle_updated_entities(notify);
-#endif
-}
-
-#if !CHAINRT_RCLCPP_VIRTUAL_HANDLE_UPDATED_ENTITIES
-void ChainExecutor::remove_node(::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node, bool notify) {
-  ::rclcpp::Executor::remove_node(node, notify);
-  handle_updated_entities(notify);
-}
-
-void ChainExecutor::remove_callback_group(::rclcpp::CallbackGroup::SharedPtr group, bool notify) {
-  ::rclcpp::Executor::remove_callback_group(group, notify);
-  handle_updated_entities(notify);
-}
-#endif
-
-void ChainExecutor::handle_updated_entities(bool notify) {
-  rebuild_requested_.store(true, std::memory_order_release);
-  if (!spinning.load()) rebuild();
-  if (notify) wake_others();
-}
-
-// An entity is known by its slot key: the rcl handle of a timer, subscription, service or
-// client, the object itself for a waitable (what rebuild() keys slots by).
-void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::TimerBase::SharedPtr& timer) {
-  bind_key(model_callback, timer ? timer->get_timer_handle().get() : nullptr);
-}
-void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::SubscriptionBase::SharedPtr& subscription) {
-  bind_key(model_callback, subscription ? subscription->get_subscription_handle().get() : nullptr);
-}
-void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::ServiceBase::SharedPtr& service) {
-  bind_key(model_callback, service ? service->get_service_handle().get() : nullptr);
-}
-void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::ClientBase::SharedPtr& client) {
-  bind_key(model_callback, client ? client->get_client_handle().get() : nullptr);
-}
-void ChainExecutor::bind(const std::string& model_callback, const ::rclcpp::Waitable::SharedPtr& waitable) {
-  bind_key(model_callback, waitable.get());
-}
-
-void ChainExecutor::bind_key(const std::string& model_callback, const void* entity) {
-  if (!entity) throw std::invalid_argument("bind('" + model_callback + "'): no entity (a null pointer)");
-  {
-    std::lock_guard<std::mutex> rl(rebuild_mutex_);
-    explicit_.emplace_back(model_callback, entity);
-    for (auto& s : all_slots_)  // an entity bound already is bound again
-      if (s->key == entity) s->model_id.reset(), s->stale = true;
-  }
-  rebuild_requested_.store(true);
-  if (!spinning.load()) rebuild();
-  wake_others();
-}
-
-void ChainExecutor::start_checks() {
-  if (marks_pending()) apply_marks();
-  if (rebuild_requested_.load() || !tables_) rebuild();
-  if (options_.allow_unbound || !unbound_.load(std::memory_order_acquire)) return;
-  {
-    std::lock_guard<std::mutex> lk(nodes_mutex_);
-    const bool any_node = std::any_of(nodes_.begin(), nodes_.end(), [](auto& w) { return !w.expired(); }) ||
-                          std::any_of(group_nodes_.begin(), group_nodes_.end(), [](auto& g) { return !g.second.expired(); });
-    if (!any_node) return;  // nothing to bind yet
-  }
-  std::lock_guard<std::mutex> rl(rebuild_mutex_);
-  if (!binder_ || binder_->unused().empty()) return;
-  throw UnboundModelCallbacks(
-      "chainrt::rclcpp::ChainExecutor: model callbacks of executor '" + binder_->executor_name() +
-      "' without a real counterpart (a model that does not describe these nodes would be monitored and "
-      "scheduled wrongly; ChainExecutorOptions::allow_unbound runs anyway):\n" + binder_->explain_unused());
-}
-
-// ---- rebuilding the tables -------------------------------------------------------------------
-
-bool ChainExecutor::rebuild() {
-  std::unique_lock<std::mutex> rl(rebuild_mutex_, std::try_to_lock);
-  if (!rl.owns_lock()) return false;  // another thread rebuilds
-  rebuild_requested_.store(false, std::memory_order_release);
-
-  // What rclcpp says belongs to this executor, with the node of every group.
-  collector_.update_collections();
-  std::vector<::rclcpp::CallbackGroup::WeakPtr> weak_groups = collector_.get_all_callback_groups();
-  std::vector<::rclcpp::CallbackGroup::SharedPtr> groups;
-  for (auto& w : weak_groups)
-    if (auto g = w.lock()) groups.push_back(g);
-  struct Found {
-    ::rclcpp::CallbackGroup::SharedPtr group;
-    ::rclcpp::node_interfaces::NodeBaseInterface::SharedPtr node;
-  };
-  std::vector<Found> ordered;  // nodes in the order added, their groups in creation order
-  {
-    std::lock_guard<std::mutex> lk(nodes_mutex_);
-    const auto nodes = live_nodes();
-    for (auto& n : nodes)
-      n->for_each_callback_group([&](const ::rclcpp::CallbackGroup::SharedPtr& g) {
-        if (std::find(groups.begin(), groups.end(), g) == groups.end()) return;
-        for (auto& f : ordered)
-          if (f.group == g) return;
-        ordered.push_back(Found{g, n});
-      });
-  }
-  for (auto& g : groups) {  // groups of nodes not added through this executor's add_node
-    bool known = false;
-    for (auto& f : ordered) known = known || f.group == g;
-    if (!known) ordered.push_back(Found{g, nullptr});
-  }
-  std::vector<std::string> notes;  // warnings of this rebuild
-  bool rebind = false;
-  if (model_ && !binder_) {  // bind to the model executor of the first node the model has
-    std::vector<std::string> names;
-    for (auto& f : ordered)
-      if (f.node) names.push_back(f.node->get_name());
-    bool hosted = false;
-    for (const auto& n : names)
-      for (const auto& mn : model_->nodes) hosted = hosted || mn.name == n;
-    if (hosted) {
-      const std::size_t threads_before = threads_spec_.size();
-      const auto spec_before = threads_spec_;
-      bind_model(names);
-      if (spinning.load() && threads_spec_.size() != threads_before) {
-        notes.push_back("the model executor '" + binder_->executor_name() +
-                        "' was bound while spinning: its threads apply from the next spin()");
-        threads_spec_ = spec_before;
-      }
-      bound_ = std::make_unique<Bound>();
-      init_chains();
-      if (!spinning.load()) {
-        std::unique_lock<runtime::PiMutex> lk(mutex_);
-        running_.assign(threads_spec_.size(), Running{});
-        tids_ = std::vector<std::atomic<int>>(threads_spec_.size());
-      }
-      rebind = true;  // entities seen before the model was bound are bound now
-    }
-  }
-
-  // Existing slots by entity; new ones made (not visible to the dispatch path yet).
-  std::unordered_map<const void*, Slot*> by_key;
-  for (auto& s : all_slots_)
-    if (s->id != kNoCallback) by_key[s->key] = s.get();
-  std::vector<Slot*> live;
-  std::vector<Slot*> created;
-  std::vector<std::unique_ptr<Slot>> made;  // joins all_slots_ under the lock
-  auto slot_for = [&](const void* key, Kind kind, const auto& entity, const Found& f) -> Slot* {
-    auto it = by_key.find(key);
-    if (it != by_key.end()) {
-      Slot* s = it->second;
-      bool same = false;
-      switch (s->kind) {
-        case Kind::Timer: same = s->timer.lock().get() == static_cast<const void*>(entity.get()); break;
-        case Kind::Subscription: same = s->sub.lock().get() == static_cast<const void*>(entity.get()); break;
-        case Kind::Service: same = s->srv.lock().get() == static_cast<const void*>(entity.get()); break;
-        case Kind::Client: same = s->cli.lock().get() == static_cast<const void*>(entity.get()); break;
-        case Kind::Waitable: same = s->wt.lock().get() == static_cast<const void*>(entity.get()); break;
-      }
-      if (same && s->kind == kind && s->group_key == f.group.get() && !s->stale && !rebind) {
-        live.push_back(s);
-        return nullptr;
-      }
-    }
-    auto sp = std::make_unique<Slot>();
-    Slot* s = sp.get();
-    s->ex = this;
-    s->kind = kind;
-    s->key = key;
-    s->group_key = f.group.get();
-    s->reentrant = f.group->type() == ::rclcpp::CallbackGroupType::Reentrant;
-    made.push_back(std::move(sp));
-    live.push_back(s);
-    created.push_back(s);
-    return s;
-  };
-
-  const std::size_t nthreads = threads_spec_.size();
-  // "<node>/<label>", "#k" for the k-th of that name (names are never reused in one executor)
-  auto name_slot = [&](Slot* s, const Found& f, const std::string& label) {
-    const std::string node = f.node ? f.node->get_name() : std::string("?");
-    const std::string base = node + "/" + label;
-    std::size_t k = 0;
-    auto same = [&](const Slot& o) { return &o != s && (o.stats.name == base || o.stats.name.rfind(base + "#", 0) == 0); };
-    for (auto& o : all_slots_) k += same(*o);
-    for (auto& o : made) k += same(*o);
-    s->stats.name = k == 0 ? base : base + "#" + std::to_string(k);
-  };
-  auto node_of = [](const Found& f) { return f.node ? std::string(f.node->get_name()) : std::string(); };
-  auto fqn_of = [](const Found& f) { return f.node ? std::string(f.node->get_fully_qualified_name()) : std::string(); };
-
-  for (const Found& f : ordered) {
-    f.group->collect_all_ptrs(
-        [&](const ::rclcpp::SubscriptionBase::SharedPtr& sub) {
-          Slot* s = slot_for(sub->get_subscription_handle().get(), Kind::Subscription, sub, f);
-          if (!s) return;
-          s->sub = sub;
-          s->stats.kind = "subscription";
-          s->stats.topic = sub->get_topic_name();
-          s->stats.node = fqn_of(f);
-          s->depth = static_cast<std::int64_t>(sub->get_actual_qos().depth());
-          s->bind_node = node_of(f);
-          // another live subscription of this node to this topic, found before (a slot made
-          // again for the same entity, on a rebind, is not another)
-          auto earlier = [&](const Slot& o) {
-            const auto e = o.sub.lock();
-            return &o != s && o.kind == Kind::Subscription && !o.ipc && e && e != sub &&
-                   o.stats.node == s->stats.node && o.stats.topic == s->stats.topic;
-          };
-          const bool first =
-              std::none_of(all_slots_.begin(), all_slots_.end(), [&](auto& o) { return o->id != kNoCallback && earlier(*o); }) &&
-              std::none_of(made.begin(), made.end(), [&](auto& o) { return earlier(*o); });
-          const bool default_group = f.node && f.group == f.node->get_default_callback_group();
-          s->listed = !rclcpp_own_subscription(s->stats.topic, default_group, first);
-          // rclcpp's own subscription is named apart, so that a user's own subscription to the
-          // topic keeps the plain name on every line
-          name_slot(s, f, s->listed ? runtime::entity_label(CallbackKind::Subscription, 0, s->stats.topic)
-                                    : "time_source:" + s->stats.topic);
-        },
-        [&](const ::rclcpp::ServiceBase::SharedPtr& srv) {
-          Slot* s = slot_for(srv->get_service_handle().get(), Kind::Service, srv, f);
-          if (!s) return;
-          s->srv = srv;
-          s->stats.kind = "service";
-          s->stats.topic = srv->get_service_name();
-          s->stats.node = fqn_of(f);
-          name_slot(s, f, runtime::entity_label(CallbackKind::Service, 0, s->stats.topic));
-          s->bind_node = node_of(f);
-          s->listed = !rclcpp_own_service(s->stats.node, s->stats.topic);
-        },
-        [&](const ::rclcpp::ClientBase::SharedPtr& cli) {
-          Slot* s = slot_for(cli->get_client_handle().get(), Kind::Client, cli, f);
-          if (!s) return;
-          s->cli = cli;
-          s->stats.kind = "client";
-          s->stats.topic = cli->get_service_name();
-          s->stats.node = fqn_of(f);
-          name_slot(s, f, runtime::entity_label(CallbackKind::Client, 0, s->stats.topic));
-          s->bind_node = node_of(f);
-        },
-        [&](const ::rclcpp::TimerBase::SharedPtr& tm) {
-          Slot* s = slot_for(tm->get_timer_handle().get(), Kind::Timer, tm, f);
-          if (!s) return;
-          s->timer = tm;
-          s->handle = tm->get_timer_handle();
-          s->steady = tm->is_steady();
-          std::int64_t period = 0;
-          if (rcl_timer_get_period(s->handle.get(), &period) != RCL_RET_OK) rcl_reset_error();
-          s->clock.period = period;
-          s->stats.kind = "timer";
-          s->stats.node = fqn_of(f);
-          name_slot(s, f, runtime::entity_label(CallbackKind::Timer, period, ""));
-          s->bind_node = node_of(f);
-          for (std::size_t t = 0; t < nthreads; ++t) s->info.push_back(std::make_shared<rcl_timer_call_info_t>());
-        },
-        [&](const ::rclcpp::Waitable::SharedPtr& w) {
-          Slot* s = slot_for(w.get(), Kind::Waitable, w, f);
-          if (!s) return;
-          s->wt = w;
-          s->stats.node = fqn_of(f);
-          s->bind_node = node_of(f);
-          if (auto* ipc = dynamic_cast<::rclcpp::experimental::SubscriptionIntraProcessBase*>(w.get())) {
-            s->stats.kind = "subscription";
-            s->stats.topic = ipc->get_topic_name();
-            s->ipc = true;
-            s->listed = false;  // listed through its subscription
-            name_slot(s, f, "ipc:" + s->stats.topic);
-          } else if (dynamic_cast<::rclcpp::EventHandlerBase*>(w.get())) {
-            s->stats.kind = "event";
-            s->listed = false;
-            name_slot(s, f, "qos_event");
-          } else {
-            s->stats.kind = "waitable";
-            name_slot(s, f, "waitable");
-          }
-#if CHAINRT_RCLCPP_WAITABLE_GET_TIMERS
-          for (auto& tm : w->get_timers())
-            if (tm) s->wt_timers.push_back(tm->get_timer_handle());
-#endif
-        });
-  }
-
-  // Bind new slots to the model: explicit bindings, then the rule; an intra-process
-  // subscription is the model callback of its subscription.
-  if (binder_) {
-    // what the rule sees of a slot (rclcpp's own entities, never listed, are no model callback)
-    auto real_of = [](const Slot* s) -> std::optional<runtime::RealEntity> {
-      if (s->kind == Kind::Waitable || !s->listed) return std::nullopt;
-      const CallbackKind k = s->kind == Kind::Timer ? CallbackKind::Timer
-                           : s->kind == Kind::Service ? CallbackKind::Service
-                           : s->kind == Kind::Client ? CallbackKind::Client : CallbackKind::Subscription;
-      const std::size_t ns = std::min(s->stats.node.find_first_not_of('/'), s->stats.node.size());
-      return runtime::RealEntity{s->stats.node.substr(ns), s->bind_node, k, s->clock.period, s->stats.topic};
-    };
-    binder_->reset();
-    for (Slot* s : live)
-      if (std::find(created.begin(), created.end(), s) == created.end()) {
-        if (s->model_id) binder_->by_name(binder_->callback(*s->model_id).name);
-        if (auto e = real_of(s)) binder_->see(*e);
-      }
-    for (Slot* s : created)
-      for (auto& [name, key] : explicit_)
-        if (key == s->key) {
-          s->model_id = binder_->by_name(name);
-          if (!s->model_id) notes.push_back("bind(): the model has no callback '" + name + "'");
-          if (auto e = real_of(s)) binder_->see(*e);
-        }
-    for (Slot* s : created)  // the model of marks in code names each entity it has
-      for (auto& [key, name] : code_names_)
-        if (key == s->key && !s->model_id) {
-          s->model_id = binder_->by_name(name);
-          if (auto e = real_of(s)) binder_->see(*e);
-        }
-    for (Slot* s : created)
-      if (auto e = real_of(s); e && !s->model_id) s->model_id = binder_->match(*e);
-    for (Slot* s : created)
-      if (s->ipc && !s->model_id)
-        for (Slot* o : live)
-          if (o->kind == Kind::Subscription && o->model_id && o->bind_node == s->bind_node &&
-              o->stats.topic == s->stats.topic)
-            s->model_id = o->model_id;
-    for (Slot* s : created)
-      if (s->model_id) {
-        const std::string name = binder_->callback(*s->model_id).name;
-        s->stats.name = s->ipc ? name + "@ipc" : name;
-        s->mcb = &bound_->cbs[*s->model_id];
-      }
-  }
-
-  // The new tables: bound callbacks in model order (the simulator's registration order), then
-  // the others in the order found.
-  auto T = std::make_unique<Tables>();
-  std::vector<Slot*> order = live;
-  std::stable_sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) {
-    const std::size_t ka = a->model_id ? *a->model_id : SIZE_MAX, kb = b->model_id ? *b->model_id : SIZE_MAX;
-    return ka < kb;
-  });
-  std::vector<sched::CallbackSpec> specs;
-  const sched::AffinityMask all = nthreads >= 64 ? sched::kAnyThread : ((sched::AffinityMask{1} << nthreads) - 1);
-  for (Slot* s : order) {
-    sched::CallbackSpec spec;
-    spec.kind = s->kind == Kind::Timer ? CallbackKind::Timer
-              : s->kind == Kind::Service ? CallbackKind::Service
-              : s->kind == Kind::Client ? CallbackKind::Client
-              : (s->kind == Kind::Waitable && !s->ipc) ? CallbackKind::Client : CallbackKind::Subscription;
-    auto g = std::find(T->group_keys.begin(), T->group_keys.end(), s->group_key);
-    if (g == T->group_keys.end()) {
-      T->group_keys.push_back(s->group_key);
-      T->groups.push_back(sched::GroupSpec{s->reentrant ? GroupType::Reentrant : GroupType::MutuallyExclusive});
-      spec.group = static_cast<sched::GroupId>(T->groups.size() - 1);
-    } else {
-      spec.group = static_cast<sched::GroupId>(g - T->group_keys.begin());
-    }
-    if (s->model_id) {
-      const sched::CallbackSpec& ms = binder_->setup().specs[*s->model_id];
-      spec.priority = ms.priority;
-      spec.affinity = (ms.affinity & all) ? ms.affinity : sched::kAnyThread;
-      if (*s->model_id < lame_params_.size() && lame_params_[*s->model_id]) {  // LaME's decision
-        spec.priority = lame_params_[*s->model_id]->first;
-        spec.affinity = (lame_params_[*s->model_id]->second & all) ? lame_params_[*s->model_id]->second : sched::kAnyThread;
-      }
-    }
-    specs.push_back(spec);
-    T->slots.push_back(s);
-    if (s->kind == Kind::Timer) (s->steady ? T->steady_timers : T->rcl_timed).push_back(s);
-    if (s->kind == Kind::Waitable && !s->wt_timers.empty()) T->rcl_timed.push_back(s);
-    if (!s->model_id && s->listed && binder_) T->unmatched.push_back(s->stats.name);
-  }
-  if (binder_) T->unused = binder_->unused();
-  unbound_.store(!T->unused.empty(), std::memory_order_release);
-  if (options_.wait_set_seed && policy_ == Policy::RosDefault) sched::wait_set_order(specs, *options_.wait_set_seed);
-  if (T->groups.empty()) T->groups.push_back(sched::GroupSpec{});
-  T->queue = std::make_unique<sched::ReadyQueue>(policy_, specs, T->groups, nthreads);
-  std::vector<bool> rt;
-  for (const auto& ts : threads_spec_) rt.push_back(ts.role == CriticalityClass::RealTime);
-  T->admission = std::make_unique<sched::Admission>(*T->queue, sched::admission_rule(policy_, rt), rt);
-
-  // New entities: timers armed, wait sets for waitables with timers, event callbacks installed
-  // (rcl reports the events that arrived before at once; they are counted, the slot enlisted).
-  const Duration now = clock_now();
-  for (Slot* s : created) {
-    if (s->kind == Kind::Timer && s->steady && arm(*s, now, true) > 0)
-      notes.push_back("timer '" + s->stats.name + "' was armed after its first release on the release grid: it "
-                      "starts at a later grid instant (its offset holds; the common start of the run's timers does "
-                      "not — set " + std::string(sched::kReleaseEpochEnv) + " for every process of the run)");
-    if (s->kind == Kind::Waitable && !s->wt_timers.empty()) {
-      if (auto w = s->wt.lock()) {
-        s->ws = std::make_unique<rcl_wait_set_t>(rcl_get_zero_initialized_wait_set());
-        if (rcl_wait_set_init(s->ws.get(), w->get_number_of_ready_subscriptions(),
-                              w->get_number_of_ready_guard_conditions(), w->get_number_of_ready_timers(),
-                              w->get_number_of_ready_clients(), w->get_number_of_ready_services(),
-                              w->get_number_of_ready_events(), context_->get_rcl_context().get(),
-                              rcl_get_default_allocator()) != RCL_RET_OK) {
-          rcl_reset_error();
-          s->ws.reset();
-          notes.push_back("'" + s->stats.name + "': its timers cannot be waited for; it runs on its events only");
-        }
-      }
-    }
-  }
-  std::vector<Slot*> removed;
-  {
-    std::unique_lock<runtime::PiMutex> lk(mutex_);
-    for (auto& s : all_slots_)
-      if (s->id != kNoCallback) {
-        s->id = kNoCallback;
-        removed.push_back(s.get());
-      }
-    for (std::size_t i = 0; i < T->slots.size(); ++i) {
-      Slot* s = T->slots[i];
-      s->id = static_cast<CallbackId>(i);
-      removed.erase(std::remove(removed.begin(), removed.end(), s), removed.end());
-    }
-    for (auto& sp : made) {
-      sp->mon = static_cast<std::uint32_t>(all_slots_.size());
-      monitor_names_.push_back(sp->stats.name);
-      all_slots_.push_back(std::move(sp));
-    }
-    for (auto& n : notes) warnings_.push_back(std::move(n));
-    // Running instances keep their group busy in the new queue (a removed entity's instance
-    // keeps the group of its successor slot busy when the group stays).
-    for (Running& r : running_) {
-      if (!r.slot) continue;
-      r.qid = r.slot->id;
-      if (r.qid == kNoCallback && !r.slot->reentrant)
-        for (Slot* s : T->slots)
-          if (s->group_key == r.slot->group_key) r.qid = s->id;
-      if (r.qid != kNoCallback) T->queue->start(r.qid);
-    }
-    for (Slot* s : T->slots) s->released = false;
-    tables_ = std::move(T);
-    next_timer_due_ = 0;
-    next_rcl_check_ = 0;
-    // Work that was pending (queued in the old tables, or events counted meanwhile) is released
-    // in the new ones.
-    for (Slot* s : tables_->slots)
-      if (s->kind != Kind::Timer && (s->pending.load() > 0 || s->poll.load())) make_ready(*s);
-  }
-  for (Slot* s : removed) uninstall(*s);  // first: a re-bound entity gets its new slot's callbacks
-  for (Slot* s : created) install(*s);
-  wake_others();
-  return true;
-}
-
-void ChainExecutor::install(Slot& s) {
-  Slot* p = &s;
-  try {
-    switch (s.kind) {
-      case Kind::Subscription:
-        if (auto sp = s.sub.lock()) sp->set_on_new_message_callback([p](std::size_t n) { on_event(p, n, -1); });
-        break;
-      case Kind::Service:
-        if (auto sp = s.srv.lock()) sp->set_on_new_request_callback([p](std::size_t n) { on_event(p, n, -1); });
-        break;
-      case Kind::Client:
-        if (auto sp = s.cli.lock()) sp->set_on_new_response_callback([p](std::size_t n) { on_event(p, n, -1); });
-        break;
-      case Kind::Waitable:
-        if (auto sp = s.wt.lock()) sp->set_on_ready_callback([p](std::size_t n, int data) { on_event(p, n, data); });
-        break;
-      case Kind::Timer:
-        if (auto sp = s.timer.lock())
-          sp->set_on_reset_callback([p](std::size_t) {
-            p->reset.store(true, std::memory_order_release);
-            on_event(p, 0, -1);
-          });
-        break;
-    }
-  } catch (const std::exception& e) {
-    std::unique_lock<runtime::PiMutex> lk(mutex_);
-    warnings_.push_back("'" + s.stats.name + "': no event callback (" + e.what() + "); it will not run");
-  }
-}
-
-void ChainExecutor::uninstall(Slot& s) {
-  try {
-    switch (s.kind) {
-      case Kind::Subscription:
-        if (auto sp = s.sub.lock()) sp->clear_on_new_message_callback();
-        break;
-      case Kind::Service:
-        if (auto sp = s.srv.lock()) sp->clear_on_new_request_callback();
-        break;
-      case Kind::Client:
-        if (auto sp = s.cli.lock()) sp->clear_on_new_response_callback();
-        break;
-      case Kind::Waitable:
-        if (auto sp = s.wt.lock()) sp->clear_on_ready_callback();
-        break;
-      case Kind::Timer:
-        if (auto sp = s.timer.lock()) sp->clear_on_reset_callback();
-        break;
-    }
-  } catch (...) {
-  }
-}
 
 // ---- the dispatch path -----------------------------------------------------------------------
 
@@ -913,15 +231,15 @@ std::int64_t ChainExecutor::arm(Slot& s, Duration now, bool first) noexcept {
 
 Duration ChainExecutor::ready_deadline(const Slot& s) const noexcept {
   if (s.kind == Kind::Timer) {
-    if (!s.mcb || s.mcb->timer_rel_deadline == kNoDeadline) return kNoDeadline;
-    return (s.steady ? s.clock.next : s.release_steady) + s.mcb->timer_rel_deadline;
+    if (!s.mcb) return kNoDeadline;
+    return s.mcb->source.deadline_of(s.steady ? s.clock.next : s.release_steady);
   }
   if (s.mcb && !s.mcb->inputs.empty()) return s.mcb->inputs.front().deadline;
   return kNoDeadline;
 }
 
 void ChainExecutor::make_ready(Slot& s) noexcept {
-  tables_->admission->released(s.id, AdmissionSource{this});
+  tables_->dispatcher->released(s.id, Readiness{this});
 }
 
 void ChainExecutor::harvest(Duration now) noexcept {
@@ -945,7 +263,7 @@ void ChainExecutor::harvest(Duration now) noexcept {
         next_timer_due_ = 0;
         next_rcl_check_ = 0;
       } else if (s->pending.load(std::memory_order_acquire) > 0 || s->poll.load(std::memory_order_acquire)) {
-        if (!T.admission->holds(s->id)) make_ready(*s);
+        if (!T.dispatcher->holds(s->id)) make_ready(*s);
       }
     }
     s = next;
@@ -953,7 +271,7 @@ void ChainExecutor::harvest(Duration now) noexcept {
   if (now >= next_timer_due_) {
     Duration due = kNoDeadline;
     for (Slot* t : T.steady_timers) {
-      if (t->released || T.admission->holds(t->id)) continue;
+      if (t->released || T.dispatcher->holds(t->id)) continue;
       bool cancelled = false;
       if (rcl_timer_is_canceled(t->handle.get(), &cancelled) != RCL_RET_OK) {
         rcl_reset_error();
@@ -973,7 +291,7 @@ void ChainExecutor::harvest(Duration now) noexcept {
     Duration wait = kRclTimerCheck;
     for (Slot* t : T.rcl_timed) {
       if (t->kind == Kind::Timer) {
-        if (t->released || T.admission->holds(t->id)) continue;
+        if (t->released || T.dispatcher->holds(t->id)) continue;
         std::int64_t left = 0;
         if (rcl_timer_get_time_until_next_call(t->handle.get(), &left) != RCL_RET_OK) {
           rcl_reset_error();  // cancelled: not ready
@@ -996,7 +314,7 @@ void ChainExecutor::harvest(Duration now) noexcept {
           }
           if (left <= 0) {
             t->poll.store(true, std::memory_order_release);
-            if (!T.admission->holds(t->id)) make_ready(*t);
+            if (!T.dispatcher->holds(t->id)) make_ready(*t);
             break;
           }
           wait = std::min<Duration>(wait, left);
@@ -1007,15 +325,15 @@ void ChainExecutor::harvest(Duration now) noexcept {
   }
 }
 
-void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<runtime::PiMutex>& lk) {
+// The instance thread `t` takes of `id` (the lock held): the timer's release and chain instance,
+// or the input's; the next event queued at once; the instance handed to the chain successors.
+ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexcept {
   Tables& T = *tables_;
   Slot& s = *T.slots[id];
   running_[t] = Running{&s, id};
   ++s.running;
-  const Duration queued_deadline = T.queue->deadline(id);
-  Stamp stamp;
-  int wid = -1;
-  bool poll = false;
+  Taken k;
+  k.queued_deadline = T.dispatcher->deadline(id);
   switch (s.kind) {
     case Kind::Timer: {
       s.released = false;
@@ -1023,33 +341,29 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
         // rcl_timer_call's rule (sched::TimerClock): the next release moves past now.
         const sched::TimerClock::Take tk = s.clock.take(clock_now());
         s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
-        stamp.release = tk.released;
+        k.stamp.release = tk.released;
         next_timer_due_ = std::min(next_timer_due_, s.clock.next);
       } else {
-        stamp.release = s.release_steady;
+        k.stamp.release = s.release_steady;
       }
-      if (s.mcb && s.mcb->timer_chain != kNoChain) {
-        stamp.chain = s.mcb->timer_chain;
-        stamp.deadline = s.mcb->timer_rel_deadline == kNoDeadline ? kNoDeadline : stamp.release + s.mcb->timer_rel_deadline;
-        stamp.instance = s.mcb->instance++;
-      }
+      if (s.mcb && s.mcb->source.chain != kNoChain) k.stamp = s.mcb->source.stamp(k.stamp.release);
       break;
     }
     case Kind::Waitable:
       if (s.poll.exchange(false, std::memory_order_acq_rel)) {
-        poll = true;
+        k.poll = true;
       } else {
-        for (std::size_t k = 0; k < kWaitableIds && wid < 0; ++k) {
-          std::int32_t c = s.wdata[k].load(std::memory_order_relaxed);
-          while (c > 0 && !s.wdata[k].compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) {
+        for (std::size_t i = 0; i < kWaitableIds && k.wid < 0; ++i) {
+          std::int32_t c = s.wdata[i].load(std::memory_order_relaxed);
+          while (c > 0 && !s.wdata[i].compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) {
           }
-          if (c > 0) wid = static_cast<int>(k);
+          if (c > 0) k.wid = static_cast<int>(i);
         }
-        if (wid < 0) {
+        if (k.wid < 0) {
           std::int32_t c = s.wother.load(std::memory_order_relaxed);
           while (c > 0 && !s.wother.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) {
           }
-          if (c > 0) wid = -2;
+          if (c > 0) k.wid = -2;
         }
         s.pending.fetch_sub(1, std::memory_order_acq_rel);
       }
@@ -1057,119 +371,63 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
     default:
       if (s.kind != Kind::Waitable) s.pending.fetch_sub(1, std::memory_order_acq_rel);
       if (s.mcb && !s.mcb->inputs.empty() && (s.kind != Kind::Waitable || s.ipc)) {
-        stamp = s.mcb->inputs.front();
+        k.stamp = s.mcb->inputs.front();
         s.mcb->inputs.pop();
       }
       if (s.pending.load(std::memory_order_acquire) > 0 || s.poll.load(std::memory_order_acquire)) {
         make_ready(s);  // the next event is queued at once (a reentrant group lets another thread take it)
-        if (T.queue->queued(id)) wake_others();
+        if (T.dispatcher->queued(id)) wake_others();
       }
       break;
   }
   // The chain instance reaches its successors in this executor when this callback STARTS: with
   // several threads a successor may be selected (its message arrived) while this one still runs.
-  if (stamp.chain != kNoChain && s.mcb) {
+  if (k.stamp.chain != kNoChain && s.mcb) {
     const auto& chains = bound_->chains;
     for (auto [succ, c] : s.mcb->successors)
-      if (c == stamp.chain || (chains[c].source != kNoCallback && chains[c].source == chains[stamp.chain].source))
+      if (c == k.stamp.chain || (chains[c].source != kNoCallback && chains[c].source == chains[k.stamp.chain].source))
         bound_->cbs[succ].inputs.push(
-            Stamp{stamp.release, chains[c].deadline > 0 ? stamp.release + chains[c].deadline : kNoDeadline, c, stamp.instance});
+            Stamp{k.stamp.release, chains[c].deadline > 0 ? k.stamp.release + chains[c].deadline : kNoDeadline, c, k.stamp.instance});
   }
+  return k;
+}
+
+// HOT: take `id` for thread `t` (lock held), run it without the lock, record it.
+void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<runtime::PiMutex>& lk) {
+  const Taken k = take(t, id);
+  Slot& s = *tables_->slots[id];
   // The callback's priority for what it asks on the chain's behalf (the accelerator client).
-  const runtime::DispatchContext context{T.queue->spec(id).priority, s.mon};
+  const runtime::DispatchContext context{tables_->dispatcher->spec(id).priority, s.mon};
   lk.unlock();
   const runtime::DispatchScope in_dispatch(context);
-
   bool ran = true, threw = false;
   const Duration start = clock_now();
   runtime::CallbackCpu cpu_meter;  // on CLOCK_MONOTONIC: the executor's reading when that is its clock
   if (options_.clock) cpu_meter.start();
   else cpu_meter.start(start);
   try {
-    switch (s.kind) {
-      case Kind::Timer:
-        if (auto tm = s.timer.lock()) {
-          const std::shared_ptr<rcl_timer_call_info_t>& info = s.info[t];
-          const rcl_ret_t r = rcl_timer_call_with_info(const_cast<rcl_timer_t*>(s.handle.get()), info.get());
-          if (r != RCL_RET_OK) {  // cancelled meanwhile (or invalid): not run
-            rcl_reset_error();
-            ran = false;
-          } else {
-            if (s.steady && !options_.clock) info->expected_call_time = stamp.release;
-            execute_timer(tm, info);
-          }
-        } else {
-          ran = false;
-        }
-        break;
-      case Kind::Subscription:
-        if (auto sp = s.sub.lock()) execute_subscription(sp);
-        else ran = false;
-        break;
-      case Kind::Service:
-        if (auto sp = s.srv.lock()) execute_service(sp);
-        else ran = false;
-        break;
-      case Kind::Client:
-        if (auto sp = s.cli.lock()) execute_client(sp);
-        else ran = false;
-        break;
-      case Kind::Waitable:
-        if (auto w = s.wt.lock()) {
-          if (poll) {
-            ran = false;
-            if (s.ws && !s.polling.exchange(true)) {
-              ScopeExit done{[&s] { s.polling.store(false); }};
-              rcl_wait_set_t& ws = *s.ws;
-              if (rcl_wait_set_clear(&ws) == RCL_RET_OK) {
-                w->add_to_wait_set(ws);
-                const rcl_ret_t r = rcl_wait(&ws, 0);
-                if (r == RCL_RET_OK && w->is_ready(ws)) {
-                  w->execute(w->take_data());
-                  ran = true;
-                }
-              }
-              rcl_reset_error();
-            }
-          } else if (wid >= 0) {
-            w->execute(w->take_data_by_entity_id(static_cast<std::size_t>(wid)));
-          } else if (wid == -2) {
-            w->execute(w->take_data());
-          } else {
-            ran = false;
-          }
-        } else {
-          ran = false;
-        }
-        break;
-    }
+    ran = invoke(t, s, k);
   } catch (const std::exception& e) {
     threw = true;
     if (options_.print_exceptions)
       std::fprintf(stderr, "chainrt: callback '%s' threw: %s (the executor goes on)\n", s.stats.name.c_str(), e.what());
-    if (options_.rethrow_exceptions) {
-      std::unique_lock<runtime::PiMutex> elk(mutex_);
-      if (!pending_exception_) pending_exception_ = std::current_exception();
-    }
+    keep_exception();
   } catch (...) {
     threw = true;
     if (options_.print_exceptions)
       std::fprintf(stderr, "chainrt: callback '%s' threw a non-standard exception (the executor goes on)\n",
                    s.stats.name.c_str());
-    if (options_.rethrow_exceptions) {
-      std::unique_lock<runtime::PiMutex> elk(mutex_);
-      if (!pending_exception_) pending_exception_ = std::current_exception();
-    }
+    keep_exception();
   }
   const Duration finish = clock_now();
   const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
   lk.lock();
   if (ran || threw) {
     runtime::record_instance(s.stats, s.window, cpu, finish - start, threw);
-    trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, queued_deadline,
-                                        stamp.chain != kNoChain ? stamp.release : 0});
+    trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,
+                                        k.stamp.chain != kNoChain ? k.stamp.release : 0});
     if (s.mcb)
-      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, static_cast<CallbackId>(s.model_id.value_or(kNoCallback)), stamp, finish,
+      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, static_cast<CallbackId>(s.model_id.value_or(kNoCallback)), k.stamp, finish,
                                record_from_,
                                [this](std::uint32_t c, Duration response) {
 #if defined(CHAINRT_HAVE_LAME)
@@ -1181,9 +439,70 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
                                });
   }
   --s.running;
-  const CallbackId qid = running_[t].qid;  // (a rebuild meanwhile remapped it)
-  if (qid != kNoCallback) tables_->queue->complete(qid);
+  tables_->dispatcher->done(t);  // (a rebuild meanwhile carried it over, remapped: resume())
   running_[t] = Running{};
+}
+
+// The user's callback of the instance `k` of `s` (no lock held); false when nothing ran (the
+// entity is gone, a cancelled timer, no data).
+bool ChainExecutor::invoke(sched::ThreadId t, Slot& s, const Taken& k) {
+  bool ran = true;
+  switch (s.kind) {
+    case Kind::Timer:
+      if (auto tm = s.timer.lock()) {
+        const std::shared_ptr<rcl_timer_call_info_t>& info = s.info[t];
+        const rcl_ret_t r = rcl_timer_call_with_info(const_cast<rcl_timer_t*>(s.handle.get()), info.get());
+        if (r != RCL_RET_OK) {  // cancelled meanwhile (or invalid): not run
+          rcl_reset_error();
+          ran = false;
+        } else {
+          if (s.steady && !options_.clock) info->expected_call_time = k.stamp.release;
+          execute_timer(tm, info);
+        }
+      } else {
+        ran = false;
+      }
+      break;
+    case Kind::Subscription: return run_alive(s.sub, [this](const auto& sp) { execute_subscription(sp); });
+    case Kind::Service: return run_alive(s.srv, [this](const auto& sp) { execute_service(sp); });
+    case Kind::Client: return run_alive(s.cli, [this](const auto& sp) { execute_client(sp); });
+    case Kind::Waitable:
+      if (auto w = s.wt.lock()) {
+        if (k.poll) {
+          ran = false;
+          if (s.ws && !s.polling.exchange(true)) {
+            ScopeExit done{[&s] { s.polling.store(false); }};
+            rcl_wait_set_t& ws = *s.ws;
+            if (rcl_wait_set_clear(&ws) == RCL_RET_OK) {
+              w->add_to_wait_set(ws);
+              const rcl_ret_t r = rcl_wait(&ws, 0);
+              if (r == RCL_RET_OK && w->is_ready(ws)) {
+                w->execute(w->take_data());
+                ran = true;
+              }
+            }
+            rcl_reset_error();
+          }
+        } else if (k.wid >= 0) {
+          w->execute(w->take_data_by_entity_id(static_cast<std::size_t>(k.wid)));
+        } else if (k.wid == -2) {
+          w->execute(w->take_data());
+        } else {
+          ran = false;
+        }
+      } else {
+        ran = false;
+      }
+      break;
+  }
+  return ran;
+}
+
+// With rethrow_exceptions, the first exception of a callback is kept for spin() to rethrow.
+void ChainExecutor::keep_exception() {
+  if (!options_.rethrow_exceptions) return;
+  std::unique_lock<runtime::PiMutex> elk(mutex_);
+  if (!pending_exception_) pending_exception_ = std::current_exception();
 }
 
 bool ChainExecutor::run_one(sched::ThreadId t, Duration until, bool wait) {
@@ -1200,12 +519,12 @@ bool ChainExecutor::run_one(sched::ThreadId t, Duration until, bool wait) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = clock_now();
     Tables& T = *tables_;
-    const std::size_t before = T.queue->size();
+    const std::size_t before = T.dispatcher->size();
     harvest(now);
-    if (T.queue->size() > before) changed = true;
-    const CallbackId id = T.admission->next(t, AdmissionSource{this});
-    if (T.admission->admitted()) changed = true;
-    if (changed && !T.queue->empty() && sleepers_.load(std::memory_order_relaxed) > 0) wake_others();
+    if (T.dispatcher->size() > before) changed = true;
+    const CallbackId id = T.dispatcher->take(t, Readiness{this});
+    if (T.dispatcher->admitted()) changed = true;
+    if (changed && !T.dispatcher->empty() && sleepers_.load(std::memory_order_relaxed) > 0) wake_others();
     changed = false;
     if (id != kNoCallback) {
       dispatch(t, id, lk);
@@ -1375,8 +694,8 @@ void ChainExecutor::spin_some_impl(std::chrono::nanoseconds max_duration, bool e
     std::unique_lock<runtime::PiMutex> lk(mutex_);
     if (started_at_ == 0) started_at_ = start;
     harvest(clock_now());
-    tables_->admission->admit_all(AdmissionSource{this});
-    if (!exhaustive) budget = tables_->queue->size() + tables_->admission->waiting();
+    tables_->dispatcher->admit_all(Readiness{this});
+    if (!exhaustive) budget = tables_->dispatcher->size() + tables_->dispatcher->waiting();
   }
   for (std::size_t done = 0; done < budget && time_left() && ::rclcpp::ok(context_) && spinning.load(); ++done) {
     if (!run_one(0, 0, false)) break;
@@ -1397,336 +716,6 @@ void ChainExecutor::rethrow_pending() {
     std::swap(e, pending_exception_);
   }
   if (e) std::rethrow_exception(e);
-}
-
-// ---- monitoring ---------------------------------------------------------------------------------
-
-// LaME's controller: attached once (the initial plan's parameters), started with spin() when every
-// executor thread runs (set_thread_reservation needs their ids), stopped before they end.
-void ChainExecutor::start_lame() {
-#if defined(CHAINRT_HAVE_LAME)
-  if (!lame_) return;
-  for (std::size_t t = 0; t < tids_.size(); ++t)
-    for (int i = 0; i < 2000 && tids_[t].load() == 0 && spinning.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (!lame_attached_) {
-    lame_->attach(*this);
-    lame_attached_ = true;
-  }
-  lame_->start(started_at_);
-#endif
-}
-
-void ChainExecutor::stop_lame() {
-#if defined(CHAINRT_HAVE_LAME)
-  if (lame_) lame_->stop();
-#endif
-}
-
-std::string ChainExecutor::lame_log_json() const {
-#if defined(CHAINRT_HAVE_LAME)
-  if (lame_) return lame_->log_json();
-#endif
-  return "[]";
-}
-
-void ChainExecutor::start_stats() {
-  if ((options_.stats_period <= 0 && !lame_) || stats_node_) return;
-  static std::atomic<int> counter{0};
-  ::rclcpp::NodeOptions no;
-  no.context(context_).start_parameter_services(false).start_parameter_event_publisher(false).enable_rosout(false);
-  stats_node_ = std::make_shared<::rclcpp::Node>(
-      "chainrt_monitor_" + std::to_string(getpid()) + "_" + std::to_string(counter.fetch_add(1)), no);
-  if (options_.stats_period > 0)
-    stats_pub_ = stats_node_->create_publisher<chainrt_msgs::msg::ChainStats>(options_.stats_topic, 10);
-  if (lame_)
-    events_pub_ = stats_node_->create_publisher<std_msgs::msg::String>(runtime::events_topic(options_.stats_topic), 10);
-  stats_stop_.store(0);
-  if (options_.stats_period > 0) stats_thread_ = std::thread([this] { stats_main(); });
-}
-
-void ChainExecutor::stop_stats() {
-  if (stats_thread_.joinable()) {
-    stats_stop_.store(1);
-    runtime::futex_wake_all(&stats_stop_);
-    stats_thread_.join();
-  }
-  std::lock_guard<std::mutex> lk(publish_mutex_);
-  stats_pub_.reset();
-  events_pub_.reset();
-  stats_node_.reset();
-}
-
-bool ChainExecutor::publish_event(const std::string& json) {
-  std::lock_guard<std::mutex> lk(publish_mutex_);
-  if (!events_pub_) return false;
-  std_msgs::msg::String msg;
-  msg.data = json;
-  try {
-    static_cast<::rclcpp::Publisher<std_msgs::msg::String>*>(events_pub_.get())->publish(msg);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return true;
-}
-
-// ---- runtime::ControlledExecutor ------------------------------------------------------------------
-
-std::size_t ChainExecutor::callback_count() const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return tables_ ? tables_->slots.size() : 0;
-}
-
-CallbackId ChainExecutor::callback_id(const std::string& name) const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  if (tables_)
-    for (const Slot* s : tables_->slots)
-      if (s->stats.name == name) return s->id;
-  return kNoCallback;
-}
-
-std::string ChainExecutor::callback_name(CallbackId id) const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return tables_ && id < tables_->slots.size() ? tables_->slots[id]->stats.name : std::string();
-}
-
-sched::CallbackSpec ChainExecutor::spec_of(CallbackId id) const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  if (!tables_ || id >= tables_->slots.size()) throw std::invalid_argument("spec_of: no such callback");
-  return tables_->queue->spec(id);
-}
-
-std::string ChainExecutor::set_thread_reservation(sched::ThreadId t, const std::optional<Reservation>& r) {
-  const int tid = t < tids_.size() ? tids_[t].load() : 0;
-  if (tid == 0) return "executor thread " + std::to_string(t) + " is not running";
-  return runtime::set_thread_reservation(tid, r);
-}
-
-// Priorities and affinities as runtime::Executor::reconfigure takes them; the groups stay
-// rclcpp's (a mutually exclusive group of the user's code must stay one).
-void ChainExecutor::reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec>) {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  if (!tables_ || specs.size() != tables_->slots.size())
-    throw std::invalid_argument("reconfigure: " + std::to_string(specs.size()) + " callback specs for " +
-                                std::to_string(tables_ ? tables_->slots.size() : 0) + " callbacks");
-  Tables& T = *tables_;
-  std::vector<sched::CallbackSpec> next;
-  for (CallbackId id = 0; id < specs.size(); ++id) {
-    sched::CallbackSpec sp = T.queue->spec(id);  // kind, group, wait-set position stay
-    sp.priority = specs[id].priority;
-    sp.affinity = specs[id].affinity;
-    next.push_back(sp);
-    const Slot* s = T.slots[id];
-    if (s->model_id) {
-      if (lame_params_.size() <= *s->model_id) lame_params_.resize(*s->model_id + 1);
-      lame_params_[*s->model_id] = std::make_pair(sp.priority, sp.affinity);
-    }
-  }
-  lk.unlock();
-  auto fresh = std::make_unique<sched::ReadyQueue>(policy_, std::move(next), T.groups, threads_spec_.size());
-  lk.lock();
-  if (tables_.get() != &T) return;  // rebuilt meanwhile: the rebuild took lame_params_
-  for (const Running& r : running_)
-    if (r.slot && r.qid != kNoCallback) fresh->start(r.qid);
-  for (CallbackId id = 0; id < T.slots.size(); ++id)
-    if (T.queue->queued(id)) fresh->push(id, T.queue->deadline(id));
-  std::swap(*T.queue, *fresh);  // the admission rule keeps pointing at *T.queue
-  lk.unlock();
-  wake_others();
-}
-
-void ChainExecutor::take_cpu_window(std::vector<runtime::CpuWindow>& out) {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  const std::size_t n = tables_ ? tables_->slots.size() : 0;
-  out.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i] = tables_->slots[i]->window;
-    tables_->slots[i]->window = runtime::CpuWindow{};
-  }
-}
-
-// The monitoring messages, off the dispatch path (allocates): every stats_period, and once more
-// when spinning ends.
-void ChainExecutor::stats_main() {
-  Duration next = mono_ns() + options_.stats_period;
-  std::uint64_t published = 0;
-  std::string executor_name = binder_ ? binder_->executor_name() : "rclcpp-" + std::to_string(getpid());
-  for (;;) {
-    const bool stopping = stats_stop_.load() != 0;
-    if (!stopping) {
-      const Duration left = next - mono_ns();
-      if (left > 0) {
-        runtime::futex_wait(&stats_stop_, 0, std::min<Duration>(left, kRclTimerCheck));
-        continue;
-      }
-      next += options_.stats_period;
-    }
-    runtime::RunReport r = report(2048);
-    r.run_id = options_.run_id;
-    r.executor = executor_name;
-    std::vector<runtime::DispatchRecord> recent;
-    std::vector<std::string> names;
-    std::uint64_t lost = 0;
-    {
-      std::unique_lock<runtime::PiMutex> lk(mutex_);
-      lost = trace_.take_since(published, record_from_, recent);
-      names = monitor_names_;
-    }
-    chainrt_msgs::msg::ChainStats msg;
-    runtime::to_message(r, stats_seq_++, lost, recent, names, msg);
-    try {
-      static_cast<::rclcpp::Publisher<chainrt_msgs::msg::ChainStats>*>(stats_pub_.get())->publish(msg);
-    } catch (const std::exception&) {  // the context went away: nothing left to publish to
-      return;
-    }
-    if (stopping) return;
-  }
-}
-
-runtime::RunReport ChainExecutor::report(std::size_t max_samples) const {
-  runtime::RunReport r;
-  r.policy = to_string(policy_);
-  r.threads = threads_spec_.size();
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  r.duration_ns = started_at_ ? mono_ns() - started_at_ : 0;
-  r.dispatches = trace_.count();
-  r.warnings = warnings_;
-  if (tables_ && !tables_->unused.empty()) {
-    std::string u;
-    for (const auto& n : tables_->unused) u += (u.empty() ? "" : ", ") + n;
-    r.warnings.push_back("model callbacks without a real counterpart: " + u);
-  }
-  std::vector<std::uint64_t> drops(all_slots_.size(), 0);
-  for (const auto& s : all_slots_) {
-    runtime::CallbackStats cs = s->stats;
-    cs.drops += s->event_drops.load(std::memory_order_relaxed);
-    drops[s->mon] = cs.drops;
-    // removed entities that never ran are not reported
-    if (s->id == kNoCallback && cs.instances == 0) continue;
-    r.callbacks.push_back(std::move(cs));
-  }
-  if (bound_)
-    for (const auto& ch : bound_->chains) {
-      runtime::ChainStats st;
-      st.name = ch.name;
-      st.period_ns = ch.period;
-      st.deadline_ns = ch.deadline;
-      ch.latency.summarize(st, max_samples);
-      for (const auto& s : all_slots_)
-        if (s->model_id && std::find(ch.members.begin(), ch.members.end(), *s->model_id) != ch.members.end())
-          st.drops += drops[s->mon];
-      r.chains.push_back(std::move(st));
-    }
-  return r;
-}
-
-std::string ChainExecutor::report_json(bool with_samples) const {
-  runtime::RunReport r = report(with_samples ? SIZE_MAX : 0);
-  std::string js = runtime::to_json(r, with_samples);
-  js.pop_back();
-  js += ", \"unmatched\": [";
-  const auto um = unmatched();
-  for (std::size_t i = 0; i < um.size(); ++i) js += (i ? ", \"" : "\"") + runtime::json_escape(um[i]) + "\"";
-  return js + "]}";
-}
-
-std::vector<runtime::DispatchRecord> ChainExecutor::trace() const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return trace_.snapshot();
-}
-
-std::string ChainExecutor::name_of(CallbackId monitor_id) const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return monitor_id < monitor_names_.size() ? monitor_names_[monitor_id] : std::string();
-}
-
-std::vector<std::string> ChainExecutor::unmatched() const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return tables_ ? tables_->unmatched : std::vector<std::string>{};
-}
-
-void ChainExecutor::adopt_model(std::unique_ptr<Model> m, const std::string& executor) {
-  model_ = std::move(m);
-  options_.executor = executor;
-  bind_model({});
-  bound_ = std::make_unique<Bound>();
-  init_chains();
-  {
-    std::unique_lock<runtime::PiMutex> lk(mutex_);
-    running_.assign(threads_spec_.size(), Running{});
-    tids_ = std::vector<std::atomic<int>>(threads_spec_.size());
-  }
-  for (auto& s : all_slots_)
-    if (s->id != kNoCallback) s->model_id.reset(), s->stale = true;
-}
-
-std::vector<ChainExecutor::EntityView> ChainExecutor::entity_views() const {
-  std::vector<EntityView> out;
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  if (!tables_) return out;
-  for (const Slot* s : tables_->slots) {
-    if (s->kind == Kind::Waitable || !s->listed) continue;
-    EntityView v;
-    v.key = s->key;
-    v.group = s->group_key;
-    v.reentrant = s->reentrant;
-    v.fq_node = s->stats.node;
-    v.kind = s->kind == Kind::Timer ? CallbackKind::Timer
-           : s->kind == Kind::Service ? CallbackKind::Service
-           : s->kind == Kind::Client ? CallbackKind::Client : CallbackKind::Subscription;
-    v.period = s->clock.period;
-    v.topic = s->stats.topic;
-    if (s->model_id && binder_) v.model_name = binder_->callback(*s->model_id).name;
-    v.cpu_max = s->stats.cpu_max;
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
-std::vector<std::string> ChainExecutor::unused_model_callbacks() const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return tables_ ? tables_->unused : std::vector<std::string>{};
-}
-
-Policy ChainExecutor::policy() const { return policy_; }
-std::size_t ChainExecutor::thread_count() const { return threads_spec_.size(); }
-
-void ChainExecutor::record_from_now() {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  record_from_ = clock_now();
-}
-
-std::uint64_t ChainExecutor::exceptions() const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  std::uint64_t n = 0;
-  for (const auto& s : all_slots_) n += s->stats.exceptions;
-  return n;
-}
-
-std::vector<std::string> ChainExecutor::warnings() const {
-  std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return warnings_;
-}
-
-void ChainExecutor::print_summary() const {
-  const runtime::RunReport r = report(SIZE_MAX);
-  std::fprintf(stderr, "chainrt rclcpp: policy %s, %zu thread(s), %llu callbacks in %.1f s\n", r.policy.c_str(),
-               r.threads, static_cast<unsigned long long>(r.dispatches), static_cast<double>(r.duration_ns) / 1e9);
-  for (const auto& c : r.chains)
-    std::fprintf(stderr, "  chain %s: %llu instances, mean %.2f ms, p99 %.2f ms, max %.2f ms, %llu deadline misses, %llu drops\n",
-                 c.name.c_str(), static_cast<unsigned long long>(c.instances), c.mean_ns / 1e6,
-                 static_cast<double>(c.p99_ns) / 1e6, static_cast<double>(c.wcrt_ns) / 1e6,
-                 static_cast<unsigned long long>(c.deadline_misses), static_cast<unsigned long long>(c.drops));
-  for (const auto& c : r.callbacks)
-    if (c.exceptions)
-      std::fprintf(stderr, "  callback %s: threw %llu time(s)\n", c.name.c_str(),
-                   static_cast<unsigned long long>(c.exceptions));
-  const auto um = unmatched();
-  if (!um.empty()) {
-    std::string s;
-    for (const auto& n : um) s += (s.empty() ? "" : ", ") + n;
-    std::fprintf(stderr, "  not in the model (default: lowest priority, no deadline): %s\n", s.c_str());
-  }
-  for (const auto& w : r.warnings) std::fprintf(stderr, "  warning: %s\n", w.c_str());
 }
 
 }  // namespace chainrt::rclcpp

@@ -1,6 +1,7 @@
 // chainrt runtime: the executor (see executor.hpp for the design and the paper sections).
 #include "chainrt/runtime/executor.hpp"
 #include "chainrt/runtime/tracing.hpp"
+#include "executor_state.hpp"
 
 #include <signal.h>
 #include <sys/syscall.h>
@@ -70,47 +71,6 @@ void install_signal_handlers() {
 bool signal_received() noexcept { return g_signal.load() != 0; }
 void clear_signal() noexcept { g_signal.store(0); }
 
-// Run-time state of one callback (CallbackId = index).
-struct Executor::Slot {
-  Executor* exec = nullptr;
-  CallbackId id = 0;
-  Entity* entity = nullptr;
-  Timer* timer = nullptr;
-  SubscriptionBase* sub = nullptr;
-  sched::TimerClock clock;  // in the time of the timer's clock (steady: the executor's)
-  // A timer on a ROS/system clock (else nullptr): its clock's state, see ClockWatch.
-  ClockWatch* watch = nullptr;
-  bool armed = false;             // next is set (a ROS clock reading 0 has not started)
-  Duration remaining = 0;         // when unarmed: the wait left once armed
-  Duration last = 0;              // rcl's last_call_time, in the clock's time
-  Duration release_steady = 0;    // executor-clock time of the pending release (chain stamp)
-  Duration timer_rel_deadline = kNoDeadline;  // D of the chains this timer starts
-  std::uint32_t timer_chain = kNoChain;
-  std::uint64_t timer_instance = 0;
-  std::vector<std::uint32_t> leaf_of;  // chains whose instance completes with this callback
-  CallbackStats stats;
-  CpuWindow window_cpu;  // largest CPU times since the last take_cpu_window()/take_cpu_max()
-  // lock-free dirty list (DDS listener -> executor)
-  std::atomic<bool> enlisted{false};
-  Slot* next_dirty = nullptr;
-};
-
-// The timers of one clock other than the executor's (a node's ROS clock, or a system clock).
-struct Executor::ClockWatch {
-  Executor* ex = nullptr;
-  Clock* clock = nullptr;
-  std::vector<CallbackId> timers;
-  Duration due = 0;                  // earliest next release of its timers not queued
-  std::atomic<bool> jumped{false};   // set by the jump callback: re-read the clock
-  bool jump_callback = false;        // registered on the clock
-  // Between the before- and after-jump callbacks of a change of time source (ready-queue
-  // lock): the clock may still read the old source, so its timers are not re-armed then.
-  bool switching = false;
-  // Some timer waits to be armed (sim time that read 0): the next forward jump arms it at the
-  // time jumped to.
-  std::atomic<bool> unarmed{false};
-};
-
 Executor::Executor(Context& context, ExecutorOptions options)
     : context_(&context), options_(std::move(options)) {
   threads_spec_ = options_.threads;
@@ -119,7 +79,6 @@ Executor::Executor(Context& context, ExecutorOptions options)
     throw std::invalid_argument("an executor has at most 64 threads");
   for (std::size_t i = 0; i < threads_spec_.size(); ++i)
     if (threads_spec_[i].name.empty()) threads_spec_[i].name = "t" + std::to_string(i);
-  running_.assign(threads_spec_.size(), kNoCallback);
   tids_ = std::make_unique<std::atomic<int>[]>(threads_spec_.size());
 }
 
@@ -170,10 +129,40 @@ void Executor::prepare() {
     for (auto& e : n->entities()) entities.push_back(e.get());
   std::sort(entities.begin(), entities.end(),
             [](Entity* a, Entity* b) { return a->sequence() < b->sequence(); });
-
   std::vector<sched::CallbackSpec> specs;
   std::vector<sched::GroupSpec> groups;
+  register_callbacks(entities, specs, groups);
+  // The queue, admission and policy set-up every backend shares (sched/dispatcher.hpp).
+  std::vector<bool> rt;
+  for (const auto& t : threads_spec_) rt.push_back(t.role == CriticalityClass::RealTime);
+  dispatcher_ = std::make_unique<sched::Dispatcher>(options_.policy, std::move(specs), std::move(groups),
+                                                    std::move(rt), options_.wait_set_seed);
+  bind_chains();
+  if (!mutex_.priority_inheritance())
+    warnings_.push_back("the ready-queue lock has no priority inheritance on this system "
+                        "(PTHREAD_PRIO_INHERIT unsupported); a plain mutex is used");
+  trace_.reserve(options_.trace_capacity);
+  for (auto& s : slots_)
+    if (s->sub) s->sub->prepare_slots(threads_spec_.size());
+  arm_timers();
+  // DDS listeners; enlist every subscription once for inputs that arrived before.
+  for (auto& s : slots_)
+    if (s->sub) {
+      s->sub->set_listener(&Executor::on_new_message, s.get());
+      on_new_message(s.get(), 0);
+    }
+  trace_registration();
+  prepared_ = true;
+}
+
+// One Slot and one ready-queue spec per entity, in registration order; groups in first-use order.
+void Executor::register_callbacks(const std::vector<Entity*>& entities, std::vector<sched::CallbackSpec>& specs,
+                                  std::vector<sched::GroupSpec>& groups) {
   std::vector<const CallbackGroup*> group_ptrs;
+  // A callback whose affinity names no thread of this executor could never run.
+  const sched::AffinityMask all = threads_spec_.size() >= 64
+                                      ? sched::kAnyThread
+                                      : ((sched::AffinityMask{1} << threads_spec_.size()) - 1);
   for (Entity* e : entities) {
     auto s = std::make_unique<Slot>();
     s->exec = this;
@@ -198,10 +187,6 @@ void Executor::prepare() {
     } else {
       spec.group = static_cast<sched::GroupId>(it - group_ptrs.begin());
     }
-    // A callback whose affinity names no thread of this executor could never run.
-    const sched::AffinityMask all =
-        threads_spec_.size() >= 64 ? sched::kAnyThread
-                                   : ((sched::AffinityMask{1} << threads_spec_.size()) - 1);
     if ((spec.affinity & all) == 0) {
       warnings_.push_back("callback '" + e->name() +
                           "': its affinity contains no thread of this executor; any thread "
@@ -211,17 +196,10 @@ void Executor::prepare() {
     specs.push_back(spec);
     slots_.push_back(std::move(s));
   }
-  if (options_.wait_set_seed && options_.policy == Policy::RosDefault)
-    sched::wait_set_order(specs, *options_.wait_set_seed);
-  queue_ = std::make_unique<sched::ReadyQueue>(options_.policy, specs, groups,
-                                               threads_spec_.size());
-  // When ready work enters the queue: the rule the simulator uses too (sched/admission.hpp).
-  std::vector<bool> rt;
-  for (const auto& t : threads_spec_) rt.push_back(t.role == CriticalityClass::RealTime);
-  admission_ = std::make_unique<sched::Admission>(
-      *queue_, sched::admission_rule(options_.policy, rt), rt);
+}
 
-  // Chains: sources, leaves, members.
+// Chains: sources, leaves, members; a source timer stamps the instances (sched::TimerSource).
+void Executor::bind_chains() {
   chains_.resize(chain_specs_.size());
   for (std::size_t c = 0; c < chain_specs_.size(); ++c) {
     const ChainSpec& cs = chain_specs_[c];
@@ -247,49 +225,24 @@ void Executor::prepare() {
       }
     }
     st.reserve(options_.samples_per_chain);
-    if (st.source != kNoCallback) {
-      Slot& src = *slots_[st.source];
-      if (!src.timer) {
-        warnings_.push_back("chain '" + cs.name + "': its first callback '" + st.source_name +
-                            "' is not a timer; its instances are not stamped here");
-      } else {
-        choose_source_chain(src.timer_chain, src.timer_rel_deadline, static_cast<std::uint32_t>(c), cs.deadline);
-      }
-    }
+    if (st.source == kNoCallback) continue;
+    Slot& src = *slots_[st.source];
+    if (!src.timer)
+      warnings_.push_back("chain '" + cs.name + "': its first callback '" + st.source_name +
+                          "' is not a timer; its instances are not stamped here");
+    else
+      src.src.starts(static_cast<std::uint32_t>(c), cs.deadline);
   }
+}
 
-  if (!mutex_.priority_inheritance())
-    warnings_.push_back("the ready-queue lock has no priority inheritance on this system "
-                        "(PTHREAD_PRIO_INHERIT unsupported); a plain mutex is used");
-  trace_.reserve(options_.trace_capacity);
-  for (auto& s : slots_)
-    if (s->sub) s->sub->prepare_slots(threads_spec_.size());
-
-  // Arm the timers: epoch = now (of each timer's clock).
+// The timers of the executor's clock on the release grid (sched/timer.hpp), so that the model's
+// offsets hold across the executors and processes of the run; the timers of ROS and system
+// clocks on their own clock (epoch = that clock's now).
+void Executor::arm_timers() {
   const Duration epoch = clock_now();
   next_timer_due_ = kNoDeadline;
   for (auto& s : slots_)
-    if (s->timer && s->timer->clock()) {
-      Clock* c = s->timer->clock();
-      auto it = std::find_if(clocks_.begin(), clocks_.end(),
-                             [&](const auto& w) { return w->clock == c; });
-      if (it == clocks_.end()) {
-        clocks_.push_back(std::make_unique<ClockWatch>());
-        clocks_.back()->ex = this;
-        clocks_.back()->clock = c;
-        it = clocks_.end() - 1;
-      }
-      ClockWatch& w = **it;
-      w.timers.push_back(s->id);
-      s->watch = &w;
-      s->clock.period = s->timer->period();
-      const Duration cnow = c->now();
-      s->armed = cnow != 0;  // a ROS clock under sim time reads 0 until the first /clock
-      if (!s->armed) w.unarmed.store(true, std::memory_order_release);
-      s->remaining = s->timer->offset();
-      s->clock.next = cnow + s->timer->offset();
-      s->last = cnow;
-    }
+    if (s->timer && s->timer->clock()) watch_clock(*s);
   // Jump callbacks as rcl's timers register them: any clock change, forward or backward jump.
   for (auto& w : clocks_)
     if (w->clock->type() == ClockType::Ros) {
@@ -300,71 +253,22 @@ void Executor::prepare() {
       w->clock->add_jump_callback(th, &Executor::on_time_jump, w.get());
       w->jump_callback = true;
     }
-  // Timers on the executor's clock: on the release grid (sched/timer.hpp), so that the model's
-  // offsets hold across the executors and processes of the run.
-  const Duration grid_epoch = options_.release_epoch ? *options_.release_epoch
-                              : options_.clock       ? epoch
-                                                     : sched::release_epoch(epoch);
+  dispatcher_->set_release_epoch(options_.release_epoch ? *options_.release_epoch
+                                 : options_.clock       ? epoch
+                                                        : sched::release_epoch(epoch));
   for (auto& s : slots_)
     if (s->timer && !s->watch) {
-      const sched::ReleaseGrid grid{grid_epoch, s->timer->offset(), s->timer->period()};
-      const sched::ReleaseGrid::Start st = grid.start(epoch);
-      s->clock.period = s->timer->period();
-      s->clock.next = st.first;
+      const sched::ReleaseGrid::Start st =
+          dispatcher_->arm(s->src.clock, s->timer->offset(), s->timer->period(), epoch);
       s->stats.grid_start_index = st.start_index;
       if (st.start_index > 0)
-        warnings_.push_back("timer '" + s->stats.name + "' armed " + std::to_string(epoch - grid.at(0)) +
+        warnings_.push_back("timer '" + s->stats.name + "' armed " +
+                            std::to_string(epoch - dispatcher_->grid(s->timer->offset(), s->timer->period()).at(0)) +
                             " ns after its first grid release: it starts at grid index " +
                             std::to_string(st.start_index) + " (its offset holds; the common start of the run's "
                             "timers does not — set " + sched::kReleaseEpochEnv + " for every process of the run)");
-      next_timer_due_ = std::min(next_timer_due_, s->clock.next);
+      next_timer_due_ = std::min(next_timer_due_, s->src.clock.next);
     }
-  // DDS listeners; enlist every subscription once for inputs that arrived before.
-  for (auto& s : slots_)
-    if (s->sub) {
-      s->sub->set_listener(&Executor::on_new_message, s.get());
-      on_new_message(s.get(), 0);
-    }
-  trace_registration();
-  prepared_ = true;
-}
-
-// Standard tracing (tracing.hpp): every callback tied to its rcl handle, as rclcpp reports it,
-// and the chains (provider `chainrt`). The callback pointer is the callback's Slot.
-void Executor::trace_registration() {
-  const tracing::Hooks& tr = tracing::hooks();
-  if (!tr.any) return;
-  for (auto& sp : slots_) {
-    const Slot& s = *sp;
-    const std::string symbol = "chainrt:" + s.stats.name;
-    if (s.timer) {
-      if (tr.rcl_timer_init) tr.rcl_timer_init(s.timer, s.timer->period());
-      if (tr.timer_link_node) tr.timer_link_node(s.timer, s.timer->node().get());
-      if (tr.timer_callback_added) tr.timer_callback_added(s.timer, &s);
-    } else if (s.sub) {
-      if (tr.subscription_init) tr.subscription_init(s.sub->get(), s.sub);
-      if (tr.subscription_callback_added) tr.subscription_callback_added(s.sub, &s);
-    }
-    if (tr.callback_register) tr.callback_register(&s, symbol.c_str());
-  }
-  if (tr.executor_init)
-    tr.executor_init(this, options_.name.c_str(), to_string(options_.policy),
-                     static_cast<std::uint32_t>(threads_spec_.size()));
-  for (std::size_t c = 0; c < chain_specs_.size(); ++c) {
-    const ChainSpec& cs = chain_specs_[c];
-    if (tr.chain_init)
-      tr.chain_init(this, static_cast<std::uint32_t>(c), cs.name.c_str(), cs.period, cs.deadline);
-    if (!tr.chain_callback) continue;
-    std::uint32_t pos = 0;
-    for (const auto& n : cs.callbacks) {
-      const CallbackId id = id_of(n);
-      if (id == kNoCallback) continue;
-      const auto& leaves = slots_[id]->leaf_of;
-      const bool leaf = std::find(leaves.begin(), leaves.end(), c) != leaves.end();
-      tr.chain_callback(this, static_cast<std::uint32_t>(c), pos++, slots_[id].get(), n.c_str(),
-                        leaf ? 1 : 0);
-    }
-  }
 }
 
 // Deliveries inside a publish of this thread (begin_publish / end_publish, node.cpp). The
@@ -421,118 +325,16 @@ void Executor::enlist(const void* user) noexcept {
   ex->wake_others();
 }
 
-// rcl's timer jump rules (rcl/src/rcl/timer.c, _rcl_timer_time_jump) for the timers of one ROS
-// clock, under the ready-queue lock; then wake an idle thread to re-read the clock. Runs on the
-// thread that moved the clock (the /clock thread), which holds the clock's mutex and never the
-// ready-queue lock (so the lock order is clock -> executor, everywhere). No allocation.
-void Executor::on_time_jump(const rcl_time_jump_t* jump, bool before_jump, void* user) {
-  auto* w = static_cast<ClockWatch*>(user);
-  Executor* ex = w->ex;
-  const bool change = jump->clock_change == RCL_ROS_TIME_ACTIVATED ||
-                      jump->clock_change == RCL_ROS_TIME_DEACTIVATED;
-  // The first /clock after sim time began: arm at the time it set, not when a thread next
-  // harvests (two /clock steps before a harvest armed the timers a step late).
-  const bool arm = !before_jump && !change && jump->delta.nanoseconds > 0 &&
-                   w->unarmed.load(std::memory_order_acquire);
-  if (change || jump->delta.nanoseconds < 0 || arm) {
-    rcl_time_point_value_t now = 0;  // this thread is the one changing the clock: no race
-    if (rcl_clock_get_now(w->clock->get(), &now) != RCL_RET_OK) rcl_reset_error();
-    std::unique_lock<PiMutex> lk(ex->mutex_);
-    // (Another thread's harvest between the two callbacks of a switch would read the old time
-    // source and arm the timers on it.)
-    if (change) w->switching = before_jump;
-    for (CallbackId id : w->timers) {
-      Slot& s = *ex->slots_[id];
-      if (before_jump) {
-        // The time source changes: keep the part of the period still to wait.
-        if (change && s.armed) {
-          s.remaining = std::max<Duration>(s.clock.next - now, 0);
-          s.armed = false;
-        }
-      } else if (change || arm) {
-        if (!s.armed && now != 0) {  // now == 0: armed at the first /clock
-          s.clock.next = now + s.remaining;
-          s.last = now;
-          s.armed = true;
-        }
-      } else if (s.armed && now < s.last) {
-        // Back before the last call: the next release is one period after the new time.
-        s.clock.next = now + s.clock.period;
-        s.last = now;
-      }
-    }
-    bool waiting = false;
-    for (CallbackId id : w->timers) waiting = waiting || !ex->slots_[id]->armed;
-    w->unarmed.store(waiting, std::memory_order_release);
-  }
-  if (before_jump) return;
-  w->jumped.store(true, std::memory_order_release);
-  ex->wake_others();
-}
-
-// The timers of the non-steady clocks: O(1) per clock unless one is due or its clock jumped.
-void Executor::harvest_clocks(Duration now) noexcept {
-  for (auto& wp : clocks_) {
-    ClockWatch& w = *wp;
-    if (w.switching) continue;  // the after-jump callback re-arms and wakes a thread
-    const bool jumped = w.jumped.exchange(false, std::memory_order_acq_rel);
-    const Duration cnow = w.clock->now();
-    if (!jumped && cnow < w.due) continue;
-    const bool sim = w.clock->ros_time_is_active();
-    Duration due = kNoDeadline;
-    for (CallbackId id : w.timers) {
-      Slot& t = *slots_[id];
-      if (admission_->holds(id)) continue;
-      if (!t.armed) {
-        if (cnow == 0) continue;  // sim time before the first /clock
-        t.clock.next = cnow + t.remaining;
-        t.last = cnow;
-        t.armed = true;
-      }
-      if (t.clock.ready(cnow)) {
-        // The chain instance's release on the executor's clock: when simulated time reached
-        // the release, i.e. now; under system time, now less the lateness (at most a period,
-        // so that a jump of the system clock does not invent a long response time).
-        t.release_steady =
-            sim ? now : now - std::min<Duration>(cnow - t.clock.next, t.clock.period);
-        make_ready(id);
-      } else {
-        due = std::min(due, t.clock.next);
-      }
-    }
-    w.due = due;
-  }
-}
-
-Duration Executor::clocks_timeout() const noexcept {
-  // A clock on simulated time adds no timeout: its jump callback wakes a thread when /clock
-  // moves. A clock on system time is re-read at least every 100 ms (rcl reports no jumps of the
-  // system clock; a settimeofday is noticed within that).
-  Duration timeout = -1;
-  for (const auto& w : clocks_) {
-    if (w->clock->ros_time_is_active()) continue;
-    Duration t = 100'000'000;
-    if (w->due != kNoDeadline) t = std::min(t, std::max<Duration>(w->due - w->clock->now(), 0));
-    timeout = timeout < 0 ? t : std::min(timeout, t);
-  }
-  return timeout;
-}
-
 Duration Executor::ready_deadline(CallbackId id) const noexcept {
   const Slot& s = *slots_[id];
-  if (s.timer && s.watch)
-    return s.timer_rel_deadline == kNoDeadline ? kNoDeadline
-                                               : s.release_steady + s.timer_rel_deadline;
-  if (s.timer) {
-    return s.timer_rel_deadline == kNoDeadline ? kNoDeadline
-                                               : s.clock.next + s.timer_rel_deadline;
-  }
+  if (s.timer && s.watch) return s.src.deadline_of(s.release_steady);
+  if (s.timer) return s.src.pending_deadline();
   return s.sub->has_input() ? s.sub->head_stamp().deadline : kNoDeadline;
 }
 
-// The admission rule's view of the callbacks (sched::Admission's Src): a subscription is ready
+// The dispatcher's view of the callbacks (sched::Dispatcher's Src): a subscription is ready
 // while it holds an input, a timer once it is harvested (it stays due until it is taken).
-struct Executor::AdmissionSource {
+struct Executor::Readiness {
   const Executor* ex;
   bool ready(CallbackId id) const noexcept {
     const Slot& s = *ex->slots_[id];
@@ -543,7 +345,7 @@ struct Executor::AdmissionSource {
 };
 
 void Executor::make_ready(CallbackId id) noexcept {
-  admission_->released(id, AdmissionSource{this});
+  dispatcher_->released(id, Readiness{this});
 }
 
 // Algorithm 2 (readyQueue updating), incrementally: only subscriptions the DDS listener
@@ -559,7 +361,7 @@ void Executor::harvest(Duration now, bool idle) noexcept {
   }
   if (options_.full_refresh)
     for (auto& sp : slots_)
-      if (sp->sub && !admission_->holds(sp->id)) {
+      if (sp->sub && !dispatcher_->holds(sp->id)) {
         sp->sub->take_available();
         if (sp->sub->has_input()) make_ready(sp->id);
       }
@@ -568,14 +370,14 @@ void Executor::harvest(Duration now, bool idle) noexcept {
   Duration due = kNoDeadline;
   for (auto& sp : slots_) {
     Slot& t = *sp;
-    if (!t.timer || t.watch || admission_->holds(t.id)) continue;
-    if (t.clock.ready(now)) {
+    if (!t.timer || t.watch || dispatcher_->holds(t.id)) continue;
+    if (t.src.clock.ready(now)) {
       // Release jitter against the grid, measured where a thread waited for this release (a
       // busy executor takes a due timer at its next selection: interference, not jitter).
-      if (idle) t.stats.release_jitter.record(now - t.clock.next);
+      if (idle) t.stats.release_jitter.record(now - t.src.clock.next);
       make_ready(t.id);
     } else {
-      due = std::min(due, t.clock.next);
+      due = std::min(due, t.src.clock.next);
     }
   }
   next_timer_due_ = due;
@@ -594,30 +396,21 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
   const tracing::Hooks& tr = tracing::hooks();
   Stamp stamp;
   int slot = -1;
-  const Duration queued_deadline = queue_->deadline(id);
-  running_[t] = id;
+  const Duration queued_deadline = dispatcher_->deadline(id);
   if (s.timer && s.watch) {
     // rcl_timer_call on the timer's own clock; the stamp stays on the executor's clock.
     const Duration cnow = s.watch->clock->now();
-    sched::TimerClock::Take tk = s.clock.take(cnow);
+    const sched::TimerClock::Take tk = s.src.clock.take(cnow);
     s.last = cnow;
     s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
-    stamp.release = s.release_steady;
-    stamp.deadline = s.timer_rel_deadline == kNoDeadline ? kNoDeadline
-                                                         : s.release_steady + s.timer_rel_deadline;
-    stamp.chain = s.timer_chain;
-    stamp.instance = s.timer_instance++;
-    s.watch->due = std::min(s.watch->due, s.clock.next);
+    stamp = s.src.stamp(s.release_steady);
+    s.watch->due = std::min(s.watch->due, s.src.clock.next);
   } else if (s.timer) {
     // rcl_timer_call: the overrun rule moves the next release past now (sched::TimerClock).
-    sched::TimerClock::Take tk = s.clock.take(now);
+    const sched::TimerSource::Taken tk = s.src.take(now);
     s.stats.drops += static_cast<std::uint64_t>(tk.skipped);
-    stamp.release = tk.released;
-    stamp.deadline =
-        s.timer_rel_deadline == kNoDeadline ? kNoDeadline : tk.released + s.timer_rel_deadline;
-    stamp.chain = s.timer_chain;
-    stamp.instance = s.timer_instance++;
-    next_timer_due_ = std::min(next_timer_due_, s.clock.next);
+    stamp = tk.stamp;
+    next_timer_due_ = std::min(next_timer_due_, s.src.clock.next);
     if (stamp.chain != kNoChain && tr.chain_release)
       tr.chain_release(this, stamp.chain, stamp.instance, stamp.release, stamp.deadline);
   } else {
@@ -625,7 +418,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     if (slot >= 0) stamp = s.sub->stamp(slot);
     if (s.sub->has_input()) {  // the next input is queued at once
       make_ready(id);
-      if (queue_->queued(id)) wake_others();  // a reentrant group lets another thread take it
+      if (dispatcher_->queued(id)) wake_others();  // a reentrant group lets another thread take it
     }
   }
   if (s.timer || slot >= 0) {
@@ -670,8 +463,7 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
                       if (options_.on_deadline_miss && d > 0 && response > d) options_.on_deadline_miss(c);
                     });
   }
-  queue_->complete(id);
-  running_[t] = kNoCallback;
+  dispatcher_->done(t);
   if (slot >= 0) s.sub->release_slot(slot);
 }
 
@@ -688,16 +480,16 @@ void Executor::thread_main(sched::ThreadId t) {
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = clock_now();
-    const std::size_t before = queue_->size();
+    const std::size_t before = dispatcher_->size();
     harvest(now, idle);
     idle = false;
-    if (queue_->size() > before) changed = true;
+    if (dispatcher_->size() > before) changed = true;
     // Admission (a polling point of the default executor, LaME's best-effort refresh) and
-    // Algorithm 1, as in the simulator (sched::Admission::next).
+    // Algorithm 1, as in the simulator (sched::Dispatcher::take).
     if (trace.get_next_ready) trace.get_next_ready();
-    CallbackId id = admission_->next(t, AdmissionSource{this});
-    if (admission_->admitted()) changed = true;
-    if (changed && !queue_->empty()) wake_others();
+    CallbackId id = dispatcher_->take(t, Readiness{this});
+    if (dispatcher_->admitted()) changed = true;
+    if (changed && !dispatcher_->empty()) wake_others();
     changed = false;
     if (id != kNoCallback) {
       dispatch(t, id, now, lk);
@@ -729,8 +521,8 @@ std::size_t Executor::poll_ready() {
   prepare();
   std::unique_lock<PiMutex> lk(mutex_);
   harvest(clock_now());
-  admission_->admit_all(AdmissionSource{this});
-  return queue_->size() + admission_->waiting();
+  dispatcher_->admit_all(Readiness{this});
+  return dispatcher_->size() + dispatcher_->waiting();
 }
 
 void Executor::start() {
@@ -798,71 +590,6 @@ void Executor::spin() {
   join();
 }
 
-void Executor::stats_main() {
-  // Publishes the chain statistics (chainrt_msgs/msg/ChainStats, documented in docs/runtime.md);
-  // off the dispatch path, so it may allocate.
-  auto* pub = static_cast<Publisher<chainrt_msgs::msg::ChainStats>*>(stats_pub_.get());
-  Duration next = now_ns() + options_.stats_period;
-  chainrt_msgs::msg::ChainStats msg;
-  // Each message also carries the dispatches since the previous one (measured ones only:
-  // started after the warm-up), for `chainrt profile`; "samples_lost" counts those the trace
-  // ring overwrote before they could be published.
-  std::uint64_t published = 0, seq = 0;
-  std::vector<std::string> names;
-  for (;;) {
-    bool stopping = stop_requested();
-    if (!stopping) {
-      Duration left = next - now_ns();
-      if (left > 0) {
-        futex_wait(&stop_, 0, std::min<Duration>(left, 100000000));
-        continue;
-      }
-      next += options_.stats_period;
-    }
-    RunReport r = report(2048);
-    r.run_id = options_.run_id;
-    r.executor = options_.name;
-    std::vector<DispatchRecord> recent;
-    std::uint64_t lost = 0;
-    {
-      std::unique_lock<PiMutex> lk(mutex_);
-      lost = trace_.take_since(published, options_.record_from, recent);
-    }
-    if (names.size() != slots_.size()) {
-      names.clear();
-      for (std::size_t i = 0; i < slots_.size(); ++i) names.push_back(name_of(static_cast<CallbackId>(i)));
-    }
-    to_message(r, seq++, lost, recent, names, msg);
-    pub->publish(msg);
-    if (stopping) return;
-  }
-}
-
-RunReport Executor::report(std::size_t max_samples) const {
-  RunReport r;
-  r.policy = to_string(options_.policy);
-  r.threads = threads_spec_.size();
-  std::unique_lock<PiMutex> lk(mutex_);
-  r.duration_ns = started_at_ == 0 ? 0 : (stopped_at_ ? stopped_at_ : now_ns()) - started_at_;
-  r.dispatches = trace_.count();
-  r.warnings = warnings_;
-  for (auto& s : slots_) {
-    CallbackStats cs = s->stats;
-    if (s->sub) cs.drops += s->sub->drops();
-    r.callbacks.push_back(std::move(cs));
-  }
-  for (std::size_t c = 0; c < chains_.size(); ++c) {
-    ChainStats st;
-    st.name = chains_[c].name;
-    st.period_ns = chains_[c].period;
-    st.deadline_ns = chains_[c].deadline;
-    chains_[c].latency.summarize(st, max_samples);
-    for (CallbackId id : chains_[c].members) st.drops += r.callbacks[id].drops;
-    r.chains.push_back(std::move(st));
-  }
-  return r;
-}
-
 int Executor::thread_tid(sched::ThreadId t) const noexcept {
   return t < threads_spec_.size() ? tids_[t].load(std::memory_order_acquire) : 0;
 }
@@ -875,92 +602,18 @@ std::string Executor::set_thread_reservation(sched::ThreadId t, const std::optio
 
 sched::CallbackSpec Executor::spec_of(CallbackId id) const {
   std::unique_lock<PiMutex> lk(mutex_);
-  return queue_->spec(id);
+  return dispatcher_->spec(id);
 }
 
 void Executor::reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec> groups) {
   if (!prepared_) throw std::logic_error("reconfigure before prepare()");
-  if (specs.size() != slots_.size())
-    throw std::invalid_argument("reconfigure: " + std::to_string(specs.size()) + " callback specs for " +
-                                std::to_string(slots_.size()) + " callbacks");
-  for (const auto& sp : specs)
-    if (sp.group >= groups.size()) throw std::invalid_argument("reconfigure: a callback names no group");
-  {
-    std::unique_lock<PiMutex> lk(mutex_);
-    for (CallbackId id = 0; id < specs.size(); ++id) {  // kind and wait-set order stay
-      specs[id].kind = queue_->spec(id).kind;
-      specs[id].wait_set_position = queue_->spec(id).wait_set_position;
-    }
-  }
   // Built outside the lock: the only allocation of a reconfiguration.
-  auto fresh = std::make_unique<sched::ReadyQueue>(options_.policy, std::move(specs), std::move(groups),
-                                                   threads_spec_.size());
+  auto fresh = dispatcher_->rebuilt(std::move(specs), std::move(groups));
   {
     std::unique_lock<PiMutex> lk(mutex_);
-    for (CallbackId id : running_)  // running instances keep their group busy
-      if (id != kNoCallback) fresh->start(id);
-    for (CallbackId id = 0; id < slots_.size(); ++id)
-      if (queue_->queued(id)) fresh->push(id, queue_->deadline(id));
-    // The admission rule keeps pointing at *queue_ (its waiting work carries over as is).
-    std::swap(*queue_, *fresh);
+    dispatcher_->install(fresh);
   }
   wake_others();  // threads may now see work their old masks hid
 }  // the old queue's storage is freed here, outside the lock
-
-void Executor::take_cpu_max(std::vector<Duration>& out) {
-  std::unique_lock<PiMutex> lk(mutex_);
-  out.resize(slots_.size());
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    out[i] = slots_[i]->window_cpu.largest[0];
-    slots_[i]->window_cpu = CpuWindow{};
-  }
-}
-
-bool Executor::publish_event(const std::string& json) {
-  auto* pub = static_cast<Publisher<std_msgs::msg::String>*>(events_pub_.get());
-  if (!pub || !started_) return false;
-  std_msgs::msg::String msg;
-  msg.data = json;
-  pub->publish(msg);
-  return true;
-}
-
-void Executor::take_cpu_window(std::vector<CpuWindow>& out) {
-  std::unique_lock<PiMutex> lk(mutex_);
-  out.resize(slots_.size());
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    out[i] = slots_[i]->window_cpu;
-    slots_[i]->window_cpu = CpuWindow{};
-  }
-}
-
-std::vector<DispatchRecord> Executor::trace() const {
-  std::unique_lock<PiMutex> lk(mutex_);
-  return trace_.snapshot();
-}
-
-std::vector<std::string> Executor::warnings() const {
-  std::unique_lock<PiMutex> lk(mutex_);
-  return warnings_;
-}
-
-std::uint64_t Executor::exceptions() const {
-  std::unique_lock<PiMutex> lk(mutex_);
-  std::uint64_t n = 0;
-  for (auto& s : slots_) n += s->stats.exceptions;
-  return n;
-}
-
-ChainSpec ChainSpec::of(const Chain& c) {
-  ChainSpec cs;
-  cs.name = c.name;
-  cs.callbacks = c.callbacks;
-  cs.period = c.period;
-  cs.deadline = c.deadline;
-  for (const auto& path : c.paths())
-    if (!path.empty() && std::find(cs.leaves.begin(), cs.leaves.end(), path.back()) == cs.leaves.end())
-      cs.leaves.push_back(path.back());
-  return cs;
-}
 
 }  // namespace chainrt::runtime

@@ -1,7 +1,7 @@
 """The cross-executor trace test: the same deterministic scenarios, for every policy of the
 policy descriptor, through the simulator, chainrt's C++ runtime on rcl (``chainrt-run``) and
-the rclpy executor (``chainrt.rclpy``), which must dispatch in the same order. All three call one
-admission rule (sched::Admission) and one ready queue (sched::ReadyQueue).
+the rclpy executor (``chainrt.rclpy``), which must dispatch in the same order. All three dispatch
+through one sched::Dispatcher (its admission rule and ready queue).
 
 Deterministic: one executor thread; the timers are on the release grid with the run's release
 epoch set ahead of the start (CHAINRT_RELEASE_EPOCH_NS), so every timer is released at the same

@@ -1,5 +1,5 @@
 """The documentation as a reader meets it: every relative link of the README and docs/ leads to a
-file that exists, and docs/ stays a set of pages, not a store of runs: at most 1.6 MB in all, of
+file that exists, and docs/ stays a set of pages, not a store of runs: at most 1.75 MB in all, of
 which at most 200 kB are measured series and results (what is neither a page nor a figure)."""
 
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # [text](target), images included
-DOCS_LIMIT_BYTES = 1_600_000
+DOCS_LIMIT_BYTES = 1_750_000
 SERIES_LIMIT_BYTES = 200_000
 
 

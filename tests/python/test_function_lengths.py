@@ -22,19 +22,8 @@ CPP_DIRS = ["model", "sched", "sim", "runtime", "rclcpp", "lame", "synth", "pyth
 PY_DIRS = ["python", "bench", "scripts"]
 
 # Functions over LIMIT lines still to split, by "file:function" (a C++ function by the name
-# before its parameter list, a Python one by its qualified name). Each is in a file other work
-# is reshaping right now (the executors, the model runner, the rclpy executor and the run
-# command); split each along its stages there and drop it from this list.
-LONG = {
-    "runtime/src/model_app.cpp:run_model",
-    "runtime/src/executor.cpp:Executor::prepare",
-    "rclcpp/src/chain_executor.cpp:ChainExecutor::rebuild",
-    "rclcpp/src/chain_executor.cpp:ChainExecutor::dispatch",
-    "sim/src/simulator.cpp:Simulator::build",
-    "sim/src/simulator.cpp:Simulator::run",
-    "python/chainrt/rclpy/executor.py:ChainExecutor._build",
-    "python/chainrt/commands/run.py:run",
-}
+# before its parameter list, a Python one by its qualified name); none is left.
+LONG: set[str] = set()
 
 
 def _scanner():

@@ -8,32 +8,20 @@ the analysis bound for the same model and policy when those are available in ``c
 
 from __future__ import annotations
 
-import sys
 import tempfile
 
 from .. import accounting, cliargs, output, release_grid, runtime, verdict
 from ..analysis import analysis_for_policy
 from ..crosslayer import cli as xcli
 from ..crosslayer.kernel import KernelPathUnavailable
-from ..model import policy_names
 from ..simulation import simulate
-
 
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a model on real ROS 2 (rcl + Fast DDS) under the chainrt executor")
     p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file")
-    p.add_argument("--duration", type=cliargs.duration, default="30s", help="measured run time (default 30s)")
-    p.add_argument("--warmup", type=cliargs.duration_or_zero, default="500ms",
-                   help="unmeasured start-up time (default 500ms)")
-    p.add_argument("--policy", choices=policy_names(), help="override every executor's policy")
-    p.add_argument("--threads", type=cliargs.threads,
-                   help="N plain threads per executor, 1..64 (ignores the model's threads)")
-    p.add_argument("--fifo", type=cliargs.fifo_priority, metavar="PRIO",
-                   help="SCHED_FIFO priority for executor threads the model gives none (needs privilege)")
-    p.add_argument("--no-thread-params", action="store_true",
-                   help="ignore the model's pinning, priorities and reservations")
-    p.add_argument("--stats-period", type=cliargs.duration, default=None, help="publish /chainrt/chain_stats every PERIOD")
+    # the run's own options: the table every chainrt-run reads too (runtime/run_options.def)
+    keys = cliargs.add_run_options(p)
     p.add_argument("--no-compare", action="store_true", help="do not run the simulator and the analysis")
     p.add_argument("--json", action="store_true", help="print JSON (the simulator's per-chain keys)")
     p.add_argument("--fail-on-miss", action="store_true",
@@ -41,17 +29,8 @@ def register(sub) -> None:
     p.add_argument("--no-platform-probe", action="store_true",
                    help="do not measure the CPUs' blackouts beside the run (the accounting then cannot name the "
                         "platform as a cause)")
-    p.add_argument("--namespace", metavar="NS",
-                   help="run nodes and topics under NS (default: the model's own names)")
     xcli.add_run_arguments(p)
-    p.add_argument("--lame-controller", nargs="?", const=10_000_000_000, default=None, metavar="PERIOD",
-                   type=cliargs.duration,
-                   help="run LaME's controller: plan the model's chains (thread classes, budgets), re-plan every "
-                        "PERIOD (default 10s) and on an RT deadline miss with the measured execution times")
-    p.add_argument("--scale-wcet", action="append", default=[], metavar="AT:FACTOR", type=cliargs.time_factor,
-                   help="from AT after the start, every callback burns FACTOR x its WCET (repeatable; "
-                        "emulates a CPU frequency change)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, run_option_keys=keys)
 
 
 def _release_grid(model, callbacks: dict) -> tuple[list[dict], list[str]]:
@@ -111,97 +90,91 @@ def exit_code(result: dict) -> int:
     return cliargs.OK
 
 
-@cliargs.with_model("run")  # every error of the file, before ROS 2 starts
-def run(args, model) -> int:
-    duration, warmup = args.duration, args.warmup
-    stats = args.stats_period or 0
-    extra = []
-    if args.lame_controller is not None:
-        extra += ["--lame-controller", f"{args.lame_controller}ns"]
-        args.no_compare = True  # the plan changes at run time: no single model to simulate
-    for at, factor in args.scale_wcet:
-        extra += ["--scale-wcet", f"{at}ns:{factor!r}"]
-    watch = verdict.RunWatch(model, args.fifo, not args.no_thread_params)
-    kwargs = dict(policy=args.policy, threads=args.threads, warmup_ns=warmup, fifo=args.fifo,
-                  thread_params=not args.no_thread_params, stats_period_ns=stats, namespace=args.namespace,
-                  extra_args=extra)
-    traces = tempfile.TemporaryDirectory(prefix="chainrt-trace-")
-    try:
-        accounted = not xcli.wanted(args, model)  # (hosts in namespaces: their own experiments' accounting)
-        if not accounted:
-            result, probe, probe_note = xcli.run_model(args, model, duration, **kwargs), None, None
-        else:
-            result, probe, probe_note = _measured_run(args, duration, kwargs, traces.name)
-    except (runtime.RuntimeNotFound, RuntimeError, ValueError) as e:
-        traces.cleanup()
-        return cliargs.fail("run", e)
+def _execute(args, model, traces: str):
+    """The run itself (locally with the platform probe beside it, or on the model's hosts):
+    (result, probe or None, a note when the platform was not measured, whether it is accounted)."""
+    kwargs = dict(model=model, warmup_ns=args.warmup, thread_params=not args.no_thread_params,
+                  options=cliargs.run_option_values(args, args.run_option_keys))
+    if xcli.wanted(args, model):  # (hosts in namespaces: their own experiments' accounting)
+        return xcli.run_model(args, model, args.duration, **kwargs), None, None, False
+    return (*_measured_run(args, args.duration, kwargs, traces), True)
 
+
+def _result_notes(result: dict) -> list[str]:
+    """What the user must know to read the figures: an interruption, failed processes."""
     notes = []
     if result.get("interrupted"):
         notes.append("interrupted: the figures cover the time run until the signal")
     if result.get("failed_processes"):
         notes.append("partial: process(es) " + ", ".join(f["process"] for f in result["failed_processes"])
                      + " failed; the figures are those of the other processes")
-    sim = bound = None
-    if not args.no_compare and not result.get("interrupted"):
-        try:  # a Ctrl-C here skips the comparison; the run's figures are still reported
-            sim, note = _simulate(model, args.policy, args.threads, duration + warmup)
-            if note:
-                notes.append(note)
-            bound, note = _analyse(model, args.policy or result.get("policy"), args.threads)
-            if note:
-                notes.append(note)
-        except KeyboardInterrupt:
-            result["interrupted"] = True
-            notes.append("interrupted during the comparison with the simulator and the analysis (skipped)")
+    return notes
 
-    judged = watch.finish(result, bound, sim)
-    with traces:
-        account = None if not accounted else accounting.after_run(
-            model, traces.name, probe, probe_note, *accounting.bounds_of(model, bound, sim),
-            set(result.get("model_tids", [])), warmup, not (args.no_thread_params or args.threads),
-            bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)), sim)
+
+def _compare(args, model, result: dict, notes: list[str]):
+    """The simulator's result and the analysis bound for the same model and policy (sim, bound;
+    None where not asked for, interrupted or unavailable, with a note)."""
+    sim = bound = None
+    if args.no_compare or result.get("interrupted"):
+        return sim, bound
+    try:  # a Ctrl-C here skips the comparison; the run's figures are still reported
+        sim, note = _simulate(model, args.policy, args.threads, args.duration + args.warmup)
+        if note:
+            notes.append(note)
+        bound, note = _analyse(model, args.policy or result.get("policy"), args.threads)
+        if note:
+            notes.append(note)
+    except KeyboardInterrupt:
+        result["interrupted"] = True
+        notes.append("interrupted during the comparison with the simulator and the analysis (skipped)")
+    return sim, bound
+
+
+def _account(args, model, result: dict, traces: str, probe, probe_note, bound, sim, judged):
+    """The accounting of the run's deadline misses and bound excesses (chainrt.accounting), its
+    causes attached to the verdict's findings; None for a run on the model's hosts."""
+    account = accounting.after_run(
+        model, traces, probe, probe_note, *accounting.bounds_of(model, bound, sim),
+        set(result.get("model_tids", [])), args.warmup, not (args.no_thread_params or args.threads),
+        bool(args.fifo) or (not args.no_thread_params and verdict.model_asks_rt(model)), sim)
     if account is not None:
         accounting.attribute(judged.findings, account)
         account["notes"] += accounting.coverage_notes(account, result["chains"])
-    grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
-    # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
-    # negative verdict (a chain above its bound or simulated worst case) on request
-    code = exit_code(result)
-    if code == cliargs.OK and args.fail_on_miss and judged.negative:
-        code = cliargs.NEGATIVE
-    if args.json:
-        out = {"model": args.model, "run_id": result.get("run_id"), "policy": result.get("policy"),
-               "threads": result.get("threads"), "duration_ns": result.get("duration_ns"),
-               "processes": result.get("processes"),
-               "interrupted": bool(result.get("interrupted")), "timed_out": bool(result.get("timed_out")),
-               "failed_processes": result.get("failed_processes", []), "partial": bool(result.get("partial")),
-               "exit_code": exit_code(result),
-               "chains": result["chains"], "callbacks": result.get("callbacks", {}),
-               "warnings": result.get("warnings", []) + grid_warnings, "notes": notes,
-               "release_jitter": grid_rows}
-        if sim is not None:
-            out["simulated"] = sim
-        if bound is not None:
-            out["analysis"] = bound
-        out["run_id"] = result.get("run_id")
-        if "lame_controller" in result:
-            out["lame_controller"] = result["lame_controller"]
-        out["verdict"] = judged.to_json()
-        if account is not None:
-            out["accounting"] = account
-        output.emit_json(out)
-        return code
+    return account
 
-    print(f"{args.model}: policy {result.get('policy')}, {result.get('threads')} thread(s), "
-          f"processes {', '.join(result.get('processes', []))}, "
-          f"{(result.get('duration_ns', 0) if result.get('interrupted') else duration) / 1e9:g} s on real ROS 2")
+
+def _emit_json(args, result: dict, report: dict) -> None:
+    """The run as one JSON document (docs/cli.md)."""
+    sim, bound, account = report["sim"], report["bound"], report["account"]
+    out = {"model": args.model, "run_id": result.get("run_id"), "policy": result.get("policy"),
+           "threads": result.get("threads"), "duration_ns": result.get("duration_ns"),
+           "processes": result.get("processes"),
+           "interrupted": bool(result.get("interrupted")), "timed_out": bool(result.get("timed_out")),
+           "failed_processes": result.get("failed_processes", []), "partial": bool(result.get("partial")),
+           "exit_code": exit_code(result),
+           "chains": result["chains"], "callbacks": result.get("callbacks", {}),
+           "warnings": result.get("warnings", []) + report["grid_warnings"], "notes": report["notes"],
+           "release_jitter": report["grid_rows"]}
+    if sim is not None:
+        out["simulated"] = sim
+    if bound is not None:
+        out["analysis"] = bound
+    out["run_id"] = result.get("run_id")
+    if "lame_controller" in result:
+        out["lame_controller"] = result["lame_controller"]
+    out["verdict"] = report["judged"].to_json()
+    if account is not None:
+        out["accounting"] = account
+    output.emit_json(out)
+
+
+def _chain_rows(result: dict, sim, bound) -> list[str]:
+    """The table of chains: measured, then simulated and bound where there are."""
     head = ["chain", "wcrt", "bcrt", "mean", "p99", "inst", "miss", "drop"]
     if sim is not None:
         head += ["|", "sim wcrt", "sim mean", "sim p99", "sim miss"]
     if bound is not None:
         head += ["|", "bound"]
-        notes.insert(0, f"bound: analysis {bound.get('analysis')}")
     rows = [head]
     for name, c in result["chains"].items():
         if c.get("never_completed"):
@@ -218,22 +191,67 @@ def run(args, model) -> int:
         rows.append(row)
     lines = output.table(rows, sep=" ")
     lines[0] += "   (ms)"
-    print("\n".join(lines))
+    return lines
+
+
+def _print_report(args, result: dict, report: dict) -> None:
+    """The run for a person: a header line, the table of chains, then LaME's activations, the
+    release jitter, warnings, notes, the verdict and the accounting."""
+    notes, bound, account = report["notes"], report["bound"], report["account"]
+    print(f"{args.model}: policy {result.get('policy')}, {result.get('threads')} thread(s), "
+          f"processes {', '.join(result.get('processes', []))}, "
+          f"{(result.get('duration_ns', 0) if result.get('interrupted') else args.duration) / 1e9:g} s on real ROS 2")
+    if bound is not None:
+        notes.insert(0, f"bound: analysis {bound.get('analysis')}")
+    print("\n".join(_chain_rows(result, report["sim"], bound)))
     for a in result.get("lame_controller", []):
         print(f"lame controller +{a['at_ns'] / 1e9:.2f} s ({a['trigger']}): {a['decision']} - {a['why']} "
               f"[{a['decide_cpu_ms'] + a['apply_cpu_ms']:.2f} ms CPU]" +
               (f"; {'; '.join(a['classes'])}" if a["classes"] else "") +
               "".join(f"; refused: {e}" for e in a["errors"]))
-    if grid_rows:
-        print(release_grid.format_rows(grid_rows))
-    for w in result.get("warnings", []) + grid_warnings:
+    if report["grid_rows"]:
+        print(release_grid.format_rows(report["grid_rows"]))
+    for w in result.get("warnings", []) + report["grid_warnings"]:
         print(f"warning: {w}")
     for n in notes:
         print(f"note: {n}")
-    for line in judged.lines():
+    for line in report["judged"].lines():
         print(f"warning: {line}")
     if account is not None:
         print("\n".join(accounting.report_lines(account, output.color_wanted())))
         for n in account["notes"]:
             print(f"note: {n}")
+
+
+@cliargs.with_model("run")  # every error of the file, before ROS 2 starts
+def run(args, model) -> int:
+    """Runs the model (one chainrt-run per process), compares it with the simulator and the
+    analysis, judges and accounts for what it measured, and reports it."""
+    if args.lame_controller is not None:
+        args.no_compare = True  # the plan changes at run time: no single model to simulate
+    watch = verdict.RunWatch(model, args.fifo, not args.no_thread_params)
+    traces = tempfile.TemporaryDirectory(prefix="chainrt-trace-")
+    try:
+        result, probe, probe_note, accounted = _execute(args, model, traces.name)
+    except (runtime.RuntimeNotFound, RuntimeError, ValueError) as e:
+        traces.cleanup()
+        return cliargs.fail("run", e)
+    notes = _result_notes(result)
+    sim, bound = _compare(args, model, result, notes)
+    judged = watch.finish(result, bound, sim)
+    with traces:
+        account = _account(args, model, result, traces.name, probe, probe_note, bound, sim, judged) \
+            if accounted else None
+    grid_rows, grid_warnings = _release_grid(model, result.get("callbacks", {}))
+    # a failed process is an error and an interruption 130 whatever the verdict; otherwise the
+    # negative verdict (a chain above its bound or simulated worst case) on request
+    code = exit_code(result)
+    if code == cliargs.OK and args.fail_on_miss and judged.negative:
+        code = cliargs.NEGATIVE
+    report = {"sim": sim, "bound": bound, "judged": judged, "account": account, "notes": notes,
+              "grid_rows": grid_rows, "grid_warnings": grid_warnings}
+    if args.json:
+        _emit_json(args, result, report)
+    else:
+        _print_report(args, result, report)
     return code

@@ -234,7 +234,9 @@ def _trace_prefix(prefix: list[str], path: Path) -> list[str]:
 
 def _run_on_hosts(model_path, duration_ns, *, kernel, server, dds_priorities, flood, probe, trace_dir=None,
                   rx_priority=None, nodes=None, **run_kwargs):
-    model = load_model(str(model_path))
+    model = run_kwargs.get("model")
+    if model is None:  # (a caller that has it passes the loaded model: parsed once per command)
+        model = run_kwargs["model"] = load_model(str(model_path))
     hosts_of = host_of_processes(model)
     hosts = [h.name for h in model.hosts if h.name in hosts_of.values()]
     env = runtime.ros_environment(runtime.find_binary())

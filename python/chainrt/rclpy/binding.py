@@ -124,7 +124,7 @@ def load_view(model, executor: str | None, policy: str | None, threads: int | No
     m = load_model(model) if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__") else model
     executor = choose_executor(m, executor, node_names)
     # "arrival" (the rclpy executor's own order) needs no priorities from the model
-    setup = _rclpy_exec.model_setup(m.to_yaml(), executor, None if policy == "arrival" else policy, threads)
+    setup = _rclpy_exec.model_setup(m, executor, None if policy == "arrival" else policy, threads)
     offsets = {cb.name: int(cb.offset or 0) for cb in m.callbacks}
     view = ModelView(policy=setup["policy"], threads=list(setup["threads"]))
     # the executor's callbacks in file order, as the binding rule sees them (its kind, period

@@ -7,7 +7,7 @@ and tasks/futures, with rclpy's callback-group semantics (a mutually exclusive g
 two callbacks at once, a reentrant one may).
 
 Mechanism apart from policy: readiness, the ready queue and the selection live in C++
-(``chainrt._rclpy_exec.Loop``: rcl event callbacks, the sched ReadyQueue of the C++ runtime and
+(``chainrt._rclpy_exec.Loop``: rcl event callbacks, the sched::Dispatcher of the C++ runtime and
 the simulator, Algorithm 1 of the EDF ready-queue paper, the runtime's monitor). This file only
 takes the data of the selected entity, calls the user's callback and reports its end.
 
@@ -76,6 +76,76 @@ _RCLPY_TAKE_RANK = {KIND_TIMER: 0, KIND_SUBSCRIPTION: 1, KIND_SERVICE: 4, KIND_C
 
 _PLACE_KIND = {KIND_TIMER: "timer", KIND_SUBSCRIPTION: "subscription", KIND_SERVICE: "service",
                KIND_CLIENT: "client", KIND_EVENT: "event", KIND_EXTERNAL: "external"}
+
+
+
+class _Entities:
+    """What one build of the loop collects of the nodes' entities, in registration order: the
+    loop's entity specs, callback groups, the rcl handles held, rclpy's own take order, the
+    monitor's places and the model-bound timers of the release grid."""
+
+    def __init__(self, view, explicit: dict, node_order: list):
+        self.view, self.explicit, self.node_order = view, explicit, node_order
+        self.groups: dict[int, int] = {}
+        self.reentrant: list[bool] = []
+        self.ents, self.specs, self.unmatched, self.ext = [], [], [], {}
+        self.names_used: dict[str, int] = {}
+        self.held = []
+        self.takes = []    # CallbackId -> its place in rclpy's own take order
+        self.places = []   # CallbackId -> (node, kind, topic) for the monitor
+        self.grid = []     # model-bound timers: (CallbackId, period, model offset)
+
+    def group_of(self, entity) -> int:
+        g = entity.callback_group
+        key = id(g)
+        if key not in self.groups:
+            self.groups[key] = len(self.reentrant)
+            self.reentrant.append(isinstance(g, ReentrantCallbackGroup))
+        return self.groups[key]
+
+    def add(self, kind, entity, node, run, handle, detail, period_ns=0, topic="", take=None):
+        pointer = 0
+        if handle is not None:
+            # Held "in use" while the loop knows its rcl address: rclpy defers the
+            # destruction of a destroyed entity until the loop has let it go.
+            try:
+                handle.__enter__()
+            except InvalidHandle:  # being destroyed: not added
+                return None
+            self.held.append(handle)
+            pointer = handle.pointer
+        name, prio, aff = self._identity(kind, entity, node, detail, period_ns, topic)
+        self.specs.append((kind, pointer, self.group_of(entity), prio, aff, name))
+        node_index = self.node_order.index(node)
+        self.takes.append((1, node_index, _RCLPY_TAKE_RANK.get(kind, 2)) if take is None else (0, node_index, 0))
+        self.places.append((node.get_fully_qualified_name(), _PLACE_KIND.get(kind, "other"), topic))
+        self.ents.append((kind, entity, run, name))
+        return len(self.ents) - 1
+
+    def _identity(self, kind, entity, node, detail, period_ns, topic):
+        """(name, priority, affinity): the model callback's when it matches one, else its own."""
+        view, explicit = self.view, self.explicit
+        mc = None
+        if view is not None:
+            if id(entity) in explicit:
+                mc = view.by_name(explicit[id(entity)])
+                if mc is None:
+                    raise ValueError(f"bind(): the model has no callback '{explicit[id(entity)]}'")
+            elif kind not in (KIND_EXTERNAL, KIND_EVENT):
+                mc = view.match((node.get_fully_qualified_name().lstrip("/"), node.get_name()),
+                                kind, period_ns, topic)
+        if mc is not None:
+            mc.used = True
+            if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
+                self.grid.append((len(self.ents), period_ns, mc.offset_ns))  # on the release grid
+            return mc.name, mc.priority, mc.affinity
+        base = f"{node.get_name()}/{detail}"
+        k = self.names_used.get(base, 0)
+        self.names_used[base] = k + 1
+        name = base if k == 0 else f"{base}#{k}"
+        if kind not in (KIND_EXTERNAL, KIND_EVENT) and not _infrastructure(node, entity, kind):
+            self.unmatched.append(name)
+        return name, None, (1 << 64) - 1
 
 
 class ChainExecutor(MarksMixin, Executor):
@@ -398,9 +468,7 @@ class ChainExecutor(MarksMixin, Executor):
         and one BE thread per core with the plan's reservations, the callbacks' priorities and
         affinities from the plan (what the controller changes later)."""
         if self._lame is None:
-            m = self._model_arg
-            m = load_model(m) if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") else m
-            self._lame = self._mod.LameControl(m.to_yaml(), self._lame_period_ns, self._lame_res_ns,
+            self._lame = self._mod.LameControl(self._loaded_model(), self._lame_period_ns, self._lame_res_ns,
                                                self._lame_capacity)
             if self._model_executor not in (None, self._lame.executor()):
                 raise ValueError(f"LaME plans the chains of executor '{self._lame.executor()}', "
@@ -671,6 +739,16 @@ class ChainExecutor(MarksMixin, Executor):
                 self._rebuild_pending = False
                 self._build()
 
+    def _loaded_model(self):
+        """The executor's model (the model argument, or that of the marks), a model file parsed
+        once, at the first use, and kept (the file model the marks are built on too)."""
+        m = self._model_arg
+        if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__"):
+            self._model_arg = load_model(m)
+            if self._file_model_arg is m:
+                self._file_model_arg = self._model_arg
+        return self._model_arg
+
     def _build(self) -> None:
         if self._marks.dirty and self._node_order:
             self._apply_marks()
@@ -678,7 +756,7 @@ class ChainExecutor(MarksMixin, Executor):
         if view is None and self._model_arg is not None:
             names = [x for n in self._node_order
                      for x in (n.get_fully_qualified_name().lstrip("/"), n.get_name())]
-            view = self._view = load_view(self._model_arg, self._model_executor, self._policy_arg,
+            view = self._view = load_view(self._loaded_model(), self._model_executor, self._policy_arg,
                                           self._threads_arg, names)
         if view is not None and self._lame_period_ns:
             self._lame_view(view)
@@ -689,66 +767,23 @@ class ChainExecutor(MarksMixin, Executor):
             thread_specs = view.threads
         else:
             thread_specs = [(f"t{i}", [], None, 0, 0, True) for i in range(self._threads_arg or 1)]
+        found = self._collect(view)
+        self._check_binding(view, found.held)
+        chains = []
+        if view is not None:
+            index = {e[3]: i for i, e in enumerate(found.ents)}
+            for cname, period, deadline, paths in view.chains:
+                ids = [[index[c] for c in p if c in index] for p in paths]
+                chains.append((cname, period, deadline, [p for p in ids if p]))
+            self.unused_model_callbacks = [c.name for c in view.callbacks if not c.used]
+        self._start_loop(policy, thread_specs, found, chains)
 
-        groups: dict[int, int] = {}
-        reentrant: list[bool] = []
-        ents, specs, unmatched, ext = [], [], [], {}
-        names_used: dict[str, int] = {}
+    def _collect(self, view) -> "_Entities":
+        """Every entity of the added nodes, in registration order, matched to the model."""
         explicit = dict(self._code_names)
         explicit.update({id(e): n for n, e in self._explicit.items()})
-
-        def group_of(entity) -> int:
-            g = entity.callback_group
-            key = id(g)
-            if key not in groups:
-                groups[key] = len(reentrant)
-                reentrant.append(isinstance(g, ReentrantCallbackGroup))
-            return groups[key]
-
-        held = []
-        takes = []                         # CallbackId -> its place in rclpy's own take order
-        places = []                        # CallbackId -> (node, kind, topic) for the monitor
-        grid = []                          # model-bound timers: (CallbackId, period, model offset)
-
-        def add(kind, entity, node, run, handle, detail, period_ns=0, topic="", take=None):
-            pointer = 0
-            if handle is not None:
-                # Held "in use" while the loop knows its rcl address: rclpy defers the
-                # destruction of a destroyed entity until the loop has let it go.
-                try:
-                    handle.__enter__()
-                except InvalidHandle:  # being destroyed: not added
-                    return None
-                held.append(handle)
-                pointer = handle.pointer
-            mc = None
-            if view is not None:
-                if id(entity) in explicit:
-                    mc = view.by_name(explicit[id(entity)])
-                    if mc is None:
-                        raise ValueError(f"bind(): the model has no callback '{explicit[id(entity)]}'")
-                elif kind not in (KIND_EXTERNAL, KIND_EVENT):
-                    mc = view.match((node.get_fully_qualified_name().lstrip("/"), node.get_name()),
-                                    kind, period_ns, topic)
-            if mc is not None:
-                mc.used = True
-                name, prio, aff = mc.name, mc.priority, mc.affinity
-                if kind == KIND_TIMER and period_ns > 0 and not _simulated_time(entity):
-                    grid.append((len(ents), period_ns, mc.offset_ns))  # on the release grid
-            else:
-                base = f"{node.get_name()}/{detail}"
-                k = names_used.get(base, 0)
-                names_used[base] = k + 1
-                name, prio, aff = (base if k == 0 else f"{base}#{k}"), None, (1 << 64) - 1
-                if kind not in (KIND_EXTERNAL, KIND_EVENT) and not _infrastructure(node, entity, kind):
-                    unmatched.append(name)
-            specs.append((kind, pointer, group_of(entity), prio, aff, name))
-            node_index = self._node_order.index(node)
-            takes.append((1, node_index, _RCLPY_TAKE_RANK.get(kind, 2)) if take is None else (0, node_index, 0))
-            places.append((node.get_fully_qualified_name(), _PLACE_KIND.get(kind, "other"), topic))
-            ents.append((kind, entity, run, name))
-            return len(ents) - 1
-
+        found = _Entities(view, explicit, self._node_order)
+        add, ents, ext = found.add, found.ents, found.ext
         for node in self._node_order:
             for tmr in node.timers:
                 period = tmr.timer_period_ns
@@ -766,7 +801,7 @@ class ChainExecutor(MarksMixin, Executor):
             for gc in node.guards:
                 ext[id(gc)] = add(KIND_EXTERNAL, gc, node, self._guard_runner(gc), None, "guard_condition")
                 if gc.callback is not None:
-                    unmatched.append(ents[-1][3])
+                    found.unmatched.append(ents[-1][3])
             for wt in node.waitables:
                 event = _event_handle(wt)
                 if event is not None:
@@ -774,53 +809,55 @@ class ChainExecutor(MarksMixin, Executor):
                     continue
                 ext[id(wt)] = add(KIND_EXTERNAL, wt, node, self._waitable_runner(wt), None,
                                   f"waitable:{type(wt).__name__}", take="waitable")
-                unmatched.append(ents[-1][3])
+                found.unmatched.append(ents[-1][3])
+        return found
 
-        if view is not None and self._node_order and not self._binding_checked:
-            self._binding_checked = True
-            if view.unbound() and not self._allow_unbound:
-                for h in held:
-                    try:
-                        h.__exit__(None, None, None)
-                    except Exception:
-                        pass
-                raise UnboundModelCallbacks(
-                    "chainrt.rclpy: model callbacks without a real counterpart (a model that does not "
-                    "describe these nodes would be monitored and scheduled wrongly; "
-                    "ChainExecutor(allow_unbound=True) runs anyway):\n" + view.explain_unbound())
-        chains = []
-        if view is not None:
-            index = {e[3]: i for i, e in enumerate(ents)}
-            for cname, period, deadline, paths in view.chains:
-                ids = [[index[c] for c in p if c in index] for p in paths]
-                chains.append((cname, period, deadline, [p for p in ids if p]))
-            self.unused_model_callbacks = [c.name for c in view.callbacks if not c.used]
+    def _check_binding(self, view, held: list) -> None:
+        """The first build with nodes: every model callback must have a real counterpart."""
+        if view is None or not self._node_order or self._binding_checked:
+            return
+        self._binding_checked = True
+        if view.unbound() and not self._allow_unbound:
+            for h in held:
+                try:
+                    h.__exit__(None, None, None)
+                except Exception:
+                    pass
+            raise UnboundModelCallbacks(
+                "chainrt.rclpy: model callbacks without a real counterpart (a model that does not "
+                "describe these nodes would be monitored and scheduled wrongly; "
+                "ChainExecutor(allow_unbound=True) runs anyway):\n" + view.explain_unbound())
 
+    def _start_loop(self, policy: str, thread_specs: list, found: "_Entities", chains: list) -> None:
+        """Replace the dispatch loop by one over `found` (the old one stopped and detached)."""
         old = self._loop
         if old is not None:
             old.stop()
             old.detach()
         self._release_handles()
-        self._held = held
+        self._held = found.held
+        takes = found.takes
         positions = []
         if self._take_order == "node":
             ranked = sorted(range(len(takes)), key=lambda i: (takes[i], i))
             positions = [0] * len(takes)
             for pos, i in enumerate(ranked):
                 positions[i] = pos
-        loop = self._mod.Loop(policy, reentrant, specs, chains, thread_specs, self._sample_capacity, positions)
-        for i, (pnode, pkind, ptopic) in enumerate(places):
+        loop = self._mod.Loop(policy, found.reentrant, found.specs, chains, thread_specs,
+                              self._sample_capacity, positions)
+        for i, (pnode, pkind, ptopic) in enumerate(found.places):
             loop.set_place(i, pnode, pkind, ptopic)
-        for i, period_ns, offset_ns in grid:
+        for i, period_ns, offset_ns in found.grid:
             loop.arm_timer(i, period_ns, offset_ns)
         loop.trace_registration(self._monitor_name())  # LTTng: a no-op unless being traced
         for note in self._marks.notes:
             loop.add_warning("marks in code: " + note)
         if self.unused_model_callbacks:
             loop.add_warning("model callbacks without a real counterpart: " + ", ".join(self.unused_model_callbacks))
-        self._ents, self._ext_ids, self.unmatched = ents, ext, unmatched
+        ext = found.ext
+        self._ents, self._ext_ids, self.unmatched = found.ents, ext, found.unmatched
         self._loop = loop
-        self._state = (loop, ents)
+        self._state = (loop, found.ents)
         self._signature = self._entity_signature()
         self._force_build = False
         if ext:
@@ -877,9 +914,7 @@ class ChainExecutor(MarksMixin, Executor):
                     expected = release if steady else release + loop_ref._clock_offset
                 r = fn(**{arg: TimerInfo(expected_call_time=expected,
                                          actual_call_time=info["actual_call_time"], clock_type=clock_type)})
-            if r is not None and inspect.iscoroutine(r):
-                spawn(r)
-            return True
+            return _ran(r, spawn)
         return run
 
     def _subscription_runner(self, sub):
@@ -906,9 +941,7 @@ class ChainExecutor(MarksMixin, Executor):
                     s = h.stamp
                     loop_ref._loop.set_input_release(t, s.sec * 1_000_000_000 + s.nanosec - offset)
             r = sub.callback(*mi) if with_info else sub.callback(mi[0])
-            if r is not None and inspect.iscoroutine(r):
-                spawn(r)
-            return True
+            return _ran(r, spawn)
         return run
 
     def _service_runner(self, srv):
@@ -968,9 +1001,7 @@ class ChainExecutor(MarksMixin, Executor):
             if gc.callback is None:
                 return False
             r = gc.callback()
-            if r is not None and inspect.iscoroutine(r):
-                spawn(r)
-            return True
+            return _ran(r, spawn)
         return run
 
     def _event_runner(self, wt):
@@ -1033,6 +1064,13 @@ def _take_done_callbacks(future) -> list:
     with lock:
         callbacks, future._callbacks = future._callbacks, []
     return callbacks
+
+
+def _ran(result, spawn) -> bool:
+    """A callback ran: a coroutine it returned is spawned as a task (rclpy's rule)."""
+    if result is not None and inspect.iscoroutine(result):
+        spawn(result)
+    return True
 
 
 def _simulated_time(timer) -> bool:

@@ -118,7 +118,7 @@ def build(marks: Marks, nodes: list, infrastructure, *, base=None, executor: str
         executor = choose_executor(base, executor, names)
     model_policy = policy if policy not in (None, "arrival") else "ros-default"
     yaml, model_names, notes, _ = _rclpy_exec.model_from_code(
-        base.to_yaml() if base is not None else None, executor or "main", model_policy, int(threads or 1),
+        base, executor or "main", model_policy, int(threads or 1),
         os.cpu_count() or 1, rows, thread_rows, chain_rows, require_wcet)
     return yaml, {id(e[0]): n for e, n in zip(ents, model_names) if n}, list(notes)
 
@@ -212,7 +212,11 @@ class MarksMixin:
         m = self._file_model_arg
         if m is None:
             return None
-        return load_model(m) if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") else m
+        if isinstance(m, (str, bytes)) or hasattr(m, "__fspath__"):  # parsed once, then kept
+            self._file_model_arg = load_model(m)
+            if self._model_arg is m:
+                self._model_arg = self._file_model_arg
+        return self._file_model_arg
 
     def _model_of_marks(self, base, require_wcet: bool) -> tuple[str, dict[int, str], list[str], str]:
 

@@ -122,9 +122,9 @@ def collect(model_path: str, duration_ns: int, run: bool | str = True, policy: s
     data["run_failed"] = None
     if run == "replay":
         try:
-            watch = verdict.RunWatch(model_path, stream=open(os.devnull, "w"))
+            watch = verdict.RunWatch(model, stream=open(os.devnull, "w"))
             data["start_warnings"] = watch.warnings
-            r = runtime.run_model(model_path, duration_ns, policy=policy, fifo=fifo)
+            r = runtime.run_model(model_path, duration_ns, policy=policy, fifo=fifo, model=model)
             v = watch.finish(r, data["analysis"], (data["simulation"] or {}).get("chains"))
             data["run"] = r
             data["verdict"] = v.to_json()

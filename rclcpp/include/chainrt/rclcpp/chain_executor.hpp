@@ -1,8 +1,8 @@
 // chainrt rclcpp: ChainExecutor, an rclcpp::Executor that runs UNMODIFIED rclcpp nodes (timers,
 // subscriptions incl. intra-process, services, clients, actions and every other waitable, QoS
 // events) with chainrt's scheduling: the ready queue, admission rule, timer rule and policies of
-// the C++ runtime, the rclpy executor and the simulator (sched::ReadyQueue, sched::Admission,
-// sched::TimerClock; every policy of policies.def), on one or more threads with the
+// the C++ runtime, the rclpy executor and the simulator (sched::Dispatcher, sched::TimerClock;
+// every policy of policies.def), on one or more threads with the
 // model's pinning, SCHED_FIFO and SCHED_DEADLINE.
 //
 //   chainrt::rclcpp::ChainExecutor exec;                        // monitoring only, ros-default
@@ -22,9 +22,9 @@
 // Waitable::set_on_ready_callback (intra-process subscriptions, QoS events, actions) and the
 // executor's notify waitable (guard conditions of nodes and groups: entities added or removed,
 // cancel(), shutdown) — but instead of EventsExecutor's FIFO of events the ready work goes into
-// the shared sched::ReadyQueue through the shared sched::Admission rule, and it honours
+// the shared sched::Dispatcher (its ready queue and admission rule), and it honours
 // callback groups (EventsExecutor ignores them): a mutually exclusive group never runs two
-// callbacks at once, on any number of threads (ReadyQueue's group lanes), a reentrant one may.
+// callbacks at once, on any number of threads (the ready queue's group lanes), a reentrant one may.
 // rclcpp's wait-set path (get_next_ready_executable, a wait set rebuilt per wait) is not used:
 // its cost grows with the number of entities at every wait (rclcpp's SingleThreadedExecutor
 // and MultiThreadedExecutor), the cost the EDF paper measures in Sec. VI-B.
@@ -92,8 +92,7 @@
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/ros_compat.hpp"
 #include "chainrt/runtime/threads.hpp"
-#include "chainrt/sched/admission.hpp"
-#include "chainrt/sched/ready_queue.hpp"
+#include "chainrt/sched/dispatcher.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
 
@@ -328,9 +327,9 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   struct Bound;
   struct Running {
     Slot* slot = nullptr;
-    sched::CallbackId qid = sched::kNoCallback;  // what the ready queue counts as running
+    sched::CallbackId qid = sched::kNoCallback;  // what the dispatcher counts as running
   };
-  struct AdmissionSource;
+  struct Readiness;
 
   void init();
   void bind_key(const std::string& model_callback, const void* key);
@@ -387,6 +386,22 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   // Rebuild the tables from rclcpp's collection when entities changed (allocates; any
   // executor thread; carries queued work over). Returns whether anything changed.
   bool rebuild();
+  // rebuild()'s stages (rebuild_mutex_ held): collect, match, tables, install.
+  struct Rebuild;
+  void collect_groups(Rebuild& r);
+  void collect_entities(Rebuild& r);
+  void match_slots(Rebuild& r);
+  std::unique_ptr<Tables> make_tables(Rebuild& r);
+  void prepare_created(Rebuild& r);
+  void install_tables(Rebuild& r, std::unique_ptr<Tables> T);
+  struct FoundGroup;  // a callback group and its node
+  void name_slot(const Rebuild& r, Slot& s, const FoundGroup& f, const std::string& label);
+  // A new slot described from its rclcpp entity.
+  void describe(const Rebuild& r, Slot& s, const ::rclcpp::SubscriptionBase::SharedPtr& sub, const FoundGroup& f);
+  void describe(const Rebuild& r, Slot& s, const ::rclcpp::TimerBase::SharedPtr& tm, const FoundGroup& f);
+  void describe(const Rebuild& r, Slot& s, const ::rclcpp::Waitable::SharedPtr& w, const FoundGroup& f);
+  void describe_endpoint(const Rebuild& r, Slot& s, CallbackKind kind, const std::string& service,
+                         const FoundGroup& f);
   void install(Slot& s);    // event callbacks of a new entity
   void uninstall(Slot& s);  // ... of a removed one
 
@@ -406,6 +421,17 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   // HOT: take `id` for thread `t` (lock held), run it without the lock, record it. Catches
   // every exception of the callback.
   void dispatch(sched::ThreadId t, sched::CallbackId id, std::unique_lock<runtime::PiMutex>& lk);
+  // dispatch()'s stages: the instance taken (lock held; no allocation), the user's callback run
+  // (no lock), the first exception kept for spin() (rethrow_exceptions).
+  struct Taken {
+    sched::Stamp stamp;
+    int wid = -1;          // a waitable's entity id with data (-2: other data; -1: none)
+    bool poll = false;     // a waitable whose timer is due polls itself
+    Duration queued_deadline = 0;
+  };
+  Taken take(sched::ThreadId t, sched::CallbackId id) noexcept;
+  bool invoke(sched::ThreadId t, Slot& s, const Taken& k);
+  void keep_exception();
   // One selection on thread `t`, waiting until `until` (executor clock; kNoDeadline: no
   // limit) for work; false when none came (timeout, cancel, shutdown).
   bool run_one(sched::ThreadId t, Duration until, bool wait);
@@ -428,7 +454,7 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
 
   mutable runtime::PiMutex mutex_;  // the ready-queue lock (priority inheritance)
   mutable std::mutex rebuild_mutex_;  // one rebuild at a time (and the marks)
-  std::unique_ptr<Tables> tables_;  // current slots, ready queue, admission
+  std::unique_ptr<Tables> tables_;  // current slots and their dispatcher
   mutable std::mutex nodes_mutex_;
   std::vector<::rclcpp::node_interfaces::NodeBaseInterface::WeakPtr> nodes_;  // in the order added
   std::vector<std::pair<::rclcpp::CallbackGroup::WeakPtr, ::rclcpp::node_interfaces::NodeBaseInterface::WeakPtr>>

@@ -3,8 +3,8 @@
 // of chain i is released with its first callback at a_i^k, carries the absolute deadline
 // d_i^k = a_i^k + D_i from callback to callback, and completes when its last callback (every
 // leaf of a branching chain) completes; its response time is that finish minus a_i^k.
-//  - ChainTrack: what the monitor keeps per chain; complete_chains(): the completion rule;
-//    choose_source_chain(): which chain a timer starting several stamps its instances with.
+//  - ChainTrack: what the monitor keeps per chain; complete_chains(): the completion rule
+//    (which chain a timer starting several stamps its instances with: sched::ChainSource).
 //  - StampRing: chain instances waiting at a callback whose input comes from a chain
 //    predecessor in the same executor (unmodified nodes' messages carry no stamp; the executor
 //    hands the instance over itself when the predecessor starts, see ChainExecutor).
@@ -20,18 +20,6 @@
 #include "chainrt/runtime/node.hpp"
 
 namespace chainrt::runtime {
-
-// The chain a timer stamps its instances with when it is the first callback of several chains
-// (called once per such chain c, deadline D, 0: none): the one of the smallest deadline — one
-// instance, d = a + min D — and a chain without a deadline only while it has no other.
-// (chain, rel_deadline) start as (kNoChain, kNoDeadline). Shared by every executor.
-inline void choose_source_chain(std::uint32_t& chain, Duration& rel_deadline, std::uint32_t c, Duration D) noexcept {
-  const Duration d = D > 0 ? D : sched::kNoDeadline;
-  if (chain == kNoChain || d < rel_deadline) {
-    chain = c;
-    rel_deadline = d;
-  }
-}
 
 struct ChainTrack {
   std::string name;

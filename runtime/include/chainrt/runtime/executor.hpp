@@ -1,5 +1,5 @@
 // chainrt runtime: the real-time executor on rcl. It drives the scheduling module shared with
-// the simulator (sched::ReadyQueue, sched::TimerClock): mechanism here, policy there.
+// the simulator and the other executors (sched::Dispatcher): mechanism here, policy there.
 //
 // EDF ready-queue paper, Sec. IV-A, with incremental updating:
 //  - readyQueue updating (Algorithm 2) is event driven instead of a full refresh: the DDS
@@ -10,7 +10,7 @@
 //    clock (O(1) when none is due). Selection never rescans every callback, so the cost of a
 //    dispatch does not grow with the number of callbacks (the paper's executor refreshes the
 //    whole wait set before every selection, Sec. VI-B / Fig. 6).
-//  - callback selection (Algorithm 1) is sched::ReadyQueue::select under ONE lock, a
+//  - callback selection (Algorithm 1) is sched::Dispatcher::take under ONE lock, a
 //    priority-inheritance mutex (LaME Sec. 4.1 RT mutex); running groups are frozen while a
 //    thread selects, which is the skippedGroups rule; affinity masks restrict the threads.
 //  - one queued instance per callback; a subscription with more inputs is queued again as soon
@@ -18,7 +18,7 @@
 //    counted as drops, the running instance keeps its release and deadline).
 //  - chain instances: a timer starting a chain stamps its instance with d = a + D (Sec. IV-B);
 //    subscriptions inherit the stamp of their input message (see node.hpp, Stamp).
-// Admission (sched::Admission, the rule the simulator uses too): ready work enters the queue at
+// Admission (the Dispatcher's, the rule the simulator uses too): ready work enters the queue at
 // once (readyQueue policies), at polling points (ROS default: the readySet of the default
 // executor, Sec. II, cleared and refilled with the ready callbacks whose group can run at that
 // instant) or, for LaME's best-effort threads, at a refresh (LaME Sec. 4.1).
@@ -59,8 +59,7 @@
 #include "chainrt/runtime/monitor.hpp"
 #include "chainrt/runtime/node.hpp"
 #include "chainrt/runtime/threads.hpp"
-#include "chainrt/sched/admission.hpp"
-#include "chainrt/sched/ready_queue.hpp"
+#include "chainrt/sched/dispatcher.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
 
@@ -202,6 +201,12 @@ class Executor : public ControlledExecutor {
   void harvest_clocks(Duration now) noexcept;
   Duration clocks_timeout() const noexcept;  // ns until a non-steady timer is due; -1: none
   void thread_main(sched::ThreadId t);
+  // prepare()'s stages: callbacks and their specs, chains, timers.
+  void register_callbacks(const std::vector<Entity*>& entities, std::vector<sched::CallbackSpec>& specs,
+                          std::vector<sched::GroupSpec>& groups);
+  void bind_chains();
+  void arm_timers();
+  void watch_clock(Slot& s);
   void harvest(Duration now, bool idle = false) noexcept;  // Algorithm 2, incrementally; idle: the
                                                           // thread was waiting (release jitter)
   void make_ready(sched::CallbackId id) noexcept;
@@ -225,9 +230,9 @@ class Executor : public ControlledExecutor {
   bool started_ = false;
 
   mutable PiMutex mutex_;
-  std::unique_ptr<sched::ReadyQueue> queue_;
-  std::unique_ptr<sched::Admission> admission_;  // when ready work enters queue_ (shared rule)
-  struct AdmissionSource;
+  // The ready queue, admission, running threads and release grid (sched/dispatcher.hpp).
+  std::unique_ptr<sched::Dispatcher> dispatcher_;
+  struct Readiness;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<ChainTrack> chains_;
   std::vector<std::unique_ptr<ClockWatch>> clocks_;
@@ -244,7 +249,6 @@ class Executor : public ControlledExecutor {
   std::atomic<std::uint32_t> stop_{0};
   Duration started_at_ = 0, stopped_at_ = 0;
 
-  std::vector<sched::CallbackId> running_;       // per thread: the callback it runs (or kNoCallback)
   std::unique_ptr<std::atomic<int>[]> tids_;     // per thread: gettid() once set up, else 0
 
   std::vector<std::thread> threads_;

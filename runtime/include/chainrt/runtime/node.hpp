@@ -38,6 +38,7 @@
 #include "chainrt/runtime/clock.hpp"
 #include "chainrt/runtime/qos.hpp"
 #include "chainrt/runtime/threads.hpp"
+#include "chainrt/sched/dispatcher.hpp"
 #include "chainrt/sched/ready_queue.hpp"
 
 namespace chainrt::runtime {
@@ -74,15 +75,9 @@ class CallbackCpu {
   std::uint64_t gen0_ = 0;
 };
 
-inline constexpr std::uint32_t kNoChain = 0xffffffffu;
-
-// The chain instance a callback instance belongs to.
-struct Stamp {
-  Duration release = 0;                      // a_i^k: release of the chain's first callback
-  Duration deadline = sched::kNoDeadline;    // d_i^k = a_i^k + D_i
-  std::uint32_t chain = kNoChain;            // index of the chain in the executor's chain list
-  std::uint64_t instance = 0;                // k
-};
+// The chain instance a callback instance belongs to (the Dispatcher's, sched/dispatcher.hpp).
+using sched::kNoChain;
+using Stamp = sched::Stamp;
 // The stamp of the callback instance running on this thread (a default Stamp outside one).
 const Stamp& current_stamp() noexcept;
 

@@ -1,7 +1,7 @@
 // chainrt sched: the admission rule — WHEN ready work enters an executor's ReadyQueue. One rule
-// per executor, shared by the simulator (sim/src/simulator.cpp) and the runtime
-// (runtime/src/executor.cpp), so that both run a model the same way; the ReadyQueue decides
-// the ORDER, this decides what it can see.
+// per executor, owned by its sched::Dispatcher (dispatcher.hpp), which every backend (the
+// simulator, the runtime, the rclcpp and rclpy executors) shares, so that all run a model the
+// same way; the ReadyQueue decides the ORDER, this decides what it can see.
 //
 // The rules:
 //  - Immediate (readyQueue executors: every policy but ros-default, lame without best-effort threads;

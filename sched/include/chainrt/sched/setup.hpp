@@ -32,14 +32,8 @@ struct ExecutorSetup {
   std::vector<GroupSpec> groups;           // GroupId -> spec
   std::vector<ThreadSpec> threads;         // ThreadId -> thread (at least one)
 
-  ReadyQueue make_queue() const { return ReadyQueue(policy, specs, groups, threads.size()); }
   // ThreadId -> a real-time thread (LaME thread classes; every plain thread is real-time).
   std::vector<bool> rt_threads() const;
-  // The admission rule of this executor over `queue` (sched/admission.hpp).
-  Admission make_admission(ReadyQueue& queue) const {
-    const std::vector<bool> rt = rt_threads();
-    return Admission(queue, admission_rule(policy, rt), rt);
-  }
   // CallbackId of a model callback index, or kNoCallback when it is not on this executor.
   CallbackId id_of(std::size_t model_callback) const noexcept;
 };

@@ -1,5 +1,5 @@
 // chainrt sim: deterministic discrete-event simulator of ROS 2 executors running a chainrt
-// model. It drives the shared scheduling code (sched/: ReadyQueue, TimerClock, make_setup) and
+// model. It drives the shared scheduling code (sched/: Dispatcher, TimerClock, make_setup) and
 // adds what is executor SEMANTICS rather than policy:
 //  - ros-default: the readySet of the default executors (EDF ready-queue paper Sec. II/III):
 //    refilled only at polling points (when empty or when nothing in it is eligible), one
@@ -9,8 +9,8 @@
 //    Case Study 2 / Fig. 5, and the starvation it can cause, Teper et al. EMSOFT 2024).
 //    With one thread this is the single-threaded executor. Among ready callbacks of one kind:
 //    registration order (the published models), or rclcpp >= 28's unspecified wait-set order
-//    drawn from SimOptions::wait_set_seed (sched::wait_set_order). The admission rule (when
-//    released work enters the queue) is sched::Admission, the runtime's too.
+//    drawn from SimOptions::wait_set_seed (sched::wait_set_order). The queue and admission rule
+//    (when released work enters the queue) are sched::Dispatcher's, every executor's.
 //  - every other policy: the readyQueue executor (Sec. IV-A): the queue is refreshed
 //    before every selection (pending callbacks enter at once), one queued instance per
 //    callback, Algorithm 1 selection; lame adds affinity masks and RT/BE thread classes
