@@ -491,14 +491,15 @@ def bounds_of(model, bound: dict | None, simulated: dict | None) -> tuple[dict, 
 
 def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bound_kind: dict,
               model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True, rt: bool = True,
-              simulated: dict | None = None) -> dict:
+              simulated: dict | None = None, executions: list[Execution] | None = None) -> dict:
     """The accounting of a finished run (JSON form, :func:`to_json`) from its traces in
     ``trace_dir``, the PlatformProbe that ran beside it (None: not measured, ``probe_note`` says
     why) and its bounds; instances released in the first ``warmup_ns`` of the run are left out
     (as the executors' monitor does); ``rt``: the executors' threads had real-time priority
     (without, other processes take the CPU from them below the probe, which sees none of it);
     ``simulated``: the simulator's per-chain result, to account against its worst cases too
-    ("simulated"); "notes" says what limits it."""
+    ("simulated"); ``executions``: the run's executions when the caller read them from the traces
+    itself (read_traces); "notes" says what limits it."""
     notes = [probe_note] if probe_note else []
     blackouts = None
     if probe is not None:
@@ -514,7 +515,7 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         if note:
             notes.append(note)
     mi = model_inputs(model, thread_params)
-    executions = read_traces(trace_dir)
+    executions = read_traces(trace_dir) if executions is None else executions
     starts = []
     for f in Path(trace_dir).glob("*.jsonl.start"):
         try:

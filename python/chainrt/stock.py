@@ -67,10 +67,14 @@ def unavailable() -> str | None:
 def arguments(model: str | os.PathLike, executor: str, *, duration: float = 10.0, threads: int | None = None,
               policy: str | None = None, drain: float | None = None, thread_params: bool = True,
               process: str | None = None, trace: str | os.PathLike | None = None,
-              run_id: str | None = None) -> list[str]:
+              run_id: str | None = None, scale_wcet: tuple[int, float] | None = None,
+              lame_controller_ns: int = 0) -> list[str]:
     """The program's command line after its name (ValueError for an executor it does not know).
-    ``process``: only that process's nodes; ``trace``: every execution into that file (and
-    ``.start``), chainrt-run's trace format; ``run_id``: a tag on the command line."""
+    ``process``: only that process's nodes; ``trace``: every callback execution into that file
+    (and ``.start``), chainrt-run's trace format (chainrt.accounting.read_traces reads a
+    directory of them); ``run_id``: a tag on the command line; ``scale_wcet``: (ns after the
+    start, factor) from when every callback burns factor x its WCET; ``lame_controller_ns``:
+    LaME's controller in the ChainExecutor every that many ns."""
     if executor not in LABELS:
         raise ValueError(f"executor {executor!r}: one of {', '.join(EXECUTORS)}")
     args = ["--model", str(model), "--executor", executor, "--duration", f"{duration:g}"]
@@ -88,20 +92,26 @@ def arguments(model: str | os.PathLike, executor: str, *, duration: float = 10.0
         args += ["--drain", f"{drain:g}"]
     if not thread_params:
         args.append("--no-thread-params")
+    if scale_wcet is not None:
+        args += ["--scale-wcet", f"{int(scale_wcet[0])}:{float(scale_wcet[1])!r}"]
+    if lame_controller_ns:
+        args += ["--lame-controller", str(int(lame_controller_ns))]
     return args
 
 
 def run(model: str | os.PathLike, executor: str, *, duration: float = 10.0, threads: int | None = None,
         policy: str | None = None, drain: float | None = None, thread_params: bool = True,
-        env: dict[str, str] | None = None, preexec_fn=None) -> dict:
+        env: dict[str, str] | None = None, preexec_fn=None, **more) -> dict:
     """One run of the model's generated nodes under `executor`; its JSON result. `env` adds to the
     ROS 2 environment (e.g. a ROS_DOMAIN_ID); `preexec_fn` runs in the child before it starts
-    (pinning, a priority). Raises StockUnavailable or StockRunFailed with one line."""
+    (pinning, a priority); `more`: arguments()'s process, trace, run_id, scale_wcet,
+    lame_controller_ns.
+    Raises StockUnavailable or StockRunFailed with one line."""
     binary = find_binary()
     full_env = runtime.ros_environment(binary)
     full_env.update(env or {})
     cmd = [str(binary), *arguments(model, executor, duration=duration, threads=threads, policy=policy, drain=drain,
-                                   thread_params=thread_params)]
+                                   thread_params=thread_params, **more)]
     limit = duration + 120 + (drain or 0)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=limit, preexec_fn=preexec_fn)

@@ -3,13 +3,18 @@
 //
 //   chainrt_rclcpp_nodes --model FILE --executor {single,multi,static,events,chainrt}
 //                        [--threads N] [--duration S] [--policy P] [--drain S] [--no-thread-params]
-//                        [--process NAME] [--trace FILE] [--run-id ID]
+//                        [--process NAME] [--trace FILE] [--run-id ID] [--scale-wcet T_NS:FACTOR]
+//                        [--lame-controller PERIOD_NS]
 //
 // From the model (chainrt's model parser, model/yaml_io.hpp): one rclcpp::Node per model node,
 // one callback group per model group, and per model callback a timer (create_wall_timer at its
 // period), a subscription (its topic, keep-last at its queue_depth, reliable), a service or a
 // client's response callback. Each callback burns its WCET of the thread's CPU time (preemption
 // does not count), then publishes on its topics and sends one request to each service it calls.
+// LaME's fusion callbacks as chainrt's runtime and simulator run them: an input callback
+// (fusion_input) caches its message; a trigger (fusion_trigger) burns its WCET and publishes only
+// once every input it fuses has cached at least once. --scale-wcet T_NS:FACTOR burns FACTOR x
+// every WCET from T_NS after spinning starts (a frequency drop, emulated).
 //
 // Chain instances are stamped in the messages: a chain's source timer writes (chain, release,
 // seq) — release is the timer's expected call time (rclcpp's TimerInfo), the same under every
@@ -27,14 +32,20 @@
 // model executor's thread count), static (StaticSingleThreaded), events (EventsExecutor). The
 // stock executors' threads get the model executor's pinning (the union of its threads' cores)
 // and its highest SCHED_FIFO priority, set on the spinning thread before spin() (a
-// MultiThreadedExecutor's threads inherit them); --no-thread-params leaves every thread as is.
+// MultiThreadedExecutor's threads inherit them); a SCHED_DEADLINE reservation of the model
+// executor's threads (the same for all of them) each executor thread sets on itself when it
+// first runs a callback (a MultiThreadedExecutor starts its threads itself, and a thread that is
+// SCHED_DEADLINE may not create threads); --no-thread-params leaves every thread as is.
+// --lame-controller runs LaME's online controller in the ChainExecutor (chainrt only).
 //
 // The timers run --duration seconds from the start of spinning; then they are cancelled and the
 // instances still under way get --drain seconds (default: twice the longest deadline, at least
 // 0.5 s) to complete. Prints "ready" when spinning starts and at the end one JSON line: per chain
 // the instances released, completed and lost (released, not completed), their latency (mean,
 // p99, max, min in ns) and deadline misses; per callback its runs; under chainrt the executor's
-// own report, and per executor the class of the executor object that spun it (executor_class).
+// own report (and with --lame-controller the controller's activations, as chainrt-run's), and
+// per executor the class of the executor object that spun it (executor_class); the warnings of
+// the threads (pinning, priority, a reservation not taken).
 // Bad arguments or a model that cannot be generated: one line on stderr, exit 2. SIGINT ends
 // the run early (rclcpp's handler): the timers stop and the result is printed as at the end.
 //
@@ -43,16 +54,16 @@
 // programs (on different hosts). A chain whose source timer and leaves are all here is measured
 // as above; a chain with a part elsewhere is measured from the traces of the processes together
 // ("releases" counts the source timers' releases made here). --trace FILE: every callback
-// execution as one JSON line {executor, callback, thread, release, start, finish, cpu, deadline}
-// (times in ns relative to the program's start, written to FILE.start on CLOCK_MONOTONIC;
-// release: the chain release its input carried, the first when it carried several, -1 none;
-// cpu: the thread's CPU time; deadline always -1), the format of chainrt-run --trace, so that
+// execution, under every executor alike, as one JSON line {executor, callback, thread, release,
+// start, finish, cpu, deadline} (times in ns relative to the program's start, written to
+// FILE.start on CLOCK_MONOTONIC; release: the chain release its input carried, -1 none, and an
+// execution serving instances of several releases one line per release; cpu: the thread's CPU
+// time of the execution; deadline always -1), the format of chainrt-run --trace, so that
 // chainrt's accounting reads both. --run-id ID: a tag on the command line (what tells a run's
 // processes apart), echoed in the result.
 #include <cxxabi.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,17 +106,12 @@ using Msg = std_msgs::msg::Int64MultiArray;
 using Srv = rcl_interfaces::srv::GetParameters;
 using chainrt::Duration;
 
-std::int64_t now_ns() {
+std::int64_t clock_ns(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
-
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
+std::int64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
 struct Args {
   std::string model, executor, policy, process, trace, run_id;
@@ -113,11 +119,15 @@ struct Args {
   int threads = 0;  // 0: the model's (chainrt, multi)
   double duration = 10, drain = -1;
   bool thread_params = true;
+  std::int64_t scale_at = -1;  // ns after spinning starts; < 0: never
+  double scale = 1;
+  std::int64_t lame_controller = 0;  // ns; 0: none
 };
 
 const char* kUsage =
     "usage: chainrt_rclcpp_nodes --model FILE --executor {single,multi,static,events,chainrt} [--threads N] "
-    "[--duration S] [--policy P] [--drain S] [--no-thread-params] [--process NAME] [--trace FILE] [--run-id ID]";
+    "[--duration S] [--policy P] [--drain S] [--no-thread-params] [--process NAME] [--trace FILE] [--run-id ID] "
+    "[--scale-wcet T_NS:FACTOR] [--lame-controller PERIOD_NS]";
 
 // The command line, or a one-line reason.
 Args parse(int argc, char** argv) {
@@ -139,12 +149,22 @@ Args parse(int argc, char** argv) {
     else if (arg == "--process") a.process = v;
     else if (arg == "--trace") a.trace = v;
     else if (arg == "--run-id") a.run_id = v;
+    else if (arg == "--lame-controller") a.lame_controller = std::atoll(v.c_str());
+    else if (arg == "--scale-wcet") {
+      const auto colon = v.find(':');
+      if (colon == std::string::npos) throw std::invalid_argument("--scale-wcet takes T_NS:FACTOR");
+      a.scale_at = std::atoll(v.substr(0, colon).c_str());
+      a.scale = std::atof(v.substr(colon + 1).c_str());
+      if (a.scale_at < 0 || !(a.scale > 0)) throw std::invalid_argument("bad --scale-wcet " + v);
+    }
     else throw std::invalid_argument("unknown argument " + arg);
   }
   static const std::set<std::string> kinds{"single", "multi", "static", "events", "chainrt"};
   if (a.model.empty() || !kinds.count(a.executor)) throw std::invalid_argument("--model and --executor are needed");
   if (!(a.duration > 0) || a.threads < 0 || a.threads > 64) throw std::invalid_argument("bad --duration or --threads");
   if (!a.policy.empty() && a.executor != "chainrt") throw std::invalid_argument("--policy is chainrt's only");
+  if (a.lame_controller < 0 || (a.lame_controller > 0 && a.executor != "chainrt"))
+    throw std::invalid_argument("--lame-controller is chainrt's only, a period in ns");
   return a;
 }
 
@@ -381,9 +401,23 @@ void Tracer::write(const std::string& path, std::int64_t start, const chainrt::M
 // process (every node when empty); only they are created.
 class System {
  public:
-  System(const chainrt::Model& m, Recorder& rec, Tracer& trace, std::set<std::string> here)
-      : m_(m), rec_(rec), trace_(trace), here_(std::move(here)), runs_(m.callbacks.size()) {
+  System(const chainrt::Model& m, const Args& a, Recorder& rec, Tracer& trace, std::set<std::string> here)
+      : m_(m), a_(a), rec_(rec), trace_(trace), here_(std::move(here)), runs_(m.callbacks.size()),
+        cached_(m.callbacks.size()), fuses_(m.callbacks.size()) {
     for (const auto& cb : m.callbacks) routes_.push_back(routes_of(m, cb));
+    for (std::size_t i = 0; i < m.callbacks.size(); ++i)
+      for (const auto& in : m.callbacks[i].fuses) fuses_[i].push_back(m.callback_index(in));
+    if (a.executor != "chainrt" && a.thread_params)
+      for (const auto& ex : m.executors)
+        if (!ex.threads.empty() && ex.threads.front().reservation) reservations_[ex.name] = *ex.threads.front().reservation;
+  }
+  // Spinning starts now: the origin of --scale-wcet.
+  void started(std::int64_t t0) {
+    if (a_.scale_at >= 0) scale_from_.store(t0 + a_.scale_at);
+  }
+  std::vector<std::string> thread_warnings() const {
+    std::lock_guard<std::mutex> lk(tm_);
+    return {warnings_.begin(), warnings_.end()};
   }
   void create_nodes();
   void create_messaging();  // publishers, subscriptions, services, clients
@@ -419,16 +453,6 @@ class System {
 
  private:
   bool here(const std::string& node) const { return here_.empty() || here_.count(node) > 0; }
-  // Runs `body` as an execution of callback ix: counted and, with a trace, traced with the chain
-  // release its input carried (-1: none).
-  template <class F>
-  void execute(std::size_t ix, std::int64_t release, F&& body) {
-    runs_[ix]++;
-    const std::int64_t t0 = now_ns(), c0 = thread_cpu_ns();
-    body();
-    if (trace_.on()) trace_.add({ix, static_cast<long>(syscall(SYS_gettid)), release, t0, now_ns(), thread_cpu_ns() - c0});
-  }
-  static std::int64_t release_of(const std::vector<Stamp>& in) { return in.empty() ? -1 : in.front().release; }
   bool derived(const std::string& topic) const {
     const chainrt::Topic* t = m_.topic(topic);
     return t && !t->service.empty();
@@ -440,17 +464,45 @@ class System {
   // The callback's end: its outputs carry `in`'s stamps of their chains; the leaves' instances end.
   void finish(std::size_t ix, const std::vector<Stamp>& in);
   void on_input(std::size_t ix, const std::vector<Stamp>& in) {
-    execute(ix, release_of(in), [&] {
-      chainrt::runtime::burn_cpu(m_.callbacks[ix].wcet);
+    execute(ix, in, [&] {
+      burn(ix);
+      const auto kind = m_.callbacks[ix].kind;
+      if (kind == chainrt::CallbackKind::FusionInput) cached_[ix] = true;
+      if (kind == chainrt::CallbackKind::FusionTrigger &&
+          !std::all_of(fuses_[ix].begin(), fuses_[ix].end(), [&](std::size_t f) { return cached_[f].load(); }))
+        return;  // nothing to fuse yet: no output
       finish(ix, in);
     });
   }
+  // One execution of callback `ix` serving `in`: counted, its thread's reservation claimed, and
+  // with --trace traced once per chain release its input carried (-1: none).
+  template <class Body>
+  void execute(std::size_t ix, const std::vector<Stamp>& in, Body&& body) {
+    runs_[ix]++;
+    claim_thread(ix);
+    const std::int64_t t0 = now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    body();
+    if (trace_.on()) trace(ix, in, t0, c0);
+  }
+  void burn(std::size_t ix) const {
+    const Duration w = m_.callbacks[ix].wcet;
+    chainrt::runtime::burn_cpu(now_ns() >= scale_from_.load() ? static_cast<Duration>(static_cast<double>(w) * a_.scale) : w);
+  }
+  void claim_thread(std::size_t ix);
+  void trace(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0);
 
   const chainrt::Model& m_;
+  const Args& a_;
   Recorder& rec_;
   Tracer& trace_;
   std::set<std::string> here_;
   std::vector<std::atomic<std::uint64_t>> runs_;
+  std::vector<std::atomic<bool>> cached_;          // fusion inputs that cached a message, by callback index
+  std::vector<std::vector<std::size_t>> fuses_;    // a trigger's fused inputs, by callback index
+  std::map<std::string, chainrt::Reservation> reservations_;  // stock executors' threads, by model executor
+  std::atomic<std::int64_t> scale_from_{INT64_MAX};
+  mutable std::mutex tm_;  // warnings_
+  std::set<std::string> warnings_;
   std::vector<Routes> routes_;  // by callback index
   std::map<std::string, rclcpp::Node::SharedPtr> nodes_;
   std::map<std::string, rclcpp::CallbackGroup::SharedPtr> groups_;
@@ -494,7 +546,8 @@ void System::create_messaging() {
     auto& node = nodes_.at(cb.node);
     rclcpp::SubscriptionOptions so;
     so.callback_group = group_of(cb);
-    if (cb.kind == chainrt::CallbackKind::Subscription) {
+    if (cb.kind == chainrt::CallbackKind::Subscription || cb.kind == chainrt::CallbackKind::FusionInput ||
+        cb.kind == chainrt::CallbackKind::FusionTrigger) {
       subs_.push_back(node->create_subscription<Msg>(
           cb.topic, rclcpp::QoS(rclcpp::KeepLast(std::max(1, cb.queue_depth))).reliable(),
           [this, i](const Msg& msg) { on_input(i, from_array(msg.data)); }, so));
@@ -503,8 +556,8 @@ void System::create_messaging() {
           cb.service,
           [this, i](const std::shared_ptr<Srv::Request> req, std::shared_ptr<Srv::Response> res) {
             const auto in = from_names(req->names);
-            execute(i, release_of(in), [&] {
-              chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
+            execute(i, in, [&] {
+              burn(i);
               rcl_interfaces::msg::ParameterValue v;
               v.integer_array_value = to_array(only(in, routes_[i].response), 1);
               res->values.push_back(v);
@@ -542,8 +595,8 @@ void System::create_timers() {
         [this, i, sources](const rclcpp::TimerInfo& info) {
           std::vector<Stamp> out;
           for (auto c : sources) out.push_back(rec_.release(c, info.expected_call_time.nanoseconds()));
-          execute(i, release_of(out), [&] {
-            chainrt::runtime::burn_cpu(m_.callbacks[i].wcet);
+          execute(i, out, [&] {
+            burn(i);
             finish(i, out);
           });
         },
@@ -577,11 +630,31 @@ void System::finish(std::size_t ix, const std::vector<Stamp>& in) {
     if (rec_.leaf_of(static_cast<std::size_t>(s.chain), cb.name)) rec_.end(cb.name, s, end);
 }
 
+void System::claim_thread(std::size_t ix) {
+  thread_local bool claimed = false;
+  if (claimed || reservations_.empty()) return;
+  claimed = true;
+  const auto it = reservations_.find(m_.node(m_.callbacks[ix].node).executor);
+  if (it == reservations_.end()) return;
+  const std::string why = chainrt::runtime::set_thread_reservation(static_cast<int>(gettid()), it->second);
+  if (!why.empty()) {
+    std::lock_guard<std::mutex> lk(tm_);
+    warnings_.insert("an executor thread runs without its SCHED_DEADLINE reservation: " + why);
+  }
+}
+
+void System::trace(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0) {
+  const std::int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, end = now_ns();
+  const long tid = static_cast<long>(gettid());
+  std::set<std::int64_t> releases;
+  for (const auto& s : in) releases.insert(s.release);
+  if (releases.empty()) releases.insert(-1);
+  for (auto r : releases) trace_.add({ix, tid, r, start, end, cpu});
+}
+
 // What the generator cannot express, as one line (nullopt: none).
 std::optional<std::string> unsupported(const chainrt::Model& m) {
   for (const auto& cb : m.callbacks) {
-    if (cb.kind == chainrt::CallbackKind::FusionInput || cb.kind == chainrt::CallbackKind::FusionTrigger)
-      return "callback " + cb.name + ": fusion callbacks are not generated";
     if (!cb.accelerator_segments.empty()) return "callback " + cb.name + ": accelerator segments are not generated";
     for (const auto& s : cb.calls)
       if (!m.client_of(cb.node, s)) return "callback " + cb.name + " calls " + s + " without a client callback in its node";
@@ -596,6 +669,7 @@ std::shared_ptr<rclcpp::Executor> make_executor(const Args& a, const chainrt::Ex
     o.executor = ex.name;
     o.thread_params = a.thread_params;
     if (a.threads > 0) o.threads = a.threads;
+    o.lame_controller = a.lame_controller;
     if (!a.policy.empty()) {
       o.policy = chainrt::policy_from(a.policy);
       if (!o.policy) throw std::invalid_argument("unknown policy " + a.policy);
@@ -688,7 +762,7 @@ int run(const Args& a, const chainrt::Model& m) {
   const auto here = nodes_here(a, m);
   Recorder rec(m, callbacks_of(m, here));
   Tracer tracer(!a.trace.empty());
-  System sys(m, rec, tracer, here);
+  System sys(m, a, rec, tracer, here);
   sys.create_nodes();
   sys.create_messaging();
   if (!sys.wait_for_discovery(30s)) throw std::runtime_error("the generated nodes did not discover each other within 30 s");
@@ -702,6 +776,7 @@ int run(const Args& a, const chainrt::Model& m) {
     for (auto& n : nodes) s->exec->add_node(n);
     spun.push_back(std::move(s));
   }
+  sys.started(now_ns());
   sys.create_timers();
   for (auto& s : spun) {
     const auto& ex = m.executor(s->executor);
@@ -728,22 +803,24 @@ int run(const Args& a, const chainrt::Model& m) {
   for (auto& s : spun) s->thread.join();  // (a callback under way publishes before its spin ends)
   if (rclcpp::ok()) sys.wait_for_acks(std::chrono::milliseconds(static_cast<std::int64_t>(drain * 1000)));
   std::ostringstream reports, classes, warnings;
-  std::string failed;
+  std::string failed, lame_log = "[]";
   for (std::size_t i = 0; i < spun.size(); ++i) {
     auto* chain = dynamic_cast<chainrt::rclcpp::ChainExecutor*>(spun[i]->exec.get());
     reports << (i ? ", " : "") << quoted(spun[i]->executor) << ": " << (chain ? chain->report_json() : "null");
     classes << (i ? ", " : "") << quoted(spun[i]->executor) << ": " << quoted(class_name(*spun[i]->exec));
+    if (chain && a.lame_controller > 0) lame_log = chain->lame_log_json();
     for (const auto& w : spun[i]->warnings) warnings << (warnings.tellp() > 0 ? ", " : "") << quoted(w);
     if (!spun[i]->failed.empty()) failed = spun[i]->failed;
   }
   if (!failed.empty()) throw std::runtime_error(failed);
+  for (const auto& w : sys.thread_warnings()) warnings << (warnings.tellp() > 0 ? ", " : "") << quoted(w);
   if (tracer.on()) tracer.write(a.trace, a.started, m);
   std::printf("{\"model\": %s, \"executor\": %s, \"process\": %s, \"run_id\": %s, \"threads\": %d, "
               "\"duration_s\": %.3f, \"drain_s\": %.3f, \"chains\": %s, \"releases\": %s, \"callbacks\": %s, "
-              "\"warnings\": [%s], \"executor_class\": {%s}, \"reports\": {%s}}\n",
+              "\"warnings\": [%s], \"executor_class\": {%s}, \"reports\": {%s}, \"lame_controller\": %s}\n",
               quoted(m.name).c_str(), quoted(a.executor).c_str(), quoted(a.process).c_str(), quoted(a.run_id).c_str(),
               a.threads, a.duration, drain, rec.json().c_str(), rec.releases_json().c_str(), sys.runs_json().c_str(),
-              warnings.str().c_str(), classes.str().c_str(), reports.str().c_str());
+              warnings.str().c_str(), classes.str().c_str(), reports.str().c_str(), lame_log.c_str());
   return 0;
 }
 

@@ -53,6 +53,31 @@ def test_both_scenarios_are_valid_models():
         assert [c.name for c in m.chains] == ["perception", "planning", "mapping"]
 
 
+def test_real_runs_report_the_accounting_of_chainrt_run():
+    """Each real run's accounting is printed as `chainrt run` prints it: per chain the instances
+    above the bound by cause and raw beside platform-free statistics, then what limits it — here
+    from recorded executions: one instance within the bound, one above it in a platform
+    blackout, one above it with neither blackout nor overrun."""
+    from chainrt import accounting
+    from chainrt.experiments import accelerator
+
+    ms = 1_000_000
+
+    def inst(r, finish):
+        return accounting.Execution("detect", "perception", 1, r, r + finish, 3 * ms, r)
+    ex = [inst(0, 20 * ms), inst(100 * ms, 50 * ms), inst(200 * ms, 45 * ms)]
+    acc = accounting.to_json(accounting.account(ex, {"perception": ["detect"]}, {"perception": 40 * ms},
+                                                {"detect": 3 * ms}, {0: [(110 * ms, 120 * ms)]}))
+    acc["notes"] = ["the platform attribution did not run (test)"]
+    text = "\n".join(accelerator.accounting_lines([("server", 0, acc)]))
+    assert "server run 0:" in text and "note: the platform attribution did not run (test)" in text
+    row = next(ln for ln in text.splitlines() if ln.strip().startswith("perception"))
+    # bound, above, platform, overrun, unexplained | raw mean p99 max | platform-free n mean p99 max
+    assert row.split()[1:6] == ["40.00", "2", "1", "0", "1"]
+    assert row.split()[-4:] == ["2", "32.50", "45.00", "45.00"]
+    assert "unexplained (no platform blackout" in text
+
+
 def test_cuda_device_is_the_same_model_on_a_gpu(tmp_path, capsys):
     """--device cuda: the same scenario with `device: cuda` (the simulator and the analysis do not
     depend on the device, so the simulated rows are the emulated scenario's)."""

@@ -22,14 +22,8 @@ CPP_DIRS = ["model", "sched", "sim", "runtime", "rclcpp", "lame", "synth", "pyth
 PY_DIRS = ["python", "bench", "scripts"]
 
 # Functions over LIMIT lines still to split, by "file:function" (a C++ function by the name
-# before its parameter list, a Python one by its qualified name). Each is in a file other work
-# is reshaping right now (the executors, the model runner, the rclpy executor, the LaME
-# experiments and the run command); split each along its stages there and drop it from this list.
-LONG = {
-    "python/chainrt/experiments/lame_overload.py:run",
-    "python/chainrt/experiments/lame_throttle.py:run",
-    "python/chainrt/experiments/lame_throttle.py:run_real",
-}
+# before its parameter list, a Python one by its qualified name); none is left.
+LONG: set[str] = set()
 
 
 def _scanner():

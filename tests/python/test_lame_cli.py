@@ -168,13 +168,15 @@ def test_throttle_experiment_small(tmp_path, capsys):
     # --configs picks the configurations of --real runs; a bad name is a one-line error
     assert main(["experiment", "lame-throttle", "--real", "--configs", "nope", "--runs", "1",
                  "--out", str(tmp_path / "r")]) == 1
-    assert "--configs takes default and/or lame" in capsys.readouterr().err
+    assert "--configs takes a comma-separated list of default, lame, lame_rclcpp, emulated" in capsys.readouterr().err
 
 
-def test_real_run_helpers_from_a_trace(tmp_path):
-    """The --real runs' response times come from the dispatch trace: the last callback's dispatch
-    carries the chain's release; response = finish - release; dispatches without a release and
-    other callbacks are not instances."""
+def test_real_run_figures_from_recorded_executions(tmp_path):
+    """The --real runs' figures come from the recorded executions: an instance is an execution of
+    the chain's last callback carrying a release made by its first; response = finish - release;
+    instances released before the warm-up's end are left out; released counts the first
+    callback's releases (one lost here); executions without a release are not instances."""
+    from chainrt.accounting import Execution
     from chainrt.experiments import lame_real as lr
 
     class Chain:
@@ -184,15 +186,19 @@ def test_real_run_helpers_from_a_trace(tmp_path):
     class Model:
         chains = [Chain("a", ["x/timer", "y/x"], 100_000_000), Chain("b", ["x/timer", "z/x"], 50_000_000)]
 
-    leaves = lr.leaves_of(Model())
-    assert leaves == {"y/x": [("a", 100_000_000)], "z/x": [("b", 50_000_000)]}
-    trace = tmp_path / "t.jsonl"
-    recs = [("x/timer", 0, 1_000_000), ("y/x", 2_000_000_000, 2_030_000_000), ("z/x", 1_000_000_000, 1_070_000_000),
-            ("y/x", 1_000_000_000, 1_150_000_000), ("z/x", -1, 5)]
-    trace.write_text("".join(json.dumps({"callback": c, "release": r, "start": r, "finish": f}) + "\n"
-                             for c, r, f in recs))
-    got = lr.trace_responses(str(trace), leaves)
-    assert got == {"a": [(1.0, 150.0), (2.0, 30.0)], "b": [(1.0, 70.0)]}
+    ms = 1_000_000
+    zero = 10_000 * ms
+    ex = [Execution("x/timer", "e", 1, zero + t, zero + t + ms, ms, zero + t) for t in (0, 1000 * ms, 2000 * ms, 3000 * ms)]
+    ex += [Execution("y/x", "e", 1, zero + 2000 * ms, zero + 2030 * ms, ms, zero + 2000 * ms),
+           Execution("z/x", "e", 2, zero + 1000 * ms, zero + 1070 * ms, ms, zero + 1000 * ms),
+           Execution("y/x", "e", 2, zero + 1000 * ms, zero + 1150 * ms, ms, zero + 1000 * ms),
+           Execution("y/x", "e", 2, zero, zero + 20 * ms, ms, zero),  # in the warm-up
+           Execution("z/x", "e", 1, zero + 5, zero + 9, 4, None)]
+    figures, responses = lr.chain_figures(ex, Model(), zero, zero + 500 * ms)
+    assert responses == {"a": [(1.0, 150.0), (2.0, 30.0)], "b": [(1.0, 70.0)]}
+    assert figures["a"] == {"instances": 2, "released": 3, "wcrt_ns": 150 * ms, "mean_ns": 90 * ms,
+                            "deadline_ns": 100 * ms, "deadline_misses": 1}
+    assert figures["b"]["deadline_misses"] == 1 and figures["b"]["instances"] == 1
     acts = [[{"decision": "holds", "decide_cpu_ms": 1.0, "apply_cpu_ms": 0.0},
              {"decision": "reallocated", "decide_cpu_ms": 3.0, "apply_cpu_ms": 1.0}],
             [{"decision": "holds", "decide_cpu_ms": 2.0, "apply_cpu_ms": 0.0}]]
@@ -202,7 +208,7 @@ def test_real_run_helpers_from_a_trace(tmp_path):
     with lr.measurement_lock(str(tmp_path / "lock")):
         assert (tmp_path / "lock").exists()
     png = tmp_path / "r.png"
-    lr.plot_responses({"default": got, "lame": {"a": [], "b": [(0.5, 10.0)]}}, {"a": 100.0, "b": 50.0},
+    lr.plot_responses({"default": responses, "lame": {"a": [], "b": [(0.5, 10.0)]}}, {"a": 100.0, "b": 50.0},
                       [("chains", ["a", "b"])], str(png), "t", vlines={"lame": [(1.0, "switch")]})
     assert png.stat().st_size > 0
 
@@ -224,23 +230,15 @@ def test_demotions_over_time_and_steal_from_proc_stat():
     assert lr.steal_percent((0, 0), (0, 0)) is None
     steal, total = lr.cpu_jiffies()
     assert 0 <= steal <= total
-    # every miss with the hypervisor steal during its instance (samples on CLOCK_MONOTONIC)
-    import os
-    tick = 1000.0 / os.sysconf("SC_CLK_TCK")
-    sampler = lr.StealSampler()
-    sampler.samples = [(0, 5), (1_000_000_000, 5), (2_000_000_000, 7), (3_000_000_000, 7)]
-    assert sampler.steal_ms(100_000_000, 900_000_000) == 0.0
-    assert sampler.steal_ms(1_500_000_000, 1_600_000_000) == 2 * tick
-    assert sampler.steal_ms(2_500_000_000, 4_000_000_000) is None
-    misses = lr.misses_with_steal({"a": [(0.5, 50.0), (1.2, 300.0), (2.2, 120.0)]}, {"a": 100.0}, 0, sampler,
-                                  since_s=1.0)
-    assert [(m["release_s"], m["steal_ms"]) for m in misses] == [(1.2, 2 * tick), (2.2, 0.0)]
 
 
 def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
     """A seconds-long `lame-overload --real` on real ROS 2 (own domain id, localhost discovery):
-    both configurations run, the LaME run's controller log has its initial activation with its
-    own CPU time, and the response-over-time figure is written. No timing is asserted."""
+    every configuration runs (stock rclcpp MultiThreaded and LaME on the rclcpp ChainExecutor on
+    the generated nodes, LaME and the emulated default on chainrt's runtime), each leaves its
+    recorded executions and its accounting, both LaME runs' controller logs have their initial
+    activation with its own CPU time, and the response-over-time figure is written. No timing is
+    asserted."""
     from rosutil import run_cli_on_ros
 
     out = tmp_path / "o"
@@ -249,10 +247,14 @@ def test_overload_real_short_run_writes_responses_and_controller_log(tmp_path):
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "lame_overload.json").read_text())
     assert s["mode"] == "real ROS 2"
-    acts = s["lame_activations"][0]
-    assert acts and acts[0]["trigger"] == "initial" and acts[0]["decide_cpu_ms"] > 0
-    assert len(s["load_per_run"]["default"]) == 1 and len(s["load_per_run"]["lame"]) == 1
-    for config in ("default", "lame"):
-        assert sum(1 for _ in open(out / f"{config}_0.trace.jsonl")) > 0
+    for config in ("lame", "lame_rclcpp"):
+        acts = s["lame_activations"][config][0]
+        assert acts and acts[0]["trigger"] == "initial" and acts[0]["decide_cpu_ms"] > 0, config
+    for config in ("default", "lame", "lame_rclcpp", "emulated"):
+        assert len(s["load_per_run"][config]) == 1
+        traces = list(out.glob(f"{config}_0.*.trace.jsonl"))
+        assert traces and sum(1 for _ in open(traces[0])) > 0, config
         assert len(s[config]["worst_rt_ms_per_run"]) == 1
+        assert set(s["accounting"][config]) >= {"above", "platform", "overrun", "unexplained", "worst_free_ms"}
+    assert s["labels"]["default"].startswith("stock rclcpp MultiThreaded")
     assert (out / "lame_overload_response.png").stat().st_size > 0

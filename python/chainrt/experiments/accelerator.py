@@ -26,7 +26,7 @@ import os
 import statistics
 import sys
 
-from .. import _core, cliargs, output
+from .. import _core, accounting, cliargs, output
 from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_real as lr
@@ -170,9 +170,21 @@ def table(rows: list[dict]) -> list[str]:
     return output.table(lines, left=(0, 1), indent="  ")
 
 
+def accounting_lines(accounts: list[tuple[str, int, dict]], color: bool = False) -> list[str]:
+    """Each real run's accounting as ``chainrt run`` reports it (chainrt.accounting.report_lines:
+    per chain the instances above the bound by cause, raw and platform-free mean / p99 / max),
+    with what limits it."""
+    lines = []
+    for mode, k, acc in accounts:
+        lines.append(f"  {mode} run {k}:")
+        lines += ["  " + ln for ln in accounting.report_lines(acc, color)]
+        lines += [f"    note: {n}" for n in acc.get("notes", [])]
+    return lines
+
+
 def run(args) -> int:
     os.makedirs(args.out, exist_ok=True)
-    rows, loads = [], []
+    rows, loads, accounts = [], [], []
     for mode in MODES:
         text = scenario_yaml(mode, args.overhead, device=args.device)
         model = load_model_from_string(text, f"accelerator_{mode}.yaml")
@@ -192,11 +204,13 @@ def run(args) -> int:
                 return 1
             loads.append({"mode": mode, "run": k, **load})
             rows.append(row(mode, "real", k, r, bound, load))
+            accounts.append((mode, k, r["accounting"]))
             for w in r.get("warnings", []):
                 print(f"  {mode} run {k}: {w}", file=sys.stderr)
     v = verdict(rows)
     summary = {"seconds": args.duration, "runs": args.runs, "overhead_ms": args.overhead, "analysis": ANALYSIS,
-               "device": args.device, "rows": rows, "verdict": v}
+               "device": args.device, "rows": rows, "verdict": v,
+               "accounting": [{"mode": m, "run": k, **acc} for m, k, acc in accounts]}
     with open(os.path.join(args.out, "accelerator.json"), "w") as f:
         json.dump(summary, f, indent=2)
     with open(os.path.join(args.out, "accelerator.csv"), "w", newline="") as f:
@@ -209,6 +223,8 @@ def run(args) -> int:
     print(f"Shared accelerator: the {HIGH} chain under direct access and under the chain-priority server "
           f"({args.duration:g} s per run; bound: {ANALYSIS}; device: {args.device})")
     print("\n".join(table(rows)))
+    if accounts:
+        print("\n".join(accounting_lines(accounts, output.color_wanted())))
     for where, x in v.items():
         print(f"  {where}: inversion under direct access {'shown' if x['inversion_shown'] else 'NOT shown'}; "
               f"server {'removes it (worst <= bound, no miss)' if x['removed_by_server'] else 'does NOT remove it'}")

@@ -153,8 +153,8 @@ FIELDS = ["experiment", "sweep", "value", "run", "config", "order", "started_utc
           "blackouts_long", "blackout_total_ms", "probe_blackout_max_ms", "model_held_max_ms",
           "model_held_total_ms", "platform_holders", "attribution", "flood_sent", "flood_received", "pdr",
           "rt_class_packets", "nonrt_class_packets", "threads_checked", "chain_figures", "chain_set",
-          "executor", "executor_class", "top_bound_ms", "acc_above", "acc_platform", "acc_overrun",
-          "acc_unexplained", "acc_chains", "acc_notes", "top_free_instances", "top_free_wcrt_ms",
+          "executor", "executor_class", "top_bound_ms", *(f"acc_{c}" for c in ("above", *accounting.CAUSES)),
+          "acc_chains", "acc_notes", "top_free_instances", "top_free_wcrt_ms",
           "top_free_bcrt_ms", "top_free_jitter_ms", "top_free_p99_excess_ms"]
 
 
@@ -730,8 +730,8 @@ def accounting_table(summary: dict, head: str) -> list[str]:
     the top chain's WCRT − BCRT and p99 − BCRT raw and over its platform-free instances (median
     [min..max] of the runs, ms); the notes (what limited the accounting) after it."""
     out = [f"| {head} | configuration | top-chain instances (platform-free) | top-chain bound | above bound | "
-           "platform | overrun | unexplained | WCRT − BCRT raw | WCRT − BCRT platform-free | p99 − BCRT raw | "
-           "p99 − BCRT platform-free |", "|" + "---|" * 12]
+           + "".join(f"{c} | " for c in accounting.CAUSES) + "WCRT − BCRT raw | WCRT − BCRT platform-free | "
+           "p99 − BCRT raw | p99 − BCRT platform-free |", "|" + "---|" * (9 + len(accounting.CAUSES))]
     notes = set()
     for v, p in summary["points"].items():
         for c, e in p["configs"].items():
@@ -740,8 +740,8 @@ def accounting_table(summary: dict, head: str) -> list[str]:
                 continue
             bound = a["top_bound_ms"]
             out.append(f"| {v} | {config_name(c, e)} | {a['top_instances']:,} ({a['top_free_instances']:,}) "
-                       f"| {output.spread(bound) if bound else 'none'} | {a['above']} | {a['platform']} "
-                       f"| {a['overrun']} | {a['unexplained']} | {output.spread(a['top_jitter_ms'])} "
+                       f"| {output.spread(bound) if bound else 'none'} | {a['above']} | "
+                       + "".join(f"{a[c]} | " for c in accounting.CAUSES) + f"{output.spread(a['top_jitter_ms'])} "
                        f"| {output.spread(a['top_free_jitter_ms'])} | {output.spread(a['top_p99_excess_ms'])} "
                        f"| {output.spread(a['top_free_p99_excess_ms'])} |")
             notes.update(f"{c}: {n}" for n in a["notes"])

@@ -16,11 +16,17 @@ Deviation: 2 cores instead of the paper's 3; the simulator has no DDS threads, n
 overheads and no mutex stalls (the paper's RT-mutex problem), so it shows the scheduling effect
 alone.
 
-``--real`` runs both configurations on real ROS 2 instead (``chainrt run`` machinery, one
-``chainrt-run`` process): LaME with its controller (``--lame-controller``), the default
-executor with one unpinned SCHED_DEADLINE thread per core at the largest budget the kernel
-admits (``sched_rt_runtime_us / sched_rt_period_us`` of 10 ms, 95 % by default; the kernel
-setting is read, never changed; pinned threads cannot be SCHED_DEADLINE on Linux).
+``--real`` runs on real ROS 2 instead, the configurations interleaved (lame_real.REAL_CONFIGS):
+the baseline is stock rclcpp's MultiThreadedExecutor with one thread per core on the model's
+nodes generated as rclcpp nodes (chainrt_rclcpp_nodes), each thread an unpinned SCHED_DEADLINE
+reservation at the largest budget the kernel admits (``sched_rt_runtime_us /
+sched_rt_period_us`` of 10 ms, less the fair server's 5 %; the kernel setting is read, never
+changed; pinned threads cannot be SCHED_DEADLINE on Linux); LaME with its controller on
+chainrt's runtime (``chainrt-run --lame-controller``) and on the rclcpp ChainExecutor running
+the baseline's generated nodes; chainrt's emulation of the default executor beside them as a
+fidelity column. Every run is accounted (chainrt.accounting, the platform probe beside it):
+LaME's RT instances above LaME's bounds by cause, and every configuration's worst RT response
+raw and over the platform-free instances.
 """
 
 from __future__ import annotations
@@ -32,18 +38,19 @@ import os
 import random
 import statistics
 import sys
+from dataclasses import dataclass
 
 import yaml
 
-from .. import _core, cliargs, runtime
+from .. import _core, cliargs
 from ..figures import pyplot, save_figure
 from ..model import load_model_from_string
 from . import lame_real as lr
 
 PAPER = {"default_worst_rt_ms": 850.0, "lame_worst_rt_ms": 175.0, "cores": 3}
-# The baseline is chainrt's model of the ROS 2 default executor (policy ros-default, on the
-# simulator or on chainrt's own runtime), not stock rclcpp: the overloaded LaME workload exists
-# only as a chainrt model and LaME only on chainrt's runtime (docs/lame.md, "The baseline").
+PLOT_COLORS = {"default": "tab:red", "emulated": "tab:orange", "lame": "tab:blue", "lame_rclcpp": "tab:cyan"}
+# The simulator's baseline is chainrt's model of the ROS 2 default executor (policy ros-default);
+# real runs compare with stock rclcpp (lame_real.REAL_CONFIGS; docs/lame.md, "The baseline").
 BASELINE = "ROS 2 default as chainrt emulates it (ros-default)"
 DUPLICATED = ("c04_behaviour_vehicle", "c05_visualizer_planner")
 EXTRA_WCET = "100ms"
@@ -141,15 +148,6 @@ def real_default_document(doc: dict, cores: int, period_ns: int = 10_000_000) ->
     return d
 
 
-def real_run(doc: dict, path: str, seconds: float, extra: list[str] | None = None, warmup: float = 2.0) -> dict:
-    """One run of the model `doc` (written to `path`) on real ROS 2 through chainrt-run; the merged
-    report (chains as the simulator's summary has them, "lame_controller", "warnings")."""
-
-    with open(path, "w") as f:
-        yaml.safe_dump(doc, f, sort_keys=False)
-    return runtime.run_model(path, int(seconds * 1e9), warmup_ns=int(warmup * 1e9), extra_args=extra or [])
-
-
 def with_cores(doc: dict, cores: int) -> dict:
     """The model with `cores` cores on every host that runs an executor (``--cores`` overrides the
     model's cores: LaME's allocation and the baseline then see the same machine)."""
@@ -227,137 +225,204 @@ def add_parser(esub) -> None:
                    help="where LaME puts best-effort chains (default capacity; paper: Algorithm 2, lines 38-41)")
     p.add_argument("--lock", default="", type=cliargs.lock_file, metavar="FILE",
                    help="--real: hold an flock on FILE during each run (a machine-wide measurement lock)")
+    p.add_argument("--configs", default=",".join(lr.REAL_CONFIGS),
+                   help="--real: the configurations, comma-separated (default: all): " +
+                        "; ".join(f"{k} = {v}" for k, v in lr.REAL_CONFIGS.items()))
+    p.add_argument("--no-probe", action="store_true",
+                   help="--real: no platform probe beside the runs (the accounting then says so)")
     p.set_defaults(exp_func=run)
 
 
-def run(args) -> int:
-    try:
-        with open(args.model) as f:
-            base = yaml.safe_load(f)
-        over = with_cores(overload_document(base), args.cores)
-        over_model = load_model_from_string(yaml.safe_dump(over, sort_keys=False), "overload.yaml")
-        default_model = load_model_from_string(yaml.safe_dump(default_document(over, args.cores), sort_keys=False),
-                                               "default.yaml")
-        plan = _core.lame_allocate(over_model, args.cores, be_placement=args.be_placement)
-        plan.pop("model")
-    except (OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as err:
-        print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
-        return 1
+@dataclass
+class Setup:
+    """What every run of the experiment shares: the overloaded model (its document and loaded),
+    the baseline's, LaME's plan of it and the chains by class."""
+    over: dict
+    over_model: object
+    default_model: object
+    plan: dict
+    rt: list[str]
+    be: list[str]
+
+
+def setup(args) -> Setup:
+    """The experiment's models and LaME's plan (raises what loading and planning raise)."""
+    with open(args.model) as f:
+        base = yaml.safe_load(f)
+    over = with_cores(overload_document(base), args.cores)
+    over_model = load_model_from_string(yaml.safe_dump(over, sort_keys=False), "overload.yaml")
+    default_model = load_model_from_string(yaml.safe_dump(default_document(over, args.cores), sort_keys=False),
+                                           "default.yaml")
+    plan = _core.lame_allocate(over_model, args.cores, be_placement=args.be_placement)
+    plan.pop("model")
     rt = [c.name for c in over_model.chains if c.criticality_class == "rt"]
     be = [c.name for c in over_model.chains if c.criticality_class != "rt"]
-    os.makedirs(args.out, exist_ok=True)
-    rows, results = [], {"default": [], "lame": []}
-    real_warnings = []
-    per_run = {"default": [], "lame": []}  # --real: load, controller activations, trace
-    leaves = lr.leaves_of(over_model)
-    for config, model in (("default", default_model), ("lame", over_model)):
+    return Setup(over, over_model, default_model, plan, rt, be)
+
+
+def lame_bounds(plan: dict, rt: list[str]) -> dict:
+    """{chain: LaME's bound (ns) in `plan`} of the RT chains, None for the others: what a real
+    LaME run's instances are accounted against (a baseline has none)."""
+    return {c: (plan["chains"].get(c) or {}).get("bound_ns") if c in rt else None for c in plan["chains"]}
+
+
+def sim_runs(args, s: Setup) -> tuple[dict, dict]:
+    """The simulator's runs: per configuration ("default", "lame") the run summaries and their
+    controller activations."""
+    results, per_run = {"default": [], "lame": []}, {"default": [], "lame": []}
+    for config, model in (("default", s.default_model), ("lame", s.over_model)):
         for k in range(args.runs):
-            if args.real:
-                trace = os.path.join(args.out, f"{config}_{k}.trace.jsonl")
-                try:
-                    with lr.measurement_lock(args.lock):
-                        load0 = lr.loadavg()
-                        if config == "default":
-                            r = real_run(real_default_document(over, args.cores), os.path.join(args.out, "default.yaml"),
-                                         args.duration, ["--trace", trace])
-                        else:
-                            r = real_run(over, os.path.join(args.out, "overload.yaml"), args.duration,
-                                         ["--lame-controller", f"{int(args.controller_period * 1e9)}ns", "--trace", trace])
-                        load1 = lr.loadavg()
-                except Exception as err:  # the runtime's one-line errors
-                    print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
-                    return 1
-                real_warnings += [f"{config} run {k}: {w}" for w in r.get("warnings", [])]
-                if "lame_controller" in r:
-                    real_warnings += [f"lame run {k}: controller +{a['at_ns'] / 1e9:.1f} s {a['trigger']}: "
-                                      f"{a['decision']} ({'; '.join(a['classes'])})"
-                                      for a in r["lame_controller"] if a["decision"] != "holds"]
-                per_run[config].append({"load_before": load0, "load_after": load1, "trace": trace,
-                                        "activations": lr.activations(r)})
-            else:
-                try:
-                    r = sim_run(model, args.duration, 1000 + k, "model" if config == "default" else "controller",
-                                args.cores, args.controller_period, args.be_placement)
-                except ValueError as err:
-                    print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
-                    return 1
-                per_run[config].append({"activations": r.get("activations", [])})
+            r = sim_run(model, args.duration, 1000 + k, "model" if config == "default" else "controller",
+                        args.cores, args.controller_period, args.be_placement)
+            per_run[config].append({"activations": r.get("activations", [])})
             results[config].append(r)
+    return results, per_run
+
+
+def real_runs(args, s: Setup, configs: list[str]) -> tuple[dict, dict, list[str]]:
+    """The real runs, interleaved (run k of every configuration before run k + 1): per
+    configuration the runs (lame_real.real_config_run), their load records and the notes."""
+    results = {c: [] for c in configs}
+    per_run = {c: [] for c in configs}
+    notes = []
+    docs = {"lame": s.over, "lame_rclcpp": s.over, "default": real_default_document(s.over, args.cores),
+            "emulated": real_default_document(s.over, args.cores)}
+    bounds = lame_bounds(s.plan, s.rt)
+    none = {c: None for c in bounds}
+    for k in range(args.runs):
+        for config in configs:
+            r = lr.real_config_run(config, docs[config], args.out, str(k), args.duration, 2.0, cores=args.cores,
+                                   lock=args.lock, probe=not args.no_probe,
+                                   bounds=bounds if config in lr.LAME_CONFIGS else none,
+                                   controller_ns=int(args.controller_period * 1e9))
+            notes += [f"{config} run {k}: {w}" for w in r["warnings"]]
+            notes += [f"{config} run {k}: controller +{a['at_s']:.1f} s {a['trigger']}: {a['decision']} "
+                      f"({'; '.join(a['classes'])})" for a in r["activations"] if a["decision"] != "holds"]
+            per_run[config].append({**r["load"], "activations": r["activations"], "responses": r["responses"]})
+            results[config].append(r)
+    return results, per_run, notes
+
+
+def csv_rows(results: dict, rt: list[str]) -> list[dict]:
+    """One row per configuration, run and chain."""
+    rows = []
+    for config, runs in results.items():
+        for k, r in enumerate(runs):
             for name, c in r["chains"].items():
                 rows.append({"config": config, "run": k, "chain": name,
                              "class": "rt" if name in rt else "be", "wcrt_ms": c["wcrt_ns"] / 1e6,
                              "mean_ms": c["mean_ns"] / 1e6, "deadline_ms": c["deadline_ns"] / 1e6,
                              "instances": c["instances"], "released": c["released"] if "released" in c else "",
                              "deadline_misses": c["deadline_misses"]})
-    with open(os.path.join(args.out, "lame_overload.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    return rows
 
-    def stat(values):
-        return {"mean": statistics.fmean(values), "min": min(values), "max": max(values),
-                "stdev": statistics.pstdev(values)}
 
-    summary = {"deadlines_ms": {c.name: c.deadline / 1e6 for c in over_model.chains}, "cores": args.cores, "runs": args.runs, "seconds": args.duration, "paper": PAPER,
-               "mode": "real ROS 2" if args.real else "simulator", "real_notes": real_warnings, "baseline": BASELINE,
+def stat(values):
+    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values),
+            "stdev": statistics.pstdev(values)}
+
+
+def config_summary(runs: list[dict], rt: list[str], be: list[str], seconds: float) -> dict:
+    """One configuration over its runs: worst RT response and RT misses (spread), per chain."""
+    worst_rt = [max(r["chains"][c]["wcrt_ns"] for c in rt) / 1e6 for r in runs]
+    misses = [sum(r["chains"][c]["deadline_misses"] for c in rt) for r in runs]
+
+    # A chain that completed no instance in a run starved: its response time is at least the
+    # run's length (reported as that, and counted).
+    def worst(r, c):
+        ch = r["chains"][c]
+        return ch["wcrt_ns"] / 1e6 if ch["instances"] > 0 else seconds * 1e3
+    worst_be = {c: stat([worst(r, c) for r in runs]) for c in be}
+    starved = {c: sum(1 for r in runs if r["chains"][c]["instances"] == 0) for c in be}
+    return {"worst_rt_ms": stat(worst_rt), "rt_deadline_misses": stat(misses),
+            "worst_rt_ms_per_run": worst_rt, "rt_deadline_misses_per_run": misses,
+            "rt_chains": {c: stat([r["chains"][c]["wcrt_ns"] / 1e6 for r in runs]) for c in rt},
+            "be_chains_worst_ms": worst_be, "be_starved_runs": starved}
+
+
+def summarise(args, s: Setup, results: dict, per_run: dict, notes: list[str]) -> dict:
+    """The JSON summary of every run."""
+    summary = {"deadlines_ms": {c.name: c.deadline / 1e6 for c in s.over_model.chains}, "cores": args.cores,
+               "runs": args.runs, "seconds": args.duration, "paper": PAPER,
+               "mode": "real ROS 2" if args.real else "simulator", "real_notes": notes,
+               "baseline": lr.REAL_CONFIGS["default"] if args.real else BASELINE,
                "deadline_capacity": deadline_capacity(),
-               "lame_plan": {"rt_classes": plan["rt_classes"], "be_classes": plan["be_classes"],
-                             "demotions": plan["demotions"]}}
+               "lame_plan": {"rt_classes": s.plan["rt_classes"], "be_classes": s.plan["be_classes"],
+                             "demotions": s.plan["demotions"]}}
     if args.real:
+        summary["labels"] = {c: lr.REAL_CONFIGS[c] for c in results}
         summary["load_per_run"] = {c: [(p["load_before"], p["load_after"]) for p in per_run[c]] for c in per_run}
-        acts = [p["activations"] for p in per_run["lame"]]
-        summary["lame_activations"] = acts
+        acts = [p["activations"] for c in lr.LAME_CONFIGS if c in per_run for p in per_run[c]]
+        summary["lame_activations"] = {c: [p["activations"] for p in per_run[c]] for c in lr.LAME_CONFIGS
+                                       if c in per_run}
         summary["lame_activation_cpu_ms"] = lr.activation_cost(acts)
+        summary["accounting"] = {c: lr.accounting_summary(results[c], s.rt) for c in results}
+        summary["platform"] = {c: [{k: p.get(k) for k in ("steal_percent", "longest_blackout_ms", "probe_error")}
+                                   for p in per_run[c]] for c in per_run}
     for config in results:
-        worst_rt = [max(r["chains"][c]["wcrt_ns"] for c in rt) / 1e6 for r in results[config]]
-        misses = [sum(r["chains"][c]["deadline_misses"] for c in rt) for r in results[config]]
-        # A chain that completed no instance in a run starved: its response time is at least the
-        # run's length (reported as that, and counted).
-        def worst(r, c):
-            ch = r["chains"][c]
-            return ch["wcrt_ns"] / 1e6 if ch["instances"] > 0 else args.duration * 1e3
-        worst_be = {c: stat([worst(r, c) for r in results[config]]) for c in be}
-        starved = {c: sum(1 for r in results[config] if r["chains"][c]["instances"] == 0) for c in be}
-        summary[config] = {"worst_rt_ms": stat(worst_rt), "rt_deadline_misses": stat(misses),
-                           "worst_rt_ms_per_run": worst_rt, "rt_deadline_misses_per_run": misses,
-                           "rt_chains": {c: stat([r["chains"][c]["wcrt_ns"] / 1e6 for r in results[config]]) for c in rt},
-                           "be_chains_worst_ms": worst_be, "be_starved_runs": starved}
+        summary[config] = config_summary(results[config], s.rt, s.be, args.duration)
     # The BE chains' fate and the rule that decides it: the class each one's own callbacks run
     # in, that class's utilisation against its supply (the plan the LaME run started with).
-    used = results["lame"][0].get("initial_plan", plan) if results["lame"] else plan
+    lame = results.get("lame") or []
+    used = lame[0].get("initial_plan", s.plan) if lame else s.plan
     summary["lame_plan"] = {"rt_classes": used["rt_classes"], "be_classes": used["be_classes"],
                             "demotions": used["demotions"], "be_placement": args.be_placement}
-    fate = be_fate(used, results["lame"][0], be) if results["lame"] else {}
+    fate = be_fate(used, lame[0], s.be) if lame else {}
     for c in fate:
         fate[c]["starved_runs"] = summary["lame"]["be_starved_runs"][c]
     summary["lame_be_fate"] = fate
     if not args.real:
         summary["lame_activations"] = [[{k: a[k] for k in ("at_s", "trigger", "decision", "kind", "why", "demoted")}
                                         for a in p["activations"]] for p in per_run["lame"]]
-    with open(os.path.join(args.out, "lame_overload.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    return summary
+
+
+def fidelity(summary: dict) -> dict | None:
+    """chainrt's emulation of the default executor against stock rclcpp in the same run: the
+    ratio of their worst RT responses per run (None without both)."""
+    if "emulated" not in summary or "default" not in summary:
+        return None
+    ratios = [e / d for e, d in zip(summary["emulated"]["worst_rt_ms_per_run"], summary["default"]["worst_rt_ms_per_run"])
+              if d > 0]
+    return stat(ratios) if ratios else None
+
+
+def print_header(args, summary: dict) -> None:
     print(f"LaME overload experiment, {summary['mode']}, {args.cores} cores, {args.runs} runs x {args.duration:g} s "
           f"(paper: 3 cores, Jetson AGX Xavier)")
-    print(f"  default: {BASELINE}, not stock rclcpp; " + (
-        f"{args.cores} unpinned SCHED_DEADLINE threads at {deadline_capacity() * 100:.0f} % (the kernel's admission "
-        f"limit), LaME with its controller" if args.real else f"{args.cores} threads at 100 % budgets"))
     if args.real:
-        for n in real_warnings:
+        print(f"  default: {lr.REAL_CONFIGS['default']} on the model's nodes generated as rclcpp nodes, each thread "
+              f"an unpinned SCHED_DEADLINE reservation of {deadline_capacity() * 100:.0f} % (the kernel's admission "
+              f"limit; the paper: 100 %); LaME with its controller; configurations interleaved")
+    else:
+        print(f"  default: {BASELINE}, not stock rclcpp; {args.cores} threads at 100 % budgets")
+    if args.real:
+        for n in summary["real_notes"]:
             print(f"  note: {n}")
-    for config in ("default", "lame"):
+
+
+def print_configs(args, summary: dict, configs: list[str]) -> None:
+    """Worst RT response and RT misses per configuration, then its BE chains."""
+    for config in configs:
         s = summary[config]
         w = s["worst_rt_ms"]
         m = s["rt_deadline_misses"]
+        paper = PAPER.get(config + "_worst_rt_ms")
         print(f"  {config:8s} worst RT response {w['mean']:8.1f} ms (min {w['min']:.1f}, max {w['max']:.1f}); "
-              f"RT deadline misses per run {m['mean']:.1f} (min {m['min']}, max {m['max']}); "
-              f"paper {PAPER[config + '_worst_rt_ms']:.0f} ms")
-    for config in ("default", "lame"):
+              f"RT deadline misses per run {m['mean']:.1f} (min {m['min']}, max {m['max']})"
+              + (f"; paper {paper:.0f} ms" if paper is not None else ""))
+    for config in configs:
         st = summary[config]["be_chains_worst_ms"]
         starved = [c for c, n in summary[config]["be_starved_runs"].items() if n]
-        fed = [st[c]["mean"] for c in be if c not in starved]
+        fed = [st[c]["mean"] for c in st if c not in starved]
         print(f"  {config:8s} BE chains: worst response (mean over runs) of the chains that completed instances: "
               f"median {statistics.median(fed) if fed else float('nan'):.1f} ms, max {max(fed) if fed else float('nan'):.1f} ms; "
               f"starved (no instance completed in some run): {', '.join(starved) or 'none'}")
+
+
+def print_be_side(args, summary: dict) -> None:
+    """LaME's BE classes: utilisation against supply, and which chains starved."""
+    used, fate = summary["lame_plan"], summary["lame_be_fate"]
     print(f"  LaME best-effort side ({args.be_placement} placement; RT budgets "
           f"{lr.budgets(used['rt_classes'])}):")
     for k in used["be_classes"]:
@@ -369,35 +434,102 @@ def run(args) -> int:
         print(f"    {k['name']} (cores {','.join(map(str, k['cores']))}): utilisation {u:.2f} of supply {cap:.2f}"
               f"{' - OVERLOADED' if u >= cap else ''}; chains "
               + ", ".join(f"{c}{' (starved)' if fate[c]['starved_runs'] else ''}" for c in members))
+
+
+def print_real(args, summary: dict, per_run: dict) -> None:
+    """The real runs: labels, per-run figures and load, the accounting, the fidelity column and
+    the controller's cost."""
+    for config in per_run:
+        loads = [f"{p['load_before'][0]:.2f}-{p['load_after'][0]:.2f}" for p in per_run[config] if p["load_before"]]
+        print(f"  {config:8s} = {lr.REAL_CONFIGS[config]}; per run: worst RT "
+              f"{', '.join(f'{v:.1f}' for v in summary[config]['worst_rt_ms_per_run'])} ms; "
+              f"RT misses {summary[config]['rt_deadline_misses_per_run']}; 1-min load before-after {', '.join(loads)}")
+    for line in accounting_lines(summary["accounting"]):
+        print(line)
+    fid = fidelity(summary)
+    if fid:
+        print(f"  fidelity: chainrt's emulation of the default executor / stock rclcpp MultiThreaded, worst RT response "
+              f"in the same run: {fid['mean']:.2f} (min {fid['min']:.2f}, max {fid['max']:.2f})")
+    cost = summary["lame_activation_cpu_ms"].get("all")
+    if cost:
+        print(f"  LaME controller CPU time per activation (decide + apply, {cost['n']} activations): median "
+              f"{cost['median_ms']:.2f} ms, p90 {cost['p90_ms']:.2f} ms, max {cost['max_ms']:.2f} ms")
+
+
+def accounting_lines(acc: dict) -> list[str]:
+    """The accounting of the RT chains per configuration: instances above LaME's bounds by cause
+    (a baseline has no bound), the worst response raw and platform-free per run."""
+    def ms(values):
+        return ", ".join("-" if v is None else f"{v:.1f}" for v in values)
+    lines = ["  accounting of the RT chains (above LaME's bounds: platform / overrun / unexplained; worst response "
+             "raw and over the platform-free instances, per run):"]
+    for config, a in acc.items():
+        above = f"{a['above']}: {a['platform']} / {a['overrun']} / {a['unexplained']}" \
+            if config in lr.LAME_CONFIGS else "no bound"
+        lines.append(f"    {config:11s} above {above}; worst raw {ms(a['worst_raw_ms'])} ms, platform-free "
+                     f"{ms(a['worst_free_ms'])} ms ({'/'.join('-' if v is None else str(v) for v in a['free_instances'])}"
+                     f" of {'/'.join(map(str, a['instances']))} instances platform-free)")
+        lines += [f"      note: {n}" for n in a["notes"]]
+    return lines
+
+
+def write_outputs(args, rows: list[dict], summary: dict) -> None:
+    with open(os.path.join(args.out, "lame_overload.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.out, "lame_overload.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+
+
+def figures(args, s: Setup, summary: dict, per_run: dict) -> None:
+    _plot(summary, s.rt, s.be, os.path.join(args.out, "lame_overload.png"), summary["mode"])
+    print(f"  wrote {os.path.join(args.out, 'lame_overload.png')}")
+    if not args.real:
+        return
+    series = {c: per_run[c][0]["responses"] for c in per_run}
+    marks = {c: [(a["at_s"], "replan") for a in per_run[c][0]["activations"]
+                 if a["decision"] != "holds" and a["trigger"] != "initial"] for c in per_run}
+    out = os.path.join(args.out, "lame_overload_response.png")
+    lr.plot_responses(series, summary["deadlines_ms"], [("RT chains", s.rt), ("BE chains", s.be)], out,
+                      f"LaME overload, real ROS 2, {args.cores} cores, run 0: response time of every chain "
+                      f"instance (dashed: deadlines; dotted: controller re-plans)",
+                      vlines=marks, labels=summary["labels"])
+    print(f"  wrote {out}")
+
+
+def run(args) -> int:
+    try:
+        configs = lr.parse_configs(args.configs) if args.real else ["default", "lame"]
+        s = setup(args)
+    except (OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as err:
+        print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
+        return 1
+    os.makedirs(args.out, exist_ok=True)
+    try:
+        if args.real:
+            results, per_run, notes = real_runs(args, s, configs)
+        else:
+            (results, per_run), notes = sim_runs(args, s), []
+    except Exception as err:  # the simulator's, the runtime's and the generated nodes' one-line errors
+        print(f"chainrt experiment lame-overload: {err}", file=sys.stderr)
+        return 1
+    summary = summarise(args, s, results, per_run, notes)
+    write_outputs(args, csv_rows(results, s.rt), summary)
+    print_header(args, summary)
+    print_configs(args, summary, configs)
+    if "lame" in results:
+        print_be_side(args, summary)
     if not args.real:
         for k, acts in enumerate(summary["lame_activations"]):
             changes = [f"{a['at_s']:.1f} s {a['kind']}" for a in acts if a["decision"] == "reallocated"
                        and a["trigger"] != "initial"]
             if changes:
                 print(f"  LaME controller run {k}: {', '.join(changes)}")
-    if args.real:
-        for config in ("default", "lame"):
-            loads = [f"{p['load_before'][0]:.2f}-{p['load_after'][0]:.2f}" for p in per_run[config] if p["load_before"]]
-            print(f"  {config:8s} per run: worst RT {', '.join(f'{v:.1f}' for v in summary[config]['worst_rt_ms_per_run'])} ms; "
-                  f"RT misses {summary[config]['rt_deadline_misses_per_run']}; 1-min load before-after {', '.join(loads)}")
-        cost = summary["lame_activation_cpu_ms"].get("all")
-        if cost:
-            print(f"  LaME controller CPU time per activation (decide + apply, {cost['n']} activations): median "
-                  f"{cost['median_ms']:.2f} ms, p90 {cost['p90_ms']:.2f} ms, max {cost['max_ms']:.2f} ms")
+    else:
+        print_real(args, summary, per_run)
     if not args.no_plot:
-        _plot(summary, rt, be, os.path.join(args.out, "lame_overload.png"), summary["mode"])
-        print(f"  wrote {os.path.join(args.out, 'lame_overload.png')}")
-        if args.real:
-            series = {c: lr.trace_responses(per_run[c][0]["trace"], leaves) for c in per_run}
-            marks = {"lame": [(a["at_s"], "replan") for a in per_run["lame"][0]["activations"]
-                              if a["decision"] != "holds" and a["trigger"] != "initial"]}
-            out = os.path.join(args.out, "lame_overload_response.png")
-            lr.plot_responses(series, summary["deadlines_ms"], [("RT chains", rt), ("BE chains", be)], out,
-                              f"LaME overload, real ROS 2, {args.cores} cores, run 0: response time of every chain "
-                              f"instance (dashed: deadlines; dotted: controller re-plans)",
-                              vlines=marks, labels={"default": f"{BASELINE}, {deadline_capacity() * 100:.0f} % budgets",
-                                                    "lame": "LaME + controller"})
-            print(f"  wrote {out}")
+        figures(args, s, summary, per_run)
     print(f"  wrote {os.path.join(args.out, 'lame_overload.csv')} and lame_overload.json")
     return 0
 
@@ -410,14 +542,20 @@ def _plot(summary, rt, be, path, mode="simulator") -> None:
     for ax, names, key, title in ((axes[0], rt, "rt_chains", "RT chains (cf. paper Fig. 5)"),
                                   (axes[1], be, "be_chains_worst_ms", "BE chains (cf. paper Fig. 6)")):
         xs = range(len(names))
-        for off, config, color in ((-0.2, "default", "tab:red"), (0.2, "lame", "tab:blue")):
+        configs = [c for c in PLOT_COLORS if c in summary]
+        width = 0.8 / len(configs)
+        for i, config in enumerate(configs):
             st = summary[config][key]
             means = [st[n]["mean"] for n in names]
             lo = [st[n]["mean"] - st[n]["min"] for n in names]
             hi = [st[n]["max"] - st[n]["mean"] for n in names]
-            ax.bar([x + off for x in xs], means, 0.4, yerr=[lo, hi], color=color, capsize=2,
-                   label=("LaME" if config == "lame" else f"{BASELINE}, " +
-                          (f"{summary['deadline_capacity'] * 100:.0f} % budgets" if mode != "simulator" else "100 % budgets")))
+            if mode == "simulator":
+                label = "LaME" if config == "lame" else f"{BASELINE}, 100 % budgets"
+            else:
+                label = summary["labels"][config] + ("" if config in lr.LAME_CONFIGS else
+                                                     f", {summary['deadline_capacity'] * 100:.0f} % budgets")
+            ax.bar([x + (i - (len(configs) - 1) / 2) * width for x in xs], means, width, yerr=[lo, hi],
+                   color=PLOT_COLORS[config], capsize=2, label=label)
         if key == "rt_chains":  # deadlines (pink lines in the paper's Fig. 5)
             for x, n in zip(xs, names):
                 ax.hlines(summary["deadlines_ms"][n], x - 0.45, x + 0.45, colors="magenta", lw=2)

@@ -4,6 +4,16 @@ one run at a time, the load average around a run, per-instance chain response ti
 figure of response time over time with the deadlines drawn (paper Fig. 5-7 show the same
 quantities as summaries).
 
+The real runs' configurations (REAL_CONFIGS): the baseline is stock rclcpp's
+MultiThreadedExecutor, one thread per core, running the model's nodes as generated rclcpp nodes
+(chainrt.stock, ``chainrt_rclcpp_nodes``); LaME runs on chainrt's runtime (``chainrt-run``) and,
+from the same generated nodes' binary as the baseline, on the rclcpp ChainExecutor; chainrt's
+emulation of the default executor (policy ros-default on chainrt's runtime) runs beside them as
+a fidelity column. Every configuration's figures come from the same kind of record — every
+callback execution, traced by the executor (chainrt-run) or by the generated callbacks
+themselves — and every run is accounted (chainrt.accounting.after_run) with the platform probe
+beside it.
+
 A chain instance's response time is taken where the runtime's monitoring takes it: the dispatch
 of the chain's last callback carries the release stamp of the chain's first callback (the stamp
 travels with the messages), response = finish - that release. Trace times are ns since the run's
@@ -13,19 +23,44 @@ start (warm-up included).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
-import json
 import os
+import shutil
 import stat
 import statistics
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
-from .. import accounting, runtime
+import yaml
+
+from .. import accounting, runtime, stock
 from ..crosslayer.kernel import KernelPathUnavailable
 from ..crosslayer.platform import PlatformProbe
 from ..figures import pyplot, save_figure
 from ..model import load_model
+
+# The real runs' configurations, as the reports name them (module docstring).
+REAL_CONFIGS = {
+    "default": f"{stock.LABELS['multi']}, one thread per core",
+    "lame": "LaME, chainrt runtime",
+    "lame_rclcpp": "LaME, rclcpp ChainExecutor",
+    "emulated": "ROS 2 default as chainrt emulates it (ros-default)",
+}
+# which runs the LaME plan (the others run the baseline's document)
+LAME_CONFIGS = ("lame", "lame_rclcpp")
+# which run the generated rclcpp nodes (chainrt_rclcpp_nodes), with which of its executors
+GENERATED = {"default": "multi", "lame_rclcpp": "chainrt"}
+
+
+def parse_configs(text: str, allowed=tuple(REAL_CONFIGS)) -> list[str]:
+    """'default,lame' -> the configurations, in that order (ValueError naming the known ones)."""
+    configs = [c.strip() for c in str(text).split(",") if c.strip()]
+    if not configs or any(c not in allowed for c in configs) or len(set(configs)) != len(configs):
+        raise ValueError(f"--configs takes a comma-separated list of {', '.join(allowed)}")
+    return configs
 
 
 @contextlib.contextmanager
@@ -69,25 +104,34 @@ def measured_run(path: str, duration_ns: int, lock: str | None, warmup_ns: int,
     (chainrt.accounting.after_run: every instance above its bound classified, platform-free
     statistics), the processes tracing their dispatches. Raises what chainrt.runtime.run_model
     raises (its one-line errors)."""
-    import tempfile
-
-
     with measurement_lock(lock), tempfile.TemporaryDirectory(prefix="chainrt-trace-") as traces:
-        load0, j0 = loadavg(), cpu_jiffies()
-        platform: dict = {}
-        held: dict = {}
-        with platform_probe((duration_ns + warmup_ns) / 1e9 + 5, platform, held) if probe else \
-                contextlib.nullcontext():
+        with sampled(probe, (duration_ns + warmup_ns) / 1e9 + 5) as m:
             r = runtime.run_model(path, duration_ns, warmup_ns=warmup_ns,
                                   trace_dir=traces if bounds is not None else None)
-        load1, j1 = loadavg(), cpu_jiffies()
         if bounds is not None:
-            note = None if held.get("probe") else \
-                f"platform not measured: {platform.get('probe_error') or 'the probe was not asked for'}"
-            r["accounting"] = accounting.after_run(load_model(path), traces, held.get("probe"), note, bounds,
+            r["accounting"] = accounting.after_run(load_model(path), traces, m["probe"], m["note"], bounds,
                                                    {n: "analysis" for n in bounds}, set(r.get("model_tids", [])),
                                                    warmup_ns)
-    return r, {"load_before": load0, "load_after": load1, "steal_percent": steal_percent(j0, j1), **platform}
+    return r, m["load"]
+
+
+@contextlib.contextmanager
+def sampled(probe: bool, seconds: float):
+    """Around one run: the load averages and the hypervisor steal, and with `probe` the
+    platform probe beside it (platform_probe, with its attribution). Yields a dict that has,
+    after the block, "load" (measured_run's record), "probe" (the PlatformProbe once it ended
+    well, else None) and "note" (why the platform was not measured, else None)."""
+    m: dict = {}
+    load0, j0 = loadavg(), cpu_jiffies()
+    platform: dict = {}
+    held: dict = {}
+    with platform_probe(seconds, platform, held) if probe else contextlib.nullcontext():
+        yield m
+    m["load"] = {"load_before": load0, "load_after": loadavg(), "steal_percent": steal_percent(j0, cpu_jiffies()),
+                 **platform}
+    m["probe"] = held.get("probe")
+    m["note"] = None if m["probe"] else \
+        f"platform not measured: {platform.get('probe_error') or 'the probe was not asked for'}"
 
 
 @contextlib.contextmanager
@@ -159,91 +203,6 @@ def steal_percent(before: tuple[int, int], after: tuple[int, int]) -> float | No
     return round(100.0 * (after[0] - before[0]) / total, 2) if total > 0 else None
 
 
-class StealSampler:
-    """Hypervisor steal of every CPU (/proc/stat), sampled every `interval` seconds on
-    CLOCK_MONOTONIC by a background thread while the block runs — the platform's blackouts: time
-    the host ran something else while this VM wanted the CPU. A miss is attributed to them by
-    the steal during its instance (steal_ms). /proc/stat counts in clock ticks (10 ms at
-    USER_HZ = 100), so a blackout shorter than a tick may show as one tick or none."""
-
-    def __init__(self, interval: float = 0.05):
-        import threading
-
-        self.interval = interval
-        self.samples: list[tuple[int, int]] = []  # (monotonic ns, steal ticks summed over the CPUs)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    @staticmethod
-    def _read() -> int:
-        total = 0
-        try:
-            with open("/proc/stat") as f:
-                for line in f:
-                    if line.startswith("cpu") and line[3:4].isdigit():
-                        v = line.split()
-                        total += int(v[8]) if len(v) > 8 else 0
-        except (OSError, ValueError):
-            return 0
-        return total
-
-    def _run(self) -> None:
-        import time
-
-        while not self._stop.is_set():
-            self.samples.append((time.monotonic_ns(), self._read()))
-            self._stop.wait(self.interval)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        import time
-
-        self._stop.set()
-        self._thread.join()
-        self.samples.append((time.monotonic_ns(), self._read()))
-        return False
-
-    def steal_ms(self, t0_ns: int, t1_ns: int) -> float | None:
-        """Steal (ms, all CPUs) between the last sample at or before t0 and the first at or after
-        t1; None outside the sampled span."""
-        before = [s for s in self.samples if s[0] <= t0_ns]
-        after = [s for s in self.samples if s[0] >= t1_ns]
-        if not before or not after:
-            return None
-        tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
-        return (after[0][1] - before[-1][1]) * tick_ms
-
-
-def misses_with_steal(responses: dict[str, list[tuple[float, float]]], deadlines_ms: dict[str, float],
-                      start_ns: int | None, sampler: StealSampler, since_s: float = 0.0) -> list[dict]:
-    """Every instance from `since_s` on that missed its deadline, with the hypervisor steal during
-    it (release to completion; `start_ns`: the run's start on CLOCK_MONOTONIC, the trace's zero)."""
-    out = []
-    for chain, pts in responses.items():
-        for t, ms in pts:
-            if t < since_s or ms <= deadlines_ms[chain]:
-                continue
-            steal = None
-            if start_ns is not None:
-                t0 = start_ns + int(t * 1e9)
-                steal = sampler.steal_ms(t0, t0 + int(ms * 1e6))
-            out.append({"chain": chain, "release_s": round(t, 4), "response_ms": round(ms, 3),
-                        "steal_ms": None if steal is None else round(steal, 1)})
-    return sorted(out, key=lambda m: m["release_s"])
-
-
-def trace_start_ns(trace: str) -> int | None:
-    """The run's start on CLOCK_MONOTONIC that chainrt-run writes beside its trace (FILE.start)."""
-    try:
-        with open(trace + ".start") as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def budgets(classes: list[dict]) -> str:
     """"rt0 68.0 %, rt1 82.3 %": each thread class's budget as a share of its period."""
     return ", ".join(f"{c['name']} {100 * c['runtime_ns'] / c['period_ns']:.1f} %" for c in classes)
@@ -266,31 +225,6 @@ def demoted_at(acts: list[dict]):
         return chain in now
 
     return demoted
-
-
-def leaves_of(model, names=None) -> dict[str, list[tuple[str, int]]]:
-    """Last callback of each chain (restricted to `names` when given) -> [(chain, deadline ns)]."""
-    out: dict[str, list[tuple[str, int]]] = {}
-    for c in model.chains:
-        if names is None or c.name in names:
-            out.setdefault(c.callbacks[-1], []).append((c.name, c.deadline))
-    return out
-
-
-def trace_responses(path: str, leaves: dict[str, list[tuple[str, int]]]) -> dict[str, list[tuple[float, float]]]:
-    """Per chain, (release in s since the start, response time in ms) of every completed instance
-    in the trace, in release order."""
-    out: dict[str, list[tuple[float, float]]] = {c: [] for v in leaves.values() for c, _ in v}
-    with open(path) as f:
-        for line in f:
-            d = json.loads(line)
-            if d["release"] < 0:
-                continue
-            for chain, _deadline in leaves.get(d["callback"], []):
-                out[chain].append((d["release"] / 1e9, (d["finish"] - d["release"]) / 1e6))
-    for v in out.values():
-        v.sort()
-    return out
 
 
 def activations(report: dict) -> list[dict]:
@@ -382,3 +316,118 @@ def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, swit
     ax.legend(fontsize=6, ncol=3)
     fig.tight_layout()
     save_figure(fig, path, dpi=100)
+
+
+def trace_zero(trace_dir: str | os.PathLike) -> int | None:
+    """The earliest start (CLOCK_MONOTONIC ns) of the traces in ``trace_dir``: the run's zero."""
+    starts = []
+    for f in Path(trace_dir).glob("*.jsonl.start"):
+        try:
+            starts.append(int(f.read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return min(starts) if starts else None
+
+
+def chain_figures(executions: list, model, zero_ns: int, since_ns: int) -> tuple[dict, dict]:
+    """Per chain, from the recorded executions (chainrt.accounting.Execution): the figures the
+    experiments report ({"instances", "released", "wcrt_ns", "mean_ns", "deadline_ns",
+    "deadline_misses"}, instances released from ``since_ns`` on, as the simulator's summary has
+    them) and every instance's (release in s since ``zero_ns``, response in ms). "released"
+    counts the executions of the chain's first callback, so released - instances were lost or
+    are still under way at the end."""
+    chains = {c.name: list(c.callbacks) for c in model.chains}
+    figures, responses = {}, {}
+    for ch in model.chains:
+        insts = [i for i in accounting.instances(executions, {ch.name: chains[ch.name]})[ch.name]
+                 if i.release >= since_ns]
+        resp = [i.response for i in insts]
+        first = chains[ch.name][0]
+        released = len({x.release for x in executions if x.callback == first and x.release is not None
+                        and x.release >= since_ns})
+        figures[ch.name] = {"instances": len(resp), "released": released, "wcrt_ns": max(resp, default=0),
+                            "mean_ns": sum(resp) / len(resp) if resp else 0, "deadline_ns": ch.deadline,
+                            "deadline_misses": sum(1 for r in resp if ch.deadline and r > ch.deadline)}
+        responses[ch.name] = [((i.release - zero_ns) / 1e9, i.response / 1e6) for i in insts]
+    return figures, responses
+
+
+def per_thread(executions: list) -> list:
+    """The executions with each thread as an executor of its own: the busy periods of a LaME run
+    (chainrt.accounting) are its threads'. Each of LaME's thread classes here has one thread per
+    core with a reservation of its own, so an RT chain's instance waits only for work on its own
+    class's threads, never for the overloaded BE side's backlog (which would make every busy
+    window reach back to the run's start)."""
+    return [dataclasses.replace(x, executor=f"{x.executor}/{x.thread}") for x in executions]
+
+
+def _launch(config: str, path: str, seconds: float, warmup: float, traces: str, cores: int,
+            controller_ns: int, scale: tuple[int, float] | None) -> dict:
+    """Runs one configuration's processes; {"warnings", "lame_controller", "model_tids", "report"}."""
+    if config in GENERATED:
+        r = stock.run(path, GENERATED[config], duration=seconds + warmup,
+                      threads=cores if config == "default" else None, trace=Path(traces) / "nodes.jsonl",
+                      scale_wcet=scale,
+                      lame_controller_ns=controller_ns if config in LAME_CONFIGS else 0)
+        return {"warnings": r.get("warnings", []), "lame_controller": r.get("lame_controller", []),
+                "model_tids": [], "report": {k: r[k] for k in ("executor", "threads", "chains", "callbacks") if k in r}}
+    extra = []
+    if scale is not None:
+        extra += ["--scale-wcet", f"{scale[0]}ns:{scale[1]!r}"]
+    if config in LAME_CONFIGS and controller_ns:
+        extra += ["--lame-controller", f"{controller_ns}ns"]
+    r = runtime.run_model(path, int(seconds * 1e9), warmup_ns=int(warmup * 1e9), extra_args=extra, trace_dir=traces)
+    return {"warnings": r.get("warnings", []), "lame_controller": r.get("lame_controller", []),
+            "model_tids": r.get("model_tids", []), "report": {"chains": r.get("chains", {})}}
+
+
+def real_config_run(config: str, doc: dict, out: str, tag: str, seconds: float, warmup: float, *, cores: int,
+                    lock: str | None, probe: bool, bounds: dict, controller_ns: int = 0,
+                    scale: tuple[int, float] | None = None) -> dict:
+    """One real run of `config` (REAL_CONFIGS) on the model `doc` (written to ``<out>/<config>.yaml``)
+    holding the measurement lock, the platform probe beside it (``probe``): {"chains" (figures,
+    chain_figures), "responses", "accounting" (chainrt.accounting.after_run against ``bounds``
+    {chain: ns or None}), "warnings", "activations" (LaME's controller), "load" (as measured_run's)}.
+    The run's trace is kept as ``<out>/<config>_<tag>.trace.jsonl``. ``scale``: (ns after the
+    start, factor) from when every callback burns factor x its WCET. Raises the runtime's and
+    chainrt.stock's one-line errors."""
+    path = os.path.join(out, f"{config}.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+    model = load_model(path)
+    with measurement_lock(lock), tempfile.TemporaryDirectory(prefix="chainrt-trace-") as traces:
+        # the generated nodes discover each other and drain after the timers stop: room for both
+        with sampled(probe, seconds + warmup + 60) as m:
+            r = _launch(config, path, seconds, warmup, traces, cores, controller_ns, scale)
+        executions = accounting.read_traces(traces)
+        zero = trace_zero(traces) or 0
+        tids = set(r["model_tids"]) | {x.thread for x in executions}
+        acc = accounting.after_run(model, traces, m["probe"], m["note"], bounds,
+                                   {n: "analysis" for n, b in bounds.items() if b}, tids, int(warmup * 1e9),
+                                   executions=per_thread(executions) if config in LAME_CONFIGS else None)
+        for t in Path(traces).glob("*.jsonl"):
+            shutil.copy(t, os.path.join(out, f"{config}_{tag}.{t.stem}.trace.jsonl"))
+    figures, responses = chain_figures(executions, model, zero, zero + int(warmup * 1e9))
+    return {"chains": figures, "responses": responses, "accounting": acc, "warnings": r["warnings"],
+            "activations": activations(r), "load": m["load"], "report": r["report"]}
+
+
+def accounting_summary(runs: list[dict], chains: list[str]) -> dict:
+    """Over a configuration's runs, for `chains` (the RT chains): instances above their bound by
+    cause, and the worst response raw and over the platform-free instances, per run (ms; None
+    where the platform was not measured)."""
+    out = {"above": 0, **{c: 0 for c in accounting.CAUSES}, "worst_raw_ms": [], "worst_free_ms": [],
+           "free_instances": [], "instances": [], "notes": []}
+    for r in runs:
+        acc = r["accounting"]
+        rows = [acc["chains"][c] for c in chains if c in acc["chains"]]
+        for key in ("above", *accounting.CAUSES):
+            out[key] += sum(x[key] for x in rows)
+        raw = [x["raw"]["max_ns"] for x in rows if x["raw"]["max_ns"] is not None]
+        free = [x["platform_free"]["max_ns"] for x in rows if x["platform_free"] and x["platform_free"]["max_ns"] is not None]
+        out["worst_raw_ms"].append(max(raw) / 1e6 if raw else None)
+        out["worst_free_ms"].append(max(free) / 1e6 if free and acc["measured"] else None)
+        out["instances"].append(sum(x["raw"]["instances"] for x in rows))
+        out["free_instances"].append(sum(x["platform_free"]["instances"] for x in rows) if acc["measured"] else None)
+        out["notes"] += [n for n in acc.get("notes", []) if n not in out["notes"]]
+    return out
