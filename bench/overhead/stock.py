@@ -11,7 +11,7 @@ chainrt's own runtime running its emulation of ROS 2's default executor (chainrt
 over stock MultiThreaded's, the same layout, at each N — it is no baseline.
 
     .venv/bin/python bench/overhead/stock.py [--n 1,10,50,64] [--reps 3] [--seconds 2]
-        [--policies ros-default,fp,edf] [--cpu 1] [--fifo 10] [--json out/overhead_stock.json]
+        [--policies P,...] [--cpu 1] [--fifo 10] [--json out/overhead_stock.json]
 
 --cpu pins every measured process (all its threads) to one core and --fifo runs it under
 SCHED_FIFO; run it in a network namespace of its own (ROS_DOMAIN_ID of its own, discovery on
@@ -162,13 +162,19 @@ def table(points: list[dict]) -> list[str]:
     return out
 
 
+# The ChainExecutor's policies of the EDF paper's overhead figure (Fig. 6): the default order and
+# the two the paper compares.
+PAPER_POLICIES = "ros-default,fp,edf"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     # (N <= 64: the generated nodes track a chain instance's leaves in one 64-bit mask)
     ap.add_argument("--n", default="1,10,50,64")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--policies", default="ros-default,fp,edf", help="the ChainExecutor's policies")
+    ap.add_argument("--policies", default=PAPER_POLICIES,
+                    help=f"the ChainExecutor's policies (default: {PAPER_POLICIES}, the paper's)")
     ap.add_argument("--cpu", type=int)
     ap.add_argument("--fifo", type=int)
     ap.add_argument("--no-emulation", action="store_true")

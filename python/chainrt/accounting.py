@@ -489,6 +489,17 @@ def bounds_of(model, bound: dict | None, simulated: dict | None) -> tuple[dict, 
     return out, kind
 
 
+
+def trace_zero(trace_dir: str | os.PathLike) -> int | None:
+    """The earliest start (CLOCK_MONOTONIC ns) of the traces in ``trace_dir``: the run's zero."""
+    starts = []
+    for f in Path(trace_dir).glob("*.jsonl.start"):
+        try:
+            starts.append(int(f.read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return min(starts) if starts else None
+
 def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bound_kind: dict,
               model_tids: set[int], warmup_ns: int = 0, thread_params: bool = True, rt: bool = True,
               simulated: dict | None = None, executions: list[Execution] | None = None) -> dict:
@@ -516,13 +527,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
             notes.append(note)
     mi = model_inputs(model, thread_params)
     executions = read_traces(trace_dir) if executions is None else executions
-    starts = []
-    for f in Path(trace_dir).glob("*.jsonl.start"):
-        try:
-            starts.append(int(f.read_text().split()[0]))
-        except (OSError, ValueError, IndexError):
-            pass
-    since_ns = min(starts) + warmup_ns if starts else None
+    zero = trace_zero(trace_dir)
+    since_ns = zero + warmup_ns if zero is not None else None
     if not executions:
         notes.append("no dispatch trace was written: no instance could be accounted")
     out = to_json(account(executions, mi["chains"], bounds, mi["wcets"], blackouts, mi["chain_cpus"],

@@ -141,7 +141,7 @@ def test_fusion_nodes_traced_under_multithreaded_and_chain_executor(tmp_path, ex
     assert {x.callback for x in executions} == {cb["name"] for cb in FUSION["callbacks"]}
     if executor == "multi":
         assert len({x.thread for x in executions}) == 2
-    zero = lr.trace_zero(traces)
+    zero = accounting.trace_zero(traces)
     figures, _ = lr.chain_figures(executions, load_model(str(model_path)), zero, zero)
     for name in ("hot", "rear"):
         assert figures[name]["instances"] == result["chains"][name]["instances"], name

@@ -318,17 +318,6 @@ def plot_activations(acts_per_run: list[list[dict]], path: str, title: str, swit
     save_figure(fig, path, dpi=100)
 
 
-def trace_zero(trace_dir: str | os.PathLike) -> int | None:
-    """The earliest start (CLOCK_MONOTONIC ns) of the traces in ``trace_dir``: the run's zero."""
-    starts = []
-    for f in Path(trace_dir).glob("*.jsonl.start"):
-        try:
-            starts.append(int(f.read_text().split()[0]))
-        except (OSError, ValueError, IndexError):
-            pass
-    return min(starts) if starts else None
-
-
 def chain_figures(executions: list, model, zero_ns: int, since_ns: int) -> tuple[dict, dict]:
     """Per chain, from the recorded executions (chainrt.accounting.Execution): the figures the
     experiments report ({"instances", "released", "wcrt_ns", "mean_ns", "deadline_ns",
@@ -400,7 +389,7 @@ def real_config_run(config: str, doc: dict, out: str, tag: str, seconds: float, 
         with sampled(probe, seconds + warmup + 60) as m:
             r = _launch(config, path, seconds, warmup, traces, cores, controller_ns, scale)
         executions = accounting.read_traces(traces)
-        zero = trace_zero(traces) or 0
+        zero = accounting.trace_zero(traces) or 0
         tids = set(r["model_tids"]) | {x.thread for x in executions}
         acc = accounting.after_run(model, traces, m["probe"], m["note"], bounds,
                                    {n: "analysis" for n, b in bounds.items() if b}, tids, int(warmup * 1e9),
