@@ -2,6 +2,7 @@
 // SI (KB = 1000) and binary (KiB = 1024) suffixes, parsed exactly into integers.
 #include "chainrt/model/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -166,6 +167,10 @@ std::optional<ExactPeriod> parse_period(const std::string& raw, std::string* why
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   const std::string number = text.substr(0, i);
   std::string rest = trim(text.substr(i));
+  if (std::count_if(number.begin(), number.end(), [](char c) { return c != '.'; }) > 18) {
+    if (why) *why = "value out of range in '" + raw + "'";  // beyond what 64 bits of ns can hold
+    return std::nullopt;
+  }
   __int128 n = 0, d = 1;
   if (!rest.empty() && rest[0] == '/') {  // a fraction: <integer>/<integer> <unit>
     std::size_t j = 1;

@@ -96,7 +96,7 @@ def _execute(args, model, traces: str):
     kwargs = dict(model=model, warmup_ns=args.warmup, thread_params=not args.no_thread_params,
                   options=cliargs.run_option_values(args, args.run_option_keys))
     if xcli.wanted(args, model):  # (hosts in namespaces: their own experiments' accounting)
-        return xcli.run_model(args, model, args.duration, **kwargs), None, None, False
+        return xcli.run_model(args, args.duration, **kwargs), None, None, False
     return (*_measured_run(args, args.duration, kwargs, traces), True)
 
 

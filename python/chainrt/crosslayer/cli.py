@@ -40,10 +40,11 @@ def wanted(args, model) -> bool:
                 or (mode == "auto" and len(hosts) > 1))
 
 
-def run_model(args, model, duration_ns: int, **kwargs) -> dict:
+def run_model(args, duration_ns: int, *, model, **kwargs) -> dict:
     """runtime.run_model, or session.run_on_hosts when the model's hosts go into namespaces
-    (``model``: the loaded model of ``args.model``). Notes for the user (why hosts run here) go
-    to stderr; raises RuntimeError (one line)."""
+    (``model``: the loaded model of ``args.model``, passed down so that it is not parsed again).
+    Notes for the user (why hosts run here) go to stderr; raises RuntimeError (one line)."""
+    kwargs["model"] = model
     server = parse_server(getattr(args, "nonrt_server", None))
     hosts = {e.host for e in model.executors}
     mode = getattr(args, "hosts", "local")
