@@ -111,13 +111,13 @@ def test_without_privilege_hosts_run_here_with_a_note(monkeypatch, capsys):
     model = load_model(str(MODEL))
     args = argparse.Namespace(model=str(MODEL), hosts="auto", crosslayer=False, nonrt_server=None)
     assert cli.wanted(args, model)  # several hosts: the namespaces are tried first
-    assert cli.run_model(args, model, 1_000_000) == {"chains": {}}
+    assert cli.run_model(args, 1_000_000, model=model) == {"chains": {}}
     assert calls == [str(MODEL)]
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "need root" in err
     for a in (dict(crosslayer=True), dict(hosts="netns")):
         with pytest.raises(RuntimeError, match="need root"):
-            cli.run_model(argparse.Namespace(**{**vars(args), **a}), model, 1_000_000)
+            cli.run_model(argparse.Namespace(**{**vars(args), **a}), 1_000_000, model=model)
 
 
 def test_interrupted_run_removes_its_namespaces():
