@@ -264,15 +264,17 @@ struct BitsHash {
 // One level of the graph: the states with the same number of dispatched jobs, merged.
 class Level {
  public:
-  void add(State s) {
+  // The index of the state s went into (merged or new).
+  std::size_t add(State s) {
     auto& slot = by_set_[s.done];
     for (std::size_t i : slot)
       if (mergeable(states_[i], s)) {
         merge_into(states_[i], s);
-        return;
+        return i;
       }
     slot.push_back(states_.size());
     states_.push_back(std::move(s));
+    return states_.size() - 1;
   }
   std::vector<State>& states() { return states_; }
 
@@ -281,11 +283,23 @@ class Level {
   std::unordered_map<std::vector<std::uint64_t>, std::vector<std::size_t>, BitsHash> by_set_;
 };
 
+// The graph's edges, kept for a witness (witness()): per level (dispatches so far) and state,
+// the dispatches into it, and each state's availability interval once the level is complete.
+struct Edge {
+  std::uint32_t parent = 0;  // the state in the level before
+  std::uint32_t job = 0;
+  Duration est = 0, lst = 0;
+};
+struct Graph {
+  std::vector<std::vector<std::vector<Edge>>> in;  // [level][state]
+  std::vector<std::vector<Interval>> avail;        // [level][state]
+};
+
 // Job c dispatched next from s, if the rules allow it (EST <= LST): its start and finish
-// intervals recorded in r and the new state added to `next`. t_high: over the higher-priority
-// candidates.
+// intervals recorded in r and the new state added to `next` (and the edge to `g` when kept;
+// `from`: s's index in its level). t_high: over the higher-priority candidates.
 void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_wc, Duration t_high, Level& next,
-              Result& r) {
+              Result& r, Graph* g, std::uint32_t from) {
   const Duration est = earliest_start(c.ready, first_free(s));
   const Duration lst = latest_start(t_wc, t_high, s.pa.size() > 1);
   if (est > lst) return;
@@ -295,12 +309,16 @@ void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_
   st = {std::min(st.lo, est), std::max(st.hi, lst)};
   fi = {std::min(fi.lo, fin.lo), std::max(fi.hi, fin.hi)};
   ++r.edges;
-  next.add(successor(p, s, c.job, est, lst, fin));
+  const std::size_t to = next.add(successor(p, s, c.job, est, lst, fin));
+  if (!g) return;
+  auto& in = g->in.back();
+  if (in.size() <= to) in.resize(to + 1);
+  in[to].push_back(Edge{from, c.job, est, lst});
 }
 
 // Every dispatch possible from s (RTSS 2017 Sec. IV-B with the rules above) into `next`;
 // records the start and finish intervals of the dispatched jobs in r.
-void expand(const Prepared& p, const State& s, Level& next, Result& r) {
+void expand(const Prepared& p, const State& s, Level& next, Result& r, Graph* g, std::uint32_t from) {
   Duration min_certain = kNever;
   std::vector<Candidate> cs = candidates(p, s, &min_certain);
   if (cs.empty()) throw std::logic_error("sag: a state with jobs left has no candidate");
@@ -311,17 +329,15 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r) {
   Duration t_high = kNever;  // min r^max over the candidates of higher priority than the current one
   for (const Candidate& c : cs) {
     if (c.ready_when_free) {  // it is seen when the processor frees: nothing below it goes next
-      dispatch(p, s, c, t_wc, t_high, next, r);
+      dispatch(p, s, c, t_wc, t_high, next, r, g, from);
       return;
     }
-    dispatch(p, s, c, t_wc, t_high, next, r);
+    dispatch(p, s, c, t_wc, t_high, next, r, g, from);
     t_high = std::min(t_high, c.ready.hi);
   }
 }
 
-}  // namespace
-
-Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores) {
+Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores, Graph* g) {
   if (cores == 0) throw std::invalid_argument("sag: no core");
   const auto t0 = std::chrono::steady_clock::now();
   const Prepared p = prepare(jobs);
@@ -337,10 +353,20 @@ Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t c
   while (root.lo < p.order.size() && has(root.done, p.order[root.lo])) ++root.lo;
   level.add(std::move(root));
   r.states = 1;
+  auto keep_avail = [&](Level& l) {
+    if (!g) return;
+    g->avail.emplace_back();
+    for (const State& s : l.states()) g->avail.back().push_back(first_free(s));
+    g->in.back().resize(l.states().size());
+  };
+  if (g) g->in.emplace_back();
+  keep_avail(level);
   for (std::size_t depth = 0; depth < jobs.size(); ++depth) {
     Level next;
-    for (const State& s : level.states()) {
-      expand(p, s, next, r);
+    if (g) g->in.emplace_back();
+    for (std::size_t i = 0; i < level.states().size(); ++i) {
+      const State& s = level.states()[i];
+      expand(p, s, next, r, g, static_cast<std::uint32_t>(i));
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (secs > limits.max_seconds || r.states + next.states().size() > limits.max_states) {
         r.why = "the schedule-abstraction graph grew beyond its limits (" + std::to_string(limits.max_states) +
@@ -350,10 +376,83 @@ Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t c
       }
     }
     r.states += next.states().size();
+    keep_avail(next);
     level = std::move(next);
   }
   r.complete = true;
   return r;
+}
+
+}  // namespace
+
+Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores) {
+  return explore_graph(jobs, limits, cores, nullptr);
+}
+
+namespace {
+
+// The start and execution time of the job dispatched over one of the edges into a state so
+// that the processor frees exactly at `a` (an edge whose finish interval holds it; the one
+// closest to it when none does), preferring the longest execution.
+std::pair<const Edge*, Duration> edge_finishing_at(const std::vector<Job>& jobs, const std::vector<Edge>& in,
+                                                   Duration a) {
+  const Edge* best = nullptr;
+  Duration miss = kNever;
+  for (const Edge& e : in) {
+    const Interval cost = jobs[e.job].cost;
+    const Duration lo = e.est + cost.lo, hi = e.lst + cost.hi;
+    const Duration d = a < lo ? lo - a : a > hi ? a - hi : 0;
+    if (d < miss) best = &e, miss = d;
+  }
+  const Interval cost = jobs[best->job].cost;
+  const Duration start = std::clamp(a - cost.hi, best->est, best->lst);
+  return {best, start};
+}
+
+}  // namespace
+
+std::optional<Witness> witness(const std::vector<Job>& jobs, std::size_t target, const Limits& limits) {
+  for (const Job& j : jobs)
+    if (j.group >= 0) return std::nullopt;
+  Graph g;
+  const Result r = explore_graph(jobs, limits, 1, &g);
+  if (!r.complete || target >= jobs.size()) return std::nullopt;
+  // the dispatch of the target that starts latest (its latest finish: LST + C^max)
+  std::size_t level = 0, state = 0;
+  const Edge* last = nullptr;
+  for (std::size_t l = 1; l < g.in.size(); ++l)
+    for (std::size_t i = 0; i < g.in[l].size(); ++i)
+      for (const Edge& e : g.in[l][i])
+        if (e.job == target && (!last || e.lst > last->lst)) last = &e, level = l, state = i;
+  if (!last) return std::nullopt;
+  Witness w;
+  w.start.assign(jobs.size(), -1);
+  w.cost.resize(jobs.size());
+  w.release.resize(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    w.cost[j] = jobs[j].cost.hi;
+    w.release[j] = jobs[j].release.hi;
+  }
+  w.start[target] = last->lst;
+  w.finish = last->lst + jobs[target].cost.hi;
+  // Back along the path: each earlier dispatch ends exactly when the next one starts (or, before
+  // an idle gap, as late as its state allows: the next job is then released at its start).
+  Duration s = last->lst;
+  state = last->parent;
+  for (--level; level > 0; --level) {
+    const Interval avail = g.avail[level][state];
+    const Duration a = std::clamp(s, avail.lo, avail.hi);
+    const auto [e, start] = edge_finishing_at(jobs, g.in[level][state], a);
+    w.start[e->job] = start;
+    w.cost[e->job] = std::clamp(a - start, jobs[e->job].cost.lo, jobs[e->job].cost.hi);
+    s = start;
+    state = e->parent;
+  }
+  // A job on the path is released at its start (no earlier: it would be pending at the earlier
+  // dispatches), within its window; every other one as late as it may be.
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (w.start[j] >= 0) w.release[j] = std::clamp(w.start[j], jobs[j].release.lo, jobs[j].release.hi);
+  return w;
 }
 
 }  // namespace chainrt::detail::sag

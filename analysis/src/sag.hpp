@@ -32,6 +32,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,5 +93,24 @@ struct Result {
 // overlap: the state keeps the finish interval of each group's last dispatched job, and a job
 // of the group is ready no earlier. The zero-delay rule above is one core's and is not used.
 Result explore(const std::vector<Job>& jobs, const Limits& limits = {}, std::size_t cores = 1);
+
+// A schedule that reaches the latest finish of one job (one core, no groups): every job's
+// release and execution time, to be replayed (the simulator's scripts). The graph is explored
+// again with its edges kept; from the dispatch of `target` that starts latest (LST), the path
+// is walked back to the root, each earlier job given the start and execution time with which
+// it frees the processor exactly at the next one's start (RTSS 2017: every instant of a state's
+// availability interval is reached by some schedule of the jobs on a path into it); the jobs on
+// the path are released at their starts (within their windows), every other job at r^max and
+// with C^max. On jobs without precedence the replay reaches the bound; with precedence the
+// merged states' hulls of finish intervals may pair finishes no one schedule has, and the
+// replay may then fall short (the bound's pessimism, or a schedule the walk does not find).
+// Costs the exploration again and memory for every state and edge. nullopt: several cores or
+// groups, a limit reached, or the target never dispatched.
+struct Witness {
+  std::vector<Duration> release, cost;  // per job
+  std::vector<Duration> start;          // per job on the path (else -1)
+  Duration finish = 0;                  // the target's latest finish the path leads to
+};
+std::optional<Witness> witness(const std::vector<Job>& jobs, std::size_t target, const Limits& limits = {});
 
 }  // namespace chainrt::detail::sag

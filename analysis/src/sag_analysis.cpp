@@ -11,6 +11,7 @@
 #include <set>
 
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/analysis/witness.hpp"
 #include "sag_model.hpp"
 
 namespace chainrt::detail {
@@ -276,6 +277,51 @@ class Sag : public ResponseTimeAnalysis {
 };
 
 }  // namespace
+
+}  // namespace chainrt::detail
+
+namespace chainrt {
+
+std::vector<ScheduleWitness> sag_witnesses(const Model& m) {
+  using namespace detail::sag;
+  std::string why;
+  const auto mj = build_jobs(m, 2, &why);
+  if (!mj || mj->partitions.size() != 1 || mj->cores != 1 || !mj->drifting.empty()) return {};
+  const Result r = explore(mj->jobs);
+  if (!r.complete || !outside_job_model(m, *mj, r).empty()) return {};
+  std::vector<ScheduleWitness> out;
+  for (std::size_t i = 0; i < m.chains.size(); ++i) {
+    const ChainBound b = detail::chain_bound(m, i, *mj, r);
+    if (!b.bounded) continue;
+    std::size_t target = kNoJob;  // the leaf job whose latest finish is the bound
+    for (const ChainInstance& in : mj->instances)
+      if (in.chain == i && !in.cut)
+        for (std::size_t j : in.leaves)
+          if (target == kNoJob && r.finish[j].hi - in.release == b.wcrt_bound) target = j;
+    if (target == kNoJob) continue;
+    const auto w = witness(mj->jobs, target);
+    if (!w) continue;
+    ScheduleWitness sw;
+    sw.chain = b.chain;
+    sw.latency = b.wcrt_bound;
+    sw.until = w->finish + 1;
+    for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
+      const auto& js = mj->of_callback[c];
+      if (js.empty()) continue;
+      auto& exec = sw.exec[m.callbacks[c].name];
+      for (std::size_t j : js) exec.push_back(w->cost[j]);
+      if (!m.callbacks[c].is_timer()) continue;
+      auto& delay = sw.release_delay[m.callbacks[c].name];
+      for (std::size_t j : js) delay.push_back(w->release[j] - mj->root_release[j]);
+    }
+    out.push_back(std::move(sw));
+  }
+  return out;
+}
+
+}  // namespace chainrt
+
+namespace chainrt::detail {
 
 const ResponseTimeAnalysis& sag_analysis() {
   static const Sag instance;

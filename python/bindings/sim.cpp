@@ -103,8 +103,12 @@ CHAINRT_BINDINGS(soundness, 21) {
       "_soundness",
       [](const std::string& analysis, int sets, std::uint64_t seed, int variants, int jobs,
          const std::string& counterexample_dir, int horizon_periods, double u_min, double u_max, bool harsh, int climb,
-         bool fusion, const std::string& feature, bool phases, int first) {
+         bool fusion, const std::string& feature, bool phases, int first, const std::string& policy) {
         sim::SoundnessOptions o;
+        if (!policy.empty()) {
+          o.policy = policy_from(policy);
+          if (!o.policy) throw std::invalid_argument("unknown policy '" + policy + "'");
+        }
         o.phases = phases;
         o.first = first;
         o.feature = feature;
@@ -144,7 +148,8 @@ CHAINRT_BINDINGS(soundness, 21) {
       nb::arg("counterexample_dir") = "", nb::arg("horizon_periods") = 20, nb::arg("u_min") = 0.1,
       nb::arg("u_max") = 0.6, nb::arg("harsh") = false, nb::arg("climb") = 0,
       nb::arg("fusion") = false, nb::arg("feature") = "", nb::arg("phases") = false, nb::arg("first") = 0,
-      "Soundness harness for one analysis over systems first .. first + sets - 1 of `seed`; returns the report as "
-      "JSON.");
+      nb::arg("policy") = "",
+      "Soundness harness for one analysis over systems first .. first + sets - 1 of `seed` (under `policy` where "
+      "the analysis bounds several; empty: its own); returns the report as JSON.");
 }
 #endif

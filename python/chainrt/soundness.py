@@ -33,7 +33,7 @@ import tempfile
 from . import _core, cliargs
 from .campaign import command
 from .campaign.plan import merge, quantile, Spec, split
-from .model import analysis_names
+from .model import analysis_names, policy_names
 
 #: A normalised utilisation drawn per system: above 0, at most 1 (the cores full).
 U_NORM = cliargs.number(0, 1, "a normalised utilisation", above=True)
@@ -91,6 +91,9 @@ def add_arguments(parser) -> None:
                              "that takes the CPU from every thread at times, analysed from its blackout curve "
                              "(platform), shared accelerators reached directly or through the chain-priority server "
                              "(accelerator), the server with block-level preemption (accelerator-block)")
+    parser.add_argument("--policy", choices=policy_names(), default=None,
+                        help="generate and simulate the systems under this policy, where the analysis bounds several "
+                             "(sag: fp, picas, edf, mixed; default: the analysis's own)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
     parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
                         help="folder of the campaign (its kept batches and merged result; default out/soundness)")
@@ -108,7 +111,7 @@ def _histogram(tightness: dict) -> str:
 
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
-          fusion: bool = False, feature: str = "", phases: bool = False, first: int = 0) -> dict:
+          fusion: bool = False, feature: str = "", phases: bool = False, first: int = 0, policy: str = "") -> dict:
     """One batch of the harness: systems first .. first + sets - 1 of `seed` (each system
     depends only on the seed and its number, so batches give the results of one run)."""
     if analysis == "lame" and (fusion or feature):  # LaME's plans on LaME's systems (lame/soundness.hpp)
@@ -117,7 +120,7 @@ def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int 
     if fn is None:
         raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
     return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
-                         fusion, feature or "", phases, first))
+                         fusion, feature or "", phases, first, policy or ""))
 
 
 def batch_task(identity: dict, batch: dict) -> dict:
@@ -128,7 +131,7 @@ def batch_task(identity: dict, batch: dict) -> dict:
     with tempfile.TemporaryDirectory(prefix="chainrt-soundness-") as folder:
         rep = check(batch["group"], batch["count"], batch["seed"], i["variants"], 1, folder, i["horizon"], i["u_min"],
                     i["u_max"], i["harsh"], i["climb"], i["fusion"], i["feature"], i.get("phases", False),
-                    first=batch["first"])
+                    first=batch["first"], policy=i.get("policy", ""))
         for c in rep["counterexamples"]:
             if c.get("file"):
                 with open(c["file"]) as f:
@@ -143,6 +146,8 @@ def make_spec(args, names: list[str]):
                 "harsh": bool(args.harsh), "climb": args.climb, "fusion": bool(getattr(args, "fusion", False)),
                 "feature": getattr(args, "feature", None) or "",
                 "phases": bool(getattr(args, "phases", False))}
+    if getattr(args, "policy", None):  # (absent from the identity otherwise: earlier campaigns resume)
+        identity["policy"] = args.policy
 
     def make(size: int) -> Spec:
         return Spec("soundness", identity, split([(n, args.seed, args.sets) for n in names], size, args.first),
@@ -169,6 +174,10 @@ def merge_reports(reports: list[dict]) -> dict:
         joins = sorted(rep["join_ratios"])
         rep["join_ratios"] = joins
         rep["join_tightness"] = {"chains": len(joins), "bound_over_worst": bound_over_worst(joins)}
+    if "multi_threaded_ratios" in rep:  # the chains of systems with a multi-threaded executor alone
+        multi = sorted(rep["multi_threaded_ratios"])
+        rep["multi_threaded_ratios"] = multi
+        rep["multi_threaded_tightness"] = {"chains": len(multi), "bound_over_worst": bound_over_worst(multi)}
     return rep
 
 
@@ -196,6 +205,15 @@ def run(args) -> int:
         print(f"chainrt experiment soundness: unknown analysis '{args.analysis}' (known: "
               f"{', '.join(analysis_names())}, lame)", file=sys.stderr)
         return 1
+    if getattr(args, "policy", None):
+        if args.analysis in ("all", "lame"):
+            print("chainrt experiment soundness: --policy needs one --analysis that bounds it", file=sys.stderr)
+            return 1
+        try:  # no system: only the check that the analysis bounds the policy
+            check(args.analysis, 0, policy=args.policy)
+        except ValueError as e:
+            print(f"chainrt experiment soundness: {e}", file=sys.stderr)
+            return 1
     outcome = command.campaign(args, "soundness", make_spec(args, names), args.out)
     if isinstance(outcome, int):
         return outcome
@@ -232,7 +250,7 @@ def _write_counterexamples(rep: dict, folder: str) -> None:
 def _print_report(args, rep: dict, elapsed: float) -> None:
     h = rep.get("harsh", {})
     if args.json:
-        shown = {k: v for k, v in rep.items() if k not in ("ratios", "join_ratios")}
+        shown = {k: v for k, v in rep.items() if k not in ("ratios", "join_ratios", "multi_threaded_ratios")}
         shown["counterexamples"] = [{k: v for k, v in c.items() if k != "model"} for c in rep["counterexamples"]]
         shown["elapsed_s"] = round(elapsed, 3)
         print(json.dumps(shown))
@@ -260,6 +278,10 @@ def _print_report(args, rep: dict, elapsed: float) -> None:
              f"{rep['join_tightness']['bound_over_worst']['median']:.2f}, "
              f"p90 {rep['join_tightness']['bound_over_worst']['p90']:.2f}; "
              if rep.get("join_tightness", {}).get("chains") else "")
+          + (f"of them the {rep['multi_threaded_tightness']['chains']} of systems with a multi-threaded executor: "
+             f"median {rep['multi_threaded_tightness']['bound_over_worst']['median']:.2f}, "
+             f"p90 {rep['multi_threaded_tightness']['bound_over_worst']['p90']:.2f}; "
+             if rep.get("multi_threaded_tightness", {}).get("chains") else "")
           + (f"climb: {h['climb_simulations']} simulations, raised the worst ratio in {h['climb_raised']} "
              f"systems; " if args.climb else "")
           + (f"LaME: {rep['lame']['rt_bounded']} RT and {rep['lame']['be_bounded']} BE bounds reported "

@@ -69,6 +69,9 @@ void Simulator::build_callbacks() {
     s.kind = cb.kind;
     s.wcet = cb.wcet;
     s.bcet = std::min(cb.best_case(), cb.wcet);
+    if (auto x = o_.exec_script.find(cb.name); x != o_.exec_script.end()) s.exec_script = &x->second;
+    if (auto x = o_.release_script.find(cb.name); x != o_.release_script.end() && cb.is_timer())
+      s.release_script = &x->second;
     if (cb.is_timer()) {
       auto it = o_.offsets.find(cb.name);
       const Duration off = it != o_.offsets.end() ? it->second : cb.offset;

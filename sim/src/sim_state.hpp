@@ -108,6 +108,10 @@ struct CbState {
   Duration offset = 0;        // the model's, or SimOptions::offsets'
   Duration jitter = 0, cur_jitter = 0;
   Duration fixed_delay = -1;  // SimOptions::release_delays: every release this late (else jitter draws)
+  // SimOptions::exec_script / release_script: this callback's (null: none) and how many of each were used
+  const std::vector<Duration>* exec_script = nullptr;
+  const std::vector<Duration>* release_script = nullptr;
+  std::size_t exec_k = 0, release_k = 0;
   bool timer_ready = false;
   // message queue (ring in the shared pool)
   std::uint32_t q_begin = 0, q_cap = 0, q_head = 0, q_count = 0;
@@ -308,7 +312,9 @@ class Simulator {
     if (o_.scale_at < 0 || now_ < o_.scale_at || o_.scale_den <= 0) return d;
     return static_cast<Duration>(static_cast<__int128>(d) * o_.scale_num / o_.scale_den);
   }
-  Duration jitter_sample(const CbState& s) {
+  Duration jitter_sample(CbState& s) {
+    if (s.release_script && s.release_k < s.release_script->size())  // SimOptions::release_script
+      return std::clamp<Duration>((*s.release_script)[s.release_k++], 0, s.jitter);
     if (s.fixed_delay >= 0) return s.fixed_delay;  // SimOptions::release_delays
     if (s.jitter <= 0) return 0;
     return o_.random_jitter ? rng_.uniform(0, s.jitter) : s.jitter;

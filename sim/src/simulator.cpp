@@ -98,7 +98,10 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   if (s.fset != kNone)
     for (std::uint32_t o : fsets_[s.fset])
       if (o != c && !cb_[o].fresh) th.completes_pair = false;
-  th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
+  if (s.exec_script && s.exec_k < s.exec_script->size())  // SimOptions::exec_script
+    th.exec_total = scaled(std::clamp((*s.exec_script)[s.exec_k++], s.bcet, s.wcet));
+  else
+    th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
   th.drawn = th.exec_total;
   th.exec_done = 0;
   th.next_call = 0;

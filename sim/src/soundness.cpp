@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/analysis/witness.hpp"
 #include "chainrt/analysis/generator.hpp"
 #include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
@@ -633,6 +634,10 @@ struct Setting {
   // timer (delays; the phases family's climb).
   bool random_jitter = true;
   std::map<std::string, Duration> delays;
+  // A scripted run (SimOptions::exec_script, release_script: a sag witness) and how long it must
+  // run at least.
+  std::map<std::string, std::vector<Duration>> exec_script, release_script;
+  Duration until = 0;
 };
 
 // The offsets/fusion family's simulations (SoundnessOptions::phases): the declared offsets,
@@ -787,6 +792,9 @@ class SetCheck {
     so.offsets = st.offsets;
     so.random_jitter = st.random_jitter;
     so.release_delays = st.delays;
+    so.exec_script = st.exec_script;
+    so.release_script = st.release_script;
+    so.duration = std::max(horizon_, st.until);
     const Model* run = &simulated_;
     if (!st.fixed.empty()) {
       fixed_model_ = simulated_;
@@ -849,6 +857,12 @@ class SetCheck {
       for (const auto& [t, d] : st.delays) f << " " << t << "=" << d << "ns";
       f << "\n";
     }
+    for (const auto& [what, script] : {std::pair{"execution times", &st.exec_script}, {"release delays", &st.release_script}})
+      for (const auto& [cb, xs] : *script) {  // (SimOptions::exec_script / release_script: not model fields)
+        f << "# scripted " << what << " of " << cb << " (ns, from the start):";
+        for (Duration x : xs) f << " " << x;
+        f << "\n";
+      }
     f << "# reproduce: chainrt simulate " << file << " --policy " << to_string(a_.policy()) << " --exec "
       << (st.fixed.empty() ? exec_name(st.exec) : "bcet") << " --seed " << so.seed << " --duration " << horizon_
       << "ns --json\n"
@@ -907,6 +921,27 @@ class SetCheck {
         if (!simulate_setting(st, seed_ + 10 + static_cast<std::uint64_t>(v), c)) return false;
         consider(st, c);
       }
+    }
+    return replay_witnesses();
+  }
+
+  // sag's worst-case schedules replayed (chainrt::sag_witnesses: one per chain it bounds, where
+  // it covers the system on one thread), whichever analysis is checked: a real run at each
+  // bound sag reaches. Not a start of the climb (its scripts would override the climb's moves).
+  bool replay_witnesses() {
+    if (!declared_) return true;
+    for (const auto& e : simulated_.executors)
+      if (e.policy != a_.policy()) return true;  // the witnesses are schedules of the model's own policy
+    for (const ScheduleWitness& w : sag_witnesses(simulated_)) {
+      Setting st;
+      st.name = "sag-witness-" + w.chain;
+      st.exec = ExecTime::Wcet;
+      st.random_jitter = false;
+      st.exec_script = w.exec;
+      st.release_script = w.release_delay;
+      st.until = w.until;
+      Check c;
+      if (!simulate_setting(st, seed_ + 200, c)) return false;
     }
     return true;
   }
@@ -997,9 +1032,40 @@ SetResult check_set(const ResponseTimeAnalysis& a, const SoundnessOptions& o, in
 
 }  // namespace
 
+namespace {
+
+// An analysis checked under another policy it bounds (SoundnessOptions::policy): the same
+// analysis, its policy() the one chosen (the generators and the simulator read it).
+class UnderPolicy : public ResponseTimeAnalysis {
+ public:
+  UnderPolicy(const ResponseTimeAnalysis& a, Policy p) : a_(a), p_(p) {}
+  std::string name() const override { return a_.name(); }
+  std::string summary() const override { return a_.summary(); }
+  Policy policy() const override { return p_; }
+  bool bounds_policy(Policy p) const override { return a_.bounds_policy(p); }
+  bool single_threaded() const override { return a_.single_threaded(); }
+  bool applicable(const Model& m, std::string* why) const override { return a_.applicable(m, why); }
+  AnalysisResult analyze(const Model& m) const override { return a_.analyze(m); }
+  bool schedulable(const Model& m) const override { return a_.schedulable(m); }
+
+ private:
+  const ResponseTimeAnalysis& a_;
+  const Policy p_;
+};
+
+}  // namespace
+
 SoundnessReport run_soundness(const SoundnessOptions& o) {
   const ResponseTimeAnalysis* a = find_analysis(o.analysis);
   if (!a) throw std::invalid_argument("unknown analysis '" + o.analysis + "'");
+  if (o.policy && *o.policy != a->policy()) {
+    if (!a->bounds_policy(*o.policy))
+      throw std::invalid_argument("analysis '" + o.analysis + "' does not bound policy " + to_string(*o.policy));
+    const UnderPolicy under(*a, *o.policy);
+    SoundnessOptions same = o;
+    same.policy.reset();
+    return run_soundness(under, same);
+  }
   const auto& f = soundness_features();
   if (!o.feature.empty() && std::find(f.begin(), f.end(), o.feature) == f.end())
     throw std::invalid_argument("unknown feature '" + o.feature + "' (" + [&] {
@@ -1014,6 +1080,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
   const ResponseTimeAnalysis* a = &analysis;
   SoundnessReport rep;
   rep.analysis = a->name();
+  rep.policy = to_string(a->policy());
   std::vector<SetResult> results(static_cast<std::size_t>(std::max(0, o.sets)));
   std::atomic<int> next{0};
   auto worker = [&] {
@@ -1060,6 +1127,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     for (const auto& [name, x] : r.ratios) {
       ratios.push_back(x);
       if ((o.fusion || o.phases) && is_join_chain(name)) rep.join_ratios.push_back(x);
+      if (r.multi_threaded) rep.multi_threaded_ratios.push_back(x);
     }
     for (auto& c : r.cx) rep.counterexamples.push_back(std::move(c));
   }
@@ -1088,6 +1156,7 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     rep.ratio_mean = sum / static_cast<double>(ratios.size());
     rep.ratios = std::move(ratios);
     std::sort(rep.join_ratios.begin(), rep.join_ratios.end());
+    std::sort(rep.multi_threaded_ratios.begin(), rep.multi_threaded_ratios.end());
   }
   return rep;
 }
@@ -1115,7 +1184,7 @@ std::string report_to_json(const SoundnessReport& r) {
   std::ostringstream os;
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.6f", r.max_ratio);
-  os << "{\"analysis\": " << q(r.analysis) << ", \"systems\": " << r.systems << ", \"applicable\": " << r.applicable
+  os << "{\"analysis\": " << q(r.analysis) << ", \"policy\": " << q(r.policy) << ", \"systems\": " << r.systems << ", \"applicable\": " << r.applicable
      << ", \"schedulable\": " << r.schedulable << ", \"chains_checked\": " << r.chains_checked
      << ", \"beyond_period_checked\": " << r.beyond_period_checked
      << ", \"fusion_chains_checked\": " << r.fusion_chains_checked << ", \"simulations\": " << r.simulations << ", \"executions\": " << r.executions << ", \"max_ratio\": " << ratio
@@ -1147,15 +1216,17 @@ std::string report_to_json(const SoundnessReport& r) {
     os << (i ? ", " : "") << b;
   }
   os << "]";
-  if (r.phases || !r.join_ratios.empty()) {
-    os << ", \"join_ratios\": [";
-    for (std::size_t i = 0; i < r.join_ratios.size(); ++i) {
+  auto list = [&](const char* name, const std::vector<double>& xs) {
+    os << ", \"" << name << "\": [";
+    for (std::size_t i = 0; i < xs.size(); ++i) {
       char b[32];
-      std::snprintf(b, sizeof b, "%.17g", r.join_ratios[i]);
+      std::snprintf(b, sizeof b, "%.17g", xs[i]);
       os << (i ? ", " : "") << b;
     }
     os << "]";
-  }
+  };
+  if (r.phases || !r.join_ratios.empty()) list("join_ratios", r.join_ratios);
+  if (r.phases || !r.multi_threaded_ratios.empty()) list("multi_threaded_ratios", r.multi_threaded_ratios);
   os << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];

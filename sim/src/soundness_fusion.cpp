@@ -214,6 +214,24 @@ void guarantee_phases(Model& m, std::uint64_t seed) {
   }
 }
 
+// Pins every thread to a core of its own when the host has a core per thread and no thread is
+// pinned yet; false when it does not.
+bool pin_apart(Model& m) {
+  int threads = 0, cores = 0;
+  for (const auto& e : m.executors)
+    for (const auto& t : e.threads) {
+      if (!t.cores.empty()) return false;
+      ++threads;
+    }
+  for (const auto& h : m.hosts) cores += h.cores;
+  if (m.hosts.size() != 1 || threads > cores) return false;
+  int next = 0;
+  for (auto& e : m.executors)
+    for (auto& t : e.threads) t.cores = {next++};
+  validate(m, m.name);
+  return true;
+}
+
 }  // namespace
 
 bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, Model& out, bool phases) {
@@ -228,6 +246,12 @@ bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, M
       validate(m, m.name);
     }
     if (a.applicable(m, &why)) {
+      out = std::move(m);
+      return true;
+    }
+    // The offsets/fusion family for an analysis that takes threads pinned apart only (sag): each
+    // thread pinned to a core of its own, where the host has one per thread.
+    if (phases && pin_apart(m) && a.applicable(m, &why)) {
       out = std::move(m);
       return true;
     }

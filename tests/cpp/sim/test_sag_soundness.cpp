@@ -15,6 +15,7 @@
 #include <string>
 
 #include "chainrt/analysis/analysis.hpp"
+#include "chainrt/analysis/witness.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
 
@@ -230,6 +231,52 @@ TEST(SagSoundness, SeveralThreadsNeverBelowTheSimulator) {
 
 namespace {
 
+// The run of a witness (chainrt::sag_witnesses) in the simulator: its chain's worst response.
+Duration replayed(const Model& m, const ScheduleWitness& w) {
+  sim::SimOptions o;
+  o.exec = sim::ExecTime::Wcet;
+  o.random_jitter = false;
+  o.exec_script = w.exec;
+  o.release_script = w.release_delay;
+  o.duration = std::max<Duration>(w.until, 400'000'000);
+  return sim::simulate(m, o).chain(w.chain)->wcrt;
+}
+
+}  // namespace
+
+// sag's worst-case schedules replayed in the simulator (one thread, varying execution times and
+// jitter): never above the bound, at the bound on most chains, and above every run of the
+// random search on some (the simulated worst case the tightness figures divide by).
+TEST(SagSoundness, WitnessesReplayedReachTheBound) {
+  for (const char* policy : {"fp", "edf"}) {
+    Lcg rng{policy[0] == 'f' ? 83u : 89u};
+    int chains = 0, exact = 0, above_search = 0;
+    for (int s = 0; s < systems(200); ++s) {
+      const std::string yaml = random_system(rng, policy, false);
+      const Model m = load_model_from_string(yaml, "random.yaml");
+      const std::vector<ScheduleWitness> ws = sag_witnesses(m);
+      if (ws.empty()) continue;
+      const std::vector<Duration> search = simulated_worst(m, false);
+      for (const ScheduleWitness& w : ws) {
+        const Duration run = replayed(m, w);
+        ++chains;
+        EXPECT_LE(run, w.latency) << w.chain << "\n" << yaml;
+        exact += run == w.latency;
+        std::size_t i = 0;
+        while (m.chains[i].name != w.chain) ++i;
+        above_search += run > search[i];
+      }
+    }
+    std::printf("%s: %d witnesses, %d replayed at the bound, %d above the random search\n", policy, chains, exact,
+                above_search);
+    EXPECT_GE(chains, 200) << policy;
+    EXPECT_GE(exact, chains * 9 / 10) << policy;
+    EXPECT_GT(above_search, 0) << policy;
+  }
+}
+
+namespace {
+
 // A fusion system on one thread: two timers of one period (10, 20 or 40 ms) at random offsets
 // on the grid, each with 0-1 subscriptions, into a fusion node F (two subscriptions publishing
 // one topic: an implicit fusion set), then 1-2 subscriptions; a chain from each timer through F;
@@ -283,8 +330,9 @@ std::string fusion_system(Lcg& rng, const std::string& policy, bool unpaired = f
 
 }  // namespace
 
-// Implicit fusion sets (rounds of one period's messages): never below the simulator, and the
-// tightness of the bounds of the chains through the join (the offsets/fusion shape, one thread).
+// Implicit fusion sets (rounds of one period's messages): never below the simulator (its random
+// runs and sag's witnesses replayed), and the tightness of the bounds of the chains through the
+// join (the offsets/fusion shape, one thread).
 TEST(SagSoundness, FusionRoundsNeverBelowTheSimulator) {
   for (const char* policy : {"fp", "edf"}) {
     Lcg rng{policy[0] == 'f' ? 61u : 67u};
@@ -297,7 +345,10 @@ TEST(SagSoundness, FusionRoundsNeverBelowTheSimulator) {
       const AnalysisResult r = find_analysis("sag")->analyze(m);
       if (!r.chains[0].bounded || !r.chains[1].bounded) continue;
       ++t.bounded;
-      const std::vector<Duration> worst = simulated_worst(m, false);
+      std::vector<Duration> worst = simulated_worst(m, false);
+      for (const ScheduleWitness& w : sag_witnesses(m))  // sag's worst-case schedules replayed
+        for (std::size_t i = 0; i < m.chains.size(); ++i)
+          if (m.chains[i].name == w.chain) worst[i] = std::max(worst[i], replayed(m, w));
       for (std::size_t i = 0; i < m.chains.size(); ++i) {
         const ChainBound& b = r.chains[i];
         if (!b.bounded) continue;

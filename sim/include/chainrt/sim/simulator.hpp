@@ -98,6 +98,12 @@ struct SimOptions {
   // timer name -> a constant release delay in [0, its jitter] for every release, instead of the
   // jitter draws (adversarial jitter: the soundness harness climbs over these)
   std::map<std::string, Duration> release_delays;
+  // A scripted run (a schedule's witness, e.g. chainrt::sag_witnesses): callback name -> the
+  // execution time of its k-th execution (k = 0, 1, ...; clamped to [BCET, WCET], a fusion
+  // input's cache-only run included; later executions as `exec`), and timer name -> the delay
+  // of its k-th release after its grid instant (clamped to [0, jitter]; later releases as
+  // without it).
+  std::map<std::string, std::vector<Duration>> exec_script, release_script;
   // ros-default executors: draw the order among ready callbacks of one kind as rclcpp >= 28
   // has it (a fixed, unspecified permutation; sched::wait_set_order) from this seed; unset:
   // registration order (the published models of the default executor).

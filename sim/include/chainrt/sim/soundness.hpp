@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ namespace chainrt::sim {
 
 struct SoundnessOptions {
   std::string analysis;               // registry name, e.g. "edf-mt"
+  // The policy the systems are generated and simulated under, where the analysis bounds several
+  // (bounds_policy: sag covers fp, picas, edf, mixed); unset: the analysis's policy().
+  std::optional<Policy> policy;
   int sets = 100;                     // generated systems
   std::uint64_t seed = 1;
   int first = 0;                      // index of the first system: systems first .. first + sets - 1 of
@@ -105,6 +109,7 @@ struct Counterexample {
 
 struct SoundnessReport {
   std::string analysis;
+  std::string policy;                 // the policy simulated (SoundnessOptions::policy)
   int systems = 0;                    // generated
   int applicable = 0;                 // the analysis applies
   int schedulable = 0;                // ... and calls every chain schedulable
@@ -148,13 +153,15 @@ struct SoundnessReport {
   // sources alone, most of them through the join (ascending; the rest of `ratios` are the
   // background chains'), so that a report can tell the join's tightness from the other chains'.
   std::vector<double> join_ratios;
+  // The ratios of the chains of systems with a multi-threaded executor alone (ascending).
+  std::vector<double> multi_threaded_ratios;
   std::vector<Counterexample> counterexamples;
 };
 
 // The upper ends of the tightness histogram's buckets (the last one is open).
 inline constexpr double kTightnessBuckets[] = {1.05, 1.1, 1.3, 1.5, 2.0, 3.0};
 
-// Throws std::invalid_argument for an unknown analysis name.
+// Throws std::invalid_argument for an unknown analysis name, or a policy it does not bound.
 SoundnessReport run_soundness(const SoundnessOptions& options);
 // The same loop for any analysis object (tests use a deliberately wrong one).
 SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const SoundnessOptions& options);
