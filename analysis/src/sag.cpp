@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -411,15 +412,12 @@ std::pair<const Edge*, Duration> edge_finishing_at(const std::vector<Job>& jobs,
 
 }  // namespace
 
-std::optional<Witness> witness(const std::vector<Job>& jobs, std::size_t target, const Limits& limits) {
-  for (const Job& j : jobs)
-    if (j.group >= 0) return std::nullopt;
-  Graph g;
-  const Result r = explore_graph(jobs, limits, 1, &g);
-  if (!r.complete || target >= jobs.size()) return std::nullopt;
-  // the dispatch of the target that starts latest (its latest finish: LST + C^max)
+namespace {
+
+// The witness of `target`'s latest finish from the kept graph (witness()).
+std::optional<Witness> walk_back(const std::vector<Job>& jobs, const Graph& g, std::size_t target) {
   std::size_t level = 0, state = 0;
-  const Edge* last = nullptr;
+  const Edge* last = nullptr;  // the dispatch of the target that starts latest (its latest finish: LST + C^max)
   for (std::size_t l = 1; l < g.in.size(); ++l)
     for (std::size_t i = 0; i < g.in[l].size(); ++i)
       for (const Edge& e : g.in[l][i])
@@ -453,6 +451,26 @@ std::optional<Witness> witness(const std::vector<Job>& jobs, std::size_t target,
   for (std::size_t j = 0; j < jobs.size(); ++j)
     if (w.start[j] >= 0) w.release[j] = std::clamp(w.start[j], jobs[j].release.lo, jobs[j].release.hi);
   return w;
+}
+
+}  // namespace
+
+std::vector<std::optional<Witness>> witnesses(const std::vector<Job>& jobs,
+                                              const std::function<std::vector<std::size_t>(const Result&)>& targets,
+                                              const Limits& limits) {
+  for (const Job& j : jobs)
+    if (j.group >= 0) return {};
+  Graph g;
+  const Result r = explore_graph(jobs, limits, 1, &g);
+  if (!r.complete) return {};
+  std::vector<std::optional<Witness>> out;
+  for (std::size_t t : targets(r)) out.push_back(t < jobs.size() ? walk_back(jobs, g, t) : std::nullopt);
+  return out;
+}
+
+std::optional<Witness> witness(const std::vector<Job>& jobs, std::size_t target, const Limits& limits) {
+  auto ws = witnesses(jobs, [&](const Result&) { return std::vector<std::size_t>{target}; }, limits);
+  return ws.empty() ? std::nullopt : ws.front();
 }
 
 }  // namespace chainrt::detail::sag

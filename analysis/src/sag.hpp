@@ -32,6 +32,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,5 +113,12 @@ struct Witness {
   Duration finish = 0;                  // the target's latest finish the path leads to
 };
 std::optional<Witness> witness(const std::vector<Job>& jobs, std::size_t target, const Limits& limits = {});
+// The same for several targets from one exploration: `targets` picks them from its result (e.g.
+// the leaf jobs of each chain's worst instance); one witness per target picked, in its order
+// (nullopt for a target never dispatched); empty when the exploration is not complete or the
+// jobs have groups.
+std::vector<std::optional<Witness>> witnesses(const std::vector<Job>& jobs,
+                                              const std::function<std::vector<std::size_t>(const Result&)>& targets,
+                                              const Limits& limits = {});
 
 }  // namespace chainrt::detail::sag

@@ -287,36 +287,44 @@ std::vector<ScheduleWitness> sag_witnesses(const Model& m) {
   std::string why;
   const auto mj = build_jobs(m, 2, &why);
   if (!mj || mj->partitions.size() != 1 || mj->cores != 1 || !mj->drifting.empty()) return {};
-  const Result r = explore(mj->jobs);
-  if (!r.complete || !outside_job_model(m, *mj, r).empty()) return {};
   std::vector<ScheduleWitness> out;
-  for (std::size_t i = 0; i < m.chains.size(); ++i) {
-    const ChainBound b = detail::chain_bound(m, i, *mj, r);
-    if (!b.bounded) continue;
-    std::size_t target = kNoJob;  // the leaf job whose latest finish is the bound
-    for (const ChainInstance& in : mj->instances)
-      if (in.chain == i && !in.cut)
-        for (std::size_t j : in.leaves)
-          if (target == kNoJob && r.finish[j].hi - in.release == b.wcrt_bound) target = j;
-    if (target == kNoJob) continue;
-    const auto w = witness(mj->jobs, target);
-    if (!w) continue;
-    ScheduleWitness sw;
-    sw.chain = b.chain;
-    sw.latency = b.wcrt_bound;
-    sw.until = w->finish + 1;
+  // per chain sag bounds within its model: the leaf job whose latest finish is the bound
+  auto targets = [&](const Result& r) {
+    std::vector<std::size_t> ts;
+    if (!outside_job_model(m, *mj, r).empty()) return ts;
+    for (std::size_t i = 0; i < m.chains.size(); ++i) {
+      const ChainBound b = detail::chain_bound(m, i, *mj, r);
+      if (!b.bounded) continue;
+      std::size_t target = kNoJob;
+      for (const ChainInstance& in : mj->instances)
+        if (in.chain == i && !in.cut)
+          for (std::size_t j : in.leaves)
+            if (target == kNoJob && r.finish[j].hi - in.release == b.wcrt_bound) target = j;
+      if (target == kNoJob) continue;
+      out.push_back(ScheduleWitness{b.chain, b.wcrt_bound, 0, {}, {}});
+      ts.push_back(target);
+    }
+    return ts;
+  };
+  const auto ws = witnesses(mj->jobs, targets);
+  if (ws.size() != out.size()) return {};
+  std::vector<ScheduleWitness> done;
+  for (std::size_t k = 0; k < ws.size(); ++k) {
+    if (!ws[k]) continue;
+    ScheduleWitness& sw = out[k];
+    sw.until = ws[k]->finish + 1;
     for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
       const auto& js = mj->of_callback[c];
       if (js.empty()) continue;
       auto& exec = sw.exec[m.callbacks[c].name];
-      for (std::size_t j : js) exec.push_back(w->cost[j]);
+      for (std::size_t j : js) exec.push_back(ws[k]->cost[j]);
       if (!m.callbacks[c].is_timer()) continue;
       auto& delay = sw.release_delay[m.callbacks[c].name];
-      for (std::size_t j : js) delay.push_back(w->release[j] - mj->root_release[j]);
+      for (std::size_t j : js) delay.push_back(ws[k]->release[j] - mj->root_release[j]);
     }
-    out.push_back(std::move(sw));
+    done.push_back(std::move(sw));
   }
-  return out;
+  return done;
 }
 
 }  // namespace chainrt

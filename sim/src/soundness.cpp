@@ -930,6 +930,9 @@ class SetCheck {
   // bound sag reaches. Not a start of the climb (its scripts would override the climb's moves).
   bool replay_witnesses() {
     if (!declared_) return true;
+    if (a_.name() == "sag" && std::none_of(res_.chains.begin(), res_.chains.end(),
+                                           [](const ChainBound& b) { return b.bounded; }))
+      return true;  // (sag declined: no witness, and no second exploration to learn it)
     for (const auto& e : simulated_.executors)
       if (e.policy != a_.policy()) return true;  // the witnesses are schedules of the model's own policy
     for (const ScheduleWitness& w : sag_witnesses(simulated_)) {

@@ -214,9 +214,10 @@ void guarantee_phases(Model& m, std::uint64_t seed) {
   }
 }
 
-// Pins every thread to a core of its own when the host has a core per thread and no thread is
-// pinned yet; false when it does not.
+// Pins every thread of a lone executor to a core of its own when it has several, the host has
+// a core per thread and no thread is pinned yet; false when it does not.
 bool pin_apart(Model& m) {
+  if (m.executors.size() != 1 || m.executors.front().threads.size() < 2) return false;
   int threads = 0, cores = 0;
   for (const auto& e : m.executors)
     for (const auto& t : e.threads) {
@@ -249,8 +250,8 @@ bool generate_fusion_system(const ResponseTimeAnalysis& a, std::uint64_t seed, M
       out = std::move(m);
       return true;
     }
-    // The offsets/fusion family for an analysis that takes threads pinned apart only (sag): each
-    // thread pinned to a core of its own, where the host has one per thread.
+    // The offsets/fusion family for an analysis that takes threads pinned apart only (sag): the
+    // threads of a lone multi-threaded executor each pinned to a core of its own.
     if (phases && pin_apart(m) && a.applicable(m, &why)) {
       out = std::move(m);
       return true;

@@ -57,6 +57,23 @@ def test_unknown_analysis_is_an_error(capsys):
     assert "unknown analysis" in capsys.readouterr().err
 
 
+def test_sag_under_another_policy_it_bounds(capsys):
+    """--policy: sag (keyed to edf) generated and simulated under fp on the offsets/fusion family;
+    its worst-case schedules are replayed, so most of its bounded chains are met exactly."""
+    assert soundness.run(parse("--analysis", "sag", "--policy", "fp", "--phases", "--sets", "12", "--json")) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["policy"] == "fp" and rep["applicable"] > 0 and rep["counterexamples"] == []
+    assert rep["tightness"]["bound_over_worst"]["histogram"][0] > 0
+
+
+def test_policy_the_analysis_does_not_bound_is_an_error(capsys):
+    assert soundness.run(parse("--analysis", "edf-mt", "--policy", "fp", "--sets", "1")) == 1
+    err = capsys.readouterr().err
+    assert "does not bound policy fp" in err and len(err.strip().splitlines()) == 1
+    assert soundness.run(parse("--policy", "fp", "--sets", "1")) == 1
+    assert "--policy needs one --analysis" in capsys.readouterr().err
+
+
 def test_experiment_command_when_present(capsys, tmp_path):
     from chainrt.cli import main
     try:

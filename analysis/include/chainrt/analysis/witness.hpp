@@ -21,8 +21,8 @@ struct ScheduleWitness {
   std::map<std::string, std::vector<Duration>> exec, release_delay;
 };
 // One witness per chain sag bounds, where sag covers the model with one executor of one thread
-// and no drifting timer (else none). Explores sag's graph once per chain with its edges kept
-// (sag.hpp, witness): for the soundness harness and tests, not for the analysis itself.
+// and no drifting timer (else none). Explores sag's graph once with its edges kept (sag.hpp,
+// witnesses): for the soundness harness and tests, not for the analysis itself.
 std::vector<ScheduleWitness> sag_witnesses(const Model& model);
 
 }  // namespace chainrt
