@@ -47,7 +47,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import output
+from . import _core, output
 from .crosslayer import platform as plat
 from .crosslayer.platform import PlatformProbe
 from .runtime import quantile
@@ -422,7 +422,13 @@ def model_inputs(model, thread_params: bool = True) -> dict:
     "executor_cpus"}.
     A chain's CPUs are its executors' threads' cores when every one of them is pinned (and
     ``thread_params``), else every CPU; the executors that may delay it are those whose threads
-    may share one of those CPUs (every executor when a chain's threads are not pinned)."""
+    may share one of those CPUs (every executor when a chain's threads are not pinned).
+    The model is taken as it runs (``_core._expand_accelerators``): a callback with server-mode
+    accelerator segments is its pieces, "<name>" up to its device request and "<name>#k" after
+    the k-th, each with its own WCET, and a chain ends at its last callback's last piece — the
+    dispatch traces name the pieces, so the user's model would end an instance at its device
+    request."""
+    model = _core._expand_accelerators(model)
     node_exec = {n.name: n.executor for n in model.nodes}
     cb_exec = {c.name: node_exec.get(c.node) for c in model.callbacks}
 

@@ -238,13 +238,11 @@ def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
 
 
 def test_the_benchmark_accounts_against_its_simulated_worst_cases_with_the_runtimes_time():
-    from types import SimpleNamespace
+    from pathlib import Path
 
+    from chainrt.model import load_model
     from chainrt.reference_system import accounting as bench
-    model = SimpleNamespace(nodes=[SimpleNamespace(name="n", executor="main")],
-                            callbacks=[SimpleNamespace(name=c, node="n", wcet=w) for c, w in WCETS.items()],
-                            executors=[SimpleNamespace(name="main", threads=[SimpleNamespace(cores=[0])])],
-                            chains=[SimpleNamespace(name=n, callbacks=cbs) for n, cbs in CHAINS.items()])
+    model = load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml"))  # CHAINS, WCETS
     inp = {"executions": dispatched_late(), "blackouts": {0: []}, "since_ns": 0, "sinks": {}, "attribution": "",
            "probe_blackouts": {}, "rt_throttling": None}
     got = bench.config_accounting(model, [{"accounting": inp}], {"chains": {"high": {"wcrt_bound_ns": 11 * MS}}},
@@ -373,3 +371,35 @@ def test_the_benchmarks_trace_records_carry_their_cpu_time():
     from chainrt.reference_system import accounting as bench
     got = bench.executions([["hot_path", "A/timer", 0, 10, 30, -1, 10, 18], ["other", "B/x", 1, 40, 50, -1, 0, 9]])
     assert got == [Execution("A/timer", "hot_path", 0, 10, 30, 18, 10), Execution("B/x", "other", 1, 40, 50, 9, None)]
+
+
+def test_a_server_mode_request_ends_the_instance_at_the_chains_last_piece_not_at_the_request(tmp_path):
+    """The accelerator experiment's server mode: the detector runs as two pieces, ``detect`` up
+    to its device request (1 ms) and ``detect#1`` after the segment (2 ms), both traced with the
+    instance's release. The instance ends with detect#1, and each piece has its own WCET."""
+    from chainrt.experiments.accelerator import scenario_yaml
+    from chainrt.model import load_model_from_string
+    model = load_model_from_string(scenario_yaml("server"), "server.yaml")
+    mi = acc.model_inputs(model)
+    assert mi["chains"]["perception"] == ["detect", "detect#1"]
+    assert (mi["wcets"]["detect"], mi["wcets"]["detect#1"]) == (1 * MS, 2 * MS)
+
+    def rec(cb, release_ms, start_ms, wall_ms, cpu_ms):
+        return {"executor": "perception", "callback": cb, "thread": 0, "release": int(release_ms * MS),
+                "start": int(start_ms * MS), "finish": int((start_ms + wall_ms) * MS), "cpu": int(cpu_ms * MS),
+                "deadline": -1}
+    recs = []
+    for k in range(5):  # every 100 ms: 1 ms to the request, the device 26 ms, then 2 ms (4 ms of CPU in the last)
+        r = 5 + 100 * k
+        recs += [rec("detect", r, r, 1, 1),
+                 {"device": "gpu", "callback": "detect", "segment": 0, "issued": int((r + 1) * MS),
+                  "start": int((r + 1) * MS), "finish": int((r + 27) * MS)},
+                 rec("detect#1", r, r + 27, 2 if k < 4 else 4, 2 if k < 4 else 4)]
+    (tmp_path / "app.jsonl").write_text("\n".join(json.dumps(x) for x in recs) + "\n")
+    (tmp_path / "app.jsonl.start").write_text("0\n")
+    got = acc.after_run(model, tmp_path, None, "not measured", {"perception": 29 * MS, "planning": None,
+                                                                 "mapping": None}, {}, set())
+    high = got["chains"]["perception"]
+    assert (high["raw"]["instances"], high["raw"]["max_ns"], high["raw"]["min_ns"]) == (5, 31 * MS, 29 * MS)
+    assert (high["above"], high["overrun"]) == (1, 1)
+    assert high["cases"][0]["overruns"][0]["callback"] == "detect#1"
