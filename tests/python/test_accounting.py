@@ -121,6 +121,24 @@ def test_a_blackout_the_models_own_thread_held_is_not_the_platforms():
     assert account(run(hi20_start=29), theirs)["high"]["platform"] == 1
 
 
+def test_a_blackout_the_model_held_leaves_no_platform_sliver_below_the_probes_threshold():
+    """A model thread that keeps the CPU most of the time (a LaME reservation) holds most of the
+    probe's blackouts; the probe's timer fires some µs late on every wake-up. That latency,
+    below the probe's threshold, is no platform blackout: the instance stays platform-free."""
+    us = 1000
+    late = {0: [(29 * MS, 25 * MS + 20 * us, 4242, "chainrt-run", 0)]}  # woken 20 µs late
+    ours = acc.platform_blackouts({0: [(25 * MS, 29 * MS)]}, late, {4242})
+    assert ours == {0: []}
+    high = account(run(hi20_start=29), ours)["high"]
+    assert (high["platform"], high["platform_free"]["instances"]) == (0, 10)
+    # a timer late by the threshold or more stays the platform's
+    later = {0: [(29 * MS, 25 * MS + 150 * us, 4242, "chainrt-run", 0)]}
+    assert acc.platform_blackouts({0: [(25 * MS, 29 * MS)]}, later, {4242}) == {0: [(25 * MS, 25 * MS + 150 * us)]}
+    # and so does a wait the hypervisor took part of (the steal clock), late and stolen together
+    stolen = {0: [(29 * MS, 25 * MS + 20 * us, 4242, "chainrt-run", 200 * us)]}
+    assert acc.platform_blackouts({0: [(25 * MS, 29 * MS)]}, stolen, {4242}) == {0: [(25 * MS, 25 * MS + 220 * us)]}
+
+
 def test_platform_free_statistics_leave_out_the_instances_a_blackout_touched():
     high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]})["high"]
     assert high["raw"]["instances"] == 10 and high["raw"]["max_ns"] == 14 * MS
