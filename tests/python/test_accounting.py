@@ -421,3 +421,40 @@ def test_a_server_mode_request_ends_the_instance_at_the_chains_last_piece_not_at
     assert (high["raw"]["instances"], high["raw"]["max_ns"], high["raw"]["min_ns"]) == (5, 31 * MS, 29 * MS)
     assert (high["above"], high["overrun"]) == (1, 1)
     assert high["cases"][0]["overruns"][0]["callback"] == "detect#1"
+
+
+def test_on_two_cpus_a_thread_being_woken_beside_a_busy_one_is_the_runtimes_time():
+    """One executor, two threads on two CPUs (edf-mt unpinned): thread 1 runs lo_pub all along;
+    hi_sub waits 0.4 ms after hi_pub on thread 0 (its wake-up and the delivery), or runs 0.4 ms
+    past its CPU time. A thread and a CPU were there for it: the runtime's own time, not work of
+    the other thread — which, with the CPUs not known (one assumed), could have taken its CPU."""
+    pubs = {"hi_sub": {"hi_pub"}, "lo_sub": {"lo_pub"}}
+    lo = Execution("lo_pub", "main", 1, 0, 10 * MS, 10 * MS, 0)
+    for late_start, wall in ((0.4, 2.5), (0.0, 2.9)):
+        runs = [Execution("hi_pub", "main", 0, 0, int(2.5 * MS), int(2.5 * MS), 0),
+                Execution("hi_sub", "main", 0, int((2.5 + late_start) * MS), int((2.5 + late_start + wall) * MS),
+                          int(2.5 * MS), 0), lo]
+        two = acc.account(runs, CHAINS, {"high": 5 * MS}, WCETS, {0: []}, simulated=True, chain_ncpu={"high": 2},
+                          publishers=pubs)["chains"]["high"]
+        assert (two["above"], two["runtime"], two["unexplained"]) == (1, 1, 0), late_start
+        assert two["cases"][0].idle_ns + two["cases"][0].excess_ns == int(0.4 * MS)
+        one = acc.account(runs, CHAINS, {"high": 5 * MS}, WCETS, {0: []}, simulated=True,
+                          publishers=pubs)["chains"]["high"]
+        assert (one["runtime"], one["unexplained"]) == (0, 1), late_start
+
+
+def test_a_fusions_wait_for_its_other_input_is_model_work_not_the_runtimes():
+    """hi_sub takes what lo_sub publishes (a fusion's trigger): from hi_pub's end to lo_sub's the
+    instance waits for model work on thread 1, though thread 0 is free — not the runtime's."""
+    pubs = {"hi_sub": {"lo_sub"}}
+    runs = [Execution("hi_pub", "main", 0, 0, int(2.5 * MS), int(2.5 * MS), 0),
+            Execution("lo_sub", "main", 1, 0, 6 * MS, 6 * MS, None),
+            Execution("hi_sub", "main", 0, 6 * MS, int(8.5 * MS), int(2.5 * MS), 0)]
+    high = acc.account(runs, CHAINS, {"high": 5 * MS}, WCETS, {0: []}, simulated=True, chain_ncpu={"high": 2},
+                       publishers=pubs)["chains"]["high"]
+    assert (high["runtime"], high["unexplained"], high["cases"][0].idle_ns) == (0, 1, 0)
+    from pathlib import Path
+
+    from chainrt.model import load_model
+    mi = acc.model_inputs(load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml")))
+    assert mi["publishers"] == {"hi_sub": {"hi_pub"}, "lo_sub": {"lo_pub"}} and mi["chain_ncpu"] == {"high": 1, "low": 1}
