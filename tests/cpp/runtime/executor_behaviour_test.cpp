@@ -265,8 +265,8 @@ namespace {
 // Thread parameters: each request is either applied or reported as a warning; never a crash.
 // (Run in a helper thread: the test's own thread keeps its scheduling.)
 // The last statistics message is sent after every worker has ended: an instance still running
-// when the stop is requested is counted in it as in the run report (the statistics thread used
-// to publish at once and leave that instance out).
+// when the stop is requested is counted in it as in the run report (a message sent at the stop
+// request itself would leave that instance out).
 TEST(Monitoring, LastStatsMessageCountsTheInstanceRunningAtTheStop) {
   Context ctx;
   Node n(ctx, "stats_at_stop");
