@@ -221,9 +221,9 @@ class Nearby:
 
 
 class Waits:
-    """What a hop's wait was, on several CPUs: ``threads`` {executor: its threads in the run},
-    ``ncpu`` the CPUs the chain's executors may use (1 where that is not known), ``publishers``
-    {callback: the callbacks that publish what it takes}, ``executions`` the run's."""
+    """What a hop's wait was, on several CPUs, from the run's ``executions``: ``threads``
+    {executor: its threads in the run}, ``ncpu`` the CPUs the chain's executors may use (1 where
+    that is not known), ``publishers`` {callback: the callbacks that publish what it takes}."""
 
     def __init__(self, executions: list[Execution], ncpu: int, publishers: dict[str, set[str]] | None):
         self.threads: dict[str, set[int]] = {}
@@ -289,9 +289,10 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool,
     not use never shortens a wait. With ``waits`` (several CPUs): a hop waits from when it became
     ready (Waits.ready: a fusion's trigger, not its other input) and the idle part of the wait is
     Waits.free — a thread of its executor and a CPU there, yet the hop not started (a thread
-    being woken while the other runs a callback is the runtime's time too). ``overtime``: the time callbacks that held up the instance took
-    beyond their model time, min(CPU time, WCET) (a callback the model does not have: none) —
-    CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
+    being woken while the other runs a callback is the runtime's time too); a hop's time past
+    its model time is hidden only by as many other callbacks as there are CPUs (Waits.crowded).
+    ``overtime``: the time callbacks that held up the instance took beyond their model time,
+    min(CPU time, WCET) (a callback the model does not have: none) — CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
     something no recorded callback was (the kernel, interrupts: below the platform probe's
     threshold). On one CPU every execution inside the response counts (pro rata where it
     straddles an end), all of it sequential; on several, the instance's own hops (less what
