@@ -365,6 +365,12 @@ void ChainExecutor::match_slots(Rebuild& r) {
       const std::string name = binder_->callback(*s->model_id).name;
       s->stats.name = s->ipc ? name + "@ipc" : name;
       s->mcb = &bound_->cbs[*s->model_id];
+      // Instances are handed over when a predecessor starts, whether or not it publishes (a node
+      // fusing two inputs publishes once per pair): a keep-last subscription holds at most
+      // `depth` messages, so more waiting instances are of lost or unpublished messages and would
+      // give later ones stale releases and deadlines.
+      if (s->kind == Kind::Subscription && !s->ipc && s->depth > 0)
+        s->mcb->inputs.cap(static_cast<std::size_t>(s->depth));
     }
 }
 
