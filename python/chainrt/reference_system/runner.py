@@ -471,7 +471,7 @@ def run_upstream_once(name: str, model_path: Path | None, opts: BenchOptions, ta
                       progress: Progress | None = None, label: str = "", trace: bool = False) -> dict:
     """One real run of one configuration of upstream's system (upstream.run_config), with the
     platform probe beside it and, where it ran, the run's accounting input: its platform-free
-    samples (upstream's nodes have no model bound: their timers' phases are their creation's)."""
+    samples and, for chainrt's layouts (``bounded``), the ChainExecutor's dispatch trace."""
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     probe, platform = _platform_probe(opts, expected + 60)
     measured = isinstance(probe, platform_mod.PlatformProbe)
