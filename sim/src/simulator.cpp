@@ -98,7 +98,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   if (s.fset != kNone)
     for (std::uint32_t o : fsets_[s.fset])
       if (o != c && !cb_[o].fresh) th.completes_pair = false;
-  th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
+  th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.cache_only);  // a cache-only run (cache_only.hpp)
   th.drawn = th.exec_total;
   th.exec_done = 0;
   th.next_call = 0;
