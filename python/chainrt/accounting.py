@@ -720,8 +720,9 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
             f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
     if row.get(RUNTIME):
         parts.append(f"{row[RUNTIME]} within the runtime's own time (measured in each response: dispatches and "
-                     "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance; the "
-                     "simulated model has none of it)")
+                     "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance, "
+                     "cache-only runs of fused callbacks beyond the BCET the simulation charges them; the simulated "
+                     "model has none of it)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
             "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "
