@@ -239,6 +239,7 @@ Duration ChainExecutor::ready_deadline(const Slot& s) const noexcept {
 }
 
 void ChainExecutor::make_ready(Slot& s) noexcept {
+  if (s.mcb && s.kind == Kind::Subscription) keep_own(*s.mcb, s.pending.load(std::memory_order_acquire));
   tables_->dispatcher->released(s.id, Readiness{this});
 }
 
@@ -370,6 +371,7 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
       [[fallthrough]];
     default:
       if (s.kind != Kind::Waitable) s.pending.fetch_sub(1, std::memory_order_acq_rel);
+      if (s.mcb && s.kind == Kind::Subscription) keep_own(*s.mcb, s.pending.load(std::memory_order_acquire) + 1);
       if (s.mcb && !s.mcb->inputs.empty() && (s.kind != Kind::Waitable || s.ipc)) {
         k.stamp = s.mcb->inputs.front();
         s.mcb->inputs.pop();
@@ -382,13 +384,13 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
   }
   // The chain instance reaches its successors in this executor when this callback STARTS: with
   // several threads a successor may be selected (its message arrived) while this one still runs.
-  if (k.stamp.chain != kNoChain && s.mcb) {
-    const auto& chains = bound_->chains;
-    for (auto [succ, c] : s.mcb->successors)
-      if (c == k.stamp.chain || (chains[c].source != kNoCallback && chains[c].source == chains[k.stamp.chain].source))
-        bound_->cbs[succ].inputs.push(
-            Stamp{k.stamp.release, chains[c].deadline > 0 ? k.stamp.release + chains[c].deadline : kNoDeadline, c, k.stamp.instance});
-  }
+  if (k.stamp.chain != kNoChain && s.mcb)
+    hand_over(*bound_, *s.mcb, k.stamp, [&](auto& to, std::uint32_t c) {
+      to.inputs.push(
+          Stamp{k.stamp.release, bound_->chains[c].deadline > 0 ? k.stamp.release + bound_->chains[c].deadline : kNoDeadline,
+                c, k.stamp.instance});
+      ++to.in_flight;
+    });
   return k;
 }
 
@@ -422,6 +424,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   const Duration finish = clock_now();
   const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
   lk.lock();
+  if (k.stamp.chain != kNoChain && s.mcb)  // its message, if any, has been published by now
+    hand_over(*bound_, *s.mcb, k.stamp, [](auto& to, std::uint32_t) { to.in_flight -= to.in_flight > 0; });
   if (ran || threw) {
     runtime::record_instance(s.stats, s.window, cpu, finish - start, threw);
     trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,
