@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/sim/cache_only.hpp"
 #include "chainrt/sim/simulator.hpp"
 #include "registry.hpp"
 
@@ -42,6 +43,19 @@ sim::SimOptions base_options(Duration duration, std::uint64_t seed, const std::o
 }  // namespace
 
 CHAINRT_BINDINGS(sim, 20) {
+  m.def(
+      "cache_only_charges",
+      [](const Model& model) {
+        std::vector<std::map<std::string, Duration>> out;
+        for (const auto& set : sim::cache_only_charges(model)) {
+          auto& mine = out.emplace_back();
+          for (const sim::CacheOnlyCharge& c : set) mine[model.callbacks[c.callback].name] = c.charge;
+        }
+        return out;
+      },
+      nb::arg("model"),
+      "Per implicit fusion set, {member callback: what the simulator charges a run of it that does not complete "
+      "the set (a cache-only run: its BCET, ns)} (sim/cache_only.hpp).");
   m.def(
       "_simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,

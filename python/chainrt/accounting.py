@@ -23,7 +23,10 @@ messages and dispatches free) a fourth cause applies before ``unexplained``:
   callbacks took beyond min(their CPU time, their WCET) (CPU over the WCET below the overrun
   tolerance; the CPU lost while running to what is below the platform probe's threshold). The
   analyses' bounds must contain these costs (they are no cause against a bound); the simulation
-  has none of them.
+  has none of them. Beside it, the time a **cache-only run** of a fused callback took beyond
+  what the simulation charges it (:func:`cache_only_runs`: a member of an implicit fusion set
+  whose input does not complete the set is charged its BCET, not its WCET — the simulator's
+  rule, from ``_core.cache_only_charges``): the simulated worst case never contains it.
   On several CPUs (:class:`Waits`) a hop's wait is the runtime's while a thread of its
   executor ran no callback and fewer callbacks ran than there are CPUs (a thread and a CPU
   were there: a wake-up, a delivery), from when the hop became ready (a fusion's trigger).
@@ -104,6 +107,7 @@ class Case:
     simulated: bool = False  # the bound is a simulated worst case (the runtime's own time measured)
     idle_ns: int = 0     # (simulated) no callback of its executors ran: dispatches, deliveries
     excess_ns: int = 0   # (simulated) callbacks' time beyond min(CPU time, WCET) (runtime_time)
+    cache_only_ns: int = 0  # (simulated) of excess_ns: cache-only runs beyond the BCET charged them
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
@@ -117,11 +121,17 @@ class Case:
         if self.cause == RUNTIME:
             return what + (f": runtime ({self.idle_ns / 1e6:.2f} ms of it with no callback running — dispatches and "
                            f"message deliveries — and {self.excess_ns / 1e6:.2f} ms callbacks took beyond their WCET or "
-                           f"CPU time — over the WCET within the tolerance, or the CPU lost while running; without them "
+                           f"CPU time — over the WCET within the tolerance, or the CPU lost while running"
+                           f"{self._cache_only()}; without them "
                            f"{(self.response_ns - self.idle_ns - self.excess_ns) / 1e6:.2f} ms)")
         return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
-            f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms, it still exceeds the "
-            "simulated worst case)" if self.simulated else ")")
+            f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms{self._cache_only()}, it "
+            "still exceeds the simulated worst case)" if self.simulated else ")")
+
+    def _cache_only(self) -> str:
+        return "" if not self.cache_only_ns else (
+            f" ({self.cache_only_ns / 1e6:.2f} ms of it cache-only runs of fused callbacks beyond the BCET the "
+            "simulation charges them)")
 
 
 def ready_times(executions: list[Execution], chains: dict[str, list[str]]) -> dict[int, int]:
@@ -277,8 +287,32 @@ class Waits:
                    if len(on) < self.ncpu and mine - {x.thread for x in on if x.executor == h.executor})
 
 
+def cache_only_runs(executions: list[Execution], charges: list[dict[str, int]] | None) -> dict[int, int]:
+    """{id(execution): what the simulation charges it} for the executions the simulator would
+    run as cache-only runs: ``charges`` per implicit fusion set {member: its cache-only charge}
+    (``_core.cache_only_charges``, the simulator's rule). A member's run is cache-only when some
+    other member of its set has not finished since the set last published; a member's finish
+    publishes when every member then has (sim/src/simulator.cpp: a run's charge is fixed when it
+    starts, the set's freshness when it finishes)."""
+    out: dict[int, int] = {}
+    for members in charges or ():
+        # finishes before starts at the same instant (a run sees what finished as it started)
+        events = sorted(((t, kind, x) for x in executions if x.callback in members
+                         for t, kind in ((x.finish, 0), (x.start, 1))), key=lambda e: (e[0], e[1]))
+        fresh: set[str] = set()
+        for _, kind, x in events:
+            if kind == 1:
+                if any(o not in fresh for o in members if o != x.callback):
+                    out[id(x)] = members[x.callback]
+                continue
+            fresh.add(x.callback)
+            if fresh.issuperset(members):
+                fresh.clear()
+    return out
+
+
 def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool,
-                 waits: Waits | None = None) -> tuple[int, int]:
+                 waits: Waits | None = None, charged: dict[int, int] | None = None) -> tuple[int, int]:
     """(idle, overtime): the runtime's own time in the instance's response [release, finish].
     ``near_of(executor)``: the executions of the executors that may delay a callback of that
     executor (those that may share one of its CPUs; every one where that is not known).
@@ -292,7 +326,8 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool,
     being woken while the other runs a callback is the runtime's time too); a hop's time past
     its model time is hidden only by as many other callbacks as there are CPUs (Waits.crowded).
     ``overtime``: the time callbacks that held up the instance took beyond their model time,
-    min(CPU time, WCET) (a callback the model does not have: none) — CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
+    min(CPU time, WCET) (a callback the model does not have: none; a cache-only run, ``charged``
+    from :func:`cache_only_runs`: min(CPU time, what the simulation charges it)) — CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
     something no recorded callback was (the kernel, interrupts: below the platform probe's
     threshold). On one CPU every execution inside the response counts (pro rata where it
     straddles an end), all of it sequential; on several, the instance's own hops (less what
@@ -300,11 +335,15 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool,
     while the hop waited."""
     r, f = inst.release, inst.finish
     hops = sorted(inst.hops, key=lambda x: x.start)
+    charged = charged or {}
+
+    def model_time(x: Execution) -> int:
+        return min(x.cpu, charged.get(id(x), wcets.get(x.callback, 0)))
 
     def beyond(x: Execution, b: int, e: int) -> float:
         wall = x.finish - x.start
         part = max(0, min(e, x.finish) - max(b, x.start))
-        model = min(x.cpu, wcets.get(x.callback, 0))
+        model = model_time(x)
         return max(0.0, part - model * (part / wall if wall > 0 else 1.0))
 
     def covered(execs, b: int, e: int) -> int:
@@ -334,7 +373,7 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool,
     if one_cpu and hops:
         inside = near_of(hops[0].executor).overlapping(r, f)
         busy = covered(inside, r, f)
-        over = busy - sum(min(x.cpu, wcets.get(x.callback, 0)) * (
+        over = busy - sum(model_time(x) * (
             max(0, min(f, x.finish) - max(r, x.start)) / (x.finish - x.start) if x.finish > x.start else 1.0)
             for x in inside)
     return max(0, idle), max(0, int(over))
@@ -356,11 +395,13 @@ class Neighbours:
 
 
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
-             overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None) -> Case:
+             overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None,
+             charged: dict[int, int] | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
-    (near_of, one_cpu[, waits]) for the runtime's own time (:func:`runtime_time`)."""
+    (near_of, one_cpu[, waits]) for the runtime's own time (:func:`runtime_time`), ``charged``
+    the run's cache-only runs (:func:`cache_only_runs`)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e))
@@ -372,7 +413,10 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
         case.cause = OVERRUN
     elif runtime is not None:
         case.simulated = True
-        case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1], *runtime[2:])
+        case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1], *runtime[2:], charged=charged)
+        if charged:
+            case.cache_only_ns = max(0, case.excess_ns - runtime_time(inst, runtime[0], wcets, runtime[1],
+                                                                      *runtime[2:])[1])
         if inst.response - case.idle_ns - case.excess_ns <= bound_ns:
             case.cause = RUNTIME
     return case
@@ -389,7 +433,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             chain_executors: dict[str, set[str] | None] | None = None,
             since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False,
             executor_cpus: dict[str, set[int] | None] | None = None,
-            chain_ncpu: dict[str, int] | None = None, publishers: dict[str, set[str]] | None = None) -> dict:
+            chain_ncpu: dict[str, int] | None = None, publishers: dict[str, set[str]] | None = None,
+            cache_only: list[dict[str, int]] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -402,7 +447,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     the CPUs its threads may run on (None: any)}, for the executions that may delay a hop;
     ``chain_ncpu``: {chain: how many CPUs its executors may use (absent: 1, not known)} and
     ``publishers``: {callback: the callbacks publishing what it takes}, for a hop's wait on
-    several CPUs (:class:`Waits`).
+    several CPUs (:class:`Waits`); ``cache_only``: per implicit fusion set {member: the charge of
+    its cache-only run} (:func:`cache_only_runs`), for what the simulation charges each run.
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -414,6 +460,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     everything = Nearby(over)
     near_of = Neighbours(executions, executor_cpus)
     waits = Waits(executions, 1, publishers) if simulated else None
+    charged = cache_only_runs(executions, cache_only) if simulated else None
     out: dict = {"measured": blackouts is not None, "chains": {}}
     for name, insts in instances(executions, chains).items():
         insts = [i for i in insts if since_ns is None or i.release >= since_ns]
@@ -433,7 +480,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             if not touched:
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
-                case = classify(inst, bound, win, iv, near, wcets, around)
+                case = classify(inst, bound, win, iv, near, wcets, around, charged)
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)
@@ -498,7 +545,8 @@ RT_THROTTLE_UPPER = 1.1
 def model_inputs(model, thread_params: bool = True) -> dict:
     """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors",
     "executor_cpus", "chain_ncpu" (how many CPUs a chain's executors may use: its pinned cores,
-    else its host's), "publishers" ({callback: the callbacks publishing its topic})}.
+    else its host's), "publishers" ({callback: the callbacks publishing its topic}), "cache_only"
+    (per implicit fusion set, {member: what the simulator charges its cache-only run})}.
     A chain's CPUs are its executors' threads' cores when every one of them is pinned (and
     ``thread_params``), else every CPU; the executors that may delay it are those whose threads
     may share one of those CPUs (every executor when a chain's threads are not pinned).
@@ -536,7 +584,8 @@ def model_inputs(model, thread_params: bool = True) -> dict:
     return {"chains": chains, "wcets": {c.name: int(c.wcet) for c in model.callbacks},
             "chain_cpus": cpus, "chain_executors": execs, "executor_cpus": ex_cores,
             "chain_ncpu": {n: k for n, k in ncpu.items() if k}, "publishers":
-                {c.name: topics[c.topic] for c in model.callbacks if c.topic and c.topic in topics}}
+                {c.name: topics[c.topic] for c in model.callbacks if c.topic and c.topic in topics},
+            "cache_only": _core.cache_only_charges(model)}
 
 
 def rt_throttling() -> tuple[int, int] | None:
@@ -633,7 +682,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
                                            mi["chain_cpus"], mi["chain_executors"], since_ns,
                                            simulated=True, executor_cpus=mi["executor_cpus"],
-                                           chain_ncpu=mi["chain_ncpu"], publishers=mi["publishers"]))["chains"]
+                                           chain_ncpu=mi["chain_ncpu"], publishers=mi["publishers"],
+                                           cache_only=mi["cache_only"]))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
@@ -670,8 +720,9 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
             f" ({o['callback']} up to {o['cpu_ns'] / 1e6:.2f} ms of CPU, WCET {o['wcet_ns'] / 1e6:.2f} ms)" if o else ""))
     if row.get(RUNTIME):
         parts.append(f"{row[RUNTIME]} within the runtime's own time (measured in each response: dispatches and "
-                     "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance; the "
-                     "simulated model has none of it)")
+                     "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance, "
+                     "cache-only runs of fused callbacks beyond the BCET the simulation charges them; the simulated "
+                     "model has none of it)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
             "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "

@@ -2,6 +2,22 @@
 // implicit fusion sets, executors (each with its sched::Dispatcher), threads and cores.
 #include "sim_state.hpp"
 
+namespace chainrt::sim {
+
+std::vector<std::vector<CacheOnlyCharge>> cache_only_charges(const Model& model) {
+  std::vector<std::vector<CacheOnlyCharge>> out;
+  for (const auto& set : implicit_fusion_sets(model)) {
+    auto& mine = out.emplace_back();
+    for (std::size_t c : set) {
+      const Callback& cb = model.callbacks[c];
+      mine.push_back({c, std::min(cb.best_case(), cb.wcet)});
+    }
+  }
+  return out;
+}
+
+}  // namespace chainrt::sim
+
 namespace chainrt::sim::detail {
 
 void Simulator::build() {
@@ -125,8 +141,12 @@ void Simulator::build_outputs() {
   // of one node that publish the same topics. Each caches its input; the one that completes
   // the set (every other member fresh) works and publishes one message carrying the chain
   // instances of all cached inputs; the others only cache and run their BCET.
-  for (const auto& set : implicit_fusion_sets(m_)) {  // model/facts.hpp, shared with the analyses
-    std::vector<std::uint32_t> members(set.begin(), set.end());
+  for (const auto& set : cache_only_charges(m_)) {  // implicit_fusion_sets, shared with the analyses
+    std::vector<std::uint32_t> members;
+    for (const CacheOnlyCharge& c : set) {
+      members.push_back(static_cast<std::uint32_t>(c.callback));
+      cb_[c.callback].cache_only = c.charge;
+    }
     {
       for (std::uint32_t c : members) cb_[c].fset = static_cast<std::uint32_t>(fsets_.size());
       // whichever member publishes forwards the chain instances of every member's hops

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "chainrt/sim/simulator.hpp"
+#include "chainrt/sim/cache_only.hpp"
 
 #include "chainrt/model/accelerator.hpp"
 #include "chainrt/model/facts.hpp"
@@ -103,6 +104,7 @@ struct CbState {
   CallbackId local = 0;
   CallbackKind kind{};
   Duration wcet = 0, bcet = 0;
+  Duration cache_only = 0;  // a cache-only run's charge (cache_only_charges; fusion members only)
   // timer
   sched::TimerClock clock;    // armed by its executor's Dispatcher (the release grid)
   Duration offset = 0;        // the model's, or SimOptions::offsets'

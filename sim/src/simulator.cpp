@@ -101,7 +101,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
   if (s.exec_script && s.exec_k < s.exec_script->size())  // SimOptions::exec_script
     th.exec_total = scaled(std::clamp((*s.exec_script)[s.exec_k++], s.bcet, s.wcet));
   else
-    th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.bcet);  // a cache-only run
+    th.exec_total = th.completes_pair ? exec_time(s) : scaled(s.cache_only);  // a cache-only run (cache_only.hpp)
   th.drawn = th.exec_total;
   th.exec_done = 0;
   th.next_call = 0;

@@ -458,3 +458,57 @@ def test_a_fusions_wait_for_its_other_input_is_model_work_not_the_runtimes():
     from chainrt.model import load_model
     mi = acc.model_inputs(load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml")))
     assert mi["publishers"] == {"hi_sub": {"hi_pub"}, "lo_sub": {"lo_pub"}} and mi["chain_ncpu"] == {"high": 1, "low": 1}
+
+
+def test_a_cache_only_run_of_a_fused_callback_counts_beyond_the_bcet_the_simulation_charges_it():
+    """fa and fb form an implicit fusion set (the simulator charges a member's run that does not
+    complete the set its BCET, 0.02 ms). fa runs between hi_pub and hi_sub for 0.5 ms of CPU, within
+    its 2 ms WCET: with fb not yet fresh the simulation charged it 0.02 ms, so 0.48 ms of the
+    5.5 ms response is beyond the simulation's trajectory; against a simulated worst case of
+    5.1 ms the rest (5.02 ms) is within it. When fb finished before fa started, fa completes the
+    set and works: the simulation charged it up to its WCET, and the instance stays unexplained."""
+    wcets = dict(WCETS, fa=2 * MS, fb=2 * MS)
+    sets = [{"fa": int(0.02 * MS), "fb": int(0.02 * MS)}]
+
+    def runs(fb_before: bool) -> list[Execution]:
+        fb = [Execution("fb", "main", 0, 0, int(0.5 * MS), int(0.5 * MS), None)] if fb_before else []
+        start = 0.5 if fb_before else 0.0
+        return fb + [Execution("hi_pub", "main", 0, int(start * MS), int((start + 2.5) * MS), int(2.5 * MS), 0),
+                     Execution("fa", "main", 0, int((start + 2.5) * MS), int((start + 3) * MS), int(0.5 * MS), None),
+                     Execution("hi_sub", "main", 0, int((start + 3) * MS), int((start + 5.5) * MS), int(2.5 * MS), 0)]
+
+    def high(executions, bound_ms: float, cache_only=sets):
+        return acc.account(executions, CHAINS, {"high": int(bound_ms * MS)}, wcets, {0: []}, chain_cpus={"high": {0}},
+                           simulated=True, cache_only=cache_only)["chains"]["high"]
+    got = high(runs(False), 5.1)
+    assert (got["above"], got["runtime"], got["unexplained"]) == (1, 1, 0)
+    case = got["cases"][0]
+    assert case.excess_ns == case.cache_only_ns == int(0.48 * MS)
+    assert "0.48 ms of it cache-only runs of fused callbacks beyond the BCET the simulation charges them" in case.text()
+    # not a fusion set (what the accounting did before): fa's 0.5 ms is the model's work
+    assert (high(runs(False), 5.1, cache_only=None)["unexplained"], high(runs(False), 5.1, [])["runtime"]) == (1, 0)
+    # fa completes the set: a working run, charged up to its WCET
+    assert high(runs(True), 5.1)["unexplained"] == 1
+    # the extra time does not cover the excess: it stays unexplained, the cache-only part named
+    low = high(runs(False), 4.9)
+    assert (low["runtime"], low["unexplained"]) == (0, 1)
+    assert "0.48 ms of it cache-only runs" in low["cases"][0].text()
+
+
+def test_the_cache_only_rule_is_the_simulators():
+    """A run of a fusion member is cache-only until every other member has finished since the set
+    last published; the charges are the simulator's (each member's BCET)."""
+    sets = [{"a": 10, "b": 20}]
+    xs = [Execution(cb, "e", 0, s, s + 5, 5, None) for cb, s in (("a", 0), ("a", 10), ("b", 20), ("b", 30), ("a", 40))]
+    got = acc.cache_only_runs(xs, sets)
+    # a@0, a@10 (b not fresh), b@20 completes (a fresh), b@30 (a not fresh again), a@40 completes
+    assert got == {id(xs[0]): 10, id(xs[1]): 10, id(xs[3]): 20}
+    from pathlib import Path
+
+    from chainrt.model import load_model
+    root = Path(__file__).resolve().parents[2]
+    model = load_model(str(root / "examples" / "autoware_reference.yaml"))
+    charges = acc.model_inputs(model)["cache_only"]
+    assert charges and all(len(s) >= 2 for s in charges)
+    bcet = {c.name: min(c.bcet if c.bcet is not None else c.wcet, c.wcet) for c in model.callbacks}
+    assert all(v == bcet[k] for s in charges for k, v in s.items())

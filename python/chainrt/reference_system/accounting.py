@@ -148,7 +148,7 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
                                   mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
                                   executor_cpus=mi["executor_cpus"], chain_ncpu=mi["chain_ncpu"],
-                                  publishers=mi["publishers"])
+                                  publishers=mi["publishers"], cache_only=mi["cache_only"])
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]
