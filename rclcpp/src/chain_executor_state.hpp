@@ -41,8 +41,8 @@
 
 namespace chainrt::rclcpp {
 
-using runtime::kNoChain;
-using runtime::Stamp;
+using sched::kNoChain;
+using sched::Stamp;
 using sched::CallbackId;
 using sched::kNoCallback;
 using sched::kNoDeadline;
@@ -54,7 +54,7 @@ enum class Kind : std::uint8_t { Timer, Subscription, Service, Client, Waitable 
 constexpr Duration kRclTimerCheck = 100'000'000;  // rcl-timed timers are read at least this often
 constexpr std::size_t kWaitableIds = 8;           // waitable entity ids counted one by one
 
-inline Duration mono_ns() noexcept { return runtime::now_ns(); }
+using runtime::now_ns;
 
 // rclcpp's own per-node entities, which run like every entity but are never listed as
 // unmatched (the one place that knows them): the parameter and type-description services of
@@ -113,7 +113,6 @@ using namespace detail;
 struct ChainExecutor::ModelCb {
   sched::ChainSource source;               // a timer: the chain instances it starts
   std::vector<std::pair<std::size_t, std::uint32_t>> successors;  // (model id, chain)
-  std::vector<std::uint32_t> leaf_of;
   runtime::StampRing inputs;  // instances handed over by chain predecessors in this executor
 };
 
@@ -181,7 +180,6 @@ struct ChainExecutor::Tables {
 
 struct ChainExecutor::Bound {
   std::vector<ModelCb> cbs;                // by model id
-  std::vector<runtime::ChainTrack> chains; // by model chain index
 };
 
 // The dispatcher's view of the slots (sched::Dispatcher's Src).
