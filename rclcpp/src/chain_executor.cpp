@@ -236,6 +236,7 @@ Duration ChainExecutor::ready_deadline(const Slot& s) const noexcept {
 }
 
 void ChainExecutor::make_ready(Slot& s) noexcept {
+  if (s.mcb && s.kind == Kind::Subscription) keep_own(*s.mcb, s.pending.load(std::memory_order_acquire));
   tables_->dispatcher->released(s.id, Readiness{this});
 }
 
@@ -367,6 +368,7 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
       [[fallthrough]];
     default:
       if (s.kind != Kind::Waitable) s.pending.fetch_sub(1, std::memory_order_acq_rel);
+      if (s.mcb && s.kind == Kind::Subscription) keep_own(*s.mcb, s.pending.load(std::memory_order_acquire) + 1);
       if (s.mcb && !s.mcb->inputs.empty() && (s.kind != Kind::Waitable || s.ipc)) {
         k.stamp = s.mcb->inputs.front();
         s.mcb->inputs.pop();
@@ -379,13 +381,12 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
   }
   // The chain instance reaches its successors in this executor when this callback STARTS: with
   // several threads a successor may be selected (its message arrived) while this one still runs.
-  if (k.stamp.chain != kNoChain && s.mcb) {
-    const sched::ChainCompletion& chains = monitor_.completion();
-    for (auto [succ, c] : s.mcb->successors)
-      if (c == k.stamp.chain || chains.chain(c).source == chains.chain(k.stamp.chain).source)
-        bound_->cbs[succ].inputs.push(
-            Stamp{k.stamp.release, chains.chain(c).deadline > 0 ? k.stamp.release + chains.chain(c).deadline : kNoDeadline, c, k.stamp.instance});
-  }
+  if (k.stamp.chain != kNoChain && s.mcb)
+    hand_over(monitor_.completion(), *bound_, *s.mcb, k.stamp, [&](auto& to, std::uint32_t c) {
+      const Duration D = monitor_.completion().chain(c).deadline;
+      to.inputs.push(Stamp{k.stamp.release, D > 0 ? k.stamp.release + D : kNoDeadline, c, k.stamp.instance});
+      ++to.in_flight;
+    });
   return k;
 }
 
@@ -419,6 +420,9 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   const Duration finish = clock_now();
   const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
   lk.lock();
+  if (k.stamp.chain != kNoChain && s.mcb)  // its message, if any, has been published by now
+    hand_over(monitor_.completion(), *bound_, *s.mcb, k.stamp,
+              [](auto& to, std::uint32_t) { to.in_flight -= to.in_flight > 0; });
   if (ran || threw) {
     monitor_.finished(s.stats, s.window,
                       runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,

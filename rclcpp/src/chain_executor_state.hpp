@@ -114,7 +114,32 @@ struct ChainExecutor::ModelCb {
   sched::ChainSource source;               // a timer: the chain instances it starts
   std::vector<std::pair<std::size_t, std::uint32_t>> successors;  // (model id, chain)
   runtime::StampRing inputs;  // instances handed over by chain predecessors in this executor
+  std::size_t depth = 64;        // the most instances kept: its subscription's keep-last depth
+  std::uint32_t in_flight = 0;  // predecessors running that handed it one (their message may follow)
+  bool ipc_twin = false;        // an intra-process twin shares it (its messages counted apart)
 };
+
+// Calls f(successor, chain) for every chain successor in the executor `b` that an instance `st`
+// of `from` goes to: its own chain's, and those of the chains its source timer also starts
+// (`chains`: the chains' sources, sched::ChainCompletion).
+template <class BoundCallbacks, class ModelCallback, class F>
+void hand_over(const sched::ChainCompletion& chains, BoundCallbacks& b, const ModelCallback& from, const Stamp& st,
+               F&& f) noexcept {
+  for (auto [succ, c] : from.successors)
+    if (c == st.chain || chains.chain(c).source == chains.chain(st.chain).source) f(b.cbs[succ], c);
+}
+
+// The instances waiting at `m` that can still belong to its messages: as many as messages wait
+// (`waiting`), plus one per predecessor still running; older ones were handed over by runs that
+// published nothing (a node fusing two inputs publishes once per pair) or whose message the
+// keep-last queue dropped, and would give later messages stale releases and deadlines. The
+// lock held; never allocates.
+template <class ModelCallback>
+void keep_own(ModelCallback& m, std::int64_t waiting) noexcept {
+  if (m.ipc_twin) return;
+  m.inputs.cap(static_cast<std::size_t>(waiting > 0 ? waiting : 0) + m.in_flight);  // (at least one kept)
+  m.inputs.cap(m.depth);
+}
 
 // Run-time state of one entity. Created when the entity first appears; kept (id = kNoCallback)
 // after it is removed, so that pointers held by event callbacks and running dispatches stay valid.
