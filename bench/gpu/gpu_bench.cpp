@@ -31,11 +31,7 @@ namespace {
 
 using runtime::DeviceWork;
 
-Duration now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Duration>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using runtime::now_ns;
 
 void sleep_until(Duration t) {
   timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};

@@ -45,11 +45,7 @@ using namespace std::chrono_literals;
 using Stamp = std_msgs::msg::Int64;
 using Srv = std_srvs::srv::SetBool;
 
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
+using chainrt::runtime::now_ns;
 
 // Burns `ns` of this thread's CPU time (preemption does not count).
 void work(std::int64_t ns) { chainrt::runtime::burn_cpu(ns); }

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
 
 from . import _cli_interrupt, _cli_interrupt_state, commands
@@ -40,10 +39,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; with the command line `argv` whose first argument names a
-    command, the parser of that command alone: a command imports only its own modules (and what
-    they import), not those of the other commands, so that it starts faster. `--help`, a
-    mistyped or missing command: every command, as argparse lists them."""
+    """The parser of the command line `argv`: when its first argument names a command, the parser
+    of that command alone (a command imports only its own modules and what they import, not
+    those of the other commands, so that it starts faster); for `--help`, a mistyped or a
+    missing command, every command listed from commands.COMMANDS with its one-line help,
+    importing no command module. Without `argv`: the full parser of every command (tools and
+    tests that walk them all)."""
     parser = Parser(
         prog="chainrt",
         description="Priority-driven, chain-aware real-time scheduling for ROS 2.",
@@ -51,15 +52,19 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"chainrt {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    found = sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name)
-    chosen = [i for i in found if argv and i.name == argv[0]]
-    for info in chosen or found:
+    if argv is not None and (not argv or argv[0] not in commands.COMMANDS):
+        for name, (_module, help_text) in commands.COMMANDS.items():
+            sub.add_parser(name, help=help_text, add_help=False)
+        return parser
+    modules = sorted({module for module, _ in commands.COMMANDS.values()})
+    chosen = [commands.COMMANDS[argv[0]][0]] if argv else modules
+    for name in chosen:
         try:
-            module = importlib.import_module(f"{commands.__name__}.{info.name}")
-            if hasattr(module, "register"):
-                module.register(sub)
+            importlib.import_module(f"{commands.__name__}.{name}").register(sub)
         except Exception as err:  # one broken command must not take the others down
-            _register_broken(sub, info.name, err)
+            for command, (module, _help) in commands.COMMANDS.items():
+                if module == name and command not in sub.choices:
+                    _register_broken(sub, command, err)
     return parser
 
 

@@ -51,7 +51,7 @@ void ChainExecutor::init() {
 #endif
   }
   if (options_.run_id.empty()) options_.run_id = "rclcpp-" + std::to_string(getpid());
-  trace_.reserve(options_.trace_capacity);
+  monitor_.reserve_trace(options_.trace_capacity);
   policy_ = options_.policy.value_or(Policy::RosDefault);
   const int n = options_.threads.value_or(1);
   for (int i = 0; i < n; ++i) {
@@ -88,6 +88,9 @@ void ChainExecutor::bind_model(const std::vector<std::string>& node_names) {
   if (threads_spec_.size() > sched::kMaxThreads) throw std::invalid_argument("an executor has at most 64 threads");
 }
 
+// The chains of the bound model: the instances a source timer stamps (sched::ChainSource),
+// their hand-over to successors in this executor, and the monitor's completion of them
+// (sched::ChainCompletion, on model callback ids).
 void ChainExecutor::init_chains() {
   const Model& m = binder_->model();
   Bound& b = *bound_;
@@ -98,19 +101,20 @@ void ChainExecutor::init_chains() {
       if (binder_->callback(i).name == name) return i;
     return std::nullopt;
   };
-  b.chains.resize(m.chains.size());
+  std::vector<runtime::ChainTrack> tracks(m.chains.size());
+  std::vector<sched::ChainCompletion::Chain> ends(m.chains.size());
   for (std::uint32_t c = 0; c < m.chains.size(); ++c) {
     const Chain& ch = m.chains[c];
-    runtime::ChainTrack& t = b.chains[c];
+    runtime::ChainTrack& t = tracks[c];
     t.name = ch.name;
     t.period = ch.period;
     t.deadline = ch.deadline;
+    ends[c].deadline = ch.deadline;
     for (const auto& n : ch.callbacks)
       if (auto id = model_id(n)) t.members.push_back(static_cast<CallbackId>(*id));
-    if (!ch.callbacks.empty()) {
-      t.source_name = ch.callbacks.front();
-      if (auto id = model_id(ch.callbacks.front())) t.source = static_cast<CallbackId>(*id);
-    }
+    // chains with the same first callback share its number (its index in the model)
+    const std::optional<std::size_t> source = ch.callbacks.empty() ? std::nullopt : model_id(ch.callbacks.front());
+    ends[c].source = static_cast<std::uint32_t>(ch.callbacks.empty() ? m.callbacks.size() : m.callback_index(ch.callbacks.front()));
     for (const auto& path : ch.paths()) {
       if (path.empty()) continue;
       for (std::size_t k = 0; k + 1 < path.size(); ++k) {
@@ -120,20 +124,13 @@ void ChainExecutor::init_chains() {
         const std::pair<std::size_t, std::uint32_t> e{*z, c};
         if (std::find(succ.begin(), succ.end(), e) == succ.end()) succ.push_back(e);
       }
-      if (auto leaf = model_id(path.back())) {
-        auto& lo = b.cbs[*leaf].leaf_of;
-        if (std::find(lo.begin(), lo.end(), c) == lo.end()) {
-          lo.push_back(c);
-          t.leaves.push_back(static_cast<CallbackId>(*leaf));
-        }
-      }
+      if (auto leaf = model_id(path.back())) ends[c].leaves.push_back(static_cast<CallbackId>(*leaf));
     }
-    t.reserve(options_.samples_per_chain);
-    if (t.source != kNoCallback && binder_->callback(t.source).kind == CallbackKind::Timer) {
-      ModelCb& src = b.cbs[t.source];
-      src.source.starts(c, ch.deadline);
-    }
+    if (source && binder_->callback(*source).kind == CallbackKind::Timer) b.cbs[*source].source.starts(c, ch.deadline);
   }
+  sched::ChainCompletion completion(std::move(ends));
+  std::unique_lock<runtime::PiMutex> lk(mutex_);
+  monitor_.init(std::move(tracks), std::move(completion), options_.samples_per_chain);
 }
 
 ChainExecutor::~ChainExecutor() {
@@ -154,7 +151,7 @@ ChainExecutor::~ChainExecutor() {
     }
 }
 
-Duration ChainExecutor::clock_now() const noexcept { return options_.clock ? options_.clock() : mono_ns(); }
+Duration ChainExecutor::clock_now() const noexcept { return options_.clock ? options_.clock() : now_ns(); }
 
 // ---- the dispatch path -----------------------------------------------------------------------
 
@@ -385,10 +382,9 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
   // The chain instance reaches its successors in this executor when this callback STARTS: with
   // several threads a successor may be selected (its message arrived) while this one still runs.
   if (k.stamp.chain != kNoChain && s.mcb)
-    hand_over(*bound_, *s.mcb, k.stamp, [&](auto& to, std::uint32_t c) {
-      to.inputs.push(
-          Stamp{k.stamp.release, bound_->chains[c].deadline > 0 ? k.stamp.release + bound_->chains[c].deadline : kNoDeadline,
-                c, k.stamp.instance});
+    hand_over(monitor_.completion(), *bound_, *s.mcb, k.stamp, [&](auto& to, std::uint32_t c) {
+      const Duration D = monitor_.completion().chain(c).deadline;
+      to.inputs.push(Stamp{k.stamp.release, D > 0 ? k.stamp.release + D : kNoDeadline, c, k.stamp.instance});
       ++to.in_flight;
     });
   return k;
@@ -425,22 +421,20 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
   lk.lock();
   if (k.stamp.chain != kNoChain && s.mcb)  // its message, if any, has been published by now
-    hand_over(*bound_, *s.mcb, k.stamp, [](auto& to, std::uint32_t) { to.in_flight -= to.in_flight > 0; });
+    hand_over(monitor_.completion(), *bound_, *s.mcb, k.stamp,
+              [](auto& to, std::uint32_t) { to.in_flight -= to.in_flight > 0; });
   if (ran || threw) {
-    runtime::record_instance(s.stats, s.window, cpu, finish - start, threw);
-    trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,
-                                        k.stamp.chain != kNoChain ? k.stamp.release : 0});
-    if (s.mcb)
-      runtime::complete_chains(bound_->chains, s.mcb->leaf_of, static_cast<CallbackId>(s.model_id.value_or(kNoCallback)), k.stamp, finish,
-                               record_from_,
-                               [this](std::uint32_t c, Duration response) {
+    monitor_.finished(s.stats, s.window,
+                      runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,
+                                              k.stamp.chain != kNoChain ? k.stamp.release : 0},
+                      threw, s.mcb ? static_cast<CallbackId>(s.model_id.value_or(kNoCallback)) : kNoCallback, k.stamp,
+                      [this](std::uint32_t c, Duration, bool missed) {
 #if defined(CHAINRT_HAVE_LAME)
-                                 const Duration d = bound_->chains[c].deadline;
-                                 if (lame_ && d > 0 && response > d) lame_->on_deadline_miss(c);  // lock-free
+                        if (lame_ && missed) lame_->on_deadline_miss(c);  // lock-free
 #else
-                                 (void)this, (void)c, (void)response;
+                        (void)this, (void)c, (void)missed;
 #endif
-                               });
+                      });
   }
   --s.running;
   tables_->dispatcher->done(t);  // (a rebuild meanwhile carried it over, remapped: resume())
@@ -594,7 +588,7 @@ void ChainExecutor::spin() {
   start_checks();
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);
-    if (started_at_ == 0) started_at_ = mono_ns();
+    if (started_at_ == 0) started_at_ = now_ns();
   }
   start_stats();
   const std::size_t n = threads_spec_.size();
@@ -649,7 +643,7 @@ void ChainExecutor::spin_once_impl(std::chrono::nanoseconds timeout) {
   start_checks();
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);
-    if (started_at_ == 0) started_at_ = mono_ns();
+    if (started_at_ == 0) started_at_ = now_ns();
   }
   const Duration until = timeout.count() < 0 ? kNoDeadline : clock_now() + timeout.count();
   run_one(0, until, true);
@@ -665,17 +659,17 @@ void ChainExecutor::spin_once_impl(std::chrono::nanoseconds timeout) {
   start_checks();
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);
-    if (started_at_ == 0) started_at_ = mono_ns();
+    if (started_at_ == 0) started_at_ = now_ns();
   }
-  const Duration end = timeout.count() < 0 ? kNoDeadline : mono_ns() + timeout.count();
+  const Duration end = timeout.count() < 0 ? kNoDeadline : now_ns() + timeout.count();
   while (::rclcpp::ok(context_) && spinning.load()) {
     // One callback at a time; the future is re-checked at least every 100 ms (it may be
     // completed by another thread).
-    const Duration slice = std::min<Duration>(end == kNoDeadline ? kRclTimerCheck : end - mono_ns(), kRclTimerCheck);
+    const Duration slice = std::min<Duration>(end == kNoDeadline ? kRclTimerCheck : end - now_ns(), kRclTimerCheck);
     run_one(0, clock_now() + std::max<Duration>(slice, 0), true);
     rethrow_pending();
     if (wait_for_future(std::chrono::seconds(0)) == std::future_status::ready) return ::rclcpp::FutureReturnCode::SUCCESS;
-    if (end != kNoDeadline && mono_ns() >= end) return ::rclcpp::FutureReturnCode::TIMEOUT;
+    if (end != kNoDeadline && now_ns() >= end) return ::rclcpp::FutureReturnCode::TIMEOUT;
   }
   return ::rclcpp::FutureReturnCode::INTERRUPTED;
 }
@@ -691,8 +685,8 @@ void ChainExecutor::spin_some_impl(std::chrono::nanoseconds max_duration, bool e
   if (spinning.exchange(true)) throw std::runtime_error("spin_some() called while already spinning");
   ScopeExit stop{[this] { spinning.store(false); }};
   start_checks();
-  const Duration start = mono_ns();
-  auto time_left = [&] { return max_duration.count() == 0 || mono_ns() - start < max_duration.count(); };
+  const Duration start = now_ns();
+  auto time_left = [&] { return max_duration.count() == 0 || now_ns() - start < max_duration.count(); };
   std::size_t budget = SIZE_MAX;
   {
     std::unique_lock<runtime::PiMutex> lk(mutex_);

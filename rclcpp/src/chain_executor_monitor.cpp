@@ -148,13 +148,13 @@ void ChainExecutor::take_cpu_window(std::vector<runtime::CpuWindow>& out) {
 // The monitoring messages, off the dispatch path (allocates): every stats_period, and once more
 // when spinning ends.
 void ChainExecutor::stats_main() {
-  Duration next = mono_ns() + options_.stats_period;
+  Duration next = now_ns() + options_.stats_period;
   std::uint64_t published = 0;
   std::string executor_name = binder_ ? binder_->executor_name() : "rclcpp-" + std::to_string(getpid());
   for (;;) {
     const bool stopping = stats_stop_.load() != 0;
     if (!stopping) {
-      const Duration left = next - mono_ns();
+      const Duration left = next - now_ns();
       if (left > 0) {
         runtime::futex_wait(&stats_stop_, 0, std::min<Duration>(left, kRclTimerCheck));
         continue;
@@ -169,7 +169,7 @@ void ChainExecutor::stats_main() {
     std::uint64_t lost = 0;
     {
       std::unique_lock<runtime::PiMutex> lk(mutex_);
-      lost = trace_.take_since(published, record_from_, recent);
+      lost = monitor_.trace().take_since(published, monitor_.record_from(), recent);
       names = monitor_names_;
     }
     chainrt_msgs::msg::ChainStats msg;
@@ -188,8 +188,8 @@ runtime::RunReport ChainExecutor::report(std::size_t max_samples) const {
   r.policy = to_string(policy_);
   r.threads = threads_spec_.size();
   std::unique_lock<runtime::PiMutex> lk(mutex_);
-  r.duration_ns = started_at_ ? mono_ns() - started_at_ : 0;
-  r.dispatches = trace_.count();
+  r.duration_ns = started_at_ ? now_ns() - started_at_ : 0;
+  r.dispatches = monitor_.dispatches();
   r.warnings = warnings_;
   if (tables_ && !tables_->unused.empty()) {
     std::string u;
@@ -205,18 +205,11 @@ runtime::RunReport ChainExecutor::report(std::size_t max_samples) const {
     if (s->id == kNoCallback && cs.instances == 0) continue;
     r.callbacks.push_back(std::move(cs));
   }
-  if (bound_)
-    for (const auto& ch : bound_->chains) {
-      runtime::ChainStats st;
-      st.name = ch.name;
-      st.period_ns = ch.period;
-      st.deadline_ns = ch.deadline;
-      ch.latency.summarize(st, max_samples);
-      for (const auto& s : all_slots_)
-        if (s->model_id && std::find(ch.members.begin(), ch.members.end(), *s->model_id) != ch.members.end())
-          st.drops += drops[s->mon];
-      r.chains.push_back(std::move(st));
-    }
+  // a chain's drops: those of every slot bound to one of its members
+  std::vector<std::uint64_t> model_drops(binder_ ? binder_->size() : 0, 0);
+  for (const auto& s : all_slots_)
+    if (s->model_id && *s->model_id < model_drops.size()) model_drops[*s->model_id] += drops[s->mon];
+  monitor_.report(r.chains, max_samples, [&](CallbackId id) { return model_drops[id]; });
   return r;
 }
 
@@ -232,7 +225,7 @@ std::string ChainExecutor::report_json(bool with_samples) const {
 
 std::vector<runtime::DispatchRecord> ChainExecutor::trace() const {
   std::unique_lock<runtime::PiMutex> lk(mutex_);
-  return trace_.snapshot();
+  return monitor_.trace().snapshot();
 }
 
 std::string ChainExecutor::name_of(CallbackId monitor_id) const {
@@ -293,7 +286,7 @@ std::size_t ChainExecutor::thread_count() const { return threads_spec_.size(); }
 
 void ChainExecutor::record_from_now() {
   std::unique_lock<runtime::PiMutex> lk(mutex_);
-  record_from_ = clock_now();
+  monitor_.record_from(clock_now());
 }
 
 std::uint64_t ChainExecutor::exceptions() const {

@@ -41,8 +41,8 @@
 
 namespace chainrt::rclcpp {
 
-using runtime::kNoChain;
-using runtime::Stamp;
+using sched::kNoChain;
+using sched::Stamp;
 using sched::CallbackId;
 using sched::kNoCallback;
 using sched::kNoDeadline;
@@ -54,7 +54,7 @@ enum class Kind : std::uint8_t { Timer, Subscription, Service, Client, Waitable 
 constexpr Duration kRclTimerCheck = 100'000'000;  // rcl-timed timers are read at least this often
 constexpr std::size_t kWaitableIds = 8;           // waitable entity ids counted one by one
 
-inline Duration mono_ns() noexcept { return runtime::now_ns(); }
+using runtime::now_ns;
 
 // rclcpp's own per-node entities, which run like every entity but are never listed as
 // unmatched (the one place that knows them): the parameter and type-description services of
@@ -113,7 +113,6 @@ using namespace detail;
 struct ChainExecutor::ModelCb {
   sched::ChainSource source;               // a timer: the chain instances it starts
   std::vector<std::pair<std::size_t, std::uint32_t>> successors;  // (model id, chain)
-  std::vector<std::uint32_t> leaf_of;
   runtime::StampRing inputs;  // instances handed over by chain predecessors in this executor
   std::size_t depth = 64;        // the most instances kept: its subscription's keep-last depth
   std::uint32_t in_flight = 0;  // predecessors running that handed it one (their message may follow)
@@ -121,12 +120,13 @@ struct ChainExecutor::ModelCb {
 };
 
 // Calls f(successor, chain) for every chain successor in the executor `b` that an instance `st`
-// of `from` goes to: its own chain's, and those of the chains its source timer also starts.
+// of `from` goes to: its own chain's, and those of the chains its source timer also starts
+// (`chains`: the chains' sources, sched::ChainCompletion).
 template <class BoundCallbacks, class ModelCallback, class F>
-void hand_over(BoundCallbacks& b, const ModelCallback& from, const Stamp& st, F&& f) noexcept {
+void hand_over(const sched::ChainCompletion& chains, BoundCallbacks& b, const ModelCallback& from, const Stamp& st,
+               F&& f) noexcept {
   for (auto [succ, c] : from.successors)
-    if (c == st.chain || (b.chains[c].source != kNoCallback && b.chains[c].source == b.chains[st.chain].source))
-      f(b.cbs[succ], c);
+    if (c == st.chain || chains.chain(c).source == chains.chain(st.chain).source) f(b.cbs[succ], c);
 }
 
 // The instances waiting at `m` that can still belong to its messages: as many as messages wait
@@ -205,7 +205,6 @@ struct ChainExecutor::Tables {
 
 struct ChainExecutor::Bound {
   std::vector<ModelCb> cbs;                // by model id
-  std::vector<runtime::ChainTrack> chains; // by model chain index
 };
 
 // The dispatcher's view of the slots (sched::Dispatcher's Src).

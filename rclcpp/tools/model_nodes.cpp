@@ -106,12 +106,8 @@ using Msg = std_msgs::msg::Int64MultiArray;
 using Srv = rcl_interfaces::srv::GetParameters;
 using chainrt::Duration;
 
-std::int64_t clock_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-std::int64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
+using chainrt::runtime::now_ns;
+using chainrt::runtime::thread_cpu_ns;
 
 struct Args {
   std::string model, executor, policy, process, trace, run_id;
@@ -480,7 +476,7 @@ class System {
   void execute(std::size_t ix, const std::vector<Stamp>& in, Body&& body) {
     runs_[ix]++;
     claim_thread(ix);
-    const std::int64_t t0 = now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    const std::int64_t t0 = now_ns(), c0 = thread_cpu_ns();
     body();
     if (trace_.on()) trace(ix, in, t0, c0);
   }
@@ -644,7 +640,7 @@ void System::claim_thread(std::size_t ix) {
 }
 
 void System::trace(std::size_t ix, const std::vector<Stamp>& in, std::int64_t start, std::int64_t cpu0) {
-  const std::int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, end = now_ns();
+  const std::int64_t cpu = thread_cpu_ns() - cpu0, end = now_ns();
   const long tid = static_cast<long>(gettid());
   std::set<std::int64_t> releases;
   for (const auto& s : in) releases.insert(s.release);

@@ -16,16 +16,10 @@ namespace chainrt::runtime {
 
 namespace {
 
-Duration monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Duration>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 // An absolute sleep: a wake-up that comes early is slept again, never cut short.
 void sleep_ns(Duration d) {
   if (d <= 0) return;
-  const Duration end = monotonic_ns() + d;
+  const Duration end = now_ns() + d;
   timespec ts{static_cast<time_t>(end / 1'000'000'000), static_cast<long>(end % 1'000'000'000)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
   }
@@ -112,7 +106,7 @@ SharedAccelerator::SharedAccelerator(AcceleratorOptions options, std::unique_ptr
 
 SharedAccelerator::~SharedAccelerator() { stop(); }
 
-Duration SharedAccelerator::now() const { return o_.clock ? o_.clock() : monotonic_ns(); }
+Duration SharedAccelerator::now() const { return o_.clock ? o_.clock() : now_ns(); }
 
 long SharedAccelerator::enqueue(const Request& r) noexcept {
   if (seg_) return shm_enqueue(r);

@@ -30,12 +30,6 @@ namespace {
 constexpr std::uint64_t kMagic = 0x63727461636331ULL;  // "crtacc1"
 constexpr std::uint32_t kVersion = 1;
 
-Duration monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Duration>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 std::size_t segment_bytes(std::size_t capacity) {
   const std::size_t head = (sizeof(shm::Header) + 63) / 64 * 64;
   return head + capacity * sizeof(shm::Slot);
@@ -262,7 +256,7 @@ void SharedAccelerator::shm_serve() {
       std::lock_guard<std::mutex> lk(m_);
       stopping = stop_;
     }
-    if (stopping && grace_end < 0) grace_end = monotonic_ns() + o_.stop_grace;
+    if (stopping && grace_end < 0) grace_end = now_ns() + o_.stop_grace;
     seg_->lock();
     long best = -1;
     bool others = false;
@@ -282,7 +276,7 @@ void SharedAccelerator::shm_serve() {
     for (std::int32_t pid : h.pids) others = others || (pid != 0 && pid != me && process_alive(pid));
     if (best < 0) {
       seg_->unlock();
-      if (stopping && (!others || monotonic_ns() >= grace_end)) break;
+      if (stopping && (!others || now_ns() >= grace_end)) break;
       futex_wait(h.work, w, kPollNs);
       continue;
     }

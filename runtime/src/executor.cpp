@@ -141,7 +141,6 @@ void Executor::prepare() {
   if (!mutex_.priority_inheritance())
     warnings_.push_back("the ready-queue lock has no priority inheritance on this system "
                         "(PTHREAD_PRIO_INHERIT unsupported); a plain mutex is used");
-  trace_.reserve(options_.trace_capacity);
   for (auto& s : slots_)
     if (s->sub) s->sub->prepare_slots(threads_spec_.size());
   arm_timers();
@@ -198,41 +197,43 @@ void Executor::register_callbacks(const std::vector<Entity*>& entities, std::vec
   }
 }
 
-// Chains: sources, leaves, members; a source timer stamps the instances (sched::TimerSource).
+// Chains: sources, leaves, members; a source timer stamps the instances (sched::TimerSource),
+// the monitor follows them to their end (sched::ChainCompletion).
 void Executor::bind_chains() {
-  chains_.resize(chain_specs_.size());
+  std::vector<ChainTrack> tracks(chain_specs_.size());
+  std::vector<sched::ChainCompletion::Chain> ends(chain_specs_.size());
+  std::vector<std::string> sources;  // chains with the same first callback share its number
   for (std::size_t c = 0; c < chain_specs_.size(); ++c) {
     const ChainSpec& cs = chain_specs_[c];
-    ChainTrack& st = chains_[c];
+    ChainTrack& st = tracks[c];
     st.name = cs.name;
     st.period = cs.period;
     st.deadline = cs.deadline;
+    ends[c].deadline = cs.deadline;
     for (const auto& n : cs.callbacks) {
       CallbackId id = id_of(n);
       if (id != kNoCallback) st.members.push_back(id);
     }
-    if (!cs.callbacks.empty()) {
-      st.source_name = cs.callbacks.front();
-      st.source = id_of(cs.callbacks.front());
-    }
+    const std::string source_name = cs.callbacks.empty() ? std::string() : cs.callbacks.front();
+    auto known = std::find(sources.begin(), sources.end(), source_name);
+    ends[c].source = static_cast<std::uint32_t>(known - sources.begin());
+    if (known == sources.end()) sources.push_back(source_name);
     std::vector<std::string> leaves = cs.leaves;
     if (leaves.empty() && !cs.callbacks.empty()) leaves.push_back(cs.callbacks.back());
-    for (const auto& n : leaves) {
-      CallbackId id = id_of(n);
-      if (id != kNoCallback) {
-        slots_[id]->leaf_of.push_back(static_cast<std::uint32_t>(c));
-        st.leaves.push_back(id);
-      }
-    }
-    st.reserve(options_.samples_per_chain);
-    if (st.source == kNoCallback) continue;
-    Slot& src = *slots_[st.source];
+    for (const auto& n : leaves)
+      if (CallbackId id = id_of(n); id != kNoCallback) ends[c].leaves.push_back(id);
+    const CallbackId source = cs.callbacks.empty() ? kNoCallback : id_of(source_name);
+    if (source == kNoCallback) continue;
+    Slot& src = *slots_[source];
     if (!src.timer)
-      warnings_.push_back("chain '" + cs.name + "': its first callback '" + st.source_name +
+      warnings_.push_back("chain '" + cs.name + "': its first callback '" + source_name +
                           "' is not a timer; its instances are not stamped here");
     else
       src.src.starts(static_cast<std::uint32_t>(c), cs.deadline);
   }
+  monitor_.init(std::move(tracks), sched::ChainCompletion(std::move(ends)), options_.samples_per_chain);
+  monitor_.reserve_trace(options_.trace_capacity);
+  monitor_.record_from(options_.record_from);
 }
 
 // The timers of the executor's clock on the release grid (sched/timer.hpp), so that the model's
@@ -452,16 +453,15 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     set_current_stamp(Stamp{});
     lk.lock();
     // monitoring (preallocated, no allocation)
-    record_instance(s.stats, s.window_cpu, cpu, finish - start, threw);
-    trace_.push(DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release});
-    complete_chains(chains_, s.leaf_of, id, stamp, finish, options_.record_from,
-                    [&](std::uint32_t c, Duration response) {
-                      const Duration d = chain_specs_[c].deadline;
-                      if (tr.chain_complete)
-                        tr.chain_complete(this, c, stamp.instance, &s, stamp.release,
-                                          d > 0 ? stamp.release + d : kNoDeadline, d > 0 && response > d ? 1 : 0);
-                      if (options_.on_deadline_miss && d > 0 && response > d) options_.on_deadline_miss(c);
-                    });
+    monitor_.finished(s.stats, s.window_cpu, DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release},
+                      threw, id, stamp, [&](std::uint32_t c, Duration response, bool missed) {
+                        const Duration d = chain_specs_[c].deadline;
+                        if (tr.chain_complete)
+                          tr.chain_complete(this, c, stamp.instance, &s, stamp.release,
+                                            d > 0 ? stamp.release + d : kNoDeadline, missed ? 1 : 0);
+                        if (options_.on_deadline_miss && missed) options_.on_deadline_miss(c);
+                        (void)response;
+                      });
   }
   dispatcher_->done(t);
   if (slot >= 0) s.sub->release_slot(slot);

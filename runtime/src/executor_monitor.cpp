@@ -46,8 +46,7 @@ void Executor::trace_registration() {
     for (const auto& n : cs.callbacks) {
       const CallbackId id = id_of(n);
       if (id == kNoCallback) continue;
-      const auto& leaves = slots_[id]->leaf_of;
-      const bool leaf = std::find(leaves.begin(), leaves.end(), c) != leaves.end();
+      const bool leaf = monitor_.completion().is_leaf(static_cast<std::uint32_t>(c), id);
       tr.chain_callback(this, static_cast<std::uint32_t>(c), pos++, slots_[id].get(), n.c_str(),
                         leaf ? 1 : 0);
     }
@@ -86,7 +85,7 @@ void Executor::stats_main() {
     std::uint64_t lost = 0;
     {
       std::unique_lock<PiMutex> lk(mutex_);
-      lost = trace_.take_since(published, options_.record_from, recent);
+      lost = monitor_.trace().take_since(published, monitor_.record_from(), recent);
     }
     if (names.size() != slots_.size()) {
       names.clear();
@@ -104,22 +103,14 @@ RunReport Executor::report(std::size_t max_samples) const {
   r.threads = threads_spec_.size();
   std::unique_lock<PiMutex> lk(mutex_);
   r.duration_ns = started_at_ == 0 ? 0 : (stopped_at_ ? stopped_at_ : now_ns()) - started_at_;
-  r.dispatches = trace_.count();
+  r.dispatches = monitor_.dispatches();
   r.warnings = warnings_;
   for (auto& s : slots_) {
     CallbackStats cs = s->stats;
     if (s->sub) cs.drops += s->sub->drops();
     r.callbacks.push_back(std::move(cs));
   }
-  for (std::size_t c = 0; c < chains_.size(); ++c) {
-    ChainStats st;
-    st.name = chains_[c].name;
-    st.period_ns = chains_[c].period;
-    st.deadline_ns = chains_[c].deadline;
-    chains_[c].latency.summarize(st, max_samples);
-    for (CallbackId id : chains_[c].members) st.drops += r.callbacks[id].drops;
-    r.chains.push_back(std::move(st));
-  }
+  monitor_.report(r.chains, max_samples, [&](CallbackId id) { return r.callbacks[id].drops; });
   return r;
 }
 
@@ -152,7 +143,7 @@ void Executor::take_cpu_window(std::vector<CpuWindow>& out) {
 
 std::vector<DispatchRecord> Executor::trace() const {
   std::unique_lock<PiMutex> lk(mutex_);
-  return trace_.snapshot();
+  return monitor_.trace().snapshot();
 }
 
 std::vector<std::string> Executor::warnings() const {

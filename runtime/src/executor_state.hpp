@@ -27,7 +27,6 @@ struct Executor::Slot {
   Duration remaining = 0;         // when unarmed: the wait left once armed
   Duration last = 0;              // rcl's last_call_time, in the clock's time
   Duration release_steady = 0;    // executor-clock time of the pending release (chain stamp)
-  std::vector<std::uint32_t> leaf_of;  // chains whose instance completes with this callback
   CallbackStats stats;
   CpuWindow window_cpu;  // largest CPU times since the last take_cpu_window()/take_cpu_max()
   // lock-free dirty list (DDS listener -> executor)

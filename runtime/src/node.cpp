@@ -34,12 +34,6 @@ namespace detail {
 void set_current_stamp(const Stamp& s) noexcept { t_stamp = s; }
 const Stamp& current_stamp() noexcept { return t_stamp; }
 
-Duration now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Duration>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 namespace {
 thread_local Duration t_cpu_last = 0;        // the thread's CPU time at the clock's last read
 thread_local std::uint64_t t_cpu_gen = 0;    // CallbackCpu::stop()s on this thread

@@ -37,7 +37,7 @@ void Simulator::build() {
 void Simulator::build_chains() {
   r_.chains.resize(m_.chains.size());
   chain_deadline_.resize(m_.chains.size());
-  joins_.resize(m_.chains.size());
+  std::vector<sched::ChainCompletion::Chain> ends(m_.chains.size());
   for (std::uint32_t i = 0; i < m_.chains.size(); ++i) {
     const Chain& ch = m_.chains[i];
     ChainStats& st = r_.chains[i];
@@ -45,8 +45,13 @@ void Simulator::build_chains() {
     st.deadline = ch.deadline;
     chain_deadline_[i] = ch.deadline;
     st.period = ch.period;
-    if (ch.callbacks.empty()) continue;
+    if (ch.callbacks.empty()) {
+      ends[i].source = static_cast<std::uint32_t>(m_.callbacks.size() + i);
+      continue;
+    }
     const std::size_t src = m_.callback_index(ch.callbacks.front());
+    ends[i].source = static_cast<std::uint32_t>(src);
+    ends[i].deadline = ch.deadline;
     if (st.period == 0 && m_.callbacks[src].is_timer()) st.period = m_.callbacks[src].period;
     // The instance ends when every leaf (the last callback of each root-to-leaf path) has run for
     // it: a branching chain's fork-join end, as the runtime's monitor has it (ChainSpec::leaves).
@@ -55,7 +60,7 @@ void Simulator::build_chains() {
       if (!path.empty() && std::find(leaves.begin(), leaves.end(), path.back()) == leaves.end())
         leaves.push_back(path.back());
     if (leaves.empty()) leaves.push_back(ch.callbacks.back());
-    leaf_count_.push_back(static_cast<std::uint32_t>(leaves.size()));
+    for (const auto& l : leaves) ends[i].leaves.push_back(static_cast<CallbackId>(m_.callback_index(l)));
     for (std::size_t p = 0; p < ch.callbacks.size(); ++p) {
       const std::size_t c = m_.callback_index(ch.callbacks[p]);
       const bool leaf = std::find(leaves.begin(), leaves.end(), ch.callbacks[p]) != leaves.end();
@@ -66,6 +71,7 @@ void Simulator::build_chains() {
     if (ch.deadline > 0)
       cb_[src].source_rel_deadline = std::min(cb_[src].source_rel_deadline, ch.deadline);
   }
+  completion_ = sched::ChainCompletion(std::move(ends));
   chain_key_.assign(m_.chains.size(), 0);
   for (std::uint32_t i = 0; i < m_.chains.size(); ++i) {
     const Chain& ch = m_.chains[i];

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "chainrt/sched/chain_completion.hpp"
 #include "chainrt/sched/dispatcher.hpp"
 #include "chainrt/sched/setup.hpp"
 #include "chainrt/sched/timer.hpp"
@@ -32,7 +33,8 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 struct Stamp {
   std::uint32_t chain;
-  Duration release;  // a_i^k of the chain instance
+  Duration release;         // a_i^k of the chain instance
+  std::uint64_t instance;   // k (numbered by the chain's first callback)
 };
 struct Message {
   Duration arrival = 0;
@@ -115,6 +117,7 @@ struct CbState {
   const std::vector<Duration>* release_script = nullptr;
   std::size_t exec_k = 0, release_k = 0;
   bool timer_ready = false;
+  std::uint64_t started = 0;  // instances started: the number of the next chain instance it starts
   // message queue (ring in the shared pool)
   std::uint32_t q_begin = 0, q_cap = 0, q_head = 0, q_count = 0;
   // fusion
@@ -137,6 +140,7 @@ struct ThreadState {
   std::uint32_t cb = kNone;
   Duration remaining = 0, start = 0, release = 0;
   Message input;
+  std::uint64_t chain_instance = 0;  // k of the chains this instance starts
   Duration chain_release = 0;  // a_i^k of the chains this instance starts: a timer's NOMINAL
                                // release (jitter counts in the response time), else the arrival
   bool completes_pair = true;  // fusion member: the others were fresh when it started
@@ -323,7 +327,6 @@ class Simulator {
   }
   Duration comm_delay(const Out& out);
   void record(std::uint32_t chain, Duration release);
-  void leaf_done(std::uint32_t chain, Duration release);
   // SimOptions::control: its activations, the monitoring samples it reads, what it changes.
   void schedule_control(Duration at);
   void control_activation();
@@ -356,9 +359,8 @@ class Simulator {
   std::vector<DeviceState> dev_;
   std::vector<std::uint32_t> dev_dirty_;
   std::uint64_t req_seq_ = 0;
-  // Branching chains: leaves per chain, and per instance (its release) the leaves done so far.
-  std::vector<std::uint32_t> leaf_count_;
-  std::vector<std::map<Duration, std::uint32_t>> joins_;
+  // When a chain instance ends (every leaf of a branching chain done): on model callback indices.
+  sched::ChainCompletion completion_;
   std::vector<ExecSamples> samples_;     // per callback since the control's last activation
   bool missed_ = false;                  // a watched chain missed since then
   Duration control_at_ = -1;             // the scheduled activation

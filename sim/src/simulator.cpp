@@ -92,6 +92,7 @@ void Simulator::start_exec(std::uint32_t t, std::uint32_t c) {
     th.chain_release = th.release;
     if (pending(c)) admit(ex_[s.exec], c);  // the next input: one instance at a time
   }
+  th.chain_instance = s.started++;
   for (const ChainRef& r : s.chains)
     if (r.source) ++r_.chains[r.chain].released;
   th.completes_pair = true;
@@ -128,17 +129,6 @@ void Simulator::record(std::uint32_t chain, Duration release) {
     st.samples.push_back(rt);
     st.releases.push_back(release);
   }
-}
-
-void Simulator::leaf_done(std::uint32_t chain, Duration release) {
-  if (leaf_count_[chain] <= 1) return record(chain, release);
-  auto& j = joins_[chain];
-  if (++j[release] < leaf_count_[chain]) {
-    if (j.size() > 4096) j.erase(j.begin());  // (an instance whose other branch was dropped)
-    return;
-  }
-  j.erase(release);
-  record(chain, release);
 }
 
 void Simulator::schedule_control(Duration at) {
@@ -245,16 +235,19 @@ void Simulator::complete_exec(std::uint32_t t) {
   if (s.kind == CallbackKind::FusionTrigger)
     for (std::uint32_t in : s.fuses) publish = publish && cb_[in].cached;
   for (const ChainRef& r : s.chains) {
-    Duration rel = -1;
+    Stamp in{r.chain, -1, 0};
     if (r.source) {
-      rel = th.chain_release;
+      in = Stamp{r.chain, th.chain_release, th.chain_instance};
     } else {
       for (std::uint32_t k = 0; k < th.input.n; ++k)
-        if (th.input.s[k].chain == r.chain) rel = th.input.s[k].release;
+        if (th.input.s[k].chain == r.chain) in = th.input.s[k];
     }
-    if (rel < 0) continue;
-    if (r.last) leaf_done(r.chain, rel);
-    else if (out.n < kMaxStamps) out.s[out.n++] = Stamp{r.chain, rel};
+    if (in.release < 0) continue;
+    if (r.last) {
+      if (completion_.leaf_done(r.chain, c, in.instance)) record(r.chain, in.release);
+    } else if (out.n < kMaxStamps) {
+      out.s[out.n++] = in;
+    }
   }
   if (s.fset != kNone) {  // implicit fusion: cache, and publish once the set is complete
     copy_message(s.cache, out);
@@ -507,7 +500,7 @@ void Simulator::count_unfinished(Duration end) {
     if (th.busy && th.cb != kNone) {
       Message in = th.input;
       for (const ChainRef& r : cb_[th.cb].chains)
-        if (r.source && in.n < kMaxStamps) in.s[in.n++] = Stamp{r.chain, th.chain_release};
+        if (r.source && in.n < kMaxStamps) in.s[in.n++] = Stamp{r.chain, th.chain_release, th.chain_instance};
       late(in);
     }
 }

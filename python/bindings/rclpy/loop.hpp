@@ -65,24 +65,16 @@ using sched::kNoDeadline;
 // kEvent: an rcl_event_t (rclpy's QoS EventHandler waitables), ordered as a client (last).
 enum Kind : int { kTimer = 0, kSubscription = 1, kService = 2, kClient = 3, kExternal = 4, kEvent = 5 };
 
-inline Duration mono_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return Duration(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-inline Duration thread_cpu_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return Duration(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using runtime::now_ns;  // CLOCK_MONOTONIC (runtime/threads.hpp)
+using runtime::thread_cpu_ns;
 
-using runtime::kNoChain;
+using sched::kNoChain;
 
 // A chain instance (release a_i^k, absolute deadline d_i^k, chain, k) and the fixed-capacity
 // FIFO of those waiting at a subscription (inputs published by its chain predecessor in this
 // executor, not yet taken): the runtime's (chain_track.hpp; push/pop allocate nothing, guarded
 // here by m_).
-using runtime::Stamp;
+using sched::Stamp;
 using runtime::StampRing;
 
 // "arrival" order: the key of the dispatch running on this thread (-1: none). A message sent
@@ -121,9 +113,8 @@ struct Entity {
   // A timer: its clock on the release grid (when on_grid) and the chain instances it starts
   // (sched/dispatcher.hpp).
   sched::TimerSource src;
-  // chain successors: (successor entity, chain); leaf_of: chains whose last callback this is
+  // chain successors: (successor entity, chain)
   std::vector<std::pair<CallbackId, std::uint32_t>> successors;
-  std::vector<std::uint32_t> leaf_of;
   runtime::CallbackStats stats;
   runtime::CpuWindow window;  // largest CPU times since the last take_cpu_window() (LaME)
   std::uint32_t running = 0;  // instances now running
@@ -162,12 +153,12 @@ class Loop {
   // -2 when woken by wake(), -3 when stopped. Called without the GIL.
   std::int64_t next(std::uint32_t t, Duration timeout_ns) {
     if (t >= threads_.size()) throw std::invalid_argument("thread index out of range");
-    const Duration until = timeout_ns < 0 ? kNoDeadline : mono_ns() + timeout_ns;
+    const Duration until = timeout_ns < 0 ? kNoDeadline : now_ns() + timeout_ns;
     std::unique_lock<std::mutex> lk(m_);
     bool idle = false;  // this thread waited since it last looked (release jitter, arm_timer)
     for (;;) {
       if (stop_) return -3;
-      const Duration now = mono_ns();
+      const Duration now = now_ns();
       const Duration next_timer = harvest(now, idle);
       idle = false;
       // Admission (a polling point of the default executor, LaME's best-effort refresh) and
@@ -196,40 +187,20 @@ class Loop {
     tl_dispatch_key = -1;
     runtime::clear_dispatch();
     const Duration cpu1 = thread_cpu_ns();
-    const Duration finish = mono_ns();
+    const Duration finish = now_ns();
     if (hooks_.callback_end && cb < entities_.size()) hooks_.callback_end(&entities_[cb]);
     std::unique_lock<std::mutex> lk(m_);
     Running& r = running_[t];
     if (r.cb != cb) throw std::invalid_argument("done() for a callback this thread does not run");
     Entity& e = entities_[cb];
-    if (ran) {
-      auto& cs = e.stats;
-      ++cs.instances;
-      if (threw) ++cs.exceptions;
-      const Duration cpu = cpu1 - r.cpu0;
-      const Duration wall = finish - r.start;
-      cs.cpu_total += cpu;
-      cs.cpu_max = std::max(cs.cpu_max, cpu);
-      cs.cpu_min = cs.instances == 1 ? cpu : std::min(cs.cpu_min, cpu);
-      e.window.record(cpu);
-      cs.wall_total += wall;
-      cs.wall_max = std::max(cs.wall_max, wall);
-      cs.wall_min = cs.instances == 1 ? wall : std::min(cs.wall_min, wall);
-      // the dispatch trace the monitoring messages carry (preallocated ring, no allocation)
-      trace_[dispatches_ % trace_.size()] =
-          runtime::DispatchRecord{cb, t, r.start, finish, cpu, r.stamp.deadline, r.stamp.release};
-      ++dispatches_;
-      if (r.stamp.chain != kNoChain) {
-        for (std::uint32_t c : e.leaf_of)
-          if (c == r.stamp.chain && r.stamp.release >= record_from_) {
-            latency_[c].record(finish - r.stamp.release, chain_stats_[c].deadline_ns);
-            const bool missed = chain_stats_[c].deadline_ns > 0 && finish - r.stamp.release > chain_stats_[c].deadline_ns;
-            if (missed) ++chain_misses_[c];
-            if (hooks_.chain_complete)
-              hooks_.chain_complete(this, c, r.stamp.instance, &e, r.stamp.release, r.stamp.deadline, missed ? 1 : 0);
-          }
-      }
-    }
+    if (ran)  // the monitor: figures, the dispatch trace, the chain instances it completes
+      monitor_.finished(e.stats, e.window,
+                        runtime::DispatchRecord{cb, t, r.start, finish, cpu1 - r.cpu0, r.stamp.deadline, r.stamp.release},
+                        threw, cb, r.stamp, [&](std::uint32_t c, Duration, bool missed) {
+                          if (hooks_.chain_complete)
+                            hooks_.chain_complete(this, c, r.stamp.instance, &e, r.stamp.release, r.stamp.deadline,
+                                                  missed ? 1 : 0);
+                        });
     r.cb = kNoCallback;
     --e.running;
     dispatcher_->done(t);
@@ -291,11 +262,13 @@ class Loop {
   // Deadline misses per chain (model order) since the start.
   std::vector<std::uint64_t> chain_misses() {
     std::unique_lock<std::mutex> lk(m_);
-    return chain_misses_;
+    std::vector<std::uint64_t> out;
+    for (const auto& c : monitor_.chains()) out.push_back(c.latency.misses());
+    return out;
   }
   std::vector<std::string> chain_names() const {
     std::vector<std::string> out;
-    for (const auto& c : chain_stats_) out.push_back(c.name);
+    for (const auto& c : monitor_.chains()) out.push_back(c.name);
     return out;
   }
   // SCHED_DEADLINE runtime/period (budget 0: none) of executor thread t while it runs; "" or
@@ -337,13 +310,7 @@ class Loop {
   // instance released before t is not recorded (callback statistics are kept).
   void set_record_from(Duration t) {
     std::unique_lock<std::mutex> lk(m_);
-    record_from_ = t;
-    for (std::size_t c = 0; c < latency_.size(); ++c) {
-      const std::size_t capacity = latency_[c].capacity();
-      latency_[c] = runtime::LatencyRecorder{};
-      latency_[c].reserve(capacity);
-      chain_misses_[c] = 0;
-    }
+    monitor_.restart_from(t);
   }
 
   // Release of the chain instance now running on thread t (0 when none) and its deadline.
@@ -365,10 +332,11 @@ class Loop {
     std::unique_lock<std::mutex> lk(m_);
     Running& r = running_.at(t);
     if (r.cb == kNoCallback) return;
-    for (std::uint32_t c = 0; c < chain_members_.size(); ++c)
-      if (!chain_members_[c].empty() && chain_members_[c].front() == r.cb) {
+    const auto& chains = monitor_.chains();
+    for (std::uint32_t c = 0; c < chains.size(); ++c)
+      if (!chains[c].members.empty() && chains[c].members.front() == r.cb) {
         r.stamp = Stamp{.release = release,
-                        .deadline = chain_stats_[c].deadline_ns > 0 ? release + chain_stats_[c].deadline_ns : kNoDeadline,
+                        .deadline = chains[c].deadline > 0 ? release + chains[c].deadline : kNoDeadline,
                         .chain = c,
                         .instance = input_instance_++};
         if (hooks_.chain_release) hooks_.chain_release(this, c, r.stamp.instance, r.stamp.release, r.stamp.deadline);
@@ -380,7 +348,7 @@ class Loop {
   std::string policy() const { return policy_name_; }
   std::uint64_t dispatches() {
     std::unique_lock<std::mutex> lk(m_);
-    return dispatches_;
+    return monitor_.dispatches();
   }
 
   // The monitor's report, in the C++ runtime's JSON (runtime/monitor.hpp to_json).
@@ -404,7 +372,7 @@ class Loop {
     Entity& e = entities_[id];
     if (e.kind != kTimer || period_ns <= 0 || offset_ns < 0 || period_den < 1 || period_ns / period_den <= 0)
       throw std::invalid_argument("arm_timer: not a timer");
-    const Duration now = mono_ns();
+    const Duration now = now_ns();
     dispatcher_->set_release_epoch(sched::release_epoch(now));
     const ExactPeriod period{period_ns, period_den};
     const sched::ReleaseGrid grid = dispatcher_->grid(offset_ns % period.whole(), period);
@@ -455,7 +423,7 @@ class Loop {
   // n inputs of `e` arrived now (under m_).
   void arrived(Entity& e, std::size_t n) noexcept {
     if (!arrival_) return;
-    e.last_arrival = tl_dispatch_key >= 0 ? tl_dispatch_key : mono_ns();
+    e.last_arrival = tl_dispatch_key >= 0 ? tl_dispatch_key : now_ns();
     for (std::size_t k = 0; k < n; ++k) e.arrivals.push(e.last_arrival);
   }
 
@@ -600,14 +568,14 @@ class Loop {
     // the instance would be lost (seen with LaME's 4 threads: 15 of 40 instances counted).
     if (r.stamp.chain != kNoChain)
       for (auto [succ, c] : e.successors)
-        if (c == r.stamp.chain || chain_members_[c].front() == chain_members_[r.stamp.chain].front())
+        if (c == r.stamp.chain || monitor_.completion().chain(c).source == monitor_.completion().chain(r.stamp.chain).source)
           entities_[succ].inputs.push(Stamp{.release = r.stamp.release,
                                             .deadline = chain_key_[c] == kNoDeadline ? kNoDeadline : r.stamp.release + chain_key_[c],
                                             .chain = c,
                                             .instance = r.stamp.instance});
     if (hooks_.execute && e.handle) hooks_.execute(e.handle);
     if (hooks_.callback_start) hooks_.callback_start(&e, false);
-    r.start = mono_ns();
+    r.start = now_ns();
     r.cpu0 = thread_cpu_ns();
   }
 
@@ -628,17 +596,13 @@ class Loop {
   // The ready queue, admission, running threads and release grid (sched/dispatcher.hpp).
   std::unique_ptr<sched::Dispatcher> dispatcher_;
   std::vector<Running> running_;
-  std::vector<runtime::ChainStats> chain_stats_;
-  std::vector<std::uint64_t> chain_misses_;
   std::vector<Duration> chain_key_;  // per chain: the relative deadline its instances carry
   std::vector<sched::GroupSpec> groups_;
   std::vector<std::atomic<int>> tids_;
-  std::vector<runtime::LatencyRecorder> latency_;
-  std::vector<std::vector<CallbackId>> chain_members_;
   std::vector<std::string> warnings_;
   std::string policy_name_;
-  std::uint64_t dispatches_ = 0;
-  std::vector<runtime::DispatchRecord> trace_ = std::vector<runtime::DispatchRecord>(16384);
+  // chains by the order given, response times, the dispatch trace (runtime/chain_track.hpp)
+  runtime::ChainMonitor monitor_;
   std::uint64_t published_ = 0;  // monitor_message: dispatches already taken
   std::uint64_t input_instance_ = 0;  // instances released by a message (set_input_release)
   const runtime::tracing::Hooks& hooks_ = runtime::tracing::hooks();
@@ -646,7 +610,7 @@ class Loop {
   std::uint32_t woken_ = 0;
   bool dirty_ = true, stop_ = false, detached_ = false;
   bool arrival_ = false;  // "arrival" order (EventsExecutor's): EDF keyed by arrival times
-  Duration started_at_ = 0, record_from_ = 0;
+  Duration started_at_ = 0;
 };
 
 }  // namespace chainrt::rclpy_exec

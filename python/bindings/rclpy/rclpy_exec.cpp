@@ -111,24 +111,26 @@ Loop::Loop(const std::string& policy, std::vector<bool> group_reentrant,
   for (const auto& ts : threads_) rt.push_back(ts.role == CriticalityClass::RealTime);
   dispatcher_ = std::make_unique<sched::Dispatcher>(*p, std::move(specs), std::move(groups), std::move(rt));
   running_.resize(threads_.size());
+  // The chains: their source timers' stamps, the hand-over to successors, and the monitor's
+  // completion of their instances (sched::ChainCompletion, on entity ids).
+  std::vector<runtime::ChainTrack> tracks;
+  std::vector<sched::ChainCompletion::Chain> ends;
   for (std::uint32_t c = 0; c < chains.size(); ++c) {
     const auto& [name, period, deadline, paths] = chains[c];
-    runtime::ChainStats st;
-    st.name = name;
-    st.period_ns = period;
-    st.deadline_ns = deadline;
-    chain_stats_.push_back(st);
-    chain_misses_.push_back(0);
-    latency_.emplace_back();
-    latency_.back().reserve(sample_capacity);
-    chain_members_.emplace_back();
+    runtime::ChainTrack& t = tracks.emplace_back();
+    t.name = name;
+    t.period = period;
+    t.deadline = deadline;
+    sched::ChainCompletion::Chain& end = ends.emplace_back();
+    end.deadline = deadline;
+    end.source = static_cast<std::uint32_t>(entities_.size() + c);  // (no callback here)
     for (const auto& path : paths) {
       if (path.empty()) continue;
       for (CallbackId id : path) {
         check(id);
-        auto& m = chain_members_.back();
-        if (std::find(m.begin(), m.end(), id) == m.end()) m.push_back(id);
+        if (std::find(t.members.begin(), t.members.end(), id) == t.members.end()) t.members.push_back(id);
       }
+      end.source = t.members.front();  // chains with the same first callback share its id
       Entity& src = entities_[path.front()];
       if (src.kind == kTimer) src.src.starts(c, deadline);
       for (std::size_t k = 0; k + 1 < path.size(); ++k) {
@@ -136,22 +138,23 @@ Loop::Loop(const std::string& policy, std::vector<bool> group_reentrant,
         std::pair<CallbackId, std::uint32_t> s{path[k + 1], c};
         if (std::find(succ.begin(), succ.end(), s) == succ.end()) succ.push_back(s);
       }
-      auto& leaf = entities_[path.back()].leaf_of;
-      if (std::find(leaf.begin(), leaf.end(), c) == leaf.end()) leaf.push_back(c);
+      end.leaves.push_back(path.back());
     }
   }
   // The deadline an instance of chain c carries to its later callbacks: D_c, or less when its
   // timer's instance has a smaller one (the instance is one; the simulator's chain key).
-  for (std::uint32_t c = 0; c < chain_stats_.size(); ++c) {
-    const Duration d = chain_stats_[c].deadline_ns;
+  for (std::uint32_t c = 0; c < tracks.size(); ++c) {
+    const Duration d = tracks[c].deadline;
     Duration key = d > 0 ? d : kNoDeadline;
-    if (key != kNoDeadline && !chain_members_[c].empty())
-      key = std::min(key, entities_[chain_members_[c].front()].src.rel_deadline);
+    if (key != kNoDeadline && !tracks[c].members.empty())
+      key = std::min(key, entities_[tracks[c].members.front()].src.rel_deadline);
     chain_key_.push_back(key);
   }
+  monitor_.init(std::move(tracks), sched::ChainCompletion(std::move(ends)), sample_capacity);
+  monitor_.reserve_trace(16384);
   // Event callbacks last: rcl calls them at once for events that arrived before.
   for (std::size_t i = 0; i < entities_.size(); ++i) install(static_cast<CallbackId>(i), true);
-  started_at_ = mono_ns();
+  started_at_ = now_ns();
 }
 
 // The monitor's figures (allocates; thread-safe).
@@ -160,16 +163,11 @@ runtime::RunReport Loop::report(std::size_t max_samples) {
   r.policy = policy_name_;
   r.threads = threads_.size();
   std::unique_lock<std::mutex> lk(m_);
-  r.duration_ns = mono_ns() - started_at_;
-  r.dispatches = dispatches_;
+  r.duration_ns = now_ns() - started_at_;
+  r.dispatches = monitor_.dispatches();
   r.warnings = warnings_;
   for (auto& e : entities_) r.callbacks.push_back(e.stats);
-  for (std::size_t c = 0; c < chain_stats_.size(); ++c) {
-    runtime::ChainStats st = chain_stats_[c];
-    latency_[c].summarize(st, max_samples);
-    for (CallbackId id : chain_members_[c]) st.drops += entities_[id].stats.drops;
-    r.chains.push_back(std::move(st));
-  }
+  monitor_.report(r.chains, max_samples, [&](CallbackId id) { return entities_[id].stats.drops; });
   return r;
 }
 
@@ -188,12 +186,7 @@ std::string Loop::monitor_message(const std::string& run_id, const std::string& 
   std::uint64_t lost = 0;
   {
     std::unique_lock<std::mutex> lk(m_);
-    const std::uint64_t cap = trace_.size();
-    const std::uint64_t from = std::max<std::uint64_t>(published_, dispatches_ > cap ? dispatches_ - cap : 0);
-    lost = from - published_;
-    for (std::uint64_t i = from; i < dispatches_; ++i)
-      if (trace_[i % cap].start >= record_from_) recent.push_back(trace_[i % cap]);
-    published_ = dispatches_;
+    lost = monitor_.trace().take_since(published_, monitor_.record_from(), recent);
     for (const auto& e : entities_) names.push_back(e.stats.name);
   }
   chainrt_msgs::msg::ChainStats msg;
@@ -218,16 +211,14 @@ void Loop::trace_registration(const std::string& name) {
   }
   if (hooks_.executor_init)
     hooks_.executor_init(this, name.c_str(), policy_name_.c_str(), static_cast<std::uint32_t>(threads_.size()));
-  for (std::uint32_t c = 0; c < chain_stats_.size(); ++c) {
-    if (hooks_.chain_init)
-      hooks_.chain_init(this, c, chain_stats_[c].name.c_str(), chain_stats_[c].period_ns, chain_stats_[c].deadline_ns);
+  const auto& chains = monitor_.chains();
+  for (std::uint32_t c = 0; c < chains.size(); ++c) {
+    if (hooks_.chain_init) hooks_.chain_init(this, c, chains[c].name.c_str(), chains[c].period, chains[c].deadline);
     if (!hooks_.chain_callback) continue;
     std::uint32_t pos = 0;
-    for (CallbackId id : chain_members_[c]) {
-      const auto& leaf = entities_[id].leaf_of;
+    for (CallbackId id : chains[c].members)
       hooks_.chain_callback(this, c, pos++, &entities_[id], entities_[id].stats.name.c_str(),
-                            std::find(leaf.begin(), leaf.end(), c) != leaf.end() ? 1 : 0);
-    }
+                            monitor_.completion().is_leaf(c, id) ? 1 : 0);
   }
 }
 
@@ -556,7 +547,7 @@ NB_MODULE(_rclpy_exec, m) {
 #endif
   m.def("model_setup", &chainrt::rclpy_exec::model_setup, "model"_a, "executor"_a, "policy"_a = nb::none(),
         "threads"_a = nb::none());
-  m.def("monotonic_ns", &chainrt::rclpy_exec::mono_ns);
+  m.def("monotonic_ns", &chainrt::runtime::now_ns);
   m.def("binding_match", &chainrt::rclpy_exec::binding_match, "candidates"_a, "entity"_a);
   m.def("model_from_code", &chainrt::rclpy_exec::model_from_code, "base"_a.none(), "executor"_a, "policy"_a,
         "plain_threads"_a, "host_cores"_a, "entities"_a, "threads"_a, "chains"_a, "require_wcet"_a);

@@ -18,11 +18,12 @@ from .. import cliargs, diagnose, output
 from ..analysis import analyze, override, verdict_of
 from ..model import analyses, analysis_names, load_model_or_report, policy_names
 from ..release_grid import drift_lines
+from . import help_of
 
 
 def register(sub) -> None:
     names = analysis_names()
-    p = sub.add_parser("analyze", help="response-time bounds and schedulability of every chain of a model")
+    p = sub.add_parser("analyze", help=help_of("analyze"))
     p.add_argument("model", metavar="MODEL", nargs="?", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--analysis", "-a", choices=names, help="analysis to run (default: the one matching the policy)")
     p.add_argument("--policy", choices=policy_names(), help="override every executor's policy (as simulate and run)")

@@ -26,10 +26,11 @@ from pathlib import Path
 from .. import cliargs, output, verdict
 from ..janitor import guard, remove_stale_shm, shm_entries
 from ..reference_system import configs, report, runner, upstream
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bench", help="run benchmarks (the Autoware reference system) and report their KPIs")
+    p = sub.add_parser("bench", help=help_of("bench"))
     bsub = p.add_subparsers(dest="bench", metavar="BENCH", title="benchmarks")
     r = bsub.add_parser("reference-system",
                         help="Autoware reference system: chainrt vs the default executors, upstream KPIs, plots")

@@ -6,10 +6,11 @@ import sys
 
 from .. import cliargs, output
 from ..model import load_model_or_report
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="validate model files and summarise chains, utilisation and executors")
+    p = sub.add_parser("check", help=help_of("check"))
     p.add_argument("models", nargs="+", metavar="MODEL", type=cliargs.model_path, help="model YAML file(s)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     p.set_defaults(func=run)

@@ -20,11 +20,11 @@ import time
 from .. import cliargs, fastdds, output
 from ..crosslayer import kernel, netns
 from ..model import load_model_or_report
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("crosslayer", help="install a model's chain priorities into the kernel's packet path "
-                                          "(XDP selector, per-class packet threads), or write its Fast DDS profiles")
+    p = sub.add_parser("crosslayer", help=help_of("crosslayer"))
     p.add_argument("model", metavar="MODEL", nargs="?", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--iface", action="append", default=[], help="receiving interface (repeatable)")
     p.add_argument("--duration", type=cliargs.duration, default=None, help="remove everything after this time (default: at Ctrl-C)")

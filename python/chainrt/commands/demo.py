@@ -27,6 +27,7 @@ import sys
 from .. import cliargs, output, stock, verdict
 from ..accounting import ACCOUNTED
 from ..model import policies
+from . import help_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 # The tour's three orders (a choice), each with its default analysis for one thread.
@@ -37,7 +38,7 @@ BENCH_FIFO = "10"      # the reference system's base priority (configurations ke
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="a tour: the two-chain example and the Autoware reference system")
+    p = sub.add_parser("demo", help=help_of("demo"))
     p.add_argument("--duration", type=cliargs.duration_text, default="5s", help="real ROS 2 run time per policy (default 5s)")
     p.add_argument("--bench-duration", type=cliargs.duration_text, default="10s", help="reference-system run time per configuration (default 10s)")
     p.add_argument("--skip-bench", action="store_true", help="only the two-chain part")

@@ -7,11 +7,11 @@ import sys
 
 from .. import cliargs, discover
 from ..diagnose import chain_aware_advice, CHAIN_UNAWARE
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("discover", help="write a model skeleton of the running ROS 2 graph (nodes, topics, "
-                       "rates, sizes, candidate chains)")
+    p = sub.add_parser("discover", help=help_of("discover"))
     p.add_argument("-o", "--output", metavar="FILE", help="write the model here (default: standard output)")
     p.add_argument("--duration", type=cliargs.duration, default="5s", help="how long to measure rates and sizes (default 5s)")
     p.add_argument("--settle", type=cliargs.duration, default="2s",

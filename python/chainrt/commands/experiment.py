@@ -26,10 +26,11 @@ from ..experiments import schedulability as sch
 from ..experiments import synthesis as syn
 from ..experiments.cros_rt_cli import add_parsers as add_cros_rt
 from ..model import analysis_names
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("experiment", help="run the papers' experiments (Fig. 7 schedulability, predictability, soundness)")
+    p = sub.add_parser("experiment", help=help_of("experiment"))
     esub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
 
     s = esub.add_parser("schedulability", help="Fig. 7 of the EDF ready-queue paper: schedulability ratio per analysis")

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from .. import _core
 from .. import cliargs, output
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("lame", help="LaME: thread classes, allocation and budgets (Algorithms 1-3)")
+    p = sub.add_parser("lame", help=help_of("lame"))
     lsub = p.add_subparsers(dest="lame_command", metavar="COMMAND")
     lsub.required = True
     a = lsub.add_parser("allocate", help="allocate chains to thread classes and search the least RT budgets")

@@ -12,11 +12,11 @@ from pathlib import Path
 from .. import cliargs, output, runtime
 from .. import profile as pf
 from ..fastdds import loopback_participants
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("profile", help="measure callback execution times (and more) from chainrt's executor "
-                       "monitoring and write BCET/WCET into the model")
+    p = sub.add_parser("profile", help=help_of("profile"))
     p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file (e.g. written by chainrt discover)")
     p.add_argument("--duration", type=cliargs.duration, default="10s", help="how long to listen / run (default 10s)")
     p.add_argument("--run", action="store_true",

@@ -12,11 +12,11 @@ from .. import cliargs
 from ..model import load_model_or_report, policy_names
 from ..report import model_report
 from ..report.html import plain
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="HTML report: analysis, simulation and the measured running system "
-                       "(or a trace, or a replay of the model) side by side")
+    p = sub.add_parser("report", help=help_of("report"))
     p.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
     p.add_argument("-o", "--out", type=cliargs.output_dir, default=None, help="output folder (default out/report-<model name>)")
     p.add_argument("--duration", type=cliargs.duration, default="10s",

@@ -15,10 +15,11 @@ from ..analysis import analysis_for_policy
 from ..crosslayer import cli as xcli
 from ..crosslayer.kernel import KernelPathUnavailable
 from ..simulation import simulate
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run a model on real ROS 2 (rcl + Fast DDS) under the chainrt executor")
+    p = sub.add_parser("run", help=help_of("run"))
     p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file")
     # the run's own options: the table every chainrt-run reads too (runtime/run_options.def)
     keys = cliargs.add_run_options(p)

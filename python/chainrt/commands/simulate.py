@@ -17,11 +17,12 @@ from .. import cliargs, gantt, output
 from ..model import policy_names
 from ..release_grid import coverage_warnings, drift_lines
 from ..simulation import EXEC_MODES, simulate, TIMER_RULES
+from . import help_of
 
 
 
 def register(sub) -> None:
-    p = sub.add_parser("simulate", help="simulate a model's executors deterministically and report per-chain response times")
+    p = sub.add_parser("simulate", help=help_of("simulate"))
     p.add_argument("model", metavar="MODEL", type=cliargs.model_path, help="model YAML file")
     p.add_argument("--duration", type=cliargs.duration, default="10s", help="simulated time (default 10s)")
     p.add_argument("--seed", type=cliargs.seed, default=1, help="seed of sampled execution times, jitter and delays")

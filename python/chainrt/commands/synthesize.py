@@ -21,11 +21,12 @@ from .. import _core, cliargs, output
 from ..fastdds import profiles_xml
 from ..model import analysis_names
 from .analyze import chain_rows
+from . import help_of
 
 
 def register(sub) -> None:
     names = analysis_names()
-    p = sub.add_parser("synthesize", help="PiCAS priorities and node/executor/core allocation for a model")
+    p = sub.add_parser("synthesize", help=help_of("synthesize"))
     p.add_argument("model", metavar="MODEL", type=cliargs.input_file, help="model YAML file")
     p.add_argument("--cores", type=cliargs.count(1, 64, "a number of cores"), default=0,
                    help="CPU cores to allocate (default: the model's first host's cores)")

@@ -24,10 +24,11 @@ from ..tracing import analyze, format_report, read_trace, TraceError
 from ..tracing_caret import to_yaml
 from ..tracing_record import RecordError
 from ..tracing_record import record as do_record
+from . import help_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("trace", help="record an LTTng trace of a ROS 2 program; export chains for CARET")
+    p = sub.add_parser("trace", help=help_of("trace"))
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
     r = tsub.add_parser("record", help="run a command in an LTTng session (ros2_tracing + chainrt events)",
                         description="Run COMMAND (after --) in an LTTng session recording the ros2:* and "
@@ -47,7 +48,7 @@ def register(sub) -> None:
                    help="the namespace the nodes ran under (chainrt run --namespace)")
     c.set_defaults(func=caret)
 
-    p = sub.add_parser("trace-report", help="per-chain latency (and per hop) from an LTTng trace of ROS 2",
+    p = sub.add_parser("trace-report", help=help_of("trace-report"),
                        description="Per-chain latency from a trace recorded with chainrt's executor; for any "
                                    "executor publish -> take per hop, callback times and (with --model) chain "
                                    "latency by message flow when callback events exist. What the trace does "

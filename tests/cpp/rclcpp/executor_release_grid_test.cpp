@@ -32,10 +32,7 @@ const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new chainrt::rclcpp
 constexpr Duration kPeriod = 100'000'000;
 constexpr Duration kOffsetB = 40'000'000;
 
-Duration steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using chainrt::runtime::now_ns;
 
 // Two timers of 100 ms on two nodes, offsets 0 and 40 ms, each starting a chain (so that the
 // dispatch trace carries each release).
@@ -77,7 +74,7 @@ TEST(ChainExecutorReleaseGrid, ModelTimersAreReleasedAtTheirOffsetsFromTheEpoch)
   Timers timers;
   ChainExecutorOptions o{.model_yaml = grid_model()};
   o.thread_params = false;
-  const Duration epoch = steady_ns() + 300'000'000;
+  const Duration epoch = now_ns() + 300'000'000;
   o.release_epoch = epoch;
   ChainExecutor exec(o);
   exec.add_node(timers.a);
@@ -102,7 +99,7 @@ TEST(ChainExecutorReleaseGrid, TimerArmedAfterItsFirstGridInstantStartsLaterAndS
   Timers timers;
   ChainExecutorOptions o{.model_yaml = grid_model()};
   o.thread_params = false;
-  const Duration epoch = steady_ns() - 1'000'000'000;  // ten periods ago
+  const Duration epoch = now_ns() - 1'000'000'000;  // ten periods ago
   o.release_epoch = epoch;
   ChainExecutor exec(o);
   exec.add_node(timers.a);

@@ -443,39 +443,6 @@ TEST(TimerOverrun, SkippedReleasesAreDropsNotBursts) {
 namespace chainrt::runtime {
 namespace {
 
-// The completion rule itself (chain_track.hpp): an instance of a branching chain ends when each
-// of its leaves completed it once; a leaf completing twice with one instance's stamp (a message
-// taken twice, a repeated instance number) does not end it early.
-TEST(ChainCompletion, EachLeafCountsOncePerInstance) {
-  std::vector<ChainTrack> chains(1);
-  chains[0].name = "fork";
-  chains[0].source = 0;
-  chains[0].leaves = {1, 2};
-  chains[0].reserve(16);
-  const std::vector<std::uint32_t> leaf_of{0};
-  std::vector<Duration> responses;
-  auto done = [&](std::uint32_t, Duration r) { responses.push_back(r); };
-  Stamp k;
-  k.chain = 0;
-  k.release = 1'000;
-  k.instance = 7;
-  complete_chains(chains, leaf_of, 1, k, 2'000, 0, done);  // fast leaf
-  complete_chains(chains, leaf_of, 1, k, 2'500, 0, done);  // fast leaf again, same instance
-  EXPECT_TRUE(responses.empty());
-  complete_chains(chains, leaf_of, 2, k, 4'000, 0, done);  // slow leaf: the instance ends
-  ASSERT_EQ(responses.size(), 1u);
-  EXPECT_EQ(responses[0], 3'000);
-  complete_chains(chains, leaf_of, 2, k, 4'500, 0, done);  // nothing more for this instance
-  EXPECT_EQ(responses.size(), 1u);
-  Stamp next = k;
-  next.instance = 8;
-  next.release = 9'000;
-  complete_chains(chains, leaf_of, 2, next, 10'000, 0, done);
-  complete_chains(chains, leaf_of, 1, next, 11'000, 0, done);
-  ASSERT_EQ(responses.size(), 2u);
-  EXPECT_EQ(responses[1], 2'000);
-}
-
 // A branching chain (timer -> two subscriptions) ends when BOTH leaves completed (EDF paper,
 // F1Tenth case study; docs/model.md): every response covers the slower leaf, and there is at
 // most one response per instance.

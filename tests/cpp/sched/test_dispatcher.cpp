@@ -2,12 +2,13 @@
 // policy (incl. ros-default's wait-set order), admission and selection with the running thread
 // recorded, the group freed by done(), re-keying, the release grid, chain-instance stamping at a
 // source timer, reconfiguration carrying every instance over, and no allocation on the dispatch
-// path.
+// path (chain-instance completion included).
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "../alloc_counter.hpp"
+#include "chainrt/sched/chain_completion.hpp"
 #include "chainrt/sched/dispatcher.hpp"
 #include "chainrt/sched/setup.hpp"
 
@@ -239,6 +240,25 @@ TEST(Dispatcher, TheDispatchPathDoesNotAllocate) {
     }
     EXPECT_EQ(t_allocs - before, 0u) << to_string(p);
   }
+}
+
+// Chain-instance completion (chain_completion.hpp) on the dispatch path allocates nothing.
+TEST(ChainCompletion, CompletionDoesNotAllocate) {
+  const std::uint64_t at_setup = t_allocs;
+  ChainCompletion cc({ChainCompletion::Chain{0, 100, {1, 2}}, ChainCompletion::Chain{0, 0, {2}}});
+  if (CHAINRT_COUNT_ALLOCATIONS) {
+    EXPECT_GT(t_allocs, at_setup);  // (the counter counts)
+  }
+  int n = 0;
+  auto done = [&](std::uint32_t, Duration, bool) { ++n; };
+  const std::uint64_t before = t_allocs;
+  for (std::uint64_t k = 0; k < 1000; ++k) {
+    const Stamp s{static_cast<Duration>(k), kNoDeadline, 0, k};
+    cc.complete(1, s, s.release + 50, 0, done);
+    cc.complete(2, s, s.release + 150, 0, done);
+  }
+  EXPECT_EQ(t_allocs - before, 0u);
+  EXPECT_EQ(n, 2000);
 }
 
 TEST(Dispatcher, AResumedCallbackKeepsItsGroupTakenUntilDone) {

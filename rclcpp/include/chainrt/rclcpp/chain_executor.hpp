@@ -87,6 +87,7 @@
 #include <vector>
 
 #include "chainrt/model/model.hpp"
+#include "chainrt/runtime/chain_track.hpp"
 #include "chainrt/runtime/code_model.hpp"
 #include "chainrt/runtime/controlled_executor.hpp"
 #include "chainrt/runtime/monitor.hpp"
@@ -470,14 +471,13 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   std::atomic<bool> wake_pending_{false};
   Duration next_timer_due_ = 0;     // earliest release of a steady timer not yet released
   Duration next_rcl_check_ = 0;     // when rcl-timed timers are read again
-  Duration record_from_ = 0;
   Duration started_at_ = 0;
   std::vector<std::string> warnings_;
   std::vector<std::pair<std::string, const void*>> explicit_;
   std::unique_ptr<Marks> marks_;
   std::unique_ptr<Model> file_model_;  // the model file as loaded (marks are built on it)
   std::vector<std::pair<const void*, std::string>> code_names_;  // entity -> callback of the marks' model
-  runtime::TraceRing trace_;
+  runtime::ChainMonitor monitor_;  // chains by model index, response times, the dispatch trace
   std::vector<std::string> monitor_names_;  // by monitor id (slot creation order)
   std::exception_ptr pending_exception_;
   std::vector<std::thread> helpers_;

@@ -1,23 +1,27 @@
-// chainrt runtime: chain instances inside one executor (EDF ready-queue paper Sec. IV-B), shared
-// by the runtime's executor (executor.hpp) and the rclcpp executor (chainrt/rclcpp). Instance k
-// of chain i is released with its first callback at a_i^k, carries the absolute deadline
-// d_i^k = a_i^k + D_i from callback to callback, and completes when its last callback (every
-// leaf of a branching chain) completes; its response time is that finish minus a_i^k.
-//  - ChainTrack: what the monitor keeps per chain; complete_chains(): the completion rule
-//    (which chain a timer starting several stamps its instances with: sched::ChainSource).
+// chainrt runtime: the monitor of one executor's chain instances and dispatches, shared by the
+// runtime's executor (executor.hpp), the rclcpp ChainExecutor (chainrt/rclcpp) and the rclpy
+// ChainExecutor (python/bindings/rclpy). Instance k of chain i is released with its first
+// callback at a_i^k and carries the absolute deadline d_i^k = a_i^k + D_i from callback to
+// callback (EDF ready-queue paper Sec. IV-B); when it completes is sched::ChainCompletion's one
+// rule (sched/chain_completion.hpp).
+//  - ChainTrack: what the monitor keeps per chain (response times, misses);
+//  - ChainMonitor: the executors' one hook at the end of a dispatch (finished(): the callback's
+//    figures, the dispatch trace, the chain instances it completes) and the chains' report;
 //  - StampRing: chain instances waiting at a callback whose input comes from a chain
 //    predecessor in the same executor (unmodified nodes' messages carry no stamp; the executor
 //    hands the instance over itself when the predecessor starts, see ChainExecutor).
-// Contract: storage is sized by init()/reserve() (allocate); complete_chains(), StampRing::push,
-// pop and cap never allocate and never throw; not thread-safe (the executor's ready-queue lock).
+// Contract: storage is sized by ChainMonitor::init() and StampRing::reserve() (allocate);
+// ChainMonitor::finished(), StampRing::push, pop and cap never allocate, never throw and never
+// block; not thread-safe (the executor's ready-queue lock).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chainrt/runtime/monitor.hpp"
-#include "chainrt/runtime/node.hpp"
+#include "chainrt/sched/chain_completion.hpp"
 
 namespace chainrt::runtime {
 
@@ -25,71 +29,87 @@ struct ChainTrack {
   std::string name;
   Duration period = 0;
   Duration deadline = 0;                         // D_i (0: none)
-  sched::CallbackId source = sched::kNoCallback; // the source timer here (kNoCallback: elsewhere)
-  std::string source_name;
-  std::vector<sched::CallbackId> members;        // its callbacks in this executor
-  std::vector<sched::CallbackId> leaves;         // its leaves in this executor
-  LatencyRecorder latency;
-  // A branching chain's instance ends when every leaf has completed: the leaves completed so far
-  // per instance (one bit per leaf, so a leaf that completes twice with one instance's stamp
-  // counts once), in a ring indexed by the instance number.
-  struct Pending {
-    std::uint64_t instance = ~std::uint64_t{0};
-    std::uint64_t done = 0;
-  };
-  std::vector<Pending> pending;
-
-  // Size the storage once the leaves are known.
-  void reserve(std::size_t samples) {
-    latency.reserve(samples);
-    pending.assign(leaves.size() > 1 ? 256 : 0, Pending{});
-  }
-  // The bit of leaf `id` in Pending::done (a chain of more than 64 leaves shares the last bit
-  // among the rest: it ends once 64 distinct bits are set).
-  std::uint64_t leaf_bit(sched::CallbackId id) const noexcept {
-    for (std::size_t i = 0; i < leaves.size(); ++i)
-      if (leaves[i] == id) return std::uint64_t{1} << (i < 63 ? i : 63);
-    return 0;
-  }
-  // Pending::done once every leaf has completed the instance.
-  std::uint64_t all_leaves() const noexcept {
-    return leaves.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << leaves.size()) - 1;
-  }
+  std::vector<sched::CallbackId> members;        // its callbacks in this executor (their drops)
+  LatencyRecorder latency;                       // response times and misses
 };
 
-// Callback `leaf` finished instance `stamp` at `finish`; it is a leaf of the chains `leaf_of`
-// (indices into `chains`). An instance of chain c is one stamped by c itself or by a chain with
-// the same source. For every chain instance this completes (each of its leaves done once),
-// records finish - release (when release >= record_from) and calls done(c, response).
-template <class Done>
-void complete_chains(std::vector<ChainTrack>& chains, const std::vector<std::uint32_t>& leaf_of,
-                     sched::CallbackId leaf, const Stamp& stamp, Duration finish, Duration record_from,
-                     Done&& done) noexcept {
-  if (stamp.chain == kNoChain || stamp.chain >= chains.size() || stamp.release < record_from) return;
-  const sched::CallbackId src = chains[stamp.chain].source;
-  const std::string& src_name = chains[stamp.chain].source_name;
-  for (std::uint32_t c : leaf_of) {
-    ChainTrack& ch = chains[c];
-    if (!(c == stamp.chain || (src != sched::kNoCallback && ch.source == src) ||
-          (src == sched::kNoCallback && ch.source_name == src_name)))
-      continue;
-    if (ch.leaves.size() > 1) {  // branching: wait for the other leaves of this instance
-      ChainTrack::Pending& p = ch.pending[stamp.instance % ch.pending.size()];
-      if (p.instance != stamp.instance) p = ChainTrack::Pending{stamp.instance, 0};
-      const std::uint64_t before = p.done;
-      p.done |= ch.leaf_bit(leaf);
-      if (p.done == before || p.done != ch.all_leaves()) continue;
-    }
-    ch.latency.record(finish - stamp.release, ch.deadline);
-    done(c, finish - stamp.release);
+class ChainMonitor {
+ public:
+  // The chains (ChainTrack i is chain i of `completion`), `samples` response times kept per
+  // chain. Allocates.
+  void init(std::vector<ChainTrack> chains, sched::ChainCompletion completion, std::size_t samples) {
+    chains_ = std::move(chains);
+    for (auto& c : chains_) c.latency.reserve(samples);
+    completion_ = std::move(completion);
   }
-}
+  // `records` dispatch records kept (a ring). Allocates.
+  void reserve_trace(std::size_t records) { trace_.reserve(records); }
+
+  // HOT, the executor's lock held: one callback instance has finished (`rec`: what ran where,
+  // when, its CPU time, its queued deadline; `threw`: it raised). Records the callback's
+  // figures (record_instance), the dispatch trace, and, when the callback ends chains
+  // (`leaf`: its number in the completion's numbering, kNoCallback: none), every chain
+  // instance of `stamp` it completes: response time, miss, then on_chain(c, response, missed)
+  // (the executor's own hooks: tracing, LaME). Instances released before record_from() are not
+  // measured. No allocation, no exception, no blocking. O(chains ending at leaf × leaves).
+  template <class OnChain>
+  void finished(CallbackStats& stats, CpuWindow& window, const DispatchRecord& rec, bool threw,
+                sched::CallbackId leaf, const sched::Stamp& stamp, OnChain&& on_chain) noexcept {
+    record_instance(stats, window, rec.cpu, rec.finish - rec.start, threw);
+    trace_.push(rec);
+    completion_.complete(leaf, stamp, rec.finish, record_from_, [&](std::uint32_t c, Duration response, bool missed) {
+      ChainTrack& ch = chains_[c];
+      ch.latency.record(response, ch.deadline);
+      on_chain(c, response, missed);
+    });
+  }
+
+  // Chain instances released before `t` are not measured (the warm-up). Not on the dispatch
+  // path; the lock held.
+  void record_from(Duration t) noexcept { record_from_ = t; }
+  Duration record_from() const noexcept { return record_from_; }
+  // The same, dropping what the chains recorded so far (callback figures and the trace stay).
+  // Allocates; the lock held.
+  void restart_from(Duration t) {
+    record_from_ = t;
+    for (auto& c : chains_) {
+      const std::size_t capacity = c.latency.capacity();
+      c.latency = LatencyRecorder{};
+      c.latency.reserve(capacity);
+    }
+  }
+
+  const std::vector<ChainTrack>& chains() const noexcept { return chains_; }
+  const sched::ChainCompletion& completion() const noexcept { return completion_; }
+  const TraceRing& trace() const noexcept { return trace_; }
+  std::uint64_t dispatches() const noexcept { return trace_.count(); }
+  // The chains' statistics for a report: per chain its response times (at most max_samples
+  // kept) and the drops of its members (drops_of(member) → count). Allocates; the lock held.
+  template <class DropsOf>
+  void report(std::vector<ChainStats>& out, std::size_t max_samples, DropsOf&& drops_of) const {
+    for (const ChainTrack& ch : chains_) {
+      ChainStats st;
+      st.name = ch.name;
+      st.period_ns = ch.period;
+      st.deadline_ns = ch.deadline;
+      ch.latency.summarize(st, max_samples);
+      for (sched::CallbackId id : ch.members) st.drops += drops_of(id);
+      out.push_back(std::move(st));
+    }
+  }
+
+ private:
+  std::vector<ChainTrack> chains_;
+  sched::ChainCompletion completion_;
+  TraceRing trace_;
+  Duration record_from_ = 0;
+};
 
 // Fixed-capacity FIFO of chain instances waiting at one callback (the oldest is lost when full).
 class StampRing {
  public:
   void reserve(std::size_t n) {
-    ring_.assign(n == 0 ? 1 : n, Stamp{});
+    ring_.assign(n == 0 ? 1 : n, sched::Stamp{});
     cap_ = ring_.size();
   }
   // At most `n` (1 .. the reserved size) kept from now on, the oldest dropped: the callback's
@@ -98,13 +118,13 @@ class StampRing {
     cap_ = n == 0 ? 1 : n < ring_.size() ? n : ring_.size();
     while (size_ > cap_) pop();
   }
-  void push(const Stamp& s) noexcept {
+  void push(const sched::Stamp& s) noexcept {
     if (size_ == cap_) pop();
     ring_[(head_ + size_) % ring_.size()] = s;
     ++size_;
   }
   bool empty() const noexcept { return size_ == 0; }
-  const Stamp& front() const noexcept { return ring_[head_]; }
+  const sched::Stamp& front() const noexcept { return ring_[head_]; }
   void pop() noexcept {
     if (size_) {
       head_ = (head_ + 1) % ring_.size();
@@ -114,7 +134,7 @@ class StampRing {
   void clear() noexcept { head_ = size_ = 0; }
 
  private:
-  std::vector<Stamp> ring_{Stamp{}};
+  std::vector<sched::Stamp> ring_{sched::Stamp{}};
   std::size_t head_ = 0, size_ = 0, cap_ = 1;
 };
 

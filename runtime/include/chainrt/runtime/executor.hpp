@@ -132,7 +132,10 @@ class Executor : public ControlledExecutor {
   void add_node(Node& node);
   void add_chain(ChainSpec chain);
   // Chain instances released before `t` (CLOCK_MONOTONIC ns) are not measured (warm-up).
-  void measure_from(Duration t) noexcept { options_.record_from = t; }
+  void measure_from(Duration t) noexcept {
+    options_.record_from = t;
+    monitor_.record_from(t);
+  }
 
   // Resolve names, allocate every structure, arm the timers on the release grid
   // (sched::ReleaseGrid; ExecutorOptions::release_epoch) and attach the DDS listeners. start() calls it when needed.
@@ -234,10 +237,9 @@ class Executor : public ControlledExecutor {
   std::unique_ptr<sched::Dispatcher> dispatcher_;
   struct Readiness;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<ChainTrack> chains_;
   std::vector<std::unique_ptr<ClockWatch>> clocks_;
   Duration next_timer_due_ = 0;
-  TraceRing trace_;  // the dispatch trace (dispatch count: trace_.count())
+  ChainMonitor monitor_;  // chain instances, response times, the dispatch trace (chain_track.hpp)
   std::vector<std::string> warnings_;
   std::atomic<Slot*> dirty_{nullptr};
   // Deliveries held back by a publishing thread (end_publish) and not yet enlisted: the

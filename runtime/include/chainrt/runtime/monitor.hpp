@@ -95,6 +95,7 @@ class LatencyRecorder {
     if (deadline > 0 && r > deadline) ++misses_;
   }
   std::uint64_t count() const noexcept { return count_; }
+  std::uint64_t misses() const noexcept { return misses_; }  // responses later than their deadline
   std::size_t capacity() const noexcept { return ring_.size(); }
   // Fill the statistics fields of `out` (p99 over the retained samples, nearest rank).
   void summarize(ChainStats& out, std::size_t max_samples = SIZE_MAX) const;

@@ -43,9 +43,7 @@
 
 namespace chainrt::runtime {
 
-// CLOCK_MONOTONIC in nanoseconds (the executor's clock; same on every process of a host).
-Duration now_ns() noexcept;
-// thread_cpu_ns() and burn_cpu(): threads.hpp.
+// now_ns() (CLOCK_MONOTONIC, the executor's clock), thread_cpu_ns() and burn_cpu(): threads.hpp.
 
 // The CPU time of one callback on the calling thread, reading the thread's CPU clock (a system
 // call: CLOCK_THREAD_CPUTIME_ID has no vDSO path) at most once per callback and only where it

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +21,14 @@
 
 namespace chainrt::runtime {
 
+// CLOCK_MONOTONIC in nanoseconds: the executors' clock, the same on every process of a host
+// (the release grid's, the monitor's, the benches'). The one reading of it in chainrt; inline,
+// it is on every dispatch path. No allocation, async-signal-safe.
+inline Duration now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Duration>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 // CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in nanoseconds.
 Duration thread_cpu_ns() noexcept;
 // Burn `work` nanoseconds of the calling thread's CPU time (a callback's execution time).

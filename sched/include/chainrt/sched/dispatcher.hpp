@@ -15,8 +15,11 @@
 //    a_i^k carries d_i^k = a_i^k + D_i, EDF paper Sec. IV-B);
 //  - a reconfiguration of a running executor (LaME's controller): a new queue, every queued
 //    and running instance carried over.
-// Chain-instance completion and the monitor's records stay with the backend's monitor
-// (runtime/chain_track.hpp, runtime/monitor.hpp), fed with the stamps this hands out.
+// When a chain instance ends is sched::ChainCompletion's one rule (chain_completion.hpp), fed
+// with the stamps this hands out; it is not owned here, since a simulated system's chains span
+// its executors (one completion for the whole system) and the rclcpp ChainExecutor builds a new
+// Dispatcher whenever its entities change while the instances in flight carry on. The
+// executors' monitor records (runtime::ChainMonitor, runtime/chain_track.hpp) sit on top of it.
 //
 // Src, the backend's view of its callbacks (a template argument: nothing is virtual):
 //   bool ready(CallbackId) const        — the callback still has work (a released timer, an
