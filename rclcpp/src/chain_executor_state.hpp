@@ -115,6 +115,13 @@ struct ChainExecutor::ModelCb {
   std::vector<std::pair<std::size_t, std::uint32_t>> successors;  // (model id, chain)
   std::vector<std::uint32_t> leaf_of;
   runtime::StampRing inputs;  // instances handed over by chain predecessors in this executor
+  // LaME's fusion callbacks (docs/model.md): a trigger publishes nothing until every input it
+  // fuses has cached a message, so it hands its instance on only from then on (else its
+  // successor's queue keeps a stamp no message carries, and every later instance there is
+  // measured from a release one period too early).
+  std::vector<std::size_t> fuses;  // a fusion_trigger's fused inputs (model ids)
+  bool fusion_input = false;
+  bool served = false;             // a fusion_input completed once (the lock)
 };
 
 // Run-time state of one entity. Created when the entity first appears; kept (id = kNoCallback)
@@ -159,6 +166,9 @@ struct ChainExecutor::Slot {
   std::array<std::atomic<std::int32_t>, kWaitableIds> wdata{};  // waitable events per entity id
   std::atomic<std::int32_t> wother{0};     // ... with an id >= kWaitableIds (take_data())
   std::atomic<std::uint64_t> event_drops{0};
+  // events beyond the keep-last depth whose instances are still queued in mcb->inputs: the
+  // queue drops the oldest messages, the next take() drops their instances (the oldest)
+  std::atomic<std::int64_t> lost_inputs{0};
   // model
   std::optional<std::size_t> model_id;
   bool listed = true;                      // listed as unmatched when the model lacks it
@@ -170,7 +180,6 @@ struct ChainExecutor::Slot {
 struct ChainExecutor::Tables {
   std::vector<Slot*> slots;                // by CallbackId
   std::vector<sched::GroupSpec> groups;
-  std::vector<const void*> group_keys;
   // The ready queue, admission and running threads (sched/dispatcher.hpp).
   std::unique_ptr<sched::Dispatcher> dispatcher;
   std::vector<Slot*> steady_timers;
