@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 
+#include "chainrt/model/accelerator.hpp"
 #include "chainrt/model/facts.hpp"
 #include "chainrt/model/limits.hpp"
 #include "chainrt/model/model.hpp"
@@ -207,6 +208,10 @@ void register_model(nb::module_& m) {
           return diagnostics_list(e.diagnostics());
         }
       });
+  // The model as it runs (model/accelerator.hpp): a callback with server-mode accelerator
+  // segments as its pieces "<name>", "<name>#1", ..., the chains listing them; what the runtime's
+  // dispatch traces name. A model without such segments comes back as it is.
+  m.def("_expand_accelerators", [](const Model& model) { return expand_accelerators(model).model; });
   m.def("_load_model", [](const std::string& path) { return load_with([&] { return load_model(path); }); });
   m.def("_load_model_from_string", [](const std::string& text, const std::string& file) {
     return load_with([&] { return load_model_from_string(text, file); });

@@ -24,6 +24,9 @@ messages and dispatches free) a fourth cause applies before ``unexplained``:
   tolerance; the CPU lost while running to what is below the platform probe's threshold). The
   analyses' bounds must contain these costs (they are no cause against a bound); the simulation
   has none of them.
+  On several CPUs (:class:`Waits`) a hop's wait is the runtime's while a thread of its
+  executor ran no callback and fewer callbacks ran than there are CPUs (a thread and a CPU
+  were there: a wake-up, a delivery), from when the hop became ready (a fusion's trigger).
 
 The busy window of an instance J of chain i released at r and finished at f is [t0, f], t0 the
 earliest of, for every hop h of J (the executions of J's callbacks), the start of the busy
@@ -42,12 +45,13 @@ blackouts — and testable without one (tests/python/test_accounting.py).
 from __future__ import annotations
 
 import bisect
+import copy
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import output
+from . import _core, output
 from .crosslayer import platform as plat
 from .crosslayer.platform import PlatformProbe
 from .runtime import quantile
@@ -216,7 +220,65 @@ class Nearby:
         return [x for x in self.executions[lo:bisect.bisect_left(self.starts, end)] if x.finish > begin]
 
 
-def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) -> tuple[int, int]:
+class Waits:
+    """What a hop's wait was, on several CPUs, from the run's ``executions``: ``threads``
+    {executor: its threads in the run}, ``ncpu`` the CPUs the chain's executors may use (1 where
+    that is not known), ``publishers`` {callback: the callbacks that publish what it takes}."""
+
+    def __init__(self, executions: list[Execution], ncpu: int, publishers: dict[str, set[str]] | None):
+        self.threads: dict[str, set[int]] = {}
+        for x in executions:
+            self.threads.setdefault(x.executor, set()).add(x.thread)
+        self.ncpu, self.publishers = max(1, ncpu), publishers or {}
+        self.finishes: dict[str, list[int]] = {}
+        for x in executions:
+            self.finishes.setdefault(x.callback, []).append(x.finish)
+        for v in self.finishes.values():
+            v.sort()
+
+    def on(self, ncpu: int) -> "Waits":
+        """The same run with ``ncpu`` CPUs."""
+        other = copy.copy(self)
+        other.ncpu = max(1, ncpu)
+        return other
+
+    def ready(self, h: Execution, after: int) -> int:
+        """When hop ``h`` became ready: the latest finish (by its start) of a callback that
+        publishes what it takes — a fusion's trigger, not its other input — else ``after`` (the
+        release, or the previous hop's finish)."""
+        best = after
+        for p in self.publishers.get(h.callback, ()):
+            f = self.finishes.get(p, [])
+            i = bisect.bisect_right(f, h.start) - 1
+            if i >= 0:
+                best = max(best, f[i])
+        return min(best, h.start)
+
+    @staticmethod
+    def _pieces(b: int, e: int, execs: list[Execution]):
+        """[lo, hi) pieces of [b, e] with the executions running all through each."""
+        inside = [x for x in execs if x.finish > b and x.start < e]
+        cuts = sorted({b, e, *(min(e, max(b, t)) for x in inside for t in (x.start, x.finish))})
+        for lo, hi in zip(cuts, cuts[1:]):
+            yield lo, hi, [x for x in inside if x.start <= lo and x.finish >= hi]
+
+    def crowded(self, b: int, e: int, others: list[Execution]) -> int:
+        """The time in [b, e] in which ``ncpu`` or more other callbacks ran: only then one of
+        them can have held the CPU of a callback running in [b, e]."""
+        return sum(hi - lo for lo, hi, on in self._pieces(b, e, others) if len(on) >= self.ncpu)
+
+    def free(self, h: Execution, b: int, e: int, running: list[Execution]) -> int:
+        """The time in [b, e] in which a thread of ``h``'s executor ran no callback while fewer
+        than ``ncpu`` callbacks ran (``running``: the executions that may share its CPUs): a
+        thread and a CPU were there for ``h``, so it waited for a dispatch, a delivery or a
+        wake-up."""
+        mine = self.threads.get(h.executor, {h.thread})
+        return sum(hi - lo for lo, hi, on in self._pieces(b, e, running)
+                   if len(on) < self.ncpu and mine - {x.thread for x in on if x.executor == h.executor})
+
+
+def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool,
+                 waits: Waits | None = None) -> tuple[int, int]:
     """(idle, overtime): the runtime's own time in the instance's response [release, finish].
     ``near_of(executor)``: the executions of the executors that may delay a callback of that
     executor (those that may share one of its CPUs; every one where that is not known).
@@ -224,9 +286,13 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) 
     ``idle``: the time in which a hop of the instance waited — from the release, or the previous
     hop's finish, to its start — while none of those ran a callback: the instance was pending, so
     the time went to dispatches, message deliveries and wake-ups; a callback on a CPU the hop may
-    not use never shortens a wait. ``overtime``: the time callbacks that held up the instance took
-    beyond their model time, min(CPU time, WCET) (a callback the model does not have: none) —
-    CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
+    not use never shortens a wait. With ``waits`` (several CPUs): a hop waits from when it became
+    ready (Waits.ready: a fusion's trigger, not its other input) and the idle part of the wait is
+    Waits.free — a thread of its executor and a CPU there, yet the hop not started (a thread
+    being woken while the other runs a callback is the runtime's time too); a hop's time past
+    its model time is hidden only by as many other callbacks as there are CPUs (Waits.crowded).
+    ``overtime``: the time callbacks that held up the instance took beyond their model time,
+    min(CPU time, WCET) (a callback the model does not have: none) — CPU time over the WCET within the tolerance, and time a callback lost the CPU while running to
     something no recorded callback was (the kernel, interrupts: below the platform probe's
     threshold). On one CPU every execution inside the response counts (pro rata where it
     straddles an end), all of it sequential; on several, the instance's own hops (less what
@@ -249,7 +315,11 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) 
         near = near_of(h.executor)
         if h.start > ready:
             waiting = near.overlapping(ready, h.start)
-            idle += (h.start - ready) - covered(waiting, ready, h.start)
+            if waits is None:
+                idle += (h.start - ready) - covered(waiting, ready, h.start)
+            else:  # (before a fusion's trigger the instance waits for its other input: model work)
+                since = waits.ready(h, ready)
+                idle += waits.free(h, since, h.start, [x for x in waiting if x.finish > since])
             if not one_cpu:
                 for x in waiting:
                     if x.thread == h.thread and x.executor == h.executor and id(x) not in seen:
@@ -258,7 +328,8 @@ def runtime_time(inst: Instance, near_of, wcets: dict[str, int], one_cpu: bool) 
         if not one_cpu and id(h) not in seen:
             seen.add(id(h))
             others = [x for x in near.overlapping(h.start, h.finish) if x is not h]
-            over += max(0.0, beyond(h, h.start, h.finish) - covered(others, h.start, h.finish))
+            over += max(0.0, beyond(h, h.start, h.finish) - (covered(others, h.start, h.finish) if waits is None
+                                                             else waits.crowded(h.start, h.finish, others)))
         ready = max(ready, h.finish)
     if one_cpu and hops:
         inside = near_of(hops[0].executor).overlapping(r, f)
@@ -289,7 +360,7 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
-    (near_of, one_cpu) for the runtime's own time (:func:`runtime_time`)."""
+    (near_of, one_cpu[, waits]) for the runtime's own time (:func:`runtime_time`)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e))
@@ -301,7 +372,7 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
         case.cause = OVERRUN
     elif runtime is not None:
         case.simulated = True
-        case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1])
+        case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1], *runtime[2:])
         if inst.response - case.idle_ns - case.excess_ns <= bound_ns:
             case.cause = RUNTIME
     return case
@@ -317,7 +388,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             chain_cpus: dict[str, set[int] | None] | None = None,
             chain_executors: dict[str, set[str] | None] | None = None,
             since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False,
-            executor_cpus: dict[str, set[int] | None] | None = None) -> dict:
+            executor_cpus: dict[str, set[int] | None] | None = None,
+            chain_ncpu: dict[str, int] | None = None, publishers: dict[str, set[str]] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -327,7 +399,10 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     ``chain_executors``: {chain: the executors whose callbacks may delay it (None: all)};
     ``since_ns``: instances released before are left out (the warm-up); ``simulated``: the
     bounds are simulated worst cases (the ``runtime`` cause applies); ``executor_cpus``: {executor:
-    the CPUs its threads may run on (None: any)}, for the executions that may delay a hop.
+    the CPUs its threads may run on (None: any)}, for the executions that may delay a hop;
+    ``chain_ncpu``: {chain: how many CPUs its executors may use (absent: 1, not known)} and
+    ``publishers``: {callback: the callbacks publishing what it takes}, for a hop's wait on
+    several CPUs (:class:`Waits`).
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -338,6 +413,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     over = overran(executions, wcets)
     everything = Nearby(over)
     near_of = Neighbours(executions, executor_cpus)
+    waits = Waits(executions, 1, publishers) if simulated else None
     out: dict = {"measured": blackouts is not None, "chains": {}}
     for name, insts in instances(executions, chains).items():
         insts = [i for i in insts if since_ns is None or i.release >= since_ns]
@@ -345,7 +421,9 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
         iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
         execs = (chain_executors or {}).get(name)
         near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
-        around = (near_of, cpus is not None and len(cpus) == 1) if simulated else None
+        one_cpu = cpus is not None and len(cpus) == 1
+        around = None if not simulated else (near_of, True) if one_cpu else \
+            (near_of, False, waits.on((chain_ncpu or {}).get(name, 1)))
         bound = bounds.get(name)
         row = {"bound_ns": bound, "above": 0, **{c: 0 for c in CAUSES}, "cases": []}
         free = []
@@ -419,10 +497,17 @@ RT_THROTTLE_UPPER = 1.1
 
 def model_inputs(model, thread_params: bool = True) -> dict:
     """The model's part of the accounting: {"chains", "wcets", "chain_cpus", "chain_executors",
-    "executor_cpus"}.
+    "executor_cpus", "chain_ncpu" (how many CPUs a chain's executors may use: its pinned cores,
+    else its host's), "publishers" ({callback: the callbacks publishing its topic})}.
     A chain's CPUs are its executors' threads' cores when every one of them is pinned (and
     ``thread_params``), else every CPU; the executors that may delay it are those whose threads
-    may share one of those CPUs (every executor when a chain's threads are not pinned)."""
+    may share one of those CPUs (every executor when a chain's threads are not pinned).
+    The model is taken as it runs (``_core._expand_accelerators``): a callback with server-mode
+    accelerator segments is its pieces, "<name>" up to its device request and "<name>#k" after
+    the k-th, each with its own WCET, and a chain ends at its last callback's last piece — the
+    dispatch traces name the pieces, so the user's model would end an instance at its device
+    request."""
+    model = _core._expand_accelerators(model)
     node_exec = {n.name: n.executor for n in model.nodes}
     cb_exec = {c.name: node_exec.get(c.node) for c in model.callbacks}
 
@@ -440,8 +525,18 @@ def model_inputs(model, thread_params: bool = True) -> dict:
         cpus[ch.name] = None if any(c is None for c in mine) else set().union(*mine)
         execs[ch.name] = None if cpus[ch.name] is None else \
             {e for e, c in ex_cores.items() if c is None or c & cpus[ch.name]}
+    host_cores = {h.name: int(h.cores) for h in model.hosts}
+    ex_host = {e.name: host_cores.get(e.host, 0) for e in model.executors}
+    ncpu = {n: len(cpus[n]) if cpus[n] is not None else
+            max((ex_host.get(cb_exec.get(cb), 0) for cb in chains[n]), default=0) for n in chains}
+    topics: dict[str, set[str]] = {}
+    for c in model.callbacks:
+        for t in c.publishes:
+            topics.setdefault(t, set()).add(c.name)
     return {"chains": chains, "wcets": {c.name: int(c.wcet) for c in model.callbacks},
-            "chain_cpus": cpus, "chain_executors": execs, "executor_cpus": ex_cores}
+            "chain_cpus": cpus, "chain_executors": execs, "executor_cpus": ex_cores,
+            "chain_ncpu": {n: k for n, k in ncpu.items() if k}, "publishers":
+                {c.name: topics[c.topic] for c in model.callbacks if c.topic and c.topic in topics}}
 
 
 def rt_throttling() -> tuple[int, int] | None:
@@ -537,7 +632,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         sim_bounds = {n: (simulated.get(n) or {}).get("wcrt_ns") or None for n in mi["chains"]}
         out["simulated"] = to_json(account(executions, mi["chains"], sim_bounds, mi["wcets"], blackouts,
                                            mi["chain_cpus"], mi["chain_executors"], since_ns,
-                                           simulated=True, executor_cpus=mi["executor_cpus"]))["chains"]
+                                           simulated=True, executor_cpus=mi["executor_cpus"],
+                                           chain_ncpu=mi["chain_ncpu"], publishers=mi["publishers"]))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):

@@ -98,13 +98,6 @@ void ChainExecutor::init_chains() {
       if (binder_->callback(i).name == name) return i;
     return std::nullopt;
   };
-  for (std::size_t i = 0; i < binder_->size(); ++i) {
-    const Callback& cb = binder_->callback(i);
-    b.cbs[i].fusion_input = cb.kind == CallbackKind::FusionInput;
-    if (cb.kind == CallbackKind::FusionTrigger)
-      for (const auto& f : cb.fuses)
-        if (auto id = model_id(f)) b.cbs[i].fuses.push_back(*id);
-  }
   b.chains.resize(m.chains.size());
   for (std::uint32_t c = 0; c < m.chains.size(); ++c) {
     const Chain& ch = m.chains[c];
@@ -184,10 +177,7 @@ void ChainExecutor::on_event(Slot* s, std::size_t n, int data) noexcept {
           want = s->depth;
         }
         if (s->pending.compare_exchange_weak(cur, want, std::memory_order_acq_rel)) {
-          if (drop > 0) {
-            s->event_drops.fetch_add(static_cast<std::uint64_t>(drop), std::memory_order_relaxed);
-            s->lost_inputs.fetch_add(drop, std::memory_order_relaxed);
-          }
+          if (drop > 0) s->event_drops.fetch_add(static_cast<std::uint64_t>(drop), std::memory_order_relaxed);
           break;
         }
       }
@@ -249,6 +239,7 @@ Duration ChainExecutor::ready_deadline(const Slot& s) const noexcept {
 }
 
 void ChainExecutor::make_ready(Slot& s) noexcept {
+  if (s.mcb && s.kind == Kind::Subscription) keep_own(*s.mcb, s.pending.load(std::memory_order_acquire));
   tables_->dispatcher->released(s.id, Readiness{this});
 }
 
@@ -380,14 +371,10 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
       [[fallthrough]];
     default:
       if (s.kind != Kind::Waitable) s.pending.fetch_sub(1, std::memory_order_acq_rel);
-      if (s.mcb && (s.kind != Kind::Waitable || s.ipc)) {
-        // the instances of messages the keep-last queue dropped (the oldest) go with them
-        for (std::int64_t n = s.lost_inputs.exchange(0, std::memory_order_acq_rel); n > 0 && !s.mcb->inputs.empty(); --n)
-          s.mcb->inputs.pop();
-        if (!s.mcb->inputs.empty()) {
-          k.stamp = s.mcb->inputs.front();
-          s.mcb->inputs.pop();
-        }
+      if (s.mcb && s.kind == Kind::Subscription) keep_own(*s.mcb, s.pending.load(std::memory_order_acquire) + 1);
+      if (s.mcb && !s.mcb->inputs.empty() && (s.kind != Kind::Waitable || s.ipc)) {
+        k.stamp = s.mcb->inputs.front();
+        s.mcb->inputs.pop();
       }
       if (s.pending.load(std::memory_order_acquire) > 0 || s.poll.load(std::memory_order_acquire)) {
         make_ready(s);  // the next event is queued at once (a reentrant group lets another thread take it)
@@ -397,32 +384,14 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
   }
   // The chain instance reaches its successors in this executor when this callback STARTS: with
   // several threads a successor may be selected (its message arrived) while this one still runs.
-  if (k.stamp.chain != kNoChain && s.mcb) hand_on(*s.mcb, k.stamp);
+  if (k.stamp.chain != kNoChain && s.mcb)
+    hand_over(*bound_, *s.mcb, k.stamp, [&](auto& to, std::uint32_t c) {
+      to.inputs.push(
+          Stamp{k.stamp.release, bound_->chains[c].deadline > 0 ? k.stamp.release + bound_->chains[c].deadline : kNoDeadline,
+                c, k.stamp.instance});
+      ++to.in_flight;
+    });
   return k;
-}
-
-void ChainExecutor::hand_on(const ModelCb& m, const Stamp& stamp) noexcept {
-  const auto& cbs = bound_->cbs;
-  if (!std::all_of(m.fuses.begin(), m.fuses.end(), [&](std::size_t f) { return cbs[f].served; })) return;
-  const auto& chains = bound_->chains;
-  const auto& succ = m.successors;
-  // the chains this instance belongs to: its own and those of its source (as complete_chains)
-  auto carries = [&](std::uint32_t c) {
-    return c == stamp.chain || (chains[c].source != kNoCallback && chains[c].source == chains[stamp.chain].source);
-  };
-  for (std::size_t i = 0; i < succ.size(); ++i) {
-    const auto [to, c] = succ[i];
-    if (!carries(c)) continue;
-    // One instance per successor callback, whose one message it is: chains sharing this hop (a
-    // common prefix) hand it on once — as the stamp's own chain where that takes the hop, else
-    // as the first of its source's chains that does.
-    bool skip = false;
-    for (std::size_t j = 0; j < succ.size() && !skip && c != stamp.chain; ++j)
-      skip = succ[j].first == to && (succ[j].second == stamp.chain || (j < i && carries(succ[j].second)));
-    if (skip) continue;
-    bound_->cbs[to].inputs.push(
-        Stamp{stamp.release, chains[c].deadline > 0 ? stamp.release + chains[c].deadline : kNoDeadline, c, stamp.instance});
-  }
 }
 
 // HOT: take `id` for thread `t` (lock held), run it without the lock, record it.
@@ -455,7 +424,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   const Duration finish = clock_now();
   const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
   lk.lock();
-  if (ran && s.mcb && s.mcb->fusion_input) s.mcb->served = true;
+  if (k.stamp.chain != kNoChain && s.mcb)  // its message, if any, has been published by now
+    hand_over(*bound_, *s.mcb, k.stamp, [](auto& to, std::uint32_t) { to.in_flight -= to.in_flight > 0; });
   if (ran || threw) {
     runtime::record_instance(s.stats, s.window, cpu, finish - start, threw);
     trace_.push(runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,

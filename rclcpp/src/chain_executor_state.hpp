@@ -115,14 +115,44 @@ struct ChainExecutor::ModelCb {
   std::vector<std::pair<std::size_t, std::uint32_t>> successors;  // (model id, chain)
   std::vector<std::uint32_t> leaf_of;
   runtime::StampRing inputs;  // instances handed over by chain predecessors in this executor
-  // LaME's fusion callbacks (docs/model.md): a trigger publishes nothing until every input it
-  // fuses has cached a message, so it hands its instance on only from then on (else its
-  // successor's queue keeps a stamp no message carries, and every later instance there is
-  // measured from a release one period too early).
-  std::vector<std::size_t> fuses;  // a fusion_trigger's fused inputs (model ids)
-  bool fusion_input = false;
-  bool served = false;             // a fusion_input completed once (the lock)
+  std::size_t depth = 64;        // the most instances kept: its subscription's keep-last depth
+  std::uint32_t in_flight = 0;  // predecessors running that handed it one (their message may follow)
+  bool ipc_twin = false;        // an intra-process twin shares it (its messages counted apart)
 };
+
+// Calls f(successor, chain) for every chain successor in the executor `b` that an instance `st`
+// of `from` goes to: its own chain's, and those of the chains its source timer also starts.
+// Once per successor callback, whose one message the instance is: chains sharing a hop (a common
+// prefix) hand it over once — as the stamp's own chain where that takes the hop, else as the
+// first of its source's chains that does (one per chain grew the successor's queue by one
+// instance per period, measured from ever older releases).
+template <class BoundCallbacks, class ModelCallback, class F>
+void hand_over(BoundCallbacks& b, const ModelCallback& from, const Stamp& st, F&& f) noexcept {
+  const auto& succ = from.successors;
+  auto carries = [&](std::uint32_t c) {
+    return c == st.chain || (b.chains[c].source != kNoCallback && b.chains[c].source == b.chains[st.chain].source);
+  };
+  for (std::size_t i = 0; i < succ.size(); ++i) {
+    const auto [to, c] = succ[i];
+    if (!carries(c)) continue;
+    bool skip = false;
+    for (std::size_t j = 0; j < succ.size() && !skip && c != st.chain; ++j)
+      skip = succ[j].first == to && (succ[j].second == st.chain || (j < i && carries(succ[j].second)));
+    if (!skip) f(b.cbs[to], c);
+  }
+}
+
+// The instances waiting at `m` that can still belong to its messages: as many as messages wait
+// (`waiting`), plus one per predecessor still running; older ones were handed over by runs that
+// published nothing (a node fusing two inputs publishes once per pair) or whose message the
+// keep-last queue dropped, and would give later messages stale releases and deadlines. The
+// lock held; never allocates.
+template <class ModelCallback>
+void keep_own(ModelCallback& m, std::int64_t waiting) noexcept {
+  if (m.ipc_twin) return;
+  m.inputs.cap(static_cast<std::size_t>(waiting > 0 ? waiting : 0) + m.in_flight);  // (at least one kept)
+  m.inputs.cap(m.depth);
+}
 
 // Run-time state of one entity. Created when the entity first appears; kept (id = kNoCallback)
 // after it is removed, so that pointers held by event callbacks and running dispatches stay valid.
@@ -166,9 +196,6 @@ struct ChainExecutor::Slot {
   std::array<std::atomic<std::int32_t>, kWaitableIds> wdata{};  // waitable events per entity id
   std::atomic<std::int32_t> wother{0};     // ... with an id >= kWaitableIds (take_data())
   std::atomic<std::uint64_t> event_drops{0};
-  // events beyond the keep-last depth whose instances are still queued in mcb->inputs: the
-  // queue drops the oldest messages, the next take() drops their instances (the oldest)
-  std::atomic<std::int64_t> lost_inputs{0};
   // model
   std::optional<std::size_t> model_id;
   bool listed = true;                      // listed as unmatched when the model lacks it
@@ -180,6 +207,7 @@ struct ChainExecutor::Slot {
 struct ChainExecutor::Tables {
   std::vector<Slot*> slots;                // by CallbackId
   std::vector<sched::GroupSpec> groups;
+  std::vector<const void*> group_keys;
   // The ready queue, admission and running threads (sched/dispatcher.hpp).
   std::unique_ptr<sched::Dispatcher> dispatcher;
   std::vector<Slot*> steady_timers;

@@ -561,6 +561,8 @@ void Executor::request_stop() noexcept {
 void Executor::join() {
   for (auto& th : threads_)
     if (th.joinable()) th.join();
+  workers_joined_.store(1, std::memory_order_release);
+  futex_wake_all(&workers_joined_);
   if (stats_thread_.joinable()) stats_thread_.join();
   {
     // report() may run concurrently on another thread (a monitor); it reads stopped_at_ under

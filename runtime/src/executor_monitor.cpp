@@ -74,6 +74,10 @@ void Executor::stats_main() {
         continue;
       }
       next += options_.stats_period;
+    } else {
+      // the last message: only after every worker has ended, or an instance still running at
+      // the stop would be in the run report but in no message
+      while (workers_joined_.load(std::memory_order_acquire) == 0) futex_wait(&workers_joined_, 0, 100000000);
     }
     RunReport r = report(2048);
     r.run_id = options_.run_id;

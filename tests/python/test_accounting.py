@@ -121,6 +121,24 @@ def test_a_blackout_the_models_own_thread_held_is_not_the_platforms():
     assert account(run(hi20_start=29), theirs)["high"]["platform"] == 1
 
 
+def test_a_blackout_the_model_held_leaves_no_platform_sliver_below_the_probes_threshold():
+    """A model thread that keeps the CPU most of the time (a LaME reservation) holds most of the
+    probe's blackouts; the probe's timer fires some µs late on every wake-up. That latency,
+    below the probe's threshold, is no platform blackout: the instance stays platform-free."""
+    us = 1000
+    late = {0: [(29 * MS, 25 * MS + 20 * us, 4242, "chainrt-run", 0)]}  # woken 20 µs late
+    ours = acc.platform_blackouts({0: [(25 * MS, 29 * MS)]}, late, {4242})
+    assert ours == {0: []}
+    high = account(run(hi20_start=29), ours)["high"]
+    assert (high["platform"], high["platform_free"]["instances"]) == (0, 10)
+    # a timer late by the threshold or more stays the platform's
+    later = {0: [(29 * MS, 25 * MS + 150 * us, 4242, "chainrt-run", 0)]}
+    assert acc.platform_blackouts({0: [(25 * MS, 29 * MS)]}, later, {4242}) == {0: [(25 * MS, 25 * MS + 150 * us)]}
+    # and so does a wait the hypervisor took part of (the steal clock), late and stolen together
+    stolen = {0: [(29 * MS, 25 * MS + 20 * us, 4242, "chainrt-run", 200 * us)]}
+    assert acc.platform_blackouts({0: [(25 * MS, 29 * MS)]}, stolen, {4242}) == {0: [(25 * MS, 25 * MS + 220 * us)]}
+
+
 def test_platform_free_statistics_leave_out_the_instances_a_blackout_touched():
     high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]})["high"]
     assert high["raw"]["instances"] == 10 and high["raw"]["max_ns"] == 14 * MS
@@ -238,13 +256,11 @@ def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
 
 
 def test_the_benchmark_accounts_against_its_simulated_worst_cases_with_the_runtimes_time():
-    from types import SimpleNamespace
+    from pathlib import Path
 
+    from chainrt.model import load_model
     from chainrt.reference_system import accounting as bench
-    model = SimpleNamespace(nodes=[SimpleNamespace(name="n", executor="main")],
-                            callbacks=[SimpleNamespace(name=c, node="n", wcet=w) for c, w in WCETS.items()],
-                            executors=[SimpleNamespace(name="main", threads=[SimpleNamespace(cores=[0])])],
-                            chains=[SimpleNamespace(name=n, callbacks=cbs) for n, cbs in CHAINS.items()])
+    model = load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml"))  # CHAINS, WCETS
     inp = {"executions": dispatched_late(), "blackouts": {0: []}, "since_ns": 0, "sinks": {}, "attribution": "",
            "probe_blackouts": {}, "rt_throttling": None}
     got = bench.config_accounting(model, [{"accounting": inp}], {"chains": {"high": {"wcrt_bound_ns": 11 * MS}}},
@@ -373,3 +389,72 @@ def test_the_benchmarks_trace_records_carry_their_cpu_time():
     from chainrt.reference_system import accounting as bench
     got = bench.executions([["hot_path", "A/timer", 0, 10, 30, -1, 10, 18], ["other", "B/x", 1, 40, 50, -1, 0, 9]])
     assert got == [Execution("A/timer", "hot_path", 0, 10, 30, 18, 10), Execution("B/x", "other", 1, 40, 50, 9, None)]
+
+
+def test_a_server_mode_request_ends_the_instance_at_the_chains_last_piece_not_at_the_request(tmp_path):
+    """The accelerator experiment's server mode: the detector runs as two pieces, ``detect`` up
+    to its device request (1 ms) and ``detect#1`` after the segment (2 ms), both traced with the
+    instance's release. The instance ends with detect#1, and each piece has its own WCET."""
+    from chainrt.experiments.accelerator import scenario_yaml
+    from chainrt.model import load_model_from_string
+    model = load_model_from_string(scenario_yaml("server"), "server.yaml")
+    mi = acc.model_inputs(model)
+    assert mi["chains"]["perception"] == ["detect", "detect#1"]
+    assert (mi["wcets"]["detect"], mi["wcets"]["detect#1"]) == (1 * MS, 2 * MS)
+
+    def rec(cb, release_ms, start_ms, wall_ms, cpu_ms):
+        return {"executor": "perception", "callback": cb, "thread": 0, "release": int(release_ms * MS),
+                "start": int(start_ms * MS), "finish": int((start_ms + wall_ms) * MS), "cpu": int(cpu_ms * MS),
+                "deadline": -1}
+    recs = []
+    for k in range(5):  # every 100 ms: 1 ms to the request, the device 26 ms, then 2 ms (4 ms of CPU in the last)
+        r = 5 + 100 * k
+        recs += [rec("detect", r, r, 1, 1),
+                 {"device": "gpu", "callback": "detect", "segment": 0, "issued": int((r + 1) * MS),
+                  "start": int((r + 1) * MS), "finish": int((r + 27) * MS)},
+                 rec("detect#1", r, r + 27, 2 if k < 4 else 4, 2 if k < 4 else 4)]
+    (tmp_path / "app.jsonl").write_text("\n".join(json.dumps(x) for x in recs) + "\n")
+    (tmp_path / "app.jsonl.start").write_text("0\n")
+    got = acc.after_run(model, tmp_path, None, "not measured", {"perception": 29 * MS, "planning": None,
+                                                                 "mapping": None}, {}, set())
+    high = got["chains"]["perception"]
+    assert (high["raw"]["instances"], high["raw"]["max_ns"], high["raw"]["min_ns"]) == (5, 31 * MS, 29 * MS)
+    assert (high["above"], high["overrun"]) == (1, 1)
+    assert high["cases"][0]["overruns"][0]["callback"] == "detect#1"
+
+
+def test_on_two_cpus_a_thread_being_woken_beside_a_busy_one_is_the_runtimes_time():
+    """One executor, two threads on two CPUs (edf-mt unpinned): thread 1 runs lo_pub all along;
+    hi_sub waits 0.4 ms after hi_pub on thread 0 (its wake-up and the delivery), or runs 0.4 ms
+    past its CPU time. A thread and a CPU were there for it: the runtime's own time, not work of
+    the other thread — which, with the CPUs not known (one assumed), could have taken its CPU."""
+    pubs = {"hi_sub": {"hi_pub"}, "lo_sub": {"lo_pub"}}
+    lo = Execution("lo_pub", "main", 1, 0, 10 * MS, 10 * MS, 0)
+    for late_start, wall in ((0.4, 2.5), (0.0, 2.9)):
+        runs = [Execution("hi_pub", "main", 0, 0, int(2.5 * MS), int(2.5 * MS), 0),
+                Execution("hi_sub", "main", 0, int((2.5 + late_start) * MS), int((2.5 + late_start + wall) * MS),
+                          int(2.5 * MS), 0), lo]
+        two = acc.account(runs, CHAINS, {"high": 5 * MS}, WCETS, {0: []}, simulated=True, chain_ncpu={"high": 2},
+                          publishers=pubs)["chains"]["high"]
+        assert (two["above"], two["runtime"], two["unexplained"]) == (1, 1, 0), late_start
+        assert two["cases"][0].idle_ns + two["cases"][0].excess_ns == int(0.4 * MS)
+        one = acc.account(runs, CHAINS, {"high": 5 * MS}, WCETS, {0: []}, simulated=True,
+                          publishers=pubs)["chains"]["high"]
+        assert (one["runtime"], one["unexplained"]) == (0, 1), late_start
+
+
+def test_a_fusions_wait_for_its_other_input_is_model_work_not_the_runtimes():
+    """hi_sub takes what lo_sub publishes (a fusion's trigger): from hi_pub's end to lo_sub's the
+    instance waits for model work on thread 1, though thread 0 is free — not the runtime's."""
+    pubs = {"hi_sub": {"lo_sub"}}
+    runs = [Execution("hi_pub", "main", 0, 0, int(2.5 * MS), int(2.5 * MS), 0),
+            Execution("lo_sub", "main", 1, 0, 6 * MS, 6 * MS, None),
+            Execution("hi_sub", "main", 0, 6 * MS, int(8.5 * MS), int(2.5 * MS), 0)]
+    high = acc.account(runs, CHAINS, {"high": 5 * MS}, WCETS, {0: []}, simulated=True, chain_ncpu={"high": 2},
+                       publishers=pubs)["chains"]["high"]
+    assert (high["runtime"], high["unexplained"], high["cases"][0].idle_ns) == (0, 1, 0)
+    from pathlib import Path
+
+    from chainrt.model import load_model
+    mi = acc.model_inputs(load_model(str(Path(__file__).resolve().parents[2] / "examples" / "two_chains.yaml")))
+    assert mi["publishers"] == {"hi_sub": {"hi_pub"}, "lo_sub": {"lo_pub"}} and mi["chain_ncpu"] == {"high": 1, "low": 1}

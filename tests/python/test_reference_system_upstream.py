@@ -129,6 +129,22 @@ def test_stock_configurations_and_their_replica_models():
         configs.parse_configs("rclcpp-single-threaded")  # a stock executor is not a replica configuration
 
 
+def test_chainrt_layouts_on_upstreams_nodes_get_their_bounds_and_stock_executors_none(tmp_path, capsys):
+    # the ChainExecutor releases upstream's timers on the model's release grid, so the layout's
+    # model bounds its chains (the accounting counts the instances above them); a stock
+    # executor's timers start at their nodes' creation: no bound
+    from chainrt.cli import main
+    assert runner.bounded("upstream", "picas-multi") and runner.bounded("replica", "ros-default-st")
+    assert not runner.bounded("upstream", "rclcpp-single-threaded")
+    rc = main(["bench", "reference-system", "--system", "upstream", "--model-only", "--no-sim", "--no-plots", "--json",
+               "--configs", "rclcpp-single-threaded,picas-multi", "--out", str(tmp_path / "out")])
+    assert rc == 0
+    import json
+    d = json.loads(capsys.readouterr().out)["configs"]
+    assert d["picas-multi"]["analysis"]["hot_path_bound_ns"] > 0
+    assert "analysis" not in d["rclcpp-single-threaded"]
+
+
 def test_launcher_places_and_ties_the_process():
     cmd = upstream.launcher(1, 10)
     assert cmd[:4] == ["setpriv", "--pdeathsig", "TERM", "--"]

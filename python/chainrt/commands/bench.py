@@ -209,10 +209,6 @@ def _run_reference_system(args, run_id, out, staging, configs, report, runner) -
             planner_phase_ns=args.planner_phase, real=not args.model_only, rt_priority=args.rt_priority,
             gantt=args.gantt, creation_step_ns=args.creation_step, platform_probe=not args.no_platform_probe,
             system=args.system, number_cruncher_limit=args.number_cruncher_limit)
-        if opts.system == "upstream":
-            # upstream's nodes start their timers one after another as they are created (phases
-            # no model states); the simulator and the analysis compare with the replica
-            opts.simulate = opts.analyze = False
         if args.model:
             opts.base_model = Path(args.model)
         if opts.repeat < 1:

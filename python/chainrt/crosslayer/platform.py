@@ -303,13 +303,18 @@ def holder(holds: list[tuple], begin: int, end: int) -> tuple[int, int, str, int
     return None
 
 
-def split(blackouts: list[tuple[int, int]], holds: list[tuple],
-          model_tids: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[dict]]:
+def split(blackouts: list[tuple[int, int]], holds: list[tuple], model_tids: set[int],
+          threshold_ns: int = PROBE_THRESHOLD_US * 1000) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[dict]]:
     """One CPU's blackouts (sorted, disjoint) as (the platform's parts, the model's parts,
     details). A blackout is the platform's unless its holder (:func:`holder`) is one of
     ``model_tids`` (the model's own threads); then the part from the probe's wake-up on, less
     what the hypervisor took meanwhile (the steal clock's advance), was the model's — taken as
-    the blackout's end —, the rest the platform's (the probe's timer late, the hypervisor).
+    the blackout's end —, the rest the platform's (the probe's timer late, the hypervisor) when
+    that rest is ``threshold_ns`` (the probe's threshold) or more, else the model's too: a
+    timer that fires a few µs late is every wake-up's latency, which the probe reports as a
+    blackout only above its threshold; had the model's thread not held the CPU, there would have
+    been no blackout (a run of reservations that keep the CPU most of the time would otherwise
+    leave such a sliver in nearly every busy window).
     Details per blackout: {"begin", "end", "late_ns" (timer late), "held_ns", "stolen_ns",
     "holder", "model"}."""
     plat, model, info = [], [], []
@@ -320,8 +325,10 @@ def split(blackouts: list[tuple[int, int]], holds: list[tuple],
         ours = bool(h) and h[1] in model_tids and e - woken > stolen
         if ours:
             cut = e - (e - woken - stolen)
-            if cut > b:
+            if cut - b >= threshold_ns:
                 plat.append((b, cut))
+            else:
+                cut = b
             model.append((cut, e))
         else:
             plat.append((b, e))

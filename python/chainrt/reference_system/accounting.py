@@ -147,7 +147,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
             for key, bounds in against.items():
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
                                   mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
-                                  executor_cpus=mi["executor_cpus"])
+                                  executor_cpus=mi["executor_cpus"], chain_ncpu=mi["chain_ncpu"],
+                                  publishers=mi["publishers"])
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]

@@ -459,19 +459,28 @@ def _probe_result(probe, platform):
     return platform
 
 
+def bounded(system: str, name: str) -> bool:
+    """Whether a configuration runs at the phases of its model, so that the simulator and the
+    analysis describe it: every one of the replica, and chainrt's layouts on upstream's nodes (the
+    ChainExecutor releases their timers on the release grid); not a stock rclcpp executor, whose
+    timers start when upstream creates their nodes, one after another."""
+    return not (system == "upstream" and upstream.is_stock(name))
+
+
 def run_upstream_once(name: str, model_path: Path | None, opts: BenchOptions, tag: str, limit: int, cpuset, env,
                       progress: Progress | None = None, label: str = "", trace: bool = False) -> dict:
     """One real run of one configuration of upstream's system (upstream.run_config), with the
     platform probe beside it and, where it ran, the run's accounting input: its platform-free
-    samples (upstream's nodes have no model bound: their timers' phases are their creation's)."""
+    samples and, for chainrt's layouts (``bounded``), the ChainExecutor's dispatch trace."""
     expected = (opts.duration_ns + opts.warmup_ns) / 1e9
     probe, platform = _platform_probe(opts, expected + 60)
     measured = isinstance(probe, platform_mod.PlatformProbe)
     tids: set[int] = set()
     with probe:
+        # (the accounting of a ChainExecutor layout against its bound needs every execution)
         r = upstream.run_config(name, model_path, opts, tag, limit, cpuset, env,
                                 progress=(lambda s: progress.show(s, label)) if progress else None,
-                                trace=trace, tids=tids)
+                                trace=trace or (measured and bounded(opts.system, name)), tids=tids)
     records, log = r.pop("trace"), r.pop("log")
     r["gantt"] = gantt_trace(records) if trace else None
     r["platform"] = _probe_result(probe, platform)
@@ -555,6 +564,8 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
         policy, summary = _info(name, opts.system)
         c = aggregate(name, runs[name], floor_ns, result["demand"], chain_callbacks(model) if model else {},
                       info=(policy, summary)) if runs[name] else {"policy": policy, "summary": summary}
+        if model is not None and not bounded(opts.system, name):
+            model = None  # (its replica's model serves the layout's placement only)
         if model is not None and opts.simulate:
             c["simulated"] = simulate_config(model, max(opts.duration_ns, 10_000_000_000))
         if runs[name]:
@@ -570,9 +581,7 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
         if runs[name]:
             # every instance above the model's bound classified; the KPIs over platform-free samples
             # (a stock executor, without a model: the platform-free split alone)
-            stock = opts.system == "upstream" and upstream.is_stock(name)
-            c["accounting"] = bench_accounting.config_accounting(None if stock else model, runs[name],
-                                                                 c.get("analysis"), c.get("simulated"))
+            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"), c.get("simulated"))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)

@@ -506,9 +506,8 @@ def run_config(name: str, model_path: Path | None, opts, tag: str, limit: int, c
                            f"{p['returncode']}): {p['stderr'].strip()[-1500:]}")
     warnings = [f"{tag}: {w}" for w in check_summary(every, last)]
     # The executors' per-callback figures (CPU and wall time: who lost the CPU while running) are
-    # kept; their chain response times are not: the ChainExecutor hands a chain instance from
-    # callback to callback, and upstream's fusion and cyclic nodes take several inputs per output,
-    # so instances and messages do not pair up (the KPIs above are upstream's own).
+    # kept; their chain response times are not reported here (the KPIs above are upstream's own;
+    # the accounting takes the chain instances from the dispatch trace).
     chains, callbacks = {}, {}
     if not is_stock(name):
         if not report.is_file():

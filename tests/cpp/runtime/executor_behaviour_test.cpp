@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -262,6 +264,55 @@ namespace {
 
 // Thread parameters: each request is either applied or reported as a warning; never a crash.
 // (Run in a helper thread: the test's own thread keeps its scheduling.)
+// The last statistics message is sent after every worker has ended: an instance still running
+// when the stop is requested is counted in it as in the run report (a message sent at the stop
+// request itself would leave that instance out).
+TEST(Monitoring, LastStatsMessageCountsTheInstanceRunningAtTheStop) {
+  Context ctx;
+  Node n(ctx, "stats_at_stop");
+  Node observer(ctx, "stats_at_stop_observer");
+  const std::string stats_topic = unique_topic("stats_at_stop");
+  std::atomic<int> calls{0};
+  std::atomic<bool> in_slow{false};
+  CallbackOptions to;
+  to.name = "slow";
+  n.create_timer(5'000'000, [&] {
+    if (calls.fetch_add(1) + 1 == 3) {
+      in_slow.store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the stop comes meanwhile
+    }
+  }, to);
+  std::mutex mu;
+  std::uint64_t last_instances = 0;
+  std::atomic<int> msgs{0};
+  observer.create_subscription<chainrt_msgs::msg::ChainStats>(stats_topic, 10, [&](const chainrt_msgs::msg::ChainStats& m) {
+    std::lock_guard<std::mutex> g(mu);
+    for (const auto& cb : m.callbacks)
+      if (cb.name == "slow") last_instances = cb.instances;
+    msgs.fetch_add(1);
+  });
+  Executor obs(ctx);
+  obs.add_node(observer);
+  obs.start();
+  ExecutorOptions eo;
+  eo.stats_period = 1'000'000'000;  // only the last message matters
+  eo.stats_topic = stats_topic;
+  Executor ex(ctx, eo);
+  ex.add_node(n);
+  ex.start();
+  ASSERT_TRUE(wait_until([&] { return in_slow.load(); }));
+  ex.request_stop();
+  ex.join();
+  const RunReport r = ex.report();
+  EXPECT_EQ(r.callbacks[0].instances, 3u);
+  EXPECT_TRUE(wait_until([&] {
+    std::lock_guard<std::mutex> g(mu);
+    return last_instances == r.callbacks[0].instances;
+  })) << last_instances << " of " << r.callbacks[0].instances;
+  obs.request_stop();
+  obs.join();
+}
+
 TEST(ThreadParams, AppliedOrWarnedNeverFatal) {
   auto apply = [](const sched::ThreadSpec& spec) {
     ThreadSetupResult r;

@@ -47,9 +47,7 @@
 // priority and thread affinity; a timer that starts a model chain stamps its instances
 // (release, d = a + D) and the executor hands the instance to the chain's successors in this
 // executor when a callback starts (the messages of unmodified nodes carry no stamp), once per
-// successor callback (chains with a common prefix share the instance there, as its message), a
-// fusion_trigger only once every input it fuses has completed once (before, it publishes
-// nothing); the instances of messages a keep-last queue dropped are dropped with them. Entities
+// successor callback (chains with a common prefix share the instance there, as its message). Entities
 // the model does not have run last and are listed (unmatched()). Without a model every entity
 // runs under ros-default (or the policy given) and is monitored.
 //
@@ -440,10 +438,6 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
     Duration queued_deadline = 0;
   };
   Taken take(sched::ThreadId t, sched::CallbackId id) noexcept;
-  // HOT (lock held): the instance `stamp` handed to the chain successors of `m` in this
-  // executor, once per successor callback; a fusion trigger's only once its inputs were served.
-  // No allocation.
-  void hand_on(const ModelCb& m, const sched::Stamp& stamp) noexcept;
   bool invoke(sched::ThreadId t, Slot& s, const Taken& k);
   void keep_exception();
   // One selection on thread `t`, waiting until `until` (executor clock; kNoDeadline: no

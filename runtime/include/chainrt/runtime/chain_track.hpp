@@ -8,8 +8,8 @@
 //  - StampRing: chain instances waiting at a callback whose input comes from a chain
 //    predecessor in the same executor (unmodified nodes' messages carry no stamp; the executor
 //    hands the instance over itself when the predecessor starts, see ChainExecutor).
-// Contract: storage is sized by init()/reserve() (allocate); complete_chains(), StampRing::push
-// and pop never allocate and never throw; not thread-safe (the executor's ready-queue lock).
+// Contract: storage is sized by init()/reserve() (allocate); complete_chains(), StampRing::push,
+// pop and cap never allocate and never throw; not thread-safe (the executor's ready-queue lock).
 #pragma once
 
 #include <cstdint>
@@ -88,12 +88,18 @@ void complete_chains(std::vector<ChainTrack>& chains, const std::vector<std::uin
 // Fixed-capacity FIFO of chain instances waiting at one callback (the oldest is lost when full).
 class StampRing {
  public:
-  void reserve(std::size_t n) { ring_.assign(n == 0 ? 1 : n, Stamp{}); }
+  void reserve(std::size_t n) {
+    ring_.assign(n == 0 ? 1 : n, Stamp{});
+    cap_ = ring_.size();
+  }
+  // At most `n` (1 .. the reserved size) kept from now on, the oldest dropped: the callback's
+  // keep-last queue holds no more messages, so older instances are of messages it lost.
+  void cap(std::size_t n) noexcept {
+    cap_ = n == 0 ? 1 : n < ring_.size() ? n : ring_.size();
+    while (size_ > cap_) pop();
+  }
   void push(const Stamp& s) noexcept {
-    if (size_ == ring_.size()) {
-      head_ = (head_ + 1) % ring_.size();
-      --size_;
-    }
+    if (size_ == cap_) pop();
     ring_[(head_ + size_) % ring_.size()] = s;
     ++size_;
   }
@@ -109,7 +115,7 @@ class StampRing {
 
  private:
   std::vector<Stamp> ring_{Stamp{}};
-  std::size_t head_ = 0, size_ = 0;
+  std::size_t head_ = 0, size_ = 0, cap_ = 1;
 };
 
 }  // namespace chainrt::runtime

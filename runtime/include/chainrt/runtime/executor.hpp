@@ -247,6 +247,9 @@ class Executor : public ControlledExecutor {
   std::atomic<std::uint32_t> sleepers_{0};
   std::atomic<bool> wake_pending_{false};  // a wake-up is on its way to the sleepers
   std::atomic<std::uint32_t> stop_{0};
+  // Set by join() once every worker thread has ended: the statistics thread's last message waits
+  // for it, so that it counts an instance a worker was still finishing when the stop came.
+  std::atomic<std::uint32_t> workers_joined_{0};
   Duration started_at_ = 0, stopped_at_ = 0;
 
   std::unique_ptr<std::atomic<int>[]> tids_;     // per thread: gettid() once set up, else 0
