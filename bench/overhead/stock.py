@@ -10,7 +10,7 @@ chainrt's own runtime running its emulation of ROS 2's default executor (chainrt
 --policies ros-default, 2 threads) is measured beside them as a fidelity column only: its mean
 over stock MultiThreaded's, the same layout, at each N — it is no baseline.
 
-    .venv/bin/python bench/overhead/stock.py [--n 1,10,50,64] [--reps 3] [--seconds 2]
+    .venv/bin/python bench/overhead/stock.py [--n 1,2,5,...,200] [--reps 3] [--seconds 2]
         [--policies P,...] [--cpu 1] [--fifo 10] [--json out/overhead_stock.json]
 
 --cpu pins every measured process (all its threads) to one core and --fifo runs it under
@@ -165,12 +165,14 @@ def table(points: list[dict]) -> list[str]:
 # The ChainExecutor's policies of the EDF paper's overhead figure (Fig. 6): the default order and
 # the two the paper compares.
 PAPER_POLICIES = "ros-default,fp,edf"
+# The numbers of subscriptions of the overhead figure, as chainrt-bench-overhead measures it.
+PAPER_NS = (1, 2, 5, 10, 20, 50, 100, 150, 200)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    # (N <= 64: the generated nodes track a chain instance's leaves in one 64-bit mask)
-    ap.add_argument("--n", default="1,10,50,64")
+    ap.add_argument("--n", default=",".join(map(str, PAPER_NS)),
+                    help="the numbers of subscriptions (default: chainrt-bench-overhead's, the figure's range)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--policies", default=PAPER_POLICIES,

@@ -395,21 +395,14 @@ std::unique_ptr<ChainExecutor::Tables> ChainExecutor::make_tables(Rebuild& r) {
               : s->kind == Kind::Service ? CallbackKind::Service
               : s->kind == Kind::Client ? CallbackKind::Client
               : (s->kind == Kind::Waitable && !s->ipc) ? CallbackKind::Client : CallbackKind::Subscription;
-    auto g = std::find(T->group_keys.begin(), T->group_keys.end(), s->group_key);
-    if (g == T->group_keys.end()) {
-      T->group_keys.push_back(s->group_key);
-      T->groups.push_back(sched::GroupSpec{s->reentrant ? GroupType::Reentrant : GroupType::MutuallyExclusive});
-      spec.group = static_cast<sched::GroupId>(T->groups.size() - 1);
-    } else {
-      spec.group = static_cast<sched::GroupId>(g - T->group_keys.begin());
-    }
     if (s->model_id) {
       const sched::CallbackSpec& ms = binder_->setup().specs[*s->model_id];
       spec.priority = ms.priority;
       spec.affinity = (ms.affinity & all) ? ms.affinity : sched::kAnyThread;
       if (*s->model_id < lame_params_.size() && lame_params_[*s->model_id]) {  // LaME's decision
-        spec.priority = lame_params_[*s->model_id]->first;
-        spec.affinity = (lame_params_[*s->model_id]->second & all) ? lame_params_[*s->model_id]->second : sched::kAnyThread;
+        const LameParams& lp = *lame_params_[*s->model_id];
+        spec.priority = lp.priority;
+        spec.affinity = (lp.affinity & all) ? lp.affinity : sched::kAnyThread;
       }
     }
     specs.push_back(spec);
@@ -420,12 +413,35 @@ std::unique_ptr<ChainExecutor::Tables> ChainExecutor::make_tables(Rebuild& r) {
   }
   if (binder_) T->unused = binder_->unused();
   unbound_.store(!T->unused.empty(), std::memory_order_release);
-  if (T->groups.empty()) T->groups.push_back(sched::GroupSpec{});
+  T->groups = lanes(T->slots, specs);
   std::vector<bool> rt;
   for (const auto& ts : threads_spec_) rt.push_back(ts.role == CriticalityClass::RealTime);
   T->dispatcher = std::make_unique<sched::Dispatcher>(policy_, std::move(specs), T->groups, std::move(rt),
                                                       options_.wait_set_seed);
   return T;
+}
+
+std::vector<sched::GroupSpec> ChainExecutor::lanes(const std::vector<Slot*>& slots,
+                                                   std::vector<sched::CallbackSpec>& specs) const {
+  // a lane is (rclcpp's group, LaME's group within it); -1: the whole rclcpp group
+  std::vector<std::pair<const void*, std::int64_t>> keys;
+  std::vector<sched::GroupSpec> groups;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const Slot* s = slots[i];
+    std::int64_t split = -1;
+    if (!s->reentrant && s->model_id && *s->model_id < lame_params_.size() && lame_params_[*s->model_id])
+      split = lame_params_[*s->model_id]->group;
+    const std::pair<const void*, std::int64_t> key{s->group_key, split};
+    auto g = std::find(keys.begin(), keys.end(), key);
+    if (g == keys.end()) {
+      keys.push_back(key);
+      groups.push_back(sched::GroupSpec{s->reentrant ? GroupType::Reentrant : GroupType::MutuallyExclusive});
+      g = keys.end() - 1;
+    }
+    specs[i].group = static_cast<sched::GroupId>(g - keys.begin());
+  }
+  if (groups.empty()) groups.push_back(sched::GroupSpec{});
+  return groups;
 }
 
 // New entities: timers armed, wait sets for waitables with timers.

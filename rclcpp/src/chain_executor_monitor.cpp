@@ -106,8 +106,8 @@ std::string ChainExecutor::set_thread_reservation(sched::ThreadId t, const std::
   return runtime::set_thread_reservation(tid, r);
 }
 
-// Priorities and affinities as runtime::Executor::reconfigure takes them; the groups stay
-// rclcpp's (a mutually exclusive group of the user's code must stay one).
+// Priorities and affinities as runtime::Executor::reconfigure takes them; the groups are
+// rclcpp's, a mutually exclusive one split where the specs' groups (LaME's plan) split it (lanes()).
 void ChainExecutor::reconfigure(std::vector<sched::CallbackSpec> specs, std::vector<sched::GroupSpec>) {
   std::unique_lock<runtime::PiMutex> lk(mutex_);
   if (!tables_ || specs.size() != tables_->slots.size())
@@ -116,21 +116,23 @@ void ChainExecutor::reconfigure(std::vector<sched::CallbackSpec> specs, std::vec
   Tables& T = *tables_;
   std::vector<sched::CallbackSpec> next;
   for (CallbackId id = 0; id < specs.size(); ++id) {
-    sched::CallbackSpec sp = T.dispatcher->spec(id);  // kind, group, wait-set position stay
+    sched::CallbackSpec sp = T.dispatcher->spec(id);  // kind, wait-set position stay
     sp.priority = specs[id].priority;
     sp.affinity = specs[id].affinity;
     next.push_back(sp);
     const Slot* s = T.slots[id];
     if (s->model_id) {
       if (lame_params_.size() <= *s->model_id) lame_params_.resize(*s->model_id + 1);
-      lame_params_[*s->model_id] = std::make_pair(sp.priority, sp.affinity);
+      lame_params_[*s->model_id] = LameParams{sp.priority, sp.affinity, specs[id].group};
     }
   }
+  std::vector<sched::GroupSpec> groups = lanes(T.slots, next);
   lk.unlock();
-  auto fresh = T.dispatcher->rebuilt(std::move(next), T.groups);
+  auto fresh = T.dispatcher->rebuilt(std::move(next), groups);
   lk.lock();
   if (tables_.get() != &T) return;  // rebuilt meanwhile: the rebuild took lame_params_
   T.dispatcher->install(fresh);
+  T.groups = std::move(groups);
   lk.unlock();
   wake_others();
 }

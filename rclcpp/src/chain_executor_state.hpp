@@ -121,12 +121,26 @@ struct ChainExecutor::ModelCb {
 
 // Calls f(successor, chain) for every chain successor in the executor `b` that an instance `st`
 // of `from` goes to: its own chain's, and those of the chains its source timer also starts
-// (`chains`: the chains' sources, sched::ChainCompletion).
+// (`chains`: the chains' sources, sched::ChainCompletion). Once per successor callback, whose one
+// message the instance is: chains sharing a hop (a common prefix) hand it over once — as the
+// stamp's own chain where that takes the hop, else as the first of its source's chains that does
+// (one per chain grew the successor's queue by one instance per period, measured from ever older
+// releases).
 template <class BoundCallbacks, class ModelCallback, class F>
 void hand_over(const sched::ChainCompletion& chains, BoundCallbacks& b, const ModelCallback& from, const Stamp& st,
                F&& f) noexcept {
-  for (auto [succ, c] : from.successors)
-    if (c == st.chain || chains.chain(c).source == chains.chain(st.chain).source) f(b.cbs[succ], c);
+  const auto& succ = from.successors;
+  auto carries = [&](std::uint32_t c) {
+    return c == st.chain || chains.chain(c).source == chains.chain(st.chain).source;
+  };
+  for (std::size_t i = 0; i < succ.size(); ++i) {
+    const auto [to, c] = succ[i];
+    if (!carries(c)) continue;
+    bool skip = false;
+    for (std::size_t j = 0; j < succ.size() && !skip && c != st.chain; ++j)
+      skip = succ[j].first == to && (succ[j].second == st.chain || (j < i && carries(succ[j].second)));
+    if (!skip) f(b.cbs[to], c);
+  }
 }
 
 // The instances waiting at `m` that can still belong to its messages: as many as messages wait

@@ -168,10 +168,12 @@ struct Stamp {
   std::int64_t chain = 0, release = 0, seq = 0;
 };
 
-// One chain instance at its leaves: which leaves ended it and when the last did.
+// One chain instance at its leaves: which leaves ended it (one flag per leaf, any number of
+// leaves: the EDF paper's fan-out has N of them) and when the last did.
 struct Instance {
   std::int64_t release = 0, end = 0;
-  std::uint64_t leaves_done = 0;
+  std::vector<bool> leaves_done;
+  std::size_t leaves_left = 0;
   bool complete = false;
 };
 
@@ -187,7 +189,6 @@ class Recorder {
         const bool has_out = std::any_of(ch.hops.begin(), ch.hops.end(), [&](const auto& h) { return h.from == cb; });
         if (!has_out) chains_[c].leaves.push_back(cb);
       }
-      if (chains_[c].leaves.size() > 64) throw std::invalid_argument("chain " + ch.name + " has more than 64 leaves");
       chains_[c].source_here = !ch.callbacks.empty() && here.count(ch.callbacks.front());
       chains_[c].local = chains_[c].source_here && std::all_of(chains_[c].leaves.begin(), chains_[c].leaves.end(),
                                                                [&](const auto& l) { return here.count(l) > 0; });
@@ -197,7 +198,7 @@ class Recorder {
     std::lock_guard<std::mutex> lk(m_);
     auto& c = chains_[chain];
     const auto seq = static_cast<std::int64_t>(c.released++);
-    if (c.local) c.instances.push_back(Instance{release_ns});
+    if (c.local) c.instances.push_back(Instance{release_ns, 0, std::vector<bool>(c.leaves.size()), c.leaves.size()});
     return Stamp{static_cast<std::int64_t>(chain), release_ns, seq};
   }
   // Leaf `callback` ended the instance of `s` at `end_ns`.
@@ -209,10 +210,13 @@ class Recorder {
     const auto leaf = std::find(c.leaves.begin(), c.leaves.end(), callback);
     if (leaf == c.leaves.end()) return;
     auto& in = c.instances[static_cast<std::size_t>(s.seq)];
-    in.leaves_done |= 1ULL << (leaf - c.leaves.begin());
+    const auto k = static_cast<std::size_t>(leaf - c.leaves.begin());
+    if (!in.leaves_done[k]) {  // a leaf that ends one instance twice counts once
+      in.leaves_done[k] = true;
+      --in.leaves_left;
+    }
     in.end = std::max(in.end, end_ns);
-    const std::uint64_t all = c.leaves.size() == 64 ? ~0ULL : (1ULL << c.leaves.size()) - 1;
-    in.complete = in.leaves_done == all;
+    in.complete = in.leaves_left == 0;
   }
   bool leaf_of(std::size_t chain, const std::string& callback) const {
     const auto& l = chains_[chain].leaves;

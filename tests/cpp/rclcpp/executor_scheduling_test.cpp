@@ -194,4 +194,47 @@ TEST(ChainExecutorScheduling, LameControllerRunsOnTheRclcppExecutor) {
   EXPECT_GE(r.chains[0].instances, 10u) << exec.report_json();
 }
 
+// LaME's plan splits a mutually exclusive group whose callbacks are in different thread classes
+// (docs/lame.md), and the rclcpp executor runs the split on rclcpp's groups as chainrt's runtime
+// runs it on the model's: the RT chain's timer of node n runs while the BE timer of the same
+// node (its default group, mutually exclusive in rclcpp) is still under way on a BE thread.
+// Without the split the RT timer would wait for it (on a BE budget after a re-plan: for as long
+// as that budget needs to serve the BE callback).
+TEST(ChainExecutorScheduling, LameSplitsAGroupSpanningThreadClasses) {
+  {
+    std::optional<chainrt::Reservation> r = chainrt::Reservation{1'000'000, 100'000'000};
+    if (!chainrt::runtime::set_thread_reservation(static_cast<int>(gettid()), r).empty())
+      GTEST_SKIP() << "SCHED_DEADLINE needs privilege";
+    chainrt::runtime::set_thread_reservation(static_cast<int>(gettid()), std::nullopt);
+  }
+  ChainExecutorOptions o;
+  o.model_file = std::string(CHAINRT_SOURCE_DIR) + "/tests/cpp/lame_runtime/data/grow.yaml";
+  o.lame_controller = 500'000'000;
+  o.lame_capacity_permille = 500;
+  o.lame_log = false;
+  ChainExecutor exec(o);
+  auto node = std::make_shared<rclcpp::Node>("n");  // one node: its default group holds all three
+  auto pub = node->create_publisher<Str>("a", 10);
+  std::atomic<bool> in_be{false};
+  std::atomic<int> be_runs{0}, rt_during_be{0};
+  auto src = node->create_wall_timer(100ms, [&] {
+    if (in_be.load()) ++rt_during_be;
+    pub->publish(Str());
+  });
+  auto sink = node->create_subscription<Str>("a", 10, [](const Str&) {});
+  auto tick = node->create_wall_timer(200ms, [&] {
+    in_be = true;
+    std::this_thread::sleep_for(350ms);  // holds the group across at least three RT releases
+    in_be = false;
+    ++be_runs;
+  });
+  exec.add_node(node);
+  {
+    Spinner<ChainExecutor> spin(exec);
+    EXPECT_TRUE(wait_until([&] { return rt_during_be.load() >= 3 && be_runs.load() >= 2; }, 30))
+        << rt_during_be.load() << " RT runs during the BE callback, " << be_runs.load() << " BE runs";
+  }
+  EXPECT_TRUE(exec.unmatched().empty());
+}
+
 }  // namespace

@@ -46,7 +46,8 @@
 // bound callback gets the model's name, effective
 // priority and thread affinity; a timer that starts a model chain stamps its instances
 // (release, d = a + D) and the executor hands the instance to the chain's successors in this
-// executor when a callback starts (the messages of unmodified nodes carry no stamp). Entities
+// executor when a callback starts (the messages of unmodified nodes carry no stamp), once per
+// successor callback (chains with a common prefix share the instance there, as its message). Entities
 // the model does not have run last and are listed (unmatched()). Without a model every entity
 // runs under ros-default (or the policy given) and is monitored.
 //
@@ -143,7 +144,9 @@ struct ChainExecutorOptions {
   // and at once on an RT chain's deadline miss; 0: none. Needs a model: the executor runs LaME's
   // plan of it (policy lame, one RT and one BE thread per core with the plan's SCHED_DEADLINE
   // budgets); the controller re-plans from the CPU times measured here and applies new budgets
-  // and callback priorities/affinities to the running executor (rclcpp's callback groups stay).
+  // and callback priorities/affinities to the running executor. A mutually exclusive callback
+  // group whose callbacks the plan puts in different thread classes is split as the plan splits
+  // it (docs/lame.md): its callbacks in different classes may then run in parallel.
   Duration lame_controller = 0;
   Duration lame_reservation_period = 10'000'000;
   int lame_capacity_permille = 0;   // 0: the kernel's admission limit less the fair server's
@@ -393,6 +396,11 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   void collect_entities(Rebuild& r);
   void match_slots(Rebuild& r);
   std::unique_ptr<Tables> make_tables(Rebuild& r);
+  // The ready queue's groups of `slots` (specs[i] is slots[i]'s; sets its group): rclcpp's
+  // callback groups, each mutually exclusive one split where LaME's plan puts its callbacks in
+  // different groups (lame_params_; as chainrt's runtime runs the plan's groups: else an RT
+  // callback waits for a BE group-mate that runs on a BE budget). Lock held; allocates.
+  std::vector<sched::GroupSpec> lanes(const std::vector<Slot*>& slots, std::vector<sched::CallbackSpec>& specs) const;
   void prepare_created(Rebuild& r);
   void install_tables(Rebuild& r, std::unique_ptr<Tables> T);
   struct FoundGroup;  // a callback group and its node
@@ -447,8 +455,15 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   std::unique_ptr<runtime::EntityBinder> binder_;
   std::unique_ptr<runtime::LameController> lame_;
   bool lame_attached_ = false;
-  // LaME's priority and affinity by model callback (kept across rebuilds)
-  std::vector<std::optional<std::pair<std::optional<int>, sched::AffinityMask>>> lame_params_;
+  // LaME's decision by model callback (kept across rebuilds): priority, affinity over the slots,
+  // and the callback's group in LaME's plan (which splits a mutually exclusive group whose
+  // callbacks are in different thread classes, docs/lame.md)
+  struct LameParams {
+    std::optional<int> priority;
+    sched::AffinityMask affinity = sched::kAnyThread;
+    sched::GroupId group = 0;
+  };
+  std::vector<std::optional<LameParams>> lame_params_;
   std::unique_ptr<Bound> bound_;     // chain state by model callback and chain
   std::vector<sched::ThreadSpec> threads_spec_;
   Policy policy_ = Policy::RosDefault;
