@@ -93,7 +93,7 @@ def add_arguments(parser) -> None:
                              "(accelerator), the server with block-level preemption (accelerator-block)")
     parser.add_argument("--policy", choices=policy_names(), default=None,
                         help="generate and simulate the systems under this policy, where the analysis bounds several "
-                             "(sag: fp, picas, edf, mixed; default: the analysis's own)")
+                             "(sag bounds every policy it can schedule exactly; default: the analysis's own)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per analysis")
     parser.add_argument("--out", type=cliargs.output_dir, default="out/soundness", metavar="DIR",
                         help="folder of the campaign (its kept batches and merged result; default out/soundness)")

@@ -61,7 +61,7 @@ namespace chainrt::sim {
 struct SoundnessOptions {
   std::string analysis;               // registry name, e.g. "edf-mt"
   // The policy the systems are generated and simulated under, where the analysis bounds several
-  // (bounds_policy: sag covers fp, picas, edf, mixed); unset: the analysis's policy().
+  // (bounds_policy: the policies an analysis such as sag covers); unset: the analysis's policy().
   std::optional<Policy> policy;
   int sets = 100;                     // generated systems
   std::uint64_t seed = 1;
