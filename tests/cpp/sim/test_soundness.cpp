@@ -24,10 +24,13 @@ class ShippedAnalysis : public ::testing::TestWithParam<std::string> {};
 TEST_P(ShippedAnalysis, HasNoCounterexample) {
   sim::SoundnessOptions o;
   o.analysis = GetParam();
-  o.sets = 300;
+  // sag explores every schedule of a system and replays a witness schedule per chain: a third of
+  // the systems keeps its test within ctest's time limit (its 10,000-system campaigns:
+  // docs/analysis.md)
+  o.sets = GetParam() == "sag" ? 100 : 300;
   o.seed = 2026;
   const auto r = sim::run_soundness(o);
-  EXPECT_EQ(r.systems, 300);
+  EXPECT_EQ(r.systems, o.sets);
   EXPECT_GT(r.applicable, 0);
   EXPECT_GT(r.chains_checked, 0);
   EXPECT_TRUE(r.counterexamples.empty()) << sim::report_to_json(r);
