@@ -1134,21 +1134,8 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     }
     for (auto& c : r.cx) rep.counterexamples.push_back(std::move(c));
   }
-  rep.bound_over_worst_histogram.assign(std::size(kTightnessBuckets) + 1, 0);
   if (!ratios.empty()) {
     std::sort(ratios.begin(), ratios.end());
-    // bound / worst: the ratios' inverses, in descending order of the ratio (a tight chain first)
-    std::vector<double> inv;
-    for (double x : ratios) inv.push_back(x > 0 ? 1.0 / x : std::numeric_limits<double>::infinity());
-    std::sort(inv.begin(), inv.end());
-    auto inv_at = [&](double q) { return inv[std::min(inv.size() - 1, static_cast<std::size_t>(q * static_cast<double>(inv.size())))]; };
-    rep.bound_over_worst_median = inv_at(0.5);
-    rep.bound_over_worst_p90 = inv_at(0.9);
-    for (double b : inv) {
-      std::size_t k = 0;
-      while (k < std::size(kTightnessBuckets) && b >= kTightnessBuckets[k]) ++k;
-      rep.bound_over_worst_histogram[k]++;
-    }
     auto at = [&](double q) { return ratios[std::min(ratios.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ratios.size())))]; };
     rep.ratio_chains = static_cast<std::int64_t>(ratios.size());
     rep.ratio_median = at(0.5);
@@ -1161,7 +1148,27 @@ SoundnessReport run_soundness(const ResponseTimeAnalysis& analysis, const Soundn
     std::sort(rep.join_ratios.begin(), rep.join_ratios.end());
     std::sort(rep.multi_threaded_ratios.begin(), rep.multi_threaded_ratios.end());
   }
+  rep.bound_over_worst = bound_over_worst(rep.ratios);
   return rep;
+}
+
+BoundOverWorst bound_over_worst(const std::vector<double>& ascending_ratios) {
+  BoundOverWorst d;
+  d.histogram.assign(std::size(kTightnessBuckets) + 1, 0);
+  if (ascending_ratios.empty()) return d;
+  // bound / worst: the ratios' inverses, in descending order of the ratio (a tight chain first)
+  std::vector<double> inv;
+  for (double x : ascending_ratios) inv.push_back(x > 0 ? 1.0 / x : std::numeric_limits<double>::infinity());
+  std::sort(inv.begin(), inv.end());
+  auto at = [&](double q) { return inv[std::min(inv.size() - 1, static_cast<std::size_t>(q * static_cast<double>(inv.size())))]; };
+  d.median = at(0.5);
+  d.p90 = at(0.9);
+  for (double b : inv) {
+    std::size_t k = 0;
+    while (k < std::size(kTightnessBuckets) && b >= kTightnessBuckets[k]) ++k;
+    d.histogram[k]++;
+  }
+  return d;
 }
 
 const std::vector<std::string>& soundness_features() {
@@ -1206,13 +1213,16 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"both_access_systems\": " << r.both_access_systems
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
-     << ", \"bound_over_worst\": {\"median\": " << fmt(r.bound_over_worst_median)
-     << ", \"p90\": " << fmt(r.bound_over_worst_p90) << ", \"histogram\": [";
-  for (std::size_t i = 0; i < r.bound_over_worst_histogram.size(); ++i)
-    os << (i ? ", " : "") << r.bound_over_worst_histogram[i];
-  os << "], \"bucket_upper_ends\": [";
-  for (std::size_t i = 0; i < std::size(kTightnessBuckets); ++i) os << (i ? ", " : "") << fmt(kTightnessBuckets[i]);
-  os << "]}}, \"ratios\": [";
+     << ", \"bound_over_worst\": ";
+  auto distribution = [&](const BoundOverWorst& d) {
+    os << "{\"median\": " << fmt(d.median) << ", \"p90\": " << fmt(d.p90) << ", \"histogram\": [";
+    for (std::size_t i = 0; i < d.histogram.size(); ++i) os << (i ? ", " : "") << d.histogram[i];
+    os << "], \"bucket_upper_ends\": [";
+    for (std::size_t i = 0; i < std::size(kTightnessBuckets); ++i) os << (i ? ", " : "") << fmt(kTightnessBuckets[i]);
+    os << "]}";
+  };
+  distribution(r.bound_over_worst);
+  os << "}, \"ratios\": [";
   for (std::size_t i = 0; i < r.ratios.size(); ++i) {  // %.17g: the same double back in a reader
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", r.ratios[i]);
@@ -1228,8 +1238,16 @@ std::string report_to_json(const SoundnessReport& r) {
     }
     os << "]";
   };
-  if (r.phases || !r.join_ratios.empty()) list("join_ratios", r.join_ratios);
-  if (r.phases || !r.multi_threaded_ratios.empty()) list("multi_threaded_ratios", r.multi_threaded_ratios);
+  // a subset's ratios and its own tightness (a campaign's merge computes the same from the lists)
+  auto subset = [&](const char* name, const char* tightness, const std::vector<double>& xs) {
+    list(name, xs);
+    os << ", \"" << tightness << "\": {\"chains\": " << xs.size() << ", \"bound_over_worst\": ";
+    distribution(bound_over_worst(xs));
+    os << "}";
+  };
+  if (r.phases || !r.join_ratios.empty()) subset("join_ratios", "join_tightness", r.join_ratios);
+  if (r.phases || !r.multi_threaded_ratios.empty())
+    subset("multi_threaded_ratios", "multi_threaded_tightness", r.multi_threaded_ratios);
   os << ", \"counterexamples\": [";
   for (std::size_t i = 0; i < r.counterexamples.size(); ++i) {
     const auto& c = r.counterexamples[i];

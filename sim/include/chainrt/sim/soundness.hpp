@@ -107,6 +107,15 @@ struct Counterexample {
   std::string file;                   // saved model, when written
 };
 
+// The distribution of bound / worst simulated response over some chains, from their ascending
+// worst / bound ratios: its median, 90th percentile and the count per kTightnessBuckets bucket
+// ([1, 1.05), [1.05, 1.1), [1.1, 1.3), [1.3, 1.5), [1.5, 2), [2, 3), [3, ∞)); all zero for none.
+struct BoundOverWorst {
+  double median = 0, p90 = 0;
+  std::vector<std::int64_t> histogram;
+};
+BoundOverWorst bound_over_worst(const std::vector<double>& ascending_ratios);
+
 struct SoundnessReport {
   std::string analysis;
   std::string policy;                 // the policy simulated (SoundnessOptions::policy)
@@ -145,8 +154,7 @@ struct SoundnessReport {
   // The distribution of bound / worst simulated response over the same chains (tightness, the
   // other way round): its median and 90th percentile, and how many chains fall into each of
   // kTightnessBuckets ([1, 1.05), [1.05, 1.1), [1.1, 1.3), [1.3, 1.5), [1.5, 2), [2, 3), [3, ∞)).
-  double bound_over_worst_median = 0, bound_over_worst_p90 = 0;
-  std::vector<std::int64_t> bound_over_worst_histogram;
+  BoundOverWorst bound_over_worst;
   std::vector<double> ratios;         // every such chain's ratio, ascending (the figures above come from
                                       // it; a campaign merges its batches' lists into the same figures)
   // The fusion families (`fusion`, `phases`): the ratios of the chains from a fusion node's
