@@ -152,6 +152,7 @@ void ChainExecutor::take_cpu_window(std::vector<runtime::CpuWindow>& out) {
 void ChainExecutor::stats_main() {
   Duration next = now_ns() + options_.stats_period;
   std::uint64_t published = 0;
+  std::vector<std::string> names;  // kept between messages: copying into it reuses its strings
   std::string executor_name = binder_ ? binder_->executor_name() : "rclcpp-" + std::to_string(getpid());
   for (;;) {
     const bool stopping = stats_stop_.load() != 0;
@@ -163,19 +164,9 @@ void ChainExecutor::stats_main() {
       }
       next += options_.stats_period;
     }
-    runtime::RunReport r = report(2048);
-    r.run_id = options_.run_id;
-    r.executor = executor_name;
-    std::vector<runtime::DispatchRecord> recent;
-    std::vector<std::string> names;
-    std::uint64_t lost = 0;
-    {
-      std::unique_lock<runtime::PiMutex> lk(mutex_);
-      lost = monitor_.trace().take_since(published, monitor_.record_from(), recent);
-      names = monitor_names_;
-    }
     chainrt_msgs::msg::ChainStats msg;
-    runtime::to_message(r, stats_seq_++, lost, recent, names, msg);
+    runtime::stats_message(report(2048), options_.run_id, executor_name, stats_seq_++, monitor_, published, mutex_,
+                           names, [&](std::vector<std::string>& to) { to = monitor_names_; }, msg);
     try {
       static_cast<::rclcpp::Publisher<chainrt_msgs::msg::ChainStats>*>(stats_pub_.get())->publish(msg);
     } catch (const std::exception&) {  // the context went away: nothing left to publish to

@@ -78,20 +78,12 @@ void Executor::stats_main() {
       // the stop would be in the run report but in no message
       while (workers_joined_.load(std::memory_order_acquire) == 0) futex_wait(&workers_joined_, 0, 100000000);
     }
-    RunReport r = report(2048);
-    r.run_id = options_.run_id;
-    r.executor = options_.name;
-    std::vector<DispatchRecord> recent;
-    std::uint64_t lost = 0;
-    {
-      std::unique_lock<PiMutex> lk(mutex_);
-      lost = monitor_.trace().take_since(published, monitor_.record_from(), recent);
-    }
-    if (names.size() != slots_.size()) {
-      names.clear();
-      for (std::size_t i = 0; i < slots_.size(); ++i) names.push_back(name_of(static_cast<CallbackId>(i)));
-    }
-    to_message(r, seq++, lost, recent, names, msg);
+    stats_message(report(2048), options_.run_id, options_.name, seq++, monitor_, published, mutex_, names,
+                  [&](std::vector<std::string>& to) {  // the slots are fixed once the executor runs
+                    if (to.size() == slots_.size()) return;
+                    to.clear();
+                    for (std::size_t i = 0; i < slots_.size(); ++i) to.push_back(name_of(static_cast<CallbackId>(i)));
+                  }, msg);
     pub->publish(msg);
     if (stopping) return;
   }

@@ -178,19 +178,12 @@ runtime::RunReport Loop::report(std::size_t max_samples) {
 // samples_lost, the dispatches the trace ring overwrote before they could be taken.
 // Allocates; off the dispatch path; thread-safe.
 std::string Loop::monitor_message(const std::string& run_id, const std::string& executor, std::uint64_t seq) {
-  runtime::RunReport r = report(2048);
-  r.run_id = run_id;
-  r.executor = executor;
-  std::vector<runtime::DispatchRecord> recent;
-  std::vector<std::string> names;
-  std::uint64_t lost = 0;
-  {
-    std::unique_lock<std::mutex> lk(m_);
-    lost = monitor_.trace().take_since(published_, monitor_.record_from(), recent);
-    for (const auto& e : entities_) names.push_back(e.stats.name);
-  }
   chainrt_msgs::msg::ChainStats msg;
-  runtime::to_message(r, seq, lost, recent, names, msg);
+  std::vector<std::string> names;  // this call's own: callers on several threads each get theirs
+  runtime::stats_message(report(2048), run_id, executor, seq, monitor_, published_, m_, names,
+                         [&](std::vector<std::string>& to) {
+                           for (const auto& e : entities_) to.push_back(e.stats.name);
+                         }, msg);
   return serialized(msg);
 }
 
