@@ -152,8 +152,7 @@ struct SoundnessReport {
   std::int64_t ratio_chains = 0;
   double ratio_median = 0, ratio_p90 = 0, ratio_p10 = 0, ratio_mean = 0;
   // The distribution of bound / worst simulated response over the same chains (tightness, the
-  // other way round): its median and 90th percentile, and how many chains fall into each of
-  // kTightnessBuckets ([1, 1.05), [1.05, 1.1), [1.1, 1.3), [1.3, 1.5), [1.5, 2), [2, 3), [3, ∞)).
+  // other way round; BoundOverWorst).
   BoundOverWorst bound_over_worst;
   std::vector<double> ratios;         // every such chain's ratio, ascending (the figures above come from
                                       // it; a campaign merges its batches' lists into the same figures)
