@@ -50,6 +50,7 @@ struct Prepared {
   std::vector<std::uint32_t> order;
   std::vector<Duration> earliest_ready;
   std::size_t groups = 0;  // 1 + the largest group id
+  std::vector<bool> releases_at_finish;  // per job: a successor over an edge without delay
 };
 
 bool has(const std::vector<std::uint64_t>& bits, std::size_t j) { return bits[j >> 6] >> (j & 63) & 1; }
@@ -81,6 +82,10 @@ Prepared prepare(const std::vector<Job>& jobs) {
       p.succ[e.job].push_back(static_cast<std::uint32_t>(j));
     }
   const std::vector<std::uint32_t> topo = topological(jobs, p.succ);
+  p.releases_at_finish.assign(jobs.size(), false);
+  for (const Job& j : jobs)
+    for (const Pred& e : j.preds)
+      if (e.delay.hi == 0) p.releases_at_finish[e.job] = true;
   // The earliest a job can be ready in any schedule: its release, and each predecessor's
   // earliest ready time + its least cost + the least delay (no interference at all).
   p.earliest_ready.assign(jobs.size(), 0);
@@ -152,9 +157,19 @@ Duration latest_start(Duration t_wc, Duration t_high, bool several_cores) {
 // RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
 Interval finish_interval(Duration est, Duration lst, Interval cost) { return {est + cost.lo, lst + cost.hi}; }
 
-// RTSS 2017 Sec. IV-C (merge): same dispatched jobs and overlapping intervals (sag.hpp).
-bool mergeable(const State& a, const State& b) {
+// Whether the job that freed the processor in s matters to what goes next: on one core, when it
+// has a successor over an edge without delay (ready_when_free reads s.last).
+bool last_matters(const Prepared& p, const State& s) {
+  return s.pa.size() == 1 && s.last != kStart && s.last != kMerged && p.releases_at_finish[s.last];
+}
+
+// RTSS 2017 Sec. IV-C (merge): same dispatched jobs and overlapping intervals (sag.hpp); and,
+// where the last dispatched job releases a successor at its finish, the same last job: the merged
+// state forgets it (kMerged), and with it the rule that nothing of lower priority goes before
+// that successor, so merging such states admits schedules that cannot happen.
+bool mergeable(const Prepared& p, const State& a, const State& b) {
   if (a.done != b.done || a.kept.size() != b.kept.size()) return false;
+  if (a.last != b.last && (last_matters(p, a) || last_matters(p, b))) return false;
   for (std::size_t k = 0; k < a.pa.size(); ++k)
     if (!overlap({a.pa[k], a.ca[k]}, {b.pa[k], b.ca[k]})) return false;
   for (std::size_t g = 0; g < a.groups.size(); ++g)
@@ -183,24 +198,30 @@ struct Candidate {
 };
 
 // Precedence with the last dispatched job (ECRTS 2019's ready time, kept relative to A(v)): a
-// job whose predecessor is the job that frees the processor, over an edge without delay (its
-// message is queued inside that callback, before the executor selects the next one), and that
-// is otherwise certainly ready by then, is ready and seen at the very instant the processor
-// frees, whenever that is: no lower-priority job can be dispatched next. The interval form
-// alone (r^max = A^max) would let one start in [A^min, A^max).
-bool ready_when_free(const Job& j, const State& s) {
-  if (s.pa.size() > 1 || s.last == kStart || s.last == kMerged || j.release.hi > s.pa.front()) return false;
-  bool follows = false;
+// job whose predecessors have all finished by the instant the processor frees, whenever in A(v)
+// that is, is ready and seen then: no lower-priority job can be dispatched next, and its r^max is
+// at most A^max. The interval form alone (each predecessor's finish interval, a hull over the
+// schedules merged into s) would let a lower-priority job start before it. On one core a
+// predecessor has finished by then when it is the job that frees the processor, over an edge
+// without delay (its message is queued inside that callback, before the executor selects the next
+// one), or when it was dispatched before that job (it finished before that job started, at least
+// C^min before the processor frees) over an edge whose delay is at most that C^min, or when its
+// finish plus the delay is at most A^min.
+bool ready_when_free(const Prepared& p, const Job& j, const State& s) {
+  if (s.pa.size() > 1 || s.last == kStart || s.last == kMerged || j.preds.empty() || j.release.hi > s.pa.front())
+    return false;
+  const Duration last_least = (*p.jobs)[s.last].cost.lo;
   for (const Pred& e : j.preds) {
     if (e.job == s.last) {
-      follows = follows || e.delay.hi == 0;
+      if (e.delay.hi != 0) return false;
       continue;
     }
+    if (e.delay.hi <= last_least) continue;
     auto it = std::lower_bound(s.kept.begin(), s.kept.end(), e.job,
                                [](const Kept& k, std::size_t job) { return k.job < job; });
     if (it->finish.hi + e.delay.hi > s.pa.front()) return false;
   }
-  return follows;
+  return true;
 }
 
 // The jobs that may be dispatched next from s (every predecessor dispatched), scanned in
@@ -213,7 +234,9 @@ std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* m
     if (p.earliest_ready[j] > std::max(s.ca.front(), least)) break;
     if (has(s.done, j)) continue;
     if (auto r = ready_interval((*p.jobs)[j], s)) {
-      out.push_back({j, *r, ready_when_free((*p.jobs)[j], s)});
+      const bool at_free = ready_when_free(p, (*p.jobs)[j], s);
+      if (at_free) r->hi = std::min(r->hi, s.ca.front());
+      out.push_back({j, *r, at_free});
       least = std::min(least, r->hi);
     }
   }
@@ -243,8 +266,12 @@ State successor(const Prepared& p, const State& s, std::uint32_t j, Duration est
       if (!has(n.done, q)) return false;
     return true;
   };
+  // On one core every job dispatched before j finished before j started, by its LST.
   for (const Kept& k : s.kept)
-    if (!all_done(k.job)) n.kept.push_back(k);
+    if (!all_done(k.job)) {
+      n.kept.push_back(k);
+      if (s.pa.size() == 1) n.kept.back().finish.hi = std::min(k.finish.hi, lst);
+    }
   if (!p.succ[j].empty()) {
     auto at = std::lower_bound(n.kept.begin(), n.kept.end(), j, [](const Kept& k, std::uint32_t x) { return k.job < x; });
     n.kept.insert(at, Kept{j, finish});
@@ -265,11 +292,12 @@ struct BitsHash {
 // One level of the graph: the states with the same number of dispatched jobs, merged.
 class Level {
  public:
+  explicit Level(const Prepared& p) : p_(&p) {}
   // The index of the state s went into (merged or new).
   std::size_t add(State s) {
     auto& slot = by_set_[s.done];
     for (std::size_t i : slot)
-      if (mergeable(states_[i], s)) {
+      if (mergeable(*p_, states_[i], s)) {
         merge_into(states_[i], s);
         return i;
       }
@@ -280,6 +308,7 @@ class Level {
   std::vector<State>& states() { return states_; }
 
  private:
+  const Prepared* p_;
   std::vector<State> states_;
   std::unordered_map<std::vector<std::uint64_t>, std::vector<std::size_t>, BitsHash> by_set_;
 };
@@ -345,7 +374,7 @@ Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::si
   Result r;
   r.start.assign(jobs.size(), Interval{kNever, std::numeric_limits<Duration>::min()});
   r.finish = r.start;
-  Level level;
+  Level level(p);
   State root;
   root.done.assign((jobs.size() + 63) / 64, 0);
   root.pa.assign(cores, 0);
@@ -363,7 +392,7 @@ Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::si
   if (g) g->in.emplace_back();
   keep_avail(level);
   for (std::size_t depth = 0; depth < jobs.size(); ++depth) {
-    Level next;
+    Level next(p);
     if (g) g->in.emplace_back();
     for (std::size_t i = 0; i < level.states().size(); ++i) {
       const State& s = level.states()[i];
