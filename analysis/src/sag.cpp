@@ -40,6 +40,9 @@ struct State {
   // The job whose finish A(v) is; kStart at the root (nothing has run), kMerged when merged
   // states ended with different jobs.
   std::uint32_t last = kStart;
+  // Some job is ready when the processor frees (ready_when_free, which reads `last`): a state
+  // with another last job does not merge into this one (mergeable). Only precision depends on it.
+  bool pins = false;
 };
 
 // The jobs with what the rules look up: successors, the scan order (by earliest possible
@@ -50,7 +53,6 @@ struct Prepared {
   std::vector<std::uint32_t> order;
   std::vector<Duration> earliest_ready;
   std::size_t groups = 0;  // 1 + the largest group id
-  std::vector<bool> releases_at_finish;  // per job: a successor over an edge without delay
 };
 
 bool has(const std::vector<std::uint64_t>& bits, std::size_t j) { return bits[j >> 6] >> (j & 63) & 1; }
@@ -82,10 +84,6 @@ Prepared prepare(const std::vector<Job>& jobs) {
       p.succ[e.job].push_back(static_cast<std::uint32_t>(j));
     }
   const std::vector<std::uint32_t> topo = topological(jobs, p.succ);
-  p.releases_at_finish.assign(jobs.size(), false);
-  for (const Job& j : jobs)
-    for (const Pred& e : j.preds)
-      if (e.delay.hi == 0) p.releases_at_finish[e.job] = true;
   // The earliest a job can be ready in any schedule: its release, and each predecessor's
   // earliest ready time + its least cost + the least delay (no interference at all).
   p.earliest_ready.assign(jobs.size(), 0);
@@ -157,19 +155,13 @@ Duration latest_start(Duration t_wc, Duration t_high, bool several_cores) {
 // RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
 Interval finish_interval(Duration est, Duration lst, Interval cost) { return {est + cost.lo, lst + cost.hi}; }
 
-// Whether the job that freed the processor in s matters to what goes next: on one core, when it
-// has a successor over an edge without delay (ready_when_free reads s.last).
-bool last_matters(const Prepared& p, const State& s) {
-  return s.pa.size() == 1 && s.last != kStart && s.last != kMerged && p.releases_at_finish[s.last];
-}
-
 // RTSS 2017 Sec. IV-C (merge): same dispatched jobs and overlapping intervals (sag.hpp); and,
-// where the last dispatched job releases a successor at its finish, the same last job: the merged
-// state forgets it (kMerged), and with it the rule that nothing of lower priority goes before
-// that successor, so merging such states admits schedules that cannot happen.
-bool mergeable(const Prepared& p, const State& a, const State& b) {
+// where a job is ready when the processor frees (State::pins, ready_when_free), the same last
+// job: the merged state forgets it (kMerged), and with it the rule that nothing of lower priority
+// goes before that job, so merging such states admits schedules that cannot happen.
+bool mergeable(const State& a, const State& b) {
   if (a.done != b.done || a.kept.size() != b.kept.size()) return false;
-  if (a.last != b.last && (last_matters(p, a) || last_matters(p, b))) return false;
+  if (a.last != b.last && (a.pins || b.pins)) return false;
   for (std::size_t k = 0; k < a.pa.size(); ++k)
     if (!overlap({a.pa[k], a.ca[k]}, {b.pa[k], b.ca[k]})) return false;
   for (std::size_t g = 0; g < a.groups.size(); ++g)
@@ -186,6 +178,7 @@ void merge_into(State& into, const State& from) {
   }
   for (std::size_t g = 0; g < into.groups.size(); ++g) into.groups[g] = hull(into.groups[g], from.groups[g]);
   if (into.last != from.last) into.last = kMerged;
+  into.pins = into.pins || from.pins;
   for (std::size_t k = 0; k < into.kept.size(); ++k) into.kept[k].finish = hull(into.kept[k].finish, from.kept[k].finish);
 }
 
@@ -278,6 +271,17 @@ State successor(const Prepared& p, const State& s, std::uint32_t j, Duration est
   }
   n.lo = s.lo;
   while (n.lo < p.order.size() && has(n.done, p.order[n.lo])) ++n.lo;
+  auto preds_done = [&](std::uint32_t q) {
+    for (const Pred& e : (*p.jobs)[q].preds)
+      if (!has(n.done, e.job)) return false;
+    return true;
+  };
+  for (std::size_t k = 0; k < n.kept.size() && !n.pins; ++k)
+    for (std::uint32_t q : p.succ[n.kept[k].job])
+      if (!has(n.done, q) && preds_done(q) && ready_when_free(p, (*p.jobs)[q], n)) {
+        n.pins = true;
+        break;
+      }
   return n;
 }
 
@@ -292,12 +296,11 @@ struct BitsHash {
 // One level of the graph: the states with the same number of dispatched jobs, merged.
 class Level {
  public:
-  explicit Level(const Prepared& p) : p_(&p) {}
   // The index of the state s went into (merged or new).
   std::size_t add(State s) {
     auto& slot = by_set_[s.done];
     for (std::size_t i : slot)
-      if (mergeable(*p_, states_[i], s)) {
+      if (mergeable(states_[i], s)) {
         merge_into(states_[i], s);
         return i;
       }
@@ -308,7 +311,6 @@ class Level {
   std::vector<State>& states() { return states_; }
 
  private:
-  const Prepared* p_;
   std::vector<State> states_;
   std::unordered_map<std::vector<std::uint64_t>, std::vector<std::size_t>, BitsHash> by_set_;
 };
@@ -374,7 +376,7 @@ Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::si
   Result r;
   r.start.assign(jobs.size(), Interval{kNever, std::numeric_limits<Duration>::min()});
   r.finish = r.start;
-  Level level(p);
+  Level level;
   State root;
   root.done.assign((jobs.size() + 63) / 64, 0);
   root.pa.assign(cores, 0);
@@ -392,7 +394,7 @@ Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::si
   if (g) g->in.emplace_back();
   keep_avail(level);
   for (std::size_t depth = 0; depth < jobs.size(); ++depth) {
-    Level next(p);
+    Level next;
     if (g) g->in.emplace_back();
     for (std::size_t i = 0; i < level.states().size(); ++i) {
       const State& s = level.states()[i];
