@@ -497,15 +497,26 @@ def _new_daemons(before: dict, mark: str) -> dict:
             if d[3] == mark and (pid not in before or before[pid][2] != d[2])}
 
 
-def _no_session_daemon(env: dict) -> None:
+def _where_no_session_daemon_runs(tmp_path) -> tuple[dict, str, dict]:
+    """A test's environment and mark (_daemon_env) and the LTTng daemons alive before its
+    recording; skipped where LTTng cannot record, or where a session daemon runs (a recording
+    then uses it and starts none)."""
+    _skip_without_lttng()
     from chainrt import tracing_record
+    env, mark = _daemon_env(tmp_path)
     if tracing_record.session_daemon_reachable(env):
         pytest.skip("a session daemon runs here: a recording uses it and starts none")
+    return env, mark, _lttng_daemons()
 
 
 def _record_cmd(trace, *command, session: str | None = None) -> list[str]:
     return ([sys.executable, "-m", "chainrt.cli", "trace", "record", "-o", str(trace)]
             + (["--session", session] if session else []) + ["--", *command])
+
+
+def _record(env: dict, trace, *command, session: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(_record_cmd(trace, *command, session=session), env=env, capture_output=True, text=True,
+                          timeout=120)
 
 
 def _recorded(trace) -> bool:
@@ -515,34 +526,23 @@ def _recorded(trace) -> bool:
 
 
 def test_record_ends_the_lttng_daemons_it_started(tmp_path):
-    _skip_without_lttng()
-    env, mark = _daemon_env(tmp_path)
-    _no_session_daemon(env)
-    before = _lttng_daemons()
-    r = subprocess.run(_record_cmd(tmp_path / "trace", sys.executable, "-c", "print('traced')"), env=env,
-                       capture_output=True, text=True, timeout=120)
+    env, mark, before = _where_no_session_daemon_runs(tmp_path)
+    r = _record(env, tmp_path / "trace", sys.executable, "-c", "print('traced')")
     assert r.returncode == 0, r.stderr
     assert "traced" in r.stdout and _recorded(tmp_path / "trace")
     assert _new_daemons(before, mark) == {}
 
 
 def test_record_ends_the_lttng_daemons_it_started_when_lttng_create_fails(tmp_path):
-    _skip_without_lttng()
-    env, mark = _daemon_env(tmp_path)
-    _no_session_daemon(env)
-    before = _lttng_daemons()
-    r = subprocess.run(_record_cmd(tmp_path / "trace", "true", session="no/such"), env=env,
-                       capture_output=True, text=True, timeout=120)
+    env, mark, before = _where_no_session_daemon_runs(tmp_path)
+    r = _record(env, tmp_path / "trace", "true", session="no/such")
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "lttng create" in r.stderr and "Traceback" not in r.stderr
     assert _new_daemons(before, mark) == {}
 
 
 def test_interrupted_record_ends_the_lttng_daemons_it_started(tmp_path):
-    _skip_without_lttng()
-    env, mark = _daemon_env(tmp_path)
-    _no_session_daemon(env)
-    before = _lttng_daemons()
+    env, mark, before = _where_no_session_daemon_runs(tmp_path)
     started = tmp_path / "started"
     prog = ("import os, signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); "
             f"open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(60)")
@@ -580,8 +580,7 @@ def test_record_uses_a_running_session_daemon_and_leaves_it_running(tmp_path):
             time.sleep(0.05)
         before = _lttng_daemons()
         running = {pid: d for pid, d in before.items() if d[0] == "lttng-sessiond"}
-        r = subprocess.run(_record_cmd(tmp_path / "trace", sys.executable, "-c", "print('traced')"), env=env,
-                           capture_output=True, text=True, timeout=120)
+        r = _record(env, tmp_path / "trace", sys.executable, "-c", "print('traced')")
         assert r.returncode == 0, r.stderr
         assert _recorded(tmp_path / "trace")
         after = _lttng_daemons()
