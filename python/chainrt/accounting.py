@@ -78,6 +78,9 @@ class Execution:
     finish: int
     cpu: int
     release: int | None = None  # the release of the chain instance it served (None: none)
+    # the dispatching real-time thread's late wake-up just before it: it slept until slept[0]
+    # and ran again only at slept[1] (None: it woke in time, or was not asleep)
+    slept: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -491,10 +494,70 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
 
 
 def platform_blackouts(blackouts: dict[int, list[tuple[int, int]]], holds: dict[int, list[tuple]],
-                       model_tids: set[int]) -> dict[int, list[tuple[int, int]]]:
-    """{cpu: the platform's part of the probe's blackouts} (platform.split: a blackout's part
-    that one of ``model_tids`` held is the model's own work, not the platform's)."""
-    return {c: plat.split(iv, holds.get(c, []), model_tids)[0] for c, iv in blackouts.items()}
+                       model_tids: set[int], wakeups: dict[int, list[tuple[int, int]]] | None = None
+                       ) -> dict[int, list[tuple[int, int]]]:
+    """{cpu: the platform's part of the probe's blackouts and of the executors' late wake-ups
+    (:func:`late_wakeups`)} (platform.split: a blackout's part that one of ``model_tids`` held is
+    the model's own work, not the platform's)."""
+    wakeups = wakeups or {}
+    return {c: plat.split(plat.merge(list(blackouts.get(c, [])) + list(wakeups.get(c, []))), holds.get(c, []),
+                          model_tids)[0] for c in set(blackouts) | set(wakeups)}
+
+
+def wakeups_note(wakeups: dict[int, list[tuple[int, int]]]) -> str | None:
+    """The line saying how many late wake-ups of the executors' threads count as the platform's."""
+    every = [e - b for iv in wakeups.values() for b, e in iv]
+    if not every:
+        return None
+    return (f"{len(every)} late wake-up(s) of the executors' real-time threads (≥ {GAP_NS // 1000} µs after the "
+            f"timer release they slept until, no model thread running meanwhile; longest {max(every) / 1e6:.2f} ms) "
+            "count as platform blackouts")
+
+
+def late_wakeups(executions: list[Execution], executor_cpus: dict[str, set[int] | None] | None,
+                 run_cpus: set[int] | None = None, threshold_ns: int = GAP_NS) -> dict[int, list[tuple[int, int]]]:
+    """{cpu: the late wake-ups of the executors' real-time threads that the run itself does not
+    explain}, as blackouts of that CPU.
+
+    A thread of a real-time class that slept until a timer's release s and ran again only at w
+    (Execution.slept, recorded by the executor) was kept from its CPU during [s, w] by the
+    hypervisor, the kernel, or a thread of higher priority. The probe would call the same a
+    blackout had its own timer fallen in it (its threshold applies here too: shorter delays are
+    every wake-up's latency); its period (PROBE_PERIOD_US) leaves most such wake-ups between its
+    own. Not counted: a wake-up during which any execution of the model that may share the CPU
+    ran (a thread of higher priority: the model's work); one whose CPU is not known (the
+    executor's threads not pinned to one core and ``run_cpus`` not one core). A model thread
+    holding the CPU in the kernel meanwhile is told apart afterwards, where the probe's
+    attribution saw it (platform.split)."""
+    cpus_of = executor_cpus or {}
+
+    def cpu_of(executor: str) -> int | None:
+        mine = cpus_of.get(executor) or run_cpus
+        return next(iter(mine)) if mine and len(mine) == 1 else None
+    late = [(cpu_of(x.executor), x) for x in executions if x.slept and x.slept[1] - x.slept[0] >= threshold_ns]
+    late = [(c, x) for c, x in late if c is not None]
+    if not late:
+        return {}
+    # per CPU: the executions that may run there, by start, with the running maximum of finishes
+    runs: dict[int, tuple[list[int], list[int]]] = {}
+    for c in {c for c, _ in late}:
+        mine = sorted((x.start, x.finish) for x in executions
+                      if (cpus_of.get(x.executor) or run_cpus) is None or c in (cpus_of.get(x.executor) or run_cpus))
+        starts, reach, top = [], [], 0
+        for s, f in mine:
+            top = max(top, f)
+            starts.append(s)
+            reach.append(top)
+        runs[c] = (starts, reach)
+    out: dict[int, list[tuple[int, int]]] = {}
+    for c, x in late:
+        s, w = x.slept
+        starts, reach = runs[c]
+        i = bisect.bisect_left(starts, w)  # the executions started before w: did one run after s?
+        if i and reach[i - 1] > s:
+            continue
+        out.setdefault(c, []).append((s, w))
+    return {c: plat.merge(iv) for c, iv in out.items()}
 
 
 def read_traces(trace_dir: str | Path) -> list[Execution]:
@@ -513,9 +576,10 @@ def read_traces(trace_dir: str | Path) -> list[Execution]:
                 if "executor" not in d:
                     continue  # a device request (accelerators), not a callback execution
                 rel = int(d["release"])
+                slept = (start + int(d["slept_until"]), start + int(d["woke"])) if "woke" in d else None
                 out.append(Execution(str(d["callback"]), str(d["executor"]), int(d["thread"]),
                                      start + int(d["start"]), start + int(d["finish"]), int(d["cpu"]),
-                                     start + rel if rel >= 0 else None))
+                                     start + rel if rel >= 0 else None, slept))
             except (ValueError, KeyError, TypeError):
                 continue
     return out
@@ -656,11 +720,16 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
     ("simulated"); ``executions``: the run's executions when the caller read them from the traces
     itself (read_traces); "notes" says what limits it."""
     notes = [probe_note] if probe_note else []
+    mi = model_inputs(model, thread_params)
+    executions = read_traces(trace_dir) if executions is None else executions
     blackouts = None
     if probe is not None:
         tids = set(model_tids) | probe.pids
-        blackouts = platform_blackouts(probe.blackouts, probe.holds, tids) if probe.holds or not \
-            probe.attribution_error else {c: list(iv) for c, iv in probe.blackouts.items()}
+        wakeups = late_wakeups(executions, mi["executor_cpus"], set(probe.blackouts) if len(probe.blackouts) == 1 else None)
+        blackouts = platform_blackouts(probe.blackouts, probe.holds, tids, wakeups) if probe.holds or not \
+            probe.attribution_error else platform_blackouts(probe.blackouts, {}, set(), wakeups)
+        if (note := wakeups_note(wakeups)):
+            notes.append(note)
         if probe.attribution_error:
             notes.append(f"the platform attribution did not run ({probe.attribution_error}): every blackout the "
                          "probe saw counts as the platform's")
@@ -669,8 +738,6 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         note = throttling_note(probe.blackouts, rt_throttling())
         if note:
             notes.append(note)
-    mi = model_inputs(model, thread_params)
-    executions = read_traces(trace_dir) if executions is None else executions
     zero = trace_zero(trace_dir)
     since_ns = zero + warmup_ns if zero is not None else None
     if not executions:
