@@ -111,12 +111,17 @@ class Case:
     idle_ns: int = 0     # (simulated) no callback of its executors ran: dispatches, deliveries
     excess_ns: int = 0   # (simulated) callbacks' time beyond min(CPU time, WCET) (runtime_time)
     cache_only_ns: int = 0  # (simulated) of excess_ns: cache-only runs beyond the BCET charged them
+    # the chain's bound with the platform measured beside the run (the hosts' blackout curve), which
+    # an instance the platform alone delayed stays within (0: not known)
+    platform_bound_ns: int = 0
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
                f"{self.bound_ns / 1e6:.2f} ms (busy window {(self.window[1] - self.window[0]) / 1e6:.2f} ms)"
         if self.cause == PLATFORM:
-            return what + f": platform ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window)"
+            return what + f": platform ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window" + (
+                f"; within the bound with the measured platform, {self.platform_bound_ns / 1e6:.2f} ms)"
+                if self.platform_bound_ns else ")")
         if self.cause == OVERRUN:
             o = max(self.overruns, key=lambda x: x["cpu_ns"] - x["wcet_ns"])
             return what + (f": overrun ({o['callback']} ran {o['cpu_ns'] / 1e6:.2f} ms of CPU, its WCET is "
@@ -127,6 +132,10 @@ class Case:
                            f"CPU time — over the WCET within the tolerance, or the CPU lost while running"
                            f"{self._cache_only()}; without them "
                            f"{(self.response_ns - self.idle_ns - self.excess_ns) / 1e6:.2f} ms)")
+        if self.platform_ns and self.platform_bound_ns:
+            return what + (f": unexplained ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window, but "
+                           f"above even the bound with the measured platform, {self.platform_bound_ns / 1e6:.2f} ms, and no "
+                           "callback over its WCET there)")
         return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
             f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms{self._cache_only()}, it "
             "still exceeds the simulated worst case)" if self.simulated else ")")
@@ -399,18 +408,21 @@ class Neighbours:
 
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
              overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None,
-             charged: dict[int, int] | None = None) -> Case:
+             charged: dict[int, int] | None = None, platform_bound_ns: int | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
     (near_of, one_cpu[, waits]) for the runtime's own time (:func:`runtime_time`), ``charged``
-    the run's cache-only runs (:func:`cache_only_runs`)."""
+    the run's cache-only runs (:func:`cache_only_runs`); ``platform_bound_ns``: the same bound with
+    the platform measured beside the run — a blackout is then a sufficient cause only for an
+    instance within it (the measured curve covers every blackout of the run, so the platform alone
+    cannot take an instance beyond it)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
-                platform_ns=plat.overlap(blackouts, b, e))
+                platform_ns=plat.overlap(blackouts, b, e), platform_bound_ns=platform_bound_ns or 0)
     for x in overruns.overlapping(b, e):
         case.overruns.append({"callback": x.callback, "cpu_ns": x.cpu, "wcet_ns": wcets[x.callback], "start_ns": x.start})
-    if case.platform_ns > 0:
+    if case.platform_ns > 0 and (not platform_bound_ns or inst.response <= platform_bound_ns):
         case.cause = PLATFORM
     elif case.overruns:
         case.cause = OVERRUN
@@ -437,7 +449,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False,
             executor_cpus: dict[str, set[int] | None] | None = None,
             chain_ncpu: dict[str, int] | None = None, publishers: dict[str, set[str]] | None = None,
-            cache_only: list[dict[str, int]] | None = None) -> dict:
+            cache_only: list[dict[str, int]] | None = None,
+            platform_bounds: dict[str, int | None] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -451,7 +464,9 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     ``chain_ncpu``: {chain: how many CPUs its executors may use (absent: 1, not known)} and
     ``publishers``: {callback: the callbacks publishing what it takes}, for a hop's wait on
     several CPUs (:class:`Waits`); ``cache_only``: per implicit fusion set {member: the charge of
-    its cache-only run} (:func:`cache_only_runs`), for what the simulation charges each run.
+    its cache-only run} (:func:`cache_only_runs`), for what the simulation charges each run;
+    ``platform_bounds``: {chain: its bound with the platform measured beside the run}, above
+    which a platform blackout no longer explains an instance (:func:`classify`).
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -483,7 +498,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             if not touched:
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
-                case = classify(inst, bound, win, iv, near, wcets, around, charged)
+                case = classify(inst, bound, win, iv, near, wcets, around, charged,
+                                (platform_bounds or {}).get(name))
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)

@@ -68,6 +68,22 @@ def test_a_blackout_inside_the_window_classifies_the_instance_as_platform():
     assert high["cases"][0].platform_ns == 4 * MS
 
 
+def test_a_blackout_explains_an_instance_only_within_the_bound_with_the_measured_platform():
+    # 4 ms of platform blackout in the window of the 13.5 ms instance (bound 11 ms)
+    with_platform = {"high": 15 * MS}
+    high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]}, platform_bounds=with_platform)["high"]
+    assert (high["above"], high["platform"]) == (1, 1)
+    assert "within the bound with the measured platform, 15.00 ms" in high["cases"][0].text()
+    # a bound with the platform of 12 ms: the blackouts the run measured cannot take it to 13.5 ms
+    high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]}, platform_bounds={"high": 12 * MS})["high"]
+    assert (high["above"], high["platform"], high["unexplained"]) == (1, 0, 1)
+    assert "above even the bound with the measured platform, 12.00 ms" in high["cases"][0].text()
+    # ... unless a callback overran there too
+    high = account(run(lo_sub_wall=14, lo_sub_cpu=14), {0: [(25 * MS, 29 * MS)]},
+                   platform_bounds={"high": 12 * MS})["high"]
+    assert (high["above"], high["overrun"], high["unexplained"]) == (1, 1, 0)
+
+
 def test_a_blackout_before_the_release_counts_through_the_backlog_it_left():
     # the platform stopped lo_sub (16-19 ms) before the high instance's release at 20 ms; the
     # executor stayed busy, so the delay reached that instance

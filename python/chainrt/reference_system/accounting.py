@@ -87,7 +87,7 @@ def run_input(trace: list, probe, tids: set[int], since_ns: int, sinks: dict) ->
         blackouts = acc.platform_blackouts(probe.blackouts, probe.holds, set(tids) | probe.pids, wakeups) \
             if not probe.attribution_error else acc.platform_blackouts(probe.blackouts, {}, set(), wakeups)
     return {"executions": ex, "blackouts": blackouts, "since_ns": since_ns, "sinks": sinks,
-            "wakeups_note": acc.wakeups_note(wakeups),
+            "wakeups_note": acc.wakeups_note(wakeups), "wakeups": {c: list(iv) for c, iv in wakeups.items()},
             "attribution": probe.attribution_error if probe is not None else "no probe",
             "probe_blackouts": {c: list(iv) for c, iv in probe.blackouts.items()} if probe is not None else {},
             "rt_throttling": acc.rt_throttling()}
@@ -128,7 +128,8 @@ def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int,
     return kpi.run_kpis(run["sinks"], keep_sample=keep_sample, keep_period=keep_period)
 
 
-def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None) -> dict | None:
+def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None,
+                      analysis_platform: dict | None = None) -> dict | None:
     """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "runtime",
     "unexplained", "unexplained_cases" (the longest CASES_KEPT, each named with its run)}} summed
     over its runs against the analysis bounds, "simulated" the same against
@@ -143,6 +144,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
     mi = acc.model_inputs(model) if model is not None else {"chains": {}}
     against = {"chains": {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis or {}).get("chains") or {}).items()},
                "simulated": {n: (c or {}).get("wcrt_ns") for n, c in ((simulated or {}).get("chains") or {}).items()}}
+    # a platform blackout explains an instance only within the bound with the measured platform
+    with_platform = {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis_platform or {}).get("chains") or {}).items()}
     node_exec = {n.name: n.executor for n in model.nodes} if model is not None else {}
     counts = {key: {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]} for key in against}
     free, notes = [], sorted({f"attribution: {i['attribution']}" for i in inputs if i["attribution"]})
@@ -153,7 +156,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
                                   mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
                                   executor_cpus=mi["executor_cpus"], chain_ncpu=mi["chain_ncpu"],
-                                  publishers=mi["publishers"], cache_only=mi["cache_only"])
+                                  publishers=mi["publishers"], cache_only=mi["cache_only"],
+                                  platform_bounds=with_platform if key == "chains" else None)
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]
