@@ -59,9 +59,10 @@ from .crosslayer import platform as plat
 from .crosslayer.platform import PlatformProbe
 from .runtime import quantile
 
-PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED = "platform", "overrun", "runtime", "unexplained"
+PLATFORM, OVERRUN, RUNTIME, BOUNDED, UNEXPLAINED = "platform", "overrun", "runtime", "bounded", "unexplained"
 OVERRUN_RATIO = 1.10  # CPU time per instance > 1.1 x the model's WCET: the model understates it
-CAUSES = (PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED)  # (runtime: against a simulated worst case only)
+# (runtime, bounded: against a simulated worst case only)
+CAUSES = (PLATFORM, OVERRUN, RUNTIME, BOUNDED, UNEXPLAINED)
 ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
 # gaps between an executor's executions shorter than this are its own dispatch latency, not
 # idle time (the probe's threshold: shorter blackouts are not seen either)
@@ -114,6 +115,7 @@ class Case:
     # the chain's bound with the platform measured beside the run (the hosts' blackout curve), which
     # an instance the platform alone delayed stays within (0: not known)
     platform_bound_ns: int = 0
+    analysis_bound_ns: int = 0  # (simulated) the chain's analysis bound, when it has one
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
@@ -136,6 +138,10 @@ class Case:
             return what + (f": unexplained ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window, but "
                            f"above even the bound with the measured platform, {self.platform_bound_ns / 1e6:.2f} ms, and no "
                            "callback over its WCET there)")
+        if self.cause == BOUNDED:
+            return what + (f": within the analysis bound, {self.analysis_bound_ns / 1e6:.2f} ms (less the runtime's own "
+                           f"time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms, still above the simulated worst case: a "
+                           "schedule the simulated run did not reach, which the analysis covers)")
         return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
             f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms{self._cache_only()}, it "
             "still exceeds the simulated worst case)" if self.simulated else ")")
@@ -408,7 +414,8 @@ class Neighbours:
 
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
              overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None,
-             charged: dict[int, int] | None = None, platform_bound_ns: int | None = None) -> Case:
+             charged: dict[int, int] | None = None, platform_bound_ns: int | None = None,
+             analysis_bound_ns: int | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
@@ -416,7 +423,10 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
     the run's cache-only runs (:func:`cache_only_runs`); ``platform_bound_ns``: the same bound with
     the platform measured beside the run — a blackout is then a sufficient cause only for an
     instance within it (the measured curve covers every blackout of the run, so the platform alone
-    cannot take an instance beyond it)."""
+    cannot take an instance beyond it); ``analysis_bound_ns`` (against a simulated worst case): the
+    chain's analysis bound — the simulation is one run of the model, its worst case a lower bound
+    of the model's, so an instance above it and within the analysis bound is a schedule the run did
+    not reach (``bounded``), not a defect."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e), platform_bound_ns=platform_bound_ns or 0)
@@ -434,6 +444,8 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
                                                                       *runtime[2:])[1])
         if inst.response - case.idle_ns - case.excess_ns <= bound_ns:
             case.cause = RUNTIME
+        elif analysis_bound_ns and inst.response <= analysis_bound_ns:
+            case.cause, case.analysis_bound_ns = BOUNDED, analysis_bound_ns
     return case
 
 
@@ -450,7 +462,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             executor_cpus: dict[str, set[int] | None] | None = None,
             chain_ncpu: dict[str, int] | None = None, publishers: dict[str, set[str]] | None = None,
             cache_only: list[dict[str, int]] | None = None,
-            platform_bounds: dict[str, int | None] | None = None) -> dict:
+            platform_bounds: dict[str, int | None] | None = None,
+            analysis_bounds: dict[str, int | None] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -466,7 +479,9 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     several CPUs (:class:`Waits`); ``cache_only``: per implicit fusion set {member: the charge of
     its cache-only run} (:func:`cache_only_runs`), for what the simulation charges each run;
     ``platform_bounds``: {chain: its bound with the platform measured beside the run}, above
-    which a platform blackout no longer explains an instance (:func:`classify`).
+    which a platform blackout no longer explains an instance (:func:`classify`);
+    ``analysis_bounds`` (``simulated``): {chain: its analysis bound}, within which an instance above
+    the simulated worst case is ``bounded``.
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -499,7 +514,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
                 case = classify(inst, bound, win, iv, near, wcets, around, charged,
-                                (platform_bounds or {}).get(name))
+                                (platform_bounds or {}).get(name), (analysis_bounds or {}).get(name))
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)
@@ -766,7 +781,7 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                                            mi["chain_cpus"], mi["chain_executors"], since_ns,
                                            simulated=True, executor_cpus=mi["executor_cpus"],
                                            chain_ncpu=mi["chain_ncpu"], publishers=mi["publishers"],
-                                           cache_only=mi["cache_only"]))["chains"]
+                                           cache_only=mi["cache_only"], analysis_bounds=bounds))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
@@ -806,6 +821,9 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
                      "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance, "
                      "cache-only runs of fused callbacks beyond the BCET the simulation charges them; the simulated "
                      "model has none of it)")
+    if row.get(BOUNDED):
+        parts.append(f"{row[BOUNDED]} within the analysis bound (schedules the simulated run did not reach, which the "
+                     "analysis covers)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
             "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "

@@ -257,6 +257,19 @@ def test_more_model_work_than_the_simulated_worst_case_stays_unexplained():
     assert "less the runtime's own time, 0.70 ms, it still exceeds the simulated worst case" in high["cases"][0].text()
 
 
+def test_above_the_simulated_worst_case_but_within_the_analysis_bound_is_a_schedule_the_run_did_not_reach():
+    sim = {"high": 7 * MS}
+    high = account(dispatched_late(), {0: []}, bounds=sim, simulated=True, analysis_bounds={"high": 11 * MS})["high"]
+    assert (high["above"], high["bounded"], high["unexplained"]) == (1, 1, 0)
+    assert "within the analysis bound, 11.00 ms" in high["cases"][0].text()
+    full = acc.to_json(acc.account(dispatched_late(), CHAINS, sim, WCETS, {0: []}, simulated=True,
+                                   analysis_bounds={"high": 11 * MS}))
+    assert "1 within the analysis bound" in acc.cause_text(full["chains"]["high"], "the simulated worst case")
+    # above the analysis bound too: unexplained
+    high = account(dispatched_late(), {0: []}, bounds=sim, simulated=True, analysis_bounds={"high": 9 * MS})["high"]
+    assert (high["bounded"], high["unexplained"]) == (0, 1)
+
+
 def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
     # another executor's callback ran on the other CPU the whole time: it covers the high chain's
     # wait and hi_sub's lost time where the CPUs are not known (on one CPU it would have delayed)

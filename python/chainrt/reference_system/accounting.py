@@ -157,7 +157,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
                                   mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
                                   executor_cpus=mi["executor_cpus"], chain_ncpu=mi["chain_ncpu"],
                                   publishers=mi["publishers"], cache_only=mi["cache_only"],
-                                  platform_bounds=with_platform if key == "chains" else None)
+                                  platform_bounds=with_platform if key == "chains" else None,
+                                  analysis_bounds=against["chains"] if key == "simulated" else None)
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]
