@@ -188,7 +188,10 @@ struct Candidate {
 // is otherwise certainly ready by then, is ready and seen at the very instant the processor
 // frees, whenever that is: no lower-priority job can be dispatched next. The interval form
 // alone (r^max = A^max) would let one start in [A^min, A^max).
-bool ready_when_free(const Job& j, const State& s) {
+// Another predecessor, dispatched before the last job, finished before the last job started (one
+// core), so at most the last job's C^min before the processor frees: with a delay no longer, it
+// is ready by then whenever that is.
+bool ready_when_free(const Job& j, const State& s, const std::vector<Job>& jobs) {
   if (s.pa.size() > 1 || s.last == kStart || s.last == kMerged || j.release.hi > s.pa.front()) return false;
   bool follows = false;
   for (const Pred& e : j.preds) {
@@ -196,6 +199,7 @@ bool ready_when_free(const Job& j, const State& s) {
       follows = follows || e.delay.hi == 0;
       continue;
     }
+    if (e.delay.hi <= jobs[s.last].cost.lo) continue;
     auto it = std::lower_bound(s.kept.begin(), s.kept.end(), e.job,
                                [](const Kept& k, std::size_t job) { return k.job < job; });
     if (it->finish.hi + e.delay.hi > s.pa.front()) return false;
@@ -213,7 +217,7 @@ std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* m
     if (p.earliest_ready[j] > std::max(s.ca.front(), least)) break;
     if (has(s.done, j)) continue;
     if (auto r = ready_interval((*p.jobs)[j], s)) {
-      out.push_back({j, *r, ready_when_free((*p.jobs)[j], s)});
+      out.push_back({j, *r, ready_when_free((*p.jobs)[j], s, *p.jobs)});
       least = std::min(least, r->hi);
     }
   }

@@ -19,7 +19,11 @@
 //    published inside the callback, queued before the executor selects again) is ready at the
 //    very instant the processor frees, whenever in A(v) that is: no lower-priority job is
 //    dispatched before it. With the intervals alone (its r^max = A^max) a lower-priority job
-//    could start in [A^min, A^max), a schedule that cannot happen.
+//    could start in [A^min, A^max), a schedule that cannot happen. Its other predecessors
+//    count as finished by then where their edge's delay is at most the last job's C^min: on one
+//    core they finished before the last job started (the kept hull of their finish intervals
+//    alone would leave the job uncertain and let lower-priority jobs in, and multiply the
+//    states where many such joins meet, e.g. after fusion sets).
 //  - Two states merge (RTSS 2017 Sec. IV-C) when they dispatched the same jobs and their
 //    availability intervals and every kept finish interval overlap; the merged state keeps the
 //    hulls. Without precedence this is the paper's rule (exact); with it, the hull of the finish

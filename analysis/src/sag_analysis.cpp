@@ -83,14 +83,16 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
 constexpr int kMaxRounds = 64;
 
 // The graph's limits: the defaults, or smaller where jobs follow a fusion set of different
-// periods (sag_model.hpp): every member job's possible fusion widens the intervals and the
-// graph may then grow past any useful size (the reference system's sets, all released at once);
-// it then declines within about half a second instead of ten, and the other analyses answer.
+// periods (sag_model.hpp): every input job's possible fusion widens the intervals, and where
+// many such jobs meet the graph may grow past any useful size (the reference system's sets on
+// partitioned executors, every timer released at once); it then declines within a fraction of
+// a second instead of ten, and the other analyses answer. The reference system on one thread
+// takes about 153,000 states; the state count decides, the time is a safety net.
 Limits limits_for(const ModelJobs& mj) {
   Limits l;
   if (std::find(mj.maybe.begin(), mj.maybe.end(), true) != mj.maybe.end()) {
-    l.max_states = 100'000;
-    l.max_seconds = 0.5;
+    l.max_states = 250'000;
+    l.max_seconds = 5.0;
   }
   return l;
 }

@@ -282,7 +282,7 @@ struct Builder {
         error = "the ready-queue key of '" + cb.name + "' depends on the deadlines of the instances a fusion set of "
                 "different periods fused, which depend on the arrival order";
     }
-    if (maybe) j.priority.tie = static_cast<std::int64_t>(mj.jobs.size());  // distinct among one callback's (maybe_overlap)
+    if (maybe) j.priority.tie = static_cast<std::int64_t>(mj.jobs.size());  // distinct among one callback's (outside_job_model)
     mj.maybe.push_back(maybe);
     mj.priority_late.push_back(span > 0 ? priority(c, root, stamps, span) : j.priority);
     j.preds = std::move(preds);
@@ -781,63 +781,6 @@ std::string order_fixed(const Model& m, const ModelJobs& mj, const Result& r) {
   return {};
 }
 
-// The member job of a loose set whose fusion a maybe-job follows (kNoJob: a maybe member, one
-// loose set after another).
-std::size_t fusing_member(const ModelJobs& mj, std::size_t j) {
-  while (mj.maybe[j]) j = mj.jobs[j].preds.front().job;
-  return j;
-}
-
-// Whether member jobs x and y of one fusion set may both complete it: after the first fused
-// (cleared the caches at its finish), every member but the second's callback must cache a message
-// before the second finishes; with the graph's intervals, some job of each (other than the first)
-// must be able to finish in between.
-bool both_may_fuse(const ModelJobs& mj, const Result& r, const std::vector<std::size_t>& set, std::size_t x,
-                   std::size_t y) {
-  if (x == kNoJob || y == kNoJob || x == y) return true;
-  auto after = [&](std::size_t first, std::size_t second) {
-    for (std::size_t o : set) {
-      if (o == mj.callback[second]) continue;
-      bool fresh = false;
-      for (std::size_t j : mj.of_callback[o])
-        fresh = fresh || (j != first && r.finish[j].hi > r.finish[first].lo && r.finish[j].lo < r.finish[second].hi);
-      if (!fresh) return false;
-    }
-    return true;
-  };
-  return after(x, y) || after(y, x);
-}
-
-// The jobs of a callback fed by a loose fusion set (maybe-jobs, sag_model.hpp) come from the
-// member jobs in an order the job model does not fix: no two that may both exist may be pending
-// together in any schedule (then the executor's one queued instance and FIFO order never
-// decide). Two exist only where both member jobs they follow complete the set (both_may_fuse).
-std::string maybe_overlap(const Model& m, const ModelJobs& mj, const Result& r, const std::vector<std::size_t>& js) {
-  auto arrive = [&](std::size_t j) {
-    Duration a = mj.jobs[j].release.lo;
-    for (const Pred& p : mj.jobs[j].preds) a = std::max(a, r.finish[p.job].lo + p.delay.lo);
-    return a;
-  };
-  const auto sets = implicit_fusion_sets(m);
-  auto set_of = [&](std::size_t member) -> const std::vector<std::size_t>* {
-    if (member == kNoJob) return nullptr;
-    for (const auto& s : sets)
-      if (std::find(s.begin(), s.end(), mj.callback[member]) != s.end()) return &s;
-    return nullptr;
-  };
-  for (std::size_t a : js)
-    for (std::size_t b : js) {
-      if (a == b || arrive(a) > arrive(b) || (arrive(a) == arrive(b) && a > b) || r.start[a].hi < arrive(b)) continue;
-      const std::size_t x = fusing_member(mj, a), y = fusing_member(mj, b);
-      const auto* set = set_of(x);
-      if (set && set == set_of(y) && !both_may_fuse(mj, r, *set, x, y)) continue;
-      return "callback '" + m.callbacks[mj.callback[a]].name + "' (after a fusion set of different periods) may "
-             "take another message (by " + std::to_string(arrive(b)) + " ns) before an instance starts (as late "
-             "as " + std::to_string(r.start[a].hi) + " ns): their order in its queue is not fixed";
-    }
-  return {};
-}
-
 }  // namespace
 
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
@@ -852,10 +795,17 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
   }
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
-    if (std::any_of(js.begin(), js.end(), [&](std::size_t j) { return mj.maybe[j]; })) {
-      if (std::string w = maybe_overlap(m, mj, r, js); !w.empty()) return w;
-      continue;
-    }
+    // The jobs of a callback after a loose fusion set (maybe-jobs) need no such check: they are
+    // interchangeable. They carry no instance, so one key (the callback's, with no deadline) and
+    // subtrees of the same callbacks and costs; only their order among themselves (seq, tie)
+    // differs. Label each run of the callback in a real run with the job of the smallest order
+    // whose predecessor has finished and that no earlier run took (there is one: the message run
+    // was delivered, so as many labels are free as messages pending or dropped, at least one),
+    // and its successors with that job's subtree: that is a schedule of the job set (the label
+    // was ready, and it goes before the callback's other ready labels as the executor's one
+    // instance at a time does, whichever message it takes — FIFO or the newest after an
+    // overwrite), a message overwritten in a depth-1 queue or never run is a label of cost 0.
+    if (std::any_of(js.begin(), js.end(), [&](std::size_t j) { return mj.maybe[j]; })) continue;
     // a timer keeps one pending release; a subscription queues up to its depth of messages
     // (a message leaves the queue when its job starts)
     const Callback& cb = m.callbacks[c];

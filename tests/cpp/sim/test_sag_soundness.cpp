@@ -380,7 +380,7 @@ TEST(SagSoundness, UnpairedFusionNeverBelowTheSimulator) {
     Lcg rng{policy[0] == 'f' ? 71u : 73u};
     Tally t;
     int declined_through = 0, bounded_other = 0;
-    const int count = systems(300);
+    const int count = systems(150);
     for (int s = 0; s < count; ++s) {
       const std::string yaml = fusion_system(rng, policy, true);
       const Model m = load_model_from_string(yaml, "unpaired.yaml");
