@@ -444,20 +444,13 @@ struct Builder {
     return order;
   }
 
-  std::string fuse(const std::vector<std::vector<std::size_t>>& sets) {
+  void fuse(const std::vector<std::vector<std::size_t>>& sets) {
     for (std::size_t set : fuse_order(sets)) {
       if (loose[set]) continue;  // its fused messages followed each member job (follow_loose)
-      ExactPeriod p0{};
-      bool paired = true;
+      ExactPeriod p0{};  // the members' one period (find_loose)
       for (const auto& round : rounds[set])
         for (const auto& r : round)
-          if (r) {
-            if (p0.num == 0) p0 = r->period;
-            paired = paired && r->period == p0;
-          }
-      if (!paired)  // which message completes the set depends on the arrival order
-        return "fusion set '" + m.callbacks[sets[set][0]].name + "' joins sources of different periods (its rounds "
-               "do not pair one message of each)";
+          if (r && p0.num == 0) p0 = r->period;
       paired_sets.push_back(set);
       for (const auto& round : rounds[set]) {
         if (std::any_of(round.begin(), round.end(), [](const auto& r) { return !r; })) {
@@ -483,7 +476,6 @@ struct Builder {
         }
       }
     }
-    return {};
   }
 
   std::vector<std::size_t> paired_sets;
@@ -703,10 +695,11 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     if (mj.jobs.size() > kMaxJobs) break;
   }
   if (mj.jobs.size() <= kMaxJobs)
-    if (std::string f = b.fuse(sets); !f.empty() || !b.error.empty()) {
-      fail(why, f.empty() ? b.error : f);
-      return std::nullopt;
-    }
+    b.fuse(sets);
+  if (!b.error.empty()) {
+    fail(why, b.error);
+    return std::nullopt;
+  }
   if (mj.jobs.size() > kMaxJobs) {
     fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
                   " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
