@@ -165,5 +165,11 @@ CHAINRT_BINDINGS(soundness, 21) {
       nb::arg("policy") = "",
       "Soundness harness for one analysis over systems first .. first + sets - 1 of `seed` (under `policy` where "
       "the analysis bounds several; empty: its own); returns the report as JSON.");
+  m.def(
+      "_bound_over_worst",
+      [](const std::vector<double>& ratios) { return sim::bound_over_worst_to_json(sim::bound_over_worst(ratios)); },
+      nb::arg("ratios"),
+      "The bound / worst simulated distribution of chains from their worst / bound ratios, as the harness's report "
+      "gives it (JSON: median, p90, histogram, bucket_upper_ends).");
 }
 #endif

@@ -59,9 +59,10 @@ from .crosslayer import platform as plat
 from .crosslayer.platform import PlatformProbe
 from .runtime import quantile
 
-PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED = "platform", "overrun", "runtime", "unexplained"
+PLATFORM, OVERRUN, RUNTIME, BOUNDED, UNEXPLAINED = "platform", "overrun", "runtime", "bounded", "unexplained"
 OVERRUN_RATIO = 1.10  # CPU time per instance > 1.1 x the model's WCET: the model understates it
-CAUSES = (PLATFORM, OVERRUN, RUNTIME, UNEXPLAINED)  # (runtime: against a simulated worst case only)
+# (runtime, bounded: against a simulated worst case only)
+CAUSES = (PLATFORM, OVERRUN, RUNTIME, BOUNDED, UNEXPLAINED)
 ACCOUNTED = "accounted: "  # how a verdict's cause from the accounting begins (cause_text)
 # gaps between an executor's executions shorter than this are its own dispatch latency, not
 # idle time (the probe's threshold: shorter blackouts are not seen either)
@@ -78,6 +79,9 @@ class Execution:
     finish: int
     cpu: int
     release: int | None = None  # the release of the chain instance it served (None: none)
+    # the dispatching real-time thread's late wake-up just before it: it slept until slept[0]
+    # and ran again only at slept[1] (None: it woke in time, or was not asleep)
+    slept: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,12 +112,18 @@ class Case:
     idle_ns: int = 0     # (simulated) no callback of its executors ran: dispatches, deliveries
     excess_ns: int = 0   # (simulated) callbacks' time beyond min(CPU time, WCET) (runtime_time)
     cache_only_ns: int = 0  # (simulated) of excess_ns: cache-only runs beyond the BCET charged them
+    # the chain's bound with the platform measured beside the run (the hosts' blackout curve), which
+    # an instance the platform alone delayed stays within (0: not known)
+    platform_bound_ns: int = 0
+    analysis_bound_ns: int = 0  # (simulated) the chain's analysis bound, when it has one
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
                f"{self.bound_ns / 1e6:.2f} ms (busy window {(self.window[1] - self.window[0]) / 1e6:.2f} ms)"
         if self.cause == PLATFORM:
-            return what + f": platform ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window)"
+            return what + f": platform ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window" + (
+                f"; within the bound with the measured platform, {self.platform_bound_ns / 1e6:.2f} ms)"
+                if self.platform_bound_ns else ")")
         if self.cause == OVERRUN:
             o = max(self.overruns, key=lambda x: x["cpu_ns"] - x["wcet_ns"])
             return what + (f": overrun ({o['callback']} ran {o['cpu_ns'] / 1e6:.2f} ms of CPU, its WCET is "
@@ -124,6 +134,14 @@ class Case:
                            f"CPU time — over the WCET within the tolerance, or the CPU lost while running"
                            f"{self._cache_only()}; without them "
                            f"{(self.response_ns - self.idle_ns - self.excess_ns) / 1e6:.2f} ms)")
+        if self.platform_ns and self.platform_bound_ns:
+            return what + (f": unexplained ({self.platform_ns / 1e6:.2f} ms of platform blackout in its busy window, but "
+                           f"above even the bound with the measured platform, {self.platform_bound_ns / 1e6:.2f} ms, and no "
+                           "callback over its WCET there)")
+        if self.cause == BOUNDED:
+            return what + (f": within the analysis bound, {self.analysis_bound_ns / 1e6:.2f} ms (less the runtime's own "
+                           f"time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms, still above the simulated worst case: a "
+                           "schedule the simulated run did not reach, which the analysis covers)")
         return what + ": unexplained (no platform blackout, no callback over its WCET in its busy window" + (
             f"; less the runtime's own time, {(self.idle_ns + self.excess_ns) / 1e6:.2f} ms{self._cache_only()}, it "
             "still exceeds the simulated worst case)" if self.simulated else ")")
@@ -396,18 +414,25 @@ class Neighbours:
 
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
              overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None,
-             charged: dict[int, int] | None = None) -> Case:
+             charged: dict[int, int] | None = None, platform_bound_ns: int | None = None,
+             analysis_bound_ns: int | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
     (near_of, one_cpu[, waits]) for the runtime's own time (:func:`runtime_time`), ``charged``
-    the run's cache-only runs (:func:`cache_only_runs`)."""
+    the run's cache-only runs (:func:`cache_only_runs`); ``platform_bound_ns``: the same bound with
+    the platform measured beside the run — a blackout is then a sufficient cause only for an
+    instance within it (the measured curve covers every blackout of the run, so the platform alone
+    cannot take an instance beyond it); ``analysis_bound_ns`` (against a simulated worst case): the
+    chain's analysis bound — the simulation is one run of the model, its worst case a lower bound
+    of the model's, so an instance above it and within the analysis bound is a schedule the run did
+    not reach (``bounded``), not a defect."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
-                platform_ns=plat.overlap(blackouts, b, e))
+                platform_ns=plat.overlap(blackouts, b, e), platform_bound_ns=platform_bound_ns or 0)
     for x in overruns.overlapping(b, e):
         case.overruns.append({"callback": x.callback, "cpu_ns": x.cpu, "wcet_ns": wcets[x.callback], "start_ns": x.start})
-    if case.platform_ns > 0:
+    if case.platform_ns > 0 and (not platform_bound_ns or inst.response <= platform_bound_ns):
         case.cause = PLATFORM
     elif case.overruns:
         case.cause = OVERRUN
@@ -419,6 +444,8 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
                                                                       *runtime[2:])[1])
         if inst.response - case.idle_ns - case.excess_ns <= bound_ns:
             case.cause = RUNTIME
+        elif analysis_bound_ns and inst.response <= analysis_bound_ns:
+            case.cause, case.analysis_bound_ns = BOUNDED, analysis_bound_ns
     return case
 
 
@@ -434,7 +461,9 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             since_ns: int | None = None, gap_ns: int = GAP_NS, simulated: bool = False,
             executor_cpus: dict[str, set[int] | None] | None = None,
             chain_ncpu: dict[str, int] | None = None, publishers: dict[str, set[str]] | None = None,
-            cache_only: list[dict[str, int]] | None = None) -> dict:
+            cache_only: list[dict[str, int]] | None = None,
+            platform_bounds: dict[str, int | None] | None = None,
+            analysis_bounds: dict[str, int | None] | None = None) -> dict:
     """The accounting of one run.
 
     ``executions``: every recorded callback execution; ``chains``: {chain: its callbacks in
@@ -448,7 +477,11 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     ``chain_ncpu``: {chain: how many CPUs its executors may use (absent: 1, not known)} and
     ``publishers``: {callback: the callbacks publishing what it takes}, for a hop's wait on
     several CPUs (:class:`Waits`); ``cache_only``: per implicit fusion set {member: the charge of
-    its cache-only run} (:func:`cache_only_runs`), for what the simulation charges each run.
+    its cache-only run} (:func:`cache_only_runs`), for what the simulation charges each run;
+    ``platform_bounds``: {chain: its bound with the platform measured beside the run}, above
+    which a platform blackout no longer explains an instance (:func:`classify`);
+    ``analysis_bounds`` (``simulated``): {chain: its analysis bound}, within which an instance above
+    the simulated worst case is ``bounded``.
 
     Returns {"measured": bool, "chains": {chain: {"bound_ns", "above", "platform", "overrun",
     "unexplained", "raw": stats, "platform_free": stats (None when not measured),
@@ -480,7 +513,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
             if not touched:
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
-                case = classify(inst, bound, win, iv, near, wcets, around, charged)
+                case = classify(inst, bound, win, iv, near, wcets, around, charged,
+                                (platform_bounds or {}).get(name), (analysis_bounds or {}).get(name))
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)
@@ -491,10 +525,70 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
 
 
 def platform_blackouts(blackouts: dict[int, list[tuple[int, int]]], holds: dict[int, list[tuple]],
-                       model_tids: set[int]) -> dict[int, list[tuple[int, int]]]:
-    """{cpu: the platform's part of the probe's blackouts} (platform.split: a blackout's part
-    that one of ``model_tids`` held is the model's own work, not the platform's)."""
-    return {c: plat.split(iv, holds.get(c, []), model_tids)[0] for c, iv in blackouts.items()}
+                       model_tids: set[int], wakeups: dict[int, list[tuple[int, int]]] | None = None
+                       ) -> dict[int, list[tuple[int, int]]]:
+    """{cpu: the platform's part of the probe's blackouts and of the executors' late wake-ups
+    (:func:`late_wakeups`)} (platform.split: a blackout's part that one of ``model_tids`` held is
+    the model's own work, not the platform's)."""
+    wakeups = wakeups or {}
+    return {c: plat.split(plat.merge(list(blackouts.get(c, [])) + list(wakeups.get(c, []))), holds.get(c, []),
+                          model_tids)[0] for c in set(blackouts) | set(wakeups)}
+
+
+def wakeups_note(wakeups: dict[int, list[tuple[int, int]]]) -> str | None:
+    """The line saying how many late wake-ups of the executors' threads count as the platform's."""
+    every = [e - b for iv in wakeups.values() for b, e in iv]
+    if not every:
+        return None
+    return (f"{len(every)} late wake-up(s) of the executors' real-time threads (≥ {GAP_NS // 1000} µs after the "
+            f"timer release they slept until, no model thread running meanwhile; longest {max(every) / 1e6:.2f} ms) "
+            "count as platform blackouts")
+
+
+def late_wakeups(executions: list[Execution], executor_cpus: dict[str, set[int] | None] | None,
+                 run_cpus: set[int] | None = None, threshold_ns: int = GAP_NS) -> dict[int, list[tuple[int, int]]]:
+    """{cpu: the late wake-ups of the executors' real-time threads that the run itself does not
+    explain}, as blackouts of that CPU.
+
+    A thread of a real-time class that slept until a timer's release s and ran again only at w
+    (Execution.slept, recorded by the executor) was kept from its CPU during [s, w] by the
+    hypervisor, the kernel, or a thread of higher priority. The probe would call the same a
+    blackout had its own timer fallen in it (its threshold applies here too: shorter delays are
+    every wake-up's latency); its period (PROBE_PERIOD_US) leaves most such wake-ups between its
+    own. Not counted: a wake-up during which any execution of the model that may share the CPU
+    ran (a thread of higher priority: the model's work); one whose CPU is not known (the
+    executor's threads not pinned to one core and ``run_cpus`` not one core). A model thread
+    holding the CPU in the kernel meanwhile is told apart afterwards, where the probe's
+    attribution saw it (platform.split)."""
+    cpus_of = executor_cpus or {}
+
+    def cpu_of(executor: str) -> int | None:
+        mine = cpus_of.get(executor) or run_cpus
+        return next(iter(mine)) if mine and len(mine) == 1 else None
+    late = [(cpu_of(x.executor), x) for x in executions if x.slept and x.slept[1] - x.slept[0] >= threshold_ns]
+    late = [(c, x) for c, x in late if c is not None]
+    if not late:
+        return {}
+    # per CPU: the executions that may run there, by start, with the running maximum of finishes
+    runs: dict[int, tuple[list[int], list[int]]] = {}
+    for c in {c for c, _ in late}:
+        mine = sorted((x.start, x.finish) for x in executions
+                      if (cpus_of.get(x.executor) or run_cpus) is None or c in (cpus_of.get(x.executor) or run_cpus))
+        starts, reach, top = [], [], 0
+        for s, f in mine:
+            top = max(top, f)
+            starts.append(s)
+            reach.append(top)
+        runs[c] = (starts, reach)
+    out: dict[int, list[tuple[int, int]]] = {}
+    for c, x in late:
+        s, w = x.slept
+        starts, reach = runs[c]
+        i = bisect.bisect_left(starts, w)  # the executions started before w: did one run after s?
+        if i and reach[i - 1] > s:
+            continue
+        out.setdefault(c, []).append((s, w))
+    return {c: plat.merge(iv) for c, iv in out.items()}
 
 
 def read_traces(trace_dir: str | Path) -> list[Execution]:
@@ -513,9 +607,10 @@ def read_traces(trace_dir: str | Path) -> list[Execution]:
                 if "executor" not in d:
                     continue  # a device request (accelerators), not a callback execution
                 rel = int(d["release"])
+                slept = (start + int(d["slept_until"]), start + int(d["woke"])) if "woke" in d else None
                 out.append(Execution(str(d["callback"]), str(d["executor"]), int(d["thread"]),
                                      start + int(d["start"]), start + int(d["finish"]), int(d["cpu"]),
-                                     start + rel if rel >= 0 else None))
+                                     start + rel if rel >= 0 else None, slept))
             except (ValueError, KeyError, TypeError):
                 continue
     return out
@@ -656,11 +751,16 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
     ("simulated"); ``executions``: the run's executions when the caller read them from the traces
     itself (read_traces); "notes" says what limits it."""
     notes = [probe_note] if probe_note else []
+    mi = model_inputs(model, thread_params)
+    executions = read_traces(trace_dir) if executions is None else executions
     blackouts = None
     if probe is not None:
         tids = set(model_tids) | probe.pids
-        blackouts = platform_blackouts(probe.blackouts, probe.holds, tids) if probe.holds or not \
-            probe.attribution_error else {c: list(iv) for c, iv in probe.blackouts.items()}
+        wakeups = late_wakeups(executions, mi["executor_cpus"], set(probe.blackouts) if len(probe.blackouts) == 1 else None)
+        blackouts = platform_blackouts(probe.blackouts, probe.holds, tids, wakeups) if probe.holds or not \
+            probe.attribution_error else platform_blackouts(probe.blackouts, {}, set(), wakeups)
+        if (note := wakeups_note(wakeups)):
+            notes.append(note)
         if probe.attribution_error:
             notes.append(f"the platform attribution did not run ({probe.attribution_error}): every blackout the "
                          "probe saw counts as the platform's")
@@ -669,8 +769,6 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
         note = throttling_note(probe.blackouts, rt_throttling())
         if note:
             notes.append(note)
-    mi = model_inputs(model, thread_params)
-    executions = read_traces(trace_dir) if executions is None else executions
     zero = trace_zero(trace_dir)
     since_ns = zero + warmup_ns if zero is not None else None
     if not executions:
@@ -683,7 +781,7 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                                            mi["chain_cpus"], mi["chain_executors"], since_ns,
                                            simulated=True, executor_cpus=mi["executor_cpus"],
                                            chain_ncpu=mi["chain_ncpu"], publishers=mi["publishers"],
-                                           cache_only=mi["cache_only"]))["chains"]
+                                           cache_only=mi["cache_only"], analysis_bounds=bounds))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
@@ -723,6 +821,9 @@ def cause_text(row: dict | None, against: str = "the bound") -> str | None:
                      "message deliveries, callbacks' time beyond their CPU time or WCET within the tolerance, "
                      "cache-only runs of fused callbacks beyond the BCET the simulation charges them; the simulated "
                      "model has none of it)")
+    if row.get(BOUNDED):
+        parts.append(f"{row[BOUNDED]} within the analysis bound (schedules the simulated run did not reach, which the "
+                     "analysis covers)")
     if row[UNEXPLAINED]:
         parts.append(f"{row[UNEXPLAINED]} unexplained" + (
             "" if against == "the bound" else " (the model's own work in their response exceeds the simulated worst "

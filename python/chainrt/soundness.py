@@ -45,8 +45,6 @@ U_NORM = cliargs.number(0, 1, "a normalised utilisation", above=True)
 BATCH = 400
 # Where a worker's counterexample files stood, in their text: the folder they are written to.
 CX_DIR = "@COUNTEREXAMPLES@/"
-# The bound / worst simulated buckets' upper ends (sim::kTightnessBuckets).
-TIGHTNESS_BUCKETS = (1.05, 1.1, 1.3, 1.5, 2.0, 3.0)
 FEATURES = ("shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail", "platform", "accelerator",
             "accelerator-block")
 
@@ -109,6 +107,14 @@ def _histogram(tightness: dict) -> str:
     return ", ".join(f"{lab}: {n}" for lab, n in zip(labels, b["histogram"]))
 
 
+def _harness(name: str):
+    """A function of the soundness harness in chainrt._core."""
+    fn = getattr(_core, name, None)
+    if fn is None:
+        raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
+    return fn
+
+
 def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int = 1, counterexample_dir: str = "",
           horizon: int = 20, u_min: float = 0.1, u_max: float = 0.6, harsh: bool = False, climb: int = 0,
           fusion: bool = False, feature: str = "", phases: bool = False, first: int = 0, policy: str = "") -> dict:
@@ -116,9 +122,7 @@ def check(analysis: str, sets: int, seed: int = 1, variants: int = 4, jobs: int 
     depends only on the seed and its number, so batches give the results of one run)."""
     if analysis == "lame" and (fusion or feature):  # LaME's plans on LaME's systems (lame/soundness.hpp)
         raise ValueError("--analysis lame draws LaME's own systems; --fusion and --feature do not apply")
-    fn = getattr(_core, "_soundness", None)
-    if fn is None:
-        raise RuntimeError("the soundness harness is not built (chainrt_analysis missing when _core was built)")
+    fn = _harness("_soundness")
     return json.loads(fn(analysis, sets, seed, variants, jobs, counterexample_dir, horizon, u_min, u_max, harsh, climb,
                          fusion, feature or "", phases, first, policy or ""))
 
@@ -182,15 +186,9 @@ def merge_reports(reports: list[dict]) -> dict:
 
 
 def bound_over_worst(ratios: list[float]) -> dict:
-    """The bound / worst simulated distribution from the ascending worst / bound ratios, as the
-    harness computes it (sim/src/soundness.cpp): median, p90 and the count per bucket."""
-    inv = sorted(1 / x if x > 0 else float("inf") for x in ratios)
-    six = lambda x: float(f"{x:.6f}")  # noqa: E731
-    histogram = [0] * (len(TIGHTNESS_BUCKETS) + 1)
-    for b in inv:
-        histogram[sum(1 for e in TIGHTNESS_BUCKETS if b >= e)] += 1
-    return {"median": six(quantile(inv, 0.5)) if inv else 0.0, "p90": six(quantile(inv, 0.9)) if inv else 0.0,
-            "histogram": histogram, "bucket_upper_ends": list(TIGHTNESS_BUCKETS)}
+    """The bound / worst simulated distribution from the worst / bound ratios: the harness's own
+    (sim::bound_over_worst, as its report writes it)."""
+    return json.loads(_harness("_bound_over_worst")(ratios))
 
 
 def run(args) -> int:

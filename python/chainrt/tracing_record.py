@@ -13,15 +13,22 @@ command. The command runs with ``LD_PRELOAD`` set from ``<build>/chainrt_tracing
 
 Children inherit the environment, so ``chainrt trace record -- chainrt run MODEL`` traces every
 ``chainrt-run`` process of the run.
+
+The session lives in a running session daemon (root's, or the user's), which is used and left
+running; where none is reachable, one is started for the recording (``session_daemon``) and
+ended, by its PID, when the recording ends in any way: nothing of LTTng stays behind.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,11 +114,173 @@ def lttng_available() -> str | None:
     return None
 
 
-def _lttng(*args: str) -> None:
-    r = subprocess.run(["lttng", *args], capture_output=True, text=True)
+# How long a session daemon started here may take to answer, and to end after SIGTERM (it ends
+# its consumer daemons first) before SIGKILL.
+DAEMON_START_S = 10.0
+DAEMON_STOP_S = 10.0
+
+
+def _lttng(*args: str, env: dict | None = None) -> None:
+    # --no-sessiond: the client never spawns a session daemon of its own (session_daemon() does,
+    # and ends it); without one it fails instead.
+    r = subprocess.run(["lttng", "--no-sessiond", *args], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
         raise RecordError(f"lttng {' '.join(args)}: {msg[-1] if msg else f'exit {r.returncode}'}")
+
+
+def session_daemon_reachable(env: dict) -> bool:
+    """Whether the lttng client reaches a session daemon in the environment ``env`` (root's, or
+    the user's under ``$LTTNG_HOME``; lttng(1), "Session daemon connection")."""
+    r = subprocess.run(["lttng", "--no-sessiond", "list"], capture_output=True, env=env)
+    return r.returncode == 0
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent PID, start time) of a process from /proc, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def _descendants(pid: int) -> dict[int, int]:
+    """The living processes below ``pid`` (a session daemon's consumer daemons and their helper
+    processes): PID -> start time, which tells them from a later process of the same PID."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _proc_stat(int(entry))
+            if st is not None and st[0] != "Z":
+                table[int(entry)] = st
+    found: dict[int, int] = {}
+    parents = [pid]
+    while parents:
+        p = parents.pop()
+        for child, (_, ppid, start) in table.items():
+            if ppid == p and child not in found:
+                found[child] = start
+                parents.append(child)
+    return found
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent() -> None:
+    """In the daemon's child process before exec: SIGTERM when chainrt ends without its cleanup
+    (SIGKILL, an unhandled signal), so that the daemon never outlives the recording."""
+    _LIBC.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _start_daemon(env: dict, home: str) -> subprocess.Popen:
+    """Starts ``lttng-sessiond`` as this process's child (its own session: Ctrl-C at the
+    terminal does not reach it before the session is stopped) and waits until it answers."""
+    log_path = Path(home, "lttng-sessiond.log")
+    with open(log_path, "wb") as log:
+        try:
+            proc = subprocess.Popen(["lttng-sessiond", "--no-kernel"], env=env, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=_die_with_parent)
+        except OSError as e:
+            raise RecordError(f"lttng-sessiond: {e.strerror or e}") from None
+    try:
+        deadline = time.monotonic() + DAEMON_START_S
+        while not session_daemon_reachable(env):
+            if proc.poll() is not None:
+                lines = log_path.read_text(errors="replace").strip().splitlines()
+                raise RecordError("lttng-sessiond did not start: "
+                                  + (lines[-1] if lines else f"exit status {proc.returncode}"))
+            if time.monotonic() > deadline:
+                raise RecordError(f"lttng-sessiond did not answer within {DAEMON_START_S:.0f} s")
+            time.sleep(0.02)
+    except BaseException:
+        _stop_daemon(proc)
+        raise
+    return proc
+
+
+def _alive(pid: int, start: int) -> bool:
+    st = _proc_stat(pid)
+    return st is not None and st[0] != "Z" and st[2] == start
+
+
+def _stop_daemon(proc: subprocess.Popen) -> None:
+    """Ends the session daemon started here, by its PID: SIGTERM, on which it ends its consumer
+    daemons and exits; SIGKILL when it has not within DAEMON_STOP_S. Processes of its own that
+    outlive it (after SIGKILL) are ended by their PIDs too. Ctrl-C meanwhile is held back until
+    this is done, then raised."""
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        below = _descendants(proc.pid)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if proc.poll() is not None:
+                break
+            proc.send_signal(sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=DAEMON_STOP_S)
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):  # None: 2 s to end on their own
+            if sig is not None:
+                for pid in below:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, sig)
+            deadline = time.monotonic() + 2.0
+            below = {pid: start for pid, start in below.items() if _alive(pid, start)}
+            while below and time.monotonic() < deadline:
+                time.sleep(0.02)
+                below = {pid: start for pid, start in below.items() if _alive(pid, start)}
+            if not below:
+                break
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+@contextlib.contextmanager
+def session_daemon(env: dict):
+    """The environment in which lttng and the traced command reach a session daemon. A daemon
+    already reachable (the user's) is used and left alone. Otherwise one is started for the
+    block, with a private ``$LTTNG_HOME`` (a non-root daemon's sockets and configuration are
+    there: no other lttng client reaches it), and ended by its PID when the block ends,
+    whichever way: an error, Ctrl-C, a failed ``lttng create``."""
+    if session_daemon_reachable(env):
+        yield env
+        return
+    home = tempfile.mkdtemp(prefix="chainrt-lttng-")
+    try:
+        own = dict(env, LTTNG_HOME=home)
+        proc = _start_daemon(own, home)
+        try:
+            yield own
+        finally:
+            _stop_daemon(proc)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _run_traced(command: list[str], env: dict) -> int:
+    """Runs the command to its end; its exit status (130 when interrupted)."""
+    try:
+        proc = subprocess.Popen(command, env=env)
+    except OSError as e:
+        raise RecordError(f"{command[0]}: {e.strerror or e}") from None
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        # Ctrl-C at a terminal reached the command too (same process group): let it finish
+        # its own way (chainrt run still prints its report); otherwise pass SIGINT on.
+        for action in (None, signal.SIGINT, signal.SIGKILL):
+            if action is not None:
+                proc.send_signal(action)
+            try:
+                proc.wait(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+            except KeyboardInterrupt:
+                continue
+        return 130
 
 
 def record(command: list[str], output: str, session: str | None = None,
@@ -126,39 +295,21 @@ def record(command: list[str], output: str, session: str | None = None,
     if out.exists() and any(out.iterdir()):
         raise RecordError(f"{out}: exists and is not empty (choose a new folder)")
     session = session or f"chainrt-{os.getpid()}-{int(time.time())}"
-    _lttng("create", session, f"--output={out}")
-    try:
-        for ev in events:
-            _lttng("enable-event", "--userspace", ev, f"--session={session}")
-        _lttng("add-context", "--userspace", f"--session={session}",
-               "--type=vpid", "--type=vtid", "--type=procname")
-        _lttng("start", session)
-        run_env = dict(os.environ if env is None else env)
-        pre = preload_list(cfg)
-        if run_env.get("LD_PRELOAD"):
-            pre.append(run_env["LD_PRELOAD"])
-        run_env["LD_PRELOAD"] = ":".join(pre)
+    with session_daemon(dict(os.environ if env is None else env)) as lenv:
+        _lttng("create", session, f"--output={out}", env=lenv)
         try:
-            proc = subprocess.Popen(command, env=run_env)
-        except OSError as e:
-            raise RecordError(f"{command[0]}: {e.strerror or e}") from None
-        try:
-            rc = proc.wait()
-        except KeyboardInterrupt:
-            # Ctrl-C at a terminal reached the command too (same process group): let it finish
-            # its own way (chainrt run still prints its report); otherwise pass SIGINT on.
-            rc = 130
-            for action in (None, signal.SIGINT, signal.SIGKILL):
-                if action is not None:
-                    proc.send_signal(action)
-                try:
-                    proc.wait(timeout=10)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-                except KeyboardInterrupt:
-                    continue
-        _lttng("stop", session)
-    finally:
-        subprocess.run(["lttng", "destroy", session], capture_output=True)
+            for ev in events:
+                _lttng("enable-event", "--userspace", ev, f"--session={session}", env=lenv)
+            _lttng("add-context", "--userspace", f"--session={session}",
+                   "--type=vpid", "--type=vtid", "--type=procname", env=lenv)
+            _lttng("start", session, env=lenv)
+            run_env = dict(lenv)
+            pre = preload_list(cfg)
+            if run_env.get("LD_PRELOAD"):
+                pre.append(run_env["LD_PRELOAD"])
+            run_env["LD_PRELOAD"] = ":".join(pre)
+            rc = _run_traced(command, run_env)
+            _lttng("stop", session, env=lenv)
+        finally:
+            subprocess.run(["lttng", "--no-sessiond", "destroy", session], capture_output=True, env=lenv)
     return 128 + (-rc) if rc < 0 else rc

@@ -391,7 +391,8 @@ ChainExecutor::Taken ChainExecutor::take(sched::ThreadId t, CallbackId id) noexc
 }
 
 // HOT: take `id` for thread `t` (lock held), run it without the lock, record it.
-void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<runtime::PiMutex>& lk) {
+void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<runtime::PiMutex>& lk,
+                             const runtime::LateWake& late) {
   const Taken k = take(t, id);
   Slot& s = *tables_->slots[id];
   // The callback's priority for what it asks on the chain's behalf (the accelerator client).
@@ -426,7 +427,8 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   if (ran || threw) {
     monitor_.finished(s.stats, s.window,
                       runtime::DispatchRecord{s.mon, t, start, finish, cpu, k.queued_deadline,
-                                              k.stamp.chain != kNoChain ? k.stamp.release : 0},
+                                              k.stamp.chain != kNoChain ? k.stamp.release : 0, late.slept_until,
+                                              late.woke},
                       threw, s.mcb ? static_cast<CallbackId>(s.model_id.value_or(kNoCallback)) : kNoCallback, k.stamp,
                       [this](std::uint32_t c, Duration, bool missed) {
 #if defined(CHAINRT_HAVE_LAME)
@@ -506,6 +508,7 @@ void ChainExecutor::keep_exception() {
 bool ChainExecutor::run_one(sched::ThreadId t, Duration until, bool wait) {
   std::unique_lock<runtime::PiMutex> lk(mutex_);
   bool changed = true;
+  runtime::LateWake late;  // this thread's late wake-up from its last wait (the dispatch record's)
   for (;;) {
     if (rebuild_requested_.load(std::memory_order_acquire) || !tables_) {
       lk.unlock();
@@ -525,7 +528,7 @@ bool ChainExecutor::run_one(sched::ThreadId t, Duration until, bool wait) {
     if (changed && !T.dispatcher->empty() && sleepers_.load(std::memory_order_relaxed) > 0) wake_others();
     changed = false;
     if (id != kNoCallback) {
-      dispatch(t, id, lk);
+      dispatch(t, id, lk, late);
       return true;
     }
     if (!wait || now >= until) return false;
@@ -544,6 +547,8 @@ bool ChainExecutor::run_one(sched::ThreadId t, Duration until, bool wait) {
     wake_pending_.store(false, std::memory_order_seq_cst);
     lk.unlock();
     runtime::futex_wait(&wake_, seq, timeout);
+    // (on the steady clock only: a simulated clock's instants are not the kernel's)
+    late = runtime::late_wake(timeout > 0 && !options_.clock ? now + timeout : 0);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   }

@@ -392,7 +392,7 @@ void Executor::wake_others() noexcept {
 }
 
 void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
-                        std::unique_lock<PiMutex>& lk) noexcept {
+                        std::unique_lock<PiMutex>& lk, const LateWake& late) noexcept {
   Slot& s = *slots_[id];
   const tracing::Hooks& tr = tracing::hooks();
   Stamp stamp;
@@ -453,7 +453,8 @@ void Executor::dispatch(sched::ThreadId t, CallbackId id, Duration now,
     set_current_stamp(Stamp{});
     lk.lock();
     // monitoring (preallocated, no allocation)
-    monitor_.finished(s.stats, s.window_cpu, DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release},
+    monitor_.finished(s.stats, s.window_cpu, DispatchRecord{id, t, start, finish, cpu, queued_deadline, stamp.release,
+                                                                late.slept_until, late.woke},
                       threw, id, stamp, [&](std::uint32_t c, Duration response, bool missed) {
                         const Duration d = chain_specs_[c].deadline;
                         if (tr.chain_complete)
@@ -477,6 +478,7 @@ void Executor::thread_main(sched::ThreadId t) {
   // group) and work is left in it: no wake storms, and no two idle threads waking each other.
   bool changed = true;
   bool idle = false;  // this thread waited since its last selection
+  LateWake late;      // its late wake-up from that wait (the dispatch record's)
   while (!stop_requested()) {
     const std::uint32_t seq = wake_.load(std::memory_order_seq_cst);
     const Duration now = clock_now();
@@ -492,7 +494,8 @@ void Executor::thread_main(sched::ThreadId t) {
     if (changed && !dispatcher_->empty()) wake_others();
     changed = false;
     if (id != kNoCallback) {
-      dispatch(t, id, now, lk);
+      dispatch(t, id, now, lk, late);
+      late = {};
       changed = true;  // its group is free again
       continue;
     }
@@ -511,6 +514,8 @@ void Executor::thread_main(sched::ThreadId t) {
     lk.unlock();
     if (trace.wait_for_work) trace.wait_for_work(timeout);
     futex_wait(&wake_, seq, timeout);
+    // (on the steady clock only: a simulated clock's instants are not the kernel's)
+    late = late_wake(timeout > 0 && !options_.clock ? now + timeout : 0);
     lk.lock();
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     idle = true;

@@ -700,8 +700,10 @@ void ProcessRun::write_trace(TraceFiles& files, Duration start) {
         << "\", \"thread\": " << d.thread << ", \"release\": "
         << (d.release ? rel(d.release) : -1) << ", \"start\": " << rel(d.start)
         << ", \"finish\": " << rel(d.finish) << ", \"cpu\": " << d.cpu
-        << ", \"deadline\": " << (d.deadline == sched::kNoDeadline ? -1 : rel(d.deadline))
-        << "}\n";
+        << ", \"deadline\": " << (d.deadline == sched::kNoDeadline ? -1 : rel(d.deadline));
+      if (d.woke > d.slept_until)  // the thread's late wake-up before this dispatch
+        f << ", \"slept_until\": " << rel(d.slept_until) << ", \"woke\": " << rel(d.woke);
+      f << "}\n";
     }
   for (auto& [ix, acc] : accelerators_) {
     if (acc->trace_truncated()) warnings_.push_back("accelerator '" + acc->options().name + "': device trace truncated");

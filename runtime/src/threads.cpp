@@ -164,4 +164,13 @@ std::optional<Reservation> thread_reservation(int tid) noexcept {
   return Reservation{static_cast<Duration>(a.sched_runtime), static_cast<Duration>(a.sched_period)};
 }
 
+LateWake late_wake(Duration slept_until) noexcept {
+  if (slept_until <= 0) return {};
+  const Duration woke = now_ns();
+  if (woke <= slept_until) return {};
+  const int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+  if (policy != SCHED_FIFO && policy != SCHED_RR && policy != kSchedDeadline) return {};
+  return {slept_until, woke};
+}
+
 }  // namespace chainrt::runtime

@@ -1171,6 +1171,25 @@ BoundOverWorst bound_over_worst(const std::vector<double>& ascending_ratios) {
   return d;
 }
 
+namespace {
+// The report's figures: six decimals.
+std::string six_decimals(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6f", x);
+  return b;
+}
+}  // namespace
+
+std::string bound_over_worst_to_json(const BoundOverWorst& d) {
+  std::ostringstream os;
+  os << "{\"median\": " << six_decimals(d.median) << ", \"p90\": " << six_decimals(d.p90) << ", \"histogram\": [";
+  for (std::size_t i = 0; i < d.histogram.size(); ++i) os << (i ? ", " : "") << d.histogram[i];
+  os << "], \"bucket_upper_ends\": [";
+  for (std::size_t i = 0; i < std::size(kTightnessBuckets); ++i) os << (i ? ", " : "") << six_decimals(kTightnessBuckets[i]);
+  os << "]}";
+  return os.str();
+}
+
 const std::vector<std::string>& soundness_features() {
   static const std::vector<std::string> f{"shared-cores", "shared-callbacks", "branch-join", "fan-out", "fan-out-tail",
                                           "platform", "accelerator", "accelerator-block"};
@@ -1186,14 +1205,9 @@ std::string report_to_json(const SoundnessReport& r) {
     }
     return o + "\"";
   };
-  auto fmt = [](double x) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.6f", x);
-    return std::string(b);
-  };
+  const auto fmt = six_decimals;
+  const std::string ratio = six_decimals(r.max_ratio);
   std::ostringstream os;
-  char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.6f", r.max_ratio);
   os << "{\"analysis\": " << q(r.analysis) << ", \"policy\": " << q(r.policy) << ", \"systems\": " << r.systems << ", \"applicable\": " << r.applicable
      << ", \"schedulable\": " << r.schedulable << ", \"chains_checked\": " << r.chains_checked
      << ", \"beyond_period_checked\": " << r.beyond_period_checked
@@ -1213,16 +1227,7 @@ std::string report_to_json(const SoundnessReport& r) {
      << ", \"both_access_systems\": " << r.both_access_systems
      << ", \"tightness\": {\"chains\": " << r.ratio_chains << ", \"median\": " << fmt(r.ratio_median)
      << ", \"p90\": " << fmt(r.ratio_p90) << ", \"p10\": " << fmt(r.ratio_p10) << ", \"mean\": " << fmt(r.ratio_mean)
-     << ", \"bound_over_worst\": ";
-  auto distribution = [&](const BoundOverWorst& d) {
-    os << "{\"median\": " << fmt(d.median) << ", \"p90\": " << fmt(d.p90) << ", \"histogram\": [";
-    for (std::size_t i = 0; i < d.histogram.size(); ++i) os << (i ? ", " : "") << d.histogram[i];
-    os << "], \"bucket_upper_ends\": [";
-    for (std::size_t i = 0; i < std::size(kTightnessBuckets); ++i) os << (i ? ", " : "") << fmt(kTightnessBuckets[i]);
-    os << "]}";
-  };
-  distribution(r.bound_over_worst);
-  os << "}, \"ratios\": [";
+     << ", \"bound_over_worst\": " << bound_over_worst_to_json(r.bound_over_worst) << "}, \"ratios\": [";
   for (std::size_t i = 0; i < r.ratios.size(); ++i) {  // %.17g: the same double back in a reader
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", r.ratios[i]);
@@ -1241,9 +1246,8 @@ std::string report_to_json(const SoundnessReport& r) {
   // a subset's ratios and its own tightness (a campaign's merge computes the same from the lists)
   auto subset = [&](const char* name, const char* tightness, const std::vector<double>& xs) {
     list(name, xs);
-    os << ", \"" << tightness << "\": {\"chains\": " << xs.size() << ", \"bound_over_worst\": ";
-    distribution(bound_over_worst(xs));
-    os << "}";
+    os << ", \"" << tightness << "\": {\"chains\": " << xs.size()
+       << ", \"bound_over_worst\": " << bound_over_worst_to_json(bound_over_worst(xs)) << "}";
   };
   if (r.phases || !r.join_ratios.empty()) subset("join_ratios", "join_tightness", r.join_ratios);
   if (r.phases || !r.multi_threaded_ratios.empty())

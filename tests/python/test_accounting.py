@@ -68,6 +68,22 @@ def test_a_blackout_inside_the_window_classifies_the_instance_as_platform():
     assert high["cases"][0].platform_ns == 4 * MS
 
 
+def test_a_blackout_explains_an_instance_only_within_the_bound_with_the_measured_platform():
+    # 4 ms of platform blackout in the window of the 13.5 ms instance (bound 11 ms)
+    with_platform = {"high": 15 * MS}
+    high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]}, platform_bounds=with_platform)["high"]
+    assert (high["above"], high["platform"]) == (1, 1)
+    assert "within the bound with the measured platform, 15.00 ms" in high["cases"][0].text()
+    # a bound with the platform of 12 ms: the blackouts the run measured cannot take it to 13.5 ms
+    high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]}, platform_bounds={"high": 12 * MS})["high"]
+    assert (high["above"], high["platform"], high["unexplained"]) == (1, 0, 1)
+    assert "above even the bound with the measured platform, 12.00 ms" in high["cases"][0].text()
+    # ... unless a callback overran there too
+    high = account(run(lo_sub_wall=14, lo_sub_cpu=14), {0: [(25 * MS, 29 * MS)]},
+                   platform_bounds={"high": 12 * MS})["high"]
+    assert (high["above"], high["overrun"], high["unexplained"]) == (1, 1, 0)
+
+
 def test_a_blackout_before_the_release_counts_through_the_backlog_it_left():
     # the platform stopped lo_sub (16-19 ms) before the high instance's release at 20 ms; the
     # executor stayed busy, so the delay reached that instance
@@ -241,6 +257,19 @@ def test_more_model_work_than_the_simulated_worst_case_stays_unexplained():
     assert "less the runtime's own time, 0.70 ms, it still exceeds the simulated worst case" in high["cases"][0].text()
 
 
+def test_above_the_simulated_worst_case_but_within_the_analysis_bound_is_a_schedule_the_run_did_not_reach():
+    sim = {"high": 7 * MS}
+    high = account(dispatched_late(), {0: []}, bounds=sim, simulated=True, analysis_bounds={"high": 11 * MS})["high"]
+    assert (high["above"], high["bounded"], high["unexplained"]) == (1, 1, 0)
+    assert "within the analysis bound, 11.00 ms" in high["cases"][0].text()
+    full = acc.to_json(acc.account(dispatched_late(), CHAINS, sim, WCETS, {0: []}, simulated=True,
+                                   analysis_bounds={"high": 11 * MS}))
+    assert "1 within the analysis bound" in acc.cause_text(full["chains"]["high"], "the simulated worst case")
+    # above the analysis bound too: unexplained
+    high = account(dispatched_late(), {0: []}, bounds=sim, simulated=True, analysis_bounds={"high": 9 * MS})["high"]
+    assert (high["bounded"], high["unexplained"]) == (0, 1)
+
+
 def test_work_in_parallel_on_another_cpu_is_not_the_runtimes_time():
     # another executor's callback ran on the other CPU the whole time: it covers the high chain's
     # wait and hi_sub's lost time where the CPUs are not known (on one CPU it would have delayed)
@@ -389,6 +418,64 @@ def test_the_benchmarks_trace_records_carry_their_cpu_time():
     from chainrt.reference_system import accounting as bench
     got = bench.executions([["hot_path", "A/timer", 0, 10, 30, -1, 10, 18], ["other", "B/x", 1, 40, 50, -1, 0, 9]])
     assert got == [Execution("A/timer", "hot_path", 0, 10, 30, 18, 10), Execution("B/x", "other", 1, 40, 50, 9, None)]
+
+
+def test_the_benchmarks_trace_records_carry_the_threads_late_wake_up():
+    from chainrt.reference_system import accounting as bench
+    got = bench.executions([["hot_path", "A/timer", 0, 10, 30, -1, 10, 18, 5, 9], ["other", "B/x", 1, 40, 50, -1, 0, 9, 0, 0]])
+    assert [g.slept for g in got] == [(5, 9), None]
+
+
+def late(cb: str, start_ms: float, release_ms: float, slept_ms: tuple[float, float], executor: str = "main") -> Execution:
+    e = ex(cb, start_ms, 2.5, release_ms)
+    return Execution(e.callback, executor, 0, e.start, e.finish, e.cpu, e.release,
+                     (int(slept_ms[0] * MS), int(slept_ms[1] * MS)))
+
+
+def test_a_real_time_threads_late_wake_up_is_a_platform_blackout_of_its_cpu():
+    # the high timer released at 20 ms; its thread, asleep until then, ran only at 24 ms (lo_sub
+    # ended at 19 ms: no model thread ran meanwhile)
+    execs = [e for e in run(lo_sub_wall=4) if not (e.release == 20 * MS and e.callback.startswith("hi"))]
+    execs += [late("hi_pub", 24, 20, (20, 24)), ex("hi_sub", 26.5, 2.5, 20)]
+    assert acc.late_wakeups(execs, None, {1}) == {1: [(20 * MS, 24 * MS)]}
+    # the accounting then calls the instance's 9 ms > a 7 ms bound the platform's
+    got = account(execs, acc.platform_blackouts({1: []}, {}, set(), acc.late_wakeups(execs, None, {1})),
+                  bounds={"high": 7 * MS, "low": 40 * MS})["high"]
+    assert (got["above"], got["platform"], got["unexplained"]) == (1, 1, 0)
+    # without it, the same instance is unexplained
+    got = account(execs, {1: []}, bounds={"high": 7 * MS, "low": 40 * MS})["high"]
+    assert (got["above"], got["unexplained"]) == (1, 1)
+
+
+def test_a_late_wake_up_while_a_model_thread_ran_or_below_the_threshold_or_on_an_unknown_cpu_is_not_the_platforms():
+    base = [e for e in run() if not (e.release == 20 * MS and e.callback.startswith("hi"))]
+    # lo_sub ran 15-25 ms: the high thread's wake-up in 20-24 ms may have waited for it
+    assert acc.late_wakeups(base + [late("hi_pub", 25, 20, (20, 24))], None, {1}) == {}
+    # below the probe's threshold (150 µs): every wake-up's latency
+    quiet = [e for e in base if e.callback != "lo_sub"]
+    assert acc.late_wakeups(quiet + [late("hi_pub", 20.2, 20, (20, 20.1))], None, {1}) == {}
+    # the executor's threads not pinned to one core and the run not on one CPU: no CPU to charge
+    assert acc.late_wakeups(quiet + [late("hi_pub", 24, 20, (20, 24))], None, None) == {}
+    # pinned through the model: that core
+    assert acc.late_wakeups(quiet + [late("hi_pub", 24, 20, (20, 24))], {"main": {3}}, None) == {3: [(20 * MS, 24 * MS)]}
+
+
+def test_a_late_wake_up_the_probe_saw_a_model_thread_hold_is_the_models():
+    wake = {1: [(20 * MS, 24 * MS)]}
+    holds = {1: [(21 * MS, 21 * MS, 4242, "model-thread", 0)]}  # the probe woken at 21 ms, 4242 held the CPU
+    assert acc.platform_blackouts({1: []}, holds, {4242}, wake) == {1: [(20 * MS, 21 * MS)]}
+    assert acc.platform_blackouts({1: []}, holds, {1}, wake) == {1: [(20 * MS, 24 * MS)]}
+
+
+def test_read_traces_keep_the_late_wake_up(tmp_path):
+    (tmp_path / "p.jsonl").write_text(
+        '{"executor": "main", "callback": "hi_pub", "thread": 0, "release": 100, "start": 400, "finish": 500, '
+        '"cpu": 90, "deadline": -1, "slept_until": 100, "woke": 350}\n'
+        '{"executor": "main", "callback": "hi_sub", "thread": 0, "release": 100, "start": 500, "finish": 600, '
+        '"cpu": 90, "deadline": -1}\n')
+    (tmp_path / "p.jsonl.start").write_text("1000\n")
+    got = acc.read_traces(tmp_path)
+    assert [g.slept for g in got] == [(1100, 1350), None]
 
 
 def test_a_server_mode_request_ends_the_instance_at_the_chains_last_piece_not_at_the_request(tmp_path):

@@ -104,6 +104,19 @@ def test_soundness_batches_merge_into_the_harness_report_for_all_systems():
         assert merged["tightness"]["chains"] == len(merged["ratios"]) > 0
 
 
+def test_merge_takes_the_harness_distribution_of_bound_over_worst():
+    """The merge's bound / worst distribution is the harness's (chainrt._core): worst / bound
+    ratios 0.2, 0.5, 0.9, 1.0 are bounds 5, 2, 1.11 and 1 times the worst; element n/2 and 0.9 n
+    of those in ascending order; one per bucket below 1.05, from 1.1, from 2 and from 3."""
+    assert soundness.bound_over_worst([0.2, 0.5, 0.9, 1.0]) == {
+        "median": 2.0, "p90": 5.0, "histogram": [1, 0, 1, 0, 0, 1, 1],
+        "bucket_upper_ends": [1.05, 1.1, 1.3, 1.5, 2.0, 3.0]}
+    assert soundness.bound_over_worst([]) == {"median": 0.0, "p90": 0.0, "histogram": [0] * 7,
+                                              "bucket_upper_ends": [1.05, 1.1, 1.3, 1.5, 2.0, 3.0]}
+    # six decimals, as the report prints them: 1 / 0.7 = 1.428571...
+    assert soundness.bound_over_worst([0.7])["median"] == 1.428571
+
+
 # --- one campaign, every runner --------------------------------------------------------------
 
 def test_in_process_local_cluster_and_interrupted_resume_agree(tmp_path):

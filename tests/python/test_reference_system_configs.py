@@ -403,6 +403,9 @@ def test_platform_curve_from_the_runs_and_the_model_variant():
     assert at[100 * MS] == 3 * MS + (200 + 1) * 20_000               # run 1 has 3 ms too, run 2 no more
     assert [w for w, _ in points] == [int(w * MS) for w in platform.CURVE_WINDOWS_MS]
     assert all(a[1] <= b[1] for a, b in zip(points, points[1:]))
+    # an executor thread's late wake-up of 6 ms (accounting.late_wakeups) is a blackout of its CPU too
+    woke = [dict(runs[0], accounting={"wakeups": {1: [(10 * MS, 16 * MS)]}}), runs[1]]
+    assert dict(runner.platform_curve(woke)[0])[10 * MS] == 6 * MS + (20 + 1) * 20_000
     assert runner.platform_curve(runs + [{"platform": {"unavailable": "the platform probe needs root"}}]) == \
         (None, "the platform probe needs root")
     m = configs.variant(str(REF), "picas-single", pin_core=0)

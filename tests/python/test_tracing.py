@@ -8,12 +8,15 @@ LTTng those are skipped with the reason. No wall-clock number is asserted."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -284,6 +287,7 @@ def test_stubs_carry_the_sonames_the_wheels_need():
 # Real recordings (LTTng)
 
 
+@functools.cache
 def _recording_unavailable() -> str | None:
     from chainrt import tracing_record
     why = tracing_record.lttng_available()
@@ -297,12 +301,17 @@ def _recording_unavailable() -> str | None:
         tracing._import_bt2()
     except tracing.TraceError as e:
         return str(e)
-    # can a session be created here (a session daemon running or startable)?
+    # can a session be created here (a session daemon running, or one started for the probe)?
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         name = f"chainrt-probe-{os.getpid()}"
-        r = subprocess.run(["lttng", "create", name, f"--output={tmp}/t"], capture_output=True, text=True)
-        subprocess.run(["lttng", "destroy", name], capture_output=True, text=True)
+        try:
+            with tracing_record.session_daemon(dict(os.environ)) as env:
+                r = subprocess.run(["lttng", "--no-sessiond", "create", name, f"--output={tmp}/t"],
+                                   capture_output=True, text=True, env=env)
+                subprocess.run(["lttng", "--no-sessiond", "destroy", name], capture_output=True, text=True, env=env)
+        except tracing_record.RecordError as e:
+            return str(e)
     if r.returncode != 0:
         lines = (r.stderr.strip() or r.stdout.strip()).splitlines()
         return f"lttng create failed: {lines[-1] if lines else r.returncode}"
@@ -439,3 +448,169 @@ def test_record_rclpy_program_under_chain_executor_agrees_with_its_monitoring(tm
         assert abs(t["deadline_misses"] - m["deadline_misses"]) <= 1, (name, t, m)
     # its callbacks are named and timed by callback_start/callback_end
     assert {"hi_pub", "hi_sub", "lo_pub", "lo_sub"} <= set(rep.callbacks), rep.callbacks
+
+
+# ---------------------------------------------------------------------------------------------
+# The LTTng daemons of a recording: it ends those it started, by their PIDs, whichever way it
+# ends, and leaves a session daemon that was running alone
+
+MARK = "CHAINRT_TEST_LTTNG_MARK"
+
+
+def _daemon_env(tmp_path) -> tuple[dict, str]:
+    """The environment of a recording in a test and its mark: every LTTng daemon started from it
+    inherits the mark (other programs' daemons on this machine do not count). A user other than
+    root gets an LTTNG_HOME of its own (root's session daemon is one per machine)."""
+    mark = f"{os.getpid()}-{tmp_path.name}"
+    env = _ros_env(150 + (os.getpid() + 19) % 40)
+    env[MARK] = mark
+    if os.getuid() != 0:
+        (tmp_path / "lttng-home").mkdir()
+        env["LTTNG_HOME"] = str(tmp_path / "lttng-home")
+    return env, mark
+
+
+def _lttng_daemons() -> dict[int, tuple[str, int, int, str]]:
+    """The LTTng daemon processes alive now (lttng-sessiond, lttng-consumerd, their lttng-runas
+    helpers): PID -> (name, parent PID, start time, the test mark of their environment)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            name = Path(f"/proc/{entry}/comm").read_text().strip()
+            if not name.startswith("lttng-"):
+                continue
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+        except OSError:  # gone, or another user's
+            continue
+        if stat[0] != "Z":
+            mark = next((v.split(b"=", 1)[1].decode() for v in environ if v.startswith(MARK.encode() + b"=")), "")
+            found[int(entry)] = (name, int(stat[1]), int(stat[19]), mark)
+    return found
+
+
+def _new_daemons(before: dict, mark: str) -> dict:
+    """The daemons started from the test's environment since ``before`` and still alive."""
+    return {pid: d for pid, d in _lttng_daemons().items()
+            if d[3] == mark and (pid not in before or before[pid][2] != d[2])}
+
+
+def _where_no_session_daemon_runs(tmp_path) -> tuple[dict, str, dict]:
+    """A test's environment and mark (_daemon_env) and the LTTng daemons alive before its
+    recording; skipped where LTTng cannot record, or where a session daemon runs (a recording
+    then uses it and starts none)."""
+    _skip_without_lttng()
+    from chainrt import tracing_record
+    env, mark = _daemon_env(tmp_path)
+    if tracing_record.session_daemon_reachable(env):
+        pytest.skip("a session daemon runs here: a recording uses it and starts none")
+    return env, mark, _lttng_daemons()
+
+
+def _record_cmd(trace, *command, session: str | None = None) -> list[str]:
+    return ([sys.executable, "-m", "chainrt.cli", "trace", "record", "-o", str(trace)]
+            + (["--session", session] if session else []) + ["--", *command])
+
+
+def _record(env: dict, trace, *command, session: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(_record_cmd(trace, *command, session=session), env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def _recorded(trace) -> bool:
+    """The trace holds the metadata of a traced process's userspace buffers: the session daemon
+    saw the process register."""
+    return any(trace.glob("ust/**/metadata"))
+
+
+def test_record_ends_the_lttng_daemons_it_started(tmp_path):
+    env, mark, before = _where_no_session_daemon_runs(tmp_path)
+    r = _record(env, tmp_path / "trace", sys.executable, "-c", "print('traced')")
+    assert r.returncode == 0, r.stderr
+    assert "traced" in r.stdout and _recorded(tmp_path / "trace")
+    assert _new_daemons(before, mark) == {}
+
+
+def test_record_ends_the_lttng_daemons_it_started_when_lttng_create_fails(tmp_path):
+    env, mark, before = _where_no_session_daemon_runs(tmp_path)
+    r = _record(env, tmp_path / "trace", "true", session="no/such")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "lttng create" in r.stderr and "Traceback" not in r.stderr
+    assert _new_daemons(before, mark) == {}
+
+
+def test_interrupted_record_ends_the_lttng_daemons_it_started(tmp_path):
+    env, mark, before = _where_no_session_daemon_runs(tmp_path)
+    started = tmp_path / "started"
+    prog = ("import os, signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+            f"open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(60)")
+    rec = subprocess.Popen(_record_cmd(tmp_path / "trace", sys.executable, "-c", prog), env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()) and rec.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rec.poll() is None and started.exists(), "the traced command did not start"
+        # Ctrl-C at a terminal: SIGINT to chainrt and to the command (one process group)
+        rec.send_signal(signal.SIGINT)
+        os.kill(int(started.read_text()), signal.SIGINT)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 130, err
+    assert _new_daemons(before, mark) == {}
+
+
+def test_record_uses_a_running_session_daemon_and_leaves_it_running(tmp_path):
+    _skip_without_lttng()
+    from chainrt import tracing_record
+    env, mark = _daemon_env(tmp_path)
+    user = None
+    if not tracing_record.session_daemon_reachable(env):  # the user's daemon
+        user = subprocess.Popen(["lttng-sessiond", "--no-kernel"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not tracing_record.session_daemon_reachable(env):
+            assert time.monotonic() < deadline and (user is None or user.poll() is None), "no session daemon"
+            time.sleep(0.05)
+        before = _lttng_daemons()
+        running = {pid: d for pid, d in before.items() if d[0] == "lttng-sessiond"}
+        r = _record(env, tmp_path / "trace", sys.executable, "-c", "print('traced')")
+        assert r.returncode == 0, r.stderr
+        assert _recorded(tmp_path / "trace")
+        after = _lttng_daemons()
+        assert all(pid in after and after[pid][2] == d[2] for pid, d in running.items()), (running, after)
+
+        def below_running(pid):
+            while pid > 1 and pid in after:
+                pid = after[pid][1]
+                if pid in running:
+                    return True
+            return False
+        # what the recording started: only the running daemon's own consumer daemons
+        assert all(below_running(pid) for pid in _new_daemons(before, mark)), after
+    finally:
+        if user is not None:
+            user.terminate()
+            user.wait(timeout=30)
+
+
+def test_a_daemon_that_ignores_sigterm_is_killed_and_its_children_are_ended(tmp_path, monkeypatch):
+    # no LTTng needed: a stand-in that ignores SIGTERM, with a child it leaves behind when killed
+    from chainrt import tracing_record
+    monkeypatch.setattr(tracing_record, "DAEMON_STOP_S", 0.5)
+    child = tmp_path / "child"
+    daemon = subprocess.Popen(["sh", "-c", f'trap "" TERM; sleep 300 & echo $! > {child}; wait'],
+                              start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not (child.exists() and child.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sleeper = int(child.read_text())
+    tracing_record._stop_daemon(daemon)
+    assert daemon.returncode == -signal.SIGKILL
+    assert tracing_record._proc_stat(sleeper) is None or tracing_record._proc_stat(sleeper)[0] == "Z"

@@ -442,7 +442,7 @@ void run_executors(SystemBuild& b, std::vector<std::unique_ptr<runtime::Executor
     if (opt.trace)
       for (const auto& d : ex->trace())
         result.trace.push_back(TraceRecord{b.model.executors[e].name, ex->name_of(d.callback), d.thread, d.start,
-                                           d.finish, d.deadline, d.release, d.cpu});
+                                           d.finish, d.deadline, d.release, d.cpu, d.slept_until, d.woke});
   }
   result.stopped = now_ns();
   result.runtime = runtime::merge_reports(parts);
@@ -509,7 +509,7 @@ std::string to_json(const SystemResult& r) {
     const auto& t = r.trace[i];
     o << (i ? ", " : "") << "[\"" << json_escape(t.executor) << "\", \"" << json_escape(t.callback) << "\", "
       << t.thread << ", " << t.start << ", " << t.finish << ", " << t.deadline << ", " << t.release << ", "
-      << t.cpu << "]";
+      << t.cpu << ", " << t.slept_until << ", " << t.woke << "]";
   }
   o << "], \"runtime\": " << runtime::to_json(r.runtime, false) << "}";
   return o.str();

@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
       for (const auto& r : executors[i]->trace()) {
         f << (first ? "" : ",\n") << "[" << json_string(model.executors[i].name) << ", "
           << json_string(executors[i]->name_of(r.callback)) << ", " << r.thread << ", " << r.start << ", " << r.finish
-          << ", " << r.deadline << ", " << r.release << ", " << r.cpu << "]";
+          << ", " << r.deadline << ", " << r.release << ", " << r.cpu << ", " << r.slept_until << ", " << r.woke << "]";
         first = false;
       }
     }

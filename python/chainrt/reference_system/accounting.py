@@ -69,20 +69,25 @@ def stamped_keep(text: str, stamps: list[tuple[int, int, str]], blackouts: list[
 
 def executions(trace: list) -> list[acc.Execution]:
     """The executions of the benchmark binary's trace ([executor, callback, thread, start, finish,
-    deadline, release, cpu]; release 0: none)."""
+    deadline, release, cpu, slept_until, woke]; release 0: none; woke > slept_until: the thread's
+    late wake-up before it)."""
     return [acc.Execution(str(r[1]), str(r[0]), int(r[2]), int(r[3]), int(r[4]), int(r[7]) if len(r) > 7 else 0,
-                          int(r[6]) or None) for r in trace]
+                          int(r[6]) or None,
+                          (int(r[8]), int(r[9])) if len(r) > 9 and int(r[9]) > int(r[8]) else None) for r in trace]
 
 
 def run_input(trace: list, probe, tids: set[int], since_ns: int, sinks: dict) -> dict:
     """What one run keeps for its accounting: executions, the platform's blackouts (None when
     the probe did not run), the end of the warm-up, the samples the sinks received, and for the
     kernel's real-time throttling every blackout the probe saw with the throttling then set."""
-    blackouts = None
+    blackouts, ex, wakeups = None, executions(trace), {}
     if probe is not None:
-        blackouts = acc.platform_blackouts(probe.blackouts, probe.holds, set(tids) | probe.pids) \
-            if not probe.attribution_error else {c: list(iv) for c, iv in probe.blackouts.items()}
-    return {"executions": executions(trace), "blackouts": blackouts, "since_ns": since_ns, "sinks": sinks,
+        # the run is pinned to the probe's CPU(s); the executors' late wake-ups go to a lone one
+        wakeups = acc.late_wakeups(ex, None, set(probe.blackouts) if len(probe.blackouts) == 1 else None)
+        blackouts = acc.platform_blackouts(probe.blackouts, probe.holds, set(tids) | probe.pids, wakeups) \
+            if not probe.attribution_error else acc.platform_blackouts(probe.blackouts, {}, set(), wakeups)
+    return {"executions": ex, "blackouts": blackouts, "since_ns": since_ns, "sinks": sinks,
+            "wakeups_note": acc.wakeups_note(wakeups), "wakeups": {c: list(iv) for c, iv in wakeups.items()},
             "attribution": probe.attribution_error if probe is not None else "no probe",
             "probe_blackouts": {c: list(iv) for c, iv in probe.blackouts.items()} if probe is not None else {},
             "rt_throttling": acc.rt_throttling()}
@@ -123,7 +128,8 @@ def free_kpis(run: dict, node_exec: dict, busy: dict, blackouts: list[tuple[int,
     return kpi.run_kpis(run["sinks"], keep_sample=keep_sample, keep_period=keep_period)
 
 
-def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None) -> dict | None:
+def config_accounting(model, runs: list[dict], analysis: dict | None, simulated: dict | None = None,
+                      analysis_platform: dict | None = None) -> dict | None:
     """Per configuration: {"chains": {chain: {"above", "platform", "overrun", "runtime",
     "unexplained", "unexplained_cases" (the longest CASES_KEPT, each named with its run)}} summed
     over its runs against the analysis bounds, "simulated" the same against
@@ -138,6 +144,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
     mi = acc.model_inputs(model) if model is not None else {"chains": {}}
     against = {"chains": {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis or {}).get("chains") or {}).items()},
                "simulated": {n: (c or {}).get("wcrt_ns") for n, c in ((simulated or {}).get("chains") or {}).items()}}
+    # a platform blackout explains an instance only within the bound with the measured platform
+    with_platform = {n: (c or {}).get("wcrt_bound_ns") for n, c in ((analysis_platform or {}).get("chains") or {}).items()}
     node_exec = {n.name: n.executor for n in model.nodes} if model is not None else {}
     counts = {key: {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]} for key in against}
     free, notes = [], sorted({f"attribution: {i['attribution']}" for i in inputs if i["attribution"]})
@@ -148,7 +156,9 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
                                   mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
                                   executor_cpus=mi["executor_cpus"], chain_ncpu=mi["chain_ncpu"],
-                                  publishers=mi["publishers"], cache_only=mi["cache_only"])
+                                  publishers=mi["publishers"], cache_only=mi["cache_only"],
+                                  platform_bounds=with_platform if key == "chains" else None,
+                                  analysis_bounds=against["chains"] if key == "simulated" else None)
                 for n, row in got["chains"].items():
                     for k in ("above", *CAUSES):
                         counts[key][n][k] += row[k]
@@ -163,6 +173,7 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
         busy = acc.busy_periods(ex, acc.ready_times(ex, mi["chains"]))
         every = acc.plat.merge([x for iv in inp["blackouts"].values() for x in iv])
         free.append(free_kpis(inp, node_exec, busy, every))
+    notes += [f"run {i + 1}: {inp['wakeups_note']}" for i, inp in enumerate(inputs) if inp.get("wakeups_note")]
     notes += throttling_notes(inputs)
     pooled = kpi.pooled(free).to_dict()
     return {**counts, "runs": len(inputs), "hot_path_latency": pooled["hot_path_latency"],

@@ -232,7 +232,12 @@ def platform_curve(runs: list[dict]) -> tuple[list[tuple[int, int]] | None, str]
         return None, "the platform probe's own CPU time could not be read"
     if any(p.get("dropped") for p in plats):
         return None, "the platform probe dropped blackout records"
-    blackouts = [iv for p in plats for iv in p["blackouts"].values()]
+    # each run's CPUs: the probe's blackouts with the executors' late wake-ups (accounting.late_wakeups)
+    blackouts = []
+    for r, p in zip(runs, plats):
+        wake = ((r.get("accounting") or {}).get("wakeups")) or {}
+        mine = {str(cpu): iv for cpu, iv in wake.items()}
+        blackouts += [platform_mod.merge(list(iv) + list(mine.get(str(cpu), []))) for cpu, iv in p["blackouts"].items()]
     cost = max(p["cost_ns"] for p in plats)
     return platform_mod.curve(blackouts, max(p["period_ns"] for p in plats), cost), ""
 
@@ -581,7 +586,8 @@ def run_bench(opts: BenchOptions, progress_stream=sys.stderr, progress: bool | N
         if runs[name]:
             # every instance above the model's bound classified; the KPIs over platform-free samples
             # (a stock executor, without a model: the platform-free split alone)
-            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"), c.get("simulated"))
+            c["accounting"] = bench_accounting.config_accounting(model, runs[name], c.get("analysis"), c.get("simulated"),
+                                                                 c.get("analysis_platform"))
         result["configs"][name] = c
     if opts.real:
         result["checks"] = upstream.checks(result) if opts.system == "upstream" else checks(result)

@@ -3,6 +3,8 @@
 // the executor goes on, SIGINT stops every thread, chain monitoring (response times, misses)
 // and the /chainrt/chain_stats topic.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -344,6 +346,27 @@ TEST(ThreadParams, AppliedOrWarnedNeverFatal) {
   if (!r.deadline) {
     EXPECT_NE(r.warnings.back().find("SCHED_DEADLINE"), std::string::npos);
   }
+
+  // A late wake-up is a real-time thread's only: a normal thread waits behind other processes.
+  auto late_in = [](int fifo_priority) {
+    LateWake w;
+    bool fifo = false;
+    std::thread th([&] {
+      sched_param p{};
+      p.sched_priority = fifo_priority;
+      fifo = fifo_priority > 0 && pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0;
+      w = late_wake(now_ns() - 1'000'000);  // "slept until" 1 ms ago
+    });
+    th.join();
+    return std::make_pair(w, fifo);
+  };
+  EXPECT_EQ(late_in(0).first.woke, 0);
+  if (const auto [w, fifo] = late_in(1); fifo) {
+    EXPECT_GT(w.slept_until, 0);
+    EXPECT_GE(w.woke - w.slept_until, 1'000'000);
+  }
+  EXPECT_EQ(late_wake(0).woke, 0);                          // no timeout: nothing to be late for
+  EXPECT_EQ(late_wake(now_ns() + 1'000'000'000).woke, 0);  // woken before it (a message)
 
   PiMutex m;
   EXPECT_TRUE(m.priority_inheritance());  // Linux PI futexes (LaME's RT mutex)

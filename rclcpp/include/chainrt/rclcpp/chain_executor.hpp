@@ -428,8 +428,10 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   std::int64_t arm(Slot& s, Duration now, bool first) noexcept;
   Duration ready_deadline(const Slot& s) const noexcept;
   // HOT: take `id` for thread `t` (lock held), run it without the lock, record it. Catches
-  // every exception of the callback.
-  void dispatch(sched::ThreadId t, sched::CallbackId id, std::unique_lock<runtime::PiMutex>& lk);
+  // every exception of the callback. `late`: the thread's late wake-up before it (threads.hpp),
+  // kept in its dispatch record.
+  void dispatch(sched::ThreadId t, sched::CallbackId id, std::unique_lock<runtime::PiMutex>& lk,
+                const runtime::LateWake& late = {});
   // dispatch()'s stages: the instance taken (lock held; no allocation), the user's callback run
   // (no lock), the first exception kept for spin() (rethrow_exceptions).
   struct Taken {

@@ -215,7 +215,7 @@ class Executor : public ControlledExecutor {
   void make_ready(sched::CallbackId id) noexcept;
   Duration ready_deadline(sched::CallbackId id) const noexcept;
   void dispatch(sched::ThreadId t, sched::CallbackId id, Duration now,
-                std::unique_lock<PiMutex>& lk) noexcept;
+                std::unique_lock<PiMutex>& lk, const LateWake& late = {}) noexcept;  // late: threads.hpp
   void wake_others() noexcept;
   Duration clock_now() const noexcept { return options_.clock ? options_.clock() : now_ns(); }
   void stats_main();

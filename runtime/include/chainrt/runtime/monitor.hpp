@@ -30,6 +30,11 @@ struct DispatchRecord {
   Duration cpu = 0;        // thread CPU time used
   Duration deadline = 0;   // absolute deadline it was queued with (kNoDeadline: none)
   Duration release = 0;    // release of its chain instance (0: none)
+  // The dispatching thread's late wake-up just before this dispatch (threads.hpp, LateWake):
+  // it slept until `slept_until` and ran again only at `woke`; both 0 when it woke in time, was
+  // not asleep, or has no real-time class. The accounting takes it as a platform blackout.
+  Duration slept_until = 0;
+  Duration woke = 0;
 };
 
 struct CallbackStats {

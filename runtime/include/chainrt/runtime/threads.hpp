@@ -56,6 +56,22 @@ class PiMutex {
 void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Duration timeout) noexcept;
 void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept;
 
+// A real-time thread's late wake-up: it slept until `slept_until` (the next timer release on
+// its executor) and ran again only at `woke`. Nothing of a real-time thread's own keeps it
+// from running at `slept_until` but the CPU: the hypervisor's or the kernel's (a late timer
+// interrupt, a non-preemptible section, an interrupt storm) or a thread of higher priority —
+// what the accounting tells apart (chainrt.accounting: a platform blackout unless a model
+// thread ran meanwhile). The executor records it beside the first dispatch that follows.
+struct LateWake {
+  Duration slept_until = 0;
+  Duration woke = 0;
+};
+// Called right after a futex_wait that was to end at `slept_until` (0: it had no timeout): the
+// late wake-up, or {} when the thread ran in time or has no real-time class (a normal thread
+// waits behind other processes, which is no platform's delay). No allocation, lock-free; one
+// system call (sched_getscheduler) only when the wake-up was late.
+LateWake late_wake(Duration slept_until) noexcept;
+
 // What applying a ThreadSpec to the calling thread achieved.
 struct ThreadSetupResult {
   bool pinned = false;

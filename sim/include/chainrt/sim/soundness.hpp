@@ -115,6 +115,9 @@ struct BoundOverWorst {
   std::vector<std::int64_t> histogram;
 };
 BoundOverWorst bound_over_worst(const std::vector<double>& ascending_ratios);
+// As the report writes it (report_to_json; a campaign's merge of batches, through chainrt._core):
+// {"median", "p90" (six decimals), "histogram", "bucket_upper_ends"}.
+std::string bound_over_worst_to_json(const BoundOverWorst& distribution);
 
 struct SoundnessReport {
   std::string analysis;

@@ -50,6 +50,7 @@ struct TraceRecord {         // one dispatched callback instance (runtime::Dispa
   std::size_t thread = 0;
   Duration start = 0, finish = 0, deadline = 0, release = 0;
   Duration cpu = 0;  // thread CPU time used (what the run's accounting compares with the WCET)
+  Duration slept_until = 0, woke = 0;  // the thread's late wake-up before it (0: none)
 };
 
 // One sample received by a sink, as written to the dump file (little-endian, 4112 bytes).
