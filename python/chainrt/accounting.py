@@ -116,6 +116,9 @@ class Case:
     # an instance the platform alone delayed stays within (0: not known)
     platform_bound_ns: int = 0
     analysis_bound_ns: int = 0  # (simulated) the chain's analysis bound, when it has one
+    # (against a bound, no callback over OVERRUN_RATIO x its WCET) the CPU time callbacks in its
+    # window used beyond their WCETs, when that covers its excess over the bound (0: not the cause)
+    beyond_wcet_ns: int = 0
 
     def text(self) -> str:
         what = f"chain '{self.chain}': an instance responded in {self.response_ns / 1e6:.2f} ms > bound " \
@@ -127,7 +130,10 @@ class Case:
         if self.cause == OVERRUN:
             o = max(self.overruns, key=lambda x: x["cpu_ns"] - x["wcet_ns"])
             return what + (f": overrun ({o['callback']} ran {o['cpu_ns'] / 1e6:.2f} ms of CPU, its WCET is "
-                           f"{o['wcet_ns'] / 1e6:.2f} ms)")
+                           f"{o['wcet_ns'] / 1e6:.2f} ms" + (
+                               f"; the callbacks in its window used {self.beyond_wcet_ns / 1e6:.2f} ms of CPU beyond "
+                               f"their WCETs, it is {(self.response_ns - self.bound_ns) / 1e6:.2f} ms above the bound"
+                               if self.beyond_wcet_ns else "") + ")")
         if self.cause == RUNTIME:
             return what + (f": runtime ({self.idle_ns / 1e6:.2f} ms of it with no callback running — dispatches and "
                            f"message deliveries — and {self.excess_ns / 1e6:.2f} ms callbacks took beyond their WCET or "
@@ -415,7 +421,7 @@ class Neighbours:
 def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: list[tuple[int, int]],
              overruns: Nearby, wcets: dict[str, int], runtime: tuple | None = None,
              charged: dict[int, int] | None = None, platform_bound_ns: int | None = None,
-             analysis_bound_ns: int | None = None) -> Case:
+             analysis_bound_ns: int | None = None, above_wcet: Nearby | None = None) -> Case:
     """The cause of one instance above its bound: ``blackouts`` the platform's (sorted,
     disjoint, on the CPUs the instance may run on), ``overruns`` the executions over their WCET
     (:func:`overran`) that may have delayed it; ``runtime`` (the bound is a simulated worst case):
@@ -426,7 +432,10 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
     cannot take an instance beyond it); ``analysis_bound_ns`` (against a simulated worst case): the
     chain's analysis bound — the simulation is one run of the model, its worst case a lower bound
     of the model's, so an instance above it and within the analysis bound is a schedule the run did
-    not reach (``bounded``), not a defect."""
+    not reach (``bounded``), not a defect; ``above_wcet`` (against a bound): the executions over
+    their WCET by less than the overrun ratio that may have delayed it — together they are an
+    overrun when the CPU time they used beyond their WCETs covers the instance's excess over the
+    bound (each such microsecond can delay it by at most as much: the bound assumed the WCET)."""
     b, e = win
     case = Case(inst.chain, inst.release, inst.response, bound_ns, win, UNEXPLAINED,
                 platform_ns=plat.overlap(blackouts, b, e), platform_bound_ns=platform_bound_ns or 0)
@@ -436,6 +445,13 @@ def classify(inst: Instance, bound_ns: int, win: tuple[int, int], blackouts: lis
         case.cause = PLATFORM
     elif case.overruns:
         case.cause = OVERRUN
+    elif runtime is None and above_wcet is not None:
+        small = above_wcet.overlapping(b, e)
+        beyond = sum(x.cpu - wcets[x.callback] for x in small)
+        if small and inst.response - bound_ns <= beyond:
+            case.cause, case.beyond_wcet_ns = OVERRUN, beyond
+            case.overruns = [{"callback": x.callback, "cpu_ns": x.cpu, "wcet_ns": wcets[x.callback], "start_ns": x.start}
+                             for x in small]
     elif runtime is not None:
         case.simulated = True
         case.idle_ns, case.excess_ns = runtime_time(inst, runtime[0], wcets, runtime[1], *runtime[2:], charged=charged)
@@ -491,6 +507,8 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
     busy = busy_periods(executions, ready, gap_ns)
     over = overran(executions, wcets)
     everything = Nearby(over)
+    # (against a bound) every execution over its WCET at all: the small excesses add up
+    small = [x for x in overran(executions, wcets, 1.0) if x.cpu <= OVERRUN_RATIO * wcets[x.callback]]
     near_of = Neighbours(executions, executor_cpus)
     waits = Waits(executions, 1, publishers) if simulated else None
     charged = cache_only_runs(executions, cache_only) if simulated else None
@@ -501,6 +519,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
         iv = plat.merge([x for c, v in (blackouts or {}).items() if cpus is None or c in cpus for x in v])
         execs = (chain_executors or {}).get(name)
         near = everything if execs is None else Nearby([x for x in over if x.executor in execs])
+        above_wcet = None if simulated else Nearby([x for x in small if execs is None or x.executor in execs])
         one_cpu = cpus is not None and len(cpus) == 1
         around = None if not simulated else (near_of, True) if one_cpu else \
             (near_of, False, waits.on((chain_ncpu or {}).get(name, 1)))
@@ -514,7 +533,7 @@ def account(executions: list[Execution], chains: dict[str, list[str]], bounds: d
                 free.append(inst.response)
             if bound is not None and inst.response > bound:
                 case = classify(inst, bound, win, iv, near, wcets, around, charged,
-                                (platform_bounds or {}).get(name), (analysis_bounds or {}).get(name))
+                                (platform_bounds or {}).get(name), (analysis_bounds or {}).get(name), above_wcet)
                 row["above"] += 1
                 row[case.cause] += 1
                 row["cases"].append(case)

@@ -62,6 +62,18 @@ def test_a_bound_lowered_by_30_percent_yields_unexplained_instances():
     assert "unexplained" in high["cases"][0].text()
 
 
+def test_small_excesses_over_the_wcets_that_add_up_to_the_excess_over_the_bound_are_an_overrun():
+    # lo_sub at 1.08x its WCET (below the overrun ratio): with the others' 2 % 1.2 ms beyond the
+    # WCETs in the window of the high instance released at 20 ms, 0.6 ms above a bound of 10.2 ms
+    execs = run(lo_sub_wall=10.8, lo_sub_cpu=10.8)
+    high = account(execs, {0: []}, bounds={"high": int(10.2 * MS), "low": 40 * MS})["high"]
+    assert (high["above"], high["overrun"], high["unexplained"]) == (1, 1, 0)
+    assert "used 1.20 ms of CPU beyond their WCETs, it is 0.60 ms above the bound" in high["cases"][0].text()
+    # 1.5 ms above a bound of 9.3 ms: more than the callbacks' 1.2 ms beyond their WCETs
+    high = account(execs, {0: []}, bounds={"high": int(9.3 * MS), "low": 40 * MS})["high"]
+    assert (high["overrun"], high["unexplained"]) == (0, 1)
+
+
 def test_a_blackout_inside_the_window_classifies_the_instance_as_platform():
     high = account(run(hi20_start=29), {0: [(25 * MS, 29 * MS)]})["high"]
     assert (high["above"], high["platform"]) == (1, 1)
