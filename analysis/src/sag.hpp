@@ -53,9 +53,10 @@ struct Interval {
 };
 
 // A job's priority: lexicographic, smaller first (the executor's ready-queue key, then the
-// instance order of one callback's jobs).
+// instance order of one callback's jobs; `tie` orders the jobs of one callback and release that
+// may not exist, sag_model.hpp: interchangeable, any fixed order covers the executor's).
 struct Priority {
-  std::int64_t tier = 0, value = 0, rank = 0, id = 0, seq = 0;
+  std::int64_t tier = 0, value = 0, rank = 0, id = 0, seq = 0, tie = 0;
   auto operator<=>(const Priority&) const = default;
 };
 

@@ -41,6 +41,10 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
   ChainBound b;
   b.chain = c.name;
   b.deadline = c.deadline;
+  if (!mj.chain_declined[chain].empty()) {
+    b.reason = "analysis not applicable to this chain: " + mj.chain_declined[chain];
+    return b;
+  }
   Duration worst = -1, best = std::numeric_limits<Duration>::max();
   for (const ChainInstance& in : mj.instances) {
     if (in.chain != chain || in.cut) continue;
@@ -78,8 +82,36 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
 // of every run and the graphs hold every schedule. One executor: one exploration.
 constexpr int kMaxRounds = 64;
 
+// The graph's limits: the defaults, or smaller where jobs follow a fusion set of different
+// periods (sag_model.hpp): every input job's possible fusion widens the intervals, and where
+// many such jobs meet the graph may grow past any useful size (the reference system's sets on
+// partitioned executors, every timer released at once); it then declines within a fraction of
+// a second instead of ten, and the other analyses answer. The reference system on one thread
+// takes about 153,000 states; the state count decides, the time is a safety net.
+Limits limits_for(const ModelJobs& mj) {
+  Limits l;
+  if (std::find(mj.maybe.begin(), mj.maybe.end(), true) != mj.maybe.end()) {
+    l.max_states = 250'000;
+    l.max_seconds = 5.0;
+  }
+  return l;
+}
+
+// The names of the fusion sets of different periods, for a reason ("" when none).
+std::string loose_sets(const Model& m, const ModelJobs& mj) {
+  std::set<std::string> names;
+  for (std::size_t j = 0; j < mj.jobs.size(); ++j)
+    if (mj.maybe[j])
+      for (const Pred& p : mj.jobs[j].preds)
+        if (!mj.maybe[p.job]) names.insert(m.callbacks[mj.callback[p.job]].name);
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out;
+}
+
 Result explore_partitions(const ModelJobs& mj) {
-  if (mj.partitions.size() <= 1) return explore(mj.jobs, {}, mj.cores);
+  const Limits limits = limits_for(mj);
+  if (mj.partitions.size() <= 1) return explore(mj.jobs, limits, mj.cores);
   const std::size_t n = mj.jobs.size();
   Result all;
   all.complete = true;
@@ -119,7 +151,7 @@ Result explore_partitions(const ModelJobs& mj) {
         }
         jobs.push_back(std::move(job));
       }
-      const Result r = explore(jobs);
+      const Result r = explore(jobs, limits);
       all.states += r.states;
       all.edges += r.edges;
       if (!r.complete) return r;
@@ -259,7 +291,11 @@ class Sag : public ResponseTimeAnalysis {
     const auto mj = build_jobs(m, 2, &why);  // the start and the steady state (idle_cut)
     if (!mj) return declined(m, why);
     const Result r = explore_partitions(*mj);
-    if (!r.complete) return declined(m, r.why);
+    if (!r.complete) {
+      const std::string sets = loose_sets(m, *mj);
+      return declined(m, sets.empty() ? r.why : r.why + " with every input of a fusion set of different periods possibly "
+                                                        "completing it (the inputs " + sets + ")");
+    }
     why = outside_job_model(m, *mj, r);
     if (!why.empty()) return declined(m, why);
     AnalysisResult out;
@@ -306,7 +342,7 @@ std::vector<ScheduleWitness> sag_witnesses(const Model& m) {
     }
     return ts;
   };
-  const auto ws = witnesses(mj->jobs, targets);
+  const auto ws = witnesses(mj->jobs, targets, detail::limits_for(*mj));
   if (ws.size() != out.size()) return {};
   std::vector<ScheduleWitness> done;
   for (std::size_t k = 0; k < ws.size(); ++k) {
@@ -315,7 +351,8 @@ std::vector<ScheduleWitness> sag_witnesses(const Model& m) {
     sw.until = ws[k]->finish + 1;
     for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
       const auto& js = mj->of_callback[c];
-      if (js.empty()) continue;
+      // a callback after a loose fusion set: its k-th execution is not its k-th job (left to the run)
+      if (js.empty() || std::any_of(js.begin(), js.end(), [&](std::size_t j) { return mj->maybe[j]; })) continue;
       auto& exec = sw.exec[m.callbacks[c].name];
       for (std::size_t j : js) exec.push_back(ws[k]->cost[j]);
       if (!m.callbacks[c].is_timer()) continue;

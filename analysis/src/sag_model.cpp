@@ -238,6 +238,13 @@ struct Builder {
   };
   ExactPeriod period{};  // of the timer release being followed (its grid period)
   std::vector<std::vector<std::vector<std::optional<Cached>>>> rounds;  // [set][round][member]
+  // Loose sets (sag_model.hpp): per set, whether its members' jobs are not paired in rounds.
+  std::vector<bool> loose;
+  std::vector<std::string> set_name;  // per set: its first member's name
+  // While following a loose set's fused message: its jobs may not exist (cost.lo 0), and whether
+  // it would carry an instance with a deadline (its EDF key is then unknown to the job model).
+  bool maybe = false, lost_deadline = false;
+  std::string error;  // a reason to decline found while building
 
   bool is_leaf(std::size_t chain, std::size_t c) const {
     return std::find(leaves[chain].begin(), leaves[chain].end(), c) != leaves[chain].end();
@@ -263,8 +270,20 @@ struct Builder {
     const Callback& cb = m.callbacks[c];
     Job j;
     j.release = release;
-    j.cost = {std::min(cb.best_case(), cb.wcet), cb.wcet};
+    j.cost = {maybe ? 0 : std::min(cb.best_case(), cb.wcet), cb.wcet};
     j.priority = priority(c, root, stamps, 0);
+    if (maybe && lost_deadline && error.empty()) {
+      // the fused message would carry instances with deadlines the job model does not know
+      const sched::ExecutorSetup& setup = setups[executor[c]];
+      const sched::CallbackId id = setup.id_of(c);
+      const sched::Key early = sched::key_of(setup.policy, setup.specs[id], id, 0);
+      const sched::Key none = sched::key_of(setup.policy, setup.specs[id], id, sched::kNoDeadline);
+      if (early < none || none < early)
+        error = "the ready-queue key of '" + cb.name + "' depends on the deadlines of the instances a fusion set of "
+                "different periods fused, which depend on the arrival order";
+    }
+    if (maybe) j.priority.tie = static_cast<std::int64_t>(mj.jobs.size());  // distinct among one callback's (outside_job_model)
+    mj.maybe.push_back(maybe);
     mj.priority_late.push_back(span > 0 ? priority(c, root, stamps, span) : j.priority);
     j.preds = std::move(preds);
     j.group = group[c];
@@ -304,6 +323,10 @@ struct Builder {
   void follow(std::size_t job, std::size_t c, Duration root, Duration span, const std::vector<Stamp>& stamps) {
     for (const auto& [chain, inst] : stamps)
       if (is_leaf(chain, c)) mj.instances[inst].leaves.push_back(job);
+    if (member[c] && loose[member[c]->first]) {
+      follow_loose(job, c, root, span, stamps);
+      return;
+    }
     if (member[c]) {  // a fusion input: cached until its round is complete (fuse())
       const auto [set, i] = *member[c];
       auto& rs = rounds[set];
@@ -320,10 +343,72 @@ struct Builder {
     }
   }
 
+  // A member job of a loose set (sag_model.hpp): it may complete the set, so the fused
+  // message's jobs follow it as jobs that may not exist. They carry no instance: a chain whose
+  // data goes on through the set is declined (which message completes the set depends on the
+  // arrival order), and where such a chain has a deadline the EDF key of those jobs is unknown
+  // (add() declines where the key depends on it).
+  void follow_loose(std::size_t job, std::size_t c, Duration root, Duration span, const std::vector<Stamp>& stamps) {
+    const std::size_t set = member[c]->first;
+    bool lost = lost_deadline;
+    for (const Out& o : outs[c])
+      for (const Stamp& st : carried(c, o, stamps)) {
+        std::string& why = mj.chain_declined[st.first];
+        if (why.empty())
+          why = "its data passes fusion set '" + set_name[set] + "', whose members follow releases of different "
+                "periods: which message completes the set depends on the arrival order";
+        lost = lost || keys[st.first] > 0;
+      }
+    const bool was_maybe = maybe, was_lost = lost_deadline;
+    maybe = true;
+    lost_deadline = lost;
+    for (const Out& o : outs[c]) {
+      const std::size_t next = add(o.to, root, span, {0, 0}, {}, {Pred{job, {0, o.cost}}});
+      follow(next, o.to, root, span, {});
+    }
+    maybe = was_maybe;
+    lost_deadline = was_lost;
+  }
+
+  // The grid period of the releases reaching callback c (through its one feeder, or a fusion
+  // set's rounds); nullopt where none is fixed (a loose set on the way, no timer, a cycle).
+  std::optional<ExactPeriod> source_period(std::size_t c, const std::vector<std::size_t>& feeder,
+                                           const std::vector<std::vector<std::size_t>>& sets, std::size_t depth) const {
+    if (m.callbacks[c].is_timer()) return m.callbacks[c].grid_period();
+    if (depth > m.callbacks.size() || feeder[c] == kNoJob) return std::nullopt;
+    const std::size_t f = feeder[c];
+    if (!member[f]) return source_period(f, feeder, sets, depth + 1);
+    std::optional<ExactPeriod> p;
+    for (std::size_t x : sets[member[f]->first]) {
+      const auto q = source_period(x, feeder, sets, depth + 1);
+      if (!q || (p && !(*p == *q))) return std::nullopt;
+      p = q;
+    }
+    return p;
+  }
+
+  // Which sets are loose: those whose members do not all follow releases of one period.
+  void find_loose(const std::vector<std::vector<std::size_t>>& sets) {
+    std::vector<std::size_t> feeder(m.callbacks.size(), kNoJob);
+    for (std::size_t c = 0; c < outs.size(); ++c)
+      if (!member[c] || member[c]->second == 0)
+        for (const Out& o : outs[c]) feeder[o.to] = c;
+    loose.assign(sets.size(), false);
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      set_name.push_back(m.callbacks[sets[s][0]].name);
+      std::optional<ExactPeriod> p;
+      for (std::size_t x : sets[s]) {
+        const auto q = source_period(x, feeder, sets, 0);
+        if (!q || (p && !(*p == *q))) loose[s] = true;
+        p = q;
+      }
+    }
+  }
+
   // Every complete round of every fusion set: the fused message, one job of each subscriber
   // after every member's job of the round (the last to finish publishes), carrying the
   // instances of every member; then on, depth first. A round cut by the horizon is left out.
-  // A set whose members follow timers of different periods declines.
+  // A loose set has no rounds (follow_loose).
   // Whether callback `to` is reached from callback `from` over messages.
   bool reaches(std::size_t from, std::size_t to) const {
     std::vector<bool> seen(m.callbacks.size(), false);
@@ -359,19 +444,13 @@ struct Builder {
     return order;
   }
 
-  std::string fuse(const std::vector<std::vector<std::size_t>>& sets) {
+  void fuse(const std::vector<std::vector<std::size_t>>& sets) {
     for (std::size_t set : fuse_order(sets)) {
-      ExactPeriod p0{};
-      bool paired = true;
+      if (loose[set]) continue;  // its fused messages followed each member job (follow_loose)
+      ExactPeriod p0{};  // the members' one period (find_loose)
       for (const auto& round : rounds[set])
         for (const auto& r : round)
-          if (r) {
-            if (p0.num == 0) p0 = r->period;
-            paired = paired && r->period == p0;
-          }
-      if (!paired)  // which message completes the set depends on the arrival order
-        return "fusion set '" + m.callbacks[sets[set][0]].name + "' joins sources of different periods (its rounds "
-               "do not pair one message of each)";
+          if (r && p0.num == 0) p0 = r->period;
       paired_sets.push_back(set);
       for (const auto& round : rounds[set]) {
         if (std::any_of(round.begin(), round.end(), [](const auto& r) { return !r; })) {
@@ -397,7 +476,6 @@ struct Builder {
         }
       }
     }
-    return {};
   }
 
   std::vector<std::size_t> paired_sets;
@@ -582,12 +660,14 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     fail(why, "a drifting timer beside a fusion set (its rounds pair messages of one period)");
     return std::nullopt;
   }
-  Builder b{m, outs, setups, executor, group, chain_keys(m), chain_leaves(m), mj, {}, {}, {}};
+  Builder b{m, outs, setups, executor, group, chain_keys(m), chain_leaves(m), mj, {}, {}, {}, {}, {}, {}, false, false, {}, {}};
   for (const auto& set : sets) b.members.push_back(set.size());
   b.member.assign(m.callbacks.size(), std::nullopt);
   for (std::size_t f = 0; f < sets.size(); ++f)
     for (std::size_t i = 0; i < sets[f].size(); ++i) b.member[sets[f][i]] = std::make_pair(f, i);
   b.rounds.resize(sets.size());
+  mj.chain_declined.assign(m.chains.size(), {});
+  b.find_loose(sets);
   const PhaseWindow w = window.value_or(PhaseWindow{0, split.reference});
   std::vector<std::pair<Duration, std::size_t>> releases;
   std::size_t count = 0;
@@ -615,10 +695,11 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     if (mj.jobs.size() > kMaxJobs) break;
   }
   if (mj.jobs.size() <= kMaxJobs)
-    if (std::string f = b.fuse(sets); !f.empty()) {
-      fail(why, f);
-      return std::nullopt;
-    }
+    b.fuse(sets);
+  if (!b.error.empty()) {
+    fail(why, b.error);
+    return std::nullopt;
+  }
   if (mj.jobs.size() > kMaxJobs) {
     fail(why, "more than " + std::to_string(kMaxJobs) + " jobs in " + std::to_string(hyperperiods) +
                   " hyperperiod(s) of " + std::to_string(mj.hyperperiod) + " ns");
@@ -707,6 +788,17 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
   }
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];
+    // The jobs of a callback after a loose fusion set (maybe-jobs) need no such check: they are
+    // interchangeable. They carry no instance, so one key (the callback's, with no deadline) and
+    // subtrees of the same callbacks and costs; only their order among themselves (seq, tie)
+    // differs. Label each run of the callback in a real run with the job of the smallest order
+    // whose predecessor has finished and that no earlier run took (there is one: the message run
+    // was delivered, so as many labels are free as messages pending or dropped, at least one),
+    // and its successors with that job's subtree: that is a schedule of the job set (the label
+    // was ready, and it goes before the callback's other ready labels as the executor's one
+    // instance at a time does, whichever message it takes — FIFO or the newest after an
+    // overwrite), a message overwritten in a depth-1 queue or never run is a label of cost 0.
+    if (std::any_of(js.begin(), js.end(), [&](std::size_t j) { return mj.maybe[j]; })) continue;
     // a timer keeps one pending release; a subscription queues up to its depth of messages
     // (a message leaves the queue when its job starts)
     const Callback& cb = m.callbacks[c];

@@ -8,7 +8,19 @@
 // (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
 // callback released by the messages of ONE publishing callback (one job per message, FIFO) or of
 // one implicit fusion set; no explicit fusion callbacks, no accelerators; implicit fusion sets as rounds (sag_model.cpp,
-// Builder::fuse); chains starting at a timer.
+// Builder::fuse) where their members follow releases of one period, else as maybe-jobs (below); chains
+// starting at a timer.
+//   fusion sets without rounds ("loose": members following timers of different periods, or a
+//         set downstream of one): each member job may complete the set or only cache, so it
+//         costs [cache-only BCET, WCET], and the fused message's jobs follow EVERY member job as
+//         jobs that may not exist: cost [0, WCET] (ModelJobs::maybe). In non-preemptive
+//         work-conserving JLFP scheduling a job of length 0 is the same as its absence: dispatched
+//         at an instant the thread is free (when it is the highest-priority ready job), it frees
+//         the thread at that very instant, and the next selection is the one made without it;
+//         so every run, whichever member jobs fused, is a schedule of this job set. A chain whose
+//         data passes such a set gets no bound (which message completes the set depends on the
+//         arrival order; ModelJobs::chain_declined); the others are bounded with these jobs as
+//         interference.
 //   jobs: every timer release in the first `hyperperiods` hyperperiods (lcm of the periods), and
 //         for each, one job of every callback its messages reach (publish / service request /
 //         response), an edge from the publisher's job with the hop's delay in [0, hop cost];
@@ -55,6 +67,8 @@ struct ModelJobs {
   std::vector<std::vector<std::vector<std::size_t>>> fusion_rounds;
   std::vector<Duration> root_release;          // per job: nominal release of its timer job
   std::vector<ChainInstance> instances;
+  std::vector<bool> maybe;                     // per job: it may not exist (after a loose fusion set; cost.lo 0)
+  std::vector<std::string> chain_declined;     // per chain: why it gets no bound (empty: bounded as usual)
   std::vector<std::vector<std::size_t>> of_callback;  // per model callback: its jobs, in release order
   Duration hyperperiod = 0;
   Duration horizon = 0;                        // hyperperiods · hyperperiod

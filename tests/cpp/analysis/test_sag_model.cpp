@@ -113,6 +113,77 @@ TEST(SagModel, TinySystemsAgainstBruteForce) {
   }
 }
 
+// A fusion set of different periods (timers of 12 and 24 ticks into the two inputs of node F,
+// whose output feeds one subscription): every input job may complete the set, so the output's
+// jobs may not exist (cost [0, WCET], sag_model.hpp); the chains end at the inputs. A third timer
+// chain beside them. The brute force runs the same jobs, a cost of 0 among every integer one.
+std::string tiny_fusion(Lcg& rng, const std::string& policy) {
+  auto cb = [&](const std::string& name, const std::string& rest) {  // timers: one execution time
+    const int w = rng(1, 2);
+    const bool timer = rest.find("timer") != std::string::npos;
+    return "  - {name: " + name + ", wcet: " + ticks(w) + ", bcet: " + ticks(timer ? w : std::max(1, w - rng(0, 1))) +
+           ", priority: " + std::to_string(rng(1, 20)) + ", " + rest + "}\n";
+  };
+  std::string cbs;
+  for (int i = 0; i < 2; ++i) {
+    const std::string s = std::to_string(i);
+    const int T = i ? 24 : 12;
+    cbs += cb("s" + s, "node: n, kind: timer, period: " + ticks(T) + ", phase: guaranteed, offset: " + ticks(rng(0, T - 1)) +
+                           ", publishes: [t" + s + "]");
+    cbs += cb("F" + s, "node: fuse, kind: subscription, topic: t" + s + ", publishes: [f]");
+  }
+  cbs += cb("out", "node: n, kind: subscription, topic: f");
+  cbs += cb("u", "node: n, kind: timer, period: " + ticks(24) + ", phase: guaranteed, offset: " + ticks(rng(0, 23)));
+  return "chainrt: 1\nname: tiny\nhosts: [{name: h, cores: 1}]\nexecutors:\n  - {name: e, host: h, policy: " + policy +
+         ", threads: [{name: t0, cores: [0]}]}\nnodes: [{name: n, executor: e}, {name: fuse, executor: e}]\n"
+         "topics: [{name: t0}, {name: t1}, {name: f}]\ncallbacks:\n" + cbs +
+         "chains:\n  - {name: c0, callbacks: [s0, F0], deadline: " + ticks(12) + "}\n  - {name: c1, callbacks: [s1, F1], "
+         "deadline: " + ticks(24) + "}\n  - {name: cu, callbacks: [u], deadline: " + ticks(24) + "}\n";
+}
+
+TEST(SagModel, UnpairedFusionAgainstBruteForce) {
+  for (const char* policy : {"fp", "edf"}) {
+    Lcg rng{policy[0] == 'f' ? 5u : 6u};
+    int analysed = 0, chains = 0, exact = 0, counterexamples = 0, maybe = 0;
+    for (int s = 0; s < 60; ++s) {
+      const std::string yaml = tiny_fusion(rng, policy);
+      const Model m = load_model_from_string(yaml, "tiny.yaml");
+      const AnalysisResult r = find_analysis("sag")->analyze(m);
+      if (!r.chains[2].bounded) continue;
+      ++analysed;
+      std::string why;
+      const auto mj = build_jobs(m, 2, &why);
+      ASSERT_TRUE(mj) << why;
+      std::vector<Job> jobs = mj->jobs;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        maybe += mj->maybe[j] && jobs[j].cost.lo == 0;
+        for (Interval* v : {&jobs[j].release, &jobs[j].cost}) *v = {v->lo / kGrid, v->hi / kGrid};
+        for (Pred& p : jobs[j].preds) p.delay = {p.delay.lo / kGrid, p.delay.hi / kGrid};
+      }
+      const chainrt::test::Truth truth = chainrt::test::brute_force(jobs);
+      std::vector<Duration> worst(m.chains.size(), 0);
+      for (const ChainInstance& in : mj->instances)
+        for (std::size_t j : in.leaves) worst[in.chain] = std::max(worst[in.chain], truth.worst[j] * kGrid - in.release);
+      for (std::size_t i = 0; i < m.chains.size(); ++i) {
+        ASSERT_TRUE(r.chains[i].bounded) << r.chains[i].reason << "\n" << yaml;
+        ++chains;
+        if (r.chains[i].wcrt_bound < worst[i]) {
+          ++counterexamples;
+          ADD_FAILURE() << policy << " chain " << i << ": bound " << r.chains[i].wcrt_bound << " < " << worst[i] << "\n"
+                        << yaml;
+        }
+        exact += r.chains[i].wcrt_bound == worst[i];
+        EXPECT_LT(r.chains[i].wcrt_bound, worst[i] + kGrid) << policy << " chain " << i << "\n" << yaml;
+      }
+    }
+    std::printf("%s: %d tiny systems with a fusion set of different periods analysed, %d chains, %d bounds exact, %d jobs "
+                "that may not exist\n", policy, analysed, chains, exact, maybe);
+    EXPECT_EQ(counterexamples, 0);
+    EXPECT_GE(analysed, 30);
+    EXPECT_GT(maybe, 0);
+  }
+}
+
 TEST(SagModel, DeclinesOutsideItsModel) {
   const std::string cbs = "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, priority: 1";
   const std::string chains = "}\nchains:\n  - {name: A, callbacks: [a], deadline: 10ms}\n";
