@@ -143,6 +143,8 @@ ChainExecutor::~ChainExecutor() {
   std::lock_guard<std::mutex> rl(rebuild_mutex_);
   for (auto& s : all_slots_)
     if (s->id != kNoCallback) uninstall(*s);
+  // another executor's callback may still hold an event of one of these slots (on_event)
+  while (deferred_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   for (auto& s : all_slots_)
     if (s->ws) {
       rcl_ret_t r = rcl_wait_set_fini(s->ws.get());
@@ -154,6 +156,26 @@ ChainExecutor::~ChainExecutor() {
 Duration ChainExecutor::clock_now() const noexcept { return options_.clock ? options_.clock() : now_ns(); }
 
 // ---- the dispatch path -----------------------------------------------------------------------
+
+// Events reported inside a dispatch of this thread (a callback that publishes). The middleware
+// reports a delivery from inside the publish with the subscription's reader lock held (Fast DDS:
+// intra-process delivery on the publishing thread), a lock without priority inheritance. Waking
+// the subscription's executor there lets its thread, when it outranks the publishing one on the
+// same core, preempt the publisher and block in the take on that lock; a thread of middle
+// priority (another executor's) then keeps the publisher, and with it the woken thread, off the
+// CPU for as long as it runs — measured on the reference system at the stressed load: a
+// caching subscription of the behaviour planner's executor (SCHED_FIFO 3) waiting 30.7 ms on a
+// SCHED_OTHER publisher behind the hot path's executor (SCHED_FIFO 2), its timer 30.8 ms late.
+// So such an event is enlisted, and its executor woken, only when the publishing callback has
+// returned (every publish in it, and its lock, done): the message counts as published at the
+// callback's end, as the model and the simulator take it. No allocation: a fixed array; a
+// callback reaching more entities than it holds enlists the rest at once.
+namespace {
+constexpr int kMaxDeferredEvents = 32;
+thread_local int t_dispatch_depth = 0;
+thread_local int t_deferred_count = 0;
+thread_local void* t_deferred[kMaxDeferredEvents];
+}  // namespace
 
 void ChainExecutor::on_event(Slot* s, std::size_t n, int data) noexcept {
   if (n > 0) {
@@ -180,6 +202,17 @@ void ChainExecutor::on_event(Slot* s, std::size_t n, int data) noexcept {
       }
     }
   }
+  if (t_dispatch_depth > 0 && t_deferred_count < kMaxDeferredEvents) {
+    for (int i = 0; i < t_deferred_count; ++i)
+      if (t_deferred[i] == s) return;
+    s->ex->deferred_.fetch_add(1, std::memory_order_relaxed);
+    t_deferred[t_deferred_count++] = s;
+    return;
+  }
+  enlist(s);
+}
+
+void ChainExecutor::enlist(Slot* s) noexcept {
   ChainExecutor* ex = s->ex;
   if (!s->enlisted.exchange(true, std::memory_order_acq_rel)) {
     Slot* head = ex->dirty_.load(std::memory_order_relaxed);
@@ -188,6 +221,17 @@ void ChainExecutor::on_event(Slot* s, std::size_t n, int data) noexcept {
     } while (!ex->dirty_.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
   }
   ex->wake_others();
+}
+
+void ChainExecutor::flush_deferred() noexcept {
+  // (enlist() never reports events, so the list does not grow while it is drained)
+  for (int i = 0; i < t_deferred_count; ++i) {
+    Slot* s = static_cast<Slot*>(t_deferred[i]);
+    ChainExecutor* ex = s->ex;
+    enlist(s);
+    ex->deferred_.fetch_sub(1, std::memory_order_release);  // last touch of ex
+  }
+  t_deferred_count = 0;
 }
 
 void ChainExecutor::wake_others() noexcept {
@@ -404,6 +448,7 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   runtime::CallbackCpu cpu_meter;  // on CLOCK_MONOTONIC: the executor's reading when that is its clock
   if (options_.clock) cpu_meter.start();
   else cpu_meter.start(start);
+  ++t_dispatch_depth;  // events it reports are held back until it returns (on_event)
   try {
     ran = invoke(t, s, k);
   } catch (const std::exception& e) {
@@ -420,6 +465,7 @@ void ChainExecutor::dispatch(sched::ThreadId t, CallbackId id, std::unique_lock<
   }
   const Duration finish = clock_now();
   const Duration cpu = options_.clock ? cpu_meter.stop() : cpu_meter.stop(finish);
+  if (--t_dispatch_depth == 0) flush_deferred();
   lk.lock();
   if (k.stamp.chain != kNoChain && s.mcb)  // its message, if any, has been published by now
     hand_over(monitor_.completion(), *bound_, *s.mcb, k.stamp,

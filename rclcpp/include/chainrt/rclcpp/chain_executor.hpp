@@ -415,9 +415,13 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   void uninstall(Slot& s);  // ... of a removed one
 
   // HOT: an rmw/rcl thread (or a thread triggering a guard condition) reports events of `s`:
-  // counts them, enlists `s` in the lock-free dirty list, wakes a sleeping executor thread.
-  // Lock-free, no allocation.
+  // counts them, enlists `s` in the lock-free dirty list, wakes a sleeping executor thread —
+  // once the callback running on the reporting thread returned, when that thread is a
+  // ChainExecutor's inside a dispatch (flush_deferred). Lock-free, no allocation.
   static void on_event(Slot* s, std::size_t n, int waitable_data) noexcept;
+  static void enlist(Slot* s) noexcept;  // the dirty list and the wake-up of on_event
+  // HOT: the events this thread's dispatch held back, enlisted (after the user's callback).
+  static void flush_deferred() noexcept;
   // HOT: wake sleeping executor threads (futex); lock-free, no allocation.
   void wake_others() noexcept;
   // HOT (ready-queue lock held): Algorithm 2 incrementally — the enlisted slots, the steady
@@ -484,6 +488,7 @@ class ChainExecutor : public ::rclcpp::Executor, public runtime::ControlledExecu
   std::atomic<bool> rebuild_requested_{true};
   std::atomic<bool> unbound_{false};  // model callbacks without an entity (the last rebuild's)
   std::atomic<std::uint32_t> wake_{0};
+  std::atomic<std::uint32_t> deferred_{0};  // this executor's slots in another thread's held-back list
   std::atomic<std::uint32_t> sleepers_{0};
   std::atomic<bool> wake_pending_{false};
   Duration next_timer_due_ = 0;     // earliest release of a steady timer not yet released
