@@ -413,3 +413,12 @@ def test_platform_curve_from_the_runs_and_the_model_variant():
     assert [(b.window, b.max) for b in pm.hosts[0].blackout] == points and not m.hosts[0].blackout
     plain, plat = runner.analyze_config(m), runner.analyze_config(pm)
     assert plat["behavior_planner_bound_ns"] > plain["behavior_planner_bound_ns"]
+
+
+def test_the_bench_names_the_analysis_that_gave_each_bound():
+    # analyze answers each chain with its tightest bound: on one thread the exact analysis, not
+    # the layout's own picas-st
+    got = runner.analyze_config(configs.variant(str(REF), "picas-single", pin_core=1))
+    assert got["analysis"] == "picas-st"
+    assert (got["hot_path_analysis"], got["behavior_planner_analysis"]) == ("sag", "sag")
+    assert got["hot_path_bound_ns"] == got["chains"]["hot_path_front"]["wcrt_bound_ns"]

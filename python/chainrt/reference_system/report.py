@@ -139,7 +139,8 @@ def format_table(result: dict) -> str:
             rc = c.get("runtime_chains", {}).get(chain, {})
             meas = rc.get("mean_ns", {})
             row = [name, output.ms(meas.get("mean")) if meas and meas.get("runs") else "-", output.ms(rc.get("wcrt_ns")), output.ms(sim.get("mean_ns")),
-                   output.ms(sim.get("wcrt_ns")), an.get("analysis") or "-", output.ms(an.get(key)) if an.get("analysis") else "-"]
+                   output.ms(sim.get("wcrt_ns")), an.get(f"{chain}_analysis") or an.get("analysis") or "-",
+                   output.ms(an.get(key)) if an.get("analysis") else "-"]
             if with_platform:
                 ap = c.get("analysis_platform") or {}
                 row.append(output.ms(ap.get(key)) if ap.get("analysis") else "-")

@@ -326,6 +326,10 @@ def analyze_config(model) -> dict:
     out["hot_path_bound_ns"] = max(bounds) if bounds and all(b is not None for b in bounds) else None
     bp = r["chains"].get("behavior_planner", {})
     out["behavior_planner_bound_ns"] = bp.get("wcrt_bound_ns")
+    # which analysis gave each bound (analyze: the tightest per chain, not always the model's own)
+    if out["hot_path_bound_ns"] is not None:
+        out["hot_path_analysis"] = max(hot, key=lambda c: c["wcrt_bound_ns"]).get("analysis") or r["analysis"]
+    out["behavior_planner_analysis"] = bp.get("analysis") or r["analysis"]
     reasons = [c.get("reason") for c in hot if c.get("reason")]
     out["reason"] = reasons[0] if reasons else ""
     return out
