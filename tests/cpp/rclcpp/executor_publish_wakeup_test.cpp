@@ -15,7 +15,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -34,16 +33,9 @@ using chainrt::rclcpp::testing::quiet_node;
 using chainrt::rclcpp::testing::Spinner;
 using chainrt::rclcpp::testing::wait_until;
 using Str = std_msgs::msg::String;
+using chainrt::runtime::testing::voluntary_switches;
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new chainrt::rclcpp::testing::RclcppEnvironment);
-
-long voluntary_switches(int tid) {
-  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
-  return -1;
-}
 
 // Two executors on one core: `pub` (SCHED_OTHER) runs a 2 ms timer that publishes one message,
 // `sub` (SCHED_FIFO 10) its subscription.

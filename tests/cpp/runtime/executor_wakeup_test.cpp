@@ -13,7 +13,6 @@
 #include <sched.h>
 
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -26,14 +25,7 @@ namespace chainrt::runtime {
 namespace {
 
 using Str = std_msgs::msg::String;
-
-long voluntary_switches(int tid) {
-  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
-  return -1;
-}
+using testing::voluntary_switches;
 
 TEST(ExecutorWakeup, ASubscriberThatOutranksThePublisherNeverWaitsForItsLock) {
   Context ctx;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -33,6 +34,16 @@ inline bool wait_until(const std::function<bool()>& pred, int give_up_s = 90) {
 
 inline bool wait_matched(PublisherBase& pub, std::size_t n = 1) {
   return wait_until([&] { return pub.subscription_count() >= n; });
+}
+
+// A thread's voluntary context switches so far (the kernel's count; -1: not readable): how often
+// it slept — the wake-up tests count sleeps per message with it, never a wall-clock figure.
+inline long voluntary_switches(int tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+  return -1;
 }
 
 }  // namespace chainrt::runtime::testing
