@@ -554,6 +554,19 @@ def platform_blackouts(blackouts: dict[int, list[tuple[int, int]]], holds: dict[
                           model_tids)[0] for c in set(blackouts) | set(wakeups)}
 
 
+def run_blackouts(probe, executions: list[Execution], executor_cpus: dict[str, set[int] | None] | None,
+                  model_tids: set[int], attributed: bool) -> tuple[dict[int, list[tuple[int, int]]],
+                                                                  dict[int, list[tuple[int, int]]]]:
+    """({cpu: the platform's blackouts}, {cpu: the executors' late wake-ups among them}) of a run
+    beside ``probe``: its blackouts and the late wake-ups (:func:`late_wakeups`; a run on the
+    probe's one CPU charges them there), less what ``model_tids`` held where the attribution is
+    taken (``attributed``; else every one is the platform's)."""
+    wakeups = late_wakeups(executions, executor_cpus, set(probe.blackouts) if len(probe.blackouts) == 1 else None)
+    if not attributed:
+        return platform_blackouts(probe.blackouts, {}, set(), wakeups), wakeups
+    return platform_blackouts(probe.blackouts, probe.holds, model_tids, wakeups), wakeups
+
+
 def wakeups_note(wakeups: dict[int, list[tuple[int, int]]]) -> str | None:
     """The line saying how many late wake-ups of the executors' threads count as the platform's."""
     every = [e - b for iv in wakeups.values() for b, e in iv]
@@ -581,8 +594,11 @@ def late_wakeups(executions: list[Execution], executor_cpus: dict[str, set[int] 
     attribution saw it (platform.split)."""
     cpus_of = executor_cpus or {}
 
+    def may_use(executor: str) -> set[int] | None:  # the CPUs its threads may run on (None: any)
+        return cpus_of.get(executor) or run_cpus
+
     def cpu_of(executor: str) -> int | None:
-        mine = cpus_of.get(executor) or run_cpus
+        mine = may_use(executor)
         return next(iter(mine)) if mine and len(mine) == 1 else None
     late = [(cpu_of(x.executor), x) for x in executions if x.slept and x.slept[1] - x.slept[0] >= threshold_ns]
     late = [(c, x) for c, x in late if c is not None]
@@ -591,8 +607,7 @@ def late_wakeups(executions: list[Execution], executor_cpus: dict[str, set[int] 
     # per CPU: the executions that may run there, by start, with the running maximum of finishes
     runs: dict[int, tuple[list[int], list[int]]] = {}
     for c in {c for c, _ in late}:
-        mine = sorted((x.start, x.finish) for x in executions
-                      if (cpus_of.get(x.executor) or run_cpus) is None or c in (cpus_of.get(x.executor) or run_cpus))
+        mine = sorted((x.start, x.finish) for x in executions if may_use(x.executor) is None or c in may_use(x.executor))
         starts, reach, top = [], [], 0
         for s, f in mine:
             top = max(top, f)
@@ -775,9 +790,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
     blackouts = None
     if probe is not None:
         tids = set(model_tids) | probe.pids
-        wakeups = late_wakeups(executions, mi["executor_cpus"], set(probe.blackouts) if len(probe.blackouts) == 1 else None)
-        blackouts = platform_blackouts(probe.blackouts, probe.holds, tids, wakeups) if probe.holds or not \
-            probe.attribution_error else platform_blackouts(probe.blackouts, {}, set(), wakeups)
+        blackouts, wakeups = run_blackouts(probe, executions, mi["executor_cpus"], tids,
+                                           bool(probe.holds) or not probe.attribution_error)
         if (note := wakeups_note(wakeups)):
             notes.append(note)
         if probe.attribution_error:

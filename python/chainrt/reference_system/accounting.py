@@ -81,11 +81,8 @@ def run_input(trace: list, probe, tids: set[int], since_ns: int, sinks: dict) ->
     the probe did not run), the end of the warm-up, the samples the sinks received, and for the
     kernel's real-time throttling every blackout the probe saw with the throttling then set."""
     blackouts, ex, wakeups = None, executions(trace), {}
-    if probe is not None:
-        # the run is pinned to the probe's CPU(s); the executors' late wake-ups go to a lone one
-        wakeups = acc.late_wakeups(ex, None, set(probe.blackouts) if len(probe.blackouts) == 1 else None)
-        blackouts = acc.platform_blackouts(probe.blackouts, probe.holds, set(tids) | probe.pids, wakeups) \
-            if not probe.attribution_error else acc.platform_blackouts(probe.blackouts, {}, set(), wakeups)
+    if probe is not None:  # (the run is pinned to the probe's CPU: the late wake-ups go there)
+        blackouts, wakeups = acc.run_blackouts(probe, ex, None, set(tids) | probe.pids, not probe.attribution_error)
     return {"executions": ex, "blackouts": blackouts, "since_ns": since_ns, "sinks": sinks,
             "wakeups_note": acc.wakeups_note(wakeups), "wakeups": {c: list(iv) for c, iv in wakeups.items()},
             "attribution": probe.attribution_error if probe is not None else "no probe",
