@@ -23,6 +23,7 @@
 #include "sag_model.hpp"
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/model/accelerator.hpp"
+#include "chainrt/model/facts.hpp"
 #include "chainrt/sched/policy.hpp"
 
 namespace chainrt {
@@ -392,6 +393,35 @@ class CrosRt : public ResponseTimeAnalysis {
   }
 };
 
+// A registered analysis as every caller gets it: it sees the model with each callback's cost
+// interval [BCET, WCET + its executor's dispatch_overhead] (facts.hpp, charge_dispatch_overhead)
+// — the one place the executor's own time per dispatch enters every analysis.
+class Charged : public ResponseTimeAnalysis {
+ public:
+  explicit Charged(const ResponseTimeAnalysis& a) : a_(&a) {}
+  std::string name() const override { return a_->name(); }
+  std::string summary() const override { return a_->summary(); }
+  Policy policy() const override { return a_->policy(); }
+  bool bounds_policy(Policy p) const override { return a_->bounds_policy(p); }
+  DefaultFor default_for(Policy p) const override { return a_->default_for(p); }
+  bool single_threaded() const override { return a_->single_threaded(); }
+  bool applicable(const Model& m, std::string* why) const override {
+    Model storage;
+    return a_->applicable(charge_dispatch_overhead(m, storage), why);
+  }
+  AnalysisResult analyze(const Model& m) const override {
+    Model storage;
+    return a_->analyze(charge_dispatch_overhead(m, storage));
+  }
+  bool schedulable(const Model& m) const override {
+    Model storage;
+    return a_->schedulable(charge_dispatch_overhead(m, storage));
+  }
+
+ private:
+  const ResponseTimeAnalysis* a_;
+};
+
 const std::vector<const ResponseTimeAnalysis*>& registry() {
   static const GlobalAnalysis edf_mt("edf-mt",
                                      "EDF ready-queue paper (Al Arafat et al.) Sec. V, Thm 1-2 (Eq. 8-12): GEDF with "
@@ -413,8 +443,13 @@ const std::vector<const ResponseTimeAnalysis*>& registry() {
                                        {{Policy::Picas, DefaultFor::SingleThreaded}});
   static const CrosRt cros_rt;
   static const RosDefaultSt ros_default_st;
-  static const std::vector<const ResponseTimeAnalysis*> all{&edf_mt,  &fp_mt,          &picas_st,
-                                                            &cros_rt, &ros_default_st, &sag_analysis()};
+  static const Charged all_charged[] = {Charged(edf_mt),  Charged(fp_mt),          Charged(picas_st),
+                                        Charged(cros_rt), Charged(ros_default_st), Charged(sag_analysis())};
+  static const std::vector<const ResponseTimeAnalysis*> all = [] {
+    std::vector<const ResponseTimeAnalysis*> v;
+    for (const Charged& a : all_charged) v.push_back(&a);
+    return v;
+  }();
   return all;
 }
 

@@ -75,4 +75,27 @@ std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
   return sets;
 }
 
+Duration charged_wcet(const Model& model, const Callback& callback) {
+  for (const Node& n : model.nodes) {
+    if (n.name != callback.node) continue;
+    for (const Executor& e : model.executors)
+      if (e.name == n.executor) return callback.wcet + e.dispatch_overhead;
+    break;
+  }
+  return callback.wcet;
+}
+
+const Model& charge_dispatch_overhead(const Model& model, Model& storage) {
+  if (std::none_of(model.executors.begin(), model.executors.end(),
+                   [](const Executor& e) { return e.dispatch_overhead != 0; }))
+    return model;
+  storage = model;
+  for (Callback& cb : storage.callbacks) {
+    cb.bcet = cb.best_case();
+    cb.wcet = charged_wcet(model, cb);
+  }
+  for (Executor& e : storage.executors) e.dispatch_overhead = 0;
+  return storage;
+}
+
 }  // namespace chainrt

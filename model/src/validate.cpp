@@ -132,6 +132,10 @@ void fill_infrastructure(Model& m, Diagnostics& d) {
       check_sched(q, tc.cores, tc.fifo_priority, tc.reservation);
     }
     if (e.priority && (*e.priority < 0 || *e.priority > 99)) d.error(p + ".priority", "executor priority must be 0..99");
+    if (e.dispatch_overhead < 0)
+      d.error(p + ".dispatch_overhead", "dispatch_overhead must be zero or positive, got " +
+                                            format_duration(e.dispatch_overhead));
+    check_duration(e.dispatch_overhead, p + ".dispatch_overhead", "dispatch_overhead", d);
     if (e.threads.size() > static_cast<std::size_t>(limits::kMaxThreads))
       d.error(p + ".threads", "executor " + quote(e.name) + " has " + std::to_string(e.threads.size()) +
                                   " threads; chainrt's limit is " + std::to_string(limits::kMaxThreads));

@@ -559,7 +559,8 @@ void parse_hosts(Reader& r, const YAML::Node& root, Model& m) {
 
 void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
   r.each(root, "executors", [&](const YAML::Node& n, const std::string& p) {
-    if (!r.keys(n, p, {"name", "host", "process", "policy", "priority", "threads", "thread_classes"}, "an executor"))
+    if (!r.keys(n, p, {"name", "host", "process", "policy", "priority", "threads", "thread_classes", "dispatch_overhead"},
+                "an executor"))
       return;
     Executor e;
     e.name = r.name(n, p, "an executor").value_or("");
@@ -570,6 +571,7 @@ void parse_executors(Reader& r, const YAML::Node& root, Model& m) {
       else r.d.error(sub(p, "policy"), "unknown policy '" + *pol + "' (" + policy_list() + ")");
     }
     if (auto pr = r.integer(n, "priority", p, false, "an executor")) e.priority = static_cast<int>(*pr);
+    e.dispatch_overhead = r.duration(n, "dispatch_overhead", p, false, "an executor", true).value_or(0);
     YAML::Node threads = n["threads"];
     std::string tp = sub(p, "threads");
     if (threads && threads.IsScalar()) {
@@ -1014,6 +1016,8 @@ void emit_executors(YAML::Emitter& out, const Model& m) {
         << e.host << YAML::Key << "process" << YAML::Value << e.process << YAML::Key << "policy" << YAML::Value
         << to_string(e.policy);
     if (e.priority) out << YAML::Key << "priority" << YAML::Value << *e.priority;
+    if (e.dispatch_overhead)
+      out << YAML::Key << "dispatch_overhead" << YAML::Value << format_duration(e.dispatch_overhead);
     std::vector<const Thread*> own;
     for (const auto& t : e.threads)
       if (t.thread_class.empty()) own.push_back(&t);

@@ -94,6 +94,9 @@ void register_platform(nb::module_& m) {
       .def_rw("priority", &Executor::priority)
       .def_rw("threads", &Executor::threads)
       .def_rw("thread_classes", &Executor::thread_classes)
+      .def_rw("dispatch_overhead", &Executor::dispatch_overhead,
+              "The executor thread's own time per dispatched callback beyond its WCET (ns); every analysis "
+              "and the simulator charge each callback [BCET, WCET + dispatch_overhead].")
       .def("thread_fifo_priority", &thread_fifo_priority, nb::arg("thread"),
            "The SCHED_FIFO priority `thread` of this executor runs at (model/facts.hpp): its own, else the "
            "executor's (1..99); None for SCHED_OTHER and for a thread with a reservation.");

@@ -181,6 +181,28 @@ def ready_times(executions: list[Execution], chains: dict[str, list[str]]) -> di
     return out
 
 
+def dispatch_gaps(executions: list[Execution], chains: dict[str, list[str]]) -> dict[str, list[int]]:
+    """Per executor, its own time per dispatch as the run shows it: on each of its threads, for
+    two consecutive executions x then y, the gap ``y.start - x.finish`` when y was ready
+    (:func:`ready_times`) at or before x finished. The thread was then backlogged, so the gap
+    is the executor's own work between the callbacks (returning from x, selecting, taking y's
+    message, handing over), not idle time; a gap before an execution that became ready after
+    x finished is idle time and left out. An execution whose readiness the records do not show
+    (no chain release) counts as ready at its start, so never as backlogged. This is what the
+    model's ``dispatch_overhead`` of an executor must cover (docs/model.md)."""
+    ready = ready_times(executions, chains)
+    per_thread: dict[tuple[str, int], list[Execution]] = {}
+    for x in executions:
+        per_thread.setdefault((x.executor, x.thread), []).append(x)
+    out: dict[str, list[int]] = {}
+    for (executor, _), xs in sorted(per_thread.items()):
+        xs.sort(key=lambda x: x.start)
+        for x, y in zip(xs, xs[1:]):
+            if ready[id(y)] <= x.finish <= y.start:
+                out.setdefault(executor, []).append(y.start - x.finish)
+    return out
+
+
 def busy_periods(executions: list[Execution], ready: dict[int, int],
                  gap_ns: int = GAP_NS) -> dict[str, list[tuple[int, int]]]:
     """Per executor, its busy periods: the union of [ready, finish] of its executions, gaps
@@ -817,11 +839,33 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                                            cache_only=mi["cache_only"], analysis_bounds=bounds))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
+    out["dispatch_overhead"] = dispatch_overhead_json(model, dispatch_gaps(executions, mi["chains"]), notes)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
         notes.append("the executor threads had no real-time priority: other processes took the CPU from them, which "
                      "the platform probe (above every thread) does not see and the bounds do not allow for; "
                      "--fifo PRIO runs them above other processes")
     out["notes"] = notes
+    return out
+
+
+def dispatch_overhead_json(model, gaps: dict[str, list[int]], notes: list[str]) -> dict:
+    """{executor: {"dispatches", "max_ns", "p99_ns" (nearest rank), "model_ns"}}: the executors'
+    own time per dispatch measured in a run (``gaps``: :func:`dispatch_gaps`, of one run or
+    pooled over several) beside the model's ``dispatch_overhead``; a note in ``notes`` for each
+    executor whose measured maximum exceeds it (the bounds then do not contain all of the
+    executor's own time)."""
+    declared = {e.name: int(e.dispatch_overhead) for e in model.executors}
+    out = {}
+    for name, g in sorted(gaps.items()):
+        if not g:
+            continue
+        row = out[name] = {"dispatches": len(g), "max_ns": max(g), "p99_ns": quantile(g, 0.99),
+                           "model_ns": declared.get(name, 0)}
+        if row["max_ns"] > row["model_ns"]:
+            notes.append(f"executor {name}: its own time per dispatch reached {row['max_ns'] / 1e3:.1f} us "
+                         f"(p99 {row['p99_ns'] / 1e3:.1f} us over {row['dispatches']} backlogged dispatches), above "
+                         f"the model's dispatch_overhead of {row['model_ns'] / 1e3:.1f} us, which the bounds "
+                         "charge (chainrt profile writes the measured value into the model)")
     return out
 
 
@@ -905,6 +949,10 @@ def report_lines(acc_json: dict, color: bool = False) -> list[str]:
     lines += ["  " + output.red(ln, color and bad) for ln, bad in zip(output.table(rows, sep=" "), red)]
     if any(r.get("bound_kind") == "simulated" for r in acc_json["chains"].values()):
         lines.append("  * no analysis bound: the simulated worst case")
+    for name, d in (acc_json.get("dispatch_overhead") or {}).items():
+        lines.append(f"  executor {name}: own time per dispatch (backlogged) max {d['max_ns'] / 1e3:.1f} us, p99 "
+                     f"{d['p99_ns'] / 1e3:.1f} us over {d['dispatches']} dispatches; model's dispatch_overhead "
+                     f"{d['model_ns'] / 1e3:.1f} us")
     for name, r in acc_json["chains"].items():
         shown = [c for c in r["cases"] if c["cause"] == UNEXPLAINED][:3] + \
                 [c for c in r["cases"] if c["cause"] == OVERRUN][:1]

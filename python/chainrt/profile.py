@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from . import accounting as acc
 from . import monitor_msg, output
 from ._core import parse_duration
 from .fastdds import loopback_participants
@@ -190,6 +191,21 @@ class ModelView:
     root: yaml.MappingNode
     callbacks: dict        # name -> {"node": MappingNode, "fields": {key: (keynode, valnode)}}
     data: dict             # the plain data
+    executors: dict = field(default_factory=dict)  # name -> as callbacks
+
+
+def _entries(root: yaml.MappingNode, section: str) -> dict:
+    """name -> {"node", "fields"} of the named mappings listed under the top-level ``section``."""
+    out = {}
+    for k, v in root.value:
+        if k.value == section and isinstance(v, yaml.SequenceNode):
+            for item in v.value:
+                if not isinstance(item, yaml.MappingNode):
+                    continue
+                fields = {kk.value: (kk, vv) for kk, vv in item.value}
+                if "name" in fields and isinstance(fields["name"][1], yaml.ScalarNode):
+                    out[fields["name"][1].value] = {"node": item, "fields": fields}
+    return out
 
 
 def read_model(path: str) -> ModelView:
@@ -207,18 +223,10 @@ def read_model(path: str) -> ModelView:
         raise ProfileError(f"{path}{where}: not valid YAML ({getattr(e, 'problem', None) or e})") from None
     if not isinstance(root, yaml.MappingNode) or not isinstance(data, dict):
         raise ProfileError(f"{path}: not a chainrt model (the top level is not a mapping)")
-    cbs = {}
-    for k, v in root.value:
-        if k.value == "callbacks" and isinstance(v, yaml.SequenceNode):
-            for item in v.value:
-                if not isinstance(item, yaml.MappingNode):
-                    continue
-                fields = {kk.value: (kk, vv) for kk, vv in item.value}
-                if "name" in fields and isinstance(fields["name"][1], yaml.ScalarNode):
-                    cbs[fields["name"][1].value] = {"node": item, "fields": fields}
+    cbs = _entries(root, "callbacks")
     if not cbs:
         raise ProfileError(f"{path}: the model has no callbacks")
-    return ModelView(text, root, cbs, data)
+    return ModelView(text, root, cbs, data, _entries(root, "executors"))
 
 
 def _callback_info(view: ModelView) -> dict:
@@ -315,9 +323,11 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
                 owner[name] = key
         for name, cols in src.samples.items():
             samples[name] = cols
-    cbs, missing, by_model = {}, [], {}
+    cbs, missing, by_model, model_name = {}, [], {}, {}
     for name, info in infos.items():
         m = _match(name, info, monitor_cbs, samples)
+        if m:
+            model_name[m] = name
         if m and m in samples:
             by_model[name] = samples[m]
         c = monitor_cbs.get(m) if m else None
@@ -361,9 +371,44 @@ def build_profile(view: ModelView, col: Collection, margin: float = DEFAULT_MARG
     chains = _chains(col)
     hops = _hops(view, infos, by_model)
     lost = sum(s.lost for s in col.sources.values())
-    return {"margin": margin, "time": time_kind, "messages": col.messages,
+    overhead = _dispatch_overheads(view, col, model_name)
+    return {"dispatch_overhead_ns": overhead, "margin": margin, "time": time_kind, "messages": col.messages,
             "runs": sorted({k[0] for k in col.sources}), "executors": sorted({k[1] for k in col.sources}),
             "samples_lost": lost, "callbacks": cbs, "missing": missing, "chains": chains, "hops": hops}
+
+
+def _chain_paths(view: ModelView) -> dict[str, list[str]]:
+    """{name: callbacks in order} of every path of the model's chains (a linear chain: one)."""
+    out = {}
+    for ch in view.data.get("chains") or []:
+        if not isinstance(ch, dict):
+            continue
+        paths = ch.get("paths") or ([ch.get("callbacks")] if ch.get("callbacks") else [])
+        for i, p in enumerate(paths):
+            out[f"{ch.get('name')}#{i}"] = [str(c) for c in p or []]
+    return out
+
+
+def _dispatch_overheads(view: ModelView, col: Collection, model_name: dict) -> dict[str, int]:
+    """{executor: the largest own time per dispatch the run showed, rounded up to a microsecond}
+    (accounting.dispatch_gaps over each executor's dispatch samples; ``model_name``: monitored
+    callback name -> the model's). An executor that lost samples is left out: a lost dispatch
+    between two recorded ones would count as the executor's own time."""
+    chains, out = _chain_paths(view), {}
+    for (_, executor), src in col.sources.items():
+        if src.lost or not executor:
+            continue
+        executions = []
+        for mon, cols in src.samples.items():
+            starts = cols.get("start_ns", [])
+            threads = cols.get("thread") or [0] * len(starts)
+            for st, w, c, r, t in zip(starts, cols.get("wall_ns", []), cols.get("cpu_ns", []),
+                                      cols.get("release_ns", []), threads):
+                executions.append(acc.Execution(model_name.get(mon, mon), executor, t, st, st + w, c, r if r > 0 else None))
+        for e, g in acc.dispatch_gaps(executions, chains).items():
+            if g:
+                out[e] = max(out.get(e, 0), _ceil_us(max(g)))
+    return out
 
 
 def _observed_phases(cbs: dict, infos: dict, samples: dict) -> None:
@@ -407,14 +452,7 @@ def _hops(view: ModelView, infos: dict, samples: dict) -> list[dict]:
     topics = {str(t.get("name")): t.get("size", "64B") for t in view.data.get("topics") or []
               if isinstance(t, dict)}
     services = {str(t.get("name")): t for t in view.data.get("services") or [] if isinstance(t, dict)}
-    edges = set()
-    for ch in view.data.get("chains") or []:
-        if not isinstance(ch, dict):
-            continue
-        paths = ch.get("paths") or ([ch.get("callbacks")] if ch.get("callbacks") else [])
-        for p in paths:
-            for a, b in zip(p or [], (p or [])[1:]):
-                edges.add((str(a), str(b)))
+    edges = {(a, b) for p in _chain_paths(view).values() for a, b in zip(p, p[1:])}
     out = []
     import bisect
     starts = [b[0] for b in busy]
@@ -454,10 +492,11 @@ def _hops(view: ModelView, infos: dict, samples: dict) -> list[dict]:
 
 @dataclass
 class Change:
-    callback: str
+    callback: str          # the callback's name (the executor's for section "executors")
     field: str
     old: str | None
     new: str
+    section: str = "callbacks"
 
 
 def plan_changes(view: ModelView, prof: dict) -> list[Change]:
@@ -480,6 +519,15 @@ def plan_changes(view: ModelView, prof: dict) -> list[Change]:
                 changes.append(Change(name, "offset", old, off))
             if phase != "observed":
                 changes.append(Change(name, "phase", phase, "observed"))
+    # the executors' own time per dispatch, which every analysis charges beside the WCETs
+    for name, ns in sorted((prof.get("dispatch_overhead_ns") or {}).items()):
+        if name not in view.executors:
+            continue
+        fields = view.executors[name]["fields"]
+        new = output.exact_duration(ns)
+        old = fields["dispatch_overhead"][1].value if "dispatch_overhead" in fields else None
+        if old != new:
+            changes.append(Change(name, "dispatch_overhead", old, new, "executors"))
     return changes
 
 
@@ -493,11 +541,11 @@ def apply_changes(view: ModelView, changes: list[Change], measurements: list[dic
     given); everything else byte for byte as it was."""
     text = view.text
     edits = []  # (start, end, replacement)
-    by_cb: dict[str, list[Change]] = {}
+    by_cb: dict[tuple[str, str], list[Change]] = {}
     for c in changes:
-        by_cb.setdefault(c.callback, []).append(c)
-    for name, cs in by_cb.items():
-        entry = view.callbacks[name]
+        by_cb.setdefault((c.section, c.callback), []).append(c)
+    for (section, name), cs in by_cb.items():
+        entry = (view.executors if section == "executors" else view.callbacks)[name]
         m, fields = entry["node"], entry["fields"]
         adds = []
         for c in cs:

@@ -546,8 +546,12 @@ SimResult Simulator::run() {
 
 }  // namespace detail
 
-SimResult simulate(const Model& model, const SimOptions& options) {
+SimResult simulate(const Model& user_model, const SimOptions& options) {
   using detail::Simulator;
+  // Each job runs its sampled time in [BCET, WCET + its executor's dispatch_overhead], the cost
+  // interval every analysis charges (facts.hpp, charge_dispatch_overhead).
+  Model storage;
+  const Model& model = charge_dispatch_overhead(user_model, storage);
   if (!uses_accelerators(model)) {
     Simulator s(model, options);
     return s.run();

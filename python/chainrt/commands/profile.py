@@ -146,6 +146,9 @@ def _show_and_write(args, pf, view, prof, margin, write: bool) -> int:
             print(f"hop {h['from']} -> {h['to']} ({h['kind']}, {h['size']}): latency median "
                   f"{output.us(h['latency_ns']['p50'])} us over {h['latency_ns']['n']} instance(s)"
                   + ("" if h["unblocked"] else " (every instance blocked by another callback: not written)"))
+        for name, ns in prof.get("dispatch_overhead_ns", {}).items():
+            print(f"executor {name}: own time per dispatch (backlogged thread) up to {output.us(ns)} us "
+                  "(dispatch_overhead)")
         if prof["missing"]:
             print(f"not measured (no instance seen): {', '.join(prof['missing'])}", file=sys.stderr)
         if prof["samples_lost"]:

@@ -132,7 +132,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
     over its runs against the analysis bounds, "simulated" the same against
     the simulated worst cases (runtime: only there; both empty without a model: a stock executor has no bound, only its
     platform-free split), "hot_path_latency" and "behavior_planner_period" (kpi statistics over
-    the platform-free samples, pooled), "runs" (how many were accounted), "notes" (the
+    the platform-free samples, pooled), "runs" (how many were accounted), "dispatch_overhead"
+    (accounting.dispatch_overhead_json over the runs' executions, pooled), "notes" (the
     attribution's failures, the kernel's real-time throttling); None when no run has its input
     (no probe)."""
     inputs = [r["accounting"] for r in runs if r.get("accounting") and r["accounting"]["blackouts"] is not None]
@@ -146,9 +147,12 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
     node_exec = {n.name: n.executor for n in model.nodes} if model is not None else {}
     counts = {key: {n: {k: 0 for k in ("above", *CAUSES)} for n in mi["chains"]} for key in against}
     free, notes = [], sorted({f"attribution: {i['attribution']}" for i in inputs if i["attribution"]})
+    gaps: dict[str, list[int]] = {}  # the executors' own time per dispatch, pooled over the runs
     for i, inp in enumerate(inputs):
         ex = inp["executions"]
         if model is not None and ex:
+            for e, g in acc.dispatch_gaps(ex, mi["chains"]).items():
+                gaps.setdefault(e, []).extend(g)
             for key, bounds in against.items():
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
                                   mi["chain_executors"], inp["since_ns"], simulated=key == "simulated",
@@ -172,8 +176,9 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
         free.append(free_kpis(inp, node_exec, busy, every))
     notes += [f"run {i + 1}: {inp['wakeups_note']}" for i, inp in enumerate(inputs) if inp.get("wakeups_note")]
     notes += throttling_notes(inputs)
+    overhead = acc.dispatch_overhead_json(model, gaps, notes) if model is not None else {}
     pooled = kpi.pooled(free).to_dict()
-    return {**counts, "runs": len(inputs), "hot_path_latency": pooled["hot_path_latency"],
+    return {**counts, "runs": len(inputs), "dispatch_overhead": overhead, "hot_path_latency": pooled["hot_path_latency"],
             "behavior_planner_period": pooled["behavior_planner_period"], "notes": notes,
             "bounded": model is not None and any(b is not None for b in against["chains"].values())}
 

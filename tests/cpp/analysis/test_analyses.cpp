@@ -2,7 +2,11 @@
 // computed by hand from the analysis' equations in the comment above the test.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/analysis/comm_fit.hpp"
@@ -618,4 +622,41 @@ chains:
     // At least a period of tb (the simulator's side: tests/cpp/sim/test_fusion.cpp).
     EXPECT_GT(A.wcrt_bound, 100 * ms) << a;
   }
+}
+
+// An executor's dispatch_overhead o is charged once per job (facts.hpp, charged_wcet): on one
+// thread a chain's bound grows by exactly (the jobs in its busy window) x o. kOneChain: a1 and
+// a2, two jobs: 30 ms + 2o. kTwoTimers: A waits for one B and runs itself, B likewise: 30 ms + 2o.
+// A three-callback chain alone: 3 jobs, 3o. Checked for every analysis that applies (the
+// classic ones and sag).
+TEST(DispatchOverhead, GrowsTheBoundByTheJobsInTheBusyWindow) {
+  constexpr Duration o = 100'000;
+  const std::string three = R"(nodes:
+  - {name: n, executor: e}
+callbacks:
+  - {name: c1, kind: timer, node: n, period: 100ms, wcet: 10ms, publishes: [t1], priority: 2}
+  - {name: c2, kind: subscription, node: n, topic: t1, wcet: 5ms, publishes: [t2], priority: 3}
+  - {name: c3, kind: subscription, node: n, topic: t2, wcet: 1ms, priority: 4}
+chains:
+  - {name: C, callbacks: [c1, c2, c3], priority: 1}
+)";
+  const std::vector<std::tuple<std::string, std::string, std::map<std::string, int>>> cases = {
+      {"fp", kOneChain, {{"A", 2}}}, {"fp", kTwoTimers, {{"A", 2}, {"B", 2}}},
+      {"fp", three, {{"C", 3}}},     {"edf", kOneChain, {{"A", 2}}},
+      {"picas", kTwoTimers, {{"A", 2}, {"B", 2}}}};
+  std::set<std::string> checked;
+  for (const auto& [policy, body, jobs] : cases) {
+    const Model plain = load(header(policy, 1) + body);
+    Model charged = plain;
+    charged.executors[0].dispatch_overhead = o;
+    for (const char* a : {"edf-mt", "fp-mt", "picas-st", "cros-rt", "ros-default-st", "sag"}) {
+      if (!find_analysis(a)->applicable(plain, nullptr)) continue;
+      const AnalysisResult r0 = run(a, plain), r1 = run(a, charged);
+      for (const auto& [chain, n] : jobs) {
+        EXPECT_EQ(bound(r1, chain), bound(r0, chain) + n * o) << a << " " << policy << " " << chain;
+        checked.insert(a);
+      }
+    }
+  }
+  for (const char* a : {"sag", "picas-st", "edf-mt", "fp-mt"}) EXPECT_TRUE(checked.count(a)) << a << " never applied";
 }

@@ -2,6 +2,7 @@
 // (CROS-RT categories), branching chains, lookups and utilisation.
 #include <gtest/gtest.h>
 
+#include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
 
 using namespace chainrt;
@@ -388,4 +389,43 @@ TEST(Model, MalformedPeriodsAreLocatedErrors) {
       EXPECT_NE(d.message.find(reason), std::string::npos) << period << ": " << d.message;
     }
   }
+}
+
+// An executor's dispatch_overhead: parsed as a duration, written back, located errors for bad
+// values; the charged cost interval (facts.hpp) is [BCET, WCET + overhead], charged once.
+TEST(Model, ExecutorDispatchOverheadParsesRoundTripsAndIsChecked) {
+  Model m = load_model_from_string(R"(
+executors:
+  - {name: ex, dispatch_overhead: 20us}
+callbacks:
+  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, bcet: 0.5ms}
+  - {name: b, kind: subscription, node: n, topic: t, wcet: 2ms}
+)",
+                                   "ov.yaml");
+  EXPECT_EQ(m.executors[0].dispatch_overhead, 20'000);
+  EXPECT_NE(save_model_to_string(m).find("dispatch_overhead: 20us"), std::string::npos) << save_model_to_string(m);
+  EXPECT_EQ(load_model_from_string(save_model_to_string(m), "again.yaml"), m);
+  EXPECT_EQ(charged_wcet(m, m.callbacks[0]), 1'020'000);
+  Model storage;
+  const Model& c = charge_dispatch_overhead(m, storage);
+  EXPECT_EQ(&c, &storage);
+  EXPECT_EQ(c.callbacks[0].wcet, 1'020'000);
+  EXPECT_EQ(c.callbacks[0].best_case(), 500'000);  // the lower end stays the BCET
+  EXPECT_EQ(c.callbacks[1].wcet, 2'020'000);
+  EXPECT_EQ(c.callbacks[1].best_case(), 2'000'000);
+  Model again;
+  EXPECT_EQ(&charge_dispatch_overhead(c, again), &c);  // charged once
+  for (const char* bad : {"-5us", "fast", "2h", "[1us]"}) {
+    const std::string text = std::string("executors:\n  - {name: ex, dispatch_overhead: ") + bad +
+                             "}\ncallbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\n";
+    try {
+      load_model_from_string(text, "bad.yaml");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.yaml:2:"), std::string::npos) << e.what();
+    }
+  }
+  Model code = m;  // a model built in code: the validator refuses a negative overhead
+  code.executors[0].dispatch_overhead = -1;
+  EXPECT_THROW(validate(code, "generated"), ModelError);
 }

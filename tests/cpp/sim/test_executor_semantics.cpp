@@ -418,3 +418,34 @@ chains:
   EXPECT_EQ(at["lo"].first, 2 * ms);
   EXPECT_EQ(at["hi"].first, 3 * ms);   // after lo, although more urgent and there at 2 ms
 }
+
+// An executor's dispatch_overhead o runs with every job (each job costs its sampled time + o at
+// the WCET end, facts.hpp): a three-callback chain alone on one thread, every callback at its
+// WCET, responds in its WCETs + 3o, the lower end stays the BCETs.
+TEST(DispatchOverhead, EveryDispatchRunsTheExecutorsOwnTime) {
+  const std::string text = R"(executors:
+  - {name: e, policy: fp, threads: 1, dispatch_overhead: OVERHEAD}
+nodes:
+  - {name: n, executor: e}
+callbacks:
+  - {name: c1, kind: timer, node: n, period: 100ms, wcet: 10ms, bcet: 4ms, publishes: [t1], priority: 2}
+  - {name: c2, kind: subscription, node: n, topic: t1, wcet: 5ms, bcet: 2ms, publishes: [t2], priority: 3}
+  - {name: c3, kind: subscription, node: n, topic: t2, wcet: 1ms, bcet: 1ms, priority: 4}
+chains:
+  - {name: C, callbacks: [c1, c2, c3], priority: 1}
+)";
+  auto with = [&](const std::string& o, sim::ExecTime exec) {
+    std::string t = text;
+    t.replace(t.find("OVERHEAD"), 8, o);
+    sim::SimOptions opt;
+    opt.duration = 1'000'000'000;
+    opt.policy = Policy::FixedPriority;
+    opt.threads = 1;
+    opt.exec = exec;
+    const sim::SimResult r = sim::simulate(load_model_from_string(t, "o.yaml"), opt);
+    return std::pair{r.chains.at(0).wcrt, r.chains.at(0).bcrt};
+  };
+  EXPECT_EQ(with("0us", sim::ExecTime::Wcet).first, 16 * ms);
+  EXPECT_EQ(with("100us", sim::ExecTime::Wcet).first, 16 * ms + 300'000);
+  EXPECT_EQ(with("100us", sim::ExecTime::Bcet).second, 7 * ms);
+}

@@ -42,4 +42,24 @@ int simulated_core(const Model& model, std::size_t executor, std::size_t thread)
 // rule; callback indices, sets in a deterministic order).
 std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model);
 
+// The upper end of a callback's cost interval: its WCET plus its executor's dispatch_overhead
+// (the executor thread's own time per dispatch, Executor::dispatch_overhead); its WCET alone
+// when its node or executor is unknown. The lower end stays its BCET (Callback::best_case()).
+//
+// Why charging the overhead this way keeps the non-preemptive analyses sound: the overhead is
+// lumped before the callback, so a job's modelled finish is the instant its thread selects
+// again; the callback really ends earlier, by the part of the overhead spent after it, so a
+// chain latency measured at a callback's end is bounded by the modelled one. The lower end
+// stays the BCET, so a successor on another thread, released at the callback's real end, is
+// released inside the window the analysis gives it ([BCET-based earliest, WCET+overhead-based
+// latest finish]).
+Duration charged_wcet(const Model& model, const Callback& callback);
+
+// The model every analysis (the registry, analysis.hpp) and the simulator run: each callback's
+// WCET replaced by charged_wcet, its BCET kept (written out where it defaulted to the WCET),
+// every executor's dispatch_overhead then 0 — so charging a charged model again changes
+// nothing. Returns `model` itself when no executor has an overhead (no copy), else `storage`
+// filled with the charged copy.
+const Model& charge_dispatch_overhead(const Model& model, Model& storage);
+
 }  // namespace chainrt

@@ -230,6 +230,11 @@ struct Executor {
                                       // threads' SCHED_FIFO default (thread_fifo_priority, facts.hpp)
   std::vector<Thread> threads;        // explicit threads followed by thread-class threads
   std::vector<ThreadClass> thread_classes;
+  // The executor thread's own time per dispatched callback beyond the callback's WCET (taking
+  // the ready-queue pop, rcl_take, the hand-over, the return to the wait). Every analysis and
+  // the simulator charge it through one rule (facts.hpp, charged_wcet); `chainrt profile`
+  // measures it from the dispatch records.
+  Duration dispatch_overhead = 0;
   bool operator==(const Executor&) const = default;
 };
 
