@@ -611,3 +611,40 @@ def test_the_cache_only_rule_is_the_simulators():
     assert charges and all(len(s) >= 2 for s in charges)
     bcet = {c.name: min(c.bcet if c.bcet is not None else c.wcet, c.wcet) for c in model.callbacks}
     assert all(v == bcet[k] for s in charges for k, v in s.items())
+
+
+def test_dispatch_gaps_count_the_backlogged_gaps_and_leave_the_idle_ones_out():
+    us = 1000
+    xs = [
+        # thread 0: hi_pub released at 0 runs 0..2.5 ms; hi_sub is ready when it finishes and
+        # starts 30 us later: backlogged, the executor's own 30 us
+        Execution("hi_pub", "main", 0, 0, int(2.5 * MS), 0, 0),
+        Execution("hi_sub", "main", 0, int(2.5 * MS) + 30 * us, 5 * MS, 0, 0),
+        # lo_pub released at 4 ms (before hi_sub finished): backlogged, 12 us
+        Execution("lo_pub", "main", 0, 5 * MS + 12 * us, 6 * MS, 0, 4 * MS),
+        # hi_pub released at 20 ms, long after the thread went idle at 6 ms: idle, not counted
+        Execution("hi_pub", "main", 0, 20 * MS + 50 * us, 21 * MS, 0, 20 * MS),
+        # a callback whose readiness the records do not show (no release): never backlogged
+        Execution("other", "main", 0, 21 * MS + 5 * us, 22 * MS, 0, None),
+        # another thread of the executor keeps its own order: its gap is its own
+        Execution("lo_pub", "main", 1, 0, 1 * MS, 0, 0),
+        Execution("lo_sub", "main", 1, 1 * MS + 7 * us, 2 * MS, 0, 0),
+        Execution("lo_pub", "side", 0, 0, 1 * MS, 0, 0),
+        Execution("lo_sub", "side", 0, 1 * MS + 9 * us, 2 * MS, 0, 0),
+    ]
+    gaps = acc.dispatch_gaps(xs, CHAINS)
+    assert sorted(gaps["main"]) == [7 * us, 12 * us, 30 * us]
+    assert gaps["side"] == [9 * us]
+
+    class Ex:  # the model's executors (accounting reads name and dispatch_overhead)
+        def __init__(self, name, o):
+            self.name, self.dispatch_overhead = name, o
+
+    class Model:
+        executors = [Ex("main", 20 * us), Ex("side", 10 * us)]
+    notes = []
+    got = acc.dispatch_overhead_json(Model, gaps, notes)
+    assert got["main"] == {"dispatches": 3, "max_ns": 30 * us, "p99_ns": 30 * us, "model_ns": 20 * us}
+    assert got["side"]["max_ns"] == 9 * us
+    (note,) = notes  # only main's measured maximum is above its model's overhead
+    assert note.startswith("executor main:") and "30.0 us" in note

@@ -60,6 +60,23 @@ def test_python_round_trip(tmp_path):
         assert a.to_yaml() == b.to_yaml()
 
 
+def test_executor_dispatch_overhead_from_python(tmp_path):
+    text = ("executors:\n  - {name: e, dispatch_overhead: 20us}\n"
+            "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\n"
+            "chains:\n  - {name: c, callbacks: [a]}\n")
+    m = chainrt.load_model_from_string(text, "ov.yaml")
+    assert m.executors[0].dispatch_overhead == 20_000
+    assert "dispatch_overhead: 20us" in m.to_yaml()
+    assert chainrt.load_model_from_string(m.to_yaml(), "again.yaml") == m
+    e = m.executors[0]
+    e.dispatch_overhead = 35_000
+    m.executors = [e]
+    assert chainrt.load_model_from_string(m.to_yaml(), "set.yaml").executors[0].dispatch_overhead == 35_000
+    with pytest.raises(chainrt.ModelError) as info:
+        chainrt.load_model_from_string(text.replace("20us", "-3us"), "bad.yaml")
+    assert "bad.yaml:2:" in str(info.value) and "dispatch_overhead" in str(info.value)
+
+
 def test_model_is_readable_from_python():
     m = chainrt.load_model(str(ROOT / "examples/two_chains.yaml"))
     high = m.chain("high")

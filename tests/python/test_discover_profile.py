@@ -658,3 +658,23 @@ def test_two_timers_of_one_period_on_one_topic_are_not_one_timer():
         ts = _sends(p, 90, jitter_ns=500_000) + _sends(p, 90, jitter_ns=500_000, phase_ns=int(phase * p), seed=2)
         fit = dc.fit_period(ts)
         assert not (fit.periodic and abs(fit.period_ns - p) < p // 100), (phase, fit)
+
+
+def test_profile_writes_the_executors_own_time_per_dispatch(tmp_path):
+    """dst is ready when src finishes (same release) and starts 100, 50 and 200 us later: the
+    executor's own time per dispatch is up to 200 us; src's gaps after an idle thread are not."""
+    col = _collection()
+    one = col.sources[("r1", "main")]
+    col.sources = {("r1", "e"): one}
+    path = tmp_path / "m.yaml"
+    path.write_text(SKELETON)
+    view = pf.read_model(str(path))
+    prof = pf.build_profile(view, col, margin=0.5)
+    assert prof["dispatch_overhead_ns"] == {"e": 200_000}
+    changes = pf.plan_changes(view, prof)
+    assert ("e", "dispatch_overhead", None, "200us", "executors") in {
+        (c.callback, c.field, c.old, c.new, c.section) for c in changes}
+    new = pf.apply_changes(view, changes, None, "")
+    assert load_model_from_string(new, "profiled.yaml").executors[0].dispatch_overhead == 200_000
+    one.lost = 1  # a lost dispatch would count as the executor's own time: left out
+    assert pf.build_profile(view, col)["dispatch_overhead_ns"] == {}

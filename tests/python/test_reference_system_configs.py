@@ -99,6 +99,9 @@ def test_every_configuration_is_a_valid_variant(name):
     assert m.callback("BehaviorPlanner/timer").offset == 0
     assert configs.variant(str(REF), name, planner_phase_ns=50 * MS).callback("BehaviorPlanner/timer").offset == 50 * MS
     assert [c.name for c in m.chains] == ["hot_path_front", "hot_path_rear", "behavior_planner"]
+    # every executor of a layout charges the base model's executor's own time per dispatch
+    base = chainrt.load_model(str(REF)).executors[0].dispatch_overhead
+    assert base > 0 and {e.dispatch_overhead for e in m.executors} == {base}
 
 
 def test_creation_phases_follow_upstreams_node_order():

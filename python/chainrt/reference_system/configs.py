@@ -248,6 +248,7 @@ def variant(base_path: str, config: str, load: str = "default", pin_core: int | 
         e = type(template)()
         e.name, e.host, e.process, e.policy = name, host, "reference_system", policy
         e.priority = priority if rt else None
+        e.dispatch_overhead = template.dispatch_overhead  # the runtime's own time per dispatch, measured once
         ts = []
         for i in range(threads):
             t = type(template.threads[0])()

@@ -400,6 +400,8 @@ executors:
 callbacks:
   - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms, bcet: 0.5ms}
   - {name: b, kind: subscription, node: n, topic: t, wcet: 2ms}
+chains:
+  - {name: c, callbacks: [a]}
 )",
                                    "ov.yaml");
   EXPECT_EQ(m.executors[0].dispatch_overhead, 20'000);
@@ -417,12 +419,14 @@ callbacks:
   EXPECT_EQ(&charge_dispatch_overhead(c, again), &c);  // charged once
   for (const char* bad : {"-5us", "fast", "2h", "[1us]"}) {
     const std::string text = std::string("executors:\n  - {name: ex, dispatch_overhead: ") + bad +
-                             "}\ncallbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\n";
+                             "}\ncallbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 1ms}\n"
+                             "chains:\n  - {name: c, callbacks: [a]}\n";
     try {
       load_model_from_string(text, "bad.yaml");
       ADD_FAILURE() << "accepted " << bad;
     } catch (const ModelError& e) {
       EXPECT_NE(std::string(e.what()).find("bad.yaml:2:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("dispatch_overhead"), std::string::npos) << e.what();
     }
   }
   Model code = m;  // a model built in code: the validator refuses a negative overhead
