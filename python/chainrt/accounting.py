@@ -181,15 +181,18 @@ def ready_times(executions: list[Execution], chains: dict[str, list[str]]) -> di
     return out
 
 
-def dispatch_gaps(executions: list[Execution], chains: dict[str, list[str]]) -> dict[str, list[int]]:
+def dispatch_gaps(executions: list[Execution], chains: dict[str, list[str]],
+                  blackouts: list[tuple[int, int]] | None = None) -> dict[str, list[int]]:
     """Per executor, its own time per dispatch as the run shows it: on each of its threads, for
     two consecutive executions x then y, the gap ``y.start - x.finish`` when y was ready
     (:func:`ready_times`) at or before x finished. The thread was then backlogged, so the gap
     is the executor's own work between the callbacks (returning from x, selecting, taking y's
     message, handing over), not idle time; a gap before an execution that became ready after
     x finished is idle time and left out. An execution whose readiness the records do not show
-    (no chain release) counts as ready at its start, so never as backlogged. This is what the
-    model's ``dispatch_overhead`` of an executor must cover (docs/model.md)."""
+    (no chain release) counts as ready at its start, so never as backlogged. A gap that overlaps
+    one of ``blackouts`` (merged platform blackouts, :func:`platform_blackouts`; None: not
+    measured) is the platform's, left out too. This is what the model's ``dispatch_overhead``
+    of an executor must cover (docs/model.md)."""
     ready = ready_times(executions, chains)
     per_thread: dict[tuple[str, int], list[Execution]] = {}
     for x in executions:
@@ -198,7 +201,7 @@ def dispatch_gaps(executions: list[Execution], chains: dict[str, list[str]]) -> 
     for (executor, _), xs in sorted(per_thread.items()):
         xs.sort(key=lambda x: x.start)
         for x, y in zip(xs, xs[1:]):
-            if ready[id(y)] <= x.finish <= y.start:
+            if ready[id(y)] <= x.finish <= y.start and not (blackouts and plat.overlap(blackouts, x.finish, y.start)):
                 out.setdefault(executor, []).append(y.start - x.finish)
     return out
 
@@ -839,7 +842,8 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                                            cache_only=mi["cache_only"], analysis_bounds=bounds))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
-    out["dispatch_overhead"] = dispatch_overhead_json(model, dispatch_gaps(executions, mi["chains"]), notes)
+    every = plat.merge([x for iv in (blackouts or {}).values() for x in iv])
+    out["dispatch_overhead"] = dispatch_overhead_json(model, dispatch_gaps(executions, mi["chains"], every), notes)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):
         notes.append("the executor threads had no real-time priority: other processes took the CPU from them, which "
                      "the platform probe (above every thread) does not see and the bounds do not allow for; "

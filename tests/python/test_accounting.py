@@ -648,3 +648,10 @@ def test_dispatch_gaps_count_the_backlogged_gaps_and_leave_the_idle_ones_out():
     assert got["side"]["max_ns"] == 9 * us
     (note,) = notes  # only main's measured maximum is above its model's overhead
     assert note.startswith("executor main:") and "30.0 us" in note
+
+
+def test_a_dispatch_gap_a_platform_blackout_overlaps_is_the_platforms():
+    xs = [Execution("hi_pub", "main", 0, 0, 2 * MS, 0, 0), Execution("hi_sub", "main", 0, 3 * MS, 4 * MS, 0, 0),
+          Execution("lo_pub", "main", 0, 4 * MS + 10_000, 5 * MS, 0, 3 * MS)]
+    assert sorted(acc.dispatch_gaps(xs, CHAINS)["main"]) == [10_000, MS]
+    assert acc.dispatch_gaps(xs, CHAINS, [(2 * MS + 100_000, 2 * MS + 900_000)])["main"] == [10_000]

@@ -150,8 +150,9 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
     gaps: dict[str, list[int]] = {}  # the executors' own time per dispatch, pooled over the runs
     for i, inp in enumerate(inputs):
         ex = inp["executions"]
+        every = acc.plat.merge([x for iv in inp["blackouts"].values() for x in iv])
         if model is not None and ex:
-            for e, g in acc.dispatch_gaps(ex, mi["chains"]).items():
+            for e, g in acc.dispatch_gaps(ex, mi["chains"], every).items():
                 gaps.setdefault(e, []).extend(g)
             for key, bounds in against.items():
                 got = acc.account(ex, mi["chains"], bounds, mi["wcets"], inp["blackouts"], mi["chain_cpus"],
@@ -172,7 +173,6 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
             free.append(inp["free_kpis"])
             continue
         busy = acc.busy_periods(ex, acc.ready_times(ex, mi["chains"]))
-        every = acc.plat.merge([x for iv in inp["blackouts"].values() for x in iv])
         free.append(free_kpis(inp, node_exec, busy, every))
     notes += [f"run {i + 1}: {inp['wakeups_note']}" for i, inp in enumerate(inputs) if inp.get("wakeups_note")]
     notes += throttling_notes(inputs)

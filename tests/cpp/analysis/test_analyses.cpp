@@ -626,9 +626,9 @@ chains:
 
 // An executor's dispatch_overhead o is charged once per job (facts.hpp, charged_wcet): on one
 // thread a chain's bound grows by exactly (the jobs in its busy window) x o. kOneChain: a1 and
-// a2, two jobs: 30 ms + 2o. kTwoTimers: A waits for one B and runs itself, B likewise: 30 ms + 2o.
-// A three-callback chain alone: 3 jobs, 3o. Checked for every analysis that applies (the
-// classic ones and sag).
+// a2, two jobs: 30 ms + 2o. kTwoTimers: A waits for one B and runs itself, B likewise: 30 ms + 2o
+// (free phases). A three-callback chain alone: 3 jobs, 3o. Checked for every analysis that
+// applies (the classic ones and sag).
 TEST(DispatchOverhead, GrowsTheBoundByTheJobsInTheBusyWindow) {
   constexpr Duration o = 100'000;
   const std::string three = R"(nodes:
@@ -640,17 +640,25 @@ callbacks:
 chains:
   - {name: C, callbacks: [c1, c2, c3], priority: 1}
 )";
-  const std::vector<std::tuple<std::string, std::string, std::map<std::string, int>>> cases = {
-      {"fp", kOneChain, {{"A", 2}}}, {"fp", kTwoTimers, {{"A", 2}, {"B", 2}}},
-      {"fp", three, {{"C", 3}}},     {"edf", kOneChain, {{"A", 2}}},
-      {"picas", kTwoTimers, {{"A", 2}, {"B", 2}}}};
+  // (policy, body, timers in phase: then sag, which needs guaranteed phases, else the classic
+  // analyses, jobs per chain). With both timers released together sag sees A run first: its
+  // busy window holds A alone.
+  const std::vector<std::tuple<std::string, std::string, bool, std::map<std::string, int>>> cases = {
+      {"fp", kOneChain, false, {{"A", 2}}},  {"fp", kTwoTimers, false, {{"A", 2}, {"B", 2}}},
+      {"fp", three, false, {{"C", 3}}},      {"edf", kOneChain, false, {{"A", 2}}},
+      {"picas", kTwoTimers, false, {{"A", 2}, {"B", 2}}},
+      {"fp", kOneChain, true, {{"A", 2}}},   {"picas", three, true, {{"C", 3}}},
+      {"edf", kOneChain, true, {{"A", 2}}},  {"picas", kTwoTimers, true, {{"A", 1}, {"B", 2}}}};
   std::set<std::string> checked;
-  for (const auto& [policy, body, jobs] : cases) {
+  for (const auto& [policy, free_body, guaranteed, jobs] : cases) {
+    std::string body = free_body;
+    for (std::size_t at = 0; guaranteed && (at = body.find("kind: timer,", at)) != std::string::npos; at += 12)
+      body.insert(at + 12, " phase: guaranteed,");
     const Model plain = load(header(policy, 1) + body);
     Model charged = plain;
     charged.executors[0].dispatch_overhead = o;
     for (const char* a : {"edf-mt", "fp-mt", "picas-st", "cros-rt", "ros-default-st", "sag"}) {
-      if (!find_analysis(a)->applicable(plain, nullptr)) continue;
+      if ((std::string(a) == "sag") != guaranteed || !find_analysis(a)->applicable(plain, nullptr)) continue;
       const AnalysisResult r0 = run(a, plain), r1 = run(a, charged);
       for (const auto& [chain, n] : jobs) {
         EXPECT_EQ(bound(r1, chain), bound(r0, chain) + n * o) << a << " " << policy << " " << chain;
