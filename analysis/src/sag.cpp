@@ -26,9 +26,21 @@ Duration Preemption::work(Duration from, Duration to) const {
   const auto first = std::lower_bound(jobs_.begin(), jobs_.end(), from - span_,
                                       [](const Above& a, Duration t) { return a.start.lo < t; });
   Duration w = 0;
-  for (auto it = first; it != jobs_.end() && it->start.lo < to; ++it)
-    if (it->finish.hi > from && (!it->idle_only || it->start.lo <= from)) w += std::min(it->cost, it->finish.hi - from);
-  return w;
+  groups_.clear();
+  for (auto it = first; it != jobs_.end() && it->start.lo < to; ++it) {
+    if (it->finish.hi <= from) continue;
+    const Duration d = std::min(it->cost, it->finish.hi - from);
+    if (it->group == kNoGroup) {
+      w += d;
+    } else if (it->start.lo <= from) {
+      auto g = std::find_if(groups_.begin(), groups_.end(), [&](const auto& x) { return x.first == it->group; });
+      if (g == groups_.end()) groups_.emplace_back(it->group, d);
+      else g->second += d;
+    }
+  }
+  Duration one = 0;
+  for (const auto& g : groups_) one = std::max(one, g.second);
+  return w + one;
 }
 
 Duration Preemption::finish_by(Duration start, Duration cost) const {

@@ -108,23 +108,29 @@ class Preemption {
   struct Above {
     Interval start, finish;
     Duration cost = 0;
-    // Released only while the analysed thread is idle (by a thread below it on its core, over
-    // an edge without delay: that thread runs only then). While the analysed thread has a job
-    // pending or running it cannot be released, so it counts in [from, to) only if it may have
-    // been released by `from` (start.lo <= from).
-    bool idle_only = false;
+    // kNoGroup, or the jobs released together (over edges without delay) by one job of the
+    // analysed thread or of a thread below it on the core. Such a job is released only when
+    // that job finishes: the analysed thread then has no job pending or running (it ran that
+    // job, or its thread ran only because the analysed one was idle), and none while it has
+    // one, so it counts in [from, to) only if it may have been released by `from` (start.lo
+    // <= from). At that release every thread above the analysed one is idle, so the group runs
+    // at once, before the next such release: of all groups, the work of one counts (the
+    // largest).
+    std::size_t group = kNoGroup;
   };
+  static constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
   explicit Preemption(std::vector<Above> jobs);
   bool empty() const { return jobs_.empty(); }
   // The latest finish of a job that starts at `start` and needs `cost` of the processor.
   Duration finish_by(Duration start, Duration cost) const;
   // An instant >= x at which the threads above are idle in every run.
   Duration idle_by(Duration x) const;
-  // The most the threads above may run in [from, to).
+  // The most the threads above may run in [from, to). Not thread-safe (a scratch list).
   Duration work(Duration from, Duration to) const;
 
  private:
   std::vector<Above> jobs_;  // by start.lo
+  mutable std::vector<std::pair<std::size_t, Duration>> groups_;  // work(): per group, its work
   Duration span_ = 0;        // the longest finish.hi - start.lo
 };
 

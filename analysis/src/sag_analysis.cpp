@@ -114,12 +114,12 @@ std::string loose_sets(const Model& m, const ModelJobs& mj) {
 }
 
 // The holistic iteration over several executors (the comment above), one executor per step.
-// On a shared core, a job g of a thread above executor k released over an edge without delay by
-// its one predecessor on a thread below k's is released only while k's thread is idle (the
-// thread below runs only then): not while k has a job pending or running
-// (Preemption::Above::idle_only; checked by SagSoundness.SharedCoreByPriority...). (Folding a
-// job above into its predecessor on k's own thread is not sound: k's thread may select its next
-// job at the predecessor's finish, before g runs, and g then preempts that job.)
+// On a shared core, the jobs of a thread above executor k released over an edge without delay
+// by one job of k's thread or of a thread below it are counted as a group (sag.hpp,
+// Preemption::Above::group): released only when that job finishes, never while k has a job
+// pending or running, and one group at a time (checked by SagSoundness.SharedCoreByPriority...).
+// (Folding such jobs into their predecessor's cost in k's graph is not sound: k's thread may
+// select its next job at the predecessor's finish, before they run, and they then preempt it.)
 class Holistic {
  public:
   explicit Holistic(const ModelJobs& mj) : mj_(mj), members_(mj.partitions.size()) {
@@ -165,23 +165,32 @@ class Holistic {
     const auto& ps = mj_.jobs[g].preds;
     return ps.size() == 1 && ps[0].delay.hi == 0 ? ps[0].job : kNoJob;
   }
+  // The window of job g of a thread above k, seen from k's thread.
+  Preemption::Above window(std::size_t k, std::size_t g) const {
+    const std::size_t p = only_pred(g);
+    std::size_t group = Preemption::kNoGroup;  // released by a job of k's thread or of one below it
+    if (p != kNoJob) {
+      const auto& over = mj_.above[position(p)];
+      if (position(p) == k || std::find(over.begin(), over.end(), k) != over.end()) group = p;
+    }
+    return {all_.start[g], all_.finish[g], mj_.jobs[g].cost.hi, group};
+  }
   // The windows of the jobs of the threads above k.
   std::vector<Preemption::Above> above_windows(std::size_t k) const {
     std::vector<Preemption::Above> w;
     for (std::size_t a : mj_.above[k])
-      for (std::size_t g : members_[a]) {
-        const std::size_t p = only_pred(g);
-        bool idle_only = false;  // its predecessor's thread is below k's: k preempts it
-        if (p != kNoJob) {
-          const auto& over = mj_.above[position(p)];
-          idle_only = std::find(over.begin(), over.end(), k) != over.end();
-        }
-        w.push_back({all_.start[g], all_.finish[g], mj_.jobs[g].cost.hi, idle_only});
-      }
+      for (std::size_t g : members_[a]) w.push_back(window(k, g));
     return w;
   }
-  // Executor k explored with the intervals of the others as they stand; keeps the hull of its
-  // jobs' old and new intervals (they only grow).
+  void widen(std::size_t g, Interval start, Interval finish, bool& moved) {  // the hull: intervals only grow
+    const Interval s{std::min(all_.start[g].lo, start.lo), std::max(all_.start[g].hi, start.hi)};
+    const Interval f{std::min(all_.finish[g].lo, finish.lo), std::max(all_.finish[g].hi, finish.hi)};
+    moved = moved || s.lo != all_.start[g].lo || s.hi != all_.start[g].hi || f.lo != all_.finish[g].lo ||
+            f.hi != all_.finish[g].hi;
+    all_.start[g] = s;
+    all_.finish[g] = f;
+  }
+  // Executor k explored with the intervals of the others as they stand.
   Result step(std::size_t k, const Limits& limits, bool& moved) {
     const auto& of = members_[k];
     std::unordered_map<std::size_t, std::size_t> local;
@@ -205,15 +214,7 @@ class Holistic {
     all_.states += r.states;
     all_.edges += r.edges;
     if (!r.complete) return r;
-    for (std::size_t i = 0; i < of.size(); ++i) {
-      const std::size_t g = of[i];
-      const Interval s{std::min(all_.start[g].lo, r.start[i].lo), std::max(all_.start[g].hi, r.start[i].hi)};
-      const Interval f{std::min(all_.finish[g].lo, r.finish[i].lo), std::max(all_.finish[g].hi, r.finish[i].hi)};
-      moved = moved || s.lo != all_.start[g].lo || s.hi != all_.start[g].hi || f.lo != all_.finish[g].lo ||
-              f.hi != all_.finish[g].hi;
-      all_.start[g] = s;
-      all_.finish[g] = f;
-    }
+    for (std::size_t i = 0; i < of.size(); ++i) widen(of[i], r.start[i], r.finish[i], moved);
     return r;
   }
 

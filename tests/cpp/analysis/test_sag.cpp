@@ -235,6 +235,19 @@ TEST(Sag, PreemptionAboveCountsTheWorkThatMayRunInTheWindow) {
   EXPECT_EQ(Preemption({}).finish_by(5, 3), 8);
 }
 
+// Jobs above released, without delay, by jobs of the analysed thread (or of one below it) come
+// one group at a time and never while the analysed thread has a job: of groups 7 and 9 (windows
+// overlapping [5, 20)) the larger counts, and a group job that may be released only after the
+// window's start not at all; a job without a group counts in full.
+TEST(Sag, PreemptionCountsOneGroupReleasedBeforeTheWindow) {
+  const Preemption above({{{0, 10}, {2, 12}, 2, 7}, {{1, 10}, {2, 12}, 1, 7}, {{3, 9}, {4, 12}, 2, 9},
+                          {{6, 8}, {7, 12}, 4, 9}, {{4, 6}, {5, 12}, 1}});
+  EXPECT_EQ(above.work(5, 20), 3 + 1);  // group 7 (2 + 1), not 9's 2 (its 4 starts after 5); the ungrouped 1
+  const Preemption ungrouped({{{0, 10}, {2, 12}, 2}, {{1, 10}, {2, 12}, 1}, {{3, 9}, {4, 12}, 2},
+                              {{6, 8}, {7, 12}, 4}, {{4, 6}, {5, 12}, 1}});
+  EXPECT_EQ(ungrouped.work(5, 20), 10);
+}
+
 // Two jobs below a thread above that may run [0, 4] (cost 3): the high-priority one released at
 // 1, the low one at 2. The selection due at 1 may wait until the thread above is idle (by 4), and
 // whenever it happens it sees the high one (released at 1): high by 4 + 1 = 5, low after it by 7
