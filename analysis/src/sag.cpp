@@ -14,6 +14,54 @@
 
 namespace chainrt::detail::sag {
 
+Preemption::Preemption(std::vector<Above> jobs) : jobs_(std::move(jobs)) {
+  std::sort(jobs_.begin(), jobs_.end(), [](const Above& a, const Above& b) { return a.start.lo < b.start.lo; });
+  for (const Above& a : jobs_) span_ = std::max(span_, a.finish.hi - a.start.lo);
+}
+
+// A job above runs in [from, to) only if it starts before `to` and finishes after `from`, and
+// does at most its cost and at most finish.hi - from there (every job with finish.hi > from has
+// start.lo > from - span_, where the scan begins).
+Duration Preemption::work(Duration from, Duration to) const {
+  const auto first = std::lower_bound(jobs_.begin(), jobs_.end(), from - span_,
+                                      [](const Above& a, Duration t) { return a.start.lo < t; });
+  Duration w = 0;
+  groups_.clear();
+  for (auto it = first; it != jobs_.end() && it->start.lo < to; ++it) {
+    if (it->finish.hi <= from) continue;
+    const Duration d = std::min(it->cost, it->finish.hi - from);
+    if (it->group == kNoGroup) {
+      w += d;
+    } else if (it->start.lo <= from) {
+      auto g = std::find_if(groups_.begin(), groups_.end(), [&](const auto& x) { return x.first == it->group; });
+      if (g == groups_.end()) groups_.emplace_back(it->group, d);
+      else g->second += d;
+    }
+  }
+  Duration one = 0;
+  for (const auto& g : groups_) one = std::max(one, g.second);
+  return w + one;
+}
+
+Duration Preemption::finish_by(Duration start, Duration cost) const {
+  Duration t = start + cost;
+  for (;;) {  // the work above only grows with t and is finite: a fixed point is reached
+    const Duration next = start + cost + work(start, t);
+    if (next == t) return t;
+    t = next;
+  }
+}
+
+Duration Preemption::idle_by(Duration x) const {
+  // a job above that starts at t itself keeps them busy at t: the work up to and including t
+  Duration t = x;
+  for (;;) {
+    const Duration next = x + work(x, t + 1);
+    if (next == t) return t;
+    t = next;
+  }
+}
+
 namespace {
 
 constexpr Duration kNever = std::numeric_limits<Duration>::max();
@@ -53,6 +101,7 @@ struct Prepared {
   std::vector<std::uint32_t> order;
   std::vector<Duration> earliest_ready;
   std::size_t groups = 0;  // 1 + the largest group id
+  const Preemption* above = nullptr;  // threads preempting this one (one core), else nullptr
 };
 
 bool has(const std::vector<std::uint64_t>& bits, std::size_t j) { return bits[j >> 6] >> (j & 63) & 1; }
@@ -74,9 +123,10 @@ std::vector<std::uint32_t> topological(const std::vector<Job>& jobs, const std::
   return out;
 }
 
-Prepared prepare(const std::vector<Job>& jobs) {
+Prepared prepare(const std::vector<Job>& jobs, const Preemption* above) {
   Prepared p;
   p.jobs = &jobs;
+  if (above && !above->empty()) p.above = above;
   p.succ.resize(jobs.size());
   for (std::size_t j = 0; j < jobs.size(); ++j)
     for (const Pred& e : jobs[j].preds) {
@@ -111,7 +161,8 @@ Prepared prepare(const std::vector<Job>& jobs) {
 // predecessor dispatched: from the later of its release and each predecessor's finish plus the
 // edge's delay, earliest and latest. nullopt while a predecessor is not dispatched (j is then
 // neither possibly nor certainly ready).
-std::optional<Interval> ready_interval(const Job& j, const State& s) {
+std::optional<Interval> ready_interval(const Prepared& p, std::uint32_t job, const State& s) {
+  const Job& j = (*p.jobs)[job];
   Interval r = j.release;
   for (const Pred& e : j.preds) {
     if (!has(s.done, e.job)) return std::nullopt;
@@ -153,7 +204,9 @@ Duration latest_start(Duration t_wc, Duration t_high, bool several_cores) {
 }
 
 // RTSS 2017 Sec. IV-B: the finish interval of the dispatched job, the new state's availability.
-Interval finish_interval(Duration est, Duration lst, Interval cost) { return {est + cost.lo, lst + cost.hi}; }
+Interval finish_interval(const Prepared& p, Duration est, Duration lst, Interval cost) {
+  return {est + cost.lo, p.above ? p.above->finish_by(lst, cost.hi) : lst + cost.hi};
+}
 
 // RTSS 2017 Sec. IV-C (merge): same dispatched jobs and overlapping intervals (sag.hpp); and,
 // where a job is ready when the processor frees (State::pins, ready_when_free), the same last
@@ -226,7 +279,7 @@ std::vector<Candidate> candidates(const Prepared& p, const State& s, Duration* m
     const std::uint32_t j = p.order[pos];
     if (p.earliest_ready[j] > std::max(s.ca.front(), least)) break;
     if (has(s.done, j)) continue;
-    if (auto r = ready_interval((*p.jobs)[j], s)) {
+    if (auto r = ready_interval(p, j, s)) {
       const bool at_free = ready_when_free(p, (*p.jobs)[j], s);
       if (at_free) r->hi = std::min(r->hi, s.ca.front());
       out.push_back({j, *r, at_free});
@@ -333,9 +386,11 @@ struct Graph {
 void dispatch(const Prepared& p, const State& s, const Candidate& c, Duration t_wc, Duration t_high, Level& next,
               Result& r, Graph* g, std::uint32_t from) {
   const Duration est = earliest_start(c.ready, first_free(s));
-  const Duration lst = latest_start(t_wc, t_high, s.pa.size() > 1);
+  // with threads above, the selection due at t_wc may wait until they are idle; what it sees is
+  // what is released by then (t_high unchanged)
+  const Duration lst = latest_start(p.above ? p.above->idle_by(t_wc) : t_wc, t_high, s.pa.size() > 1);
   if (est > lst) return;
-  const Interval fin = finish_interval(est, lst, (*p.jobs)[c.job].cost);
+  const Interval fin = finish_interval(p, est, lst, (*p.jobs)[c.job].cost);
   Interval& st = r.start[c.job];
   Interval& fi = r.finish[c.job];
   st = {std::min(st.lo, est), std::max(st.hi, lst)};
@@ -369,10 +424,12 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r, Graph* g,
   }
 }
 
-Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores, Graph* g) {
+Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores, Graph* g,
+                     const Preemption* above = nullptr) {
   if (cores == 0) throw std::invalid_argument("sag: no core");
+  if (above && !above->empty() && cores != 1) throw std::invalid_argument("sag: preemption on one thread only");
   const auto t0 = std::chrono::steady_clock::now();
-  const Prepared p = prepare(jobs);
+  const Prepared p = prepare(jobs, above);
   Result r;
   r.start.assign(jobs.size(), Interval{kNever, std::numeric_limits<Duration>::min()});
   r.finish = r.start;
@@ -417,8 +474,8 @@ Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::si
 
 }  // namespace
 
-Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores) {
-  return explore_graph(jobs, limits, cores, nullptr);
+Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores, const Preemption* above) {
+  return explore_graph(jobs, limits, cores, nullptr, above);
 }
 
 namespace {

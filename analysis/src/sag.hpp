@@ -88,6 +88,52 @@ struct Result {
   std::size_t edges = 0;         // dispatches explored
 };
 
+// Threads of a higher SCHED_FIFO priority on the analysed thread's core: they preempt it at
+// once, and its executor stays non-preemptive within (a callback, once started, runs to its end
+// between their jobs). Their jobs as windows (from their own graphs): a job above may run only
+// within [start.lo, finish.hi] and needs at most `cost` of the processor.
+//
+// Deviation from the papers (they analyse one non-preemptive processor): the analysed thread's
+// jobs are scheduled as on a processor of its own. A selection it would make at t (RTSS 2017's
+// t_wc) may wait while a thread above runs: it happens at t (the simulator's thread selects
+// then; a real one may, in a gap of theirs) or as late as the first instant after t at which
+// they are certainly idle (`idle_by`), and sees every job released by the instant it happens
+// (t_high is unchanged); a job selected at s finishes by the smallest t with t = s + C + the
+// work the jobs above may do in [s, t) (`finish_by`: a job above may run there if it starts
+// before t and finishes after s, and does at most its cost and at most finish.hi - s there).
+// Every run's selection instants and finishes then lie in the graph's intervals, so it holds
+// every schedule of the job set; the lower ends are unchanged (sound: a job above may not run).
+class Preemption {
+ public:
+  struct Above {
+    Interval start, finish;
+    Duration cost = 0;
+    // kNoGroup, or the jobs released together (over edges without delay) by one job of the
+    // analysed thread or of a thread below it on the core. Such a job is released only when
+    // that job finishes: the analysed thread then has no job pending or running (it ran that
+    // job, or its thread ran only because the analysed one was idle), and none while it has
+    // one, so it counts in [from, to) only if it may have been released by `from` (start.lo
+    // <= from). At that release every thread above the analysed one is idle, so the group runs
+    // at once, before the next such release: of all groups, the work of one counts (the
+    // largest).
+    std::size_t group = kNoGroup;
+  };
+  static constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
+  explicit Preemption(std::vector<Above> jobs);
+  bool empty() const { return jobs_.empty(); }
+  // The latest finish of a job that starts at `start` and needs `cost` of the processor.
+  Duration finish_by(Duration start, Duration cost) const;
+  // An instant >= x at which the threads above are idle in every run.
+  Duration idle_by(Duration x) const;
+  // The most the threads above may run in [from, to). Not thread-safe (a scratch list).
+  Duration work(Duration from, Duration to) const;
+
+ private:
+  std::vector<Above> jobs_;  // by start.lo
+  mutable std::vector<std::pair<std::size_t, Duration>> groups_;  // work(): per group, its work
+  Duration span_ = 0;        // the longest finish.hi - start.lo
+};
+
 // Explores every schedule of `jobs` on `cores` identical processors (a job is never dispatched
 // before its predecessors; the precedence graph must be acyclic) and returns each job's start
 // and finish intervals. Throws std::invalid_argument on a cycle or a predecessor index out of
@@ -101,7 +147,9 @@ struct Result {
 // dispatch order is the start order) and the job's core at its finish. A group's jobs never
 // overlap: the state keeps the finish interval of each group's last dispatched job, and a job
 // of the group is ready no earlier. The zero-delay rule above is one core's and is not used.
-Result explore(const std::vector<Job>& jobs, const Limits& limits = {}, std::size_t cores = 1);
+// `above`: threads preempting this one (one core only; nullptr: none).
+Result explore(const std::vector<Job>& jobs, const Limits& limits = {}, std::size_t cores = 1,
+               const Preemption* above = nullptr);
 
 // A schedule that reaches the latest finish of one job (one core, no groups): every job's
 // release and execution time, to be replayed (the simulator's scripts). The graph is explored

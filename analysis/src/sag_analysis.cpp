@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/analysis/witness.hpp"
@@ -73,13 +74,16 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
   return b;
 }
 
-// Partitions (several executors, each one thread pinned to a core of its own): the graph of
-// each executor's jobs alone, a job fed from another executor released within its predecessor's
+// Partitions (several executors, each one thread pinned to a core): the graph of each
+// executor's jobs alone, a job fed from another executor released within its predecessor's
 // finish interval plus the edge's delay (the holistic scheme of Tindell & Clark applied to the
-// graph; the ECRTS 2019 edges stay within an executor). First estimate: no interference; each
-// round explores every executor with the intervals of the last and keeps the hull of old and
-// new, so the intervals only grow; at the fixed point every release window holds the releases
-// of every run and the graphs hold every schedule. One executor: one exploration.
+// graph; the ECRTS 2019 edges stay within an executor); on a core shared by SCHED_FIFO
+// priority, the jobs of the threads above as preemption (sag.hpp, Preemption) with their
+// start and finish intervals of the last round. First estimate: no interference; each round
+// explores every executor (those above first) with the intervals of the last and keeps the
+// hull of old and new, so the intervals only grow; at the fixed point every release window
+// holds the releases of every run, every preemption window the runs of the jobs above, and
+// the graphs hold every schedule. One executor: one exploration.
 constexpr int kMaxRounds = 64;
 
 // The graph's limits: the defaults, or smaller where jobs follow a fusion set of different
@@ -109,67 +113,120 @@ std::string loose_sets(const Model& m, const ModelJobs& mj) {
   return out;
 }
 
+// The holistic iteration over several executors (the comment above), one executor per step.
+// On a shared core, the jobs of a thread above executor k released over an edge without delay
+// by one job of k's thread or of a thread below it are counted as a group (sag.hpp,
+// Preemption::Above::group): released only when that job finishes, never while k has a job
+// pending or running, and one group at a time (checked by SagSoundness.SharedCoreByPriority...).
+// (Folding such jobs into their predecessor's cost in k's graph is not sound: k's thread may
+// select its next job at the predecessor's finish, before they run, and they then preempt it.)
+class Holistic {
+ public:
+  explicit Holistic(const ModelJobs& mj) : mj_(mj), members_(mj.partitions.size()) {
+    const std::size_t n = mj.jobs.size();
+    all_.complete = true;
+    all_.start.resize(n);
+    all_.finish.resize(n);
+    for (std::size_t j = 0; j < n; ++j) {  // first estimate: no interference (predecessors come first)
+      Interval ready = mj.jobs[j].release;
+      for (const Pred& p : mj.jobs[j].preds) {
+        ready.lo = std::max(ready.lo, all_.finish[p.job].lo + p.delay.lo);
+        ready.hi = std::max(ready.hi, all_.finish[p.job].hi + p.delay.hi);
+      }
+      all_.start[j] = ready;
+      all_.finish[j] = {ready.lo + mj.jobs[j].cost.lo, ready.hi + mj.jobs[j].cost.hi};
+      members_[position(j)].push_back(j);
+    }
+  }
+
+  Result run(const Limits& limits) {
+    std::vector<std::size_t> order(mj_.partitions.size());  // fewer threads above first
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return mj_.above[a].size() < mj_.above[b].size(); });
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool moved = false;
+      for (std::size_t k : order)
+        if (Result r = step(k, limits, moved); !r.complete) return r;
+      if (!moved) return all_;
+    }
+    all_.complete = false;
+    all_.why = "the executors' intervals did not settle in " + std::to_string(kMaxRounds) + " rounds";
+    return all_;
+  }
+
+ private:
+  std::size_t position(std::size_t job) const {
+    return static_cast<std::size_t>(std::find(mj_.partitions.begin(), mj_.partitions.end(), mj_.partition[job]) -
+                                    mj_.partitions.begin());
+  }
+  // The predecessor of job g when it is its only one, over an edge without delay (else kNoJob).
+  std::size_t only_pred(std::size_t g) const {
+    const auto& ps = mj_.jobs[g].preds;
+    return ps.size() == 1 && ps[0].delay.hi == 0 ? ps[0].job : kNoJob;
+  }
+  // The window of job g of a thread above k, seen from k's thread.
+  Preemption::Above window(std::size_t k, std::size_t g) const {
+    const std::size_t p = only_pred(g);
+    std::size_t group = Preemption::kNoGroup;  // released by a job of k's thread or of one below it
+    if (p != kNoJob) {
+      const auto& over = mj_.above[position(p)];
+      if (position(p) == k || std::find(over.begin(), over.end(), k) != over.end()) group = p;
+    }
+    return {all_.start[g], all_.finish[g], mj_.jobs[g].cost.hi, group};
+  }
+  // The windows of the jobs of the threads above k.
+  std::vector<Preemption::Above> above_windows(std::size_t k) const {
+    std::vector<Preemption::Above> w;
+    for (std::size_t a : mj_.above[k])
+      for (std::size_t g : members_[a]) w.push_back(window(k, g));
+    return w;
+  }
+  void widen(std::size_t g, Interval start, Interval finish, bool& moved) {  // the hull: intervals only grow
+    const Interval s{std::min(all_.start[g].lo, start.lo), std::max(all_.start[g].hi, start.hi)};
+    const Interval f{std::min(all_.finish[g].lo, finish.lo), std::max(all_.finish[g].hi, finish.hi)};
+    moved = moved || s.lo != all_.start[g].lo || s.hi != all_.start[g].hi || f.lo != all_.finish[g].lo ||
+            f.hi != all_.finish[g].hi;
+    all_.start[g] = s;
+    all_.finish[g] = f;
+  }
+  // Executor k explored with the intervals of the others as they stand.
+  Result step(std::size_t k, const Limits& limits, bool& moved) {
+    const auto& of = members_[k];
+    std::unordered_map<std::size_t, std::size_t> local;
+    for (std::size_t i = 0; i < of.size(); ++i) local[of[i]] = i;
+    std::vector<Job> jobs;
+    for (std::size_t g : of) {
+      Job job = mj_.jobs[g];
+      job.preds.clear();
+      for (const Pred& p : mj_.jobs[g].preds) {
+        if (mj_.partition[p.job] == mj_.partition[g]) {
+          job.preds.push_back(Pred{local.at(p.job), p.delay});
+        } else {
+          job.release.lo = std::max(job.release.lo, all_.finish[p.job].lo + p.delay.lo);
+          job.release.hi = std::max(job.release.hi, all_.finish[p.job].hi + p.delay.hi);
+        }
+      }
+      jobs.push_back(std::move(job));
+    }
+    const Preemption above(above_windows(k));
+    const Result r = explore(jobs, limits, 1, &above);
+    all_.states += r.states;
+    all_.edges += r.edges;
+    if (!r.complete) return r;
+    for (std::size_t i = 0; i < of.size(); ++i) widen(of[i], r.start[i], r.finish[i], moved);
+    return r;
+  }
+
+  const ModelJobs& mj_;
+  Result all_;
+  std::vector<std::vector<std::size_t>> members_;  // per executor position: its jobs
+};
+
 Result explore_partitions(const ModelJobs& mj) {
   const Limits limits = limits_for(mj);
   if (mj.partitions.size() <= 1) return explore(mj.jobs, limits, mj.cores);
-  const std::size_t n = mj.jobs.size();
-  Result all;
-  all.complete = true;
-  all.start.resize(n);
-  all.finish.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {  // a job's predecessors are built before it
-    Interval ready = mj.jobs[j].release;
-    for (const Pred& p : mj.jobs[j].preds) {
-      ready.lo = std::max(ready.lo, all.finish[p.job].lo + p.delay.lo);
-      ready.hi = std::max(ready.hi, all.finish[p.job].hi + p.delay.hi);
-    }
-    all.start[j] = ready;
-    all.finish[j] = {ready.lo + mj.jobs[j].cost.lo, ready.hi + mj.jobs[j].cost.hi};
-  }
-  std::vector<std::size_t> local(n);
-  std::vector<std::vector<std::size_t>> members(mj.partitions.size());
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t k = static_cast<std::size_t>(
-        std::find(mj.partitions.begin(), mj.partitions.end(), mj.partition[j]) - mj.partitions.begin());
-    local[j] = members[k].size();
-    members[k].push_back(j);
-  }
-  for (int round = 0; round < kMaxRounds; ++round) {
-    bool moved = false;
-    for (const auto& of : members) {
-      std::vector<Job> jobs;
-      for (std::size_t g : of) {
-        Job job = mj.jobs[g];
-        job.preds.clear();
-        for (const Pred& p : mj.jobs[g].preds) {
-          if (mj.partition[p.job] == mj.partition[g]) {
-            job.preds.push_back(Pred{local[p.job], p.delay});
-          } else {
-            job.release.lo = std::max(job.release.lo, all.finish[p.job].lo + p.delay.lo);
-            job.release.hi = std::max(job.release.hi, all.finish[p.job].hi + p.delay.hi);
-          }
-        }
-        jobs.push_back(std::move(job));
-      }
-      const Result r = explore(jobs, limits);
-      all.states += r.states;
-      all.edges += r.edges;
-      if (!r.complete) return r;
-      for (std::size_t k = 0; k < of.size(); ++k) {
-        const std::size_t g = of[k];
-        const Interval s{std::min(all.start[g].lo, r.start[k].lo), std::max(all.start[g].hi, r.start[k].hi)};
-        const Interval f{std::min(all.finish[g].lo, r.finish[k].lo), std::max(all.finish[g].hi, r.finish[k].hi)};
-        moved = moved || s.lo != all.start[g].lo || s.hi != all.start[g].hi || f.lo != all.finish[g].lo ||
-                f.hi != all.finish[g].hi;
-        all.start[g] = s;
-        all.finish[g] = f;
-      }
-    }
-    if (!moved) return all;
-  }
-  all.complete = false;
-  all.why = "the executors' intervals did not settle in " + std::to_string(kMaxRounds) + " rounds";
-  return all;
+  return Holistic(mj).run(limits);
 }
 
 // A span of time for a user: ns up to days.

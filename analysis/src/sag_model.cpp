@@ -80,29 +80,58 @@ std::vector<std::size_t> work_executors(const Model& m, std::string* why) {
 }
 
 // Several threads (of one executor: global scheduling; or one each of several executors:
-// partitions) when each is pinned to one core no other of them uses (the OS then never
-// interleaves them).
-bool pinned_apart(const Model& m, const std::vector<std::size_t>& xs, std::string* why) {
+// partitions) when each is pinned to one core. Threads of one multi-threaded executor each need
+// a core of their own (the OS then never interleaves them). Single-threaded executors may share
+// a core when their threads' SCHED_FIFO priorities differ (at most one of them without one, below
+// every real-time thread: model/facts.hpp): the higher preempts the lower at once, which the
+// graph of the lower takes as interference (sag.hpp, Preemption). Equal priorities (round-robin
+// or FIFO between the threads) or two threads without one (the kernel's fair share) decline.
+// Per executor of `xs` (in its order): the positions in `xs` of the executors preempting it.
+std::optional<std::vector<std::vector<std::size_t>>> placement(const Model& m, const std::vector<std::size_t>& xs,
+                                                               std::string* why) {
+  std::vector<std::vector<std::size_t>> above(xs.size());
   std::size_t threads = 0;
   for (std::size_t x : xs) threads += m.executors[x].threads.size();
-  if (threads < 2) return true;
-  std::set<std::pair<std::string, int>> taken;
-  for (std::size_t x : xs) {
-    const Executor& e = m.executors[x];
-    if (xs.size() > 1 && e.threads.size() > 1)
-      return fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
-                           " threads beside other executors; this analysis covers one multi-threaded executor or "
-                           "several single-threaded ones");
+  if (threads < 2) return above;
+  struct OnCore {
+    std::size_t at;  // position in xs
+    std::optional<int> priority;
+    std::string thread;
+  };
+  std::map<std::pair<std::string, int>, std::vector<OnCore>> cores;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    const Executor& e = m.executors[xs[k]];
+    if (xs.size() > 1 && e.threads.size() > 1) {
+      fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
+                    " threads beside other executors; this analysis covers one multi-threaded executor or "
+                    "several single-threaded ones");
+      return std::nullopt;
+    }
     for (const Thread& t : e.threads) {
-      if (t.cores.size() != 1)
-        return fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; threads are "
-                         "analysed each on a core of its own");
-      if (!taken.insert({e.host, t.cores[0]}).second)
-        return fail(why, "threads share core " + std::to_string(t.cores[0]) + " of host '" + e.host +
-                             "'; threads are analysed each on a core of its own");
+      if (t.cores.size() != 1) {
+        fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; threads are "
+                  "analysed each on a core of its own or on one shared by SCHED_FIFO priority");
+        return std::nullopt;
+      }
+      cores[{e.host, t.cores[0]}].push_back({k, thread_fifo_priority(e, t), t.name});
     }
   }
-  return true;
+  for (const auto& [core, on] : cores) {
+    for (std::size_t a = 0; a < on.size(); ++a)
+      for (std::size_t b = 0; b < on.size(); ++b) {
+        if (a == b) continue;
+        if (on[a].at == on[b].at || on[a].priority == on[b].priority) {
+          fail(why, "threads '" + on[a].thread + "' and '" + on[b].thread + "' share core " +
+                        std::to_string(core.second) + " of host '" + core.first + "' " +
+                        (on[a].at == on[b].at ? "in one executor" :
+                         on[a].priority ? "at one SCHED_FIFO priority" : "without a SCHED_FIFO priority") +
+                        "; threads are analysed each on a core of its own or on one shared by SCHED_FIFO priority");
+          return std::nullopt;
+        }
+        if (on[b].priority > on[a].priority) above[on[a].at].push_back(on[b].at);  // nullopt is below every priority
+      }
+  }
+  return above;
 }
 
 // One thread on a core of its own, a policy with a job-level fixed priority, the CPU always there.
@@ -491,7 +520,7 @@ bool sag_covers(const Model& m, std::string* why) {
   if (xs.empty()) return false;
   for (std::size_t x : xs)
     if (!covers_platform(m, x, why)) return false;
-  if (!pinned_apart(m, xs, why)) return false;
+  if (!placement(m, xs, why)) return false;
   for (const Callback& cb : m.callbacks)  // the cheap refusal first (large models rarely pass it)
     if (cb.is_timer() && cb.phase != TimerPhase::Guaranteed)
       return fail(why, "timer '" + cb.name + "' has no guaranteed phase (phase: " + to_string(cb.phase) +
@@ -646,6 +675,8 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     setups[x] = sched::make_setup(m, x);
     mj.partitions.push_back(x);
   }
+  if (auto above = placement(m, mj.partitions, why)) mj.above = std::move(*above);
+  else return std::nullopt;
   std::vector<std::size_t> executor(m.callbacks.size());
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) executor[c] = m.executor_index(m.node(m.callbacks[c].node).executor);
   std::vector<int> group(m.callbacks.size(), -1);  // on several threads: the callback group's index
@@ -777,14 +808,19 @@ std::string order_fixed(const Model& m, const ModelJobs& mj, const Result& r) {
 }  // namespace
 
 std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result& r) {
-  for (std::size_t x : mj.partitions) {
-    Duration demand = 0;  // the work of one hyperperiod on x's thread (the last analysed: past the start)
-    for (std::size_t j = 0; j < mj.jobs.size(); ++j)
-      if (mj.partition[j] == x && mj.root_release[j] >= mj.horizon - mj.hyperperiod) demand += mj.jobs[j].cost.hi;
-    if (demand > mj.hyperperiod)
-      return "overload: the jobs of one hyperperiod need " + std::to_string(demand) + " ns of the thread of executor '" +
-             m.executors[x].name + "' in " + std::to_string(mj.hyperperiod) + " ns (utilisation " +
-             std::to_string(demand * 100 / mj.hyperperiod) + " %), so the backlog grows without bound";
+  std::vector<Duration> demand(mj.partitions.size(), 0);  // the work of one hyperperiod (the last analysed)
+  for (std::size_t j = 0; j < mj.jobs.size(); ++j)
+    if (mj.root_release[j] >= mj.horizon - mj.hyperperiod)
+      demand[static_cast<std::size_t>(std::find(mj.partitions.begin(), mj.partitions.end(), mj.partition[j]) -
+                                      mj.partitions.begin())] += mj.jobs[j].cost.hi;
+  for (std::size_t k = 0; k < mj.partitions.size(); ++k) {
+    Duration need = demand[k];  // with the threads above it on its core
+    for (std::size_t a : mj.above[k]) need += demand[a];
+    if (need > mj.hyperperiod)
+      return "overload: the jobs of one hyperperiod need " + std::to_string(need) + " ns of the thread of executor '" +
+             m.executors[mj.partitions[k]].name + "'" + (mj.above[k].empty() ? "" : " and the threads above it on its core") +
+             " in " + std::to_string(mj.hyperperiod) + " ns (utilisation " + std::to_string(need * 100 / mj.hyperperiod) +
+             " %), so the backlog grows without bound";
   }
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) {
     const auto& js = mj.of_callback[c];

@@ -215,6 +215,59 @@ TEST(Sag, StatesMergeOnlyWithTheSameLastJobWhereAJobIsReadyWhenTheProcessorFrees
   EXPECT_EQ(r.finish[3].hi, 20);
 }
 
+// A thread above: a job of it may run in [start.lo, finish.hi] for at most its cost, and at most
+// finish.hi - t after t. A job of the thread below started at 0 needing 3 finishes by 3 + 2
+// (the first job above, window [0, 4]) = 5, then the second (start window [4, 6], cost 2) may
+// start before 5: 7. Started at 3 (the first job above can do at most 4 - 3 = 1 after it): 3 + 3
+// + 1 + 2 = 9. The threads above are idle at some instant in [0, 2] (the first runs 2 of [0, 4],
+// the second starts at 4 at the earliest), in [5, 7] (the second may run there at most 2) and at
+// 12; and where a job may start at that very instant, not before its work is done.
+TEST(Sag, PreemptionAboveCountsTheWorkThatMayRunInTheWindow) {
+  const Preemption above({{{0, 2}, {2, 4}, 2}, {{4, 6}, {6, 8}, 2}});
+  EXPECT_EQ(above.finish_by(0, 3), 7);
+  EXPECT_EQ(above.finish_by(3, 3), 9);
+  EXPECT_EQ(above.work(0, 4), 2);  // the second starts at 4 at the earliest: nothing of it before 4
+  EXPECT_EQ(above.work(0, 5), 4);
+  EXPECT_EQ(above.idle_by(0), 2);
+  EXPECT_EQ(above.idle_by(5), 7);
+  EXPECT_EQ(above.idle_by(4), 6);  // the second may start at 4
+  EXPECT_EQ(above.idle_by(12), 12);
+  EXPECT_EQ(Preemption({}).finish_by(5, 3), 8);
+}
+
+// Jobs above released, without delay, by jobs of the analysed thread (or of one below it) come
+// one group at a time and never while the analysed thread has a job: of groups 7 and 9 (windows
+// overlapping [5, 20)) the larger counts, and a group job that may be released only after the
+// window's start not at all; a job without a group counts in full.
+TEST(Sag, PreemptionCountsOneGroupReleasedBeforeTheWindow) {
+  const Preemption above({{{0, 10}, {2, 12}, 2, 7}, {{1, 10}, {2, 12}, 1, 7}, {{3, 9}, {4, 12}, 2, 9},
+                          {{6, 8}, {7, 12}, 4, 9}, {{4, 6}, {5, 12}, 1}});
+  EXPECT_EQ(above.work(5, 20), 3 + 1);  // group 7 (2 + 1), not 9's 2 (its 4 starts after 5); the ungrouped 1
+  const Preemption ungrouped({{{0, 10}, {2, 12}, 2}, {{1, 10}, {2, 12}, 1}, {{3, 9}, {4, 12}, 2},
+                              {{6, 8}, {7, 12}, 4}, {{4, 6}, {5, 12}, 1}});
+  EXPECT_EQ(ungrouped.work(5, 20), 10);
+}
+
+// Two jobs below a thread above that may run [0, 4] (cost 3): the high-priority one released at
+// 1, the low one at 2. The selection due at 1 may wait until the thread above is idle (by 4), and
+// whenever it happens it sees the high one (released at 1): high by 4 + 1 = 5, low after it by 7
+// — never the low one first (it is released after the high one).
+TEST(Sag, SelectionWaitsWhileAThreadAboveRunsAndSeesWhatIsReleased) {
+  const Preemption above({{{0, 0}, {3, 4}, 3}});
+  std::vector<Job> jobs(2);
+  jobs[0] = Job{{1, 1}, {1, 1}, {0, 0}, {}};  // high priority, released at 1
+  jobs[1] = Job{{2, 2}, {2, 2}, {0, 1}, {}};  // low priority, released at 2
+  const Result r = explore(jobs, {}, 1, &above);
+  ASSERT_TRUE(r.complete);
+  EXPECT_EQ(r.start[0].hi, 4);
+  EXPECT_EQ(r.finish[0].hi, 5);
+  EXPECT_EQ(r.finish[1].hi, 7);
+  EXPECT_GE(r.start[1].lo, 2);
+  const Result alone = explore(jobs);  // without the thread above the high one runs at 1, the low one after it
+  EXPECT_EQ(alone.finish[0].hi, 2);
+  EXPECT_EQ(alone.finish[1].hi, 4);
+}
+
 TEST(Sag, CycleRefused) {
   std::vector<Job> jobs(2);
   jobs[0].preds.push_back({1, {0, 0}});

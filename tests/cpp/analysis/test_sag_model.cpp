@@ -236,6 +236,38 @@ TEST(SagModel, DeclinesOutsideItsModel) {
   EXPECT_NE(why(drifting_two).find("both drift"), std::string::npos) << why(drifting_two);
 }
 
+// Two single-threaded executors on one core: the one at SCHED_FIFO 20 preempts the other (no
+// real-time priority). h (2 ms from 0) delays l (3 ms from 1 ms) by the 1 ms it has left: l's
+// chain 4 ms, on cores of their own 3 ms; each is in the simulator's run. Equal priorities, or
+// two threads without one, on one core decline; so does the demand of both above the core.
+TEST(SagModel, ExecutorsSharingACoreByPriority) {
+  auto model = [](const std::string& sched_h, const std::string& sched_l, const std::string& wcet_l = "3ms") {
+    return "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n"
+           "  - {name: eh, host: h, policy: fp, threads: [{name: th" + sched_h + "}]}\n"
+           "  - {name: el, host: h, policy: fp, threads: [{name: tl" + sched_l + "}]}\n"
+           "nodes: [{name: nh, executor: eh}, {name: nl, executor: el}]\ncallbacks:\n"
+           "  - {name: h, kind: timer, node: nh, period: 10ms, wcet: 2ms, phase: guaranteed}\n"
+           "  - {name: l, kind: timer, node: nl, period: 10ms, offset: 1ms, wcet: " + wcet_l + ", phase: guaranteed}\n"
+           "chains:\n  - {name: H, callbacks: [h], deadline: 10ms}\n  - {name: L, callbacks: [l], deadline: 10ms}\n";
+  };
+  auto analyze = [](const std::string& yaml) { return find_analysis("sag")->analyze(load_model_from_string(yaml, "t.yaml")); };
+  const AnalysisResult shared = analyze(model(", cores: [0], priority: 20", ", cores: [0]"));
+  ASSERT_TRUE(shared.chains[1].bounded) << shared.chains[1].reason;
+  EXPECT_EQ(shared.chains[0].wcrt_bound, 2'000'000);
+  EXPECT_EQ(shared.chains[1].wcrt_bound, 4'000'000);
+  const AnalysisResult apart = analyze(model(", cores: [0], priority: 20", ", cores: [1]"));
+  EXPECT_EQ(apart.chains[1].wcrt_bound, 3'000'000);
+  const AnalysisResult swapped = analyze(model(", cores: [0]", ", cores: [0], priority: 20"));
+  EXPECT_EQ(swapped.chains[0].wcrt_bound, 5'000'000);  // h, started at 0, is preempted by l's 3 ms at 1 ms
+  EXPECT_EQ(swapped.chains[1].wcrt_bound, 3'000'000);
+  auto reason = [&](const std::string& yaml) { return analyze(yaml).chains[0].reason; };
+  EXPECT_NE(reason(model(", cores: [0], priority: 20", ", cores: [0], priority: 20")).find("at one SCHED_FIFO priority"),
+            std::string::npos);
+  EXPECT_NE(reason(model(", cores: [0]", ", cores: [0]")).find("without a SCHED_FIFO priority"), std::string::npos);
+  EXPECT_NE(reason(model(", cores: [0], priority: 20", ", cores: [0]", "9ms")).find("and the threads above it on its core"),
+            std::string::npos);
+}
+
 // Incommensurate periods (a hyperperiod of 33,333,333 x 200,000,000 ns, far more jobs than the
 // limit): the 200 ms timer drifts against the other, and over every relative phase a's worst
 // case is one execution of b started 1 ns before a's release.

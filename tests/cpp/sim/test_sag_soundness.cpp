@@ -38,8 +38,10 @@ struct Lcg {
 // `executors` 2: two single-threaded executors of one process, pinned to cores 0 and 1, each
 // callback on either (chains cross them). `threads` > 1 (one executor): that many threads
 // pinned to cores of their own, each callback in one of three nodes (their default groups
-// exclude each other's callbacks).
-std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int executors = 1, int threads = 1) {
+// exclude each other's callbacks). `shared`: the executors' threads all on core 0 at SCHED_FIFO
+// priorities 30, 20, 10, ... (the last, in every other system, without one).
+std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int executors = 1, int threads = 1,
+                          bool shared = false) {
   std::string cbs, chains, topics;
   const int n = rng(2, 3);
   const int periods[] = {10, 20, 40};
@@ -74,7 +76,7 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
     chains += "  - {name: " + cn + ", callbacks: [" + list + "], deadline: " + std::to_string(T) + "ms}\n";
   }
   (void)util;
-  std::string platform = "chainrt: 1\nname: r\nhosts: [{name: h, cores: " + std::to_string(executors * threads) +
+  std::string platform = "chainrt: 1\nname: r\nhosts: [{name: h, cores: " + std::to_string(shared ? 1 : executors * threads) +
                          "}]\nexecutors:\n", nodes = "nodes: [";
   if (executors == 1) {
     std::string ts;
@@ -84,10 +86,14 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
     nodes += threads > 1 ? "{name: n0, executor: e}, {name: n1, executor: e}, {name: n2, executor: e}"
                          : "{name: n, executor: e}";
   }
+  const bool normal_last = shared && rng(0, 1) == 1;  // drawn only then: the other kinds keep their systems
   for (int e = 0; executors > 1 && e < executors; ++e) {
     const std::string i = std::to_string(e);
-    platform += "  - {name: e" + i + ", host: h, process: p, policy: " + policy + ", threads: [{name: t" + i +
-                ", cores: [" + i + "]}]}\n";
+    const std::string sched = !shared ? ", cores: [" + i + "]"
+                              : e + 1 == executors && normal_last ? ", cores: [0]"
+                                                                  : ", cores: [0], priority: " + std::to_string(30 - 10 * e);
+    platform += "  - {name: e" + i + ", host: h, process: p, policy: " + policy + ", threads: [{name: t" + i + sched +
+                "}]}\n";
     nodes += (e ? ", " : "") + std::string("{name: n") + i + ", executor: e" + i + "}";
   }
   return platform + nodes + "]\n" + (topics.empty() ? "" : "topics:\n" + topics) + "callbacks:\n" + cbs + "chains:\n" +
@@ -136,13 +142,13 @@ struct Tally {
 
 // `depth` > 1: every subscription queues that many messages (a backlog may then wait in it).
 Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t seed, int executors = 1,
-            int threads = 1, int depth = 1) {
+            int threads = 1, int depth = 1, bool shared = false) {
   Lcg rng{seed};
   Tally t;
   const ResponseTimeAnalysis* sag = find_analysis("sag");
   EXPECT_NE(sag, nullptr);
   for (int s = 0; s < systems; ++s) {
-    std::string yaml = random_system(rng, policy, fixed, executors, threads);
+    std::string yaml = random_system(rng, policy, fixed, executors, threads, shared);
     const std::string field = "queue_depth: " + std::to_string(depth) + ", ";
     for (std::size_t at = 0; depth > 1 && (at = yaml.find("kind: subscription", at)) != std::string::npos;
          at += field.size() + 1)
@@ -169,8 +175,8 @@ Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t se
       t.ratio_max = std::max(t.ratio_max, ratio);
     }
   }
-  std::printf("%s %s, %d executor(s) x %d thread(s): %d systems, %d analysed, %d chains, %d exact, bound/simulated mean %.3f median "
-              "%.3f p90 %.3f max %.3f\n", policy.c_str(), fixed ? "fixed" : "varying", executors, threads, t.systems, t.bounded,
+  std::printf("%s %s, %d executor(s)%s x %d thread(s): %d systems, %d analysed, %d chains, %d exact, bound/simulated mean %.3f median "
+              "%.3f p90 %.3f max %.3f\n", policy.c_str(), fixed ? "fixed" : "varying", executors, shared ? " on one core" : "", threads, t.systems, t.bounded,
               t.chains, t.exact, t.chains ? t.ratio_sum / t.chains : 0.0, t.quantile(0.5), t.quantile(0.9), t.ratio_max);
   return t;
 }
@@ -215,6 +221,20 @@ TEST(SagSoundness, PartitionsNeverBelowTheSimulator) {
     const Tally fixed = check(policy, true, 200, 43, 2);
     EXPECT_EQ(fixed.counterexamples, 0) << policy;
   }
+}
+
+// Two and three single-threaded executors on one core at different SCHED_FIFO priorities (the
+// lowest, in half of the systems, without one), chains crossing them: each graph with the jobs
+// of the threads above as preemption, never below the simulator.
+TEST(SagSoundness, SharedCoreByPriorityNeverBelowTheSimulator) {
+  for (const char* policy : {"fp", "edf"})
+    for (int executors : {2, 3}) {
+      const Tally t = check(policy, false, systems(300), 91 + executors, executors, 1, 1, true);
+      EXPECT_EQ(t.counterexamples, 0) << policy << " " << executors;
+      EXPECT_GE(t.bounded, 100) << policy << " " << executors;
+      const Tally fixed = check(policy, true, 200, 95 + executors, executors, 1, 1, true);
+      EXPECT_EQ(fixed.counterexamples, 0) << policy << " " << executors;
+    }
 }
 
 // One executor with two and three threads pinned to cores of their own (global scheduling,
