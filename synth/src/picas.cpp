@@ -264,6 +264,10 @@ Model build(const Model& m, const std::vector<int>& order, const Placement& p, i
                                   std::to_string(fifo_base));
   }
   std::string process = m.executors.empty() ? std::string() : m.executors.front().process;
+  // The executors' own time per dispatch is the executor implementation's: each new executor
+  // charges the largest of the model's.
+  Duration overhead = 0;
+  for (const auto& e : m.executors) overhead = std::max(overhead, e.dispatch_overhead);
   out.executors.clear();
   std::map<std::string, std::string> node_exec;
   for (const auto& e : exs) {
@@ -272,6 +276,7 @@ Model build(const Model& m, const std::vector<int>& order, const Placement& p, i
     x.host = host;
     x.process = process.empty() ? std::string("synthesized") : process;
     x.policy = Policy::Picas;
+    x.dispatch_overhead = overhead;
     // The model's executor priority is its threads' SCHED_FIFO priority (docs/model.md), which
     // also goes to its middleware threads (fastdds.py): the P3 rank on its core, not the rank
     // of its top callback (which only orders the executors).

@@ -27,6 +27,7 @@ Model scaled(Model m, Duration by) {
     cb.offset = cb.period > 0 ? s(cb.offset) % cb.period : 0;
     cb.jitter = cb.period > 0 ? std::min(cb.period - 1, s(cb.jitter)) : 0;
   }
+  for (auto& e : m.executors) e.dispatch_overhead = s(e.dispatch_overhead);
   for (auto& c : m.chains) {
     c.period = s(c.period);
     c.deadline = s(c.deadline);

@@ -170,6 +170,9 @@ TEST(SynthPicas, ReferenceSystemOnTwoCoresKeepsTheHotPathTogether) {
   ASSERT_TRUE(hot->bounded) << hot->reason;
   EXPECT_LE(hot->wcrt_bound, hot->deadline);
   EXPECT_TRUE(hot->schedulable) << hot->reason;
+  // The executor implementation's own time per dispatch stays with every new executor.
+  ASSERT_GT(m.executors[0].dispatch_overhead, 0);
+  for (const auto& e : s.model.executors) EXPECT_EQ(e.dispatch_overhead, m.executors[0].dispatch_overhead) << e.name;
   // Every node of the hot path on one core (P4).
   std::set<int> cores;
   for (const auto& cb : s.model.chain("hot_path_front").callbacks) {
