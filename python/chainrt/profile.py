@@ -401,9 +401,8 @@ def _dispatch_overheads(view: ModelView, col: Collection, model_name: dict) -> d
         executions = []
         for mon, cols in src.samples.items():
             starts = cols.get("start_ns", [])
-            threads = cols.get("thread") or [0] * len(starts)
-            for st, w, c, r, t in zip(starts, cols.get("wall_ns", []), cols.get("cpu_ns", []),
-                                      cols.get("release_ns", []), threads):
+            threads, cpus = cols.get("thread") or [0] * len(starts), cols.get("cpu_ns") or [0] * len(starts)
+            for st, w, c, r, t in zip(starts, cols.get("wall_ns", []), cpus, cols.get("release_ns", []), threads):
                 executions.append(acc.Execution(model_name.get(mon, mon), executor, t, st, st + w, c, r if r > 0 else None))
         for e, g in acc.dispatch_gaps(executions, chains).items():
             if g:
