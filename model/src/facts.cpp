@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <unordered_map>
 
 namespace chainrt {
 
@@ -75,24 +76,38 @@ std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
   return sets;
 }
 
+namespace {
+
+// Each node's executor's dispatch_overhead (nodes without a known executor: none).
+std::unordered_map<std::string, Duration> overhead_by_node(const Model& model) {
+  std::unordered_map<std::string, Duration> by_executor, out;
+  for (const Executor& e : model.executors) by_executor.emplace(e.name, e.dispatch_overhead);
+  for (const Node& n : model.nodes)
+    if (auto it = by_executor.find(n.executor); it != by_executor.end()) out.emplace(n.name, it->second);
+  return out;
+}
+
+// The rule of charged_wcet.
+Duration charged(const Callback& callback, const std::unordered_map<std::string, Duration>& by_node) {
+  const auto it = by_node.find(callback.node);
+  return callback.wcet + (it == by_node.end() ? 0 : it->second);
+}
+
+}  // namespace
+
 Duration charged_wcet(const Model& model, const Callback& callback) {
-  for (const Node& n : model.nodes) {
-    if (n.name != callback.node) continue;
-    for (const Executor& e : model.executors)
-      if (e.name == n.executor) return callback.wcet + e.dispatch_overhead;
-    break;
-  }
-  return callback.wcet;
+  return charged(callback, overhead_by_node(model));
 }
 
 const Model& charge_dispatch_overhead(const Model& model, Model& storage) {
   if (std::none_of(model.executors.begin(), model.executors.end(),
                    [](const Executor& e) { return e.dispatch_overhead != 0; }))
     return model;
+  const auto by_node = overhead_by_node(model);
   storage = model;
   for (Callback& cb : storage.callbacks) {
     cb.bcet = cb.best_case();
-    cb.wcet = charged_wcet(model, cb);
+    cb.wcet = charged(cb, by_node);
   }
   for (Executor& e : storage.executors) e.dispatch_overhead = 0;
   return storage;
