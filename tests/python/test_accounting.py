@@ -655,3 +655,10 @@ def test_a_dispatch_gap_a_platform_blackout_overlaps_is_the_platforms():
           Execution("lo_pub", "main", 0, 4 * MS + 10_000, 5 * MS, 0, 3 * MS)]
     assert sorted(acc.dispatch_gaps(xs, CHAINS)["main"]) == [10_000, MS]
     assert acc.dispatch_gaps(xs, CHAINS, [(2 * MS + 100_000, 2 * MS + 900_000)])["main"] == [10_000]
+
+
+def test_the_run_report_shows_each_executors_measured_dispatch_overhead_beside_the_models():
+    acc_json = {"chains": {}, "dispatch_overhead": {"main": {"dispatches": 12, "max_ns": 41_000, "p99_ns": 30_000,
+                                                             "model_ns": 39_000}}}
+    (line,) = [ln for ln in acc.report_lines(acc_json) if "own time per dispatch" in ln]
+    assert "max 41.0 us" in line and "p99 30.0 us" in line and "dispatch_overhead 39.0 us" in line
