@@ -13,6 +13,7 @@
 
 #include "chainrt/analysis/analysis.hpp"
 #include "chainrt/analysis/witness.hpp"
+#include "chainrt/model/facts.hpp"
 #include "sag_model.hpp"
 
 namespace chainrt::detail {
@@ -375,8 +376,10 @@ class Sag : public ResponseTimeAnalysis {
 
 namespace chainrt {
 
-std::vector<ScheduleWitness> sag_witnesses(const Model& m) {
+std::vector<ScheduleWitness> sag_witnesses(const Model& model) {
   using namespace detail::sag;
+  Model storage;  // the schedules of the charged model, as the analysis bounds it (facts.hpp)
+  const Model& m = charge_dispatch_overhead(model, storage);
   std::string why;
   const auto mj = build_jobs(m, 2, &why);
   if (!mj || mj->partitions.size() != 1 || mj->cores != 1 || !mj->drifting.empty()) return {};

@@ -935,9 +935,7 @@ class SetCheck {
       return true;  // (sag declined: no witness, and no second exploration to learn it)
     for (const auto& e : simulated_.executors)
       if (e.policy != a_.policy()) return true;  // the witnesses are schedules of the model's own policy
-    // (sag's schedules of the charged model: each job at most WCET + dispatch_overhead, facts.hpp)
-    Model charged;
-    for (const ScheduleWitness& w : sag_witnesses(charge_dispatch_overhead(simulated_, charged))) {
+    for (const ScheduleWitness& w : sag_witnesses(simulated_)) {  // of the charged model (facts.hpp)
       Setting st;
       st.name = "sag-witness-" + w.chain;
       st.exec = ExecTime::Wcet;

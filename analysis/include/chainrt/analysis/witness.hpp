@@ -22,7 +22,9 @@ struct ScheduleWitness {
 };
 // One witness per chain sag bounds, where sag covers the model with one executor of one thread
 // and no drifting timer (else none). Explores sag's graph once with its edges kept (sag.hpp,
-// witnesses): for the soundness harness and tests, not for the analysis itself.
+// witnesses): for the soundness harness and tests, not for the analysis itself. The schedules
+// are those of the model as the analyses bound it: each job's cost up to its WCET plus its
+// executor's dispatch_overhead (model/facts.hpp, charge_dispatch_overhead).
 std::vector<ScheduleWitness> sag_witnesses(const Model& model);
 
 }  // namespace chainrt
