@@ -157,10 +157,7 @@ class Holistic {
   }
 
  private:
-  std::size_t position(std::size_t job) const {
-    return static_cast<std::size_t>(std::find(mj_.partitions.begin(), mj_.partitions.end(), mj_.partition[job]) -
-                                    mj_.partitions.begin());
-  }
+  std::size_t position(std::size_t job) const { return partition_position(mj_, job); }
   // The predecessor of job g when it is its only one, over an edge without delay (else kNoJob).
   std::size_t only_pred(std::size_t g) const {
     const auto& ps = mj_.jobs[g].preds;

@@ -811,8 +811,7 @@ std::string outside_job_model(const Model& m, const ModelJobs& mj, const Result&
   std::vector<Duration> demand(mj.partitions.size(), 0);  // the work of one hyperperiod (the last analysed)
   for (std::size_t j = 0; j < mj.jobs.size(); ++j)
     if (mj.root_release[j] >= mj.horizon - mj.hyperperiod)
-      demand[static_cast<std::size_t>(std::find(mj.partitions.begin(), mj.partitions.end(), mj.partition[j]) -
-                                      mj.partitions.begin())] += mj.jobs[j].cost.hi;
+      demand[partition_position(mj, j)] += mj.jobs[j].cost.hi;
   for (std::size_t k = 0; k < mj.partitions.size(); ++k) {
     Duration need = demand[k];  // with the threads above it on its core
     for (std::size_t a : mj.above[k]) need += demand[a];

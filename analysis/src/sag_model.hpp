@@ -38,6 +38,7 @@
 // instant — the analysis declines with that reason.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,6 +84,12 @@ struct ModelJobs {
   // to jobs[j].priority for every other job)
   std::vector<Priority> priority_late;
 };
+
+// The position in mj.partitions of the executor running `job`.
+inline std::size_t partition_position(const ModelJobs& mj, std::size_t job) {
+  return static_cast<std::size_t>(std::find(mj.partitions.begin(), mj.partitions.end(), mj.partition[job]) -
+                                  mj.partitions.begin());
+}
 
 // The most jobs the analysis builds; beyond it declines (and the other analyses answer).
 inline constexpr std::size_t kMaxJobs = 20'000;
