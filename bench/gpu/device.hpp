@@ -10,11 +10,18 @@
 
 namespace chainrt::bench_gpu {
 
+// What a lane runs: device work, its kernel's blocks either alone on their multiprocessors
+// (runtime::CudaWork::enqueue) or packed beside others (CudaWork::enqueue_packed; a GPU only).
+struct Job {
+  runtime::DeviceWork work;
+  bool packed = false;
+};
+
 class Lanes {
  public:
   virtual ~Lanes() = default;
-  // Runs `work` for lane `lane` and returns when it is done. Thread-safe across lanes.
-  virtual void run(int lane, const runtime::DeviceWork& work) = 0;
+  // Runs `job` for lane `lane` and returns when it is done. Thread-safe across lanes.
+  virtual void run(int lane, const Job& job) = 0;
 };
 
 class Device {
@@ -27,6 +34,8 @@ class Device {
   // A backend for a SharedAccelerator (the server rows).
   virtual std::unique_ptr<runtime::DeviceBackend> backend() = 0;
   virtual bool other_process() const = 0;
+  // Whether direct lanes run packed jobs (blocks placed beside others on a multiprocessor).
+  virtual bool packs() const = 0;
 };
 
 std::unique_ptr<Device> make_emulated_device();
@@ -37,8 +46,8 @@ std::unique_ptr<Device> make_cuda_device();
 class AcceleratorLanes : public Lanes {
  public:
   explicit AcceleratorLanes(std::unique_ptr<runtime::SharedAccelerator> acc) : acc_(std::move(acc)) {}
-  void run(int lane, const runtime::DeviceWork& work) override {
-    acc_->call(static_cast<std::uint32_t>(lane), 0, work, lane == 0 ? 2 : 1);
+  void run(int lane, const Job& job) override {
+    acc_->call(static_cast<std::uint32_t>(lane), 0, job.work, lane == 0 ? 2 : 1);
   }
 
  private:

@@ -36,10 +36,13 @@ class CudaLanes : public Lanes {
       cudaStreamDestroy(s);
     }
   }
-  void run(int lane, const runtime::DeviceWork& w) override {
+  void run(int lane, const Job& job) override {
     std::string why;
-    if (!work_.enqueue(w, streams_[static_cast<std::size_t>(lane)], &why)) throw std::runtime_error(why);
-    if (cudaError_t e = cudaStreamSynchronize(streams_[static_cast<std::size_t>(lane)]); e != cudaSuccess)
+    cudaStream_t s = streams_[static_cast<std::size_t>(lane)];
+    const bool ok = job.packed ? work_.enqueue_packed(job.work.kernel, job.work.block, s, &why)
+                               : work_.enqueue(job.work, s, &why);
+    if (!ok) throw std::runtime_error(why);
+    if (cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess)
       throw std::runtime_error(std::string("cudaStreamSynchronize: ") + cudaGetErrorString(e));
   }
 
@@ -61,6 +64,7 @@ class Cuda : public Device {
     return std::make_unique<runtime::CudaDevice>(runtime::CudaDeviceOptions{0, {2}});
   }
   bool other_process() const override { return true; }
+  bool packs() const override { return true; }
 
  private:
   runtime::CudaWork work_;
@@ -84,9 +88,9 @@ int low_worker(int threads, Duration kernel, Duration block) {
     auto lanes = std::make_unique<CudaLanes>(work, false, threads);
     std::atomic<bool> stop{false};
     std::vector<std::thread> t;
-    runtime::DeviceWork w;
-    w.kernel = kernel;
-    w.block = block;
+    Job w;
+    w.work.kernel = kernel;
+    w.work.block = block;
     for (int l = 0; l < threads; ++l)
       t.emplace_back([&, l] {
         while (!stop.load()) lanes->run(l, w);

@@ -21,6 +21,7 @@ class Emulated : public Device {
   }
   std::unique_ptr<runtime::DeviceBackend> backend() override { return std::make_unique<runtime::EmulatedDevice>(); }
   bool other_process() const override { return false; }
+  bool packs() const override { return false; }
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "../../analysis/src/accelerator.hpp"
+#include "chainrt/runtime/accelerator_shm.hpp"
 #include "chainrt/runtime/threads.hpp"
 #include "device.hpp"
 
@@ -39,31 +40,49 @@ void sleep_until(Duration t) {
   }
 }
 
-enum class Path { Alone, Direct, Greatest, Server, BlockServer, OtherProcess };
+enum class Path { Alone, Direct, Greatest, Server, BlockServer, OtherProcess, ShmServer };
+
+// The low threads' kernels: one wave of long blocks, waves of short blocks each alone on its
+// multiprocessor, or waves of short blocks packed several to a multiprocessor.
+enum class Low { Long, Short, Packed };
 
 struct Spec {
   const char* name;
   const char* how;
   Path path;
-  bool short_blocks;
+  Low low;
 };
 
 const std::vector<Spec>& specs() {
   static const std::vector<Spec> s = {
-      {"alone", "the high chain alone (its own stream)", Path::Alone, false},
-      {"long-same", "low kernels of long blocks (one wave), every stream at the same priority", Path::Direct, false},
-      {"long-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest, false},
+      {"alone", "the high chain alone (its own stream)", Path::Alone, Low::Long},
+      {"long-same", "low kernels of long blocks (one wave), every stream at the same priority", Path::Direct,
+       Low::Long},
+      {"long-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest,
+       Low::Long},
       {"server", "the non-preemptive chain-priority server (one request at a time, highest first), long blocks",
-       Path::Server, false},
-      {"short-same", "low kernels of short blocks, every stream at the same priority", Path::Direct, true},
-      {"short-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest, true},
+       Path::Server, Low::Long},
+      {"short-same", "low kernels of short blocks, one per multiprocessor, every stream at the same priority",
+       Path::Direct, Low::Short},
+      {"short-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest,
+       Low::Short},
+      {"shm-server",
+       "chainrt's server for several processes (shared memory, one request at a time, highest first): the low "
+       "threads in another process, long blocks",
+       Path::ShmServer, Low::Long},
       {"short-block-server",
        "chainrt's block-preemptive server: requests in flight on streams of their chain priorities, short blocks",
-       Path::BlockServer, true},
+       Path::BlockServer, Low::Short},
       {"short-other-process",
        "low kernels of short blocks in another process (another CUDA context), the high chain at the greatest "
        "stream priority",
-       Path::OtherProcess, true},
+       Path::OtherProcess, Low::Short},
+      {"packed-same",
+       "low kernels of short blocks packed beside each other on every multiprocessor (ending at spread times), "
+       "every stream at the same priority",
+       Path::Direct, Low::Packed},
+      {"packed-greatest", "same, the high chain's stream at the greatest CUDA stream priority", Path::Greatest,
+       Low::Packed},
   };
   return s;
 }
@@ -71,16 +90,21 @@ const std::vector<Spec>& specs() {
 Duration scaled(Duration d, double s) { return std::max<Duration>(1, static_cast<Duration>(std::llround(d * s))); }
 
 struct Works {
-  DeviceWork high, low_long, low_short, one_short_wave;
+  Job high, low_long, low_short, one_short_wave, low_packed, one_packed_wave;
+  const Job& low(Low l) const { return l == Low::Long ? low_long : l == Low::Short ? low_short : low_packed; }
 };
 
 Works works(const Options& o) {
   Works w;
-  w.high.kernel = scaled(o.high_kernel, o.scale);
-  w.low_long.kernel = w.low_long.block = scaled(o.low_kernel, o.scale);
-  w.low_short.kernel = scaled(o.low_kernel, o.scale);
-  w.low_short.block = scaled(o.low_block, o.scale);
-  w.one_short_wave.kernel = w.one_short_wave.block = w.low_short.block;
+  w.high.work.kernel = scaled(o.high_kernel, o.scale);
+  w.low_long.work.kernel = w.low_long.work.block = scaled(o.low_kernel, o.scale);
+  w.low_short.work.kernel = scaled(o.low_kernel, o.scale);
+  w.low_short.work.block = scaled(o.low_block, o.scale);
+  w.one_short_wave.work.kernel = w.one_short_wave.work.block = w.low_short.work.block;
+  w.low_packed = w.low_short;
+  w.low_packed.packed = true;
+  w.one_packed_wave = w.one_short_wave;
+  w.one_packed_wave.packed = true;
   return w;
 }
 
@@ -93,8 +117,7 @@ void realtime(const Options& o, int priority) {
 
 // The high chain's responses: one request every period, with the low threads running back to
 // back meanwhile (none when `low` is null).
-std::vector<Duration> measure(Lanes& lanes, const Options& o, const DeviceWork& high, const DeviceWork* low,
-                              int samples) {
+std::vector<Duration> measure(Lanes& lanes, const Options& o, const Job& high, const Job* low, int samples) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> lows;
   if (low)
@@ -108,7 +131,7 @@ std::vector<Duration> measure(Lanes& lanes, const Options& o, const DeviceWork& 
   std::thread high_thread([&] {
     realtime(o, 80);
     const Duration period = scaled(o.period, o.scale);
-    Duration next = now_ns() + (low ? 2 * low->kernel : period);
+    Duration next = now_ns() + (low ? 2 * low->work.kernel : period);
     try {
       for (int i = 0; i < samples + o.warmup; ++i) {
         sleep_until(next);
@@ -132,7 +155,7 @@ std::vector<Duration> measure(Lanes& lanes, const Options& o, const DeviceWork& 
 Duration worst(const std::vector<Duration>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
 // Worst of `n` back-to-back runs of `w` alone on lane 0.
-Duration alone(Lanes& lanes, const DeviceWork& w, int n) {
+Duration alone(Lanes& lanes, const Job& w, int n) {
   Duration m = 0;
   for (int i = 0; i < n; ++i) {
     const Duration t0 = now_ns();
@@ -151,18 +174,47 @@ std::unique_ptr<Lanes> server_lanes(Device& dev, bool block, int lanes) {
   return std::make_unique<AcceleratorLanes>(std::make_unique<runtime::SharedAccelerator>(a, dev.backend()));
 }
 
-Calibration calibrate(Device& dev, const Options& o, const Works& w) {
+// The accelerator of the shm-server row for its server (this process, on the device) or a
+// client (the low worker; its backend is never used). Every user gives the same options.
+constexpr std::size_t kShmCapacity = 16;
+
+runtime::AcceleratorOptions shm_options(const std::string& segment, bool serve) {
+  runtime::AcceleratorOptions a;
+  a.name = "gpu-shm-server";
+  a.access = AcceleratorAccess::Server;
+  a.capacity = kShmCapacity;
+  a.shared_memory = segment;
+  a.serve = serve;
+  return a;
+}
+
+std::string shm_segment() {
+  return runtime::AcceleratorShm::segment_name("chainrt-gpu-bench-" + std::to_string(getpid()));
+}
+
+// The durations the bounds use, measured alone; *high_alone gets the high chain's responses
+// alone (the alone row: G_h is their worst, over as many requests as every other row has).
+Calibration calibrate(Device& dev, const Options& o, const Works& w, std::vector<Duration>* high_alone) {
   Calibration c;
   auto lanes = dev.direct(false, 1);
   const int n = std::max(10, o.samples / 3);
-  c.high = worst(measure(*lanes, o, w.high, nullptr, n));
+  *high_alone = measure(*lanes, o, w.high, nullptr, o.samples);
+  c.high = worst(*high_alone);
   c.low_long = alone(*lanes, w.low_long, 5);
   c.low_short = alone(*lanes, w.low_short, 5);
   c.block_short = alone(*lanes, w.one_short_wave, 10);
+  if (dev.packs()) {
+    c.low_packed = alone(*lanes, w.low_packed, 5);
+    c.block_packed = alone(*lanes, w.one_packed_wave, 10);
+  }
   auto server = server_lanes(dev, false, 1);
   c.server_extra = std::max<Duration>(0, worst(measure(*server, o, w.high, nullptr, n)) - c.high);
   auto block_server = server_lanes(dev, true, 1);
   c.block_server_extra = std::max<Duration>(0, worst(measure(*block_server, o, w.high, nullptr, n)) - c.high);
+  {
+    AcceleratorLanes shm(std::make_unique<runtime::SharedAccelerator>(shm_options(shm_segment(), true), dev.backend()));
+    c.shm_server_extra = std::max<Duration>(0, worst(measure(shm, o, w.high, nullptr, n)) - c.high);
+  }
   return c;
 }
 
@@ -194,11 +246,12 @@ namespace {
 Duration bound_of(const Spec& s, const Calibration& c, int low_threads, std::string* terms) {
   using namespace chainrt::detail;
   const Duration limit = std::numeric_limits<Duration>::max() / 4;
-  const Duration low = s.short_blocks ? c.low_short : c.low_long;
-  const Duration chunk = s.short_blocks ? c.block_short : c.low_long;  // one wave of blocks
+  const Duration low = s.low == Low::Long ? c.low_long : s.low == Low::Short ? c.low_short : c.low_packed;
+  // one wave of blocks (packed: the longest blocks' wave)
+  const Duration chunk = s.low == Low::Long ? c.low_long : s.low == Low::Short ? c.block_short : c.block_packed;
   switch (s.path) {
     case Path::Alone:
-      *terms = "direct access alone: direct_request_response(0, G_h)";
+      *terms = "direct access alone: direct_request_response(0, G_h), G_h this row's own worst";
       return direct_request_response(fifo_blocking({c.high}, c.high), c.high);
     case Path::Direct: {
       *terms = "direct access, first come first served: fifo_blocking (one request of each other thread) + G_h";
@@ -207,12 +260,16 @@ Duration bound_of(const Spec& s, const Calibration& c, int low_threads, std::str
       return direct_request_response(fifo_blocking(per_thread, c.high), c.high);
     }
     case Path::Greatest:
-    case Path::OtherProcess:
       *terms = "preemption: block, no server overhead: block_preemptive_response(B = one wave of low blocks, 0, G_h)";
       return block_preemptive_response(server_lp_blocking({chunk}), 0, c.high, {}, limit).value_or(limit);
-    case Path::Server: {
+    case Path::OtherProcess:
+      *terms = "none: the driver time-slices CUDA contexts, which chainrt's model does not cover (its path for "
+               "several processes is the shm-server row)";
+      return 0;
+    case Path::Server:
+    case Path::ShmServer: {
       *terms = "preemption: request: server_request_response(server_waiting_time(B = ε + G_l), ε, G_h)";
-      const Duration e = c.server_extra;
+      const Duration e = s.path == Path::Server ? c.server_extra : c.shm_server_extra;
       return server_request_response(server_waiting_time(server_lp_blocking({e + low}), {}, limit).value_or(limit), e,
                                      c.high);
     }
@@ -250,49 +307,91 @@ RunStats stats(std::vector<Duration> v, Duration bound) {
   return r;
 }
 
-// The other-process row: this program as the low worker, the high chain here on the greatest
-// stream priority.
-std::vector<Duration> measure_other_process(Device& dev, const Options& o, const Works& w) {
-  int to_child[2], from_child[2];
-  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-  const std::string k = std::to_string(w.low_short.kernel), b = std::to_string(w.low_short.block),
-                    t = std::to_string(o.low_threads);
-  const char* argv[] = {o.self.c_str(), "--low-worker", t.c_str(), k.c_str(), b.c_str(), nullptr};
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, o.self.c_str(), &fa, nullptr, const_cast<char**>(argv), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(to_child[0]);
-  close(from_child[1]);
-  if (rc != 0) throw std::runtime_error("cannot start the low worker " + o.self);
-  char buf[16] = {};
-  const ssize_t got = read(from_child[0], buf, sizeof buf - 1);
-  std::vector<Duration> out;
-  if (got > 0 && std::string(buf).rfind("ready", 0) == 0) {
-    auto lanes = dev.direct(true, 1);
-    out = measure(*lanes, o, w.high, nullptr, o.samples);
+// This program as a low worker in another process (main.cpp's --low-worker and --low-client):
+// started with `args`, ready once it printed "ready"; it stops when its stdin closes, which
+// the destructor does before it waits for it.
+class Worker {
+ public:
+  Worker(const std::string& self, std::vector<std::string> args) {
+    int to_child[2], from_child[2];
+    if (pipe2(to_child, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    if (pipe2(from_child, O_CLOEXEC) != 0) {
+      close(to_child[0]);
+      close(to_child[1]);
+      throw std::runtime_error("pipe failed");
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+    args.insert(args.begin(), self);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, self.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(to_child[0]);
+    close(from_child[1]);
+    to_ = to_child[1];
+    from_ = from_child[0];
+    if (rc != 0) {
+      pid_ = 0;
+      throw std::runtime_error("cannot start the low worker " + self);
+    }
+    char buf[16] = {};
+    const ssize_t got = read(from_, buf, sizeof buf - 1);
+    ready_ = got > 0 && std::string(buf).rfind("ready", 0) == 0;
   }
-  close(to_child[1]);  // the worker stops when its stdin closes
-  close(from_child[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (out.empty()) throw std::runtime_error("the low worker did not start");
-  return out;
+  ~Worker() {
+    close(to_);
+    close(from_);
+    int status = 0;
+    if (pid_ > 0) waitpid(pid_, &status, 0);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  bool ready() const { return ready_; }
+
+ private:
+  pid_t pid_ = 0;
+  int to_ = -1, from_ = -1;
+  bool ready_ = false;
+};
+
+// The other-process row: this program as the low worker (direct launches in a CUDA context of
+// its own), the high chain here on the greatest stream priority.
+std::vector<Duration> measure_other_process(Device& dev, const Options& o, const Works& w) {
+  Worker worker(o.self, {"--low-worker", std::to_string(o.low_threads), std::to_string(w.low_short.work.kernel),
+                         std::to_string(w.low_short.work.block)});
+  if (!worker.ready()) throw std::runtime_error("the low worker did not start");
+  auto lanes = dev.direct(true, 1);
+  return measure(*lanes, o, w.high, nullptr, o.samples);
 }
 
-std::vector<Duration> measure_row(Device& dev, const Options& o, const Spec& s, const Works& w) {
-  const DeviceWork* low = s.short_blocks ? &w.low_short : &w.low_long;
+// The shm-server row: this process serves the device through a shared-memory segment and runs
+// the high chain as its client at chain priority 2; the low threads are clients in another
+// process (this program as --low-client) at chain priority 1.
+std::vector<Duration> measure_shm_server(Device& dev, const Options& o, const Works& w) {
+  const std::string segment = shm_segment();
+  AcceleratorLanes high(std::make_unique<runtime::SharedAccelerator>(shm_options(segment, true), dev.backend()));
+  Worker worker(o.self, {"--low-client", segment, std::to_string(o.low_threads),
+                         std::to_string(w.low_long.work.kernel), std::to_string(w.low_long.work.block)});
+  if (!worker.ready()) throw std::runtime_error("the low client did not start");
+  return measure(high, o, w.high, nullptr, o.samples);
+}
+
+std::vector<Duration> measure_row(Device& dev, const Options& o, const Spec& s, const Works& w,
+                                  const std::vector<Duration>& high_alone) {
+  const Job* low = &w.low(s.low);
   const int lanes = o.low_threads + 1;
   switch (s.path) {
-    case Path::Alone: return measure(*dev.direct(false, 1), o, w.high, nullptr, o.samples);
+    case Path::Alone: return high_alone;
     case Path::Direct: return measure(*dev.direct(false, lanes), o, w.high, low, o.samples);
     case Path::Greatest: return measure(*dev.direct(true, lanes), o, w.high, low, o.samples);
     case Path::Server: return measure(*server_lanes(dev, false, lanes), o, w.high, low, o.samples);
     case Path::BlockServer: return measure(*server_lanes(dev, true, lanes), o, w.high, low, o.samples);
     case Path::OtherProcess: return measure_other_process(dev, o, w);
+    case Path::ShmServer: return measure_shm_server(dev, o, w);
   }
   return {};
 }
@@ -321,17 +420,20 @@ Result run(const Options& o) {
     Row row{s.name, s.how, "", "", {}};
     if (s.path == Path::OtherProcess && !dev->other_process())
       row.skipped = "needs a GPU: the low work in another CUDA context";
+    if (s.low == Low::Packed && !dev->packs())
+      row.skipped = "needs a GPU: blocks placed beside others on a multiprocessor";
     res.rows.push_back(row);
   }
   for (int run = 0; run < o.runs; ++run) {
-    const Calibration c = calibrate(*dev, o, w);
+    std::vector<Duration> high_alone;
+    const Calibration c = calibrate(*dev, o, w, &high_alone);
     res.calibration.push_back(c);
     for (Row& row : res.rows) {
       if (!row.skipped.empty()) continue;
       const Spec& s = *std::find_if(specs().begin(), specs().end(), [&](const Spec& x) { return row.name == x.name; });
       const Duration bound = bound_of(s, c, o.low_threads, &row.bound_terms);
       try {
-        row.runs.push_back(stats(measure_row(*dev, o, s, w), bound));
+        row.runs.push_back(stats(measure_row(*dev, o, s, w, high_alone), bound));
       } catch (const std::exception& e) {  // the row's failure is reported; the other rows go on
         row.skipped = std::string("failed in run ") + std::to_string(run + 1) + ": " + e.what();
         row.runs.clear();
@@ -339,6 +441,34 @@ Result run(const Options& o) {
     }
   }
   return res;
+}
+
+int low_client(const std::string& segment, int threads, Duration kernel, Duration block) {
+  try {
+    runtime::SharedAccelerator acc(shm_options(segment, false), std::make_unique<runtime::EmulatedDevice>());
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> t;
+    DeviceWork w;
+    w.kernel = kernel;
+    w.block = block;
+    for (int l = 1; l <= threads; ++l)
+      t.emplace_back([&, l] {
+        while (!stop.load() && acc.call(static_cast<std::uint32_t>(l), 0, w, 1)) {
+        }
+      });
+    std::printf("ready\n");
+    std::fflush(stdout);
+    char c;
+    while (std::fread(&c, 1, 1, stdin) == 1) {
+    }
+    stop = true;
+    for (auto& x : t) x.join();
+    acc.stop();
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu-bench low client: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace chainrt::bench_gpu

@@ -9,8 +9,12 @@
 // the same priority (direct access: each thread launches on its own stream); the same with the
 // high chain on the greatest CUDA stream priority; the non-preemptive chain-priority server
 // (SharedAccelerator, one request at a time); the block-preemptive server (several requests in
-// flight on streams of their priorities); the low kernels in another process. Every duration
-// the bounds use is measured alone in the same run first (the calibration).
+// flight on streams of their priorities); the low kernels in another process, directly (another
+// CUDA context) or as clients of chainrt's server for several processes; and low kernels
+// whose short blocks are packed several to a multiprocessor and end at spread times (as a real
+// kernel's many small blocks do), at one priority and with the high stream at the greatest.
+// Every duration the bounds use is measured alone in the same run first (the calibration);
+// the alone row is the high chain's part of it (G_h is its worst).
 //
 // The device is the GPU (`cuda`) or the emulated device (`emulated`, the dry run CI runs):
 // there the direct rows go through one SharedAccelerator — first come, first served for the
@@ -42,12 +46,15 @@ struct Options {
 
 // Durations measured alone in a run: what the bounds use.
 struct Calibration {
-  Duration high = 0;            // the high kernel's worst response alone (direct)
+  Duration high = 0;            // G_h: the high kernel's worst response alone (the alone row)
   Duration low_long = 0;        // one low kernel of long blocks (one wave) alone
   Duration low_short = 0;       // one low kernel of short blocks alone
   Duration block_short = 0;     // one wave of short blocks alone (the longest chunk)
+  Duration low_packed = 0;      // one low kernel of packed short blocks alone (a GPU only)
+  Duration block_packed = 0;    // one wave of packed short blocks alone: its longest blocks
   Duration server_extra = 0;    // the request-level server's extra per request alone (ε)
   Duration block_server_extra = 0;  // the block-preemptive server's (ε)
+  Duration shm_server_extra = 0;    // the shared-memory server's for a request of this process (ε)
 };
 
 struct RunStats {
@@ -88,5 +95,10 @@ std::string json(const Result& r);
 // blocks of `block` back to back on streams of the least priority until stdin closes; prints
 // "ready" once they run. Returns the process's exit status.
 int low_worker(int threads, Duration kernel, Duration block);
+
+// The low client of the shm-server row: `threads` threads request kernels of `kernel` in blocks
+// of `block` back to back at chain priority 1 from the shared-memory accelerator `segment`
+// (served by the benchmark's process) until stdin closes; prints "ready" once they run.
+int low_client(const std::string& segment, int threads, Duration kernel, Duration block);
 
 }  // namespace chainrt::bench_gpu

@@ -70,6 +70,8 @@ Options parse(int argc, char** argv, std::string* out) {
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "--low-worker")
     return chainrt::bench_gpu::low_worker(std::atoi(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]));
+  if (argc == 6 && std::string(argv[1]) == "--low-client")
+    return chainrt::bench_gpu::low_client(argv[2], std::atoi(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]));
   try {
     std::string out = ".";
     const Options o = parse(argc, argv, &out);

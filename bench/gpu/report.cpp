@@ -65,21 +65,24 @@ std::string markdown(const Result& r) {
       continue;
     }
     int within = 0;
+    const bool bounded = row.runs.front().bound_ms > 0;  // a row outside the model has none
     for (const RunStats& s : row.runs) within += s.max_ms <= s.bound_ms;
     os << "| " << row.name << " | " << row.how << " | " << spread(row, [](const RunStats& s) { return s.mean_ms; })
        << " | " << spread(row, [](const RunStats& s) { return s.p99_ms; }) << " | "
        << spread(row, [](const RunStats& s) { return s.max_ms; }) << " | "
-       << spread(row, [](const RunStats& s) { return s.bound_ms; }) << " | " << within << " / " << row.runs.size()
+       << (bounded ? spread(row, [](const RunStats& s) { return s.bound_ms; }) : std::string("none"))
+       << " | " << (bounded ? std::to_string(within) + " / " + std::to_string(row.runs.size()) : std::string("–"))
        << " | " << (alone ? num(max_p99(row) / std::max(max_p99(*alone), 1e-9), 2) : std::string("–")) << " |\n";
   }
   os << "\nBounds (chainrt's accelerator analysis, analysis/src/accelerator.hpp, with each run's calibration):\n\n";
   for (const Row& row : r.rows)
     if (!row.bound_terms.empty()) os << "- " << row.name << ": " << row.bound_terms << "\n";
-  os << "\nCalibration per run (ms): G_h, G_l long, G_l short, one wave of short blocks, ε server, ε block server\n\n";
+  os << "\nCalibration per run (ms): G_h, G_l long, G_l short, one wave of short blocks, ε server, ε block server, "
+        "ε shm server, G_l packed, one wave of packed blocks\n\n";
   for (const Calibration& c : r.calibration)
     os << "- " << num(c.high / 1e6) << ", " << num(c.low_long / 1e6) << ", " << num(c.low_short / 1e6) << ", "
        << num(c.block_short / 1e6) << ", " << num(c.server_extra / 1e6) << ", " << num(c.block_server_extra / 1e6)
-       << "\n";
+       << ", " << num(c.shm_server_extra / 1e6) << ", " << num(c.low_packed / 1e6) << ", " << num(c.block_packed / 1e6) << "\n";
   return os.str();
 }
 
@@ -92,7 +95,8 @@ std::string json(const Result& r) {
     const Calibration& c = r.calibration[i];
     os << (i ? ", " : "") << "{\"high\": " << c.high << ", \"low_long\": " << c.low_long << ", \"low_short\": "
        << c.low_short << ", \"block_short\": " << c.block_short << ", \"server_extra\": " << c.server_extra
-       << ", \"block_server_extra\": " << c.block_server_extra << "}";
+       << ", \"block_server_extra\": " << c.block_server_extra << ", \"shm_server_extra\": " << c.shm_server_extra << ", \"low_packed\": " << c.low_packed
+       << ", \"block_packed\": " << c.block_packed << "}";
   }
   os << "], \"rows\": [";
   for (std::size_t i = 0; i < r.rows.size(); ++i) {

@@ -44,6 +44,14 @@ class CudaWork {
   // Enqueues the work on `stream` (a cudaStream_t; nullptr: the legacy default stream) and
   // returns; false with CUDA's reason in *error when a call failed. Thread-safe, no allocation.
   bool enqueue(const DeviceWork& work, void* stream, std::string* error) const noexcept;
+  // A kernel of `kernel` whose blocks share their multiprocessors, as many small blocks of a
+  // real kernel do: ⌈kernel / block⌉ waves of blocks_per_multiprocessor() blocks per
+  // multiprocessor, 128 threads each and no shared memory, block i spinning for a length in
+  // [block / 2, 3 block / 2) (spread by i, so that blocks end at different times and a block
+  // of another kernel finds room soon; the longest is under 3 block / 2). Thread-safe, no
+  // allocation; false with CUDA's reason in *error when the launch failed.
+  bool enqueue_packed(Duration kernel, Duration block, void* stream, std::string* error) const noexcept;
+  int blocks_per_multiprocessor() const noexcept { return packed_per_sm_; }
   int device() const noexcept { return device_; }
   int multiprocessors() const noexcept { return sms_; }
   std::string device_name() const { return name_; }
@@ -51,7 +59,7 @@ class CudaWork {
   double d2h_bytes_per_ns() const noexcept { return d2h_; }
 
  private:
-  int device_ = 0, sms_ = 0;
+  int device_ = 0, sms_ = 0, packed_per_sm_ = 1;
   std::size_t smem_ = 0, bytes_ = 0;
   std::string name_;
   double h2d_ = 0, d2h_ = 0;
