@@ -2,6 +2,8 @@
 #include "gpu_bench.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -108,6 +110,10 @@ Works works(const Options& o) {
   return w;
 }
 
+// SCHED_FIFO priorities with --realtime: the servers' threads and the GPU runtime's own (which
+// carry the high chain's completions) above the high chain's thread, the low threads below.
+constexpr int kServerPriority = 90, kHighPriority = 80, kLowPriority = 70;
+
 void realtime(const Options& o, int priority) {
   if (!o.realtime) return;
   sched::ThreadSpec spec;
@@ -123,13 +129,13 @@ std::vector<Duration> measure(Lanes& lanes, const Options& o, const Job& high, c
   if (low)
     for (int l = 1; l <= o.low_threads; ++l)
       lows.emplace_back([&, l] {
-        realtime(o, 70);
+        realtime(o, kLowPriority);
         while (!stop.load()) lanes.run(l, *low);
       });
   std::vector<Duration> out;
   std::exception_ptr error;
   std::thread high_thread([&] {
-    realtime(o, 80);
+    realtime(o, kHighPriority);
     const Duration period = scaled(o.period, o.scale);
     Duration next = now_ns() + (low ? 2 * low->work.kernel : period);
     try {
@@ -165,8 +171,9 @@ Duration alone(Lanes& lanes, const Job& w, int n) {
   return m;
 }
 
-std::unique_ptr<Lanes> server_lanes(Device& dev, bool block, int lanes) {
+std::unique_ptr<Lanes> server_lanes(Device& dev, const Options& o, bool block, int lanes) {
   runtime::AcceleratorOptions a;
+  if (o.realtime) a.fifo_priority = kServerPriority;
   a.name = block ? "gpu-block-server" : "gpu-server";
   a.access = AcceleratorAccess::Server;
   a.block_preemption = block;
@@ -178,8 +185,9 @@ std::unique_ptr<Lanes> server_lanes(Device& dev, bool block, int lanes) {
 // client (the low worker; its backend is never used). Every user gives the same options.
 constexpr std::size_t kShmCapacity = 16;
 
-runtime::AcceleratorOptions shm_options(const std::string& segment, bool serve) {
+runtime::AcceleratorOptions shm_options(const std::string& segment, bool serve, bool realtime = false) {
   runtime::AcceleratorOptions a;
+  if (realtime) a.fifo_priority = kServerPriority;
   a.name = "gpu-shm-server";
   a.access = AcceleratorAccess::Server;
   a.capacity = kShmCapacity;
@@ -197,7 +205,6 @@ std::string shm_segment() {
 Calibration calibrate(Device& dev, const Options& o, const Works& w, std::vector<Duration>* high_alone) {
   Calibration c;
   auto lanes = dev.direct(false, 1);
-  const int n = std::max(10, o.samples / 3);
   *high_alone = measure(*lanes, o, w.high, nullptr, o.samples);
   c.high = worst(*high_alone);
   c.low_long = alone(*lanes, w.low_long, 5);
@@ -207,13 +214,14 @@ Calibration calibrate(Device& dev, const Options& o, const Works& w, std::vector
     c.low_packed = alone(*lanes, w.low_packed, 5);
     c.block_packed = alone(*lanes, w.one_packed_wave, 10);
   }
-  auto server = server_lanes(dev, false, 1);
-  c.server_extra = std::max<Duration>(0, worst(measure(*server, o, w.high, nullptr, n)) - c.high);
-  auto block_server = server_lanes(dev, true, 1);
-  c.block_server_extra = std::max<Duration>(0, worst(measure(*block_server, o, w.high, nullptr, n)) - c.high);
+  auto server = server_lanes(dev, o, false, 1);
+  c.server_extra = std::max<Duration>(0, worst(measure(*server, o, w.high, nullptr, o.samples)) - c.high);
+  auto block_server = server_lanes(dev, o, true, 1);
+  c.block_server_extra = std::max<Duration>(0, worst(measure(*block_server, o, w.high, nullptr, o.samples)) - c.high);
   {
-    AcceleratorLanes shm(std::make_unique<runtime::SharedAccelerator>(shm_options(shm_segment(), true), dev.backend()));
-    c.shm_server_extra = std::max<Duration>(0, worst(measure(shm, o, w.high, nullptr, n)) - c.high);
+    AcceleratorLanes shm(
+        std::make_unique<runtime::SharedAccelerator>(shm_options(shm_segment(), true, o.realtime), dev.backend()));
+    c.shm_server_extra = std::max<Duration>(0, worst(measure(shm, o, w.high, nullptr, o.samples)) - c.high);
   }
   return c;
 }
@@ -373,7 +381,8 @@ std::vector<Duration> measure_other_process(Device& dev, const Options& o, const
 // process (this program as --low-client) at chain priority 1.
 std::vector<Duration> measure_shm_server(Device& dev, const Options& o, const Works& w) {
   const std::string segment = shm_segment();
-  AcceleratorLanes high(std::make_unique<runtime::SharedAccelerator>(shm_options(segment, true), dev.backend()));
+  AcceleratorLanes high(
+      std::make_unique<runtime::SharedAccelerator>(shm_options(segment, true, o.realtime), dev.backend()));
   Worker worker(o.self, {"--low-client", segment, std::to_string(o.low_threads),
                          std::to_string(w.low_long.work.kernel), std::to_string(w.low_long.work.block)});
   if (!worker.ready()) throw std::runtime_error("the low client did not start");
@@ -388,8 +397,8 @@ std::vector<Duration> measure_row(Device& dev, const Options& o, const Spec& s, 
     case Path::Alone: return high_alone;
     case Path::Direct: return measure(*dev.direct(false, lanes), o, w.high, low, o.samples);
     case Path::Greatest: return measure(*dev.direct(true, lanes), o, w.high, low, o.samples);
-    case Path::Server: return measure(*server_lanes(dev, false, lanes), o, w.high, low, o.samples);
-    case Path::BlockServer: return measure(*server_lanes(dev, true, lanes), o, w.high, low, o.samples);
+    case Path::Server: return measure(*server_lanes(dev, o, false, lanes), o, w.high, low, o.samples);
+    case Path::BlockServer: return measure(*server_lanes(dev, o, true, lanes), o, w.high, low, o.samples);
     case Path::OtherProcess: return measure_other_process(dev, o, w);
     case Path::ShmServer: return measure_shm_server(dev, o, w);
   }
@@ -409,7 +418,15 @@ Result run(const Options& o) {
   for (const auto& r : o.rows)
     if (std::find(row_names().begin(), row_names().end(), r) == row_names().end())
       throw std::runtime_error("unknown row '" + r + "'");
+  // With --realtime the device is made on a SCHED_FIFO thread, so that the GPU runtime's threads
+  // made with its context (the completion callbacks of the servers' requests) inherit the
+  // servers' priority; this thread then returns to SCHED_OTHER.
+  realtime(o, kServerPriority);
   std::unique_ptr<Device> dev = o.device == "cuda" ? make_cuda_device() : make_emulated_device();
+  if (o.realtime) {
+    sched_param none{};
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &none);
+  }
   Result res;
   res.options = o;
   res.device_name = dev->name();

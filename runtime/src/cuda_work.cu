@@ -79,6 +79,12 @@ CudaWork::CudaWork(int device) : device_(device) {
   smem_ = std::min<std::size_t>(p.sharedMemPerMultiprocessor / 2 + 1024, p.sharedMemPerBlockOptin);
   check(cudaFuncSetAttribute(spin_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)),
         "cudaFuncSetAttribute");
+  // the packed blocks leave a multiprocessor's shared memory unused but keep its carveout at the
+  // greatest, as kernels that use shared memory do: a multiprocessor changes its carveout only
+  // when it is empty, so a block that needs shared memory would wait for all of them to end
+  check(cudaFuncSetAttribute(spin_packed, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             static_cast<int>(cudaSharedmemCarveoutMaxShared)),
+        "cudaFuncSetAttribute");
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&packed_per_sm_, spin_packed, kPackedThreads, 0),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   packed_per_sm_ = std::max(packed_per_sm_, 1);
