@@ -80,8 +80,9 @@ CudaWork::CudaWork(int device) : device_(device) {
   check(cudaFuncSetAttribute(spin_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)),
         "cudaFuncSetAttribute");
   // the packed blocks leave a multiprocessor's shared memory unused but keep its carveout at the
-  // greatest, as kernels that use shared memory do: a multiprocessor changes its carveout only
-  // when it is empty, so a block that needs shared memory would wait for all of them to end
+  // greatest, as kernels that use shared memory do: with a smaller carveout a block that needs
+  // more shared memory waited for all of a multiprocessor's packed blocks to end (measured on an
+  // H200: docs/accelerator.md, "Measured on an NVIDIA H200")
   check(cudaFuncSetAttribute(spin_packed, cudaFuncAttributePreferredSharedMemoryCarveout,
                              static_cast<int>(cudaSharedmemCarveoutMaxShared)),
         "cudaFuncSetAttribute");
