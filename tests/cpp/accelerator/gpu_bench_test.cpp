@@ -1,8 +1,8 @@
 // The GPU benchmark's logic (bench/gpu) on the emulated device, the dry run of what
-// bench/gpu/device_check.sh runs on a GPU: every row measured per run with its sample count,
-// each run's bound the analysis' for that run's calibration, the other-process row skipped with
-// its reason, both tables written; and each row's bound from given durations. No wall-clock
-// figure is asserted.
+// bench/gpu/device_check.sh runs on a GPU: every row measured per run with its sample count
+// (the shm-server row with its low client in another process), each run's bound the analysis'
+// for that run's calibration, the GPU-only rows skipped with their reason, both tables
+// written; and each row's bound from given durations. No wall-clock figure is asserted.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,6 +21,7 @@ TEST(GpuBench, DryRunOnTheEmulatedDeviceFillsEveryRowWithItsBound) {
   o.samples = 4;
   o.warmup = 1;
   o.scale = 0.02;
+  o.self = CHAINRT_GPU_BENCH_PROGRAM;  // the shm-server row's low client runs it
   const Result r = run(o);
   ASSERT_EQ(r.rows.size(), row_names().size());
   ASSERT_EQ(r.calibration.size(), 3u);
