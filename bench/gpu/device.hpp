@@ -3,6 +3,7 @@
 // low work can run in another process.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,12 @@ class Device {
   // Whether direct lanes run packed jobs (blocks placed beside others on a multiprocessor).
   virtual bool packs() const = 0;
 };
+
+// The low threads of a worker process (gpu_bench.hpp's low_worker and low_client): `threads`
+// threads call `once(k)` (k = 0..threads-1) back to back until it returns false or throws, or
+// stdin closes; "ready" is printed once they run. Returns the process's exit status (1 when
+// a thread's call threw, with its reason on stderr after `who`).
+int run_low_threads(const char* who, int threads, const std::function<bool(int)>& once);
 
 std::unique_ptr<Device> make_emulated_device();
 // Throws std::runtime_error when this build has no CUDA backend or the GPU cannot be used.

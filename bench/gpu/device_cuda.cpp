@@ -3,10 +3,8 @@
 // it; the server rows use CudaDevice.
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdio>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "chainrt/runtime/cuda_device.hpp"
@@ -85,24 +83,14 @@ namespace chainrt::bench_gpu {
 int low_worker(int threads, Duration kernel, Duration block) {
   try {
     runtime::CudaWork work(0);
-    auto lanes = std::make_unique<CudaLanes>(work, false, threads);
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> t;
+    CudaLanes lanes(work, false, threads);
     Job w;
     w.work.kernel = kernel;
     w.work.block = block;
-    for (int l = 0; l < threads; ++l)
-      t.emplace_back([&, l] {
-        while (!stop.load()) lanes->run(l, w);
-      });
-    std::printf("ready\n");
-    std::fflush(stdout);
-    char c;
-    while (std::fread(&c, 1, 1, stdin) == 1) {
-    }
-    stop = true;
-    for (auto& x : t) x.join();
-    return 0;
+    return run_low_threads("gpu-bench low worker", threads, [&](int k) {
+      lanes.run(k, w);
+      return true;
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu-bench low worker: %s\n", e.what());
     return 1;

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -460,28 +461,44 @@ Result run(const Options& o) {
   return res;
 }
 
+int run_low_threads(const char* who, int threads, const std::function<bool(int)>& once) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> status{0};
+  std::mutex error_mutex;
+  std::string error;
+  std::vector<std::thread> t;
+  for (int k = 0; k < threads; ++k)
+    t.emplace_back([&, k] {
+      try {
+        while (!stop.load() && once(k)) {
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lk(error_mutex);
+        if (status.exchange(1) == 0) error = e.what();
+      }
+    });
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char c;
+  while (std::fread(&c, 1, 1, stdin) == 1) {
+  }
+  stop = true;
+  for (auto& x : t) x.join();
+  if (status.load() != 0) std::fprintf(stderr, "%s: %s\n", who, error.c_str());
+  return status.load();
+}
+
 int low_client(const std::string& segment, int threads, Duration kernel, Duration block) {
   try {
     runtime::SharedAccelerator acc(shm_options(segment, false), std::make_unique<runtime::EmulatedDevice>());
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> t;
     DeviceWork w;
     w.kernel = kernel;
     w.block = block;
-    for (int l = 1; l <= threads; ++l)
-      t.emplace_back([&, l] {
-        while (!stop.load() && acc.call(static_cast<std::uint32_t>(l), 0, w, 1)) {
-        }
-      });
-    std::printf("ready\n");
-    std::fflush(stdout);
-    char c;
-    while (std::fread(&c, 1, 1, stdin) == 1) {
-    }
-    stop = true;
-    for (auto& x : t) x.join();
+    const int status = run_low_threads("gpu-bench low client", threads, [&](int k) {
+      return acc.call(static_cast<std::uint32_t>(k + 1), 0, w, 1);  // false: the server went away
+    });
     acc.stop();
-    return 0;
+    return status;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu-bench low client: %s\n", e.what());
     return 1;
