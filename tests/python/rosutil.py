@@ -1,6 +1,7 @@
 """What the ROS 2 tests of discover, profile, the run verdict and the cross-layer path need to know about
 this machine."""
 
+import os
 
 def runtime_built() -> bool:
     """Is the C++ runtime (chainrt-run) built?"""
@@ -102,3 +103,64 @@ def chainrt_cli(args: list[str], env: dict, timeout: float = 240):
 
     return subprocess.run([sys.executable, "-m", "chainrt.cli", *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (by parent, also those in sessions of their own), from /proc."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _describe(pid: int) -> str:
+    """One process's command line and, per thread, its name, state, wait channel and kernel stack."""
+    def read(path: str) -> str:
+        try:
+            with open(path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return "?"
+    lines = [f"{pid}: {read(f'/proc/{pid}/cmdline').replace(chr(0), ' ').strip()}"]
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError:
+        return lines[0] + " (gone)"
+    for tid in tids:
+        task = f"/proc/{pid}/task/{tid}"
+        state = read(f"{task}/stat").rsplit(")", 1)[-1].split()[:1]
+        stack = " < ".join(l.split()[-1] for l in read(f"{task}/stack").splitlines()[:4] if l.strip())
+        lines.append(f"  {tid} {read(f'{task}/comm').strip()} {''.join(state)} {read(f'{task}/wchan')} {stack}")
+    return "\n".join(lines)
+
+
+def communicate_or_explain(proc, timeout: float):
+    """proc.communicate(timeout); where the process has not exited by then, the test fails with
+    what it and every process below it were doing (threads, wait channels, kernel stacks), and
+    they are killed, so that a hang is diagnosed rather than only timed out."""
+    import signal
+    import subprocess
+    import pytest
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        below = _descendants(proc.pid)
+        report = "\n".join(_describe(p) for p in [proc.pid, *below])
+        for p in [proc.pid, *below]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        out, err = proc.communicate()
+        pytest.fail(f"no exit within {timeout} s; the processes then:\n{report}\nstderr: {err}")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from chainrt import janitor, runtime
+from rosutil import communicate_or_explain
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "tests/cpp/runtime/data/two_processes.yaml"
@@ -126,7 +127,7 @@ def test_child_killed_stops_the_run_and_keeps_the_survivors_figures():
     kids = _wait_children(proc)
     t_kill = time.monotonic()
     os.kill(kids["sensing"], signal.SIGKILL)
-    out, err = proc.communicate(timeout=60)
+    out, err = communicate_or_explain(proc, 60)
     # noticed at once: far sooner than the 60 s run (a bound, not a timing assertion)
     assert time.monotonic() - t_kill < 30
     assert proc.returncode == 1, err
@@ -144,7 +145,7 @@ def test_parent_killed_takes_its_children_along():
     kids = _wait_children(proc)
     assert sorted(kids.values()) == sorted(_running(proc.pid))  # the check below sees them
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=30)
+    communicate_or_explain(proc, 30)
     _nothing_left(before, proc.pid)
 
 
@@ -155,7 +156,7 @@ def test_sigint_twice_keeps_the_report():
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = communicate_or_explain(proc, 60)
     assert proc.returncode == 130, (err, out[-3000:])  # the report names a failed process
     assert "Traceback" not in err
     res = json.loads(out)
@@ -170,7 +171,7 @@ def test_full_disk_on_stdout_is_an_error():
         cmd = [sys.executable, "-m", "chainrt.cli", "run", str(MODEL), "--duration", "500ms", "--warmup", "200ms",
                "--json", "--no-compare"]
         proc = subprocess.Popen(cmd, stdout=full, stderr=subprocess.PIPE, text=True, env=_env())
-        _, err = proc.communicate(timeout=120)
+        _, err = communicate_or_explain(proc, 120)
     assert proc.returncode == 1
     lines = err.strip().splitlines()
     assert lines and "cannot write the output" in lines[-1] and "Traceback" not in err
@@ -197,7 +198,7 @@ def test_a_child_stopped_from_outside_makes_the_run_partial(sig):
     proc = _start()
     kids = _wait_children(proc)
     os.kill(kids["sensing"], sig)
-    out, err = proc.communicate(timeout=60)
+    out, err = communicate_or_explain(proc, 60)
     assert proc.returncode == 1, err
     res = json.loads(out)
     assert res["partial"] is True and res["exit_code"] == 1
@@ -262,9 +263,35 @@ def test_profile_write_interrupted_leaves_the_model_as_it_was(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     _wait_children(proc)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=90)
+    out, err = communicate_or_explain(proc, 90)
     assert proc.returncode == 130, err
     assert "interrupted" in err and ("not written" in err or "nothing written" in err), err
     assert "Traceback" not in err
     assert model.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.yaml"]
+
+
+def test_a_run_that_does_not_end_is_explained_and_ended():
+    # The waits above fail a hang with what every process of the run was doing, and end them.
+    proc = subprocess.Popen(["sh", "-c", "sleep 60 & sleep 61"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    from rosutil import _descendants
+    time.sleep(0.3)
+    below = _descendants(proc.pid)
+    assert below  # the backgrounded sleep (and the foreground one, where the shell forks it)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        communicate_or_explain(proc, 1)
+    message = str(failed.value)
+    assert "no exit within 1 s" in message and "sleep 60" in message
+    assert proc.returncode == -signal.SIGKILL
+
+    def running(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in below) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(running(p) for p in below)
