@@ -152,11 +152,21 @@ def communicate_or_explain(proc, timeout: float):
     import signal
     import subprocess
     import pytest
+    import shutil
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         below = _descendants(proc.pid)
         report = "\n".join(_describe(p) for p in [proc.pid, *below])
+        gdb = shutil.which("gdb")
+        for p in below:  # where gdb exists: each runtime process's threads in user space too
+            if gdb and "chainrt-run" in _describe(p).splitlines()[0]:
+                try:
+                    bt = subprocess.run([gdb, "-p", str(p), "-batch", "-ex", "thread apply all bt 12"],
+                                        capture_output=True, text=True, timeout=30).stdout
+                except subprocess.TimeoutExpired:
+                    bt = "(gdb did not answer)"
+                report += f"\n-- {p}, gdb:\n" + "\n".join(l for l in bt.splitlines() if l.startswith(("#", "Thread")))
         for p in [proc.pid, *below]:
             try:
                 os.kill(p, signal.SIGKILL)
