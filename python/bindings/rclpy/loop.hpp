@@ -486,14 +486,7 @@ class Loop {
         rcl_reset_error();  // cancelled or invalid: not ready
         continue;
       }
-      if (left <= 0) {
-        // rcl skips the periods a late timer missed (as sched::TimerClock's overrun rule):
-        // count them as drops, as the C++ runtime does.
-        std::int64_t period = 0;
-        if (rcl_timer_get_period(static_cast<rcl_timer_t*>(e.handle), &period) == RCL_RET_OK && period > 0)
-          e.stats.drops += static_cast<std::uint64_t>(-left / period);
-        else
-          rcl_reset_error();
+      if (left <= 0) {  // (the periods it misses are counted when it runs: begin, rcl_skipped)
         const Duration release = now + left;
         e.queued = e.src.stamp(release);
         if (e.src.chain != kNoChain && hooks_.chain_release)
@@ -546,8 +539,26 @@ class Loop {
     return true;
   }
 
+  // The releases of off-grid timer `e` that rcl_timer_call skips when it runs now: rcl moves
+  // the next call time past now by whole periods (rcl/timer.c), the periods it passes over are
+  // releases that never run (sched::TimerClock's overrun rule): drops, as the C++ runtime counts
+  // them. Counted here, when the timer runs, and only here: a timer released on time but queued
+  // behind a long callback misses them while it waits.
+  static std::uint64_t rcl_skipped(const Entity& e) noexcept {
+    auto* timer = static_cast<rcl_timer_t*>(e.handle);
+    std::int64_t left = 0, period = 0;
+    if (rcl_timer_get_time_until_next_call(timer, &left) != RCL_RET_OK ||
+        rcl_timer_get_period(timer, &period) != RCL_RET_OK) {
+      rcl_reset_error();
+      return 0;
+    }
+    const std::int64_t ahead = -left - period;  // how far now is past the call after the next
+    return period > 0 && ahead > 0 ? static_cast<std::uint64_t>(1 + (ahead - 1) / period) : 0;
+  }
+
   void begin(std::uint32_t t, CallbackId cb) noexcept {
     Entity& e = entities_[cb];
+    if (e.kind == kTimer && !e.on_grid && e.handle) e.stats.drops += rcl_skipped(e);
     Running& r = running_[t];
     r.cb = cb;
     r.stamp = e.queued;
