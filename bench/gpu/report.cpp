@@ -44,6 +44,24 @@ std::string escape(const std::string& s) {
   return o;
 }
 
+// The calibration's durations, in the order both tables give them: the JSON key, the markdown label.
+struct CalibrationField {
+  const char* key;
+  const char* label;
+  Duration Calibration::*value;
+};
+constexpr CalibrationField kCalibration[] = {
+    {"high", "G_h", &Calibration::high},
+    {"low_long", "G_l long", &Calibration::low_long},
+    {"low_short", "G_l short", &Calibration::low_short},
+    {"block_short", "one wave of short blocks", &Calibration::block_short},
+    {"server_extra", "ε server", &Calibration::server_extra},
+    {"block_server_extra", "ε block server", &Calibration::block_server_extra},
+    {"shm_server_extra", "ε shm server", &Calibration::shm_server_extra},
+    {"low_packed", "G_l packed", &Calibration::low_packed},
+    {"block_packed", "one wave of packed blocks", &Calibration::block_packed},
+};
+
 }  // namespace
 
 std::string markdown(const Result& r) {
@@ -77,12 +95,13 @@ std::string markdown(const Result& r) {
   os << "\nBounds (chainrt's accelerator analysis, analysis/src/accelerator.hpp, with each run's calibration):\n\n";
   for (const Row& row : r.rows)
     if (!row.bound_terms.empty()) os << "- " << row.name << ": " << row.bound_terms << "\n";
-  os << "\nCalibration per run (ms): G_h, G_l long, G_l short, one wave of short blocks, ε server, ε block server, "
-        "ε shm server, G_l packed, one wave of packed blocks\n\n";
-  for (const Calibration& c : r.calibration)
-    os << "- " << num(c.high / 1e6) << ", " << num(c.low_long / 1e6) << ", " << num(c.low_short / 1e6) << ", "
-       << num(c.block_short / 1e6) << ", " << num(c.server_extra / 1e6) << ", " << num(c.block_server_extra / 1e6)
-       << ", " << num(c.shm_server_extra / 1e6) << ", " << num(c.low_packed / 1e6) << ", " << num(c.block_packed / 1e6) << "\n";
+  os << "\nCalibration per run (ms):";
+  for (const CalibrationField& f : kCalibration) os << (&f == kCalibration ? " " : ", ") << f.label;
+  os << "\n\n";
+  for (const Calibration& c : r.calibration) {
+    for (const CalibrationField& f : kCalibration) os << (&f == kCalibration ? "- " : ", ") << num((c.*f.value) / 1e6);
+    os << "\n";
+  }
   return os.str();
 }
 
@@ -93,10 +112,10 @@ std::string json(const Result& r) {
      << ", \"samples\": " << o.samples << ", \"scale\": " << o.scale << ", \"calibration_ns\": [";
   for (std::size_t i = 0; i < r.calibration.size(); ++i) {
     const Calibration& c = r.calibration[i];
-    os << (i ? ", " : "") << "{\"high\": " << c.high << ", \"low_long\": " << c.low_long << ", \"low_short\": "
-       << c.low_short << ", \"block_short\": " << c.block_short << ", \"server_extra\": " << c.server_extra
-       << ", \"block_server_extra\": " << c.block_server_extra << ", \"shm_server_extra\": " << c.shm_server_extra << ", \"low_packed\": " << c.low_packed
-       << ", \"block_packed\": " << c.block_packed << "}";
+    os << (i ? ", " : "") << "{";
+    for (const CalibrationField& f : kCalibration)
+      os << (&f == kCalibration ? "" : ", ") << "\"" << f.key << "\": " << c.*f.value;
+    os << "}";
   }
   os << "], \"rows\": [";
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
