@@ -157,10 +157,11 @@ def communicate_or_explain(proc, timeout: float):
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         below = _descendants(proc.pid)
-        report = "\n".join(_describe(p) for p in [proc.pid, *below])
+        described = {p: _describe(p) for p in [proc.pid, *below]}
+        report = "\n".join(described.values())
         gdb = shutil.which("gdb")
         for p in below:  # where gdb exists: each runtime process's threads in user space too
-            if gdb and "chainrt-run" in _describe(p).splitlines()[0]:
+            if gdb and "chainrt-run" in described[p].splitlines()[0]:
                 try:
                     bt = subprocess.run([gdb, "-p", str(p), "-batch", "-ex", "thread apply all bt 12"],
                                         capture_output=True, text=True, timeout=30).stdout
