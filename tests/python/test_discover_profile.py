@@ -330,11 +330,16 @@ def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
     # every callback burns WORK_NS of thread CPU time; the executor measures the whole callback:
     # that work plus rclpy's take (deserialisation), the publish and Python's call, which cost
     # 0.05-0.25 ms per instance on the 2-core test machine. The profile recovers the work within
-    # 10 % on the mean above that allowance, never below it, and reports a real minimum (BCET).
+    # 10 % on the median above that allowance, never below it, and reports a real minimum (BCET).
+    # (The median, not the mean: without IRQ time accounting in the kernel, interrupts and softirqs
+    # -- the loopback packets of every DDS message among them -- count as the CPU time of the thread
+    # they interrupt, and lift the mean of a 3 s profile by a few hundred microseconds on a loaded
+    # machine.)
     assert set(prof["callbacks"]) == set(WORK_NS)
     for name, work in WORK_NS.items():
         row = prof["callbacks"][name]
-        assert work <= row["cpu_ns"]["mean"] <= 1.10 * work + RCLPY_OVERHEAD_NS, (name, row["cpu_ns"])
+        assert work <= row["cpu_ns"]["mean"], (name, row["cpu_ns"])
+        assert work <= row["cpu_ns"]["p50"] <= 1.10 * work + RCLPY_OVERHEAD_NS, (name, row["cpu_ns"])
         assert work <= row["cpu_ns"]["min"] and row["bcet_ns"] == row["cpu_ns"]["min"] // 1000 * 1000
     assert _chainrt(["analyze", str(model)], env).returncode in (0, 2)
     assert _chainrt(["simulate", str(model), "--duration", "1s"], env).returncode == 0

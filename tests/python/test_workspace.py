@@ -294,10 +294,14 @@ def test_installed_trace_record_records_the_example_nodes(installed, workspace, 
     assert any(e.name == "chainrt:chain_init" and e.fields["name"] == "perception" for e in events)
     rep = tracing.analyze(events, load_model(str(model)))
     assert {"capture", "detect"} <= set(rep.callbacks), rep.to_json()
-    # the trace has the instances the executor measured, with the same worst case
+    # the trace has the instances the executor measured. Each ends at the leaf's callback_end
+    # tracepoint, which comes after the executor's own end stamp (on the same clock): no instance
+    # is shorter in the trace, and on the mean they agree (a VM stall between the two stamps
+    # lengthens one instance by up to milliseconds, not the mean of all).
     t = rep.chains["perception"]
     assert t["instances"] == monitored["instances"] > 0, (t, monitored)
-    assert t["wcrt_ns"] == pytest.approx(monitored["wcrt_ns"], rel=0.02), (t, monitored)
+    assert t["wcrt_ns"] >= monitored["wcrt_ns"] and t["bcrt_ns"] >= monitored["bcrt_ns"], (t, monitored)
+    assert t["mean_ns"] == pytest.approx(monitored["mean_ns"], rel=0.02), (t, monitored)
 
 
 def _fake_prefix(root: Path, with_config: bool, with_libs: bool) -> Path:
