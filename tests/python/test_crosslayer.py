@@ -72,7 +72,8 @@ def test_remote_two_hop_chain_is_classified_and_runs_at_its_priority(capsys):
     after = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
     assert not {n for n in after - before if n.startswith(f"crt{os.getpid()}")}, "namespaces left behind"
     chain = res["chains"]["control"]
-    assert chain["instances"] > 0, res.get("warnings")
+    # (in full: which topic did not match, and what each host's selector saw of the traffic)
+    assert chain["instances"] > 0, "\n".join([*res.get("warnings", []), json.dumps(res.get("selector"))])
     m = load_model(str(MODEL))
     ports = fastdds.participant_ports(m, int(os.environ["ROS_DOMAIN_ID"]))
     sel = {s["host"]: s for s in res["selector"]}
