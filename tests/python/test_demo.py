@@ -66,6 +66,36 @@ def test_a_worst_case_above_the_model_is_given_its_accounting_whole(capsys):
     assert len(lines) == 3 and lines[2].startswith("warning: preempted while running (measured")
 
 
+def test_the_benchmark_accounting_is_one_table_that_replaces_its_warnings(capsys):
+    def acc(above, **causes):
+        return {"above": above, **{k: causes.get(k, 0) for k in ("platform", "overrun", "runtime", "bounded",
+                                                                 "unexplained")}}
+    result = {"configs": {
+        "picas-single": {"accounting": {
+            "chains": {"hot_path_front": acc(3, platform=2, overrun=1), "hot_path_rear": acc(2, platform=2),
+                       "behavior_planner": acc(0)},
+            "simulated": {"hot_path_front": acc(9, platform=9), "behavior_planner": acc(4, runtime=3, unexplained=1)}}},
+        "edf-st": {"accounting": {"chains": {}, "simulated": {}}}}}
+    # the bound first, else the simulated worst case; both hot-path chains together; none above: no row
+    assert demo.accounting_rows(result) == [
+        ("picas-single", "hot_path", "bound", "5", "4", "1", "0", "0", "0"),
+        ("picas-single", "behavior_planner", "simulated", "4", "0", "0", "3", "0", "1")]
+    tour = demo.Tour()
+    tour.warn("picas-single: hot_path measured WCRT 19.33 ms exceeds the analysis bound 18 ms; likely cause: "
+              "accounted: of the 5 instances above the bound, 4 had a platform blackout in their busy window, 1 a "
+              "callback over its WCET")
+    tour.warn("two chains: high measured WCRT 9 ms exceeds the simulated worst case 8 ms; likely cause: "
+              "accounted: of the 1 instances above the simulated worst case, 1 had a platform blackout")
+    demo.accounting_table(tour, result)
+    tour.print_warnings()
+    out, err = capsys.readouterr()
+    rows = [line.split() for line in out.splitlines()]
+    assert ["picas-single", "hot_path", "bound", "5", "4", "1", "0", "0", "0"] in rows, out
+    # the tabled configuration's accounted line is gone, another step's stays; the unexplained one is named
+    assert "picas-single: hot_path: accounted" not in err and "two chains: high: accounted" in err, err
+    assert "warning: 1 real instance above the model's worst case unexplained, a defect" in err, err
+
+
 def test_the_tour_on_real_ros_speaks_to_users(tmp_path):
     try:
         runtime.find_binary()
