@@ -1,5 +1,5 @@
 # ChainrtROS2.cmake: finds ROS 2 (rcl + an rmw + std_msgs) for the chainrt runtime, once, for
-# every target that needs it. Owned by the runtime (issue 4); no paper section: build plumbing.
+# every target that needs it. Owned by the runtime; no paper section: build plumbing.
 #
 # Two sources of ROS 2 are supported:
 #   sourced  a user's installation: AMENT_PREFIX_PATH lists a prefix holding include/rcl/rcl/

@@ -1,4 +1,4 @@
-// Benchmark of the analysis module (issue 6): analyses per second per analysis on systems from
+// Benchmark of the analysis module: analyses per second per analysis on systems from
 // the EDF paper's generator (m = 4, n = 8, b = 5, U_norm = 0.3, g = 2, α = 0.2), one thread,
 // repeated to show the spread; then the wall time of the whole Fig. 7 computation (the same
 // points as `chainrt experiment schedulability`: 44 points x 2000 systems x 5 analyses and the

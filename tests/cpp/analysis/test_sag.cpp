@@ -156,7 +156,7 @@ TEST(Sag, SeveralCoresSoundAgainstBruteForce) {
   }
 }
 
-// The failing case shape: a low-priority job released first, a high-priority job whose
+// The shape of a case the shipped uniprocessor analysis got wrong (np-schedulability-analysis): a low-priority job released first, a high-priority job whose
 // predecessor has not finished when its own release passes. Counting the successor as certainly
 // released at its release (without its predecessor) cuts the low-priority job's latest start
 // and gives a bound below the truth.

@@ -1,4 +1,4 @@
-// The dispatch path allocates nothing after start (issue 4, item 3): global operator new is
+// The dispatch path allocates nothing after start: global operator new is
 // replaced in this test binary by a counting one (per thread). Timer callbacks read their
 // thread's counter on entry; in the steady state the counter must not move between two
 // instances on the same executor thread, under a readyQueue policy (EDF with a chain) and under
