@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -123,8 +124,29 @@ def run(model: str | os.PathLike, executor: str, *, duration: float = 10.0, thre
                 return json.loads(line)
             except ValueError:
                 break
-    reason = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else f"exit status {proc.returncode}"
-    raise StockRunFailed(reason)
+    raise StockRunFailed(failure_reason(proc.stderr, proc.returncode))
+
+
+# A ROS 2 log line below ERROR ("[WARN] [1796007303.989291780] [rmw_fastrtps_shared_cpp]: ..."):
+# the middleware's notices (Kilted's rmw_fastrtps logs that one of the two profile variables set
+# for both lines is deprecated), never why a program failed.
+_ROS_NOTICE = re.compile(r"^\[(DEBUG|INFO|WARN)\] \[[0-9.]+\] ")
+
+
+def failure_reason(stderr: str, returncode: int | None) -> str:
+    """Why a program of a run gave no result, in one line: its own last message
+    ("chainrt_rclcpp_nodes: ..."), else the last line of its stderr that is not a middleware
+    notice, else how it ended."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not _ROS_NOTICE.match(line.strip())]
+    own = [line for line in lines if line.startswith(f"{BINARY}: ")]
+    if own or lines:
+        return (own or lines)[-1]
+    if returncode is not None and returncode < 0:
+        try:
+            return f"ended by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"ended by signal {-returncode}"
+    return f"exit status {returncode}"
 
 
 def _result_of(out: str) -> dict | None:
@@ -201,14 +223,18 @@ def run_processes(model_path: str | os.PathLike, executor: str, duration_ns: int
                     p.kill()
                     p.wait()
             runtime.remove_stale_shm(shm_before)
-        results = {}
+        results, failed = {}, []
         for proc, p in children.items():
             out, err = (_read(f).strip() for f in outputs[proc])
             res = _result_of(out)
             if res is None:
-                reason = err.splitlines()[0] if err else f"exit status {p.returncode}"
-                raise StockRunFailed(f"{BINARY} --process {proc}: {reason}")
-            results[proc] = res
+                failed.append((getattr(p, "asked", False), proc, failure_reason(err, p.returncode)))
+            else:
+                results[proc] = res
+        if failed:
+            # the programs that failed by themselves first (the others were asked to stop then)
+            failed.sort(key=lambda f: f[0])
+            raise StockRunFailed("; ".join(f"{BINARY} --process {proc}: {why}" for _, proc, why in failed))
         executions = accounting.read_traces(traces)
         starts = _starts(traces)
     since = (min(starts) if starts else 0) + warmup_ns

@@ -834,12 +834,17 @@ int main(int argc, char** argv) {
   try {
     args = parse(argc, argv);
     args.started = started;
+  } catch (const std::exception& e) {  // the command line: with how to write it
+    std::fprintf(stderr, "chainrt_rclcpp_nodes: %s\n%s\n", e.what(), kUsage);
+    return 2;
+  }
+  try {
     model = chainrt::load_model(args.model);
     if (auto why = unsupported(model)) throw std::invalid_argument(*why);
     if (!args.trace.empty() && !std::ofstream(args.trace))  // refused before the run, not lost after it
       throw std::invalid_argument("cannot write the trace " + args.trace);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "chainrt_rclcpp_nodes: %s\n%s\n", e.what(), kUsage);
+  } catch (const std::exception& e) {  // the model or the trace file: one line
+    std::fprintf(stderr, "chainrt_rclcpp_nodes: %s\n", e.what());
     return 2;
   }
   rclcpp::init(1, argv);

@@ -87,6 +87,17 @@ def test_bad_model_is_one_line(tmp_path):
         stock.arguments(MODEL, "round-robin")
 
 
+def test_a_failure_is_the_programs_own_last_line_not_a_middleware_notice():
+    kilted = ("[WARN] [1796007303.989291780] [rmw_fastrtps_shared_cpp]: FASTRTPS_DEFAULT_PROFILES_FILE value is used "
+              "for participant configuration, but it is deprecated and will no longer be supported.")
+    assert stock.failure_reason(f"{kilted}\nchainrt_rclcpp_nodes: 'x.yaml': no such file\n", 1) == \
+        "chainrt_rclcpp_nodes: 'x.yaml': no such file"
+    # a ROS 2 error is kept; nothing but notices: how the program ended
+    assert stock.failure_reason("[ERROR] [1.5] [rcl]: failed\n", 1) == "[ERROR] [1.5] [rcl]: failed"
+    assert stock.failure_reason(kilted, -9) == "ended by signal SIGKILL"
+    assert stock.failure_reason("", 3) == "exit status 3"
+
+
 FUSION = {
     "chainrt": 1, "name": "fusion_nodes",
     "hosts": [{"name": "host0", "cores": 2}],
