@@ -259,7 +259,10 @@ def _chainrt(args, env, timeout=180):
 
 
 # rclpy's own cost around a callback (take, publish, the call from Python), counted in its CPU time
-RCLPY_OVERHEAD_NS = 400_000
+RCLPY_OVERHEAD_NS = 800_000
+# what a publish of a few KiB costs the publisher's thread in CPU time (serialisation and the
+# middleware's send; 0.15-0.25 ms on the median on the 2-core test VM)
+PUBLISH_NS = 400_000
 
 
 def _have_chainrt_rclpy() -> bool:
@@ -329,8 +332,9 @@ def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
         assert row["bcet_ns"] <= row["wcet_ns"]
     # every callback burns WORK_NS of thread CPU time; the executor measures the whole callback:
     # that work plus rclpy's take (deserialisation), the publish and Python's call, which cost
-    # 0.05-0.25 ms per instance on the 2-core test machine. The profile recovers the work within
-    # 10 % on the median above that allowance, never below it, and reports a real minimum (BCET).
+    # 0.05-0.5 ms per instance on the median on the 2-core test VM (more while its host is busy).
+    # The profile recovers the work within 10 % above that allowance on the median and on the
+    # least instance, never below it, and reports that real minimum (BCET).
     # (The median, not the mean: without IRQ time accounting in the kernel, interrupts and softirqs
     # -- the loopback packets of every DDS message among them -- count as the CPU time of the thread
     # they interrupt, and lift the mean of a 3 s profile by a few hundred microseconds on a loaded
@@ -340,7 +344,8 @@ def test_discover_a_running_rclpy_graph_then_profile_check_and_run(tmp_path):
         row = prof["callbacks"][name]
         assert work <= row["cpu_ns"]["mean"], (name, row["cpu_ns"])
         assert work <= row["cpu_ns"]["p50"] <= 1.10 * work + RCLPY_OVERHEAD_NS, (name, row["cpu_ns"])
-        assert work <= row["cpu_ns"]["min"] and row["bcet_ns"] == row["cpu_ns"]["min"] // 1000 * 1000
+        assert work <= row["cpu_ns"]["min"] <= 1.10 * work + RCLPY_OVERHEAD_NS, (name, row["cpu_ns"])
+        assert row["bcet_ns"] == row["cpu_ns"]["min"] // 1000 * 1000
     assert _chainrt(["analyze", str(model)], env).returncode in (0, 2)
     assert _chainrt(["simulate", str(model), "--duration", "1s"], env).returncode == 0
     if runtime_built():
@@ -360,9 +365,12 @@ def test_profile_recovers_the_configured_work_of_two_chains(tmp_path):
     for name, work in configured.items():
         row = prof["callbacks"][name]
         assert row["instances"] >= (5 if name.startswith("hi") else 1)   # the low chain: 5 Hz
-        # thread CPU time: the configured work plus the publish; within 10 % on the mean
-        assert row["cpu_ns"]["mean"] == pytest.approx(work, rel=0.10), name
-        assert row["cpu_ns"]["min"] <= row["cpu_ns"]["p50"] <= row["cpu_ns"]["max"]
+        # thread CPU time: the configured work (burnt in thread CPU time) plus, for a publisher, its
+        # publish; within 10 % on the median, never below the work
+        allowance = PUBLISH_NS if name.endswith("_pub") else 0
+        assert work <= row["cpu_ns"]["min"] <= row["cpu_ns"]["p50"] <= row["cpu_ns"]["max"], (name, row["cpu_ns"])
+        assert row["cpu_ns"]["p50"] <= 1.10 * work + allowance, (name, row["cpu_ns"])
+        assert work <= row["cpu_ns"]["mean"], (name, row["cpu_ns"])
         assert row["bcet_ns"] <= row["wcet_ns"]
         assert row["wcet_ns"] >= row["cpu_ns"]["max"] * 1.2 - 1000   # the default margin
     assert set(prof["chains"]) == {"high", "low"}
