@@ -49,8 +49,11 @@ from __future__ import annotations
 
 import bisect
 import copy
+import functools
+import gzip
 import json
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -751,6 +754,34 @@ def rt_throttling() -> tuple[int, int] | None:
     return (runtime, period) if 0 <= runtime < period else None
 
 
+# Where the kernel's build configuration may be read: the running kernel's own, then its file.
+KERNEL_CONFIGS = (Path("/proc/config.gz"), Path(f"/boot/config-{os.uname().release}"))
+
+
+@functools.lru_cache(maxsize=None)
+def irq_time_accounting(paths: tuple[Path, ...] = KERNEL_CONFIGS) -> bool | None:
+    """Does the kernel leave interrupt time out of threads' CPU time (CONFIG_IRQ_TIME_ACCOUNTING)?
+    None: its configuration cannot be read."""
+    for path in paths:
+        try:
+            raw = path.read_bytes()
+            text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
+        except (OSError, EOFError, zlib.error):
+            continue
+        return "CONFIG_IRQ_TIME_ACCOUNTING=y" in text.splitlines()
+    return None
+
+
+def irq_note(overruns: int, accounted: bool | None) -> str | None:
+    """A line saying that the overruns' CPU times include interrupts, on a kernel that counts them
+    in the interrupted thread's CPU time (no IRQ time accounting)."""
+    if overruns == 0 or accounted is not False:
+        return None
+    return (f"{overruns} instance(s) had a callback over its WCET by its CPU time, which on this kernel (no "
+            "CONFIG_IRQ_TIME_ACCOUNTING) includes the interrupts and softirqs that arrived while it ran -- the "
+            "network's among them: an overrun may be the interrupt load's as well as the callback's")
+
+
 def throttling_note(blackouts: dict[int, list[tuple[int, int]]], throttle: tuple[int, int] | None) -> str | None:
     """A line naming the kernel's real-time throttling when a blackout the probe saw matches it
     (about as long as the part of a period it withholds from real-time threads, the probe's
@@ -842,6 +873,10 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                                            cache_only=mi["cache_only"], analysis_bounds=bounds))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
+    overruns = sum(r.get("overrun", 0) for r in out["chains"].values()) + \
+        sum(r.get("overrun", 0) for r in (out.get("simulated") or {}).values())
+    if (note := irq_note(overruns, irq_time_accounting())):
+        notes.append(note)
     every = plat.merge([x for iv in (blackouts or {}).values() for x in iv])
     out["dispatch_overhead"] = dispatch_overhead_json(model, dispatch_gaps(executions, mi["chains"], every), notes)
     if not rt and any(r["unexplained"] for r in out["chains"].values()):

@@ -662,3 +662,24 @@ def test_the_run_report_shows_each_executors_measured_dispatch_overhead_beside_t
                                                              "model_ns": 39_000}}}
     (line,) = [ln for ln in acc.report_lines(acc_json) if "own time per dispatch" in ln]
     assert "max 41.0 us" in line and "p99 30.0 us" in line and "dispatch_overhead 39.0 us" in line
+
+
+def test_irq_time_accounting_is_read_from_the_kernels_configuration(tmp_path):
+    import gzip
+    on, off, gz = tmp_path / "on", tmp_path / "off", tmp_path / "config.gz"
+    on.write_text("CONFIG_HZ=250\nCONFIG_IRQ_TIME_ACCOUNTING=y\n")
+    off.write_text("CONFIG_HZ=250\n# CONFIG_IRQ_TIME_ACCOUNTING is not set\n")
+    gz.write_bytes(gzip.compress(on.read_bytes()))
+    assert acc.irq_time_accounting((on,)) is True
+    assert acc.irq_time_accounting((off,)) is False
+    assert acc.irq_time_accounting((gz,)) is True
+    # the first readable one decides; a broken or missing file is skipped; none: unknown
+    (tmp_path / "bad.gz").write_bytes(b"not gzip")
+    assert acc.irq_time_accounting((tmp_path / "missing", tmp_path / "bad.gz", off)) is False
+    assert acc.irq_time_accounting((tmp_path / "missing",)) is None
+
+
+def test_overruns_on_a_kernel_without_irq_time_accounting_are_said_to_include_interrupts():
+    note = acc.irq_note(3, False)
+    assert note.startswith("3 instance(s) had a callback over its WCET") and "CONFIG_IRQ_TIME_ACCOUNTING" in note
+    assert acc.irq_note(0, False) is None and acc.irq_note(3, True) is None and acc.irq_note(3, None) is None

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 from .. import cliargs, output, stock, verdict
-from ..accounting import ACCOUNTED, CAUSES
+from ..accounting import ACCOUNTED, CAUSES, irq_time_accounting
 from ..model import policies
 from . import help_of
 
@@ -240,7 +240,11 @@ def accounting_table(tour: Tour, result: dict) -> None:
     print("   (above: the analysis bound, or the simulated worst case where the bound holds or there is none;")
     print("   platform: a CPU blackout in the instance's busy window; overrun: a callback over its WCET;")
     print("   runtime: the executor's own time, which the simulation leaves out; within bound: a schedule the")
-    print("   simulation did not reach; unexplained: none of these, a defect)\n")
+    print("   simulation did not reach; unexplained: none of these, a defect)")
+    if any(int(r[5]) for r in rows) and irq_time_accounting() is False:
+        print("   (a callback's CPU time on this kernel, which has no IRQ time accounting, includes the interrupts")
+        print("   and softirqs that arrived while it ran: an overrun may be the interrupt load's)")
+    print()
     bad = sum(int(r[-1]) for r in rows)
     if bad:
         tour.warn(f"{bad} real instance{'s' if bad > 1 else ''} above the model's worst case unexplained, a defect of "
