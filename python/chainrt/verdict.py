@@ -335,15 +335,19 @@ def bench_findings(result: dict) -> list[str]:
     return lines
 
 
-def _accounted(acc: dict | None, chain: str, against: str) -> str | None:
+def kpi_accounting(acc: dict | None, chain: str, against: str) -> dict | None:
     """The benchmark's accounting (reference_system.accounting) of a KPI chain ("hot_path": both
-    hot-path chains) as a cause, against the bounds ("chains") or the simulated worst cases."""
+    hot-path chains together) against the bounds ("chains") or the simulated worst cases: the
+    instances above and each cause's count (None: the chain is not in it)."""
     rows = [r for n, r in ((acc or {}).get(against) or {}).items()
             if n == chain or (chain == "hot_path" and n.startswith("hot_path_"))]
-    if not rows:
-        return None
-    total = {k: sum(r.get(k, 0) for r in rows) for k in ("above", *CAUSES)}
-    return cause_text(total, "the bound" if against == "chains" else "the simulated worst case")
+    return {k: sum(r.get(k, 0) for r in rows) for k in ("above", *CAUSES)} if rows else None
+
+
+def _accounted(acc: dict | None, chain: str, against: str) -> str | None:
+    """kpi_accounting as a cause."""
+    total = kpi_accounting(acc, chain, against)
+    return cause_text(total, "the bound" if against == "chains" else "the simulated worst case") if total else None
 
 
 class RunWatch:

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 from .. import cliargs, output, stock, verdict
-from ..accounting import ACCOUNTED, CAUSES, irq_time_accounting
+from ..accounting import ACCOUNTED, CAUSES, OVERRUN, UNEXPLAINED, irq_time_accounting
 from ..model import policies
 from . import help_of
 
@@ -202,28 +202,23 @@ def reference_system(tour: Tour, duration: str, rt: bool) -> None:
     accounting_table(tour, result)
 
 
-# The accounting's columns: (its cause, the column's heading)
-ACCOUNTING_COLUMNS = (("platform", "platform"), ("overrun", "overrun"), ("runtime", "runtime"),
-                      ("bounded", "within bound"), ("unexplained", "unexplained"))
-assert {c for c, _ in ACCOUNTING_COLUMNS} == set(CAUSES)
+# The accounting table's header: one column per cause (a cause's heading where it is not its name).
+ACCOUNTING_HEADER = ("configuration", "chain", "above", "instances",
+                     *({"bounded": "within bound"}.get(c, c) for c in CAUSES))
 
 
 def accounting_rows(result: dict) -> list[tuple]:
     """Per configuration and KPI chain (the two hot-path chains together), the instances above the
     analysis bound (or, where they stay within it or there is none, above the simulated worst
-    case), split by cause: the benchmark's accounting (chainrt.accounting). Chains with none above
-    are left out."""
+    case), split by cause: the benchmark's accounting (verdict.kpi_accounting), in
+    ACCOUNTING_HEADER's order. Chains with none above are left out."""
     rows = []
     for name, c in result.get("configs", {}).items():
-        acc = c.get("accounting") or {}
         for chain in ("hot_path", "behavior_planner"):
             for against, label in (("chains", "bound"), ("simulated", "simulated")):
-                parts = [r for n, r in (acc.get(against) or {}).items()
-                         if n == chain or (chain == "hot_path" and n.startswith("hot_path_"))]
-                above = sum(r.get("above", 0) for r in parts)
-                if above:
-                    rows.append((name, chain, label, str(above),
-                                 *(str(sum(r.get(k, 0) for r in parts)) for k, _ in ACCOUNTING_COLUMNS)))
+                total = verdict.kpi_accounting(c.get("accounting"), chain, against)
+                if total and total["above"]:
+                    rows.append((name, chain, label, str(total["above"]), *(str(total[k]) for k in CAUSES)))
                     break
     return rows
 
@@ -235,17 +230,21 @@ def accounting_table(tour: Tour, result: dict) -> None:
         print("   No real instance above its analysis bound or simulated worst case.\n")
         return
     print("   Real instances above the model's worst case, each accounted:")
-    print("\n".join(output.table([("configuration", "chain", "above", "instances", *(h for _, h in ACCOUNTING_COLUMNS)),
-                                  *rows], left=(0, 1, 2), indent="   ")))
+    print("\n".join(output.table([ACCOUNTING_HEADER, *rows], left=(0, 1, 2), indent="   ")))
     print("   (above: the analysis bound, or the simulated worst case where the bound holds or there is none;")
     print("   platform: a CPU blackout in the instance's busy window; overrun: a callback over its WCET;")
     print("   runtime: the executor's own time, which the simulation leaves out; within bound: a schedule the")
     print("   simulation did not reach; unexplained: none of these, a defect)")
-    if any(int(r[5]) for r in rows) and irq_time_accounting() is False:
+    first = len(ACCOUNTING_HEADER) - len(CAUSES)  # the first cause's column
+
+    def total(cause: str) -> int:
+        return sum(int(r[first + CAUSES.index(cause)]) for r in rows)
+
+    if total(OVERRUN) and irq_time_accounting() is False:
         print("   (a callback's CPU time on this kernel, which has no IRQ time accounting, includes the interrupts")
         print("   and softirqs that arrived while it ran: an overrun may be the interrupt load's)")
     print()
-    bad = sum(int(r[-1]) for r in rows)
+    bad = total(UNEXPLAINED)
     if bad:
         tour.warn(f"{bad} real instance{'s' if bad > 1 else ''} above the model's worst case unexplained, a defect of "
                   "the model, an analysis or the executor: see the accounting table")
