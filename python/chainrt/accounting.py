@@ -772,6 +772,14 @@ def irq_time_accounting(paths: tuple[Path, ...] = KERNEL_CONFIGS) -> bool | None
     return None
 
 
+def irq_note_for(*tables: dict) -> str | None:
+    """irq_note for an accounting's chain tables, one per comparison (the bounds, the simulated
+    worst cases): its overruns counted in the comparison with the most (an instance above both
+    is counted once)."""
+    overruns = max((sum(r.get(OVERRUN, 0) for r in t.values()) for t in tables), default=0)
+    return irq_note(overruns, irq_time_accounting())
+
+
 def irq_note(overruns: int, accounted: bool | None) -> str | None:
     """A line saying that the overruns' CPU times include interrupts, on a kernel that counts them
     in the interrupted thread's CPU time (no IRQ time accounting)."""
@@ -873,9 +881,7 @@ def after_run(model, trace_dir, probe, probe_note: str | None, bounds: dict, bou
                                            cache_only=mi["cache_only"], analysis_bounds=bounds))["chains"]
     for name, row in out["chains"].items():
         row["bound_kind"] = bound_kind.get(name)
-    overruns = sum(r.get("overrun", 0) for r in out["chains"].values()) + \
-        sum(r.get("overrun", 0) for r in (out.get("simulated") or {}).values())
-    if (note := irq_note(overruns, irq_time_accounting())):
+    if (note := irq_note_for(out["chains"], out.get("simulated") or {})):
         notes.append(note)
     every = plat.merge([x for iv in (blackouts or {}).values() for x in iv])
     out["dispatch_overhead"] = dispatch_overhead_json(model, dispatch_gaps(executions, mi["chains"], every), notes)

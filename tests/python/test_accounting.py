@@ -683,3 +683,11 @@ def test_overruns_on_a_kernel_without_irq_time_accounting_are_said_to_include_in
     note = acc.irq_note(3, False)
     assert note.startswith("3 instance(s) had a callback over its WCET") and "CONFIG_IRQ_TIME_ACCOUNTING" in note
     assert acc.irq_note(0, False) is None and acc.irq_note(3, True) is None and acc.irq_note(3, None) is None
+
+
+def test_the_irq_note_counts_an_instance_above_both_the_bound_and_the_simulation_once(monkeypatch):
+    monkeypatch.setattr(acc, "irq_time_accounting", lambda: False)
+    bound = {"a": {"overrun": 2}, "b": {"overrun": 1}}
+    simulated = {"a": {"overrun": 3}, "b": {"overrun": 1, "unexplained_cases": []}}
+    assert acc.irq_note_for(bound, simulated).startswith("4 instance(s)")
+    assert acc.irq_note_for({"a": {"overrun": 0}}) is None and acc.irq_note_for() is None

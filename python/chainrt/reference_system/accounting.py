@@ -176,8 +176,7 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
         free.append(free_kpis(inp, node_exec, busy, every))
     notes += [f"run {i + 1}: {inp['wakeups_note']}" for i, inp in enumerate(inputs) if inp.get("wakeups_note")]
     notes += throttling_notes(inputs)
-    overruns = sum(row["overrun"] for key in against for row in counts[key].values())
-    if (note := acc.irq_note(overruns, acc.irq_time_accounting())):
+    if (note := acc.irq_note_for(*counts.values())):
         notes.append(note)
     overhead = acc.dispatch_overhead_json(model, gaps, notes) if model is not None else {}
     pooled = kpi.pooled(free).to_dict()
