@@ -75,11 +75,11 @@ ChainBound chain_bound(const Model& m, std::size_t chain, const ModelJobs& mj, c
   return b;
 }
 
-// Partitions (several executors, each one thread pinned to a core): the graph of each
+// Partitions (several executors of one thread each: placement, sag_model.cpp): the graph of each
 // executor's jobs alone, a job fed from another executor released within its predecessor's
 // finish interval plus the edge's delay (the holistic scheme of Tindell & Clark applied to the
-// graph; the ECRTS 2019 edges stay within an executor); on a core shared by SCHED_FIFO
-// priority, the jobs of the threads above as preemption (sag.hpp, Preemption) with their
+// graph; the ECRTS 2019 edges stay within an executor); on cores shared by SCHED_FIFO
+// priority, the jobs of the threads above (placement's list) as preemption (sag.hpp, Preemption) with their
 // start and finish intervals of the last round. First estimate: no interference; each round
 // explores every executor (those above first) with the intervals of the last and keeps the
 // hull of old and new, so the intervals only grow; at the fixed point every release window
@@ -166,8 +166,10 @@ class Holistic {
   // The window of job g of a thread above k, seen from k's thread.
   Preemption::Above window(std::size_t k, std::size_t g) const {
     const std::size_t p = only_pred(g);
-    std::size_t group = Preemption::kNoGroup;  // released by a job of k's thread or of one below it
-    if (p != kNoJob) {
+    // released by a job of k's thread or of one below it, all on one core (on several, a thread
+    // below may run beside a busy thread above, whose group then waits)
+    std::size_t group = Preemption::kNoGroup;
+    if (p != kNoJob && mj_.one_core[k] && mj_.one_core[position(p)]) {
       const auto& over = mj_.above[position(p)];
       if (position(p) == k || std::find(over.begin(), over.end(), k) != over.end()) group = p;
     }
@@ -334,8 +336,8 @@ class Sag : public ResponseTimeAnalysis {
   std::string name() const override { return "sag"; }
   std::string summary() const override {
     return "schedule-abstraction graph (Nasri & Brandenburg RTSS 2017; precedence: Nasri, Nelissen & Brandenburg "
-           "ECRTS 2019): exact non-preemptive job-level fixed priority, one thread per executor (executors pinned apart as "
-           "partitions), guaranteed timer phases or one drifting timer";
+           "ECRTS 2019): exact non-preemptive job-level fixed priority, one thread per executor (executors on their own cores, "
+           "or on cores shared by SCHED_FIFO priority), guaranteed timer phases or one drifting timer";
   }
   Policy policy() const override { return Policy::Edf; }
   bool bounds_policy(Policy p) const override { return job_level_fixed_priority(p); }

@@ -79,59 +79,129 @@ std::vector<std::size_t> work_executors(const Model& m, std::string* why) {
   return out;
 }
 
-// Several threads (of one executor: global scheduling; or one each of several executors:
-// partitions) when each is pinned to one core. Threads of one multi-threaded executor each need
-// a core of their own (the OS then never interleaves them). Single-threaded executors may share
-// a core when their threads' SCHED_FIFO priorities differ (at most one of them without one, below
-// every real-time thread: model/facts.hpp): the higher preempts the lower at once, which the
-// graph of the lower takes as interference (sag.hpp, Preemption). Equal priorities (round-robin
-// or FIFO between the threads) or two threads without one (the kernel's fair share) decline.
-// Per executor of `xs` (in its order): the positions in `xs` of the executors preempting it.
-std::optional<std::vector<std::vector<std::size_t>>> placement(const Model& m, const std::vector<std::size_t>& xs,
-                                                               std::string* why) {
-  std::vector<std::vector<std::size_t>> above(xs.size());
-  std::size_t threads = 0;
-  for (std::size_t x : xs) threads += m.executors[x].threads.size();
-  if (threads < 2) return above;
-  struct OnCore {
-    std::size_t at;  // position in xs
-    std::optional<int> priority;
-    std::string thread;
-  };
-  std::map<std::pair<std::string, int>, std::vector<OnCore>> cores;
+// Where the threads of the executors run: each thread's cores (its pinned ones, else every core of
+// its host; as numbers on the host) and the core the simulator runs it on (simulated_core).
+struct OnHost {
+  std::size_t at;  // position of its executor in xs
+  std::optional<int> priority;  // SCHED_FIFO (nullopt: none, below every real-time thread)
+  std::string thread;
+  std::string host;
+  std::vector<int> cores;  // sorted, distinct
+  int simulated = 0;
+};
+
+std::vector<OnHost> threads_on_hosts(const Model& m, const std::vector<std::size_t>& xs) {
+  std::vector<OnHost> out;
   for (std::size_t k = 0; k < xs.size(); ++k) {
     const Executor& e = m.executors[xs[k]];
-    if (xs.size() > 1 && e.threads.size() > 1) {
-      fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
-                    " threads beside other executors; this analysis covers one multi-threaded executor or "
-                    "several single-threaded ones");
-      return std::nullopt;
+    int n = 1;
+    for (const Host& h : m.hosts)
+      if (h.name == e.host) n = std::max(1, h.cores);
+    for (std::size_t t = 0; t < e.threads.size(); ++t) {
+      OnHost o{k, thread_fifo_priority(e, e.threads[t]), e.threads[t].name, e.host, {},
+               simulated_core(m, xs[k], t)};
+      for (int c : e.threads[t].cores) o.cores.push_back(((c % n) + n) % n);
+      if (o.cores.empty())
+        for (int c = 0; c < n; ++c) o.cores.push_back(c);
+      std::sort(o.cores.begin(), o.cores.end());
+      o.cores.erase(std::unique(o.cores.begin(), o.cores.end()), o.cores.end());
+      out.push_back(std::move(o));
     }
-    for (const Thread& t : e.threads) {
-      if (t.cores.size() != 1) {
-        fail(why, "thread '" + t.name + "' of executor '" + e.name + "' is not pinned to one core; threads are "
-                  "analysed each on a core of its own or on one shared by SCHED_FIFO priority");
+  }
+  return out;
+}
+
+std::string core_list(const std::vector<int>& cores) {
+  std::string s;
+  for (int c : cores) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return (cores.size() == 1 ? "core " : "cores ") + s;
+}
+
+// Several threads (of one executor: global scheduling; or one each of several executors). A
+// thread runs on its cores (pinned, else every core of its host) under the kernel's global
+// fixed-priority scheduling of real-time threads, and in the simulator on one core
+// (simulated_core); the analysis covers both. Threads of one executor each need a core of their
+// own. A thread whose cores hold fewer than their number of threads at its priority or above (it
+// included) is never kept from a core: the threads of one executor (each a core of its own), a
+// thread with a core to itself, the top threads of a set of cores. Otherwise the threads above
+// preempt it; threads at its own priority (round-robin or FIFO between them, or the kernel's
+// fair share between threads without one) decline. Preemption (sag.hpp) charges the work of
+// the threads listed above a thread: on c cores with h threads above, the thread waits only
+// while c of them run, so while one of any h - c + 1 of them runs (the others number c - 1);
+// the list holds h - c + 1 of them, the simulator's core mates above it first (there it waits
+// while any of those runs), then those of the highest priority. Sets of cores that overlap
+// without being equal decline.
+struct Placement {
+  std::vector<std::vector<std::size_t>> above;  // per executor of `xs` (in its order): the positions of those preempting it
+  std::vector<bool> one_core;                   // per executor of `xs`: its threads are pinned to one core each
+};
+
+std::optional<Placement> placement(const Model& m, const std::vector<std::size_t>& xs, std::string* why) {
+  const std::vector<OnHost> on = threads_on_hosts(m, xs);
+  Placement out{std::vector<std::vector<std::size_t>>(xs.size()), std::vector<bool>(xs.size(), true)};
+  for (const OnHost& o : on) out.one_core[o.at] = out.one_core[o.at] && o.cores.size() == 1;
+  auto& above = out.above;
+  if (on.size() < 2) return out;
+  if (xs.size() > 1)
+    for (std::size_t k = 0; k < xs.size(); ++k)
+      if (const Executor& e = m.executors[xs[k]]; e.threads.size() > 1) {
+        fail(why, "executor '" + e.name + "' has " + std::to_string(e.threads.size()) +
+                      " threads beside other executors; this analysis covers one multi-threaded executor or "
+                      "several single-threaded ones");
         return std::nullopt;
       }
-      cores[{e.host, t.cores[0]}].push_back({k, thread_fifo_priority(e, t), t.name});
-    }
-  }
-  for (const auto& [core, on] : cores) {
-    for (std::size_t a = 0; a < on.size(); ++a)
-      for (std::size_t b = 0; b < on.size(); ++b) {
-        if (a == b) continue;
-        if (on[a].at == on[b].at || on[a].priority == on[b].priority) {
-          fail(why, "threads '" + on[a].thread + "' and '" + on[b].thread + "' share core " +
-                        std::to_string(core.second) + " of host '" + core.first + "' " +
-                        (on[a].at == on[b].at ? "in one executor" :
-                         on[a].priority ? "at one SCHED_FIFO priority" : "without a SCHED_FIFO priority") +
-                        "; threads are analysed each on a core of its own or on one shared by SCHED_FIFO priority");
-          return std::nullopt;
-        }
-        if (on[b].priority > on[a].priority) above[on[a].at].push_back(on[b].at);  // nullopt is below every priority
+  const std::string alone = "; threads are analysed each on a core of its own, on one shared by SCHED_FIFO priority, "
+                            "or unpinned with a different SCHED_FIFO priority each";
+  const auto higher = [](const OnHost& a, const OnHost& b) { return a.priority > b.priority; };  // nullopt lowest
+  for (std::size_t a = 0; a < on.size(); ++a) {
+    std::vector<std::size_t> over, mates;  // on its cores: the threads above it; the simulator's core mates above it
+    std::size_t level = 1;                  // threads on its cores at its priority or above, it included
+    for (std::size_t b = 0; b < on.size(); ++b) {
+      if (b == a || on[b].host != on[a].host) continue;
+      if (on[b].cores != on[a].cores) {
+        std::vector<int> both;
+        std::set_intersection(on[a].cores.begin(), on[a].cores.end(), on[b].cores.begin(), on[b].cores.end(),
+                              std::back_inserter(both));
+        if (both.empty()) continue;
+        fail(why, "threads '" + on[a].thread + "' (" + core_list(on[a].cores) + ") and '" + on[b].thread + "' (" +
+                      core_list(on[b].cores) + ") may run on overlapping but different cores of host '" +
+                      on[a].host + "'" + alone);
+        return std::nullopt;
       }
+      const bool same = on[b].simulated == on[a].simulated;
+      if (same && (on[a].at == on[b].at || on[a].priority == on[b].priority)) {
+        fail(why, "threads '" + on[a].thread + "' and '" + on[b].thread + "' share core " +
+                      std::to_string(on[a].simulated) + " of host '" + on[a].host + "' " +
+                      (on[a].at == on[b].at ? "in one executor" :
+                       on[a].priority ? "at one SCHED_FIFO priority" : "without a SCHED_FIFO priority") + alone);
+        return std::nullopt;
+      }
+      if (higher(on[b], on[a])) {
+        over.push_back(b);
+        if (same) mates.push_back(b);
+      }
+      if (!higher(on[a], on[b])) ++level;
+    }
+    const std::size_t c = on[a].cores.size();
+    if (level > c && level != over.size() + 1) {  // kept from a core at times, with threads at its priority
+      const auto peer = std::find_if(on.begin(), on.end(), [&](const OnHost& o) {
+        return &o != &on[a] && o.host == on[a].host && o.cores == on[a].cores && o.priority == on[a].priority;
+      });
+      fail(why, "threads '" + on[a].thread + "' and '" + peer->thread + "' may wait for one of " +
+                    core_list(on[a].cores) + " of host '" + on[a].host + "' " +
+                    (on[a].priority ? "at one SCHED_FIFO priority" : "without a SCHED_FIFO priority") + alone);
+      return std::nullopt;
+    }
+    const std::size_t need = level > c ? over.size() + 1 - c : 0;
+    std::stable_sort(over.begin(), over.end(), [&](std::size_t x, std::size_t y) { return higher(on[x], on[y]); });
+    std::vector<std::size_t> list = mates;
+    for (std::size_t b : over)
+      if (list.size() < need && std::find(list.begin(), list.end(), b) == list.end()) list.push_back(b);
+    for (std::size_t b : list)
+      if (std::find(above[on[a].at].begin(), above[on[a].at].end(), on[b].at) == above[on[a].at].end())
+        above[on[a].at].push_back(on[b].at);
   }
-  return above;
+  return out;
 }
 
 // One thread on a core of its own, a policy with a job-level fixed priority, the CPU always there.
@@ -675,8 +745,12 @@ std::optional<ModelJobs> build_jobs(const Model& m, int hyperperiods, std::strin
     setups[x] = sched::make_setup(m, x);
     mj.partitions.push_back(x);
   }
-  if (auto above = placement(m, mj.partitions, why)) mj.above = std::move(*above);
-  else return std::nullopt;
+  if (auto p = placement(m, mj.partitions, why)) {
+    mj.above = std::move(p->above);
+    mj.one_core = std::move(p->one_core);
+  } else {
+    return std::nullopt;
+  }
   std::vector<std::size_t> executor(m.callbacks.size());
   for (std::size_t c = 0; c < m.callbacks.size(); ++c) executor[c] = m.executor_index(m.node(m.callbacks[c].node).executor);
   std::vector<int> group(m.callbacks.size(), -1);  // on several threads: the callback group's index

@@ -2,8 +2,8 @@
 // analysis reads back from the graph: per chain, the worst-case end-to-end latency.
 //
 // The model it covers: every callback on an executor with one thread (a dedicated core, no
-// reservation, no platform blackout curve; several such executors when each thread is pinned to
-// one core, shared only by SCHED_FIFO priority: partitions, sag_analysis.cpp) under a ready-queue policy with a job-level fixed
+// reservation, no platform blackout curve; several such executors when their threads share cores
+// only by SCHED_FIFO priority, pinned or not: placement in sag_model.cpp) under a ready-queue policy with a job-level fixed
 // priority (job_level_fixed_priority); every timer's phase guaranteed on the host's release grid
 // (sched/timer.hpp: releases at epoch + offset + k·period, up to `jitter` late); every other
 // callback released by the messages of ONE publishing callback (one job per message, FIFO) or of
@@ -64,7 +64,9 @@ struct ModelJobs {
   std::vector<std::size_t> partition;          // per job: the executor (index in the model) running it
   std::vector<std::size_t> partitions;         // the executors with callbacks, in model order
   std::vector<std::vector<std::size_t>> above;  // per partition: the partitions (positions) whose
-                                                // thread preempts its thread on a shared core
+                                                // thread preempts its thread (placement, sag_model.cpp)
+  std::vector<bool> one_core;                  // per partition: its thread is pinned to one core (else the
+                                                // kernel may run it on any of several)
   std::size_t cores = 1;                       // threads of the executor (one executor), else 1
   // per implicit fusion set, per round, per member: its job (kNoJob: beyond the horizon)
   std::vector<std::vector<std::vector<std::size_t>>> fusion_rounds;
