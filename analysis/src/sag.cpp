@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -476,6 +477,136 @@ Result explore_graph(const std::vector<Job>& jobs, const Limits& limits, std::si
 
 Result explore(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores, const Preemption* above) {
   return explore_graph(jobs, limits, cores, nullptr, above);
+}
+
+namespace {
+
+// The background jobs (explore_background): the longest tail of the priority order made of
+// jobs without successors.
+std::vector<bool> background_jobs(const std::vector<Job>& jobs) {
+  std::vector<bool> sink(jobs.size(), true), bg(jobs.size(), false);
+  for (const Job& j : jobs)
+    for (const Pred& e : j.preds) sink[e.job] = false;
+  std::vector<std::size_t> by(jobs.size());
+  std::iota(by.begin(), by.end(), std::size_t{0});
+  std::sort(by.begin(), by.end(), [&](std::size_t a, std::size_t b) { return jobs[b].priority < jobs[a].priority; });
+  for (std::size_t k = 0; k < by.size() && sink[by[k]]; ++k) {
+    // a job of the same priority as a foreground one is not behind it: the tail ends before it
+    if (k + 1 < by.size() && !sink[by[k + 1]] && !(jobs[by[k + 1]].priority < jobs[by[k]].priority)) break;
+    bg[by[k]] = true;
+  }
+  return bg;
+}
+
+// The instants at which a foreground job may be pending or running, as sorted disjoint [lo, hi).
+class Busy {
+ public:
+  void add(Duration lo, Duration hi) {
+    if (lo < hi) spans_.push_back({lo, hi});
+  }
+  void close() {
+    std::sort(spans_.begin(), spans_.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
+    std::vector<Interval> out;
+    for (const Interval& s : spans_) {
+      if (!out.empty() && s.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, s.hi);
+      else out.push_back(s);
+    }
+    spans_ = std::move(out);
+  }
+  // The first instant >= a outside every span at which the time outside them since a is at
+  // least `need`.
+  Duration serve(Duration a, Duration need) const {
+    auto it = std::upper_bound(spans_.begin(), spans_.end(), a, [](Duration t, const Interval& s) { return t < s.hi; });
+    Duration t = a;
+    for (; it != spans_.end(); ++it) {
+      if (t < it->lo) {
+        if (it->lo - t > need) return t + need;  // at it->lo a foreground job may be ready and go first
+        need -= it->lo - t;
+      }
+      t = std::max(t, it->hi);
+    }
+    return t + need;
+  }
+
+ private:
+  std::vector<Interval> spans_;
+};
+
+// The background jobs' intervals (explore_background), in priority order, highest first.
+void background_intervals(const std::vector<Job>& jobs, const std::vector<bool>& bg, Result& r) {
+  Busy busy;
+  auto ready_lo = [&](std::size_t j) {
+    Duration t = jobs[j].release.lo;
+    for (const Pred& e : jobs[j].preds) t = std::max(t, r.finish[e.job].lo + e.delay.lo);
+    return t;
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (bg[j]) order.push_back(j);
+    else busy.add(ready_lo(j), r.finish[j].hi);
+  }
+  busy.close();
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return jobs[a].priority < jobs[b].priority; });
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t b = order[k];
+    Duration a = jobs[b].release.hi;  // its latest ready instant (its predecessors are foreground)
+    for (const Pred& e : jobs[b].preds) a = std::max(a, r.finish[e.job].hi + e.delay.hi);
+    Duration blocking = 0;  // one lower-priority background job started by a
+    for (std::size_t l = k + 1; l < order.size(); ++l)
+      if (ready_lo(order[l]) <= a) blocking = std::max(blocking, jobs[order[l]].cost.hi);
+    Duration t = busy.serve(a, blocking);
+    for (;;) {  // the higher-priority background work that may be pending in [a, t]
+      Duration need = blocking;
+      for (std::size_t h = 0; h < k; ++h)
+        if (ready_lo(order[h]) <= t && r.finish[order[h]].hi > a) need += jobs[order[h]].cost.hi;
+      const Duration next = busy.serve(a, need);
+      if (next == t) break;
+      t = next;
+    }
+    const Duration est = ready_lo(b);
+    r.start[b] = {est, std::max(est, t)};
+    r.finish[b] = {est + jobs[b].cost.lo, std::max(est, t) + jobs[b].cost.hi};
+  }
+}
+
+}  // namespace
+
+Result explore_background(const std::vector<Job>& jobs, const Limits& limits, std::size_t* background) {
+  const std::vector<bool> bg = background_jobs(jobs);
+  const std::size_t n_bg = static_cast<std::size_t>(std::count(bg.begin(), bg.end(), true));
+  if (background) *background = n_bg;
+  if (n_bg == 0) return explore(jobs, limits);
+  Duration blocking = 0;
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (bg[j]) blocking = std::max(blocking, jobs[j].cost.hi);
+  std::vector<std::size_t> local(jobs.size(), 0), of;
+  std::vector<Job> fg;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (bg[j]) continue;
+    local[j] = fg.size();
+    of.push_back(j);
+    Job job = jobs[j];
+    job.release.hi += blocking;
+    for (Pred& e : job.preds)
+      if (e.delay.hi > 0) e.delay.hi += blocking;
+    fg.push_back(std::move(job));
+  }
+  for (Job& job : fg)
+    for (Pred& e : job.preds) e.job = local[e.job];  // a background job is nobody's predecessor
+  const Result f = explore(fg, limits);
+  Result r;
+  r.complete = f.complete;
+  r.why = f.why;
+  r.states = f.states;
+  r.edges = f.edges;
+  r.start.assign(jobs.size(), Interval{kNever, std::numeric_limits<Duration>::min()});
+  r.finish = r.start;
+  for (std::size_t i = 0; i < of.size(); ++i) {
+    r.start[of[i]] = f.start[i];
+    r.finish[of[i]] = f.finish[i];
+  }
+  if (r.complete) background_intervals(jobs, bg, r);
+  return r;
 }
 
 namespace {

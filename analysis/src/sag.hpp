@@ -151,6 +151,27 @@ class Preemption {
 Result explore(const std::vector<Job>& jobs, const Limits& limits = {}, std::size_t cores = 1,
                const Preemption* above = nullptr);
 
+// The same on one core with no thread above, with the background jobs out of the graph (for a
+// job set whose graph outgrows the limits): the longest tail of the priority order made of
+// jobs without successors (an executor's callbacks that carry no chain and publish nothing --
+// the caching subscriptions of a node that reads its inputs on a timer). A deviation from the
+// papers, sound and not exact:
+//  - Foreground (every other job): a background job runs only at an instant when no foreground
+//    job is pending, and once started holds the thread; so the foreground jobs are scheduled as
+//    if each became ready when the background job running at its ready instant finishes, at
+//    most B later (B: the largest background C^max), and otherwise alone. They are explored
+//    with r^max and the delays of edges with a delay extended by B (an edge without delay
+//    releases its successor when its predecessor frees the thread, when nothing else runs).
+//  - Background: U is the union of the foreground jobs' [earliest ready, latest finish): outside
+//    U none is pending or running. A background job b ready by a = its latest ready instant
+//    waits for at most one lower-priority background job started by a and for the
+//    higher-priority ones that may be pending after a (their latest finish after a, processed
+//    first); while it waits, the thread serves background jobs at every instant outside U. It
+//    starts by the first t outside U at which [a, t) outside U holds that work (a fixed point
+//    in t); its earliest start is its earliest ready instant.
+// `background` (optional) receives the number of background jobs (0: explore() was run).
+Result explore_background(const std::vector<Job>& jobs, const Limits& limits = {}, std::size_t* background = nullptr);
+
 // A schedule that reaches the latest finish of one job (one core, no groups): every job's
 // release and execution time, to be replayed (the simulator's scripts). The graph is explored
 // again with its edges kept; from the dispatch of `target` that starts latest (LST), the path

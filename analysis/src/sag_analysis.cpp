@@ -210,7 +210,18 @@ class Holistic {
       jobs.push_back(std::move(job));
     }
     const Preemption above(above_windows(k));
-    const Result r = explore(jobs, limits, 1, &above);
+    Result r;
+    if (!background_[k]) r = explore(jobs, limits, 1, &above);
+    // a thread no other preempts whose graph outgrows the limits: its background jobs out of it
+    // (sag.hpp, explore_background), from then on in every round
+    if (above.empty() && (background_[k] || !r.complete)) {
+      std::size_t n = 0;
+      Result b = explore_background(jobs, limits, &n);
+      if (n > 0) {
+        background_[k] = true;
+        r = std::move(b);
+      }
+    }
     all_.states += r.states;
     all_.edges += r.edges;
     if (!r.complete) return r;
@@ -221,11 +232,20 @@ class Holistic {
   const ModelJobs& mj_;
   Result all_;
   std::vector<std::vector<std::size_t>> members_;  // per executor position: its jobs
+  std::vector<bool> background_ = std::vector<bool>(members_.size(), false);  // explored with its background jobs out
 };
 
 Result explore_partitions(const ModelJobs& mj) {
   const Limits limits = limits_for(mj);
-  if (mj.partitions.size() <= 1) return explore(mj.jobs, limits, mj.cores);
+  if (mj.partitions.size() <= 1) {
+    Result r = explore(mj.jobs, limits, mj.cores);
+    if (!r.complete && mj.cores == 1) {  // the graph outgrew the limits: its background jobs out of it
+      std::size_t n = 0;
+      Result b = explore_background(mj.jobs, limits, &n);
+      if (n > 0) return b;
+    }
+    return r;
+  }
   return Holistic(mj).run(limits);
 }
 

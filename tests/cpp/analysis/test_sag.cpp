@@ -156,6 +156,64 @@ TEST(Sag, SeveralCoresSoundAgainstBruteForce) {
   }
 }
 
+// Background jobs out of the graph (explore_background): random sets of 7 jobs with precedence
+// whose sinks are, half of them, moved behind every other job (some with C^min = 0, as jobs that
+// may not exist): every job's finish interval holds the brute force's best and worst finish.
+TEST(Sag, BackgroundJobsSoundAgainstBruteForce) {
+  const char* env = std::getenv("CHAINRT_SAG_SYSTEMS");
+  const int sets = env && std::atoi(env) > 0 ? std::atoi(env) : 400;
+  Lcg rng{97};
+  int counterexamples = 0, with_background = 0, background = 0, jobs_checked = 0;
+  for (int s = 0; s < sets; ++s) {
+    std::vector<Job> jobs = random_jobs(rng, 7, true);
+    std::vector<bool> sink(jobs.size(), true);
+    for (const Job& j : jobs)
+      for (const Pred& e : j.preds) sink[e.job] = false;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+      if (sink[j] && rng(0, 1) == 1) {
+        jobs[j].priority.value += 100;
+        if (rng(0, 2) == 0) jobs[j].cost.lo = 0;
+      }
+    std::size_t n_bg = 0;
+    const Result r = explore_background(jobs, {}, &n_bg);
+    ASSERT_TRUE(r.complete) << r.why;
+    with_background += n_bg > 0;
+    background += static_cast<int>(n_bg);
+    const Truth truth = brute_force(jobs, 1);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      ++jobs_checked;
+      if (r.finish[j].hi < truth.worst[j] || r.finish[j].lo > truth.best[j]) {
+        ++counterexamples;
+        ADD_FAILURE() << "set " << s << " job " << j << ": [" << r.finish[j].lo << ", " << r.finish[j].hi
+                      << "] against the brute force's [" << truth.best[j] << ", " << truth.worst[j] << "]";
+      }
+      EXPECT_LE(r.start[j].lo, r.start[j].hi);
+    }
+  }
+  EXPECT_EQ(counterexamples, 0);
+  EXPECT_GE(with_background, sets / 2) << "too few sets with background jobs: the check would say little";
+  std::printf("background: %d of %d sets with background jobs (%d jobs), %d job finishes checked\n", with_background,
+              sets, background, jobs_checked);
+}
+
+// Background: the sinks at the tail of the priority order only (a sink ahead of a job with a
+// successor stays in the graph).
+TEST(Sag, BackgroundIsTheTailOfSinksInPriorityOrder) {
+  std::vector<Job> jobs(3);
+  for (Job& j : jobs) j.cost = {1, 1};
+  jobs[0].priority.value = 1;
+  jobs[1].priority.value = 2;
+  jobs[1].preds.push_back(Pred{0, {0, 0}});
+  jobs[2].priority.value = 0;  // a sink ahead of the others: not background
+  std::size_t n_bg = 9;
+  EXPECT_TRUE(explore_background(jobs, {}, &n_bg).complete);
+  EXPECT_EQ(n_bg, 1u);  // job 1 (a sink, the lowest) only
+  jobs[1].priority.value = 1;
+  jobs[0].priority.value = 2;  // now the lowest job has a successor
+  EXPECT_TRUE(explore_background(jobs, {}, &n_bg).complete);
+  EXPECT_EQ(n_bg, 0u);
+}
+
 // The shape of a case the shipped uniprocessor analysis got wrong (np-schedulability-analysis): a low-priority job released first, a high-priority job whose
 // predecessor has not finished when its own release passes. Counting the successor as certainly
 // released at its release (without its predecessor) cuts the low-priority job's latest start
