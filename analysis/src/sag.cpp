@@ -421,7 +421,7 @@ void expand(const Prepared& p, const State& s, Level& next, Result& r, Graph* g,
       return;
     }
     dispatch(p, s, c, t_wc, t_high, next, r, g, from);
-    t_high = std::min(t_high, c.ready.hi);
+    t_high = std::min(t_high, c.ready.hi + (jobs[c.job].seen_late ? 1 : 0));
   }
 }
 

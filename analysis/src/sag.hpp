@@ -72,6 +72,10 @@ struct Job {
   Priority priority;
   std::vector<Pred> preds;  // every predecessor must finish first (none: released by `release` alone)
   int group = -1;           // on several cores: no two jobs of one group (>= 0) run at once
+  // Released when a job of another thread finishes: a selection at that very instant may not
+  // see it yet (an executor handles the completions of one instant one at a time), so a
+  // lower-priority job may still start at its latest release (t_high counts it 1 ns later).
+  bool seen_late = false;
 };
 
 struct Limits {

@@ -61,10 +61,12 @@ CHAINRT_BINDINGS(sim, 20) {
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,
          std::optional<int> threads, const std::string& exec, const std::string& comm, bool trace,
          std::size_t trace_limit, std::map<std::string, Duration> offsets,
-         std::map<std::string, Duration> release_delays, bool random_jitter, const std::string& timer_rule) {
+         std::map<std::string, Duration> release_delays, bool random_jitter, const std::string& timer_rule,
+         bool global_threads) {
         sim::SimOptions o = base_options(duration, seed, policy, threads, exec);
         o.release_delays = std::move(release_delays);
         o.random_jitter = random_jitter;
+        o.global_threads = global_threads;
         if (timer_rule == "rcl5") o.timer_rule = sched::TimerRule::Rcl5;
         else if (timer_rule != "rcl9")
           throw std::invalid_argument("unknown timer rule '" + timer_rule + "' (rcl9, rcl5)");
@@ -85,9 +87,11 @@ CHAINRT_BINDINGS(sim, 20) {
       nb::arg("trace") = false, nb::arg("trace_limit") = 2'000'000,
       nb::arg("offsets") = std::map<std::string, Duration>{},
       nb::arg("release_delays") = std::map<std::string, Duration>{}, nb::arg("random_jitter") = true,
-      nb::arg("timer_rule") = "rcl9",
+      nb::arg("timer_rule") = "rcl9", nb::arg("global_threads") = false,
       "Simulate the model; returns (summary JSON, trace JSON or ''). timer_rule: rcl's timer "
-      "overrun rule, rcl9 (Jazzy, Kilted) or rcl5 (Humble, Iron).");
+      "overrun rule, rcl9 (Jazzy, Kilted) or rcl5 (Humble, Iron). global_threads: a host's "
+      "unpinned threads scheduled globally over its cores (else each on the core of the "
+      "simulator's placement).");
   m.def(
       "simulate",
       [](const Model& model, Duration duration, std::uint64_t seed, std::optional<std::string> policy,

@@ -5,7 +5,9 @@ grid keeps) with every timer's release jitter at its maximum, drawn per release 
 under WCET and BCET/WCET-mix execution times, then hill-climbs over a constant release delay per
 timer (within its declared jitter) and per-callback execution times (within [BCET, WCET]),
 keeping a move when the worst response of the target chains over their bounds does not drop —
-the adversarial search of the soundness harness (sim/soundness.hpp), for one model. Returns
+the adversarial search of the soundness harness (sim/soundness.hpp), for one model. Where a host
+of several cores runs only unpinned threads, each run is simulated twice: with the simulator's
+placement of those threads and with the kernel's global scheduling of them. Returns
 ``{chain: worst simulated response (ns)}``. ``tightness(bounds, worst)``: bound / worst per
 chain. Allocates; each simulation is one ``chainrt._core._simulate`` call.
 """
@@ -19,10 +21,24 @@ from . import _core
 from .model import load_model_from_string
 
 
+def _unpinned_host(model) -> bool:
+    """Whether a host of several cores runs threads, none of them pinned (scheduled globally)."""
+    for h in model.hosts:
+        threads = [t for e in model.executors if e.host == h.name for t in e.threads]
+        if h.cores > 1 and threads and not any(t.cores for t in threads):
+            return True
+    return False
+
+
 def _simulate(model, duration_ns: int, seed: int, exec_mode: str, delays: dict | None, random_jitter: bool) -> dict:
-    s, _ = _core._simulate(model, duration_ns, seed=seed, exec=exec_mode, release_delays=delays or {},
-                           random_jitter=random_jitter)
-    return {n: c["wcrt_ns"] for n, c in json.loads(s)["chains"].items() if c["instances"] > 0}
+    out: dict[str, int] = {}
+    for global_threads in ((False, True) if _unpinned_host(model) else (False,)):
+        s, _ = _core._simulate(model, duration_ns, seed=seed, exec=exec_mode, release_delays=delays or {},
+                               random_jitter=random_jitter, global_threads=global_threads)
+        for n, c in json.loads(s)["chains"].items():
+            if c["instances"] > 0:
+                out[n] = max(out.get(n, 0), c["wcrt_ns"])
+    return out
 
 
 def _with_times(model, times: dict[str, int]):

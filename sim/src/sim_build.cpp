@@ -30,6 +30,7 @@ void Simulator::build() {
   build_outputs();
   build_executors();
   if (am_) build_devices();
+  if (o_.global_threads) build_groups();
   heap_.reserve(1024 + 4 * n + th_.size());
 }
 
@@ -196,6 +197,7 @@ void Simulator::build_executors() {
       else if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
       else core = h < m_.hosts.size() ? host_rr[h]++ % host_cores : 0;
       st.core = base + core;
+      st.pinned = !ts.cores.empty() || (!o_.threads && t < exd.threads.size() && !exd.threads[t].cores.empty());
       const auto gid = static_cast<std::uint32_t>(th_.size());
       if (ts.reservation && ts.reservation->budget > 0 && ts.reservation->period > 0) {
         st.has_res = true;
@@ -221,6 +223,31 @@ void Simulator::build_executors() {
       if (s.kind == CallbackKind::Timer) e.d.arm(s.clock, s.offset, m_.callbacks[e.setup.callbacks[lc]].grid_period(), s.offset);
     }
   }
+}
+
+// SimOptions::global_threads: one group per host of several cores whose threads are all unpinned.
+void Simulator::build_groups() {
+  group_of_core_.assign(cores_.size(), kNone);
+  std::uint32_t base = 0;
+  for (const Host& h : m_.hosts) {
+    const std::uint32_t n = static_cast<std::uint32_t>(std::max(1, h.cores));
+    CoreGroup g;
+    bool pinned = false;
+    for (std::uint32_t t = 0; t < th_.size(); ++t)
+      if (th_[t].core >= base && th_[t].core < base + n) {
+        g.threads.push_back(t);
+        pinned = pinned || th_[t].pinned;
+      }
+    if (n > 1 && !pinned && !g.threads.empty()) {
+      for (std::uint32_t c = base; c < base + n; ++c) {
+        g.cores.push_back(c);
+        group_of_core_[c] = static_cast<std::uint32_t>(groups_.size());
+      }
+      groups_.push_back(std::move(g));
+    }
+    base += n;
+  }
+  ready_scratch_.reserve(th_.size());
 }
 
 }  // namespace chainrt::sim::detail

@@ -31,6 +31,7 @@ void Simulator::build_devices() {
     const std::uint32_t core = a.server_cores.empty() ? rr[refs[d].host]++ % host_cores
                                                       : static_cast<std::uint32_t>(a.server_cores.front()) % host_cores;
     st.core = base[refs[d].host] + core;
+    st.pinned = !a.server_cores.empty();
     st.cls = 1;
     st.rank = -static_cast<std::int64_t>(a.server_priority.value_or(0));
     dv.server = static_cast<std::uint32_t>(th_.size());

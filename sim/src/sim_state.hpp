@@ -149,6 +149,7 @@ struct ThreadState {
   int cls = 2;
   std::int64_t rank = 0;
   bool has_res = false;
+  bool pinned = false;         // its model thread (or accelerator server) names cores
   Duration Q = 0, P = 0, budget = 0;
   // Accelerators: the instance's CPU time is cut at the piece's direct-mode calls, during which
   // the thread is blocked (busy, but it takes no CPU).
@@ -199,6 +200,11 @@ struct Core {
   Duration since = 0;
   std::uint32_t version = 0;
   bool dirty = false;
+};
+
+// SimOptions::global_threads: the cores of one host and the threads that may run on any of them.
+struct CoreGroup {
+  std::vector<std::uint32_t> cores, threads;
 };
 
 struct ExecState {
@@ -298,6 +304,8 @@ class Simulator {
   }
   void charge(Core& k);
   void resched(std::uint32_t core);
+  void build_groups();
+  void resched_group(CoreGroup& g);
   void mark(std::uint32_t core) {
     if (!cores_[core].dirty) {
       cores_[core].dirty = true;
@@ -345,6 +353,9 @@ class Simulator {
   std::vector<std::uint32_t> flight_free_;
   std::vector<ThreadState> th_;
   std::vector<Core> cores_;
+  std::vector<CoreGroup> groups_;               // SimOptions::global_threads
+  std::vector<std::uint32_t> group_of_core_;    // per core: its group, kNone (empty: none)
+  std::vector<std::uint32_t> ready_scratch_;    // resched_group's candidates (no allocation per call)
   std::vector<std::uint32_t> dirty_;
   std::vector<std::uint32_t> to_dispatch_;
   std::deque<ExecState> ex_;  // never moves: each Dispatcher's admission points at its queue

@@ -389,6 +389,7 @@ void Simulator::charge(Core& k) {
 }
 
 void Simulator::resched(std::uint32_t core) {
+  if (!group_of_core_.empty() && group_of_core_[core] != kNone) return resched_group(groups_[group_of_core_[core]]);
   Core& k = cores_[core];
   k.dirty = false;
   charge(k);
@@ -406,6 +407,55 @@ void Simulator::resched(std::uint32_t core) {
     Duration dt = th.remaining;
     if (th.has_res) dt = std::min(dt, th.budget);
     push_event(now_ + dt, Ev::CoreDone, core, k.version);
+  }
+}
+
+// SimOptions::global_threads: the group's ready threads of the highest class and rank run, one
+// per core; a running thread chosen again keeps its core (and its pending completion event), one
+// no longer chosen is preempted, a newly chosen one takes a free core.
+void Simulator::resched_group(CoreGroup& g) {
+  for (std::uint32_t c : g.cores) {
+    cores_[c].dirty = false;
+    charge(cores_[c]);
+  }
+  auto running = [&](std::uint32_t t) { return cores_[th_[t].core].running == t; };
+  std::vector<std::uint32_t>& ready = ready_scratch_;
+  ready.clear();
+  for (std::uint32_t t : g.threads) {
+    const ThreadState& th = th_[t];
+    if (th.busy && !th.suspended && !(th.has_res && th.budget <= 0)) ready.push_back(t);
+  }
+  const std::size_t n = std::min(ready.size(), g.cores.size());
+  std::partial_sort(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n), ready.end(),
+                    [&](std::uint32_t a, std::uint32_t b) {
+                      const ThreadState &x = th_[a], &y = th_[b];
+                      if (x.cls != y.cls) return x.cls < y.cls;
+                      if (x.rank != y.rank) return x.rank < y.rank;
+                      if (running(a) != running(b)) return running(a);
+                      return a < b;
+                    });
+  auto chosen = [&](std::uint32_t t) {
+    return std::find(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n), t) != ready.begin() + static_cast<std::ptrdiff_t>(n);
+  };
+  for (std::uint32_t c : g.cores)
+    if (Core& k = cores_[c]; k.running != kNone && !chosen(k.running)) {
+      k.running = kNone;
+      ++k.version;
+    }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t t = ready[i];
+    if (running(t)) continue;
+    for (std::uint32_t c : g.cores) {
+      Core& k = cores_[c];
+      if (k.running != kNone) continue;
+      k.running = t;
+      k.since = now_;
+      ++k.version;
+      th_[t].core = c;
+      const ThreadState& th = th_[t];
+      push_event(now_ + (th.has_res ? std::min(th.remaining, th.budget) : th.remaining), Ev::CoreDone, c, k.version);
+      break;
+    }
   }
 }
 

@@ -142,13 +142,15 @@ def test_sag_bounds_the_reference_system_beside_its_fusion_sets_of_different_per
     # timers: every input of such a set may complete it, so the fused message's jobs may not
     # exist. The hot paths do not pass those sets: on one thread sag bounds them with those jobs
     # as interference, never below the simulated worst case and the tightest answer; so on the
-    # synthesized partitions (two cores, every timer released at once). The multi-executor
-    # layouts leave threads unpinned (not sag's model).
+    # synthesized partitions (two cores, every timer released at once) and on the multi-executor
+    # layouts, whose three threads the kernel schedules on the two cores (the hot path's thread,
+    # second of three, always has one; the rest waits only while both others run). The
+    # two-thread executor's graph outgrows its limit: sag declines there.
     from chainrt import tightness
     from chainrt.reference_system import configs
     ref = str(ROOT / "examples" / "autoware_reference.yaml")
     hot = ("hot_path_front", "hot_path_rear")
-    for name in ("edf-st", "picas-single", "picas-synth"):
+    for name in ("edf-st", "picas-single", "picas-synth", "picas-multi", "edf-multi"):
         m = configs.variant(ref, name)
         chains = _core._analyze(m, "sag")["chains"]
         bounds = {c: chains[c]["wcrt_bound_ns"] for c in hot}
@@ -157,6 +159,5 @@ def test_sag_bounds_the_reference_system_beside_its_fusion_sets_of_different_per
         assert all(worst[c] <= bounds[c] <= 1.05 * worst[c] for c in hot), (name, bounds, worst)
         best = tightest(m)["chains"]
         assert all(best[c]["analysis"] == "sag" and best[c]["wcrt_bound_ns"] == bounds[c] for c in hot), best
-    for name in ("picas-multi", "edf-multi"):
-        for c in _core._analyze(configs.variant(ref, name), "sag")["chains"].values():
-            assert "not pinned to one core" in c["reason"], (name, c["reason"])
+    for c in _core._analyze(configs.variant(ref, "edf-mt"), "sag")["chains"].values():
+        assert "grew beyond its limits (100000 states" in c["reason"], c["reason"]

@@ -199,11 +199,33 @@ TEST(SagModel, DeclinesOutsideItsModel) {
                           "fp, threads: [{name: t0, cores: [0]}, {name: t1, cores: [1]}]}\nnodes: [{name: n, executor: e}]\n";
   const std::string floating = "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n  - {name: e, host: h, "
                                "policy: fp, threads: [{name: t0}, {name: t1}]}\nnodes: [{name: n, executor: e}]\n";
-  EXPECT_NE(why(floating + cbs + ", phase: guaranteed" + chains).find("not pinned to one core"), std::string::npos);
-  {  // two pinned threads: global scheduling, analysed
-    const AnalysisResult r = find_analysis("sag")->analyze(load_model_from_string(two + cbs + ", phase: guaranteed" + chains, "t.yaml"));
+  for (const std::string& platform : {two, floating}) {  // two threads, each a core: global scheduling, analysed
+    const AnalysisResult r = find_analysis("sag")->analyze(load_model_from_string(platform + cbs + ", phase: guaranteed" + chains, "t.yaml"));
     EXPECT_TRUE(r.chains[0].bounded) << r.chains[0].reason;
   }
+  // three unpinned threads of one executor on two cores: two of them share one in the simulator
+  std::string three = floating;
+  three.replace(three.find("{name: t1}"), 10, "{name: t1}, {name: t2}");
+  EXPECT_NE(why(three + cbs + ", phase: guaranteed" + chains).find("share core 0 of host 'h' in one executor"),
+            std::string::npos);
+  // a thread pinned to core 1 beside an unpinned one (cores 0 and 1): overlapping core sets
+  const std::string overlap = "chainrt: 1\nname: t\nhosts: [{name: h, cores: 2}]\nexecutors:\n  - {name: e, host: h, "
+                              "policy: fp, threads: [{name: t0}]}\n  - {name: f, host: h, policy: fp, threads: [{name: u, "
+                              "cores: [1], priority: 5}]}\nnodes: [{name: n, executor: e}, {name: o, executor: f}]\n";
+  const std::string two_nodes = cbs + ", phase: guaranteed}\n  - {name: b, kind: timer, node: o, period: 10ms, wcet: 1ms, "
+                                      "phase: guaranteed" + chains;
+  EXPECT_NE(why(overlap + two_nodes).find("threads 't0' (cores 0,1) and 'u' (core 1) may run on overlapping but different "
+                                          "cores of host 'h'"), std::string::npos) << why(overlap + two_nodes);
+  // three unpinned executors on two cores, two of them without a SCHED_FIFO priority: either may wait for the other
+  std::string fair = overlap;
+  fair.replace(fair.find(", cores: [1], priority: 5"), 25, "");
+  fair.replace(fair.find("nodes:"), 0, "  - {name: g, host: h, policy: fp, threads: [{name: v, priority: 9}]}\n");
+  fair.replace(fair.find("]\n", fair.find("nodes:")), 0, ", {name: q, executor: g}");
+  const std::string three_nodes = cbs + ", phase: guaranteed}\n  - {name: b, kind: timer, node: o, period: 10ms, wcet: 1ms, "
+                                        "phase: guaranteed}\n  - {name: c, kind: timer, node: q, period: 10ms, wcet: 1ms, "
+                                        "phase: guaranteed" + chains;
+  EXPECT_NE(why(fair + three_nodes).find("may wait for one of cores 0,1 of host 'h' without a SCHED_FIFO priority"),
+            std::string::npos) << why(fair + three_nodes);
   // Overload (utilisation 1.2): the backlog grows; the reason names the demand against the time.
   const std::string over = header("fp") +
                            "callbacks:\n  - {name: a, kind: timer, node: n, period: 10ms, wcet: 6ms, phase: guaranteed, "

@@ -38,9 +38,10 @@ struct Lcg {
 // callback on either (chains cross them). `threads` > 1 (one executor): that many threads
 // pinned to cores of their own, each callback in one of three nodes (their default groups
 // exclude each other's callbacks). `shared`: the executors' threads all on core 0 at SCHED_FIFO
-// priorities 30, 20, 10, ... (the last, in every other system, without one).
+// priorities 30, 20, 10, ... (the last, in every other system, without one). `unpinned` > 0
+// (with `shared`): those threads unpinned on a host of that many cores instead.
 std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int executors = 1, int threads = 1,
-                          bool shared = false) {
+                          bool shared = false, int unpinned = 0) {
   std::string cbs, chains, topics;
   const int n = rng(2, 3);
   const int periods[] = {10, 20, 40};
@@ -75,7 +76,8 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
     chains += "  - {name: " + cn + ", callbacks: [" + list + "], deadline: " + std::to_string(T) + "ms}\n";
   }
   (void)util;
-  std::string platform = "chainrt: 1\nname: r\nhosts: [{name: h, cores: " + std::to_string(shared ? 1 : executors * threads) +
+  const int host_cores = unpinned > 0 ? unpinned : shared ? 1 : executors * threads;
+  std::string platform = "chainrt: 1\nname: r\nhosts: [{name: h, cores: " + std::to_string(host_cores) +
                          "}]\nexecutors:\n", nodes = "nodes: [";
   if (executors == 1) {
     std::string ts;
@@ -88,9 +90,10 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
   const bool normal_last = shared && rng(0, 1) == 1;  // drawn only then: the other kinds keep their systems
   for (int e = 0; executors > 1 && e < executors; ++e) {
     const std::string i = std::to_string(e);
+    const std::string pin = unpinned > 0 ? "" : ", cores: [0]";
     const std::string sched = !shared ? ", cores: [" + i + "]"
-                              : e + 1 == executors && normal_last ? ", cores: [0]"
-                                                                  : ", cores: [0], priority: " + std::to_string(30 - 10 * e);
+                              : e + 1 == executors && normal_last ? pin
+                                                                  : pin + ", priority: " + std::to_string(30 - 10 * e);
     platform += "  - {name: e" + i + ", host: h, process: p, policy: " + policy + ", threads: [{name: t" + i + sched +
                 "}]}\n";
     nodes += (e ? ", " : "") + std::string("{name: n") + i + ", executor: e" + i + "}";
@@ -100,10 +103,12 @@ std::string random_system(Lcg& rng, const std::string& policy, bool fixed, int e
 }
 
 // The largest response time of each chain over the simulator's runs.
-std::vector<Duration> simulated_worst(const Model& m, bool fixed) {
+// `global`: unpinned threads scheduled globally (SimOptions::global_threads).
+std::vector<Duration> simulated_worst(const Model& m, bool fixed, bool global = false) {
   std::vector<Duration> worst(m.chains.size(), 0);
   auto run = [&](sim::ExecTime e, std::uint64_t seed, bool random_jitter) {
     sim::SimOptions o;
+    o.global_threads = global;
     o.exec = e;
     o.seed = seed;
     o.random_jitter = random_jitter;
@@ -140,14 +145,16 @@ struct Tally {
 };
 
 // `depth` > 1: every subscription queues that many messages (a backlog may then wait in it).
+// `unpinned` > 0: shared executors unpinned on that many cores, each system simulated with the
+// simulator's placement and with global scheduling (both must stay within the bound).
 Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t seed, int executors = 1,
-            int threads = 1, int depth = 1, bool shared = false) {
+            int threads = 1, int depth = 1, bool shared = false, int unpinned = 0) {
   Lcg rng{seed};
   Tally t;
   const ResponseTimeAnalysis* sag = find_analysis("sag");
   EXPECT_NE(sag, nullptr);
   for (int s = 0; s < systems; ++s) {
-    std::string yaml = random_system(rng, policy, fixed, executors, threads, shared);
+    std::string yaml = random_system(rng, policy, fixed, executors, threads, shared, unpinned);
     const std::string field = "queue_depth: " + std::to_string(depth) + ", ";
     for (std::size_t at = 0; depth > 1 && (at = yaml.find("kind: subscription", at)) != std::string::npos;
          at += field.size() + 1)
@@ -157,13 +164,19 @@ Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t se
     const AnalysisResult r = sag->analyze(m);
     if (r.chains.empty() || !r.chains[0].bounded) continue;
     ++t.bounded;
-    const std::vector<Duration> worst = simulated_worst(m, fixed);
+    std::vector<Duration> worst = simulated_worst(m, fixed), placed = worst;
+    if (unpinned > 0) {
+      const std::vector<Duration> global = simulated_worst(m, fixed, true);
+      for (std::size_t i = 0; i < worst.size(); ++i) worst[i] = std::max(worst[i], global[i]);
+    }
     for (std::size_t i = 0; i < m.chains.size(); ++i) {
       const ChainBound& b = r.chains[i];
       ++t.chains;
       if (!b.bounded || b.wcrt_bound < worst[i]) {
         ++t.counterexamples;
-        ADD_FAILURE() << "chain " << b.chain << ": bound " << b.wcrt_bound << " < simulated " << worst[i] << "\n"
+        ADD_FAILURE() << "chain " << b.chain << ": bound " << b.wcrt_bound << " < simulated " << worst[i]
+                      << (unpinned > 0 ? (worst[i] > placed[i] ? " (global scheduling)" : " (the simulator's placement)") : "")
+                      << "\n"
                       << yaml;
         continue;
       }
@@ -175,7 +188,8 @@ Tally check(const std::string& policy, bool fixed, int systems, std::uint64_t se
     }
   }
   std::printf("%s %s, %d executor(s)%s x %d thread(s): %d systems, %d analysed, %d chains, %d exact, bound/simulated mean %.3f median "
-              "%.3f p90 %.3f max %.3f\n", policy.c_str(), fixed ? "fixed" : "varying", executors, shared ? " on one core" : "", threads, t.systems, t.bounded,
+              "%.3f p90 %.3f max %.3f\n", policy.c_str(), fixed ? "fixed" : "varying", executors,
+              unpinned > 0 ? (" unpinned on " + std::to_string(unpinned) + " cores").c_str() : shared ? " on one core" : "", threads, t.systems, t.bounded,
               t.chains, t.exact, t.chains ? t.ratio_sum / t.chains : 0.0, t.quantile(0.5), t.quantile(0.9), t.ratio_max);
   return t;
 }
@@ -232,6 +246,21 @@ TEST(SagSoundness, SharedCoreByPriorityNeverBelowTheSimulator) {
       EXPECT_EQ(t.counterexamples, 0) << policy << " " << executors;
       EXPECT_GE(t.bounded, 100) << policy << " " << executors;
       const Tally fixed = check(policy, true, 200, 95 + executors, executors, 1, 1, true);
+      EXPECT_EQ(fixed.counterexamples, 0) << policy << " " << executors;
+    }
+}
+
+// Two and three single-threaded executors unpinned on two cores at different SCHED_FIFO
+// priorities (the lowest, in half of the systems, without one), chains crossing them: a thread
+// with two threads above waits only while both run. Each system simulated with the simulator's
+// placement (round robin over the cores) and with the kernel's global scheduling.
+TEST(SagSoundness, UnpinnedByPriorityNeverBelowTheSimulator) {
+  for (const char* policy : {"fp", "edf"})
+    for (int executors : {2, 3}) {
+      const Tally t = check(policy, false, systems(300), 131 + executors, executors, 1, 1, true, 2);
+      EXPECT_EQ(t.counterexamples, 0) << policy << " " << executors;
+      EXPECT_GE(t.bounded, 100) << policy << " " << executors;
+      const Tally fixed = check(policy, true, 200, 135 + executors, executors, 1, 1, true, 2);
       EXPECT_EQ(fixed.counterexamples, 0) << policy << " " << executors;
     }
 }

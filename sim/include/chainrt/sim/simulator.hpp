@@ -111,6 +111,12 @@ struct SimOptions {
   // rcl's timer overrun rule: Rcl9 models Jazzy and Kilted (rcl 9, 10), Rcl5 Humble and Iron
   // (sched/include/chainrt/sched/timer.hpp).
   sched::TimerRule timer_rule = sched::TimerRule::Rcl9;
+  // Unpinned threads as the kernel runs them: on a host whose threads are all unpinned, at every
+  // instant the ready threads of the highest class and priority run, one per core, a running
+  // thread keeping its core against an equal one (global fixed-priority scheduling; migration
+  // costs nothing). Off: each thread stays on the core of model/facts.hpp's simulated_core, the
+  // placement every analysis reads. Hosts with a pinned thread stay so placed either way.
+  bool global_threads = false;
   bool trace = false;                  // record every execution (start/finish per thread)
   std::size_t trace_limit = 2'000'000;
   bool keep_samples = true;            // keep response times (for p99 and histograms)
