@@ -143,7 +143,9 @@ class Holistic {
     }
   }
 
-  Result run(const Limits& limits) {
+  // `m`: when given, a round whose intervals already leave the job model (outside_job_model)
+  // ends the iteration: the intervals only grow, so the fixed point would leave it too.
+  Result run(const Limits& limits, const Model* m) {
     std::vector<std::size_t> order(mj_.partitions.size());  // fewer threads above first
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(),
@@ -152,7 +154,7 @@ class Holistic {
       bool moved = false;
       for (std::size_t k : order)
         if (Result r = step(k, limits, moved); !r.complete) return r;
-      if (!moved) return all_;
+      if (!moved || (m && !outside_job_model(*m, mj_, all_).empty())) return all_;
     }
     all_.complete = false;
     all_.why = "the executors' intervals did not settle in " + std::to_string(kMaxRounds) + " rounds";
@@ -239,7 +241,8 @@ class Holistic {
   std::vector<bool> background_ = std::vector<bool>(members_.size(), false);  // explored with its background jobs out
 };
 
-Result explore_partitions(const ModelJobs& mj) {
+// `m`: the model, to end a holistic iteration early that leaves the job model (Holistic::run).
+Result explore_partitions(const ModelJobs& mj, const Model* m = nullptr) {
   const Limits limits = limits_for(mj);
   if (mj.partitions.size() <= 1) {
     Result r = explore(mj.jobs, limits, mj.cores);
@@ -250,7 +253,7 @@ Result explore_partitions(const ModelJobs& mj) {
     }
     return r;
   }
-  return Holistic(mj).run(limits);
+  return Holistic(mj).run(limits, m);
 }
 
 // A span of time for a user: ns up to days.
@@ -289,7 +292,7 @@ std::string drift_scenario(const Model& m, std::size_t chain, const ModelJobs& f
     std::string why;
     const auto mj = build_jobs(m, 2, &why, pw);
     if (!mj) return {};
-    const Result r = explore_partitions(*mj);
+    const Result r = explore_partitions(*mj, &m);
     if (!r.complete || !outside_job_model(m, *mj, r).empty()) {
       bad[w] = true;
       continue;
@@ -371,7 +374,7 @@ class Sag : public ResponseTimeAnalysis {
     std::string why;
     const auto mj = build_jobs(m, 2, &why);  // the start and the steady state (idle_cut)
     if (!mj) return declined(m, why);
-    const Result r = explore_partitions(*mj);
+    const Result r = explore_partitions(*mj, &m);
     if (!r.complete) {
       const std::string sets = loose_sets(m, *mj);
       return declined(m, sets.empty() ? r.why : r.why + " with every input of a fusion set of different periods possibly "
