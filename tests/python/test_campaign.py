@@ -27,8 +27,10 @@ from chainrt.experiments.progress import Progress
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from campaign_tasks import CHAINRT, ENV, ROOT, numbered, numbered_ok  # noqa: E402  (the workers import it by this name)
 
-# A soundness campaign of every analysis (6) x 6 systems in batches of 2 (18 batches).
-SOUND = ["experiment", "soundness", "--sets", "6", "--seed", "4", "--batch", "2", "--variants", "2", "--json",
+# A soundness campaign of every analysis (6) x 240 systems in batches of 80 (18 batches; with
+# fewer systems per batch, two workers finish them all within a few milliseconds, before an
+# interrupt sent after the third arrives).
+SOUND = ["experiment", "soundness", "--sets", "240", "--seed", "4", "--batch", "80", "--variants", "2", "--json",
          "--quiet"]
 
 
@@ -141,15 +143,17 @@ def test_in_process_local_cluster_and_interrupted_resume_agree(tmp_path):
         kept = list(c_out.glob("campaign-*/batches/b*.json"))
         if len(kept) >= 3:
             break
-        time.sleep(0.05)
+        time.sleep(0.01)
     assert proc.poll() is None, proc.communicate()
     os.killpg(proc.pid, signal.SIGINT)  # the group this test started: chainrt (its cluster has its own)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "chainrt: interrupted", err
-    assert "the same command resumes the campaign" in err
     kept = len(batch_files(c_out))
-    assert 3 <= kept < 18
+    assert 3 <= kept <= 18
+    # the last batches may finish before the interrupt arrives: it then stops the cluster's shutdown
+    assert "the same command resumes the campaign" in err or (
+        kept == 18 and "18 of 18 batches are kept" in err and "the same command reports the campaign" in err), err
     c = cli(*SOUND, "--workers", "2", "--out", str(c_out))
     assert c.returncode == 0, c.stderr
     assert reports(c.stdout) == reports(a.stdout)

@@ -170,6 +170,9 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
             bar = Progress(spec.systems, spec.kind, unit="systems",
                            initial=sum(b.count for b in spec.batches if b.index in done))
         for b, record, error in engine.run(spec, pending):
+            # a Ctrl-C the interpreter swallowed (in a __del__ or weakref callback of the cluster's
+            # client, cli.py's unraisable hook) ends the campaign here, not after its last batch
+            cliargs.raise_if_interrupted()
             if error is not None:
                 outcome.failures.append((b, error))
                 if bar and bar.tty:
@@ -200,7 +203,14 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
             os._exit(cliargs.INTERRUPTED)
         raise
     finally:
-        engine.close()
+        try:
+            engine.close()
+        except KeyboardInterrupt:  # Ctrl-C while the engine shuts down after the last batch
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            engine.close()
+            _say(spec.kind, f"{len(outcome.records)} of {len(spec.batches)} batches are kept in {folder}; "
+                            f"the same command reports the campaign")
+            raise
     outcome.engine = engine.name
     outcome.elapsed_s = time.monotonic() - t0
     return outcome

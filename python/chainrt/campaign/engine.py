@@ -345,8 +345,9 @@ class Dask:
         """Closes the host's stdin (it closes its cluster and exits); whatever of its process
         group (the session it was started in: only processes it started) is left 2 s after it
         exited, or 15 s after it was asked to, is killed. The credentials go last (the host
-        removes them too: it outlives a command killed with SIGKILL)."""
-        host, self.host = self.host, None
+        removes them too: it outlives a command killed with SIGKILL). Interrupted, it may be
+        called again: the host is forgotten only once it is stopped."""
+        host = self.host
         if host is None:
             if self.credentials is not None:
                 shutil.rmtree(self.credentials, ignore_errors=True)
@@ -371,6 +372,7 @@ class Dask:
         except OSError:
             pass  # the group is empty
         host.wait()
+        self.host = None
         if host.stdout:
             host.stdout.close()
         if self.credentials is not None:
