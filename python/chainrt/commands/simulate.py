@@ -16,7 +16,7 @@ import sys
 from .. import cliargs, gantt, output
 from ..model import policy_names
 from ..release_grid import coverage_warnings, drift_lines
-from ..simulation import EXEC_MODES, simulate, TIMER_RULES
+from ..simulation import EXEC_MODES, simulate, TIMER_RULES, UNPINNED
 from . import help_of
 
 
@@ -40,6 +40,10 @@ def register(sub) -> None:
     p.add_argument("--timer-rule", choices=TIMER_RULES, default="rcl9",
                    help="rcl's rule for a timer taken late exactly on a period instant: rcl9 (Jazzy, "
                         "Kilted; default) skips that instant, rcl5 (Humble, Iron) runs it at once")
+    p.add_argument("--unpinned", choices=UNPINNED, default="placed",
+                   help="threads without pinned cores: placed (default) each on one core, round robin over "
+                        "its host's cores; global as the kernel schedules them, the ready threads of highest "
+                        "priority on the host's cores (a host with a pinned thread stays placed)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
 
@@ -62,7 +66,8 @@ def run(args, model) -> int:
         duration = args.duration
         want_trace = bool(args.trace or args.gantt)
         result, trace = cliargs.interruptible(simulate, model, duration, args.seed, args.policy, args.threads,
-                                              args.exec, args.comm, want_trace, None, args.timer_rule)
+                                              args.exec, args.comm, want_trace, None, args.timer_rule,
+                                              args.unpinned)
     except (ValueError, RuntimeError) as err:
         return cliargs.fail("simulate", err)
     if not cliargs.write_outputs("simulate", {args.trace: lambda: json.dumps(trace)}):
