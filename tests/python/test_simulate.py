@@ -111,28 +111,11 @@ def test_execution_time_modes_order_the_response_times():
     assert res["mix"]["bcrt_ns"] == 10_000_000  # some instance ran its BCET
 
 
-UNPINNED_MODEL = """
-chainrt: 1
-name: unpinned
-hosts: [{name: h, cores: 2}]
-executors:
-  - {name: hi, host: h, policy: fp, threads: [{name: t, priority: 30}]}
-  - {name: mid, host: h, policy: fp, threads: [{name: t, priority: 20}]}
-  - {name: lo, host: h, policy: fp, threads: [{name: t}]}
-nodes: [{name: a, executor: hi}, {name: b, executor: mid}, {name: c, executor: lo}]
-callbacks:
-  - {name: x, kind: timer, node: a, period: 20ms, wcet: 4ms, phase: guaranteed}
-  - {name: z, kind: timer, node: c, period: 20ms, wcet: 4ms, phase: guaranteed}
-chains: [{name: X, callbacks: [x], deadline: 20ms}, {name: Z, callbacks: [z], deadline: 20ms}]
-"""
-
-
-def test_unpinned_threads_placed_or_scheduled_globally(tmp_path, capsys):
+def test_unpinned_threads_placed_or_scheduled_globally(capsys):
     # Three unpinned executors on two cores: placed by the round robin, the third shares core 0
     # with the first and waits for its 4 ms callback although core 1 is idle; scheduled as the
     # kernel does, it runs at once on core 1.
-    model = tmp_path / "unpinned.yaml"
-    model.write_text(UNPINNED_MODEL)
+    model = ROOT / "tests" / "models" / "unpinned_three_executors.yaml"
     worst = {}
     for mode in ("placed", "global"):
         rc, out = run_cli(capsys, model, "--duration", "100ms", "--unpinned", mode, "--json")

@@ -3,6 +3,10 @@
 // order.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "chainrt/model/facts.hpp"
 #include "chainrt/model/yaml_io.hpp"
 #include "chainrt/sim/simulator.hpp"
@@ -46,19 +50,11 @@ chains: [{name: c, callbacks: [x], deadline: 10ms}]
 // waits only while both run. The third's 4 ms callback, released with the first's 4 ms one and
 // the second idle: 8 ms placed, 4 ms globally. And with all three busy, the lowest waits.
 TEST(Placement, GlobalSchedulingRunsTheReadyThreadsOfHighestPriority) {
-  const std::string head = R"(
-chainrt: 1
-hosts: [{name: h, cores: 2}]
-executors:
-  - {name: hi, host: h, policy: fp, threads: [{name: t, priority: 30}]}
-  - {name: mid, host: h, policy: fp, threads: [{name: t, priority: 20}]}
-  - {name: lo, host: h, policy: fp, threads: [{name: t}]}
-nodes: [{name: a, executor: hi}, {name: b, executor: mid}, {name: c, executor: lo}]
-callbacks:
-  - {name: x, kind: timer, node: a, period: 20ms, wcet: 4ms, phase: guaranteed}
-  - {name: z, kind: timer, node: c, period: 20ms, wcet: 4ms, phase: guaranteed}
-)";
-  const std::string chains = "chains: [{name: X, callbacks: [x], deadline: 20ms}, {name: Z, callbacks: [z], deadline: 20ms}]\n";
+  std::ifstream in(std::string(CHAINRT_SOURCE_DIR) + "/tests/models/unpinned_three_executors.yaml");
+  ASSERT_TRUE(in) << "tests/models/unpinned_three_executors.yaml";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string idle_mid = text.str();
   auto worst = [&](const std::string& yaml, bool global) {
     const Model m = load_model_from_string(yaml, "<global>");
     sim::SimOptions o;
@@ -67,11 +63,11 @@ callbacks:
     const sim::SimResult r = sim::simulate(m, o);
     return std::make_pair(r.chains[0].wcrt, r.chains[1].wcrt);
   };
-  const std::string idle_mid = head + chains;
   EXPECT_EQ(worst(idle_mid, false), std::make_pair(Duration{4'000'000}, Duration{8'000'000}));
   EXPECT_EQ(worst(idle_mid, true), std::make_pair(Duration{4'000'000}, Duration{4'000'000}));
   // mid busy for 6 ms from 0: lo waits for the first core to free (hi's at 4 ms) and runs 4-8 ms
-  const std::string busy_mid = head + "  - {name: y, kind: timer, node: b, period: 20ms, wcet: 6ms, phase: guaranteed}\n" + chains;
+  std::string busy_mid = idle_mid;
+  busy_mid.insert(busy_mid.find("chains:"), "  - {name: y, kind: timer, node: b, period: 20ms, wcet: 6ms, phase: guaranteed}\n");
   EXPECT_EQ(worst(busy_mid, true), std::make_pair(Duration{4'000'000}, Duration{8'000'000}));
   // a pinned thread on the host: placed as without the option
   std::string pinned = idle_mid;
