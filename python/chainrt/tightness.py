@@ -6,8 +6,9 @@ under WCET and BCET/WCET-mix execution times, then hill-climbs over a constant r
 timer (within its declared jitter) and per-callback execution times (within [BCET, WCET]),
 keeping a move when the worst response of the target chains over their bounds does not drop —
 the adversarial search of the soundness harness (sim/soundness.hpp), for one model. Where a host
-of several cores runs only unpinned threads, each run is simulated twice: with the simulator's
-placement of those threads and with the kernel's global scheduling of them. Returns
+of several cores runs more unpinned threads than cores (and no pinned one), each run is simulated
+twice: with the simulator's placement of those threads and with the kernel's global scheduling of
+them. Returns
 ``{chain: worst simulated response (ns)}``. ``tightness(bounds, worst)``: bound / worst per
 chain. Allocates; each simulation is one ``chainrt._core._simulate`` call.
 """
@@ -22,10 +23,11 @@ from .model import load_model_from_string
 
 
 def _unpinned_host(model) -> bool:
-    """Whether a host of several cores runs threads, none of them pinned (scheduled globally)."""
+    """Whether a host of several cores runs more threads than cores, none of them pinned: the
+    simulator's round robin then shares a core the kernel would not (with fewer, each has one)."""
     for h in model.hosts:
         threads = [t for e in model.executors if e.host == h.name for t in e.threads]
-        if h.cores > 1 and threads and not any(t.cores for t in threads):
+        if h.cores > 1 and len(threads) > h.cores and not any(t.cores for t in threads):
             return True
     return False
 
