@@ -59,6 +59,21 @@ int simulated_core(const Model& model, std::size_t executor, std::size_t thread)
   return 0;
 }
 
+bool unpinned_threads_share_cores(const Model& model) {
+  for (const Host& h : model.hosts) {
+    std::size_t threads = 0;
+    bool pinned = false;
+    for (const Executor& e : model.executors)
+      if (e.host == h.name)
+        for (const Thread& t : e.threads) {
+          ++threads;
+          pinned = pinned || !t.cores.empty();
+        }
+    if (h.cores > 1 && threads > static_cast<std::size_t>(h.cores) && !pinned) return true;
+  }
+  return false;
+}
+
 std::vector<std::vector<std::size_t>> implicit_fusion_sets(const Model& model) {
   std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::size_t>> by_output;
   for (std::size_t c = 0; c < model.callbacks.size(); ++c) {

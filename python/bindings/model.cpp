@@ -215,6 +215,9 @@ void register_model(nb::module_& m) {
   // segments as its pieces "<name>", "<name>#1", ..., the chains listing them; what the runtime's
   // dispatch traces name. A model without such segments comes back as it is.
   m.def("_expand_accelerators", [](const Model& model) { return expand_accelerators(model).model; });
+  // model/facts.hpp: whether the simulator's placement and the kernel's global scheduling of
+  // unpinned threads may differ (then a worst case is simulated both ways).
+  m.def("_unpinned_threads_share_cores", &unpinned_threads_share_cores);
   m.def("_load_model", [](const std::string& path) { return load_with([&] { return load_model(path); }); });
   m.def("_load_model_from_string", [](const std::string& text, const std::string& file) {
     return load_with([&] { return load_model_from_string(text, file); });

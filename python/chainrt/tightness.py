@@ -22,19 +22,9 @@ from . import _core
 from .model import load_model_from_string
 
 
-def _unpinned_host(model) -> bool:
-    """Whether a host of several cores runs more threads than cores, none of them pinned: the
-    simulator's round robin then shares a core the kernel would not (with fewer, each has one)."""
-    for h in model.hosts:
-        threads = [t for e in model.executors if e.host == h.name for t in e.threads]
-        if h.cores > 1 and len(threads) > h.cores and not any(t.cores for t in threads):
-            return True
-    return False
-
-
 def _simulate(model, duration_ns: int, seed: int, exec_mode: str, delays: dict | None, random_jitter: bool) -> dict:
     out: dict[str, int] = {}
-    for global_threads in ((False, True) if _unpinned_host(model) else (False,)):
+    for global_threads in ((False, True) if _core._unpinned_threads_share_cores(model) else (False,)):
         s, _ = _core._simulate(model, duration_ns, seed=seed, exec=exec_mode, release_delays=delays or {},
                                random_jitter=random_jitter, global_threads=global_threads)
         for n, c in json.loads(s)["chains"].items():

@@ -766,20 +766,7 @@ class SetCheck {
     for (int c : timers_)
       guaranteed = guaranteed && model_.callbacks[static_cast<std::size_t>(c)].phase == TimerPhase::Guaranteed;
     declared_ = o_.phases || guaranteed;
-    // a host of several cores whose threads are all unpinned and outnumber them (with fewer, the
-    // round robin gives each a core of its own, as global scheduling does)
-    global_hosts_ = false;
-    for (const Host& h : simulated_.hosts) {
-      std::size_t threads = 0;
-      bool pinned = false;
-      for (const Executor& e : simulated_.executors)
-        if (e.host == h.name)
-          for (const Thread& t : e.threads) {
-            ++threads;
-            pinned = pinned || !t.cores.empty();
-          }
-      global_hosts_ = global_hosts_ || (h.cores > 1 && threads > static_cast<std::size_t>(h.cores) && !pinned);
-    }
+    global_hosts_ = unpinned_threads_share_cores(simulated_);
     // The chains with the feature: those sharing a callback with another chain, or branching.
     std::map<std::string, int> on;
     for (const auto& c : model_.chains)

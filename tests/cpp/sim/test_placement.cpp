@@ -73,4 +73,11 @@ TEST(Placement, GlobalSchedulingRunsTheReadyThreadsOfHighestPriority) {
   std::string pinned = idle_mid;
   pinned.replace(pinned.find("{name: t}"), 9, "{name: t, cores: [0]}");
   EXPECT_EQ(worst(pinned, true), std::make_pair(Duration{4'000'000}, Duration{8'000'000}));
+  // where the two differ (facts.hpp): three unpinned threads on two cores; not with one pinned,
+  // nor with a core for each
+  EXPECT_TRUE(unpinned_threads_share_cores(load_model_from_string(idle_mid, "<global>")));
+  EXPECT_FALSE(unpinned_threads_share_cores(load_model_from_string(pinned, "<global>")));
+  std::string three = idle_mid;
+  three.replace(three.find("cores: 2"), 8, "cores: 3");
+  EXPECT_FALSE(unpinned_threads_share_cores(load_model_from_string(three, "<global>")));
 }

@@ -35,6 +35,13 @@ std::uint64_t thread_mask(const Executor& executor, const Callback& callback);
 // analyses cover this placement besides the kernel's global scheduling of unpinned threads.
 int simulated_core(const Model& model, std::size_t executor, std::size_t thread);
 
+// Whether a host of several cores runs more threads than cores, none of them pinned: the
+// simulated_core placement then shares a core between threads that the kernel's global
+// scheduling would run side by side (with fewer, each has a core of its own either way). What
+// checks a model against the simulator simulates such a model both ways
+// (sim::SimOptions::global_threads).
+bool unpinned_threads_share_cores(const Model& model);
+
 // Implicit fusion sets (the reference system's Fusion node): two or more plain subscriptions of
 // one node that publish the same (non-empty) topics. Each member caches its input; the member
 // that completes the set works and publishes one message carrying every cached input's chain
