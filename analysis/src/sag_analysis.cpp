@@ -105,6 +105,24 @@ Limits limits_for(const ModelJobs& mj) {
   return l;
 }
 
+// One thread's graph (explore); where it outgrows the limits on one core that no other thread
+// preempts, with its background jobs out of it (sag.hpp, explore_background). `background`: a
+// round before took that form, which every later round keeps; set when it is taken.
+Result explore_thread(const std::vector<Job>& jobs, const Limits& limits, std::size_t cores, const Preemption* above,
+                      bool& background) {
+  Result r;
+  if (!background) r = explore(jobs, limits, cores, above);
+  if (cores == 1 && (above == nullptr || above->empty()) && (background || !r.complete)) {
+    std::size_t n = 0;
+    Result b = explore_background(jobs, limits, &n);
+    if (n > 0) {
+      background = true;
+      return b;
+    }
+  }
+  return r;
+}
+
 // The names of the fusion sets of different periods, for a reason ("" when none).
 std::string loose_sets(const Model& m, const ModelJobs& mj) {
   std::set<std::string> names;
@@ -216,18 +234,9 @@ class Holistic {
       jobs.push_back(std::move(job));
     }
     const Preemption above(above_windows(k));
-    Result r;
-    if (!background_[k]) r = explore(jobs, limits, 1, &above);
-    // a thread no other preempts whose graph outgrows the limits: its background jobs out of it
-    // (sag.hpp, explore_background), from then on in every round
-    if (above.empty() && (background_[k] || !r.complete)) {
-      std::size_t n = 0;
-      Result b = explore_background(jobs, limits, &n);
-      if (n > 0) {
-        background_[k] = true;
-        r = std::move(b);
-      }
-    }
+    bool background = background_[k];
+    const Result r = explore_thread(jobs, limits, 1, &above, background);
+    background_[k] = background;
     all_.states += r.states;
     all_.edges += r.edges;
     if (!r.complete) return r;
@@ -244,15 +253,8 @@ class Holistic {
 // `m`: the model, to end a holistic iteration early that leaves the job model (Holistic::run).
 Result explore_partitions(const ModelJobs& mj, const Model* m = nullptr) {
   const Limits limits = limits_for(mj);
-  if (mj.partitions.size() <= 1) {
-    Result r = explore(mj.jobs, limits, mj.cores);
-    if (!r.complete && mj.cores == 1) {  // the graph outgrew the limits: its background jobs out of it
-      std::size_t n = 0;
-      Result b = explore_background(mj.jobs, limits, &n);
-      if (n > 0) return b;
-    }
-    return r;
-  }
+  bool background = false;
+  if (mj.partitions.size() <= 1) return explore_thread(mj.jobs, limits, mj.cores, nullptr, background);
   return Holistic(mj).run(limits, m);
 }
 
