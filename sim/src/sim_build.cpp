@@ -197,7 +197,7 @@ void Simulator::build_executors() {
       else if (!ts.cores.empty()) core = static_cast<std::uint32_t>(ts.cores.front()) % host_cores;
       else core = h < m_.hosts.size() ? host_rr[h]++ % host_cores : 0;
       st.core = base + core;
-      st.pinned = !ts.cores.empty() || (!o_.threads && t < exd.threads.size() && !exd.threads[t].cores.empty());
+      st.pinned = !ts.cores.empty();  // (make_setup copies the model thread's cores)
       const auto gid = static_cast<std::uint32_t>(th_.size());
       if (ts.reservation && ts.reservation->budget > 0 && ts.reservation->period > 0) {
         st.has_res = true;
