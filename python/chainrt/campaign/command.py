@@ -156,6 +156,11 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
                             f"{spec.systems} systems), nothing to run (--restart runs it again)")
         return outcome
     engine = _engine_for(args, store, pending)
+
+    def kept(then: str) -> None:  # what an interrupted run leaves, and what the same command then does
+        _say(spec.kind, f"{len(outcome.records)} of {len(spec.batches)} batches are kept in {folder}; "
+                        f"the same command {then} the campaign")
+
     t0 = time.monotonic()
     try:
         engine.start()
@@ -195,8 +200,7 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
         busy = engine.busy
         engine.close()
         print(file=sys.stderr)
-        _say(spec.kind, f"{len(outcome.records)} of {len(spec.batches)} batches are kept in {folder}; "
-                        f"the same command resumes the campaign")
+        kept("resumes")
         if busy:  # a C++ call still runs in this process and cannot be stopped: end here
             print("chainrt: interrupted", file=sys.stderr, flush=True)
             sys.stdout.flush()
@@ -208,8 +212,7 @@ def run(args, make_spec: Callable[[int], Spec], out: str) -> Outcome:
         except KeyboardInterrupt:  # Ctrl-C while the engine shuts down after the last batch
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             engine.close()
-            _say(spec.kind, f"{len(outcome.records)} of {len(spec.batches)} batches are kept in {folder}; "
-                            f"the same command reports the campaign")
+            kept("reports")
             raise
     outcome.engine = engine.name
     outcome.elapsed_s = time.monotonic() - t0
