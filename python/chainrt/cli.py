@@ -143,14 +143,14 @@ def _take_interrupt() -> None:
     the process quietly while it imports). Only where that handler is installed: the command line."""
     import signal
     if signal.getsignal(signal.SIGINT) is _cli_interrupt:
-        _cli_interrupt_state["main"] = True
         default_hook = sys.unraisablehook
 
         def hook(unraisable):  # the swallowed interrupt is ours to report, once, as exit 130
             if not isinstance(unraisable.exc_value, KeyboardInterrupt):
                 default_hook(unraisable)
 
-        sys.unraisablehook = hook
+        sys.unraisablehook = hook  # before the handler may raise: none of its raises is printed
+        _cli_interrupt_state["main"] = True
 
 
 def _silence_stdout() -> None:

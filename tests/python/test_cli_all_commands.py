@@ -234,7 +234,14 @@ def test_ctrl_c_at_any_moment_of_the_start_is_never_lost_nor_a_traceback():
     before chainrt's first line is Python's, and there the ROS 2 wheels' .pth hook (it sets the
     library path and re-executes the interpreter) lets Python print and ignore, or swallow, an
     interrupt that lands in it, after which the command goes on (seen on a CI runner). What Python
-    does there may still show as death by the signal or Python's own fatal error."""
+    does there may still show as death by the signal or Python's own fatal error, or as an
+    interrupt that Python's own handler raised inside one of runpy's imports' weakref callbacks and
+    CPython ignored ("Exception ignored in: <function _get_module_lock.<locals>.cb ...>",
+    python/cpython#95959), after which the command runs to its end: chainrt's code has not run yet
+    and nothing is left to tell it of the interrupt. Such a run is told apart by its traceback:
+    Python's handler raises without a frame of chainrt's, while chainrt's own handler ends the
+    process (exit 130) or, once main() runs, raises through chainrt/__init__.py and main() reports
+    it."""
     import re
     import signal
     import sysconfig
@@ -250,7 +257,10 @@ def test_ctrl_c_at_any_moment_of_the_start_is_never_lost_nor_a_traceback():
         time.sleep(k * 0.004)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-        assert proc.returncode != 0, (k, out, err)
+        # (a frame of chainrt's in the traceback fails the check below)
+        swallowed_before_chainrt = ("Exception ignored in" in err
+                                    and re.search(r"^KeyboardInterrupt", err, re.M) is not None)
+        assert proc.returncode != 0 or swallowed_before_chainrt, (k, out, err)
         ended_by_chainrt += proc.returncode == 130
         assert not re.search(r'File ".*chainrt/[^"]*\.py"', err), (k, err)
         if proc.returncode == 130:
