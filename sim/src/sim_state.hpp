@@ -286,6 +286,11 @@ class Simulator {
     to_dispatch_.clear();
   }
   bool try_take(ExecState& e, std::uint32_t t);
+  // Whether thread t of e cannot run now, so does not take work: a SCHED_FIFO thread whose one
+  // core a busy thread of the same executor at the same or a higher FIFO priority holds (the
+  // kernel never preempts for an equal priority; the runtime's thread takes its next callback
+  // itself, on its CPU). Not for threads the kernel places (SimOptions::global_threads).
+  bool kept_off_core(const ExecState& e, std::uint32_t t) const;
   void start_exec(std::uint32_t t, std::uint32_t c);
   void complete_exec(std::uint32_t t);
   void deliver(std::uint32_t sub, const Message& msg);

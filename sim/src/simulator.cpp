@@ -32,7 +32,7 @@ void Simulator::on_release(std::uint32_t c) {
 
 void Simulator::dispatch(ExecState& e, std::uint32_t first) {
   bool idle_before = false;  // an idle thread found nothing earlier in this pass
-  if (first != kNone && !th_[first].busy) {
+  if (first != kNone && !th_[first].busy && !kept_off_core(e, first)) {
     if (!try_take(e, first)) {
       if (e.d.polls()) return;
       idle_before = true;
@@ -43,7 +43,7 @@ void Simulator::dispatch(ExecState& e, std::uint32_t first) {
   for (bool again = true; again;) {
     again = false;
     for (std::uint32_t t : e.threads) {
-      if (th_[t].busy || t == first) continue;
+      if (th_[t].busy || t == first || kept_off_core(e, t)) continue;
       const bool took = try_take(e, t);
       if (e.d.admitted() && idle_before) again = true;
       if (!took) {
@@ -53,6 +53,16 @@ void Simulator::dispatch(ExecState& e, std::uint32_t first) {
     }
     first = kNone;
   }
+}
+
+bool Simulator::kept_off_core(const ExecState& e, std::uint32_t t) const {
+  const ThreadState& me = th_[t];
+  if (me.cls != 1 || (!group_of_core_.empty() && group_of_core_[me.core] != kNone)) return false;
+  for (std::uint32_t u : e.threads) {
+    const ThreadState& o = th_[u];
+    if (u != t && o.core == me.core && o.busy && !o.suspended && o.cls == 1 && o.rank <= me.rank) return true;
+  }
+  return false;
 }
 
 // Selection under the executor's admission rule (a polling point of the default executors,
@@ -398,6 +408,14 @@ void Simulator::resched(std::uint32_t core) {
     const ThreadState& th = th_[t];
     if (!th.busy || th.suspended || (th.has_res && th.budget <= 0)) continue;
     if (best == kNone || th.cls < th_[best].cls || (th.cls == th_[best].cls && th.rank < th_[best].rank)) best = t;
+  }
+  // no preemption for an equal class and rank (SCHED_FIFO at one priority, equal deadlines): the
+  // running thread keeps its core
+  if (const std::uint32_t r = k.running; best != kNone && r != kNone && r != best) {
+    const ThreadState& th = th_[r];
+    if (th.busy && !th.suspended && !(th.has_res && th.budget <= 0) && th.cls == th_[best].cls &&
+        th.rank == th_[best].rank)
+      best = r;
   }
   if (best == k.running && best == kNone) return;
   k.running = best;

@@ -177,10 +177,16 @@ def chains_of(tour: Tour, *args: str) -> dict:
 
 def reference_system(tour: Tour, duration: str, rt: bool) -> None:
     out_dir = ROOT / "out/demo"
-    print(f"== 2. The Autoware reference system (upstream's 24-node graph, one core, {duration} per configuration)")
+    # Every executor thread on one core, the last this process may use: there the platform probe's
+    # wake-ups preempt a thread without the kernel moving it to another CPU, which on several CPUs
+    # reorders real-time threads of equal priority (a schedule no model of the layout has).
+    core = max(os.sched_getaffinity(0))
+    print(f"== 2. The Autoware reference system (upstream's 24-node graph, chainrt's replica, core {core}, "
+          f"{duration} per configuration)")
     print("   The hot path runs from the front LiDAR's timer to the collision estimator; its floor is the")
     print("   work on the path. ROS 2's executors first, then PiCAS and EDF layouts.", flush=True)
-    args = ["bench", "reference-system", "--duration", duration, "--repeat", "1", "--out", str(out_dir)]
+    args = ["bench", "reference-system", "--duration", duration, "--repeat", "1", "--pin-core", str(core),
+            "--out", str(out_dir)]
     rc, out = tour.chainrt(*args, *(["--rt-priority", BENCH_FIFO] if rt else []))
     if rc not in (0, 2):
         return

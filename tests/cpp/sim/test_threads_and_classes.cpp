@@ -123,6 +123,46 @@ TEST(Picas, ExecutorPriorityZeroIsNoFifoPriority) {
   EXPECT_EQ(r.chain("F")->wcrt, 5 * ms);
 }
 
+TEST(Picas, EqualFifoPrioritiesNeverPreemptEachOther) {
+  // Two executors' threads at one SCHED_FIFO priority on one core: the kernel never preempts for
+  // an equal priority, so the 30 ms callback runs to its end although the other thread has work.
+  const Model m = shared_core("priority: 10, ", "priority: 10, ", "2ms");
+  sim::SimOptions o;
+  o.duration = 1000 * ms;
+  const auto r = sim::simulate(m, o);
+  EXPECT_EQ(r.chain("S")->wcrt, 30 * ms);
+  EXPECT_GE(r.chain("F")->wcrt, 29 * ms + 2 * ms);  // released at 1 ms, started at 30 ms
+}
+
+TEST(Picas, ThreadsOfOneExecutorOnOneCoreRunAsOne) {
+  // An executor's two threads (one reentrant group) at one SCHED_FIFO priority on one core: the
+  // second never gets the CPU while the first runs a callback, so it takes no work then; the
+  // first takes the next callback itself (as the runtime's threads do). z, released at 2 ms,
+  // waits for x (1-11 ms): one thread's order, not a second thread that preempts the first.
+  const Model m = load_model_from_string(R"(
+name: one_core_two_threads
+hosts: [{name: h, cores: 1}]
+executors:
+  - {name: e, host: h, policy: fp, priority: 10, threads: [{name: t0, cores: [0]}, {name: t1, cores: [0]}]}
+nodes: [{name: n, executor: e}]
+callback_groups: [{name: n/any, type: reentrant, node: n}]
+callbacks:
+  - {name: x, kind: timer, node: n, group: n/any, period: 100ms, wcet: 10ms, priority: 1}
+  - {name: y, kind: timer, node: n, group: n/any, period: 100ms, wcet: 1ms, priority: 2}
+  - {name: z, kind: timer, node: n, group: n/any, period: 100ms, offset: 2ms, wcet: 1ms, priority: 9}
+chains:
+  - {name: X, callbacks: [x], deadline: 100ms}
+  - {name: Y, callbacks: [y], deadline: 100ms}
+  - {name: Z, callbacks: [z], deadline: 100ms}
+)");
+  sim::SimOptions o;
+  o.duration = 1000 * ms;
+  const auto r = sim::simulate(m, o);
+  EXPECT_EQ(r.chain("Y")->wcrt, 1 * ms);
+  EXPECT_EQ(r.chain("X")->wcrt, 11 * ms);
+  EXPECT_EQ(r.chain("Z")->wcrt, 10 * ms);
+}
+
 TEST(ReferenceSystem, FusionNodePublishesOnceItsInputsAreCached) {
   const Model m = load_model(std::string(CHAINRT_SOURCE_DIR) + "/examples/autoware_reference.yaml");
   sim::SimOptions o;
