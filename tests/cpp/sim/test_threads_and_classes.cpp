@@ -69,12 +69,17 @@ chains:
 )");
 }
 
+// One second of simulated time, every callback at its WCET.
+static sim::SimResult one_second(const Model& m) {
+  sim::SimOptions o;
+  o.duration = 1000 * ms;
+  return sim::simulate(m, o);
+}
+
 TEST(Picas, ExecutorPriorityPreemptsOnASharedCore) {
   // The high-priority executor's thread preempts the low one (SCHED_FIFO by executor priority).
   const Model m = shared_core("priority: 90, ", "priority: 10, ", "2ms");
-  sim::SimOptions o;
-  o.duration = 1000 * ms;
-  const auto r = sim::simulate(m, o);
+  const auto r = one_second(m);
   EXPECT_EQ(r.chain("F")->wcrt, 2 * ms);  // never blocked by the 30 ms callback
   // slow: 30 ms of work from 0, preempted by fast at 1, 11, 21 and 31 ms (2 ms each)
   EXPECT_EQ(r.chain("S")->wcrt, 38 * ms);
@@ -117,9 +122,7 @@ TEST(Picas, ExecutorPriorityZeroIsNoFifoPriority) {
   // here after the earlier one in model order (the simulator's order among such threads), so
   // the plain executor's 5 ms callback is never delayed by the 30 ms one.
   const Model m = shared_core("", "priority: 0, ", "5ms");
-  sim::SimOptions o;
-  o.duration = 1000 * ms;
-  const auto r = sim::simulate(m, o);
+  const auto r = one_second(m);
   EXPECT_EQ(r.chain("F")->wcrt, 5 * ms);
 }
 
@@ -127,9 +130,7 @@ TEST(Picas, EqualFifoPrioritiesNeverPreemptEachOther) {
   // Two executors' threads at one SCHED_FIFO priority on one core: the kernel never preempts for
   // an equal priority, so the 30 ms callback runs to its end although the other thread has work.
   const Model m = shared_core("priority: 10, ", "priority: 10, ", "2ms");
-  sim::SimOptions o;
-  o.duration = 1000 * ms;
-  const auto r = sim::simulate(m, o);
+  const auto r = one_second(m);
   EXPECT_EQ(r.chain("S")->wcrt, 30 * ms);
   EXPECT_GE(r.chain("F")->wcrt, 29 * ms + 2 * ms);  // released at 1 ms, started at 30 ms
 }
@@ -155,9 +156,7 @@ chains:
   - {name: Y, callbacks: [y], deadline: 100ms}
   - {name: Z, callbacks: [z], deadline: 100ms}
 )");
-  sim::SimOptions o;
-  o.duration = 1000 * ms;
-  const auto r = sim::simulate(m, o);
+  const auto r = one_second(m);
   EXPECT_EQ(r.chain("Y")->wcrt, 1 * ms);
   EXPECT_EQ(r.chain("X")->wcrt, 11 * ms);
   EXPECT_EQ(r.chain("Z")->wcrt, 10 * ms);
