@@ -790,6 +790,29 @@ def irq_note(overruns: int, accounted: bool | None) -> str | None:
             "network's among them: an overrun may be the interrupt load's as well as the callback's")
 
 
+def swapped_by_probe(model) -> str | None:
+    """The line naming the unpinned threads of different executors that share one SCHED_FIFO
+    priority on a host of several CPUs. Beside the platform probe the kernel swaps them between
+    CPUs: each wake-up of the probe preempts one of them and real-time balancing moves it, so a
+    thread that ran may wait while an equal one runs, a schedule no model of the layout has; the
+    accounting does not count that as the platform's. None where there is no such group."""
+    cores = {h.name: h.cores for h in model.hosts}
+    groups: dict[tuple, list[tuple[str, str]]] = {}
+    for e in model.executors:
+        if cores.get(e.host, 1) < 2:
+            continue
+        for t in e.threads:
+            prio = e.thread_fifo_priority(t)
+            if prio is not None and not t.cores:
+                groups.setdefault((e.host, prio), []).append((e.name, t.name))
+    swapped = [f"{e}/{t}" for g in groups.values() if len({e for e, _ in g}) > 1 for e, t in g]
+    if not swapped:
+        return None
+    return (f"threads {', '.join(swapped)} run unpinned at one real-time priority on several CPUs: the platform "
+            "probe's wake-ups make the kernel swap them between CPUs, a delay the accounting does not count as the "
+            "platform's (pin them, e.g. --pin-core, for tails the probe does not reorder)")
+
+
 def throttling_note(blackouts: dict[int, list[tuple[int, int]]], throttle: tuple[int, int] | None) -> str | None:
     """A line naming the kernel's real-time throttling when a blackout the probe saw matches it
     (about as long as the part of a period it withholds from real-time threads, the probe's

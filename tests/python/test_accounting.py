@@ -691,3 +691,24 @@ def test_the_irq_note_counts_an_instance_above_both_the_bound_and_the_simulation
     simulated = {"a": {"overrun": 3}, "b": {"overrun": 1, "unexplained_cases": []}}
     assert acc.irq_note_for(bound, simulated).startswith("4 instance(s)")
     assert acc.irq_note_for({"a": {"overrun": 0}}) is None and acc.irq_note_for() is None
+
+
+def test_unpinned_threads_of_one_priority_in_different_executors_are_named_as_swapped_by_the_probe():
+    from chainrt.model import load_model_from_string
+
+    def model(cores: int, pins: tuple[str, str, str], prios: tuple[int, int, int]) -> str:
+        execs = "\n".join(f"  - {{name: {n}, host: h, policy: ros-default, threads: [{{name: t, priority: {p}{c}}}]}}"
+                          for n, p, c in zip(("front", "rear", "plan"), prios, pins))
+        return (f"name: m\nhosts: [{{name: h, cores: {cores}}}]\nexecutors:\n{execs}\n"
+                "nodes: [{name: a, executor: front}, {name: b, executor: rear}, {name: c, executor: plan}]\n"
+                "callbacks:\n"
+                "  - {name: x, kind: timer, node: a, period: 10ms, wcet: 1ms}\n"
+                "  - {name: y, kind: timer, node: b, period: 10ms, wcet: 1ms}\n"
+                "  - {name: z, kind: timer, node: c, period: 10ms, wcet: 1ms}\n"
+                "chains: [{name: X, callbacks: [x], deadline: 10ms}]\n")
+    note = acc.swapped_by_probe(load_model_from_string(model(2, ("", "", ""), (11, 11, 40)), "m.yaml"))
+    assert note is not None and "front/t, rear/t" in note and "plan/t" not in note and "--pin-core" in note
+    pinned = (", cores: [0]", ", cores: [1]", "")
+    assert acc.swapped_by_probe(load_model_from_string(model(2, pinned, (11, 11, 40)), "m.yaml")) is None
+    assert acc.swapped_by_probe(load_model_from_string(model(1, ("", "", ""), (11, 11, 40)), "m.yaml")) is None
+    assert acc.swapped_by_probe(load_model_from_string(model(2, ("", "", ""), (11, 12, 40)), "m.yaml")) is None

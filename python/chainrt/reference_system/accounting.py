@@ -176,6 +176,8 @@ def config_accounting(model, runs: list[dict], analysis: dict | None, simulated:
         free.append(free_kpis(inp, node_exec, busy, every))
     notes += [f"run {i + 1}: {inp['wakeups_note']}" for i, inp in enumerate(inputs) if inp.get("wakeups_note")]
     notes += throttling_notes(inputs)
+    if model is not None and (note := acc.swapped_by_probe(model)):
+        notes.append(note)
     if (note := acc.irq_note_for(*counts.values())):
         notes.append(note)
     overhead = acc.dispatch_overhead_json(model, gaps, notes) if model is not None else {}
