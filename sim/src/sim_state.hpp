@@ -160,6 +160,8 @@ struct ThreadState {
   std::uint32_t device = kNone;  // an accelerator's server thread (no executor): its device
   std::uint32_t res_gen = 0;   // replenishment chain (a reservation set by a Control starts a new one)
   Duration drawn = 0;          // execution time drawn for the running instance (monitoring sample)
+  // Whether it wants a core now: an instance to run, not blocked on a device, budget left.
+  bool runnable() const { return busy && !suspended && !(has_res && budget <= 0); }
 };
 
 // ---- shared accelerators (PiCAS Sec. IV; model/accelerator.hpp) ------------------------------
@@ -308,6 +310,16 @@ class Simulator {
     return user_->callbacks[am_->pieces[rq.piece].origin].accelerator_segments[rq.segment];
   }
   void charge(Core& k);
+  // Whether runnable thread a gets a core before b: class, then rank; between equals the one
+  // running keeps its core (no preemption for an equal priority or deadline), else the lower
+  // index. Both resched and resched_group order by it.
+  bool runs_before(std::uint32_t a, std::uint32_t b, bool a_runs, bool b_runs) const {
+    const ThreadState &x = th_[a], &y = th_[b];
+    if (x.cls != y.cls) return x.cls < y.cls;
+    if (x.rank != y.rank) return x.rank < y.rank;
+    if (a_runs != b_runs) return a_runs;
+    return a < b;
+  }
   void resched(std::uint32_t core);
   void build_groups();
   void resched_group(CoreGroup& g);

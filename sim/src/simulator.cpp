@@ -60,7 +60,7 @@ bool Simulator::kept_off_core(const ExecState& e, std::uint32_t t) const {
   if (me.cls != 1 || (!group_of_core_.empty() && group_of_core_[me.core] != kNone)) return false;
   for (std::uint32_t u : e.threads) {
     const ThreadState& o = th_[u];
-    if (u != t && o.core == me.core && o.busy && !o.suspended && o.cls == 1 && o.rank <= me.rank) return true;
+    if (u != t && o.core == me.core && o.runnable() && o.cls == 1 && o.rank <= me.rank) return true;
   }
   return false;
 }
@@ -404,19 +404,8 @@ void Simulator::resched(std::uint32_t core) {
   k.dirty = false;
   charge(k);
   std::uint32_t best = kNone;
-  for (std::uint32_t t : k.threads) {
-    const ThreadState& th = th_[t];
-    if (!th.busy || th.suspended || (th.has_res && th.budget <= 0)) continue;
-    if (best == kNone || th.cls < th_[best].cls || (th.cls == th_[best].cls && th.rank < th_[best].rank)) best = t;
-  }
-  // no preemption for an equal class and rank (SCHED_FIFO at one priority, equal deadlines): the
-  // running thread keeps its core
-  if (const std::uint32_t r = k.running; best != kNone && r != kNone && r != best) {
-    const ThreadState& th = th_[r];
-    if (th.busy && !th.suspended && !(th.has_res && th.budget <= 0) && th.cls == th_[best].cls &&
-        th.rank == th_[best].rank)
-      best = r;
-  }
+  for (std::uint32_t t : k.threads)
+    if (th_[t].runnable() && (best == kNone || runs_before(t, best, t == k.running, best == k.running))) best = t;
   if (best == k.running && best == kNone) return;
   k.running = best;
   ++k.version;
@@ -439,19 +428,11 @@ void Simulator::resched_group(CoreGroup& g) {
   auto running = [&](std::uint32_t t) { return cores_[th_[t].core].running == t; };
   std::vector<std::uint32_t>& ready = ready_scratch_;
   ready.clear();
-  for (std::uint32_t t : g.threads) {
-    const ThreadState& th = th_[t];
-    if (th.busy && !th.suspended && !(th.has_res && th.budget <= 0)) ready.push_back(t);
-  }
+  for (std::uint32_t t : g.threads)
+    if (th_[t].runnable()) ready.push_back(t);
   const std::size_t n = std::min(ready.size(), g.cores.size());
   std::partial_sort(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n), ready.end(),
-                    [&](std::uint32_t a, std::uint32_t b) {
-                      const ThreadState &x = th_[a], &y = th_[b];
-                      if (x.cls != y.cls) return x.cls < y.cls;
-                      if (x.rank != y.rank) return x.rank < y.rank;
-                      if (running(a) != running(b)) return running(a);
-                      return a < b;
-                    });
+                    [&](std::uint32_t a, std::uint32_t b) { return runs_before(a, b, running(a), running(b)); });
   auto chosen = [&](std::uint32_t t) {
     return std::find(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n), t) != ready.begin() + static_cast<std::ptrdiff_t>(n);
   };
